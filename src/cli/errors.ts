@@ -1,0 +1,55 @@
+/**
+ * Exit codes (DESIGN.md 9): 0 ok; 1 the command ran and its check failed; 2 usage or input
+ * error; 3 git/remote failure. Every command runs through `runCommand`, so an error always
+ * becomes one clear line on stderr and the right code, never a stack trace (unless
+ * AGENTV_RESULTS_DEBUG is set).
+ */
+export class UsageError extends Error {}
+
+/** The command ran, and what it checked failed (exit 1). */
+export class CheckFailed extends Error {
+  constructor(message: string, readonly quiet = false) {
+    super(message);
+  }
+}
+
+export const EXIT = { ok: 0, check: 1, usage: 2, git: 3 } as const;
+
+export function exitCodeFor(err: unknown): number {
+  const name = (err as { constructor?: { name?: string } })?.constructor?.name ?? '';
+  if (err instanceof CheckFailed) return EXIT.check;
+  if (err instanceof UsageError) return EXIT.usage;
+  if (['InputError', 'SourceError', 'ConfigError', 'ZodError', 'RunReadError'].includes(name)) return EXIT.usage;
+  if (['GitError', 'RefConflictError', 'PushError', 'RemoteError', 'GitVersionError', 'PublishError'].includes(name)) return EXIT.git;
+  if ((err as NodeJS.ErrnoException)?.code === 'ENOSPC') return EXIT.git;
+  return EXIT.check;
+}
+
+export async function runCommand(fn: () => Promise<number | void>): Promise<void> {
+  try {
+    const code = await fn();
+    process.exitCode = code ?? 0;
+  } catch (err) {
+    const code = exitCodeFor(err);
+    const quiet = err instanceof CheckFailed && err.quiet;
+    if (!quiet) {
+      const message = err instanceof Error ? err.message : String(err);
+      process.stderr.write(`agentv-results: ${message}\n`);
+      if (process.env.AGENTV_RESULTS_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
+    }
+    process.exitCode = code;
+  }
+}
+
+export function oneOf<T extends string>(flag: string, value: unknown, allowed: readonly T[], fallback: T): T {
+  if (value === undefined || value === null || value === '') return fallback;
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  throw new UsageError(`--${flag} must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
+}
+
+export function numberFlag(flag: string, value: unknown, fallback: number): number {
+  if (value === undefined || value === null || value === '') return fallback;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isFinite(n)) throw new UsageError(`--${flag} must be a number (got ${JSON.stringify(value)})`);
+  return n;
+}

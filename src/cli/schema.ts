@@ -1,0 +1,21 @@
+import type { CAC } from 'cac';
+import { SCHEMAS, jsonSchema } from '../model/json-schema.js';
+import { UsageError, runCommand } from './errors.js';
+import { printJson, table } from './format.js';
+
+export function registerSchema(cli: CAC): void {
+  cli
+    .command('schema [name]', 'Print the JSON Schema of an artifact (no name: list them)')
+    .option('--json', 'List as JSON')
+    .action((name: string | undefined, flags: Record<string, unknown>) =>
+      runCommand(async () => {
+        if (!name) {
+          if (flags.json) printJson(Object.entries(SCHEMAS).map(([n, s]) => ({ name: n, file: s.file, description: s.description })));
+          else process.stdout.write(table(['Name', 'File', 'What'], Object.entries(SCHEMAS).map(([n, s]) => [n, s.file, s.description])) + '\n');
+          return;
+        }
+        if (!SCHEMAS[name]) throw new UsageError(`unknown schema ${JSON.stringify(name)} — run \`agentv-results schema\` to list them`);
+        printJson(jsonSchema(name));
+      }),
+    );
+}

@@ -1,0 +1,78 @@
+/**
+ * Streaming JSONL reader that keeps exact line numbers and raw bytes.
+ *
+ * Lines are split on raw bytes (not decoded text) so a multi-byte character across a chunk
+ * boundary is never corrupted, each line is checked for valid UTF-8 before decoding, and a line
+ * longer than the limit is reported (and its bytes discarded as they stream) instead of being
+ * buffered without bound.
+ */
+import { createReadStream } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
+
+export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
+
+export type JsonlLine =
+  | { lineNo: number; ok: true; text: string; bytes: number }
+  | { lineNo: number; ok: false; problem: string; bytes: number };
+
+export interface ReadJsonlOptions {
+  maxLineBytes?: number;
+  onChunk?: (bytesRead: number) => void;
+  /** Sees every chunk of the file (for content hashing) in order. */
+  onRawChunk?: (chunk: Buffer) => void;
+}
+
+export async function* readJsonlLines(path: string, opts: ReadJsonlOptions = {}): AsyncGenerator<JsonlLine> {
+  const maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const stream = createReadStream(path, { highWaterMark: 1024 * 1024 });
+  let parts: Buffer[] = [];
+  let partBytes = 0;
+  let oversize = false;
+  let lineNo = 0;
+  let bytesRead = 0;
+
+  const finish = (tail: Buffer): JsonlLine | null => {
+    lineNo++;
+    const total = partBytes + tail.length;
+    if (oversize || total > maxLine) {
+      return { lineNo, ok: false, problem: `line is ${total} bytes, over the ${maxLine}-byte limit`, bytes: total };
+    }
+    let buf = parts.length === 0 ? tail : Buffer.concat([...parts, tail], total);
+    if (buf.length > 0 && buf[buf.length - 1] === 0x0d) buf = buf.subarray(0, buf.length - 1);
+    if (lineNo === 1 && buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) buf = buf.subarray(3);
+    if (!isUtf8(buf)) return { lineNo, ok: false, problem: 'line is not valid UTF-8', bytes: total };
+    return { lineNo, ok: true, text: buf.toString('utf8'), bytes: total };
+  };
+
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    bytesRead += chunk.length;
+    opts.onRawChunk?.(chunk);
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      if (nl === -1) break;
+      const line = finish(chunk.subarray(start, nl));
+      parts = [];
+      partBytes = 0;
+      oversize = false;
+      if (line) yield line;
+      start = nl + 1;
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      partBytes += rest.length;
+      if (partBytes > maxLine) {
+        oversize = true;
+        parts = [];
+      } else {
+        // Copy: the stream may reuse its buffer for the next chunk.
+        parts.push(Buffer.from(rest));
+      }
+    }
+    opts.onChunk?.(bytesRead);
+  }
+  if (partBytes > 0 || oversize) {
+    const line = finish(Buffer.alloc(0));
+    if (line) yield line;
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Turning data (suite names, test ids, targets, experiments) into path segments.
+ *
+ * Everything that becomes a directory name comes from untrusted rows, so a segment is either
+ * already safe and kept verbatim, or rewritten and suffixed with a hash of the original. The
+ * suffix keeps the mapping injective: `a/b` and `a_b` never land in the same directory.
+ */
+import { createHash } from 'node:crypto';
+import { posix } from 'node:path';
+
+const SAFE_SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._+=@,-]*$/;
+const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
+const MAX_SEGMENT = 96;
+
+export function shortHash(text: string, length = 8): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, length);
+}
+
+export function isSafeSegment(segment: string): boolean {
+  return (
+    segment.length > 0 &&
+    segment.length <= MAX_SEGMENT &&
+    SAFE_SEGMENT.test(segment) &&
+    !WINDOWS_RESERVED.test(segment) &&
+    !segment.endsWith('.')
+  );
+}
+
+/** A single directory name derived from data; never empty, never `.`/`..`, never contains `/`. */
+export function sanitizeSegment(value: string): string {
+  if (isSafeSegment(value)) return value;
+  let base = value
+    .normalize('NFC')
+    .replace(/[^A-Za-z0-9._+=@,-]/g, '_')
+    .replace(/^[.]+/, '')
+    .replace(/[.]+$/, '')
+    .slice(0, MAX_SEGMENT - 10);
+  if (base.length === 0 || WINDOWS_RESERVED.test(base)) base = `x${base}`;
+  return `${base}-${shortHash(value)}`;
+}
+
+/**
+ * Validate a relative path read back from a manifest (index.jsonl paths, pointer paths).
+ * Returns the normalized path, or null when it is absolute, escapes its root, or is malformed.
+ */
+export function safeRelativePath(path: string): string | null {
+  if (typeof path !== 'string' || path.length === 0 || path.length > 4096) return null;
+  if (/[\u0000-\u001f]/.test(path) || path.includes('\\')) return null;
+  if (path.startsWith('/')) return null;
+  const parts = path.split('/');
+  if (parts.some((p) => p === '' || p === '.' || p === '..' || p === '.git')) return null;
+  return posix.normalize(path);
+}
+
+/** `2026-02-20T21:38:00.970Z` -> `2026-02-20T21-38-00-970Z`, the run-directory timestamp form. */
+export function timestampSlug(iso: string): string | null {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return null;
+  return new Date(ms).toISOString().replace(/:/g, '-').replace('.', '-');
+}
+
+/** Inverse of timestampSlug for slugs we produced; null for anything else. */
+export function slugToIso(slug: string): string | null {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})(?:-(\d{3}))?Z$/.exec(slug);
+  if (!m) return null;
+  return `${m[1]}T${m[2]}:${m[3]}:${m[4]}.${m[5] ?? '000'}Z`;
+}
