@@ -5,8 +5,13 @@
  * rename is atomic). An interrupted run leaves only a hidden `.name.tmp-<pid>-<rand>` folder, never
  * a half-written run under the real name; the next writer in the same parent removes staging
  * folders whose process is gone.
+ *
+ * Writes are synchronous on purpose: a run is tens of thousands of small files, and pushing each
+ * open/write/close through libuv's thread pool cost ~10x more kernel time in futex wake-ups than
+ * the writes themselves (measured with strace -c: 422k futex calls for 24k files).
  */
-import { mkdir, rename, rm, writeFile, readdir, cp } from 'node:fs/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdir, rename, rm, readdir, cp } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { safeRelativePath } from '../model/paths.js';
@@ -37,20 +42,20 @@ export async function removeStaleStaging(parent: string): Promise<void> {
 
 export class AtomicDir {
   private readonly made = new Set<string>();
-  private pending: Promise<unknown>[] = [];
-  private failed: unknown = null;
   private closed = false;
 
-  private constructor(readonly parent: string, readonly staging: string, private readonly concurrency: number) {}
+  private constructor(readonly parent: string, readonly staging: string) {
+    this.made.add(staging);
+  }
 
   /** `parent` is where the final directory will live; its name may be decided only at commit. */
-  static async create(parent: string, opts: { concurrency?: number; hint?: string } = {}): Promise<AtomicDir> {
+  static async create(parent: string, opts: { hint?: string } = {}): Promise<AtomicDir> {
     await mkdir(parent, { recursive: true });
     await removeStaleStaging(parent);
     const name = `.${opts.hint ?? 'run'}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
     const staging = join(parent, name);
     await mkdir(staging);
-    return new AtomicDir(parent, staging, opts.concurrency ?? 16);
+    return new AtomicDir(parent, staging);
   }
 
   private resolve(rel: string): string {
@@ -59,43 +64,41 @@ export class AtomicDir {
     return join(this.staging, safe);
   }
 
-  private async ensureDir(dir: string): Promise<void> {
+  /** mkdir -p that creates only the missing levels, each once, without EEXIST round trips. */
+  private ensureDir(dir: string): void {
     if (this.made.has(dir)) return;
-    await mkdir(dir, { recursive: true });
+    this.ensureDir(dirname(dir));
+    try {
+      mkdirSync(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
     this.made.add(dir);
   }
 
-  /** Queue a write; at most `concurrency` writes are in flight, so memory stays bounded. */
   async write(rel: string, data: string | Buffer): Promise<void> {
-    if (this.failed) throw this.failed;
-    const full = this.resolve(rel);
-    const task = this.ensureDir(dirname(full))
-      .then(() => writeFile(full, data))
-      .catch((err) => {
-        this.failed ??= err;
-      });
-    this.pending.push(task);
-    if (this.pending.length >= this.concurrency) await this.flush();
+    this.writeSync(rel, data);
   }
 
-  async flush(): Promise<void> {
-    const batch = this.pending;
-    this.pending = [];
-    await Promise.all(batch);
-    if (this.failed) throw this.failed;
+  writeSync(rel: string, data: string | Buffer): void {
+    const full = this.resolve(rel);
+    this.ensureDir(dirname(full));
+    writeFileSync(full, data);
   }
+
+  /** Kept for callers that batch: writes are already complete when write() returns. */
+  async flush(): Promise<void> {}
 
   async removeDir(rel: string): Promise<void> {
-    await this.flush();
-    await rm(this.resolve(rel), { recursive: true, force: true });
-    for (const d of [...this.made]) if (d.startsWith(this.resolve(rel))) this.made.delete(d);
+    const target = this.resolve(rel);
+    await rm(target, { recursive: true, force: true });
+    for (const d of [...this.made]) if (d === target || d.startsWith(target + '/')) this.made.delete(d);
   }
 
   /** Copy a file or directory from elsewhere into the staging tree. */
   async copyIn(from: string, rel: string): Promise<void> {
-    await this.flush();
     const to = this.resolve(rel);
-    await this.ensureDir(dirname(to));
+    this.ensureDir(dirname(to));
     await cp(from, to, { recursive: true, force: true });
   }
 
@@ -105,7 +108,6 @@ export class AtomicDir {
 
   /** Move the staging tree to `parent/name`, replacing any previous directory of that name. */
   async commit(name: string): Promise<string> {
-    await this.flush();
     const finalPath = join(this.parent, name);
     if (basename(finalPath) !== name || name.startsWith('.')) throw new Error(`invalid output name ${JSON.stringify(name)}`);
     const old = join(this.parent, `.${name}.old-${process.pid}-${randomBytes(4).toString('hex')}`);
@@ -130,7 +132,6 @@ export class AtomicDir {
   async abort(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.allSettled(this.pending);
     await rm(this.staging, { recursive: true, force: true });
   }
 }

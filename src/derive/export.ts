@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { appendFile, readdir, readFile, stat } from 'node:fs/promises';
-import { join, relative, resolve } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { IndexRowSchema, type IndexRow } from '../model/artifacts.js';
 import { parseInputRow } from '../model/input-row.js';
@@ -40,6 +40,8 @@ export interface ExportOptions {
   threshold?: number;
   cwd?: string;
   maxLineBytes?: number;
+  /** With dryRun: return the derived index rows (for commands that read results files in memory). */
+  collectIndexRows?: boolean;
   onWarning?: (message: string) => void;
   onProgress?: (bytesRead: number, totalBytes: number) => void;
 }
@@ -54,6 +56,7 @@ export interface ExportResult {
   duplicates: { updated: number; skipped: number };
   summary: Record<string, unknown>;
   bundle?: Record<string, unknown>;
+  indexRows?: IndexRow[];
 }
 
 /** An input problem: reported as `file:line: what — what to do`, exit code 2. */
@@ -107,6 +110,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
   const ownedBy = new Map<string, string>();
   const hash = createHash('sha256');
   let earliest: string | null = null;
+  let evalFile: string | undefined;
   let skippedInvalid = 0;
   const duplicates = { updated: 0, skipped: 0 };
   let spillBuffer = '';
@@ -161,6 +165,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
       } else {
         firstLineOf.set(key, line.lineNo);
       }
+      evalFile ??= row.eval_path ?? undefined;
       if (row.timestamp && !Number.isNaN(Date.parse(row.timestamp)) && (earliest === null || Date.parse(row.timestamp) < Date.parse(earliest))) {
         earliest = row.timestamp;
       }
@@ -195,7 +200,9 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
     let pos = 0;
     for await (const s of spilledRows(dir, spillPath, spilledInMemory)) lastPos.set(s.key, pos++);
     const finalPath = join(outParent, finalName);
-    const existing = dir && layout.name === 'bundle' ? await readExistingIndex(finalPath) : null;
+    // Re-deriving a workspace in place: its index is the source itself, not a run to merge with.
+    const inPlace = src.kind === 'workspace' && resolve(finalPath) === resolve(src.dir!);
+    const existing = dir && layout.name === 'bundle' && !inPlace ? await readExistingIndex(finalPath) : null;
     const keep = new Set<string>(lastPos.keys());
     const carried: IndexRow[] = [];
     if (existing) {
@@ -228,20 +235,23 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
       run_id: runId,
       experiment,
       timestamp: earliest,
-      eval_file: displayName,
+      eval_file: evalFile ?? src.recordedEvalFile ?? basename(src.file),
       threshold,
-      export_metadata: { duplicate_policy: policy, duplicates_updated: duplicates.updated, duplicates_skipped: duplicates.skipped, skipped_invalid: skippedInvalid, layout: layout.name },
+      // Only the policy: counts depend on what was already on disk, and the same input must give the same bytes.
+      export_metadata: { duplicate_policy: policy },
     };
 
     const agg = new RunAggregator();
     const entries: unknown[] = [];
+    const collected: IndexRow[] | undefined = opts.collectIndexRows && !dir ? [] : undefined;
     let indexText = '';
     let rows = 0;
     const emit = async (indexRow: IndexRow, raw?: Spilled['raw']) => {
       agg.add(indexRow);
+      collected?.push(indexRow);
       rows++;
       if (layout.runFiles.index) indexText += JSON.stringify(indexRow) + '\n';
-      if (opts.dryRun || opts.projectionBundle) entries.push(projectionEntry(indexRow, { includeRawContent: includeRaw, raw }));
+      if ((opts.dryRun && !opts.collectIndexRows) || opts.projectionBundle) entries.push(projectionEntry(indexRow, { includeRawContent: includeRaw, raw }));
       if (dir && layout.runFiles.index && indexText.length > 1 << 20) {
         await appendFile(dir.path(layout.runFiles.index), indexText);
         indexText = '';
@@ -266,10 +276,10 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
     const warnings: string[] = [];
     if (earliest === null && src.kind === 'results-file') warnings.push('no row carries a timestamp: the run id uses a content hash instead');
     const status = opts.dryRun ? 'planned_export' : 'emitted';
-    const bundle = opts.dryRun || opts.projectionBundle ? projectionBundle(meta, entries, { includeRawContent: includeRaw, status, warnings }) : undefined;
+    const bundle = (opts.dryRun && !opts.collectIndexRows) || opts.projectionBundle ? projectionBundle(meta, entries, { includeRawContent: includeRaw, status, warnings }) : undefined;
 
     if (!dir) {
-      return { runId, experiment, layout: layout.name, outDir: null, rows, skippedInvalid, duplicates, summary, bundle };
+      return { runId, experiment, layout: layout.name, outDir: null, rows, skippedInvalid, duplicates, summary, bundle, indexRows: collected };
     }
     if (layout.runFiles.summary) await dir.write(layout.runFiles.summary, json(summary));
     await dir.write(layout.runFiles.benchmark, json(agg.benchmark(meta)));

@@ -20,6 +20,8 @@ export interface ResolvedSource {
   /** run_id recorded by the workspace itself, when it has one. */
   recordedRunId: string | null;
   recordedExperiment: string | null;
+  /** benchmark.json's metadata.eval_file, kept when a workspace is re-derived. */
+  recordedEvalFile: string | null;
 }
 
 export class SourceError extends Error {}
@@ -58,12 +60,15 @@ export async function resolveSource(source: string, cwd = process.cwd()): Promis
   }
   if (dir === null) {
     const name = basename(abs).replace(/\.jsonl?$/i, '') || 'results';
-    return { kind: 'results-file', file, dir: null, defaultExperiment: sanitizeSegment(name), recordedRunId: null, recordedExperiment: null };
+    return { kind: 'results-file', file, dir: null, defaultExperiment: sanitizeSegment(name), recordedRunId: null, recordedExperiment: null, recordedEvalFile: null };
   }
   const summary = await readJsonOrNull(join(dir, 'summary.json'));
   const recordedRunId = typeof summary?.run_id === 'string' ? summary.run_id : null;
   const recordedExperiment = typeof summary?.experiment === 'string' ? summary.experiment : null;
+  const benchmark = await readJsonOrNull(join(dir, 'benchmark.json'));
+  const metadata = benchmark?.metadata as Record<string, unknown> | undefined;
   return {
+    recordedEvalFile: typeof metadata?.eval_file === 'string' ? metadata.eval_file : null,
     kind: 'workspace',
     file,
     dir,

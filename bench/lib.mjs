@@ -1,0 +1,67 @@
+/**
+ * Benchmark helpers. The machine is shared and noisy, so every figure is a median of several runs
+ * and is reported as a ratio against a baseline measured in the same run.
+ */
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const CLI = join(ROOT, 'dist/cli/main.js');
+
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+export async function timeIt(fn) {
+  const t0 = performance.now();
+  const value = await fn();
+  return { ms: performance.now() - t0, value };
+}
+
+/** Run fn `n` times (after `warmup` discarded runs); returns the median ms and all samples. */
+export async function sample(n, fn, { warmup = 1, before } = {}) {
+  const samples = [];
+  for (let i = 0; i < warmup + n; i++) {
+    if (before) await before(i);
+    const { ms } = await timeIt(() => fn(i));
+    if (i >= warmup) samples.push(ms);
+  }
+  return { median: median(samples), samples };
+}
+
+/**
+ * Run a command and measure its wall time and peak RSS (from GNU time's %M when available,
+ * else from /proc polling of the child).
+ */
+export function runMeasured(cmd, args, opts = {}) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn('/usr/bin/time', ['-f', '%M', cmd, ...args], { ...opts, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const ms = performance.now() - t0;
+      if (code !== 0) return reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`));
+      const lines = stderr.trim().split('\n');
+      const kb = Number(lines[lines.length - 1]);
+      resolve({ ms, peakRssMb: Number.isFinite(kb) ? kb / 1024 : null });
+    });
+  });
+}
+
+export function ratio(a, b) {
+  return b === 0 ? Infinity : a / b;
+}
+
+export function fmtRatio(x) {
+  return `${x.toFixed(2)}x`;
+}
+
+export function fmtMs(ms) {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`;
+}

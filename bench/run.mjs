@@ -1,0 +1,44 @@
+/**
+ * `npm run bench`: runs every bench/*.bench.mjs (or those named on the command line), each of
+ * which returns a markdown section, and writes them all to BENCHMARKS.md.
+ *   npm run bench                 # everything
+ *   npm run bench -- export       # only bench/export.bench.mjs
+ */
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import os from 'node:os';
+import { ROOT } from './lib.mjs';
+
+const only = process.argv.slice(2);
+const files = (await readdir(join(ROOT, 'bench'))).filter((f) => f.endsWith('.bench.mjs')).sort();
+const selected = files.filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)));
+const outPath = join(ROOT, 'BENCHMARKS.md');
+
+// Sections are kept per benchmark so that running one benchmark does not erase the others.
+let previous = {};
+try {
+  const text = await readFile(outPath, 'utf8');
+  for (const part of text.split(/^<!-- bench:/m).slice(1)) {
+    const name = part.slice(0, part.indexOf(' -->'));
+    previous[name] = '<!-- bench:' + part.trimEnd() + '\n';
+  }
+} catch {}
+
+for (const file of selected) {
+  const name = file.replace('.bench.mjs', '');
+  process.stderr.write(`bench: ${name}…\n`);
+  const mod = await import(join(ROOT, 'bench', file));
+  const { markdown } = await mod.run();
+  previous[name] = `<!-- bench:${name} -->\n${markdown.trimEnd()}\n`;
+  process.stderr.write(markdown + '\n');
+}
+
+const header = `# Benchmarks
+
+Figures from \`npm run bench\` on this project's machine kind (${os.cpus().length} cores, Node ${process.version}).
+The machine is shared and noisy: every figure is a median of several runs, reported as a ratio
+against a baseline measured in the same run. Absolute times are shown for orientation only.
+
+`;
+await writeFile(outPath, header + Object.keys(previous).sort().map((k) => previous[k]).join('\n'));
+process.stderr.write(`wrote ${outPath}\n`);
