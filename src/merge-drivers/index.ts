@@ -1,0 +1,24 @@
+/**
+ * Pure three-way merges for the files agentv-results owns on its git branches (DESIGN.md §6):
+ * jsonl-union for append-only row files, json-union for the tags/feedback overlays, a tree-level
+ * resolver for paths `git merge-tree` reports as conflicted, and the git merge-driver entry.
+ */
+export { canonicalJson, jsonEqual } from './canonical.js';
+export { MARKER_BASE, MARKER_OURS, MARKER_SEP, MARKER_THEIRS } from './conflict-markers.js';
+export { catalogRowIdentity, contentRowIdentity, defaultRowIdentity, indexRowIdentity, type RowIdentity } from './identity.js';
+export { mergeJsonl, type JsonlConflict, type JsonlMergeOptions, type JsonlMergeResult } from './jsonl-union.js';
+export { laterTimestamp, mergeJson, type JsonConflict, type JsonMergeOptions, type JsonMergeResult, type JsonSide } from './json-union.js';
+export {
+  computeTagRevision,
+  MAX_TAG_LENGTH,
+  MAX_TAGS,
+  validateTags,
+  type FeedbackDocument,
+  type FeedbackEntry,
+  type TagsDocument,
+  type TagValidation,
+} from './overlays.js';
+export { driverKindForPath, ownedMergeKind, rowIdentityForPath, type MergeKind } from './paths.js';
+export { mergeOwnedText, type OwnedMergeResult } from './owned.js';
+export { DRIVER_CLEAN, DRIVER_CONFLICT, runMergeDriver } from './driver.js';
+export { resolveConflictedPath, type ConflictedPathInput, type TreeResolution } from './tree-resolve.js';

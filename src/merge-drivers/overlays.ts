@@ -1,0 +1,105 @@
+/**
+ * The two mutable JSON overlays of a published run, and the helpers their writers share with the
+ * merge. The zod schemas live in src/model; this file documents the shape the merge relies on.
+ *
+ * tags.json
+ * ```json
+ * { "tags": ["baseline", "release-2.1"], "updated_at": "2026-03-14T10:32:00.000Z", "tag_revision": "9f2c0a7d41b3e5c8" }
+ * ```
+ * - `tags`: at most MAX_TAGS unique strings of 1..MAX_TAG_LENGTH characters (see validateTags).
+ *   Merged as a three-way set: a tag added on either side is kept, a tag removed on one side stays
+ *   removed, order is base order then ours' additions then theirs'.
+ * - `updated_at`: ISO-8601 time of the last change; the merge keeps the later of the two.
+ * - `tag_revision`: computeTagRevision(document) — a content hash, never merged, always recomputed.
+ *
+ * feedback.json
+ * ```json
+ * {
+ *   "entries": {
+ *     "<test_id>": { "feedback": "text", "reviewer": "name", "updated_at": "2026-03-14T10:40:00.000Z" }
+ *   },
+ *   "updated_at": "2026-03-14T10:40:00.000Z"
+ * }
+ * ```
+ * - `entries` is an OBJECT keyed by test_id, not an array: the recursive merge then sees feedback on
+ *   two different tests as two different keys, so two reviewers commenting on different tests
+ *   merge cleanly.
+ * - One entry per test. The same test's `feedback` (or `reviewer`) changed differently on both
+ *   sides is a genuine conflict for a human; the entry's `updated_at` alone never conflicts (later
+ *   wins). A test's entry deleted on one side and edited on the other is a conflict too.
+ * - Top-level `updated_at`: the later of both sides.
+ */
+import { createHash } from 'node:crypto';
+import { canonicalJson, isJsonObject, newJsonObject } from './canonical.js';
+
+export const MAX_TAGS = 20;
+export const MAX_TAG_LENGTH = 60;
+
+/** Assumed shape of `tags.json`. */
+export interface TagsDocument {
+  tags: string[];
+  updated_at: string;
+  tag_revision: string;
+}
+
+/** One reviewer's note on one test in `feedback.json`. */
+export interface FeedbackEntry {
+  feedback: string;
+  reviewer: string;
+  updated_at: string;
+}
+
+/** Assumed shape of `feedback.json`: entries keyed by test_id. */
+export interface FeedbackDocument {
+  entries: Record<string, FeedbackEntry>;
+  updated_at: string;
+}
+
+/**
+ * The tag revision: first 16 hex digits of sha256 over the canonical JSON (sorted keys, no
+ * whitespace) of the document without its top-level `tag_revision`. Deterministic, so the merge
+ * and the tag command produce the same revision for the same content.
+ */
+export function computeTagRevision(document: unknown): string {
+  let content = document;
+  if (isJsonObject(document) && Object.hasOwn(document, 'tag_revision')) {
+    const copy = newJsonObject();
+    for (const key of Object.keys(document)) if (key !== 'tag_revision') copy[key] = document[key];
+    content = copy;
+  }
+  return createHash('sha256').update(canonicalJson(content), 'utf8').digest('hex').slice(0, 16);
+}
+
+export type TagValidation = { readonly ok: true; readonly tags: string[] } | { readonly ok: false; readonly errors: string[] };
+
+function preview(tag: string): string {
+  const chars = [...tag];
+  return JSON.stringify(chars.length > 24 ? `${chars.slice(0, 24).join('')}…` : tag);
+}
+
+/**
+ * Check a tag list against the limits: an array of at most MAX_TAGS strings, each non-empty,
+ * without leading/trailing whitespace or control characters, at most MAX_TAG_LENGTH characters
+ * (Unicode code points), and no duplicates. Every problem is reported, each naming the tag.
+ */
+export function validateTags(tags: unknown): TagValidation {
+  if (!Array.isArray(tags)) return { ok: false, errors: ['tags must be an array of strings'] };
+  const errors: string[] = [];
+  if (tags.length > MAX_TAGS) errors.push(`${tags.length} tags given; at most ${MAX_TAGS} are allowed — remove ${tags.length - MAX_TAGS}`);
+  const seen = new Set<string>();
+  tags.forEach((tag: unknown, i) => {
+    const where = `tag #${i + 1}`;
+    if (typeof tag !== 'string') {
+      errors.push(`${where} must be a string, got ${tag === null ? 'null' : typeof tag}`);
+      return;
+    }
+    const length = [...tag].length;
+    if (tag.trim() === '') errors.push(`${where} is empty`);
+    else if (tag.trim() !== tag) errors.push(`${where} ${preview(tag)} has leading or trailing whitespace`);
+    if (/\p{Cc}/u.test(tag)) errors.push(`${where} ${preview(tag)} contains a control character (e.g. a newline)`);
+    if (length > MAX_TAG_LENGTH) errors.push(`${where} ${preview(tag)} is ${length} characters long; at most ${MAX_TAG_LENGTH} are allowed`);
+    if (seen.has(tag)) errors.push(`${where} ${preview(tag)} is a duplicate`);
+    seen.add(tag);
+  });
+  return errors.length === 0 ? { ok: true, tags: tags as string[] } : { ok: false, errors };
+}
