@@ -1,0 +1,100 @@
+// Error types of the git layer. Callers branch on the class (instanceof), never on message text.
+
+/** A git process exited with a code the caller did not declare acceptable (or could not start). */
+export class GitError extends Error {
+  /** Full argv, starting with "git". */
+  readonly argv: readonly string[];
+  /** Exit code, or null when the process was killed by a signal or never started. */
+  readonly exitCode: number | null;
+  readonly stderr: string;
+
+  constructor(argv: readonly string[], exitCode: number | null, stderr: string, message?: string) {
+    super(message ?? describeFailure(argv, exitCode, stderr));
+    this.name = 'GitError';
+    this.argv = argv;
+    this.exitCode = exitCode;
+    this.stderr = stderr;
+  }
+}
+
+/** The installed git is too old for the plumbing this project relies on. */
+export class GitVersionError extends Error {
+  readonly found: string;
+  readonly required: string;
+  constructor(found: string, required: string, message: string) {
+    super(message);
+    this.name = 'GitVersionError';
+    this.found = found;
+    this.required = required;
+  }
+}
+
+/**
+ * A compare-and-swap ref update lost: the ref did not hold the value the caller expected.
+ * `expected`/`actual` are object ids, null meaning "absent".
+ */
+export class RefConflictError extends Error {
+  readonly ref: string;
+  readonly expected: string | null;
+  readonly actual: string | null;
+  constructor(ref: string, expected: string | null, actual: string | null) {
+    super(
+      `ref ${ref} changed underneath us: expected ${expected ?? '(absent)'}, found ${actual ?? '(absent)'}`,
+    );
+    this.name = 'RefConflictError';
+    this.ref = ref;
+    this.expected = expected;
+    this.actual = actual;
+  }
+}
+
+/** The path given to openRepo is not (inside) a git repository. */
+export class NotARepositoryError extends Error {
+  readonly path: string;
+  constructor(path: string, detail?: string) {
+    super(`not a git repository: ${path}${detail ? ` (${detail})` : ''}`);
+    this.name = 'NotARepositoryError';
+    this.path = path;
+  }
+}
+
+/** A path (from data) that must never reach a tree: rejected before anything is written. */
+export class InvalidPathError extends Error {
+  readonly path: string;
+  readonly reason: string;
+  constructor(path: string, reason: string) {
+    super(`invalid path ${JSON.stringify(path)}: ${reason}`);
+    this.name = 'InvalidPathError';
+    this.path = path;
+    this.reason = reason;
+  }
+}
+
+/** Classification of a failed network operation (push, fetch, ls-remote). */
+export type RemoteFailureKind = 'unreachable' | 'auth' | 'other';
+
+/** A fetch or ls-remote that failed; `kind` says whether retrying later can help. */
+export class RemoteError extends GitError {
+  readonly kind: RemoteFailureKind;
+  constructor(argv: readonly string[], exitCode: number | null, stderr: string, kind: RemoteFailureKind) {
+    super(argv, exitCode, stderr, `${describeFailure(argv, exitCode, stderr)} [${kind}]`);
+    this.name = 'RemoteError';
+    this.kind = kind;
+  }
+}
+
+const MAX_ARGV_CHARS = 200;
+
+function describeFailure(argv: readonly string[], exitCode: number | null, stderr: string): string {
+  let shown = argv.join(' ');
+  if (shown.length > MAX_ARGV_CHARS) shown = `${shown.slice(0, MAX_ARGV_CHARS)}…`;
+  const how = exitCode === null ? 'was killed or could not start' : `exited with code ${exitCode}`;
+  // The actionable lines start with "fatal:"/"error:"; hints and advice paragraphs follow them.
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0 && !l.startsWith('hint:'));
+  const key = lines.filter((l) => /^(fatal|error):/.test(l));
+  const detail = (key.length > 0 ? key.slice(0, 3) : lines.slice(-4)).join(' | ');
+  return detail ? `${shown} ${how}: ${detail}` : `${shown} ${how}`;
+}

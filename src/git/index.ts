@@ -1,0 +1,43 @@
+// The git plumbing layer: the only module of agentv-results that runs git. It writes objects and
+// moves refs without ever touching a worktree, the user's index, HEAD or stash; every ref update is
+// compare-and-swap; pushes never force.
+export { GitError, GitVersionError, InvalidPathError, NotARepositoryError, RefConflictError, RemoteError } from './errors.js';
+export type { RemoteFailureKind } from './errors.js';
+export { buildGitEnv, runGit, spawnGit, SCRUBBED_ENV_VARS } from './runner.js';
+export type { GitProcess, GitResult, GitSpawnOptions, RunGitOptions } from './runner.js';
+export { assertGitVersion, checkGitVersion, gitVersion, MIN_GIT_VERSION, parseGitVersion } from './version.js';
+export type { GitVersion } from './version.js';
+export {
+  configGet,
+  currentBranch,
+  isAncestor,
+  listRefs,
+  listRemotes,
+  openRepo,
+  remoteUrl,
+  resolveRef,
+  worktreeBranches,
+  zeroId,
+} from './repo.js';
+export type { RefEntry, Repo } from './repo.js';
+export { assertValidPath, normalizeChanges } from './paths.js';
+export type { FileChange, FileMode } from './paths.js';
+export { formatGitDate } from './ident.js';
+export type { Ident } from './ident.js';
+export { writeCommit } from './fast-import.js';
+export type { WriteCommitOptions, WrittenCommit } from './fast-import.js';
+export { writeTree } from './index-tree.js';
+export type { WriteTreeOptions } from './index-tree.js';
+export { commitTree, gcAuto, lsTree } from './objects.js';
+export type { CommitTreeOptions, LsTreeOptions, TreeEntry } from './objects.js';
+export { catFile, readBlobs } from './cat-file.js';
+export type { GitObject, ObjectType } from './cat-file.js';
+export { deleteRef, updateRef, updateRefs } from './refs.js';
+export type { RefUpdate, UpdateRefsOptions } from './refs.js';
+export { classifyRemoteFailure } from './classify.js';
+export { parsePushPorcelain, push } from './push.js';
+export type { PushClassification, PushOptions, PushRefResult, PushRefStatus, PushResult, PushUpdate } from './push.js';
+export { fetchRefs, lsRemote } from './remote.js';
+export type { FetchRefspec, FetchResult, NetworkOptions } from './remote.js';
+export { mergeTree, parseMergeTreeOutput } from './merge-tree.js';
+export type { MergeConflict, MergeMessage, MergeTreeOptions, MergeTreeResult, StageEntry } from './merge-tree.js';

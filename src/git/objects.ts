@@ -1,0 +1,89 @@
+// Small object-level operations: commit an existing tree, list a tree, housekeeping.
+import { normalizeIdent, normalizeMessage, identEnv, type Ident } from './ident.js';
+import { assertNotOption, gitIn, text, type Repo } from './repo.js';
+
+export interface CommitTreeOptions {
+  tree: string;
+  /** In order: the first parent is what first-parent history follows. */
+  parents: string[];
+  message: string;
+  author: Ident;
+  /** Defaults to the author. */
+  committer?: Ident;
+}
+
+/**
+ * Commits `tree` with explicit identities and dates, so the id is deterministic and identical to
+ * what writeCommit produces for the same content.
+ */
+export async function commitTree(repo: Repo, opts: CommitTreeOptions): Promise<string> {
+  assertNotOption(opts.tree, 'tree');
+  const author = normalizeIdent(opts.author, 'author');
+  const committer = normalizeIdent(opts.committer ?? opts.author, 'committer');
+  const args = ['commit-tree', '--no-gpg-sign'];
+  for (const p of opts.parents) {
+    assertNotOption(p, 'parent');
+    args.push('-p', p);
+  }
+  args.push('-F', '-', opts.tree);
+  const r = await gitIn(repo, args, {
+    input: normalizeMessage(opts.message),
+    env: identEnv(author, committer),
+    // A user's i18n.commitEncoding would add an "encoding" header (and change the id); a user's
+    // commit.gpgSign is countered by --no-gpg-sign above. fast-import honours neither.
+    config: { 'i18n.commitEncoding': 'UTF-8' },
+  });
+  return text(r.stdout);
+}
+
+export interface TreeEntry {
+  mode: string;
+  type: 'blob' | 'tree' | 'commit';
+  sha: string;
+  /** Full path from the root of the tree. */
+  path: string;
+  /** Blob size in bytes, only with `long: true` (undefined for trees and submodules). */
+  size?: number;
+}
+
+export interface LsTreeOptions {
+  /**
+   * Restrict to this path, taken literally (no globbing). As with git: "dir" lists the entry "dir"
+   * itself, "dir/" lists its children (recursively with `recursive`).
+   */
+  path?: string;
+  recursive?: boolean;
+  /** Also report blob sizes (costs one object header lookup per blob). */
+  long?: boolean;
+}
+
+export async function lsTree(repo: Repo, treeish: string, opts: LsTreeOptions = {}): Promise<TreeEntry[]> {
+  assertNotOption(treeish, 'tree-ish');
+  // --literal-pathspecs: a data-derived path containing "*" or "[" must not act as a glob.
+  const args = ['--literal-pathspecs', 'ls-tree', '-z', '--full-tree'];
+  if (opts.recursive) args.push('-r');
+  if (opts.long) args.push('-l');
+  args.push('--end-of-options', treeish);
+  if (opts.path !== undefined) args.push('--', opts.path);
+  const r = await gitIn(repo, args);
+  const entries: TreeEntry[] = [];
+  for (const rec of r.stdout.toString('utf8').split('\0')) {
+    if (rec.length === 0) continue;
+    const tab = rec.indexOf('\t');
+    const [mode, type, sha, size] = rec.slice(0, tab).split(/ +/);
+    if (!mode || !type || !sha) throw new Error(`unexpected ls-tree record ${JSON.stringify(rec)}`);
+    const entry: TreeEntry = { mode, type: type as TreeEntry['type'], sha, path: rec.slice(tab + 1) };
+    if (size !== undefined && size !== '-') entry.size = Number(size);
+    entries.push(entry);
+  }
+  return entries;
+}
+
+/**
+ * `git gc --auto`: packs loose objects and many small packs (each publish adds one) when git's own
+ * thresholds say so; a no-op otherwise. Runs in the foreground (gc.autoDetach=false) so no
+ * background process outlives the call or holds gc's lock while we publish.
+ */
+export async function gcAuto(repo: Repo): Promise<void> {
+  await gitIn(repo, ['gc', '--auto', '--quiet'], { config: { 'gc.autoDetach': 'false' } });
+}

@@ -1,0 +1,105 @@
+// fetch and ls-remote for our branches. Fetched refs land only in our own tracking namespace
+// refs/remotes/<remote>/agentv/...; the user's other remote-tracking refs, FETCH_HEAD, tags and
+// submodules are left alone.
+import { classifyRemoteFailure } from './classify.js';
+import { GitError, RemoteError } from './errors.js';
+import { assertNotOption, gitIn, type RefEntry, type Repo } from './repo.js';
+
+export interface FetchRefspec {
+  src: string;
+  dst: string;
+  force: boolean;
+}
+
+export interface FetchResult {
+  /** Refspecs whose source existed on the remote (their destination now mirrors it). */
+  fetched: FetchRefspec[];
+  /** Refspecs whose source is not on the remote; their destination was left as it was. */
+  missing: FetchRefspec[];
+}
+
+export interface NetworkOptions {
+  /** Kill git after this long; the call then fails with RemoteError kind "unreachable". */
+  timeoutMs?: number;
+}
+
+function parseFetchRefspec(remote: string, spec: string): FetchRefspec {
+  const m = /^(\+?)([^:\s]+):([^:\s]+)$/.exec(spec);
+  if (!m) throw new Error(`invalid fetch refspec ${JSON.stringify(spec)}: expected [+]<src>:<dst>`);
+  const [, plus, src = '', dst = ''] = m;
+  const ns = `refs/remotes/${remote}/agentv/`;
+  if (!dst.startsWith(ns)) throw new Error(`fetch destination ${dst} is outside our namespace ${ns}`);
+  if (src.startsWith('-')) throw new Error(`invalid fetch source ${JSON.stringify(src)}`);
+  return { src, dst, force: plus === '+' };
+}
+
+/**
+ * Fetches `refspecs` ("[+]<src>:<dst>", dst under refs/remotes/<remote>/agentv/). A "+" is allowed
+ * here and only here: the destination is our private mirror of the remote, so it must follow the
+ * remote even if the remote was rewritten by someone else; nothing of the user's is overwritten and
+ * pushes still never force. A source missing on the remote is reported in `missing`, not thrown.
+ */
+export async function fetchRefs(repo: Repo, remote: string, refspecs: string[], opts: NetworkOptions = {}): Promise<FetchResult> {
+  assertNotOption(remote, 'remote');
+  let pending = refspecs.map((s) => parseFetchRefspec(remote, s));
+  const missing: FetchRefspec[] = [];
+  // Each failed round removes at least one refspec, so this runs at most refspecs.length + 1 times.
+  while (pending.length > 0) {
+    const args = [
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      '--no-prune',
+      '--no-write-fetch-head',
+      '--no-recurse-submodules',
+      '--no-auto-maintenance',
+      '--no-show-forced-updates',
+      // Empty refmap: without it git also "opportunistically" updates the tracking refs that the
+      // configured remote.<name>.fetch maps the sources to, i.e. refs we do not own.
+      '--refmap=',
+      remote,
+      ...pending.map((p) => `${p.force ? '+' : ''}${p.src}:${p.dst}`),
+    ];
+    const r = await runNetwork(repo, args, opts, [0, 128]);
+    if (r.code === 0) return { fetched: pending, missing };
+    const gone = /couldn't find remote ref (\S+)/.exec(r.stderr)?.[1];
+    const miss = pending.filter((p) => p.src === gone);
+    if (miss.length === 0) throw new RemoteError(['git', ...args], r.code, r.stderr, classifyRemoteFailure(r.stderr));
+    missing.push(...miss);
+    pending = pending.filter((p) => p.src !== gone);
+  }
+  return { fetched: [], missing };
+}
+
+/**
+ * Refs on the remote matching `patterns` (git's ls-remote matching: a pattern matches a ref equal
+ * to it or ending in "/<pattern>"). Full ref names are the unambiguous choice.
+ */
+export async function lsRemote(repo: Repo, remote: string, patterns: string[], opts: NetworkOptions = {}): Promise<RefEntry[]> {
+  assertNotOption(remote, 'remote');
+  patterns.forEach((p) => assertNotOption(p, 'ls-remote pattern'));
+  const args = ['ls-remote', remote, ...patterns];
+  const r = await runNetwork(repo, args, opts, [0]);
+  return r.stdout
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.length > 0)
+    .map((l) => {
+      const tab = l.indexOf('\t');
+      return { sha: l.slice(0, tab), ref: l.slice(tab + 1) };
+    })
+    .filter((e) => !e.ref.endsWith('^{}'));
+}
+
+async function runNetwork(repo: Repo, args: string[], opts: NetworkOptions, okCodes: number[]) {
+  const signal = opts.timeoutMs === undefined ? undefined : AbortSignal.timeout(opts.timeoutMs);
+  try {
+    return await gitIn(repo, args, { okCodes, ...(signal ? { signal } : {}) });
+  } catch (err) {
+    if (!(err instanceof GitError)) throw err;
+    if (signal?.aborted) {
+      throw new RemoteError(err.argv, err.exitCode, `${err.stderr}\ntimed out after ${opts.timeoutMs} ms`, 'unreachable');
+    }
+    throw new RemoteError(err.argv, err.exitCode, err.stderr, classifyRemoteFailure(err.stderr));
+  }
+}

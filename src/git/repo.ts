@@ -1,0 +1,164 @@
+// Locating a repository once, then addressing it only by explicit --git-dir. Nothing here needs or
+// touches the user's worktree: after openRepo, every command runs with cwd = the git directory.
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { GitError, NotARepositoryError } from './errors.js';
+import { runGit, type RunGitOptions } from './runner.js';
+import { assertGitVersion } from './version.js';
+
+export interface Repo {
+  /** Absolute git directory of this worktree (for a linked worktree: .git/worktrees/<name>). */
+  gitDir: string;
+  /** Absolute shared git directory (objects, refs, config). Equal to gitDir except in linked worktrees. */
+  commonDir: string;
+  /** Absolute top of the worktree; null for a bare repository or when opened from inside the git dir. */
+  workTree: string | null;
+  bare: boolean;
+  /** Hash algorithm; decides the length of object ids and of the all-zero "absent" id. */
+  objectFormat: 'sha1' | 'sha256';
+}
+
+/** Run git against `repo` (explicit --git-dir, cwd = the git dir). */
+export function gitIn(repo: Repo, args: string[], opts: Omit<RunGitOptions, 'gitDir'> = {}) {
+  return runGit(args, { ...opts, gitDir: repo.gitDir });
+}
+
+/** stdout as trimmed text, for commands whose output is a single line or a short list. */
+export function text(buf: Buffer): string {
+  return buf.toString('utf8').replace(/\n$/, '');
+}
+
+/** Rejects values that git would parse as an option instead of a revision or name. */
+export function assertNotOption(value: string, what: string): void {
+  if (value.length === 0) throw new Error(`${what} must not be empty`);
+  if (value.startsWith('-')) throw new Error(`${what} must not start with "-": ${JSON.stringify(value)}`);
+  if (/[\0\n]/.test(value)) throw new Error(`${what} must not contain NUL or newline: ${JSON.stringify(value)}`);
+}
+
+export function zeroId(repo: Repo): string {
+  return '0'.repeat(repo.objectFormat === 'sha256' ? 64 : 40);
+}
+
+/**
+ * Finds the repository containing `path` (like git itself: `path` may be a subdirectory).
+ * Throws NotARepositoryError when there is none, GitVersionError when git is too old.
+ */
+export async function openRepo(path: string): Promise<Repo> {
+  const abs = resolve(path);
+  const st = await stat(abs).catch(() => null);
+  if (!st) throw new NotARepositoryError(abs, 'no such directory');
+  if (!st.isDirectory()) throw new NotARepositoryError(abs, 'not a directory');
+  await assertGitVersion();
+
+  const probe = await runGit(
+    [
+      'rev-parse',
+      '--path-format=absolute',
+      '--absolute-git-dir',
+      '--git-common-dir',
+      '--is-bare-repository',
+      '--is-inside-work-tree',
+      '--show-object-format',
+    ],
+    { cwd: abs, okCodes: [0, 128] },
+  );
+  if (probe.code !== 0) {
+    if (/not a git repository/i.test(probe.stderr)) throw new NotARepositoryError(abs);
+    // e.g. "detected dubious ownership": git's own message says what to do.
+    throw new GitError(['git', 'rev-parse'], probe.code, probe.stderr);
+  }
+  const [gitDir, commonDir, bare, inside, format] = text(probe.stdout).split('\n');
+  if (!gitDir || !commonDir || !bare || !inside || !format) {
+    throw new Error(`unexpected output from git rev-parse in ${abs}: ${JSON.stringify(probe.stdout.toString())}`);
+  }
+  let workTree: string | null = null;
+  if (inside === 'true') {
+    const top = await runGit(['rev-parse', '--show-toplevel'], { cwd: abs });
+    workTree = text(top.stdout);
+  }
+  return {
+    gitDir,
+    commonDir,
+    workTree,
+    bare: bare === 'true',
+    objectFormat: format === 'sha256' ? 'sha256' : 'sha1',
+  };
+}
+
+/** The object id `ref` (any revision expression) names, or null when it does not resolve. */
+export async function resolveRef(repo: Repo, ref: string): Promise<string | null> {
+  assertNotOption(ref, 'ref');
+  const r = await gitIn(repo, ['rev-parse', '-q', '--verify', '--end-of-options', ref], { okCodes: [0, 1] });
+  return r.code === 0 ? text(r.stdout) : null;
+}
+
+/** Full name of the branch HEAD points at ("refs/heads/main"), or null when HEAD is detached. */
+export async function currentBranch(repo: Repo): Promise<string | null> {
+  const r = await gitIn(repo, ['symbolic-ref', '-q', 'HEAD'], { okCodes: [0, 1] });
+  return r.code === 0 ? text(r.stdout) : null;
+}
+
+/** True when commit `a` is an ancestor of (or equal to) commit `b`. */
+export async function isAncestor(repo: Repo, a: string, b: string): Promise<boolean> {
+  assertNotOption(a, 'commit');
+  assertNotOption(b, 'commit');
+  const r = await gitIn(repo, ['merge-base', '--is-ancestor', a, b], { okCodes: [0, 1] });
+  return r.code === 0;
+}
+
+export interface RefEntry {
+  ref: string;
+  sha: string;
+}
+
+/**
+ * Refs equal to `prefix` or below it as a directory ("refs/heads/agentv" lists
+ * "refs/heads/agentv/results/v1" but not "refs/heads/agentvx"). Sorted by name.
+ */
+export async function listRefs(repo: Repo, prefix: string): Promise<RefEntry[]> {
+  assertNotOption(prefix, 'ref prefix');
+  const r = await gitIn(repo, ['for-each-ref', '--format=%(objectname) %(refname)', prefix]);
+  return text(r.stdout)
+    .split('\n')
+    .filter((l) => l.length > 0)
+    .map((l) => {
+      const sp = l.indexOf(' ');
+      return { sha: l.slice(0, sp), ref: l.slice(sp + 1) };
+    });
+}
+
+/** The (last) value of a config key as git resolves it for this repo, or null when unset. */
+export async function configGet(repo: Repo, key: string): Promise<string | null> {
+  assertNotOption(key, 'config key');
+  const r = await gitIn(repo, ['config', '--null', '--get', key], { okCodes: [0, 1] });
+  if (r.code !== 0) return null;
+  return r.stdout.toString('utf8').replace(/\0$/, '');
+}
+
+export async function listRemotes(repo: Repo): Promise<string[]> {
+  const r = await gitIn(repo, ['remote']);
+  return text(r.stdout)
+    .split('\n')
+    .filter((l) => l.length > 0);
+}
+
+/** URL of remote `name` (insteadOf rules applied, as git would use it), or null if no such remote. */
+export async function remoteUrl(repo: Repo, name: string, opts: { push?: boolean } = {}): Promise<string | null> {
+  assertNotOption(name, 'remote name');
+  const args = ['remote', 'get-url', ...(opts.push ? ['--push'] : []), name];
+  const r = await gitIn(repo, args, { okCodes: [0, 2] });
+  return r.code === 0 ? text(r.stdout) : null;
+}
+
+/**
+ * Full names of the branches checked out in any worktree of the repository (main and linked).
+ * Our branches must never be among them: moving a checked-out branch would desync that worktree.
+ */
+export async function worktreeBranches(repo: Repo): Promise<string[]> {
+  const r = await gitIn(repo, ['worktree', 'list', '--porcelain', '-z']);
+  const branches = new Set<string>();
+  for (const field of r.stdout.toString('utf8').split('\0')) {
+    if (field.startsWith('branch ')) branches.add(field.slice('branch '.length));
+  }
+  return [...branches];
+}

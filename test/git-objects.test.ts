@@ -1,0 +1,391 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  catFile,
+  commitTree,
+  formatGitDate,
+  gcAuto,
+  GitError,
+  InvalidPathError,
+  lsTree,
+  openRepo,
+  readBlobs,
+  resolveRef,
+  runGit,
+  writeCommit,
+  writeTree,
+  type FileChange,
+  type Repo,
+} from '../src/git/index.js';
+import {
+  cleanupTempDirs,
+  commitFiles,
+  git,
+  initRepo,
+  makeUserRepoWithRemote,
+  snapshotCheckout,
+  subcommand,
+  traceGitProcesses,
+  useIsolatedGitEnv,
+} from './helpers/git-fixtures.js';
+
+let restoreEnv: () => void;
+beforeAll(() => {
+  restoreEnv = useIsolatedGitEnv();
+});
+afterAll(async () => {
+  restoreEnv();
+  await cleanupTempDirs();
+});
+
+const AUTHOR = { name: 'AgentV Bot', email: 'bot@agentv.invalid', date: '2026-03-01T10:00:00Z' };
+
+async function fsckStrict(repo: Repo): Promise<void> {
+  const r = await runGit(['fsck', '--strict', '--no-progress'], { gitDir: repo.gitDir });
+  expect(r.code).toBe(0);
+  // Only notices (e.g. "HEAD points to an unborn branch" in a bare test repo) are acceptable.
+  expect(r.stderr.split('\n').filter((l) => l && !l.startsWith('notice:'))).toEqual([]);
+  expect(r.stdout.toString()).not.toMatch(/^(error|warning|missing|broken)/m);
+}
+
+async function objectStoreState(repo: Repo): Promise<string> {
+  const counts = await git(repo.gitDir, ['count-objects', '-v']);
+  const packs = (await readdir(join(repo.commonDir, 'objects', 'pack'))).sort().join(',');
+  return `${counts}\n${packs}`;
+}
+
+async function crashReports(repo: Repo): Promise<string[]> {
+  return (await readdir(repo.gitDir)).filter((f) => f.startsWith('fast_import_crash'));
+}
+
+describe('writeCommit', () => {
+  it('changes only the given paths, moves no ref and leaves the user checkout byte-identical', async () => {
+    const { work } = await makeUserRepoWithRemote();
+    const repo = await openRepo(work);
+    const before = await snapshotCheckout(work);
+    const refsBefore = await git(work, ['for-each-ref', '--format=%(objectname) %(refname)']);
+    const parent = (await resolveRef(repo, 'refs/heads/main')) as string;
+    const parentTree = await lsTree(repo, parent, { recursive: true });
+
+    const { result, argvs } = await traceGitProcesses(() =>
+      writeCommit(repo, {
+        parent,
+        files: [
+          { path: 'README.md', data: '# replaced by agentv\n' },
+          { path: 'runs/exp/2026-03-01/t1/summary.json', data: '{"ok":true}\n' },
+          { path: 'src/app.js', delete: true },
+        ],
+        message: 'publish run exp/t1',
+        author: AUTHOR,
+      }),
+    );
+    expect(argvs.map(subcommand)).toEqual(['fast-import']);
+
+    expect(await git(work, ['rev-parse', `${result.commit}^`])).toBe(parent);
+    expect(await git(work, ['rev-parse', `${result.commit}^{tree}`])).toBe(result.tree);
+    const tree = await lsTree(repo, result.commit, { recursive: true });
+    expect(tree.map((e) => e.path)).toEqual(['.gitignore', 'README.md', 'runs/exp/2026-03-01/t1/summary.json']);
+    // Untouched paths keep their exact blob.
+    expect(tree.find((e) => e.path === '.gitignore')?.sha).toBe(parentTree.find((e) => e.path === '.gitignore')?.sha);
+    const blobs = await readBlobs(repo, [`${result.commit}:README.md`, `${result.commit}:src/app.js`]);
+    expect(blobs.get(`${result.commit}:README.md`)?.toString()).toBe('# replaced by agentv\n');
+    expect(blobs.get(`${result.commit}:src/app.js`)).toBeNull();
+
+    expect(await snapshotCheckout(work)).toEqual(before);
+    expect(await git(work, ['for-each-ref', '--format=%(objectname) %(refname)'])).toBe(refsBefore);
+    expect(await crashReports(repo)).toEqual([]);
+    await fsckStrict(repo);
+  });
+
+  it('round-trips binary data and awkward but valid paths exactly', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const files: { path: string; data: Buffer }[] = [
+      { path: 'bin/random.bin', data: randomBytes(200_000) },
+      { path: 'bin/stream-lookalike', data: Buffer.from('\ndata 5\nhello\nM 100644 inline x\n\0\0done\n') },
+      { path: 'bin/empty', data: Buffer.alloc(0) },
+      { path: 'bin/no-newline', data: Buffer.from('no trailing newline') },
+      { path: 'names/with space and "quotes".txt', data: Buffer.from('q') },
+      { path: '"leading-quote', data: Buffer.from('lq') },
+      { path: 'names/glob*[x]?.txt', data: Buffer.from('g') },
+      { path: 'names/résumé ü 日本.md', data: Buffer.from('ü日本', 'utf8') },
+      { path: 'names/tab\there', data: Buffer.from('t') },
+      { path: 'names/back"slash"\u0001ctl', data: Buffer.from('c') },
+    ];
+    const { commit } = await writeCommit(repo, { parent: null, files, message: 'binary', author: AUTHOR });
+    const got = await readBlobs(repo, files.map((f) => `${commit}:${f.path}`));
+    for (const f of files) expect(got.get(`${commit}:${f.path}`)?.equals(f.data), f.path).toBe(true);
+    const listed = (await lsTree(repo, commit, { recursive: true })).map((e) => e.path).sort();
+    expect(listed).toEqual(files.map((f) => f.path).sort());
+    await fsckStrict(repo);
+  });
+
+  it('keeps executable modes and accepts async iterables', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    async function* gen(): AsyncIterable<FileChange> {
+      yield { path: 'run.sh', data: '#!/bin/sh\necho hi\n', mode: '100755' };
+      yield { path: 'plain.txt', data: 'plain\n' };
+    }
+    const { commit } = await writeCommit(repo, { parent: null, files: gen(), message: 'modes', author: AUTHOR });
+    const entries = await lsTree(repo, commit);
+    expect(entries.map((e) => [e.path, e.mode])).toEqual([
+      ['plain.txt', '100644'],
+      ['run.sh', '100755'],
+    ]);
+  });
+
+  it('is deterministic and agrees with commitTree on the commit id', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const base = await writeCommit(repo, { parent: null, files: [{ path: 'a', data: 'a\n' }], message: 'base', author: AUTHOR });
+    const opts = {
+      parent: base.commit,
+      files: [{ path: 'b/c.json', data: '{}\n' }],
+      message: 'second\n\nbody line',
+      author: AUTHOR,
+      committer: { name: 'CI Runner', email: 'ci@agentv.invalid', date: new Date('2026-03-02T00:00:00Z') },
+    };
+    const one = await writeCommit(repo, opts);
+    const two = await writeCommit(repo, opts);
+    expect(two).toEqual(one);
+    // Same date in every accepted spelling gives the same commit.
+    const raw = await writeCommit(repo, { ...opts, committer: { ...opts.committer, date: '1772409600 +0000' } });
+    expect(raw.commit).toBe(one.commit);
+    const viaCommitTree = await commitTree(repo, {
+      tree: one.tree,
+      parents: [base.commit],
+      message: opts.message,
+      author: AUTHOR,
+      committer: opts.committer,
+    });
+    expect(viaCommitTree).toBe(one.commit);
+    expect(formatGitDate('2026-03-01T10:00:00+02:00')).toBe('1772352000 +0000');
+    expect(formatGitDate('@1772352000 +0130')).toBe('1772352000 +0130');
+    expect(() => formatGitDate('yesterday-ish')).toThrow(/invalid commit date/);
+    const body = (await catFile(repo, one.commit))?.data.toString();
+    expect(body).toContain(`author AgentV Bot <bot@agentv.invalid> 1772359200 +0000\n`);
+    expect(body).toContain(`committer CI Runner <ci@agentv.invalid> 1772409600 +0000\n`);
+    expect(body?.endsWith('\n\nsecond\n\nbody line\n')).toBe(true);
+  });
+
+  it('deleteAll starts from an empty tree but keeps the parent link; mergeParents make a merge', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const a = await writeCommit(repo, { parent: null, files: [{ path: 'old/1', data: '1' }, { path: 'old/2', data: '2' }], message: 'a', author: AUTHOR });
+    const b = await writeCommit(repo, { parent: null, files: [{ path: 'other', data: 'o' }], message: 'b', author: AUTHOR });
+    const replaced = await writeCommit(repo, { parent: a.commit, deleteAll: true, files: [{ path: 'only', data: 'x' }], message: 'r', author: AUTHOR });
+    expect((await lsTree(repo, replaced.commit, { recursive: true })).map((e) => e.path)).toEqual(['only']);
+    expect(await git(repo.gitDir, ['rev-parse', `${replaced.commit}^`])).toBe(a.commit);
+
+    const merged = await writeCommit(repo, { parent: a.commit, mergeParents: [b.commit], files: [{ path: 'other', data: 'o' }], message: 'merge', author: AUTHOR });
+    expect((await git(repo.gitDir, ['rev-list', '--parents', '-n1', merged.commit])).split(' ')).toEqual([merged.commit, a.commit, b.commit]);
+    expect((await lsTree(repo, merged.commit, { recursive: true })).map((e) => e.path)).toEqual(['old/1', 'old/2', 'other']);
+  });
+
+  it('rejects hostile paths before writing anything', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const state = await objectStoreState(repo);
+    const hostile = [
+      '/etc/passwd',
+      '../outside',
+      'a/../../b',
+      'a//b',
+      'trailing/',
+      '',
+      '.git/config',
+      'x/.GIT/hooks/pre-commit',
+      '.git',
+      'a/./b',
+      'nul\0byte',
+      'new\nline',
+      'carriage\rreturn',
+      'back\\slash',
+      'git~1/config',
+      '.git./x',
+      '.g\u200cit/x',
+      'C:/windows',
+    ];
+    for (const path of hostile) {
+      const { result, argvs } = await traceGitProcesses(() =>
+        writeCommit(repo, { parent: null, files: [{ path: 'fine.txt', data: 'ok' }, { path, data: 'evil' }], message: 'x', author: AUTHOR }).then(
+          () => null,
+          (e: unknown) => e,
+        ),
+      );
+      expect(result, JSON.stringify(path)).toBeInstanceOf(InvalidPathError);
+      expect(argvs).toEqual([]);
+    }
+    await expect(
+      writeCommit(repo, { parent: null, files: [{ path: 'dup', data: '1' }, { path: 'dup', data: '2' }], message: 'x', author: AUTHOR }),
+    ).rejects.toThrow(/more than once/);
+    await expect(
+      writeCommit(repo, { parent: null, files: [{ path: 'a', data: '1' }, { path: 'a/b', data: '2' }], message: 'x', author: AUTHOR }),
+    ).rejects.toBeInstanceOf(InvalidPathError);
+    await expect(
+      writeCommit(repo, { parent: null, files: [{ path: 'a', data: '1' }], message: 'x', author: { ...AUTHOR, name: 'Eve <evil@x>' } }),
+    ).rejects.toThrow(/must not contain/);
+    expect(await objectStoreState(repo)).toBe(state);
+  });
+
+  it('reports a bad parent as GitError and leaves no crash report behind', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const err = await writeCommit(repo, { parent: '1'.repeat(40), files: [{ path: 'a', data: 'a' }], message: 'x', author: AUTHOR }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GitError);
+    expect((err as Error).message).toMatch(/fast-import failed: fatal: Not a valid commit/);
+    expect(await crashReports(repo)).toEqual([]);
+    expect(await git(repo.gitDir, ['for-each-ref'])).toBe('');
+  });
+
+  it('writes 2,000 files with one fast-import process, close to raw fast-import speed', async () => {
+    const files = Array.from({ length: 2000 }, (_, i) => ({
+      path: `runs/exp/2026-03-01/t${Math.floor(i / 20)}/case-${i}/result.json`,
+      data: `{"case":${i},"score":${(i % 7) / 7}}\n`,
+    }));
+    let rawStream = `commit refs/agentv-bench\ncommitter A <a@b> 1772359200 +0000\ndata 5\nbench\n`;
+    for (const f of files) rawStream += `M 100644 inline ${f.path}\ndata ${Buffer.byteLength(f.data)}\n${f.data}\n`;
+    rawStream += '\ndone\n';
+    const time = async (fn: () => Promise<unknown>): Promise<number> => {
+      const t = process.hrtime.bigint();
+      await fn();
+      return Number(process.hrtime.bigint() - t) / 1e6;
+    };
+    // Each measurement writes all objects into a fresh repository, alternating raw and ours.
+    const raw: number[] = [];
+    const ours: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      const rawRepo = await initRepo({ bare: true });
+      raw.push(await time(() => runGit(['fast-import', '--quiet', '--done'], { gitDir: rawRepo, input: rawStream })));
+      const repo = await openRepo(await initRepo({ bare: true }));
+      ours.push(await time(() => writeCommit(repo, { parent: null, files, message: 'bench', author: AUTHOR })));
+    }
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const { result, argvs } = await traceGitProcesses(() => writeCommit(repo, { parent: null, files, message: 'traced', author: AUTHOR }));
+    expect(argvs.map(subcommand)).toEqual(['fast-import']);
+    expect((await lsTree(repo, result.commit, { recursive: true })).length).toBe(2000);
+    // The benchmark target is 1.5x; the bound here is looser so a loaded 2-core CI machine does
+    // not flake, yet one process per file (~10x) or a second pass over the data would still fail.
+    expect(Math.min(...ours)).toBeLessThan(Math.min(...raw) * 2 + 100);
+  });
+});
+
+describe('writeTree (temporary index)', () => {
+  it('builds the same tree as writeCommit, never touching the repository index', async () => {
+    const { work } = await makeUserRepoWithRemote();
+    const repo = await openRepo(work);
+    const before = await snapshotCheckout(work);
+    const parent = (await resolveRef(repo, 'refs/heads/main')) as string;
+    const changes: FileChange[] = [
+      { path: 'src', delete: true }, // a whole directory
+      { path: 'README.md', data: Buffer.from([0, 1, 2, 3]) },
+      { path: 'tools/run.sh', data: '#!/bin/sh\n', mode: '100755' },
+      { path: 'runs/a*b/[x].json', data: '{}' },
+      ...Array.from({ length: 50 }, (_, i) => ({ path: `many/f${i}.txt`, data: `${i}\n` })),
+    ];
+    const { result: tree, argvs } = await traceGitProcesses(() => writeTree(repo, { base: parent, changes }));
+    expect(argvs.length).toBeLessThanOrEqual(5);
+    const viaFastImport = await writeCommit(repo, { parent, files: changes, message: 'x', author: AUTHOR });
+    expect(tree).toBe(viaFastImport.tree);
+    const paths = (await lsTree(repo, tree, { recursive: true })).map((e) => e.path);
+    expect(paths).not.toContain('src/app.js');
+    expect(paths).toContain('runs/a*b/[x].json');
+    expect(await snapshotCheckout(work)).toEqual(before);
+    await fsckStrict(repo);
+  });
+
+  it('handles an empty base, file/directory replacement and deleting a missing path', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const t0 = await writeTree(repo, { base: null, changes: [{ path: 'a/b', data: 'ab' }, { path: 'c', data: 'c' }] });
+    const c0 = await writeCommit(repo, { parent: null, files: [{ path: 'a/b', data: 'ab' }, { path: 'c', data: 'c' }], message: 'x', author: AUTHOR });
+    expect(t0).toBe(c0.tree);
+    const changes: FileChange[] = [
+      { path: 'a', delete: true },
+      { path: 'a', data: 'now a file' },
+      { path: 'c/d', data: 'c is a directory now' },
+      { path: 'not/there', delete: true },
+    ];
+    // "c" becomes a directory: its file must go first, as a delete, in both implementations.
+    const withCDelete: FileChange[] = [{ path: 'c', delete: true }, ...changes.filter((c) => c.path !== 'a' || 'data' in c)];
+    const t1 = await writeTree(repo, { base: t0, changes: withCDelete });
+    const c1 = await writeCommit(repo, { parent: c0.commit, files: withCDelete, message: 'y', author: AUTHOR });
+    expect(t1).toBe(c1.tree);
+    expect((await lsTree(repo, t1, { recursive: true })).map((e) => [e.path, e.type])).toEqual([
+      ['a', 'blob'],
+      ['c/d', 'blob'],
+    ]);
+    await fsckStrict(repo);
+  });
+});
+
+describe('reading objects', () => {
+  it('readBlobs reads many blobs with one process; missing paths are null', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const files = Array.from({ length: 100 }, (_, i) => ({ path: `catalog/2026-03-${String((i % 28) + 1).padStart(2, '0')}/${i}.jsonl`, data: `{"i":${i}}\n`.repeat(i) }));
+    const { commit } = await writeCommit(repo, { parent: null, files, message: 'c', author: AUTHOR });
+    const specs = [...files.map((f) => `${commit}:${f.path}`), `${commit}:nope.jsonl`, `${'e'.repeat(40)}:x`];
+    const { result, argvs } = await traceGitProcesses(() => readBlobs(repo, specs));
+    expect(argvs.map(subcommand)).toEqual(['cat-file']);
+    for (const f of files) expect(result.get(`${commit}:${f.path}`)?.toString()).toBe(f.data);
+    expect(result.get(`${commit}:nope.jsonl`)).toBeNull();
+    expect(result.get(`${'e'.repeat(40)}:x`)).toBeNull();
+    await expect(readBlobs(repo, [`${commit}:catalog`])).rejects.toThrow(/is a tree, not a file/);
+    expect((await readBlobs(repo, [])).size).toBe(0);
+  });
+
+  it('catFile returns one object of any type', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const { commit, tree } = await writeCommit(repo, { parent: null, files: [{ path: 'x', data: 'x' }], message: 'c', author: AUTHOR });
+    const c = await catFile(repo, commit);
+    expect(c?.type).toBe('commit');
+    expect(c?.data.toString()).toContain(`tree ${tree}\n`);
+    expect((await catFile(repo, `${commit}^{tree}`))?.sha).toBe(tree);
+    expect(await catFile(repo, `${commit}:missing`)).toBeNull();
+  });
+
+  it('lsTree lists children, recursive entries, sizes, and takes paths literally', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const { commit } = await writeCommit(repo, {
+      parent: null,
+      files: [
+        { path: 'runs/a/x.json', data: '12345' },
+        { path: 'runs/b/y.json', data: '1' },
+        { path: 'runs/*', data: 'star' },
+        { path: 'top.txt', data: 'top' },
+      ],
+      message: 'c',
+      author: AUTHOR,
+    });
+    expect((await lsTree(repo, commit)).map((e) => `${e.type} ${e.path}`)).toEqual(['tree runs', 'blob top.txt']);
+    expect((await lsTree(repo, commit, { path: 'runs/' })).map((e) => e.path)).toEqual(['runs/*', 'runs/a', 'runs/b']);
+    expect((await lsTree(repo, commit, { path: 'runs/*' })).map((e) => e.path)).toEqual(['runs/*']);
+    const long = await lsTree(repo, commit, { path: 'runs/', recursive: true, long: true });
+    expect(long.map((e) => [e.path, e.size])).toEqual([
+      ['runs/*', 4],
+      ['runs/a/x.json', 5],
+      ['runs/b/y.json', 1],
+    ]);
+    expect((await lsTree(repo, commit))[0]?.size).toBeUndefined();
+    await expect(lsTree(repo, 'refs/heads/missing')).rejects.toBeInstanceOf(GitError);
+  });
+});
+
+describe('gcAuto', () => {
+  it('packs loose objects once git says it is time, in the foreground', async () => {
+    const dir = await initRepo();
+    // gc --auto estimates loose objects from the objects/17 directory alone: put a few there.
+    const files: Record<string, string> = {};
+    for (let i = 0; Object.keys(files).length < 3; i++) {
+      const content = `gc probe ${i}\n`;
+      const id = createHash('sha1').update(`blob ${content.length}\0${content}`).digest('hex');
+      if (id.startsWith('17')) files[`probe-${i}.txt`] = content;
+    }
+    await commitFiles(dir, files);
+    const repo = await openRepo(dir);
+    const loose = async () => Number(/^count: (\d+)$/m.exec(await git(dir, ['count-objects', '-v']))?.[1]);
+    expect(await loose()).toBeGreaterThan(0);
+    await gcAuto(repo); // default threshold (6700): nothing to do
+    expect(await loose()).toBeGreaterThan(0);
+    await git(dir, ['config', 'gc.auto', '1']);
+    await gcAuto(repo);
+    expect(await loose()).toBe(0);
+    expect((await readdir(join(dir, '.git', 'objects', 'pack'))).some((f) => f.endsWith('.pack'))).toBe(true);
+  });
+});
