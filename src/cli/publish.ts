@@ -1,0 +1,52 @@
+import type { CAC } from 'cac';
+import { publish } from '../publish/publish.js';
+import { runCommand } from './errors.js';
+import { bold, dim, green, printJson, yellow } from './format.js';
+
+export function registerPublish(cli: CAC): void {
+  cli
+    .command('publish <run>', 'Commit a finished run to the results branch (metadata) and the artifacts branch (payloads), without touching your checkout; push when asked')
+    .option('--push', 'Push both branches after committing (default: results.auto_push)')
+    .option('--no-push', 'Do not push, whatever the configuration says')
+    .option('--require-push', 'Exit 3 when the push does not land (the run stays committed locally)')
+    .option('--remote <name>', 'Remote to push to (default: results.remote, else origin)')
+    .option('--message <m>', 'First line of the commit message')
+    .option('--experiment <name>', 'Experiment name when <run> is a results .jsonl file')
+    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')
+    .option('--json', 'Machine-readable output')
+    .example('agentv-results publish .agentv/results/my-exp/2026-03-01T10-00-00-000Z --push')
+    .example('agentv-results publish results.jsonl --experiment nightly --require-push')
+    .action((run: string, flags: Record<string, unknown>) =>
+      runCommand(async () => {
+        // cac turns --no-push into push: false and leaves it true by default: only an explicit flag decides.
+        const argv = process.argv;
+        const push = argv.includes('--no-push') ? false : argv.includes('--push') ? true : undefined;
+        const result = await publish({
+          run,
+          cwd: (flags.dir as string | undefined) ?? process.cwd(),
+          push,
+          requirePush: flags.requirePush ? true : undefined,
+          remote: flags.remote as string | undefined,
+          message: flags.message as string | undefined,
+          experiment: flags.experiment as string | undefined,
+          configFile: flags.config as string | undefined,
+        });
+        if (flags.json) {
+          printJson(result);
+          return;
+        }
+        const { counts, location } = result;
+        if (result.status === 'already-published') process.stdout.write(`${location.runId}: already published (no new commit)\n`);
+        else {
+          process.stdout.write(`${green(result.status === 'updated' ? 'Updated' : 'Published')} ${bold(location.runId)}: ${counts.passed}/${counts.total} passed\n`);
+          process.stdout.write(dim(`  ${result.target.resultsBranch} ${result.commits.results.slice(0, 12)}  ${location.path} (${counts.metadata} files)\n`));
+          process.stdout.write(dim(`  ${result.target.artifactsBranch} ${result.commits.artifacts.slice(0, 12)}  ${counts.payloads} payload${counts.payloads === 1 ? '' : 's'}\n`));
+        }
+        if (result.push) {
+          const line = result.push.landed ? green(result.push.message) : yellow(`not pushed: ${result.push.message}; the run is committed locally and pending (\`agentv-results sync\` retries)`);
+          process.stdout.write(`${line}\n`);
+        }
+      }),
+    );
+}

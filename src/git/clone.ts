@@ -1,0 +1,32 @@
+/**
+ * Managed clones: when the results repository is given as a URL with no local checkout, we keep
+ * a bare, blob-less clone in a cache directory and never touch any checkout of the user's.
+ * `--filter=blob:none` keeps it small: blobs are fetched only when a run is read back.
+ */
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { runGit } from './runner.js';
+import { openRepo, type Repo } from './repo.js';
+import { classifyRemoteFailure } from './classify.js';
+import { RemoteError } from './errors.js';
+
+export async function ensureBareClone(url: string, dir: string, opts: { timeoutMs?: number } = {}): Promise<Repo> {
+  if (url.startsWith('-')) throw new Error(`invalid repository URL ${JSON.stringify(url)}`);
+  const exists = await stat(dir).then(() => true, () => false);
+  if (exists) return openRepo(dir);
+  await mkdir(dirname(dir), { recursive: true });
+  // Clone beside the final name and rename: a clone interrupted half-way is never mistaken for a cache.
+  const tmp = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const controller = new AbortController();
+  const timer = opts.timeoutMs ? setTimeout(() => controller.abort(), opts.timeoutMs) : null;
+  try {
+    const r = await runGit(['clone', '--bare', '--quiet', '--filter=blob:none', '--no-tags', '--', url, tmp], { okCodes: [0, 128], signal: controller.signal });
+    if (r.code !== 0) throw new RemoteError(['git', 'clone', url], r.code, r.stderr, classifyRemoteFailure(r.stderr));
+    await rename(tmp, dir);
+  } finally {
+    if (timer) clearTimeout(timer);
+    await rm(tmp, { recursive: true, force: true });
+  }
+  return openRepo(dir);
+}

@@ -1,0 +1,144 @@
+/**
+ * Write one run onto the results and artifacts branches as two commits (artifacts first), then
+ * move both refs in one compare-and-swap transaction: after a crash either neither ref moved or
+ * both did, and a results commit never points at payloads that are not committed.
+ *
+ * Only the run's own paths and its day's catalog file change, so the commit costs O(size of the
+ * run). Publishing identical content again changes nothing and moves no ref.
+ */
+import { blobId } from '../git/hash.js';
+import { lsTree, readBlobs, resolveRef, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
+import type { CatalogRow, IndexRow } from '../model/artifacts.js';
+import { ARTIFACTS_GITATTRIBUTES, RESULTS_GITATTRIBUTES, type RunLocation } from './layout.js';
+import type { SplitFile } from './split.js';
+
+/** Overlays are edited on the branch by teammates; a publish never overwrites them. */
+const OVERLAYS = new Set(['tags.json', 'feedback.json']);
+
+/** A fixed identity and date make the orphan roots identical on every machine, so they merge. */
+const ROOT_IDENT: Ident = { name: 'agentv-results', email: 'agentv-results@localhost', date: '2000-01-01T00:00:00Z' };
+
+export async function rootCommit(repo: Repo, kind: 'results' | 'artifacts'): Promise<string> {
+  const { commit } = await writeCommit(repo, {
+    parent: null,
+    files: [{ path: '.gitattributes', data: kind === 'results' ? RESULTS_GITATTRIBUTES : ARTIFACTS_GITATTRIBUTES }],
+    message: kind === 'results' ? 'Start agentv results branch\n\nMetadata of published AgentV runs (index, summaries, catalog).' : 'Start agentv artifacts branch\n\nHeavy payloads of published AgentV runs (transcripts, outputs).',
+    author: ROOT_IDENT,
+  });
+  return commit;
+}
+
+export function catalogRow(loc: RunLocation, summary: Record<string, unknown> | null, rows: IndexRow[]): CatalogRow {
+  const targets = [...new Set(rows.map((r) => r.target))];
+  const total = rows.length;
+  const passed = rows.filter((r) => r.verdict === 'pass').length;
+  return {
+    run_id: loc.runId,
+    experiment: loc.experiment,
+    timestamp: (typeof summary?.timestamp === 'string' ? summary.timestamp : null) ?? loc.timestamp,
+    path: loc.path,
+    targets,
+    total,
+    passed,
+    failed: total - passed,
+    pass_rate: total === 0 ? 0 : Math.round((passed / total) * 10000) / 10000,
+  };
+}
+
+/** Add or replace this run's line in the day's catalog; other lines are kept byte for byte. */
+export function updatedCatalog(existing: string, row: CatalogRow): string {
+  const line = JSON.stringify(row);
+  const lines = existing.split('\n').filter((l) => l.trim() !== '');
+  let replaced = false;
+  const out = lines.map((l) => {
+    try {
+      if ((JSON.parse(l) as { run_id?: unknown }).run_id === row.run_id) {
+        replaced = true;
+        return line;
+      }
+    } catch {
+      // a line we cannot read stays as it is
+    }
+    return l;
+  });
+  if (!replaced) out.push(line);
+  return out.join('\n') + '\n';
+}
+
+/** Changes that make `base/<path>` hold exactly `files` (overlays excepted); empty when it already does. */
+async function runTreeChanges(repo: Repo, tip: string | null, base: string, files: SplitFile[]): Promise<FileChange[]> {
+  const existing = new Map<string, string>();
+  if (tip) for (const e of await lsTree(repo, tip, { path: base, recursive: true })) if (e.type === 'blob') existing.set(e.path, e.sha);
+  const changes: FileChange[] = [];
+  const wanted = new Set<string>();
+  for (const f of files) {
+    const path = `${base}/${f.path}`;
+    wanted.add(path);
+    if (OVERLAYS.has(f.path) && existing.has(path)) continue;
+    if (existing.get(path) !== blobId(repo, f.data)) changes.push({ path, data: f.data });
+  }
+  for (const path of existing.keys()) {
+    const rel = path.slice(base.length + 1);
+    if (!wanted.has(path) && !OVERLAYS.has(rel)) changes.push({ path, delete: true });
+  }
+  return changes;
+}
+
+export interface CommitRunInput {
+  repo: Repo;
+  resultsRef: string;
+  artifactsRef: string;
+  location: RunLocation;
+  metadata: SplitFile[];
+  payloads: SplitFile[];
+  catalog: CatalogRow;
+  message: string;
+  author: Ident;
+  /** Called right before refs move: throws if the publish must abort (lost lock). */
+  beforeRefUpdate?: () => void;
+}
+
+export interface CommitRunResult {
+  status: 'published' | 'updated' | 'already-published';
+  results: { before: string | null; after: string };
+  artifacts: { before: string | null; after: string };
+}
+
+export async function commitRun(input: CommitRunInput): Promise<CommitRunResult> {
+  const { repo, location } = input;
+  const resultsTip = await resolveRef(repo, input.resultsRef);
+  const artifactsTip = await resolveRef(repo, input.artifactsRef);
+
+  const payloadChanges = await runTreeChanges(repo, artifactsTip, location.path, input.payloads);
+  const metadataChanges = await runTreeChanges(repo, resultsTip, location.path, input.metadata);
+  const catalogSpec = resultsTip ? `${resultsTip}:${location.catalogPath}` : null;
+  const currentCatalog = catalogSpec ? ((await readBlobs(repo, [catalogSpec])).get(catalogSpec)?.toString('utf8') ?? '') : '';
+  const nextCatalog = updatedCatalog(currentCatalog, input.catalog);
+  if (nextCatalog !== currentCatalog) metadataChanges.push({ path: location.catalogPath, data: nextCatalog });
+  const wasThere = resultsTip !== null && currentCatalog.includes(`"run_id":${JSON.stringify(location.runId)}`);
+
+  if (payloadChanges.length === 0 && metadataChanges.length === 0 && resultsTip && artifactsTip) {
+    return { status: 'already-published', results: { before: resultsTip, after: resultsTip }, artifacts: { before: artifactsTip, after: artifactsTip } };
+  }
+
+  let artifactsAfter = artifactsTip ?? (await rootCommit(repo, 'artifacts'));
+  if (payloadChanges.length > 0) {
+    artifactsAfter = (
+      await writeCommit(repo, { parent: artifactsAfter, files: payloadChanges, message: `${input.message.split('\n')[0]} (payloads)\n\nAgentV-Run: ${location.runId}`, author: input.author })
+    ).commit;
+  }
+  let resultsAfter = resultsTip ?? (await rootCommit(repo, 'results'));
+  if (metadataChanges.length > 0) {
+    resultsAfter = (await writeCommit(repo, { parent: resultsAfter, files: metadataChanges, message: input.message, author: input.author })).commit;
+  }
+  input.beforeRefUpdate?.();
+  await updateRefs(repo, [
+    { ref: input.artifactsRef, new: artifactsAfter, old: artifactsTip },
+    { ref: input.resultsRef, new: resultsAfter, old: resultsTip },
+  ].filter((u) => u.new !== u.old), { message: `agentv-results: publish ${location.runId}` });
+  return {
+    status: wasThere ? 'updated' : 'published',
+    results: { before: resultsTip, after: resultsAfter },
+    artifacts: { before: artifactsTip, after: artifactsAfter },
+  };
+}

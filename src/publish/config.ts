@@ -1,0 +1,128 @@
+/**
+ * Publishing configuration: the `results` block of `.agentv/config.yaml` (seed 002), then
+ * environment variables, then command-line flags, each overriding the one before.
+ *
+ *   results:
+ *     repo: origin                  # a URL, or the name of an existing remote
+ *     path: .                       # a local checkout (default: the current repository)
+ *     branch: agentv/results/v1
+ *     artifacts_branch: agentv/artifacts/v1
+ *     remote: origin
+ *     auto_push: true
+ *     require_push: false
+ *     heavy_threshold_bytes: 262144
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
+export const DEFAULT_RESULTS_BRANCH = 'agentv/results/v1';
+export const DEFAULT_ARTIFACTS_BRANCH = 'agentv/artifacts/v1';
+export const DEFAULT_HEAVY_THRESHOLD = 256 * 1024;
+
+const branchName = z
+  .string()
+  .regex(/^[A-Za-z0-9._/-]+$/, 'a branch name of letters, digits, ".", "_", "-" and "/"')
+  .refine((b) => !b.startsWith('/') && !b.endsWith('/') && !b.includes('..') && !b.includes('//') && !b.startsWith('-'), 'not a valid branch name');
+
+export const ResultsConfigSchema = z.strictObject({
+  repo: z.string().min(1).optional(),
+  path: z.string().min(1).optional(),
+  branch: branchName.default(DEFAULT_RESULTS_BRANCH),
+  artifacts_branch: branchName.default(DEFAULT_ARTIFACTS_BRANCH),
+  remote: z.string().regex(/^[A-Za-z0-9._-]+$/, 'a remote name').optional(),
+  auto_push: z.boolean().default(false),
+  require_push: z.boolean().default(false),
+  heavy_threshold_bytes: z.number().int().positive().default(DEFAULT_HEAVY_THRESHOLD),
+});
+export type ResultsConfig = z.infer<typeof ResultsConfigSchema>;
+
+export class ConfigError extends Error {}
+
+/** Find `.agentv/config.yaml` from `start` upward; null when there is none. */
+export async function findConfigFile(start: string): Promise<string | null> {
+  let dir = resolve(start);
+  for (;;) {
+    for (const name of ['config.yaml', 'config.yml']) {
+      const candidate = join(dir, '.agentv', name);
+      try {
+        await readFile(candidate);
+        return candidate;
+      } catch {
+        // keep looking upward
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const bool = (name: string, key: string) => {
+    const v = env[name];
+    if (v === undefined || v === '') return;
+    if (/^(1|true|yes|on)$/i.test(v)) out[key] = true;
+    else if (/^(0|false|no|off)$/i.test(v)) out[key] = false;
+    else throw new ConfigError(`${name}=${v}: expected true or false`);
+  };
+  const str = (name: string, key: string) => {
+    if (env[name]) out[key] = env[name];
+  };
+  str('AGENTV_RESULTS_REPO', 'repo');
+  str('AGENTV_RESULTS_PATH', 'path');
+  str('AGENTV_RESULTS_BRANCH', 'branch');
+  str('AGENTV_RESULTS_ARTIFACTS_BRANCH', 'artifacts_branch');
+  str('AGENTV_RESULTS_REMOTE', 'remote');
+  bool('AGENTV_RESULTS_AUTO_PUSH', 'auto_push');
+  bool('AGENTV_RESULTS_REQUIRE_PUSH', 'require_push');
+  if (env.AGENTV_RESULTS_HEAVY_THRESHOLD_BYTES) out.heavy_threshold_bytes = Number(env.AGENTV_RESULTS_HEAVY_THRESHOLD_BYTES);
+  return out;
+}
+
+export interface LoadedConfig {
+  config: ResultsConfig;
+  /** The config file read, if any (for messages). */
+  file: string | null;
+  /** Directory relative paths in the file resolve against (the folder holding `.agentv/`). */
+  baseDir: string;
+}
+
+export async function loadResultsConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<ResultsConfig>; configFile?: string } = {}): Promise<LoadedConfig> {
+  const cwd = opts.cwd ?? process.cwd();
+  const file = opts.configFile ? resolve(cwd, opts.configFile) : await findConfigFile(cwd);
+  let fromFile: Record<string, unknown> = {};
+  if (file) {
+    let doc: unknown;
+    try {
+      doc = parseYaml(await readFile(file, 'utf8'));
+    } catch (err) {
+      throw new ConfigError(`${file}: not valid YAML (${(err as Error).message.split('\n')[0]})`);
+    }
+    if (doc !== null && doc !== undefined) {
+      if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`${file}: expected a mapping at the top level`);
+      const results = (doc as Record<string, unknown>).results;
+      if (results !== undefined && results !== null) {
+        if (typeof results !== 'object' || Array.isArray(results)) throw new ConfigError(`${file}: results: expected a mapping`);
+        fromFile = results as Record<string, unknown>;
+      }
+    }
+  }
+  const merged = { ...fromFile, ...fromEnv(opts.env ?? process.env), ...stripUndefined(opts.overrides ?? {}) };
+  const parsed = ResultsConfigSchema.safeParse(merged);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = issue.path.length > 0 ? `results.${issue.path.join('.')}` : 'results';
+    const where = file ? `${file}: ` : '';
+    const message = issue.code === 'unrecognized_keys' ? `unknown key(s) ${(issue as { keys: string[] }).keys.map((k) => `results.${k}`).join(', ')}` : `${key}: ${issue.message}`;
+    throw new ConfigError(`${where}${message}`);
+  }
+  if (parsed.data.branch === parsed.data.artifacts_branch) throw new ConfigError(`results.branch and results.artifacts_branch must differ (both ${parsed.data.branch})`);
+  return { config: parsed.data, file, baseDir: file ? dirname(dirname(file)) : cwd };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

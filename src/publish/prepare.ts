@@ -1,0 +1,48 @@
+/**
+ * Bring a run to a publishable state: a results file is exported first; a workspace whose runner
+ * wrote only plain result rows (or no summary) is derived in place, keeping every file the runner
+ * wrote. A fully derived workspace is read as it is.
+ */
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { exportRun } from '../derive/export.js';
+import { IndexRowSchema } from '../model/artifacts.js';
+import { loadRun, workspaceDirOf, type LoadedRun } from '../results/run-reader.js';
+import { readFile } from 'node:fs/promises';
+
+async function isDerived(dir: string): Promise<boolean> {
+  try {
+    await access(join(dir, 'summary.json'));
+    await access(join(dir, 'benchmark.json'));
+  } catch {
+    return false;
+  }
+  const text = await readFile(join(dir, 'index.jsonl'), 'utf8').catch(() => '');
+  const lines = text.split('\n').filter((l) => l.trim());
+  if (lines.length === 0) return false;
+  return lines.every((l) => {
+    try {
+      return IndexRowSchema.safeParse(JSON.parse(l)).success;
+    } catch {
+      return false;
+    }
+  });
+}
+
+export async function prepareRun(run: string, opts: { cwd?: string; experiment?: string } = {}): Promise<LoadedRun & { dir: string; derived: boolean }> {
+  const cwd = opts.cwd ?? process.cwd();
+  let dir = await workspaceDirOf(run, cwd);
+  let derived = false;
+  if (dir === null) {
+    const result = await exportRun({ source: run, cwd, experiment: opts.experiment });
+    dir = result.outDir!;
+    derived = true;
+  } else if (!(await isDerived(dir))) {
+    await exportRun({ source: dir, out: dir, cwd });
+    derived = true;
+  }
+  const loaded = await loadRun(dir, { cwd });
+  if (loaded.problems.length > 0) throw new Error(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${loaded.problems[0]}`);
+  if (loaded.rows.length === 0) throw new Error(`${dir}: the run has no rows; nothing to publish`);
+  return { ...loaded, dir, derived };
+}

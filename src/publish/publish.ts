@@ -1,0 +1,110 @@
+/**
+ * `publish`: put a finished run on the results branch (metadata) and the artifacts branch (heavy
+ * payloads) of a repository without touching its checkout, then push when asked.
+ *
+ *   lock -> derive what is missing -> split -> commit artifacts, commit results -> CAS both refs
+ *   -> unlock -> push both branches atomically (never forced)
+ *
+ * A push that does not land leaves the run committed locally and pending: `status` shows it and
+ * the next publish or `sync` pushes it. With require_push a push that did not land is exit 3.
+ */
+import { configGet, gcAuto, type Ident } from '../git/index.js';
+import { acquirePublishLock } from './lock.js';
+import { runLocation, type RunLocation } from './layout.js';
+import { prepareRun } from './prepare.js';
+import { splitRun } from './split.js';
+import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
+import { PublishError, resolveTarget, type PublishTarget, type TargetOptions } from './target.js';
+import { pushBranches, type PushOutcome } from './push-branches.js';
+
+export interface PublishOptions extends TargetOptions {
+  /** A run workspace, its index.jsonl, or a results JSONL file (exported first). */
+  run: string;
+  /** true/false force; undefined follows results.auto_push. */
+  push?: boolean;
+  requirePush?: boolean;
+  message?: string;
+  experiment?: string;
+  /** Commit time (tests); defaults to now. */
+  now?: () => Date;
+}
+
+export interface PublishResult {
+  runId: string;
+  location: RunLocation;
+  runDir: string;
+  derived: boolean;
+  status: CommitRunResult['status'];
+  commits: { results: string; artifacts: string };
+  counts: { total: number; passed: number; failed: number; payloads: number; metadata: number };
+  push: PushOutcome | null;
+  target: { repo: string; resultsBranch: string; artifactsBranch: string; remote: string | null };
+}
+
+export async function authorIdent(target: PublishTarget, now: Date): Promise<Ident> {
+  const name = (await configGet(target.repo, 'user.name')) ?? 'agentv-results';
+  const email = (await configGet(target.repo, 'user.email')) ?? 'agentv-results@localhost';
+  return { name, email, date: now };
+}
+
+export function commitMessage(loc: RunLocation, counts: { total: number; passed: number }, targets: string[], custom?: string): string {
+  const rate = counts.total === 0 ? 0 : (counts.passed / counts.total) * 100;
+  const title = custom ?? `agentv: ${loc.experiment} ${counts.passed}/${counts.total} passed (${rate.toFixed(1)}%)`;
+  return `${title}\n\nRun ${loc.runId} on ${targets.join(', ')}: ${counts.passed} of ${counts.total} passed.\n\nAgentV-Run: ${loc.runId}\n`;
+}
+
+export async function publish(opts: PublishOptions): Promise<PublishResult> {
+  const target = await resolveTarget(opts);
+  const { repo, config } = target;
+  const lock = await acquirePublishLock(repo.commonDir);
+  let result: PublishResult;
+  try {
+    const run = await prepareRun(opts.run, { cwd: opts.cwd, experiment: opts.experiment });
+    const location = runLocation(run.runId);
+    const split = await splitRun(run.dir, run.rows, { runPath: location.path, artifactsRef: target.artifactsRef, threshold: config.heavy_threshold_bytes });
+    const catalog = catalogRow(location, run.summary, split.rows);
+    const committed = await commitRun({
+      repo,
+      resultsRef: target.resultsRef,
+      artifactsRef: target.artifactsRef,
+      location,
+      metadata: split.metadata,
+      payloads: split.payloads,
+      catalog,
+      message: commitMessage(location, catalog, catalog.targets, opts.message),
+      author: await authorIdent(target, opts.now?.() ?? new Date()),
+      beforeRefUpdate: () => lock.assertHeld(),
+    });
+    result = {
+      runId: run.runId,
+      location,
+      runDir: run.dir,
+      derived: run.derived,
+      status: committed.status,
+      commits: { results: committed.results.after, artifacts: committed.artifacts.after },
+      counts: { total: catalog.total, passed: catalog.passed, failed: catalog.failed, payloads: split.payloads.length, metadata: split.metadata.length },
+      push: null,
+      target: { repo: repo.workTree ?? repo.gitDir, resultsBranch: config.branch, artifactsBranch: config.artifacts_branch, remote: target.remote },
+    };
+  } finally {
+    await lock.release();
+  }
+  // Packs accumulate one per publish; gc --auto repacks only past git's thresholds.
+  if (result.status !== 'already-published') await gcAuto(repo).catch(() => {});
+
+  const wantPush = opts.push ?? config.auto_push;
+  const requirePush = opts.requirePush ?? config.require_push;
+  if (wantPush || requirePush) {
+    if (target.remote === null) {
+      result.push = { landed: false, classification: 'no-remote', message: `no remote to push to: ${repo.workTree ?? repo.gitDir} has none (set results.remote or add one)`, attempts: 0 };
+    } else {
+      result.push = await pushBranches(target);
+    }
+    if (requirePush && !result.push.landed) {
+      const error = new PublishError(`${result.push.message}; the run is committed locally and pending (run \`agentv-results sync\` to retry)`);
+      (error as PublishError & { result?: PublishResult }).result = result;
+      throw error;
+    }
+  }
+  return result;
+}
