@@ -1,0 +1,21 @@
+/**
+ * agentv-results as a library: everything the CLI does, as typed functions. The CLI in src/cli
+ * is a thin shell over these.
+ */
+export * from './model/input-row.js';
+export * from './model/artifacts.js';
+export { SCHEMAS, jsonSchema } from './model/json-schema.js';
+export { sanitizeSegment, safeRelativePath, timestampSlug } from './model/paths.js';
+
+export { exportRun, InputError, type ExportOptions, type ExportResult, type DuplicatePolicy } from './derive/export.js';
+export { LAYOUTS, type LayoutName } from './derive/layouts.js';
+export { normalizeRow, DEFAULT_THRESHOLD, type NormalizedRow } from './derive/normalize.js';
+export { projectionIdentity } from './derive/identity.js';
+export { RunAggregator } from './derive/aggregate.js';
+
+export { loadRun, readSidecarJson, readSidecarText, RunReadError, type LoadedRun } from './results/run-reader.js';
+
+export { publish, type PublishOptions, type PublishResult } from './publish/publish.js';
+export { loadResultsConfig, ConfigError, type ResultsConfig } from './publish/config.js';
+export { runLocation, type RunLocation } from './publish/layout.js';
+export { resolveTarget, PublishError, type PublishTarget } from './publish/target.js';
