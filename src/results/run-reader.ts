@@ -5,6 +5,7 @@
  * Sidecar paths come from the manifest, i.e. from data: every one is checked to stay inside the
  * run directory before it is opened.
  */
+import { readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { IndexRowSchema, type IndexRow } from '../model/artifacts.js';
@@ -140,12 +141,16 @@ export function sidecarPath(run: LoadedRun, row: IndexRow, kind: SidecarKind): s
   return safe === null ? null : join(run.dir, safe);
 }
 
-/** Read a sidecar as text (null when absent); JSON sidecars can be parsed by the caller. */
+/**
+ * Read a sidecar as text (null when absent); JSON sidecars can be parsed by the caller.
+ * Synchronous on purpose: commands read tens of thousands of small sidecars, and routing each
+ * through libuv's thread pool cost several times the read itself (measured on `report`).
+ */
 export async function readSidecarText(run: LoadedRun, row: IndexRow, kind: SidecarKind): Promise<string | null> {
   const path = sidecarPath(run, row, kind);
   if (path === null) return null;
   try {
-    return await readFile(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch {
     return null;
   }

@@ -1,0 +1,31 @@
+import type { CAC } from 'cac';
+import { generateReport } from '../report/index.js';
+import { fmtBytes } from '../report/format.js';
+import { runCommand } from './errors.js';
+import { printJson } from './format.js';
+
+export function registerReport(cli: CAC): void {
+  cli
+    .command('report <run>', 'Write a self-contained HTML report of a run workspace (a run directory or its index.jsonl)')
+    .option('-o, --out <file>', 'Output HTML file (default: <run-dir>/report.html)')
+    .option('-d, --dir <dir>', 'Working directory used to resolve the run and output paths')
+    .option('--json', 'Machine-readable output: { out, tests, bytes, warnings }')
+    .example('agentv-results report .agentv/results/my-eval/2026-03-14T10-32-00-000Z')
+    .example('agentv-results report .agentv/results/my-eval/2026-03-14T10-32-00-000Z/index.jsonl --out docs/index.html')
+    .action((run: string, flags: Record<string, unknown>) =>
+      runCommand(async () => {
+        const result = await generateReport({
+          run,
+          out: flags.out as string | undefined,
+          cwd: (flags.dir as string | undefined) ?? process.cwd(),
+        });
+        // Warnings never fail the command: the report is written, the user decides what to publish.
+        for (const w of result.warnings) process.stderr.write(`warning: ${w}\n`);
+        if (flags.json) {
+          printJson(result);
+          return;
+        }
+        process.stdout.write(`Wrote ${result.out} (${result.tests} test${result.tests === 1 ? '' : 's'}, ${fmtBytes(result.bytes)})\n`);
+      }),
+    );
+}

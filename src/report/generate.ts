@@ -1,0 +1,86 @@
+/**
+ * `generateReport`: a run workspace (directory or its index.jsonl) -> one self-contained HTML
+ * file. Reading goes through the run reader; the steps are projection (what to embed, clipped),
+ * stats (the figures), secret scan (warnings), template (the document) and an atomic write.
+ */
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { loadRun, RunReadError } from '../results/run-reader.js';
+import { projectRun } from './projection.js';
+import { SecretScanner } from './secrets.js';
+import { computeStats } from './stats.js';
+import { renderReport } from './template.js';
+import { fmtInt } from './format.js';
+import { writeFileAtomic } from './write.js';
+
+export const DEFAULT_REPORT_NAME = 'report.html';
+
+export interface ReportOptions {
+  /** A run workspace directory or its index.jsonl. */
+  run: string;
+  /** Output HTML file (default `<run-dir>/report.html`); an existing directory gets `report.html` inside. */
+  out?: string;
+  /** Directory that relative `run` and `out` are resolved against (default: process.cwd()). */
+  cwd?: string;
+  /** Characters embedded per text field (default 20,000). */
+  fieldChars?: number;
+  /** Characters embedded per test over all its fields (default 100,000). */
+  testChars?: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface ReportResult {
+  out: string;
+  tests: number;
+  bytes: number;
+  /** Things a reader should know: possible secrets/local paths, truncation, manifest problems. */
+  warnings: string[];
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+export async function generateReport(opts: ReportOptions): Promise<ReportResult> {
+  const cwd = opts.cwd ?? process.cwd();
+  const run = await loadRun(opts.run, { cwd });
+  // loadRun without allowResultsFile always returns a workspace directory; keep the type honest.
+  if (run.dir === null) throw new RunReadError(`${opts.run}: not a run workspace`);
+  if (run.rows.length === 0 && run.problems.length > 0) {
+    throw new RunReadError(
+      `${run.indexPath}: none of its ${run.problems.length} row(s) is a valid run manifest row (first: ${run.problems[0]}) — is this a workspace written by \`agentv-results export\`? Export the results first`,
+    );
+  }
+  const warnings = run.problems.map((p) => `skipped ${p}`);
+
+  const { data, details, truncated } = await projectRun(run, {
+    ...(opts.fieldChars !== undefined ? { fieldChars: opts.fieldChars } : {}),
+    ...(opts.testChars !== undefined ? { testChars: opts.testChars } : {}),
+    ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+  });
+  const stats = computeStats(data);
+
+  const recorded = run.summary?.total;
+  if (typeof recorded === 'number' && recorded !== stats.overall.total) {
+    warnings.push(`summary.json counts ${fmtInt(recorded)} tests but index.jsonl has ${fmtInt(stats.overall.total)} valid rows; the report shows the rows`);
+  }
+  if (truncated > 0) {
+    warnings.push(`${fmtInt(truncated)} text field(s) exceeded the embedding limit (${fmtInt(data.limits.field_chars)} characters per field, ${fmtInt(data.limits.test_chars)} per test) and are truncated in the report`);
+  }
+
+  const scanner = new SecretScanner();
+  scanner.scan('(run metadata)', data.run);
+  data.tests.forEach((test, i) => {
+    scanner.scan(test.id, test, details[i], data.groups[test.group], data.targets[test.target]);
+  });
+  warnings.push(...scanner.warnings());
+
+  let out = resolve(cwd, opts.out ?? join(run.dir, DEFAULT_REPORT_NAME));
+  if (await isDirectory(out)) out = join(out, DEFAULT_REPORT_NAME);
+  const bytes = await writeFileAtomic(out, renderReport({ data, details, stats }));
+  return { out, tests: data.tests.length, bytes, warnings };
+}

@@ -1,0 +1,216 @@
+/**
+ * Run workspace -> report data. Reads each row's sidecars (grading.json, transcript.json,
+ * outputs/answer.md, outputs/file_changes.diff) through the run reader, which keeps every path
+ * inside the run directory, and keeps only what the page shows, clipped (text.ts).
+ *
+ * Sidecars are data written by us but possibly edited or hand-made, so every field is read
+ * defensively: a wrong type is treated as absent, never trusted.
+ */
+import type { IndexRow } from '../model/artifacts.js';
+import { readSidecarJson, readSidecarText, type LoadedRun } from '../results/run-reader.js';
+import { DEFAULT_FIELD_CHARS, DEFAULT_TEST_CHARS, oneLine, PROMPT_CHARS, stringify, TextBudget } from './text.js';
+import type { ReportAssertion, ReportData, ReportDetail, ReportGrader, ReportMessage, ReportTest } from './types.js';
+
+export interface ProjectionOptions {
+  fieldChars?: number;
+  testChars?: number;
+  /** Sidecars read in parallel; a few dozen keeps the disk busy without exhausting file handles. */
+  concurrency?: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface Projection {
+  data: ReportData;
+  details: ReportDetail[];
+  /** Fields clipped over all tests. */
+  truncated: number;
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+function graderOf(value: unknown, budget: TextBudget, depth: number): ReportGrader | null {
+  if (!isObject(value)) return null;
+  // Composite graders nest; real ones are two or three levels deep, a cap keeps hostile input bounded.
+  const children = depth < 4 ? arr(value.scores).map((c) => graderOf(c, budget, depth + 1)).filter((g): g is ReportGrader => g !== null) : [];
+  return {
+    name: str(value.name) ?? 'unnamed',
+    type: str(value.type) ?? 'unknown',
+    score: num(value.score),
+    verdict: str(value.verdict),
+    weight: num(value.weight),
+    reasoning: budget.clipOrNull(str(value.reasoning)),
+    children,
+  };
+}
+
+function assertionsOf(grading: Json | null, budget: TextBudget): ReportAssertion[] {
+  // skill-creator's name is `expectations`; `assertions` is the alias we also write.
+  const list = grading ? (Array.isArray(grading.expectations) ? grading.expectations : arr(grading.assertions)) : [];
+  const out: ReportAssertion[] = [];
+  for (const a of list) {
+    if (!isObject(a)) continue;
+    out.push({ text: budget.clip(str(a.text) ?? ''), passed: a.passed === true, evidence: budget.clip(str(a.evidence) ?? '') });
+  }
+  return out;
+}
+
+function messagesOf(transcript: Json | null, budget: TextBudget): { messages: ReportMessage[]; omitted: number } {
+  const list = transcript ? arr(transcript.messages) : [];
+  const messages: ReportMessage[] = [];
+  let omitted = 0;
+  for (const m of list) {
+    if (!isObject(m)) continue;
+    if (budget.exhausted) {
+      omitted++;
+      continue;
+    }
+    const tools = arr(m.tool_calls)
+      .filter(isObject)
+      .map((c) => ({
+        name: str(c.tool_name) ?? str(c.name) ?? 'unknown',
+        input: budget.clipOrNull(stringify(c.input)),
+        output: budget.clipOrNull(stringify(c.output)),
+        duration_ms: num(c.duration_ms),
+      }));
+    messages.push({ role: str(m.role) ?? 'unknown', content: budget.clip(str(m.content) ?? ''), tools });
+  }
+  return { messages, omitted };
+}
+
+/** The criteria/prompt column: the first user message, else what the assertions check. */
+function promptOf(transcript: Json | null, grading: Json | null): Pick<ReportTest, 'prompt' | 'prompt_kind'> {
+  for (const m of transcript ? arr(transcript.messages) : []) {
+    if (isObject(m) && m.role === 'user' && typeof m.content === 'string' && m.content.trim() !== '') {
+      return { prompt: oneLine(m.content, PROMPT_CHARS), prompt_kind: 'prompt' };
+    }
+  }
+  const texts = (grading ? arr(grading.expectations) : []).filter(isObject).map((a) => str(a.text)).filter((t): t is string => !!t);
+  if (texts.length > 0) return { prompt: oneLine(texts.join('; '), PROMPT_CHARS), prompt_kind: 'criteria' };
+  return { prompt: '', prompt_kind: 'none' };
+}
+
+function toolCountsOf(grading: Json | null): Record<string, number> {
+  const metrics = grading && isObject(grading.execution_metrics) ? grading.execution_metrics : null;
+  const counts: Record<string, number> = {};
+  if (metrics && isObject(metrics.tool_calls)) {
+    for (const [name, n] of Object.entries(metrics.tool_calls)) if (typeof n === 'number') counts[name] = n;
+  }
+  return counts;
+}
+
+async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions) {
+  const [grading, transcript, answerText, diffText] = await Promise.all([
+    readSidecarJson<Json>(run, row, 'grading'),
+    readSidecarJson<Json>(run, row, 'transcript'),
+    readSidecarText(run, row, 'answer'),
+    readSidecarText(run, row, 'file_changes'),
+  ]);
+  const gradingDoc = isObject(grading) ? grading : null;
+  const transcriptDoc = isObject(transcript) ? transcript : null;
+  const budget = new TextBudget(opts.fieldChars, opts.testChars);
+
+  const error = budget.clipOrNull(row.error ?? null);
+  const assertions = assertionsOf(gradingDoc, budget);
+  // Without grading.json the index row still knows the graders' names, types and scores.
+  const graderSource = gradingDoc && Array.isArray(gradingDoc.evaluators) ? gradingDoc.evaluators : row.scores;
+  const graders = graderSource.map((g) => graderOf(g, budget, 0)).filter((g): g is ReportGrader => g !== null);
+  const rawMessages = transcriptDoc ? arr(transcriptDoc.messages) : [];
+  const last = rawMessages[rawMessages.length - 1];
+  const answerInTranscript = answerText !== null && isObject(last) && last.role === 'assistant' && last.content === answerText;
+  const answer = answerText !== null && !answerInTranscript ? budget.clip(answerText) : null;
+  const diff = budget.clipOrNull(diffText);
+  const { messages, omitted } = messagesOf(transcriptDoc, budget);
+  const changes = gradingDoc && isObject(gradingDoc.workspace_changes) ? str(gradingDoc.workspace_changes.diff_summary) : null;
+
+  const passed = assertions.length > 0 ? assertions.filter((a) => a.passed).length : row.assertions_summary.passed;
+  const total = assertions.length > 0 ? assertions.length : row.assertions_summary.total;
+  const detail: ReportDetail = {
+    execution_status: row.execution_status,
+    error,
+    assertions,
+    graders,
+    tool_calls: toolCountsOf(gradingDoc),
+    changes: changes ? changes : null,
+    messages,
+    omitted_messages: omitted,
+    answer,
+    answer_in_transcript: answerInTranscript,
+    diff,
+  };
+  return { detail, prompt: promptOf(transcriptDoc, gradingDoc), assertions: [passed, total] as [number, number], truncated: budget.truncated };
+}
+
+/** Run `fn` over `items` with at most `limit` in flight, keeping the results in order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return out;
+}
+
+export async function projectRun(run: LoadedRun, opts: ProjectionOptions = {}): Promise<Projection> {
+  const groupIndex = new Map<string, number>();
+  const targetIndex = new Map<string, number>();
+  const data: ReportData = {
+    version: 1,
+    run: { run_id: run.runId, experiment: run.experiment, timestamp: typeof run.summary?.timestamp === 'string' ? run.summary.timestamp : (run.rows[0]?.timestamp ?? null) },
+    limits: { field_chars: opts.fieldChars ?? DEFAULT_FIELD_CHARS, test_chars: opts.testChars ?? DEFAULT_TEST_CHARS, prompt_chars: PROMPT_CHARS },
+    groups: [],
+    targets: [],
+    tests: [],
+  };
+
+  let done = 0;
+  let truncated = 0;
+  const projected = await mapLimit(run.rows, opts.concurrency ?? 32, async (row) => {
+    const p = await projectRow(run, row, opts);
+    opts.onProgress?.(++done, run.rows.length);
+    return p;
+  });
+  const details: ReportDetail[] = [];
+  run.rows.forEach((row, i) => {
+    const p = projected[i]!;
+    // A suite can come from several eval files (and an eval file names its suite): group by both.
+    const groupKey = JSON.stringify([row.suite, row.eval_path ?? null]);
+    let group = groupIndex.get(groupKey);
+    if (group === undefined) {
+      group = data.groups.length;
+      groupIndex.set(groupKey, group);
+      data.groups.push({ suite: row.suite, eval_path: row.eval_path ?? null });
+    }
+    let target = targetIndex.get(row.target);
+    if (target === undefined) {
+      target = data.targets.length;
+      targetIndex.set(row.target, target);
+      data.targets.push(row.target);
+    }
+    data.tests.push({
+      id: row.test_id,
+      group,
+      target,
+      attempt: row.attempt,
+      variant: row.variant,
+      verdict: row.verdict,
+      score: row.score,
+      duration_ms: row.duration_ms,
+      tokens: row.total_tokens,
+      cost_usd: row.cost_usd,
+      ...p.prompt,
+      assertions: p.assertions,
+    });
+    details.push(p.detail);
+    truncated += p.truncated;
+  });
+  return { data, details, truncated };
+}

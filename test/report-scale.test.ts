@@ -1,0 +1,106 @@
+/**
+ * A 10,000-test run: synthetic results (bench/synthetic.mjs) -> `export` -> `report`, opened in
+ * headless Chromium. The page must show its first rows and the right counts quickly, render
+ * only one page of rows, and build a test's details only when it is expanded.
+ */
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli.js';
+import { REPO_ROOT } from './helpers/fixtures.js';
+
+const LAUNCH = {
+  executablePath: '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+};
+const ROWS = 10_000;
+// Exporting 10,000 results writes ~60,000 files: give the shared, 2-core machine room.
+const SETUP_MS = 300_000;
+
+type SyntheticModule = { writeSyntheticResults: (path: string, opts: { rows: number; turns: number }) => Promise<number> };
+
+let browser: Browser;
+let tmp: string;
+let runDir: string;
+let report: { out: string; tests: number; bytes: number; warnings: string[] };
+let summary: { total: number; passed: number; failed: number; errors: number };
+
+beforeAll(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'report-scale-'));
+  const synthetic = (await import(pathToFileURL(join(REPO_ROOT, 'bench/synthetic.mjs')).href)) as SyntheticModule;
+  const src = join(tmp, 'results.jsonl');
+  expect(await synthetic.writeSyntheticResults(src, { rows: ROWS, turns: 1 })).toBe(ROWS);
+  runDir = join(tmp, 'run');
+  const exported = await runCli(['export', src, '--out', runDir], { timeoutMs: SETUP_MS });
+  expect(exported.code, exported.stderr).toBe(0);
+  const reported = await runCli(['report', runDir, '--json'], { timeoutMs: SETUP_MS });
+  expect(reported.code, reported.stderr).toBe(0);
+  report = JSON.parse(reported.stdout);
+  summary = JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8'));
+  browser = await chromium.launch(LAUNCH);
+}, SETUP_MS * 2);
+
+afterAll(async () => {
+  await browser?.close();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+describe('report of a 10,000-test run', () => {
+  it('writes every test, at a size proportional to the data', async () => {
+    expect(report.tests).toBe(ROWS);
+    expect(report.warnings).toEqual([]);
+    expect((await stat(report.out)).size).toBe(report.bytes);
+    // About the size of the source results (transcripts included, answer.md not duplicated).
+    const source = (await stat(join(tmp, 'results.jsonl'))).size;
+    expect(report.bytes).toBeLessThan(source * 1.25);
+  });
+
+  it('shows the first rows and the counts, one page at a time, details on demand', async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const errors: string[] = [];
+      const requests: string[] = [];
+      page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+      page.on('pageerror', (e) => errors.push(e.message));
+      page.on('request', (r) => requests.push(r.url()));
+      const t0 = Date.now();
+      await page.goto(pathToFileURL(report.out).href, { waitUntil: 'commit' });
+      const first = page.locator('tr.test-row').first();
+      await first.waitFor({ timeout: 20_000 });
+      const firstRowsMs = Date.now() - t0;
+      expect(await first.isVisible()).toBe(true);
+      expect(await first.locator('td.id').textContent()).toContain('test-0');
+      expect(firstRowsMs).toBeLessThan(15_000);
+
+      const stat = async (k: string) => Number(((await page.locator(`[data-stat="${k}"] .v`).textContent()) ?? '').replace(/,/g, ''));
+      expect(await stat('total')).toBe(summary.total);
+      expect(await stat('passed')).toBe(summary.passed);
+      expect(await stat('failed')).toBe(summary.failed);
+      expect(await stat('errors')).toBe(summary.errors);
+      expect(await page.locator('tr.test-row').count()).toBe(100);
+      expect(await page.locator('#page-info').textContent()).toBe('Showing 1–100 of 10,000');
+      // Nothing of the details exists until a row is expanded.
+      expect(await page.locator('tr.detail-row').count()).toBe(0);
+
+      await page.locator('#page-next').click();
+      await page.locator('tr.test-row td.id', { hasText: 'test-50' }).first().waitFor();
+      expect(await page.locator('#page-info').textContent()).toBe('Showing 101–200 of 10,000');
+
+      await page.locator('tr.test-row').first().click();
+      const items = page.locator('tr.detail-row ul.asserts li');
+      await items.first().waitFor();
+      expect(await items.count()).toBeGreaterThan(1);
+
+      await page.fill('#f-q', 'test-4999');
+      await expect.poll(() => page.locator('#page-info').textContent()).toBe('Showing 1–2 of 2 (filtered from 10,000)');
+      expect(errors).toEqual([]);
+      expect(requests).toEqual([pathToFileURL(report.out).href]);
+    } finally {
+      await context.close();
+    }
+  });
+});
