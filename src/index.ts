@@ -13,7 +13,8 @@ export { normalizeRow, DEFAULT_THRESHOLD, type NormalizedRow } from './derive/no
 export { projectionIdentity } from './derive/identity.js';
 export { RunAggregator } from './derive/aggregate.js';
 
-export { loadRun, readSidecarJson, readSidecarText, RunReadError, type LoadedRun } from './results/run-reader.js';
+export * from './results/index.js';
+export { generateReport } from './report/index.js';
 
 export { publish, type PublishOptions, type PublishResult } from './publish/publish.js';
 export { loadResultsConfig, ConfigError, type ResultsConfig } from './publish/config.js';

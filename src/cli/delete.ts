@@ -1,0 +1,48 @@
+import type { CAC } from 'cac';
+import { createInterface } from 'node:readline/promises';
+import { deleteRuns, planDelete, type DeleteTarget } from '../results/delete.js';
+import { EXIT, UsageError, runCommand } from './errors.js';
+import { printJson } from './format.js';
+import { displayPath } from './show.js';
+
+async function confirm(targets: DeleteTarget[], cwd: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    process.stderr.write('This permanently deletes:\n');
+    for (const t of targets) process.stderr.write(`  ${displayPath(cwd, t.dir)}  (${t.run_id ?? 'unknown run'}, ${t.rows} row${t.rows === 1 ? '' : 's'})\n`);
+    const answer = await rl.question(`Delete ${targets.length === 1 ? 'this run' : `these ${targets.length} runs`}? [y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+export function registerDelete(cli: CAC): void {
+  cli
+    .command('delete <...runs>', 'Delete local run workspaces (refuses anything that is not one)')
+    .option('--yes', 'Do not ask for confirmation (required when stdin is not a terminal)')
+    .option('--dir <dir>', 'Working directory used to resolve relative paths')
+    .option('--json', 'Machine-readable output: { deleted: [...] }')
+    .example('agentv-results delete .agentv/results/my-eval/2026-03-14T10-32-00-000Z --yes')
+    .action((runs: string[], flags: Record<string, unknown>) =>
+      runCommand(async () => {
+        const cwd = (flags.dir as string | undefined) ?? process.cwd();
+        // Every path is checked before anything is asked or deleted.
+        const plan = await planDelete({ paths: runs, cwd });
+        if (!flags.yes) {
+          if (!process.stdin.isTTY) throw new UsageError('refusing to delete without confirmation: stdin is not a terminal — pass --yes to delete non-interactively');
+          if (!(await confirm(plan.targets, cwd))) {
+            process.stderr.write('Nothing deleted.\n');
+            return EXIT.check;
+          }
+        }
+        const deleted = await deleteRuns(plan);
+        if (flags.json) {
+          printJson({ deleted });
+          return EXIT.ok;
+        }
+        for (const d of deleted) process.stdout.write(`Deleted ${displayPath(cwd, d.dir)}${d.run_id ? ` (${d.run_id})` : ''}\n`);
+        return EXIT.ok;
+      }),
+    );
+}

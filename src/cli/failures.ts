@@ -1,0 +1,51 @@
+import type { CAC } from 'cac';
+import { join } from 'node:path';
+import { listFailures } from '../results/failures.js';
+import { runCommand } from './errors.js';
+import { bold, dim, green, printJson, red } from './format.js';
+import { displayPath, stringFlags, verdictText } from './show.js';
+
+export function registerFailures(cli: CAC): void {
+  cli
+    .command('failures <run>', 'Show only the failing cases of a run (verdict fail or error) with the assertions that failed and their evidence')
+    .option('--target <name>', 'Only this target (repeatable)')
+    .option('--test-id <glob>', 'Only test ids matching this glob (* and ?); repeatable')
+    .option('--dir <dir>', 'Working directory used to resolve relative paths')
+    .option('--json', 'Machine-readable output')
+    .example('agentv-results failures .agentv/results/my-eval/2026-03-14T10-32-00-000Z')
+    .action((run: string, flags: Record<string, unknown>) =>
+      runCommand(async () => {
+        const cwd = (flags.dir as string | undefined) ?? process.cwd();
+        const report = await listFailures({ run, cwd, targets: stringFlags('target', flags.target), testIds: stringFlags('test-id', flags.testId) });
+        for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+        if (flags.json) {
+          printJson(report);
+          return;
+        }
+        if (report.failures.length === 0) {
+          process.stdout.write(green(`No failing cases (${report.total} case${report.total === 1 ? '' : 's'} in ${report.run_id})`) + '\n');
+          return;
+        }
+        process.stdout.write(`${report.failures.length} failing of ${report.total} case${report.total === 1 ? '' : 's'} in ${report.run_id}\n`);
+        for (const f of report.failures) {
+          const variant = f.variant === null ? '' : `, variant ${f.variant}`;
+          const lines = [
+            '',
+            `${red('✗')} ${bold(f.test_id)}  (target ${f.target}, attempt ${f.attempt}${variant})  ${verdictText(f.verdict)} (${f.execution_status})  score ${f.score.toFixed(3)}`,
+            `    assertions ${f.assertions.passed}/${f.assertions.total} passed`,
+          ];
+          for (const a of f.failed_assertions) {
+            lines.push(`    ${red('✗')} ${a.text}`);
+            if (a.evidence) lines.push(dim(`        evidence: ${a.evidence}`));
+          }
+          for (const g of f.failed_graders) {
+            lines.push(`    grader ${g.name} (${g.type}) ${g.verdict} ${g.score.toFixed(2)}${g.reasoning ? `: ${g.reasoning}` : ''}`);
+          }
+          if (f.error) lines.push(`    error: ${f.error}`);
+          if (f.grading_problem) lines.push(`    ${red('!')} ${f.grading_problem}`);
+          lines.push(dim(`    grading: ${displayPath(cwd, join(report.dir, f.grading_path))}`));
+          process.stdout.write(lines.join('\n') + '\n');
+        }
+      }),
+    );
+}

@@ -1,0 +1,110 @@
+import type { CAC } from 'cac';
+import { isAbsolute, join, relative } from 'node:path';
+import { InputError } from '../derive/export.js';
+import { showCases, type CaseDetails } from '../results/show.js';
+import { runCommand } from './errors.js';
+import { bold, green, int, money, printJson, red, seconds, yellow } from './format.js';
+
+/**
+ * The values of a string option exactly as typed. cac (through mri) turns numeric-looking option
+ * values into numbers, so `--test-id 001` would arrive as 1; the raw argv keeps "001". Falls back
+ * to the parsed value when the option is not in argv (e.g. an alias).
+ */
+export function stringFlags(name: string, parsed: unknown, argv: string[] = process.argv): string[] {
+  const long = `--${name}`;
+  const raw: string[] = [];
+  const args = argv.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') break;
+    if (a === long && i + 1 < args.length) raw.push(args[++i]!);
+    else if (a.startsWith(`${long}=`)) raw.push(a.slice(long.length + 1));
+  }
+  if (raw.length > 0) return raw;
+  if (parsed === undefined || parsed === null || parsed === true || parsed === false) return [];
+  return (Array.isArray(parsed) ? parsed : [parsed]).map(String);
+}
+
+/** The one value of a string option as typed (the last one wins, as with any repeated flag). */
+export function stringFlag(name: string, parsed: unknown): string | undefined {
+  const all = stringFlags(name, parsed);
+  return all[all.length - 1];
+}
+
+/** A path for humans: relative to the working directory when below it, else absolute. */
+export function displayPath(cwd: string, abs: string): string {
+  const rel = relative(cwd, abs);
+  if (rel === '') return '.';
+  return rel.startsWith('..') || isAbsolute(rel) ? abs : rel;
+}
+
+export function verdictText(verdict: string): string {
+  return verdict === 'pass' ? green('pass') : verdict === 'error' ? yellow('error') : red('fail');
+}
+
+function printCase(c: CaseDetails, at: (rel: string) => string): void {
+  const variant = c.variant === null ? '' : `, variant ${c.variant}`;
+  const out: string[] = [];
+  out.push(`${bold(c.test_id)}  (suite ${c.suite}, target ${c.target}${c.source_target !== c.target ? ` from ${c.source_target}` : ''}, attempt ${c.attempt}${variant})`);
+  out.push(`  verdict     ${verdictText(c.verdict)} (${c.execution_status})   score ${c.score.toFixed(3)}`);
+  const usage = c.token_usage ? ` (in ${int(c.token_usage.input)}, out ${int(c.token_usage.output)}, cached ${int(c.token_usage.cached)})` : '';
+  out.push(`  duration    ${seconds(c.duration_ms)}   tokens ${int(c.total_tokens)}${usage}${c.usage_source ? ` [${c.usage_source}]` : ''}   cost ${money(c.cost_usd)}`);
+  out.push(`  assertions  ${c.assertions.passed}/${c.assertions.total} passed`);
+  if (c.tool_calls) {
+    const by = Object.entries(c.tool_calls.by_tool).map(([tool, n]) => `${tool} ${n}`).join(', ');
+    out.push(`  tool calls  ${c.tool_calls.total}${by ? ` (${by})` : ''}`);
+  } else {
+    out.push('  tool calls  — (metrics.json missing)');
+  }
+  if (c.graders.length > 0) out.push(`  graders     ${c.graders.map((g) => `${g.name} ${g.score.toFixed(2)}${g.verdict ? ` ${g.verdict}` : ''}`).join(', ')}`);
+  if (c.error) out.push(`  error       ${c.error}`);
+  out.push(`  timestamp   ${c.timestamp ?? '—'}`);
+  const files: [string, string | null][] = [
+    ['result', c.paths.result],
+    ['grading', c.paths.grading],
+    ['metrics', c.paths.metrics],
+    ['timing', c.paths.timing],
+    ['transcript', c.paths.transcript],
+    ['raw', c.paths.transcript_raw],
+    ['answer', c.paths.answer],
+    ['diff', c.paths.file_changes],
+  ];
+  out.push(`  files       ${at(c.paths.result_dir)}/`);
+  // Sidecars inside the attempt directory are shown relative to it; any others in full.
+  const inDir = (path: string) => (path.startsWith(`${c.paths.result_dir}/`) ? path.slice(c.paths.result_dir.length + 1) : at(path));
+  for (const [label, path] of files) if (path) out.push(`    ${label.padEnd(10)} ${inDir(path)}`);
+  process.stdout.write(out.join('\n') + '\n');
+}
+
+export function registerShow(cli: CAC): void {
+  cli
+    .command('show <run>', 'Display case-level rows of a run with their sidecars\' key facts')
+    .option('--test-id <glob>', 'Test id or glob (* and ?); repeatable; default: every case')
+    .option('--target <name>', 'Only this target (repeatable)')
+    .option('--dir <dir>', 'Working directory used to resolve relative paths')
+    .option('--json', 'Machine-readable output (paths relative to the run directory)')
+    .example('agentv-results show .agentv/results/my-eval/2026-03-14T10-32-00-000Z --test-id "code-review-*"')
+    .action((run: string, flags: Record<string, unknown>) =>
+      runCommand(async () => {
+        const cwd = (flags.dir as string | undefined) ?? process.cwd();
+        const testIds = stringFlags('test-id', flags.testId);
+        const targets = stringFlags('target', flags.target);
+        const report = await showCases({ run, cwd, testIds, targets });
+        for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+        if (report.cases.length === 0 && (testIds.length > 0 || targets.length > 0)) {
+          const filters = [...testIds.map((t) => `--test-id ${JSON.stringify(t)}`), ...targets.map((t) => `--target ${JSON.stringify(t)}`)].join(' ');
+          throw new InputError(`no case of ${report.run_id} matches ${filters} — run \`agentv-results show ${run}\` to list every case`);
+        }
+        if (flags.json) {
+          printJson(report);
+          return;
+        }
+        const at = (rel: string) => displayPath(cwd, join(report.dir, rel));
+        process.stdout.write(`run_id: ${report.run_id}   ${report.cases.length} case${report.cases.length === 1 ? '' : 's'}\n\n`);
+        report.cases.forEach((c, i) => {
+          if (i > 0) process.stdout.write('\n');
+          printCase(c, at);
+        });
+      }),
+    );
+}

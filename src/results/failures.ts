@@ -1,0 +1,128 @@
+/**
+ * `failures`: only the failing cases of a run (verdict fail or error), each with what failed and
+ * why — the failed assertions with their evidence, the graders that failed, and the error text.
+ *
+ * The index row says *that* a case failed; grading.json says *why*, so it is read per failing
+ * row. A missing or unreadable grading.json is reported on the case instead of being skipped:
+ * a failure without evidence is still a failure.
+ */
+import type { IndexRow } from '../model/artifacts.js';
+import type { EvaluatorResult } from '../model/input-row.js';
+import { InputError } from '../derive/export.js';
+import { distinct, filterTargets, matchAny } from './keys.js';
+import { loadRun, readSidecarJson } from './run-reader.js';
+
+export interface FailuresOptions {
+  run: string;
+  cwd?: string;
+  targets?: string[];
+  /** Test-id globs (`*`, `?`). */
+  testIds?: string[];
+}
+
+export interface FailedAssertion {
+  text: string;
+  evidence: string;
+}
+
+export interface FailedGrader {
+  name: string;
+  type: string;
+  score: number;
+  verdict: string | null;
+  reasoning: string | null;
+}
+
+export interface FailingCase {
+  test_id: string;
+  suite: string;
+  target: string;
+  attempt: number;
+  variant: string | null;
+  verdict: 'fail' | 'error';
+  execution_status: string;
+  score: number;
+  error: string | null;
+  assertions: { passed: number; total: number };
+  failed_assertions: FailedAssertion[];
+  failed_graders: FailedGrader[];
+  /** Set when grading.json could not be read, so the evidence above is incomplete. */
+  grading_problem: string | null;
+  result_dir: string;
+  grading_path: string;
+}
+
+export interface FailuresReport {
+  run_id: string;
+  experiment: string;
+  dir: string;
+  /** Rows considered (after filters). */
+  total: number;
+  failures: FailingCase[];
+  warnings: string[];
+}
+
+interface GradingDoc {
+  expectations?: { text?: unknown; passed?: unknown; evidence?: unknown }[];
+  evaluators?: EvaluatorResult[];
+}
+
+/**
+ * Graders that report a fail/error verdict. A grader without a verdict makes no pass/fail claim
+ * (only a score), so it is not listed: the row's verdict already says the case failed.
+ */
+function failedGraders(evaluators: EvaluatorResult[] | undefined): FailedGrader[] {
+  const out: FailedGrader[] = [];
+  const walk = (list: EvaluatorResult[]) => {
+    for (const e of list) {
+      if (e.verdict === 'fail' || e.verdict === 'error') {
+        out.push({ name: e.name, type: e.type, score: e.score, verdict: e.verdict, reasoning: typeof e.reasoning === 'string' ? e.reasoning : null });
+      }
+      // assert-set graders nest their members' results.
+      if (Array.isArray(e.scores)) walk(e.scores);
+    }
+  };
+  if (Array.isArray(evaluators)) walk(evaluators);
+  return out;
+}
+
+async function describeFailure(run: Awaited<ReturnType<typeof loadRun>>, row: IndexRow): Promise<FailingCase> {
+  const grading = await readSidecarJson<GradingDoc>(run, row, 'grading');
+  const expectations = Array.isArray(grading?.expectations) ? grading.expectations : [];
+  return {
+    test_id: row.test_id,
+    suite: row.suite,
+    target: row.target,
+    attempt: row.attempt,
+    variant: row.variant,
+    verdict: row.verdict as 'fail' | 'error',
+    execution_status: row.execution_status,
+    score: row.score,
+    error: row.error ?? null,
+    assertions: { passed: row.assertions_summary.passed, total: row.assertions_summary.total },
+    failed_assertions: expectations
+      .filter((e) => e && e.passed === false)
+      .map((e) => ({ text: String(e.text ?? ''), evidence: typeof e.evidence === 'string' ? e.evidence : '' })),
+    failed_graders: failedGraders(grading?.evaluators),
+    grading_problem: grading === null ? `${row.grading_path} is missing or not valid JSON` : null,
+    result_dir: row.result_dir,
+    grading_path: row.grading_path,
+  };
+}
+
+export async function listFailures(opts: FailuresOptions): Promise<FailuresReport> {
+  const run = await loadRun(opts.run, { cwd: opts.cwd });
+  const matches = matchAny(opts.testIds);
+  const rows = filterTargets(run.rows, opts.targets).filter((r) => matches(r.test_id));
+  // "No failing cases" must not be the answer to a mistyped filter.
+  if (rows.length === 0 && run.rows.length > 0 && ((opts.targets?.length ?? 0) > 0 || (opts.testIds?.length ?? 0) > 0)) {
+    const filters = [...(opts.targets ?? []).map((t) => `--target ${JSON.stringify(t)}`), ...(opts.testIds ?? []).map((t) => `--test-id ${JSON.stringify(t)}`)].join(' ');
+    throw new InputError(`no case of ${run.runId} matches ${filters} (targets: ${distinct(run.rows.map((r) => r.target)).join(', ')})`);
+  }
+  const failures: FailingCase[] = [];
+  for (const row of rows) {
+    if (row.verdict === 'pass') continue;
+    failures.push(await describeFailure(run, row));
+  }
+  return { run_id: run.runId, experiment: run.experiment, dir: run.dir!, total: rows.length, failures, warnings: run.problems };
+}

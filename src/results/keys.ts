@@ -1,0 +1,69 @@
+/**
+ * Small shared helpers: how rows are keyed, filtered and displayed across the results commands.
+ */
+import type { IndexRow } from '../model/artifacts.js';
+
+/**
+ * The case a row records: (suite, test_id, target, source_target, attempt, variant).
+ *
+ * Two rows with the same key are the same case recorded twice (a duplicate). The seeds name
+ * (test_id, target, attempt, variant); suite and source_target are added because the same test id
+ * may legitimately exist in two suites of a multi-eval run, and a replay from another source
+ * target is a distinct projection by seed 002 — counting either as a duplicate would be wrong.
+ */
+export function caseKey(row: Pick<IndexRow, 'suite' | 'test_id' | 'target' | 'source_target' | 'attempt' | 'variant'>): string {
+  return JSON.stringify([row.suite, row.test_id, row.target, row.source_target, row.attempt, row.variant]);
+}
+
+/** `research-question (target gpt-4o, attempt 0)` — how a case is named in messages. */
+export function describeCase(row: Pick<IndexRow, 'test_id' | 'target' | 'attempt' | 'variant'>): string {
+  const variant = row.variant === null ? '' : `, variant ${row.variant}`;
+  return `${row.test_id} (target ${row.target}, attempt ${row.attempt}${variant})`;
+}
+
+/**
+ * `*` (any run of characters) and `?` (one character) test-id globs; everything else is literal.
+ * Test ids are not paths, so `*` also matches `/`.
+ */
+export function globToRegExp(glob: string): RegExp {
+  let source = '';
+  for (const ch of glob) {
+    if (ch === '*') source += '.*';
+    else if (ch === '?') source += '.';
+    else source += ch.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`, 's');
+}
+
+/** A predicate matching any of the globs; no globs matches everything. */
+export function matchAny(globs: readonly string[] | undefined): (value: string) => boolean {
+  if (!globs || globs.length === 0) return () => true;
+  const res = globs.map(globToRegExp);
+  return (value) => res.some((re) => re.test(value));
+}
+
+/** Keep rows of the given targets (none given: all rows). */
+export function filterTargets(rows: IndexRow[], targets: readonly string[] | undefined): IndexRow[] {
+  if (!targets || targets.length === 0) return rows;
+  const wanted = new Set(targets);
+  return rows.filter((r) => wanted.has(r.target));
+}
+
+/** Distinct values in first-seen order. */
+export function distinct<T>(values: Iterable<T>): T[] {
+  return [...new Set(values)];
+}
+
+/** Map with at most `limit` promises in flight (a run can have many thousands of rows; file handles are finite). */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
