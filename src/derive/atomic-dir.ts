@@ -64,7 +64,11 @@ export class AtomicDir {
     return join(this.staging, safe);
   }
 
-  /** mkdir -p that creates only the missing levels, each once, without EEXIST round trips. */
+  /**
+   * mkdir -p that creates only the missing levels, each once, without EEXIST round trips. The
+   * cache is bounded: rows write into their own fresh directories one after another, so only
+   * recent entries are ever hit, and forgetting old ones costs at most one EEXIST each.
+   */
   private ensureDir(dir: string): void {
     if (this.made.has(dir)) return;
     this.ensureDir(dirname(dir));
@@ -72,6 +76,10 @@ export class AtomicDir {
       mkdirSync(dir);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if (this.made.size >= 4096) {
+      this.made.clear();
+      this.made.add(this.staging);
     }
     this.made.add(dir);
   }

@@ -151,7 +151,9 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
         continue;
       }
       const row = normalizeRow(parsed.row, threshold);
-      const key = localIdentityKey(row);
+      // 128 bits of the identity instead of the identity itself: per-row bookkeeping is the only
+      // memory that grows with the input, so it is kept to a fixed small size per row.
+      const key = createHash('sha1').update(localIdentityKey(row)).digest('base64');
       const seenAt = firstLineOf.get(key);
       if (seenAt !== undefined) {
         if (policy === 'error') {
@@ -170,11 +172,12 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
         earliest = row.timestamp;
       }
       const out = layout.row(row, { key, rawLine: line.text, includeRawContent: includeRaw });
-      const previousOwner = ownedBy.get(out.owned);
+      const ownedKey = createHash('sha1').update(out.owned).digest('base64');
+      const previousOwner = ownedBy.get(ownedKey);
       if (previousOwner !== undefined && previousOwner !== key) {
-        throw new InputError(`${where}: two different results map to ${out.owned} — report this as a bug with the two lines`, displayName, line.lineNo);
+        throw new InputError(`${where}: two different results map to ${out.owned} (they differ only in trace or envelope ids) — give them distinct attempts or variants`, displayName, line.lineNo);
       }
-      ownedBy.set(out.owned, key);
+      ownedBy.set(ownedKey, key);
       const spilled: Spilled = { key, owned: out.owned, index: out.index };
       if (includeRaw) spilled.raw = { input: row.input_messages.map((m) => m.content).join('\n\n'), output: row.answer ?? '' };
       if (dir) {
@@ -210,7 +213,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
         throw new InputError(`${relative(cwd, finalPath) || finalPath} already holds run ${existing.runId}; this input is run ${runId} — choose another --out or delete that run first`);
       }
       for (const row of existing.rows) {
-        const key = localIdentityKey(identityFieldsOf(row));
+        const key = createHash('sha1').update(localIdentityKey(identityFieldsOf(row))).digest('base64');
         if (!keep.has(key)) {
           carried.push(row);
           continue;
