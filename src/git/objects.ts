@@ -1,4 +1,6 @@
 // Small object-level operations: commit an existing tree, list a tree, housekeeping.
+import { readdir, readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import { normalizeIdent, normalizeMessage, identEnv, type Ident } from './ident.js';
 import { assertNotOption, gitIn, text, type Repo } from './repo.js';
 
@@ -85,5 +87,34 @@ export async function lsTree(repo: Repo, treeish: string, opts: LsTreeOptions = 
  * background process outlives the call or holds gc's lock while we publish.
  */
 export async function gcAuto(repo: Repo): Promise<void> {
+  await sweepOurCrashReports(repo);
   await gitIn(repo, ['gc', '--auto', '--quiet'], { config: { 'gc.autoDetach': 'false' } });
+}
+
+/**
+ * A writeCommit whose process was killed mid-stream (kill -9, OOM) leaves fast-import's crash
+ * report `fast_import_crash_<pid>` in the git directory: git dumps it when its input ends early.
+ * Ours are recognizable (they name our scratch refs/agentv-tmp/ branch) and useless once their
+ * process is gone; anyone else's is left alone.
+ */
+async function sweepOurCrashReports(repo: Repo): Promise<void> {
+  for (const dir of new Set([repo.gitDir, repo.commonDir])) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names) {
+      const m = /^fast_import_crash_(\d+)$/.exec(name);
+      if (!m || processAlive(Number(m[1]))) continue;
+      const file = join(dir, name);
+      const report = await readFile(file, 'utf8').catch(() => '');
+      if (report.includes('refs/agentv-tmp/')) await unlink(file).catch(() => undefined);
+    }
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -1,7 +1,7 @@
 /**
- * Write one run onto the results and artifacts branches as two commits (artifacts first), then
- * move both refs in one compare-and-swap transaction: after a crash either neither ref moved or
- * both did, and a results commit never points at payloads that are not committed.
+ * Write one run onto the results and artifacts branches as two commits, then move both refs in
+ * one compare-and-swap transaction: after a crash either neither ref moved or both did, and a
+ * results commit never points at payloads that are not committed.
  *
  * Only the run's own paths and its day's catalog file change, so the commit costs O(size of the
  * run). Publishing identical content again changes nothing and moves no ref.
@@ -65,8 +65,11 @@ export function updatedCatalog(existing: string, row: CatalogRow): string {
   return out.join('\n') + '\n';
 }
 
-/** Changes that make `base/<path>` hold exactly `files` (overlays excepted); empty when it already does. */
-async function runTreeChanges(repo: Repo, tip: string | null, base: string, files: SplitFile[]): Promise<FileChange[]> {
+/**
+ * Changes that make `base/<path>` hold `files` (overlays excepted); empty when it already does.
+ * With `deleteMissing`, paths not in `files` are removed too (exactly `files`).
+ */
+async function runTreeChanges(repo: Repo, tip: string | null, base: string, files: SplitFile[], deleteMissing: boolean): Promise<FileChange[]> {
   const existing = new Map<string, string>();
   if (tip) for (const e of await lsTree(repo, tip, { path: base, recursive: true })) if (e.type === 'blob') existing.set(e.path, e.sha);
   const changes: FileChange[] = [];
@@ -75,8 +78,11 @@ async function runTreeChanges(repo: Repo, tip: string | null, base: string, file
     const path = `${base}/${f.path}`;
     wanted.add(path);
     if (OVERLAYS.has(f.path) && existing.has(path)) continue;
-    if (existing.get(path) !== blobId(repo, f.data)) changes.push({ path, data: f.data });
+    // Hash only to compare with a file already there; a new run skips it.
+    const there = existing.get(path);
+    if (there === undefined || there !== blobId(repo, f.data)) changes.push({ path, data: f.data });
   }
+  if (!deleteMissing) return changes;
   for (const path of existing.keys()) {
     const rel = path.slice(base.length + 1);
     if (!wanted.has(path) && !OVERLAYS.has(rel)) changes.push({ path, delete: true });
@@ -106,13 +112,18 @@ export interface CommitRunResult {
 
 export async function commitRun(input: CommitRunInput): Promise<CommitRunResult> {
   const { repo, location } = input;
-  const resultsTip = await resolveRef(repo, input.resultsRef);
-  const artifactsTip = await resolveRef(repo, input.artifactsRef);
-
-  const payloadChanges = await runTreeChanges(repo, artifactsTip, location.path, input.payloads);
-  const metadataChanges = await runTreeChanges(repo, resultsTip, location.path, input.metadata);
+  // Independent reads and writes run side by side: each is its own git process, and a publish is
+  // mostly waiting for them (the two fast-imports use both cores of a small machine).
+  const [resultsTip, artifactsTip] = await Promise.all([resolveRef(repo, input.resultsRef), resolveRef(repo, input.artifactsRef)]);
   const catalogSpec = resultsTip ? `${resultsTip}:${location.catalogPath}` : null;
-  const currentCatalog = catalogSpec ? ((await readBlobs(repo, [catalogSpec])).get(catalogSpec)?.toString('utf8') ?? '') : '';
+  const [payloadChanges, metadataChanges, catalogBlobs] = await Promise.all([
+    // Payloads are never deleted: a republished run may not have them locally (pulled without
+    // --with-artifacts) and its index still points at them.
+    runTreeChanges(repo, artifactsTip, location.path, input.payloads, false),
+    runTreeChanges(repo, resultsTip, location.path, input.metadata, true),
+    catalogSpec ? readBlobs(repo, [catalogSpec]) : Promise.resolve(null),
+  ]);
+  const currentCatalog = catalogSpec ? (catalogBlobs?.get(catalogSpec)?.toString('utf8') ?? '') : '';
   const nextCatalog = updatedCatalog(currentCatalog, input.catalog);
   if (nextCatalog !== currentCatalog) metadataChanges.push({ path: location.catalogPath, data: nextCatalog });
   const wasThere = resultsTip !== null && currentCatalog.includes(`"run_id":${JSON.stringify(location.runId)}`);
@@ -121,16 +132,21 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
     return { status: 'already-published', results: { before: resultsTip, after: resultsTip }, artifacts: { before: artifactsTip, after: artifactsTip } };
   }
 
-  let artifactsAfter = artifactsTip ?? (await rootCommit(repo, 'artifacts'));
-  if (payloadChanges.length > 0) {
-    artifactsAfter = (
-      await writeCommit(repo, { parent: artifactsAfter, files: payloadChanges, message: `${input.message.split('\n')[0]} (payloads)\n\nAgentV-Run: ${location.runId}`, author: input.author })
-    ).commit;
-  }
-  let resultsAfter = resultsTip ?? (await rootCommit(repo, 'results'));
-  if (metadataChanges.length > 0) {
-    resultsAfter = (await writeCommit(repo, { parent: resultsAfter, files: metadataChanges, message: input.message, author: input.author })).commit;
-  }
+  // The two commits are written concurrently: neither is reachable until the single ref
+  // transaction below, so their order does not matter for what a crash can leave behind.
+  const [artifactsAfter, resultsAfter] = await Promise.all([
+    (async () => {
+      const base = artifactsTip ?? (await rootCommit(repo, 'artifacts'));
+      if (payloadChanges.length === 0) return base;
+      const message = `${input.message.split('\n')[0]} (payloads)\n\nAgentV-Run: ${location.runId}`;
+      return (await writeCommit(repo, { parent: base, files: payloadChanges, message, author: input.author })).commit;
+    })(),
+    (async () => {
+      const base = resultsTip ?? (await rootCommit(repo, 'results'));
+      if (metadataChanges.length === 0) return base;
+      return (await writeCommit(repo, { parent: base, files: metadataChanges, message: input.message, author: input.author })).commit;
+    })(),
+  ]);
   input.beforeRefUpdate?.();
   await updateRefs(repo, [
     { ref: input.artifactsRef, new: artifactsAfter, old: artifactsTip },

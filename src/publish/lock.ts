@@ -3,8 +3,19 @@
  * on refs is the real guarantee; the lock only keeps two local publishers from wasting work
  * racing each other. A compromised lock (its holder stalled past `stale`) must abort the holder
  * before it moves any ref, so `assertHeld()` is checked right before ref updates.
+ *
+ * A holder killed with SIGKILL (or by the OOM killer) cannot remove its lock, and proper-lockfile
+ * treats it as stale only after `stale` (30 s) without updates. So the holder also records its pid,
+ * host and the lock directory's inode in `<lock>.owner` beside the lock (not inside: proper-lockfile
+ * removes its lock with rmdir), and a waiter on the same host that finds that pid gone reclaims the
+ * lock at once. The inode ties the record to this very lock directory: a lock another process has
+ * just created (whose owner record is not written yet) has a different inode and is left alone.
  */
 import lockfile from 'proper-lockfile';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 export class LockError extends Error {}
@@ -14,19 +25,75 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
+interface Owner {
+  pid: number;
+  host: string;
+  ino: number;
+}
+
+function readOwner(ownerFile: string): Owner | null {
+  try {
+    const o = JSON.parse(readFileSync(ownerFile, 'utf8')) as Partial<Owner>;
+    return typeof o.pid === 'number' && typeof o.host === 'string' && typeof o.ino === 'number' ? { pid: o.pid, host: o.host, ino: o.ino } : null;
+  } catch {
+    return null;
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** True when the lock's recorded owner is a dead process of this host and its lock was removed. */
+async function reclaimIfOwnerDead(lockDir: string, ownerFile: string): Promise<boolean> {
+  const owner = readOwner(ownerFile);
+  if (!owner || owner.host !== hostname() || owner.pid === process.pid || processAlive(owner.pid)) return false;
+  const current = await stat(lockDir).catch(() => null);
+  if (!current || current.ino !== owner.ino) return false;
+  const moved = `${lockDir}.dead-${owner.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    await rename(lockDir, moved);
+  } catch {
+    return false; // released or reclaimed by someone else meanwhile: just retry
+  }
+  if ((await stat(moved).catch(() => null))?.ino !== owner.ino) {
+    // A live process re-took the lock between our stat and our rename: give it back. Should that
+    // fail, its periodic update notices the loss and it aborts before moving any ref.
+    await rename(moved, lockDir).catch(() => rm(moved, { recursive: true, force: true }));
+    return false;
+  }
+  try {
+    unlinkSync(ownerFile);
+  } catch {
+    // already gone
+  }
+  await rm(moved, { recursive: true, force: true });
+  return true;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 export async function acquirePublishLock(commonDir: string, opts: { waitMs?: number } = {}): Promise<HeldLock> {
   const file = join(commonDir, 'agentv-results.lock');
+  const lockDir = `${file}.lock`;
+  const ownerFile = `${file}.owner`;
   let compromised: Error | null = null;
   const waitMs = opts.waitMs ?? 120_000;
   const started = Date.now();
   let release: () => Promise<void>;
-  for (;;) {
+  // Our own retry loop (not proper-lockfile's) so a dead owner is noticed on every attempt.
+  for (let attempt = 0; ; attempt++) {
     try {
       release = await lockfile.lock(file, {
         realpath: false,
         stale: 30_000,
         update: 5_000,
-        retries: { retries: 20, factor: 1.3, minTimeout: 50, maxTimeout: 1_000, randomize: true },
+        retries: 0,
         onCompromised: (err) => {
           compromised = err;
         },
@@ -34,15 +101,31 @@ export async function acquirePublishLock(commonDir: string, opts: { waitMs?: num
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED' || Date.now() - started > waitMs) {
-        throw new LockError(`could not take the publish lock ${file}.lock: ${(err as Error).message}`);
+        throw new LockError(`could not take the publish lock ${lockDir}: ${(err as Error).message}`);
       }
+      if (await reclaimIfOwnerDead(lockDir, ownerFile)) continue;
+      const backoff = Math.min(1_000, 50 * 1.3 ** attempt);
+      await sleep(backoff / 2 + Math.random() * backoff);
     }
+  }
+  try {
+    const tmp = `${ownerFile}.tmp-${process.pid}`;
+    writeFileSync(tmp, JSON.stringify({ pid: process.pid, host: hostname(), ino: statSync(lockDir).ino }));
+    renameSync(tmp, ownerFile);
+  } catch {
+    // Without the record a crash is recovered by staleness (30 s) instead: slower, still correct.
   }
   return {
     assertHeld() {
       if (compromised) throw new LockError(`the publish lock was lost (${(compromised as Error).message}); nothing was moved — run the command again`);
     },
     async release() {
+      try {
+        // Our record goes before the lock itself, so it never outlives the lock it describes.
+        if (readOwner(ownerFile)?.pid === process.pid) unlinkSync(ownerFile);
+      } catch {
+        // already gone
+      }
       try {
         await release();
       } catch {

@@ -5,7 +5,8 @@
  */
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import { exportRun } from '../derive/export.js';
+import { exportRun, InputError } from '../derive/export.js';
+import { LayoutError, runLocation } from './layout.js';
 import { IndexRowSchema } from '../model/artifacts.js';
 import { loadRun, workspaceDirOf, type LoadedRun } from '../results/run-reader.js';
 import { readFile } from 'node:fs/promises';
@@ -44,5 +45,13 @@ export async function prepareRun(run: string, opts: { cwd?: string; experiment?:
   const loaded = await loadRun(dir, { cwd });
   if (loaded.problems.length > 0) throw new Error(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${loaded.problems[0]}`);
   if (loaded.rows.length === 0) throw new Error(`${dir}: the run has no rows; nothing to publish`);
+  // The run id comes from the run's own files (data): one that could escape runs/ is an input
+  // error (exit 2), reported before anything is split or written.
+  try {
+    runLocation(loaded.runId);
+  } catch (err) {
+    if (err instanceof LayoutError) throw new InputError(`${dir}: ${err.message} (taken from summary.json / index.jsonl) — fix the run id there`);
+    throw err;
+  }
   return { ...loaded, dir, derived };
 }

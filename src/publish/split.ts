@@ -8,9 +8,9 @@
  * need the artifacts branch.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ArtifactPointer, IndexRow } from '../model/artifacts.js';
+import { ArtifactPointerSchema, type ArtifactPointer, type IndexRow } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
 
 export interface SplitFile {
@@ -51,17 +51,21 @@ export function isHeavy(rel: string, size: number, threshold: number): boolean {
   return size > threshold;
 }
 
-async function walk(root: string): Promise<string[]> {
+/**
+ * Synchronous on purpose (like AtomicDir's writes): a run is thousands of small files, and sending
+ * each readdir/open/read/close through libuv's thread pool costs several times the reads themselves.
+ */
+function walk(root: string): string[] {
   const out: string[] = [];
-  const go = async (rel: string) => {
-    for (const e of await readdir(join(root, rel), { withFileTypes: true })) {
+  const go = (rel: string) => {
+    for (const e of readdirSync(join(root, rel), { withFileTypes: true })) {
       if (e.name.startsWith('.')) continue;
       const child = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) await go(child);
+      if (e.isDirectory()) go(child);
       else if (e.isFile()) out.push(child);
     }
   };
-  await go('');
+  go('');
   return out.sort();
 }
 
@@ -70,10 +74,11 @@ export async function splitRun(runDir: string, rows: IndexRow[], opts: { runPath
   const metadata: SplitFile[] = [];
   const payloads: SplitFile[] = [];
   const pointers = new Map<string, ArtifactPointer>();
-  for (const rel of await walk(runDir)) {
+  const local = walk(runDir);
+  for (const rel of local) {
     if (safeRelativePath(rel) === null) continue;
     if (rel === 'index.jsonl') continue;
-    const data = await readFile(join(runDir, rel));
+    const data = readFileSync(join(runDir, rel));
     if (isHeavy(rel, data.length, opts.threshold)) {
       payloads.push({ path: rel, data });
       pointers.set(rel, {
@@ -102,11 +107,50 @@ export async function splitRun(runDir: string, rows: IndexRow[], opts: { runPath
       }
     }
   }
-  const rewritten = rows.map((row) => {
-    const mine = byDir.get(row.result_dir) ?? [];
-    const { artifact_pointers: _old, ...rest } = row;
+  // Rows are rewritten from the manifest's own lines, not from the schema-parsed rows: parsing
+  // reorders keys, and the published line should be the local line plus its pointers (so a pulled
+  // workspace differs from the published one only by `artifact_pointers`).
+  const original = readManifestLines(runDir, rows.length);
+  const localSet = new Set(local);
+  const rewritten = rows.map((row, i) => {
+    const { artifact_pointers: old, ...rest } = (original?.[i] ?? row) as IndexRow;
+    // A pointer whose payload is not here (a run pulled without --with-artifacts) is carried over:
+    // the payload is still on the artifacts branch, which publish never deletes from.
+    const mine = [...(byDir.get(row.result_dir) ?? []), ...carriedPointers(old, localSet, opts.runPath)].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     return mine.length > 0 ? ({ ...rest, artifact_pointers: mine } as IndexRow) : (rest as IndexRow);
   });
   metadata.push({ path: 'index.jsonl', data: Buffer.from(rewritten.map((r) => JSON.stringify(r) + '\n').join('')) });
   return { metadata, payloads, rows: rewritten };
+}
+
+/** The manifest's lines as plain objects (key order kept), or null when they do not line up with `rows`. */
+function readManifestLines(runDir: string, expected: number): Record<string, unknown>[] | null {
+  let text: string;
+  try {
+    text = readFileSync(join(runDir, 'index.jsonl'), 'utf8');
+  } catch {
+    return null;
+  }
+  const out: Record<string, unknown>[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      out.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      return null;
+    }
+  }
+  return out.length === expected ? out : null;
+}
+
+/** Pointers of a row's previous manifest whose payload is absent locally and that name this very run's key. */
+function carriedPointers(old: unknown, local: Set<string>, runPath: string): ArtifactPointer[] {
+  if (!Array.isArray(old)) return [];
+  const out: ArtifactPointer[] = [];
+  for (const raw of old) {
+    const p = ArtifactPointerSchema.safeParse(raw);
+    if (!p.success || local.has(p.data.path) || safeRelativePath(p.data.path) !== p.data.path || p.data.key !== `${runPath}/${p.data.path}`) continue;
+    out.push(p.data);
+  }
+  return out;
 }

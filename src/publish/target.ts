@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { assertGitVersion, listRemotes, openRepo, worktreeBranches, type Repo } from '../git/index.js';
+import { assertGitVersion, listRemotes, NotARepositoryError, openRepo, worktreeBranches, type Repo } from '../git/index.js';
 import { ensureBareClone } from '../git/clone.js';
 import { ConfigError, loadResultsConfig, type ResultsConfig } from './config.js';
 
@@ -56,10 +56,16 @@ export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTa
     managed = true;
     remote = remote ?? 'origin';
   } else {
-    repo = await openRepo(config.path ? resolve(baseDir, config.path) : cwd);
+    repo = await openRepo(config.path ? resolve(baseDir, config.path) : cwd).catch((err: unknown) => {
+      // Where the results go is configuration: say how to point us at a repository (exit 2).
+      if (err instanceof NotARepositoryError) {
+        throw new ConfigError(`${err.message} — run agentv-results inside a git checkout, or set results.path (a local checkout) or results.repo (a URL) in .agentv/config.yaml`);
+      }
+      throw err;
+    });
     if (config.repo && !looksLikeUrl(config.repo)) remote = remote ?? config.repo;
   }
-  const remotes = await listRemotes(repo);
+  const [remotes, checkedOut] = await Promise.all([listRemotes(repo), worktreeBranches(repo)]);
   if (remote === null && remotes.includes('origin')) remote = 'origin';
   if (remote !== null && !remotes.includes(remote)) {
     const hint = config.repo && looksLikeUrl(config.repo) ? ' (agentv-results never adds remotes to your checkout: add it yourself, or drop results.path to use a managed clone)' : '';
@@ -67,7 +73,6 @@ export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTa
   }
   const resultsRef = `refs/heads/${config.branch}`;
   const artifactsRef = `refs/heads/${config.artifacts_branch}`;
-  const checkedOut = await worktreeBranches(repo);
   for (const ref of [resultsRef, artifactsRef]) {
     if (checkedOut.includes(ref)) {
       throw new PublishError(`${ref.slice('refs/heads/'.length)} is checked out in a worktree of ${repo.commonDir}; agentv-results writes that branch without a checkout — switch that worktree to another branch first`);

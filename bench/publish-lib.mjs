@@ -1,0 +1,207 @@
+/**
+ * Helpers of bench/publish.bench.mjs: synthetic run workspaces of a given size, the two
+ * baselines (raw fast-import of the same files; one git process per file), and bulk seeding of a
+ * results branch with thousands of runs in one fast-import. git runs through the project's own
+ * runner (dist/git), like everything else.
+ */
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { ROOT } from './lib.mjs';
+import { rng, syntheticRow } from './synthetic.mjs';
+
+const dist = (p) => join(ROOT, 'dist', p);
+export const git = await import(dist('git/index.js'));
+export const { exportRun } = await import(dist('derive/export.js'));
+export const { publish } = await import(dist('publish/publish.js'));
+export const { listRuns } = await import(dist('publish/list.js'));
+export const { rootCommit } = await import(dist('publish/commit-run.js'));
+
+export const RESULTS_REF = 'refs/heads/agentv/results/v1';
+export const ARTIFACTS_REF = 'refs/heads/agentv/artifacts/v1';
+export const IDENT = { name: 'Bench', email: 'bench@example.invalid' };
+
+/** Isolated git configuration: no user/system config, a fixed identity. */
+export function isolateGitEnv() {
+  Object.assign(process.env, {
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_AUTHOR_NAME: IDENT.name,
+    GIT_AUTHOR_EMAIL: IDENT.email,
+    GIT_COMMITTER_NAME: IDENT.name,
+    GIT_COMMITTER_EMAIL: IDENT.email,
+  });
+}
+
+export async function freshRepo(parent, name) {
+  const dir = join(parent, name);
+  await git.runGit(['init', '-q', '-b', 'main', dir]);
+  return dir;
+}
+
+/**
+ * A run workspace exported from synthetic rows: `day`/`minute` give distinct run ids of one
+ * experiment (the run id comes from the earliest row timestamp).
+ */
+export async function makeWorkspace(parent, { rows, seed = 1, day = 0, minute = 0, turns = 4, experiment = 'bench' }) {
+  const dir = await mkdtemp(join(parent, 'ws-'));
+  const r = rng(seed);
+  const base = Date.UTC(2026, 0, 1 + day, 9, 0) + minute * 60_000;
+  let text = '';
+  for (let i = 0; i < rows; i++) {
+    const row = syntheticRow(r, i, { turns });
+    row.timestamp = new Date(base + i * 1000).toISOString();
+    text += JSON.stringify(row) + '\n';
+  }
+  await writeFile(join(dir, 'results.jsonl'), text);
+  const res = await exportRun({ source: join(dir, 'results.jsonl'), out: join(dir, 'run'), experiment, cwd: dir });
+  return { dir: res.outDir, runId: res.runId };
+}
+
+export async function listFiles(root) {
+  const out = [];
+  const walk = async (rel) => {
+    for (const e of await readdir(join(root, rel), { withFileTypes: true })) {
+      const p = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) await walk(p);
+      else out.push(p);
+    }
+  };
+  await walk('');
+  return out.sort();
+}
+
+/** A workspace with about `files` files (the export writes ~6 per row). */
+export async function workspaceOfSize(parent, files, opts = {}) {
+  const probe = await makeWorkspace(parent, { rows: 50, ...opts });
+  const perRow = ((await listFiles(probe.dir)).length - 5) / 50;
+  const ws = await makeWorkspace(parent, { rows: Math.max(1, Math.round((files - 5) / perRow)), ...opts });
+  return { ...ws, files: (await listFiles(ws.dir)).length };
+}
+
+/** Streams pieces to a long-lived git process, honouring backpressure. */
+async function streamTo(proc, pieces) {
+  let buf = [];
+  let size = 0;
+  for (const p of pieces) {
+    buf.push(typeof p === 'string' ? Buffer.from(p) : p);
+    size += p.length;
+    if (size >= 1 << 20) {
+      await proc.write(Buffer.concat(buf));
+      buf = [];
+      size = 0;
+    }
+  }
+  if (size > 0) await proc.write(Buffer.concat(buf));
+}
+
+/** The floor: every file of the workspace read and streamed into ONE `git fast-import` commit. */
+export async function rawFastImport(repo, wsDir, prefix) {
+  const files = await listFiles(wsDir);
+  const proc = git.spawnGit(['fast-import', '--quiet', '--done'], { gitDir: join(repo, '.git') });
+  proc.stdout.resume();
+  const pieces = [`commit refs/heads/floor\ncommitter Bench <bench@example.invalid> 1767225600 +0000\ndata 5\nfloor\n`];
+  for (const f of files) {
+    const data = await readFile(join(wsDir, f));
+    pieces.push(`M 100644 inline "${prefix}/${f}"\ndata ${data.length}\n`, data, '\n');
+  }
+  pieces.push('done\n');
+  await streamTo(proc, pieces);
+  proc.stdin.end();
+  await proc.exited;
+}
+
+/**
+ * The approach of the existing AgentV implementation: one `git hash-object -w` and one
+ * `git update-index --add --cacheinfo` per file (a private index), then write-tree and commit-tree.
+ * `limit` stops after that many files (the cost is two processes per file by construction).
+ */
+export async function perFileProcesses(repo, wsDir, prefix, { limit = Infinity } = {}) {
+  const gitDir = join(repo, '.git');
+  const env = { GIT_INDEX_FILE: join(gitDir, 'bench-perfile-index') };
+  for (const f of (await listFiles(wsDir)).slice(0, limit)) {
+    const sha = (await git.runGit(['hash-object', '-w', '--', join(wsDir, f)], { gitDir })).stdout.toString().trim();
+    await git.runGit(['update-index', '--add', '--cacheinfo', `100644,${sha},${prefix}/${f}`], { gitDir, env });
+  }
+  const tree = (await git.runGit(['write-tree'], { gitDir, env })).stdout.toString().trim();
+  const commit = (await git.runGit(['commit-tree', tree, '-m', 'per-file'], { gitDir })).stdout.toString().trim();
+  await git.runGit(['update-ref', 'refs/heads/per-file', commit], { gitDir });
+}
+
+/**
+ * Seeds both branches of `repo` with `count` runs of one experiment in ONE fast-import: every run
+ * has the light files of `template` (its own summary.json and catalog line), the artifacts branch
+ * its payloads. Shared blobs are sent once (marks); trees and the catalog are per run and per day.
+ */
+export async function seedRuns(repo, template, { count, days, experiment = 'seed', startDay = 0 }) {
+  const r = await git.openRepo(repo);
+  const resultsRoot = await rootCommit(r, 'results');
+  const artifactsRoot = await rootCommit(r, 'artifacts');
+  const files = await listFiles(template.dir);
+  const heavy = (p) => /\/(transcript\.json|transcript-raw\.jsonl)$|\/outputs\//.test(p);
+  const summary = JSON.parse(await readFile(join(template.dir, 'summary.json'), 'utf8'));
+  const proc = git.spawnGit(['fast-import', '--quiet', '--done'], { gitDir: r.gitDir });
+  proc.stdout.resume();
+  const pieces = [];
+  let mark = 0;
+  const marks = new Map();
+  for (const f of files) {
+    if (f === 'summary.json') continue;
+    const data = await readFile(join(template.dir, f));
+    marks.set(f, ++mark);
+    pieces.push(`blob\nmark :${mark}\ndata ${data.length}\n`, data, '\n');
+  }
+  const perDay = Math.ceil(count / days);
+  const commitHeader = (ref, from, msg) => `commit ${ref}\ncommitter Bench <bench@example.invalid> 1767225600 +0000\ndata ${msg.length}\n${msg}\nfrom ${from}\n`;
+  const results = [commitHeader(RESULTS_REF, resultsRoot, 'seed')];
+  const artifacts = [commitHeader(ARTIFACTS_REF, artifactsRoot, 'seed')];
+  const catalogs = new Map();
+  for (let i = 0; i < count; i++) {
+    const dayIndex = startDay + Math.floor(i / perDay);
+    const ms = Date.UTC(2026, 0, 1 + dayIndex, 0, 0) + (i % perDay) * 1000;
+    const iso = new Date(ms).toISOString();
+    const slug = iso.replace(/:/g, '-').replace('.', '-');
+    const day = iso.slice(0, 10);
+    const runId = `${experiment}/${slug}`;
+    const path = `runs/${experiment}/${day}/${slug}`;
+    const s = JSON.stringify({ ...summary, run_id: runId, experiment, timestamp: iso }, null, 2) + '\n';
+    results.push(`M 100644 inline "${path}/summary.json"\ndata ${Buffer.byteLength(s)}\n${s}\n`);
+    for (const f of files) {
+      if (f === 'summary.json') continue;
+      (heavy(f) ? artifacts : results).push(`M 100644 :${marks.get(f)} "${path}/${f}"\n`);
+    }
+    const line = JSON.stringify({ run_id: runId, experiment, timestamp: iso, path, targets: ['model-a', 'model-b'], total: summary.total ?? 0, passed: summary.passed ?? 0, failed: summary.failed ?? 0, pass_rate: summary.pass_rate ?? 0 });
+    catalogs.set(day, (catalogs.get(day) ?? '') + line + '\n');
+  }
+  for (const [day, text] of catalogs) results.push(`M 100644 inline "catalog/${day}.jsonl"\ndata ${Buffer.byteLength(text)}\n${text}\n`);
+  await streamTo(proc, [...pieces, ...results, '\n', ...artifacts, '\ndone\n']);
+  proc.stdin.end();
+  await proc.exited;
+  return { results: await git.resolveRef(r, RESULTS_REF), artifacts: await git.resolveRef(r, ARTIFACTS_REF), resultsRoot, artifactsRoot };
+}
+
+/** Moves both branches back to given tips (compare-and-swap), e.g. to publish onto the same state again. */
+export async function resetBranches(repo, tips) {
+  const r = await git.openRepo(repo);
+  const updates = [];
+  for (const [ref, sha] of [[RESULTS_REF, tips.results], [ARTIFACTS_REF, tips.artifacts]]) {
+    const cur = await git.resolveRef(r, ref);
+    if (cur !== sha) updates.push({ ref, new: sha, old: cur });
+  }
+  await git.updateRefs(r, updates);
+}
+
+/** The naive listing `list` replaces: walk every run tree and read every summary.json. */
+export async function walkSummaries(repo) {
+  const r = await git.openRepo(repo);
+  const tipSha = await git.resolveRef(r, RESULTS_REF);
+  const entries = (await git.lsTree(r, tipSha, { path: 'runs/', recursive: true })).filter((e) => e.path.endsWith('/summary.json'));
+  const blobs = await git.readBlobs(r, entries.map((e) => e.sha));
+  return entries.map((e) => JSON.parse(blobs.get(e.sha).toString('utf8')));
+}
+
+export async function makeWorkDir() {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-publish-'));
+  await mkdir(dir, { recursive: true });
+  return dir;
+}

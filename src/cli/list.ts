@@ -1,0 +1,76 @@
+import type { CAC } from 'cac';
+import { listRuns } from '../publish/list.js';
+import { ReadError } from '../publish/read-errors.js';
+import { runCommand, UsageError, numberFlag } from './errors.js';
+import { dim, pct, printJson, table, yellow } from './format.js';
+
+const EXIT_FOR_KIND = { input: 2, check: 1, git: 3 } as const;
+
+/**
+ * runCommand for the reading commands: a ReadError becomes one line on stderr and the exit code of
+ * its kind (DESIGN.md 9); anything else goes through the shared mapping.
+ */
+export function runReadCommand(fn: () => Promise<number | void>): Promise<void> {
+  return runCommand(async () => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof ReadError)) throw err;
+      process.stderr.write(`agentv-results: ${err.message}\n`);
+      return EXIT_FOR_KIND[err.kind];
+    }
+  });
+}
+
+export function stringFlag(flag: string, value: unknown): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new UsageError(`--${flag} needs a value`);
+  return value;
+}
+
+export function registerList(cli: CAC): void {
+  cli
+    .command('list', 'List the runs published on the results branch (reads the catalog: a few blob reads, never the run trees)')
+    .option('--experiment <name>', 'Only runs of this experiment')
+    .option('--since <day>', 'Only runs of this day or later (YYYY-MM-DD)')
+    .option('--limit <n>', 'At most n runs, newest first')
+    .option('--remote-only', 'List what the remote has (its tracking ref as of the last fetch) instead of this machine and the remote together')
+    .option('--fetch', 'Fetch the results branch from the remote first')
+    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
+    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--dir <dir>', 'Working directory (the repository is found from here)')
+    .option('--json', 'Machine-readable output')
+    .example('agentv-results list --since 2026-03-01 --limit 20')
+    .example('agentv-results list --fetch --json')
+    .action((flags: Record<string, unknown>) =>
+      runReadCommand(async () => {
+        const limit = flags.limit === undefined ? undefined : numberFlag('limit', flags.limit, 0);
+        const result = await listRuns({
+          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+          experiment: stringFlag('experiment', flags.experiment),
+          since: flags.since === undefined ? undefined : String(flags.since),
+          limit,
+          remoteOnly: Boolean(flags.remoteOnly),
+          fetch: Boolean(flags.fetch),
+          remote: stringFlag('remote', flags.remote),
+          configFile: stringFlag('config', flags.config),
+        });
+        if (result.unreadable > 0) process.stderr.write(yellow(`warning: ${result.unreadable} catalog line(s) on ${result.branch} could not be read and were skipped\n`));
+        if (flags.json) {
+          printJson(result);
+          return;
+        }
+        if (result.runs.length === 0) {
+          const none = result.tips.local === null && result.tips.remote === null;
+          process.stdout.write(none ? `nothing published yet: ${result.branch} does not exist here${result.remote ? ` (try --fetch to see what ${result.remote} has)` : ''}\n` : `no runs match on ${result.branch}\n`);
+          return;
+        }
+        const showWhere = result.remote !== null && !flags.remoteOnly;
+        const headers = ['run_id', 'day', 'targets', 'passed', 'pass rate', ...(showWhere ? ['where'] : [])];
+        const rows = result.runs.map((r) => [r.run_id, r.day, r.targets.join(', '), `${r.passed}/${r.total}`, pct(r.pass_rate), ...(showWhere ? [r.where] : [])]);
+        process.stdout.write(table(headers, rows) + '\n');
+        const shown = result.runs.length < result.matched ? ` (showing the newest ${result.runs.length})` : '';
+        process.stdout.write(dim(`${result.matched} run${result.matched === 1 ? '' : 's'} on ${result.branch}${shown}\n`));
+      }),
+    );
+}

@@ -1,0 +1,49 @@
+import type { CAC } from 'cac';
+import { pull } from '../publish/pull.js';
+import { runReadCommand, stringFlag } from './list.js';
+import { dim, green, printJson } from './format.js';
+
+export function registerPull(cli: CAC): void {
+  cli
+    .command('pull <run_id>', 'Materialize a published run from the results branch into a run workspace (atomically); payloads with --with-artifacts')
+    .option('--out <dir>', 'Workspace directory to create (default: .agentv/results/<run_id>)')
+    .option('--with-artifacts', 'Also fetch the heavy payloads from the artifacts branch, verifying sha256 and size')
+    .option('--fetch', 'Fetch the results branch from the remote first')
+    .option('--force', 'Replace an existing directory at the destination')
+    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
+    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')
+    .option('--json', 'Machine-readable output')
+    .example('agentv-results pull nightly/2026-03-01T10-00-00-000Z --with-artifacts')
+    .action((runId: string, flags: Record<string, unknown>) =>
+      runReadCommand(async () => {
+        const result = await pull({
+          runId: String(runId),
+          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+          out: stringFlag('out', flags.out),
+          withArtifacts: Boolean(flags.withArtifacts),
+          fetch: Boolean(flags.fetch),
+          force: Boolean(flags.force),
+          remote: stringFlag('remote', flags.remote),
+          configFile: stringFlag('config', flags.config),
+        });
+        if (flags.json) {
+          printJson(result);
+          return;
+        }
+        const from = result.source === 'local' ? 'the local results branch' : 'the remote-tracking results branch';
+        process.stdout.write(`${green('Pulled')} ${result.runId} from ${from} (${result.commit.slice(0, 12)}) into ${result.dir}\n`);
+        process.stdout.write(dim(`  ${result.files} files from the results branch\n`));
+        const { pointed, written, fetched } = result.payloads;
+        if (pointed > 0) {
+          process.stdout.write(
+            dim(
+              written > 0
+                ? `  ${written} payload${written === 1 ? '' : 's'} from the artifacts branch${fetched ? ' (fetched)' : ''}, sha256 and size verified\n`
+                : `  ${pointed} payload${pointed === 1 ? '' : 's'} left on the artifacts branch (index.jsonl points at them; --with-artifacts to get them)\n`,
+            ),
+          );
+        }
+      }),
+    );
+}

@@ -1,0 +1,107 @@
+import type { CAC } from 'cac';
+import { status, type StatusReport } from '../publish/status.js';
+import { runReadCommand, stringFlag } from './list.js';
+import { bold, dim, green, printJson, red, yellow } from './format.js';
+
+const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '—');
+
+function stateText(b: StatusReport['branches'][number]): string {
+  switch (b.state) {
+    case 'in-sync':
+      return green('in sync');
+    case 'ahead':
+      return yellow(`ahead ${b.ahead}`);
+    case 'behind':
+      return yellow(`behind ${b.behind}`);
+    case 'diverged':
+      return red(`diverged (ahead ${b.ahead}, behind ${b.behind})`);
+    case 'local-only':
+      return yellow('local only');
+    case 'remote-only':
+      return yellow('remote only');
+    default:
+      return dim('missing');
+  }
+}
+
+/**
+ * Renders any JSON-like value as indented "key: value" lines, so a section registered by another
+ * feature shows up readably without this file knowing its shape.
+ */
+export function renderValue(value: unknown, indent = '  '): string[] {
+  if (value === null || value === undefined) return [`${indent}—`];
+  if (typeof value !== 'object') return [`${indent}${String(value)}`];
+  if (Array.isArray(value)) {
+    if (value.length === 0) return [`${indent}(none)`];
+    return value.flatMap((item) => {
+      if (item !== null && typeof item === 'object') {
+        const lines = renderValue(item, `${indent}  `);
+        return [`${indent}- ${lines[0]!.trimStart()}`, ...lines.slice(1)];
+      }
+      return [`${indent}- ${String(item)}`];
+    });
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length === 0) return [`${indent}(empty)`];
+  return entries.flatMap(([k, v]) => {
+    if (v !== null && typeof v === 'object' && (Array.isArray(v) ? v.length > 0 : Object.keys(v).length > 0)) return [`${indent}${k}:`, ...renderValue(v, `${indent}  `)];
+    return [`${indent}${k}: ${renderValue(v, '')[0]}`];
+  });
+}
+
+export function renderStatus(report: StatusReport): string {
+  const lines: string[] = [];
+  lines.push(`${bold('repository')}  ${report.repo}${report.managed ? dim(' (managed clone)') : ''}`);
+  lines.push(`${bold('remote')}      ${report.remote ? `${report.remote}${report.remoteUrl ? dim(` (${report.remoteUrl})`) : ''}` : yellow('none — runs are committed locally only')}`);
+  const width = Math.max(...report.branches.map((b) => b.name.length));
+  for (const b of report.branches) {
+    lines.push(`  ${b.name.padEnd(width)}  ${stateText(b)}  ${dim(`local ${short(b.local)}  remote ${short(b.remote)}`)}`);
+  }
+  if (report.fetch && !report.fetch.ok) lines.push(yellow(`fetch failed: ${report.fetch.message}`));
+  else if (report.fetch?.ok && report.fetch.missing.length > 0) lines.push(dim(`the remote does not have ${report.fetch.missing.join(', ')}`));
+  else if (!report.fetch && report.remote) lines.push(dim('(as of the last fetch or push; --fetch to refresh)'));
+  if (report.pending) {
+    const commits = report.branches.reduce((n, b) => n + (b.state === 'local-only' ? 0 : b.ahead), 0);
+    const what = report.branches.some((b) => b.state === 'local-only') ? 'branches that are not on the remote yet' : `${commits} commit${commits === 1 ? '' : 's'}`;
+    lines.push(yellow(`pending: ${what} waiting to be pushed — the next \`publish --push\` or \`agentv-results sync\` pushes them`));
+  } else if (report.remote) {
+    lines.push(green('nothing pending'));
+  }
+  if (report.branches.some((b) => b.state === 'behind' || b.state === 'diverged' || b.state === 'remote-only')) {
+    lines.push(dim('the remote has runs this machine has not merged (`agentv-results list` shows them; `pull <run_id>` reads one)'));
+  }
+  for (const [name, value] of Object.entries(report.extra)) {
+    lines.push(bold(name));
+    lines.push(...renderValue(value));
+  }
+  return lines.join('\n') + '\n';
+}
+
+export function registerStatus(cli: CAC): void {
+  cli
+    .command('status', 'Local results and artifacts branches against the remote: ahead/behind/diverged, and what is pending a push')
+    .option('--fetch', 'Fetch both branches from the remote first (otherwise no network is used)')
+    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
+    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--dir <dir>', 'Working directory (the repository is found from here)')
+    .option('--json', 'Machine-readable output')
+    .example('agentv-results status --fetch')
+    .action((flags: Record<string, unknown>) =>
+      runReadCommand(async () => {
+        const report = await status({
+          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+          fetch: Boolean(flags.fetch),
+          remote: stringFlag('remote', flags.remote),
+          configFile: stringFlag('config', flags.config),
+        });
+        if (flags.json) printJson(report);
+        else process.stdout.write(renderStatus(report));
+        // What is shown is still correct as of the last fetch, but the refresh asked for failed.
+        if (report.fetch && !report.fetch.ok) {
+          if (flags.json) process.stderr.write(`agentv-results: ${report.fetch.message}\n`);
+          return 3;
+        }
+        return 0;
+      }),
+    );
+}

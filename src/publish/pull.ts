@@ -1,0 +1,246 @@
+/**
+ * `pull`: materialize a published run from the results branch into a run workspace, so `report`,
+ * `show`, `summary` and `validate` work on it like on a run made on this machine.
+ *
+ * The workspace receives every file of `runs/<experiment>/<day>/<timestamp>/` byte for byte,
+ * including the published `index.jsonl`, whose rows carry `artifact_pointers` (see the README:
+ * the pointers are what lets `validate` check payloads, and republishing the pulled workspace
+ * makes no new commit). With `withArtifacts`, each pointed payload is read from the artifacts
+ * branch — fetched only when this machine does not have it — and checked against the pointer's
+ * sha256 and size before anything is written.
+ *
+ * All-or-nothing: everything is read and verified in memory, then written to a hidden staging
+ * directory that is renamed into place (AtomicDir). A failure leaves no partial workspace.
+ * Paths come from branch data a teammate may have crafted: every one is checked to stay inside the
+ * run directory, and only regular files are written (no symlinks, no submodules).
+ */
+import { createHash } from 'node:crypto';
+import { chmodSync } from 'node:fs';
+import { lstat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { lsTree, readBlobs, type Repo, type TreeEntry } from '../git/index.js';
+import { AtomicDir } from '../derive/atomic-dir.js';
+import { ArtifactPointerSchema, type ArtifactPointer } from '../model/artifacts.js';
+import { safeRelativePath } from '../model/paths.js';
+import { LayoutError, runLocation, type RunLocation } from './layout.js';
+import { ReadError } from './read-errors.js';
+import { branchRefs, branchTips, fetchBranches, type BranchRefs } from './remote-view.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from './target.js';
+
+export interface PullOptions extends TargetOptions {
+  /** `<experiment>/<timestamp>`, as `list` shows it. */
+  runId: string;
+  /** The workspace directory to create (default: .agentv/results/<run_id> under cwd). */
+  out?: string;
+  /** Also materialize the heavy payloads from the artifacts branch. */
+  withArtifacts?: boolean;
+  /** Refresh the remote-tracking ref of the results branch first. */
+  fetch?: boolean;
+  /** Replace an existing directory at the destination. */
+  force?: boolean;
+  timeoutMs?: number;
+}
+
+export interface PullResult {
+  runId: string;
+  dir: string;
+  /** Which tip the run was read from: the local branch, or the remote-tracking ref. */
+  source: 'local' | 'remote';
+  commit: string;
+  /** Files written from the results branch, and their total size. */
+  files: number;
+  bytes: number;
+  payloads: {
+    /** Payloads the index points at. */
+    pointed: number;
+    /** Payloads written (0 without withArtifacts). */
+    written: number;
+    bytes: number;
+    /** True when the artifacts branch had to be fetched to find them. */
+    fetched: boolean;
+  };
+}
+
+interface RunFile {
+  path: string;
+  data: Buffer;
+  executable: boolean;
+}
+
+export async function pull(opts: PullOptions): Promise<PullResult> {
+  let loc: RunLocation;
+  try {
+    loc = runLocation(opts.runId);
+  } catch (err) {
+    if (err instanceof LayoutError) throw new ReadError(`${err.message} — run ids look like <experiment>/<timestamp> (see \`agentv-results list\`)`, 'input');
+    throw err;
+  }
+  const cwd = opts.cwd ?? process.cwd();
+  const dest = resolve(cwd, opts.out ?? join('.agentv', 'results', loc.experiment, loc.timestamp));
+  if (!opts.force && (await lstat(dest).then(() => true, () => false))) {
+    throw new ReadError(`${dest} already exists — pass --force to replace it, or --out <dir> to pull elsewhere`, 'input');
+  }
+  const target = await resolveTarget(opts);
+  const results = branchRefs(target, 'results');
+  if (opts.fetch) await fetchBranches(target, [results], { timeoutMs: opts.timeoutMs });
+
+  const found = await findRunTree(target, results, loc, opts.fetch ?? false);
+  const files = await readRunFiles(target.repo, loc, found.entries);
+  const pointers = payloadPointers(loc, files);
+
+  let payloadFiles: RunFile[] = [];
+  let fetched = false;
+  if (opts.withArtifacts && pointers.length > 0) {
+    ({ files: payloadFiles, fetched } = await readPayloads(target, loc, pointers, opts.timeoutMs));
+  }
+
+  const out = await AtomicDir.create(dirname(dest), { hint: basename(dest) });
+  try {
+    for (const f of [...files, ...payloadFiles]) {
+      out.writeSync(f.path, f.data);
+      if (f.executable) chmodSync(out.path(f.path), 0o755);
+    }
+    await out.commit(basename(dest));
+  } catch (err) {
+    await out.abort();
+    throw err;
+  }
+  return {
+    runId: loc.runId,
+    dir: dest,
+    source: found.source,
+    commit: found.tip,
+    files: files.length,
+    bytes: files.reduce((n, f) => n + f.data.length, 0),
+    payloads: { pointed: pointers.length, written: payloadFiles.length, bytes: payloadFiles.reduce((n, f) => n + f.data.length, 0), fetched },
+  };
+}
+
+/** The run's tree entries on the local branch, else on the remote-tracking ref. */
+async function findRunTree(target: PublishTarget, results: BranchRefs, loc: RunLocation, fetched: boolean): Promise<{ tip: string; source: 'local' | 'remote'; entries: TreeEntry[] }> {
+  const tips = await branchTips(target, results);
+  const candidates: { tip: string; source: 'local' | 'remote' }[] = [];
+  if (tips.local) candidates.push({ tip: tips.local, source: 'local' });
+  if (tips.remote && tips.remote !== tips.local) candidates.push({ tip: tips.remote, source: 'remote' });
+  for (const c of candidates) {
+    const entries = await lsTree(target.repo, c.tip, { path: `${loc.path}/`, recursive: true });
+    if (entries.length > 0) return { ...c, entries };
+  }
+  const where = results.tracking ? `${results.name} (local) nor on ${results.tracking.slice('refs/remotes/'.length)}` : results.name;
+  const hint = target.remote && !fetched ? '; pass --fetch to look at what the remote has now' : '';
+  throw new ReadError(`run ${loc.runId} is not on ${where} — \`agentv-results list\` shows the published runs${hint}`, 'input');
+}
+
+async function readRunFiles(repo: Repo, loc: RunLocation, entries: TreeEntry[]): Promise<RunFile[]> {
+  const prefix = `${loc.path}/`;
+  const wanted: { path: string; sha: string; executable: boolean }[] = [];
+  for (const e of entries) {
+    const rel = e.path.slice(prefix.length);
+    if (e.type !== 'blob' || (e.mode !== '100644' && e.mode !== '100755')) {
+      throw new ReadError(`refusing to pull ${loc.runId}: ${rel} on the results branch is a ${e.mode === '120000' ? 'symlink' : e.type} — only regular files are materialized`, 'input');
+    }
+    if (!e.path.startsWith(prefix) || safeRelativePath(rel) !== rel) {
+      throw new ReadError(`refusing to pull ${loc.runId}: ${JSON.stringify(e.path)} would land outside the run directory`, 'input');
+    }
+    wanted.push({ path: rel, sha: e.sha, executable: e.mode === '100755' });
+  }
+  const blobs = await readBlobs(repo, [...new Set(wanted.map((w) => w.sha))]);
+  return wanted.map((w) => {
+    const data = blobs.get(w.sha);
+    if (!data) throw new ReadError(`object ${w.sha} (${loc.path}/${w.path}) is missing from ${repo.commonDir} — run \`git fsck\``, 'git');
+    return { path: w.path, data, executable: w.executable };
+  });
+}
+
+/**
+ * The payload pointers of the published index, validated: a pointer must name a safe path inside
+ * the run and a key that is exactly this run's directory plus that path, so a crafted index cannot
+ * make pull read another run's payload or write outside the workspace.
+ */
+export function payloadPointers(loc: RunLocation, files: RunFile[]): ArtifactPointer[] {
+  const index = files.find((f) => f.path === 'index.jsonl');
+  if (!index) return [];
+  const onBranch = new Set(files.map((f) => f.path));
+  const byPath = new Map<string, ArtifactPointer>();
+  const lines = index.data.toString('utf8').split('\n');
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return;
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      return; // validate reports unreadable rows; pull materializes the bytes as they are
+    }
+    const list = (row as { artifact_pointers?: unknown })?.artifact_pointers;
+    if (!Array.isArray(list)) return;
+    for (const raw of list) {
+      const parsed = ArtifactPointerSchema.safeParse(raw);
+      const where = `${loc.path}/index.jsonl:${i + 1}`;
+      if (!parsed.success) throw new ReadError(`${where}: an artifact pointer is malformed (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`, 'input');
+      const p = parsed.data;
+      if (safeRelativePath(p.path) !== p.path) throw new ReadError(`${where}: refusing artifact pointer path ${JSON.stringify(p.path)}: it would land outside the run directory`, 'input');
+      if (p.key !== `${loc.path}/${p.path}`) throw new ReadError(`${where}: refusing artifact pointer key ${JSON.stringify(p.key)}: it is not this run's ${loc.path}/${p.path}`, 'input');
+      if (onBranch.has(p.path)) throw new ReadError(`${where}: artifact pointer ${p.path} collides with a file of the same name on the results branch`, 'input');
+      const seen = byPath.get(p.path);
+      if (seen && (seen.sha256 !== p.sha256 || seen.size !== p.size)) throw new ReadError(`${where}: two pointers for ${p.path} disagree on its content`, 'input');
+      byPath.set(p.path, p);
+    }
+  });
+  return [...byPath.values()];
+}
+
+/**
+ * Reads the payloads from the local artifacts branch, then its tracking ref, and fetches the
+ * branch only when something is still missing (lazily: most pulls of a run published on this
+ * machine need no network). In a blob-less managed clone git itself fetches missing blobs.
+ */
+async function readPayloads(target: PublishTarget, loc: RunLocation, pointers: ArtifactPointer[], timeoutMs?: number): Promise<{ files: RunFile[]; fetched: boolean }> {
+  const art = branchRefs(target, 'artifacts');
+  const got = new Map<string, Buffer>();
+  const tried = new Set<string>();
+  const readFrom = async (tip: string | null): Promise<void> => {
+    if (!tip || tried.has(tip)) return;
+    tried.add(tip);
+    const missing = pointers.filter((p) => !got.has(p.path));
+    if (missing.length === 0) return;
+    const specs = missing.map((p) => `${tip}:${p.key}`);
+    let blobs: Map<string, Buffer | null>;
+    try {
+      blobs = await readBlobs(target.repo, specs);
+    } catch (err) {
+      throw new ReadError(`reading payloads of ${loc.runId} from ${art.name}: ${(err as Error).message}`, 'input');
+    }
+    missing.forEach((p, i) => {
+      const data = blobs.get(specs[i]!);
+      if (data) got.set(p.path, data);
+    });
+  };
+  let tips = await branchTips(target, art);
+  await readFrom(tips.local);
+  await readFrom(tips.remote);
+  let fetched = false;
+  if (got.size < pointers.length && target.remote !== null) {
+    await fetchBranches(target, [art], { timeoutMs });
+    fetched = true;
+    tips = await branchTips(target, art);
+    await readFrom(tips.remote);
+  }
+  const absent = pointers.filter((p) => !got.has(p.path));
+  if (absent.length > 0) {
+    const where = art.tracking ? `${art.name} or ${art.tracking.slice('refs/remotes/'.length)}` : art.name;
+    throw new ReadError(`${absent.length} payload${absent.length === 1 ? '' : 's'} of ${loc.runId} not found on ${where} (first: ${absent[0]!.key}); nothing was written — pull without --with-artifacts to get the run without them`, 'git');
+  }
+  const files: RunFile[] = [];
+  for (const p of pointers) {
+    const data = got.get(p.path)!;
+    const sha = createHash('sha256').update(data).digest('hex');
+    if (data.length !== p.size || sha !== p.sha256) {
+      throw new ReadError(
+        `payload ${p.path} of ${loc.runId} does not match its pointer (expected ${p.size} bytes, sha256 ${p.sha256}; ${art.name} has ${data.length} bytes, sha256 ${sha}); nothing was written`,
+        'check',
+      );
+    }
+    files.push({ path: p.path, data, executable: false });
+  }
+  return { files, fetched };
+}

@@ -1,0 +1,156 @@
+/**
+ * `status`: where this machine's results and artifacts branches stand against the remote's, and
+ * whether anything is waiting to be pushed.
+ *
+ * The remote side is the remote-tracking ref (refs/remotes/<remote>/<branch>): what the last fetch
+ * or push saw. `--fetch` refreshes it first; without it, status never touches the network.
+ *
+ * Other features add their own sections (WIP branches, the daemon's outbox, sync fallbacks) with
+ * `registerStatusSection`: each section's value lands in `report.extra[name]`, the JSON output
+ * carries it as is and the human output renders it generically. A section that fails is reported
+ * as `{ error }` instead of failing the whole command.
+ */
+import { aheadBehind, remoteUrl } from '../git/index.js';
+import { ReadError } from './read-errors.js';
+import { branchRefs, branchTips, fetchBranches, type BranchKind, type BranchRefs } from './remote-view.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from './target.js';
+
+export type BranchState = 'in-sync' | 'ahead' | 'behind' | 'diverged' | 'local-only' | 'remote-only' | 'missing';
+
+export interface BranchStatus {
+  kind: BranchKind;
+  /** Short branch name (agentv/results/v1). */
+  name: string;
+  /** Local tip, or null when the branch does not exist here. */
+  local: string | null;
+  /** Remote-tracking tip, or null (no remote, never fetched or pushed, or the remote lacks it). */
+  remote: string | null;
+  /** Commits the local branch has that the remote lacks. */
+  ahead: number;
+  /** Commits the remote has that the local branch lacks. */
+  behind: number;
+  state: BranchState;
+}
+
+export interface StatusReport {
+  /** The repository's worktree (or git dir when bare / managed). */
+  repo: string;
+  /** Remote name, or null when there is none to push to. */
+  remote: string | null;
+  /** The remote's URL with any user:password removed, or null. */
+  remoteUrl: string | null;
+  managed: boolean;
+  branches: BranchStatus[];
+  /** Something local has not reached the remote (a later publish or `sync` pushes it). */
+  pending: boolean;
+  /** With --fetch: what the fetch did, or why it failed (the rest is then as of the last fetch). */
+  fetch: { ok: true; missing: string[] } | { ok: false; message: string } | null;
+  /** Sections registered by other features, by name. */
+  extra: Record<string, unknown>;
+}
+
+export interface StatusContext {
+  target: PublishTarget;
+  /** The core report so far (branches, pending, fetch), read-only. */
+  report: Readonly<Omit<StatusReport, 'extra'>>;
+  /** True when --fetch refreshed the tracking refs (sections may then trust them as current). */
+  fetched: boolean;
+}
+
+/**
+ * Computes one section. Return undefined to omit the section. A returned object with
+ * `pending: true` marks the whole report as pending (e.g. an outbox with queued runs).
+ */
+export type StatusSection = (ctx: StatusContext) => unknown | Promise<unknown>;
+
+const sections = new Map<string, StatusSection>();
+
+/** Adds (or replaces) a section; returns a function that removes it again. */
+export function registerStatusSection(name: string, fn: StatusSection): () => void {
+  if (!/^[a-z][a-z0-9_-]*$/.test(name)) throw new Error(`status section name ${JSON.stringify(name)}: use lowercase letters, digits, "-" and "_"`);
+  sections.set(name, fn);
+  return () => {
+    if (sections.get(name) === fn) sections.delete(name);
+  };
+}
+
+export function statusSectionNames(): string[] {
+  return [...sections.keys()];
+}
+
+export function branchState(local: string | null, remote: string | null, ahead: number, behind: number): BranchState {
+  if (local === null) return remote === null ? 'missing' : 'remote-only';
+  if (remote === null) return 'local-only';
+  if (ahead === 0 && behind === 0) return 'in-sync';
+  if (behind === 0) return 'ahead';
+  if (ahead === 0) return 'behind';
+  return 'diverged';
+}
+
+async function branchStatus(target: PublishTarget, b: BranchRefs): Promise<BranchStatus> {
+  const { local, remote } = await branchTips(target, b);
+  let ahead = 0;
+  let behind = 0;
+  if (local && remote && local !== remote) ({ ahead, behind } = await aheadBehind(target.repo, local, remote));
+  return { kind: b.kind, name: b.name, local, remote, ahead, behind, state: branchState(local, remote, ahead, behind) };
+}
+
+/** Strips credentials a URL may embed (https://user:token@host/...), so status can print it. */
+export function redactUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1');
+}
+
+export interface StatusOptions extends TargetOptions {
+  /** Refresh the remote-tracking refs first (network). */
+  fetch?: boolean;
+  timeoutMs?: number;
+}
+
+export async function status(opts: StatusOptions = {}): Promise<StatusReport> {
+  const target = await resolveTarget(opts);
+  const refs = [branchRefs(target, 'results'), branchRefs(target, 'artifacts')];
+  let fetch: StatusReport['fetch'] = null;
+  if (opts.fetch) {
+    try {
+      const f = await fetchBranches(target, refs, { timeoutMs: opts.timeoutMs });
+      fetch = { ok: true, missing: f.missing };
+    } catch (err) {
+      // Still worth showing what this machine knows; the CLI exits non-zero after printing it.
+      if (!(err instanceof ReadError)) throw err;
+      fetch = { ok: false, message: err.message };
+    }
+  }
+  const branches = await Promise.all(refs.map((b) => branchStatus(target, b)));
+  // Without a remote nothing can be waiting for one: a local-only branch is simply local.
+  const pending = target.remote !== null && branches.some((b) => b.state === 'ahead' || b.state === 'diverged' || b.state === 'local-only');
+  const url = target.remote ? await remoteUrl(target.repo, target.remote) : null;
+  const core: Omit<StatusReport, 'extra'> = {
+    repo: target.repo.workTree ?? target.repo.gitDir,
+    remote: target.remote,
+    remoteUrl: url === null ? null : redactUrl(url),
+    managed: target.managed,
+    branches,
+    pending,
+    fetch,
+  };
+  const ctx: StatusContext = { target, report: core, fetched: fetch?.ok === true };
+  const extra: Record<string, unknown> = {};
+  let extraPending = false;
+  const entries = [...sections.entries()];
+  const values = await Promise.all(
+    entries.map(async ([, fn]) => {
+      try {
+        return await fn(ctx);
+      } catch (err) {
+        return { error: err instanceof Error ? err.message : String(err) };
+      }
+    }),
+  );
+  entries.forEach(([name], i) => {
+    const v = values[i];
+    if (v === undefined) return;
+    extra[name] = v;
+    if (v !== null && typeof v === 'object' && (v as { pending?: unknown }).pending === true) extraPending = true;
+  });
+  return { ...core, pending: pending || extraPending, extra };
+}

@@ -1,0 +1,172 @@
+/**
+ * Crashes and concurrency on one machine:
+ *  - `kill -9` of a publish at random moments: afterwards both refs moved or neither did, every
+ *    pointer on the results tip resolves on the artifacts tip with matching hashes, `git fsck
+ *    --strict` is clean, and the next publish succeeds at once (the dead holder's lock is reclaimed).
+ *  - several publishers started together all land, one after the other (the lock serializes them).
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rng } from '../bench/synthetic.mjs';
+import { acquirePublishLock } from '../src/publish/lock.js';
+import { CLI_PATH } from './helpers/cli.js';
+import { REPO_ROOT } from './helpers/fixtures.js';
+import { cleanupTempDirs, git, gitEnvForTests, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
+import { ARTIFACTS_REF, RESULTS_REF, cli, commitCount, expectFsckClean, expectPointersResolve, expectUntouched, makeRunWorkspace, makeUserRepo, tip, type RunWorkspace } from './publish-helpers.js';
+
+let restore: () => void;
+beforeAll(() => {
+  restore = useIsolatedGitEnv();
+});
+afterAll(async () => {
+  restore();
+  await cleanupTempDirs();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The CLI in its own process group, so we can tell when it and every git it started are gone. */
+function startDetached(args: string[], cwd: string): { pid: number; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
+  const child = spawn(process.execPath, [CLI_PATH, ...args], { cwd, env: { ...process.env, ...gitEnvForTests(), NO_COLOR: '1' }, detached: true, stdio: 'ignore' });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('close', (code, signal) => r({ code, signal })));
+  return { pid: child.pid!, exited };
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Waits (bounded) until every process of the group has exited: git children of a killed publish finish on their own. */
+async function drain(pgid: number): Promise<void> {
+  for (let i = 0; i < 200 && groupAlive(pgid); i++) await sleep(50);
+  expect(groupAlive(pgid), `processes of group ${pgid} still running after 10 s`).toBe(false);
+}
+
+describe('kill -9 in the middle of a publish', () => {
+  it('leaves both refs moved or neither, a clean repository, and a publish that works right after (30 random kills)', async () => {
+    const user: UserRepoFixture = await makeUserRepo();
+    const ITERATIONS = Number(process.env.AGENTV_CRASH_ITERATIONS ?? 30);
+    const seed = Number(process.env.AGENTV_CRASH_SEED ?? Date.now() % 100000);
+    const random = rng(seed);
+    const workspaces: RunWorkspace[] = [];
+    for (let i = 0; i <= ITERATIONS; i++) workspaces.push(await makeRunWorkspace({ rows: 3, minute: i, seed: i + 1 }));
+
+    // How long an undisturbed publish takes here decides the range of kill delays.
+    const t0 = performance.now();
+    const warm = await cli(['publish', workspaces[0]!.dir], user.work);
+    expect(warm.code, warm.stderr).toBe(0);
+    const typical = performance.now() - t0;
+
+    const outcomes = { neither: 0, both: 0 };
+    for (let i = 1; i <= ITERATIONS; i++) {
+      const ws = workspaces[i]!;
+      const before = { r: await tip(user.work, RESULTS_REF), a: await tip(user.work, ARTIFACTS_REF) };
+      const delay = Math.floor(random() * typical * 1.1);
+      const proc = startDetached(['publish', ws.dir], user.work);
+      await sleep(delay);
+      try {
+        process.kill(proc.pid, 'SIGKILL');
+      } catch {
+        // already finished: a kill after the end is one of the points too
+      }
+      await proc.exited;
+      await drain(proc.pid);
+
+      const after = { r: await tip(user.work, RESULTS_REF), a: await tip(user.work, ARTIFACTS_REF) };
+      const moved = { r: after.r !== before.r, a: after.a !== before.a };
+      expect(moved.r, `iteration ${i} (seed ${seed}, delay ${delay} ms): results moved ${moved.r}, artifacts moved ${moved.a}`).toBe(moved.a);
+      outcomes[moved.r ? 'both' : 'neither']++;
+      await expectPointersResolve(user.work);
+      await expectFsckClean(user.work);
+
+      const next = await expectUntouched(user.work, () => cli(['publish', ws.dir, '--json'], user.work, { timeoutMs: 20_000 }));
+      expect(next.code, `iteration ${i}: ${next.stderr}`).toBe(0);
+      expect(['published', 'already-published']).toContain(JSON.parse(next.stdout).status);
+    }
+    const listed = JSON.parse((await cli(['list', '--json'], user.work)).stdout) as { runs: unknown[] };
+    expect(listed.runs).toHaveLength(ITERATIONS + 1);
+    // No scratch refs or lock left behind.
+    expect(await git(user.work, ['for-each-ref', 'refs/agentv-tmp'])).toBe('');
+    await expectFsckClean(user.work);
+    expect(await expectPointersResolve(user.work)).toBeGreaterThan(0);
+    // Nothing of ours is left lying in the git directory: no lock, no crash report, no temp pack.
+    const leftovers = readdirSync(join(user.work, '.git')).filter((n) => /^agentv-results\.lock\.|^fast_import_crash_/.test(n));
+    const tmpPacks = readdirSync(join(user.work, '.git/objects/pack')).filter((n) => n.startsWith('tmp_'));
+    console.log(JSON.stringify({ seed, typical: Math.round(typical), outcomes, leftovers, tmpPacks }));
+    expect(leftovers).toEqual([]);
+    // Kill points before and after the ref update were both exercised.
+    expect(outcomes.neither, JSON.stringify(outcomes)).toBeGreaterThan(0);
+    expect(outcomes.both, JSON.stringify(outcomes)).toBeGreaterThan(0);
+  }, 600_000);
+});
+
+describe('fast-import crash reports', () => {
+  it('a report of ours left by a killed publish is swept by the next publish; anyone else\'s stays', async () => {
+    const user = await makeUserRepo();
+    const gitDir = join(user.work, '.git');
+    // A pid that cannot be running (above the kernel's pid_max on every Linux).
+    await writeFile(join(gitDir, 'fast_import_crash_99999999'), 'fatal: EOF in data\n  commit refs/agentv-tmp/123-abc\n');
+    await writeFile(join(gitDir, 'fast_import_crash_99999998'), 'fatal: EOF in data\n  commit refs/heads/someone-elses\n');
+    const run = await makeRunWorkspace({ rows: 2 });
+    expect((await cli(['publish', run.dir], user.work)).code).toBe(0);
+    expect(readdirSync(gitDir).filter((n) => n.startsWith('fast_import_crash_'))).toEqual(['fast_import_crash_99999998']);
+  });
+});
+
+describe('the publish lock', () => {
+  it('is reclaimed at once from a holder that was killed with SIGKILL (not after the 30 s staleness)', async () => {
+    const user = await makeUserRepo();
+    const commonDir = join(user.work, '.git');
+    const script = `import { acquirePublishLock } from ${JSON.stringify(join(REPO_ROOT, 'dist/publish/lock.js'))};
+await acquirePublishLock(${JSON.stringify(commonDir)});
+process.stdout.write('locked\\n');
+setInterval(() => {}, 1000);`;
+    const holder = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((r) => holder.stdout.once('data', () => r()));
+    holder.kill('SIGKILL');
+    await new Promise((r) => holder.once('close', r));
+    const t0 = performance.now();
+    const lock = await acquirePublishLock(commonDir, { waitMs: 20_000 });
+    const waited = performance.now() - t0;
+    await lock.release();
+    expect(waited).toBeLessThan(5_000);
+  });
+
+  it('makes a second publisher wait while the first holds it', async () => {
+    const user = await makeUserRepo();
+    const commonDir = join(user.work, '.git');
+    const held = await acquirePublishLock(commonDir);
+    const run = await makeRunWorkspace({ rows: 2 });
+    const proc = startDetached(['publish', run.dir], user.work);
+    await sleep(1_500);
+    expect(await tip(user.work, RESULTS_REF)).toBeNull();
+    await held.release();
+    expect((await proc.exited).code).toBe(0);
+    expect(await tip(user.work, RESULTS_REF)).not.toBeNull();
+  });
+});
+
+describe('several publishers at once on one machine', () => {
+  it('all land, serialized by the lock, each run once', async () => {
+    const user = await makeUserRepo();
+    const runs = await Promise.all([0, 1, 2].map((i) => makeRunWorkspace({ rows: 3, minute: 10 + i, seed: 20 + i })));
+    const results = await expectUntouched(user.work, () => Promise.all(runs.map((r) => cli(['publish', r.dir, '--push'], user.work))));
+    for (const r of results) expect(r.code, r.stderr).toBe(0);
+    const listed = JSON.parse((await cli(['list', '--json'], user.work)).stdout) as { runs: { run_id: string; where: string }[] };
+    expect(listed.runs.map((r) => r.run_id).sort()).toEqual(runs.map((r) => r.runId).sort());
+    expect(await commitCount(user.work, RESULTS_REF)).toBe(4);
+    expect(await commitCount(user.work, ARTIFACTS_REF)).toBe(4);
+    expect(await git(user.remote, ['rev-parse', RESULTS_REF])).toBe(await tip(user.work, RESULTS_REF));
+    await expectFsckClean(user.work);
+    expect(await expectPointersResolve(user.work)).toBeGreaterThan(0);
+  });
+});
