@@ -1,0 +1,63 @@
+/**
+ * `daemon`: checkpoint in-progress runs, publish finished ones, push everything (durable outbox,
+ * retries with backoff). One per repository. `--once` processes what is there and exits.
+ */
+import type { CAC } from 'cac';
+import { runDaemon } from '../daemon/daemon.js';
+import { DaemonLockedError } from '../daemon/instance-lock.js';
+import { createLogger } from '../daemon/log.js';
+import { registerDaemonStatusSections } from '../daemon/status-sections.js';
+import { CheckFailed, numberFlag, oneOf, runCommand } from './errors.js';
+import { pushFlag } from './wip.js';
+
+export function registerDaemon(cli: CAC): void {
+  registerDaemonStatusSections();
+  cli
+    .command('daemon', 'Watch the results root: checkpoint runs in progress, publish and push finished ones; queued work survives restarts and offline periods')
+    .option('--root <dir>', 'Results root to watch (default .agentv/results)')
+    .option('--once', 'Process what is there (checkpoint, publish, push the queue) and exit — for cron and CI')
+    .option('--interval <s>', 'Seconds between checkpoints of a run in progress (default 30)')
+    .option('--every-rows <n>', 'Also checkpoint after this many new rows (default 50)')
+    .option('--poll', 'Poll the root instead of using file-system events')
+    .option('--scan-interval <s>', 'Seconds between rescans of the root (default 30 with events, 2 when polling)')
+    .option('--retry-max <s>', 'Longest wait between retries while the remote is unreachable (default 60)')
+    .option('--push', 'Push results and WIP branches (default: results.auto_push)')
+    .option('--no-push', 'Commit locally only')
+    .option('--log-format <format>', 'text or json (one JSON object per line, on stderr)')
+    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
+    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--dir <dir>', 'Working directory (the repository and the root resolve from here)')
+    .example('agentv-results daemon --log-format json')
+    .example('agentv-results daemon --once --push')
+    .action((flags: Record<string, unknown>) =>
+      runCommand(async () => {
+        const logger = createLogger({ format: oneOf('log-format', flags.logFormat, ['text', 'json'] as const, 'text') });
+        const retryMax = numberFlag('retry-max', flags.retryMax, 60) * 1000;
+        const scan = flags.scanInterval === undefined ? undefined : numberFlag('scan-interval', flags.scanInterval, 30) * 1000;
+        try {
+          const report = await runDaemon({
+            cwd: (flags.dir as string | undefined) ?? process.cwd(),
+            remote: flags.remote as string | undefined,
+            configFile: flags.config as string | undefined,
+            root: flags.root as string | undefined,
+            once: Boolean(flags.once),
+            push: pushFlag(),
+            intervalMs: numberFlag('interval', flags.interval, 30) * 1000,
+            everyRows: numberFlag('every-rows', flags.everyRows, 50),
+            poll: Boolean(flags.poll),
+            scanIntervalMs: scan,
+            backoff: { baseMs: Math.min(1_000, retryMax), capMs: retryMax },
+            logger,
+            handleSignals: true,
+          });
+          if (report.stoppedBy === 'lock-lost') return 1;
+          // --once in CI: work left queued because the remote did not take it is a failure to see.
+          if (flags.once && report.remoteDown && report.queued > 0) return 3;
+          return 0;
+        } catch (err) {
+          if (err instanceof DaemonLockedError) throw new CheckFailed(err.message);
+          throw err;
+        }
+      }),
+    );
+}

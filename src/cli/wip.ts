@@ -1,0 +1,220 @@
+/**
+ * `wip <action>`: checkpoint | list | recover | clean. cac cannot match two-word commands, so this
+ * one command dispatches its actions itself (DESIGN.md 5).
+ */
+import type { CAC } from 'cac';
+import { resolveTarget } from '../publish/target.js';
+import { cleanWip, listWip, recoverWip, WipError, WipSession, type CheckpointResult, type WipEvent } from '../publish/wip.js';
+import { registerDaemonStatusSections } from '../daemon/status-sections.js';
+import { inspectRun } from '../daemon/runs.js';
+import { onSignals, signalStatus } from '../daemon/signals.js';
+import { numberFlag, runCommand, UsageError } from './errors.js';
+import { dim, green, printJson, table, yellow } from './format.js';
+
+const ACTIONS = ['checkpoint', 'list', 'recover', 'clean'] as const;
+
+/** "14d", "12h", "30m", "45s", "2w" -> ms. */
+export function parseDuration(flag: string, value: unknown, fallback: number): number {
+  if (value === undefined || value === null || value === '') return fallback;
+  const m = /^(\d+(?:\.\d+)?)(s|m|h|d|w)$/.exec(String(value).trim());
+  if (!m) throw new UsageError(`--${flag} must be a duration like 14d, 12h, 30m or 45s (got ${JSON.stringify(value)})`);
+  const unit = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 }[m[2] as 's' | 'm' | 'h' | 'd' | 'w'];
+  return Number(m[1]) * unit * 1000;
+}
+
+export function fmtAge(seconds: number | null): string {
+  if (seconds === null) return '—';
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86400)}d`;
+}
+
+/** --push / --no-push as typed (cac folds them into one boolean that defaults to true). */
+export function pushFlag(): boolean | undefined {
+  const argv = process.argv;
+  return argv.includes('--no-push') ? false : argv.includes('--push') ? true : undefined;
+}
+
+function targetOpts(flags: Record<string, unknown>) {
+  return {
+    cwd: (flags.dir as string | undefined) ?? process.cwd(),
+    remote: flags.remote as string | undefined,
+    configFile: flags.config as string | undefined,
+  };
+}
+
+/** WipError is an input problem (exit 2), except a full disk, which keeps its own code (exit 3). */
+async function wipAction(fn: () => Promise<number | void>): Promise<number | void> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof WipError && (err as WipError & { code?: string }).code !== 'ENOSPC') throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+function describeCheckpoint(r: CheckpointResult): string {
+  if (r.status === 'unchanged') return `${r.runId}: nothing new since checkpoint ${r.checkpoint} (${r.rows} rows) on ${r.branch}`;
+  const rewrote = r.rewrote ? yellow(' (index.jsonl was rewritten: captured again from the start)') : '';
+  return `${green(`checkpoint ${r.checkpoint}`)} of ${r.runId} on ${r.branch}: +${r.addedRows} rows (${r.rows} in total), ${r.files} file${r.files === 1 ? '' : 's'}${rewrote}  ${dim(r.commit.slice(0, 12))}`;
+}
+
+async function checkpointAction(run: string | undefined, flags: Record<string, unknown>): Promise<number> {
+  if (!run) throw new UsageError('wip checkpoint needs the run workspace: agentv-results wip checkpoint .agentv/results/<experiment>/<timestamp>');
+  const json = Boolean(flags.json);
+  const events: WipEvent[] = [];
+  const say = (line: string): void => {
+    if (!json) process.stdout.write(`${line}\n`);
+  };
+  const onEvent = (e: WipEvent): void => {
+    events.push(e);
+    if (e.type === 'checkpoint') say(describeCheckpoint(e.result));
+    else if (e.type === 'push') say(e.result.classification === 'ok' ? dim(`  ${e.result.message}`) : yellow(`  WIP push did not land: ${e.result.message}`));
+    else process.stderr.write(`agentv-results: ${e.phase} failed: ${e.error.message}\n`);
+  };
+  const session = await WipSession.start({
+    ...targetOpts(flags),
+    runDir: run,
+    push: pushFlag(),
+    intervalMs: numberFlag('interval', flags.interval, 30) * 1000,
+    everyRows: numberFlag('every-rows', flags.everyRows, 50),
+    pollMs: 500,
+    noStartCheckpoint: true,
+    onEvent,
+  });
+  await session.checkpoint({ full: Boolean(flags.full) });
+  if (!flags.watch) {
+    await session.stop({ flush: false });
+    if (json) printJson(events.map((e) => (e.type === 'error' ? { type: e.type, phase: e.phase, error: e.error.message } : e)));
+    return events.some((e) => e.type === 'push' && e.result.classification !== 'ok') ? 3 : 0;
+  }
+  // --watch: keep checkpointing until the run finishes (summary.json) or a signal arrives.
+  const runDir = session.checkpointer.runDir;
+  let signal: NodeJS.Signals | null = null;
+  let wake: () => void = () => undefined;
+  const unsubscribe = onSignals(['SIGINT', 'SIGTERM', 'SIGHUP'], (sig) => {
+    signal = sig;
+    wake();
+  });
+  try {
+    for (;;) {
+      const state = await inspectRun(runDir);
+      if (signal || !state || state.summaryComplete) break;
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, 500);
+        wake = () => {
+          clearTimeout(t);
+          r();
+        };
+      });
+    }
+  } finally {
+    unsubscribe();
+  }
+  if (!(await inspectRun(runDir))) {
+    await session.stop({ flush: false });
+    throw new WipError(`${runDir} disappeared while watched; its checkpoints are on ${session.checkpointer.branch}`);
+  }
+  await session.stop({ flush: true });
+  if (json) printJson(events.map((e) => (e.type === 'error' ? { type: e.type, phase: e.phase, error: e.error.message } : e)));
+  return signal ? signalStatus(signal) : 0;
+}
+
+async function listAction(flags: Record<string, unknown>): Promise<number> {
+  const target = await resolveTarget(targetOpts(flags));
+  const listing = await listWip({ repo: target.repo, remote: target.remote, fetch: flags.fetch !== false });
+  if (flags.json) {
+    printJson({ remote: listing.remote, remoteError: listing.remoteError, branches: listing.entries.map(({ meta: _meta, ...e }) => e) });
+  } else if (listing.entries.length === 0) {
+    process.stdout.write('no WIP branches here' + (listing.remote ? ` or on ${listing.remote}` : '') + '\n');
+  } else {
+    const rows = listing.entries.map((e) => [e.branch, e.host, e.runId ?? '?', e.rows ?? '—', e.checkpoint ?? '—', fmtAge(e.ageSeconds), e.finished ? 'finished' : 'in progress', e.where]);
+    process.stdout.write(table(['branch', 'host', 'run', 'rows', 'checkpoint', 'age', 'run state', 'where'], rows) + '\n');
+  }
+  if (listing.remoteError) process.stderr.write(`agentv-results: ${listing.remoteError}\n`);
+  return listing.remoteError ? 3 : 0;
+}
+
+async function recoverAction(source: string | undefined, flags: Record<string, unknown>): Promise<number> {
+  if (!source) throw new UsageError('wip recover needs a WIP branch or a run id (see `agentv-results wip list`)');
+  const target = await resolveTarget(targetOpts(flags));
+  const r = await recoverWip({ repo: target.repo, remote: target.remote, source, out: flags.out as string | undefined, cwd: targetOpts(flags).cwd, fetch: flags.fetch !== false });
+  if (flags.json) printJson(r);
+  else {
+    process.stdout.write(`${green('Recovered')} ${r.runId} from ${r.branch} (checkpoint ${r.checkpoint}, ${r.from}) into ${r.out}\n`);
+    process.stdout.write(dim(`  ${r.rows} rows, ${r.files} files${r.merged ? ', merged with the workspace already there' : ''}${r.duplicatesDropped ? `, ${r.duplicatesDropped} duplicate rows dropped` : ''}\n`));
+    if (!r.finished) process.stdout.write(dim(`  resume the eval into ${r.out}; later checkpoints continue on ${r.branch}\n`));
+  }
+  if (r.remoteError) process.stderr.write(`agentv-results: ${r.remoteError}\n`);
+  return 0;
+}
+
+async function cleanAction(flags: Record<string, unknown>): Promise<number> {
+  const target = await resolveTarget(targetOpts(flags));
+  const r = await cleanWip({
+    repo: target.repo,
+    remote: target.remote,
+    resultsRef: target.resultsRef,
+    olderThanMs: parseDuration('older-than', flags.olderThan, 14 * 86400 * 1000),
+    forceUnpublished: Boolean(flags.forceUnpublished),
+    dryRun: Boolean(flags.dryRun),
+  });
+  if (flags.json) printJson(r);
+  else {
+    for (const d of r.decisions) {
+      const what = `${d.branch} (run ${d.runId ?? '?'}, ${d.rows ?? '?'} rows, last checkpoint ${fmtAge(d.ageSeconds)} ago; local ${d.local?.slice(0, 12) ?? '—'}, remote ${d.remote?.slice(0, 12) ?? '—'})`;
+      if (d.action === 'deleted') process.stdout.write(`${d.published ? green('deleted') : yellow('deleted')} ${what}: ${d.reason}\n`);
+      else if (d.action === 'would-delete') process.stdout.write(`would delete ${what}: ${d.reason}\n`);
+      else if (d.reason !== 'recent') process.stdout.write(dim(`kept ${what}: ${d.reason}\n`));
+    }
+    const deleted = r.decisions.filter((d) => d.action === 'deleted').length;
+    const kept = r.decisions.filter((d) => d.action === 'kept').length;
+    process.stdout.write(`${deleted} deleted, ${kept} kept${flags.dryRun ? ' (dry run)' : ''}\n`);
+  }
+  if (r.remoteError) process.stderr.write(`agentv-results: ${r.remoteError}\n`);
+  return r.remoteError ? 3 : 0;
+}
+
+export function registerWip(cli: CAC): void {
+  registerDaemonStatusSections();
+  cli
+    .command('wip <action> [arg]', 'WIP checkpoints of in-progress runs: checkpoint <run-dir> | list | recover <branch|run_id> | clean')
+    .option('--watch', 'checkpoint: keep checkpointing until the run finishes or a signal arrives (flushes on SIGINT/SIGTERM)')
+    .option('--interval <s>', 'checkpoint --watch: seconds between checkpoints (default 30)')
+    .option('--every-rows <n>', 'checkpoint --watch: also checkpoint after this many new rows (default 50)')
+    .option('--full', 'checkpoint: walk the whole workspace (also files no row points at, and deletions)')
+    .option('--push', 'checkpoint: push the WIP branch (default: results.auto_push)')
+    .option('--no-push', 'checkpoint: do not push')
+    .option('--out <dir>', 'recover: the workspace to write (default .agentv/results/<run_id>)')
+    .option('--no-fetch', 'list/recover: do not ask the remote')
+    .option('--older-than <age>', 'clean: only branches whose last checkpoint is older (default 14d)')
+    .option('--force-unpublished', 'clean: also delete branches whose run is not published (each is listed)')
+    .option('--dry-run', 'clean: say what would be deleted')
+    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
+    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')
+    .option('--json', 'Machine-readable output')
+    .example('agentv-results wip checkpoint .agentv/results/nightly/2026-03-01T10-00-00-000Z --watch')
+    .example('agentv-results wip list')
+    .example('agentv-results wip recover nightly/2026-03-01T10-00-00-000Z')
+    .example('agentv-results wip clean --older-than 14d --dry-run')
+    .action((action: string, arg: string | undefined, flags: Record<string, unknown>) =>
+      runCommand(() =>
+        wipAction(async () => {
+          switch (action) {
+            case 'checkpoint':
+              return checkpointAction(arg, flags);
+            case 'list':
+              return listAction(flags);
+            case 'recover':
+              return recoverAction(arg, flags);
+            case 'clean':
+              return cleanAction(flags);
+            default:
+              throw new UsageError(`unknown wip action ${JSON.stringify(action)}: use one of ${ACTIONS.join(', ')}`);
+          }
+        }),
+      ),
+    );
+}

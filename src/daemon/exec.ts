@@ -1,0 +1,238 @@
+/**
+ * `exec -- <command…>`: run an eval command, checkpoint the run workspace it writes while it runs,
+ * forward signals to it, and when it exits publish the run (pushed per results.auto_push) and exit
+ * with the command's status.
+ *
+ * Which workspace: `--out <dir>` names it; otherwise every run under the results root whose
+ * index.jsonl appears or grows after the command started is followed (a command may write several).
+ * Works with any command that writes a run workspace: nothing here knows about AgentV's CLI.
+ *
+ * On SIGINT/SIGTERM the signal goes to the command and every followed run is checkpointed at once
+ * (flush), so what was written survives even if exec is killed right after; exec itself keeps
+ * waiting for the command. A run without summary.json when the command exits did not finish: it
+ * gets a final full checkpoint and stays on its WIP branch for `wip recover`.
+ */
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { PublishResult } from '../publish/publish.js';
+import type { PushOutcome } from '../publish/push-branches.js';
+import { resolveTarget, type TargetOptions } from '../publish/target.js';
+import { DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS, WipSession, type WipEvent } from '../publish/wip.js';
+import { FORWARDED_SIGNALS, startCommand } from './child.js';
+import { DEFAULT_ROOT } from './daemon.js';
+import { finishRun } from './finish-run.js';
+import { silentLogger, type Logger } from './log.js';
+import { Outbox } from './outbox.js';
+import { findRunDirs, inspectRun } from './runs.js';
+import { onSignals } from './signals.js';
+
+export interface ExecOptions extends TargetOptions {
+  /** The command and its arguments (no shell). */
+  command: string[];
+  /** The run workspace the command writes. */
+  out?: string;
+  /** Without `out`: the results root to watch for runs (default .agentv/results). */
+  root?: string;
+  intervalMs?: number;
+  everyRows?: number;
+  /** How often the index and the root are looked at (default 500 ms). */
+  pollMs?: number;
+  /** Push (results and WIP); default results.auto_push. */
+  push?: boolean;
+  networkTimeoutMs?: number;
+  host?: string;
+  logger?: Logger;
+  /** Forward this process's signals to the command (the CLI does). */
+  handleSignals?: boolean;
+  /** Children in their own process group (default: when stdin is not a terminal). */
+  interactive?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface ExecRunReport {
+  dir: string;
+  runId: string | null;
+  branch: string | null;
+  checkpoints: number;
+  rows: number;
+  finished: boolean;
+  publish: PublishResult | null;
+  push: PushOutcome | null;
+  wip: string;
+  queued: string[];
+  error: string | null;
+}
+
+export interface ExecReport {
+  /** The command's exit status (shell convention for signals). */
+  status: number;
+  runs: ExecRunReport[];
+  /** Something after the command failed: publishing or pushing (DESIGN.md 9 exit code; `cause` when an error). */
+  failure: { code: number; message: string; cause?: unknown } | null;
+}
+
+interface Followed {
+  dir: string;
+  session: WipSession | null;
+  starting: Promise<void> | null;
+  checkpoints: number;
+  error: string | null;
+}
+
+export async function execRun(opts: ExecOptions): Promise<ExecReport> {
+  const cwd = opts.cwd ?? process.cwd();
+  const logger = opts.logger ?? silentLogger;
+  const target = await resolveTarget(opts);
+  const push = (opts.push ?? target.config.auto_push) && target.remote !== null;
+  const outbox = Outbox.forCommonDir(target.repo.commonDir);
+  const pollMs = opts.pollMs ?? Math.min(500, Math.max(50, opts.intervalMs ?? DEFAULT_INTERVAL_MS));
+  const fixed = opts.out ? resolve(cwd, opts.out) : null;
+  const root = resolve(cwd, opts.root ?? DEFAULT_ROOT);
+
+  // Without --out: runs whose index.jsonl size/mtime differ from now are the command's.
+  const baseline = new Map<string, string>();
+  if (!fixed) for (const d of await findRunDirs(root)) baseline.set(d, await indexKey(d));
+
+  const followed = new Map<string, Followed>();
+  const onEvent = (f: Followed) => (e: WipEvent): void => {
+    if (e.type === 'checkpoint' && e.result.status !== 'unchanged') {
+      f.checkpoints++;
+      logger.info('checkpoint', { run: e.result.runId, checkpoint: e.result.checkpoint, rows: e.result.rows, added: e.result.addedRows, wip: e.result.branch });
+    } else if (e.type === 'push' && e.result.classification !== 'ok') {
+      logger.warn('WIP push did not land; the next checkpoint retries', { message: e.result.message });
+    } else if (e.type === 'error') {
+      logger.warn(e.phase === 'push' ? 'WIP push failed' : 'checkpoint failed', { dir: f.dir, error: e.error.message });
+    }
+  };
+  const follow = (dir: string, checkpoint = true): void => {
+    if (followed.has(dir)) return;
+    const f: Followed = { dir, session: null, starting: null, checkpoints: 0, error: null };
+    followed.set(dir, f);
+    // A run first seen after the command exited, already finished, only needs its publish.
+    if (!checkpoint) return;
+    f.starting = WipSession.start({
+      repo: target.repo,
+      remoteName: target.remote,
+      push,
+      runDir: dir,
+      host: opts.host,
+      intervalMs: opts.intervalMs ?? DEFAULT_INTERVAL_MS,
+      everyRows: opts.everyRows ?? DEFAULT_EVERY_ROWS,
+      pollMs,
+      pushTimeoutMs: opts.networkTimeoutMs,
+      onEvent: onEvent(f),
+    }).then(
+      (s) => {
+        f.session = s;
+      },
+      (err: unknown) => {
+        f.error = (err as Error).message;
+        followed.delete(dir); // try again at the next discovery tick
+        logger.warn('cannot checkpoint run yet', { dir, error: f.error });
+      },
+    );
+  };
+  const discover = async (final = false): Promise<void> => {
+    const candidates: string[] = [];
+    if (fixed) {
+      if ((await inspectRun(fixed))?.hasIndex) candidates.push(fixed);
+    } else {
+      for (const d of await findRunDirs(root)) if (!baseline.has(d) || baseline.get(d) !== (await indexKey(d))) candidates.push(d);
+    }
+    for (const d of candidates) {
+      if (followed.has(d)) continue;
+      follow(d, !(final && (await inspectRun(d))?.summaryComplete));
+    }
+  };
+
+  const env = { ...(opts.env ?? process.env), ...(fixed ? { AGENTV_RESULTS_RUN_DIR: fixed } : {}) };
+  const child = await startCommand(opts.command, { cwd, env, interactive: opts.interactive });
+  logger.info('command started', { pid: child.pid, command: opts.command.join(' '), out: fixed ?? undefined, root: fixed ? undefined : root });
+  const flushAll = async (): Promise<void> => {
+    for (const f of followed.values()) {
+      await f.starting;
+      await f.session?.checkpoint().catch((err: unknown) => logger.warn('flush failed', { dir: f.dir, error: (err as Error).message }));
+    }
+  };
+  const unsubscribe = opts.handleSignals
+    ? onSignals(FORWARDED_SIGNALS, (sig) => {
+        logger.info('forwarding signal to the command', { signal: sig, pid: child.pid });
+        child.forward(sig);
+        if (sig === 'SIGINT' || sig === 'SIGTERM' || sig === 'SIGHUP') void flushAll();
+      })
+    : () => undefined;
+
+  let exited = false;
+  const exit = child.exited.then((e) => {
+    exited = true;
+    return e;
+  });
+  // Discovery ticks until the command exits (bounded by the command's own lifetime).
+  while (!exited) {
+    await discover().catch((err: unknown) => logger.warn('cannot look for runs', { error: (err as Error).message }));
+    await Promise.race([exit, new Promise((r) => setTimeout(r, pollMs))]);
+  }
+  const { status } = await exit;
+  unsubscribe();
+  logger.info('command exited', { status });
+  await discover(true).catch(() => undefined);
+
+  const runs: ExecRunReport[] = [];
+  let failure: ExecReport['failure'] = null;
+  for (const f of followed.values()) {
+    await f.starting;
+    runs.push(await finishOne(f, { target, targetOptions: { ...opts, cwd }, push, outbox, logger, networkTimeoutMs: opts.networkTimeoutMs }, (fail) => (failure = failure ?? fail)));
+  }
+  return { status, runs, failure };
+}
+
+async function indexKey(dir: string): Promise<string> {
+  const st = await stat(join(dir, 'index.jsonl')).catch(() => null);
+  return st ? `${st.size}:${st.mtimeMs}` : 'none';
+}
+
+async function finishOne(
+  f: Followed,
+  ctx: { target: Awaited<ReturnType<typeof resolveTarget>>; targetOptions: TargetOptions; push: boolean; outbox: Outbox; logger: Logger; networkTimeoutMs?: number },
+  fail: (f: { code: number; message: string; cause?: unknown }) => void,
+): Promise<ExecRunReport> {
+  const { logger } = ctx;
+  const state = await inspectRun(f.dir);
+  const finished = state?.summaryComplete === true;
+  const report: ExecRunReport = { dir: f.dir, runId: f.session?.checkpointer.runId ?? null, branch: f.session?.checkpointer.branch ?? null, checkpoints: f.checkpoints, rows: 0, finished, publish: null, push: null, wip: 'none', queued: [], error: null };
+  try {
+    // Unfinished: a full final checkpoint (also files no row points at). Finished: the publish
+    // captures everything, so the session only stops.
+    const last = state ? await f.session?.stop({ flush: !finished, full: true }) : await f.session?.stop({ flush: false });
+    report.rows = last?.rows ?? f.session?.checkpointer.state.meta?.rows ?? 0;
+    if (last && last.status !== 'unchanged') report.checkpoints++;
+  } catch (err) {
+    report.error = (err as Error).message;
+    logger.warn('final checkpoint failed', { dir: f.dir, error: report.error });
+  }
+  if (!state) {
+    report.error = `the run directory ${f.dir} disappeared${report.branch ? `; its checkpoints are on ${report.branch}` : ''}`;
+    logger.warn('run directory is gone', { dir: f.dir, wip: report.branch ?? undefined });
+    return report;
+  }
+  if (!finished) {
+    report.wip = report.branch ? 'kept' : 'none';
+    logger.warn('run did not finish (no summary.json); its checkpoints stay on the WIP branch', { dir: f.dir, wip: report.branch ?? undefined, recover: report.runId ? `agentv-results wip recover ${report.runId}` : undefined });
+    return report;
+  }
+  try {
+    const done = await finishRun({ target: ctx.target, targetOptions: ctx.targetOptions, runDir: f.dir, wipRef: f.session?.checkpointer.ref ?? null, push: ctx.push, outbox: ctx.outbox, logger, networkTimeoutMs: ctx.networkTimeoutMs });
+    report.publish = done.publish;
+    report.push = done.push;
+    report.wip = done.wip;
+    report.queued = done.queued;
+    report.runId = done.publish.runId;
+    if (done.push?.classification === 'conflict') fail({ code: 1, message: done.push.message });
+    else if (done.push && !done.push.landed && ctx.target.config.require_push) fail({ code: 3, message: `${done.push.message}; the run is committed locally and queued` });
+  } catch (err) {
+    report.error = (err as Error).message;
+    logger.error('publish failed', { dir: f.dir, error: report.error });
+    fail({ code: 3, message: report.error, cause: err });
+  }
+  return report;
+}

@@ -1,0 +1,20 @@
+/**
+ * The daemon layer as a library: `runDaemon` (watch, checkpoint, publish, push, durable outbox),
+ * `execRun` (run an eval command under checkpointing, publish when it exits), the outbox and the
+ * status sections. Sits above src/publish (DESIGN.md 2); never runs git itself.
+ */
+export { DEFAULT_ROOT, runDaemon } from './daemon.js';
+export type { DaemonOptions, DaemonReport } from './daemon.js';
+export { execRun } from './exec.js';
+export type { ExecOptions, ExecReport, ExecRunReport } from './exec.js';
+export { finishRun } from './finish-run.js';
+export type { FinishRunOptions, FinishRunResult } from './finish-run.js';
+export { jobId, Outbox, OutboxError, outboxPath } from './outbox.js';
+export type { OutboxItem, OutboxJob } from './outbox.js';
+export { acquireDaemonLock, daemonRunning, DaemonLockedError, readDaemonInfo } from './instance-lock.js';
+export type { DaemonInfo, DaemonLock } from './instance-lock.js';
+export { createLogger, silentLogger } from './log.js';
+export type { LogFormat, Logger, LogLevel } from './log.js';
+export { outboxStatusSection, registerDaemonStatusSections, wipStatusSection } from './status-sections.js';
+export type { OutboxStatus } from './status-sections.js';
+export { CommandError } from './child.js';

@@ -1,0 +1,100 @@
+/**
+ * One daemon per repository: a proper-lockfile lock (atomic mkdir, refreshed every 2 s, stale after
+ * 10 s) at `<git-common-dir>/agentv-results/daemon.lock`, plus `daemon.json` saying who holds it,
+ * so a second daemon can say which process it lost to.
+ *
+ * A daemon killed with -9 leaves the lock behind; on the same host the next daemon sees that the
+ * recorded pid is gone and waits for the lock to go stale instead of refusing. A lock lost while
+ * running (the process stalled past the stale time and another daemon took over) is reported
+ * through `onCompromised`: the daemon must then stop, so two never run at once for long.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import lockfile from 'proper-lockfile';
+import { OUTBOX_DIR } from './outbox.js';
+
+export interface DaemonInfo {
+  pid: number;
+  host: string;
+  started_at: string;
+  root: string;
+}
+
+export class DaemonLockedError extends Error {
+  constructor(message: string, readonly holder: DaemonInfo | null) {
+    super(message);
+  }
+}
+
+export interface DaemonLock {
+  release(): Promise<void>;
+}
+
+const STALE_MS = 10_000;
+const UPDATE_MS = 2_000;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export async function readDaemonInfo(commonDir: string): Promise<DaemonInfo | null> {
+  try {
+    const v = JSON.parse(await readFile(join(commonDir, OUTBOX_DIR, 'daemon.json'), 'utf8')) as DaemonInfo;
+    return typeof v.pid === 'number' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Is a daemon holding this repository's lock right now (lock present and refreshed)? */
+export async function daemonRunning(commonDir: string): Promise<DaemonInfo | null> {
+  const file = join(commonDir, OUTBOX_DIR, 'daemon');
+  const held = await lockfile.check(file, { realpath: false, lockfilePath: `${file}.lock`, stale: STALE_MS }).catch(() => false);
+  return held ? ((await readDaemonInfo(commonDir)) ?? { pid: 0, host: '?', started_at: '?', root: '?' }) : null;
+}
+
+export async function acquireDaemonLock(commonDir: string, info: Omit<DaemonInfo, 'pid' | 'host' | 'started_at'>, opts: { onCompromised: (err: Error) => void; onWait?: (holder: DaemonInfo) => void }): Promise<DaemonLock> {
+  const dir = join(commonDir, OUTBOX_DIR);
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, 'daemon');
+  const options = { realpath: false, lockfilePath: `${file}.lock`, stale: STALE_MS, update: UPDATE_MS, onCompromised: opts.onCompromised };
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(file, { ...options, retries: 0 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+    // The winner of a simultaneous start writes daemon.json right after locking: give it a moment.
+    let holder: DaemonInfo | null = null;
+    for (let i = 0; i < 20 && holder === null; i++) {
+      holder = await readDaemonInfo(commonDir);
+      if (holder === null) await new Promise((r) => setTimeout(r, 50));
+    }
+    const sameHostDead = holder !== null && holder.host === hostname() && holder.pid !== process.pid && !alive(holder.pid);
+    if (!sameHostDead) {
+      const who = holder ? `pid ${holder.pid} on ${holder.host}, running since ${holder.started_at}, watching ${holder.root}` : 'another process (it is starting up)';
+      throw new DaemonLockedError(`another agentv-results daemon already runs for this repository: ${who} — stop it first (kill -TERM ${holder?.pid ?? '<pid>'})`, holder);
+    }
+    opts.onWait?.(holder as DaemonInfo);
+    // Its lock stops being refreshed when it died: it goes stale within STALE_MS. Bounded wait.
+    release = await lockfile.lock(file, { ...options, retries: { retries: Math.ceil((STALE_MS + 2 * UPDATE_MS) / 500), factor: 1, minTimeout: 500, maxTimeout: 500 } });
+  }
+  const mine: DaemonInfo = { pid: process.pid, host: hostname(), started_at: new Date().toISOString(), ...info };
+  const infoFile = join(dir, 'daemon.json');
+  const tmp = `${infoFile}.tmp-${randomBytes(4).toString('hex')}`;
+  await writeFile(tmp, JSON.stringify(mine, null, 2) + '\n');
+  await rename(tmp, infoFile);
+  return {
+    async release() {
+      const current = await readDaemonInfo(commonDir);
+      if (current?.pid === process.pid) await rm(infoFile, { force: true });
+      await release().catch(() => undefined);
+    },
+  };
+}

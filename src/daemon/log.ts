@@ -1,0 +1,53 @@
+/**
+ * Structured log lines for long-running commands (daemon, exec): one line per event on stderr,
+ * either human text (`2026-03-01T10:00:00.000Z info  published run=exp/ts`) or JSON
+ * (`{"ts":…,"level":"info","msg":"published","run":"exp/ts"}`) for log shippers (`--log-format json`).
+ */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type LogFormat = 'text' | 'json';
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+}
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+function textValue(v: unknown): string {
+  const s = typeof v === 'string' ? v : v instanceof Error ? v.message : JSON.stringify(v);
+  return /[\s"=]/.test(s ?? '') ? JSON.stringify(s) : (s ?? 'undefined');
+}
+
+export function createLogger(opts: { format?: LogFormat; level?: LogLevel; write?: (line: string) => void; now?: () => Date } = {}): Logger {
+  const format = opts.format ?? 'text';
+  const min = ORDER[opts.level ?? 'info'];
+  const write = opts.write ?? ((line: string) => void process.stderr.write(line));
+  const now = opts.now ?? (() => new Date());
+  const emit = (level: LogLevel, msg: string, fields: LogFields = {}): void => {
+    if (ORDER[level] < min) return;
+    const ts = now().toISOString();
+    if (format === 'json') {
+      const clean: LogFields = {};
+      for (const [k, v] of Object.entries(fields)) clean[k] = v instanceof Error ? v.message : v;
+      write(`${JSON.stringify({ ts, level, msg, ...clean })}\n`);
+    } else {
+      const extra = Object.entries(fields)
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => `${k}=${textValue(v)}`)
+        .join(' ');
+      write(`${ts} ${level.padEnd(5)} ${msg}${extra ? ` ${extra}` : ''}\n`);
+    }
+  };
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+  };
+}
+
+/** A logger that drops everything (library callers that did not ask for logs). */
+export const silentLogger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };

@@ -1,0 +1,330 @@
+/**
+ * WIP checkpoints (DESIGN.md 8): while a run is in progress, its workspace is captured onto
+ * `agentv/wip/<host>/<run-id-slug>` as a chain of commits, each on top of the previous one
+ * (fast-forward; never amended, never forced), each carrying only what changed since the last.
+ *
+ * The checkpoint state (how much of index.jsonl is captured, which top-level files) lives in the
+ * branch itself (wip.json), so a process that restarts, or a second machine that recovered the run,
+ * continues exactly where the last completed checkpoint stopped: no row is captured twice and none
+ * is skipped. Every ref move is compare-and-swap: two checkpointers racing on one run (a daemon and
+ * an `exec`) cannot lose each other's commits — the loser reloads the state and retries.
+ *
+ * Cost per checkpoint: one fast-import and one update-ref; reading the workspace is O(new rows +
+ * their sidecars + a few top-level stats) — see wip-scan.ts. Nothing here needs the publish lock.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { blobId } from '../git/hash.js';
+import {
+  assertValidPath,
+  lsTree,
+  readBlobs,
+  RefConflictError,
+  resolveRef,
+  updateRef,
+  writeCommit,
+  type FileChange,
+  type Repo,
+} from '../git/index.js';
+import {
+  parseWipMeta,
+  RECOVERY_MARKER,
+  runIdOfDir,
+  segmentPath,
+  WIP_INDEX_DIR,
+  WIP_META_PATH,
+  WIP_RUN_DIR,
+  WIP_SCHEMA_VERSION,
+  wipBranch,
+  wipHost,
+  type WipMeta,
+} from './wip-layout.js';
+import { countRowsSince, filesOfRows, INDEX_FILE, readIndexDelta, readWorkspaceFile, rowReferencedPaths, topLevelFiles, walkWorkspace, type StatKey } from './wip-scan.js';
+
+export class WipError extends Error {}
+
+export interface CheckpointerOptions {
+  repo: Repo;
+  /** The run workspace (absolute, or relative to cwd). */
+  runDir: string;
+  /** Commit identity (the date is taken at each checkpoint). */
+  author: { name: string; email: string };
+  /** Defaults to wipHost(). */
+  host?: string;
+  /** Defaults to the recovery marker's run id, else `<parent>/<dir>`. */
+  runId?: string;
+  /** Branch name without refs/heads/ (defaults to the recovery marker's, else wipBranch(host, runId)). */
+  branch?: string;
+  now?: () => Date;
+}
+
+export interface CheckpointResult {
+  status: 'created' | 'checkpointed' | 'unchanged';
+  runId: string;
+  branch: string;
+  ref: string;
+  /** Tip after the checkpoint (equal to `previous` when unchanged). */
+  commit: string;
+  previous: string | null;
+  /** Sequence number of the tip. */
+  checkpoint: number;
+  /** Rows captured on the branch in total. */
+  rows: number;
+  /** Rows this checkpoint added. */
+  addedRows: number;
+  /** Workspace files written by this checkpoint (index segments and wip.json not counted). */
+  files: number;
+  /** index.jsonl no longer matched what was captured: it was captured again from the start. */
+  rewrote: boolean;
+  finished: boolean;
+}
+
+interface RecoveryMarker {
+  branch?: string;
+  run_id?: string;
+}
+
+async function readMarker(runDir: string): Promise<RecoveryMarker | null> {
+  try {
+    const v = JSON.parse(await readFile(join(runDir, RECOVERY_MARKER), 'utf8')) as unknown;
+    return typeof v === 'object' && v !== null ? (v as RecoveryMarker) : null;
+  } catch {
+    return null;
+  }
+}
+
+function validPath(path: string): boolean {
+  try {
+    assertValidPath(path);
+    return true;
+  } catch {
+    // A name git cannot store (a backslash, a line break): left out rather than failing the run.
+    return false;
+  }
+}
+
+/** Bounded: a CAS lost to a concurrent checkpointer reloads and retries at most this often. */
+const MAX_ATTEMPTS = 4;
+
+export class Checkpointer {
+  readonly repo: Repo;
+  readonly runDir: string;
+  readonly runId: string;
+  readonly host: string;
+  readonly branch: string;
+  readonly ref: string;
+  private readonly author: { name: string; email: string };
+  private readonly now: () => Date;
+  private tip: string | null = null;
+  private meta: WipMeta | null = null;
+  /** Top-level stat keys as of the last checkpoint: an unchanged stat skips re-reading the file. */
+  private readonly topStats = new Map<string, StatKey>();
+  /** Cache for pendingRows(): rows counted between the captured offset and `size`. */
+  private pending = { from: -1, end: 0, rows: 0 };
+
+  private constructor(opts: CheckpointerOptions, runId: string, branch: string) {
+    this.repo = opts.repo;
+    this.runDir = resolve(opts.runDir);
+    this.runId = runId;
+    this.host = opts.host ?? wipHost();
+    this.branch = branch;
+    this.ref = `refs/heads/${branch}`;
+    this.author = opts.author;
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  /** Opens the checkpointer of a workspace and loads the branch state (one or two git calls). */
+  static async open(opts: CheckpointerOptions): Promise<Checkpointer> {
+    const runDir = resolve(opts.runDir);
+    const marker = await readMarker(runDir);
+    const runId = opts.runId ?? (typeof marker?.run_id === 'string' ? marker.run_id : runIdOfDir(runDir));
+    const host = opts.host ?? wipHost();
+    const branch = opts.branch ?? (typeof marker?.branch === 'string' && marker.run_id === runId ? marker.branch : wipBranch(host, runId));
+    const cp = new Checkpointer({ ...opts, host }, runId, branch);
+    await cp.reload();
+    return cp;
+  }
+
+  /** Re-reads the branch tip and its wip.json (after losing a race, or to pick up another writer). */
+  async reload(): Promise<void> {
+    this.tip = await resolveRef(this.repo, this.ref);
+    this.meta = null;
+    this.topStats.clear();
+    this.pending = { from: -1, end: 0, rows: 0 };
+    if (this.tip === null) return;
+    const spec = `${this.tip}:${WIP_META_PATH}`;
+    this.meta = parseWipMeta((await readBlobs(this.repo, [spec])).get(spec));
+    if (this.meta === null) throw new WipError(`${this.branch} exists but its tip ${this.tip.slice(0, 12)} has no readable ${WIP_META_PATH}; it is not a WIP checkpoint branch — move it aside or pass another branch`);
+  }
+
+  get state(): { tip: string | null; meta: WipMeta | null } {
+    return { tip: this.tip, meta: this.meta };
+  }
+
+  /** Complete rows written since the last checkpoint; reads only bytes not counted before. */
+  async pendingRows(): Promise<number> {
+    const offset = this.meta?.index_bytes ?? 0;
+    if (this.pending.from !== offset) this.pending = { from: offset, end: offset, rows: 0 };
+    const more = await countRowsSince(join(this.runDir, INDEX_FILE), this.pending.end).catch(() => null);
+    if (more === null) return this.pending.rows;
+    if (more.size < this.pending.end) {
+      // The file shrank, so it was rewritten: report it as pending; the next checkpoint recaptures it.
+      this.pending = { from: offset, end: more.size, rows: Math.max(1, this.pending.rows) };
+      return this.pending.rows;
+    }
+    this.pending.rows += more.rows;
+    this.pending.end = more.end;
+    return this.pending.rows;
+  }
+
+  /**
+   * Captures what changed since the last checkpoint as one commit on the WIP branch. `full` walks
+   * the whole workspace (also capturing files no row points at, and deletions) — O(run size),
+   * meant for a final flush, not for the periodic checkpoints.
+   */
+  async checkpoint(opts: { full?: boolean } = {}): Promise<CheckpointResult> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      try {
+        return await this.once(opts.full ?? false);
+      } catch (err) {
+        if (!(err instanceof RefConflictError)) throw err;
+        lastError = err;
+        await this.reload();
+      }
+    }
+    throw lastError;
+  }
+
+  private async once(full: boolean): Promise<CheckpointResult> {
+    const st = await stat(this.runDir).catch(() => null);
+    if (!st?.isDirectory()) throw new WipError(`${this.runDir}: the run directory is gone${this.tip ? ` (its last checkpoint is on ${this.branch})` : ''}`);
+    const indexPath = join(this.runDir, INDEX_FILE);
+    const meta = this.meta;
+    const captured = meta ? { bytes: meta.index_bytes, tailSha256: meta.index_tail_sha256 } : null;
+    const delta = await readIndexDelta(indexPath, captured).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') throw new WipError(`${this.runDir}: no ${INDEX_FILE}; not a run workspace (a run is in progress while its index.jsonl exists)`);
+      throw err;
+    });
+    const seq = (meta?.checkpoint ?? 0) + 1;
+    const changes: FileChange[] = [];
+    let segments = meta?.segments ?? 0;
+    if (delta.rewrite) {
+      changes.push({ path: WIP_INDEX_DIR, delete: true });
+      segments = 0;
+    }
+    if (delta.complete.length > 0) {
+      changes.push({ path: segmentPath(seq), data: delta.complete });
+      segments++;
+    }
+
+    // Top-level files: re-read only those whose stat moved; compare by blob id.
+    const top = await topLevelFiles(this.runDir);
+    const topFiles: Record<string, string> = { ...(meta?.top_files ?? {}) };
+    let files = 0;
+    for (const [name, key] of top) {
+      const seen = this.topStats.get(name);
+      if (!full && seen && seen.size === key.size && seen.mtimeMs === key.mtimeMs && topFiles[name] !== undefined) continue;
+      const data = await readWorkspaceFile(this.runDir, name);
+      if (data === null || !validPath(`${WIP_RUN_DIR}/${name}`)) continue;
+      this.topStats.set(name, key);
+      const id = blobId(this.repo, data);
+      if (topFiles[name] !== id) {
+        changes.push({ path: `${WIP_RUN_DIR}/${name}`, data });
+        topFiles[name] = id;
+        files++;
+      }
+    }
+    for (const name of Object.keys(topFiles)) {
+      if (!top.has(name)) {
+        changes.push({ path: `${WIP_RUN_DIR}/${name}`, delete: true });
+        delete topFiles[name];
+        this.topStats.delete(name);
+      }
+    }
+
+    // Nested files: the sidecars of the new rows, or (full) everything, diffed against the tip.
+    const nested = (full ? await walkWorkspace(this.runDir) : await filesOfRows(this.runDir, rowReferencedPaths(delta.complete))).filter((p) => p.includes('/'));
+    const existing = new Map<string, string>();
+    if (full && this.tip) {
+      for (const e of await lsTree(this.repo, this.tip, { path: `${WIP_RUN_DIR}/`, recursive: true })) {
+        if (e.type === 'blob' && e.path.slice(WIP_RUN_DIR.length + 1).includes('/')) existing.set(e.path, e.sha);
+      }
+    }
+    const kept = new Set<string>();
+    for (const rel of nested) {
+      const path = `${WIP_RUN_DIR}/${rel}`;
+      if (!validPath(path)) continue;
+      const data = await readWorkspaceFile(this.runDir, rel);
+      if (data === null) continue;
+      kept.add(path);
+      if (existing.get(path) === blobId(this.repo, data)) continue;
+      changes.push({ path, data });
+      files++;
+    }
+    if (full) for (const path of existing.keys()) if (!kept.has(path)) changes.push({ path, delete: true });
+
+    const finished = top.has('summary.json');
+    if (this.tip && meta && changes.length === 0 && finished === meta.finished) {
+      return this.result('unchanged', this.tip, 0, 0, false);
+    }
+
+    const now = this.now();
+    const rows = (delta.rewrite ? 0 : (meta?.rows ?? 0)) + delta.rows;
+    const next: WipMeta = {
+      schema_version: WIP_SCHEMA_VERSION,
+      run_id: this.runId,
+      host: meta?.host ?? this.host,
+      run_dir: this.displayDir(),
+      checkpoint: seq,
+      rows,
+      index_bytes: delta.end,
+      index_tail_sha256: delta.tailSha256,
+      segments,
+      top_files: topFiles,
+      finished,
+      started_at: meta?.started_at ?? now.toISOString(),
+      updated_at: now.toISOString(),
+    };
+    changes.push({ path: WIP_META_PATH, data: JSON.stringify(next, null, 2) + '\n' });
+    const previous = this.tip;
+    const { commit } = await writeCommit(this.repo, {
+      parent: previous,
+      files: changes,
+      message: `wip: ${this.runId} checkpoint ${seq} (${rows} row${rows === 1 ? '' : 's'})\n\nAgentV-Run: ${this.runId}\nAgentV-WIP-Host: ${next.host}\n`,
+      author: { ...this.author, date: now },
+    });
+    await updateRef(this.repo, this.ref, commit, previous, { message: `agentv-results: wip checkpoint ${seq} of ${this.runId}` });
+    this.tip = commit;
+    this.meta = next;
+    return this.result(previous === null ? 'created' : 'checkpointed', previous, delta.rows, files, delta.rewrite);
+  }
+
+  private result(status: CheckpointResult['status'], previous: string | null, addedRows: number, files: number, rewrote: boolean): CheckpointResult {
+    const meta = this.meta as WipMeta;
+    return {
+      status,
+      runId: this.runId,
+      branch: this.branch,
+      ref: this.ref,
+      commit: this.tip as string,
+      previous,
+      checkpoint: meta.checkpoint,
+      rows: meta.rows,
+      addedRows,
+      files,
+      rewrote,
+      finished: meta.finished,
+    };
+  }
+
+  /** The workspace path recorded in wip.json: repository-relative when inside the worktree. */
+  private displayDir(): string {
+    const top = this.repo.workTree;
+    if (top) {
+      const rel = relative(top, this.runDir);
+      if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return rel;
+    }
+    return this.runDir;
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * `wip recover`: materialize a WIP checkpoint into a run workspace an eval can resume.
+ *
+ * Atomic: the workspace is built in a hidden staging folder beside the destination and moved into
+ * place with one rename (derive/atomic-dir.ts); an interruption or a full disk leaves the
+ * destination as it was. A destination holding a different run is refused. A destination holding
+ * the same run is merged, never clobbered: its own files win (they are at least as new as the
+ * checkpoint) and index rows are the union of both, each row once.
+ *
+ * Rows are deduplicated by identity (projection_identity.id, else the row's canonical JSON — the
+ * same identity the index merge driver uses). Checkpoints never capture a row twice by
+ * construction (wip.json records the captured offset); the dedupe is what keeps a merge with a
+ * partly re-run workspace, or any future bug, from ever producing duplicate rows.
+ */
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { AtomicDir } from '../derive/atomic-dir.js';
+import { lsTree, readBlobs, RefConflictError, updateRef, type Repo } from '../git/index.js';
+import { indexRowIdentity } from '../merge-drivers/identity.js';
+import { isSafeSegment, safeRelativePath } from '../model/paths.js';
+import { WipError } from './wip-checkpoint.js';
+import { parseWipBranch, parseWipMeta, RECOVERY_MARKER, runIdOfDir, WIP_INDEX_DIR, WIP_META_PATH, WIP_RUN_DIR, type WipMeta } from './wip-layout.js';
+import { listWip, type WipEntry } from './wip-list.js';
+
+export interface RecoverOptions {
+  repo: Repo;
+  remote: string | null;
+  /** A WIP branch (agentv/wip/..., refs/heads/..., refs/remotes/<r>/...) or a run id. */
+  source: string;
+  /** Destination workspace; default `<cwd>/.agentv/results/<run id>`. */
+  out?: string;
+  cwd?: string;
+  /** Look at the remote's WIP branches too (default true). */
+  fetch?: boolean;
+  timeoutMs?: number;
+}
+
+export interface RecoverResult {
+  runId: string;
+  branch: string;
+  commit: string;
+  checkpoint: number;
+  from: 'local' | 'remote';
+  out: string;
+  rows: number;
+  files: number;
+  /** Rows dropped because an identical identity was already present. */
+  duplicatesDropped: number;
+  /** The destination already held this run and was merged with the checkpoint. */
+  merged: boolean;
+  finished: boolean;
+  /** Set when the remote could not be asked (recovered from what this machine has). */
+  remoteError: string | null;
+}
+
+/** Batches keep memory bounded for runs with many large sidecars. */
+const BLOB_BATCH = 256;
+
+function pick(entries: WipEntry[], source: string): { entry: WipEntry; side: 'local' | 'remote' | null } {
+  const branch = parseWipBranch(source);
+  if (branch !== null) {
+    const entry = entries.find((e) => e.branch === branch);
+    if (!entry) throw new WipError(`no WIP branch ${branch} here or on the remote — run \`agentv-results wip list\``);
+    const side = source.startsWith('refs/remotes/') ? 'remote' : source.startsWith('refs/heads/') ? 'local' : null;
+    return { entry, side };
+  }
+  const matches = entries.filter((e) => e.runId === source);
+  if (matches.length === 0) throw new WipError(`no WIP branch holds run ${JSON.stringify(source)} — run \`agentv-results wip list\` to see what can be recovered`);
+  if (matches.length > 1) throw new WipError(`run ${source} has WIP branches from several machines: ${matches.map((m) => m.branch).join(', ')} — pass the branch to recover`);
+  return { entry: matches[0] as WipEntry, side: null };
+}
+
+/** Which commit to recover, and the local branch set up so that later checkpoints fast-forward it. */
+async function chooseCommit(repo: Repo, entry: WipEntry, side: 'local' | 'remote' | null): Promise<{ commit: string; from: 'local' | 'remote' }> {
+  if (side === 'local' || (side === null && (entry.where === 'local-only' || entry.where === 'in-sync' || entry.where === 'local-ahead'))) {
+    if (!entry.local) throw new WipError(`${entry.branch} does not exist locally`);
+    return { commit: entry.local, from: 'local' };
+  }
+  if (side === null && entry.where === 'diverged') {
+    throw new WipError(`the local and remote copies of ${entry.branch} diverged; recover one of them explicitly: refs/heads/${entry.branch} or the remote's refs/remotes/<remote>/${entry.branch}`);
+  }
+  if (!entry.remote) throw new WipError(`${entry.branch} is not on the remote`);
+  // Adopt the remote copy locally (create or fast-forward, compare-and-swap) unless we are ahead.
+  if (entry.where === 'remote-only' || entry.where === 'remote-ahead') {
+    try {
+      await updateRef(repo, entry.ref, entry.remote, entry.local, { message: 'agentv-results: wip recover' });
+    } catch (err) {
+      if (!(err instanceof RefConflictError)) throw err;
+      throw new WipError(`${entry.branch} moved locally while recovering (a checkpoint is running?); run the command again`);
+    }
+  }
+  return { commit: entry.remote, from: 'remote' };
+}
+
+/** The run an existing destination holds: recovery marker, then first row, then its path. */
+async function existingRunId(dir: string): Promise<{ runId: string | null; empty: boolean }> {
+  const names = (await readdir(dir)).filter((n) => n !== RECOVERY_MARKER);
+  if (names.length === 0) return { runId: null, empty: true };
+  try {
+    const marker = JSON.parse(await readFile(join(dir, RECOVERY_MARKER), 'utf8')) as { run_id?: unknown };
+    if (typeof marker.run_id === 'string') return { runId: marker.run_id, empty: false };
+  } catch {
+    // no marker: look at the rows
+  }
+  const index = await readFile(join(dir, 'index.jsonl'), 'utf8').catch(() => null);
+  if (index === null) return { runId: null, empty: false };
+  for (const line of index.split('\n')) {
+    try {
+      const row = JSON.parse(line) as { run_id?: unknown };
+      if (typeof row.run_id === 'string') return { runId: row.run_id, empty: false };
+    } catch {
+      // a partial line: keep looking
+    }
+  }
+  return { runId: runIdOfDir(dir), empty: false };
+}
+
+function identityOf(line: string): string {
+  try {
+    return indexRowIdentity(JSON.parse(line), line);
+  } catch {
+    return `raw:${line}`;
+  }
+}
+
+/** Complete lines of each source in order, each identity once; a trailing partial line is dropped. */
+export function unionRows(sources: string[]): { text: string; rows: number; dropped: number } {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  let dropped = 0;
+  for (const src of sources) {
+    const lines = src.split('\n');
+    lines.pop(); // after the last "\n": empty, or an unfinished line
+    for (const line of lines) {
+      if (!line.trim()) continue;
+      const id = identityOf(line.replace(/\r$/, ''));
+      if (seen.has(id)) {
+        dropped++;
+        continue;
+      }
+      seen.add(id);
+      out.push(line);
+    }
+  }
+  return { text: out.map((l) => `${l}\n`).join(''), rows: out.length, dropped };
+}
+
+function defaultOut(cwd: string, meta: WipMeta): string {
+  const segs = meta.run_id.split('/');
+  if (segs.length === 0 || !segs.every(isSafeSegment)) {
+    throw new WipError(`run id ${JSON.stringify(meta.run_id)} cannot be used as a directory name; pass --out <dir>`);
+  }
+  return resolve(cwd, '.agentv', 'results', ...segs);
+}
+
+export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
+  const { repo } = opts;
+  const cwd = opts.cwd ?? process.cwd();
+  const listing = await listWip({ repo, remote: opts.remote, fetch: opts.fetch, timeoutMs: opts.timeoutMs });
+  const { entry, side } = pick(listing.entries, opts.source);
+  const { commit, from } = await chooseCommit(repo, entry, side);
+
+  const tree = await lsTree(repo, commit, { recursive: true });
+  const metaSpec = `${commit}:${WIP_META_PATH}`;
+  const meta = parseWipMeta((await readBlobs(repo, [metaSpec])).get(metaSpec));
+  if (!meta) throw new WipError(`${entry.branch} at ${commit.slice(0, 12)} has no readable ${WIP_META_PATH}; it is not a WIP checkpoint`);
+  const segments = tree.filter((e) => e.type === 'blob' && e.path.startsWith(`${WIP_INDEX_DIR}/`)).sort((a, b) => (a.path < b.path ? -1 : 1));
+  const files = tree
+    .filter((e) => e.type === 'blob' && e.path.startsWith(`${WIP_RUN_DIR}/`))
+    .map((e) => ({ sha: e.sha, rel: safeRelativePath(e.path.slice(WIP_RUN_DIR.length + 1)) }))
+    .filter((f): f is { sha: string; rel: string } => f.rel !== null && f.rel !== 'index.jsonl' && !f.rel.split('/').some((s) => s.startsWith('.')));
+
+  const out = opts.out ? resolve(cwd, opts.out) : defaultOut(cwd, meta);
+  const st = await lstat(out).catch(() => null);
+  let merged = false;
+  if (st) {
+    if (!st.isDirectory()) throw new WipError(`${out} exists and is not a directory; pass another --out`);
+    const existing = await existingRunId(out);
+    if (!existing.empty) {
+      if (existing.runId !== meta.run_id) {
+        throw new WipError(`${out} holds ${existing.runId ? `run ${existing.runId}` : 'something that is not a run workspace'}, not ${meta.run_id}; refusing to overwrite it — pass another --out`);
+      }
+      merged = true;
+    }
+  }
+
+  const staging = await AtomicDir.create(dirname(out), { hint: basename(out) });
+  try {
+    for (let i = 0; i < files.length; i += BLOB_BATCH) {
+      const batch = files.slice(i, i + BLOB_BATCH);
+      const blobs = await readBlobs(repo, batch.map((f) => f.sha));
+      for (const f of batch) {
+        const data = blobs.get(f.sha);
+        if (data) staging.writeSync(f.rel, data);
+      }
+    }
+    // Segments hold complete lines only, so their concatenation is index.jsonl as captured.
+    const captured: string[] = [];
+    for (let i = 0; i < segments.length; i += BLOB_BATCH) {
+      const batch = segments.slice(i, i + BLOB_BATCH);
+      const blobs = await readBlobs(repo, batch.map((s) => s.sha));
+      for (const s of batch) captured.push(blobs.get(s.sha)?.toString('utf8') ?? '');
+    }
+    const sources = [captured.join('')];
+    if (merged) {
+      // The workspace's own files win over the checkpoint's copies.
+      for (const name of await readdir(out)) {
+        if (name === 'index.jsonl' || name.startsWith('.')) continue;
+        await staging.copyIn(join(out, name), name);
+      }
+      sources.push(await readFile(join(out, 'index.jsonl'), 'utf8').catch(() => ''));
+    }
+    const index = unionRows(sources);
+    staging.writeSync('index.jsonl', index.text);
+    staging.writeSync(RECOVERY_MARKER, JSON.stringify({ branch: entry.branch, run_id: meta.run_id, commit, checkpoint: meta.checkpoint }, null, 2) + '\n');
+    await staging.commit(basename(out));
+    return {
+      runId: meta.run_id,
+      branch: entry.branch,
+      commit,
+      checkpoint: meta.checkpoint,
+      from,
+      out,
+      rows: index.rows,
+      files: files.length,
+      duplicatesDropped: index.dropped,
+      merged,
+      finished: meta.finished,
+      remoteError: listing.remoteError,
+    };
+  } catch (err) {
+    await staging.abort().catch(() => undefined);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOSPC' || code === 'EDQUOT') {
+      const e = new WipError(`no space left while writing ${out}: nothing was changed there (the checkpoint is still on ${entry.branch}); free some space and run the command again`);
+      (e as WipError & { code?: string }).code = 'ENOSPC';
+      throw e;
+    }
+    throw err;
+  }
+}

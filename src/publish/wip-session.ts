@@ -1,0 +1,220 @@
+/**
+ * The checkpointing policy of one in-progress run, as a library an eval runner can embed:
+ * checkpoint at start, every `intervalMs` when something changed, as soon as `everyRows` new
+ * complete rows are written, and on flush() (at exit, on SIGINT/SIGTERM). Checkpoints never
+ * overlap (one chain of promises); WIP pushes, when enabled, run one at a time and always carry the
+ * newest tip, so pushes coalesce while the remote is slow or away.
+ *
+ *   const session = await WipSession.start({ runDir, flushOnSignals: true });
+ *   ...the runner appends rows to index.jsonl...
+ *   await session.stop();   // final flush
+ */
+import { resolve } from 'node:path';
+import { configGet, gcAuto, type Repo } from '../git/index.js';
+import { Checkpointer, type CheckpointResult } from './wip-checkpoint.js';
+import { pushWipBranches, type WipPushResult } from './wip-remote.js';
+import { resolveTarget, type TargetOptions } from './target.js';
+
+export const DEFAULT_INTERVAL_MS = 30_000;
+export const DEFAULT_EVERY_ROWS = 50;
+/** How often the index is looked at for the row trigger (a stat and the new bytes only). */
+export const DEFAULT_POLL_MS = 1_000;
+/**
+ * Every checkpoint is one small pack (fast-import); a four-hour run at 30 s makes hundreds. Every
+ * so many checkpoints `git gc --auto` consolidates them once git's own thresholds say so (a no-op
+ * otherwise), so object lookups do not slow down over a long run.
+ */
+const GC_EVERY = 32;
+
+export type WipEvent =
+  | { type: 'checkpoint'; result: CheckpointResult }
+  | { type: 'push'; result: WipPushResult; sha: string }
+  | { type: 'error'; phase: 'checkpoint' | 'push'; error: Error };
+
+export interface WipSessionOptions extends TargetOptions {
+  runDir: string;
+  intervalMs?: number;
+  everyRows?: number;
+  pollMs?: number;
+  /** Push the WIP branch after checkpoints; default results.auto_push. */
+  push?: boolean;
+  pushTimeoutMs?: number;
+  host?: string;
+  /** Use this repository/remote instead of resolving the target from the configuration. */
+  repo?: Repo;
+  remoteName?: string | null;
+  /** On SIGINT/SIGTERM: flush, then let the signal take its default course. */
+  flushOnSignals?: boolean;
+  /** Skip the checkpoint at start (a caller that has just checkpointed). */
+  noStartCheckpoint?: boolean;
+  onEvent?: (event: WipEvent) => void;
+  now?: () => Date;
+}
+
+export async function authorOf(repo: Repo): Promise<{ name: string; email: string }> {
+  return {
+    name: (await configGet(repo, 'user.name')) ?? 'agentv-results',
+    email: (await configGet(repo, 'user.email')) ?? 'agentv-results@localhost',
+  };
+}
+
+export class WipSession {
+  readonly checkpointer: Checkpointer;
+  readonly remote: string | null;
+  readonly pushEnabled: boolean;
+  private readonly opts: WipSessionOptions;
+  private chain: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private lastCheckpointAt = 0;
+  private stopped = false;
+  private polling = false;
+  private pushing: Promise<void> | null = null;
+  private pushedSha: string | null = null;
+  private pushAgain = false;
+  private readonly signalHandlers: [NodeJS.Signals, () => void][] = [];
+
+  private constructor(cp: Checkpointer, remote: string | null, pushEnabled: boolean, opts: WipSessionOptions) {
+    this.checkpointer = cp;
+    this.remote = remote;
+    this.pushEnabled = pushEnabled && remote !== null;
+    this.opts = opts;
+  }
+
+  static async start(opts: WipSessionOptions): Promise<WipSession> {
+    let repo = opts.repo;
+    let remote = opts.remoteName ?? null;
+    let push = opts.push ?? false;
+    if (!repo) {
+      const target = await resolveTarget(opts);
+      repo = target.repo;
+      remote = target.remote;
+      push = opts.push ?? target.config.auto_push;
+    }
+    const cp = await Checkpointer.open({ repo, runDir: resolve(opts.cwd ?? process.cwd(), opts.runDir), author: await authorOf(repo), host: opts.host, now: opts.now });
+    const session = new WipSession(cp, remote, push, opts);
+    if (!opts.noStartCheckpoint) await session.checkpoint();
+    session.schedule();
+    if (opts.flushOnSignals) session.installSignalFlush();
+    return session;
+  }
+
+  /** One checkpoint now (queued behind any running one); pushes in the background when enabled. */
+  checkpoint(opts: { full?: boolean } = {}): Promise<CheckpointResult> {
+    const run = this.chain.then(async () => {
+      const result = await this.checkpointer.checkpoint(opts);
+      this.lastCheckpointAt = Date.now();
+      this.opts.onEvent?.({ type: 'checkpoint', result });
+      if (this.pushEnabled && result.commit !== this.pushedSha) this.kickPush();
+      return result;
+    });
+    // Housekeeping runs after the caller has its result; the next checkpoint waits for it.
+    this.chain = run
+      .then((r) => (r.status !== 'unchanged' && r.checkpoint % GC_EVERY === 0 ? gcAuto(this.checkpointer.repo) : undefined))
+      .catch(() => undefined);
+    return run;
+  }
+
+  /** A runner can call this right after appending rows instead of waiting for the next poll. */
+  nudge(): void {
+    void this.poll();
+  }
+
+  /** Checkpoint whatever is pending and wait for the WIP push (bounded by the push timeout). */
+  async flush(opts: { full?: boolean } = {}): Promise<CheckpointResult> {
+    const result = await this.checkpoint(opts);
+    await this.waitForPush();
+    return result;
+  }
+
+  /** Stop the timers; by default flush first. */
+  async stop(opts: { flush?: boolean; full?: boolean } = {}): Promise<CheckpointResult | null> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.removeSignalFlush();
+    if (opts.flush === false) {
+      await this.chain;
+      await this.waitForPush();
+      return null;
+    }
+    return this.flush({ full: opts.full });
+  }
+
+  private schedule(): void {
+    // A short interval implies looking often; otherwise once a second is plenty for the row trigger.
+    const pollMs = this.opts.pollMs ?? Math.min(DEFAULT_POLL_MS, Math.max(50, this.opts.intervalMs ?? DEFAULT_INTERVAL_MS));
+    this.lastCheckpointAt = Date.now();
+    this.timer = setInterval(() => void this.poll(), pollMs);
+    this.timer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    if (this.stopped || this.polling) return;
+    this.polling = true;
+    try {
+      const everyRows = this.opts.everyRows ?? DEFAULT_EVERY_ROWS;
+      const interval = this.opts.intervalMs ?? DEFAULT_INTERVAL_MS;
+      const due = Date.now() - this.lastCheckpointAt >= interval;
+      const rows = await this.checkpointer.pendingRows();
+      // The interval checkpoint is cheap when nothing changed (no commit is made).
+      if (due || (everyRows > 0 && rows >= everyRows)) await this.checkpoint();
+    } catch (err) {
+      this.opts.onEvent?.({ type: 'error', phase: 'checkpoint', error: err as Error });
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private kickPush(): void {
+    if (this.pushing) {
+      this.pushAgain = true;
+      return;
+    }
+    this.pushing = (async () => {
+      do {
+        this.pushAgain = false;
+        const { tip } = this.checkpointer.state;
+        if (tip === null || tip === this.pushedSha) break;
+        try {
+          const result = await pushWipBranches(this.checkpointer.repo, this.remote as string, [{ ref: this.checkpointer.ref, sha: tip }], { timeoutMs: this.opts.pushTimeoutMs });
+          if (result.pushed.length > 0) this.pushedSha = tip;
+          this.opts.onEvent?.({ type: 'push', result, sha: tip });
+        } catch (err) {
+          this.opts.onEvent?.({ type: 'error', phase: 'push', error: err as Error });
+        }
+      } while (this.pushAgain);
+    })().finally(() => {
+      this.pushing = null;
+    });
+  }
+
+  private async waitForPush(): Promise<void> {
+    if (!this.pushEnabled) return;
+    if (this.pushing) await this.pushing;
+    // The tip may be newer than what that push carried, or its push failed: one more attempt.
+    if (this.checkpointer.state.tip !== this.pushedSha) {
+      this.kickPush();
+      if (this.pushing) await this.pushing;
+    }
+  }
+
+  private installSignalFlush(): void {
+    for (const sig of ['SIGINT', 'SIGTERM'] as NodeJS.Signals[]) {
+      const handler = (): void => {
+        this.removeSignalFlush();
+        void this.stop()
+          .catch((err: unknown) => this.opts.onEvent?.({ type: 'error', phase: 'checkpoint', error: err as Error }))
+          // Re-raise for the default action (exit) only when nobody else handles the signal.
+          .finally(() => {
+            if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+          });
+      };
+      process.once(sig, handler);
+      this.signalHandlers.push([sig, handler]);
+    }
+  }
+
+  private removeSignalFlush(): void {
+    for (const [sig, handler] of this.signalHandlers.splice(0)) process.removeListener(sig, handler);
+  }
+}
