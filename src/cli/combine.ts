@@ -3,7 +3,7 @@ import { combineRuns, type OnDuplicate } from '../results/combine.js';
 import { oneOf, runCommand } from './errors.js';
 import { printJson } from './format.js';
 import { printRunSummary } from './run-summary.js';
-import { displayPath, stringFlag } from './show.js';
+import { displayPath, stringFlag } from './flags.js';
 
 export function registerCombine(cli: CAC): void {
   cli

@@ -2,7 +2,7 @@ import type { CAC } from 'cac';
 import { compareRuns, type CompareReport } from '../results/compare.js';
 import { EXIT, numberFlag, runCommand } from './errors.js';
 import { bold, green, printJson, red, table } from './format.js';
-import { stringFlag, stringFlags } from './show.js';
+import { stringFlag, stringFlags } from './flags.js';
 
 const signed = (n: number, digits = 3) => (n > 0 ? '+' : '') + n.toFixed(digits);
 const outcomeText = (o: string) => (o === 'win' ? green('win') : o === 'loss' ? red('loss') : 'tie');

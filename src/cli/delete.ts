@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline/promises';
 import { deleteRuns, planDelete, type DeleteTarget } from '../results/delete.js';
 import { EXIT, UsageError, runCommand } from './errors.js';
 import { printJson } from './format.js';
-import { displayPath } from './show.js';
+import { displayPath } from './flags.js';
 
 async function confirm(targets: DeleteTarget[], cwd: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { listFailures } from '../results/failures.js';
 import { runCommand } from './errors.js';
 import { bold, dim, green, printJson, red } from './format.js';
-import { displayPath, stringFlags, verdictText } from './show.js';
+import { displayPath, stringFlags, verdictText } from './flags.js';
 
 export function registerFailures(cli: CAC): void {
   cli

@@ -1,7 +1,8 @@
 import type { CAC } from 'cac';
 import { listRuns } from '../publish/list.js';
 import { ReadError } from '../publish/read-errors.js';
-import { runCommand, UsageError, numberFlag } from './errors.js';
+import { runCommand, numberFlag } from './errors.js';
+import { stringFlag } from './flags.js';
 import { dim, pct, printJson, table, yellow } from './format.js';
 
 const EXIT_FOR_KIND = { input: 2, check: 1, git: 3 } as const;
@@ -20,12 +21,6 @@ export function runReadCommand(fn: () => Promise<number | void>): Promise<void> 
       return EXIT_FOR_KIND[err.kind];
     }
   });
-}
-
-export function stringFlag(flag: string, value: unknown): string | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') throw new UsageError(`--${flag} needs a value`);
-  return value;
 }
 
 export function registerList(cli: CAC): void {

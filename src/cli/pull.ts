@@ -1,6 +1,7 @@
 import type { CAC } from 'cac';
 import { pull } from '../publish/pull.js';
-import { runReadCommand, stringFlag } from './list.js';
+import { runReadCommand } from './list.js';
+import { stringFlag } from './flags.js';
 import { dim, green, printJson } from './format.js';
 
 export function registerPull(cli: CAC): void {

@@ -1,46 +1,10 @@
 import type { CAC } from 'cac';
-import { isAbsolute, join, relative } from 'node:path';
+import { join } from 'node:path';
 import { InputError } from '../derive/export.js';
 import { showCases, type CaseDetails } from '../results/show.js';
 import { runCommand } from './errors.js';
-import { bold, green, int, money, printJson, red, seconds, yellow } from './format.js';
-
-/**
- * The values of a string option exactly as typed. cac (through mri) turns numeric-looking option
- * values into numbers, so `--test-id 001` would arrive as 1; the raw argv keeps "001". Falls back
- * to the parsed value when the option is not in argv (e.g. an alias).
- */
-export function stringFlags(name: string, parsed: unknown, argv: string[] = process.argv): string[] {
-  const long = `--${name}`;
-  const raw: string[] = [];
-  const args = argv.slice(2);
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === '--') break;
-    if (a === long && i + 1 < args.length) raw.push(args[++i]!);
-    else if (a.startsWith(`${long}=`)) raw.push(a.slice(long.length + 1));
-  }
-  if (raw.length > 0) return raw;
-  if (parsed === undefined || parsed === null || parsed === true || parsed === false) return [];
-  return (Array.isArray(parsed) ? parsed : [parsed]).map(String);
-}
-
-/** The one value of a string option as typed (the last one wins, as with any repeated flag). */
-export function stringFlag(name: string, parsed: unknown): string | undefined {
-  const all = stringFlags(name, parsed);
-  return all[all.length - 1];
-}
-
-/** A path for humans: relative to the working directory when below it, else absolute. */
-export function displayPath(cwd: string, abs: string): string {
-  const rel = relative(cwd, abs);
-  if (rel === '') return '.';
-  return rel.startsWith('..') || isAbsolute(rel) ? abs : rel;
-}
-
-export function verdictText(verdict: string): string {
-  return verdict === 'pass' ? green('pass') : verdict === 'error' ? yellow('error') : red('fail');
-}
+import { displayPath, stringFlags, verdictText } from './flags.js';
+import { bold, int, money, printJson, seconds } from './format.js';
 
 function printCase(c: CaseDetails, at: (rel: string) => string): void {
   const variant = c.variant === null ? '' : `, variant ${c.variant}`;

@@ -1,6 +1,7 @@
 import type { CAC } from 'cac';
 import { status, type StatusReport } from '../publish/status.js';
-import { runReadCommand, stringFlag } from './list.js';
+import { runReadCommand } from './list.js';
+import { stringFlag } from './flags.js';
 import { bold, dim, green, printJson, red, yellow } from './format.js';
 
 const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '—');

@@ -3,7 +3,7 @@ import { summarizeRun } from '../results/summary.js';
 import { runCommand } from './errors.js';
 import { dim, printJson } from './format.js';
 import { printRunSummary } from './run-summary.js';
-import { stringFlags } from './show.js';
+import { stringFlags } from './flags.js';
 
 export function registerSummary(cli: CAC): void {
   cli

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { validateRun, type ValidationProblem } from '../results/validate.js';
 import { EXIT, runCommand } from './errors.js';
 import { dim, green, printJson, red } from './format.js';
-import { displayPath } from './show.js';
+import { displayPath } from './flags.js';
 
 export function registerValidate(cli: CAC): void {
   cli

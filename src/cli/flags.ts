@@ -1,0 +1,43 @@
+/**
+ * Reading option values as the user typed them. cac (through mri) turns numeric-looking values
+ * into numbers, so `--test-id 001` would arrive as 1 and `--out 2026` as a number: string
+ * options are read back from argv instead.
+ */
+import { isAbsolute, relative } from 'node:path';
+import { UsageError } from './errors.js';
+import { green, red, yellow } from './format.js';
+
+export function stringFlags(name: string, parsed: unknown, argv: string[] = process.argv): string[] {
+  const long = `--${name}`;
+  const raw: string[] = [];
+  const args = argv.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') break;
+    if (a === long && i + 1 < args.length) raw.push(args[++i]!);
+    else if (a.startsWith(`${long}=`)) raw.push(a.slice(long.length + 1));
+  }
+  if (raw.length > 0) return raw;
+  if (parsed === undefined || parsed === null || parsed === true || parsed === false) return [];
+  return (Array.isArray(parsed) ? parsed : [parsed]).map(String);
+}
+
+/** The one value of a string option as typed (the last one wins, as with any repeated flag). */
+export function stringFlag(name: string, parsed: unknown): string | undefined {
+  const all = stringFlags(name, parsed);
+  if (all.length === 0 && parsed === true) throw new UsageError(`--${name} needs a value`);
+  const value = all[all.length - 1];
+  return value === '' ? undefined : value;
+}
+
+/** A path for humans: relative to the working directory when below it, else absolute. */
+export function displayPath(cwd: string, abs: string): string {
+  const rel = relative(cwd, abs);
+  if (rel === '') return '.';
+  return rel.startsWith('..') || isAbsolute(rel) ? abs : rel;
+}
+
+export function verdictText(verdict: string): string {
+  return verdict === 'pass' ? green('pass') : verdict === 'error' ? yellow('error') : red('fail');
+}
+
