@@ -1,7 +1,8 @@
 import type { CAC } from 'cac';
 import { publish } from '../publish/publish.js';
-import { runCommand } from './errors.js';
-import { bold, dim, green, printJson, yellow } from './format.js';
+import { EXIT, runCommand } from './errors.js';
+import { bold, dim, green, printJson } from './format.js';
+import { pushLines } from './sync.js';
 
 export function registerPublish(cli: CAC): void {
   cli
@@ -34,7 +35,7 @@ export function registerPublish(cli: CAC): void {
         });
         if (flags.json) {
           printJson(result);
-          return;
+          return result.push?.classification === 'conflict' ? EXIT.check : undefined;
         }
         const { counts, location } = result;
         if (result.status === 'already-published') process.stdout.write(`${location.runId}: already published (no new commit)\n`);
@@ -43,10 +44,9 @@ export function registerPublish(cli: CAC): void {
           process.stdout.write(dim(`  ${result.target.resultsBranch} ${result.commits.results.slice(0, 12)}  ${location.path} (${counts.metadata} files)\n`));
           process.stdout.write(dim(`  ${result.target.artifactsBranch} ${result.commits.artifacts.slice(0, 12)}  ${counts.payloads} payload${counts.payloads === 1 ? '' : 's'}\n`));
         }
-        if (result.push) {
-          const line = result.push.landed ? green(result.push.message) : yellow(`not pushed: ${result.push.message}; the run is committed locally and pending (\`agentv-results sync\` retries)`);
-          process.stdout.write(`${line}\n`);
-        }
+        if (result.push) for (const line of pushLines(result.push)) process.stdout.write(`${line}\n`);
+        // Set aside on a sync branch: exit 1 (DESIGN.md 9).
+        return result.push?.classification === 'conflict' ? EXIT.check : undefined;
       }),
     );
 }

@@ -100,7 +100,8 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
     } else {
       result.push = await pushBranches(target);
     }
-    if (requirePush && !result.push.landed) {
+    // A conflict set aside on a sync branch is exit 1 (the CLI), not a failed push.
+    if (requirePush && !result.push.landed && result.push.classification !== 'conflict') {
       const error = new PublishError(`${result.push.message}; the run is committed locally and pending (run \`agentv-results sync\` to retry)`);
       (error as PublishError & { result?: PublishResult }).result = result;
       throw error;

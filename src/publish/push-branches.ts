@@ -1,15 +1,101 @@
 /**
- * Push the results and artifacts branches together: atomic (pointers never land without their
- * payloads) and never forced (refspecs without `+`).
+ * The push protocol of publish and sync (DESIGN.md 7):
+ *
+ *   read local tips -> atomic push of both branches (never forced)
+ *     landed                -> record the remote tips; loop once more if something was committed meanwhile
+ *     non-fast-forward      -> back off (exponential, full jitter) -> fetch both -> fast-forward or
+ *                              merge each (remote tip = first parent, CAS) -> push again
+ *     genuine conflict      -> our commit goes create-only to agentv/results-sync/... (fallback.ts)
+ *     unreachable/auth/...  -> stop: the run stays committed locally and pending
+ *
+ * Bounded: at most `maxAttempts` pushes (16), sleeps capped (1.5 s), so a run that keeps losing
+ * races stays pending instead of spinning; contention alone never creates a sync branch.
+ *
+ * Coalescing: every attempt pushes the branch TIPS, re-read just before it, so runs committed while
+ * a push was in flight ride along in the next one. Within a process, a call made while a loop for
+ * the same repository/remote/branches is running joins that loop instead of starting a second one;
+ * the loop keeps going until everything committed before the last call is on the remote.
+ *
+ * Callers must not hold the publish lock: merging takes it (local work only, never across a fetch
+ * or a push), and setting a conflict aside holds it across that one push so that a run committed
+ * meanwhile is never dropped from the branch.
  */
-import { push, resolveRef, updateRefs, type PushClassification } from '../git/index.js';
+import { push, updateRefs, type PushClassification } from '../git/index.js';
+import { divertToSyncBranch } from './fallback.js';
+import { pushClassification } from './push-classify.js';
+import { fetchBranches, integrateRemote, readTips, trackingRef, type BranchTips } from './integrate.js';
+import type { PathConflict, PathResolver } from './merge-commits.js';
+import type { SyncBranchRecord } from './sync-records.js';
 import type { PublishTarget } from './target.js';
+
+export { trackingRef } from './integrate.js';
+export { pushClassification } from './push-classify.js';
+export type { BranchTips } from './integrate.js';
 
 export interface PushOutcome {
   landed: boolean;
-  classification: PushClassification | 'no-remote' | 'nothing-to-push';
+  /**
+   * ok: both branches are on the remote. nothing-to-push: they already were. conflict: a genuine
+   * conflict was set aside on `syncBranch` (exit 1). non-fast-forward: still losing races after
+   * every attempt (pending, retry later). unreachable/auth/other: the remote did not take it.
+   */
+  classification: PushClassification | 'no-remote' | 'nothing-to-push' | 'conflict';
   message: string;
+  /** git push invocations made by this loop (the sync-branch push included). */
   attempts: number;
+  /** Merge commits made locally to integrate the remote's work. */
+  merges?: number;
+  /** Local branches fast-forwarded to the remote's tips. */
+  fastForwards?: number;
+  /** What the remote holds for both branches after this loop, as far as we know. */
+  remoteTips?: BranchTips | null;
+  /** Set when classification is "conflict". */
+  syncBranch?: SyncBranchRecord;
+  conflicts?: PathConflict[];
+  /** True when this call joined a loop already running in this process (attempts are that loop's). */
+  joined?: boolean;
+  elapsedMs?: number;
+}
+
+export interface PushBranchesOptions {
+  /** Most pushes per loop (default 16). */
+  maxAttempts?: number;
+  /**
+   * Backoff before retry n (n >= 1): random(0, min(capMs, slot * 2^(n-1))), where the slot is the
+   * longer of baseMs and how long one round (push, fetch, merge) took here. Defaults 100 ms / 1.5 s.
+   */
+  backoff?: { baseMs: number; capMs: number };
+  /** Per network operation. */
+  timeoutMs?: number;
+  now?: () => Date;
+  random?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  /** Conflict resolution for the merges (default: DESIGN.md 6 via resolveConflictedPath). */
+  resolver?: PathResolver;
+  /** Host part of a sync-branch name (tests). */
+  host?: string;
+}
+
+/**
+ * Twenty publishers finishing at the same moment need twenty successful pushes, one per round.
+ * Measured here (20 CLI processes, one daemon remote, 2 cores): with a fixed 100 ms base and 8
+ * attempts one run stayed pending; with the slot = one measured round and a 1.5 s cap, the
+ * unluckiest needed 8, so the bound is 16 (at most 15 sleeps of <= 1.5 s). A larger cap costs
+ * the 8 x 10 benchmark its tail (processes sleeping while the remote is idle); a smaller one (1 s)
+ * took the unluckiest of 20 to 14 attempts.
+ */
+const DEFAULT_ATTEMPTS = 16;
+const DEFAULT_BACKOFF = { baseMs: 100, capMs: 1_500 };
+
+/**
+ * Full jitter (the delay is uniform in [0, ceiling]): spreads a crowd of losers instead of
+ * re-synchronizing them. The slot is the time one round takes (at least baseMs): contenders must
+ * sit out whole rounds for the crowd to thin, whatever the machine's and the remote's speed.
+ */
+export function backoffDelay(retry: number, backoff: { baseMs: number; capMs: number }, random: () => number = Math.random, roundMs = 0): number {
+  const slot = Math.max(backoff.baseMs, roundMs);
+  const ceiling = Math.min(backoff.capMs, slot * 2 ** Math.max(0, retry - 1));
+  return Math.floor(random() * ceiling);
 }
 
 function describe(classification: PushClassification, remote: string, stderr: string): string {
@@ -27,27 +113,28 @@ function describe(classification: PushClassification, remote: string, stderr: st
   }
 }
 
-/** One atomic push of both branches. */
+/** One atomic push of both branches' current tips; no retry, no merge. */
 export async function pushOnce(target: PublishTarget, opts: { timeoutMs?: number } = {}): Promise<PushOutcome> {
+  const started = Date.now();
+  const { local } = await readTips(target);
+  const base = { merges: 0, fastForwards: 0, joined: false };
+  if (local.results === null && local.artifacts === null) {
+    return { ...base, landed: true, classification: 'nothing-to-push', message: 'nothing published yet', attempts: 0, remoteTips: null, elapsedMs: Date.now() - started };
+  }
+  const r = await pushTips(target, local, opts.timeoutMs);
+  return { ...base, landed: r.classification === 'ok', classification: r.classification, message: describe(r.classification, target.remote!, r.stderr), attempts: 1, remoteTips: r.classification === 'ok' ? local : null, elapsedMs: Date.now() - started };
+}
+
+async function pushTips(target: PublishTarget, local: BranchTips, timeoutMs?: number, tracking?: BranchTips) {
   const remote = target.remote!;
-  const refs = [target.artifactsRef, target.resultsRef];
-  const present: string[] = [];
-  for (const ref of refs) if (await resolveRef(target.repo, ref)) present.push(ref);
-  if (present.length === 0) return { landed: true, classification: 'nothing-to-push', message: 'nothing published yet', attempts: 0 };
-  const shas = new Map<string, string>();
-  for (const ref of present) shas.set(ref, (await resolveRef(target.repo, ref))!);
-  const result = await push(target.repo, remote, present.map((ref) => ({ src: shas.get(ref)!, dst: ref })), { atomic: true, timeoutMs: opts.timeoutMs ?? 120_000 });
-  if (result.classification === 'ok') await recordRemoteTips(target, remote, shas);
-  return { landed: result.classification === 'ok', classification: result.classification, message: describe(result.classification, remote, result.stderr), attempts: 1 };
-}
-
-export async function pushBranches(target: PublishTarget): Promise<PushOutcome> {
-  return pushOnce(target);
-}
-
-/** The remote-tracking ref of one of our branches (refs/remotes/<remote>/agentv/...). */
-export function trackingRef(remote: string, ref: string): string {
-  return `refs/remotes/${remote}/${ref.slice('refs/heads/'.length)}`;
+  // Artifacts first in the list; --atomic makes the order irrelevant on servers that support it.
+  const updates = [
+    ...(local.artifacts ? [{ src: local.artifacts, dst: target.artifactsRef }] : []),
+    ...(local.results ? [{ src: local.results, dst: target.resultsRef }] : []),
+  ];
+  const r = await push(target.repo, remote, updates, { atomic: true, timeoutMs: timeoutMs ?? 120_000 });
+  if (r.classification === 'ok') await recordRemoteTips(target, local, tracking ?? (await readTips(target)).tracking);
+  return { ...r, classification: pushClassification(r) };
 }
 
 /**
@@ -55,13 +142,143 @@ export function trackingRef(remote: string, ref: string): string {
  * (a bare or oddly configured repository may not map our branches): `status` derives "pending"
  * from these refs alone.
  */
-async function recordRemoteTips(target: PublishTarget, remote: string, shas: Map<string, string>): Promise<void> {
-  const updates = [];
-  for (const [ref, sha] of shas) {
-    const tracking = trackingRef(remote, ref);
-    const current = await resolveRef(target.repo, tracking);
-    if (current !== sha) updates.push({ ref: tracking, new: sha, old: current });
-  }
+async function recordRemoteTips(target: PublishTarget, tips: BranchTips, tracking: BranchTips): Promise<void> {
+  const remote = target.remote!;
+  const updates = [
+    { ref: trackingRef(remote, target.resultsRef), new: tips.results, old: tracking.results },
+    { ref: trackingRef(remote, target.artifactsRef), new: tips.artifacts, old: tracking.artifacts },
+  ].filter((u): u is { ref: string; new: string; old: string | null } => u.new !== null && u.new !== u.old);
   // Best effort: a concurrent fetch may have moved them already, and it knows better than we do.
   await updateRefs(target.repo, updates).catch(() => {});
+}
+
+interface Inflight {
+  promise: Promise<PushOutcome>;
+  /** Bumped by every joining call: the loop may only stop once it has read tips after the last bump. */
+  requests: number;
+}
+const inflight = new Map<string, Inflight>();
+
+function loopKey(target: PublishTarget): string {
+  return [target.repo.commonDir, target.remote, target.resultsRef, target.artifactsRef].join('\0');
+}
+
+/** Push both branches with the protocol above. Never throws for a remote-side outcome. */
+export function pushBranches(target: PublishTarget, opts: PushBranchesOptions = {}): Promise<PushOutcome> {
+  if (target.remote === null) {
+    return Promise.resolve({ landed: false, classification: 'no-remote', message: 'no remote to push to', attempts: 0, merges: 0, fastForwards: 0, remoteTips: null, joined: false, elapsedMs: 0 });
+  }
+  const key = loopKey(target);
+  const running = inflight.get(key);
+  if (running) {
+    running.requests++;
+    return running.promise.then((o) => ({ ...o, joined: true }));
+  }
+  const state: Inflight = { promise: Promise.resolve(null as unknown as PushOutcome), requests: 0 };
+  state.promise = runLoop(target, opts, state).finally(() => inflight.delete(key));
+  inflight.set(key, state);
+  return state.promise;
+}
+
+async function runLoop(target: PublishTarget, opts: PushBranchesOptions, state: Inflight): Promise<PushOutcome> {
+  const started = Date.now();
+  const remote = target.remote!;
+  const maxAttempts = opts.maxAttempts ?? DEFAULT_ATTEMPTS;
+  const backoff = opts.backoff ?? DEFAULT_BACKOFF;
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  let attempts = 0;
+  let merges = 0;
+  let fastForwards = 0;
+  let rejections = 0;
+  /** How long a push and a fetch + merge took here: one round, the backoff's slot. */
+  let pushMs = 0;
+  let catchUpMs: number | null = null;
+  let lastPushed: BranchTips | null = null;
+  const done = (o: Pick<PushOutcome, 'landed' | 'classification' | 'message'> & Partial<PushOutcome>): PushOutcome => ({
+    attempts,
+    merges,
+    fastForwards,
+    remoteTips: lastPushed,
+    joined: false,
+    elapsedMs: Date.now() - started,
+    ...o,
+  });
+
+  /** Tips known right after a merge: the next push goes out without reading them again. */
+  let known: { local: BranchTips; tracking: BranchTips } | null = null;
+  for (;;) {
+    const seen = state.requests;
+    const { local, tracking } = known ?? (await readTips(target));
+    known = null;
+    if (local.results === null && local.artifacts === null) return done({ landed: true, classification: 'nothing-to-push', message: 'nothing published yet' });
+    const pending = (local.results !== null && local.results !== tracking.results) || (local.artifacts !== null && local.artifacts !== tracking.artifacts);
+    // Everything committed before the last request is on the remote: stop. The check and the
+    // removal from `inflight` happen in the same tick, so no joining call can slip in between.
+    if (!pending && seen === state.requests) {
+      return attempts === 0
+        ? done({ landed: true, classification: 'nothing-to-push', message: `${remote} already has everything published here`, remoteTips: tracking })
+        : done({ landed: true, classification: 'ok', message: `pushed to ${remote}${attempts > 1 ? ` (${attempts} attempts, ${merges} merge${merges === 1 ? '' : 's'})` : ''}` });
+    }
+    if (!pending) continue;
+    if (attempts >= maxAttempts) {
+      return done({
+        landed: false,
+        classification: 'non-fast-forward',
+        message: `${remote} kept moving: still behind after ${attempts} push attempts (lost races to other publishers)`,
+      });
+    }
+
+    attempts++;
+    const roundStart = Date.now();
+    const r = await pushTips(target, local, opts.timeoutMs, tracking);
+    if (r.classification === 'ok') {
+      lastPushed = local;
+      continue; // loops once more: stops if nothing new was committed meanwhile
+    }
+    if (r.classification !== 'non-fast-forward') return done({ landed: false, classification: r.classification, message: describe(r.classification, remote, r.stderr) });
+
+    // Lost a race. Wait a little (the winners are pushing too), then take their work.
+    rejections++;
+    pushMs = Date.now() - roundStart;
+    // Until a fetch + merge has been timed here, it is taken to cost what the push did.
+    await sleep(backoffDelay(rejections, backoff, opts.random, pushMs + (catchUpMs ?? pushMs)));
+    for (;;) {
+      const catchUpStart = Date.now();
+      let remoteTips: BranchTips;
+      try {
+        remoteTips = await fetchBranches(target, { timeoutMs: opts.timeoutMs });
+      } catch (err) {
+        const kind = (err as { kind?: string }).kind;
+        const classification = kind === 'unreachable' || kind === 'auth' ? kind : 'other';
+        return done({ landed: false, classification, message: `fetching from ${remote} failed: ${(err as Error).message}` });
+      }
+      const integrated = await integrateRemote(target, remoteTips, { now: opts.now, resolve: opts.resolver, localHint: local });
+      if (integrated.kind === 'ready') {
+        merges += integrated.merges;
+        fastForwards += integrated.fastForwards;
+        catchUpMs = Date.now() - catchUpStart;
+        // Push again at once: runs committed meanwhile go in the push after (the loop re-reads then).
+        known = { local: integrated.local, tracking: { results: remoteTips.results, artifacts: remoteTips.artifacts } };
+        break;
+      }
+      // A genuine conflict, not contention: set it aside (one push, counted like any other).
+      if (attempts >= maxAttempts) break; // the loop head reports "pending"
+      attempts++;
+      const diverted = await divertToSyncBranch(target, integrated, { now: opts.now, timeoutMs: opts.timeoutMs, host: opts.host });
+      if (diverted.kind === 'failed') return done({ landed: false, classification: diverted.classification, message: diverted.message });
+      if (diverted.kind === 'diverted') {
+        lastPushed = diverted.remoteTips;
+        return done({
+          landed: false,
+          classification: 'conflict',
+          message: `conflicting changes set aside on ${remote}/${diverted.record.branch}`,
+          syncBranch: diverted.record,
+          conflicts: integrated.conflicts,
+        });
+      }
+      // Someone moved a branch while we set it aside: fetch and merge again.
+      rejections++;
+      await sleep(backoffDelay(rejections, backoff, opts.random, pushMs + (catchUpMs ?? pushMs)));
+    }
+  }
 }

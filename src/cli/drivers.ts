@@ -1,0 +1,40 @@
+import type { CAC } from 'cac';
+import { driversState, installDrivers, uninstallDrivers } from '../publish/drivers.js';
+import { rawOption } from './sync.js';
+import { runCommand, UsageError } from './errors.js';
+import { dim, green, printJson } from './format.js';
+
+export function registerDrivers(cli: CAC): void {
+  cli
+    .command('drivers <action>', 'Merge drivers for people merging the results branch by hand: install | uninstall | status (this repository\'s local config only)')
+    .option('--dir <dir>', 'Repository (default: the current directory)')
+    .option('--json', 'Machine-readable output')
+    .example('agentv-results drivers install')
+    .action((action: string, flags: Record<string, unknown>) =>
+      runCommand(async () => {
+        const cwd = rawOption(process.argv, 'dir') ?? process.cwd();
+        if (action === 'install') {
+          const r = await installDrivers({ cwd });
+          if (flags.json) return printJson(r);
+          process.stdout.write(green(`merge drivers installed in ${r.repo}`) + '\n');
+          for (const k of r.keys) process.stdout.write(dim(`  ${k.key} = ${k.value}`) + '\n');
+          process.stdout.write('git merge / git pull on the results branch now merge index.jsonl, catalog/*.jsonl, tags.json and feedback.json like agentv-results does.\n');
+          process.stdout.write(dim('Merge buttons in a git host\'s web UI never run custom drivers; use `agentv-results sync --resolve` or merge locally.') + '\n');
+          return;
+        }
+        if (action === 'uninstall') {
+          const r = await uninstallDrivers({ cwd });
+          if (flags.json) return printJson(r);
+          process.stdout.write(r.removed.length > 0 ? `removed ${r.removed.join(', ')} from ${r.repo}\n` : `no agentv-results merge drivers were installed in ${r.repo}\n`);
+          return;
+        }
+        if (action === 'status') {
+          const r = await driversState({ cwd });
+          if (flags.json) return printJson(r);
+          for (const k of r.keys) process.stdout.write(`${k.key}: ${k.value === null ? 'not set' : k.value === k.expected ? 'installed' : `set to ${k.value}`}\n`);
+          return;
+        }
+        throw new UsageError(`drivers: unknown action ${JSON.stringify(action)} (install, uninstall or status)`);
+      }),
+    );
+}

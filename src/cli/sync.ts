@@ -1,0 +1,70 @@
+import type { CAC } from 'cac';
+import { describeSyncBranch } from '../publish/fallback.js';
+import type { PushOutcome } from '../publish/push-branches.js';
+import { sync } from '../publish/sync.js';
+import { resolveSyncBranch } from '../publish/sync-resolve.js';
+import { registerSyncStatus } from '../publish/sync-status.js';
+import { EXIT, runCommand } from './errors.js';
+import { green, printJson, yellow } from './format.js';
+
+/**
+ * The value of `--name <v>` / `--name=<v>` exactly as typed. The option parser turns digit-only
+ * values into numbers ("0012" -> 12, a 16-digit tag_revision loses precision); ids, revisions and
+ * names must stay text.
+ */
+export function rawOption(argv: string[], name: string): string | undefined {
+  let value: string | undefined;
+  argv.forEach((a, i) => {
+    if (a === `--${name}` && i + 1 < argv.length) value = argv[i + 1];
+    else if (a.startsWith(`--${name}=`)) value = a.slice(name.length + 3);
+  });
+  return value;
+}
+
+/** Exit code for a push outcome (DESIGN.md 9): landed 0, set aside on a sync branch 1, did not land 3. */
+export function pushExitCode(outcome: PushOutcome): number {
+  if (outcome.landed) return EXIT.ok;
+  return outcome.classification === 'conflict' ? EXIT.check : EXIT.git;
+}
+
+/** Human lines for a push outcome: the sync branch and its link, or what happens to results that did not land. */
+export function pushLines(outcome: PushOutcome): string[] {
+  if (outcome.classification === 'conflict' && outcome.syncBranch) return describeSyncBranch(outcome.syncBranch).map((l, i) => (i === 0 ? yellow(l) : l));
+  if (outcome.landed) return [green(outcome.message)];
+  return [yellow(`not pushed: ${outcome.message}; the results are committed locally and pending (\`agentv-results sync\` retries)`)];
+}
+
+export function registerSync(cli: CAC): void {
+  // The status command lists open sync branches through its section registry.
+  registerSyncStatus();
+  cli
+    .command('sync', 'Push results committed here but not yet on the remote: merges concurrent publishes, never forces; a genuine conflict goes to a sync branch')
+    .option('--resolve <sync-branch>', 'After fixing the conflict on the results branch: merge this sync branch into it, push, delete the sync branch')
+    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
+    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--dir <dir>', 'Working directory (the repository resolves from here)')
+    .option('--json', 'Machine-readable output')
+    .example('agentv-results sync')
+    .example('agentv-results sync --resolve agentv/results-sync/20260314T103200Z-ci-7-a1b2c3')
+    .action((flags: Record<string, unknown>) =>
+      runCommand(async () => {
+        const common = { cwd: rawOption(process.argv, 'dir') ?? process.cwd(), remote: rawOption(process.argv, 'remote'), configFile: rawOption(process.argv, 'config') };
+        const resolve = rawOption(process.argv, 'resolve');
+        if (resolve !== undefined && resolve !== '') {
+          const r = await resolveSyncBranch({ ...common, branch: resolve });
+          if (flags.json) printJson(r);
+          else {
+            if (r.status === 'merged' || r.status === 'already-merged') {
+              process.stdout.write(green(`${r.branch} ${r.status === 'merged' ? 'merged into' : 'was already in'} ${r.resultsBranch} (${(r.commit ?? '').slice(0, 12)})`) + '\n');
+              process.stdout.write(r.deletedRemote ? `deleted ${r.remote}/${r.branch}\n` : `${r.remote}/${r.branch} was not deleted (gone already, or it moved since)\n`);
+            } else for (const l of pushLines(r.push)) process.stdout.write(l + '\n');
+          }
+          return r.status === 'merged' || r.status === 'already-merged' ? EXIT.ok : pushExitCode(r.push) || EXIT.git;
+        }
+        const r = await sync(common);
+        if (flags.json) printJson(r);
+        else for (const l of pushLines(r.push)) process.stdout.write(l + '\n');
+        return pushExitCode(r.push);
+      }),
+    );
+}

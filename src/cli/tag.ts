@@ -1,0 +1,80 @@
+import type { CAC } from 'cac';
+import { editTags, OverlayInputError, readTags, TagRevisionMismatch } from '../publish/overlays.js';
+import { CheckFailed, runCommand, UsageError } from './errors.js';
+import { dim, printJson } from './format.js';
+import { pushExitCode, pushLines, rawOption } from './sync.js';
+
+export { rawOption } from './sync.js';
+
+/** Options of `tag` that take a value: their value is never read as a tag edit. */
+const VALUE_OPTIONS = new Set(['--remote', '--dir', '--config', '--expect-revision']);
+
+/**
+ * `-name` looks like a short option to any option parser, so the edits are read from the raw argv:
+ * after the `tag` word, `+x` adds and `-x` removes; `--long` options (and their values) are skipped;
+ * the first other word is the run id. A lone `--` ends options (everything after is an edit or the run id).
+ */
+export function parseTagArgv(argv: string[]): { runId: string | null; add: string[]; remove: string[] } {
+  const start = argv.indexOf('tag');
+  const add: string[] = [];
+  const remove: string[] = [];
+  let runId: string | null = null;
+  let optionsDone = false;
+  for (let i = start + 1; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (!optionsDone && a === '--') {
+      optionsDone = true;
+    } else if (!optionsDone && a.startsWith('--')) {
+      if (VALUE_OPTIONS.has(a)) i++; // (the --name=value form is a single word)
+    } else if (a.startsWith('+') && a.length > 1) {
+      add.push(a.slice(1));
+    } else if (a.startsWith('-') && a.length > 1) {
+      remove.push(a.slice(1));
+    } else if (runId === null) {
+      runId = a;
+    } else {
+      throw new UsageError(`tag: ${JSON.stringify(a)} is neither +name (add) nor -name (remove)`);
+    }
+  }
+  return { runId, add, remove };
+}
+
+export function registerTag(cli: CAC): void {
+  cli
+    .command('tag <run_id> [...edits]', 'Add (+name) or remove (-name) tags of a published run on the results branch, then push; no edits: show the tags')
+    .allowUnknownOptions()
+    .option('--expect-revision <rev>', 'Only edit if tag_revision is still this (optimistic concurrency)')
+    .option('--no-push', 'Commit locally only (a later publish or `sync` pushes it)')
+    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
+    .option('--config <file>', 'Configuration file')
+    .option('--dir <dir>', 'Working directory (the repository resolves from here)')
+    .option('--json', 'Machine-readable output')
+    .example('agentv-results tag nightly/2026-03-14T10-32-00-000Z +baseline +release-2.1 -candidate')
+    .action((_run: string, _edits: string[], flags: Record<string, unknown>) =>
+      runCommand(async () => {
+        const { runId, add, remove } = parseTagArgv(process.argv);
+        if (runId === null) throw new UsageError('tag: missing <run_id>');
+        const common = { runId, cwd: rawOption(process.argv, 'dir') ?? process.cwd(), remote: rawOption(process.argv, 'remote'), configFile: rawOption(process.argv, 'config') };
+        try {
+          if (add.length === 0 && remove.length === 0) {
+            const doc = await readTags(common);
+            if (flags.json) printJson(doc);
+            else process.stdout.write(`${doc.tags.length > 0 ? doc.tags.join(' ') : '(no tags)'}\n${dim(`tag_revision ${doc.tag_revision}`)}\n`);
+            return;
+          }
+          const expect = flags.expectRevision === undefined ? undefined : (rawOption(process.argv, 'expect-revision') ?? String(flags.expectRevision));
+          const r = await editTags({ ...common, add, remove, expectRevision: expect, push: !process.argv.includes('--no-push') });
+          if (flags.json) printJson(r);
+          else {
+            process.stdout.write(`${runId}: ${r.document.tags.length > 0 ? r.document.tags.join(' ') : '(no tags)'}${r.changed ? '' : ' (unchanged)'}\n${dim(`tag_revision ${r.document.tag_revision}`)}\n`);
+            if (r.push) for (const l of pushLines(r.push)) process.stdout.write(l + '\n');
+          }
+          return r.push ? pushExitCode(r.push) : 0;
+        } catch (err) {
+          if (err instanceof OverlayInputError) throw new UsageError(err.message);
+          if (err instanceof TagRevisionMismatch) throw new CheckFailed(err.message);
+          throw err;
+        }
+      }),
+    );
+}

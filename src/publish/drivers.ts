@@ -1,0 +1,103 @@
+/**
+ * `drivers install` / `drivers uninstall`: register our merge drivers in a repository's LOCAL
+ * config, so that a person who checks out the results branch and runs `git merge` / `git pull`
+ * gets exactly the tool's result. The branch's own `.gitattributes` (kept by publish) maps the
+ * files to the drivers; this only tells git what `merge=agentv-jsonl` / `merge=agentv-json` run:
+ *
+ *   [merge "agentv-jsonl"]
+ *     name = agentv-results: union of append-only JSONL rows
+ *     driver = node '/abs/path/dist/cli/main.js' merge-driver jsonl %O %A %B %P
+ *
+ * The command points at THIS package's own entry by absolute path (single-quoted for the shell git
+ * runs drivers with), not at whatever `agentv-results` is first on PATH. Global and system config
+ * are never written; uninstall removes exactly the keys install writes (and the section header when
+ * nothing else is left in it).
+ *
+ * Web UIs of git hosts (GitHub, GitLab merge buttons) never run custom drivers: merge sync branches
+ * with `sync --resolve` or locally with the drivers installed.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openRepo, type Repo } from '../git/index.js';
+import type { MergeKind } from '../merge-drivers/index.js';
+import { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset } from './git-extra.js';
+
+const DRIVERS: { kind: MergeKind; section: string; name: string }[] = [
+  { kind: 'jsonl', section: 'merge.agentv-jsonl', name: 'agentv-results: union of append-only JSONL rows' },
+  { kind: 'json', section: 'merge.agentv-json', name: 'agentv-results: JSON union of tags/feedback overlays' },
+];
+
+/** Absolute path of this package's CLI entry (dist/cli/main.js), also when running from sources. */
+export function cliEntryPath(): string {
+  const here = fileURLToPath(import.meta.url);
+  // Compiled: dist/publish/drivers.js -> dist/cli/main.js. From sources (tests): src/... -> dist/...
+  if (here.endsWith('.js')) return resolve(dirname(here), '../cli/main.js');
+  return join(resolve(dirname(here), '../..'), 'dist', 'cli', 'main.js');
+}
+
+/** POSIX shell single quoting: safe for any path (spaces, quotes, `$`). */
+export function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+export function driverCommand(kind: MergeKind, entry: string = cliEntryPath()): string {
+  return `node ${shellQuote(entry)} merge-driver ${kind} %O %A %B %P`;
+}
+
+export interface DriverKey {
+  key: string;
+  value: string;
+  /** The local value before install (null: unset). */
+  previous: string | null;
+}
+
+export interface DriversResult {
+  repo: string;
+  keys: DriverKey[];
+  /** The CLI entry the drivers run. */
+  entry: string;
+}
+
+function expectedKeys(entry: string): { key: string; value: string }[] {
+  return DRIVERS.flatMap((d) => [
+    { key: `${d.section}.name`, value: d.name },
+    { key: `${d.section}.driver`, value: driverCommand(d.kind, entry) },
+  ]);
+}
+
+async function repoAt(cwd?: string): Promise<Repo> {
+  return openRepo(cwd ?? process.cwd());
+}
+
+export async function installDrivers(opts: { cwd?: string; entry?: string } = {}): Promise<DriversResult> {
+  const repo = await repoAt(opts.cwd);
+  const entry = opts.entry ?? cliEntryPath();
+  if (!existsSync(entry)) throw new Error(`the agentv-results entry ${entry} does not exist (build the package first: npm run build)`);
+  const keys: DriverKey[] = [];
+  for (const { key, value } of expectedKeys(entry)) {
+    const previous = await localConfigGet(repo, key);
+    if (previous !== value) await localConfigSet(repo, key, value);
+    keys.push({ key, value, previous });
+  }
+  return { repo: repo.workTree ?? repo.gitDir, keys, entry };
+}
+
+export async function uninstallDrivers(opts: { cwd?: string } = {}): Promise<{ repo: string; removed: string[] }> {
+  const repo = await repoAt(opts.cwd);
+  const removed: string[] = [];
+  for (const d of DRIVERS) {
+    for (const key of [`${d.section}.name`, `${d.section}.driver`]) if (await localConfigUnset(repo, key)) removed.push(key);
+    // git leaves an empty `[merge "agentv-json"]` header behind; drop it unless the user keeps other keys there.
+    if ((await localConfigKeys(repo, d.section)).length === 0) await localConfigRemoveSection(repo, d.section);
+  }
+  return { repo: repo.workTree ?? repo.gitDir, removed };
+}
+
+/** What is installed now: each key's local value (null when unset). */
+export async function driversState(opts: { cwd?: string } = {}): Promise<{ repo: string; keys: { key: string; value: string | null; expected: string }[] }> {
+  const repo = await repoAt(opts.cwd);
+  const keys = [];
+  for (const { key, value } of expectedKeys(cliEntryPath())) keys.push({ key, value: await localConfigGet(repo, key), expected: value });
+  return { repo: repo.workTree ?? repo.gitDir, keys };
+}

@@ -1,0 +1,170 @@
+/**
+ * Bring the remote's work into our local branches (DESIGN.md 7, step 3): fetch the results and
+ * artifacts branches into refs/remotes/<remote>/agentv/..., then for EACH branch fast-forward the
+ * local ref, or merge with the remote tip as first parent. Both refs then move in one
+ * compare-and-swap transaction, so a results commit never becomes local tip without the artifacts
+ * commit that holds its payloads.
+ *
+ * The artifacts branch is append-mostly: different runs are different paths, and the same run
+ * published twice with identical payloads is an identical add/add; both merge cleanly. Payloads that
+ * differ at one path are a genuine conflict like any other file we do not own.
+ */
+import { configGet, fetchRefs, RefConflictError, updateRefs, type Ident, type NetworkOptions, type Repo } from '../git/index.js';
+import { readRefs } from './git-extra.js';
+import { acquirePublishLock } from './lock.js';
+import { mergeCommits, type PathConflict, type PathResolver } from './merge-commits.js';
+import type { PublishTarget } from './target.js';
+
+export interface BranchTips {
+  results: string | null;
+  artifacts: string | null;
+}
+
+/** The remote-tracking ref of one of our branches (refs/remotes/<remote>/agentv/...). */
+export function trackingRef(remote: string, ref: string): string {
+  return `refs/remotes/${remote}/${ref.slice('refs/heads/'.length)}`;
+}
+
+/** Local tips and remote-tracking tips of both branches, with one for-each-ref process. */
+export async function readTips(target: PublishTarget): Promise<{ local: BranchTips; tracking: BranchTips }> {
+  const remote = target.remote;
+  const tracked = remote ? [trackingRef(remote, target.resultsRef), trackingRef(remote, target.artifactsRef)] : [];
+  const refs = await readRefs(target.repo, [target.resultsRef, target.artifactsRef, ...tracked]);
+  return {
+    local: { results: refs.get(target.resultsRef) ?? null, artifacts: refs.get(target.artifactsRef) ?? null },
+    tracking: {
+      results: tracked[0] ? (refs.get(tracked[0]) ?? null) : null,
+      artifacts: tracked[1] ? (refs.get(tracked[1]) ?? null) : null,
+    },
+  };
+}
+
+/** Fetch both branches (plus `extra` full refs) into their tracking refs; null for a branch the remote lacks. */
+export async function fetchBranches(target: PublishTarget, opts: NetworkOptions & { extra?: string[] } = {}): Promise<BranchTips & { extra: Map<string, string | null> }> {
+  const remote = target.remote!;
+  const refs = [target.resultsRef, target.artifactsRef, ...(opts.extra ?? [])];
+  // "+": the tracking refs mirror the remote even if someone rewrote it; nothing of the user's moves.
+  const result = await fetchRefs(target.repo, remote, refs.map((r) => `+${r}:${trackingRef(remote, r)}`), { timeoutMs: opts.timeoutMs ?? 120_000 });
+  const missing = new Set(result.missing.map((m) => m.src));
+  const tips = await readRefs(target.repo, refs.filter((r) => !missing.has(r)).map((r) => trackingRef(remote, r)));
+  const tip = (r: string): string | null => (missing.has(r) ? null : (tips.get(trackingRef(remote, r)) ?? null));
+  return { results: tip(target.resultsRef), artifacts: tip(target.artifactsRef), extra: new Map((opts.extra ?? []).map((r) => [r, tip(r)])) };
+}
+
+const identities = new Map<string, Promise<{ name: string; email: string }>>();
+
+/** Who merge and overlay commits are by: git's user.name/email (read once per repository and process). */
+export async function syncIdent(repo: Repo, now: Date): Promise<Ident> {
+  let who = identities.get(repo.gitDir);
+  if (!who) {
+    who = (async () => ({
+      name: (await configGet(repo, 'user.name')) ?? 'agentv-results',
+      email: (await configGet(repo, 'user.email')) ?? 'agentv-results@localhost',
+    }))();
+    identities.set(repo.gitDir, who);
+    who.catch(() => identities.delete(repo.gitDir));
+  }
+  return { ...(await who), date: now };
+}
+
+export type IntegrateResult =
+  /** Local branches now contain the remote tips; a push is a fast-forward (unless the remote moves again). */
+  | { kind: 'ready'; before: BranchTips; local: BranchTips; merges: number; fastForwards: number }
+  | {
+      kind: 'conflict';
+      local: BranchTips;
+      remote: BranchTips;
+      conflicts: PathConflict[];
+      /** Which branch(es) conflicted. */
+      branches: ('results' | 'artifacts')[];
+      /** The merged artifacts tip when only the results branch conflicted (not moved locally). */
+      artifactsMerged: string | null;
+    };
+
+export interface IntegrateOptions {
+  now?: () => Date;
+  resolve?: PathResolver;
+  /** CAS retries when a local publish moves a ref while we merge. */
+  casRetries?: number;
+  /** The local tips as the caller last read them (saves a read; verified by the CAS). */
+  localHint?: BranchTips;
+}
+
+const BRANCHES = ['results', 'artifacts'] as const;
+
+/**
+ * Merges run under the publish lock (local work only, no network): a publisher committing in a
+ * loop would otherwise keep moving the ref under every merge and starve the compare-and-swap.
+ */
+export async function integrateRemote(target: PublishTarget, remote: BranchTips, opts: IntegrateOptions = {}): Promise<IntegrateResult> {
+  const lock = await acquirePublishLock(target.repo.commonDir);
+  try {
+    return await integrateLocked(target, remote, opts, () => lock.assertHeld());
+  } finally {
+    await lock.release();
+  }
+}
+
+async function integrateLocked(target: PublishTarget, remote: BranchTips, opts: IntegrateOptions, assertHeld: () => void): Promise<IntegrateResult> {
+  const { repo } = target;
+  const now = opts.now ?? (() => new Date());
+  for (let round = 0; ; round++) {
+    // The caller usually knows the local tips; the compare-and-swap below catches a stale guess.
+    const local = round === 0 && opts.localHint ? opts.localHint : (await readTips(target)).local;
+    const author = await syncIdent(repo, now());
+    // Both branches merge at once (independent git processes): a sync round's latency is what
+    // other publishers wait on when they converge.
+    const outcomes = await Promise.all(BRANCHES.map((b) => integrateBranch(target, b, remote[b], local[b], author, opts.resolve)));
+    const next: BranchTips = { results: outcomes[0]!.tip, artifacts: outcomes[1]!.tip };
+    const conflicted = BRANCHES.filter((_, i) => outcomes[i]!.conflicts !== null);
+    if (conflicted.length > 0) {
+      const conflicts = outcomes.flatMap((o) => o.conflicts ?? []);
+      return { kind: 'conflict', local, remote, conflicts, branches: conflicted, artifactsMerged: conflicted.includes('artifacts') ? null : next.artifacts };
+    }
+    const merges = outcomes.filter((o) => o.how === 'merged').length;
+    const fastForwards = outcomes.filter((o) => o.how === 'fast-forward').length;
+    const updates = [
+      { ref: target.resultsRef, new: next.results, old: local.results },
+      { ref: target.artifactsRef, new: next.artifacts, old: local.artifacts },
+    ].filter((u) => u.new !== u.old);
+    try {
+      assertHeld();
+      await updateRefs(repo, updates, { message: `agentv-results: sync with ${target.remote}` });
+      return { kind: 'ready', before: local, local: next, merges, fastForwards };
+    } catch (err) {
+      // Something that does not take the lock moved a ref while we merged: merge again from it.
+      if (!(err instanceof RefConflictError) || round >= (opts.casRetries ?? 5)) throw err;
+    }
+  }
+}
+
+interface BranchOutcome {
+  /** The new local tip. */
+  tip: string | null;
+  how: 'unchanged' | 'fast-forward' | 'merged';
+  conflicts: PathConflict[] | null;
+}
+
+async function integrateBranch(target: PublishTarget, b: 'results' | 'artifacts', r: string | null, l: string | null, author: Ident, resolve?: PathResolver): Promise<BranchOutcome> {
+  if (r === null || r === l) return { tip: l, how: 'unchanged', conflicts: null };
+  if (l === null) return { tip: r, how: 'fast-forward', conflicts: null };
+  const branch = (b === 'results' ? target.resultsRef : target.artifactsRef).slice('refs/heads/'.length);
+  const merged = await mergeCommits(target.repo, {
+    first: r,
+    second: l,
+    author,
+    resolve,
+    message: `Merge ${target.remote}/${branch} (agentv-results sync)\n\nFirst parent: what ${target.remote} had; second parent: results published here meanwhile.\n`,
+  });
+  switch (merged.kind) {
+    case 'conflict':
+      return { tip: l, how: 'unchanged', conflicts: merged.conflicts.map((c) => ({ ...c, path: b === 'artifacts' ? `${branch}:${c.path}` : c.path })) };
+    case 'up-to-date':
+      return { tip: merged.commit, how: 'fast-forward', conflicts: null };
+    case 'merged':
+      return { tip: merged.commit, how: 'merged', conflicts: null };
+    default:
+      // 'fast-forward': the remote is behind us; the push itself fast-forwards it.
+      return { tip: l, how: 'unchanged', conflicts: null };
+  }
+}

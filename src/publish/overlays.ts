@@ -1,0 +1,241 @@
+/**
+ * `tag` and `feedback`: edit the mutable overlays of a published run (`tags.json`,
+ * `feedback.json`) directly on the results branch, then push with the normal protocol. Two people
+ * tagging or reviewing the same run from different machines merge (json-union); only the same value
+ * changed two ways is set aside on a sync branch.
+ *
+ *   fetch + integrate (best effort: offline edits stay local and pending)
+ *   lock -> read the overlay at the branch tip -> apply the edit -> one commit -> CAS -> unlock
+ *   push (push-branches.ts)
+ *
+ * `tag_revision` is recomputed on every edit (computeTagRevision); readers compare it to notice
+ * that tags changed, and `expectRevision` turns it into an optimistic-concurrency check.
+ */
+import { userInfo } from 'node:os';
+import { configGet, readBlobs, resolveRef, updateRefs, writeCommit, type FileChange } from '../git/index.js';
+import { computeTagRevision, MAX_TAGS, validateTags } from '../merge-drivers/index.js';
+import { fetchBranches, integrateRemote, syncIdent } from './integrate.js';
+import { RESULTS_GITATTRIBUTES, runLocation, type RunLocation } from './layout.js';
+import { acquirePublishLock } from './lock.js';
+import { pushBranches, type PushBranchesOptions, type PushOutcome } from './push-branches.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from './target.js';
+
+/** Wrong input (unknown run or test, invalid tag): exit 2. */
+export class OverlayInputError extends Error {}
+
+/** `expectRevision` did not match: someone changed the tags since the caller read them (exit 1). */
+export class TagRevisionMismatch extends Error {
+  constructor(readonly expected: string, readonly actual: string | null) {
+    super(`tags changed since revision ${expected} (now ${actual ?? 'no tags.json'}); read them again and retry`);
+  }
+}
+
+export const MAX_FEEDBACK_CHARS = 20_000;
+
+export interface OverlayOptions extends TargetOptions {
+  runId: string;
+  /** Push after committing (default true when there is a remote). */
+  push?: boolean;
+  now?: () => Date;
+  pushOptions?: PushBranchesOptions;
+}
+
+export interface OverlayResult<D> {
+  runId: string;
+  path: string;
+  changed: boolean;
+  document: D;
+  commit: string | null;
+  push: PushOutcome | null;
+}
+
+export interface TagsDoc {
+  tags: string[];
+  updated_at: string | null;
+  tag_revision: string;
+  [key: string]: unknown;
+}
+
+export interface FeedbackDoc {
+  entries: Record<string, { feedback: string; reviewer: string; updated_at: string; [key: string]: unknown }>;
+  updated_at: string | null;
+  [key: string]: unknown;
+}
+
+interface EditContext {
+  loc: RunLocation;
+  /** The overlay's current text, or null when the run has none yet. */
+  current: string | null;
+  /** The run's index.jsonl on the branch. */
+  index: string;
+  now: Date;
+}
+
+/** Edit one overlay file of one run; `edit` returns the new document, or null for "no change". */
+async function editOverlay<D>(opts: OverlayOptions, file: 'tags.json' | 'feedback.json', edit: (ctx: EditContext) => D | null, reread: (text: string | null) => D): Promise<OverlayResult<D>> {
+  const target = await resolveTarget(opts);
+  const wantPush = (opts.push ?? true) && target.remote !== null;
+  if (wantPush) await catchUp(target, opts);
+  const loc = runLocation(opts.runId);
+  const path = `${loc.path}/${file}`;
+  const now = (opts.now ?? (() => new Date()))();
+
+  const lock = await acquirePublishLock(target.repo.commonDir);
+  let commit: string | null = null;
+  let document: D;
+  try {
+    const tip = await resolveRef(target.repo, target.resultsRef);
+    if (tip === null) throw new OverlayInputError(`nothing is published in ${target.repo.workTree ?? target.repo.gitDir} yet (branch ${target.config.branch} does not exist)`);
+    const specs = [`${tip}:${loc.path}/index.jsonl`, `${tip}:${path}`, `${tip}:.gitattributes`];
+    const blobs = await readBlobs(target.repo, specs);
+    const index = blobs.get(specs[0]!);
+    if (!index) throw new OverlayInputError(`run ${opts.runId} is not on ${target.config.branch} (looked for ${loc.path}/index.jsonl)`);
+    const current = blobs.get(specs[1]!)?.toString('utf8') ?? null;
+    const next = edit({ loc, current, index: index.toString('utf8'), now });
+    if (next === null) {
+      document = reread(current);
+    } else {
+      document = next;
+      const changes: FileChange[] = [{ path, data: `${JSON.stringify(next, null, 2)}\n` }];
+      // The branch keeps its .gitattributes, so people merging it by hand get the drivers.
+      if (blobs.get(specs[2]!)?.toString('utf8') !== RESULTS_GITATTRIBUTES) changes.push({ path: '.gitattributes', data: RESULTS_GITATTRIBUTES });
+      const author = await syncIdent(target.repo, now);
+      const what = file === 'tags.json' ? 'tags' : 'feedback';
+      const written = await writeCommit(target.repo, { parent: tip, files: changes, message: `agentv: ${what} of ${opts.runId}\n\nAgentV-Run: ${opts.runId}\n`, author });
+      lock.assertHeld();
+      await updateRefs(target.repo, [{ ref: target.resultsRef, new: written.commit, old: tip }], { message: `agentv-results: ${what} ${opts.runId}` });
+      commit = written.commit;
+    }
+  } finally {
+    await lock.release();
+  }
+  const push = wantPush && commit !== null ? await pushBranches(target, opts.pushOptions) : null;
+  return { runId: opts.runId, path, changed: commit !== null, document, commit, push };
+}
+
+/** Edit on top of what the remote has (the run may have been published elsewhere). Offline is fine. */
+async function catchUp(target: PublishTarget, opts: OverlayOptions): Promise<void> {
+  try {
+    const remote = await fetchBranches(target, { timeoutMs: opts.pushOptions?.timeoutMs ?? 60_000 });
+    // A conflict with unpushed local work is left for the push loop to set aside.
+    await integrateRemote(target, remote, { now: opts.now });
+  } catch (err) {
+    if ((err as { name?: string }).name !== 'RemoteError') throw err;
+  }
+}
+
+function parseDoc(text: string | null, file: string): Record<string, unknown> | null {
+  if (text === null) return null;
+  try {
+    const doc: unknown = JSON.parse(text);
+    if (typeof doc === 'object' && doc !== null && !Array.isArray(doc)) return doc as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw new OverlayInputError(`${file} on the results branch is not a JSON object (a conflicted hand merge?); fix it there first`);
+}
+
+function tagsOf(text: string | null): TagsDoc {
+  const doc = parseDoc(text, 'tags.json');
+  if (doc === null) {
+    const empty = { tags: [] as string[], updated_at: null };
+    return { ...empty, tag_revision: computeTagRevision(empty) };
+  }
+  return { ...doc, tags: Array.isArray(doc.tags) ? (doc.tags as string[]) : [], updated_at: (doc.updated_at as string | null) ?? null, tag_revision: (doc.tag_revision as string) ?? computeTagRevision(doc) };
+}
+
+export interface TagOptions extends OverlayOptions {
+  add?: string[];
+  remove?: string[];
+  /** Fail (TagRevisionMismatch) unless the current tag_revision is this. */
+  expectRevision?: string;
+}
+
+export async function editTags(opts: TagOptions): Promise<OverlayResult<TagsDoc>> {
+  const add = opts.add ?? [];
+  const remove = new Set(opts.remove ?? []);
+  const check = validateTags([...new Set(add)]);
+  if (!check.ok) throw new OverlayInputError(check.errors.join('; '));
+  for (const t of add) if (remove.has(t)) throw new OverlayInputError(`tag ${JSON.stringify(t)} is both added and removed`);
+  return editOverlay(opts, 'tags.json', ({ current, now }) => {
+    const doc = tagsOf(current);
+    if (opts.expectRevision !== undefined && opts.expectRevision !== (current === null ? null : doc.tag_revision)) throw new TagRevisionMismatch(opts.expectRevision, current === null ? null : doc.tag_revision);
+    const tags = doc.tags.filter((t) => !remove.has(t));
+    for (const t of add) if (!tags.includes(t)) tags.push(t);
+    if (current !== null && tags.length === doc.tags.length && tags.every((t, i) => t === doc.tags[i])) return null;
+    const result = validateTags(tags);
+    if (!result.ok) throw new OverlayInputError(`${result.errors.join('; ')} (a run has at most ${MAX_TAGS} tags)`);
+    const { tag_revision: _old, ...rest } = doc;
+    const next = { ...rest, tags, updated_at: now.toISOString() };
+    return { ...next, tag_revision: computeTagRevision(next) };
+  }, tagsOf);
+}
+
+/** The tags of a run as the results branch has them (no network, no lock). */
+export async function readTags(opts: TargetOptions & { runId: string }): Promise<TagsDoc> {
+  const target = await resolveTarget(opts);
+  const spec = `${target.resultsRef}:${runLocation(opts.runId).path}/tags.json`;
+  return tagsOf((await readBlobs(target.repo, [spec])).get(spec)?.toString('utf8') ?? null);
+}
+
+export interface FeedbackOptions extends OverlayOptions {
+  testId: string;
+  text: string;
+  /** Defaults to git's user.name, then the OS user. */
+  reviewer?: string;
+}
+
+function testIdsOf(index: string): Set<string> {
+  const ids = new Set<string>();
+  for (const line of index.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      const id = (JSON.parse(line) as { test_id?: unknown }).test_id;
+      if (typeof id === 'string') ids.add(id);
+    } catch {
+      // not a row we can read; the run's own validation reports it
+    }
+  }
+  return ids;
+}
+
+function feedbackOf(text: string | null): FeedbackDoc {
+  const doc = parseDoc(text, 'feedback.json');
+  if (doc === null) return { entries: {}, updated_at: null };
+  const entries = typeof doc.entries === 'object' && doc.entries !== null && !Array.isArray(doc.entries) ? (doc.entries as FeedbackDoc['entries']) : {};
+  return { ...doc, entries, updated_at: (doc.updated_at as string | null) ?? null };
+}
+
+export async function setFeedback(opts: FeedbackOptions): Promise<OverlayResult<FeedbackDoc>> {
+  const text = opts.text.trim();
+  if (text === '') throw new OverlayInputError('feedback text is empty');
+  if (text.length > MAX_FEEDBACK_CHARS) throw new OverlayInputError(`feedback is ${text.length} characters; at most ${MAX_FEEDBACK_CHARS} are allowed`);
+  const reviewer = (opts.reviewer ?? (await defaultReviewer(opts))).trim();
+  if (reviewer === '' || /\p{Cc}/u.test(reviewer)) throw new OverlayInputError('--reviewer must be a non-empty single-line name');
+  return editOverlay(opts, 'feedback.json', ({ current, index, now }) => {
+    const ids = testIdsOf(index);
+    if (!ids.has(opts.testId)) {
+      const some = [...ids].slice(0, 5).join(', ');
+      throw new OverlayInputError(`run ${opts.runId} has no test ${JSON.stringify(opts.testId)}${some ? ` (tests include ${some})` : ''}`);
+    }
+    const doc = feedbackOf(current);
+    const old = Object.hasOwn(doc.entries, opts.testId) ? doc.entries[opts.testId] : undefined;
+    if (old && old.feedback === text && old.reviewer === reviewer) return null;
+    const stamp = now.toISOString();
+    // Entries is rebuilt without a prototype so a test id like "__proto__" stays plain data.
+    const entries = Object.assign(Object.create(null) as FeedbackDoc['entries'], doc.entries);
+    entries[opts.testId] = { ...(old ?? {}), feedback: text, reviewer, updated_at: stamp };
+    return { ...doc, entries, updated_at: stamp };
+  }, feedbackOf);
+}
+
+async function defaultReviewer(opts: TargetOptions): Promise<string> {
+  const target = await resolveTarget(opts);
+  const name = await configGet(target.repo, 'user.name');
+  if (name) return name;
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * `sync --resolve <sync-branch>`: once a human has fixed the conflict on the results branch
+ * (edited the contested values there, e.g. with `feedback`/`tag`, or merged by hand), re-merge the
+ * sync branch into it and push; then delete the sync branch on the remote, guarded by a lease on
+ * the commit we merged (a sync branch that moved since is left alone).
+ *
+ *   fetch results, artifacts, the sync branch (and its artifacts twin, if one was set aside)
+ *   bring local results up to the remote (fast-forward or clean merge)
+ *   merge: first parent = results branch, second = sync branch; clean merges as usual, values that
+ *     still contradict take the results branch's (prefer-main.ts)
+ *   push with the normal protocol; when it landed and contains the sync branch: delete it remotely
+ *     and locally (CAS), log it as resolved
+ *
+ * A sync branch already contained in the results branch (merged by hand, or through the host's
+ * UI) is simply deleted.
+ */
+import { isAncestor, push, resolveRef, updateRefs, type Repo } from '../git/index.js';
+import { fetchBranches, integrateRemote, syncIdent, trackingRef } from './integrate.js';
+import { acquirePublishLock } from './lock.js';
+import { mergeCommits } from './merge-commits.js';
+import { preferMainResolver } from './prefer-main.js';
+import { pushBranches, type PushOutcome } from './push-branches.js';
+import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, normalizeSyncBranch, readSyncLog, SYNC_PREFIX } from './sync-records.js';
+import { targetSummary, type SyncOptions } from './sync.js';
+import { PublishError, resolveTarget, type PublishTarget } from './target.js';
+
+export interface ResolveSyncOptions extends SyncOptions {
+  /** The sync branch, with or without the `agentv/results-sync/` prefix. */
+  branch: string;
+}
+
+export interface ResolveSyncResult {
+  repo: string;
+  remote: string | null;
+  resultsBranch: string;
+  artifactsBranch: string;
+  branch: string;
+  /** merged: a merge commit joined it; already-merged: it was contained already; otherwise see push. */
+  status: 'merged' | 'already-merged' | 'not-landed' | 'conflict';
+  /** The merge commit (or the results tip that already contained the sync branch). */
+  commit: string | null;
+  push: PushOutcome;
+  deletedRemote: boolean;
+}
+
+export async function resolveSyncBranch(opts: ResolveSyncOptions): Promise<ResolveSyncResult> {
+  const target = opts.target ?? (await resolveTarget(opts));
+  if (target.remote === null) throw new PublishError('sync --resolve needs a remote (the sync branch lives there)');
+  const remote = target.remote;
+  const { repo } = target;
+  const branch = normalizeSyncBranch(opts.branch);
+  const syncRef = `refs/heads/${branch}`;
+  const record = (await readSyncLog(repo.commonDir)).find((r) => r.event === 'created' && r.branch === branch);
+  const asideBranch = record && record.event === 'created' ? record.artifacts_branch : ARTIFACTS_SYNC_PREFIX + branch.slice(SYNC_PREFIX.length);
+  const asideRef = asideBranch ? `refs/heads/${asideBranch}` : null;
+
+  const fetched = await fetchBranches(target, { timeoutMs: opts.timeoutMs, extra: [syncRef, ...(asideRef ? [asideRef] : [])] });
+  const remoteSync = fetched.extra.get(syncRef) ?? null;
+  const syncTip = remoteSync ?? (await resolveRef(repo, syncRef));
+  if (syncTip === null) throw new PublishError(`no sync branch ${branch} on ${remote} or here (already resolved? see \`agentv-results status\`)`);
+  const asideTip = asideRef ? ((fetched.extra.get(asideRef) ?? null) ?? (await resolveRef(repo, asideRef))) : null;
+
+  // Local results must contain the remote's (the human's fix) before we merge into it.
+  const integrated = await integrateRemote(target, fetched, { now: opts.now });
+  if (integrated.kind === 'conflict') {
+    throw new PublishError(`this repository has unpushed results that conflict with ${remote} (${integrated.conflicts[0]?.reason ?? 'conflict'}); run \`agentv-results sync\` first`);
+  }
+
+  const merged = await mergeIntoMain(target, syncTip, asideTip, branch, opts.now);
+  const outcome = await pushBranches(target, { ...opts, resolver: undefined });
+  const base = { ...targetSummary(target), branch, push: outcome, deletedRemote: false };
+  if (!outcome.landed) return { ...base, status: outcome.classification === 'conflict' ? 'conflict' : 'not-landed', commit: merged.commit };
+  const remoteResults = outcome.remoteTips?.results ?? (await resolveRef(repo, trackingRef(remote, target.resultsRef)));
+  if (remoteResults === null || !(await isAncestor(repo, syncTip, remoteResults))) return { ...base, status: 'not-landed', commit: merged.commit };
+
+  const deletedRemote = await deleteSyncBranches(target, [
+    { ref: syncRef, remoteTip: remoteSync, tip: syncTip },
+    ...(asideRef && asideTip ? [{ ref: asideRef, remoteTip: fetched.extra.get(asideRef) ?? null, tip: asideTip }] : []),
+  ], opts.timeoutMs);
+  await appendSyncRecord(repo.commonDir, { event: 'resolved', branch, resolved_at: (opts.now?.() ?? new Date()).toISOString(), commit: remoteResults, deleted_remote: deletedRemote });
+  return { ...base, status: merged.already ? 'already-merged' : 'merged', commit: merged.commit ?? remoteResults, deletedRemote };
+}
+
+/** Merge the sync branch (and its artifacts twin) into the local branches, under the publish lock. */
+async function mergeIntoMain(target: PublishTarget, syncTip: string, asideTip: string | null, branch: string, now?: () => Date): Promise<{ commit: string | null; already: boolean }> {
+  const { repo } = target;
+  const lock = await acquirePublishLock(repo.commonDir);
+  try {
+    const author = await syncIdent(repo, now?.() ?? new Date());
+    const results = await resolveRef(repo, target.resultsRef);
+    const artifacts = await resolveRef(repo, target.artifactsRef);
+    const message = (what: string) => `Merge ${what} (agentv-results sync --resolve)\n\nConflicting values were decided on the results branch; the other versions stay in this merge's second parent.\n`;
+    const nextResults = results === null ? syncTip : await mergeOne(repo, results, syncTip, message(branch), author);
+    const nextArtifacts = asideTip === null ? artifacts : artifacts === null ? asideTip : await mergeOne(repo, artifacts, asideTip, message(`${ARTIFACTS_SYNC_PREFIX}${branch.slice(SYNC_PREFIX.length)}`), author);
+    lock.assertHeld();
+    const updates = [
+      { ref: target.resultsRef, new: nextResults, old: results },
+      { ref: target.artifactsRef, new: nextArtifacts, old: artifacts },
+    ].filter((u): u is { ref: string; new: string; old: string | null } => u.new !== null && u.new !== u.old);
+    await updateRefs(repo, updates, { message: `agentv-results: resolve ${branch}` });
+    return { commit: nextResults, already: nextResults === results };
+  } finally {
+    await lock.release();
+  }
+}
+
+async function mergeOne(repo: Repo, main: string, side: string, message: string, author: Parameters<typeof mergeCommits>[1]['author']): Promise<string> {
+  const r = await mergeCommits(repo, { first: main, second: side, message, author, resolve: preferMainResolver });
+  if (r.kind === 'conflict') {
+    throw new PublishError(`cannot merge automatically even preferring the results branch: ${r.conflicts.map((c) => c.reason).join('; ')} — merge it by hand (the merge drivers help: \`agentv-results drivers install\`)`);
+  }
+  // A sync branch that only lags behind main (fast-forward) still needs no merge commit.
+  return r.kind === 'fast-forward' ? r.commit : r.kind === 'up-to-date' ? main : r.commit;
+}
+
+/** Delete merged sync branches on the remote (lease: only if still at the merged commit), then locally. */
+async function deleteSyncBranches(target: PublishTarget, refs: { ref: string; remoteTip: string | null; tip: string }[], timeoutMs?: number): Promise<boolean> {
+  const { repo } = target;
+  const remote = target.remote!;
+  const onRemote = refs.filter((r) => r.remoteTip !== null && r.remoteTip === r.tip);
+  let deleted = onRemote.length > 0;
+  if (onRemote.length > 0) {
+    const r = await push(repo, remote, onRemote.map((x) => ({ dst: x.ref, delete: true as const, expect: x.tip })), { atomic: true, timeoutMs: timeoutMs ?? 120_000 });
+    deleted = r.classification === 'ok';
+  }
+  if (!deleted && onRemote.length > 0) return false;
+  const local = [];
+  for (const r of refs) {
+    for (const ref of [r.ref, trackingRef(remote, r.ref)]) {
+      const sha = await resolveRef(repo, ref);
+      if (sha === r.tip) local.push({ ref, new: null, old: sha });
+    }
+  }
+  await updateRefs(repo, local, { message: 'agentv-results: sync branch resolved' }).catch(() => {});
+  return deleted;
+}
