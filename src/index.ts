@@ -20,3 +20,12 @@ export { publish, type PublishOptions, type PublishResult } from './publish/publ
 export { loadResultsConfig, ConfigError, type ResultsConfig } from './publish/config.js';
 export { runLocation, type RunLocation } from './publish/layout.js';
 export { resolveTarget, PublishError, type PublishTarget } from './publish/target.js';
+export { listRuns, type ListOptions, type ListResult, type ListedRun } from './publish/list.js';
+export { status, registerStatusSection, type StatusReport, type BranchStatus } from './publish/status.js';
+export { pull, type PullOptions, type PullResult } from './publish/pull.js';
+export { sync, type SyncOptions, type SyncResult } from './publish/sync.js';
+export { editTags, setFeedback, readTags, type TagOptions, type FeedbackOptions } from './publish/overlays.js';
+export { installDrivers, uninstallDrivers } from './publish/drivers.js';
+export * from './publish/wip.js';
+export * from './daemon/index.js';
+export * from './merge-drivers/index.js';
