@@ -221,7 +221,7 @@ export async function run() {
     const seqAB = q.afterMany / q.afterOne;
     const listRatio = l.l3000 / l.l10;
     const walkSpeedup = l.walk / l.l3000;
-    const markdown = `## publish and list (issue 3)
+    const markdown = `## publish and list (issue 4)
 
 Library calls in one process (\`publish({ push: false })\`, \`listRuns()\`); medians of ${RUNS} samples unless noted; git ${(await git.gitVersion()).raw}, Node ${process.version}.
 
