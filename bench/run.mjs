@@ -14,24 +14,31 @@ const files = (await readdir(join(ROOT, 'bench'))).filter((f) => f.endsWith('.be
 const selected = files.filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)));
 const outPath = join(ROOT, 'BENCHMARKS.md');
 
-// Sections are kept per benchmark so that running one benchmark does not erase the others.
-let previous = {};
-try {
-  const text = await readFile(outPath, 'utf8');
-  for (const part of text.split(/^<!-- bench:/m).slice(1)) {
-    const name = part.slice(0, part.indexOf(' -->'));
-    previous[name] = '<!-- bench:' + part.trimEnd() + '\n';
-  }
-} catch {}
+// Sections are kept per benchmark so that running one benchmark does not erase the others. The
+// file is read again right before writing (benchmarks take minutes, and two runs at once used to
+// drop each other's sections) and only this run's sections are replaced.
+async function readSections() {
+  const sections = {};
+  try {
+    const text = await readFile(outPath, 'utf8');
+    for (const part of text.split(/^<!-- bench:/m).slice(1)) {
+      const name = part.slice(0, part.indexOf(' -->'));
+      sections[name] = '<!-- bench:' + part.trimEnd() + '\n';
+    }
+  } catch {}
+  return sections;
+}
 
+const mine = {};
 for (const file of selected) {
   const name = file.replace('.bench.mjs', '');
   process.stderr.write(`bench: ${name}…\n`);
   const mod = await import(join(ROOT, 'bench', file));
   const { markdown } = await mod.run();
-  previous[name] = `<!-- bench:${name} -->\n${markdown.trimEnd()}\n`;
+  mine[name] = `<!-- bench:${name} -->\n${markdown.trimEnd()}\n`;
   process.stderr.write(markdown + '\n');
 }
+const previous = { ...(await readSections()), ...mine };
 
 const header = `# Benchmarks
 
