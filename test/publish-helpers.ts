@@ -4,10 +4,10 @@
  * the built CLI with an isolated git identity, and the checks every command must pass (checkout
  * untouched, `git fsck --strict` clean, pointers resolving with matching hashes).
  */
+import { canConnect } from './helpers/git-fixtures.js';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
@@ -145,18 +145,6 @@ export async function commitCount(dir: string, ref: string): Promise<number> {
   return r.code === 0 ? Number(r.stdout.toString().trim()) : 0;
 }
 
-function canConnectPort(port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const sock = connect({ host: '127.0.0.1', port });
-    const finish = (ok: boolean): void => {
-      sock.destroy();
-      done(ok);
-    };
-    sock.once('connect', () => finish(true));
-    sock.once('error', () => finish(false));
-    sock.setTimeout(500, () => finish(false));
-  });
-}
 
 export interface Daemon {
   port: number;
@@ -180,7 +168,7 @@ export async function startDaemonOn(baseDir: string, port: number): Promise<Daem
     () => (exited = true),
   );
   for (let i = 0; i < 200 && !exited; i++) {
-    if (await canConnectPort(port)) {
+    if (await canConnect(port)) {
       return {
         port,
         url: (name) => `git://127.0.0.1:${port}/${name}`,

@@ -17,7 +17,7 @@ import { parseInputRow } from '../model/input-row.js';
 import { sanitizeSegment, timestampSlug } from '../model/paths.js';
 import { RunAggregator } from './aggregate.js';
 import { AtomicDir } from './atomic-dir.js';
-import { projectionIdentity, localIdentityKey, type IdentityFields } from './identity.js';
+import { projectionIdentity, localIdentityKey, identityFieldsOf } from './identity.js';
 import { readJsonlLines } from './jsonl-reader.js';
 import { layoutWriter, type LayoutName } from './layouts.js';
 import { DEFAULT_THRESHOLD, normalizeRow } from './normalize.js';
@@ -213,7 +213,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
         throw new InputError(`${relative(cwd, finalPath) || finalPath} already holds run ${existing.runId}; this input is run ${runId} — choose another --out or delete that run first`);
       }
       for (const row of existing.rows) {
-        const key = createHash('sha1').update(localIdentityKey(identityFieldsOf(row))).digest('base64');
+        const key = createHash('sha1').update(localIdentityKey(identityFieldsOf(row.projection_identity))).digest('base64');
         if (!keep.has(key)) {
           carried.push(row);
           continue;
@@ -329,22 +329,6 @@ async function readExistingIndex(runDir: string): Promise<{ runId: string; rows:
   }
   const runId = rows[0]?.run_id ?? '';
   return { runId, rows };
-}
-
-function identityFieldsOf(row: IndexRow): IdentityFields {
-  const id = row.projection_identity;
-  return {
-    suite: id.suite,
-    eval_path: id.eval_path,
-    test_id: id.test_id,
-    target: id.target,
-    source_target: id.source_target,
-    attempt: id.attempt,
-    variant: id.variant,
-    envelope_id: id.envelope_id,
-    trace_id: id.trace_id,
-    root_span_id: id.root_span_id,
-  };
 }
 
 /** Files a runner wrote into its workspace that export does not regenerate are kept, never discarded. */

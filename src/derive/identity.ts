@@ -35,6 +35,22 @@ export function localIdentityKey(row: IdentityFields): string {
   ]);
 }
 
+/** The owned fields back out of a stored projection identity (to recompute or re-key it). */
+export function identityFieldsOf(id: ProjectionIdentity): IdentityFields {
+  return {
+    suite: id.suite,
+    eval_path: id.eval_path,
+    test_id: id.test_id,
+    target: id.target,
+    source_target: id.source_target,
+    attempt: id.attempt,
+    variant: id.variant,
+    envelope_id: id.envelope_id,
+    trace_id: id.trace_id,
+    root_span_id: id.root_span_id,
+  };
+}
+
 export function projectionIdentity(runId: string, row: IdentityFields): ProjectionIdentity {
   const id =
     'pi_' +

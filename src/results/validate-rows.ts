@@ -13,7 +13,7 @@ import { join, sep } from 'node:path';
 import type { z } from 'zod';
 import { AttemptTimingSchema, GradingSchema, MetricsSchema, ResultSchema, TranscriptSchema, type IndexRow } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
-import { projectionIdentity } from '../derive/identity.js';
+import { identityFieldsOf, projectionIdentity } from '../derive/identity.js';
 import type { ValidationProblem } from './validate-types.js';
 
 type PathField = 'result_path' | 'grading_path' | 'metrics_path' | 'timing_path' | 'transcript_path' | 'transcript_raw_path' | 'answer_path' | 'file_changes_path';
@@ -150,18 +150,7 @@ function checkIdentity(row: IndexRow, problem: (message: string) => void): void 
   for (const key of ['run_id', 'test_id', 'target', 'suite', 'source_target', 'attempt', 'variant'] as const) {
     if (id[key] !== row[key]) problem(`projection_identity.${key} is ${JSON.stringify(id[key])} but the row's ${key} is ${JSON.stringify(row[key])}`);
   }
-  const expected = projectionIdentity(id.run_id, {
-    suite: id.suite,
-    eval_path: id.eval_path,
-    test_id: id.test_id,
-    target: id.target,
-    source_target: id.source_target,
-    attempt: id.attempt,
-    variant: id.variant,
-    envelope_id: id.envelope_id,
-    trace_id: id.trace_id,
-    root_span_id: id.root_span_id,
-  }).id;
+  const expected = projectionIdentity(id.run_id, identityFieldsOf(id)).id;
   if (expected !== id.id) problem(`projection_identity.id ${id.id} does not match its fields (expected ${expected})`);
 }
 

@@ -256,7 +256,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-function canConnect(port: number): Promise<boolean> {
+/** Whether something accepts TCP connections on 127.0.0.1:<port> (bounded: 500 ms). */
+export function canConnect(port: number): Promise<boolean> {
   return new Promise((resolvePromise) => {
     const sock = connect({ host: '127.0.0.1', port });
     const done = (ok: boolean): void => {

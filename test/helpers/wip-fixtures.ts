@@ -3,10 +3,10 @@
  * processes (started, signalled and always reaped by the test), a git daemon that can be stopped
  * and restarted on the same port, and bounded waiting.
  */
+import { canConnect } from './git-fixtures.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect } from 'node:net';
 import { spawnGit } from '../../src/git/index.js';
 import { CLI_PATH } from './cli.js';
 import { REPO_ROOT } from './fixtures.js';
@@ -136,18 +136,6 @@ export function killPid(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
   }
 }
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolvePromise) => {
-    const sock = connect({ host: '127.0.0.1', port });
-    const done = (ok: boolean): void => {
-      sock.destroy();
-      resolvePromise(ok);
-    };
-    sock.once('connect', () => done(true));
-    sock.once('error', () => done(false));
-    sock.setTimeout(500, () => done(false));
-  });
-}
 
 export interface RestartableGitDaemon {
   port: number;
