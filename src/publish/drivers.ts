@@ -21,7 +21,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openRepo, type Repo } from '../git/index.js';
 import type { MergeKind } from '../merge-drivers/index.js';
-import { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset } from './git-extra.js';
+import { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset } from '../git/extra.js';
 
 const DRIVERS: { kind: MergeKind; section: string; name: string }[] = [
   { kind: 'jsonl', section: 'merge.agentv-jsonl', name: 'agentv-results: union of append-only JSONL rows' },

@@ -10,7 +10,7 @@
  * differ at one path are a genuine conflict like any other file we do not own.
  */
 import { configGet, fetchRefs, RefConflictError, updateRefs, type Ident, type NetworkOptions, type Repo } from '../git/index.js';
-import { readRefs } from './git-extra.js';
+import { readRefs } from '../git/extra.js';
 import { acquirePublishLock } from './lock.js';
 import { mergeCommits, type PathConflict, type PathResolver } from './merge-commits.js';
 import type { PublishTarget } from './target.js';

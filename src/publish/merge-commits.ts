@@ -21,7 +21,7 @@
 import { commitTree, readBlobs, writeCommit, type FileChange, type FileMode, type Ident, type Repo, type StageEntry } from '../git/index.js';
 import { ownedMergeKind, resolveConflictedPath, type ConflictedPathInput, type TreeResolution } from '../merge-drivers/index.js';
 import { appendCandidate, appendRowsUnique } from './append-merge.js';
-import { mergeBases, mergeTreeWithAttributes } from './git-extra.js';
+import { mergeBases, mergeTreeWithAttributes } from '../git/extra.js';
 
 export type PathResolver = (input: ConflictedPathInput) => TreeResolution;
 

@@ -1,14 +1,13 @@
 /**
- * Plumbing that src/git does not offer (yet): the merge bases of two commits, several refs read
- * at once, merge-tree with attributes of our own, and writing/removing keys in a repository's
- * LOCAL config. Both go through src/git's runner, so the
- * environment policy (scrubbed GIT_DIR & co, no prompts, LC_ALL=C) and "argv arrays only" still
- * hold; they live in this one file so they can move into src/git unchanged.
+ * Less common plumbing the sync layer needs: the merge bases of two commits, several refs read
+ * at once, merge-tree with attributes of our own (for the drivers' equivalence tests), and
+ * writing/removing keys in a repository's LOCAL config (`drivers install` is the one command that
+ * writes config). Same runner, same environment policy and argv-only rule as the rest of src/git.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertGitVersion, parseMergeTreeOutput, runGit, type MergeTreeResult, type Repo } from '../git/index.js';
+import { assertGitVersion, parseMergeTreeOutput, runGit, type MergeTreeResult, type Repo } from './index.js';
 
 const OID = /^[0-9a-f]{40,64}$/;
 
