@@ -96,6 +96,12 @@ describe('backoff', () => {
     expect(backoffDelay(10, b, () => 0.999)).toBe(2997);
     expect(backoffDelay(5, b, () => 0)).toBe(0);
   });
+  it('scales with the measured round time (the slot), still capped', () => {
+    expect(backoffDelay(1, b, () => 0.999, 400)).toBe(399);
+    expect(backoffDelay(2, b, () => 0.5, 400)).toBe(400);
+    expect(backoffDelay(6, b, () => 0.999, 400)).toBe(2997);
+    expect(backoffDelay(1, b, () => 0.999, 10)).toBe(99); // never below the base
+  });
 });
 
 describe('push classification', () => {
