@@ -8,7 +8,7 @@ import { driverCommand, shellQuote } from '../src/publish/drivers.js';
 import { plantJson, preferMainResolver } from '../src/publish/prefer-main.js';
 import { backoffDelay, pushClassification } from '../src/publish/push-branches.js';
 import { hostSlug, normalizeSyncBranch, rand6, syncSuffix } from '../src/publish/sync-records.js';
-import { parseTagArgv, rawOption } from '../src/cli/tag.js';
+import { parseTagArgv } from '../src/cli/tag.js';
 
 const BASE = 'agentv/results/v1';
 const SYNC = 'agentv/results-sync/20260314T103200Z-ci-7-a1b2c3';
@@ -190,11 +190,6 @@ describe('tag argv', () => {
     expect(() => parseTagArgv(['node', 'm', 'tag', 'exp/ts', 'oops'])).toThrow(/neither \+name/);
   });
 
-  it('keeps option values as typed (no number conversion)', () => {
-    expect(rawOption(['tag', 'r', '--expect-revision', '0012345678901234'], 'expect-revision')).toBe('0012345678901234');
-    expect(rawOption(['feedback', 'r', 't', 'x', '--reviewer=0012'], 'reviewer')).toBe('0012');
-    expect(rawOption(['tag', 'r'], 'reviewer')).toBeUndefined();
-  });
 });
 
 describe('driver command', () => {

@@ -1,6 +1,6 @@
 import type { CAC } from 'cac';
 import { driversState, installDrivers, uninstallDrivers } from '../publish/drivers.js';
-import { rawOption } from './sync.js';
+import { stringFlag } from './flags.js';
 import { runCommand, UsageError } from './errors.js';
 import { dim, green, printJson } from './format.js';
 
@@ -12,7 +12,7 @@ export function registerDrivers(cli: CAC): void {
     .example('agentv-results drivers install')
     .action((action: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const cwd = rawOption(process.argv, 'dir') ?? process.cwd();
+        const cwd = stringFlag('dir', flags.dir) ?? process.cwd();
         if (action === 'install') {
           const r = await installDrivers({ cwd });
           if (flags.json) return printJson(r);

@@ -2,7 +2,8 @@ import type { CAC } from 'cac';
 import { OverlayInputError, setFeedback } from '../publish/overlays.js';
 import { runCommand, UsageError } from './errors.js';
 import { dim, printJson } from './format.js';
-import { pushExitCode, pushLines, rawOption } from './sync.js';
+import { stringFlag } from './flags.js';
+import { pushExitCode, pushLines } from './sync.js';
 
 export function registerFeedback(cli: CAC): void {
   cli
@@ -21,10 +22,10 @@ export function registerFeedback(cli: CAC): void {
             runId: String(runId),
             testId: String(testId),
             text: String(text),
-            reviewer: flags.reviewer === undefined ? undefined : (rawOption(process.argv, 'reviewer') ?? String(flags.reviewer)),
-            cwd: rawOption(process.argv, 'dir') ?? process.cwd(),
-            remote: rawOption(process.argv, 'remote'),
-            configFile: rawOption(process.argv, 'config'),
+            reviewer: stringFlag('reviewer', flags.reviewer),
+            cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+            remote: stringFlag('remote', flags.remote),
+            configFile: stringFlag('config', flags.config),
             push: !process.argv.includes('--no-push'),
           });
           if (flags.json) printJson(r);

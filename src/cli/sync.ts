@@ -5,21 +5,8 @@ import { sync } from '../publish/sync.js';
 import { resolveSyncBranch } from '../publish/sync-resolve.js';
 import { registerSyncStatus } from '../publish/sync-status.js';
 import { EXIT, runCommand } from './errors.js';
+import { stringFlag } from './flags.js';
 import { green, printJson, yellow } from './format.js';
-
-/**
- * The value of `--name <v>` / `--name=<v>` exactly as typed. The option parser turns digit-only
- * values into numbers ("0012" -> 12, a 16-digit tag_revision loses precision); ids, revisions and
- * names must stay text.
- */
-export function rawOption(argv: string[], name: string): string | undefined {
-  let value: string | undefined;
-  argv.forEach((a, i) => {
-    if (a === `--${name}` && i + 1 < argv.length) value = argv[i + 1];
-    else if (a.startsWith(`--${name}=`)) value = a.slice(name.length + 3);
-  });
-  return value;
-}
 
 /** Exit code for a push outcome (DESIGN.md 9): landed 0, set aside on a sync branch 1, did not land 3. */
 export function pushExitCode(outcome: PushOutcome): number {
@@ -48,8 +35,8 @@ export function registerSync(cli: CAC): void {
     .example('agentv-results sync --resolve agentv/results-sync/20260314T103200Z-ci-7-a1b2c3')
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const common = { cwd: rawOption(process.argv, 'dir') ?? process.cwd(), remote: rawOption(process.argv, 'remote'), configFile: rawOption(process.argv, 'config') };
-        const resolve = rawOption(process.argv, 'resolve');
+        const common = { cwd: stringFlag('dir', flags.dir) ?? process.cwd(), remote: stringFlag('remote', flags.remote), configFile: stringFlag('config', flags.config) };
+        const resolve = stringFlag('resolve', flags.resolve);
         if (resolve !== undefined && resolve !== '') {
           const r = await resolveSyncBranch({ ...common, branch: resolve });
           if (flags.json) printJson(r);

@@ -2,9 +2,8 @@ import type { CAC } from 'cac';
 import { editTags, OverlayInputError, readTags, TagRevisionMismatch } from '../publish/overlays.js';
 import { CheckFailed, runCommand, UsageError } from './errors.js';
 import { dim, printJson } from './format.js';
-import { pushExitCode, pushLines, rawOption } from './sync.js';
-
-export { rawOption } from './sync.js';
+import { stringFlag } from './flags.js';
+import { pushExitCode, pushLines } from './sync.js';
 
 /** Options of `tag` that take a value: their value is never read as a tag edit. */
 const VALUE_OPTIONS = new Set(['--remote', '--dir', '--config', '--expect-revision']);
@@ -54,7 +53,7 @@ export function registerTag(cli: CAC): void {
       runCommand(async () => {
         const { runId, add, remove } = parseTagArgv(process.argv);
         if (runId === null) throw new UsageError('tag: missing <run_id>');
-        const common = { runId, cwd: rawOption(process.argv, 'dir') ?? process.cwd(), remote: rawOption(process.argv, 'remote'), configFile: rawOption(process.argv, 'config') };
+        const common = { runId, cwd: stringFlag('dir', flags.dir) ?? process.cwd(), remote: stringFlag('remote', flags.remote), configFile: stringFlag('config', flags.config) };
         try {
           if (add.length === 0 && remove.length === 0) {
             const doc = await readTags(common);
@@ -62,7 +61,7 @@ export function registerTag(cli: CAC): void {
             else process.stdout.write(`${doc.tags.length > 0 ? doc.tags.join(' ') : '(no tags)'}\n${dim(`tag_revision ${doc.tag_revision}`)}\n`);
             return;
           }
-          const expect = flags.expectRevision === undefined ? undefined : (rawOption(process.argv, 'expect-revision') ?? String(flags.expectRevision));
+          const expect = stringFlag('expect-revision', flags.expectRevision);
           const r = await editTags({ ...common, add, remove, expectRevision: expect, push: !process.argv.includes('--no-push') });
           if (flags.json) printJson(r);
           else {
