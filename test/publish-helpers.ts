@@ -4,7 +4,6 @@
  * the built CLI with an isolated git identity, and the checks every command must pass (checkout
  * untouched, `git fsck --strict` clean, pointers resolving with matching hashes).
  */
-import { canConnect } from './helpers/git-fixtures.js';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
@@ -13,9 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { rng, syntheticRow } from '../bench/synthetic.mjs';
 import { exportRun } from '../src/derive/export.js';
-import { openRepo, readBlobs, resolveRef, runGit, spawnGit, lsTree } from '../src/git/index.js';
+import { openRepo, readBlobs, resolveRef, runGit, lsTree } from '../src/git/index.js';
 import { runCli, type CliResult } from './helpers/cli.js';
-import { gitEnvForTests, makeTempDir, snapshotCheckout, type UserRepoFixture } from './helpers/git-fixtures.js';
+import { gitEnvForTests, makeTempDir, snapshotCheckout, startGitDaemonOn, type GitDaemon, type UserRepoFixture } from './helpers/git-fixtures.js';
 
 export const RESULTS_REF = 'refs/heads/agentv/results/v1';
 export const ARTIFACTS_REF = 'refs/heads/agentv/artifacts/v1';
@@ -146,44 +145,7 @@ export async function commitCount(dir: string, ref: string): Promise<number> {
 }
 
 
-export interface Daemon {
-  port: number;
-  url(name: string): string;
-  stop(): Promise<void>;
-}
+export type Daemon = GitDaemon;
 
-/**
- * A real `git daemon` (receive-pack enabled) on a given loopback port, so a test can stop it and
- * bring the same remote URL back later. Resolves once it accepts connections.
- */
-export async function startDaemonOn(baseDir: string, port: number): Promise<Daemon> {
-  const proc = spawnGit(
-    ['daemon', '--enable=receive-pack', '--export-all', `--base-path=${baseDir}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, '--informative-errors', baseDir],
-    { cwd: baseDir, env: gitEnvForTests(), okCodes: [0, 143] },
-  );
-  proc.stdout.resume();
-  let exited = false;
-  proc.exited.then(
-    () => (exited = true),
-    () => (exited = true),
-  );
-  for (let i = 0; i < 200 && !exited; i++) {
-    if (await canConnect(port)) {
-      return {
-        port,
-        url: (name) => `git://127.0.0.1:${port}/${name}`,
-        stop: async () => {
-          if (exited) return;
-          proc.kill('SIGTERM');
-          const killer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
-          await proc.exited.catch(() => undefined);
-          clearTimeout(killer);
-        },
-      };
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  proc.kill('SIGKILL');
-  await proc.exited.catch(() => undefined);
-  throw new Error(`git daemon did not start on port ${port}`);
-}
+/** A git daemon on a given loopback port (so a test can stop it and bring the same URL back). */
+export const startDaemonOn = startGitDaemonOn;

@@ -280,57 +280,55 @@ export interface GitDaemon {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * A real `git daemon` serving every repository under `baseDir` (receive-pack enabled) on a random
- * free loopback port. Resolves once it accepts connections; always call stop().
+ * A real `git daemon` serving every repository under `baseDir` (receive-pack enabled) on the given
+ * loopback port, so a test can stop it and bring the same remote URL back later. Resolves once it
+ * accepts connections (bounded: 200 x 50 ms); throws with git's stderr when it does not start.
  */
-export async function startGitDaemon(baseDir: string): Promise<GitDaemon> {
-  let lastError = '';
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await freePort();
-    const proc = spawnGit(
-      [
-        'daemon',
-        '--enable=receive-pack',
-        '--export-all',
-        `--base-path=${baseDir}`,
-        '--reuseaddr',
-        '--listen=127.0.0.1',
-        `--port=${port}`,
-        '--informative-errors',
-        baseDir,
-      ],
-      { cwd: baseDir, env: gitEnvForTests(), okCodes: [0, 143] },
-    );
-    proc.stdout.resume();
-    let exited = false;
-    let stderr = '';
-    proc.exited.then(
-      () => (exited = true),
-      (e: { stderr?: string }) => {
-        exited = true;
-        stderr = e.stderr ?? '';
-      },
-    );
-    // Bounded wait: 100 x 50 ms.
-    for (let i = 0; i < 100 && !exited; i++) {
-      if (await canConnect(port)) {
-        return {
-          port,
-          url: (name) => `git://127.0.0.1:${port}/${name}`,
-          stop: async () => {
-            if (exited) return;
-            proc.kill('SIGTERM');
-            const killer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
-            await proc.exited.catch(() => undefined);
-            clearTimeout(killer);
-          },
-        };
-      }
-      await sleep(50);
+export async function startGitDaemonOn(baseDir: string, port: number): Promise<GitDaemon> {
+  const proc = spawnGit(
+    ['daemon', '--enable=receive-pack', '--export-all', `--base-path=${baseDir}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, '--informative-errors', baseDir],
+    { cwd: baseDir, env: gitEnvForTests(), okCodes: [0, 143] },
+  );
+  proc.stdout.resume();
+  let exited = false;
+  let stderr = '';
+  proc.exited.then(
+    () => (exited = true),
+    (e: { stderr?: string }) => {
+      exited = true;
+      stderr = e.stderr ?? '';
+    },
+  );
+  for (let i = 0; i < 200 && !exited; i++) {
+    if (await canConnect(port)) {
+      return {
+        port,
+        url: (name) => `git://127.0.0.1:${port}/${name}`,
+        stop: async () => {
+          if (exited) return;
+          proc.kill('SIGTERM');
+          const killer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
+          await proc.exited.catch(() => undefined);
+          clearTimeout(killer);
+        },
+      };
     }
-    proc.kill('SIGKILL');
-    await proc.exited.catch(() => undefined);
-    lastError = stderr || 'did not accept connections within 5 s';
+    await sleep(50);
   }
-  throw new Error(`git daemon failed to start: ${lastError}`);
+  proc.kill('SIGKILL');
+  await proc.exited.catch(() => undefined);
+  throw new Error(`git daemon did not start on port ${port}: ${stderr || 'no connection within 10 s'}`);
+}
+
+/** startGitDaemonOn on a random free port, retried on another port if that one was taken meanwhile. */
+export async function startGitDaemon(baseDir: string): Promise<GitDaemon> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      return await startGitDaemonOn(baseDir, await freePort());
+    } catch (err) {
+      lastError = err;
+    }
+  }
+  throw new Error(`git daemon failed to start: ${(lastError as Error).message}`);
 }
