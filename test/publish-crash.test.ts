@@ -7,12 +7,12 @@
  */
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../bench/synthetic.mjs';
-import { acquirePublishLock } from '../src/publish/lock.js';
+import { ORPHAN_GRACE_MS, acquirePublishLock } from '../src/publish/lock.js';
 import { CLI_PATH } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 import { cleanupTempDirs, git, gitEnvForTests, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
@@ -139,6 +139,29 @@ setInterval(() => {}, 1000);`;
     const waited = performance.now() - t0;
     await lock.release();
     expect(waited).toBeLessThan(5_000);
+  });
+
+  it('is reclaimed from a holder killed before it recorded itself, once the grace has passed', async () => {
+    const user = await makeUserRepo();
+    const commonDir = join(user.work, '.git');
+    // What a holder killed right after proper-lockfile's mkdir leaves: the lock, and no owner record.
+    const lockDir = join(commonDir, 'agentv-results.lock.lock');
+    await mkdir(lockDir);
+    const old = new Date(Date.now() - ORPHAN_GRACE_MS - 1_000);
+    await utimes(lockDir, old, old);
+    const t0 = performance.now();
+    const lock = await acquirePublishLock(commonDir, { waitMs: 20_000 });
+    const waited = performance.now() - t0;
+    await lock.release();
+    expect(waited).toBeLessThan(5_000);
+    expect(readdirSync(commonDir).filter((n) => n.startsWith('agentv-results.lock'))).toEqual([]);
+  });
+
+  it('leaves a lock just created by someone else alone while its owner record may still be coming', async () => {
+    const user = await makeUserRepo();
+    const commonDir = join(user.work, '.git');
+    await mkdir(join(commonDir, 'agentv-results.lock.lock'));
+    await expect(acquirePublishLock(commonDir, { waitMs: 1_000 })).rejects.toThrow(/could not take the publish lock/);
   });
 
   it('makes a second publisher wait while the first holds it', async () => {

@@ -96,7 +96,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport>
       logger.error('daemon lock lost (this process stalled and another daemon took over); stopping', { error: err.message });
       stop('lock-lost');
     },
-    onWait: (holder) => logger.info('a previous daemon died without releasing its lock; waiting for it to go stale', { pid: holder.pid }),
+    onWait: (holder) => logger.info('a previous daemon died without releasing its lock; waiting for it to go stale', { pid: holder?.pid ?? null }),
   });
   const outbox = Outbox.forCommonDir(target.repo.commonDir);
   const dirty = new Set<string>();

@@ -4,7 +4,8 @@
  * so a second daemon can say which process it lost to.
  *
  * A daemon killed with -9 leaves the lock behind; on the same host the next daemon sees that the
- * recorded pid is gone and waits for the lock to go stale instead of refusing. A lock lost while
+ * recorded pid is gone (or that no record was ever written) and waits for the lock to go stale
+ * instead of refusing. A lock lost while
  * running (the process stalled past the stale time and another daemon took over) is reported
  * through `onCompromised`: the daemon must then stop, so two never run at once for long.
  */
@@ -60,7 +61,7 @@ export async function daemonRunning(commonDir: string): Promise<DaemonInfo | nul
   return held ? ((await readDaemonInfo(commonDir)) ?? { pid: 0, host: '?', started_at: '?', root: '?' }) : null;
 }
 
-export async function acquireDaemonLock(commonDir: string, info: Omit<DaemonInfo, 'pid' | 'host' | 'started_at'>, opts: { onCompromised: (err: Error) => void; onWait?: (holder: DaemonInfo) => void }): Promise<DaemonLock> {
+export async function acquireDaemonLock(commonDir: string, info: Omit<DaemonInfo, 'pid' | 'host' | 'started_at'>, opts: { onCompromised: (err: Error) => void; onWait?: (holder: DaemonInfo | null) => void }): Promise<DaemonLock> {
   const dir = join(commonDir, OUTBOX_DIR);
   await mkdir(dir, { recursive: true });
   const file = join(dir, 'daemon');
@@ -76,14 +77,23 @@ export async function acquireDaemonLock(commonDir: string, info: Omit<DaemonInfo
       holder = await readDaemonInfo(commonDir);
       if (holder === null) await new Promise((r) => setTimeout(r, 50));
     }
-    const sameHostDead = holder !== null && holder.host === hostname() && holder.pid !== process.pid && !alive(holder.pid);
-    if (!sameHostDead) {
-      const who = holder ? `pid ${holder.pid} on ${holder.host}, running since ${holder.started_at}, watching ${holder.root}` : 'another process (it is starting up)';
-      throw new DaemonLockedError(`another agentv-results daemon already runs for this repository: ${who} — stop it first (kill -TERM ${holder?.pid ?? '<pid>'})`, holder);
+    // No record after a second means the holder died between taking the lock and writing
+    // daemon.json (a live one writes it at once); a record naming a dead pid of this host means it
+    // died later. Either way its lock stops being refreshed and goes stale within STALE_MS.
+    const holderGone = holder === null || (holder.host === hostname() && holder.pid !== process.pid && !alive(holder.pid));
+    if (!holderGone) {
+      const who = `pid ${holder!.pid} on ${holder!.host}, running since ${holder!.started_at}, watching ${holder!.root}`;
+      throw new DaemonLockedError(`another agentv-results daemon already runs for this repository: ${who} — stop it first (kill -TERM ${holder!.pid})`, holder);
     }
-    opts.onWait?.(holder as DaemonInfo);
-    // Its lock stops being refreshed when it died: it goes stale within STALE_MS. Bounded wait.
-    release = await lockfile.lock(file, { ...options, retries: { retries: Math.ceil((STALE_MS + 2 * UPDATE_MS) / 500), factor: 1, minTimeout: 500, maxTimeout: 500 } });
+    opts.onWait?.(holder);
+    try {
+      release = await lockfile.lock(file, { ...options, retries: { retries: Math.ceil((STALE_MS + 2 * UPDATE_MS) / 500), factor: 1, minTimeout: 500, maxTimeout: 500 } });
+    } catch (waitErr) {
+      if ((waitErr as NodeJS.ErrnoException).code !== 'ELOCKED') throw waitErr;
+      const latest = await readDaemonInfo(commonDir);
+      const who = latest ? `pid ${latest.pid} on ${latest.host}` : 'a process that never said who it is';
+      throw new DaemonLockedError(`another agentv-results daemon holds this repository's lock and keeps it fresh: ${who} — stop it first`, latest);
+    }
   }
   const mine: DaemonInfo = { pid: process.pid, host: hostname(), started_at: new Date().toISOString(), ...info };
   const infoFile = join(dir, 'daemon.json');

@@ -10,6 +10,16 @@
  * removes its lock with rmdir), and a waiter on the same host that finds that pid gone reclaims the
  * lock at once. The inode ties the record to this very lock directory: a lock another process has
  * just created (whose owner record is not written yet) has a different inode and is left alone.
+ *
+ * A holder can also die in the two gaps where the lock exists without a record of it: between
+ * proper-lockfile's mkdir and our record write, and between removing the record and the rmdir on
+ * release (CI caught a kill -9 landing in the first one: the next publish waited out the 30 s
+ * staleness). A live holder writes its record within microseconds of the mkdir and never releases
+ * slowly, so a lock directory with no record of its inode that is older than ORPHAN_GRACE_MS is an
+ * orphan and is reclaimed too. Should that ever misjudge a stalled live holder, its next periodic
+ * update sees the lock replaced, and `assertHeld()` stops it before it moves a ref. For the same
+ * reason a holder that cannot write its record gives the lock back and fails instead of holding a
+ * lock that others would judge orphaned.
  */
 import lockfile from 'proper-lockfile';
 import { randomBytes } from 'node:crypto';
@@ -49,28 +59,41 @@ function processAlive(pid: number): boolean {
   }
 }
 
-/** True when the lock's recorded owner is a dead process of this host and its lock was removed. */
+/** How long a lock directory may exist without its owner record before it counts as orphaned. */
+export const ORPHAN_GRACE_MS = 3_000;
+
+/**
+ * True when the lock was removed because its holder is gone: its recorded owner is a dead process
+ * of this host, or it has had no record at all for longer than ORPHAN_GRACE_MS.
+ */
 async function reclaimIfOwnerDead(lockDir: string, ownerFile: string): Promise<boolean> {
-  const owner = readOwner(ownerFile);
-  if (!owner || owner.host !== hostname() || owner.pid === process.pid || processAlive(owner.pid)) return false;
   const current = await stat(lockDir).catch(() => null);
-  if (!current || current.ino !== owner.ino) return false;
-  const moved = `${lockDir}.dead-${owner.pid}-${randomBytes(4).toString('hex')}`;
+  if (!current) return false;
+  const recorded = readOwner(ownerFile);
+  const owner = recorded?.ino === current.ino ? recorded : null;
+  if (owner) {
+    if (owner.host !== hostname() || owner.pid === process.pid || processAlive(owner.pid)) return false;
+  } else if (Date.now() - current.mtimeMs < ORPHAN_GRACE_MS) {
+    return false; // just created: its holder is about to write the record
+  }
+  const moved = `${lockDir}.dead-${owner?.pid ?? 'orphan'}-${randomBytes(4).toString('hex')}`;
   try {
     await rename(lockDir, moved);
   } catch {
     return false; // released or reclaimed by someone else meanwhile: just retry
   }
-  if ((await stat(moved).catch(() => null))?.ino !== owner.ino) {
+  if ((await stat(moved).catch(() => null))?.ino !== current.ino) {
     // A live process re-took the lock between our stat and our rename: give it back. Should that
     // fail, its periodic update notices the loss and it aborts before moving any ref.
     await rename(moved, lockDir).catch(() => rm(moved, { recursive: true, force: true }));
     return false;
   }
-  try {
-    unlinkSync(ownerFile);
-  } catch {
-    // already gone
+  if (owner) {
+    try {
+      unlinkSync(ownerFile);
+    } catch {
+      // already gone
+    }
   }
   await rm(moved, { recursive: true, force: true });
   return true;
@@ -108,12 +131,18 @@ export async function acquirePublishLock(commonDir: string, opts: { waitMs?: num
       await sleep(backoff / 2 + Math.random() * backoff);
     }
   }
+  const tmp = `${ownerFile}.tmp-${process.pid}`;
   try {
-    const tmp = `${ownerFile}.tmp-${process.pid}`;
     writeFileSync(tmp, JSON.stringify({ pid: process.pid, host: hostname(), ino: statSync(lockDir).ino }));
     renameSync(tmp, ownerFile);
-  } catch {
-    // Without the record a crash is recovered by staleness (30 s) instead: slower, still correct.
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never written
+    }
+    await release().catch(() => undefined);
+    throw new LockError(`could not record the owner of the publish lock in ${ownerFile}: ${(err as Error).message}`);
   }
   return {
     assertHeld() {

@@ -1,0 +1,66 @@
+/**
+ * The one-daemon-per-repository lock, through its library API: who it refuses, and when it takes
+ * over a lock whose holder died (a recorded dead pid, or no record at all).
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DaemonLockedError, acquireDaemonLock } from '../src/daemon/instance-lock.js';
+
+const made: string[] = [];
+afterAll(async () => {
+  await Promise.all(made.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+async function commonDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agentv-daemon-lock-'));
+  made.push(dir);
+  await mkdir(join(dir, 'agentv-results'), { recursive: true });
+  return dir;
+}
+
+const noop = () => undefined;
+
+describe('the daemon instance lock', () => {
+  it('refuses while a live daemon holds it, naming that daemon', async () => {
+    const dir = await commonDir();
+    const first = await acquireDaemonLock(dir, { root: '/somewhere' }, { onCompromised: noop });
+    try {
+      const err = await acquireDaemonLock(dir, { root: '/elsewhere' }, { onCompromised: noop }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DaemonLockedError);
+      expect((err as Error).message).toContain(`pid ${process.pid}`);
+      expect((err as DaemonLockedError).holder?.root).toBe('/somewhere');
+    } finally {
+      await first.release();
+    }
+  });
+
+  // The two takeovers each wait out the 10 s staleness, so they run side by side.
+  it.concurrent('takes over a lock left by a daemon killed before it wrote who it is', async () => {
+    const dir = await commonDir();
+    // A fresh lock and no daemon.json: what a daemon killed right after the mkdir leaves.
+    await mkdir(join(dir, 'agentv-results', 'daemon.lock'));
+    const waitedFor: unknown[] = [];
+    const t0 = performance.now();
+    const lock = await acquireDaemonLock(dir, { root: '/r' }, { onCompromised: noop, onWait: (h) => waitedFor.push(h) });
+    const waited = performance.now() - t0;
+    await lock.release();
+    expect(waitedFor).toEqual([null]);
+    // It had to wait for staleness (10 s), and no more than that plus a few refresh periods.
+    expect(waited).toBeGreaterThan(5_000);
+    expect(waited).toBeLessThan(20_000);
+  }, 30_000);
+
+  it.concurrent('takes over a lock whose recorded holder is a dead process of this host', async () => {
+    const dir = await commonDir();
+    await mkdir(join(dir, 'agentv-results', 'daemon.lock'));
+    const dead = { pid: 99_999_999, host: hostname(), started_at: new Date().toISOString(), root: '/r' };
+    await writeFile(join(dir, 'agentv-results', 'daemon.json'), JSON.stringify(dead));
+    const waitedFor: unknown[] = [];
+    const lock = await acquireDaemonLock(dir, { root: '/r' }, { onCompromised: noop, onWait: (h) => waitedFor.push(h) });
+    await lock.release();
+    expect(waitedFor).toEqual([dead]);
+  }, 30_000);
+});
