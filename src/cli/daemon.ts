@@ -3,6 +3,7 @@
  * retries with backoff). One per repository. `--once` processes what is there and exits.
  */
 import type { CAC } from 'cac';
+import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { runDaemon } from '../daemon/daemon.js';
 import { DaemonLockedError } from '../daemon/instance-lock.js';
 import { createLogger } from '../daemon/log.js';
@@ -26,6 +27,7 @@ export function registerDaemon(cli: CAC): void {
     .option('--log-format <format>', 'text or json (one JSON object per line, on stderr)')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository and the root resolve from here)')
     .example('agentv-results daemon --log-format json')
     .example('agentv-results daemon --once --push')
@@ -38,7 +40,7 @@ export function registerDaemon(cli: CAC): void {
           const report = await runDaemon({
             cwd: (flags.dir as string | undefined) ?? process.cwd(),
             remote: flags.remote as string | undefined,
-            configFile: flags.config as string | undefined,
+            ...configFlags(flags),
             root: flags.root as string | undefined,
             once: Boolean(flags.once),
             push: pushFlag(),

@@ -3,6 +3,7 @@
  * exits, and exit with the command's status.
  */
 import type { CAC } from 'cac';
+import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { CommandError } from '../daemon/child.js';
 import { execRun } from '../daemon/exec.js';
 import { createLogger } from '../daemon/log.js';
@@ -24,6 +25,7 @@ export function registerExec(cli: CAC): void {
     .option('--log-format <format>', 'text or json (exec\'s own lines, on stderr)')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the command runs here; the repository is found from here)')
     .example('agentv-results exec --out .agentv/results/nightly/2026-03-01T10-00-00-000Z -- agentv eval evals/ --output .agentv/results/nightly/2026-03-01T10-00-00-000Z')
     .example('agentv-results exec --interval 60 -- agentv eval evals/')
@@ -37,7 +39,7 @@ export function registerExec(cli: CAC): void {
           command,
           cwd: (flags.dir as string | undefined) ?? process.cwd(),
           remote: flags.remote as string | undefined,
-          configFile: flags.config as string | undefined,
+          ...configFlags(flags),
           out: flags.out as string | undefined,
           root: flags.root as string | undefined,
           intervalMs: numberFlag('interval', flags.interval, 30) * 1000,

@@ -2,7 +2,7 @@ import type { CAC } from 'cac';
 import { OverlayInputError, setFeedback } from '../publish/overlays.js';
 import { runCommand, UsageError } from './errors.js';
 import { dim, printJson } from './format.js';
-import { stringFlag } from './flags.js';
+import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { pushExitCode, pushLines } from './sync.js';
 
 export function registerFeedback(cli: CAC): void {
@@ -12,6 +12,7 @@ export function registerFeedback(cli: CAC): void {
     .option('--no-push', 'Commit locally only (a later publish or `sync` pushes it)')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file')
+    .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository resolves from here)')
     .option('--json', 'Machine-readable output')
     .example('agentv-results feedback nightly/2026-03-14T10-32-00-000Z test-12 "grader too lenient on the diff" --reviewer ana')
@@ -25,7 +26,7 @@ export function registerFeedback(cli: CAC): void {
             reviewer: stringFlag('reviewer', flags.reviewer),
             cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
             remote: stringFlag('remote', flags.remote),
-            configFile: stringFlag('config', flags.config),
+            ...configFlags(flags),
             push: !process.argv.includes('--no-push'),
           });
           if (flags.json) printJson(r);

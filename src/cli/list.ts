@@ -2,7 +2,7 @@ import type { CAC } from 'cac';
 import { listRuns } from '../publish/list.js';
 import { ReadError } from '../publish/read-errors.js';
 import { runCommand, numberFlag } from './errors.js';
-import { stringFlag } from './flags.js';
+import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { dim, pct, printJson, table, yellow } from './format.js';
 
 const EXIT_FOR_KIND = { input: 2, check: 1, git: 3 } as const;
@@ -33,6 +33,7 @@ export function registerList(cli: CAC): void {
     .option('--fetch', 'Fetch the results branch from the remote first')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository is found from here)')
     .option('--json', 'Machine-readable output')
     .example('agentv-results list --since 2026-03-01 --limit 20')
@@ -48,7 +49,7 @@ export function registerList(cli: CAC): void {
           remoteOnly: Boolean(flags.remoteOnly),
           fetch: Boolean(flags.fetch),
           remote: stringFlag('remote', flags.remote),
-          configFile: stringFlag('config', flags.config),
+          ...configFlags(flags),
         });
         if (result.unreadable > 0) process.stderr.write(yellow(`warning: ${result.unreadable} catalog line(s) on ${result.branch} could not be read and were skipped\n`));
         if (flags.json) {

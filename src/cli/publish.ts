@@ -1,4 +1,5 @@
 import type { CAC } from 'cac';
+import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { publish } from '../publish/publish.js';
 import { EXIT, runCommand } from './errors.js';
 import { bold, dim, green, printJson } from './format.js';
@@ -14,6 +15,7 @@ export function registerPublish(cli: CAC): void {
     .option('--message <m>', 'First line of the commit message')
     .option('--experiment <name>', 'Experiment name when <run> is a results .jsonl file')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')
     .option('--json', 'Machine-readable output')
     .example('agentv-results publish .agentv/results/my-exp/2026-03-01T10-00-00-000Z --push')
@@ -31,7 +33,7 @@ export function registerPublish(cli: CAC): void {
           remote: flags.remote as string | undefined,
           message: flags.message as string | undefined,
           experiment: flags.experiment as string | undefined,
-          configFile: flags.config as string | undefined,
+          ...configFlags(flags),
         });
         if (flags.json) {
           printJson(result);

@@ -1,7 +1,7 @@
 import type { CAC } from 'cac';
 import { pull } from '../publish/pull.js';
 import { runReadCommand } from './list.js';
-import { stringFlag } from './flags.js';
+import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { dim, green, printJson } from './format.js';
 
 export function registerPull(cli: CAC): void {
@@ -13,6 +13,7 @@ export function registerPull(cli: CAC): void {
     .option('--force', 'Replace an existing directory at the destination')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')
     .option('--json', 'Machine-readable output')
     .example('agentv-results pull nightly/2026-03-01T10-00-00-000Z --with-artifacts')
@@ -26,7 +27,7 @@ export function registerPull(cli: CAC): void {
           fetch: Boolean(flags.fetch),
           force: Boolean(flags.force),
           remote: stringFlag('remote', flags.remote),
-          configFile: stringFlag('config', flags.config),
+          ...configFlags(flags),
         });
         if (flags.json) {
           printJson(result);

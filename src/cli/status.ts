@@ -1,7 +1,7 @@
 import type { CAC } from 'cac';
 import { status, type StatusReport } from '../publish/status.js';
 import { runReadCommand } from './list.js';
-import { stringFlag } from './flags.js';
+import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { bold, dim, green, printJson, red, yellow } from './format.js';
 
 const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '—');
@@ -53,6 +53,7 @@ export function renderValue(value: unknown, indent = '  '): string[] {
 export function renderStatus(report: StatusReport): string {
   const lines: string[] = [];
   lines.push(`${bold('repository')}  ${report.repo}${report.managed ? dim(' (managed clone)') : ''}`);
+  if (report.project) lines.push(`${bold('project')}     ${report.project}`);
   lines.push(`${bold('remote')}      ${report.remote ? `${report.remote}${report.remoteUrl ? dim(` (${report.remoteUrl})`) : ''}` : yellow('none — runs are committed locally only')}`);
   const width = Math.max(...report.branches.map((b) => b.name.length));
   for (const b of report.branches) {
@@ -84,6 +85,7 @@ export function registerStatus(cli: CAC): void {
     .option('--fetch', 'Fetch both branches from the remote first (otherwise no network is used)')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository is found from here)')
     .option('--json', 'Machine-readable output')
     .example('agentv-results status --fetch')
@@ -93,7 +95,7 @@ export function registerStatus(cli: CAC): void {
           cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
           fetch: Boolean(flags.fetch),
           remote: stringFlag('remote', flags.remote),
-          configFile: stringFlag('config', flags.config),
+          ...configFlags(flags),
         });
         if (flags.json) printJson(report);
         else process.stdout.write(renderStatus(report));

@@ -5,7 +5,7 @@ import { sync } from '../publish/sync.js';
 import { resolveSyncBranch } from '../publish/sync-resolve.js';
 import { registerSyncStatus } from '../publish/sync-status.js';
 import { EXIT, runCommand } from './errors.js';
-import { stringFlag } from './flags.js';
+import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { green, printJson, yellow } from './format.js';
 
 /** Exit code for a push outcome (DESIGN.md 9): landed 0, set aside on a sync branch 1, did not land 3. */
@@ -29,13 +29,14 @@ export function registerSync(cli: CAC): void {
     .option('--resolve <sync-branch>', 'After fixing the conflict on the results branch: merge this sync branch into it, push, delete the sync branch')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository resolves from here)')
     .option('--json', 'Machine-readable output')
     .example('agentv-results sync')
     .example('agentv-results sync --resolve agentv/results-sync/20260314T103200Z-ci-7-a1b2c3')
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const common = { cwd: stringFlag('dir', flags.dir) ?? process.cwd(), remote: stringFlag('remote', flags.remote), configFile: stringFlag('config', flags.config) };
+        const common = { cwd: stringFlag('dir', flags.dir) ?? process.cwd(), remote: stringFlag('remote', flags.remote), ...configFlags(flags) };
         const resolve = stringFlag('resolve', flags.resolve);
         if (resolve !== undefined && resolve !== '') {
           const r = await resolveSyncBranch({ ...common, branch: resolve });

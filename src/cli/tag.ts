@@ -2,11 +2,11 @@ import type { CAC } from 'cac';
 import { editTags, OverlayInputError, readTags, TagRevisionMismatch } from '../publish/overlays.js';
 import { CheckFailed, runCommand, UsageError } from './errors.js';
 import { dim, printJson } from './format.js';
-import { stringFlag } from './flags.js';
+import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { pushExitCode, pushLines } from './sync.js';
 
 /** Options of `tag` that take a value: their value is never read as a tag edit. */
-const VALUE_OPTIONS = new Set(['--remote', '--dir', '--config', '--expect-revision']);
+const VALUE_OPTIONS = new Set(['--remote', '--dir', '--config', '--project', '--expect-revision']);
 
 /**
  * `-name` looks like a short option to any option parser, so the edits are read from the raw argv:
@@ -46,6 +46,7 @@ export function registerTag(cli: CAC): void {
     .option('--no-push', 'Commit locally only (a later publish or `sync` pushes it)')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file')
+    .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository resolves from here)')
     .option('--json', 'Machine-readable output')
     .example('agentv-results tag nightly/2026-03-14T10-32-00-000Z +baseline +release-2.1 -candidate')
@@ -53,7 +54,7 @@ export function registerTag(cli: CAC): void {
       runCommand(async () => {
         const { runId, add, remove } = parseTagArgv(process.argv);
         if (runId === null) throw new UsageError('tag: missing <run_id>');
-        const common = { runId, cwd: stringFlag('dir', flags.dir) ?? process.cwd(), remote: stringFlag('remote', flags.remote), configFile: stringFlag('config', flags.config) };
+        const common = { runId, cwd: stringFlag('dir', flags.dir) ?? process.cwd(), remote: stringFlag('remote', flags.remote), ...configFlags(flags) };
         try {
           if (add.length === 0 && remove.length === 0) {
             const doc = await readTags(common);

@@ -3,6 +3,7 @@
  * one command dispatches its actions itself (DESIGN.md 5).
  */
 import type { CAC } from 'cac';
+import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { resolveTarget } from '../publish/target.js';
 import { cleanWip, listWip, recoverWip, WipError, WipSession, type CheckpointResult, type WipEvent } from '../publish/wip.js';
 import { registerDaemonStatusSections } from '../daemon/status-sections.js';
@@ -40,7 +41,7 @@ function targetOpts(flags: Record<string, unknown>) {
   return {
     cwd: (flags.dir as string | undefined) ?? process.cwd(),
     remote: flags.remote as string | undefined,
-    configFile: flags.config as string | undefined,
+    ...configFlags(flags),
   };
 }
 
@@ -193,6 +194,7 @@ export function registerWip(cli: CAC): void {
     .option('--dry-run', 'clean: say what would be deleted')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')
     .option('--json', 'Machine-readable output')
     .example('agentv-results wip checkpoint .agentv/results/nightly/2026-03-01T10-00-00-000Z --watch')

@@ -11,9 +11,16 @@
  *     auto_push: true
  *     require_push: false
  *     heavy_threshold_bytes: 262144
+ *
+ *   projects:                       # optional: per-project blocks (seed 002: `projects[].results`)
+ *     - id: web                     # chosen with --project web or AGENTV_PROJECT=web, or
+ *       path: apps/web              #   by running inside this directory (the deepest match wins)
+ *       results: { branch: agentv/results/web }
+ *
+ * A project's `results` keys override the top-level ones; keys it does not set are inherited.
  */
 import { readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
@@ -39,6 +46,52 @@ export const ResultsConfigSchema = z.strictObject({
 export type ResultsConfig = z.infer<typeof ResultsConfigSchema>;
 
 export class ConfigError extends Error {}
+
+// Other keys of a project entry (name, targets, …) belong to AgentV and are left alone.
+const ProjectSchema = z.looseObject({
+  id: z.string().min(1),
+  path: z.string().min(1).optional(),
+  results: z.record(z.string(), z.unknown()).nullish(),
+});
+type Project = z.infer<typeof ProjectSchema>;
+
+function parseProjects(raw: unknown, file: string): Project[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw new ConfigError(`${file}: projects: expected a list`);
+  const seen = new Set<string>();
+  return raw.map((entry, i) => {
+    const parsed = ProjectSchema.safeParse(entry);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new ConfigError(`${file}: projects[${i}]${issue.path.length ? '.' + issue.path.join('.') : ''}: ${issue.message}`);
+    }
+    if (seen.has(parsed.data.id)) throw new ConfigError(`${file}: projects[${i}].id: ${JSON.stringify(parsed.data.id)} appears twice`);
+    seen.add(parsed.data.id);
+    return parsed.data;
+  });
+}
+
+/** The named project, else the one whose `path` holds `cwd` most closely, else none. */
+function selectProject(projects: Project[], wanted: string | undefined, cwd: string, baseDir: string, file: string | null): Project | null {
+  if (wanted !== undefined) {
+    const hit = projects.find((p) => p.id === wanted);
+    if (!hit) {
+      const known = projects.length ? `known: ${projects.map((p) => p.id).join(', ')}` : 'it declares no projects';
+      throw new ConfigError(`${file ?? 'configuration'}: no project ${JSON.stringify(wanted)} (${known})`);
+    }
+    return hit;
+  }
+  let best: { project: Project; depth: number } | null = null;
+  for (const project of projects) {
+    if (!project.path) continue;
+    const root = resolve(baseDir, project.path);
+    const rel = relative(root, resolve(cwd));
+    if (rel.startsWith('..') || isAbsolute(rel)) continue;
+    const depth = root.split(sep).length;
+    if (!best || depth > best.depth) best = { project, depth };
+  }
+  return best?.project ?? null;
+}
 
 /** Find `.agentv/config.yaml` from `start` upward; null when there is none. */
 export async function findConfigFile(start: string): Promise<string | null> {
@@ -88,12 +141,18 @@ export interface LoadedConfig {
   file: string | null;
   /** Directory relative paths in the file resolve against (the folder holding `.agentv/`). */
   baseDir: string;
+  /** The `projects[]` entry whose `results` block applies, if any. */
+  project: string | null;
 }
 
-export async function loadResultsConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<ResultsConfig>; configFile?: string } = {}): Promise<LoadedConfig> {
+export async function loadResultsConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<ResultsConfig>; configFile?: string; project?: string } = {}): Promise<LoadedConfig> {
   const cwd = opts.cwd ?? process.cwd();
+  const env = opts.env ?? process.env;
   const file = opts.configFile ? resolve(cwd, opts.configFile) : await findConfigFile(cwd);
+  const baseDir = file ? dirname(dirname(file)) : cwd;
+  const wanted = opts.project ?? (env.AGENTV_PROJECT || undefined);
   let fromFile: Record<string, unknown> = {};
+  let project: Project | null = null;
   if (file) {
     let doc: unknown;
     try {
@@ -108,19 +167,25 @@ export async function loadResultsConfig(opts: { cwd?: string; env?: NodeJS.Proce
         if (typeof results !== 'object' || Array.isArray(results)) throw new ConfigError(`${file}: results: expected a mapping`);
         fromFile = results as Record<string, unknown>;
       }
+      project = selectProject(parseProjects((doc as Record<string, unknown>).projects, file), wanted, cwd, baseDir, file);
+      if (project?.results) fromFile = { ...fromFile, ...project.results };
     }
   }
-  const merged = { ...fromFile, ...fromEnv(opts.env ?? process.env), ...stripUndefined(opts.overrides ?? {}) };
+  if (wanted !== undefined && project === null) throw new ConfigError(`no project ${JSON.stringify(wanted)}: ${file ? `${file} declares no projects` : 'no .agentv/config.yaml found'}`);
+  const merged = { ...fromFile, ...fromEnv(env), ...stripUndefined(opts.overrides ?? {}) };
   const parsed = ResultsConfigSchema.safeParse(merged);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const key = issue.path.length > 0 ? `results.${issue.path.join('.')}` : 'results';
+    // Point at the block the bad key came from: the project's, when it set that key.
+    const inProject = project?.results && issue.path.length > 0 && String(issue.path[0]) in project.results;
+    const block = inProject ? `projects[id=${project!.id}].results` : 'results';
+    const key = issue.path.length > 0 ? `${block}.${issue.path.join('.')}` : block;
     const where = file ? `${file}: ` : '';
-    const message = issue.code === 'unrecognized_keys' ? `unknown key(s) ${(issue as { keys: string[] }).keys.map((k) => `results.${k}`).join(', ')}` : `${key}: ${issue.message}`;
+    const message = issue.code === 'unrecognized_keys' ? `unknown key(s) ${(issue as { keys: string[] }).keys.map((k) => `${project?.results && k in project.results ? `projects[id=${project.id}].results` : 'results'}.${k}`).join(', ')}` : `${key}: ${issue.message}`;
     throw new ConfigError(`${where}${message}`);
   }
   if (parsed.data.branch === parsed.data.artifacts_branch) throw new ConfigError(`results.branch and results.artifacts_branch must differ (both ${parsed.data.branch})`);
-  return { config: parsed.data, file, baseDir: file ? dirname(dirname(file)) : cwd };
+  return { config: parsed.data, file, baseDir, project: project?.id ?? null };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -40,6 +40,8 @@ export interface StatusReport {
   /** The remote's URL with any user:password removed, or null. */
   remoteUrl: string | null;
   managed: boolean;
+  /** The `projects[]` entry of the configuration whose settings apply, if any. */
+  project: string | null;
   branches: BranchStatus[];
   /** Something local has not reached the remote (a later publish or `sync` pushes it). */
   pending: boolean;
@@ -129,6 +131,7 @@ export async function status(opts: StatusOptions = {}): Promise<StatusReport> {
     remote: target.remote,
     remoteUrl: url === null ? null : redactUrl(url),
     managed: target.managed,
+    project: target.project,
     branches,
     pending,
     fetch,

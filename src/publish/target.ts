@@ -16,6 +16,8 @@ export interface PublishTarget {
   repo: Repo;
   config: ResultsConfig;
   configFile: string | null;
+  /** The `projects[]` entry whose settings apply, if any. */
+  project: string | null;
   resultsRef: string;
   artifactsRef: string;
   /** null when the repository has no remote to push to. */
@@ -39,6 +41,8 @@ export interface TargetOptions {
   env?: NodeJS.ProcessEnv;
   remote?: string;
   configFile?: string;
+  /** The `projects[]` entry to use (default: AGENTV_PROJECT, else the one holding `cwd`). */
+  project?: string;
   overrides?: Partial<ResultsConfig>;
 }
 
@@ -46,7 +50,7 @@ export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTa
   const cwd = opts.cwd ?? process.cwd();
   const env = opts.env ?? process.env;
   await assertGitVersion();
-  const { config, file, baseDir } = await loadResultsConfig({ cwd, env, configFile: opts.configFile, overrides: opts.overrides });
+  const { config, file, baseDir, project } = await loadResultsConfig({ cwd, env, configFile: opts.configFile, project: opts.project, overrides: opts.overrides });
   let repo: Repo;
   let managed = false;
   let remote: string | null = opts.remote ?? config.remote ?? null;
@@ -78,5 +82,5 @@ export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTa
       throw new PublishError(`${ref.slice('refs/heads/'.length)} is checked out in a worktree of ${repo.commonDir}; agentv-results writes that branch without a checkout — switch that worktree to another branch first`);
     }
   }
-  return { repo, config, configFile: file, resultsRef, artifactsRef, remote, managed };
+  return { repo, config, configFile: file, project, resultsRef, artifactsRef, remote, managed };
 }
