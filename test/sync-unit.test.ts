@@ -6,7 +6,8 @@ import { appendOnlyMerge } from '../src/publish/append-merge.js';
 import { compareUrl, parseHostedRemote, reviewHint } from '../src/publish/compare-link.js';
 import { driverCommand, shellQuote } from '../src/publish/drivers.js';
 import { plantJson, preferMainResolver } from '../src/publish/prefer-main.js';
-import { backoffDelay, pushClassification } from '../src/publish/push-branches.js';
+import { classifyPush } from '../src/git/index.js';
+import { backoffDelay } from '../src/publish/push-branches.js';
 import { hostSlug, normalizeSyncBranch, rand6, syncSuffix } from '../src/publish/sync-records.js';
 import { parseTagArgv } from '../src/cli/tag.js';
 
@@ -109,14 +110,14 @@ describe('push classification', () => {
   it('an atomic push that lost a race on the server is contention, not a failure', () => {
     const refs = [ref('refs/heads/a', 'atomic transaction failed'), ref('refs/heads/b', 'atomic transaction failed')];
     const stderr = "remote: error: cannot lock ref 'refs/heads/b': is at 1111 but expected 2222\nerror: failed to push some refs";
-    expect(pushClassification({ classification: 'other', refs, exitCode: 1, stderr })).toBe('non-fast-forward');
+    expect(classifyPush(1, true, refs, stderr)).toBe('non-fast-forward');
     const withUpToDate = [{ dst: 'refs/heads/a', status: 'up-to-date' as const, summary: '[up to date]', reason: null }, ref('refs/heads/b', 'atomic transaction failed')];
-    expect(pushClassification({ classification: 'other', refs: withUpToDate, exitCode: 1, stderr })).toBe('non-fast-forward');
+    expect(classifyPush(1, true, withUpToDate, stderr)).toBe('non-fast-forward');
   });
   it('a hook that declines stays "other"', () => {
     const refs = [ref('refs/heads/a', 'atomic transaction failed'), ref('refs/heads/b', 'hook declined')];
-    expect(pushClassification({ classification: 'other', refs, exitCode: 1, stderr: 'remote: results branch frozen' })).toBe('other');
-    expect(pushClassification({ classification: 'unreachable', refs: [], exitCode: 128, stderr: '' })).toBe('unreachable');
+    expect(classifyPush(1, true, refs, 'remote: results branch frozen')).toBe('other');
+    expect(classifyPush(128, false, [], 'fatal: unable to connect to 127.0.0.1:9: Connection refused')).toBe('unreachable');
   });
 });
 

@@ -35,7 +35,7 @@ export type { GitObject, ObjectType } from './cat-file.js';
 export { deleteRef, updateRef, updateRefs } from './refs.js';
 export type { RefUpdate, UpdateRefsOptions } from './refs.js';
 export { classifyRemoteFailure } from './classify.js';
-export { parsePushPorcelain, push } from './push.js';
+export { classifyPush, parsePushPorcelain, push } from './push.js';
 export type { PushClassification, PushOptions, PushRefResult, PushRefStatus, PushResult, PushUpdate } from './push.js';
 export { fetchRefs, lsRemote } from './remote.js';
 export type { FetchRefspec, FetchResult, NetworkOptions } from './remote.js';

@@ -151,7 +151,22 @@ function refStatus(flag: string, summary: string, reason: string | null): PushRe
 // advertisement and update): same remedy as a client-side non-fast-forward, fetch + merge + retry.
 const REMOTE_RACE = /non-fast-forward|fetch first|but expected|cannot lock ref|failed to lock|reference already exists/;
 
-function classifyPush(exitCode: number | null, gotRefStatus: boolean, refs: PushRefResult[], stderr: string): PushClassification {
+/**
+ * With --atomic, one ref that lost a race on the server makes EVERY ref report "(atomic transaction
+ * failed)"; the real reason ("cannot lock ref ...: is at X but expected Y") is only in the remote's
+ * stderr. A declined hook also fails the transaction, so the stderr must show the race.
+ */
+function atomicRaceOnServer(refs: PushRefResult[], stderr: string): boolean {
+  const rejected = refs.filter((r) => r.status !== 'up-to-date');
+  return (
+    rejected.length > 0 &&
+    rejected.every((r) => r.status === 'remote-rejected' && (r.reason === 'atomic transaction failed' || REMOTE_RACE.test(r.reason ?? ''))) &&
+    REMOTE_RACE.test(stderr)
+  );
+}
+
+/** How a finished push ended, from its exit code, per-ref porcelain statuses and stderr. */
+export function classifyPush(exitCode: number | null, gotRefStatus: boolean, refs: PushRefResult[], stderr: string): PushClassification {
   if (exitCode === 0 && refs.every((r) => r.status === 'ok' || r.status === 'up-to-date')) return 'ok';
   const lostRace = refs.some(
     (r) =>
@@ -159,7 +174,7 @@ function classifyPush(exitCode: number | null, gotRefStatus: boolean, refs: Push
       r.status === 'rejected-fetch-first' ||
       (r.status === 'remote-rejected' && REMOTE_RACE.test(r.reason ?? '')),
   );
-  if (lostRace) return 'non-fast-forward';
+  if (lostRace || atomicRaceOnServer(refs, stderr)) return 'non-fast-forward';
   // Per-ref statuses mean we reached the remote and it answered: whatever went wrong is not transport.
   if (gotRefStatus) return 'other';
   return classifyRemoteFailure(stderr);

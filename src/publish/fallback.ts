@@ -15,7 +15,6 @@
  */
 import { configGet, push, remoteUrl, resolveRef, updateRefs, type PushClassification, type Repo } from '../git/index.js';
 import { compareUrl, reviewHint } from './compare-link.js';
-import { pushClassification } from './push-classify.js';
 import { trackingRef, type BranchTips, type IntegrateResult } from './integrate.js';
 import { acquirePublishLock } from './lock.js';
 import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, hostSlug, SYNC_PREFIX, syncSuffix, type SyncBranchRecord } from './sync-records.js';
@@ -63,7 +62,7 @@ export async function divertToSyncBranch(target: PublishTarget, conflict: Extrac
       artifactsAfter = conflict.artifactsMerged;
     }
     const pushed = await push(repo, remote, updates, { atomic: true, timeoutMs: opts.timeoutMs ?? 120_000 });
-    const classification = pushClassification(pushed);
+    const classification = pushed.classification;
     if (classification === 'non-fast-forward') return { kind: 'retry', why: `${remote} moved while setting the conflict aside` };
     // "(stale info)" on a create-only lease: a branch of that name exists (a random collision); a new name next round.
     if (classification === 'other' && pushed.refs.some((r) => r.reason === 'stale info')) return { kind: 'retry', why: `${branch} already exists` };

@@ -22,14 +22,12 @@
  */
 import { push, updateRefs, type PushClassification } from '../git/index.js';
 import { divertToSyncBranch } from './fallback.js';
-import { pushClassification } from './push-classify.js';
 import { fetchBranches, integrateRemote, readTips, trackingRef, type BranchTips } from './integrate.js';
 import type { PathConflict, PathResolver } from './merge-commits.js';
 import type { SyncBranchRecord } from './sync-records.js';
 import type { PublishTarget } from './target.js';
 
 export { trackingRef } from './integrate.js';
-export { pushClassification } from './push-classify.js';
 export type { BranchTips } from './integrate.js';
 
 export interface PushOutcome {
@@ -134,7 +132,7 @@ async function pushTips(target: PublishTarget, local: BranchTips, timeoutMs?: nu
   ];
   const r = await push(target.repo, remote, updates, { atomic: true, timeoutMs: timeoutMs ?? 120_000 });
   if (r.classification === 'ok') await recordRemoteTips(target, local, tracking ?? (await readTips(target)).tracking);
-  return { ...r, classification: pushClassification(r) };
+  return r;
 }
 
 /**
