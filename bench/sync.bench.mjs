@@ -315,6 +315,7 @@ export async function run() {
       singles.push(await scenario(`single-${i}`, { work, daemon, runs, procs: 1, mode: 'coalesced', env }));
       concurrents.push(await scenario(`concurrent-${i}`, { work, daemon, runs, procs: PROCS, mode: 'coalesced', env }));
     }
+    if (process.env.BENCH_SYNC_ONLY === 'concurrency') return { markdown: [...singles, ...concurrents].map((s) => `${s.name}: ${fmtMs(s.wallMs)}, ${s.attempts} attempts, ${s.merges} merges, ${s.landed}/${s.runs} landed`).join('\n') };
     const byWall = (xs) => [...xs].sort((a, b) => a.wallMs - b.wallMs)[xs.length >> 1];
     const single = byWall(singles);
     const concurrent = byWall(concurrents);

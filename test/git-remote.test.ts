@@ -1,7 +1,7 @@
 import { chmod, readdir, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   classifyRemoteFailure,
@@ -194,6 +194,18 @@ describe('push over a local path remote (receive.denyNonFastForwards=true)', () 
     await expect(push(repo, 'origin', [{ src: RESULTS, dst: 'main' }], { atomic: true })).rejects.toThrow(/full ref name/);
     await expect(push(repo, 'origin', [{ dst: RESULTS, delete: true, expect: '' }], { atomic: true })).rejects.toThrow(/expected object id/);
     await expect(push(repo, '--mirror', [{ src: RESULTS, dst: RESULTS }], { atomic: true })).rejects.toThrow(/must not start with "-"/);
+  });
+
+  it('resolves a relative remote URL the way git does: from the worktree top, or the git dir of a bare repository', async () => {
+    const { work, remote, repo, other } = await setup();
+    await git(work, ['remote', 'set-url', 'origin', relative(work, remote)]);
+    await commitOn(repo, RESULTS, { f: 'ours' });
+    await commitOn(repo, ARTIFACTS, { g: 'ours' });
+    expect((await pushBoth(repo, 'origin')).classification).toBe('ok');
+    await git(other.gitDir, ['remote', 'add', 'rel', relative(other.gitDir, remote)]);
+    const fetched = await fetchRefs(other, 'rel', [`+${RESULTS}:refs/remotes/rel/agentv/results/v1`]);
+    expect(fetched.fetched.map((f) => f.dst)).toEqual(['refs/remotes/rel/agentv/results/v1']);
+    expect(await resolveRef(other, 'refs/remotes/rel/agentv/results/v1')).toBe(await resolveRef(repo, RESULTS));
   });
 
   it('classifies a missing repository path as other, with git’s message kept', async () => {

@@ -4,7 +4,8 @@
  * of a two-project repository, each landing on its own branches.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadResultsConfig } from '../src/publish/config.js';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
@@ -138,5 +139,25 @@ describe('projects through the CLI', () => {
     const unknown = await cli(['list', '--project', 'mobile'], user.work);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no project "mobile" \(known: web\)/);
+  });
+
+  it('takes a relative results.repo path as relative to the folder holding .agentv/, from any subdirectory', async () => {
+    const user = await makeUserRepo();
+    const run = await makeRunWorkspace({ rows: 2 });
+    expect((await cli(['publish', run.dir, '--push'], user.work)).code).toBe(0);
+    const elsewhere = await makeTempDir('agentv-rel');
+    await mkdir(join(elsewhere, '.agentv'));
+    await mkdir(join(elsewhere, 'deep/down'), { recursive: true });
+    await writeFile(join(elsewhere, '.agentv/config.yaml'), `results:\n  repo: ${relative(elsewhere, user.remote)}\n`);
+    const env = { AGENTV_RESULTS_CACHE: join(elsewhere, 'cache') };
+    for (const cwd of [join(elsewhere, 'deep/down'), elsewhere]) {
+      const listed = await cli(['list', '--json'], cwd, { env });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(JSON.parse(listed.stdout).runs.map((r: { run_id: string }) => r.run_id)).toEqual([run.runId]);
+    }
+    // One clone for both, and it remembers the remote by its absolute path.
+    const clones = readdirSync(join(elsewhere, 'cache/repos'));
+    expect(clones).toHaveLength(1);
+    expect(await git(join(elsewhere, 'cache/repos', clones[0]!), ['config', 'remote.origin.url'])).toBe(user.remote);
   });
 });

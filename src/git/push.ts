@@ -11,7 +11,7 @@
 //    so a branch that moved since we looked is not deleted.
 import { classifyRemoteFailure } from './classify.js';
 import { GitError } from './errors.js';
-import { assertNotOption, gitIn, type Repo } from './repo.js';
+import { assertNotOption, gitIn, transportCwd, type Repo } from './repo.js';
 
 export type PushUpdate =
   | { src: string; dst: string; createOnly?: boolean }
@@ -106,7 +106,7 @@ export async function push(repo: Repo, remote: string, updates: PushUpdate[], op
   let stdout: string;
   let stderr: string;
   try {
-    const r = await gitIn(repo, args, { okCodes: [0, 1, 128], ...(signal ? { signal } : {}) });
+    const r = await gitIn(repo, args, { okCodes: [0, 1, 128], cwd: transportCwd(repo), ...(signal ? { signal } : {}) });
     exitCode = r.code;
     stdout = r.stdout.toString('utf8');
     stderr = r.stderr;

@@ -3,7 +3,7 @@
 // submodules are left alone.
 import { classifyRemoteFailure } from './classify.js';
 import { GitError, RemoteError } from './errors.js';
-import { assertNotOption, gitIn, type RefEntry, type Repo } from './repo.js';
+import { assertNotOption, gitIn, transportCwd, type RefEntry, type Repo } from './repo.js';
 
 export interface FetchRefspec {
   src: string;
@@ -94,7 +94,7 @@ export async function lsRemote(repo: Repo, remote: string, patterns: string[], o
 async function runNetwork(repo: Repo, args: string[], opts: NetworkOptions, okCodes: number[]) {
   const signal = opts.timeoutMs === undefined ? undefined : AbortSignal.timeout(opts.timeoutMs);
   try {
-    return await gitIn(repo, args, { okCodes, ...(signal ? { signal } : {}) });
+    return await gitIn(repo, args, { okCodes, cwd: transportCwd(repo), ...(signal ? { signal } : {}) });
   } catch (err) {
     if (!(err instanceof GitError)) throw err;
     if (signal?.aborted) {

@@ -1,5 +1,6 @@
 // Locating a repository once, then addressing it only by explicit --git-dir. Nothing here needs or
-// touches the user's worktree: after openRepo, every command runs with cwd = the git directory.
+// touches the user's worktree: after openRepo, commands run with cwd = the git directory (transport
+// commands: the worktree's top, where git resolves relative remote URLs; see transportCwd).
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { GitError, NotARepositoryError } from './errors.js';
@@ -21,6 +22,15 @@ export interface Repo {
 /** Run git against `repo` (explicit --git-dir, cwd = the git dir). */
 export function gitIn(repo: Repo, args: string[], opts: Omit<RunGitOptions, 'gitDir'> = {}) {
   return runGit(args, { ...opts, gitDir: repo.gitDir });
+}
+
+/**
+ * Where git resolves a remote's relative URL (`url = ../results.git`): git itself runs from the top
+ * of the worktree (the git dir of a bare repository), so transport commands run there too, not in
+ * the git dir. They read and write nothing in the worktree.
+ */
+export function transportCwd(repo: Repo): string {
+  return repo.workTree ?? repo.gitDir;
 }
 
 /** stdout as trimmed text, for commands whose output is a single line or a short list. */

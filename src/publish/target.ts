@@ -55,8 +55,11 @@ export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTa
   let managed = false;
   let remote: string | null = opts.remote ?? config.remote ?? null;
   if (config.repo && looksLikeUrl(config.repo) && !config.path) {
-    const dir = join(cacheDir(env), 'repos', createHash('sha256').update(config.repo).digest('hex').slice(0, 16) + '.git');
-    repo = await ensureBareClone(config.repo, dir, { timeoutMs: 120_000 });
+    // A relative path is relative to the folder holding .agentv/, like every path in the file; made
+    // absolute before it keys the cache, so one string from two places never shares a clone.
+    const url = config.repo.startsWith('./') || config.repo.startsWith('../') ? resolve(baseDir, config.repo) : config.repo;
+    const dir = join(cacheDir(env), 'repos', createHash('sha256').update(url).digest('hex').slice(0, 16) + '.git');
+    repo = await ensureBareClone(url, dir, { timeoutMs: 120_000 });
     managed = true;
     remote = remote ?? 'origin';
   } else {
