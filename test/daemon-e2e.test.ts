@@ -7,22 +7,15 @@
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { runDaemon } from '../src/daemon/daemon.js';
 import { createLogger } from '../src/daemon/log.js';
 import { openRepo, readBlobs, lsTree } from '../src/git/index.js';
 import { runCli } from './helpers/cli.js';
-import { cleanupTempDirs, freePort, git, makeTempDir, makeUserRepoWithRemote, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { freePort, git, makeTempDir, makeUserRepoWithRemote, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { appendRows, restartableGitDaemon, startCli, startProcess, testIds, waitFor, WRITER, type Proc, type RestartableGitDaemon } from './helpers/wip-fixtures.js';
 
-let restore: () => void;
-beforeAll(() => {
-  restore = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restore();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
 const procs: Proc[] = [];
 const daemons: RestartableGitDaemon[] = [];

@@ -5,20 +5,13 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { lsTree, openRepo, readBlobs } from '../src/git/index.js';
 import { runCli } from './helpers/cli.js';
-import { cleanupTempDirs, freePort, git, makeTempDir, makeUserRepoWithRemote, snapshotCheckout, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { freePort, git, makeTempDir, makeUserRepoWithRemote, snapshotCheckout, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { killPid, restartableGitDaemon, startCli, startProcess, testIds, waitFor, WRITER, type Proc } from './helpers/wip-fixtures.js';
 
-let restore: () => void;
-beforeAll(() => {
-  restore = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restore();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
 const started: Proc[] = [];
 const pids: number[] = [];

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   GitError,
   lsTree,
@@ -13,29 +13,21 @@ import {
   type Repo,
 } from '../src/git/index.js';
 import {
-  cleanupTempDirs,
   initRepo,
   makeTempDir,
   makeUserRepoWithRemote,
   snapshotCheckout,
   testGlobalConfigPath,
-  useIsolatedGitEnv,
+  isolateGitForSuite,
+  TEST_AUTHOR,
 } from './helpers/git-fixtures.js';
 
-let restoreEnv: () => void;
-beforeAll(() => {
-  restoreEnv = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restoreEnv();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
-const AUTHOR = { name: 'AgentV Bot', email: 'bot@agentv.invalid', date: '2026-03-01T10:00:00Z' };
 
 async function commit(repo: Repo, parent: string | null, files: Record<string, string | null>, message = 'c'): Promise<string> {
   const changes = Object.entries(files).map(([path, data]) => (data === null ? { path, delete: true as const } : { path, data }));
-  return (await writeCommit(repo, { parent, files: changes, message, author: AUTHOR })).commit;
+  return (await writeCommit(repo, { parent, files: changes, message, author: TEST_AUTHOR })).commit;
 }
 
 /** base -> ours, base -> theirs */

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   catFile,
   commitTree,
@@ -20,7 +20,6 @@ import {
   type Repo,
 } from '../src/git/index.js';
 import {
-  cleanupTempDirs,
   commitFiles,
   git,
   initRepo,
@@ -28,19 +27,12 @@ import {
   snapshotCheckout,
   subcommand,
   traceGitProcesses,
-  useIsolatedGitEnv,
+  isolateGitForSuite,
+  TEST_AUTHOR,
 } from './helpers/git-fixtures.js';
 
-let restoreEnv: () => void;
-beforeAll(() => {
-  restoreEnv = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restoreEnv();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
-const AUTHOR = { name: 'AgentV Bot', email: 'bot@agentv.invalid', date: '2026-03-01T10:00:00Z' };
 
 async function fsckStrict(repo: Repo): Promise<void> {
   const r = await runGit(['fsck', '--strict', '--no-progress'], { gitDir: repo.gitDir });
@@ -78,7 +70,7 @@ describe('writeCommit', () => {
           { path: 'src/app.js', delete: true },
         ],
         message: 'publish run exp/t1',
-        author: AUTHOR,
+        author: TEST_AUTHOR,
       }),
     );
     expect(argvs.map(subcommand)).toEqual(['fast-import']);
@@ -113,7 +105,7 @@ describe('writeCommit', () => {
       { path: 'names/tab\there', data: Buffer.from('t') },
       { path: 'names/back"slash"\u0001ctl', data: Buffer.from('c') },
     ];
-    const { commit } = await writeCommit(repo, { parent: null, files, message: 'binary', author: AUTHOR });
+    const { commit } = await writeCommit(repo, { parent: null, files, message: 'binary', author: TEST_AUTHOR });
     const got = await readBlobs(repo, files.map((f) => `${commit}:${f.path}`));
     for (const f of files) expect(got.get(`${commit}:${f.path}`)?.equals(f.data), f.path).toBe(true);
     const listed = (await lsTree(repo, commit, { recursive: true })).map((e) => e.path).sort();
@@ -127,7 +119,7 @@ describe('writeCommit', () => {
       yield { path: 'run.sh', data: '#!/bin/sh\necho hi\n', mode: '100755' };
       yield { path: 'plain.txt', data: 'plain\n' };
     }
-    const { commit } = await writeCommit(repo, { parent: null, files: gen(), message: 'modes', author: AUTHOR });
+    const { commit } = await writeCommit(repo, { parent: null, files: gen(), message: 'modes', author: TEST_AUTHOR });
     const entries = await lsTree(repo, commit);
     expect(entries.map((e) => [e.path, e.mode])).toEqual([
       ['plain.txt', '100644'],
@@ -137,12 +129,12 @@ describe('writeCommit', () => {
 
   it('is deterministic and agrees with commitTree on the commit id', async () => {
     const repo = await openRepo(await initRepo({ bare: true }));
-    const base = await writeCommit(repo, { parent: null, files: [{ path: 'a', data: 'a\n' }], message: 'base', author: AUTHOR });
+    const base = await writeCommit(repo, { parent: null, files: [{ path: 'a', data: 'a\n' }], message: 'base', author: TEST_AUTHOR });
     const opts = {
       parent: base.commit,
       files: [{ path: 'b/c.json', data: '{}\n' }],
       message: 'second\n\nbody line',
-      author: AUTHOR,
+      author: TEST_AUTHOR,
       committer: { name: 'CI Runner', email: 'ci@agentv.invalid', date: new Date('2026-03-02T00:00:00Z') },
     };
     const one = await writeCommit(repo, opts);
@@ -155,7 +147,7 @@ describe('writeCommit', () => {
       tree: one.tree,
       parents: [base.commit],
       message: opts.message,
-      author: AUTHOR,
+      author: TEST_AUTHOR,
       committer: opts.committer,
     });
     expect(viaCommitTree).toBe(one.commit);
@@ -170,13 +162,13 @@ describe('writeCommit', () => {
 
   it('deleteAll starts from an empty tree but keeps the parent link; mergeParents make a merge', async () => {
     const repo = await openRepo(await initRepo({ bare: true }));
-    const a = await writeCommit(repo, { parent: null, files: [{ path: 'old/1', data: '1' }, { path: 'old/2', data: '2' }], message: 'a', author: AUTHOR });
-    const b = await writeCommit(repo, { parent: null, files: [{ path: 'other', data: 'o' }], message: 'b', author: AUTHOR });
-    const replaced = await writeCommit(repo, { parent: a.commit, deleteAll: true, files: [{ path: 'only', data: 'x' }], message: 'r', author: AUTHOR });
+    const a = await writeCommit(repo, { parent: null, files: [{ path: 'old/1', data: '1' }, { path: 'old/2', data: '2' }], message: 'a', author: TEST_AUTHOR });
+    const b = await writeCommit(repo, { parent: null, files: [{ path: 'other', data: 'o' }], message: 'b', author: TEST_AUTHOR });
+    const replaced = await writeCommit(repo, { parent: a.commit, deleteAll: true, files: [{ path: 'only', data: 'x' }], message: 'r', author: TEST_AUTHOR });
     expect((await lsTree(repo, replaced.commit, { recursive: true })).map((e) => e.path)).toEqual(['only']);
     expect(await git(repo.gitDir, ['rev-parse', `${replaced.commit}^`])).toBe(a.commit);
 
-    const merged = await writeCommit(repo, { parent: a.commit, mergeParents: [b.commit], files: [{ path: 'other', data: 'o' }], message: 'merge', author: AUTHOR });
+    const merged = await writeCommit(repo, { parent: a.commit, mergeParents: [b.commit], files: [{ path: 'other', data: 'o' }], message: 'merge', author: TEST_AUTHOR });
     expect((await git(repo.gitDir, ['rev-list', '--parents', '-n1', merged.commit])).split(' ')).toEqual([merged.commit, a.commit, b.commit]);
     expect((await lsTree(repo, merged.commit, { recursive: true })).map((e) => e.path)).toEqual(['old/1', 'old/2', 'other']);
   });
@@ -206,7 +198,7 @@ describe('writeCommit', () => {
     ];
     for (const path of hostile) {
       const { result, argvs } = await traceGitProcesses(() =>
-        writeCommit(repo, { parent: null, files: [{ path: 'fine.txt', data: 'ok' }, { path, data: 'evil' }], message: 'x', author: AUTHOR }).then(
+        writeCommit(repo, { parent: null, files: [{ path: 'fine.txt', data: 'ok' }, { path, data: 'evil' }], message: 'x', author: TEST_AUTHOR }).then(
           () => null,
           (e: unknown) => e,
         ),
@@ -215,20 +207,20 @@ describe('writeCommit', () => {
       expect(argvs).toEqual([]);
     }
     await expect(
-      writeCommit(repo, { parent: null, files: [{ path: 'dup', data: '1' }, { path: 'dup', data: '2' }], message: 'x', author: AUTHOR }),
+      writeCommit(repo, { parent: null, files: [{ path: 'dup', data: '1' }, { path: 'dup', data: '2' }], message: 'x', author: TEST_AUTHOR }),
     ).rejects.toThrow(/more than once/);
     await expect(
-      writeCommit(repo, { parent: null, files: [{ path: 'a', data: '1' }, { path: 'a/b', data: '2' }], message: 'x', author: AUTHOR }),
+      writeCommit(repo, { parent: null, files: [{ path: 'a', data: '1' }, { path: 'a/b', data: '2' }], message: 'x', author: TEST_AUTHOR }),
     ).rejects.toBeInstanceOf(InvalidPathError);
     await expect(
-      writeCommit(repo, { parent: null, files: [{ path: 'a', data: '1' }], message: 'x', author: { ...AUTHOR, name: 'Eve <evil@x>' } }),
+      writeCommit(repo, { parent: null, files: [{ path: 'a', data: '1' }], message: 'x', author: { ...TEST_AUTHOR, name: 'Eve <evil@x>' } }),
     ).rejects.toThrow(/must not contain/);
     expect(await objectStoreState(repo)).toBe(state);
   });
 
   it('reports a bad parent as GitError and leaves no crash report behind', async () => {
     const repo = await openRepo(await initRepo({ bare: true }));
-    const err = await writeCommit(repo, { parent: '1'.repeat(40), files: [{ path: 'a', data: 'a' }], message: 'x', author: AUTHOR }).catch((e: unknown) => e);
+    const err = await writeCommit(repo, { parent: '1'.repeat(40), files: [{ path: 'a', data: 'a' }], message: 'x', author: TEST_AUTHOR }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GitError);
     expect((err as Error).message).toMatch(/fast-import failed: fatal: Not a valid commit/);
     expect(await crashReports(repo)).toEqual([]);
@@ -255,10 +247,10 @@ describe('writeCommit', () => {
       const rawRepo = await initRepo({ bare: true });
       raw.push(await time(() => runGit(['fast-import', '--quiet', '--done'], { gitDir: rawRepo, input: rawStream })));
       const repo = await openRepo(await initRepo({ bare: true }));
-      ours.push(await time(() => writeCommit(repo, { parent: null, files, message: 'bench', author: AUTHOR })));
+      ours.push(await time(() => writeCommit(repo, { parent: null, files, message: 'bench', author: TEST_AUTHOR })));
     }
     const repo = await openRepo(await initRepo({ bare: true }));
-    const { result, argvs } = await traceGitProcesses(() => writeCommit(repo, { parent: null, files, message: 'traced', author: AUTHOR }));
+    const { result, argvs } = await traceGitProcesses(() => writeCommit(repo, { parent: null, files, message: 'traced', author: TEST_AUTHOR }));
     expect(argvs.map(subcommand)).toEqual(['fast-import']);
     expect((await lsTree(repo, result.commit, { recursive: true })).length).toBe(2000);
     // The benchmark target is 1.5x; the bound here is looser so a loaded 2-core CI machine does
@@ -282,7 +274,7 @@ describe('writeTree (temporary index)', () => {
     ];
     const { result: tree, argvs } = await traceGitProcesses(() => writeTree(repo, { base: parent, changes }));
     expect(argvs.length).toBeLessThanOrEqual(5);
-    const viaFastImport = await writeCommit(repo, { parent, files: changes, message: 'x', author: AUTHOR });
+    const viaFastImport = await writeCommit(repo, { parent, files: changes, message: 'x', author: TEST_AUTHOR });
     expect(tree).toBe(viaFastImport.tree);
     const paths = (await lsTree(repo, tree, { recursive: true })).map((e) => e.path);
     expect(paths).not.toContain('src/app.js');
@@ -294,7 +286,7 @@ describe('writeTree (temporary index)', () => {
   it('handles an empty base, file/directory replacement and deleting a missing path', async () => {
     const repo = await openRepo(await initRepo({ bare: true }));
     const t0 = await writeTree(repo, { base: null, changes: [{ path: 'a/b', data: 'ab' }, { path: 'c', data: 'c' }] });
-    const c0 = await writeCommit(repo, { parent: null, files: [{ path: 'a/b', data: 'ab' }, { path: 'c', data: 'c' }], message: 'x', author: AUTHOR });
+    const c0 = await writeCommit(repo, { parent: null, files: [{ path: 'a/b', data: 'ab' }, { path: 'c', data: 'c' }], message: 'x', author: TEST_AUTHOR });
     expect(t0).toBe(c0.tree);
     const changes: FileChange[] = [
       { path: 'a', delete: true },
@@ -305,7 +297,7 @@ describe('writeTree (temporary index)', () => {
     // "c" becomes a directory: its file must go first, as a delete, in both implementations.
     const withCDelete: FileChange[] = [{ path: 'c', delete: true }, ...changes.filter((c) => c.path !== 'a' || 'data' in c)];
     const t1 = await writeTree(repo, { base: t0, changes: withCDelete });
-    const c1 = await writeCommit(repo, { parent: c0.commit, files: withCDelete, message: 'y', author: AUTHOR });
+    const c1 = await writeCommit(repo, { parent: c0.commit, files: withCDelete, message: 'y', author: TEST_AUTHOR });
     expect(t1).toBe(c1.tree);
     expect((await lsTree(repo, t1, { recursive: true })).map((e) => [e.path, e.type])).toEqual([
       ['a', 'blob'],
@@ -319,7 +311,7 @@ describe('reading objects', () => {
   it('readBlobs reads many blobs with one process; missing paths are null', async () => {
     const repo = await openRepo(await initRepo({ bare: true }));
     const files = Array.from({ length: 100 }, (_, i) => ({ path: `catalog/2026-03-${String((i % 28) + 1).padStart(2, '0')}/${i}.jsonl`, data: `{"i":${i}}\n`.repeat(i) }));
-    const { commit } = await writeCommit(repo, { parent: null, files, message: 'c', author: AUTHOR });
+    const { commit } = await writeCommit(repo, { parent: null, files, message: 'c', author: TEST_AUTHOR });
     const specs = [...files.map((f) => `${commit}:${f.path}`), `${commit}:nope.jsonl`, `${'e'.repeat(40)}:x`];
     const { result, argvs } = await traceGitProcesses(() => readBlobs(repo, specs));
     expect(argvs.map(subcommand)).toEqual(['cat-file']);
@@ -332,7 +324,7 @@ describe('reading objects', () => {
 
   it('catFile returns one object of any type', async () => {
     const repo = await openRepo(await initRepo({ bare: true }));
-    const { commit, tree } = await writeCommit(repo, { parent: null, files: [{ path: 'x', data: 'x' }], message: 'c', author: AUTHOR });
+    const { commit, tree } = await writeCommit(repo, { parent: null, files: [{ path: 'x', data: 'x' }], message: 'c', author: TEST_AUTHOR });
     const c = await catFile(repo, commit);
     expect(c?.type).toBe('commit');
     expect(c?.data.toString()).toContain(`tree ${tree}\n`);
@@ -351,7 +343,7 @@ describe('reading objects', () => {
         { path: 'top.txt', data: 'top' },
       ],
       message: 'c',
-      author: AUTHOR,
+      author: TEST_AUTHOR,
     });
     expect((await lsTree(repo, commit)).map((e) => `${e.type} ${e.path}`)).toEqual(['tree runs', 'blob top.txt']);
     expect((await lsTree(repo, commit, { path: 'runs/' })).map((e) => e.path)).toEqual(['runs/*', 'runs/a', 'runs/b']);

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   deleteRef,
   GitError,
@@ -14,24 +14,16 @@ import {
   zeroId,
   type Repo,
 } from '../src/git/index.js';
-import { cleanupTempDirs, git, initRepo, makeUserRepoWithRemote, snapshotCheckout, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { git, initRepo, makeUserRepoWithRemote, snapshotCheckout, isolateGitForSuite, TEST_AUTHOR } from './helpers/git-fixtures.js';
 
-let restoreEnv: () => void;
-beforeAll(() => {
-  restoreEnv = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restoreEnv();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
-const AUTHOR = { name: 'AgentV Bot', email: 'bot@agentv.invalid', date: '2026-03-01T10:00:00Z' };
 const RESULTS = 'refs/heads/agentv/results/v1';
 const ARTIFACTS = 'refs/heads/agentv/artifacts/v1';
 
 async function twoCommits(repo: Repo): Promise<[string, string]> {
-  const a = await writeCommit(repo, { parent: null, files: [{ path: 'a', data: 'a' }], message: 'a', author: AUTHOR });
-  const b = await writeCommit(repo, { parent: a.commit, files: [{ path: 'b', data: 'b' }], message: 'b', author: AUTHOR });
+  const a = await writeCommit(repo, { parent: null, files: [{ path: 'a', data: 'a' }], message: 'a', author: TEST_AUTHOR });
+  const b = await writeCommit(repo, { parent: a.commit, files: [{ path: 'b', data: 'b' }], message: 'b', author: TEST_AUTHOR });
   return [a.commit, b.commit];
 }
 
@@ -82,7 +74,7 @@ describe('updateRef (compare-and-swap)', () => {
     await updateRef(repo, RESULTS, a, null);
     const contenders = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        writeCommit(repo, { parent: a, files: [{ path: `c${i}`, data: String(i) }], message: `c${i}`, author: AUTHOR }),
+        writeCommit(repo, { parent: a, files: [{ path: `c${i}`, data: String(i) }], message: `c${i}`, author: TEST_AUTHOR }),
       ),
     );
     const outcomes = await Promise.allSettled(contenders.map((c) => updateRef(repo, RESULTS, c.commit, a)));
@@ -180,7 +172,7 @@ describe('updateRefs (transaction)', () => {
     const repo = await openRepo(work);
     const before = await snapshotCheckout(work);
     const main = (await resolveRef(repo, 'refs/heads/main')) as string;
-    const c = await writeCommit(repo, { parent: null, files: [{ path: 'x', data: 'x' }], message: 'x', author: AUTHOR });
+    const c = await writeCommit(repo, { parent: null, files: [{ path: 'x', data: 'x' }], message: 'x', author: TEST_AUTHOR });
     await updateRefs(repo, [
       { ref: RESULTS, new: c.commit, old: null },
       { ref: ARTIFACTS, new: c.commit, old: null },

@@ -18,26 +18,18 @@ import {
   type Repo,
 } from '../src/git/index.js';
 import {
-  cleanupTempDirs,
   freePort,
   git,
   makeUserRepoWithRemote,
   snapshotCheckout,
   startGitDaemon,
-  useIsolatedGitEnv,
   type GitDaemon,
+  isolateGitForSuite,
+  TEST_AUTHOR,
 } from './helpers/git-fixtures.js';
 
-let restoreEnv: () => void;
-beforeAll(() => {
-  restoreEnv = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restoreEnv();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
-const AUTHOR = { name: 'AgentV Bot', email: 'bot@agentv.invalid', date: '2026-03-01T10:00:00Z' };
 const RESULTS = 'refs/heads/agentv/results/v1';
 const ARTIFACTS = 'refs/heads/agentv/artifacts/v1';
 const TRACK_RESULTS = 'refs/remotes/origin/agentv/results/v1';
@@ -63,7 +55,7 @@ async function commitOn(repo: Repo, ref: string, files: Record<string, string>):
     parent,
     files: Object.entries(files).map(([path, data]) => ({ path, data })),
     message: `update ${Object.keys(files).join(', ')}`,
-    author: AUTHOR,
+    author: TEST_AUTHOR,
   });
   await updateRef(repo, ref, commit, parent);
   return commit;
@@ -346,7 +338,7 @@ describe('fetchRefs', () => {
     await fetchRefs(repo, 'origin', [`+${RESULTS}:${TRACK_RESULTS}`]);
     expect(await resolveRef(repo, TRACK_RESULTS)).toBe(first);
     // An administrator rewrites the remote branch (possible server-side despite our no-force rule).
-    const rewritten = (await writeCommit(await openRepo(remote), { parent: null, files: [{ path: 'g', data: 'g' }], message: 'rewrite', author: AUTHOR })).commit;
+    const rewritten = (await writeCommit(await openRepo(remote), { parent: null, files: [{ path: 'g', data: 'g' }], message: 'rewrite', author: TEST_AUTHOR })).commit;
     await git(remote, ['update-ref', RESULTS, rewritten]);
     await fetchRefs(repo, 'origin', [`+${RESULTS}:${TRACK_RESULTS}`]);
     expect(await resolveRef(repo, TRACK_RESULTS)).toBe(rewritten);

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   configGet,
   currentBranch,
@@ -13,24 +13,16 @@ import {
   worktreeBranches,
 } from '../src/git/index.js';
 import {
-  cleanupTempDirs,
   commitFiles,
   git,
   initRepo,
   makeTempDir,
   makeUserRepoWithRemote,
   snapshotCheckout,
-  useIsolatedGitEnv,
+  isolateGitForSuite,
 } from './helpers/git-fixtures.js';
 
-let restoreEnv: () => void;
-beforeAll(() => {
-  restoreEnv = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restoreEnv();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
 describe('openRepo', () => {
   it('describes a non-bare repository, also when opened from a subdirectory', async () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   assertGitVersion,
   buildGitEnv,
@@ -12,16 +12,9 @@ import {
   runGit,
   spawnGit,
 } from '../src/git/index.js';
-import { cleanupTempDirs, commitFiles, git, initRepo, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { commitFiles, git, initRepo, isolateGitForSuite } from './helpers/git-fixtures.js';
 
-let restoreEnv: () => void;
-beforeAll(() => {
-  restoreEnv = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restoreEnv();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
 const gitBlobId = (data: Buffer): string =>
   createHash('sha1').update(Buffer.concat([Buffer.from(`blob ${data.length}\0`), data])).digest('hex');

@@ -6,19 +6,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, loadResultsConfig } from '../src/publish/config.js';
-import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { git, makeTempDir, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { cli, makeRunWorkspace, makeUserRepo, tip } from './publish-helpers.js';
 
-let restore: () => void;
-beforeAll(() => {
-  restore = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restore();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
 async function withConfig(yaml: string): Promise<string> {
   const root = await makeTempDir('agentv-config');

@@ -10,22 +10,15 @@ import { readdirSync } from 'node:fs';
 import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rng } from '../bench/synthetic.mjs';
 import { ORPHAN_GRACE_MS, acquirePublishLock } from '../src/publish/lock.js';
 import { CLI_PATH } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
-import { cleanupTempDirs, git, gitEnvForTests, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
+import { git, gitEnvForTests, type UserRepoFixture, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { ARTIFACTS_REF, RESULTS_REF, cli, commitCount, expectFsckClean, expectPointersResolve, expectUntouched, makeRunWorkspace, makeUserRepo, tip, type RunWorkspace } from './publish-helpers.js';
 
-let restore: () => void;
-beforeAll(() => {
-  restore = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restore();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -6,19 +6,12 @@
  */
 import { symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openRepo, lsTree, runGit } from '../src/git/index.js';
-import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { git, makeTempDir, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { ARTIFACTS_REF, RESULTS_REF, cli, commitCount, expectFsckClean, expectPointersResolve, expectUntouched, makeRunWorkspace, makeUserRepo, tip } from './publish-helpers.js';
 
-let restore: () => void;
-beforeAll(() => {
-  restore = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restore();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
 describe('every command leaves the checkout alone', () => {
   it('publish, republish, list, status, pull — with a dirty worktree, a staged index and a stash', async () => {

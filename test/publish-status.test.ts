@@ -4,22 +4,15 @@
  * failure of --fetch reported without hiding what this machine knows.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openRepo, resolveRef, updateRef } from '../src/git/index.js';
 import { publish } from '../src/publish/publish.js';
 import { branchState, redactUrl, registerStatusSection, status, type StatusReport } from '../src/publish/status.js';
 import { renderStatus, renderValue } from '../src/cli/status.js';
-import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { git, makeTempDir, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { ARTIFACTS_REF, RESULTS_REF, cli, expectUntouched, makeRunWorkspace, makeUserRepo } from './publish-helpers.js';
 
-let restore: () => void;
-beforeAll(() => {
-  restore = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restore();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
 async function statusJson(cwd: string, args: string[] = []): Promise<{ code: number; report: StatusReport; stderr: string }> {
   const r = await cli(['status', '--json', ...args], cwd);

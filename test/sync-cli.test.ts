@@ -1,21 +1,14 @@
 /** The commands as a user runs them: tag, feedback, publish/sync exit codes, drivers, merge-driver. */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runGit } from '../src/git/index.js';
 import { computeTagRevision } from '../src/merge-drivers/index.js';
 import { runCli } from './helpers/cli.js';
-import { cleanupTempDirs, git, makeTempDir, testGlobalConfigPath, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { git, makeTempDir, testGlobalConfigPath, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { makeClone, makeRemote, makeRun, publishRun, refOf, RESULTS_REF, showFile } from './sync-helpers.js';
 
-let restore: () => void;
-beforeAll(() => {
-  restore = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restore();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
 /** Exit code check that shows stderr when it fails. */
 async function expectExit(run: Promise<{ code: number; stderr: string }>, code: number): Promise<void> {

@@ -6,22 +6,15 @@
  */
 import { appendFileSync, mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { lsTree, openRepo, readBlobs, resolveRef, type Repo } from '../src/git/index.js';
 import { Checkpointer, WipSession, parseWipMeta, runIdSlug, wipBranch, wipHost, type WipEvent } from '../src/publish/wip.js';
 import { refComponent } from '../src/publish/wip-layout.js';
 import { countRows, readIndexDelta } from '../src/publish/wip-scan.js';
-import { cleanupTempDirs, git, makeTempDir, makeUserRepoWithRemote, snapshotCheckout, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { git, makeTempDir, makeUserRepoWithRemote, snapshotCheckout, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { appendRows, row, sleep, testIds, waitFor } from './helpers/wip-fixtures.js';
 
-let restore: () => void;
-beforeAll(() => {
-  restore = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restore();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
 const AUTHOR = { name: 'WIP Test', email: 'wip@example.invalid' };
 

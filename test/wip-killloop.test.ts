@@ -11,24 +11,17 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { lsTree, openRepo, readBlobs, resolveRef, type Repo } from '../src/git/index.js';
 import { publish } from '../src/publish/publish.js';
 import { parseWipMeta, recoverWip, wipBranch } from '../src/publish/wip.js';
-import { cleanupTempDirs, git, initRepo, makeTempDir, makeUserRepoWithRemote, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { git, initRepo, makeTempDir, makeUserRepoWithRemote, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { killPid, sleep, startCli, startProcess, testIds, waitFor, WRITER, type Proc } from './helpers/wip-fixtures.js';
 
 const ITERATIONS = Number(process.env.AGENTV_KILL_ITERATIONS ?? 20);
 const ROWS = 40;
 
-let restore: () => void;
-beforeAll(() => {
-  restore = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restore();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 const procs: Proc[] = [];
 const pids: number[] = [];
 afterEach(async () => {

@@ -4,24 +4,17 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openRepo, resolveRef, type Repo } from '../src/git/index.js';
 import { publish } from '../src/publish/publish.js';
 import { pushBranches } from '../src/publish/push-branches.js';
 import { resolveTarget } from '../src/publish/target.js';
 import { Checkpointer, cleanWip, finalizeWip, listWip, pushWipBranches, recoverWip, RECOVERY_MARKER, unionRows } from '../src/publish/wip.js';
 import { runCli } from './helpers/cli.js';
-import { cleanupTempDirs, git, makeTempDir, makeUserRepoWithRemote, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { git, makeTempDir, makeUserRepoWithRemote, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { appendRows, row, testIds } from './helpers/wip-fixtures.js';
 
-let restore: () => void;
-beforeAll(() => {
-  restore = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restore();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
 const AUTHOR = { name: 'WIP Test', email: 'wip@example.invalid' };
 const RUN_ID = 'exp/2026-03-01T10-00-00-000Z';

@@ -15,10 +15,14 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 import { runGit, spawnGit, type RunGitOptions } from '../../src/git/index.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const USER_REPO_SCRIPT = join(REPO_ROOT, 'fixtures-repos/user-repo.sh');
+
+/** Author of the commits the git-layer tests write directly. */
+export const TEST_AUTHOR = { name: 'AgentV Bot', email: 'bot@agentv.invalid', date: '2026-03-01T10:00:00Z' } as const;
 
 export const TEST_IDENT = { name: 'AgentV Test', email: 'agentv-test@example.invalid' } as const;
 
@@ -90,6 +94,18 @@ export function useIsolatedGitEnv(): () => void {
     for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
     Object.assign(process.env, saved);
   };
+}
+
+/** The hooks a test file that runs git needs: the isolated environment for its tests, temp dirs removed after. */
+export function isolateGitForSuite(): void {
+  let restore: () => void = () => undefined;
+  beforeAll(() => {
+    restore = useIsolatedGitEnv();
+  });
+  afterAll(async () => {
+    restore();
+    await cleanupTempDirs();
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
