@@ -173,6 +173,29 @@ describe('writeCommit', () => {
     expect((await lsTree(repo, merged.commit, { recursive: true })).map((e) => e.path)).toEqual(['old/1', 'old/2', 'other']);
   });
 
+  it('baseTree starts from an existing tree with any parents; same id as commit-tree of the result', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const a = await writeCommit(repo, { parent: null, files: [{ path: 'a/1', data: '1' }], message: 'a', author: TEST_AUTHOR });
+    const b = await writeCommit(repo, { parent: null, files: [{ path: 'b/2', data: '2' }, { path: 'b/3', data: '3' }], message: 'b', author: TEST_AUTHOR });
+    // The tree comes from b, the parents are a then b, and one path changes and one goes.
+    const merged = await writeCommit(repo, {
+      parent: a.commit,
+      mergeParents: [b.commit],
+      baseTree: b.tree,
+      files: [{ path: 'b/2', data: 'two' }, { path: 'b/3', delete: true }],
+      message: 'merge',
+      author: TEST_AUTHOR,
+    });
+    expect((await lsTree(repo, merged.commit, { recursive: true })).map((e) => e.path)).toEqual(['b/2']);
+    expect((await git(repo.gitDir, ['cat-file', 'blob', `${merged.commit}:b/2`]))).toBe('two');
+    expect((await git(repo.gitDir, ['rev-list', '--parents', '-n1', merged.commit])).split(' ')).toEqual([merged.commit, a.commit, b.commit]);
+    const viaCommitTree = await commitTree(repo, { tree: merged.tree, parents: [a.commit, b.commit], message: 'merge', author: TEST_AUTHOR });
+    expect(viaCommitTree).toBe(merged.commit);
+
+    await expect(writeCommit(repo, { parent: a.commit, baseTree: 'HEAD', files: [], message: 'x', author: TEST_AUTHOR })).rejects.toThrow(/invalid base tree/);
+    await expect(writeCommit(repo, { parent: a.commit, baseTree: b.tree, deleteAll: true, files: [], message: 'x', author: TEST_AUTHOR })).rejects.toThrow(/exclude each other/);
+  });
+
   it('rejects hostile paths before writing anything', async () => {
     const repo = await openRepo(await initRepo({ bare: true }));
     const state = await objectStoreState(repo);
@@ -379,5 +402,50 @@ describe('gcAuto', () => {
     await gcAuto(repo);
     expect(await loose()).toBe(0);
     expect((await readdir(join(dir, '.git', 'objects', 'pack'))).some((f) => f.endsWith('.pack'))).toBe(true);
+  });
+
+  it('with the thresholds given, starts git only when its own estimate could say yes', async () => {
+    const dir = await initRepo();
+    const files: Record<string, string> = {};
+    for (let i = 0; Object.keys(files).length < 3; i++) {
+      const content = `gc threshold probe ${i}\n`;
+      const id = createHash('sha1').update(`blob ${content.length}\0${content}`).digest('hex');
+      if (id.startsWith('17')) files[`probe-${i}.txt`] = content;
+    }
+    await commitFiles(dir, files);
+    const repo = await openRepo(dir);
+    const loose = async () => Number(/^count: (\d+)$/m.exec(await git(dir, ['count-objects', '-v']))?.[1]);
+    const packs = async () => (await readdir(join(dir, '.git', 'objects', 'pack'))).filter((f) => f.endsWith('.pack')).length;
+    const before = await loose();
+    // git's config says "now" but the thresholds we were handed say "not yet": nothing runs. This
+    // is how we know the check, not git, decided.
+    await git(dir, ['config', 'gc.auto', '1']);
+    await gcAuto(repo, { config: {} });
+    await gcAuto(repo, { config: { auto: '6700' } });
+    await gcAuto(repo, { config: { auto: '0' } }); // gc.auto=0: automatic gc is off
+    expect(await loose()).toBe(before);
+    // 3 entries in objects/17 > ceil(256 / 256): git is asked, and packs.
+    await gcAuto(repo, { config: { auto: '256' } });
+    expect(await loose()).toBe(0);
+    expect(await packs()).toBe(1);
+    // Too many packs (more than autoPackLimit), with a k-suffixed gc.auto that git would read as 1024.
+    await commitFiles(dir, { 'more.txt': 'more\n' });
+    await git(dir, ['repack', '-q']);
+    expect(await packs()).toBe(2);
+    await git(dir, ['config', 'gc.autoPackLimit', '1']);
+    await gcAuto(repo, { config: { auto: '1k', autoPackLimit: '5' } });
+    expect(await packs()).toBe(2);
+    await gcAuto(repo, { config: { auto: '1k', autoPackLimit: '1' } });
+    expect(await packs()).toBe(1);
+    // A value we cannot read: git decides (with gc.auto=1 in its config and loose objects, it packs).
+    const again: Record<string, string> = {};
+    for (let i = 0; Object.keys(again).length < 2; i++) {
+      const content = `gc threshold probe again ${i}\n`;
+      if (createHash('sha1').update(`blob ${content.length}\0${content}`).digest('hex').startsWith('17')) again[`again-${i}.txt`] = content;
+    }
+    await commitFiles(dir, again);
+    expect(await loose()).toBeGreaterThan(0);
+    await gcAuto(repo, { config: { auto: 'lots' } });
+    expect(await loose()).toBe(0);
   });
 });

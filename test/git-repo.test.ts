@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   configGet,
+  configGetMany,
   currentBranch,
   isAncestor,
   listRefs,
@@ -126,6 +127,27 @@ describe('repository queries', () => {
     expect(await remoteUrl(repo, 'upstream')).toBeNull();
     await git(work, ['config', 'remote.origin.pushurl', 'git://127.0.0.1:1/push.git']);
     expect(await remoteUrl(repo, 'origin', { push: true })).toBe('git://127.0.0.1:1/push.git');
+  });
+
+  it('configGetMany reads several keys with one process, agreeing with configGet', async () => {
+    const { work } = await makeUserRepoWithRemote();
+    const repo = await openRepo(work);
+    await git(work, ['config', 'gc.autoPackLimit', '7']);
+    await git(work, ['config', 'agentv.multi', 'line one\nline two']);
+    // A key set twice: the later value wins, as with --get.
+    await git(work, ['config', '--add', 'agentv.twice', 'first']);
+    await git(work, ['config', '--add', 'agentv.twice', 'second']);
+    // Look-alikes the pattern must not catch.
+    await git(work, ['config', 'agentv.twicex', 'no']);
+    await git(work, ['config', 'agentvXtwice.y', 'no']);
+    const keys = ['gc.autoPackLimit', 'agentv.multi', 'agentv.twice', 'agentv.unset'];
+    const got = await configGetMany(repo, keys);
+    expect(Object.fromEntries(got)).toEqual({ 'gc.autoPackLimit': '7', 'agentv.multi': 'line one\nline two', 'agentv.twice': 'second' });
+    for (const k of keys) expect(got.get(k) ?? null).toBe(await configGet(repo, k));
+    expect((await configGetMany(repo, ['agentv.none'])).size).toBe(0);
+    expect((await configGetMany(repo, [])).size).toBe(0);
+    await expect(configGetMany(repo, ['remote.origin.url'])).rejects.toThrow(/plain section.name keys/);
+    await expect(configGetMany(repo, ['a.b|c.d'])).rejects.toThrow(/plain section.name keys/);
   });
 
   it('worktreeBranches lists the branch of every worktree', async () => {

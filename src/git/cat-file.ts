@@ -72,3 +72,9 @@ export async function catFile(repo: Repo, spec: string): Promise<GitObject | nul
   const [o] = await batch(repo, [spec]);
   return o ?? null;
 }
+
+/** Many objects of any type with one process, keyed by spec; null for a missing one. */
+export async function readObjects(repo: Repo, specs: string[]): Promise<Map<string, GitObject | null>> {
+  const objects = await batch(repo, specs);
+  return new Map(specs.map((spec, i) => [spec, objects[i] ?? null]));
+}

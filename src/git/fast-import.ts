@@ -30,6 +30,12 @@ export interface WriteCommitOptions {
   committer?: Ident;
   /** Start from an empty tree (history still links to `parent`): the commit holds exactly `files`. */
   deleteAll?: boolean;
+  /**
+   * Start from this existing tree instead of `parent`'s (e.g. the tree merge-tree wrote for a merge):
+   * the commit's tree is `baseTree` plus `files`, with any parents. Saves writing a scratch commit
+   * of the tree first.
+   */
+  baseTree?: string;
 }
 
 export interface WrittenCommit {
@@ -54,6 +60,8 @@ export async function writeCommit(repo: Repo, opts: WriteCommitOptions): Promise
   const parents = [opts.parent, ...(opts.mergeParents ?? [])].filter((p): p is string => p !== null);
   for (const p of parents) if (!REV.test(p)) throw new Error(`invalid parent ${JSON.stringify(p)}`);
   if (opts.parent === null && parents.length > 0) throw new Error('mergeParents need a first parent');
+  if (opts.baseTree !== undefined && !/^[0-9a-f]{40,64}$/.test(opts.baseTree)) throw new Error(`invalid base tree ${JSON.stringify(opts.baseTree)}`);
+  if (opts.baseTree !== undefined && opts.deleteAll) throw new Error('baseTree and deleteAll exclude each other');
 
   const scratch = `refs/agentv-tmp/${process.pid}-${randomBytes(6).toString('hex')}`;
   const proc = spawnGit(['fast-import', '--quiet', '--done', '--date-format=raw'], {
@@ -94,6 +102,8 @@ export async function writeCommit(repo: Repo, opts: WriteCommitOptions): Promise
     if (opts.parent !== null) await emit(`from ${opts.parent}\n`);
     for (const p of opts.mergeParents ?? []) await emit(`merge ${p}\n`);
     if (opts.deleteAll) await emit('deleteall\n');
+    // A tree as the root path replaces the whole tree (fast-import's "M 040000 <tree> \"\"").
+    if (opts.baseTree !== undefined) await emit(`M 040000 ${opts.baseTree} ""\n`);
     for (const c of changes) {
       if (c.kind === 'delete') {
         await emit(`D ${quotePath(c.path)}\n`);

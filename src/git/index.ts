@@ -9,6 +9,7 @@ export { assertGitVersion, checkGitVersion, gitVersion, MIN_GIT_VERSION, parseGi
 export type { GitVersion } from './version.js';
 export {
   configGet,
+  configGetMany,
   currentBranch,
   isAncestor,
   listRefs,
@@ -29,8 +30,8 @@ export type { WriteCommitOptions, WrittenCommit } from './fast-import.js';
 export { writeTree } from './index-tree.js';
 export type { WriteTreeOptions } from './index-tree.js';
 export { commitTree, gcAuto, lsTree } from './objects.js';
-export type { CommitTreeOptions, LsTreeOptions, TreeEntry } from './objects.js';
-export { catFile, readBlobs } from './cat-file.js';
+export type { CommitTreeOptions, GcConfig, LsTreeOptions, TreeEntry } from './objects.js';
+export { catFile, readBlobs, readObjects } from './cat-file.js';
 export type { GitObject, ObjectType } from './cat-file.js';
 export { deleteRef, updateRef, updateRefs } from './refs.js';
 export type { RefUpdate, UpdateRefsOptions } from './refs.js';

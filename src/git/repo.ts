@@ -145,6 +145,29 @@ export async function configGet(repo: Repo, key: string): Promise<string | null>
   return r.stdout.toString('utf8').replace(/\0$/, '');
 }
 
+/**
+ * The (last) value of each of several plain keys ("section.name", no subsection) with ONE process;
+ * unset keys are absent from the map, which is keyed by the names as given. Publish reads the
+ * author identity and gc thresholds together: every git process is latency on a busy CI machine.
+ */
+export async function configGetMany(repo: Repo, keys: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (keys.length === 0) return out;
+  // git prints these keys lower-cased; matching is case-insensitive like git's own.
+  const byCanonical = new Map(keys.map((k) => [k.toLowerCase(), k]));
+  for (const k of byCanonical.keys()) if (!/^[a-z][a-z0-9-]*\.[a-z][a-z0-9-]*$/.test(k)) throw new Error(`configGetMany takes plain section.name keys, got ${JSON.stringify(k)}`);
+  const pattern = `^(${[...byCanonical.keys()].map((k) => k.replace('.', '\\.')).join('|')})$`;
+  // Exit 1: none of them is set.
+  const r = await gitIn(repo, ['config', '--null', '--get-regexp', pattern], { okCodes: [0, 1] });
+  // Entries are "<key>\n<value>\0", in the order git reads its files: a later one wins, as with --get.
+  for (const entry of r.stdout.toString('utf8').split('\0')) {
+    const nl = entry.indexOf('\n');
+    const key = byCanonical.get((nl < 0 ? entry : entry.slice(0, nl)).toLowerCase());
+    if (key !== undefined) out.set(key, nl < 0 ? '' : entry.slice(nl + 1));
+  }
+  return out;
+}
+
 export async function listRemotes(repo: Repo): Promise<string[]> {
   const r = await gitIn(repo, ['remote']);
   return text(r.stdout)
