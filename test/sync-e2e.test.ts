@@ -277,6 +277,25 @@ describe('over a plain file-path remote', () => {
     expect(await lsFiles(remote, ARTIFACTS_REF)).not.toHaveLength(0);
   });
 
+  it('after a landed push the tracking refs show the remote, whether or not git\'s fetch refspec maps our branches', async () => {
+    const remote = await makeRemote();
+    const tracking = (b: string) => `refs/remotes/origin/${b.slice('refs/heads/'.length)}`;
+    // With the usual refs/heads/*:refs/remotes/origin/* git moves them itself; without one, we do.
+    for (const refspec of ['default', 'none'] as const) {
+      const a = await makeClone(remote, `ci-${refspec}`);
+      if (refspec === 'none') await git(a, ['config', '--unset-all', 'remote.origin.fetch']);
+      await publishRun(a, { experiment: `track-${refspec}` }, { push: false });
+      const outcome = await pushBranches(await resolveTarget({ cwd: a }));
+      expect(outcome.landed).toBe(true);
+      for (const ref of [RESULTS_REF, ARTIFACTS_REF]) {
+        expect(await refOf(a, tracking(ref))).toBe(await refOf(a, ref));
+        expect(await refOf(remote, ref)).toBe(await refOf(a, ref));
+      }
+      // Nothing is pending, so another loop has nothing to push.
+      expect((await pushBranches(await resolveTarget({ cwd: a }))).classification).toBe('nothing-to-push');
+    }
+  });
+
   it('`git merge` by hand with the installed drivers gives the same tree as the tool', async () => {
     const remote = await makeRemote();
     const a = await makeClone(remote);

@@ -4,7 +4,7 @@
  * writing/removing keys in a repository's LOCAL config (`drivers install` is the one command that
  * writes config). Same runner, same environment policy and argv-only rule as the rest of src/git.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertGitVersion, parseMergeTreeOutput, runGit, type MergeTreeResult, type Repo } from './index.js';
@@ -50,11 +50,13 @@ export async function readRefs(repo: Repo, refs: string[]): Promise<Map<string, 
 export async function mergeTreeWithAttributes(repo: Repo, ours: string, theirs: string, attributes: string): Promise<MergeTreeResult> {
   for (const c of [ours, theirs]) if (!OID.test(c)) throw new Error(`mergeTreeWithAttributes needs object ids, got ${JSON.stringify(c)}`);
   await assertGitVersion();
-  const dir = await mkdtemp(join(tmpdir(), 'agentv-merge-'));
+  // Synchronous: three tiny operations, which through the thread pool of a busy process cost a sync
+  // round more latency than they take.
+  const dir = mkdtempSync(join(tmpdir(), 'agentv-merge-'));
   try {
     // Not named .gitattributes: the cwd (this directory) itself must not provide attributes.
     const file = join(dir, 'attributes');
-    await writeFile(file, attributes);
+    writeFileSync(file, attributes);
     const r = await runGit(['merge-tree', '--write-tree', '-z', '--messages', '--allow-unrelated-histories', ours, theirs], {
       gitDir: repo.gitDir,
       cwd: dir,
@@ -64,7 +66,7 @@ export async function mergeTreeWithAttributes(repo: Repo, ours: string, theirs: 
     });
     return parseMergeTreeOutput(r.stdout.toString('utf8'), r.code === 0);
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -9,7 +9,7 @@
  * published twice with identical payloads is an identical add/add; both merge cleanly. Payloads that
  * differ at one path are a genuine conflict like any other file we do not own.
  */
-import { configGet, fetchRefs, RefConflictError, updateRefs, type Ident, type NetworkOptions, type Repo } from '../git/index.js';
+import { configGetMany, fetchRefs, RefConflictError, updateRefs, type Ident, type NetworkOptions, type Repo } from '../git/index.js';
 import { readRefs } from '../git/extra.js';
 import { acquirePublishLock } from './lock.js';
 import { mergeCommits, type PathConflict, type PathResolver } from './merge-commits.js';
@@ -51,16 +51,34 @@ export async function fetchBranches(target: PublishTarget, opts: NetworkOptions 
   return { results: tip(target.resultsRef), artifacts: tip(target.artifactsRef), extra: new Map((opts.extra ?? []).map((r) => [r, tip(r)])) };
 }
 
+/** Which of our branches a fetch found on the remote; their tips are then in the tracking refs. */
+export interface FetchedBranches {
+  fetched: { results: boolean; artifacts: boolean };
+}
+
+/**
+ * Fetch both branches without reading the tips back: integrateRemote() reads them together with
+ * the local tips, under the lock, in the one for-each-ref it needs anyway (a sync round is what
+ * other publishers wait on, and every git process in it is latency on a busy machine).
+ */
+export async function fetchBothBranches(target: PublishTarget, opts: NetworkOptions = {}): Promise<FetchedBranches> {
+  const remote = target.remote!;
+  const refs = [target.resultsRef, target.artifactsRef];
+  const result = await fetchRefs(target.repo, remote, refs.map((r) => `+${r}:${trackingRef(remote, r)}`), { timeoutMs: opts.timeoutMs ?? 120_000 });
+  const missing = new Set(result.missing.map((m) => m.src));
+  return { fetched: { results: !missing.has(target.resultsRef), artifacts: !missing.has(target.artifactsRef) } };
+}
+
 const identities = new Map<string, Promise<{ name: string; email: string }>>();
 
 /** Who merge and overlay commits are by: git's user.name/email (read once per repository and process). */
 export async function syncIdent(repo: Repo, now: Date): Promise<Ident> {
   let who = identities.get(repo.gitDir);
   if (!who) {
-    who = (async () => ({
-      name: (await configGet(repo, 'user.name')) ?? 'agentv-results',
-      email: (await configGet(repo, 'user.email')) ?? 'agentv-results@localhost',
-    }))();
+    who = configGetMany(repo, ['user.name', 'user.email']).then((c) => ({
+      name: c.get('user.name') ?? 'agentv-results',
+      email: c.get('user.email') ?? 'agentv-results@localhost',
+    }));
     identities.set(repo.gitDir, who);
     who.catch(() => identities.delete(repo.gitDir));
   }
@@ -69,7 +87,7 @@ export async function syncIdent(repo: Repo, now: Date): Promise<Ident> {
 
 export type IntegrateResult =
   /** Local branches now contain the remote tips; a push is a fast-forward (unless the remote moves again). */
-  | { kind: 'ready'; before: BranchTips; local: BranchTips; merges: number; fastForwards: number }
+  | { kind: 'ready'; before: BranchTips; local: BranchTips; remote: BranchTips; merges: number; fastForwards: number }
   | {
       kind: 'conflict';
       local: BranchTips;
@@ -84,10 +102,8 @@ export type IntegrateResult =
 export interface IntegrateOptions {
   now?: () => Date;
   resolve?: PathResolver;
-  /** CAS retries when a local publish moves a ref while we merge. */
+  /** CAS retries when something that does not take the publish lock moves a ref while we merge. */
   casRetries?: number;
-  /** The local tips as the caller last read them (saves a read; verified by the CAS). */
-  localHint?: BranchTips;
 }
 
 const BRANCHES = ['results', 'artifacts'] as const;
@@ -96,7 +112,7 @@ const BRANCHES = ['results', 'artifacts'] as const;
  * Merges run under the publish lock (local work only, no network): a publisher committing in a
  * loop would otherwise keep moving the ref under every merge and starve the compare-and-swap.
  */
-export async function integrateRemote(target: PublishTarget, remote: BranchTips, opts: IntegrateOptions = {}): Promise<IntegrateResult> {
+export async function integrateRemote(target: PublishTarget, remote: BranchTips | FetchedBranches, opts: IntegrateOptions = {}): Promise<IntegrateResult> {
   const lock = await acquirePublishLock(target.repo.commonDir);
   try {
     return await integrateLocked(target, remote, opts, () => lock.assertHeld());
@@ -105,12 +121,18 @@ export async function integrateRemote(target: PublishTarget, remote: BranchTips,
   }
 }
 
-async function integrateLocked(target: PublishTarget, remote: BranchTips, opts: IntegrateOptions, assertHeld: () => void): Promise<IntegrateResult> {
+async function integrateLocked(target: PublishTarget, remoteState: BranchTips | FetchedBranches, opts: IntegrateOptions, assertHeld: () => void): Promise<IntegrateResult> {
   const { repo } = target;
   const now = opts.now ?? (() => new Date());
   for (let round = 0; ; round++) {
-    // The caller usually knows the local tips; the compare-and-swap below catches a stale guess.
-    const local = round === 0 && opts.localHint ? opts.localHint : (await readTips(target)).local;
+    // Read under the lock, not taken from the caller: the push loop's copy is usually stale, since
+    // this process keeps publishing while the loop sleeps and fetches, and a stale guess costs a
+    // whole merge thrown away by the compare-and-swap (measured: most sync rounds merged twice).
+    const { local, tracking } = await readTips(target);
+    const remote: BranchTips =
+      'fetched' in remoteState
+        ? { results: remoteState.fetched.results ? tracking.results : null, artifacts: remoteState.fetched.artifacts ? tracking.artifacts : null }
+        : remoteState;
     const author = await syncIdent(repo, now());
     // Both branches merge at once (independent git processes): a sync round's latency is what
     // other publishers wait on when they converge.
@@ -130,7 +152,7 @@ async function integrateLocked(target: PublishTarget, remote: BranchTips, opts: 
     try {
       assertHeld();
       await updateRefs(repo, updates, { message: `agentv-results: sync with ${target.remote}` });
-      return { kind: 'ready', before: local, local: next, merges, fastForwards };
+      return { kind: 'ready', before: local, local: next, remote, merges, fastForwards };
     } catch (err) {
       // Something that does not take the lock moved a ref while we merged: merge again from it.
       if (!(err instanceof RefConflictError) || round >= (opts.casRetries ?? 5)) throw err;

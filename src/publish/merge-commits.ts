@@ -93,10 +93,6 @@ export async function mergeCommits(repo: Repo, input: MergeCommitsInput): Promis
     }
   };
 
-  // The scratch commit treeWith() needs is started now, so git writes it while we resolve in JS.
-  const scratch = mt.conflicts.length > 0 ? scratchCommit(repo, mt.tree, input.author) : null;
-  scratch?.catch(() => {});
-
   // 1. Paths merge-tree left conflicted: the three stages are blobs we can read by id.
   const stageBlobs = await readBlobs(repo, [...new Set(mt.conflicts.flatMap((c) => Object.values(c.stages).map((s: StageEntry) => s.sha)))]);
   const blob = (s: StageEntry | undefined): Buffer | null => (s ? (stageBlobs.get(s.sha) ?? null) : null);
@@ -112,7 +108,7 @@ export async function mergeCommits(repo: Repo, input: MergeCommitsInput): Promis
   // bytes are known before its rows are checked: when every conflicted path is one, fast-import
   // starts writing the tree now, on the other core, while the rows are parsed here.
   const candidates = entries.map((e) => appendCandidate(e.sides));
-  const speculative = scratch && candidates.every((x) => x !== null) ? scratch.then((sc) => treeWith(repo, sc, entries.map((e, i) => ({ path: e.sides.path, data: candidates[i]!, mode: e.mode })), input.author)) : null;
+  const speculative = entries.length > 0 && candidates.every((x) => x !== null) ? writeMerge(repo, input, mt.tree, entries.map((e, i) => ({ path: e.sides.path, data: candidates[i]!, mode: e.mode }))) : null;
   speculative?.catch(() => {});
   let allAppends = speculative !== null;
   entries.forEach((e, i) => {
@@ -132,27 +128,20 @@ export async function mergeCommits(repo: Repo, input: MergeCommitsInput): Promis
   if (textMerged.length > 0 && bases.length === 1) await remergeOwned(repo, input, bases[0] as string, mt.tree, textMerged, resolve, apply);
   if (conflicts.length > 0) return { kind: 'conflict', conflicts };
 
-  let tree = mt.tree;
-  if (allAppends && changes.length === resolvedChanges) tree = await speculative!;
-  else if (changes.length > 0) tree = await treeWith(repo, await (scratch ?? scratchCommit(repo, mt.tree, input.author)), changes, input.author);
-  const commit = await commitTree(repo, { tree, parents: [first, second], message: input.message, author: input.author });
-  return { kind: 'merged', commit, tree, resolvedPaths };
+  if (allAppends && changes.length === resolvedChanges) return { kind: 'merged', ...(await speculative!), resolvedPaths };
+  if (changes.length > 0) return { kind: 'merged', ...(await writeMerge(repo, input, mt.tree, changes)), resolvedPaths };
+  const commit = await commitTree(repo, { tree: mt.tree, parents: [first, second], message: input.message, author: input.author });
+  return { kind: 'merged', commit, tree: mt.tree, resolvedPaths };
 }
 
 /**
- * The merged tree with `changes` applied, written by fast-import in one process: a parentless
- * scratch commit of the merged tree gives it a starting point, and only the changed paths are
- * streamed. (A temporary index costs four git processes and a copy of every changed file on
- * disk.) Scratch commits are unreachable and pruned by gc like any other loose object.
+ * The merge commit, written by one fast-import: merge-tree's tree is the starting point, only the
+ * resolved paths are streamed, and both parents are set, so no scratch commit and no separate
+ * commit-tree are needed. (A temporary index would cost four git processes and a copy of every
+ * changed file on disk.) Same id as commit-tree would give for the same tree.
  */
-const SCRATCH_MESSAGE = 'agentv-results: merge scratch (unreferenced)';
-
-function scratchCommit(repo: Repo, tree: string, author: Ident): Promise<string> {
-  return commitTree(repo, { tree, parents: [], message: SCRATCH_MESSAGE, author });
-}
-
-async function treeWith(repo: Repo, scratch: string, changes: FileChange[], author: Ident): Promise<string> {
-  return (await writeCommit(repo, { parent: scratch, files: changes, message: SCRATCH_MESSAGE, author })).tree;
+function writeMerge(repo: Repo, input: MergeCommitsInput, tree: string, changes: FileChange[]): Promise<{ commit: string; tree: string }> {
+  return writeCommit(repo, { parent: input.first, mergeParents: [input.second], baseTree: tree, files: changes, message: input.message, author: input.author });
 }
 
 function pickMode(ours: StageEntry | undefined, theirs: StageEntry | undefined): FileMode {
