@@ -7,7 +7,8 @@
  * run). Publishing identical content again changes nothing and moves no ref.
  */
 import { blobId } from '../git/hash.js';
-import { lsTree, readBlobs, resolveRef, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
+import { lsTree, readObjects, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
+import { readRefs } from '../git/extra.js';
 import type { CatalogRow, IndexRow } from '../model/artifacts.js';
 import { ARTIFACTS_GITATTRIBUTES, RESULTS_GITATTRIBUTES, type RunLocation } from './layout.js';
 import type { SplitFile } from './split.js';
@@ -71,6 +72,7 @@ export function updatedCatalog(existing: string, row: CatalogRow): string {
  */
 async function runTreeChanges(repo: Repo, tip: string | null, base: string, files: SplitFile[], deleteMissing: boolean): Promise<FileChange[]> {
   const existing = new Map<string, string>();
+  // tip null: the run's directory is not on the branch (the common case: a new run), nothing to list.
   if (tip) for (const e of await lsTree(repo, tip, { path: base, recursive: true })) if (e.type === 'blob') existing.set(e.path, e.sha);
   const changes: FileChange[] = [];
   const wanted = new Set<string>();
@@ -114,16 +116,25 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
   const { repo, location } = input;
   // Independent reads and writes run side by side: each is its own git process, and a publish is
   // mostly waiting for them (the two fast-imports use both cores of a small machine).
-  const [resultsTip, artifactsTip] = await Promise.all([resolveRef(repo, input.resultsRef), resolveRef(repo, input.artifactsRef)]);
+  const tips = await readRefs(repo, [input.resultsRef, input.artifactsRef]);
+  const resultsTip = tips.get(input.resultsRef) ?? null;
+  const artifactsTip = tips.get(input.artifactsRef) ?? null;
+  // One cat-file answers whether the run's directory exists on either branch and reads the day's
+  // catalog; the directories are only listed (for idempotent republishing) when they exist.
   const catalogSpec = resultsTip ? `${resultsTip}:${location.catalogPath}` : null;
-  const [payloadChanges, metadataChanges, catalogBlobs] = await Promise.all([
+  const resultsDirSpec = resultsTip ? `${resultsTip}:${location.path}` : null;
+  const artifactsDirSpec = artifactsTip ? `${artifactsTip}:${location.path}` : null;
+  const found = await readObjects(repo, [catalogSpec, resultsDirSpec, artifactsDirSpec].filter((x): x is string => x !== null));
+  const present = (spec: string | null): boolean => spec !== null && found.get(spec) != null;
+  const [payloadChanges, metadataChanges] = await Promise.all([
     // Payloads are never deleted: a republished run may not have them locally (pulled without
     // --with-artifacts) and its index still points at them.
-    runTreeChanges(repo, artifactsTip, location.path, input.payloads, false),
-    runTreeChanges(repo, resultsTip, location.path, input.metadata, true),
-    catalogSpec ? readBlobs(repo, [catalogSpec]) : Promise.resolve(null),
+    runTreeChanges(repo, present(artifactsDirSpec) ? artifactsTip : null, location.path, input.payloads, false),
+    runTreeChanges(repo, present(resultsDirSpec) ? resultsTip : null, location.path, input.metadata, true),
   ]);
-  const currentCatalog = catalogSpec ? (catalogBlobs?.get(catalogSpec)?.toString('utf8') ?? '') : '';
+  const catalogObject = catalogSpec ? found.get(catalogSpec) : null;
+  if (catalogObject && catalogObject.type !== 'blob') throw new Error(`${location.catalogPath} on ${input.resultsRef} is a ${catalogObject.type}, not a file`);
+  const currentCatalog = catalogObject ? catalogObject.data.toString('utf8') : '';
   const nextCatalog = updatedCatalog(currentCatalog, input.catalog);
   if (nextCatalog !== currentCatalog) metadataChanges.push({ path: location.catalogPath, data: nextCatalog });
   const wasThere = resultsTip !== null && currentCatalog.includes(`"run_id":${JSON.stringify(location.runId)}`);

@@ -8,7 +8,7 @@
  * A push that does not land leaves the run committed locally and pending: `status` shows it and
  * the next publish or `sync` pushes it. With require_push a push that did not land is exit 3.
  */
-import { configGet, gcAuto, type Ident } from '../git/index.js';
+import { configGetMany, gcAuto, type GcConfig, type Ident } from '../git/index.js';
 import { acquirePublishLock } from './lock.js';
 import { runLocation, type RunLocation } from './layout.js';
 import { prepareRun } from './prepare.js';
@@ -41,10 +41,13 @@ export interface PublishResult {
   target: { repo: string; resultsBranch: string; artifactsBranch: string; remote: string | null };
 }
 
-export async function authorIdent(target: PublishTarget, now: Date): Promise<Ident> {
-  const name = (await configGet(target.repo, 'user.name')) ?? 'agentv-results';
-  const email = (await configGet(target.repo, 'user.email')) ?? 'agentv-results@localhost';
-  return { name, email, date: now };
+/** Who the commits are by, and gc's thresholds for after the publish: one config read for both. */
+async function publishConfig(target: PublishTarget, now: Date): Promise<{ author: Ident; gc: GcConfig }> {
+  const c = await configGetMany(target.repo, ['user.name', 'user.email', 'gc.auto', 'gc.autoPackLimit']);
+  return {
+    author: { name: c.get('user.name') ?? 'agentv-results', email: c.get('user.email') ?? 'agentv-results@localhost', date: now },
+    gc: { auto: c.get('gc.auto'), autoPackLimit: c.get('gc.autoPackLimit') },
+  };
 }
 
 export function commitMessage(loc: RunLocation, counts: { total: number; passed: number }, targets: string[], custom?: string): string {
@@ -56,6 +59,10 @@ export function commitMessage(loc: RunLocation, counts: { total: number; passed:
 export async function publish(opts: PublishOptions): Promise<PublishResult> {
   const target = await resolveTarget(opts);
   const { repo, config } = target;
+  // Who the commits are by does not depend on the branch: read it before taking the lock, which a
+  // sync round in this or another process may be waiting for.
+  const settings = publishConfig(target, opts.now?.() ?? new Date());
+  settings.catch(() => {});
   const lock = await acquirePublishLock(repo.commonDir);
   let result: PublishResult;
   try {
@@ -72,7 +79,7 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
       payloads: split.payloads,
       catalog,
       message: commitMessage(location, catalog, catalog.targets, opts.message),
-      author: await authorIdent(target, opts.now?.() ?? new Date()),
+      author: (await settings).author,
       beforeRefUpdate: () => lock.assertHeld(),
     });
     result = {
@@ -90,7 +97,7 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
     await lock.release();
   }
   // Packs accumulate one per publish; gc --auto repacks only past git's thresholds.
-  if (result.status !== 'already-published') await gcAuto(repo).catch(() => {});
+  if (result.status !== 'already-published') await gcAuto(repo, { config: (await settings).gc }).catch(() => {});
 
   const wantPush = opts.push ?? config.auto_push;
   const requirePush = opts.requirePush ?? config.require_push;
