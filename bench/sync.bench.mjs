@@ -30,7 +30,8 @@ const dist = (p) => pathToFileURL(join(ROOT, 'dist', p)).href;
 const PROCS = Number(process.env.BENCH_SYNC_PROCS ?? 8);
 const RUNS_PER_PROC = Number(process.env.BENCH_SYNC_RUNS ?? 10);
 const MERGE_ROWS = 10_000;
-const REPEATS = Number(process.env.BENCH_SYNC_REPEATS ?? 3);
+// Five: one repetition's wall time varies by 20% or more on this shared 2-core machine.
+const REPEATS = Number(process.env.BENCH_SYNC_REPEATS ?? 5);
 const CROWD = Number(process.env.BENCH_SYNC_CROWD ?? 20);
 const MERGE_SAMPLES = Number(process.env.BENCH_RUNS ?? 7);
 
@@ -58,7 +59,7 @@ async function worker([clone, log, mode, ...runs]) {
   }
   const published = performance.now();
   await Promise.all(loops);
-  if (process.env.BENCH_SYNC_TRACE) await appendFile(log, JSON.stringify({ trace: true, started: performance.timeOrigin, published: performance.timeOrigin + published, done: Date.now() }) + '\n');
+  await appendFile(log, JSON.stringify({ trace: true, started: performance.timeOrigin, published: performance.timeOrigin + published, done: Date.now() }) + '\n');
   // Anything still pending after the bounded loops (contention only) is pushed now, and counted.
   const final = await pushBranches(target, pushOpts);
   if (final.attempts > 0) await record(final);
@@ -162,6 +163,15 @@ function runWorker(args, env) {
   });
 }
 
+/**
+ * CPU time the whole machine spent (user + nice + system + irq + softirq, /proc/stat, USER_HZ=100),
+ * for BENCH_SYNC_CPU=1: tells a CPU-bound scenario from one that waits.
+ */
+async function machineCpuSeconds() {
+  const f = (await readFile('/proc/stat', 'utf8')).split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return (f[0] + f[1] + f[2] + f[5] + f[6]) / 100;
+}
+
 /** Publish `runs` split over `procs` processes to a fresh daemon-served remote; figures from the logs and the remote. */
 async function scenario(name, { work, daemon, runs, procs, mode, env }) {
   const { listRefs, openRepo, readBlobs, lsTree } = await import(dist('git/index.js'));
@@ -177,12 +187,17 @@ async function scenario(name, { work, daemon, runs, procs, mode, env }) {
   const log = join(work, `${name}.log`);
   await writeFile(log, '');
   const per = Math.ceil(runs.length / procs);
+  const c0 = await machineCpuSeconds();
   const t0 = performance.now();
   await Promise.all(clones.map((c, p) => runWorker([c, log, mode, ...runs.slice(p * per, (p + 1) * per)], env)));
   const wallMs = performance.now() - t0;
+  if (process.env.BENCH_SYNC_CPU) process.stderr.write(`${name}: machine CPU ${((await machineCpuSeconds()) - c0).toFixed(2)} s in ${(wallMs / 1000).toFixed(2)} s of wall time\n`);
 
   const all = (await readFile(log, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
   const outcomes = all.filter((o) => !o.trace);
+  // When the last process committed its last run: what is left after it is the tail, where every
+  // process still needs one landing and the remote takes them one at a time.
+  const committedMs = Math.max(...all.filter((o) => o.trace).map((t) => t.published - (performance.timeOrigin + t0)));
   if (process.env.BENCH_SYNC_TRACE) for (const t of all.filter((o) => o.trace)) process.stderr.write(`${name}: start +${((t.started - (performance.timeOrigin + t0)) / 1000).toFixed(2)}s published +${((t.published - (performance.timeOrigin + t0)) / 1000).toFixed(2)}s done +${((t.done - (performance.timeOrigin + t0)) / 1000).toFixed(2)}s\n`);
   const attempts = outcomes.filter((o) => !o.joined).reduce((s, o) => s + o.attempts, 0);
   const remote = await openRepo(remotePath);
@@ -191,7 +206,7 @@ async function scenario(name, { work, daemon, runs, procs, mode, env }) {
   const ids = [...blobs.values()].flatMap((b) => b.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).run_id));
   const syncBranches = (await listRefs(remote, 'refs/heads/agentv/results-sync')).length;
   const loops = outcomes.filter((o) => !o.joined);
-  return { name, mode, procs, runs: runs.length, wallMs, attempts, perRun: attempts / runs.length, landed: new Set(ids).size, duplicates: ids.length - new Set(ids).size, syncBranches, loops: loops.length, merges: loops.reduce((s, o) => s + o.merges, 0) };
+  return { name, mode, procs, runs: runs.length, wallMs, committedMs, attempts, perRun: attempts / runs.length, landed: new Set(ids).size, duplicates: ids.length - new Set(ids).size, syncBranches, loops: loops.length, merges: loops.reduce((s, o) => s + o.merges, 0) };
 }
 
 /**
@@ -351,15 +366,21 @@ The last two rows are for context: every publish waiting for its own push (\`pub
 loop), by 8 processes and by one. \`BENCH_SYNC_TRACE=1\` prints when each process finished publishing
 and pushing; \`BENCH_SYNC_BACKOFF=<baseMs>,<capMs>\` tries other backoff settings.
 
-| scenario | runs landed | duplicate catalog rows | sync branches | push attempts | attempts / run | push loops | merge commits | wall time |
-|---|---:|---:|---:|---:|---:|---:|---:|---:|
-| 1 process x ${total} runs (baseline) | ${single.landed}/${total} | ${single.duplicates} | ${single.syncBranches} | ${single.attempts} | ${single.perRun.toFixed(2)} | ${single.loops} | ${single.merges} | ${fmtMs(single.wallMs)} |
-| **${PROCS} processes x ${RUNS_PER_PROC} runs** | **${concurrent.landed}/${total}** | ${concurrent.duplicates} | ${concurrent.syncBranches} | ${concurrent.attempts} | **${concurrent.perRun.toFixed(2)}** | ${concurrent.loops} | ${concurrent.merges} | ${fmtMs(concurrent.wallMs)} |
-| ${PROCS} x ${RUNS_PER_PROC}, each publish waits for its own push | ${awaited.landed}/${total} | ${awaited.duplicates} | ${awaited.syncBranches} | ${awaited.attempts} | ${awaited.perRun.toFixed(2)} | ${awaited.loops} | ${awaited.merges} | ${fmtMs(awaited.wallMs)} |
-| 1 x ${total}, each publish waits for its own push | ${awaitedSingle.landed}/${total} | ${awaitedSingle.duplicates} | ${awaitedSingle.syncBranches} | ${awaitedSingle.attempts} | ${awaitedSingle.perRun.toFixed(2)} | ${awaitedSingle.loops} | ${awaitedSingle.merges} | ${fmtMs(awaitedSingle.wallMs)} |
+| scenario | runs landed | duplicate catalog rows | sync branches | push attempts | attempts / run | push loops | merge commits | last run committed | wall time |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+| 1 process x ${total} runs (baseline) | ${single.landed}/${total} | ${single.duplicates} | ${single.syncBranches} | ${single.attempts} | ${single.perRun.toFixed(2)} | ${single.loops} | ${single.merges} | ${fmtMs(single.committedMs)} | ${fmtMs(single.wallMs)} |
+| **${PROCS} processes x ${RUNS_PER_PROC} runs** | **${concurrent.landed}/${total}** | ${concurrent.duplicates} | ${concurrent.syncBranches} | ${concurrent.attempts} | **${concurrent.perRun.toFixed(2)}** | ${concurrent.loops} | ${concurrent.merges} | ${fmtMs(concurrent.committedMs)} | ${fmtMs(concurrent.wallMs)} |
+| ${PROCS} x ${RUNS_PER_PROC}, each publish waits for its own push | ${awaited.landed}/${total} | ${awaited.duplicates} | ${awaited.syncBranches} | ${awaited.attempts} | ${awaited.perRun.toFixed(2)} | ${awaited.loops} | ${awaited.merges} | ${fmtMs(awaited.committedMs)} | ${fmtMs(awaited.wallMs)} |
+| 1 x ${total}, each publish waits for its own push | ${awaitedSingle.landed}/${total} | ${awaitedSingle.duplicates} | ${awaitedSingle.syncBranches} | ${awaitedSingle.attempts} | ${awaitedSingle.perRun.toFixed(2)} | ${awaitedSingle.loops} | ${awaitedSingle.merges} | ${fmtMs(awaitedSingle.committedMs)} | ${fmtMs(awaitedSingle.wallMs)} |
 
 Median-wall repetition of ${REPEATS} (single and concurrent alternating). Wall times of all repetitions:
 single ${singles.map((x) => fmtMs(x.wallMs)).join(', ')}; concurrent ${concurrents.map((x) => fmtMs(x.wallMs)).join(', ')}.
+
+Where the concurrent time goes: the ${PROCS} processes had committed their last runs at
+${fmtMs(concurrent.committedMs)} (the single process at ${fmtMs(single.committedMs)}). After that, each process still needs
+one landing, and the remote takes them one at a time, each after a fetch and merge of the one
+before. The remaining ${fmtMs(concurrent.wallMs - concurrent.committedMs)} is about ${PROCS - 1} such rounds of
+${fmtMs((concurrent.wallMs - concurrent.committedMs) / (PROCS - 1))} each. \`BENCH_SYNC_CPU=1\` prints the machine's CPU time per scenario.
 
 | check | target | measured | met |
 |---|---|---|---|
