@@ -242,7 +242,7 @@ The floor streams the same files into a single commit with one \`git fast-import
 | 10,000 runs of one experiment over 50 days (seeded by one fast-import in ${fmtMs(o.seedMs)}; the run lands on a day that already has 200) | ${fmtMs(o.seeded)} |
 | ratio | **${fmtRatio(seededRatio)}** (target ≤ 1.2x) ${pass(seededRatio <= 1.2)} |
 
-${q.n.toLocaleString('en-US')} real publishes in a row (small runs of ~30 files, 50 a day; each publish runs \`git gc --auto\`, which repacks when packs pile up):
+${q.n.toLocaleString('en-US')} real publishes in a row (small runs of ~30 files, 50 a day; after each publish \`git gc --auto\` runs when git's thresholds may be crossed, and repacks when packs pile up):
 
 | first ${q.k} (median) | last ${q.k} (median) | last / first | p90 | max (a publish that triggered a repack) | packs at the end |
 |---|---|---|---|---|---|
