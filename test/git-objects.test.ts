@@ -406,6 +406,11 @@ describe('gcAuto', () => {
 
   it('with the thresholds given, starts git only when its own estimate could say yes', async () => {
     const dir = await initRepo();
+    // `git commit` runs its own auto-maintenance once gc.auto is low, by default detached (a race
+    // CI lost): the counts below must change only through gcAuto. autoDetach=false makes any such
+    // gc deterministic, maintenance.auto=false turns the commit's off.
+    await git(dir, ['config', 'gc.autoDetach', 'false']);
+    await git(dir, ['config', 'maintenance.auto', 'false']);
     const files: Record<string, string> = {};
     for (let i = 0; Object.keys(files).length < 3; i++) {
       const content = `gc threshold probe ${i}\n`;
