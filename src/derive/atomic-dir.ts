@@ -15,17 +15,9 @@ import { mkdir, rename, rm, readdir, cp } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { safeRelativePath } from '../model/paths.js';
+import { processAlive } from '../util/process-alive.js';
 
 const STAGING = /^\.(.+)\.(tmp|old)-(\d+)-[0-9a-f]+$/;
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export async function removeStaleStaging(parent: string): Promise<void> {
   let names: string[];

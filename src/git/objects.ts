@@ -3,6 +3,7 @@ import { readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { normalizeIdent, normalizeMessage, identEnv, type Ident } from './ident.js';
 import { assertNotOption, gitIn, text, type Repo } from './repo.js';
+import { processAlive } from '../util/process-alive.js';
 
 export interface CommitTreeOptions {
   tree: string;
@@ -144,11 +145,3 @@ async function sweepOurCrashReports(repo: Repo): Promise<void> {
   }
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -27,6 +27,7 @@ import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'n
 import { rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from '../util/process-alive.js';
 
 export class LockError extends Error {}
 
@@ -47,15 +48,6 @@ function readOwner(ownerFile: string): Owner | null {
     return typeof o.pid === 'number' && typeof o.host === 'string' && typeof o.ino === 'number' ? { pid: o.pid, host: o.host, ino: o.ino } : null;
   } catch {
     return null;
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
