@@ -144,4 +144,3 @@ async function sweepOurCrashReports(repo: Repo): Promise<void> {
     }
   }
 }
-
