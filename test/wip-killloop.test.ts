@@ -12,6 +12,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+// Deterministic per seed, so a failing iteration can be replayed (AGENTV_KILL_SEED).
+import { rng } from '../bench/synthetic.mjs';
 import { lsTree, openRepo, readBlobs, resolveRef, type Repo } from '../src/git/index.js';
 import { publish } from '../src/publish/publish.js';
 import { parseWipMeta, recoverWip, wipBranch } from '../src/publish/wip.js';
@@ -28,19 +30,6 @@ afterEach(async () => {
   for (const p of procs.splice(0)) await p.stop(2_000);
   for (const pid of pids.splice(0)) killPid(pid);
 });
-
-/** Deterministic per seed, so a failing iteration can be replayed (AGENTV_KILL_SEED). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 4294967296;
-  };
-}
 
 async function capturedIndex(repo: Repo, commit: string): Promise<string> {
   const segs = (await lsTree(repo, commit, { path: 'index/', recursive: true })).sort((a, b) => (a.path < b.path ? -1 : 1));
