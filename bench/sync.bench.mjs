@@ -10,6 +10,11 @@
  * process) per run, and wall time against ONE process publishing the same 80 runs the same way.
  * For reference, the same 8 x 10 where every publish waits for its own push (no coalescing).
  *
+ * Round anatomy: one sync round (fetch, merge, push) of a machine that lost a race, timed step by
+ * step over git:// and over a plain path to the same bare repository: what each landing of the
+ * serialized tail costs, and how much of it is protocol latency. BENCH_SYNC_TRANSPORT=path runs
+ * the concurrency scenarios over the plain path too (for comparison; the figure is git://).
+ *
  * Merge: a divergence where both sides appended 10,000 rows to one index.jsonl, resolved by
  * mergeCommits (merge-tree + jsonl-union + temp-index tree + commit) against raw
  * `git merge-tree --write-tree` on the same two commits (median of several runs).
@@ -181,7 +186,8 @@ async function scenario(name, { work, daemon, runs, procs, mode, env }) {
   for (let p = 0; p < procs; p++) {
     const dir = join(work, 'clones', `${name}-${p}`);
     await mkdir(dir, { recursive: true });
-    await cloneFor(dir, daemon.url(`${name}.git`));
+    // BENCH_SYNC_TRANSPORT=path: the same bare repository as a plain path (no git:// protocol latency).
+    await cloneFor(dir, process.env.BENCH_SYNC_TRANSPORT === 'path' ? remotePath : daemon.url(`${name}.git`));
     clones.push(dir);
   }
   const log = join(work, `${name}.log`);
@@ -261,6 +267,66 @@ async function crowd(name, { work, daemon, runs, env }) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Anatomy of one sync round: what every landing after the first costs, on an otherwise idle remote.
+
+const ROUND_SAMPLES = Number(process.env.BENCH_SYNC_ROUNDS ?? 7);
+
+/**
+ * One machine's round after losing a race (fetch both branches, merge, push), timed step by step,
+ * over git:// (the benchmark's transport) and over a plain path to the same bare repository. Before
+ * each round another clone lands a run, so every round really fetches and merges. The difference
+ * between the transports is protocol latency, not work: it shows what the serialized tail is made of.
+ */
+async function roundAnatomy(work, daemon, runs) {
+  const { publish } = await import(dist('publish/publish.js'));
+  const { resolveTarget } = await import(dist('publish/target.js'));
+  const { fetchBothBranches, integrateRemote } = await import(dist('publish/integrate.js'));
+  const { pushOnce } = await import(dist('publish/push-branches.js'));
+  const remotePath = join(work, 'served', 'anatomy.git');
+  await bareRemote(remotePath);
+  const clone = async (name, url) => {
+    const dir = join(work, 'clones', `anatomy-${name}`);
+    await mkdir(dir, { recursive: true });
+    await cloneFor(dir, url);
+    return dir;
+  };
+  const other = await clone('other', daemon.url('anatomy.git'));
+  const machines = { 'git://': await clone('git', daemon.url('anatomy.git')), 'local path': await clone('path', remotePath) };
+  let next = 0;
+  const take = () => runs[next++ % runs.length];
+  // Some history first, and both machines up to date with it.
+  for (let i = 0; i < 5; i++) await publish({ run: take(), cwd: other, push: true });
+  const steps = {};
+  for (const [kind, dir] of Object.entries(machines)) {
+    const target = await resolveTarget({ cwd: dir });
+    await integrateRemote(target, await fetchBothBranches(target));
+    steps[kind] = { fetch: [], merge: [], push: [], round: [] };
+  }
+  for (let i = 0; i < ROUND_SAMPLES + 1; i++) {
+    for (const [kind, dir] of Object.entries(machines)) {
+      await publish({ run: take(), cwd: other, push: true }); // the race this machine lost
+      await publish({ run: take(), cwd: dir, push: false });
+      const target = await resolveTarget({ cwd: dir });
+      const t0 = performance.now();
+      const fetched = await fetchBothBranches(target);
+      const t1 = performance.now();
+      const merged = await integrateRemote(target, fetched);
+      const t2 = performance.now();
+      const pushed = await pushOnce(target);
+      const t3 = performance.now();
+      if (merged.kind !== 'ready' || merged.merges === 0 || !pushed.landed) throw new Error(`round anatomy: ${merged.kind}, ${merged.merges} merges, push ${pushed.classification}`);
+      if (i === 0) continue; // warm-up
+      const s = steps[kind];
+      s.fetch.push(t1 - t0);
+      s.merge.push(t2 - t1);
+      s.push.push(t3 - t2);
+      s.round.push(t3 - t0);
+    }
+  }
+  return Object.fromEntries(Object.entries(steps).map(([k, s]) => [k, { fetch: median(s.fetch), merge: median(s.merge), push: median(s.push), round: median(s.round) }]));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Merge benchmark.
 
 async function mergeBench(work) {
@@ -322,6 +388,7 @@ export async function run() {
     const merge = await mergeBench(work);
     if (process.env.BENCH_SYNC_ONLY === 'merge') return { markdown: `merge-tree ${fmtMs(merge.raw)}, mergeCommits ${fmtMs(merge.ours)}, ratio ${fmtRatio(merge.ours / merge.raw)}` };
     const runs = await makeRuns(work, PROCS * RUNS_PER_PROC);
+    if (process.env.BENCH_SYNC_ONLY === 'rounds') return { markdown: JSON.stringify(await roundAnatomy(work, daemon, runs), null, 1) };
     // The machine is shared and noisy: single and concurrent alternate, REPEATS times each, and the
     // median-wall repetition of each is reported (every repetition must land everything).
     const singles = [];
@@ -343,6 +410,7 @@ export async function run() {
     const awaited = await scenario('awaited', { work, daemon, runs, procs: PROCS, mode: 'awaited', env });
     const awaitedSingle = await scenario('awaited-single', { work, daemon, runs, procs: 1, mode: 'awaited', env });
     const twenty = CROWD > 0 ? await crowd('crowd', { work, daemon, runs: runs.slice(0, CROWD), env }) : null;
+    const anatomy = await roundAnatomy(work, daemon, runs);
     const total = runs.length;
     const ok = (b) => (b ? 'yes' : '**no**');
     const crowdSection = twenty
@@ -389,7 +457,24 @@ ${fmtMs((concurrent.wallMs - concurrent.committedMs) / (PROCS - 1))} each. \`BEN
 | push attempts per run, worst repetition (naive fetch-merge-retry measured here: 301 for 80 = 3.76) | <= 1.5 | ${worst.perRun.toFixed(2)} | ${ok(worst.perRun <= 1.5)} |
 | wall time vs 1 process publishing the same runs the same way (median repetitions) | <= 1.5x | ${fmtRatio(wall)} | ${ok(wall <= 1.5)} |
 
-${crowdSection}### Merge: both sides appended ${MERGE_ROWS.toLocaleString('en-US')} rows to one index.jsonl
+${crowdSection}### One sync round on an otherwise idle remote (what each landing of the tail costs)
+
+A machine that lost a race fetches both branches, merges, and pushes. Before each round another
+clone lands a run, so every round fetches and merges for real. Medians of ${ROUND_SAMPLES} rounds, the same
+bare repository reached over git:// and over a plain path.
+
+| transport | fetch | merge | push | round |
+|---|---:|---:|---:|---:|
+${Object.entries(anatomy)
+  .map(([k, a]) => `| ${k} | ${fmtMs(a.fetch)} | ${fmtMs(a.merge)} | ${fmtMs(a.push)} | ${fmtMs(a.round)} |`)
+  .join('\n')}
+
+With perfect turn-taking, the tail after the last commit is ${PROCS - 1} such rounds. Taking the concurrent
+phase before it to cost what the single process did in all, the best ratio this protocol could reach
+in this run is (${fmtMs(single.wallMs)} + ${PROCS - 1} x ${fmtMs(anatomy['git://'].round)}) / ${fmtMs(single.wallMs)} = ${fmtRatio((single.wallMs + (PROCS - 1) * anatomy['git://'].round) / single.wallMs)} on an idle machine;
+under the benchmark's load each round takes longer (see the tail above).
+
+### Merge: both sides appended ${MERGE_ROWS.toLocaleString('en-US')} rows to one index.jsonl
 
 | | median (${MERGE_SAMPLES} runs) |
 |---|---:|
