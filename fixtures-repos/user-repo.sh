@@ -23,13 +23,8 @@ if [ -e "$dir/user" ] || [ -e "$dir/remote.git" ]; then
 fi
 
 # Never read the machine's or the person's git config; never prompt.
-export GIT_CONFIG_NOSYSTEM=1
-export GIT_CONFIG_GLOBAL=/dev/null
-export GIT_TERMINAL_PROMPT=0
-export GIT_AUTHOR_NAME='Fixture User' GIT_AUTHOR_EMAIL='user@example.invalid'
-export GIT_COMMITTER_NAME='Fixture User' GIT_COMMITTER_EMAIL='user@example.invalid'
-export GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z'
-unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_NAMESPACE GIT_COMMON_DIR
+# shellcheck source=git-env.sh
+. "$(cd "$(dirname "$0")" && pwd)/git-env.sh"
 
 git init -q --bare -b main "$dir/remote.git"
 git -C "$dir/remote.git" config receive.denyNonFastForwards true
