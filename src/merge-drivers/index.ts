@@ -9,7 +9,9 @@ export { catalogRowIdentity, contentRowIdentity, defaultRowIdentity, indexRowIde
 export { mergeJsonl, type JsonlConflict, type JsonlMergeOptions, type JsonlMergeResult } from './jsonl-union.js';
 export { laterTimestamp, mergeJson, type JsonConflict, type JsonMergeOptions, type JsonMergeResult, type JsonSide } from './json-union.js';
 export {
+  computeFeedbackRevision,
   computeTagRevision,
+  normalizeFeedbackEntries,
   MAX_TAG_LENGTH,
   MAX_TAGS,
   validateTags,
