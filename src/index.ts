@@ -24,7 +24,7 @@ export { listRuns, type ListOptions, type ListResult, type ListedRun } from './p
 export { status, registerStatusSection, type StatusReport, type BranchStatus } from './publish/status.js';
 export { pull, type PullOptions, type PullResult } from './publish/pull.js';
 export { sync, type SyncOptions, type SyncResult } from './publish/sync.js';
-export { editTags, setFeedback, readTags, readFeedback, feedbackNotes, FeedbackRevisionMismatch, TagRevisionMismatch, type TagOptions, type FeedbackOptions, type FeedbackDoc, type FeedbackNote, type TagsDoc } from './publish/overlays.js';
+export { editTags, setFeedback, readTags, readFeedback, FeedbackRevisionMismatch, TagRevisionMismatch, type TagOptions, type FeedbackOptions, type FeedbackDoc, type TagsDoc } from './publish/overlays.js';
 export { installDrivers, uninstallDrivers } from './publish/drivers.js';
 export * from './publish/wip.js';
 export * from './daemon/index.js';

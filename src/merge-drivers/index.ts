@@ -11,12 +11,14 @@ export { laterTimestamp, mergeJson, type JsonConflict, type JsonMergeOptions, ty
 export {
   computeFeedbackRevision,
   computeTagRevision,
+  feedbackNotes,
   normalizeFeedbackEntries,
   MAX_TAG_LENGTH,
   MAX_TAGS,
   validateTags,
   type FeedbackDocument,
   type FeedbackEntry,
+  type FeedbackNote,
   type TagsDocument,
   type TagValidation,
 } from './overlays.js';

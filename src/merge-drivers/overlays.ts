@@ -155,3 +155,19 @@ export function validateTags(tags: unknown): TagValidation {
   });
   return errors.length === 0 ? { ok: true, tags: tags as string[] } : { ok: false, errors };
 }
+
+/** One note, flattened for printing, reports and the Dashboard. */
+export interface FeedbackNote extends FeedbackEntry {
+  test_id: string;
+}
+
+/** Every note of a document (optionally of one test) in a stable order: test, then time, then reviewer. */
+export function feedbackNotes(doc: { entries: Record<string, Record<string, FeedbackEntry>> }, testId?: string): FeedbackNote[] {
+  const notes: FeedbackNote[] = [];
+  for (const test of Object.keys(doc.entries)) {
+    if (testId !== undefined && test !== testId) continue;
+    for (const entry of Object.values(doc.entries[test]!)) notes.push({ test_id: test, ...entry });
+  }
+  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return notes.sort((a, b) => cmp(a.test_id, b.test_id) || cmp(a.updated_at, b.updated_at) || cmp(a.reviewer, b.reviewer));
+}

@@ -13,7 +13,7 @@
  */
 import { userInfo } from 'node:os';
 import { configGet, readBlobs, resolveRef, updateRefs, writeCommit, type FileChange } from '../git/index.js';
-import { computeFeedbackRevision, computeTagRevision, MAX_TAGS, normalizeFeedbackEntries, validateTags, type FeedbackEntry } from '../merge-drivers/index.js';
+import { computeFeedbackRevision, computeTagRevision, feedbackNotes, MAX_TAGS, normalizeFeedbackEntries, validateTags, type FeedbackEntry, type FeedbackNote } from '../merge-drivers/index.js';
 import { fetchBranches, integrateRemote, syncIdent } from './integrate.js';
 import { RESULTS_GITATTRIBUTES, runLocation, type RunLocation } from './layout.js';
 import { acquirePublishLock } from './lock.js';
@@ -255,27 +255,12 @@ export async function setFeedback(opts: FeedbackOptions): Promise<OverlayResult<
   return { ...result, reviewer, entry: mine && Object.hasOwn(mine, reviewer) ? mine[reviewer]! : null };
 }
 
-/** One note, flattened for printing and for the Dashboard. */
-export interface FeedbackNote extends FeedbackEntry {
-  test_id: string;
-}
-
 /** The feedback of a run (optionally one test) as the results branch has it (no network, no lock). */
 export async function readFeedback(opts: TargetOptions & { runId: string; testId?: string }): Promise<{ runId: string; notes: FeedbackNote[]; document: FeedbackDoc }> {
   const target = await resolveTarget(opts);
   const spec = `${target.resultsRef}:${runLocation(opts.runId).path}/feedback.json`;
   const document = feedbackOf((await readBlobs(target.repo, [spec])).get(spec)?.toString('utf8') ?? null);
   return { runId: opts.runId, notes: feedbackNotes(document, opts.testId), document };
-}
-
-/** Every note of a document in a stable order (test, then time, then reviewer). */
-export function feedbackNotes(doc: Pick<FeedbackDoc, 'entries'>, testId?: string): FeedbackNote[] {
-  const notes: FeedbackNote[] = [];
-  for (const test of Object.keys(doc.entries).sort()) {
-    if (testId !== undefined && test !== testId) continue;
-    for (const entry of Object.values(doc.entries[test]!)) notes.push({ test_id: test, ...entry });
-  }
-  return notes.sort((a, b) => (a.test_id < b.test_id ? -1 : a.test_id > b.test_id ? 1 : a.updated_at.localeCompare(b.updated_at) || a.reviewer.localeCompare(b.reviewer)));
 }
 
 async function defaultReviewer(opts: TargetOptions): Promise<string> {
