@@ -11,6 +11,7 @@ import { registerCombine } from './combine.js';
 import { registerDelete } from './delete.js';
 import { registerCompare } from './compare.js';
 import { registerTrend } from './trend.js';
+import { registerAutoresearch } from './autoresearch.js';
 import { registerList } from './list.js';
 import { registerStatus } from './status.js';
 import { registerPull } from './pull.js';
@@ -37,6 +38,7 @@ export function registerCommands(cli: CAC): void {
   registerDelete(cli);
   registerCompare(cli);
   registerTrend(cli);
+  registerAutoresearch(cli);
   registerList(cli);
   registerStatus(cli);
   registerPull(cli);
