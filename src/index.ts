@@ -15,6 +15,8 @@ export { RunAggregator } from './derive/aggregate.js';
 
 export * from './results/index.js';
 export { generateReport } from './report/index.js';
+export { trend, type TrendAllOptions } from './trend/index.js';
+export * from './autoresearch/index.js';
 
 export { publish, type PublishOptions, type PublishResult } from './publish/publish.js';
 export { loadResultsConfig, ConfigError, type ResultsConfig } from './publish/config.js';
