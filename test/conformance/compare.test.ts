@@ -3,7 +3,8 @@
  * on the same inputs: the real fixture pairs, the three trend fixtures, a multi-target file, and
  * runs that `agentv eval` made in the sample project. Every field AgentV prints must come out of
  * ours with the same value (our extras may be added, never renamed or dropped), the outcome of
- * every test must match, and so must the exit code.
+ * every test must match, and so must the exit code. `autoresearch record` must take the decision
+ * the skill takes from `agentv compare --json`.
  *
  * AgentV only reads manifests named index.jsonl, so each fixture is copied to `<dir>/index.jsonl`
  * in a temp dir (never into the project).
@@ -140,5 +141,24 @@ describeWithAgentV('compare and trend give AgentV\'s answers', () => {
       expectSuperset(t.runs, s.runs);
     }
     expect(report.series.find((s) => s.target === 'steady-agent')!.summary.direction).toBe('stable');
-  }, 180_000);
+
+    // autoresearch record decides as the skill would from `agentv compare <last kept> <run> --json`.
+    let kept = runs[0]!;
+    for (let i = 0; i < runs.length; i++) {
+      const r = await runCli(['autoresearch', 'record', runs[i]!, '--experiment', 'autoresearch-conf', '--mutation', `cycle ${i + 1}`, '--json'], { cwd: project });
+      expect(r.code, r.stderr).toBe(0);
+      const line = JSON.parse(r.stdout) as { cycle: number; decision: string; compare?: Record<string, number> };
+      expect(line.cycle).toBe(i + 1);
+      if (i === 0) {
+        expect(line.decision).toBe('keep');
+        continue;
+      }
+      const theirs = await runAgentV(['compare', kept, runs[i]!, '--json'], { cwd: project });
+      const s = (JSON.parse(theirs.stdout) as { summary: { wins: number; losses: number; ties: number; mean_delta: number } }).summary;
+      expect(line.compare).toEqual({ wins: s.wins, losses: s.losses, ties: s.ties, mean_delta: s.mean_delta });
+      // Seed 004: wins > losses -> keep; otherwise (no artifacts given) drop.
+      expect(line.decision).toBe(s.wins > s.losses ? 'keep' : 'drop');
+      if (line.decision === 'keep') kept = runs[i]!;
+    }
+  }, 240_000);
 });
