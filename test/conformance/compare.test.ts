@@ -92,6 +92,24 @@ describeWithAgentV('compare and trend give AgentV\'s answers', () => {
     expect(ours.unmatched.candidate_only).toEqual(['only-in-candidate']);
   });
 
+  it.skipIf(!HAS_FIXTURES)('one run with several targets: the matrix, a target pair, and the matrix gate on a baseline target', async () => {
+    const bench = await asManifest(fixture('benchmark-tooling--combined-results.jsonl'));
+    const matrix = await sideBySide('compare', [bench], tmp);
+    expectSuperset(matrix.theirs, matrix.ours);
+    expect(matrix.ours.targets).toEqual(['gemini-3-flash-preview', 'gpt-4.1', 'gpt-5-mini']);
+    const pair = await sideBySide('compare', [bench, '--baseline', 'gpt-4.1', '--candidate', 'gpt-5-mini'], tmp);
+    expectSuperset(pair.theirs, pair.ours);
+    // Our spelling gives the same answer.
+    const ours = await runCli(['compare', bench, '--baseline-target', 'gpt-4.1', '--candidate-target', 'gpt-5-mini', '--json']);
+    expectSuperset(pair.theirs, JSON.parse(ours.stdout));
+    for (const baseline of ['gpt-5-mini', 'gemini-3-flash-preview']) {
+      const gate = await sideBySide('compare', [bench, '--baseline', baseline], tmp); // exit codes compared inside
+      expectSuperset(gate.theirs, gate.ours);
+    }
+    const narrowed = await sideBySide('compare', [bench, '--targets', 'gpt-5-mini', '--targets', 'gpt-4.1'], tmp);
+    expectSuperset(narrowed.theirs, narrowed.ours);
+  });
+
   it.skipIf(!HAS_FIXTURES)('trend on the three fixtures: each target series classified as agentv trend --target classifies it', async () => {
     const dir = join(tmp, 'trend-runs');
     const names = ['2026-03-01T10-00-00-000Z', '2026-03-08T10-00-00-000Z', '2026-03-15T10-00-00-000Z'];
@@ -128,6 +146,10 @@ describeWithAgentV('compare and trend give AgentV\'s answers', () => {
     for (let i = 0; i < 4; i++) runs.push(await agentvEval(project, { experiment: 'conf' }));
     for (let i = 1; i < runs.length; i++) await expectSameCompare(runs[i - 1]!, runs[i]!, [], project);
     await expectSameCompare(runs[0]!, runs[3]!, ['--threshold', '0'], project);
+    const pair = await sideBySide('compare', [runs[0]!, '--baseline', 'steady-agent', '--candidate', 'flaky-agent'], project);
+    expectSuperset(pair.theirs, pair.ours);
+    const matrix = await sideBySide('compare', [runs[1]!], project);
+    expectSuperset(matrix.theirs, matrix.ours);
     // trend with no paths reads .agentv/results/ like `agentv trend --last`.
     const ours = await runCli(['trend', '--json'], { cwd: project });
     expect(ours.code, ours.stderr).toBe(0);
