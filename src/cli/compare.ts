@@ -44,7 +44,7 @@ function printSingleRun(r: MatrixReport | TargetPairReport): void {
 export function registerCompare(cli: CAC): void {
   cli
     .command('compare <baseline> [candidate]', 'Compare two runs (run directories, index.jsonl or results .jsonl) as `agentv compare` does: tests matched by test_id (the last row of a repeated id counts), per-test delta, wins/losses/ties, mean_delta; exit 1 when mean_delta < 0. With one run: its targets against each other (--baseline-target a --candidate-target b), or a score matrix of all of them')
-    .option('--threshold <delta>', 'Win when delta >= threshold, loss when delta <= -threshold, else tie (default 0.1, as agentv compare)', { default: 0.1 })
+    .option('--threshold <delta>', 'Win when delta >= threshold, loss when delta <= -threshold, else tie (default 0.1, as agentv compare)')
     .option('--target <name>', 'Compare only this target on both sides (repeatable; use it when a file holds several targets)')
     .option('--baseline-target <name>', 'Narrow the baseline to this target (repeatable). One run: the baseline target (agentv: --baseline)')
     .option('--candidate-target <name>', 'Narrow the candidate to this target (repeatable). One run: the candidate target (agentv: --candidate)')
