@@ -205,6 +205,30 @@ describe('compare: hand-written runs', () => {
   });
 });
 
+describe('compare <one run>: its targets against each other', () => {
+  it('pairwise with --baseline-target/--candidate-target, matrix without; errors name what to pass', async () => {
+    const f = await results([...scores('a', { t1: 0.5, t2: 1 }), ...scores('b', { t1: 0.75, t2: 0.5 })]);
+    const pair = await runCli(['compare', f, '--baseline-target', 'a', '--candidate-target', 'b', '--json']);
+    expect(pair.code).toBe(1); // mean_delta (0.25 - 0.5) / 2 = -0.125
+    const pj = JSON.parse(pair.stdout) as CompareJson & { mode: string };
+    expect(pj.mode).toBe('pairwise');
+    expect(counts(pj)).toEqual({ wins: 1, losses: 1, ties: 0, mean_delta: -0.125 });
+    const matrix = await runCli(['compare', f, '--json']);
+    expect(matrix.code).toBe(0);
+    expect(JSON.parse(matrix.stdout)).toMatchObject({ mode: 'matrix', targets: ['a', 'b'], matrix: [{ test_id: 't1', scores: { a: 0.5, b: 0.75 } }, { test_id: 't2', scores: { a: 1, b: 0.5 } }] });
+    expect((await runCli(['compare', f, '--baseline', 'a'])).code).toBe(1); // b is lower than baseline a on average
+    expect((await runCli(['compare', f, '--baseline', 'b'])).code).toBe(0);
+    let r = await runCli(['compare', f, '--candidate', 'b']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('needs a baseline target');
+    r = await runCli(['compare', await results([{ test_id: 't1', score: 1 }])]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('without a target');
+    r = await runCli(['compare', f, f, '--baseline', 'a']);
+    expect(r.code).toBe(2);
+  });
+});
+
 describe('compare --decide: seed 004 rules', () => {
   const artifacts = join(tmp, 'artifacts');
   const file = async (name: string, lines: number) => {

@@ -4,7 +4,7 @@
  * results branch through publish/list/pull (a real bare remote), and the library function.
  * Side by side with the real `agentv trend`: test/conformance/compare.test.ts.
  */
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,14 +78,18 @@ describeWithFixtures('trend: the three real trend fixtures', () => {
 
   it('with no paths, reads the runs under .agentv/results/ (the library function too)', async () => {
     const project = join(tmp, 'project');
-    for (const d of DAYS) {
-      await mkdir(join(project, '.agentv', 'results', d), { recursive: true });
-      await copyFile(fixture(`trend--${d}--index.jsonl`), join(project, '.agentv', 'results', d, 'index.jsonl'));
+    // AgentV's <run_id>/, ours <experiment>/<ts>/ and the seeds' runs/<experiment>/<ts>/, side by side.
+    const where = [DAYS[0]!, join('exp', DAYS[1]!), join('runs', 'exp', DAYS[2]!)];
+    for (let i = 0; i < DAYS.length; i++) {
+      await mkdir(join(project, '.agentv', 'results', where[i]!), { recursive: true });
+      await copyFile(fixture(`trend--${DAYS[i]}--index.jsonl`), join(project, '.agentv', 'results', where[i]!, 'index.jsonl'));
     }
-    await mkdir(join(project, '.agentv', 'results', '_autoresearch'), { recursive: true });
+    await mkdir(join(project, '.agentv', 'results', 'runs', 'exp', '_autoresearch'), { recursive: true });
+    await writeFile(join(project, '.agentv', 'results', 'runs', 'exp', '_autoresearch', 'iterations.jsonl'), '{"cycle":1}\n');
     const { code, json } = await trendCli([], project);
     expect(code).toBe(0);
     expect(json.source).toBe('local');
+    expect(json.series[0]!.summary.run_count).toBe(3);
     expect(json.series.map((s) => [s.target, s.summary.direction])).toEqual([
       ['claude-sonnet', 'degrading'],
       ['gpt-5', 'improving'],

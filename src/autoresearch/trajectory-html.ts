@@ -52,9 +52,14 @@ function scale(n: number, max: number) {
 function axes(n: number, max: number, fmt: (v: number) => string, cycles: number[]): string {
   const s = scale(n, max);
   const parts: string[] = [];
+  let previous = '';
   for (const f of [0, 0.25, 0.5, 0.75, 1]) {
+    // A flat series (e.g. no cost recorded) would print one label five times: keep the first.
+    const label = fmt(max * f);
+    if (label === previous) continue;
+    previous = label;
     const y = s.y(max * f);
-    parts.push(`<line class="grid" x1="${CHART.left}" x2="${CHART.width - CHART.right}" y1="${y}" y2="${y}"/>`, `<text class="tick" x="${CHART.left - 6}" y="${r1(y + 4)}" text-anchor="end">${escapeHtml(fmt(max * f))}</text>`);
+    parts.push(`<line class="grid" x1="${CHART.left}" x2="${CHART.width - CHART.right}" y1="${y}" y2="${y}"/>`, `<text class="tick" x="${CHART.left - 6}" y="${r1(y + 4)}" text-anchor="end">${escapeHtml(label)}</text>`);
   }
   const step = Math.max(1, Math.ceil(n / 12));
   cycles.forEach((c, i) => {

@@ -1,5 +1,6 @@
 import type { CAC } from 'cac';
-import { compareRuns, DEFAULT_COMPARE_THRESHOLD, type CompareReport } from '../results/compare.js';
+import { compareRuns, compareTargets, DEFAULT_COMPARE_THRESHOLD, type CompareReport, type MatrixReport, type TargetPairReport } from '../results/compare.js';
+import { UsageError } from './errors.js';
 import { EXIT, numberFlag, runCommand } from './errors.js';
 import { bold, green, printJson, red, table } from './format.js';
 import { stringFlag, stringFlags } from './flags.js';
@@ -30,13 +31,26 @@ function printReport(r: CompareReport): void {
   }
 }
 
+function printSingleRun(r: MatrixReport | TargetPairReport): void {
+  const summaryLine = (p: { summary: CompareReport['summary'] }) => `wins=${p.summary.wins}, losses=${p.summary.losses}, ties=${p.summary.ties}, mean_delta=${signed(p.summary.mean_delta)}`;
+  if (r.mode === 'pairwise') {
+    process.stdout.write(table(['Test', 'Baseline', 'Candidate', 'Delta', 'Outcome'], r.matched.map((t) => [t.test_id, t.score1.toFixed(3), t.score2.toFixed(3), signed(t.delta), outcomeText(t.outcome)])) + '\n\n' + bold(summaryLine(r)) + '\n');
+    return;
+  }
+  process.stdout.write(table(['Test', ...r.targets], r.matrix.map((row) => [row.test_id, ...r.targets.map((t) => (row.scores[t] === undefined ? '--' : row.scores[t]!.toFixed(3)))])) + '\n\n');
+  for (const p of r.pairwise) process.stdout.write(`${p.baseline} -> ${p.candidate}: ${summaryLine(p)}\n`);
+}
+
 export function registerCompare(cli: CAC): void {
   cli
-    .command('compare <baseline> <candidate>', 'Compare two runs (run directories, index.jsonl or results .jsonl) as `agentv compare` does: tests matched by test_id (the last row of a repeated id counts), per-test delta, wins/losses/ties, mean_delta; exit 1 when mean_delta < 0')
-    .option('--threshold <delta>', 'Win when delta >= threshold, loss when delta <= -threshold, else tie (default 0.1, as agentv compare)', { default: 0.1 })
+    .command('compare <baseline> [candidate]', 'Compare two runs (run directories, index.jsonl or results .jsonl) as `agentv compare` does: tests matched by test_id (the last row of a repeated id counts), per-test delta, wins/losses/ties, mean_delta; exit 1 when mean_delta < 0. With one run: its targets against each other (--baseline-target a --candidate-target b), or a score matrix of all of them')
+    .option('--threshold <delta>', 'Win when delta >= threshold, loss when delta <= -threshold, else tie (default 0.1, as agentv compare)')
     .option('--target <name>', 'Compare only this target on both sides (repeatable; use it when a file holds several targets)')
-    .option('--baseline-target <name>', 'Narrow the baseline to this target (repeatable)')
-    .option('--candidate-target <name>', 'Narrow the candidate to this target (repeatable)')
+    .option('--baseline-target <name>', 'Narrow the baseline to this target (repeatable). One run: the baseline target (agentv: --baseline)')
+    .option('--candidate-target <name>', 'Narrow the candidate to this target (repeatable). One run: the candidate target (agentv: --candidate)')
+    .option('--baseline <target>', 'One run only, agentv compare\'s spelling of --baseline-target')
+    .option('--candidate <target>', 'One run only, agentv compare\'s spelling of --candidate-target')
+    .option('--targets <name>', 'One run only: the targets in the matrix (repeatable; agentv compare\'s spelling of --target)')
     .option('--decide', 'Print the keep/discard decision (wins > losses -> keep; mean_delta == 0 and the candidate artifact is simpler -> keep; else discard)')
     .option('--baseline-artifact <path>', 'Baseline prompt/skill for the simplicity rule (file: line count; directory: total bytes)')
     .option('--candidate-artifact <path>', 'Candidate prompt/skill for the simplicity rule')
@@ -44,8 +58,34 @@ export function registerCompare(cli: CAC): void {
     .option('--json', 'Machine-readable output, agentv compare --json fields plus ours: { matched[], unmatched: {file1, file2, baseline_only, candidate_only}, summary: {total, matched, wins, losses, ties, mean_delta, mean_normalized_gain}, threshold, sources, warnings, decision? }')
     .example('agentv-results compare baseline/index.jsonl candidate/index.jsonl --json')
     .example('agentv-results compare base.jsonl cand.jsonl --decide --baseline-artifact old/SKILL.md --candidate-artifact SKILL.md')
-    .action((baseline: string, candidate: string, flags: Record<string, unknown>) =>
+    .action((baseline: string, candidate: string | undefined, flags: Record<string, unknown>) =>
       runCommand(async () => {
+        if (candidate === undefined) {
+          const one = (name: string, value: unknown) => {
+            const values = listFlag(name, value) ?? [];
+            if (values.length > 1) throw new UsageError(`--${name}: give one target`);
+            return values[0];
+          };
+          const report = await compareTargets({
+            run: baseline,
+            cwd: (flags.dir as string | undefined) ?? process.cwd(),
+            threshold: numberFlag('threshold', flags.threshold, DEFAULT_COMPARE_THRESHOLD),
+            targets: listFlag('targets', flags.targets) ?? listFlag('target', flags.target),
+            baseline: one('baseline-target', flags.baselineTarget) ?? one('baseline', flags.baseline),
+            candidate: one('candidate-target', flags.candidateTarget) ?? one('candidate', flags.candidate),
+          });
+          for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+          if (flags.json) {
+            const { regression: _regression, ...out } = report;
+            printJson(out);
+          } else {
+            printSingleRun(report);
+          }
+          return report.regression ? EXIT.check : EXIT.ok;
+        }
+        if (flags.baseline !== undefined || flags.candidate !== undefined || flags.targets !== undefined) {
+          throw new UsageError('--baseline, --candidate and --targets name targets of a single run; with two runs use --target, --baseline-target, --candidate-target');
+        }
         const report = await compareRuns({
           baseline,
           candidate,

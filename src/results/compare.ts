@@ -191,3 +191,91 @@ export async function compareRuns(opts: CompareOptions): Promise<CompareReport> 
   }
   return report;
 }
+
+/** One run holding several targets: `agentv compare <run>`'s single-source modes. */
+export interface CompareTargetsOptions {
+  run: string;
+  cwd?: string;
+  threshold?: number;
+  /** Keep only these targets (AgentV's `--targets`). */
+  targets?: string[];
+  /** Pairwise: this target against `candidate`. Alone: the target whose regressions fail the matrix. */
+  baseline?: string;
+  candidate?: string;
+}
+
+export interface PairwiseComparison extends Pick<CompareReport, 'matched' | 'summary'> {
+  unmatched: CompareReport['unmatched'];
+  baseline?: string;
+  candidate?: string;
+}
+
+export interface MatrixReport {
+  mode: 'matrix';
+  matrix: { test_id: string; scores: Record<string, number> }[];
+  pairwise: PairwiseComparison[];
+  targets: string[];
+  threshold: number;
+  warnings: string[];
+  /** With a baseline target: some target scored lower than it on average (exit 1). */
+  regression: boolean;
+}
+
+export interface TargetPairReport extends PairwiseComparison {
+  mode: 'pairwise';
+  threshold: number;
+  warnings: string[];
+  regression: boolean;
+}
+
+/**
+ * Targets of one run compared with each other, as `agentv compare <run> [--baseline a
+ * [--candidate b]] [--targets …]` does: every row needs a target; with both names, a pairwise
+ * comparison of the two targets; otherwise a score matrix (targets sorted, test ids sorted) with
+ * every pair compared, failing only when a `baseline` target is given and another target scored
+ * lower than it on average.
+ */
+export async function compareTargets(opts: CompareTargetsOptions): Promise<MatrixReport | TargetPairReport> {
+  const threshold = opts.threshold ?? DEFAULT_COMPARE_THRESHOLD;
+  if (!Number.isFinite(threshold) || threshold < 0) throw new InputError(`--threshold must be a number >= 0 (got ${opts.threshold})`);
+  const src = await loadScoreRows(opts.run, { cwd: opts.cwd });
+  const missing = src.rows.filter((r) => r.target === undefined).length;
+  if (missing > 0) throw new InputError(`${opts.run}: ${missing} row(s) without a target — comparing the targets of one run needs a target on every row`);
+  let groups = new Map<string, ScoreRow[]>();
+  for (const r of src.rows) groups.set(r.target!, [...(groups.get(r.target!) ?? []), r]);
+  if (opts.targets && opts.targets.length > 0) {
+    const kept = new Map([...groups].filter(([t]) => opts.targets!.includes(t)));
+    if (kept.size === 0) throw new InputError(`none of the targets ${opts.targets.join(', ')} is in ${opts.run} (targets: ${[...groups.keys()].join(', ')})`);
+    groups = new Map(opts.targets.filter((t) => kept.has(t)).map((t) => [t, kept.get(t)!]));
+  }
+  const available = () => [...groups.keys()].join(', ');
+  if (opts.baseline !== undefined && !groups.has(opts.baseline)) throw new InputError(`baseline target ${opts.baseline} is not in ${opts.run} (targets: ${available()})`);
+  if (opts.candidate !== undefined && opts.baseline === undefined) throw new InputError('a candidate target needs a baseline target too');
+  if (opts.baseline !== undefined && opts.candidate !== undefined) {
+    if (!groups.has(opts.candidate)) throw new InputError(`candidate target ${opts.candidate} is not in ${opts.run} (targets: ${available()})`);
+    const core = compareScoreRows(groups.get(opts.baseline)!, groups.get(opts.candidate)!, threshold);
+    return { mode: 'pairwise', ...core, threshold, warnings: src.warnings, regression: core.summary.mean_delta < 0 };
+  }
+  const targets = [...groups.keys()].sort();
+  const lookup = new Map(targets.map((t) => [t, new Map(groups.get(t)!.map((r) => [r.test_id, r.score]))]));
+  const ids = [...new Set(src.rows.filter((r) => groups.has(r.target!)).map((r) => r.test_id))].sort();
+  const matrix = ids.map((test_id) => {
+    const scores: Record<string, number> = {};
+    for (const t of targets) {
+      const v = lookup.get(t)!.get(test_id);
+      if (v !== undefined) scores[t] = v;
+    }
+    return { test_id, scores };
+  });
+  const pairwise: PairwiseComparison[] = [];
+  for (let i = 0; i < targets.length; i++) {
+    for (let j = i + 1; j < targets.length; j++) {
+      pairwise.push({ ...compareScoreRows(groups.get(targets[i]!)!, groups.get(targets[j]!)!, threshold), baseline: targets[i], candidate: targets[j] });
+    }
+  }
+  // The baseline target can sit on either side of a sorted pair.
+  const regression =
+    opts.baseline !== undefined &&
+    pairwise.some((p) => (p.baseline === opts.baseline && p.summary.mean_delta < 0) || (p.candidate === opts.baseline && p.summary.mean_delta > 0));
+  return { mode: 'matrix', matrix, pairwise, targets, threshold, warnings: src.warnings, regression };
+}

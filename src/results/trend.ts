@@ -141,22 +141,24 @@ export async function loadTrendRun(source: string, cwd: string, runId?: string, 
   return { path: src.path, runId, experiment: experiment ?? (await experimentOf(src.runDir, src.rows)), rows: src.rows, warnings: src.warnings };
 }
 
-/** Run directories under `.agentv/results/`: AgentV's `<run_id>/`, or one level deeper (`<experiment>/<ts>/`). */
+/**
+ * Run directories under `.agentv/results/`: AgentV's `<run_id>/`, ours `<experiment>/<ts>/`, or
+ * the seeds' `runs/<experiment>/<ts>/` — a directory with a manifest is a run and is not entered;
+ * `.`/`_` folders (AgentV internals, `_autoresearch`) are skipped.
+ */
 export async function localRunDirs(cwd: string): Promise<string[]> {
   const root = resolve(cwd, '.agentv', 'results');
   if (!existsSync(root)) return [];
   const out: string[] = [];
-  for (const e of await readdir(root, { withFileTypes: true })) {
-    if (!e.isDirectory() || e.name.startsWith('.') || e.name.startsWith('_')) continue;
-    const dir = join(root, e.name);
-    if (resolveManifest(dir)) {
-      out.push(dir);
-      continue;
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      if (!e.isDirectory() || e.name.startsWith('.') || e.name.startsWith('_')) continue;
+      const child = join(dir, e.name);
+      if (resolveManifest(child)) out.push(child);
+      else if (depth < 3) await walk(child, depth + 1);
     }
-    for (const c of await readdir(dir, { withFileTypes: true })) {
-      if (c.isDirectory() && !c.name.startsWith('.') && !c.name.startsWith('_') && resolveManifest(join(dir, c.name))) out.push(join(dir, c.name));
-    }
-  }
+  };
+  await walk(root, 1);
   return out.sort();
 }
 

@@ -3,7 +3,8 @@
  * on the same inputs: the real fixture pairs, the three trend fixtures, a multi-target file, and
  * runs that `agentv eval` made in the sample project. Every field AgentV prints must come out of
  * ours with the same value (our extras may be added, never renamed or dropped), the outcome of
- * every test must match, and so must the exit code.
+ * every test must match, and so must the exit code. `autoresearch record` must take the decision
+ * the skill takes from `agentv compare --json`.
  *
  * AgentV only reads manifests named index.jsonl, so each fixture is copied to `<dir>/index.jsonl`
  * in a temp dir (never into the project).
@@ -91,6 +92,24 @@ describeWithAgentV('compare and trend give AgentV\'s answers', () => {
     expect(ours.unmatched.candidate_only).toEqual(['only-in-candidate']);
   });
 
+  it.skipIf(!HAS_FIXTURES)('one run with several targets: the matrix, a target pair, and the matrix gate on a baseline target', async () => {
+    const bench = await asManifest(fixture('benchmark-tooling--combined-results.jsonl'));
+    const matrix = await sideBySide('compare', [bench], tmp);
+    expectSuperset(matrix.theirs, matrix.ours);
+    expect(matrix.ours.targets).toEqual(['gemini-3-flash-preview', 'gpt-4.1', 'gpt-5-mini']);
+    const pair = await sideBySide('compare', [bench, '--baseline', 'gpt-4.1', '--candidate', 'gpt-5-mini'], tmp);
+    expectSuperset(pair.theirs, pair.ours);
+    // Our spelling gives the same answer.
+    const ours = await runCli(['compare', bench, '--baseline-target', 'gpt-4.1', '--candidate-target', 'gpt-5-mini', '--json']);
+    expectSuperset(pair.theirs, JSON.parse(ours.stdout));
+    for (const baseline of ['gpt-5-mini', 'gemini-3-flash-preview']) {
+      const gate = await sideBySide('compare', [bench, '--baseline', baseline], tmp); // exit codes compared inside
+      expectSuperset(gate.theirs, gate.ours);
+    }
+    const narrowed = await sideBySide('compare', [bench, '--targets', 'gpt-5-mini', '--targets', 'gpt-4.1'], tmp);
+    expectSuperset(narrowed.theirs, narrowed.ours);
+  });
+
   it.skipIf(!HAS_FIXTURES)('trend on the three fixtures: each target series classified as agentv trend --target classifies it', async () => {
     const dir = join(tmp, 'trend-runs');
     const names = ['2026-03-01T10-00-00-000Z', '2026-03-08T10-00-00-000Z', '2026-03-15T10-00-00-000Z'];
@@ -127,6 +146,10 @@ describeWithAgentV('compare and trend give AgentV\'s answers', () => {
     for (let i = 0; i < 4; i++) runs.push(await agentvEval(project, { experiment: 'conf' }));
     for (let i = 1; i < runs.length; i++) await expectSameCompare(runs[i - 1]!, runs[i]!, [], project);
     await expectSameCompare(runs[0]!, runs[3]!, ['--threshold', '0'], project);
+    const pair = await sideBySide('compare', [runs[0]!, '--baseline', 'steady-agent', '--candidate', 'flaky-agent'], project);
+    expectSuperset(pair.theirs, pair.ours);
+    const matrix = await sideBySide('compare', [runs[1]!], project);
+    expectSuperset(matrix.theirs, matrix.ours);
     // trend with no paths reads .agentv/results/ like `agentv trend --last`.
     const ours = await runCli(['trend', '--json'], { cwd: project });
     expect(ours.code, ours.stderr).toBe(0);
@@ -140,5 +163,24 @@ describeWithAgentV('compare and trend give AgentV\'s answers', () => {
       expectSuperset(t.runs, s.runs);
     }
     expect(report.series.find((s) => s.target === 'steady-agent')!.summary.direction).toBe('stable');
-  }, 180_000);
+
+    // autoresearch record decides as the skill would from `agentv compare <last kept> <run> --json`.
+    let kept = runs[0]!;
+    for (let i = 0; i < runs.length; i++) {
+      const r = await runCli(['autoresearch', 'record', runs[i]!, '--experiment', 'autoresearch-conf', '--mutation', `cycle ${i + 1}`, '--json'], { cwd: project });
+      expect(r.code, r.stderr).toBe(0);
+      const line = JSON.parse(r.stdout) as { cycle: number; decision: string; compare?: Record<string, number> };
+      expect(line.cycle).toBe(i + 1);
+      if (i === 0) {
+        expect(line.decision).toBe('keep');
+        continue;
+      }
+      const theirs = await runAgentV(['compare', kept, runs[i]!, '--json'], { cwd: project });
+      const s = (JSON.parse(theirs.stdout) as { summary: { wins: number; losses: number; ties: number; mean_delta: number } }).summary;
+      expect(line.compare).toEqual({ wins: s.wins, losses: s.losses, ties: s.ties, mean_delta: s.mean_delta });
+      // Seed 004: wins > losses -> keep; otherwise (no artifacts given) drop.
+      expect(line.decision).toBe(s.wins > s.losses ? 'keep' : 'drop');
+      if (line.decision === 'keep') kept = runs[i]!;
+    }
+  }, 240_000);
 });
