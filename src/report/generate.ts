@@ -64,7 +64,7 @@ export async function generateReport(opts: ReportOptions): Promise<ReportResult>
     ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
   });
   const stats = computeStats(data);
-  const overlays = await readRunOverlays(run.dir);
+  const overlays = await readRunOverlays(run.sourceDir ?? run.dir);
   warnings.push(...overlays.warnings);
   if (overlays.tags.length > 0) data.run.tags = overlays.tags;
   const notes = notesByTest(overlays.notes);

@@ -10,7 +10,7 @@ import type { IndexRow } from '../model/artifacts.js';
 import type { EvaluatorResult } from '../model/input-row.js';
 import { InputError } from '../derive/export.js';
 import { distinct, filterTargets, matchAny } from './keys.js';
-import { loadRun, readSidecarJson } from './run-reader.js';
+import { loadRun, readSidecarJson, type LoadedRun } from './run-reader.js';
 import { notesByTest, readRunOverlays } from './overlays.js';
 import type { FeedbackNote } from '../merge-drivers/index.js';
 
@@ -60,6 +60,8 @@ export interface FailuresReport {
   dir: string;
   /** The run's tags (tags.json), as `pull` brought them down. */
   tags: string[];
+  /** `agentv`: the run is in another layout, read through a derived copy; `grading_path` is that copy's. */
+  layout: LoadedRun['layout'];
   /** Rows considered (after filters). */
   total: number;
   /** Each failing case with its reviewers' notes (feedback.json). */
@@ -129,12 +131,14 @@ export async function listFailures(opts: FailuresOptions): Promise<FailuresRepor
     if (row.verdict === 'pass') continue;
     failures.push(await describeFailure(run, row));
   }
-  const overlays = await readRunOverlays(run.dir!);
+  const dir = run.sourceDir ?? run.dir!;
+  const overlays = await readRunOverlays(dir);
   const notes = notesByTest(overlays.notes);
   return {
     run_id: run.runId,
     experiment: run.experiment,
-    dir: run.dir!,
+    dir,
+    layout: run.layout,
     tags: overlays.tags,
     total: rows.length,
     failures: failures.map((f) => ({ ...f, feedback: notes.get(f.test_id) ?? [] })),

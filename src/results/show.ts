@@ -61,6 +61,8 @@ export interface ShowReport {
   dir: string;
   /** The run's tags (tags.json), as `pull` brought them down. */
   tags: string[];
+  /** `agentv`: the run is in another layout, read through a derived copy; `paths` are that copy's and are not shown. */
+  layout: LoadedRun['layout'];
   /** Each case with its reviewers' notes (feedback.json). */
   cases: (CaseDetails & { feedback: FeedbackNote[] })[];
   warnings: string[];
@@ -124,12 +126,14 @@ export async function showCases(opts: ShowOptions): Promise<ShowReport> {
   const matches = matchAny(opts.testIds);
   const rows = filterTargets(run.rows, opts.targets).filter((r) => matches(r.test_id));
   const cases = await mapLimit(rows, 16, (row) => caseDetails(run, row));
-  const overlays = await readRunOverlays(run.dir!);
+  const dir = run.sourceDir ?? run.dir!;
+  const overlays = await readRunOverlays(dir);
   const notes = notesByTest(overlays.notes);
   return {
     run_id: run.runId,
     experiment: run.experiment,
-    dir: run.dir!,
+    dir,
+    layout: run.layout,
     tags: overlays.tags,
     cases: cases.map((c) => ({ ...c, feedback: notes.get(c.test_id) ?? [] })),
     warnings: [...run.problems, ...overlays.warnings],
