@@ -131,6 +131,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
         warn(`${where}: skipped: ${problem}`);
       };
       if (!line.ok) {
+        if (line.fatal) throw new InputError(`${where}: ${line.problem} — is this a results file?`, displayName, line.lineNo);
         invalid(line.problem);
         continue;
       }
