@@ -33,3 +33,27 @@ describe('the daemon pushes by default', () => {
     expect(await git(user.remote, ['rev-parse', '--verify', '-q', RESULTS_REF], { okCodes: [0, 1] })).toMatch(/^[0-9a-f]{40}$/);
   });
 });
+
+describe('impossible values', () => {
+  it('export warns about scores outside [0, 1] and negative durations; validate fails on them', async () => {
+    const { makeTempDir } = await import('./helpers/git-fixtures.js');
+    const { writeFile } = await import('node:fs/promises');
+    const dir = await makeTempDir('agentv-ranges');
+    const rows = [
+      { test_id: 'a', target: 'm', score: 42, timestamp: '2026-03-01T10:00:00Z', duration_ms: 5 },
+      { test_id: 'b', target: 'm', score: -5, timestamp: '2026-03-01T10:00:01Z', duration_ms: -10 },
+      { test_id: 'c', target: 'm', score: 0.5, timestamp: '2026-03-01T10:00:02Z', duration_ms: 7 },
+    ];
+    await writeFile(join(dir, 'r.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const e = await cli(['export', 'r.jsonl', '--out', 'run'], dir);
+    expect(e.code, e.stderr).toBe(0);
+    expect(e.stderr).toMatch(/warning: r\.jsonl:1: score 42 is outside \[0, 1\]/);
+    expect(e.stderr).toMatch(/warning: r\.jsonl:2: score -5 is outside \[0, 1\]/);
+    expect(e.stderr).toMatch(/warning: r\.jsonl:2: duration_ms -10 is negative/);
+    expect(e.stderr).not.toMatch(/r\.jsonl:3/);
+    const v = await cli(['validate', 'run'], dir);
+    expect(v.code).toBe(1);
+    expect(v.stdout + v.stderr).toMatch(/index\.jsonl:1: score 42 is outside \[0, 1\]/);
+    expect(v.stdout + v.stderr).toMatch(/duration_ms -10 is negative/);
+  });
+});

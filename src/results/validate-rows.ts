@@ -13,6 +13,7 @@ import type { z } from 'zod';
 import { AttemptTimingSchema, GradingSchema, MetricsSchema, ResultSchema, TranscriptSchema, type IndexRow } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
 import { checkRunPath } from '../util/run-files.js';
+import { rangeProblems } from '../model/ranges.js';
 import { identityFieldsOf, projectionIdentity } from '../derive/identity.js';
 import type { ValidationProblem } from './validate-types.js';
 
@@ -125,6 +126,7 @@ export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number
   }
 
   checkIdentity(row, problem);
+  for (const p of rangeProblems(row as unknown as Record<string, unknown>)) problem(p);
   for (const pointer of row.artifact_pointers ?? []) await checkPointer(ctx, pointer, line);
 }
 
