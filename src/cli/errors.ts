@@ -4,6 +4,8 @@
  * becomes one clear line on stderr and the right code, never a stack trace (unless
  * AGENTV_RESULTS_DEBUG is set).
  */
+import { redactText } from '../util/redact.js';
+
 export class UsageError extends Error {}
 
 /** The command ran, and what it checked failed (exit 1). */
@@ -33,7 +35,7 @@ export async function runCommand(fn: () => Promise<number | void>): Promise<void
     const code = exitCodeFor(err);
     const quiet = err instanceof CheckFailed && err.quiet;
     if (!quiet) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = redactText(err instanceof Error ? err.message : String(err));
       process.stderr.write(`agentv-results: ${message}\n`);
       if (process.env.AGENTV_RESULTS_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
     }

@@ -1,4 +1,5 @@
 /** Terminal formatting shared by the commands: tables, numbers, colour that respects NO_COLOR. */
+import { redactDeep } from '../util/redact.js';
 
 export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
   return Boolean(stream.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb';
@@ -53,5 +54,5 @@ export function int(n: number | null | undefined): string {
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+  process.stdout.write(JSON.stringify(redactDeep(value), null, 2) + '\n');
 }

@@ -15,7 +15,8 @@ const { version } = require('../../package.json') as { version: string };
 
 const cli = cac('agentv-results');
 registerCommands(cli);
-cli.help();
+// cac shows "(default: true)" after every --no-<flag> (its negation default): meaningless to a reader.
+cli.help((sections) => sections.map((s) => ({ ...s, body: s.body.replace(/^(\s*--no-[^\n]*?) ?\(default: true\)/gm, '$1') })));
 cli.version(version);
 
 try {

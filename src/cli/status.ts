@@ -1,3 +1,4 @@
+import { registerInterruptedStatus } from '../publish/interrupted-status.js';
 import type { CAC } from 'cac';
 import { status, type StatusReport } from '../publish/status.js';
 import { runReadCommand } from './list.js';
@@ -80,6 +81,7 @@ export function renderStatus(report: StatusReport): string {
 }
 
 export function registerStatus(cli: CAC): void {
+  registerInterruptedStatus();
   cli
     .command('status', 'Local results and artifacts branches against the remote: ahead/behind/diverged, and what is pending a push')
     .option('--fetch', 'Fetch both branches from the remote first (otherwise no network is used)')

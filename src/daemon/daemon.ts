@@ -29,7 +29,7 @@ export interface DaemonOptions extends TargetOptions {
   /** Results root to watch (default .agentv/results, relative to cwd). */
   root?: string;
   once?: boolean;
-  /** Push results and WIP branches (default results.auto_push). */
+  /** Push results and WIP branches (default true: the daemon publishes and pushes). */
   push?: boolean;
   intervalMs?: number;
   everyRows?: number;
@@ -73,7 +73,8 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport>
   const root = resolve(cwd, opts.root ?? DEFAULT_ROOT);
   const logger = opts.logger ?? silentLogger;
   const target: PublishTarget = await resolveTarget(opts);
-  const push = (opts.push ?? target.config.auto_push) && target.remote !== null;
+  // The daemon is the hands-off publisher: it pushes unless told not to (--no-push), whatever auto_push says.
+  const push = (opts.push ?? true) && target.remote !== null;
   const host = opts.host ?? wipHost();
 
   let stoppedBy: DaemonReport['stoppedBy'] = opts.once ? 'once' : 'abort';

@@ -3,6 +3,8 @@
  * either human text (`2026-03-01T10:00:00.000Z info  published run=exp/ts`) or JSON
  * (`{"ts":…,"level":"info","msg":"published","run":"exp/ts"}`) for log shippers (`--log-format json`).
  */
+import { redactText } from '../util/redact.js';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFormat = 'text' | 'json';
 export type LogFields = Record<string, unknown>;
@@ -24,7 +26,9 @@ function textValue(v: unknown): string {
 export function createLogger(opts: { format?: LogFormat; level?: LogLevel; write?: (line: string) => void; now?: () => Date } = {}): Logger {
   const format = opts.format ?? 'text';
   const min = ORDER[opts.level ?? 'info'];
-  const write = opts.write ?? ((line: string) => void process.stderr.write(line));
+  const sink = opts.write ?? ((line: string) => void process.stderr.write(line));
+  // Messages and fields may quote a remote URL: credentials are stripped from every line.
+  const write = (line: string) => sink(redactText(line));
   const now = opts.now ?? (() => new Date());
   const emit = (level: LogLevel, msg: string, fields: LogFields = {}): void => {
     if (ORDER[level] < min) return;

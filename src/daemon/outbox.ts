@@ -21,6 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
+import { redactDeep } from '../util/redact.js';
 
 export type OutboxJob =
   | { kind: 'publish'; run_dir: string; run_id: string; wip_ref: string | null }
@@ -177,7 +178,7 @@ export class Outbox {
       }
       const tmp = `${this.file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
       try {
-        await writeDurably(tmp, records.map((r) => `${JSON.stringify(r)}\n`).join(''), 'w');
+        await writeDurably(tmp, records.map((r) => `${JSON.stringify(redactDeep(r))}\n`).join(''), 'w');
         await rename(tmp, this.file);
       } catch (err) {
         await rm(tmp, { force: true });
@@ -188,7 +189,7 @@ export class Outbox {
   }
 
   private async append(records: JournalRecord[]): Promise<void> {
-    const data = records.map((r) => `${JSON.stringify(r)}\n`).join('');
+    const data = records.map((r) => `${JSON.stringify(redactDeep(r))}\n`).join('');
     await this.withLock(async () => {
       // A torn last line (a crash or a full disk mid-write) must not swallow the next record.
       const sep = (await endsWithNewline(this.file)) ? '' : '\n';

@@ -19,6 +19,7 @@ import { RunAggregator } from './aggregate.js';
 import { AtomicDir } from './atomic-dir.js';
 import { projectionIdentity, localIdentityKey, identityFieldsOf } from './identity.js';
 import { readJsonlLines } from './jsonl-reader.js';
+import { rangeProblems } from '../model/ranges.js';
 import { layoutWriter, type LayoutName } from './layouts.js';
 import { DEFAULT_THRESHOLD, normalizeRow } from './normalize.js';
 import { projectionBundle, projectionEntry } from './projection-bundle.js';
@@ -133,6 +134,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
         warn(`${where}: skipped: ${problem}`);
       };
       if (!line.ok) {
+        if (line.fatal) throw new InputError(`${where}: ${line.problem} — is this a results file?`, displayName, line.lineNo);
         invalid(line.problem);
         continue;
       }
@@ -153,6 +155,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
         continue;
       }
       const row = normalizeRow(parsed.row, threshold);
+      for (const p of rangeProblems(row as unknown as Record<string, unknown>)) warn(`${where}: ${p}`);
       // 128 bits of the identity instead of the identity itself: per-row bookkeeping is the only
       // memory that grows with the input, so it is kept to a fixed small size per row.
       const key = createHash('sha1').update(localIdentityKey(row)).digest('base64');

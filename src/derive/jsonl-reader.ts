@@ -10,21 +10,31 @@ import { createReadStream } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 
 export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
+/** No results file we know of comes near this; an endless input (a pipe, /dev/zero) stops here. */
+export const DEFAULT_MAX_TOTAL_BYTES = 64 * 1024 * 1024 * 1024;
 
+/**
+ * `fatal`: the input as a whole is over the total limit; nothing after it is read, and skipping
+ * invalid lines does not apply. An oversized line is reported the moment it passes the limit (not
+ * at its end, which may never come); its remaining bytes are discarded as they stream.
+ */
 export type JsonlLine =
   | { lineNo: number; ok: true; text: string; bytes: number }
-  | { lineNo: number; ok: false; problem: string; bytes: number };
+  | { lineNo: number; ok: false; problem: string; bytes: number; fatal?: boolean };
 
 export interface ReadJsonlOptions {
   maxLineBytes?: number;
+  maxTotalBytes?: number;
   onChunk?: (bytesRead: number) => void;
   /** Sees every chunk of the file (for content hashing) in order. */
   onRawChunk?: (chunk: Buffer) => void;
 }
 
-export async function* readJsonlLines(path: string, opts: ReadJsonlOptions = {}): AsyncGenerator<JsonlLine> {
+export async function* readJsonlLines(path: string | AsyncIterable<Buffer>, opts: ReadJsonlOptions = {}): AsyncGenerator<JsonlLine> {
   const maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  const stream = createReadStream(path, { highWaterMark: 1024 * 1024 });
+  const maxTotal = opts.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
+  const stream = typeof path === 'string' ? createReadStream(path, { highWaterMark: 1024 * 1024 }) : path;
+  let reported = false;
   let parts: Buffer[] = [];
   let partBytes = 0;
   let oversize = false;
@@ -35,6 +45,7 @@ export async function* readJsonlLines(path: string, opts: ReadJsonlOptions = {})
     lineNo++;
     const total = partBytes + tail.length;
     if (oversize || total > maxLine) {
+      if (reported) return null;
       return { lineNo, ok: false, problem: `line is ${total} bytes, over the ${maxLine}-byte limit`, bytes: total };
     }
     let buf = parts.length === 0 ? tail : Buffer.concat([...parts, tail], total);
@@ -46,6 +57,10 @@ export async function* readJsonlLines(path: string, opts: ReadJsonlOptions = {})
 
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     bytesRead += chunk.length;
+    if (bytesRead > maxTotal) {
+      yield { lineNo: lineNo + 1, ok: false, problem: `input is over the ${maxTotal}-byte total limit`, bytes: bytesRead, fatal: true };
+      return;
+    }
     opts.onRawChunk?.(chunk);
     let start = 0;
     for (;;) {
@@ -55,6 +70,7 @@ export async function* readJsonlLines(path: string, opts: ReadJsonlOptions = {})
       parts = [];
       partBytes = 0;
       oversize = false;
+      reported = false;
       if (line) yield line;
       start = nl + 1;
     }
@@ -64,6 +80,10 @@ export async function* readJsonlLines(path: string, opts: ReadJsonlOptions = {})
       if (partBytes > maxLine) {
         oversize = true;
         parts = [];
+        if (!reported) {
+          reported = true;
+          yield { lineNo: lineNo + 1, ok: false, problem: `line is over the ${maxLine}-byte limit (${partBytes} bytes read and no end of line yet)`, bytes: partBytes };
+        }
       } else {
         // Copy: the stream may reuse its buffer for the next chunk.
         parts.push(Buffer.from(rest));

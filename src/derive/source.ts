@@ -5,6 +5,7 @@
  * index rows that point at sidecars; the latter are hydrated back into result rows from their
  * sidecars so that derivation has one input shape either way.
  */
+import { checkRunPath } from '../util/run-files.js';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { safeRelativePath, sanitizeSegment } from '../model/paths.js';
@@ -124,6 +125,9 @@ async function readSidecar(dir: string, rel: unknown, asJson: boolean): Promise<
   // AgentV writes some paths as `./x`; they are still relative to the run directory.
   const safe = safeRelativePath(rel.replace(/^(\.\/)+/, ''));
   if (safe === null) throw new SourceError(`sidecar path ${JSON.stringify(rel)} escapes the run directory`);
+  // Never read through a link leading out of the run, nor a pipe or device.
+  const at = await checkRunPath(dir, safe);
+  if (at.kind === 'bad') throw new SourceError(`refusing to read a sidecar: ${at.message}`);
   try {
     const text = await readFile(join(dir, safe), 'utf8');
     return asJson ? JSON.parse(text) : text;

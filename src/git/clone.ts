@@ -11,7 +11,8 @@ import { openRepo, type Repo } from './repo.js';
 import { classifyRemoteFailure } from './classify.js';
 import { RemoteError } from './errors.js';
 
-export async function ensureBareClone(url: string, dir: string, opts: { timeoutMs?: number } = {}): Promise<Repo> {
+/** `offline: false` refuses to start an empty clone when the remote cannot be reached now. */
+export async function ensureBareClone(url: string, dir: string, opts: { timeoutMs?: number; offline?: boolean } = {}): Promise<Repo> {
   if (url.startsWith('-')) throw new Error(`invalid repository URL ${JSON.stringify(url)}`);
   const exists = await stat(dir).then(() => true, () => false);
   if (exists) return openRepo(dir);
@@ -22,7 +23,16 @@ export async function ensureBareClone(url: string, dir: string, opts: { timeoutM
   const timer = opts.timeoutMs ? setTimeout(() => controller.abort(), opts.timeoutMs) : null;
   try {
     const r = await runGit(['clone', '--bare', '--quiet', '--filter=blob:none', '--no-tags', '--', url, tmp], { okCodes: [0, 128], signal: controller.signal });
-    if (r.code !== 0) throw new RemoteError(['git', 'clone', url], r.code, r.stderr, classifyRemoteFailure(r.stderr));
+    if (r.code !== 0) {
+      const kind = classifyRemoteFailure(r.stderr);
+      // Down or refusing us today: start an empty clone with the remote configured, so the run is
+      // committed locally and stays pending until a push lands (what the README promises). Any
+      // other failure (a wrong URL) is the user's to fix now.
+      if (kind === 'other' || opts.offline === false) throw new RemoteError(['git', 'clone', url], r.code, r.stderr, kind);
+      await rm(tmp, { recursive: true, force: true });
+      await runGit(['init', '--quiet', '--bare', '--', tmp]);
+      await runGit(['config', 'remote.origin.url', url], { cwd: tmp });
+    }
     await rename(tmp, dir);
   } finally {
     if (timer) clearTimeout(timer);

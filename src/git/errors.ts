@@ -1,4 +1,5 @@
 // Error types of the git layer. Callers branch on the class (instanceof), never on message text.
+import { redactText } from '../util/redact.js';
 
 /** A git process exited with a code the caller did not declare acceptable (or could not start). */
 export class GitError extends Error {
@@ -9,11 +10,12 @@ export class GitError extends Error {
   readonly stderr: string;
 
   constructor(argv: readonly string[], exitCode: number | null, stderr: string, message?: string) {
-    super(message ?? describeFailure(argv, exitCode, stderr));
+    // A URL in argv or stderr may carry credentials (https://user:TOKEN@host): never kept, never shown.
+    super(redactText(message ?? describeFailure(argv, exitCode, stderr)));
     this.name = 'GitError';
-    this.argv = argv;
+    this.argv = argv.map(redactText);
     this.exitCode = exitCode;
-    this.stderr = stderr;
+    this.stderr = redactText(stderr);
   }
 }
 

@@ -2,6 +2,8 @@
 // several refs move in one `update-ref --stdin` transaction, so either all move or none does.
 import { GitError, RefConflictError } from './errors.js';
 import { gitIn, resolveRef, zeroId, type Repo } from './repo.js';
+import { gitCause } from '../util/redact.js';
+import { clearJournal, inspectInterrupted, lockAdvice, repairInterrupted, writeJournal } from './ref-recovery.js';
 
 export interface RefUpdate {
   /** Full ref name, under refs/ (HEAD and other pseudo-refs are never ours to move). */
@@ -51,8 +53,18 @@ export async function updateRefs(repo: Repo, updates: RefUpdate[], opts: UpdateR
   input += 'prepare\0commit\0';
   const args = ['update-ref', '--no-deref', '-z', '--stdin'];
   if (opts.message !== undefined) args.splice(1, 0, '-m', opts.message);
+  // A git killed mid-transaction may have left a lock or a half-moved pair: repair that first.
+  const refs = updates.map((u) => u.ref);
+  await repairInterrupted(repo, refs);
+  if (updates.length > 1) await writeJournal(repo, updates);
   const r = await gitIn(repo, args, { input, okCodes: [0, 128] });
+  if (updates.length > 1) await clearJournal(repo);
   if (r.code === 0) return;
+  if (/\.lock'?: File exists/.test(r.stderr)) {
+    const found = await inspectInterrupted(repo, refs);
+    const advice = found?.locks.map(lockAdvice).join('; ');
+    if (advice) throw new GitError(['git', ...args], r.code, r.stderr, `cannot update ${refs.join(' and ')} (${gitCause(r.stderr)}): ${advice}`);
+  }
   throw await conflictOrError(repo, updates, r.stderr, ['git', ...args]);
 }
 

@@ -15,6 +15,7 @@ import { IndexRowSchema } from '../model/artifacts.js';
 import { deriveScratchCopy, loadRun, workspaceDirOf, type LoadedRun } from '../results/run-reader.js';
 import { runManifestOf } from '../derive/source.js';
 import { readFile } from 'node:fs/promises';
+import { runPathProblems } from '../util/run-files.js';
 
 async function isDerived(dir: string): Promise<boolean> {
   try {
@@ -53,6 +54,9 @@ export async function prepareRun(run: string, opts: { cwd?: string; experiment?:
   const loaded = await loadRun(dir, { cwd });
   if (loaded.problems.length > 0) throw new Error(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${loaded.problems[0]}`);
   if (loaded.rows.length === 0) throw new Error(`${dir}: the run has no rows; nothing to publish`);
+  // Paths come from data: checked as validate checks them, before anything is split or written.
+  const unsafe = await runPathProblems(dir, loaded.rows, loaded.rowLines);
+  if (unsafe.length > 0) throw new InputError(`${dir}: refusing to publish: ${unsafe.slice(0, 3).join('; ')}${unsafe.length > 3 ? ` (and ${unsafe.length - 3} more)` : ''} — run \`agentv-results validate ${dir}\``);
   // The run id comes from the run's own files (data): one that could escape runs/ is an input
   // error (exit 2), reported before anything is split or written.
   try {

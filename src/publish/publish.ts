@@ -10,6 +10,7 @@
  */
 import { configGetMany, gcAuto, type GcConfig, type Ident } from '../git/index.js';
 import { acquirePublishLock } from './lock.js';
+import { repairInterrupted } from '../git/ref-recovery.js';
 import { runLocation, type RunLocation } from './layout.js';
 import { prepareRun } from './prepare.js';
 import { splitRun } from './split.js';
@@ -66,6 +67,8 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   const lock = await acquirePublishLock(repo.commonDir);
   let result: PublishResult;
   try {
+    // Before reading the tips: a kill during an earlier ref update may have left a half-moved pair.
+    await repairInterrupted(repo, [target.resultsRef, target.artifactsRef]);
     const run = await prepareRun(opts.run, { cwd: opts.cwd, experiment: opts.experiment });
     const location = runLocation(run.runId);
     const split = await splitRun(run.dir, run.rows, { runPath: location.path, artifactsRef: target.artifactsRef, threshold: config.heavy_threshold_bytes });

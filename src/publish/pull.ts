@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import { chmodSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
+import { unsafeRowPath } from '../util/run-files.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { lsTree, readBlobs, type Repo, type TreeEntry } from '../git/index.js';
 import { AtomicDir } from '../derive/atomic-dir.js';
@@ -171,6 +172,9 @@ export function payloadPointers(loc: RunLocation, files: RunFile[]): ArtifactPoi
     } catch {
       return; // validate reports unreadable rows; pull materializes the bytes as they are
     }
+    // A hand-edited branch may carry rows that point out of the run: never materialize those.
+    const unsafe = unsafeRowPath(row);
+    if (unsafe) throw new ReadError(`refusing to pull ${loc.runId}: ${loc.path}/index.jsonl:${i + 1}: ${unsafe}`, 'input');
     const list = (row as { artifact_pointers?: unknown })?.artifact_pointers;
     if (!Array.isArray(list)) return;
     for (const raw of list) {

@@ -26,6 +26,7 @@ import { fetchBothBranches, integrateRemote, readTips, trackingRef, type BranchT
 import type { PathConflict, PathResolver } from './merge-commits.js';
 import type { SyncBranchRecord } from './sync-records.js';
 import type { PublishTarget } from './target.js';
+import { gitCause } from '../util/redact.js';
 
 export { trackingRef } from './integrate.js';
 export type { BranchTips } from './integrate.js';
@@ -107,7 +108,7 @@ function describe(classification: PushClassification, remote: string, stderr: st
     case 'auth':
       return `${remote} refused our credentials`;
     default:
-      return `push to ${remote} failed: ${stderr.trim().split('\n').pop() ?? 'unknown error'}`;
+      return `push to ${remote} failed: ${gitCause(stderr)}`;
   }
 }
 

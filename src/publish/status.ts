@@ -11,6 +11,7 @@
  * as `{ error }` instead of failing the whole command.
  */
 import { aheadBehind, remoteUrl } from '../git/index.js';
+import { redactUrl } from '../util/redact.js';
 import { ReadError } from './read-errors.js';
 import { branchRefs, branchTips, fetchBranches, type BranchKind, type BranchRefs } from './remote-view.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from './target.js';
@@ -97,10 +98,8 @@ async function branchStatus(target: PublishTarget, b: BranchRefs): Promise<Branc
   return { kind: b.kind, name: b.name, local, remote, ahead, behind, state: branchState(local, remote, ahead, behind) };
 }
 
-/** Strips credentials a URL may embed (https://user:token@host/...), so status can print it. */
-export function redactUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1');
-}
+// One redaction for every printed URL (util/redact); re-exported where it always lived.
+export { redactUrl };
 
 export interface StatusOptions extends TargetOptions {
   /** Refresh the remote-tracking refs first (network). */

@@ -5,6 +5,7 @@
  */
 import { fetchRefs, listRefs, lsRemote, push, resolveRef, updateRefs, type PushClassification, type RefEntry, type Repo } from '../git/index.js';
 import { WIP_REF_PREFIX } from './wip-layout.js';
+import { gitCause } from '../util/redact.js';
 
 export const DEFAULT_WIP_NETWORK_TIMEOUT_MS = 30_000;
 
@@ -53,7 +54,7 @@ export async function pushWipBranches(repo: Repo, remote: string, tips: { ref: s
           ? `${remote} refused our credentials`
           : rejected.length > 0
             ? `${remote} refused ${rejected.map((r) => `${r.ref.slice('refs/heads/'.length)} (${r.reason})`).join(', ')}`
-            : `push to ${remote} failed: ${result.stderr.trim().split('\n').pop() ?? 'unknown error'}`;
+            : `push to ${remote} failed: ${gitCause(result.stderr)}`;
   return { classification: result.classification, pushed, rejected, message };
 }
 

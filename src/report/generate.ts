@@ -56,13 +56,14 @@ export async function generateReport(opts: ReportOptions): Promise<ReportResult>
       `${run.indexPath}: none of its ${run.problems.length} row(s) is a valid run manifest row (first: ${run.problems[0]}) — is this a workspace written by \`agentv-results export\`? Export the results first`,
     );
   }
-  const warnings = run.problems.map((p) => `skipped ${p}`);
 
   const { data, details, truncated } = await projectRun(run, {
     ...(opts.fieldChars !== undefined ? { fieldChars: opts.fieldChars } : {}),
     ...(opts.testChars !== undefined ? { testChars: opts.testChars } : {}),
     ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
   });
+  // After projecting: reading the sidecars adds the files it refused (links out of the run, pipes).
+  const warnings = run.problems.map((p) => `skipped ${p}`);
   const stats = computeStats(data);
   const overlays = await readRunOverlays(run.sourceDir ?? run.dir);
   warnings.push(...overlays.warnings);

@@ -13,6 +13,7 @@ import { IndexRowSchema, type IndexRow } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
 import { exportRun } from '../derive/export.js';
 import { runManifestOf } from '../derive/source.js';
+import { checkRunPathSync, readRunFileSync, realRunDir } from '../util/run-files.js';
 
 export class RunReadError extends Error {}
 
@@ -183,6 +184,9 @@ export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<
   if (await needsDerivation(dir)) return loadDerived(dir, cwd);
   const indexPath = join(dir, 'index.jsonl');
   let text: string;
+  // The manifest itself may be a link out of the run (a downloaded workspace): never read through one.
+  const indexAt = checkRunPathSync(dir, 'index.jsonl');
+  if (indexAt.kind === 'bad') throw new RunReadError(`${path}: refusing to read index.jsonl: ${indexAt.message}`);
   try {
     text = await readFile(indexPath, 'utf8');
   } catch {
@@ -212,10 +216,14 @@ export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<
     rowLines.push(i + 1);
   }
   let summary: Record<string, unknown> | null = null;
-  try {
-    summary = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8'));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') issues.push({ file: 'summary.json', message: `not valid JSON (${(err as Error).message})` });
+  const summaryAt = readRunFileSync(dir, 'summary.json');
+  if (summaryAt.kind === 'bad') issues.push({ file: 'summary.json', message: `not read: ${summaryAt.message}` });
+  else if (summaryAt.kind === 'ok') {
+    try {
+      summary = JSON.parse(summaryAt.data.toString('utf8'));
+    } catch (err) {
+      issues.push({ file: 'summary.json', message: `not valid JSON (${(err as Error).message})` });
+    }
   }
   const problems = issues.map((p) => `${p.file}${p.line === undefined ? '' : `:${p.line}`}: ${p.message}`);
   const runId = (typeof summary?.run_id === 'string' ? summary.run_id : rows[0]?.run_id) ?? `${basename(dirname(dir))}/${basename(dir)}`;
@@ -250,13 +258,20 @@ export function sidecarPath(run: LoadedRun, row: IndexRow, kind: SidecarKind): s
  * through libuv's thread pool cost several times the read itself (measured on `report`).
  */
 export async function readSidecarText(run: LoadedRun, row: IndexRow, kind: SidecarKind): Promise<string | null> {
-  const path = sidecarPath(run, row, kind);
-  if (path === null) return null;
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return null;
-  }
+  const rel = row[SIDECAR_FIELD[kind]];
+  if (run.dir === null || typeof rel !== 'string') return null;
+  // A link out of the run, a pipe or a `..` path is skipped and reported, never read.
+  const at = readRunFileSync(run.dir, rel, realRunDir(run.dir));
+  if (at.kind === 'bad') noteIssue(run, { file: 'index.jsonl', message: `${String(SIDECAR_FIELD[kind])} ${at.message} — skipped` });
+  return at.kind === 'ok' ? at.data.toString('utf8') : null;
+}
+
+/** Record a problem found after loading (once): commands print `run.problems` as warnings. */
+function noteIssue(run: LoadedRun, issue: RunIssue): void {
+  const text = `${issue.file}${issue.line === undefined ? '' : `:${issue.line}`}: ${issue.message}`;
+  if (run.problems.includes(text)) return;
+  run.issues.push(issue);
+  run.problems.push(text);
 }
 
 export async function readSidecarJson<T = Record<string, unknown>>(run: LoadedRun, row: IndexRow, kind: SidecarKind): Promise<T | null> {

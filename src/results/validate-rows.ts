@@ -8,11 +8,12 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { lstat, readFile, realpath } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { lstat, readFile } from 'node:fs/promises';
 import type { z } from 'zod';
 import { AttemptTimingSchema, GradingSchema, MetricsSchema, ResultSchema, TranscriptSchema, type IndexRow } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
+import { checkRunPath } from '../util/run-files.js';
+import { rangeProblems } from '../model/ranges.js';
 import { identityFieldsOf, projectionIdentity } from '../derive/identity.js';
 import type { ValidationProblem } from './validate-types.js';
 
@@ -48,25 +49,9 @@ function firstIssue(error: z.ZodError): string {
 
 type Located = { kind: 'ok'; abs: string; isDir: boolean } | { kind: 'missing' } | { kind: 'bad'; message: string };
 
-/** Resolve a manifest path: unsafe, missing, escaping via a symlink, or the absolute path. */
+/** Resolve a manifest path: unsafe, missing, escaping via a symlink, a pipe/device, or the absolute path (the check every reading command shares). */
 async function locate(ctx: RowCheckContext, rel: string): Promise<Located> {
-  const safe = safeRelativePath(rel);
-  if (safe === null) return { kind: 'bad', message: `${JSON.stringify(rel)} escapes the run directory (absolute paths, "..", "." and ".git" segments are not allowed)` };
-  const abs = join(ctx.dir, safe);
-  try {
-    await lstat(abs);
-  } catch {
-    return { kind: 'missing' };
-  }
-  let real: string;
-  try {
-    real = await realpath(abs);
-  } catch {
-    return { kind: 'bad', message: `${safe} is a dangling symbolic link` };
-  }
-  if (real !== ctx.realDir && !real.startsWith(ctx.realDir + sep)) return { kind: 'bad', message: `${safe} resolves outside the run directory (symbolic link to ${real})` };
-  const st = await lstat(real);
-  return { kind: 'ok', abs: real, isDir: st.isDirectory() };
+  return checkRunPath(ctx.dir, rel, ctx.realDir);
 }
 
 async function sha256File(path: string): Promise<string> {
@@ -141,6 +126,7 @@ export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number
   }
 
   checkIdentity(row, problem);
+  for (const p of rangeProblems(row as unknown as Record<string, unknown>)) problem(p);
   for (const pointer of row.artifact_pointers ?? []) await checkPointer(ctx, pointer, line);
 }
 

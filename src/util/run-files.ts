@@ -1,0 +1,175 @@
+/**
+ * Opening a file a run names, without ever leaving the run.
+ *
+ * Paths inside a run come from data (index rows, a hand-edited or downloaded workspace), so every
+ * command that reads one goes through here, the same check `validate` reports:
+ *   - lexically: no absolute path, no `..`, `.` or `.git` segment (safeRelativePath);
+ *   - after resolving symbolic links: the real path must stay inside the run's real directory
+ *     (a link to /etc/passwd, or an `outputs/` directory linked elsewhere, is refused);
+ *   - by type: only regular files and directories. A FIFO or device would block or never end.
+ * A link that stays inside the run is followed: it cannot expose anything the run does not hold.
+ */
+import { lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { lstat, realpath, stat } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import { safeRelativePath } from '../model/paths.js';
+
+export type RunPathCheck =
+  | { kind: 'ok'; abs: string; isDir: boolean; size: number }
+  | { kind: 'missing' }
+  | { kind: 'bad'; message: string };
+
+/** Why a path from data is refused before touching the disk, or null when it is lexically safe. */
+export function unsafePathMessage(rel: string): string | null {
+  return safeRelativePath(rel) === null ? `${JSON.stringify(rel)} escapes the run directory (absolute paths, "..", "." and ".git" segments are not allowed)` : null;
+}
+
+function inside(real: string, realDir: string): boolean {
+  return real === realDir || real.startsWith(realDir.endsWith(sep) ? realDir : realDir + sep);
+}
+
+function typeName(st: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+  if (st.isFIFO()) return 'a named pipe';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  return 'not a regular file';
+}
+
+function judge(safe: string, real: string, realDir: string, st: import('node:fs').Stats): RunPathCheck {
+  if (!inside(real, realDir)) return { kind: 'bad', message: `${safe} resolves outside the run directory (symbolic link to ${real})` };
+  if (st.isDirectory()) return { kind: 'ok', abs: real, isDir: true, size: 0 };
+  if (!st.isFile()) return { kind: 'bad', message: `${safe} is ${typeName(st)} — only regular files are read` };
+  return { kind: 'ok', abs: real, isDir: false, size: st.size };
+}
+
+/** Check `rel` inside `dir` (`realDir`: realpath of dir when the caller has it). */
+export async function checkRunPath(dir: string, rel: string, realDir?: string): Promise<RunPathCheck> {
+  const bad = unsafePathMessage(rel);
+  if (bad) return { kind: 'bad', message: bad };
+  const safe = safeRelativePath(rel)!;
+  const abs = join(dir, safe);
+  if (!(await lstat(abs).then(() => true, () => false))) return { kind: 'missing' };
+  let real: string;
+  try {
+    real = await realpath(abs);
+  } catch {
+    return { kind: 'bad', message: `${safe} is a dangling symbolic link` };
+  }
+  return judge(safe, real, realDir ?? (await realpath(dir)), await stat(real));
+}
+
+/** Synchronous twin of checkRunPath for the hot read paths (thousands of small sidecars). */
+export function checkRunPathSync(dir: string, rel: string, realDir?: string): RunPathCheck {
+  const bad = unsafePathMessage(rel);
+  if (bad) return { kind: 'bad', message: bad };
+  const safe = safeRelativePath(rel)!;
+  const abs = join(dir, safe);
+  let st;
+  try {
+    st = lstatSync(abs);
+  } catch {
+    return { kind: 'missing' };
+  }
+  // Fast path: a regular file whose real path is its lexical one has no link anywhere on the way.
+  let real: string;
+  try {
+    real = realpathSync.native(abs);
+  } catch {
+    return { kind: 'bad', message: `${safe} is a dangling symbolic link` };
+  }
+  if (!st.isSymbolicLink() && real === join(realDir ?? realpathSync.native(dir), safe)) return judge(safe, real, realDir ?? real, st);
+  return judge(safe, real, realDir ?? realpathSync.native(dir), statSync(real));
+}
+
+export type RunFileRead = { kind: 'ok'; data: Buffer } | { kind: 'missing' } | { kind: 'bad'; message: string };
+
+/** Read a file of the run (never a directory, never through a link leaving it). */
+export function readRunFileSync(dir: string, rel: string, realDir?: string): RunFileRead {
+  const at = checkRunPathSync(dir, rel, realDir);
+  if (at.kind !== 'ok') return at;
+  if (at.isDir) return { kind: 'bad', message: `${safeRelativePath(rel)} is a directory, not a file` };
+  try {
+    return { kind: 'ok', data: readFileSync(at.abs) };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    return { kind: 'bad', message: `${safeRelativePath(rel)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
+  }
+}
+
+const realDirs = new Map<string, string>();
+
+/** realpath of a run directory, remembered (a command reads many files of one run). */
+export function realRunDir(dir: string): string {
+  let real = realDirs.get(dir);
+  if (real === undefined) {
+    real = realpathSync.native(dir);
+    if (realDirs.size > 256) realDirs.clear();
+    realDirs.set(dir, real);
+  }
+  return real;
+}
+
+/**
+ * Every entry of a run directory that is not a regular file or a directory (symbolic links,
+ * pipes, sockets, devices), as run-relative paths. Commands that copy a whole run (publish) refuse
+ * such a run rather than drop the entry and keep a row pointing at nothing.
+ */
+export function irregularEntries(root: string, limit = 20): { path: string; what: string }[] {
+  const out: { path: string; what: string }[] = [];
+  const go = (rel: string) => {
+    for (const e of readdirSync(join(root, rel), { withFileTypes: true })) {
+      if (out.length >= limit) return;
+      const child = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) go(child);
+      else if (e.isSymbolicLink()) out.push({ path: child, what: 'a symbolic link' });
+      else if (!e.isFile()) out.push({ path: child, what: typeName(lstatSync(join(root, child))) });
+    }
+  };
+  go('');
+  return out;
+}
+
+/** Every path field an index row can carry (result_dir is a directory, the others files). */
+export const ROW_PATH_FIELDS = ['result_dir', 'result_path', 'grading_path', 'metrics_path', 'timing_path', 'transcript_path', 'transcript_raw_path', 'answer_path', 'file_changes_path'] as const;
+
+/**
+ * The problems `validate` would report about where a run's rows and files point, for commands
+ * that must refuse such a run before writing anything (publish): a path that escapes the run
+ * lexically or through a link, a pipe or device, and any link or special file in the folder (it
+ * would otherwise be dropped silently while a row keeps pointing at it). Missing files are not
+ * problems here: a run pulled without its payloads names files that live on the artifacts branch.
+ */
+export async function runPathProblems(dir: string, rows: readonly Record<string, unknown>[], rowLines: readonly number[] = []): Promise<string[]> {
+  const problems: string[] = [];
+  const realDir = await realpath(dir);
+  for (let i = 0; i < rows.length && problems.length < 20; i++) {
+    const row = rows[i]!;
+    const where = `index.jsonl:${rowLines[i] ?? i + 1}`;
+    const paths: [string, unknown][] = ROW_PATH_FIELDS.map((f) => [f, row[f]]);
+    const pointers = Array.isArray(row.artifact_pointers) ? (row.artifact_pointers as { path?: unknown }[]) : [];
+    for (const p of pointers) paths.push(['artifact_pointers[].path', p?.path]);
+    for (const [field, rel] of paths) {
+      if (rel === null || rel === undefined) continue;
+      if (typeof rel !== 'string') {
+        problems.push(`${where}: ${field} is not a string`);
+        continue;
+      }
+      const at = await checkRunPath(dir, rel, realDir);
+      if (at.kind === 'bad') problems.push(`${where}: ${field} ${at.message}`);
+    }
+  }
+  for (const e of irregularEntries(dir)) problems.push(`${e.path} is ${e.what} — only regular files are published; replace it by the file itself or remove it`);
+  return problems;
+}
+
+/** The first path field of a row that escapes the run lexically (`field "value" escapes …`), or null. */
+export function unsafeRowPath(row: unknown): string | null {
+  if (typeof row !== 'object' || row === null) return null;
+  for (const field of ROW_PATH_FIELDS) {
+    const rel = (row as Record<string, unknown>)[field];
+    if (rel === null || rel === undefined) continue;
+    const bad = typeof rel === 'string' ? unsafePathMessage(rel) : 'is not a string';
+    if (bad) return `${field} ${bad}`;
+  }
+  return null;
+}

@@ -1,0 +1,59 @@
+/**
+ * What the user reads matches what happens (issue 13, hole 6): `--help` never shows
+ * "(default: true)" after a --no-<flag>, and the daemon publishes *and pushes* by default, as the
+ * README and its --help say.
+ */
+import { cp } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { git, isolateGitForSuite } from './helpers/git-fixtures.js';
+import { RESULTS_REF, cli, makeRunWorkspace, makeUserRepo } from './publish-helpers.js';
+
+isolateGitForSuite();
+
+describe('help text', () => {
+  it('no --no-<flag> line claims "(default: true)"', async () => {
+    for (const cmd of ['publish', 'daemon', 'exec', 'wip', 'sync', 'tag']) {
+      const r = await cli([cmd, '--help'], process.cwd());
+      for (const line of r.stdout.split('\n').filter((l) => /--no-/.test(l))) expect(line, cmd).not.toMatch(/\(default: true\)/);
+    }
+    const d = await cli(['daemon', '--help'], process.cwd());
+    expect(d.stdout).toMatch(/--push .*the default: the daemon publishes and pushes/);
+  });
+});
+
+describe('the daemon pushes by default', () => {
+  it('daemon --once publishes a finished run and pushes it without --push', async () => {
+    const user = await makeUserRepo();
+    const run = await makeRunWorkspace({ rows: 2 });
+    const [exp, ts] = run.runId.split('/');
+    await cp(run.dir, join(user.work, '.agentv/results', exp!, ts!), { recursive: true });
+    const r = await cli(['daemon', '--once', '--dir', user.work], user.work);
+    expect(r.code, r.stderr).toBe(0);
+    expect(await git(user.remote, ['rev-parse', '--verify', '-q', RESULTS_REF], { okCodes: [0, 1] })).toMatch(/^[0-9a-f]{40}$/);
+  });
+});
+
+describe('impossible values', () => {
+  it('export warns about scores outside [0, 1] and negative durations; validate fails on them', async () => {
+    const { makeTempDir } = await import('./helpers/git-fixtures.js');
+    const { writeFile } = await import('node:fs/promises');
+    const dir = await makeTempDir('agentv-ranges');
+    const rows = [
+      { test_id: 'a', target: 'm', score: 42, timestamp: '2026-03-01T10:00:00Z', duration_ms: 5 },
+      { test_id: 'b', target: 'm', score: -5, timestamp: '2026-03-01T10:00:01Z', duration_ms: -10 },
+      { test_id: 'c', target: 'm', score: 0.5, timestamp: '2026-03-01T10:00:02Z', duration_ms: 7 },
+    ];
+    await writeFile(join(dir, 'r.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const e = await cli(['export', 'r.jsonl', '--out', 'run'], dir);
+    expect(e.code, e.stderr).toBe(0);
+    expect(e.stderr).toMatch(/warning: r\.jsonl:1: score 42 is outside \[0, 1\]/);
+    expect(e.stderr).toMatch(/warning: r\.jsonl:2: score -5 is outside \[0, 1\]/);
+    expect(e.stderr).toMatch(/warning: r\.jsonl:2: duration_ms -10 is negative/);
+    expect(e.stderr).not.toMatch(/r\.jsonl:3/);
+    const v = await cli(['validate', 'run'], dir);
+    expect(v.code).toBe(1);
+    expect(v.stdout + v.stderr).toMatch(/index\.jsonl:1: score 42 is outside \[0, 1\]/);
+    expect(v.stdout + v.stderr).toMatch(/duration_ms -10 is negative/);
+  });
+});
