@@ -24,8 +24,9 @@ export { listRuns, type ListOptions, type ListResult, type ListedRun } from './p
 export { status, registerStatusSection, type StatusReport, type BranchStatus } from './publish/status.js';
 export { pull, type PullOptions, type PullResult } from './publish/pull.js';
 export { sync, type SyncOptions, type SyncResult } from './publish/sync.js';
-export { editTags, setFeedback, readTags, type TagOptions, type FeedbackOptions } from './publish/overlays.js';
+export { editTags, setFeedback, readTags, readFeedback, FeedbackRevisionMismatch, type TagOptions, type FeedbackOptions } from './publish/overlays.js';
 export { installDrivers, uninstallDrivers } from './publish/drivers.js';
 export * from './publish/wip.js';
 export * from './daemon/index.js';
 export * from './merge-drivers/index.js';
+export * from './serve/index.js';

@@ -159,7 +159,8 @@ export async function editTags(opts: TagOptions): Promise<OverlayResult<TagsDoc>
   for (const t of add) if (remove.has(t)) throw new OverlayInputError(`tag ${JSON.stringify(t)} is both added and removed`);
   return editOverlay(opts, 'tags.json', ({ current, now }) => {
     const doc = tagsOf(current);
-    if (opts.expectRevision !== undefined && opts.expectRevision !== (current === null ? null : doc.tag_revision)) throw new TagRevisionMismatch(opts.expectRevision, current === null ? null : doc.tag_revision);
+    // With no tags.json yet, the revision readTags reports (that of the empty document) matches too.
+    if (opts.expectRevision !== undefined && opts.expectRevision !== doc.tag_revision) throw new TagRevisionMismatch(opts.expectRevision, current === null ? null : doc.tag_revision);
     const tags = doc.tags.filter((t) => !remove.has(t));
     for (const t of add) if (!tags.includes(t)) tags.push(t);
     if (current !== null && tags.length === doc.tags.length && tags.every((t, i) => t === doc.tags[i])) return null;
@@ -183,6 +184,18 @@ export interface FeedbackOptions extends OverlayOptions {
   text: string;
   /** Defaults to git's user.name, then the OS user. */
   reviewer?: string;
+  /**
+   * Fail (FeedbackRevisionMismatch) unless feedback.json's `updated_at` is this (null: the run has
+   * no feedback yet) — the Dashboard's guard against overwriting an edit it has not seen.
+   */
+  expectUpdatedAt?: string | null;
+}
+
+/** `expectUpdatedAt` did not match: someone changed the feedback since the caller read it. */
+export class FeedbackRevisionMismatch extends Error {
+  constructor(readonly expected: string | null, readonly actual: string | null) {
+    super(`feedback changed since ${expected ?? 'none'} (now ${actual ?? 'none'}); read it again and retry`);
+  }
 }
 
 function testIdsOf(index: string): Set<string> {
@@ -206,6 +219,13 @@ function feedbackOf(text: string | null): FeedbackDoc {
   return { ...doc, entries, updated_at: (doc.updated_at as string | null) ?? null };
 }
 
+/** The feedback of a run as the results branch has it (no network, no lock). */
+export async function readFeedback(opts: TargetOptions & { runId: string }): Promise<FeedbackDoc> {
+  const target = await resolveTarget(opts);
+  const spec = `${target.resultsRef}:${runLocation(opts.runId).path}/feedback.json`;
+  return feedbackOf((await readBlobs(target.repo, [spec])).get(spec)?.toString('utf8') ?? null);
+}
+
 export async function setFeedback(opts: FeedbackOptions): Promise<OverlayResult<FeedbackDoc>> {
   const text = opts.text.trim();
   if (text === '') throw new OverlayInputError('feedback text is empty');
@@ -219,6 +239,7 @@ export async function setFeedback(opts: FeedbackOptions): Promise<OverlayResult<
       throw new OverlayInputError(`run ${opts.runId} has no test ${JSON.stringify(opts.testId)}${some ? ` (tests include ${some})` : ''}`);
     }
     const doc = feedbackOf(current);
+    if (opts.expectUpdatedAt !== undefined && opts.expectUpdatedAt !== doc.updated_at) throw new FeedbackRevisionMismatch(opts.expectUpdatedAt, doc.updated_at);
     const old = Object.hasOwn(doc.entries, opts.testId) ? doc.entries[opts.testId] : undefined;
     if (old && old.feedback === text && old.reviewer === reviewer) return null;
     const stamp = now.toISOString();
