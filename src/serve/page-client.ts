@@ -111,8 +111,12 @@ export const DASHBOARD_JS = String.raw`
     q.push('limit=' + state.limit, 'offset=' + state.offset);
     return '?' + q.join('&');
   }
+  var runsSeq = 0;
   function loadRuns() {
+    var seq = ++runsSeq;
     return api('/runs' + runsQuery()).then(function (page) {
+      // Filters change faster than answers come back: only the newest request may paint.
+      if (seq !== runsSeq) return;
       fillSelect(byId('f-experiment'), page.facets.experiments, true);
       fillSelect(byId('f-target'), page.facets.targets, true);
       fillSelect(byId('t-experiment'), page.facets.experiments, true);
@@ -163,9 +167,12 @@ export const DASHBOARD_JS = String.raw`
     var s = el('div', 'stat'); s.setAttribute('data-stat', key);
     s.appendChild(el('div', 'v', value)); s.appendChild(el('div', 'k', label)); return s;
   }
+  var runSeq = 0;
   function showRun(id) {
     var sec = byId('run-detail'); sec.hidden = false; flash('run-msg', 'loading…');
+    var seq = ++runSeq;
     return api('/runs/' + encodeURIComponent(id)).then(function (r) {
+      if (seq !== runSeq) return;
       state.run = r;
       byId('run-title').textContent = r.run.run_id;
       var s = r.summary || {};
