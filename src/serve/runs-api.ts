@@ -6,7 +6,7 @@
  * it returns (one `cat-file --batch` for at most `limit` runs); filtering by tag needs every run's
  * tags, read once per branch tip and kept until the tip moves.
  */
-import { readBlobs } from '../git/index.js';
+import { readBlobs, type Repo } from '../git/index.js';
 import { listRuns, type ListedRun, type ListResult } from '../publish/list.js';
 import { resolveTarget, type TargetOptions } from '../publish/target.js';
 import { HttpError } from './http.js';
@@ -80,18 +80,33 @@ export class RunsData {
   /** Tags of every run, for the tips they were read at. */
   private allTags: { key: string; tags: Map<string, string[]> } | null = null;
 
+  /** The repository per project: resolving a target spawns several git processes, and the
+   * repository a server reads does not move while it runs (the listing itself re-reads the tips). */
+  private repos = new Map<string, Promise<Repo>>();
+
   constructor(private readonly base: TargetOptions) {}
+
+  private repoOf(opts: TargetOptions): Promise<Repo> {
+    const key = opts.project ?? '';
+    let p = this.repos.get(key);
+    if (!p) {
+      p = resolveTarget(opts).then((t) => t.repo);
+      this.repos.set(key, p);
+      p.catch(() => this.repos.delete(key));
+    }
+    return p;
+  }
 
   private async tagsOf(opts: TargetOptions, runs: ListedRun[], tips: ListResult['tips']): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
     if (runs.length === 0) return out;
-    const target = await resolveTarget(opts);
+    const repo = await this.repoOf(opts);
     const specs = new Map<string, string>();
     for (const r of runs) {
       const tip = tipOf(r, tips);
       if (tip) specs.set(r.run_id, `${tip}:${r.path}/tags.json`);
     }
-    const blobs = await readBlobs(target.repo, [...specs.values()]);
+    const blobs = await readBlobs(repo, [...specs.values()]);
     for (const [id, spec] of specs) out.set(id, tagsFrom(blobs.get(spec)?.toString('utf8')));
     return out;
   }
@@ -136,13 +151,13 @@ export class RunsData {
 
   /** summary.json of each run (one batch read); runs without a readable one are left out. */
   async summaries(opts: TargetOptions, runs: ListedRun[], tips: ListResult['tips']): Promise<Map<string, Record<string, unknown>>> {
-    const target = await resolveTarget(opts);
+    const repo = await this.repoOf(opts);
     const specs = new Map<string, string>();
     for (const r of runs) {
       const tip = tipOf(r, tips);
       if (tip) specs.set(r.run_id, `${tip}:${r.path}/summary.json`);
     }
-    const blobs = await readBlobs(target.repo, [...specs.values()]);
+    const blobs = await readBlobs(repo, [...specs.values()]);
     const out = new Map<string, Record<string, unknown>>();
     for (const [id, spec] of specs) {
       const b = blobs.get(spec);
