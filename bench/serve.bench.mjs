@@ -169,7 +169,7 @@ export async function run() {
 
 The Dashboard API and page over a results branch seeded with one fast-import (6-test runs, 2 targets), pushed to a bare remote and fetched.
 Request times are medians of ${REQUESTS} requests (after 2 warm-ups), measured twice in opposite orders; browser figures are medians of ${RUNS} fresh contexts after one warm-up.
-${agentv ? `AgentV 5.3.1-next reads runs at the branch root and lists nothing once \`git ls-tree -r\` of the branch passes 1 MB; it listed ${agentv.listed} of the ${bigListed.toLocaleString('en-US')} runs here, so its times are those of its listing attempt, not of rendering the same rows.` : 'The AgentV client was not present: no side-by-side figures.'}
+${agentv ? `AgentV 5.3.1-next listed ${agentv.listed} of the ${bigListed.toLocaleString('en-US')} runs here: it reads runs at the branch root (this seeded branch still keeps them under \`runs/\`, the layout \`seedRuns\` writes), and it lists nothing at all once \`git ls-tree -r\` of the branch passes 1 MB, which a few thousand runs do in any layout. Its times are those of its listing attempt, not of rendering the same rows: read the ratios as "what a user waits for", not as like for like.` : 'The AgentV client was not present: no side-by-side figures.'}
 
 | measure | median | ratio | target |
 |---|---|---|---|

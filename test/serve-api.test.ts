@@ -11,6 +11,9 @@ import { publish } from '../src/publish/publish.js';
 import { compareRuns } from '../src/results/compare.js';
 import { startServer, TOKEN_HEADER, type RunningServer } from '../src/serve/index.js';
 import { HAS_AGENTV, startAgentVServe } from './helpers/agentv-client.js';
+import { spawn } from 'node:child_process';
+import { CLI_PATH } from './helpers/cli.js';
+import { gitEnvForTests } from './helpers/git-fixtures.js';
 import { cleanupTempDirs, git, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
 
@@ -57,6 +60,7 @@ describe('remote status and sync', () => {
     expect(status).toBe(200);
     for (const f of AGENTV_STATUS_FIELDS) expect(body, f).toHaveProperty(f);
     expect(body.configured).toBe(true);
+    expect(body.repo).toBe('.');
     expect(body.branch).toBe('agentv/results/v1');
     expect(body.upstream).toBe('origin/agentv/results/v1');
     expect(body.sync_status).toBe('ahead');
@@ -225,5 +229,52 @@ describe('request checks', () => {
     } finally {
       await ro.close();
     }
+  });
+});
+
+describe('the CLI', () => {
+  /** Starts the built CLI, waits for the "Dashboard: <url>" line, returns the url and the child. */
+  async function startCli(args: string[]) {
+    const child = spawn(process.execPath, [CLI_PATH, ...args], { cwd: user.work, env: { ...process.env, ...gitEnvForTests() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no Dashboard line within 60 s: ${err}`)), 60_000);
+      child.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
+        const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+      child.on('close', (code) => reject(new Error(`exited ${code}: ${err}`)));
+    });
+    const stop = () => new Promise<number | null>((resolve) => {
+      child.removeAllListeners('close');
+      child.on('close', (code) => resolve(code));
+      child.kill('SIGTERM');
+    });
+    return { url, stop, stderr: () => err };
+  }
+
+  it('serve and daemon --http listen on loopback and answer the API', async () => {
+    for (const args of [['serve', '--port', '0'], ['daemon', '--http', '--port', '0', '--poll', '--no-push']]) {
+      const s = await startCli(args);
+      try {
+        const res = await fetch(`${s.url}/api/remote/status`);
+        expect(res.status, args.join(' ')).toBe(200);
+        expect(((await res.json()) as { branch: string }).branch).toBe('agentv/results/v1');
+        expect(s.stderr()).toMatch(/x-agentv-results-token: \S+/);
+      } finally {
+        expect(await s.stop()).toBe(0);
+      }
+    }
+  }, 120_000);
+
+  it('refuses a non-loopback bind without --allow-remote (exit 2)', async () => {
+    const { runCli } = await import('./helpers/cli.js');
+    const r = await runCli(['serve', '--host', '0.0.0.0'], { cwd: user.work, env: gitEnvForTests() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--allow-remote/);
   });
 });

@@ -59,7 +59,7 @@ export function dashboardCsp(): string {
 }
 
 const BODY = `<main>
-<header><h1>AgentV results</h1><p class="sub">Runs published to the results branch by every machine · <span id="project-box" hidden><label>project <select id="project" aria-label="Project"><option value="">(this directory)</option></select></label></span></p></header>
+<header><h1>AgentV results</h1><p class="sub">Runs published to the results branch by every machine<span id="project-box" hidden> · <label>project <select id="project" aria-label="Project"><option value="">(this directory)</option></select></label></span></p></header>
 <section id="remote" class="panel" aria-label="Remote">
 <div class="remote">
 <span class="kv">status <b data-field="sync_status">…</b></span>

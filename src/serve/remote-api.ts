@@ -124,7 +124,8 @@ export async function remoteStatus(opts: TargetOptions, state: RemoteState): Pro
   const out: RemoteStatus = {
     configured: true,
     available: true,
-    repo: config?.repo ?? report.remote ?? '.',
+    // AgentV reports the configured repo, else the configured local path ("." for the checkout itself).
+    repo: config?.repo ?? config?.path ?? '.',
     repo_path: report.repo,
     path: report.repo,
     auto_push: config?.auto_push ?? false,
