@@ -114,7 +114,7 @@ describe('the Dashboard in Chromium', () => {
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
     await page.context().close();
-  });
+  }, 120_000);
 
   it('filters by experiment, target, tag and date', async () => {
     const { page } = await open();
@@ -147,7 +147,7 @@ describe('the Dashboard in Chromium', () => {
     const onBranch = await git(user.work, ['show', `refs/heads/agentv/results/v1:${(await api('/api/runs?tag=release-candidate')).runs[0].path}/tags.json`]);
     expect(JSON.parse(onBranch).tags).toEqual(['release-candidate']);
     await page.context().close();
-  });
+  }, 120_000);
 
   it('shows a run, compares two, and charts the trend with the right figures', async () => {
     const { page } = await open();
@@ -179,7 +179,7 @@ describe('the Dashboard in Chromium', () => {
     const expected = trend.series.reduce((n: number, s: any) => n + s.points.filter((p: any) => p.regression && p.mean_score !== null).length, 0);
     expect(marked).toBe(expected);
     await page.context().close();
-  });
+  }, 120_000);
 
   it('keeps hostile test ids, target names and feedback as text', async () => {
     const detail = await api(`/api/runs/${encodeURIComponent(hostile.runId)}`);
@@ -201,7 +201,7 @@ describe('the Dashboard in Chromium', () => {
     expect(dialogs).toEqual([]);
     expect(foreign).toEqual([]);
     await page.context().close();
-  });
+  }, 120_000);
 
   it('syncs from the page: the Sync button pushes a run committed here to the bare remote', async () => {
     const extra = await makeRunWorkspace({ experiment: 'smoke', day: 3, minute: 1, rows: 2, seed: 21 });
@@ -248,5 +248,5 @@ describe('the Dashboard in Chromium', () => {
     } finally {
       await new Promise<void>((r) => evil.close(() => r()));
     }
-  });
+  }, 120_000);
 });
