@@ -15,6 +15,8 @@ export { RunAggregator } from './derive/aggregate.js';
 
 export * from './results/index.js';
 export { generateReport } from './report/index.js';
+export { trend, type TrendAllOptions } from './trend/index.js';
+export * from './autoresearch/index.js';
 
 export { publish, type PublishOptions, type PublishResult } from './publish/publish.js';
 export { loadResultsConfig, ConfigError, type ResultsConfig } from './publish/config.js';
@@ -24,7 +26,7 @@ export { listRuns, type ListOptions, type ListResult, type ListedRun } from './p
 export { status, registerStatusSection, type StatusReport, type BranchStatus } from './publish/status.js';
 export { pull, type PullOptions, type PullResult } from './publish/pull.js';
 export { sync, type SyncOptions, type SyncResult } from './publish/sync.js';
-export { editTags, setFeedback, readTags, readFeedback, FeedbackRevisionMismatch, type TagOptions, type FeedbackOptions } from './publish/overlays.js';
+export { editTags, setFeedback, readTags, readFeedback, FeedbackRevisionMismatch, TagRevisionMismatch, type TagOptions, type FeedbackOptions, type FeedbackDoc, type TagsDoc } from './publish/overlays.js';
 export { installDrivers, uninstallDrivers } from './publish/drivers.js';
 export * from './publish/wip.js';
 export * from './daemon/index.js';

@@ -1,7 +1,9 @@
 /**
- * `compare`: checked against hand-computed expectations on the real compare fixtures, the
- * multi-target benchmark fixture against a modified copy, and hand-written runs for unmatched
- * tests, repeated attempts, floating noise, seed 004's decision rules and the exit codes.
+ * `compare`: checked against hand-computed expectations on the real compare fixtures (AgentV's
+ * default threshold 0.1 and its JSON fields), the multi-target benchmark fixture against a
+ * modified copy (last row of a repeated id wins, as in AgentV), hand-written runs for unmatched
+ * tests, the threshold edge, normalized gain, seed 004's decision rules and the exit codes.
+ * Side by side with the real `agentv compare`: test/conformance/compare.test.ts.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,12 +17,12 @@ afterAll(() => rm(tmp, { recursive: true, force: true }));
 let n = 0;
 
 interface CompareJson {
-  summary: { wins: number; losses: number; ties: number; mean_delta: number };
-  matched: number;
-  match_by: string;
+  matched: { test_id: string; score1: number; score2: number; delta: number; normalized_gain: number | null; outcome: string }[];
+  unmatched: { file1: number; file2: number; baseline_only: string[]; candidate_only: string[] };
+  summary: { total: number; matched: number; wins: number; losses: number; ties: number; mean_delta: number; mean_normalized_gain: number | null };
   threshold: number;
-  unmatched: { baseline_only: { test_id: string; target?: string }[]; candidate_only: { test_id: string; target?: string }[] };
-  tests: { test_id: string; target?: string; baseline: number; candidate: number; delta: number; outcome: string; attempts?: { baseline: number; candidate: number } }[];
+  sources: { baseline: { targets: string[]; rows: number }; candidate: { targets: string[]; rows: number } };
+  warnings: string[];
   decision?: { decision: string; rationale: string; rule: string; artifacts?: unknown };
 }
 
@@ -32,6 +34,7 @@ async function results(rows: Record<string, unknown>[]): Promise<string> {
 
 /** score rows for one target: `{ a: 0.5, b: 1 }` */
 const scores = (target: string, s: Record<string, number>) => Object.entries(s).map(([test_id, score]) => ({ test_id, target, score }));
+const counts = (j: CompareJson) => ({ wins: j.summary.wins, losses: j.summary.losses, ties: j.summary.ties, mean_delta: j.summary.mean_delta });
 
 async function compare(args: string[]): Promise<{ code: number; json: CompareJson; stderr: string }> {
   const r = await runCli(['compare', ...args, '--json']);
@@ -42,44 +45,42 @@ describeWithFixtures('compare: the real compare fixtures', () => {
   const base = fixture('compare--baseline-results.jsonl');
   const cand = fixture('compare--candidate-results.jsonl');
 
-  it('matches by test_id (one target per side) and gets the hand-computed summary', async () => {
+  it('default threshold 0.1: only +0.16 is a win; AgentV\'s fields and rounding', async () => {
     const { code, json } = await compare([base, cand]);
     expect(code).toBe(0);
-    expect(json.match_by).toBe('test_id');
-    // code-review-001 0.72 -> 0.88 = +0.16 win
-    // code-review-002 0.85 -> 0.82 = -0.03 loss
-    // code-review-003 0.68 -> 0.75 = +0.07 win
-    // code-gen-001    0.90 -> 0.92 = +0.02 win
-    // code-gen-002    0.75 -> 0.80 = +0.05 win
-    // mean_delta = (0.16 - 0.03 + 0.07 + 0.02 + 0.05) / 5 = 0.27 / 5 = 0.054
-    expect(json.summary).toEqual({ wins: 4, losses: 1, ties: 0, mean_delta: 0.054 });
-    expect(Object.keys(json.summary)).toEqual(['wins', 'losses', 'ties', 'mean_delta']);
-    expect(json.matched).toBe(5);
-    expect(json.unmatched).toEqual({ baseline_only: [], candidate_only: [] });
-    expect(json.tests.map((t) => [t.test_id, t.delta, t.outcome])).toEqual([
-      ['code-review-001', 0.16, 'win'],
-      ['code-review-002', -0.03, 'loss'],
-      ['code-review-003', 0.07, 'win'],
-      ['code-gen-001', 0.02, 'win'],
-      ['code-gen-002', 0.05, 'win'],
+    // code-review-001 0.72 -> 0.88 = +0.16 win (>= 0.1)
+    // code-review-002 0.85 -> 0.82 = -0.03 tie
+    // code-review-003 0.68 -> 0.75 = +0.07 tie
+    // code-gen-001    0.90 -> 0.92 = +0.02 tie
+    // code-gen-002    0.75 -> 0.80 = +0.05 tie
+    // mean_delta = 0.27 / 5 = 0.054; gains 0.16/0.28, -0.03/0.15, 0.07/0.32, 0.02/0.1, 0.05/0.25 -> mean 0.198
+    expect(json.summary).toEqual({ total: 10, matched: 5, wins: 1, losses: 0, ties: 4, mean_delta: 0.054, mean_normalized_gain: 0.198 });
+    expect(Object.keys(json.summary)).toEqual(['total', 'matched', 'wins', 'losses', 'ties', 'mean_delta', 'mean_normalized_gain']);
+    expect(json.threshold).toBe(0.1);
+    expect(json.unmatched).toEqual({ file1: 0, file2: 0, baseline_only: [], candidate_only: [] });
+    expect(json.matched.map((t) => [t.test_id, t.score1, t.score2, Number(t.delta.toFixed(9)), t.outcome])).toEqual([
+      ['code-review-001', 0.72, 0.88, 0.16, 'win'],
+      ['code-review-002', 0.85, 0.82, -0.03, 'tie'],
+      ['code-review-003', 0.68, 0.75, 0.07, 'tie'],
+      ['code-gen-001', 0.9, 0.92, 0.02, 'tie'],
+      ['code-gen-002', 0.75, 0.8, 0.05, 'tie'],
     ]);
-    expect(json.tests[0]).not.toHaveProperty('target');
+    expect(json.matched[0]!.normalized_gain).toBeCloseTo(0.16 / 0.28, 12);
   });
 
-  it('--threshold 0.1 makes |delta| <= 0.1 a tie', async () => {
-    const { json } = await compare([base, cand, '--threshold', '0.1']);
-    // Only +0.16 exceeds the band; mean_delta does not depend on the band.
-    expect(json.summary).toEqual({ wins: 1, losses: 0, ties: 4, mean_delta: 0.054 });
-    expect(json.threshold).toBe(0.1);
+  it('--threshold 0: every change counts (4 wins, 1 loss)', async () => {
+    const { json } = await compare([base, cand, '--threshold', '0']);
+    expect(counts(json)).toEqual({ wins: 4, losses: 1, ties: 0, mean_delta: 0.054 });
+    expect(json.threshold).toBe(0);
   });
 
   it('swapped, the candidate regresses: mean_delta -0.054, exit 1', async () => {
     const { code, json } = await compare([cand, base]);
-    expect(json.summary).toEqual({ wins: 1, losses: 4, ties: 0, mean_delta: -0.054 });
+    expect(counts(json)).toEqual({ wins: 0, losses: 1, ties: 4, mean_delta: -0.054 });
     expect(code).toBe(1);
     const human = await runCli(['compare', cand, base]);
     expect(human.code).toBe(1);
-    expect(human.stdout).toContain('wins=1, losses=4, ties=0, mean_delta=-0.0540 (5 matched)');
+    expect(human.stdout).toContain('wins=0, losses=1, ties=4, mean_delta=-0.054');
   });
 
   it('gives the same answer on exported run workspaces and their index.jsonl', async () => {
@@ -89,110 +90,109 @@ describeWithFixtures('compare: the real compare fixtures', () => {
     expect((await runCli(['export', cand, '--out', b])).code).toBe(0);
     const dirs = await compare([a, b]);
     const idx = await compare([join(a, 'index.jsonl'), join(b, 'index.jsonl')]);
-    expect(dirs.json.summary).toEqual({ wins: 4, losses: 1, ties: 0, mean_delta: 0.054 });
+    const raw = await compare([base, cand]);
+    expect(dirs.json.summary).toEqual(raw.json.summary);
     expect(idx.json.summary).toEqual(dirs.json.summary);
   });
 
-  it('--decide keeps the fixture candidate (4 wins > 1 loss)', async () => {
+  it('--decide at the default threshold keeps the fixture candidate (1 win > 0 losses)', async () => {
     const { json } = await compare([base, cand, '--decide']);
-    expect(json.decision).toEqual({ decision: 'keep', rule: 'wins_over_losses', rationale: 'candidate wins outweigh losses (4 > 1)' });
+    expect(json.decision).toEqual({ decision: 'keep', rule: 'wins_over_losses', rationale: 'candidate wins outweigh losses (1 > 0)' });
     const human = await runCli(['compare', base, cand, '--decide']);
-    expect(human.stdout).toMatch(/Decision: KEEP\n {2}Rationale: candidate wins outweigh losses \(4 > 1\)/);
+    expect(human.stdout).toMatch(/Decision: KEEP\n {2}Rationale: candidate wins outweigh losses \(1 > 0\)/);
   });
 });
 
-describeWithFixtures('compare: several targets (benchmark-tooling fixture against a modified copy)', () => {
+describeWithFixtures('compare: several targets in one file (benchmark-tooling fixture)', () => {
   const original = fixture('benchmark-tooling--combined-results.jsonl');
   let modified: string;
 
-  it('matches by (test_id, target) and lists unmatched tests on each side', async () => {
+  it('matches by test_id, the last row of a repeated id counts, and a warning says so', async () => {
     const rows = (await readFile(original, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { test_id: string; target: string; score: number });
     const find = (t: string, m: string) => rows.find((r) => r.test_id === t && r.target === m)!;
-    find('greeting', 'gpt-4.1').score = 0.95; // 0.85 -> 0.95: +0.10
-    find('greeting', 'gpt-5-mini').score = 1.0; // 0.95 -> 1.00: +0.05
-    find('code-generation', 'gemini-3-flash-preview').score = 0.6; // 0.70 -> 0.60: -0.10
-    const kept = rows.filter((r) => !(r.test_id === 'summarization' && r.target === 'gemini-3-flash-preview'));
-    kept.push({ test_id: 'translation', target: 'gpt-4.1', score: 0.7 });
+    find('greeting', 'gpt-4.1').score = 0.95;
+    find('greeting', 'gpt-5-mini').score = 1.0;
+    find('code-generation', 'gemini-3-flash-preview').score = 0.6;
+    rows.push({ test_id: 'translation', target: 'gpt-4.1', score: 0.7 });
     modified = join(tmp, 'benchmark-modified.jsonl');
-    await writeFile(modified, kept.map((r) => JSON.stringify(r)).join('\n') + '\n');
-
-    const { code, json } = await compare([original, modified]);
-    expect(code).toBe(0);
-    expect(json.match_by).toBe('test_id+target');
-    // 8 matched: +0.10, +0.05, -0.10 and five 0.00 -> mean = 0.05 / 8 = 0.00625
-    expect(json.summary).toEqual({ wins: 2, losses: 1, ties: 5, mean_delta: 0.00625 });
-    expect(json.matched).toBe(8);
-    expect(json.unmatched).toEqual({
-      baseline_only: [{ test_id: 'summarization', target: 'gemini-3-flash-preview' }],
-      candidate_only: [{ test_id: 'translation', target: 'gpt-4.1' }],
-    });
-    expect(json.tests.find((t) => t.test_id === 'greeting' && t.target === 'gpt-4.1')).toMatchObject({ baseline: 0.85, candidate: 0.95, delta: 0.1, outcome: 'win' });
+    await writeFile(modified, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const { json } = await compare([original, modified]);
+    const last = (list: { test_id: string; score: number }[], id: string) => list.filter((r) => r.test_id === id).at(-1)!.score;
+    const orig = (await readFile(original, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { test_id: string; score: number });
+    for (const m of json.matched) {
+      expect(m.score1).toBe(last(orig, m.test_id));
+      expect(m.score2).toBe(last(rows, m.test_id));
+    }
+    expect(json.summary.matched).toBe(new Set(orig.map((r) => r.test_id)).size);
+    expect(json.summary.total).toBe(orig.length + rows.length);
+    expect(json.unmatched.candidate_only).toEqual(['translation']);
+    expect(json.unmatched.file2).toBe(1);
+    expect(json.warnings.join('\n')).toMatch(/the last row of each is compared, as agentv compare does — it holds targets .*gpt-4\.1.*: pick one with --target/);
   });
 
-  it('--target narrows both sides to one target, matching by test_id', async () => {
+  it('--target narrows both sides to one target first', async () => {
     const { json } = await compare([original, modified, '--target', 'gpt-4.1']);
-    expect(json.match_by).toBe('test_id');
-    // greeting +0.10, code-generation 0, summarization 0 -> mean 0.1 / 3 = 0.033333333 (9 decimals)
-    expect(json.summary).toEqual({ wins: 1, losses: 0, ties: 2, mean_delta: 0.033333333 });
-    expect(json.unmatched.candidate_only).toEqual([{ test_id: 'translation' }]);
+    // greeting 0.85 -> 0.95 = +0.1 (0.0999… in binary: a tie, as AgentV has it), code-generation 0, summarization 0
+    expect(json.matched.find((m) => m.test_id === 'greeting')).toMatchObject({ score1: 0.85, score2: 0.95, outcome: 'tie' });
+    expect(counts(json)).toEqual({ wins: 0, losses: 0, ties: 3, mean_delta: 0.033 });
+    expect(json.unmatched.candidate_only).toEqual(['translation']);
+    expect(json.warnings).toEqual([]);
   });
 
-  it('--baseline-target/--candidate-target compare two providers; an exact 0 mean survives floating noise', async () => {
+  it('--baseline-target/--candidate-target compare two providers', async () => {
     const { code, json } = await compare([original, modified, '--baseline-target', 'gpt-4.1', '--candidate-target', 'gpt-5-mini']);
     expect(code).toBe(0);
-    // greeting 0.85 -> 1.00 = +0.15, code-generation 0.80 -> 0.75 = -0.05, summarization 0.90 -> 0.80 = -0.10
-    // mean = (0.15 - 0.05 - 0.10) / 3 = 0 (in binary floating point the sum is not exactly 0)
-    expect(json.summary).toEqual({ wins: 1, losses: 2, ties: 0, mean_delta: 0 });
-  });
-
-  it('refuses an ambiguous shape (several targets against one) with the flags that resolve it', async () => {
-    const r = await runCli(['compare', original, fixture('compare--candidate-results.jsonl')]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/cannot tell which rows to compare: .* --target, or --baseline-target and --candidate-target/);
+    // greeting 0.85 -> 1.00 = +0.15 win, code-generation 0.80 -> 0.75 = -0.05 tie, summarization 0.90 -> 0.80 = -0.10 (-0.0999…98 in binary: a tie, as AgentV has it)
+    expect(counts(json)).toEqual({ wins: 1, losses: 0, ties: 2, mean_delta: 0 });
+    expect(json.sources.baseline.targets).toEqual(['gpt-4.1']);
+    expect(json.sources.candidate.targets).toEqual(['gpt-5-mini']);
   });
 
   it('a --target no side has is an input error naming the targets', async () => {
     const r = await runCli(['compare', original, modified, '--target', 'nope']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/has no rows for target nope \(targets: gemini-3-flash-preview, gpt-4\.1, gpt-5-mini\)/);
+    expect(r.stderr).toMatch(/has no rows for target nope \(targets: .*gpt-4\.1.*\)/);
   });
 });
 
 describe('compare: hand-written runs', () => {
-  it('unmatched tests on each side are listed and do not count', async () => {
+  it('unmatched tests on each side are listed, counted as rows, and do not count in the means', async () => {
     const b = await results(scores('m', { a: 0.5, b: 0.5, only_base: 1 }));
     const c = await results(scores('m', { a: 0.75, b: 0.25, only_cand: 0 }));
     const { json } = await compare([b, c]);
     // a +0.25 win, b -0.25 loss -> mean 0
-    expect(json.summary).toEqual({ wins: 1, losses: 1, ties: 0, mean_delta: 0 });
-    expect(json.unmatched).toEqual({ baseline_only: [{ test_id: 'only_base' }], candidate_only: [{ test_id: 'only_cand' }] });
+    expect(counts(json)).toEqual({ wins: 1, losses: 1, ties: 0, mean_delta: 0 });
+    expect(json.unmatched).toEqual({ file1: 1, file2: 1, baseline_only: ['only_base'], candidate_only: ['only_cand'] });
     const human = await runCli(['compare', b, c]);
     expect(human.stdout).toContain('only in baseline:  only_base');
     expect(human.stdout).toContain('only in candidate: only_cand');
   });
 
-  it('repeated attempts compare by their mean score', async () => {
-    const b = await results([
-      { test_id: 'a', target: 'm', attempt: 0, score: 0.5 },
-      { test_id: 'a', target: 'm', attempt: 1, score: 1.0 },
+  it('a delta of exactly the threshold is a win; normalized gain is null at a perfect baseline', async () => {
+    const b = await results(scores('m', { a: 0.5, p: 1 }));
+    const c = await results(scores('m', { a: 0.75, p: 0.5 }));
+    const { json } = await compare([b, c, '--threshold', '0.25']);
+    expect(json.matched).toEqual([
+      { test_id: 'a', score1: 0.5, score2: 0.75, delta: 0.25, normalized_gain: 0.5, outcome: 'win' },
+      { test_id: 'p', score1: 1, score2: 0.5, delta: -0.5, normalized_gain: null, outcome: 'loss' },
     ]);
-    const c = await results([{ test_id: 'a', target: 'm', score: 0.75 }]);
-    const { json } = await compare([b, c]);
-    // baseline mean (0.5 + 1.0) / 2 = 0.75 = candidate -> tie
-    expect(json.tests).toEqual([{ test_id: 'a', baseline: 0.75, candidate: 0.75, delta: 0, outcome: 'tie', attempts: { baseline: 2, candidate: 1 } }]);
+    expect(json.summary.mean_normalized_gain).toBe(0.5);
   });
 
-  it('floating noise is rounded away: 0.1 + 0.2 against 0.3 is a tie', async () => {
-    const b = await results(scores('m', { a: 0.3 }));
-    const c = await results(scores('m', { a: 0.1 + 0.2 }));
-    const { json } = await compare([b, c]);
-    expect(json.summary).toEqual({ wins: 0, losses: 0, ties: 1, mean_delta: 0 });
+  it('a malformed line is skipped with a warning, not fatal', async () => {
+    const f = join(tmp, `bad-${n++}.jsonl`);
+    await writeFile(f, '{"test_id":"a","score":0.5}\n{oops\n{"test_id":"b","score":1}\n');
+    const c = await results([{ test_id: 'a', score: 0.5 }, { test_id: 'b', score: 1 }]);
+    const { code, json, stderr } = await compare([f, c]);
+    expect(code).toBe(0);
+    expect(json.summary.matched).toBe(2);
+    expect(stderr).toMatch(/:2: not valid JSON, line skipped/);
   });
 
   it('no test in common is an input error (exit 2)', async () => {
     const r = await runCli(['compare', await results(scores('m', { a: 1 })), await results(scores('m', { b: 1 }))]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('no test matched');
+    expect(r.stderr).toContain('no test id matched');
   });
 
   it('bad flags are usage errors', async () => {
@@ -221,18 +221,18 @@ describe('compare --decide: seed 004 rules', () => {
   };
 
   it('rule 1: wins > losses -> keep (even at mean_delta < 0, which still exits 1)', async () => {
-    // +0.1, +0.1, -0.5 -> wins 2 > losses 1, mean (0.1 + 0.1 - 0.5) / 3 = -0.1
+    // +0.25, +0.25, -1 -> wins 2 > losses 1, mean (0.25 + 0.25 - 1) / 3 = -0.167
     const b = await results(scores('m', { a: 0.5, b: 0.5, c: 1 }));
-    const c = await results(scores('m', { a: 0.6, b: 0.6, c: 0.5 }));
+    const c = await results(scores('m', { a: 0.75, b: 0.75, c: 0 }));
     const { code, json } = await compare([b, c, '--decide']);
-    expect(json.summary).toEqual({ wins: 2, losses: 1, ties: 0, mean_delta: -0.1 });
+    expect(counts(json)).toEqual({ wins: 2, losses: 1, ties: 0, mean_delta: -0.167 });
     expect(json.decision).toMatchObject({ decision: 'keep', rule: 'wins_over_losses' });
     expect(code).toBe(1);
   });
 
   it('wins <= losses with a non-zero mean -> discard, naming the counts', async () => {
     const b = await results(scores('m', { a: 0.5, b: 0.5 }));
-    const c = await results(scores('m', { a: 0.4, b: 0.4 }));
+    const c = await results(scores('m', { a: 0.25, b: 0.25 }));
     const { code, json } = await compare([b, c, '--decide']);
     expect(json.decision).toMatchObject({ decision: 'discard', rationale: 'candidate losses outweigh wins (2 > 0)' });
     expect(code).toBe(1);

@@ -145,8 +145,10 @@ describe('runs, run, compare, trend', () => {
     expect(status).toBe(200);
     const direct = await compareRuns({ baseline: a.dir, candidate: b.dir });
     expect(body.summary).toEqual(direct.summary);
-    expect(body.tests).toEqual(direct.tests);
-    expect(body.baseline.path).toBe(a.runId);
+    expect(body.matched).toEqual(direct.matched);
+    expect(body.matched.length).toBe(3); // 6 rows: 3 test ids x 2 targets, matched by test id as agentv compare does
+    expect(body.sources.baseline.source).toBe(a.runId);
+    expect(body.sources.candidate.path).toBe(b.runId);
   });
 
   it('builds trend series per experiment x target from the runs summaries', async () => {
@@ -180,17 +182,25 @@ describe('writes', () => {
     expect((await get('/api/runs')).body.runs.find((r: any) => r.run_id === id).tags).toEqual(['baseline']);
   });
 
-  it('sets feedback only against the updated_at it replaces', async () => {
+  it('sets feedback only against the revision it replaces', async () => {
     const id = runs[1]!.runId;
     const detail = (await get(`/api/runs/${encodeURIComponent(id)}`)).body;
     const testId = detail.tests[0].test_id;
     const path = `/api/runs/${encodeURIComponent(id)}/feedback`;
-    expect((await post(path, { test_id: testId, text: 'x' })).status).toBe(428);
-    const first = await post(path, { test_id: testId, text: 'looks right', reviewer: 'ana', expect_updated_at: null });
+    expect((await post(path, { test_id: testId, text: 'x', reviewer: 'ana' })).status).toBe(428);
+    const first = await post(path, { test_id: testId, text: 'looks right', reviewer: 'ana', expect_revision: '' });
     expect(first.status).toBe(200);
-    expect(first.body.feedback.entries[testId].feedback).toBe('looks right');
-    expect((await post(path, { test_id: testId, text: 'again', reviewer: 'bo', expect_updated_at: null })).status).toBe(409);
-    expect((await post(path, { test_id: 'no-such-test', text: 'x', expect_updated_at: first.body.feedback.updated_at })).status).toBe(404);
+    expect(first.body.feedback.entries[testId].ana.feedback).toBe('looks right');
+    const rev = first.body.entry.revision;
+    // Someone who read before ana wrote cannot overwrite her note; with her revision they can.
+    expect((await post(path, { test_id: testId, text: 'again', reviewer: 'ana', expect_revision: '' })).status).toBe(409);
+    expect((await post(path, { test_id: testId, text: 'again', reviewer: 'ana', expect_revision: rev })).status).toBe(200);
+    // Another reviewer's note on the same test is separate.
+    expect((await post(path, { test_id: testId, text: 'agree', reviewer: 'bo', expect_revision: '' })).status).toBe(200);
+    const after = (await get(`/api/runs/${encodeURIComponent(id)}`)).body;
+    expect(Object.keys(after.feedback.entries[testId]).sort()).toEqual(['ana', 'bo']);
+    expect(after.feedback.entries[testId].ana.feedback).toBe('again');
+    expect((await post(path, { test_id: 'no-such-test', text: 'x', reviewer: 'ana', expect_revision: '' })).status).toBe(404);
   });
 });
 

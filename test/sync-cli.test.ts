@@ -81,11 +81,11 @@ describe('feedback', () => {
     const r = await runCli(['feedback', RUN, testId, 'grader too lenient', '--reviewer', 'ana'], { cwd: a });
     expect(r.code, r.stderr).toBe(0);
     const doc = JSON.parse((await showFile(remote, RESULTS_REF, `${RUN_PATH}/feedback.json`))!);
-    expect(doc.entries[testId]).toMatchObject({ feedback: 'grader too lenient', reviewer: 'ana' });
-    expect(doc.updated_at).toBe(doc.entries[testId].updated_at);
+    expect(doc.entries[testId].ana).toMatchObject({ feedback: 'grader too lenient', reviewer: 'ana' });
+    expect(doc.updated_at).toBe(doc.entries[testId].ana.updated_at);
     // Option values stay as typed (a digit-only reviewer is not turned into a number).
     await expectExit(runCli(['feedback', RUN, testId, 'second look', '--reviewer', '0012'], { cwd: a }), 0);
-    expect(JSON.parse((await showFile(remote, RESULTS_REF, `${RUN_PATH}/feedback.json`))!).entries[testId].reviewer).toBe('0012');
+    expect(JSON.parse((await showFile(remote, RESULTS_REF, `${RUN_PATH}/feedback.json`))!).entries[testId]['0012'].reviewer).toBe('0012');
     const bad = await runCli(['feedback', RUN, 'no-such-test', 'x'], { cwd: a });
     expect(bad.code, bad.stderr).toBe(2);
     expect(bad.stderr).toMatch(/has no test "no-such-test"/);

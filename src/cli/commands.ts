@@ -10,6 +10,8 @@ import { registerValidate } from './validate.js';
 import { registerCombine } from './combine.js';
 import { registerDelete } from './delete.js';
 import { registerCompare } from './compare.js';
+import { registerTrend } from './trend.js';
+import { registerAutoresearch } from './autoresearch.js';
 import { registerList } from './list.js';
 import { registerStatus } from './status.js';
 import { registerPull } from './pull.js';
@@ -36,6 +38,8 @@ export function registerCommands(cli: CAC): void {
   registerCombine(cli);
   registerDelete(cli);
   registerCompare(cli);
+  registerTrend(cli);
+  registerAutoresearch(cli);
   registerList(cli);
   registerStatus(cli);
   registerPull(cli);

@@ -1,5 +1,5 @@
 import type { CAC } from 'cac';
-import { compareRuns, type CompareReport } from '../results/compare.js';
+import { compareRuns, DEFAULT_COMPARE_THRESHOLD, type CompareReport } from '../results/compare.js';
 import { EXIT, numberFlag, runCommand } from './errors.js';
 import { bold, green, printJson, red, table } from './format.js';
 import { stringFlag, stringFlags } from './flags.js';
@@ -12,17 +12,16 @@ const listFlag = (name: string, parsed: unknown) => {
 };
 
 function printReport(r: CompareReport): void {
-  const byTarget = r.match_by === 'test_id+target';
-  const headers = ['Test', ...(byTarget ? ['Target'] : []), 'Baseline', 'Candidate', 'Delta', 'Outcome'];
-  const rows = r.tests.map((t) => [t.test_id, ...(byTarget ? [t.target ?? ''] : []), t.baseline.toFixed(3), t.candidate.toFixed(3), signed(t.delta), outcomeText(t.outcome)]);
-  const side = (s: CompareReport['baseline']) => `${s.path} (${s.targets.join(', ')})`;
-  process.stdout.write(`baseline:  ${side(r.baseline)}\ncandidate: ${side(r.candidate)}\nmatched by ${r.match_by}, tie band |delta| <= ${r.threshold}\n\n`);
+  const headers = ['Test', 'Baseline', 'Candidate', 'Delta', 'Outcome'];
+  const rows = r.matched.map((t) => [t.test_id, t.score1.toFixed(3), t.score2.toFixed(3), signed(t.delta), outcomeText(t.outcome)]);
+  const side = (s: CompareReport['sources']['baseline']) => `${s.source}${s.targets.length > 0 ? ` (${s.targets.join(', ')})` : ''}`;
+  process.stdout.write(`baseline:  ${side(r.sources.baseline)}\ncandidate: ${side(r.sources.candidate)}\nwin: delta >= ${r.threshold}, loss: delta <= -${r.threshold}\n\n`);
   process.stdout.write(table(headers, rows) + '\n');
-  const name = (u: { test_id: string; target?: string }) => (u.target ? `${u.test_id} [${u.target}]` : u.test_id);
-  if (r.unmatched.baseline_only.length > 0) process.stdout.write(`\nonly in baseline:  ${r.unmatched.baseline_only.map(name).join(', ')}\n`);
-  if (r.unmatched.candidate_only.length > 0) process.stdout.write(`${r.unmatched.baseline_only.length > 0 ? '' : '\n'}only in candidate: ${r.unmatched.candidate_only.map(name).join(', ')}\n`);
+  if (r.unmatched.baseline_only.length > 0) process.stdout.write(`\nonly in baseline:  ${r.unmatched.baseline_only.join(', ')}\n`);
+  if (r.unmatched.candidate_only.length > 0) process.stdout.write(`${r.unmatched.baseline_only.length > 0 ? '' : '\n'}only in candidate: ${r.unmatched.candidate_only.join(', ')}\n`);
   const s = r.summary;
-  const line = `wins=${s.wins}, losses=${s.losses}, ties=${s.ties}, mean_delta=${signed(s.mean_delta, 4)} (${r.matched} matched)`;
+  const gain = s.mean_normalized_gain === null ? '' : `, mean_normalized_gain=${signed(s.mean_normalized_gain)}`;
+  const line = `wins=${s.wins}, losses=${s.losses}, ties=${s.ties}, mean_delta=${signed(s.mean_delta)}${gain} (${s.matched} matched)`;
   process.stdout.write('\n' + bold(s.mean_delta < 0 ? red(line) : line) + '\n');
   if (r.decision) {
     const d = r.decision;
@@ -33,16 +32,16 @@ function printReport(r: CompareReport): void {
 
 export function registerCompare(cli: CAC): void {
   cli
-    .command('compare <baseline> <candidate>', 'Compare two runs (run directories, index.jsonl or results .jsonl): per-test score delta (repeated attempts: mean score), wins/losses/ties, mean_delta; exit 1 when the candidate regresses (mean_delta < 0)')
-    .option('--threshold <delta>', 'Tie band: |delta| <= threshold is a tie. Default 0: a win is any higher score, a loss any lower one, a tie no change; 0.1 ignores small noise. Deltas and mean_delta are rounded to 9 decimals', { default: 0 })
-    .option('--target <name>', 'Compare only this target on both sides (repeatable)')
+    .command('compare <baseline> <candidate>', 'Compare two runs (run directories, index.jsonl or results .jsonl) as `agentv compare` does: tests matched by test_id (the last row of a repeated id counts), per-test delta, wins/losses/ties, mean_delta; exit 1 when mean_delta < 0')
+    .option('--threshold <delta>', 'Win when delta >= threshold, loss when delta <= -threshold, else tie (default 0.1, as agentv compare)', { default: 0.1 })
+    .option('--target <name>', 'Compare only this target on both sides (repeatable; use it when a file holds several targets)')
     .option('--baseline-target <name>', 'Narrow the baseline to this target (repeatable)')
     .option('--candidate-target <name>', 'Narrow the candidate to this target (repeatable)')
     .option('--decide', 'Print the keep/discard decision (wins > losses -> keep; mean_delta == 0 and the candidate artifact is simpler -> keep; else discard)')
     .option('--baseline-artifact <path>', 'Baseline prompt/skill for the simplicity rule (file: line count; directory: total bytes)')
     .option('--candidate-artifact <path>', 'Candidate prompt/skill for the simplicity rule')
     .option('--dir <dir>', 'Working directory used to resolve relative paths')
-    .option('--json', 'Machine-readable output: { summary: {wins, losses, ties, mean_delta}, matched, unmatched, tests, decision? }')
+    .option('--json', 'Machine-readable output, agentv compare --json fields plus ours: { matched[], unmatched: {file1, file2, baseline_only, candidate_only}, summary: {total, matched, wins, losses, ties, mean_delta, mean_normalized_gain}, threshold, sources, warnings, decision? }')
     .example('agentv-results compare baseline/index.jsonl candidate/index.jsonl --json')
     .example('agentv-results compare base.jsonl cand.jsonl --decide --baseline-artifact old/SKILL.md --candidate-artifact SKILL.md')
     .action((baseline: string, candidate: string, flags: Record<string, unknown>) =>
@@ -51,7 +50,7 @@ export function registerCompare(cli: CAC): void {
           baseline,
           candidate,
           cwd: (flags.dir as string | undefined) ?? process.cwd(),
-          threshold: numberFlag('threshold', flags.threshold, 0),
+          threshold: numberFlag('threshold', flags.threshold, DEFAULT_COMPARE_THRESHOLD),
           targets: listFlag('target', flags.target),
           baselineTargets: listFlag('baseline-target', flags.baselineTarget),
           candidateTargets: listFlag('candidate-target', flags.candidateTarget),
@@ -61,7 +60,7 @@ export function registerCompare(cli: CAC): void {
         });
         for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
         if (flags.json) {
-          const { regression: _regression, warnings: _warnings, ...out } = report;
+          const { regression: _regression, ...out } = report;
           printJson(out);
         } else {
           printReport(report);

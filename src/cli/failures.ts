@@ -4,6 +4,7 @@ import { listFailures } from '../results/failures.js';
 import { runCommand } from './errors.js';
 import { bold, dim, green, printJson, red } from './format.js';
 import { displayPath, stringFlags, verdictText } from './flags.js';
+import { feedbackLines } from './feedback-lines.js';
 
 export function registerFailures(cli: CAC): void {
   cli
@@ -26,7 +27,8 @@ export function registerFailures(cli: CAC): void {
           process.stdout.write(green(`No failing cases (${report.total} case${report.total === 1 ? '' : 's'} in ${report.run_id})`) + '\n');
           return;
         }
-        process.stdout.write(`${report.failures.length} failing of ${report.total} case${report.total === 1 ? '' : 's'} in ${report.run_id}\n`);
+        const tags = report.tags.length > 0 ? `  (tags: ${report.tags.join(' ')})` : '';
+        process.stdout.write(`${report.failures.length} failing of ${report.total} case${report.total === 1 ? '' : 's'} in ${report.run_id}${tags}\n`);
         for (const f of report.failures) {
           const variant = f.variant === null ? '' : `, variant ${f.variant}`;
           const lines = [
@@ -43,6 +45,7 @@ export function registerFailures(cli: CAC): void {
           }
           if (f.error) lines.push(`    error: ${f.error}`);
           if (f.grading_problem) lines.push(`    ${red('!')} ${f.grading_problem}`);
+          lines.push(...feedbackLines(f.feedback, '    '));
           lines.push(dim(`    grading: ${displayPath(cwd, join(report.dir, f.grading_path))}`));
           process.stdout.write(lines.join('\n') + '\n');
         }

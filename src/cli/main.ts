@@ -6,6 +6,9 @@
 import { cac } from 'cac';
 import { createRequire } from 'node:module';
 import { registerCommands } from './commands.js';
+import { dropWritesAfterBrokenPipe } from './broken-pipe.js';
+
+dropWritesAfterBrokenPipe();
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };

@@ -5,8 +5,10 @@ import { showCases, type CaseDetails } from '../results/show.js';
 import { runCommand } from './errors.js';
 import { displayPath, stringFlags, verdictText } from './flags.js';
 import { bold, int, money, printJson, seconds } from './format.js';
+import { feedbackLines } from './feedback-lines.js';
+import type { FeedbackNote } from '../merge-drivers/index.js';
 
-function printCase(c: CaseDetails, at: (rel: string) => string): void {
+function printCase(c: CaseDetails & { feedback: FeedbackNote[] }, at: (rel: string) => string): void {
   const variant = c.variant === null ? '' : `, variant ${c.variant}`;
   const out: string[] = [];
   out.push(`${bold(c.test_id)}  (suite ${c.suite}, target ${c.target}${c.source_target !== c.target ? ` from ${c.source_target}` : ''}, attempt ${c.attempt}${variant})`);
@@ -37,6 +39,7 @@ function printCase(c: CaseDetails, at: (rel: string) => string): void {
   // Sidecars inside the attempt directory are shown relative to it; any others in full.
   const inDir = (path: string) => (path.startsWith(`${c.paths.result_dir}/`) ? path.slice(c.paths.result_dir.length + 1) : at(path));
   for (const [label, path] of files) if (path) out.push(`    ${label.padEnd(10)} ${inDir(path)}`);
+  for (const line of feedbackLines(c.feedback, '  ')) out.push(line);
   process.stdout.write(out.join('\n') + '\n');
 }
 
@@ -64,7 +67,8 @@ export function registerShow(cli: CAC): void {
           return;
         }
         const at = (rel: string) => displayPath(cwd, join(report.dir, rel));
-        process.stdout.write(`run_id: ${report.run_id}   ${report.cases.length} case${report.cases.length === 1 ? '' : 's'}\n\n`);
+        const tags = report.tags.length > 0 ? `   tags: ${report.tags.join(' ')}` : '';
+        process.stdout.write(`run_id: ${report.run_id}   ${report.cases.length} case${report.cases.length === 1 ? '' : 's'}${tags}\n\n`);
         report.cases.forEach((c, i) => {
           if (i > 0) process.stdout.write('\n');
           printCase(c, at);

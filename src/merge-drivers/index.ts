@@ -9,12 +9,16 @@ export { catalogRowIdentity, contentRowIdentity, defaultRowIdentity, indexRowIde
 export { mergeJsonl, type JsonlConflict, type JsonlMergeOptions, type JsonlMergeResult } from './jsonl-union.js';
 export { laterTimestamp, mergeJson, type JsonConflict, type JsonMergeOptions, type JsonMergeResult, type JsonSide } from './json-union.js';
 export {
+  computeFeedbackRevision,
   computeTagRevision,
+  feedbackNotes,
+  normalizeFeedbackEntries,
   MAX_TAG_LENGTH,
   MAX_TAGS,
   validateTags,
   type FeedbackDocument,
   type FeedbackEntry,
+  type FeedbackNote,
   type TagsDocument,
   type TagValidation,
 } from './overlays.js';

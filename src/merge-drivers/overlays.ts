@@ -16,18 +16,25 @@
  * ```json
  * {
  *   "entries": {
- *     "<test_id>": { "feedback": "text", "reviewer": "name", "updated_at": "2026-03-14T10:40:00.000Z" }
+ *     "<test_id>": {
+ *       "<reviewer>": { "feedback": "text", "reviewer": "name", "updated_at": "…", "revision": "1f0c…", "replaces": "9a3e…" }
+ *     }
  *   },
  *   "updated_at": "2026-03-14T10:40:00.000Z"
  * }
  * ```
- * - `entries` is an OBJECT keyed by test_id, not an array: the recursive merge then sees feedback on
- *   two different tests as two different keys, so two reviewers commenting on different tests
- *   merge cleanly.
- * - One entry per test. The same test's `feedback` (or `reviewer`) changed differently on both
- *   sides is a genuine conflict for a human; the entry's `updated_at` alone never conflicts (later
- *   wins). A test's entry deleted on one side and edited on the other is a conflict too.
+ * - `entries` is keyed by test_id, then by reviewer: OBJECTS, not arrays, so the recursive merge
+ *   sees two reviewers of one test (or two tests) as different keys and keeps both. A team where
+ *   several people review the same failing test never loses a note.
+ * - One reviewer's concurrent, divergent edits of one entry change its `feedback` (and `revision`)
+ *   two ways: a genuine conflict, set aside on a sync branch with both versions. The entry's
+ *   `updated_at` alone never conflicts (later wins).
+ * - `revision` is computeFeedbackRevision(test, reviewer, text, updated_at); a sequential edit
+ *   records the revision it replaced in `replaces`, and an edit made with an expected revision is
+ *   refused when the entry moved on (optimistic concurrency, like `tag_revision`).
  * - Top-level `updated_at`: the later of both sides.
+ * - Documents written before entries were keyed by reviewer (`entries.<test>` = one entry) are
+ *   read as that one reviewer's entry (normalizeFeedbackEntries).
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson, isJsonObject, newJsonObject } from './canonical.js';
@@ -47,12 +54,57 @@ export interface FeedbackEntry {
   feedback: string;
   reviewer: string;
   updated_at: string;
+  revision: string;
+  /** The revision this edit replaced (absent on a reviewer's first note on a test). */
+  replaces?: string;
 }
 
-/** Assumed shape of `feedback.json`: entries keyed by test_id. */
+/** Assumed shape of `feedback.json`: entries keyed by test_id, then by reviewer. */
 export interface FeedbackDocument {
-  entries: Record<string, FeedbackEntry>;
+  entries: Record<string, Record<string, FeedbackEntry>>;
   updated_at: string;
+}
+
+/**
+ * The revision of one feedback entry: 16 hex digits of sha256 over what identifies this version
+ * (test, reviewer, text, time). Deterministic, so every machine computes the same revision.
+ */
+export function computeFeedbackRevision(testId: string, reviewer: string, feedback: string, updatedAt: string): string {
+  return createHash('sha256').update(canonicalJson([testId, reviewer, feedback, updatedAt]), 'utf8').digest('hex').slice(0, 16);
+}
+
+const isOneEntry = (value: unknown): value is Record<string, unknown> => isJsonObject(value) && typeof value['feedback'] === 'string';
+
+/**
+ * The entries of a feedback document as test -> reviewer -> entry. Tolerates the earlier shape
+ * (test -> one entry) and drops anything that is not an entry, so a reader never crashes on a
+ * hand-edited file. Entries without a revision get one computed from their content.
+ */
+export function normalizeFeedbackEntries(entries: unknown): Record<string, Record<string, FeedbackEntry>> {
+  const out = Object.create(null) as Record<string, Record<string, FeedbackEntry>>;
+  if (!isJsonObject(entries)) return out;
+  const entry = (testId: string, reviewerKey: string, raw: Record<string, unknown>): FeedbackEntry => {
+    const reviewer = typeof raw['reviewer'] === 'string' && raw['reviewer'] !== '' ? (raw['reviewer'] as string) : reviewerKey;
+    const updatedAt = typeof raw['updated_at'] === 'string' ? (raw['updated_at'] as string) : '';
+    const feedback = raw['feedback'] as string;
+    const revision = typeof raw['revision'] === 'string' ? (raw['revision'] as string) : computeFeedbackRevision(testId, reviewer, feedback, updatedAt);
+    return { ...(raw as object), feedback, reviewer, updated_at: updatedAt, revision } as FeedbackEntry;
+  };
+  for (const testId of Object.keys(entries)) {
+    const value = entries[testId];
+    const byReviewer = Object.create(null) as Record<string, FeedbackEntry>;
+    if (isOneEntry(value)) {
+      const e = entry(testId, 'unknown', value);
+      byReviewer[e.reviewer] = e;
+    } else if (isJsonObject(value)) {
+      for (const reviewer of Object.keys(value)) {
+        const raw = value[reviewer];
+        if (isOneEntry(raw)) byReviewer[reviewer] = entry(testId, reviewer, raw);
+      }
+    }
+    if (Object.keys(byReviewer).length > 0) out[testId] = byReviewer;
+  }
+  return out;
 }
 
 /**
@@ -102,4 +154,20 @@ export function validateTags(tags: unknown): TagValidation {
     seen.add(tag);
   });
   return errors.length === 0 ? { ok: true, tags: tags as string[] } : { ok: false, errors };
+}
+
+/** One note, flattened for printing, reports and the Dashboard. */
+export interface FeedbackNote extends FeedbackEntry {
+  test_id: string;
+}
+
+/** Every note of a document (optionally of one test) in a stable order: test, then time, then reviewer. */
+export function feedbackNotes(doc: { entries: Record<string, Record<string, FeedbackEntry>> }, testId?: string): FeedbackNote[] {
+  const notes: FeedbackNote[] = [];
+  for (const test of Object.keys(doc.entries)) {
+    if (testId !== undefined && test !== testId) continue;
+    for (const entry of Object.values(doc.entries[test]!)) notes.push({ test_id: test, ...entry });
+  }
+  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return notes.sort((a, b) => cmp(a.test_id, b.test_id) || cmp(a.updated_at, b.updated_at) || cmp(a.reviewer, b.reviewer));
 }

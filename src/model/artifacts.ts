@@ -273,9 +273,10 @@ export const TagsSchema = z.looseObject({
   tag_revision: z.string(),
 });
 
-export const FeedbackEntrySchema = z.looseObject({ feedback: z.string(), reviewer: z.string(), updated_at: z.string() });
+export const FeedbackEntrySchema = z.looseObject({ feedback: z.string(), reviewer: z.string(), updated_at: z.string(), revision: z.string().optional(), replaces: z.string().optional() });
+/** entries: test_id -> reviewer -> entry (documents of the earlier test_id -> entry shape still parse). */
 export const FeedbackSchema = z.looseObject({
-  entries: z.record(z.string(), FeedbackEntrySchema),
+  entries: z.record(z.string(), z.union([FeedbackEntrySchema, z.record(z.string(), FeedbackEntrySchema)])),
   updated_at: nullableString,
 });
 

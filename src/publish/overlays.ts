@@ -13,7 +13,7 @@
  */
 import { userInfo } from 'node:os';
 import { configGet, readBlobs, resolveRef, updateRefs, writeCommit, type FileChange } from '../git/index.js';
-import { computeTagRevision, MAX_TAGS, validateTags } from '../merge-drivers/index.js';
+import { computeFeedbackRevision, computeTagRevision, feedbackNotes, MAX_TAGS, normalizeFeedbackEntries, validateTags, type FeedbackEntry, type FeedbackNote } from '../merge-drivers/index.js';
 import { fetchBranches, integrateRemote, syncIdent } from './integrate.js';
 import { RESULTS_GITATTRIBUTES, runLocation, type RunLocation } from './layout.js';
 import { acquirePublishLock } from './lock.js';
@@ -57,9 +57,17 @@ export interface TagsDoc {
 }
 
 export interface FeedbackDoc {
-  entries: Record<string, { feedback: string; reviewer: string; updated_at: string; [key: string]: unknown }>;
+  /** test_id -> reviewer -> entry */
+  entries: Record<string, Record<string, FeedbackEntry>>;
   updated_at: string | null;
   [key: string]: unknown;
+}
+
+/** `expectRevision` of a feedback edit did not match the reviewer's current entry (exit 1). */
+export class FeedbackRevisionMismatch extends Error {
+  constructor(readonly testId: string, readonly reviewer: string, readonly expected: string, readonly actual: string | null) {
+    super(`${reviewer}'s feedback on ${testId} changed since revision ${expected} (now ${actual ?? 'no entry'}); read it again (\`feedback <run> ${testId}\`) and retry`);
+  }
 }
 
 interface EditContext {
@@ -185,17 +193,10 @@ export interface FeedbackOptions extends OverlayOptions {
   /** Defaults to git's user.name, then the OS user. */
   reviewer?: string;
   /**
-   * Fail (FeedbackRevisionMismatch) unless feedback.json's `updated_at` is this (null: the run has
-   * no feedback yet) — the Dashboard's guard against overwriting an edit it has not seen.
+   * Fail (FeedbackRevisionMismatch) unless this reviewer's entry on the test still has this
+   * revision; `''` means "only if this reviewer has no entry yet".
    */
-  expectUpdatedAt?: string | null;
-}
-
-/** `expectUpdatedAt` did not match: someone changed the feedback since the caller read it. */
-export class FeedbackRevisionMismatch extends Error {
-  constructor(readonly expected: string | null, readonly actual: string | null) {
-    super(`feedback changed since ${expected ?? 'none'} (now ${actual ?? 'none'}); read it again and retry`);
-  }
+  expectRevision?: string;
 }
 
 function testIdsOf(index: string): Set<string> {
@@ -214,40 +215,53 @@ function testIdsOf(index: string): Set<string> {
 
 function feedbackOf(text: string | null): FeedbackDoc {
   const doc = parseDoc(text, 'feedback.json');
-  if (doc === null) return { entries: {}, updated_at: null };
-  const entries = typeof doc.entries === 'object' && doc.entries !== null && !Array.isArray(doc.entries) ? (doc.entries as FeedbackDoc['entries']) : {};
-  return { ...doc, entries, updated_at: (doc.updated_at as string | null) ?? null };
+  if (doc === null) return { entries: Object.create(null) as FeedbackDoc['entries'], updated_at: null };
+  return { ...doc, entries: normalizeFeedbackEntries(doc.entries), updated_at: (doc.updated_at as string | null) ?? null };
 }
 
-/** The feedback of a run as the results branch has it (no network, no lock). */
-export async function readFeedback(opts: TargetOptions & { runId: string }): Promise<FeedbackDoc> {
-  const target = await resolveTarget(opts);
-  const spec = `${target.resultsRef}:${runLocation(opts.runId).path}/feedback.json`;
-  return feedbackOf((await readBlobs(target.repo, [spec])).get(spec)?.toString('utf8') ?? null);
-}
-
-export async function setFeedback(opts: FeedbackOptions): Promise<OverlayResult<FeedbackDoc>> {
+/**
+ * Leave (or replace) one reviewer's note on one test. Notes of other reviewers, on the same test or
+ * others, are untouched: entries are keyed by (test, reviewer), so they also merge cleanly when two
+ * machines write at once.
+ */
+export async function setFeedback(opts: FeedbackOptions): Promise<OverlayResult<FeedbackDoc> & { reviewer: string; entry: FeedbackEntry | null }> {
   const text = opts.text.trim();
   if (text === '') throw new OverlayInputError('feedback text is empty');
   if (text.length > MAX_FEEDBACK_CHARS) throw new OverlayInputError(`feedback is ${text.length} characters; at most ${MAX_FEEDBACK_CHARS} are allowed`);
   const reviewer = (opts.reviewer ?? (await defaultReviewer(opts))).trim();
   if (reviewer === '' || /\p{Cc}/u.test(reviewer)) throw new OverlayInputError('--reviewer must be a non-empty single-line name');
-  return editOverlay(opts, 'feedback.json', ({ current, index, now }) => {
+  const result = await editOverlay(opts, 'feedback.json', ({ current, index, now }) => {
     const ids = testIdsOf(index);
     if (!ids.has(opts.testId)) {
       const some = [...ids].slice(0, 5).join(', ');
       throw new OverlayInputError(`run ${opts.runId} has no test ${JSON.stringify(opts.testId)}${some ? ` (tests include ${some})` : ''}`);
     }
     const doc = feedbackOf(current);
-    if (opts.expectUpdatedAt !== undefined && opts.expectUpdatedAt !== doc.updated_at) throw new FeedbackRevisionMismatch(opts.expectUpdatedAt, doc.updated_at);
-    const old = Object.hasOwn(doc.entries, opts.testId) ? doc.entries[opts.testId] : undefined;
-    if (old && old.feedback === text && old.reviewer === reviewer) return null;
+    const mine = Object.hasOwn(doc.entries, opts.testId) ? doc.entries[opts.testId]! : undefined;
+    const old = mine && Object.hasOwn(mine, reviewer) ? mine[reviewer] : undefined;
+    if (opts.expectRevision !== undefined && opts.expectRevision !== (old?.revision ?? '')) {
+      throw new FeedbackRevisionMismatch(opts.testId, reviewer, opts.expectRevision, old?.revision ?? null);
+    }
+    if (old && old.feedback === text) return null;
     const stamp = now.toISOString();
-    // Entries is rebuilt without a prototype so a test id like "__proto__" stays plain data.
+    const entry: FeedbackEntry = { ...(old ?? {}), feedback: text, reviewer, updated_at: stamp, revision: computeFeedbackRevision(opts.testId, reviewer, text, stamp) };
+    if (old) entry.replaces = old.revision;
+    else delete entry.replaces;
+    // Rebuilt without prototypes so a test id or reviewer like "__proto__" stays plain data.
     const entries = Object.assign(Object.create(null) as FeedbackDoc['entries'], doc.entries);
-    entries[opts.testId] = { ...(old ?? {}), feedback: text, reviewer, updated_at: stamp };
+    entries[opts.testId] = Object.assign(Object.create(null) as Record<string, FeedbackEntry>, mine ?? {}, { [reviewer]: entry });
     return { ...doc, entries, updated_at: stamp };
   }, feedbackOf);
+  const mine = result.document.entries[opts.testId];
+  return { ...result, reviewer, entry: mine && Object.hasOwn(mine, reviewer) ? mine[reviewer]! : null };
+}
+
+/** The feedback of a run (optionally one test) as the results branch has it (no network, no lock). */
+export async function readFeedback(opts: TargetOptions & { runId: string; testId?: string }): Promise<{ runId: string; notes: FeedbackNote[]; document: FeedbackDoc }> {
+  const target = await resolveTarget(opts);
+  const spec = `${target.resultsRef}:${runLocation(opts.runId).path}/feedback.json`;
+  const document = feedbackOf((await readBlobs(target.repo, [spec])).get(spec)?.toString('utf8') ?? null);
+  return { runId: opts.runId, notes: feedbackNotes(document, opts.testId), document };
 }
 
 async function defaultReviewer(opts: TargetOptions): Promise<string> {

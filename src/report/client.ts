@@ -246,6 +246,13 @@ export const CLIENT_JS = String.raw`
       add(root, ul);
     }
     if (x.graders.length) add(root, el('h4', null, 'Graders'), graderList(x.graders));
+    if (x.feedback && x.feedback.length) {
+      var fb = el('ul', 'feedback');
+      x.feedback.forEach(function (n) {
+        add(fb, add(el('li'), el('span', 'who', n.reviewer + ' (' + String(n.updated_at).slice(0, 10) + ')'), el('div', 'text', n.text)));
+      });
+      add(root, el('h4', null, 'Reviewer feedback (' + x.feedback.length + ')'), fb);
+    }
 
     /* Input: the messages before the first assistant turn; output: the rest, in order. */
     var split = x.messages.length;

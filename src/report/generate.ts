@@ -6,6 +6,7 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { loadRun, RunReadError } from '../results/run-reader.js';
+import { notesByTest, readRunOverlays } from '../results/overlays.js';
 import { projectRun } from './projection.js';
 import { SecretScanner } from './secrets.js';
 import { computeStats } from './stats.js';
@@ -63,6 +64,14 @@ export async function generateReport(opts: ReportOptions): Promise<ReportResult>
     ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
   });
   const stats = computeStats(data);
+  const overlays = await readRunOverlays(run.dir);
+  warnings.push(...overlays.warnings);
+  if (overlays.tags.length > 0) data.run.tags = overlays.tags;
+  const notes = notesByTest(overlays.notes);
+  data.tests.forEach((test, i) => {
+    const mine = notes.get(test.id);
+    if (mine && details[i]) details[i].feedback = mine.map((n) => ({ reviewer: n.reviewer, updated_at: n.updated_at, text: n.feedback }));
+  });
 
   const recorded = run.summary?.total;
   if (typeof recorded === 'number' && recorded !== stats.overall.total) {

@@ -54,7 +54,8 @@ tr.detail-row>td{background:var(--card);padding:12px 16px}
 .detail h4{margin:12px 0 6px;font-size:13px}
 .detail h4:first-child{margin-top:0}
 .meta{display:flex;flex-wrap:wrap;gap:6px 14px;color:var(--muted)}
-ul.asserts,ul.graders{list-style:none;margin:0;padding:0}
+ul.asserts,ul.graders,ul.feedback{list-style:none;margin:0;padding:0}
+ul.feedback li{padding:4px 0;border-bottom:1px dashed var(--line)}ul.feedback .who{font-weight:600}ul.feedback .text{white-space:pre-wrap}
 ul.asserts li,ul.graders li{padding:4px 0;border-bottom:1px dashed var(--line)}
 ul.graders ul.graders{margin-left:20px}
 .mark{display:inline-block;width:1.3em;font-weight:700}

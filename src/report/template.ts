@@ -127,6 +127,7 @@ export function* renderReport({ data, details, stats }: TemplateInput): Generato
   const run = data.run;
   const sub = [`run <code>${escapeHtml(run.run_id)}</code>`, `experiment <code>${escapeHtml(run.experiment)}</code>`];
   if (run.timestamp) sub.push(`started ${escapeHtml(run.timestamp)}`);
+  if (run.tags && run.tags.length > 0) sub.push(`tags ${run.tags.map((t) => `<code class="tag">${escapeHtml(t)}</code>`).join(' ')}`);
   yield [
     '<!doctype html><html lang="en"><head><meta charset="utf-8">',
     `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(CONTENT_SECURITY_POLICY)}">`,

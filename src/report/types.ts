@@ -42,7 +42,7 @@ export interface ReportGroup {
 
 export interface ReportData {
   version: 1;
-  run: { run_id: string; experiment: string; timestamp: string | null };
+  run: { run_id: string; experiment: string; timestamp: string | null; tags?: string[] };
   limits: { field_chars: number; test_chars: number; prompt_chars: number };
   groups: ReportGroup[];
   targets: string[];
@@ -94,4 +94,6 @@ export interface ReportDetail {
   /** answer.md is the last assistant message verbatim: shown once, inside the transcript. */
   answer_in_transcript: boolean;
   diff: ClippedText | null;
+  /** Reviewers' notes on this test (feedback.json), oldest first. */
+  feedback?: { reviewer: string; updated_at: string; text: string }[];
 }

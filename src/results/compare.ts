@@ -1,36 +1,36 @@
 /**
- * `compare`: score deltas between a baseline and a candidate run, with seed 004's summary
- * `{wins, losses, ties, mean_delta}` and, on request, its keep/discard decision (decide.ts).
+ * `compare`: score deltas between a baseline and a candidate run, answering as `agentv compare`
+ * answers on the same two sources — the agentv-bench skill's keep/discard loop reads these
+ * numbers, so the two tools must not decide differently.
  *
- * Matching. With one target per side (two providers, or two iterations of one) rows match by
- * test_id; when both sides hold the same several targets they match by (test_id, target). Any
- * other shape is ambiguous and refused with the flags that resolve it (`targets` narrows both
- * sides, `baselineTargets`/`candidateTargets` one side). Repeated attempts of a key are compared
- * by their mean score.
- *
- * Outcomes. Seed 004 defines a win as "the candidate scored higher", a loss as "scored lower" and
- * a tie as "no score change", and autoresearch runs compare without flags, so the default
- * threshold is 0: any change counts. `threshold` t > 0 is an opt-in noise band: |delta| <= t is a
- * tie (so `--threshold 0.1` reproduces AgentV's classic tolerance, with a delta of exactly t a tie).
- *
- * Floating noise. Deltas and mean_delta are rounded to 9 decimals (and -0 made 0), so
- * 0.85 - 0.75 is 0.1, not 0.09999999999999998, and "mean_delta == 0" in the decision rules means
- * what a reader of the numbers expects.
+ * The contract we follow (AgentV 5, two-source mode):
+ * - rows are matched by test_id alone; when a test id has several rows on one side, the last row
+ *   in file order is the one compared (we say so in a warning, and `targets` narrows first);
+ * - outcome: delta >= threshold is a win, delta <= -threshold a loss, anything between a tie, with
+ *   threshold 0.1 by default, on the unrounded delta (so 0.85 - 0.75 = 0.0999… is a tie);
+ * - JSON: `matched[] {test_id, score1, score2, delta, normalized_gain, outcome}`,
+ *   `unmatched {file1, file2}` (row counts), `summary {total, matched, wins, losses, ties,
+ *   mean_delta, mean_normalized_gain}`; means rounded to 3 decimals, per-test values raw;
+ * - normalized gain is Hake's (c - b) / (1 - b), null when the baseline is already 1;
+ * - the check fails (exit 1) when the rounded mean_delta is below 0.
+ * Our extras ride along without renaming any of those: the unmatched test ids, the threshold,
+ * what each side was read from, warnings, and seed 004's keep/discard decision.
  */
-import type { IndexRow } from '../model/artifacts.js';
 import { InputError } from '../derive/export.js';
 import { decide, type Decision } from './decide.js';
-import { distinct, filterTargets } from './keys.js';
-import { loadRun } from './run-reader.js';
+import { loadScoreRows, type ScoreRow } from './score-rows.js';
+
+/** AgentV's default tie band. */
+export const DEFAULT_COMPARE_THRESHOLD = 0.1;
 
 export interface CompareOptions {
-  /** Run workspace, its index.jsonl, or a plain results JSONL file. */
+  /** Run workspace, its index.jsonl, or a results JSONL file. */
   baseline: string;
   candidate: string;
   cwd?: string;
-  /** Tie band: |delta| <= threshold is a tie. Default 0. */
+  /** Win when delta >= threshold, loss when delta <= -threshold. Default 0.1 (AgentV's). */
   threshold?: number;
-  /** Narrow both sides to these targets. */
+  /** Narrow both sides to these targets before matching. */
   targets?: string[];
   /** Narrow one side (overrides `targets` for that side). */
   baselineTargets?: string[];
@@ -44,155 +44,150 @@ export interface CompareOptions {
 
 export type Outcome = 'win' | 'loss' | 'tie';
 
-export interface TestComparison {
+export interface MatchedTest {
   test_id: string;
-  /** Present when matching by (test_id, target). */
-  target?: string;
-  baseline: number;
-  candidate: number;
+  score1: number;
+  score2: number;
   delta: number;
+  normalized_gain: number | null;
   outcome: Outcome;
-  /** Attempts averaged on each side (present only when a side had more than one). */
-  attempts?: { baseline: number; candidate: number };
 }
 
-export interface UnmatchedTest {
-  test_id: string;
-  target?: string;
+export interface CompareSummary {
+  /** Rows read on both sides (AgentV's `total`). */
+  total: number;
+  matched: number;
+  wins: number;
+  losses: number;
+  ties: number;
+  mean_delta: number;
+  mean_normalized_gain: number | null;
 }
 
 export interface CompareSide {
+  /** The path as given. */
+  source: string;
+  /** The manifest or file read. */
   path: string;
-  run_id: string;
-  targets: string[];
   rows: number;
+  targets: string[];
 }
 
 export interface CompareReport {
-  baseline: CompareSide;
-  candidate: CompareSide;
-  match_by: 'test_id' | 'test_id+target';
+  matched: MatchedTest[];
+  /** file1/file2: rows without a partner (AgentV); the *_only lists: their test ids (ours). */
+  unmatched: { file1: number; file2: number; baseline_only: string[]; candidate_only: string[] };
+  summary: CompareSummary;
   threshold: number;
-  matched: number;
-  unmatched: { baseline_only: UnmatchedTest[]; candidate_only: UnmatchedTest[] };
-  tests: TestComparison[];
-  summary: { wins: number; losses: number; ties: number; mean_delta: number };
+  sources: { baseline: CompareSide; candidate: CompareSide };
   decision?: Decision;
-  /** True when mean_delta < 0 (the CLI exits 1). */
-  regression: boolean;
-  /** Manifest problems of either side (malformed index lines are skipped, not compared). */
+  /** Skipped lines and duplicate test ids of either side. */
   warnings: string[];
-}
-
-/** Round to 9 decimals; never -0. */
-export function roundDelta(x: number): number {
-  const r = Math.round(x * 1e9) / 1e9;
-  return r === 0 ? 0 : r;
+  /** True when the rounded mean_delta is below 0 (the CLI exits 1, as AgentV does). */
+  regression: boolean;
 }
 
 export function classify(delta: number, threshold: number): Outcome {
-  if (delta > threshold) return 'win';
-  if (delta < -threshold) return 'loss';
+  if (delta >= threshold) return 'win';
+  if (delta <= -threshold) return 'loss';
   return 'tie';
 }
 
-interface Group {
-  test_id: string;
-  target: string;
-  sum: number;
-  n: number;
+/** Hake's normalized gain; null when the baseline leaves no headroom. */
+export function normalizedGain(baseline: number, candidate: number): number | null {
+  return baseline >= 1 ? null : (candidate - baseline) / (1 - baseline);
 }
 
-function group(rows: IndexRow[], byTarget: boolean): Map<string, Group> {
-  const groups = new Map<string, Group>();
-  for (const row of rows) {
-    const key = byTarget ? JSON.stringify([row.test_id, row.target]) : row.test_id;
-    const g = groups.get(key) ?? { test_id: row.test_id, target: row.target, sum: 0, n: 0 };
-    g.sum += row.score;
-    g.n++;
-    groups.set(key, g);
-  }
-  return groups;
-}
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
-function narrow(rows: IndexRow[], side: string, path: string, targets: string[] | undefined): IndexRow[] {
-  const kept = filterTargets(rows, targets);
+function narrow(rows: ScoreRow[], side: string, source: string, targets: string[] | undefined): ScoreRow[] {
+  if (!targets || targets.length === 0) return rows;
+  const kept = rows.filter((r) => r.target !== undefined && targets.includes(r.target));
   if (kept.length === 0) {
-    const available = distinct(rows.map((r) => r.target)).join(', ') || 'none';
-    const why = rows.length === 0 ? 'has no rows' : `has no rows for target ${targets!.join(', ')} (targets: ${available})`;
-    throw new InputError(`${side} ${path} ${why}`);
+    const available = [...new Set(rows.map((r) => r.target ?? '(none)'))].join(', ');
+    throw new InputError(`${side} ${source} has no rows for target ${targets.join(', ')} (targets: ${available})`);
   }
   return kept;
 }
 
-function matchMode(b: string[], c: string[]): 'test_id' | 'test_id+target' {
-  if (b.length === 1 && c.length === 1) return 'test_id';
-  const same = b.length === c.length && b.every((t) => c.includes(t));
-  if (same) return 'test_id+target';
-  throw new InputError(
-    `cannot tell which rows to compare: the baseline holds target${b.length === 1 ? '' : 's'} ${b.join(', ')} and the candidate ${c.join(', ')} — ` +
-      'pick one target per side with --target, or --baseline-target and --candidate-target',
-  );
+function duplicateWarning(side: string, source: string, rows: ScoreRow[]): string | null {
+  const count = new Map<string, number>();
+  for (const r of rows) count.set(r.test_id, (count.get(r.test_id) ?? 0) + 1);
+  const dup = [...count].filter(([, n]) => n > 1).map(([id]) => id);
+  if (dup.length === 0) return null;
+  const targets = [...new Set(rows.map((r) => r.target).filter((t): t is string => !!t))];
+  const hint = targets.length > 1 ? ` — it holds targets ${targets.join(', ')}: pick one with --target or --${side}-target` : '';
+  return `${side} ${source}: ${dup.length} test id(s) appear in more than one row (${dup.slice(0, 3).join(', ')}${dup.length > 3 ? ', …' : ''}); the last row of each is compared, as agentv compare does${hint}`;
+}
+
+/** Compare two already-loaded row lists (the pure core, shared with autoresearch). */
+export function compareScoreRows(baseline: ScoreRow[], candidate: ScoreRow[], threshold = DEFAULT_COMPARE_THRESHOLD): Pick<CompareReport, 'matched' | 'unmatched' | 'summary'> {
+  // Map insertion keeps the first position of an id and set() keeps its last value: the order
+  // and the "last row wins" rule AgentV's output has.
+  const base = new Map<string, number>();
+  for (const r of baseline) base.set(r.test_id, r.score);
+  const cand = new Map<string, number>();
+  for (const r of candidate) cand.set(r.test_id, r.score);
+  const matched: MatchedTest[] = [];
+  for (const [id, score1] of base) {
+    const score2 = cand.get(id);
+    if (score2 === undefined) continue;
+    const delta = score2 - score1;
+    matched.push({ test_id: id, score1, score2, delta, normalized_gain: normalizedGain(score1, score2), outcome: classify(delta, threshold) });
+  }
+  const matchedIds = new Set(matched.map((m) => m.test_id));
+  const gains = matched.map((m) => m.normalized_gain).filter((g): g is number => g !== null);
+  const summary: CompareSummary = {
+    total: baseline.length + candidate.length,
+    matched: matched.length,
+    wins: matched.filter((m) => m.outcome === 'win').length,
+    losses: matched.filter((m) => m.outcome === 'loss').length,
+    ties: matched.filter((m) => m.outcome === 'tie').length,
+    mean_delta: matched.length > 0 ? round3(matched.reduce((s, m) => s + m.delta, 0) / matched.length) : 0,
+    mean_normalized_gain: gains.length > 0 ? round3(gains.reduce((s, g) => s + g, 0) / gains.length) : null,
+  };
+  return {
+    matched,
+    unmatched: {
+      file1: baseline.filter((r) => !matchedIds.has(r.test_id)).length,
+      file2: candidate.filter((r) => !base.has(r.test_id)).length,
+      baseline_only: [...base.keys()].filter((id) => !matchedIds.has(id)),
+      candidate_only: [...cand.keys()].filter((id) => !base.has(id)),
+    },
+    summary,
+  };
 }
 
 export async function compareRuns(opts: CompareOptions): Promise<CompareReport> {
-  const threshold = opts.threshold ?? 0;
+  const threshold = opts.threshold ?? DEFAULT_COMPARE_THRESHOLD;
   if (!Number.isFinite(threshold) || threshold < 0) throw new InputError(`--threshold must be a number >= 0 (got ${opts.threshold})`);
-  const load = (path: string) => loadRun(path, { cwd: opts.cwd, allowResultsFile: true });
-  const [baseRun, candRun] = await Promise.all([load(opts.baseline), load(opts.candidate)]);
-  const baseRows = narrow(baseRun.rows, 'baseline', opts.baseline, opts.baselineTargets ?? opts.targets);
-  const candRows = narrow(candRun.rows, 'candidate', opts.candidate, opts.candidateTargets ?? opts.targets);
-  const baseTargets = distinct(baseRows.map((r) => r.target));
-  const candTargets = distinct(candRows.map((r) => r.target));
-  const mode = matchMode(baseTargets, candTargets);
-  const byTarget = mode === 'test_id+target';
-  const base = group(baseRows, byTarget);
-  const cand = group(candRows, byTarget);
-
-  const tests: TestComparison[] = [];
-  const baselineOnly: UnmatchedTest[] = [];
-  let deltaSum = 0;
-  for (const [key, b] of base) {
-    const c = cand.get(key);
-    if (!c) {
-      baselineOnly.push(byTarget ? { test_id: b.test_id, target: b.target } : { test_id: b.test_id });
-      continue;
-    }
-    const bScore = roundDelta(b.sum / b.n);
-    const cScore = roundDelta(c.sum / c.n);
-    const raw = c.sum / c.n - b.sum / b.n;
-    deltaSum += raw;
-    const delta = roundDelta(raw);
-    const t: TestComparison = { test_id: b.test_id, ...(byTarget ? { target: b.target } : {}), baseline: bScore, candidate: cScore, delta, outcome: classify(delta, threshold) };
-    if (b.n > 1 || c.n > 1) t.attempts = { baseline: b.n, candidate: c.n };
-    tests.push(t);
+  if (!opts.decide && (opts.baselineArtifact !== undefined || opts.candidateArtifact !== undefined)) {
+    throw new InputError('--baseline-artifact and --candidate-artifact are used by --decide; add --decide');
   }
-  const candidateOnly = [...cand].filter(([key]) => !base.has(key)).map(([, c]) => (byTarget ? { test_id: c.test_id, target: c.target } : { test_id: c.test_id }));
-  if (tests.length === 0) {
-    throw new InputError(`no test matched between baseline ${opts.baseline} and candidate ${opts.candidate} (matching by ${mode}) — are they runs of the same eval?`);
+  const [baseSrc, candSrc] = await Promise.all([loadScoreRows(opts.baseline, { cwd: opts.cwd }), loadScoreRows(opts.candidate, { cwd: opts.cwd })]);
+  const baseRows = narrow(baseSrc.rows, 'baseline', opts.baseline, opts.baselineTargets ?? opts.targets);
+  const candRows = narrow(candSrc.rows, 'candidate', opts.candidate, opts.candidateTargets ?? opts.targets);
+  const core = compareScoreRows(baseRows, candRows, threshold);
+  if (core.summary.matched === 0) {
+    throw new InputError(`no test id matched between baseline ${opts.baseline} and candidate ${opts.candidate} — are they runs of the same eval?`);
   }
-  const summary = {
-    wins: tests.filter((t) => t.outcome === 'win').length,
-    losses: tests.filter((t) => t.outcome === 'loss').length,
-    ties: tests.filter((t) => t.outcome === 'tie').length,
-    mean_delta: roundDelta(deltaSum / tests.length),
-  };
+  const side = (src: typeof baseSrc, rows: ScoreRow[]): CompareSide => ({
+    source: src.source,
+    path: src.path,
+    rows: rows.length,
+    targets: [...new Set(rows.map((r) => r.target).filter((t): t is string => t !== undefined))],
+  });
+  const warnings = [...baseSrc.warnings, ...candSrc.warnings];
+  for (const w of [duplicateWarning('baseline', opts.baseline, baseRows), duplicateWarning('candidate', opts.candidate, candRows)]) if (w) warnings.push(w);
   const report: CompareReport = {
-    baseline: { path: opts.baseline, run_id: baseRun.runId, targets: baseTargets, rows: baseRows.length },
-    candidate: { path: opts.candidate, run_id: candRun.runId, targets: candTargets, rows: candRows.length },
-    match_by: mode,
+    ...core,
     threshold,
-    matched: tests.length,
-    unmatched: { baseline_only: baselineOnly, candidate_only: candidateOnly },
-    tests,
-    summary,
-    regression: summary.mean_delta < 0,
-    warnings: [...baseRun.problems.map((p) => `baseline ${opts.baseline}: ${p}`), ...candRun.problems.map((p) => `candidate ${opts.candidate}: ${p}`)],
+    sources: { baseline: side(baseSrc, baseRows), candidate: side(candSrc, candRows) },
+    warnings,
+    regression: core.summary.mean_delta < 0,
   };
   if (opts.decide) {
-    report.decision = await decide(summary, { baselineArtifact: opts.baselineArtifact, candidateArtifact: opts.candidateArtifact, cwd: opts.cwd });
-  } else if (opts.baselineArtifact !== undefined || opts.candidateArtifact !== undefined) {
-    throw new InputError('--baseline-artifact and --candidate-artifact are used by --decide; add --decide');
+    report.decision = await decide(core.summary, { baselineArtifact: opts.baselineArtifact, candidateArtifact: opts.candidateArtifact, cwd: opts.cwd });
   }
   return report;
 }

@@ -11,6 +11,8 @@ import type { EvaluatorResult } from '../model/input-row.js';
 import { InputError } from '../derive/export.js';
 import { distinct, filterTargets, matchAny } from './keys.js';
 import { loadRun, readSidecarJson } from './run-reader.js';
+import { notesByTest, readRunOverlays } from './overlays.js';
+import type { FeedbackNote } from '../merge-drivers/index.js';
 
 export interface FailuresOptions {
   run: string;
@@ -56,9 +58,12 @@ export interface FailuresReport {
   run_id: string;
   experiment: string;
   dir: string;
+  /** The run's tags (tags.json), as `pull` brought them down. */
+  tags: string[];
   /** Rows considered (after filters). */
   total: number;
-  failures: FailingCase[];
+  /** Each failing case with its reviewers' notes (feedback.json). */
+  failures: (FailingCase & { feedback: FeedbackNote[] })[];
   warnings: string[];
 }
 
@@ -124,5 +129,15 @@ export async function listFailures(opts: FailuresOptions): Promise<FailuresRepor
     if (row.verdict === 'pass') continue;
     failures.push(await describeFailure(run, row));
   }
-  return { run_id: run.runId, experiment: run.experiment, dir: run.dir!, total: rows.length, failures, warnings: run.problems };
+  const overlays = await readRunOverlays(run.dir!);
+  const notes = notesByTest(overlays.notes);
+  return {
+    run_id: run.runId,
+    experiment: run.experiment,
+    dir: run.dir!,
+    tags: overlays.tags,
+    total: rows.length,
+    failures: failures.map((f) => ({ ...f, feedback: notes.get(f.test_id) ?? [] })),
+    warnings: [...run.problems, ...overlays.warnings],
+  };
 }

@@ -9,6 +9,8 @@
 import type { IndexRow } from '../model/artifacts.js';
 import { filterTargets, mapLimit, matchAny } from './keys.js';
 import { loadRun, readSidecarJson, type LoadedRun } from './run-reader.js';
+import { notesByTest, readRunOverlays } from './overlays.js';
+import type { FeedbackNote } from '../merge-drivers/index.js';
 
 export interface ShowOptions {
   run: string;
@@ -57,7 +59,10 @@ export interface ShowReport {
   run_id: string;
   experiment: string;
   dir: string;
-  cases: CaseDetails[];
+  /** The run's tags (tags.json), as `pull` brought them down. */
+  tags: string[];
+  /** Each case with its reviewers' notes (feedback.json). */
+  cases: (CaseDetails & { feedback: FeedbackNote[] })[];
   warnings: string[];
 }
 
@@ -119,5 +124,14 @@ export async function showCases(opts: ShowOptions): Promise<ShowReport> {
   const matches = matchAny(opts.testIds);
   const rows = filterTargets(run.rows, opts.targets).filter((r) => matches(r.test_id));
   const cases = await mapLimit(rows, 16, (row) => caseDetails(run, row));
-  return { run_id: run.runId, experiment: run.experiment, dir: run.dir!, cases, warnings: run.problems };
+  const overlays = await readRunOverlays(run.dir!);
+  const notes = notesByTest(overlays.notes);
+  return {
+    run_id: run.runId,
+    experiment: run.experiment,
+    dir: run.dir!,
+    tags: overlays.tags,
+    cases: cases.map((c) => ({ ...c, feedback: notes.get(c.test_id) ?? [] })),
+    warnings: [...run.problems, ...overlays.warnings],
+  };
 }

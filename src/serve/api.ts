@@ -72,7 +72,7 @@ export function registerApi(router: Router, ctx: ApiContext): void {
     const { run } = await ctx.runs.find(opts, id);
     const dir = await ctx.cache.workspace(opts, id);
     const loaded = await loadRun(dir);
-    const [tags, feedback] = await Promise.all([readTags({ ...opts, runId: id }).catch(() => null), readFeedback({ ...opts, runId: id }).catch(() => null)]);
+    const [tags, fb] = await Promise.all([readTags({ ...opts, runId: id }).catch(() => null), readFeedback({ ...opts, runId: id }).catch(() => null)]);
     return {
       json: {
         run,
@@ -80,7 +80,9 @@ export function registerApi(router: Router, ctx: ApiContext): void {
         tests: loaded.rows.map((r) => ({ test_id: r.test_id, suite: r.suite, target: r.target, attempt: r.attempt, verdict: r.verdict, score: r.score, duration_ms: r.duration_ms, cost_usd: r.cost_usd, error: r.error ?? null })),
         problems: loaded.problems,
         tags,
-        feedback,
+        /** entries: test_id -> reviewer -> {feedback, reviewer, updated_at, revision}. */
+        feedback: fb?.document ?? null,
+        notes: fb?.notes ?? [],
       },
     };
   });
@@ -103,7 +105,8 @@ export function registerApi(router: Router, ctx: ApiContext): void {
     const threshold = req.query.get('threshold');
     const report = await compareRuns({ baseline: a, candidate: b, ...(target ? { targets: [target] } : {}), ...(threshold ? { threshold: Number(threshold) } : {}) });
     // The cache paths mean nothing to a client: name the sides by run id.
-    return { json: { ...report, baseline: { ...report.baseline, path: baseline }, candidate: { ...report.candidate, path: candidate } } };
+    const sources = { baseline: { ...report.sources.baseline, source: baseline, path: baseline }, candidate: { ...report.sources.candidate, source: candidate, path: candidate } };
+    return { json: { ...report, sources } };
   });
 
   both('GET', '/trend', async (req) => {
@@ -125,12 +128,12 @@ export function registerApi(router: Router, ctx: ApiContext): void {
 
   both('POST', '/runs/:runId/feedback', write(async (req) => {
     const body = await req.body();
-    if (!('expect_updated_at' in body) || (body.expect_updated_at !== null && typeof body.expect_updated_at !== 'string')) {
-      throw new HttpError(428, "expect_updated_at is required: send the feedback document's updated_at you read (null when it had none)");
+    if (typeof body.expect_revision !== 'string') {
+      throw new HttpError(428, "expect_revision is required: send the revision of this reviewer's current note on the test (\"\" when there is none), so a concurrent edit is not overwritten");
     }
     if (typeof body.test_id !== 'string' || typeof body.text !== 'string') throw new HttpError(400, 'feedback needs test_id and text (strings)');
     if (body.reviewer !== undefined && typeof body.reviewer !== 'string') throw new HttpError(400, 'reviewer: expected a string');
-    const res = await setFeedback({ ...scoped(req), runId: req.params.runId!, testId: body.test_id, text: body.text, reviewer: body.reviewer as string | undefined, expectUpdatedAt: body.expect_updated_at as string | null });
-    return { json: { changed: res.changed, feedback: res.document, commit: res.commit, push: res.push } };
+    const res = await setFeedback({ ...scoped(req), runId: req.params.runId!, testId: body.test_id, text: body.text, reviewer: body.reviewer as string | undefined, expectRevision: body.expect_revision });
+    return { json: { changed: res.changed, reviewer: res.reviewer, entry: res.entry, feedback: res.document, commit: res.commit, push: res.push } };
   }));
 }

@@ -196,8 +196,10 @@ export const DASHBOARD_JS = String.raw`
         var v = el('td', 'verdict'); v.appendChild(el('span', 'badge ' + ({ pass: 'pass', fail: 'fail', error: 'error' }[t.verdict] || 'error'), t.verdict)); tr.appendChild(v);
         tr.appendChild(el('td', 'num', score(t.score)));
         tr.appendChild(el('td', 'num', dur(t.duration_ms)));
-        var entry = Object.prototype.hasOwnProperty.call(fb, t.test_id) ? fb[t.test_id] : null;
-        tr.appendChild(el('td', 'feedback', entry ? entry.feedback + ' — ' + entry.reviewer : ''));
+        var notes = Object.prototype.hasOwnProperty.call(fb, t.test_id) ? fb[t.test_id] : null;
+        var cell = el('td', 'feedback');
+        if (notes) Object.keys(notes).forEach(function (who) { cell.appendChild(el('div', null, notes[who].feedback + ' — ' + who)); });
+        tr.appendChild(cell);
         body.appendChild(tr);
         var exists = false; for (var i = 0; i < sel.options.length; i++) if (sel.options[i].value === t.test_id) exists = true;
         if (!exists) { var o = el('option', null, t.test_id); o.value = t.test_id; sel.appendChild(o); }
@@ -234,7 +236,12 @@ export const DASHBOARD_JS = String.raw`
   byId('fb-save').addEventListener('click', function () {
     var r = state.run; if (!r) return;
     flash('fb-msg', 'saving…');
-    api('/runs/' + encodeURIComponent(r.run.run_id) + '/feedback', 'POST', { test_id: byId('fb-test').value, text: byId('fb-text').value, reviewer: byId('fb-reviewer').value.trim() || undefined, expect_updated_at: r.feedback ? r.feedback.updated_at : null })
+    var who = byId('fb-reviewer').value.trim();
+    if (!who) { flash('fb-msg', 'enter your name as reviewer', true); return; }
+    var test = byId('fb-test').value;
+    var entries = (r.feedback && r.feedback.entries) || {};
+    var mine = Object.prototype.hasOwnProperty.call(entries, test) && Object.prototype.hasOwnProperty.call(entries[test], who) ? entries[test][who] : null;
+    api('/runs/' + encodeURIComponent(r.run.run_id) + '/feedback', 'POST', { test_id: test, text: byId('fb-text').value, reviewer: who, expect_revision: mine ? mine.revision : '' })
       .then(function () { flash('fb-msg', 'saved'); byId('fb-text').value = ''; return showRun(r.run.run_id); })
       .catch(function (e) { flash('fb-msg', e.message, true); });
   });
@@ -245,18 +252,18 @@ export const DASHBOARD_JS = String.raw`
     var a = state.selected[0], b = state.selected[1];
     var sec = byId('compare-view'); sec.hidden = false; flash('compare-msg', 'comparing…');
     api('/compare?baseline=' + encodeURIComponent(a) + '&candidate=' + encodeURIComponent(b)).then(function (c) {
-      byId('compare-title').textContent = c.baseline.run_id + ' → ' + c.candidate.run_id;
+      byId('compare-title').textContent = a + ' → ' + b;
       var st = byId('compare-stats'); clear(st);
       st.appendChild(stat('Wins', c.summary.wins, 'wins'));
       st.appendChild(stat('Losses', c.summary.losses, 'losses'));
       st.appendChild(stat('Ties', c.summary.ties, 'ties'));
       st.appendChild(stat('Mean delta', (c.summary.mean_delta > 0 ? '+' : '') + c.summary.mean_delta.toFixed(3), 'mean_delta'));
       var body = byId('compare-body'); clear(body);
-      c.tests.forEach(function (t) {
+      c.matched.forEach(function (t) {
         var tr = el('tr');
-        tr.appendChild(el('td', 'mono', t.test_id + (t.target ? ' · ' + t.target : '')));
-        tr.appendChild(el('td', 'num', score(t.baseline)));
-        tr.appendChild(el('td', 'num', score(t.candidate)));
+        tr.appendChild(el('td', 'mono', t.test_id));
+        tr.appendChild(el('td', 'num', score(t.score1)));
+        tr.appendChild(el('td', 'num', score(t.score2)));
         tr.appendChild(el('td', 'num', (t.delta > 0 ? '+' : '') + t.delta.toFixed(3)));
         var o = el('td'); o.appendChild(el('span', 'badge ' + ({ win: 'pass', loss: 'fail', tie: 'tie' }[t.outcome] || 'tie'), t.outcome)); tr.appendChild(o);
         body.appendChild(tr);

@@ -91,7 +91,7 @@ const BODY = `<main>
 <p><a id="run-report" href="#" target="_blank" rel="noopener">Open the full report of this run</a></p>
 <div class="edit"><strong>Tags</strong> <span id="run-tags"></span> <input id="tag-input" placeholder="new tag" aria-label="New tag"> <button type="button" class="btn" id="tag-add">Add tag</button><span id="tag-msg" class="msg"></span></div>
 <div class="panel"><table><thead><tr><th>Test</th><th>Target</th><th>Status</th><th class="num">Score</th><th class="num">Duration</th><th>Feedback</th></tr></thead><tbody id="tests-body"></tbody></table></div>
-<div class="edit"><strong>Feedback</strong> <select id="fb-test" aria-label="Test"></select> <textarea id="fb-text" aria-label="Feedback"></textarea> <input id="fb-reviewer" placeholder="reviewer (default: git user.name)" aria-label="Reviewer"> <button type="button" class="btn" id="fb-save">Save feedback</button><span id="fb-msg" class="msg"></span></div>
+<div class="edit"><strong>Feedback</strong> <select id="fb-test" aria-label="Test"></select> <textarea id="fb-text" aria-label="Feedback"></textarea> <input id="fb-reviewer" placeholder="your name (reviewer)" aria-label="Reviewer"> <button type="button" class="btn" id="fb-save">Save feedback</button><span id="fb-msg" class="msg"></span></div>
 </section>
 <section id="compare-view" hidden><h2>Compare <span id="compare-title"></span></h2><span id="compare-msg" class="msg"></span>
 <div id="compare-stats" class="stats"></div>

@@ -1,0 +1,64 @@
+import type { CAC } from 'cac';
+import type { TrendReport } from '../results/trend.js';
+import { DEFAULT_SLOPE_THRESHOLD } from '../results/trend.js';
+import { trend } from '../trend/index.js';
+import { EXIT, numberFlag } from './errors.js';
+import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
+import { bold, dim, green, printJson, red, table, yellow } from './format.js';
+import { runReadCommand } from './list.js';
+
+const signed = (n: number) => (n >= 0 ? '+' : '') + n.toFixed(4);
+const directionText = (d: string) => (d === 'improving' ? green(d) : d === 'degrading' ? red(d) : d);
+
+function printReport(r: TrendReport): void {
+  for (const s of r.series) {
+    process.stdout.write(`${bold(`${s.experiment} × ${s.target}`)}: ${directionText(s.summary.direction)} (slope ${signed(s.summary.slope)} per run, r² ${s.summary.r_squared.toFixed(3)}, ${s.summary.run_count} runs, ${s.summary.matched_test_count} shared tests)\n`);
+    process.stdout.write(table(['Run', 'Tests', 'Mean score'], s.runs.map((p) => [p.run_id ?? p.label, String(p.matched_test_count), p.mean_score.toFixed(3)])) + '\n\n');
+  }
+  for (const s of r.skipped) process.stdout.write(dim(`${s.experiment} × ${s.target}: not classified — ${s.reason} (${s.runs} run${s.runs === 1 ? '' : 's'})`) + '\n');
+  const degrading = r.series.filter((s) => s.summary.direction === 'degrading').length;
+  process.stdout.write(`${r.series.length} series: ${degrading} degrading (slope <= -${r.slope_threshold}), threshold ${r.slope_threshold}${r.triggered ? red(' — failing (--fail-on-degrading)') : ''}\n`);
+}
+
+export function registerTrend(cli: CAC): void {
+  cli
+    .command('trend [...runs]', 'Score trend per experiment × target over runs (the paths given, the local .agentv/results/ runs, or --published ones): least-squares slope of the mean score per run, classified improving / stable / degrading as agentv trend does')
+    .option('--published', 'Use the runs published on the results branch (listed from its catalog and pulled), not local ones')
+    .option('--experiment <name>', 'Only this experiment')
+    .option('--target <name>', 'Only this target')
+    .option('--suite <name>', 'Only rows of this suite')
+    .option('--last <n>', 'Only the n most recent runs of each series (n >= 2)')
+    .option('--slope-threshold <x>', `Minimum |slope| per run to call a series improving or degrading (default ${DEFAULT_SLOPE_THRESHOLD}, as agentv trend)`)
+    .option('--allow-missing-tests', 'Average each run over all its tests instead of only the tests every run of the series has')
+    .option('--fail-on-degrading', 'Exit 1 when any series is degrading')
+    .option('--fetch', 'With --published: fetch the results branch first')
+    .option('--remote <name>', 'With --published: remote (default: results.remote, else origin)')
+    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--project <id>', PROJECT_OPTION_HELP)
+    .option('--dir <dir>', 'Working directory (local runs are read from <dir>/.agentv/results/)')
+    .option('--json', 'Machine-readable output: { series: [{experiment, target, runs[], summary: {slope, intercept, r_squared, direction, …}, regression}], skipped[], triggered, … }')
+    .example('agentv-results trend --fail-on-degrading')
+    .example('agentv-results trend --published --experiment nightly --last 10 --json')
+    .example('agentv-results trend .agentv/results/run-a .agentv/results/run-b .agentv/results/run-c')
+    .action((runs: string[], flags: Record<string, unknown>) =>
+      runReadCommand(async () => {
+        const report = await trend({
+          sources: runs,
+          published: Boolean(flags.published),
+          list: { fetch: Boolean(flags.fetch), remote: stringFlag('remote', flags.remote), ...configFlags(flags) },
+          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+          experiment: stringFlag('experiment', flags.experiment),
+          target: stringFlag('target', flags.target),
+          suite: stringFlag('suite', flags.suite),
+          last: flags.last === undefined ? undefined : numberFlag('last', flags.last, 0),
+          slopeThreshold: numberFlag('slope-threshold', flags.slopeThreshold, DEFAULT_SLOPE_THRESHOLD),
+          allowMissingTests: Boolean(flags.allowMissingTests),
+          failOnDegrading: Boolean(flags.failOnDegrading),
+        });
+        for (const w of report.warnings) process.stderr.write(yellow(`warning: ${w}`) + '\n');
+        if (flags.json) printJson(report);
+        else printReport(report);
+        return report.triggered ? EXIT.check : EXIT.ok;
+      }),
+    );
+}

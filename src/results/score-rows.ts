@@ -1,0 +1,146 @@
+/**
+ * The light view of a run that `compare` and `trend` need: one (test_id, score, target, suite,
+ * timestamp) record per result row, in file order.
+ *
+ * Why not the full run reader: AgentV's `compare`/`trend` read the manifest rows as they are —
+ * file order, duplicates included, the row's own `score` — and "last row of a test id wins". To
+ * give the same answers on the same inputs we must see the same rows, not the rows our derivation
+ * regroups into attempts. So a source resolves as AgentV resolves it: a directory to its
+ * `.internal/index.jsonl` (AgentV 5 workspace) or `index.jsonl`; a file to itself. Only when the
+ * rows do not carry `test_id` and a numeric `score` (another producer's format) or the directory
+ * has no manifest (other run layouts) do we fall back to the run reader, which derives them.
+ *
+ * Unlike AgentV, one malformed line does not abort the command: it is skipped and reported as a
+ * warning, as every other command of ours does.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { loadRun } from './run-reader.js';
+import { InputError } from '../derive/export.js';
+
+export interface ScoreRow {
+  test_id: string;
+  score: number;
+  target?: string;
+  suite?: string;
+  timestamp?: string;
+  experiment?: string;
+  cost_usd?: number;
+  /** Per-assertion scores when the row carries them (`scores[]`). */
+  scores?: { name?: string; type?: string; score: number }[];
+}
+
+export interface ScoreSource {
+  /** The path as given. */
+  source: string;
+  /** The manifest or file actually read. */
+  path: string;
+  /** The run directory when the source is a workspace (or a manifest inside one). */
+  runDir: string | null;
+  rows: ScoreRow[];
+  warnings: string[];
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** AgentV's resolution of a run source to its manifest; null when a directory has none. */
+export function resolveManifest(source: string, cwd = process.cwd()): { path: string; runDir: string | null } | null {
+  const abs = resolve(cwd, source);
+  if (isDir(abs)) {
+    for (const candidate of [join(abs, '.internal', 'index.jsonl'), join(abs, 'index.jsonl')]) {
+      if (existsSync(candidate)) return { path: candidate, runDir: abs };
+    }
+    return null;
+  }
+  if (basename(abs) === 'index.jsonl') {
+    const parent = dirname(abs);
+    return { path: abs, runDir: basename(parent) === '.internal' ? dirname(parent) : parent };
+  }
+  return { path: abs, runDir: null };
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+function toScoreRow(value: Record<string, unknown>): ScoreRow | null {
+  const testId = str(value.test_id) ?? str(value.testId);
+  const score = value.score;
+  if (testId === undefined || typeof score !== 'number' || !Number.isFinite(score)) return null;
+  const row: ScoreRow = { test_id: testId, score };
+  const target = str(value.target);
+  if (target !== undefined) row.target = target;
+  const suite = str(value.suite);
+  if (suite !== undefined) row.suite = suite;
+  const timestamp = str(value.timestamp);
+  if (timestamp !== undefined) row.timestamp = timestamp;
+  const experiment = str(value.experiment);
+  if (experiment !== undefined) row.experiment = experiment;
+  const cost = value.cost_usd ?? value.costUsd;
+  if (typeof cost === 'number' && Number.isFinite(cost)) row.cost_usd = cost;
+  if (Array.isArray(value.scores)) {
+    const scores = value.scores
+      .filter((s): s is Record<string, unknown> => !!s && typeof s === 'object' && typeof (s as Record<string, unknown>).score === 'number')
+      .map((s) => ({ name: str(s.name), type: str(s.type), score: s.score as number }));
+    if (scores.length > 0) row.scores = scores;
+  }
+  return row;
+}
+
+/** Read the score rows of a run directory, an index.jsonl, or a results JSONL file. */
+export async function loadScoreRows(source: string, opts: { cwd?: string } = {}): Promise<ScoreSource> {
+  const cwd = opts.cwd ?? process.cwd();
+  const manifest = resolveManifest(source, cwd);
+  if (manifest) {
+    let text: string;
+    try {
+      text = await readFile(manifest.path, 'utf8');
+    } catch (err) {
+      throw new InputError(`${source}: cannot read ${manifest.path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    const rows: ScoreRow[] = [];
+    const warnings: string[] = [];
+    let foreign = 0;
+    const lines = text.split(/\r?\n/);
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i]!.trim();
+      if (!line) continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch (err) {
+        warnings.push(`${source}:${i + 1}: not valid JSON, line skipped (${(err as Error).message})`);
+        continue;
+      }
+      if (!value || typeof value !== 'object' || Array.isArray(value)) {
+        warnings.push(`${source}:${i + 1}: not a JSON object, line skipped`);
+        continue;
+      }
+      const row = toScoreRow(value as Record<string, unknown>);
+      if (row) rows.push(row);
+      else foreign++;
+    }
+    if (foreign === 0 || rows.length > 0) {
+      if (foreign > 0) warnings.push(`${source}: ${foreign} row(s) without a test_id or numeric score skipped`);
+      if (rows.length === 0) throw new InputError(`${source}: no result rows in ${manifest.path}`);
+      return { source, path: manifest.path, runDir: manifest.runDir, rows, warnings };
+    }
+  }
+  // Not AgentV-shaped rows, or a directory in another layout: let the run reader derive them.
+  const run = await loadRun(source, { cwd, allowResultsFile: true });
+  const rows = run.rows.map((r) => {
+    const row: ScoreRow = { test_id: r.test_id, score: r.score, target: r.target, suite: r.suite };
+    if (r.timestamp) row.timestamp = r.timestamp;
+    if (r.experiment) row.experiment = r.experiment;
+    if (typeof r.cost_usd === 'number') row.cost_usd = r.cost_usd;
+    if (r.scores.length > 0) row.scores = r.scores.map((s) => ({ name: s.name, type: s.type, score: s.score }));
+    return row;
+  });
+  if (rows.length === 0) throw new InputError(`${source}: no result rows`);
+  return { source, path: run.indexPath, runDir: run.dir, rows, warnings: run.problems.map((p) => `${source}: ${p}`) };
+}
