@@ -31,3 +31,4 @@ export { installDrivers, uninstallDrivers } from './publish/drivers.js';
 export * from './publish/wip.js';
 export * from './daemon/index.js';
 export * from './merge-drivers/index.js';
+export * from './serve/index.js';

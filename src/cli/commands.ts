@@ -23,6 +23,7 @@ import { registerMergeDriver } from './merge-driver.js';
 import { registerWip } from './wip.js';
 import { registerExec } from './exec.js';
 import { registerDaemon } from './daemon.js';
+import { registerServe } from './serve.js';
 
 /** Every command the binary offers; one module per command. */
 export function registerCommands(cli: CAC): void {
@@ -50,4 +51,5 @@ export function registerCommands(cli: CAC): void {
   registerWip(cli);
   registerExec(cli);
   registerDaemon(cli);
+  registerServe(cli);
 }

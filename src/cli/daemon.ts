@@ -10,10 +10,12 @@ import { createLogger } from '../daemon/log.js';
 import { registerDaemonStatusSections } from '../daemon/status-sections.js';
 import { CheckFailed, numberFlag, oneOf, runCommand } from './errors.js';
 import { pushFlag } from './wip.js';
+import { SERVE_OPTIONS, startServeFromFlags } from './serve.js';
+import type { RunningServer } from '../serve/index.js';
 
 export function registerDaemon(cli: CAC): void {
   registerDaemonStatusSections();
-  cli
+  const daemon = cli
     .command('daemon', 'Watch the results root: checkpoint runs in progress, publish and push finished ones; queued work survives restarts and offline periods')
     .option('--root <dir>', 'Results root to watch (default .agentv/results)')
     .option('--once', 'Process what is there (checkpoint, publish, push the queue) and exit — for cron and CI')
@@ -29,37 +31,52 @@ export function registerDaemon(cli: CAC): void {
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
     .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository and the root resolve from here)')
+    .option('--http', 'Also serve the Dashboard and API (as `serve` does) while the daemon runs; takes the serve flags below')
     .example('agentv-results daemon --log-format json')
-    .example('agentv-results daemon --once --push')
+    .example('agentv-results daemon --http --port 4318')
+    .example('agentv-results daemon --once --push');
+  // `daemon --http` takes serve's flags as they are (--port, --host, --allow-remote, ...).
+  for (const [flag, help] of SERVE_OPTIONS) daemon.option(flag, `${help} (with --http)`);
+  daemon
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const logger = createLogger({ format: oneOf('log-format', flags.logFormat, ['text', 'json'] as const, 'text') });
-        const retryMax = numberFlag('retry-max', flags.retryMax, 60) * 1000;
-        const scan = flags.scanInterval === undefined ? undefined : numberFlag('scan-interval', flags.scanInterval, 30) * 1000;
+        const cwd = (flags.dir as string | undefined) ?? process.cwd();
+        let http: RunningServer | null = null;
+        if (flags.http && !flags.once) http = await startServeFromFlags(flags, { cwd, remote: flags.remote as string | undefined, ...configFlags(flags) });
         try {
-          const report = await runDaemon({
-            cwd: (flags.dir as string | undefined) ?? process.cwd(),
-            remote: flags.remote as string | undefined,
-            ...configFlags(flags),
-            root: flags.root as string | undefined,
-            once: Boolean(flags.once),
-            push: pushFlag(),
-            intervalMs: numberFlag('interval', flags.interval, 30) * 1000,
-            everyRows: numberFlag('every-rows', flags.everyRows, 50),
-            poll: Boolean(flags.poll),
-            scanIntervalMs: scan,
-            backoff: { baseMs: Math.min(1_000, retryMax), capMs: retryMax },
-            logger,
-            handleSignals: true,
-          });
-          if (report.stoppedBy === 'lock-lost') return 1;
-          // --once in CI: work left queued because the remote did not take it is a failure to see.
-          if (flags.once && report.remoteDown && report.queued > 0) return 3;
-          return 0;
-        } catch (err) {
-          if (err instanceof DaemonLockedError) throw new CheckFailed(err.message);
-          throw err;
+          return await daemonAction(flags);
+        } finally {
+          await http?.close();
         }
       }),
     );
+  async function daemonAction(flags: Record<string, unknown>): Promise<number> {
+    const logger = createLogger({ format: oneOf('log-format', flags.logFormat, ['text', 'json'] as const, 'text') });
+    const retryMax = numberFlag('retry-max', flags.retryMax, 60) * 1000;
+    const scan = flags.scanInterval === undefined ? undefined : numberFlag('scan-interval', flags.scanInterval, 30) * 1000;
+    try {
+      const report = await runDaemon({
+        cwd: (flags.dir as string | undefined) ?? process.cwd(),
+        remote: flags.remote as string | undefined,
+        ...configFlags(flags),
+        root: flags.root as string | undefined,
+        once: Boolean(flags.once),
+        push: pushFlag(),
+        intervalMs: numberFlag('interval', flags.interval, 30) * 1000,
+        everyRows: numberFlag('every-rows', flags.everyRows, 50),
+        poll: Boolean(flags.poll),
+        scanIntervalMs: scan,
+        backoff: { baseMs: Math.min(1_000, retryMax), capMs: retryMax },
+        logger,
+        handleSignals: true,
+      });
+      if (report.stoppedBy === 'lock-lost') return 1;
+      // --once in CI: work left queued because the remote did not take it is a failure to see.
+      if (flags.once && report.remoteDown && report.queued > 0) return 3;
+      return 0;
+    } catch (err) {
+      if (err instanceof DaemonLockedError) throw new CheckFailed(err.message);
+      throw err;
+    }
+  }
 }

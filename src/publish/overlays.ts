@@ -167,7 +167,8 @@ export async function editTags(opts: TagOptions): Promise<OverlayResult<TagsDoc>
   for (const t of add) if (remove.has(t)) throw new OverlayInputError(`tag ${JSON.stringify(t)} is both added and removed`);
   return editOverlay(opts, 'tags.json', ({ current, now }) => {
     const doc = tagsOf(current);
-    if (opts.expectRevision !== undefined && opts.expectRevision !== (current === null ? null : doc.tag_revision)) throw new TagRevisionMismatch(opts.expectRevision, current === null ? null : doc.tag_revision);
+    // With no tags.json yet, the revision readTags reports (that of the empty document) matches too.
+    if (opts.expectRevision !== undefined && opts.expectRevision !== doc.tag_revision) throw new TagRevisionMismatch(opts.expectRevision, current === null ? null : doc.tag_revision);
     const tags = doc.tags.filter((t) => !remove.has(t));
     for (const t of add) if (!tags.includes(t)) tags.push(t);
     if (current !== null && tags.length === doc.tags.length && tags.every((t, i) => t === doc.tags[i])) return null;

@@ -1,0 +1,139 @@
+/**
+ * The routes: the remote status/sync API of the seeds (unscoped and per project), and the
+ * Dashboard's data — runs, one run, its report, compare, trend — plus tag and feedback edits.
+ *
+ * Every data route exists twice, like AgentV's: `/api/...` for the project the server was started
+ * in, `/api/projects/:projectId/...` for a `projects[]` entry of `.agentv/config.yaml`.
+ */
+import { readFile } from 'node:fs/promises';
+import { editTags, readFeedback, readTags, setFeedback } from '../publish/overlays.js';
+import type { TargetOptions } from '../publish/target.js';
+import { CONTENT_SECURITY_POLICY } from '../report/template.js';
+import { compareRuns } from '../results/compare.js';
+import { loadRun } from '../results/run-reader.js';
+import { asHttpError } from './errors.js';
+import { HttpError, type Handler, type Request, type Router } from './http.js';
+import { listProjects } from './projects.js';
+import { remoteStatus, remoteSync, RemoteState } from './remote-api.js';
+import { RunCache } from './run-cache.js';
+import { parseRunsQuery, RunsData } from './runs-api.js';
+import { buildSeries } from './trend-series.js';
+
+export interface ApiContext {
+  base: TargetOptions;
+  readOnly: boolean;
+  remote: RemoteState;
+  runs: RunsData;
+  cache: RunCache;
+}
+
+export function newApiContext(base: TargetOptions, readOnly: boolean): ApiContext {
+  return { base, readOnly, remote: new RemoteState(), runs: new RunsData(base), cache: new RunCache() };
+}
+
+function stringList(v: unknown, name: string): string[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw new HttpError(400, `${name}: expected a list of strings`);
+  return v as string[];
+}
+
+function wrap(fn: Handler): Handler {
+  return async (req) => {
+    try {
+      return await fn(req);
+    } catch (err) {
+      throw asHttpError(err);
+    }
+  };
+}
+
+export function registerApi(router: Router, ctx: ApiContext): void {
+  const scoped = (req: Request): TargetOptions => (req.params.projectId === undefined ? ctx.base : { ...ctx.base, project: req.params.projectId });
+  const write = (fn: Handler): Handler => async (req) => {
+    if (ctx.readOnly) throw new HttpError(403, 'the Dashboard is running read-only (started with --read-only)');
+    return fn(req);
+  };
+  const both = (method: string, path: string, fn: Handler) => {
+    router.add(method, `/api${path}`, wrap(fn));
+    router.add(method, `/api/projects/:projectId${path}`, wrap(fn));
+  };
+
+  router.add('GET', '/api/projects', wrap(async () => ({ json: await listProjects(ctx.base) })));
+  router.add('GET', '/api/config', wrap(async () => ({ json: { read_only: ctx.readOnly, projects: (await listProjects(ctx.base)).projects } })));
+
+  both('GET', '/remote/status', async (req) => ({ json: await remoteStatus(scoped(req), ctx.remote) }));
+  both('POST', '/remote/sync', write(async (req) => ({ json: await remoteSync(scoped(req), ctx.remote) })));
+
+  both('GET', '/runs', async (req) => ({ json: await ctx.runs.list(scoped(req), parseRunsQuery(req.query)) }));
+
+  both('GET', '/runs/:runId', async (req) => {
+    const opts = scoped(req);
+    const id = req.params.runId!;
+    const { run } = await ctx.runs.find(opts, id);
+    const dir = await ctx.cache.workspace(opts, id);
+    const loaded = await loadRun(dir);
+    const [tags, fb] = await Promise.all([readTags({ ...opts, runId: id }).catch(() => null), readFeedback({ ...opts, runId: id }).catch(() => null)]);
+    return {
+      json: {
+        run,
+        summary: loaded.summary,
+        tests: loaded.rows.map((r) => ({ test_id: r.test_id, suite: r.suite, target: r.target, attempt: r.attempt, verdict: r.verdict, score: r.score, duration_ms: r.duration_ms, cost_usd: r.cost_usd, error: r.error ?? null })),
+        problems: loaded.problems,
+        tags,
+        /** entries: test_id -> reviewer -> {feedback, reviewer, updated_at, revision}. */
+        feedback: fb?.document ?? null,
+        notes: fb?.notes ?? [],
+      },
+    };
+  });
+
+  both('GET', '/runs/:runId/report', async (req) => {
+    const opts = scoped(req);
+    await ctx.runs.find(opts, req.params.runId!);
+    const file = await ctx.cache.report(opts, req.params.runId!);
+    return { html: await readFile(file, 'utf8'), csp: CONTENT_SECURITY_POLICY };
+  });
+
+  both('GET', '/compare', async (req) => {
+    const opts = scoped(req);
+    const baseline = req.query.get('baseline');
+    const candidate = req.query.get('candidate');
+    if (!baseline || !candidate) throw new HttpError(400, 'compare needs ?baseline=<run id>&candidate=<run id>');
+    await Promise.all([ctx.runs.find(opts, baseline), ctx.runs.find(opts, candidate)]);
+    const [a, b] = await Promise.all([ctx.cache.workspace(opts, baseline), ctx.cache.workspace(opts, candidate)]);
+    const target = req.query.get('target');
+    const threshold = req.query.get('threshold');
+    const report = await compareRuns({ baseline: a, candidate: b, ...(target ? { targets: [target] } : {}), ...(threshold ? { threshold: Number(threshold) } : {}) });
+    // The cache paths mean nothing to a client: name the sides by run id.
+    const sources = { baseline: { ...report.sources.baseline, source: baseline, path: baseline }, candidate: { ...report.sources.candidate, source: candidate, path: candidate } };
+    return { json: { ...report, sources } };
+  });
+
+  both('GET', '/trend', async (req) => {
+    const opts = scoped(req);
+    const experiment = req.query.get('experiment') || undefined;
+    const target = req.query.get('target') || undefined;
+    const listed = await ctx.runs.list(opts, { experiment, target, limit: Number.MAX_SAFE_INTEGER, offset: 0 });
+    const summaries = await ctx.runs.summaries(opts, listed.runs, listed.tips);
+    return { json: { experiments: listed.facets.experiments, series: buildSeries(listed.runs, summaries, { experiment, target }) } };
+  });
+
+  both('POST', '/runs/:runId/tags', write(async (req) => {
+    const body = await req.body();
+    const expect = body.expect_revision;
+    if (typeof expect !== 'string' || expect === '') throw new HttpError(428, 'expect_revision is required: send the tag_revision you read (GET the run first), so a concurrent edit is not overwritten');
+    const res = await editTags({ ...scoped(req), runId: req.params.runId!, add: stringList(body.add, 'add'), remove: stringList(body.remove, 'remove'), expectRevision: expect });
+    return { json: { changed: res.changed, tags: res.document, commit: res.commit, push: res.push } };
+  }));
+
+  both('POST', '/runs/:runId/feedback', write(async (req) => {
+    const body = await req.body();
+    if (typeof body.expect_revision !== 'string') {
+      throw new HttpError(428, "expect_revision is required: send the revision of this reviewer's current note on the test (\"\" when there is none), so a concurrent edit is not overwritten");
+    }
+    if (typeof body.test_id !== 'string' || typeof body.text !== 'string') throw new HttpError(400, 'feedback needs test_id and text (strings)');
+    if (body.reviewer !== undefined && typeof body.reviewer !== 'string') throw new HttpError(400, 'reviewer: expected a string');
+    const res = await setFeedback({ ...scoped(req), runId: req.params.runId!, testId: body.test_id, text: body.text, reviewer: body.reviewer as string | undefined, expectRevision: body.expect_revision });
+    return { json: { changed: res.changed, reviewer: res.reviewer, entry: res.entry, feedback: res.document, commit: res.commit, push: res.push } };
+  }));
+}

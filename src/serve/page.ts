@@ -1,0 +1,122 @@
+/**
+ * The Dashboard page: one self-contained document — the report's stylesheet plus a few rules of
+ * its own, and one inline script — under a Content-Security-Policy that pins both by hash, like
+ * the report's (src/report/template.ts), with one addition: `connect-src 'self'`, so the page can
+ * call this server's API and nothing else. The markup is static; the only server-side value is the
+ * write token, escaped into a meta tag. Run data reaches the page only through the script's
+ * textContent/setAttribute (see page-client.ts).
+ */
+import { createHash } from 'node:crypto';
+import { escapeHtml } from '../report/escape.js';
+import { REPORT_CSS } from '../report/styles.js';
+import { DASHBOARD_JS } from './page-client.js';
+
+const DASHBOARD_CSS =
+  REPORT_CSS +
+  `
+nav.tabs{display:flex;gap:6px;margin:12px 0}
+nav.tabs button,.btn{border:1px solid var(--line);background:var(--card);color:var(--fg);border-radius:6px;padding:5px 12px;cursor:pointer;font:inherit}
+nav.tabs button[aria-selected=true]{border-color:var(--accent);color:var(--accent);font-weight:600}
+.btn.primary{background:var(--accent);border-color:var(--accent);color:#fff}
+.btn:disabled{opacity:.5;cursor:default}
+.remote{display:flex;flex-wrap:wrap;gap:14px;align-items:center}
+.remote .kv{font-size:13px}.remote .kv b{font-weight:600}
+.msg{margin-left:8px;color:var(--muted)}.msg.bad{color:var(--fail)}
+.tag{display:inline-block;border:1px solid var(--line);border-radius:10px;padding:0 8px;margin:0 4px 2px 0;font-size:12px;background:var(--bg)}
+.tag-x{border:0;background:none;color:var(--muted);cursor:pointer;padding:0 0 0 4px;font:inherit}
+.linkish{border:0;background:none;color:var(--accent);cursor:pointer;padding:0;text-align:left;word-break:break-all}
+.filters{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0}
+.filters label{font-size:12px;color:var(--muted);display:flex;flex-direction:column;gap:2px}
+.badge{border-radius:10px;padding:0 8px;font-size:12px;border:1px solid var(--line)}
+.badge.pass{color:var(--pass)}.badge.fail{color:var(--fail)}.badge.error{color:var(--err)}.badge.tie{color:var(--muted)}
+.feedback{white-space:pre-wrap;word-break:break-word;max-width:420px}
+.edit{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start;margin:8px 0}
+textarea{min-width:320px;min-height:60px;font:inherit}
+svg .trend-line{fill:none;stroke:var(--accent);stroke-width:2}
+svg .pt{fill:var(--accent)}svg .pt.regression{fill:var(--fail);stroke:var(--bg);stroke-width:1.5}
+.series h3{margin:18px 0 6px;font-size:14px}
+ul.plain{margin:4px 0;padding-left:18px}
+`;
+
+for (const [name, text] of [['script', DASHBOARD_JS], ['stylesheet', DASHBOARD_CSS]] as const) {
+  if (/<\/(script|style)|<!--/i.test(text)) throw new Error(`dashboard ${name} contains a sequence that would end its element`);
+}
+
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+const CSP = [
+  "default-src 'none'",
+  `script-src ${sha256(DASHBOARD_JS)}`,
+  `style-src ${sha256(DASHBOARD_CSS)}`,
+  "connect-src 'self'",
+  'img-src data:',
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
+
+/** The header adds frame-ancestors, which browsers ignore (and warn about) in a meta element. */
+export function dashboardCsp(): string {
+  return `${CSP}; frame-ancestors 'none'`;
+}
+
+const BODY = `<main>
+<header><h1>AgentV results</h1><p class="sub">Runs published to the results branch by every machine<span id="project-box" hidden> · <label>project <select id="project" aria-label="Project"><option value="">(this directory)</option></select></label></span></p></header>
+<section id="remote" class="panel" aria-label="Remote">
+<div class="remote">
+<span class="kv">status <b data-field="sync_status">…</b></span>
+<span class="kv">branch <b data-field="branch">…</b></span>
+<span class="kv">upstream <b data-field="upstream">…</b></span>
+<span class="kv">ahead <b data-field="ahead">…</b></span>
+<span class="kv">behind <b data-field="behind">…</b></span>
+<span class="kv">runs <b data-field="run_count">…</b></span>
+<span class="kv">outbox <b data-field="outbox">…</b></span>
+<span class="kv">last push <b data-field="last_push">…</b></span>
+<span class="kv">remote <b data-field="remote_url">…</b></span>
+<button type="button" id="sync-btn" class="btn primary">Sync</button><span id="remote-msg" class="msg" role="status"></span>
+</div>
+<div class="remote"><div><h3>Sync branches awaiting review</h3><ul id="sync-branches" class="plain"></ul></div><div><h3>WIP branches</h3><ul id="wip-branches" class="plain"></ul></div></div>
+</section>
+<nav class="tabs" role="tablist"><button type="button" role="tab" id="tab-runs" aria-selected="true">Runs</button><button type="button" role="tab" id="tab-trends" aria-selected="false">Trends</button></nav>
+<div id="view-runs">
+<div class="filters">
+<label>Experiment<select id="f-experiment"><option value="">all</option></select></label>
+<label>Target<select id="f-target"><option value="">all</option></select></label>
+<label>Tag<input id="f-tag" type="search" placeholder="tag"></label>
+<label>From<input id="f-since" type="date"></label>
+<label>To<input id="f-until" type="date"></label>
+</div>
+<div class="panel"><table id="runs-table"><thead><tr><th></th><th>Run</th><th>Time</th><th>Experiment</th><th>Targets</th><th class="num">Passed</th><th class="num">Pass rate</th><th>Tags</th><th>Where</th></tr></thead><tbody id="runs-body"></tbody></table></div>
+<div class="pager"><button type="button" class="btn" id="runs-prev">‹ Prev</button> <span id="runs-count" class="muted"></span> <button type="button" class="btn" id="runs-next">Next ›</button> <button type="button" class="btn" id="compare-btn" disabled>Compare selected</button><span id="runs-msg" class="msg"></span></div>
+<section id="run-detail" hidden><h2 id="run-title"></h2><span id="run-msg" class="msg"></span>
+<div id="run-stats" class="stats"></div>
+<p><a id="run-report" href="#" target="_blank" rel="noopener">Open the full report of this run</a></p>
+<div class="edit"><strong>Tags</strong> <span id="run-tags"></span> <input id="tag-input" placeholder="new tag" aria-label="New tag"> <button type="button" class="btn" id="tag-add">Add tag</button><span id="tag-msg" class="msg"></span></div>
+<div class="panel"><table><thead><tr><th>Test</th><th>Target</th><th>Status</th><th class="num">Score</th><th class="num">Duration</th><th>Feedback</th></tr></thead><tbody id="tests-body"></tbody></table></div>
+<div class="edit"><strong>Feedback</strong> <select id="fb-test" aria-label="Test"></select> <textarea id="fb-text" aria-label="Feedback"></textarea> <input id="fb-reviewer" placeholder="your name (reviewer)" aria-label="Reviewer"> <button type="button" class="btn" id="fb-save">Save feedback</button><span id="fb-msg" class="msg"></span></div>
+</section>
+<section id="compare-view" hidden><h2>Compare <span id="compare-title"></span></h2><span id="compare-msg" class="msg"></span>
+<div id="compare-stats" class="stats"></div>
+<div class="panel"><table><thead><tr><th>Test</th><th class="num">Baseline</th><th class="num">Candidate</th><th class="num">Delta</th><th>Outcome</th></tr></thead><tbody id="compare-body"></tbody></table></div>
+</section>
+</div>
+<div id="view-trends" hidden>
+<div class="filters"><label>Experiment<select id="t-experiment"><option value="">all</option></select></label><span id="trend-msg" class="msg"></span></div>
+<p class="muted">Per experiment × target, oldest run left. A red point is a regression: its mean score more than 0.05, or its pass rate more than 10 points, below the median of the five runs before it.</p>
+<div id="trend-charts"></div>
+</div>
+<footer>agentv-results serve · writes need this page's token; the page talks to nothing but this server.</footer>
+</main>`;
+
+export function renderDashboard(opts: { token: string; readOnly: boolean }): string {
+  return [
+    '<!doctype html><html lang="en"><head><meta charset="utf-8">',
+    `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(CSP)}">`,
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    '<meta name="referrer" content="no-referrer">',
+    `<meta name="agentv-results-token" content="${escapeHtml(opts.token)}">`,
+    '<link rel="icon" href="data:,">',
+    '<title>AgentV results — Dashboard</title>',
+    `<style>${DASHBOARD_CSS}</style></head><body data-read-only="${opts.readOnly ? 'true' : 'false'}">`,
+    BODY,
+    `<script>${DASHBOARD_JS}</script></body></html>\n`,
+  ].join('');
+}

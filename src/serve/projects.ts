@@ -1,0 +1,34 @@
+/** The `projects[]` entries of `.agentv/config.yaml` (id and path), for the project picker. */
+import { readFile } from 'node:fs/promises';
+import { findConfigFile } from '../publish/config.js';
+import type { TargetOptions } from '../publish/target.js';
+import { resolve } from 'node:path';
+
+export interface ProjectEntry {
+  id: string;
+  path: string | null;
+}
+
+export async function listProjects(base: TargetOptions): Promise<{ config: string | null; projects: ProjectEntry[] }> {
+  const cwd = base.cwd ?? process.cwd();
+  const file = base.configFile ? resolve(cwd, base.configFile) : await findConfigFile(cwd);
+  if (!file) return { config: null, projects: [] };
+  let doc: unknown;
+  try {
+    const { parse } = await import('yaml');
+    doc = parse(await readFile(file, 'utf8'));
+  } catch {
+    // loadResultsConfig reports a broken file on the first real request; the picker just stays empty
+    return { config: file, projects: [] };
+  }
+  const raw = doc && typeof doc === 'object' ? (doc as { projects?: unknown }).projects : undefined;
+  if (!Array.isArray(raw)) return { config: file, projects: [] };
+  const projects: ProjectEntry[] = [];
+  for (const p of raw) {
+    if (p && typeof p === 'object' && typeof (p as { id?: unknown }).id === 'string') {
+      const path = (p as { path?: unknown }).path;
+      projects.push({ id: (p as { id: string }).id, path: typeof path === 'string' ? path : null });
+    }
+  }
+  return { config: file, projects };
+}

@@ -1,0 +1,205 @@
+/**
+ * `GET /api/remote/status` and `POST /api/remote/sync` with the field names AgentV's own Dashboard
+ * API returns for the same repository (configured, available, repo, path, local_dir, auto_push,
+ * require_push, push_conflict_policy, sync_status, branch, upstream, ahead, behind, dirty_paths,
+ * conflicted_paths, run_count, pending_merge, and for a sync blocked/pull_performed/
+ * push_performed/commit_created/last_error/block_reason), so a client written for AgentV reads
+ * ours. What only we know sits under one extra key, `agentv_results`: the artifacts branch, the
+ * daemon's outbox, the last push, open sync branches with their compare links, WIP branches.
+ *
+ * We never keep a worktree of the results branch, so dirty_paths and conflicted_paths are always
+ * empty; a conflict we set aside is reported the way AgentV reports its own: sync_status
+ * "needs_human_merge" with a pending_merge.
+ */
+import { registerDaemonStatusSections } from '../daemon/status-sections.js';
+import { listRuns } from '../publish/list.js';
+import { status, type BranchStatus, type StatusReport } from '../publish/status.js';
+import { registerSyncStatus, type SyncStatusSection } from '../publish/sync-status.js';
+import { sync } from '../publish/sync.js';
+import type { TargetOptions } from '../publish/target.js';
+import type { OutboxStatus } from '../daemon/status-sections.js';
+import { asHttpError } from './errors.js';
+
+export type AgentVSyncStatus = 'clean' | 'unavailable' | 'behind' | 'ahead' | 'diverged' | 'needs_human_merge' | 'syncing';
+
+export interface RemoteStatus {
+  configured: boolean;
+  available: boolean;
+  repo: string;
+  repo_path?: string;
+  path?: string;
+  auto_push?: boolean;
+  require_push?: boolean;
+  push_conflict_policy?: 'block';
+  local_dir: string;
+  last_synced_at?: string;
+  last_error?: string;
+  sync_status: AgentVSyncStatus;
+  branch?: string;
+  upstream?: string;
+  ahead?: number;
+  behind?: number;
+  dirty_paths?: string[];
+  conflicted_paths?: string[];
+  pending_merge?: { temp_branch: string; target_branch: string; compare_url?: string; created_at: string };
+  blocked?: boolean;
+  block_reason?: string;
+  pull_performed?: boolean;
+  push_performed?: boolean;
+  commit_created?: boolean;
+  run_count: number;
+  agentv_results?: OurExtras;
+}
+
+export interface OurExtras {
+  project: string | null;
+  remote: string | null;
+  /** The remote's URL with any credentials removed. */
+  remote_url: string | null;
+  results: BranchStatus;
+  artifacts: BranchStatus;
+  /** Runs/jobs queued by the daemon (or by publishes that could not push) and not yet pushed. */
+  outbox: { depth: number; failed: number; daemon: OutboxStatus['daemon'] } | null;
+  /** The newest push this server made (null until one lands). */
+  last_push: { at: string; results: string | null; artifacts: string | null } | null;
+  sync_branches: SyncStatusSection['open'];
+  wip: unknown[];
+}
+
+/** Per-server memory: syncs in flight (by project) and the last landed push. */
+export class RemoteState {
+  readonly inFlight = new Set<string>();
+  lastSync = new Map<string, { at: string; results: string | null; artifacts: string | null; error?: string }>();
+}
+
+let sectionsRegistered = false;
+function registerSections(): void {
+  if (sectionsRegistered) return;
+  sectionsRegistered = true;
+  registerDaemonStatusSections();
+  registerSyncStatus();
+}
+
+function agentvState(b: BranchStatus, report: StatusReport, openSync: number): AgentVSyncStatus {
+  if (report.remote === null) return 'unavailable';
+  if (openSync > 0) return 'needs_human_merge';
+  switch (b.state) {
+    case 'ahead':
+    case 'local-only':
+      return 'ahead';
+    case 'behind':
+    case 'remote-only':
+      return 'behind';
+    case 'diverged':
+      return 'diverged';
+    default:
+      return 'clean';
+  }
+}
+
+const key = (opts: TargetOptions) => opts.project ?? '';
+
+export async function remoteStatus(opts: TargetOptions, state: RemoteState): Promise<RemoteStatus> {
+  registerSections();
+  let report: StatusReport;
+  try {
+    report = await status(opts);
+  } catch (err) {
+    const e = asHttpError(err);
+    if (e.status === 404 || e.status === 400) throw e;
+    // No repository to read: AgentV's "not configured" shape.
+    return { configured: false, available: false, repo: '', local_dir: '', sync_status: 'unavailable', run_count: 0, last_error: e.message };
+  }
+  const list = await listRuns(opts).catch(() => null);
+  const results = report.branches.find((b) => b.kind === 'results')!;
+  const artifacts = report.branches.find((b) => b.kind === 'artifacts')!;
+  const syncSection = report.extra['sync-branches'] as SyncStatusSection | undefined;
+  const open = syncSection && Array.isArray(syncSection.open) ? syncSection.open : [];
+  const outbox = report.extra.outbox as OutboxStatus | { error: string } | undefined;
+  const wip = report.extra.wip as { branches?: unknown[] } | undefined;
+  const newest = open.length > 0 ? [...open].sort((a, b) => (a.created_at < b.created_at ? 1 : -1))[0]! : null;
+  const last = state.lastSync.get(key(opts));
+  const { config } = await configOf(opts);
+  const syncing = state.inFlight.has(key(opts));
+  const out: RemoteStatus = {
+    configured: true,
+    available: true,
+    // AgentV reports the configured repo, else the configured local path ("." for the checkout itself).
+    repo: config?.repo ?? config?.path ?? '.',
+    repo_path: report.repo,
+    path: report.repo,
+    auto_push: config?.auto_push ?? false,
+    require_push: config?.require_push ?? false,
+    push_conflict_policy: 'block',
+    local_dir: report.repo,
+    ...(last ? { last_synced_at: last.at } : {}),
+    ...(last?.error ? { last_error: last.error } : {}),
+    sync_status: syncing ? 'syncing' : agentvState(results, report, open.length),
+    branch: results.name,
+    ...(report.remote ? { upstream: `${report.remote}/${results.name}` } : {}),
+    ahead: results.ahead + (results.state === 'local-only' ? 1 : 0),
+    behind: results.behind + (results.state === 'remote-only' ? 1 : 0),
+    dirty_paths: [],
+    conflicted_paths: [],
+    ...(newest ? { pending_merge: { temp_branch: newest.branch, target_branch: results.name, ...(newest.compare_url ? { compare_url: newest.compare_url } : {}), created_at: newest.created_at } } : {}),
+    run_count: list?.matched ?? 0,
+    agentv_results: {
+      project: report.project,
+      remote: report.remote,
+      remote_url: report.remoteUrl,
+      results,
+      artifacts,
+      outbox: outbox && !('error' in outbox) ? { depth: outbox.queued.length, failed: outbox.failed.length, daemon: outbox.daemon } : null,
+      last_push: last && !last.error ? { at: last.at, results: last.results, artifacts: last.artifacts } : null,
+      sync_branches: open,
+      wip: wip?.branches ?? [],
+    },
+  };
+  return out;
+}
+
+async function configOf(opts: TargetOptions) {
+  const { loadResultsConfig } = await import('../publish/config.js');
+  try {
+    return await loadResultsConfig({ cwd: opts.cwd, env: opts.env, configFile: opts.configFile, project: opts.project });
+  } catch {
+    return { config: null };
+  }
+}
+
+/**
+ * Push what is committed here and not yet on the remote, integrating the remote's work first
+ * (publish's own push loop). One sync per project at a time: a second request while one runs gets
+ * the status with sync_status "syncing" and blocked, as AgentV answers.
+ */
+export async function remoteSync(opts: TargetOptions, state: RemoteState): Promise<RemoteStatus> {
+  const k = key(opts);
+  if (state.inFlight.has(k)) return { ...(await remoteStatus(opts, state)), sync_status: 'syncing', blocked: true, block_reason: 'a sync of this project is already running' };
+  state.inFlight.add(k);
+  let outcome: Awaited<ReturnType<typeof sync>> | null = null;
+  let failure: string | null = null;
+  try {
+    outcome = await sync(opts);
+  } catch (err) {
+    const e = asHttpError(err);
+    if (e.status === 404 || e.status === 400) throw e;
+    failure = e.message;
+  } finally {
+    state.inFlight.delete(k);
+  }
+  const push = outcome?.push;
+  const landed = push !== undefined && (push.classification === 'ok' || push.classification === 'nothing-to-push');
+  const at = new Date().toISOString();
+  if (landed) state.lastSync.set(k, { at, results: push.remoteTips?.results ?? null, artifacts: push.remoteTips?.artifacts ?? null });
+  else state.lastSync.set(k, { at, results: null, artifacts: null, error: failure ?? push?.message ?? 'sync failed' });
+  const now = await remoteStatus(opts, state);
+  const blocked = !landed;
+  return {
+    ...now,
+    blocked,
+    ...(blocked ? { block_reason: failure ?? push?.message ?? 'sync failed', last_error: failure ?? push?.message ?? 'sync failed' } : {}),
+    pull_performed: (push?.merges ?? 0) + (push?.fastForwards ?? 0) > 0,
+    push_performed: push?.classification === 'ok',
+    commit_created: (push?.merges ?? 0) > 0,
+  };
+}

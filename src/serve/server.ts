@@ -1,0 +1,103 @@
+/**
+ * `startServer`: the Dashboard and its API on one node:http server. Loopback only unless the
+ * caller opts in (`allowRemote`): the API can sync and edit the results branch with this user's
+ * git credentials, so exposing it is a decision, not a default.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TargetOptions } from '../publish/target.js';
+import { newApiContext, registerApi } from './api.js';
+import { HttpError, readJsonBody, Router, send, sendError } from './http.js';
+import { dashboardCsp, renderDashboard } from './page.js';
+import { allowedHosts, checkHost, checkWrite, isLoopbackHost, newToken } from './security.js';
+
+export interface ServeOptions extends TargetOptions {
+  /** Address to bind (default 127.0.0.1). */
+  host?: string;
+  /** Port (default 0: any free port). */
+  port?: number;
+  /** Required to bind anything but a loopback address. */
+  allowRemote?: boolean;
+  /** Extra host names the server answers to (a reverse proxy's name, say). */
+  allowHosts?: string[];
+  /** Refuse every write (sync, tags, feedback). */
+  readOnly?: boolean;
+  /** The write token (default: a random one per start). */
+  token?: string;
+}
+
+export interface RunningServer {
+  url: string;
+  host: string;
+  port: number;
+  /** Writes need it in the x-agentv-results-token header (the Dashboard page carries it). */
+  token: string;
+  /** True when bound to a non-loopback address. */
+  exposed: boolean;
+  server: Server;
+  close(): Promise<void>;
+}
+
+export class ServeError extends Error {}
+
+export async function startServer(opts: ServeOptions = {}): Promise<RunningServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const loopback = isLoopbackHost(host.replace(/^\[|\]$/g, '')) || host === '::1';
+  if (!loopback && !opts.allowRemote) {
+    throw new ServeError(`refusing to listen on ${host}: the API can sync and edit the results branch; pass --allow-remote to expose it beyond this machine`);
+  }
+  const token = opts.token ?? newToken();
+  const base: TargetOptions = { cwd: opts.cwd, env: opts.env, remote: opts.remote, configFile: opts.configFile, project: opts.project, overrides: opts.overrides };
+  const ctx = newApiContext(base, opts.readOnly ?? false);
+  const router = new Router();
+  router.add('GET', '/', async () => ({ html: renderDashboard({ token, readOnly: ctx.readOnly }), csp: dashboardCsp() }));
+  registerApi(router, ctx);
+  const hosts = allowedHosts(host, opts.allowHosts ?? []);
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      try {
+        const refusedHost = checkHost(req, hosts);
+        if (refusedHost) return sendError(res, refusedHost.status, refusedHost.message);
+        const method = req.method ?? 'GET';
+        if (method !== 'GET' && method !== 'HEAD') {
+          const refused = checkWrite(req, token);
+          if (refused) return sendError(res, refused.status, refused.message);
+        }
+        const url = new URL(req.url ?? '/', 'http://localhost');
+        const m = router.match(method === 'HEAD' ? 'GET' : method, url.pathname);
+        if (m instanceof HttpError) return sendError(res, m.status, m.message);
+        const reply = await m.handler({ method, path: url.pathname, query: url.searchParams, params: m.params, raw: req, body: () => readJsonBody(req) });
+        await send(res, reply);
+      } catch (err) {
+        const e = err instanceof HttpError ? err : new HttpError(500, err instanceof Error ? err.message : String(err));
+        sendError(res, e.status, e.message, e.extra);
+      }
+    })();
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    url: `http://${shown === '0.0.0.0' || shown === '[::]' ? '127.0.0.1' : shown}:${addr.port}`,
+    host: addr.address,
+    port: addr.port,
+    token,
+    exposed: !loopback,
+    server,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await ctx.cache.close();
+    },
+  };
+}

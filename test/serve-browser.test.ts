@@ -1,0 +1,257 @@
+/**
+ * The Dashboard in real headless Chromium against a real repository and bare remote: it renders
+ * the numbers the catalog and summaries hold, its filters narrow the table, Sync from the page
+ * moves the remote, hostile run data (test ids, target names, feedback) stays text, it fetches
+ * nothing but its own API, and a page on another origin cannot make it write.
+ */
+import { createServer, type Server } from 'node:http';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rng, syntheticRow } from '../bench/synthetic.mjs';
+import { exportRun } from '../src/derive/export.js';
+import { publish } from '../src/publish/publish.js';
+import { startServer, TOKEN_HEADER, type RunningServer } from '../src/serve/index.js';
+import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
+import { makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
+
+const LAUNCH = {
+  executablePath: '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+};
+const XSS_ID = '<img src=x onerror=alert(1)>';
+const XSS_TARGET = '</script><script>alert(2)</script>';
+const XSS_FEEDBACK = '<script>alert(3)</script><b onmouseover=alert(4)>bold</b>';
+
+let restore: () => void;
+let user: UserRepoFixture;
+let server: RunningServer;
+let browser: Browser;
+const runs: RunWorkspace[] = [];
+let hostile: RunWorkspace;
+
+async function hostileRun(): Promise<RunWorkspace> {
+  const dir = await makeTempDir('agentv-xss');
+  const r = rng(11);
+  const rows = [0, 1, 2].map((i) => {
+    const row = syntheticRow(r, i, { turns: 1 }) as Record<string, unknown>;
+    row.test_id = `${XSS_ID}${i}`;
+    row.target = i === 1 ? XSS_TARGET : 'model-a';
+    row.timestamp = new Date(Date.UTC(2026, 2, 20, 8, 0, i)).toISOString();
+    return JSON.stringify(row);
+  });
+  await writeFile(join(dir, 'r.jsonl'), rows.join('\n') + '\n');
+  const res = await exportRun({ source: join(dir, 'r.jsonl'), out: join(dir, 'run'), experiment: 'hostile', cwd: dir });
+  return { dir: res.outDir ?? join(dir, 'run'), runId: res.runId };
+}
+
+beforeAll(async () => {
+  restore = useIsolatedGitEnv();
+  user = await makeUserRepo();
+  await mkdir(join(user.work, '.agentv'), { recursive: true });
+  runs.push(await makeRunWorkspace({ experiment: 'nightly', day: 0, minute: 0, rows: 8, seed: 1 }));
+  runs.push(await makeRunWorkspace({ experiment: 'nightly', day: 1, minute: 5, rows: 8, seed: 3 }));
+  runs.push(await makeRunWorkspace({ experiment: 'nightly', day: 2, minute: 7, rows: 8, seed: 9 }));
+  runs.push(await makeRunWorkspace({ experiment: 'smoke', day: 2, minute: 9, rows: 2, seed: 5 }));
+  hostile = await hostileRun();
+  for (const r of [...runs, hostile]) await publish({ run: r.dir, cwd: user.work, push: true });
+  server = await startServer({ cwd: user.work });
+  browser = await chromium.launch(LAUNCH);
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  restore();
+  await cleanupTempDirs();
+});
+
+interface Opened {
+  page: Page;
+  dialogs: string[];
+  foreign: string[];
+  errors: string[];
+}
+
+async function open(url = server.url + '/'): Promise<Opened> {
+  const context = await browser.newContext();
+  const opened: Opened = { page: await context.newPage(), dialogs: [], foreign: [], errors: [] };
+  const origin = new URL(url).origin;
+  opened.page.on('request', (r) => {
+    if (!r.url().startsWith(origin) && !r.url().startsWith('data:')) opened.foreign.push(r.url());
+  });
+  opened.page.on('dialog', (d) => {
+    opened.dialogs.push(d.message());
+    void d.dismiss();
+  });
+  opened.page.on('console', (m) => {
+    if (m.type() === 'error') opened.errors.push(m.text());
+  });
+  await opened.page.goto(url);
+  await opened.page.waitForSelector('#runs-body tr');
+  return opened;
+}
+
+/** Waits on the page's state (a function: the page's CSP refuses the eval of a string predicate). */
+const poll = <T>(fn: () => Promise<T>, timeout = 20_000) => expect.poll(fn, { timeout, interval: 100 });
+
+const api = async (path: string) => (await (await fetch(server.url + path)).json()) as Record<string, any>;
+
+describe('the Dashboard in Chromium', () => {
+  it('renders every run with the catalog numbers and the remote status', async () => {
+    const { page, foreign, errors } = await open();
+    const listed = await api('/api/runs');
+    const rows = await page.$$eval('#runs-body tr', (trs) => trs.map((tr) => ({ id: tr.getAttribute('data-run'), rate: tr.querySelector('.pass-rate')?.textContent, passed: tr.children[5]?.textContent })));
+    expect(rows.map((r) => r.id)).toEqual(listed.runs.map((r: any) => r.run_id));
+    for (const [i, r] of listed.runs.entries()) {
+      expect(rows[i]!.rate).toBe(`${(Math.round(r.pass_rate * 1000) / 10).toFixed(1)}%`);
+      expect(rows[i]!.passed).toBe(`${r.passed}/${r.total}`);
+    }
+    await poll(() => page.textContent('[data-field="run_count"]')).toBe('5');
+    expect(await page.textContent('[data-field="sync_status"]')).toBe('clean');
+    expect(await page.textContent('#runs-count')).toContain('of 5 matching runs');
+    expect(foreign).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }, 120_000);
+
+  it('filters by experiment, target, tag and date', async () => {
+    const { page } = await open();
+    const ids = () => page.$$eval('#runs-body tr', (trs) => trs.map((tr) => tr.getAttribute('data-run')));
+    const count = () => page.locator('#runs-body tr').count();
+    await page.selectOption('#f-experiment', 'smoke');
+    await poll(ids).toEqual([runs[3]!.runId]);
+    await page.selectOption('#f-experiment', '');
+    await page.selectOption('#f-target', XSS_TARGET);
+    await poll(ids).toEqual([hostile.runId]);
+    await page.selectOption('#f-target', '');
+    await poll(count).toBe(5);
+    await page.fill('#f-since', '2026-03-15');
+    await page.fill('#f-until', '2026-03-15');
+    await page.dispatchEvent('#f-until', 'change');
+    await poll(ids).toEqual([runs[1]!.runId]);
+    await page.fill('#f-since', '');
+    await page.fill('#f-until', '');
+    await page.dispatchEvent('#f-until', 'change');
+    await poll(count).toBe(5);
+    // Tag a run from its detail view, then filter by that tag.
+    await page.click(`#runs-body tr[data-run="${runs[0]!.runId}"] button`);
+    await poll(() => page.textContent('#run-title')).toBe(runs[0]!.runId);
+    await page.fill('#tag-input', 'release-candidate');
+    await page.click('#tag-add');
+    await poll(() => page.textContent('#tag-msg')).toBe('saved');
+    await page.fill('#f-tag', 'release-candidate');
+    await page.dispatchEvent('#f-tag', 'change');
+    await poll(ids).toEqual([runs[0]!.runId]);
+    const onBranch = await git(user.work, ['show', `refs/heads/agentv/results/v1:${(await api('/api/runs?tag=release-candidate')).runs[0].path}/tags.json`]);
+    expect(JSON.parse(onBranch).tags).toEqual(['release-candidate']);
+    await page.context().close();
+  }, 120_000);
+
+  it('shows a run, compares two, and charts the trend with the right figures', async () => {
+    const { page } = await open();
+    const id = runs[2]!.runId;
+    await page.click(`#runs-body tr[data-run="${id}"] button`);
+    await poll(() => page.textContent('#run-title')).toBe(id);
+    const detail = await api(`/api/runs/${encodeURIComponent(id)}`);
+    expect(await page.textContent('[data-stat="mean_score"] .v')).toBe(detail.summary.mean_score.toFixed(3));
+    expect(await page.textContent('[data-stat="pass_rate"] .v')).toBe(`${(Math.round(detail.run.pass_rate * 1000) / 10).toFixed(1)}%`);
+    expect(await page.$$eval('#tests-body tr', (t) => t.length)).toBe(8);
+    // Leave a note from the page: it lands on the branch and shows beside the test.
+    await page.fill('#fb-reviewer', 'ana');
+    await page.fill('#fb-text', 'checked by hand');
+    await page.click('#fb-save');
+    await poll(() => page.textContent('#fb-msg')).toBe('saved');
+    await poll(() => page.textContent('#tests-body')).toContain('checked by hand — ana');
+    // Compare the first and third nightly runs.
+    await page.check(`#runs-body tr[data-run="${runs[0]!.runId}"] input[type=checkbox]`);
+    await page.check(`#runs-body tr[data-run="${id}"] input[type=checkbox]`);
+    await page.click('#compare-btn');
+    await page.waitForSelector('#compare-body tr');
+    const cmp = await api(`/api/compare?baseline=${encodeURIComponent(runs[0]!.runId)}&candidate=${encodeURIComponent(id)}`);
+    expect(await page.textContent('[data-stat="wins"] .v')).toBe(String(cmp.summary.wins));
+    expect(await page.textContent('[data-stat="losses"] .v')).toBe(String(cmp.summary.losses));
+    expect(await page.$$eval('#compare-body tr', (t) => t.length)).toBe(cmp.matched.length);
+    // Trends.
+    await page.click('#tab-trends');
+    await page.selectOption('#t-experiment', 'nightly');
+    await page.waitForSelector('section.series[data-series="nightly × model-a"]');
+    const trend = await api('/api/trend?experiment=nightly');
+    const a = trend.series.find((s: any) => s.target === 'model-a');
+    const chartPoints = await page.$$eval('section.series[data-series="nightly × model-a"] [data-metric="pass_rate"] circle', (c) => c.length);
+    expect(chartPoints).toBe(a.points.length);
+    const marked = await page.$$eval('section.series [data-metric="mean_score"] circle.regression', (c) => c.length);
+    const expected = trend.series.reduce((n: number, s: any) => n + s.points.filter((p: any) => p.regression && p.mean_score !== null).length, 0);
+    expect(marked).toBe(expected);
+    await page.context().close();
+  }, 120_000);
+
+  it('keeps hostile test ids, target names and feedback as text', async () => {
+    const res = await fetch(`${server.url}/api/runs/${encodeURIComponent(hostile.runId)}/feedback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [TOKEN_HEADER]: server.token },
+      body: JSON.stringify({ test_id: `${XSS_ID}0`, text: XSS_FEEDBACK, reviewer: '<i>eve</i>', expect_revision: '' }),
+    });
+    expect(res.status).toBe(200);
+    const { page, dialogs, foreign } = await open();
+    expect(await page.textContent(`#runs-body tr[data-run="${hostile.runId}"] td:nth-child(5)`)).toContain(XSS_TARGET);
+    await page.click(`#runs-body tr[data-run="${hostile.runId}"] button`);
+    await page.waitForSelector('#tests-body tr');
+    const cells = await page.$$eval('#tests-body tr td:first-child', (t) => t.map((x) => x.textContent));
+    expect(cells).toContain(`${XSS_ID}0`);
+    expect(await page.textContent('#tests-body')).toContain(XSS_FEEDBACK);
+    expect(await page.$$('#tests-body img, #tests-body b, #tests-body script, #runs-body script')).toEqual([]);
+    await page.waitForTimeout(200);
+    expect(dialogs).toEqual([]);
+    expect(foreign).toEqual([]);
+    await page.context().close();
+  }, 120_000);
+
+  it('syncs from the page: the Sync button pushes a run committed here to the bare remote', async () => {
+    const extra = await makeRunWorkspace({ experiment: 'smoke', day: 3, minute: 1, rows: 2, seed: 21 });
+    await publish({ run: extra.dir, cwd: user.work, push: false });
+    const { page } = await open();
+    await poll(() => page.textContent('[data-field="sync_status"]')).toBe('ahead');
+    const before = (await git(user.remote, ['rev-parse', 'refs/heads/agentv/results/v1'])).trim();
+    await page.click('#sync-btn');
+    await poll(() => page.textContent('#remote-msg'), 60_000).toBe('pushed');
+    const after = (await git(user.remote, ['rev-parse', 'refs/heads/agentv/results/v1'])).trim();
+    expect(after).not.toBe(before);
+    expect(after).toBe((await git(user.work, ['rev-parse', 'refs/heads/agentv/results/v1'])).trim());
+    expect(await page.textContent('[data-field="sync_status"]')).toBe('clean');
+    // The table reloads after the sync: the run is now on both sides.
+    await poll(() => page.textContent(`#runs-body tr[data-run="${extra.runId}"] td:last-child`)).toBe('both');
+    await page.screenshot({ path: process.env.DASHBOARD_SCREENSHOT ?? join(await makeTempDir('shot'), 'dashboard.png'), fullPage: false });
+    await page.context().close();
+  }, 120_000);
+
+  it('refuses a POST from a page on another origin', async () => {
+    // A second server on another port plays the attacker's site.
+    const evil: Server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html><title>evil</title>');
+    });
+    await new Promise<void>((r) => evil.listen(0, '127.0.0.1', () => r()));
+    const evilPort = (evil.address() as { port: number }).port;
+    try {
+      const page = await (await browser.newContext()).newPage();
+      await page.goto(`http://localhost:${evilPort}/`);
+      const target = `${server.url}/api/runs/${encodeURIComponent(runs[1]!.runId)}/tags`;
+      const before = await git(user.work, ['rev-parse', 'refs/heads/agentv/results/v1']);
+      const outcome = await page.evaluate(async (url) => {
+        const simple = await fetch(url, { method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: '{"add":["pwned"],"expect_revision":"x"}' }).then(() => 'sent', (e) => String(e));
+        const withToken = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-agentv-results-token': 'guess' }, body: '{}' }).then((r) => `status ${r.status}`, () => 'blocked');
+        return { simple, withToken };
+      }, target);
+      expect(outcome.withToken).toBe('blocked'); // the preflight gets no CORS grant
+      expect(await git(user.work, ['rev-parse', 'refs/heads/agentv/results/v1'])).toBe(before);
+      // And what the server answers such a request directly:
+      const direct = await fetch(target, { method: 'POST', headers: { origin: `http://localhost:${evilPort}`, 'content-type': 'text/plain' }, body: '{}' });
+      expect(direct.status).toBe(403);
+      await page.context().close();
+    } finally {
+      await new Promise<void>((r) => evil.close(() => r()));
+    }
+  }, 120_000);
+});
