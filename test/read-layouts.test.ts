@@ -150,7 +150,7 @@ describe('reading an AgentV 5 run workspace', () => {
     const a = await agentv5Run(join(tmp, 'p4'), '2026-05-01T10-00-00-000Z');
     const b = await agentv5Run(join(tmp, 'p4'), '2026-05-02T10-00-00-000Z');
     const report = await compareRuns({ baseline: a, candidate: b });
-    expect(report.tests.length).toBe(2);
+    expect(report.matched.length).toBe(2);
   });
 
   it('the daemon sees an AgentV run as finished only once its final summary and whole index are written', async () => {
