@@ -207,7 +207,7 @@ describe('autoresearch record', () => {
     expect(blocked).toEqual([]);
     expect(new Set(requests)).toEqual(new Set([pathToFileURL(page_path).href]));
     await context.close();
-  }, 60_000);
+  }, 180_000);
 
   it('recordCycle as a library call appends too', async () => {
     const r = await recordCycle({ experiment: 'lib-demo', run: runs[0]!, cwd: project, mutation: 'x', now: new Date('2026-04-15T10:32:15.123Z') });

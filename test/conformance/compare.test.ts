@@ -76,7 +76,7 @@ describeWithAgentV('compare and trend give AgentV\'s answers', () => {
     await expectSameCompare(cand, base); // a regression: both exit 1
     await expectSameCompare(base, cand, ['--threshold', '0']);
     await expectSameCompare(base, cand, ['--threshold', '0.05']);
-  });
+  }, 240_000);
 
   it.skipIf(!HAS_FIXTURES)('the trend fixtures pairwise (several targets per file: last row wins) and a multi-target file against a changed copy', async () => {
     const names = ['2026-03-01T10-00-00-000Z', '2026-03-08T10-00-00-000Z', '2026-03-15T10-00-00-000Z'];
@@ -90,7 +90,7 @@ describeWithAgentV('compare and trend give AgentV\'s answers', () => {
     await writeFile(changed, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const { ours } = await expectSameCompare(await asManifest(bench), await asManifest(changed));
     expect(ours.unmatched.candidate_only).toEqual(['only-in-candidate']);
-  });
+  }, 240_000);
 
   it.skipIf(!HAS_FIXTURES)('one run with several targets: the matrix, a target pair, and the matrix gate on a baseline target', async () => {
     const bench = await asManifest(fixture('benchmark-tooling--combined-results.jsonl'));
@@ -108,7 +108,7 @@ describeWithAgentV('compare and trend give AgentV\'s answers', () => {
     }
     const narrowed = await sideBySide('compare', [bench, '--targets', 'gpt-5-mini', '--targets', 'gpt-4.1'], tmp);
     expectSuperset(narrowed.theirs, narrowed.ours);
-  });
+  }, 240_000);
 
   it.skipIf(!HAS_FIXTURES)('trend on the three fixtures: each target series classified as agentv trend --target classifies it', async () => {
     const dir = join(tmp, 'trend-runs');
@@ -138,7 +138,7 @@ describeWithAgentV('compare and trend give AgentV\'s answers', () => {
     expect(gateTheirs.code).toBe(1);
     expect(gateOurs.code).toBe(1);
     expect((await runCli(['trend', ...paths, '--target', 'gpt-5', '--fail-on-degrading'])).code).toBe(0);
-  });
+  }, 240_000);
 
   it('runs made by agentv eval in the sample project: compare pairwise, trend per target', async () => {
     const project = await makeSampleProject();
@@ -182,5 +182,5 @@ describeWithAgentV('compare and trend give AgentV\'s answers', () => {
       expect(line.decision).toBe(s.wins > s.losses ? 'keep' : 'drop');
       if (line.decision === 'keep') kept = runs[i]!;
     }
-  }, 240_000);
+  }, 480_000);
 });
