@@ -17,7 +17,7 @@ async function expectExit(run: Promise<{ code: number; stderr: string }>, code: 
 }
 
 const RUN = 'shared/2026-03-14T10-00-00-000Z';
-const RUN_PATH = 'runs/shared/2026-03-14/2026-03-14T10-00-00-000Z';
+const RUN_PATH = 'shared--2026-03-14T10-00-00-000Z';
 
 async function published(): Promise<{ remote: string; a: string; testId: string }> {
   const remote = await makeRemote();
