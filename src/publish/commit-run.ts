@@ -163,16 +163,19 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
 
   // The two commits are written concurrently: neither is reachable until the single ref
   // transaction below, so their order does not matter for what a crash can leave behind.
+  // The genesis first and once: two fast-imports writing the same commit at the same time would
+  // write the same pack (same name) and one of them fails.
+  const genesis = resultsTip === null || artifactsTip === null ? await rootCommit(repo) : null;
   const [artifactsAfter, resultsAfter] = await Promise.all([
     (async () => {
-      const base = artifactsTip ?? (await rootCommit(repo, 'artifacts'));
+      const base = artifactsTip ?? genesis!;
       if (payloadChanges.length === 0) return base;
       // AgentV's title for its sidecar commit, and its trailer (the run's directory name).
       const message = `chore(results): publish artifact sidecars for ${location.path}\n\nAgentV-Run: ${location.path}\n`;
       return (await writeCommit(repo, { parent: base, files: payloadChanges, message, author: input.author })).commit;
     })(),
     (async () => {
-      const base = resultsTip ?? (await rootCommit(repo, 'results'));
+      const base = resultsTip ?? genesis!;
       if (metadataChanges.length === 0) return base;
       return (await writeCommit(repo, { parent: base, files: metadataChanges, message: input.message, author: input.author })).commit;
     })(),
