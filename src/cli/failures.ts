@@ -43,7 +43,7 @@ export function registerFailures(cli: CAC): void {
           }
           if (f.error) lines.push(`    error: ${f.error}`);
           if (f.grading_problem) lines.push(`    ${red('!')} ${f.grading_problem}`);
-          lines.push(dim(`    grading: ${displayPath(cwd, join(report.dir, f.grading_path))}`));
+          if (report.layout === 'bundle') lines.push(dim(`    grading: ${displayPath(cwd, join(report.dir, f.grading_path))}`));
           process.stdout.write(lines.join('\n') + '\n');
         }
       }),

@@ -6,7 +6,7 @@ import { runCommand } from './errors.js';
 import { displayPath, stringFlags, verdictText } from './flags.js';
 import { bold, int, money, printJson, seconds } from './format.js';
 
-function printCase(c: CaseDetails, at: (rel: string) => string): void {
+function printCase(c: CaseDetails, at: (rel: string) => string, showPaths: boolean): void {
   const variant = c.variant === null ? '' : `, variant ${c.variant}`;
   const out: string[] = [];
   out.push(`${bold(c.test_id)}  (suite ${c.suite}, target ${c.target}${c.source_target !== c.target ? ` from ${c.source_target}` : ''}, attempt ${c.attempt}${variant})`);
@@ -33,6 +33,10 @@ function printCase(c: CaseDetails, at: (rel: string) => string): void {
     ['answer', c.paths.answer],
     ['diff', c.paths.file_changes],
   ];
+  if (!showPaths) {
+    process.stdout.write(out.join('\n') + '\n');
+    return;
+  }
   out.push(`  files       ${at(c.paths.result_dir)}/`);
   // Sidecars inside the attempt directory are shown relative to it; any others in full.
   const inDir = (path: string) => (path.startsWith(`${c.paths.result_dir}/`) ? path.slice(c.paths.result_dir.length + 1) : at(path));
@@ -67,7 +71,7 @@ export function registerShow(cli: CAC): void {
         process.stdout.write(`run_id: ${report.run_id}   ${report.cases.length} case${report.cases.length === 1 ? '' : 's'}\n\n`);
         report.cases.forEach((c, i) => {
           if (i > 0) process.stdout.write('\n');
-          printCase(c, at);
+          printCase(c, at, report.layout === 'bundle');
         });
       }),
     );

@@ -141,7 +141,9 @@ export async function execRun(opts: ExecOptions): Promise<ExecReport> {
     }
     for (const d of candidates) {
       if (followed.has(d)) continue;
-      follow(d, !(final && (await inspectRun(d))?.summaryComplete));
+      const state = await inspectRun(d);
+      // AgentV 5 runs are checkpointed by AgentV itself (agentv/wip/ with auto_push); we publish them once finished.
+      follow(d, !(final && state?.summaryComplete) && state?.layout !== 'agentv');
     }
   };
 
@@ -187,7 +189,7 @@ export async function execRun(opts: ExecOptions): Promise<ExecReport> {
 }
 
 async function indexKey(dir: string): Promise<string> {
-  const st = await stat(join(dir, 'index.jsonl')).catch(() => null);
+  const st = (await stat(join(dir, 'index.jsonl')).catch(() => null)) ?? (await stat(join(dir, '.internal', 'index.jsonl')).catch(() => null));
   return st ? `${st.size}:${st.mtimeMs}` : 'none';
 }
 

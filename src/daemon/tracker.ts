@@ -137,6 +137,12 @@ export class RunTracker {
       return;
     }
     if (t?.phase === 'dormant' && t.dormantAt === state.indexMtimeMs) return;
+    // An AgentV 5 run in progress: AgentV checkpoints it itself (its own agentv/wip/ branches
+    // when auto_push is on); we wait for its final summary and publish then.
+    if (state.layout === 'agentv') {
+      if (!t) this.runs.set(dir, { phase: 'active', session: null, summarySeenAt: null, retryAt: 0 });
+      return;
+    }
     await this.startSession(dir, t ?? null);
   }
 

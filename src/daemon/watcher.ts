@@ -88,7 +88,8 @@ export class RunWatcher {
 
   private ignored(path: string, stats?: Stats): boolean {
     const parts = this.parts(path);
-    if (parts.some((p) => p.startsWith('.') || p === '..')) return true;
+    // AgentV 5 keeps its manifest in `<run>/.internal/index.jsonl`: that one hidden folder is watched.
+    if (parts.some((p, i) => (p.startsWith('.') && !(i === 1 && p === '.internal')) || p === '..')) return true;
     if (parts.length <= 1) return false;
     // Depth 2: a run's files, or an experiment's run directory. Depth 3: a run's files only.
     if (parts.length === 2) return stats?.isFile() === true && !RUN_FILES.has(parts[1] as string);
@@ -100,7 +101,7 @@ export class RunWatcher {
     const parts = this.parts(path);
     const name = basename(path);
     if (RUN_FILES.has(name) && (parts.length === 2 || parts.length === 3)) {
-      this.opts.onChange(dirname(path));
+      this.opts.onChange(parts[1] === '.internal' ? dirname(dirname(path)) : dirname(path));
       return;
     }
     if (event === 'addDir' || event === 'unlinkDir') {

@@ -40,6 +40,8 @@ export interface ExportOptions {
   threshold?: number;
   cwd?: string;
   maxLineBytes?: number;
+  /** Copy files the runner wrote into a re-derived workspace (default true); readers that only need our bundle skip it. */
+  carryRunnerFiles?: boolean;
   /** With dryRun: return the derived index rows (for commands that read results files in memory). */
   collectIndexRows?: boolean;
   onWarning?: (message: string) => void;
@@ -289,7 +291,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
     if (layout.runFiles.timing) await dir.write(layout.runFiles.timing, json(agg.timing()));
     if (bundle) await dir.write('projection_bundle.json', json(bundle));
     await dir.removeDir('.pending-index.jsonl');
-    if (src.kind === 'workspace' && layout.name === 'bundle') await carryRunnerFiles(src.dir!, dir);
+    if (src.kind === 'workspace' && layout.name === 'bundle' && opts.carryRunnerFiles !== false) await carryRunnerFiles(src.dir!, dir);
     const outDir = await dir.commit(finalName);
     return { runId, experiment, layout: layout.name, outDir, rows, skippedInvalid, duplicates, summary, bundle };
   } catch (err) {

@@ -136,6 +136,8 @@ function flattenEvaluators(scores: EvaluatorResult[]): EvaluatorResult[] {
 function evaluatorPassed(e: EvaluatorResult, threshold: number): boolean {
   if (e.verdict === 'pass') return true;
   if (e.verdict === 'fail') return false;
+  // AgentV 5 graders say it themselves.
+  if (typeof e.pass === 'boolean') return e.pass;
   return e.score >= threshold;
 }
 
@@ -158,7 +160,7 @@ export function deriveExpectations(row: InputRow, threshold: number): Expectatio
   for (const e of evaluators) {
     // Composite graders carry their children's results; counting both would double count.
     if (e.scores && e.scores.length > 0) continue;
-    const reasoning = e.reasoning ?? '';
+    const reasoning = e.reasoning ?? (typeof e.reason === 'string' ? e.reason : '');
     const before = out.length;
     for (const a of e.assertions ?? []) out.push({ text: a.text, passed: a.passed, evidence: a.evidence ?? reasoning });
     for (const hit of e.hits ?? []) out.push({ text: hit, passed: true, evidence: reasoning });

@@ -11,6 +11,12 @@ import { safeRelativePath, sanitizeSegment } from '../model/paths.js';
 
 export interface ResolvedSource {
   kind: 'results-file' | 'workspace';
+  /**
+   * Which run layout a workspace is: `bundle` (a root index.jsonl: ours, the seeds' attempt-N
+   * layout, or an older pipeline bench) or `agentv` (AgentV 5 and today's pipeline bench:
+   * `.internal/index.jsonl` beside AgentV's own summary.json). null for a results file.
+   */
+  layout: 'bundle' | 'agentv' | null;
   /** The JSONL file to stream. */
   file: string;
   /** The workspace directory, for `workspace` sources. */
@@ -20,7 +26,7 @@ export interface ResolvedSource {
   /** run_id recorded by the workspace itself, when it has one. */
   recordedRunId: string | null;
   recordedExperiment: string | null;
-  /** benchmark.json's metadata.eval_file, kept when a workspace is re-derived. */
+  /** benchmark.json's (or AgentV's summary.json's) metadata.eval_file, kept when a workspace is re-derived. */
   recordedEvalFile: string | null;
 }
 
@@ -43,38 +49,69 @@ async function readJsonOrNull(path: string): Promise<Record<string, unknown> | n
   }
 }
 
+/** AgentV 5 keeps its manifest in `<run>/.internal/index.jsonl`. */
+export const AGENTV_INDEX = join('.internal', 'index.jsonl');
+
+/**
+ * The manifest of a run directory and which layout it is, or null when the directory holds none.
+ * A root index.jsonl wins: that is what every tool reading both (AgentV included) prefers after
+ * its own `.internal/` one, and a directory holding ours is ours.
+ */
+export async function runManifestOf(dir: string): Promise<{ file: string; layout: 'bundle' | 'agentv' } | null> {
+  const root = join(dir, 'index.jsonl');
+  if ((await statOrNull(root))?.isFile()) return { file: root, layout: 'bundle' };
+  const internal = join(dir, AGENTV_INDEX);
+  if ((await statOrNull(internal))?.isFile()) return { file: internal, layout: 'agentv' };
+  return null;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
+
 export async function resolveSource(source: string, cwd = process.cwd()): Promise<ResolvedSource> {
   const abs = resolve(cwd, source);
   const st = await statOrNull(abs);
-  if (!st) throw new SourceError(`${source}: no such file or directory — pass a results .jsonl file, a run workspace directory, or its index.jsonl`);
+  if (!st) throw new SourceError(`${source}: no such file or directory — pass a results .jsonl file, a run directory (ours or AgentV's .agentv/results/<run_id>), or its index.jsonl`);
   let dir: string | null = null;
   let file = abs;
+  let layout: 'bundle' | 'agentv' | null = null;
   if (st.isDirectory()) {
     dir = abs;
-    file = join(abs, 'index.jsonl');
-    if (!(await statOrNull(file))?.isFile()) {
-      throw new SourceError(`${source}: not a run workspace (no index.jsonl inside) — pass a results .jsonl file or a run directory`);
+    const manifest = await runManifestOf(abs);
+    if (!manifest) {
+      throw new SourceError(`${source}: not a run workspace (neither index.jsonl nor .internal/index.jsonl inside) — pass a results .jsonl file or a run directory such as .agentv/results/<run_id>`);
     }
+    file = manifest.file;
+    layout = manifest.layout;
   } else if (basename(abs) === 'index.jsonl') {
-    dir = dirname(abs);
+    const parent = dirname(abs);
+    if (basename(parent) === '.internal') {
+      dir = dirname(parent);
+      layout = 'agentv';
+    } else {
+      dir = parent;
+      layout = 'bundle';
+    }
   }
   if (dir === null) {
     const name = basename(abs).replace(/\.jsonl?$/i, '') || 'results';
-    return { kind: 'results-file', file, dir: null, defaultExperiment: sanitizeSegment(name), recordedRunId: null, recordedExperiment: null, recordedEvalFile: null };
+    return { kind: 'results-file', layout: null, file, dir: null, defaultExperiment: sanitizeSegment(name), recordedRunId: null, recordedExperiment: null, recordedEvalFile: null };
   }
   const summary = await readJsonOrNull(join(dir, 'summary.json'));
-  const recordedRunId = typeof summary?.run_id === 'string' ? summary.run_id : null;
-  const recordedExperiment = typeof summary?.experiment === 'string' ? summary.experiment : null;
+  const summaryMeta = isObject(summary?.metadata) ? summary.metadata : undefined;
   const benchmark = await readJsonOrNull(join(dir, 'benchmark.json'));
-  const metadata = benchmark?.metadata as Record<string, unknown> | undefined;
+  const metadata = isObject(benchmark?.metadata) ? benchmark.metadata : undefined;
+  // AgentV keeps runs as direct children of .agentv/results/ and the experiment in the summary;
+  // a run it made without --experiment belongs to its "default" experiment.
+  const parentName = basename(dirname(dir));
   return {
-    recordedEvalFile: typeof metadata?.eval_file === 'string' ? metadata.eval_file : null,
+    recordedEvalFile: str(metadata?.eval_file) ?? str(summaryMeta?.eval_file),
     kind: 'workspace',
+    layout,
     file,
     dir,
-    defaultExperiment: sanitizeSegment(basename(dirname(dir)) || 'results'),
-    recordedRunId,
-    recordedExperiment,
+    defaultExperiment: parentName === 'results' ? 'default' : sanitizeSegment(parentName || 'results'),
+    recordedRunId: str(summary?.run_id),
+    recordedExperiment: str(summary?.experiment) ?? str(summaryMeta?.experiment) ?? str(metadata?.experiment),
   };
 }
 
@@ -84,46 +121,178 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 async function readSidecar(dir: string, rel: unknown, asJson: boolean): Promise<unknown> {
   if (typeof rel !== 'string') return undefined;
-  const safe = safeRelativePath(rel);
+  // AgentV writes some paths as `./x`; they are still relative to the run directory.
+  const safe = safeRelativePath(rel.replace(/^(\.\/)+/, ''));
   if (safe === null) throw new SourceError(`sidecar path ${JSON.stringify(rel)} escapes the run directory`);
   try {
     const text = await readFile(join(dir, safe), 'utf8');
     return asJson ? JSON.parse(text) : text;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
     throw new SourceError(`${rel}: ${(err as Error).message}`);
   }
 }
 
-/** True when a workspace row is an index row that points at sidecars rather than a full result. */
+/** Per-sample folder lists of the layouts we read: AgentV 5 `samples`, older `attempts`/`trials`. */
+function samplePaths(row: Record<string, unknown>): string[] {
+  const list = [row.samples, row.attempts, row.trials].find(Array.isArray) as unknown[] | undefined;
+  const out: string[] = [];
+  for (const s of list ?? []) {
+    if (!isObject(s)) continue;
+    const p = str(s.sample_path) ?? str(s.attempt_path) ?? str(s.run_path);
+    if (p) out.push(p);
+  }
+  return out;
+}
+
+/**
+ * True when a workspace row is an index row that points at sidecars rather than a full result:
+ * ours and the seeds' (`grading_path`, `result_dir`), AgentV 5 (`summary_path`, `samples[]`),
+ * Era-A (`trials[].run_path`) and pipeline bench (`graders[]`, a `pass` verdict).
+ */
 export function isIndexRow(row: Record<string, unknown>): boolean {
-  return typeof row.grading_path === 'string' || typeof row.result_dir === 'string';
+  return (
+    typeof row.grading_path === 'string' ||
+    typeof row.result_dir === 'string' ||
+    typeof row.summary_path === 'string' ||
+    Array.isArray(row.graders) ||
+    samplePaths(row).length > 0
+  );
+}
+
+/** Paths, ids and bookkeeping of the layouts we read that must not leak into a re-derived row. */
+const INDEX_ONLY_KEYS = [
+  'result_dir', 'result_path', 'grading_path', 'metrics_path', 'timing_path', 'transcript_path', 'transcript_raw_path', 'answer_path',
+  'output_path', 'response_path', 'input_path', 'file_changes_path', 'summary_path', 'stdout_path', 'stderr_path', 'target_execution_path',
+  'test_dir', 'task_dir', 'providers_path', 'files_path', 'graders_path', 'projection_identity', 'artifact_pointers', 'assertions_summary',
+  'run_id', 'experiment', 'total_tokens', 'total_tool_calls', 'errors_encountered', 'export_metadata', 'graders', 'pass', 'samples', 'trials',
+];
+
+interface AssertionLike {
+  text: string;
+  passed: boolean;
+  evidence: string;
+}
+
+/** The label AgentV itself shows for a grading component: its assertion's value, name, id or type. */
+function componentLabel(c: Record<string, unknown>): string {
+  const a = isObject(c.assertion) ? c.assertion : {};
+  for (const k of ['value', 'name', 'id', 'type']) {
+    const v = str(a[k]);
+    if (v) return v;
+  }
+  return str(c.reason) ?? 'grading component';
+}
+
+/** Leaf components of an AgentV grading node, as assertions (the ones `agentv results show` lists). */
+function componentAssertions(components: unknown): AssertionLike[] {
+  if (!Array.isArray(components)) return [];
+  return components.flatMap((c) => {
+    if (!isObject(c)) return [];
+    const nested = componentAssertions(c.component_results);
+    return nested.length > 0 ? nested : [{ text: componentLabel(c), passed: c.pass === true, evidence: str(c.reason) ?? '' }];
+  });
+}
+
+/** One AgentV grading component -> one grader result in the shape of a result row's `scores[]`. */
+function componentToScore(c: Record<string, unknown>): Record<string, unknown> {
+  const a = isObject(c.assertion) ? c.assertion : {};
+  const out: Record<string, unknown> = {
+    name: str(a.name) ?? str(a.id) ?? str(c.name) ?? componentLabel(c),
+    type: str(a.type) ?? str(c.type) ?? 'unknown',
+    score: typeof c.score === 'number' ? c.score : c.pass === true ? 1 : 0,
+    verdict: c.pass === true ? 'pass' : 'fail',
+    assertions: componentAssertions(c.component_results).length > 0 ? componentAssertions(c.component_results) : [{ text: componentLabel(c), passed: c.pass === true, evidence: str(c.reason) ?? '' }],
+  };
+  if (typeof a.weight === 'number') out.weight = a.weight;
+  if (str(c.reason)) out.reasoning = c.reason;
+  return out;
+}
+
+/** An inline AgentV score (`{name, type, pass, score, reason}`) keeps its fields; its verdict and reasoning get our names. */
+function inlineScore(s: unknown, component: Record<string, unknown> | undefined): unknown {
+  if (!isObject(s)) return s;
+  const out: Record<string, unknown> = { ...s };
+  if (out.verdict === undefined && typeof s.pass === 'boolean') out.verdict = s.pass ? 'pass' : 'fail';
+  if (out.reasoning === undefined && str(s.reason)) out.reasoning = s.reason;
+  if (!Array.isArray(out.assertions) && component) {
+    const leaves = componentAssertions(component.component_results);
+    out.assertions = leaves.length > 0 ? leaves : [{ text: componentLabel(component), passed: component.pass === true, evidence: str(component.reason) ?? '' }];
+  }
+  if (Array.isArray(s.scores)) out.scores = s.scores.map((n) => inlineScore(n, undefined));
+  return out;
+}
+
+/** AgentV's normalized transcript (`turns[]` of content blocks) -> role/content messages. */
+function turnsToMessages(turns: unknown[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const t of turns) {
+    if (!isObject(t)) continue;
+    const role = str(t.type) ?? str(t.role) ?? 'assistant';
+    const blocks = Array.isArray(t.content) ? t.content : [t.content];
+    const text: string[] = [];
+    const toolCalls: Record<string, unknown>[] = [];
+    for (const b of blocks) {
+      if (typeof b === 'string') text.push(b);
+      else if (isObject(b) && typeof b.text === 'string') text.push(b.text);
+      else if (isObject(b) && /tool/.test(String(b.type)) && (str(b.name) ?? str(b.tool_name))) {
+        toolCalls.push({ tool_name: str(b.name) ?? str(b.tool_name), input: b.input });
+      }
+    }
+    const m: Record<string, unknown> = { role, content: text.join('\n') };
+    if (toolCalls.length > 0) m.tool_calls = toolCalls;
+    out.push(m);
+  }
+  return out;
 }
 
 /**
  * Rebuild a result row from an index row and its sidecars. Pointer-only rows (payloads on the
  * artifacts branch, not present locally) hydrate from whatever is present.
+ *
+ * Facts the row carries inline (AgentV 5 rows are complete results) win over sidecars; sidecars
+ * fill in what the row lacks. A grading document's own verdict (`pass`) is the test's verdict
+ * when there is one: AgentV and pipeline bench decide pass/fail there, not by our threshold.
  */
 export async function hydrateIndexRow(dir: string, row: Record<string, unknown>): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = { ...row };
-  for (const key of ['result_dir', 'result_path', 'grading_path', 'metrics_path', 'timing_path', 'transcript_path', 'transcript_raw_path', 'answer_path', 'file_changes_path', 'projection_identity', 'artifact_pointers', 'assertions_summary', 'run_id', 'experiment', 'total_tokens', 'total_tool_calls', 'errors_encountered']) {
-    delete out[key];
-  }
-  const grading = await readSidecar(dir, row.grading_path, true);
+  for (const key of INDEX_ONLY_KEYS) delete out[key];
+  const resultDir = str(row.result_dir);
+  const firstSample = samplePaths(row)[0];
+  const inSample = (name: string): string | undefined => (resultDir && firstSample ? `${resultDir}/${firstSample}/${name}` : undefined);
+
+  const grading = await readSidecar(dir, row.grading_path ?? inSample('grading.json') ?? (resultDir ? `${resultDir}/grading.json` : undefined), true);
+  const inlineScores = Array.isArray(row.scores) && row.scores.length > 0 ? row.scores : null;
   if (isObject(grading)) {
+    const components = Array.isArray(grading.component_results) ? grading.component_results.filter(isObject) : null;
     if (Array.isArray(grading.expectations)) out.assertions = grading.expectations;
+    else if (Array.isArray(grading.assertions) && grading.assertions.every((a) => isObject(a) && typeof a.text === 'string')) out.assertions = grading.assertions;
+    // Our own grading.json holds the full grader results (the index row only their summary).
     if (Array.isArray(grading.evaluators)) out.scores = grading.evaluators;
+    else if (inlineScores) {
+      // Same graders, same order (AgentV writes both from one list): each score gets its component's assertions.
+      const byIndex = components && components.length === inlineScores.length;
+      out.scores = inlineScores.map((s, i) => inlineScore(s, byIndex ? components![i] : undefined));
+    } else if (Array.isArray(grading.graders)) out.scores = grading.graders;
+    else if (components) out.scores = components.map(componentToScore);
+    if (typeof grading.pass === 'boolean' && out.verdict === undefined) out.verdict = grading.pass ? 'pass' : 'fail';
+  } else if (inlineScores) {
+    out.scores = inlineScores.map((s) => inlineScore(s, undefined));
+  } else if (Array.isArray(row.graders)) {
+    out.scores = row.graders.map((g) => inlineScore(g, undefined));
   }
-  const transcript = await readSidecar(dir, row.transcript_path, true);
-  if (isObject(transcript) && Array.isArray(transcript.messages)) {
-    const messages = transcript.messages as Record<string, unknown>[];
+  if (typeof row.pass === 'boolean' && out.verdict === undefined) out.verdict = row.pass ? 'pass' : 'fail';
+
+  const transcript = await readSidecar(dir, row.transcript_path ?? inSample('transcript.json'), true);
+  const messages = isObject(transcript) ? (Array.isArray(transcript.messages) ? (transcript.messages as Record<string, unknown>[]) : Array.isArray(transcript.turns) ? turnsToMessages(transcript.turns) : null) : null;
+  if (messages && out.input === undefined && out.output === undefined) {
     const firstAssistant = messages.findIndex((m) => m.role !== 'user');
     const split = firstAssistant === -1 ? messages.length : firstAssistant;
     if (split > 0) out.input = messages.slice(0, split);
     if (split < messages.length) out.output = messages.slice(split);
   }
   if (out.output === undefined) {
-    const answer = await readSidecar(dir, row.answer_path, false);
+    const answer = await readSidecar(dir, row.answer_path ?? row.output_path ?? row.response_path ?? inSample('outputs/answer.md'), false);
     if (typeof answer === 'string') out.output = answer;
   }
   const diff = await readSidecar(dir, row.file_changes_path, false);
@@ -137,6 +306,22 @@ export async function hydrateIndexRow(dir: string, row: Record<string, unknown>)
     }
     if (typeof timing.executor_start === 'string') out.start_time = timing.executor_start;
     if (typeof timing.executor_end === 'string') out.end_time = timing.executor_end;
+  }
+  // AgentV's metrics.json (agentv.metrics.v2) carries tokens, cost and tool counts.
+  const metrics = await readSidecar(dir, row.metrics_path ?? inSample('metrics.json'), true);
+  if (isObject(metrics) && String(metrics.schema_version ?? '').startsWith('agentv.metrics.v2')) {
+    const tokens = isObject(metrics.tokens) ? metrics.tokens : null;
+    if (tokens && tokens.source !== 'unavailable' && out.token_usage == null) {
+      out.token_usage = { input: tokens.input, output: tokens.output, total_tokens: tokens.total };
+    }
+    const cost = isObject(metrics.cost) ? metrics.cost : null;
+    if (cost && typeof cost.usd === 'number' && out.cost_usd == null) out.cost_usd = cost.usd;
+    const counts = isObject(metrics.tool_call_counts) ? metrics.tool_call_counts : null;
+    if (counts && Object.keys(counts).length > 0) {
+      const trace = isObject(out.trace) ? { ...out.trace } : {};
+      if (trace.tool_calls_by_name === undefined && trace.toolCalls === undefined) trace.tool_calls_by_name = counts;
+      out.trace = trace;
+    }
   }
   for (const [k, v] of Object.entries(out)) if (v === null) delete out[k];
   return out;

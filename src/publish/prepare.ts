@@ -2,13 +2,18 @@
  * Bring a run to a publishable state: a results file is exported first; a workspace whose runner
  * wrote only plain result rows (or no summary) is derived in place, keeping every file the runner
  * wrote. A fully derived workspace is read as it is.
+ *
+ * A run in AgentV 5's layout (`.internal/index.jsonl`, also today's pipeline bench) is never
+ * rewritten in place — AgentV keeps reading that directory — but derived into a scratch copy
+ * (AgentV's own files ride along) that is published instead and removed when the process exits.
  */
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exportRun, InputError } from '../derive/export.js';
 import { LayoutError, runLocation } from './layout.js';
 import { IndexRowSchema } from '../model/artifacts.js';
-import { loadRun, workspaceDirOf, type LoadedRun } from '../results/run-reader.js';
+import { deriveScratchCopy, loadRun, workspaceDirOf, type LoadedRun } from '../results/run-reader.js';
+import { runManifestOf } from '../derive/source.js';
 import { readFile } from 'node:fs/promises';
 
 async function isDerived(dir: string): Promise<boolean> {
@@ -37,6 +42,9 @@ export async function prepareRun(run: string, opts: { cwd?: string; experiment?:
   if (dir === null) {
     const result = await exportRun({ source: run, cwd, experiment: opts.experiment });
     dir = result.outDir!;
+    derived = true;
+  } else if ((await runManifestOf(dir))?.layout === 'agentv') {
+    dir = await deriveScratchCopy(dir, { cwd, experiment: opts.experiment, carryRunnerFiles: true });
     derived = true;
   } else if (!(await isDerived(dir))) {
     await exportRun({ source: dir, out: dir, cwd });

@@ -10,7 +10,7 @@ import type { IndexRow } from '../model/artifacts.js';
 import type { EvaluatorResult } from '../model/input-row.js';
 import { InputError } from '../derive/export.js';
 import { distinct, filterTargets, matchAny } from './keys.js';
-import { loadRun, readSidecarJson } from './run-reader.js';
+import { loadRun, readSidecarJson, type LoadedRun } from './run-reader.js';
 
 export interface FailuresOptions {
   run: string;
@@ -56,6 +56,8 @@ export interface FailuresReport {
   run_id: string;
   experiment: string;
   dir: string;
+  /** `agentv`: the run is in another layout, read through a derived copy; `grading_path` is that copy's. */
+  layout: LoadedRun['layout'];
   /** Rows considered (after filters). */
   total: number;
   failures: FailingCase[];
@@ -124,5 +126,5 @@ export async function listFailures(opts: FailuresOptions): Promise<FailuresRepor
     if (row.verdict === 'pass') continue;
     failures.push(await describeFailure(run, row));
   }
-  return { run_id: run.runId, experiment: run.experiment, dir: run.dir!, total: rows.length, failures, warnings: run.problems };
+  return { run_id: run.runId, experiment: run.experiment, dir: run.sourceDir ?? run.dir!, layout: run.layout, total: rows.length, failures, warnings: run.problems };
 }

@@ -5,18 +5,29 @@
  * Sidecar paths come from the manifest, i.e. from data: every one is checked to stay inside the
  * run directory before it is opened.
  */
-import { readFileSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { IndexRowSchema, type IndexRow } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
 import { exportRun } from '../derive/export.js';
+import { runManifestOf } from '../derive/source.js';
 
 export class RunReadError extends Error {}
 
 export interface LoadedRun {
-  /** The run workspace directory; null when the run was derived in memory from a results file. */
+  /**
+   * The run workspace directory whose index.jsonl and sidecars are read; null when the run was
+   * derived in memory from a results file. For a run in another layout (AgentV 5's
+   * `.internal/index.jsonl`, pipeline bench, Era-A) this is a derived copy in a temporary
+   * directory, removed when the process exits: `sourceDir` is what the user named.
+   */
   dir: string | null;
+  /** The directory the user pointed at (equals `dir` for one of our bundles). */
+  sourceDir: string | null;
+  /** `bundle`: our index.jsonl; `agentv`: read from another layout through a derived copy; `results-file`: derived in memory. */
+  layout: 'bundle' | 'agentv' | 'results-file';
   indexPath: string;
   runId: string;
   experiment: string;
@@ -44,12 +55,101 @@ async function isDir(path: string): Promise<boolean> {
   }
 }
 
-/** Resolve `<run-dir>` or `<run-dir>/index.jsonl` to the workspace directory, or null. */
+/** Resolve `<run-dir>`, `<run-dir>/index.jsonl` or AgentV's `<run-dir>/.internal/index.jsonl` to the run directory, or null. */
 export async function workspaceDirOf(path: string, cwd = process.cwd()): Promise<string | null> {
   const abs = resolve(cwd, path);
   if (await isDir(abs)) return abs;
-  if (basename(abs) === 'index.jsonl') return dirname(abs);
+  if (basename(abs) === 'index.jsonl') return basename(dirname(abs)) === '.internal' ? dirname(dirname(abs)) : dirname(abs);
   return null;
+}
+
+/**
+ * True when the run directory must be read through a derived copy: it has no root index.jsonl
+ * (AgentV 5, today's pipeline bench) or its root index.jsonl holds no row of ours (the seeds'
+ * plain result rows, Era-A and older pipeline bench manifests).
+ */
+export async function needsDerivation(dir: string): Promise<boolean> {
+  const manifest = await runManifestOf(dir);
+  if (!manifest) return false;
+  if (manifest.layout === 'agentv') return true;
+  let text: string;
+  try {
+    text = await readFile(manifest.file, 'utf8');
+  } catch {
+    return false;
+  }
+  let sawObject = false;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (IndexRowSchema.safeParse(value).success) return false;
+    if (value && typeof value === 'object' && !Array.isArray(value) && typeof (value as { test_id?: unknown }).test_id === 'string') sawObject = true;
+  }
+  return sawObject;
+}
+
+let scratchRoot: string | null = null;
+async function scratchDir(): Promise<string> {
+  if (!scratchRoot) {
+    scratchRoot = await mkdtemp(join(tmpdir(), 'agentv-results-read-'));
+    const root = scratchRoot;
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+  }
+  return mkdtemp(join(scratchRoot, 'run-'));
+}
+
+export interface DeriveCopyOptions {
+  cwd?: string;
+  experiment?: string;
+  /** Keep the files the runner wrote beside ours (publish wants them; readers do not). */
+  carryRunnerFiles?: boolean;
+  /** Skip rows that are not results (reported through onWarning) instead of failing. */
+  skipInvalid?: boolean;
+  onWarning?: (message: string) => void;
+}
+
+/**
+ * Derive a run of another layout into a bundle of ours in a scratch directory (removed when the
+ * process exits) and return that directory. The user's run directory is never written: AgentV
+ * keeps reading it as it is.
+ */
+export async function deriveScratchCopy(dir: string, opts: DeriveCopyOptions = {}): Promise<string> {
+  const out = join(await scratchDir(), basename(dir) || 'run');
+  const derived = await exportRun({
+    source: dir,
+    out,
+    cwd: opts.cwd,
+    experiment: opts.experiment,
+    skipInvalid: opts.skipInvalid,
+    carryRunnerFiles: opts.carryRunnerFiles ?? false,
+    onWarning: opts.onWarning,
+  });
+  return derived.outDir!;
+}
+
+/** Derive a run of another layout into a scratch bundle and read that; rows the source could not give are reported, not fatal. */
+async function loadDerived(dir: string, cwd: string): Promise<LoadedRun> {
+  const warnings: string[] = [];
+  const manifest = await runManifestOf(dir);
+  const copy = await deriveScratchCopy(dir, { cwd, skipInvalid: true, onWarning: (w) => warnings.push(w) });
+  const loaded = await loadRun(copy, { cwd });
+  const file = manifest ? relative(dir, manifest.file) : 'index.jsonl';
+  const issues: RunIssue[] = warnings.map((w) => {
+    const m = /:(\d+): skipped: (.*)$/.exec(w);
+    return m ? { file, line: Number(m[1]), message: m[2]! } : { file, message: w };
+  });
+  return {
+    ...loaded,
+    sourceDir: dir,
+    layout: 'agentv',
+    issues: [...issues, ...loaded.issues],
+    problems: [...issues.map((p) => `${p.file}${p.line === undefined ? '' : `:${p.line}`}: ${p.message}`), ...loaded.problems],
+  };
 }
 
 export interface LoadRunOptions {
@@ -68,6 +168,8 @@ export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<
     const derived = await exportRun({ source: path, cwd, dryRun: true, collectIndexRows: true });
     return {
       dir: null,
+      sourceDir: null,
+      layout: 'results-file',
       indexPath: resolve(cwd, path),
       runId: derived.runId,
       experiment: derived.experiment,
@@ -78,12 +180,13 @@ export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<
       rowLines: [],
     };
   }
+  if (await needsDerivation(dir)) return loadDerived(dir, cwd);
   const indexPath = join(dir, 'index.jsonl');
   let text: string;
   try {
     text = await readFile(indexPath, 'utf8');
   } catch {
-    throw new RunReadError(`${path}: not a run workspace (no index.jsonl) — pass a run directory or its index.jsonl`);
+    throw new RunReadError(`${path}: not a run workspace (neither index.jsonl nor .internal/index.jsonl) — pass a run directory such as .agentv/results/<run_id>, or its index.jsonl`);
   }
   const rows: IndexRow[] = [];
   const rowLines: number[] = [];
@@ -117,7 +220,7 @@ export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<
   const problems = issues.map((p) => `${p.file}${p.line === undefined ? '' : `:${p.line}`}: ${p.message}`);
   const runId = (typeof summary?.run_id === 'string' ? summary.run_id : rows[0]?.run_id) ?? `${basename(dirname(dir))}/${basename(dir)}`;
   const experiment = (typeof summary?.experiment === 'string' ? summary.experiment : rows[0]?.experiment) ?? basename(dirname(dir));
-  return { dir, indexPath, runId, experiment, rows, summary, problems, issues, rowLines };
+  return { dir, sourceDir: dir, layout: 'bundle', indexPath, runId, experiment, rows, summary, problems, issues, rowLines };
 }
 
 export type SidecarKind = 'result' | 'grading' | 'metrics' | 'timing' | 'transcript' | 'transcript_raw' | 'answer' | 'file_changes';

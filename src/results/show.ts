@@ -57,6 +57,8 @@ export interface ShowReport {
   run_id: string;
   experiment: string;
   dir: string;
+  /** `agentv`: the run is in another layout, read through a derived copy; `paths` are that copy's and are not shown. */
+  layout: LoadedRun['layout'];
   cases: CaseDetails[];
   warnings: string[];
 }
@@ -119,5 +121,5 @@ export async function showCases(opts: ShowOptions): Promise<ShowReport> {
   const matches = matchAny(opts.testIds);
   const rows = filterTargets(run.rows, opts.targets).filter((r) => matches(r.test_id));
   const cases = await mapLimit(rows, 16, (row) => caseDetails(run, row));
-  return { run_id: run.runId, experiment: run.experiment, dir: run.dir!, cases, warnings: run.problems };
+  return { run_id: run.runId, experiment: run.experiment, dir: run.sourceDir ?? run.dir!, layout: run.layout, cases, warnings: run.problems };
 }

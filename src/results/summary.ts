@@ -27,6 +27,8 @@ export interface RunSummaryReport {
   run_id: string;
   experiment: string;
   dir: string;
+  /** `bundle`: read as it is; `agentv`: another layout (AgentV 5, pipeline bench, Era-A) read through a derived copy. */
+  layout: LoadedRun['layout'];
   /** Where the numbers come from. */
   source: 'summary.json' | 'recomputed';
   /** Why they were recomputed, when they were. */
@@ -54,7 +56,7 @@ function thresholdOf(run: LoadedRun): number | undefined {
 
 export async function summarizeRun(opts: SummaryOptions): Promise<RunSummaryReport> {
   const run = await loadRun(opts.run, { cwd: opts.cwd });
-  const base = { run_id: run.runId, experiment: run.experiment, dir: run.dir!, warnings: run.problems };
+  const base = { run_id: run.runId, experiment: run.experiment, dir: run.sourceDir ?? run.dir!, layout: run.layout, warnings: run.problems };
   let reason: string | null = null;
   if (opts.targets && opts.targets.length > 0) reason = `filtered to target${opts.targets.length === 1 ? '' : 's'} ${opts.targets.join(', ')}`;
   else if (opts.recompute) reason = 'requested (--recompute)';

@@ -29,6 +29,8 @@ export interface ValidateOptions {
 export interface ValidationReport {
   valid: boolean;
   dir: string;
+  /** `agentv`: another layout (AgentV 5, pipeline bench, Era-A), checked through its derived copy; problems name the source's manifest. */
+  layout: 'bundle' | 'agentv' | 'results-file';
   run_id: string;
   rows: number;
   problems: ValidationProblem[];
@@ -165,7 +167,7 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
   checkRunIdentity(run, problems);
   checkSummary(run, run.rows, problems, notes);
   await checkRunFiles(dir, run.rows.length, problems, notes);
-  return { valid: problems.length === 0, dir, run_id: run.runId, rows: run.rows.length, problems: sortProblems(problems), notes: sortProblems(notes) };
+  return { valid: problems.length === 0, dir: run.sourceDir ?? dir, layout: run.layout, run_id: run.runId, rows: run.rows.length, problems: sortProblems(problems), notes: sortProblems(notes) };
 }
 
 /** index.jsonl first in line order, then other files by name: stable output for humans and diffs. */
