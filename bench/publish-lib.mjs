@@ -16,6 +16,8 @@ export const { exportRun } = await import(dist('derive/export.js'));
 export const { publish } = await import(dist('publish/publish.js'));
 export const { listRuns } = await import(dist('publish/list.js'));
 export const { rootCommit } = await import(dist('publish/commit-run.js'));
+export const { isHeavy } = await import(dist('publish/split.js'));
+export const { RESULTS_GITATTRIBUTES } = await import(dist('publish/layout.js'));
 
 export const RESULTS_REF = 'refs/heads/agentv/results/v1';
 export const ARTIFACTS_REF = 'refs/heads/agentv/artifacts/v1';
@@ -129,31 +131,33 @@ export async function perFileProcesses(repo, wsDir, prefix, { limit = Infinity }
 }
 
 /**
- * Seeds both branches of `repo` with `count` runs of one experiment in ONE fast-import: every run
- * has the light files of `template` (its own summary.json and catalog line), the artifacts branch
- * its payloads. Shared blobs are sent once (marks); trees and the catalog are per run and per day.
+ * Seeds both branches of `repo` with `count` runs of one experiment in ONE fast-import, in the
+ * layout publish writes (AgentV's): each run at the branch root as `<experiment>--<timestamp>/`
+ * with the light files of `template` (its own summary.json), its payloads on the artifacts branch,
+ * one catalog line per run in `.indexes/agentv-results.<day>.jsonl`. Shared blobs are sent once (marks).
  */
 export async function seedRuns(repo, template, { count, days, experiment = 'seed', startDay = 0 }) {
   const r = await git.openRepo(repo);
-  const resultsRoot = await rootCommit(r, 'results');
-  const artifactsRoot = await rootCommit(r, 'artifacts');
+  const resultsRoot = await rootCommit(r);
+  const artifactsRoot = resultsRoot;
   const files = await listFiles(template.dir);
-  const heavy = (p) => /\/(transcript\.json|transcript-raw\.jsonl)$|\/outputs\//.test(p);
   const summary = JSON.parse(await readFile(join(template.dir, 'summary.json'), 'utf8'));
   const proc = git.spawnGit(['fast-import', '--quiet', '--done'], { gitDir: r.gitDir });
   proc.stdout.resume();
   const pieces = [];
   let mark = 0;
   const marks = new Map();
+  const heavySet = new Set();
   for (const f of files) {
     if (f === 'summary.json') continue;
     const data = await readFile(join(template.dir, f));
+    if (isHeavy(f, data.length, 262144)) heavySet.add(f);
     marks.set(f, ++mark);
     pieces.push(`blob\nmark :${mark}\ndata ${data.length}\n`, data, '\n');
   }
   const perDay = Math.ceil(count / days);
   const commitHeader = (ref, from, msg) => `commit ${ref}\ncommitter Bench <bench@example.invalid> 1767225600 +0000\ndata ${msg.length}\n${msg}\nfrom ${from}\n`;
-  const results = [commitHeader(RESULTS_REF, resultsRoot, 'seed')];
+  const results = [commitHeader(RESULTS_REF, resultsRoot, 'seed'), `M 100644 inline .gitattributes\ndata ${Buffer.byteLength(RESULTS_GITATTRIBUTES)}\n${RESULTS_GITATTRIBUTES}\n`];
   const artifacts = [commitHeader(ARTIFACTS_REF, artifactsRoot, 'seed')];
   const catalogs = new Map();
   for (let i = 0; i < count; i++) {
@@ -163,17 +167,17 @@ export async function seedRuns(repo, template, { count, days, experiment = 'seed
     const slug = iso.replace(/:/g, '-').replace('.', '-');
     const day = iso.slice(0, 10);
     const runId = `${experiment}/${slug}`;
-    const path = `runs/${experiment}/${day}/${slug}`;
+    const path = `${experiment}--${slug}`;
     const s = JSON.stringify({ ...summary, run_id: runId, experiment, timestamp: iso }, null, 2) + '\n';
     results.push(`M 100644 inline "${path}/summary.json"\ndata ${Buffer.byteLength(s)}\n${s}\n`);
     for (const f of files) {
       if (f === 'summary.json') continue;
-      (heavy(f) ? artifacts : results).push(`M 100644 :${marks.get(f)} "${path}/${f}"\n`);
+      (heavySet.has(f) ? artifacts : results).push(`M 100644 :${marks.get(f)} "${path}/${f}"\n`);
     }
     const line = JSON.stringify({ run_id: runId, experiment, timestamp: iso, path, targets: ['model-a', 'model-b'], total: summary.total ?? 0, passed: summary.passed ?? 0, failed: summary.failed ?? 0, pass_rate: summary.pass_rate ?? 0 });
     catalogs.set(day, (catalogs.get(day) ?? '') + line + '\n');
   }
-  for (const [day, text] of catalogs) results.push(`M 100644 inline "catalog/${day}.jsonl"\ndata ${Buffer.byteLength(text)}\n${text}\n`);
+  for (const [day, text] of catalogs) results.push(`M 100644 inline ".indexes/agentv-results.${day}.jsonl"\ndata ${Buffer.byteLength(text)}\n${text}\n`);
   await streamTo(proc, [...pieces, ...results, '\n', ...artifacts, '\ndone\n']);
   proc.stdin.end();
   await proc.exited;
@@ -191,13 +195,25 @@ export async function resetBranches(repo, tips) {
   await git.updateRefs(r, updates);
 }
 
-/** The naive listing `list` replaces: walk every run tree and read every summary.json. */
-export async function walkSummaries(repo) {
-  const r = await git.openRepo(repo);
-  const tipSha = await git.resolveRef(r, RESULTS_REF);
-  const entries = (await git.lsTree(r, tipSha, { path: 'runs/', recursive: true })).filter((e) => e.path.endsWith('/summary.json'));
-  const blobs = await git.readBlobs(r, entries.map((e) => e.sha));
-  return entries.map((e) => JSON.parse(blobs.get(e.sha).toString('utf8')));
+/**
+ * AgentV's own listing of the branch (listGitRuns in results-repo.ts, the Dashboard's /api/runs),
+ * step for step with the same git calls: one `ls-tree -r --name-only` of the whole branch, one
+ * `cat-file --batch` of every `*\/summary.json` (run and per-test summaries alike), one of every
+ * run's index; every blob parsed. Returns the runs found and the listing's size in bytes.
+ */
+export async function agentvListing(repo) {
+  const gitDir = join(repo, '.git');
+  const listing = (await git.runGit(['ls-tree', '-r', '--name-only', RESULTS_REF], { gitDir })).stdout;
+  const paths = listing.toString('utf8').split('\n').filter(Boolean);
+  const summaries = paths.filter((p) => p.endsWith('/summary.json'));
+  const batch = async (specs) => (await git.readBlobs(await git.openRepo(repo), specs.map((p) => `${RESULTS_REF}:${p}`)));
+  const s = await batch(summaries);
+  for (const v of s.values()) JSON.parse(v.toString('utf8'));
+  const indexes = paths.filter((p) => /^[^./][^/]*\/(\.internal\/)?index\.jsonl$/.test(p));
+  const ix = await batch(indexes);
+  let rows = 0;
+  for (const v of ix.values()) for (const l of v.toString('utf8').split('\n')) if (l.trim()) { JSON.parse(l); rows++; }
+  return { runs: indexes.length, rows, bytes: listing.length };
 }
 
 export async function makeWorkDir() {

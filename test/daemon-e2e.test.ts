@@ -52,7 +52,7 @@ function logs(p: Proc): { msg: string; [k: string]: unknown }[] {
 
 async function remoteCatalogRunIds(remote: string): Promise<string[]> {
   const repo = await openRepo(remote);
-  const files = await lsTree(repo, 'refs/heads/agentv/results/v1', { path: 'catalog/', recursive: true }).catch(() => []);
+  const files = await lsTree(repo, 'refs/heads/agentv/results/v1', { path: '.indexes/', recursive: true }).catch(() => []);
   const blobs = await readBlobs(repo, files.map((f) => f.sha));
   return files.flatMap((f) =>
     blobs
@@ -115,7 +115,7 @@ describe('daemon', () => {
     // No duplicate rows in any run.
     const repo = await openRepo(remote);
     for (const [id, n] of [['2026-03-01T10-00-00-000Z', 30], ['2026-03-02T10-00-00-000Z', 5], ['2026-03-03T10-00-00-000Z', 6]] as const) {
-      const spec = `refs/heads/agentv/results/v1:runs/exp/${id.slice(0, 10)}/${id}/index.jsonl`;
+      const spec = `refs/heads/agentv/results/v1:exp--${id}/index.jsonl`;
       const rows = testIds((await readBlobs(repo, [spec])).get(spec)!.toString('utf8'));
       expect(rows).toHaveLength(n);
       expect(new Set(rows).size).toBe(n);

@@ -12,7 +12,7 @@ import { makeClone, makeRemote, publishRun, refOf, RESULTS_REF, showFile } from 
 isolateGitForSuite();
 
 const RUN = 'shared/2026-03-14T10-00-00-000Z';
-const RUN_PATH = 'runs/shared/2026-03-14/2026-03-14T10-00-00-000Z';
+const RUN_PATH = 'shared--2026-03-14T10-00-00-000Z';
 
 async function twoClones(): Promise<{ remote: string; a: string; b: string; testId: string }> {
   const remote = await makeRemote();

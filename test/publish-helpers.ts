@@ -103,13 +103,17 @@ export async function expectPointersResolve(dir: string): Promise<number> {
   const results = await resolveRef(repo, RESULTS_REF);
   if (!results) return 0;
   const artifacts = await resolveRef(repo, ARTIFACTS_REF);
-  const indexes = (await lsTree(repo, results, { path: 'runs/', recursive: true })).filter((e) => e.path.endsWith('/index.jsonl'));
+  // Runs sit at the branch root (AgentV's layout); the catalog under .indexes/ is not a run index.
+  const indexes = (await lsTree(repo, results, { recursive: true })).filter((e) => e.path.endsWith('/index.jsonl') && !e.path.startsWith('.'));
   const blobs = await readBlobs(repo, indexes.map((e) => e.sha));
   const pointers: { key: string; sha256: string; size: number }[] = [];
   for (const e of indexes) {
     for (const line of (blobs.get(e.sha) ?? Buffer.alloc(0)).toString('utf8').split('\n')) {
       if (!line.trim()) continue;
-      for (const p of (JSON.parse(line) as { artifact_pointers?: { key: string; sha256: string; size: number }[] }).artifact_pointers ?? []) pointers.push(p);
+      const raw = (JSON.parse(line) as { artifact_pointers?: unknown }).artifact_pointers;
+      // AgentV's shape: an object ({transcript, <path>: ...}); older rows: a list.
+      const list = (Array.isArray(raw) ? raw : raw && typeof raw === 'object' ? Object.values(raw) : []) as { key: string; sha256: string; size: number }[];
+      for (const p of list) pointers.push(p);
     }
   }
   if (pointers.length === 0) return 0;

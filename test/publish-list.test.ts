@@ -1,5 +1,5 @@
 /**
- * `list`: reads only the catalog (one ls-tree of catalog/ and one cat-file --batch), newest first,
+ * `list`: reads only the catalog (ls-tree of the root and of .indexes/, one cat-file --batch), newest first,
  * with filters, and tells runs that are only local (not pushed) from runs only on the remote.
  */
 import { join } from 'node:path';
@@ -81,15 +81,15 @@ describe('list', () => {
     }
   });
 
-  it('uses one ls-tree of catalog/ and one cat-file --batch, never a walk of the run trees', async () => {
+  it('uses one ls-tree of the root, one of .indexes/ and one cat-file --batch, never a walk of the run trees', async () => {
     const { result, argvs } = await traceGitProcesses(() => listRuns({ cwd: user.work }));
     expect(result.runs).toHaveLength(3);
     const subs = argvs.map(subcommand);
-    expect(subs.filter((s) => s === 'ls-tree')).toHaveLength(1);
+    expect(subs.filter((s) => s === 'ls-tree')).toHaveLength(2);
     expect(subs.filter((s) => s === 'cat-file')).toHaveLength(1);
-    const lsTree = argvs.find((a) => subcommand(a) === 'ls-tree')!;
-    expect(lsTree).not.toContain('-r');
-    expect(lsTree[lsTree.length - 1]).toBe('catalog/');
+    const lsTrees = argvs.filter((a) => subcommand(a) === 'ls-tree');
+    for (const a of lsTrees) expect(a).not.toContain('-r');
+    expect(lsTrees.map((a) => a[a.length - 1])).toContain('.indexes/');
     // --since skips whole days: their blobs are not even read.
     const since = await traceGitProcesses(() => listRuns({ cwd: user.work, since: '2026-03-15' }));
     expect(since.result.runs).toHaveLength(2);
@@ -120,18 +120,18 @@ describe('list', () => {
 
     // Two different tips: one listing each, still a single cat-file for all catalog blobs.
     const { argvs } = await traceGitProcesses(() => listRuns({ cwd: user.work }));
-    expect(argvs.map(subcommand).filter((s) => s === 'ls-tree')).toHaveLength(2);
+    expect(argvs.map(subcommand).filter((s) => s === 'ls-tree')).toHaveLength(4);
     expect(argvs.map(subcommand).filter((s) => s === 'cat-file')).toHaveLength(1);
   });
 
   it('skips (and counts) catalog lines it cannot read', async () => {
     const repo = await openRepo(user.work);
     const old = (await resolveRef(repo, RESULTS_REF))!;
-    const spec = `${old}:catalog/2026-03-14.jsonl`;
+    const spec = `${old}:.indexes/agentv-results.2026-03-14.jsonl`;
     const text = (await readBlobs(repo, [spec])).get(spec)!.toString('utf8');
     const { commit } = await writeCommit(repo, {
       parent: old,
-      files: [{ path: 'catalog/2026-03-14.jsonl', data: `${text}not json\n{"run_id":"x"}\n` }],
+      files: [{ path: '.indexes/agentv-results.2026-03-14.jsonl', data: `${text}not json\n{"run_id":"x"}\n` }],
       message: 'garbage',
       author: { name: 't', email: 't@example.invalid', date: '2026-03-20T00:00:00Z' },
     });

@@ -110,15 +110,14 @@ describe('pull: round trip', () => {
     const first = await cli(['pull', run.runId, '--dir', user.work], cwd);
     // --dir sets both the repository and where relative paths resolve: the default lands in the checkout.
     expect(first.code, first.stderr).toBe(0);
-    const dest = join(user.work, '.agentv/results', run.runId);
+    const dest = join(user.work, '.agentv/results', runLocation(run.runId).path);
     expect(existsSync(join(dest, 'index.jsonl'))).toBe(true);
     const again = await cli(['pull', run.runId, '--dir', user.work], cwd);
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already exists — pass --force/);
     const forced = await cli(['pull', run.runId, '--dir', user.work, '--force', '--with-artifacts'], cwd);
     expect(forced.code, forced.stderr).toBe(0);
-    expect(existsSync(join(dest, runLocation(run.runId).path))).toBe(false);
-    expect(readdirSync(join(user.work, '.agentv/results', 'nightly')).filter((n) => n.startsWith('.'))).toEqual([]);
+    expect(readdirSync(join(user.work, '.agentv/results')).filter((n) => n.startsWith('.'))).toEqual([]);
     // The user's HEAD and index are untouched; only the requested workspace appeared.
     expect(await git(user.work, ['status', '--porcelain', '--', '.agentv'])).toBe('?? .agentv/');
   });
@@ -217,14 +216,16 @@ describe('pull: verification and hostile branch content', () => {
   it.each([
     ['a path that climbs out of the run', (p: Record<string, unknown>) => ({ ...p, path: '../../../../escaped.txt' }), /would land outside the run directory/],
     ['an absolute path', (p: Record<string, unknown>) => ({ ...p, path: '/tmp/escaped.txt' }), /would land outside the run directory/],
-    ['a key of another run', (p: Record<string, unknown>) => ({ ...p, key: 'runs/other/2026-01-01/2026-01-01T00-00-00-000Z/x.json' }), /is not this run's/],
+    ['a key of another run', (p: Record<string, unknown>) => ({ ...p, key: 'other--2026-01-01T00-00-00-000Z/x.json' }), /is not this run's/],
   ])('refuses an artifact pointer with %s (exit 2, nothing written)', async (_name, tamper, message) => {
     const repoDir = await scratchRepo();
     const loc = runLocation(run.runId);
     const index = await branchIndex(repoDir, run.runId);
-    const lines = index.toString('utf8').trim().split('\n').map((l) => JSON.parse(l) as { artifact_pointers?: Record<string, unknown>[] });
-    const row = lines.find((l) => l.artifact_pointers?.length)!;
-    row.artifact_pointers![0] = tamper(row.artifact_pointers![0]!);
+    const lines = index.toString('utf8').trim().split('\n').map((l) => JSON.parse(l) as { artifact_pointers?: Record<string, Record<string, unknown>> });
+    // AgentV's shape: an object keyed by kind (`transcript`) or, for our other payloads, by path.
+    const row = lines.find((l) => l.artifact_pointers && Object.keys(l.artifact_pointers).length > 0)!;
+    const first = Object.keys(row.artifact_pointers!)[0]!;
+    row.artifact_pointers![first] = tamper(row.artifact_pointers![first]!);
     await rewrite(repoDir, RESULTS_REF, [{ path: `${loc.path}/index.jsonl`, data: lines.map((l) => JSON.stringify(l)).join('\n') + '\n' }]);
     const out = join(await makeTempDir('agentv-pulled'), 'run');
     const r = await cli(['pull', run.runId, '--with-artifacts', '--out', out], repoDir);
@@ -254,11 +255,12 @@ describe('pull: verification and hostile branch content', () => {
     await expectNothingWritten(out);
   });
 
+  // `nightly` is a well-formed AgentV run id (one segment) that is simply not published.
   it.each(['../../etc/passwd', 'nightly/..', 'a/b/c', '.git/x', 'nightly'])('refuses the run id %s (exit 2)', async (id) => {
     const out = join(await makeTempDir('agentv-pulled'), 'run');
     const r = await cli(['pull', id, '--out', out], user.work);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/run id .* (is not <experiment>\/<timestamp>|has an unsafe segment)/);
+    expect(r.stderr).toMatch(/run id .* (is neither <run_id> nor <experiment>\/<timestamp>|has an unsafe segment)|run nightly is not on/);
     expect(existsSync(out)).toBe(false);
   });
 

@@ -118,7 +118,7 @@ describe('bad situations', () => {
     expect(await commitCount(user.work, RESULTS_REF)).toBe(2);
   });
 
-  it('a run id that would escape runs/ is refused before anything is written (exit 2)', async () => {
+  it('a run id that would escape the branch root is refused before anything is written (exit 2)', async () => {
     const user = await makeUserRepo();
     const run = await makeRunWorkspace({ rows: 2 });
     const summaryPath = join(run.dir, 'summary.json');
@@ -128,7 +128,7 @@ describe('bad situations', () => {
       await writeFile(summaryPath, JSON.stringify({ ...summary, run_id: bad }));
       const r = await expectUntouched(user.work, () => cli(['publish', run.dir], user.work));
       expect(r.code, bad).toBe(2);
-      expect(r.stderr).toMatch(/run id .* (is not <experiment>\/<timestamp>|has an unsafe segment).*fix the run id there/);
+      expect(r.stderr).toMatch(/run id .* (is neither <run_id> nor <experiment>\/<timestamp>|has an unsafe segment).*fix the run id there/);
       expect(await tip(user.work, RESULTS_REF)).toBeNull();
       expect(await tip(user.work, ARTIFACTS_REF)).toBeNull();
     }

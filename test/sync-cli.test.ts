@@ -17,7 +17,7 @@ async function expectExit(run: Promise<{ code: number; stderr: string }>, code: 
 }
 
 const RUN = 'shared/2026-03-14T10-00-00-000Z';
-const RUN_PATH = 'runs/shared/2026-03-14/2026-03-14T10-00-00-000Z';
+const RUN_PATH = 'shared--2026-03-14T10-00-00-000Z';
 
 async function published(): Promise<{ remote: string; a: string; testId: string }> {
   const remote = await makeRemote();
@@ -112,7 +112,7 @@ describe('publish and sync exit codes', () => {
     const r = await runCli(['publish', other, '--push'], { cwd: b });
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/conflict: set aside on origin\/agentv\/results-sync\//);
-    expect(r.stdout).toMatch(/runs\/twice\/2026-03-14\/2026-03-14T10-00-00-000Z\/\S+: /);
+    expect(r.stdout).toMatch(/twice--2026-03-14T10-00-00-000Z\/\S+: /);
     expect(r.stdout).toMatch(/review: git fetch origin agentv\/results-sync\/.* && git diff origin\/agentv\/results\/v1\.\.\.origin\/agentv\/results-sync\//);
 
     const lonely = await makeTempDir('agentv-lonely');

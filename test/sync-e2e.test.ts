@@ -47,7 +47,7 @@ async function servedRemote(): Promise<{ url: string; path: string }> {
 }
 
 const RUN_X = { experiment: 'shared', rows: 4 };
-const runPath = (experiment: string, minute = 0) => `runs/${experiment}/2026-03-14/2026-03-14T10-${String(minute).padStart(2, '0')}-00-000Z`;
+const runPath = (experiment: string, minute = 0) => `${experiment}--2026-03-14T10-${String(minute).padStart(2, '0')}-00-000Z`;
 
 /** Bring a clone's local branches up to the remote (what `tag`/`feedback` do before editing). */
 async function catchUp(clone: string): Promise<void> {

@@ -90,7 +90,8 @@ export async function parents(dir: string, rev: string): Promise<string[]> {
 
 /** Every catalog row on `rev` (all days). */
 export async function catalogRows(dir: string, rev: string): Promise<{ run_id: string }[]> {
-  const files = (await lsFiles(dir, rev)).filter((p) => p.startsWith('catalog/'));
+  // Our catalog: .indexes/agentv-results.<day>.jsonl (and catalog/<day>.jsonl of the older layout).
+  const files = (await lsFiles(dir, rev)).filter((p) => p.startsWith('catalog/') || p.startsWith('.indexes/agentv-results.'));
   const rows: { run_id: string }[] = [];
   for (const f of files) {
     const text = (await showFile(dir, rev, f)) ?? '';
@@ -107,7 +108,10 @@ export async function danglingPointers(dir: string, resultsRev: string, artifact
   for (const f of index) {
     for (const l of ((await showFile(dir, resultsRev, f)) ?? '').split('\n')) {
       if (!l.trim()) continue;
-      for (const p of (JSON.parse(l) as { artifact_pointers?: { key: string }[] }).artifact_pointers ?? []) if (!have.has(p.key)) missing.push(p.key);
+      const raw = (JSON.parse(l) as { artifact_pointers?: unknown }).artifact_pointers;
+      // AgentV's object shape ({transcript, <path>: ...}) or the older list.
+      const list = (Array.isArray(raw) ? raw : raw && typeof raw === 'object' ? Object.values(raw) : []) as { key: string }[];
+      for (const p of list) if (!have.has(p.key)) missing.push(p.key);
     }
   }
   return missing;

@@ -130,7 +130,7 @@ async function listAction(flags: Record<string, unknown>): Promise<number> {
   } else if (listing.entries.length === 0) {
     process.stdout.write('no WIP branches here' + (listing.remote ? ` or on ${listing.remote}` : '') + '\n');
   } else {
-    const rows = listing.entries.map((e) => [e.branch, e.host, e.runId ?? '?', e.rows ?? '—', e.checkpoint ?? '—', fmtAge(e.ageSeconds), e.finished ? 'finished' : 'in progress', e.where]);
+    const rows = listing.entries.map((e) => [e.branch, e.host, e.runId ?? '?', e.rows ?? '—', e.checkpoint ?? '—', fmtAge(e.ageSeconds), e.writer === 'agentv' ? 'AgentV checkpoint' : e.finished ? 'finished' : 'in progress', e.where]);
     process.stdout.write(table(['branch', 'host', 'run', 'rows', 'checkpoint', 'age', 'run state', 'where'], rows) + '\n');
   }
   if (listing.remoteError) process.stderr.write(`agentv-results: ${listing.remoteError}\n`);

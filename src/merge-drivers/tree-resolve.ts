@@ -14,7 +14,7 @@
  */
 import { canonicalJson, decodeUtf8, stripBom } from './canonical.js';
 import { mergeOwnedText } from './owned.js';
-import { ownedMergeKind } from './paths.js';
+import { ownedMergeKind, unionLines, unionMergePath } from './paths.js';
 
 export interface ConflictedPathInput {
   readonly path: string;
@@ -54,8 +54,14 @@ export function resolveConflictedPath(input: ConflictedPathInput): TreeResolutio
   if (sameBytes(base, ours)) return take(theirs);
   if (sameBytes(base, theirs)) return take(ours);
 
-  const kind = ownedMergeKind(path);
   const divergence = describeDivergence(base, ours, theirs);
+  if (unionMergePath(path) && ours !== null && theirs !== null) {
+    const o = decodeUtf8(ours);
+    const t = decodeUtf8(theirs);
+    if (o === null || t === null) return { action: 'conflict', reason: `${path}: ${divergence}, and a version is not UTF-8 text` };
+    return { action: 'write', data: Buffer.from(unionLines(o, t), 'utf8') };
+  }
+  const kind = ownedMergeKind(path);
   if (kind === null) return { action: 'conflict', reason: `${path}: ${divergence}; not a file agentv-results merges — resolve it by hand` };
 
   const decoded = [base, ours, theirs].map((blob) => (blob === null ? null : decodeUtf8(blob)));

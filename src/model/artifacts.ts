@@ -39,7 +39,9 @@ export const ProjectionIdentitySchema = z.looseObject({
 });
 export type ProjectionIdentity = z.infer<typeof ProjectionIdentitySchema>;
 
-export const ArtifactFamilySchema = z.enum(['transcript', 'transcript_raw', 'output', 'file_changes', 'sidecar']);
+// AgentV's families (result-artifact-contract: transcripts, outputs, raw-logs, traces, screenshots)
+// are what publish writes now; the older names are still read.
+export const ArtifactFamilySchema = z.enum(['transcript', 'transcript_raw', 'output', 'file_changes', 'sidecar', 'transcripts', 'outputs', 'raw-logs', 'traces', 'screenshots']);
 export const ArtifactPointerSchema = z.looseObject({
   ref: z.string(),
   key: z.string(),
@@ -52,6 +54,22 @@ export const ArtifactPointerSchema = z.looseObject({
 export type ArtifactPointer = z.infer<typeof ArtifactPointerSchema>;
 
 const nullableString = z.string().nullable();
+
+/** `artifact_pointers` as a list whatever its shape (AgentV's object keyed by kind, or our older array). */
+export function pointerList(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const seen = new Set<string>();
+  const out: unknown[] = [];
+  for (const p of Object.values(value as Record<string, unknown>)) {
+    const path = (p as { path?: unknown } | null)?.path;
+    if (typeof path === 'string') {
+      if (seen.has(path)) continue;
+      seen.add(path);
+    }
+    out.push(p);
+  }
+  return out;
+}
 
 export const IndexRowSchema = z.looseObject({
   run_id: z.string(),
@@ -90,7 +108,9 @@ export const IndexRowSchema = z.looseObject({
   answer_path: nullableString,
   file_changes_path: nullableString,
   projection_identity: ProjectionIdentitySchema,
-  artifact_pointers: z.array(ArtifactPointerSchema).optional(),
+  // AgentV writes an object (`{transcript: {...}}`); publish writes that shape with one more key per
+  // moved payload. Read either shape as the list of pointers.
+  artifact_pointers: z.preprocess(pointerList, z.array(ArtifactPointerSchema)).optional(),
 });
 export type IndexRow = z.infer<typeof IndexRowSchema>;
 

@@ -10,21 +10,28 @@ import { blobId } from '../git/hash.js';
 import { lsTree, readObjects, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
 import { readRefs } from '../git/extra.js';
 import type { CatalogRow, IndexRow } from '../model/artifacts.js';
-import { ARTIFACTS_GITATTRIBUTES, RESULTS_GITATTRIBUTES, type RunLocation } from './layout.js';
+import { gitattributesUpdate, type RunLocation } from './layout.js';
 import type { SplitFile } from './split.js';
 
 /** Overlays are edited on the branch by teammates; a publish never overwrites them. */
 const OVERLAYS = new Set(['tags.json', 'feedback.json']);
 
-/** A fixed identity and date make the orphan roots identical on every machine, so they merge. */
-const ROOT_IDENT: Ident = { name: 'agentv-results', email: 'agentv-results@localhost', date: '2000-01-01T00:00:00Z' };
+/**
+ * AgentV's genesis: an empty tree committed with a fixed message, identity and date, so every
+ * client that starts `agentv/results/v1` (or the artifacts branch) starts it at this same commit
+ * and the two tools' histories join instead of running side by side from different roots.
+ */
+export const GENESIS_COMMIT = 'ad59c1e92bfd55877f9b51251d51cde0bb97dfa9';
+export const GENESIS_MESSAGE = 'chore(results): initialize AgentV results branch';
+export const AGENTV_IDENT = { name: 'AgentV Results', email: 'agentv@results-repo' } as const;
 
-export async function rootCommit(repo: Repo, kind: 'results' | 'artifacts'): Promise<string> {
+/** Writes (or finds) the genesis commit; `kind` is kept for callers of the older API: both branches share it. */
+export async function rootCommit(repo: Repo, _kind: 'results' | 'artifacts' = 'results'): Promise<string> {
   const { commit } = await writeCommit(repo, {
     parent: null,
-    files: [{ path: '.gitattributes', data: kind === 'results' ? RESULTS_GITATTRIBUTES : ARTIFACTS_GITATTRIBUTES }],
-    message: kind === 'results' ? 'Start agentv results branch\n\nMetadata of published AgentV runs (index, summaries, catalog).' : 'Start agentv artifacts branch\n\nHeavy payloads of published AgentV runs (transcripts, outputs).',
-    author: ROOT_IDENT,
+    files: [],
+    message: GENESIS_MESSAGE,
+    author: { ...AGENTV_IDENT, date: '0 +0000' },
   });
   return commit;
 }
@@ -124,7 +131,9 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
   const catalogSpec = resultsTip ? `${resultsTip}:${location.catalogPath}` : null;
   const resultsDirSpec = resultsTip ? `${resultsTip}:${location.path}` : null;
   const artifactsDirSpec = artifactsTip ? `${artifactsTip}:${location.path}` : null;
-  const found = await readObjects(repo, [catalogSpec, resultsDirSpec, artifactsDirSpec].filter((x): x is string => x !== null));
+  const attributesSpec = resultsTip ? `${resultsTip}:.gitattributes` : null;
+  const artifactsAttributesSpec = artifactsTip ? `${artifactsTip}:.gitattributes` : null;
+  const found = await readObjects(repo, [catalogSpec, resultsDirSpec, artifactsDirSpec, attributesSpec, artifactsAttributesSpec].filter((x): x is string => x !== null));
   const present = (spec: string | null): boolean => spec !== null && found.get(spec) != null;
   const [payloadChanges, metadataChanges] = await Promise.all([
     // Payloads are never deleted: a republished run may not have them locally (pulled without
@@ -137,6 +146,15 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
   const currentCatalog = catalogObject ? catalogObject.data.toString('utf8') : '';
   const nextCatalog = updatedCatalog(currentCatalog, input.catalog);
   if (nextCatalog !== currentCatalog) metadataChanges.push({ path: location.catalogPath, data: nextCatalog });
+  const attributesOf = (spec: string | null): string | null => {
+    const o = spec ? found.get(spec) : null;
+    return o && o.type === 'blob' ? o.data.toString('utf8') : null;
+  };
+  // Only with a change of our own: a republish that changes nothing stays a no-op.
+  const attributes = gitattributesUpdate(attributesOf(attributesSpec));
+  if (attributes !== null && metadataChanges.length > 0) metadataChanges.push({ path: '.gitattributes', data: attributes });
+  const artifactsAttributes = gitattributesUpdate(attributesOf(artifactsAttributesSpec));
+  if (artifactsAttributes !== null && payloadChanges.length > 0) payloadChanges.push({ path: '.gitattributes', data: artifactsAttributes });
   const wasThere = resultsTip !== null && currentCatalog.includes(`"run_id":${JSON.stringify(location.runId)}`);
 
   if (payloadChanges.length === 0 && metadataChanges.length === 0 && resultsTip && artifactsTip) {
@@ -145,15 +163,19 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
 
   // The two commits are written concurrently: neither is reachable until the single ref
   // transaction below, so their order does not matter for what a crash can leave behind.
+  // The genesis first and once: two fast-imports writing the same commit at the same time would
+  // write the same pack (same name) and one of them fails.
+  const genesis = resultsTip === null || artifactsTip === null ? await rootCommit(repo) : null;
   const [artifactsAfter, resultsAfter] = await Promise.all([
     (async () => {
-      const base = artifactsTip ?? (await rootCommit(repo, 'artifacts'));
+      const base = artifactsTip ?? genesis!;
       if (payloadChanges.length === 0) return base;
-      const message = `${input.message.split('\n')[0]} (payloads)\n\nAgentV-Run: ${location.runId}`;
+      // AgentV's title for its sidecar commit, and its trailer (the run's directory name).
+      const message = `chore(results): publish artifact sidecars for ${location.path}\n\nAgentV-Run: ${location.path}\n`;
       return (await writeCommit(repo, { parent: base, files: payloadChanges, message, author: input.author })).commit;
     })(),
     (async () => {
-      const base = resultsTip ?? (await rootCommit(repo, 'results'));
+      const base = resultsTip ?? genesis!;
       if (metadataChanges.length === 0) return base;
       return (await writeCommit(repo, { parent: base, files: metadataChanges, message: input.message, author: input.author })).commit;
     })(),

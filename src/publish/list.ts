@@ -1,14 +1,18 @@
 /**
- * `list`: the runs on the results branch, read from the per-day catalog files only.
+ * `list`: the runs on the results branch.
  *
- * Cost is a fixed number of git processes whatever the history: one `ls-tree` of `catalog/` per
- * distinct tip (the local branch and, when it differs, its remote-tracking mirror) and one
- * `cat-file --batch` for every catalog blob, each blob read once even when both tips share it.
- * Run trees are never walked: a catalog line carries what the table shows.
+ * Runs we published are read from our per-day catalog files (`.indexes/agentv-results.<day>.jsonl`,
+ * and `catalog/<day>.jsonl` of the older layout): run trees are never walked for them. Runs another
+ * writer put at the branch root (AgentV's own `auto_push`) have no catalog line; for those only, the
+ * run's `summary.json` and index are read, all in one `cat-file --batch`.
+ *
+ * Cost per distinct tip (the local branch and, when it differs, its remote-tracking mirror): one
+ * `ls-tree` of the root, one of `.indexes/` (and of `catalog/` when the branch has the old layout),
+ * then one `cat-file --batch` for every catalog blob and foreign run file, each read once.
  */
-import type { Repo } from '../git/index.js';
+import type { Repo, TreeEntry } from '../git/index.js';
 import { lsTree, readBlobs } from '../git/index.js';
-import { CATALOG_DIR } from './layout.js';
+import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, LEGACY_RUNS_DIR } from './layout.js';
 import { ReadError } from './read-errors.js';
 import { branchRefs, branchTips, fetchBranches } from './remote-view.js';
 import { resolveTarget, type TargetOptions } from './target.js';
@@ -30,6 +34,8 @@ export interface ListedRun {
   pass_rate: number;
   /** Which tip lists it: only local = not pushed yet; only remote = published elsewhere, not merged here. */
   where: RunWhere;
+  /** Who wrote it: our publish (catalogued), or another writer such as AgentV's auto_push. */
+  writer?: 'agentv-results' | 'agentv';
 }
 
 export interface CatalogSource {
@@ -40,11 +46,24 @@ export interface CatalogSource {
 export interface CatalogRead {
   /** Every run listed by any source, newest first. */
   runs: ListedRun[];
-  /** Catalog lines that could not be read (not JSON, or missing fields). */
+  /** Catalog lines (or foreign run summaries) that could not be read. */
   unreadable: number;
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+type Row = Omit<ListedRun, 'where'>;
+
+function catalogFile(path: string): string | null {
+  if (path.startsWith(`${CATALOG_DIR}/${CATALOG_PREFIX}`) && path.endsWith('.jsonl')) return path.slice(CATALOG_DIR.length + 1 + CATALOG_PREFIX.length, -'.jsonl'.length);
+  const m = /^catalog\/([^/]+)\.jsonl$/.exec(path);
+  return m ? (m[1] as string) : null;
+}
+
+/** A root entry that can be a run directory (AgentV: single segment, no leading dot). */
+function isRunDir(e: TreeEntry): boolean {
+  return e.type === 'tree' && !e.path.startsWith('.') && e.path !== LEGACY_RUNS_DIR && e.path !== LEGACY_CATALOG_DIR;
+}
 
 /**
  * Reads the catalogs of `sources` (deduplicated by tip). Days before `since` (YYYY-MM-DD) are not
@@ -53,49 +72,143 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { since?: string } = {}): Promise<CatalogRead> {
   const byTip = new Map<string, Set<'local' | 'remote'>>();
   for (const s of sources) byTip.set(s.tip, (byTip.get(s.tip) ?? new Set()).add(s.where));
-  // One listing per distinct tip; in sync (the usual case) that is a single ls-tree.
   const listings = await Promise.all(
-    [...byTip.keys()].map(async (tip) => ({ tip, entries: await lsTree(repo, tip, { path: `${CATALOG_DIR}/` }) })),
+    [...byTip.keys()].map(async (tip) => {
+      const root = await lsTree(repo, tip);
+      const has = (name: string) => root.some((e) => e.path === name && e.type === 'tree');
+      const [indexes, legacy] = await Promise.all([
+        has(CATALOG_DIR) ? lsTree(repo, tip, { path: `${CATALOG_DIR}/` }) : Promise.resolve([]),
+        has(LEGACY_CATALOG_DIR) ? lsTree(repo, tip, { path: `${LEGACY_CATALOG_DIR}/` }) : Promise.resolve([]),
+      ]);
+      return { tip, root, entries: [...indexes, ...legacy] };
+    }),
   );
   const wanted = new Map<string, string>(); // blob sha -> day
-  const perTip: { tip: string; blobs: { sha: string; day: string }[] }[] = [];
-  for (const { tip, entries } of listings) {
+  const perTip: { tip: string; blobs: { sha: string; day: string }[]; dirs: TreeEntry[] }[] = [];
+  for (const { tip, root, entries } of listings) {
     const blobs: { sha: string; day: string }[] = [];
     for (const e of entries) {
-      const m = /^catalog\/([^/]+)\.jsonl$/.exec(e.path);
-      if (e.type !== 'blob' || !m) continue;
-      const day = m[1] as string;
+      const day = catalogFile(e.path);
+      if (e.type !== 'blob' || day === null) continue;
       if (opts.since !== undefined && !(DAY.test(day) && day >= opts.since)) continue;
       blobs.push({ sha: e.sha, day });
       wanted.set(e.sha, day);
     }
-    perTip.push({ tip, blobs });
+    perTip.push({ tip, blobs, dirs: root.filter(isRunDir) });
   }
   const contents = await readBlobs(repo, [...wanted.keys()]);
 
   let unreadable = 0;
-  const parsed = new Map<string, Omit<ListedRun, 'where'>[]>();
+  const parsed = new Map<string, Row[]>();
   for (const [sha, day] of wanted) {
     const { rows, bad } = parseCatalog(contents.get(sha)?.toString('utf8') ?? '', day);
     parsed.set(sha, rows);
     unreadable += bad;
   }
 
+  // Run directories no catalog line names were written by someone else (AgentV's auto_push).
+  const catalogued = new Set<string>();
+  for (const rows of parsed.values()) for (const r of rows) catalogued.add(r.path);
+  const foreignTrees = new Map<string, string>(); // tree sha -> dir name
+  for (const { dirs } of perTip) for (const d of dirs) if (!catalogued.has(d.path)) foreignTrees.set(d.sha, d.path);
+  const foreign = await readForeignRuns(repo, foreignTrees);
+  unreadable += foreign.bad;
+
   const runs = new Map<string, ListedRun>();
-  for (const { tip, blobs } of perTip) {
+  const add = (row: Row, where: RunWhere) => {
+    const seen = runs.get(row.run_id);
+    // The local row wins when both list a run (it may carry a republished summary).
+    if (!seen) runs.set(row.run_id, { ...row, where });
+    else if (seen.where !== where) runs.set(row.run_id, seen.where === 'local' ? { ...seen, where: 'both' } : { ...row, where: 'both' });
+  };
+  for (const { tip, blobs, dirs } of perTip) {
     const whereSet = byTip.get(tip)!;
     const where: RunWhere = whereSet.size === 2 ? 'both' : whereSet.has('local') ? 'local' : 'remote';
-    for (const b of blobs) {
-      for (const row of parsed.get(b.sha) ?? []) {
-        const seen = runs.get(row.run_id);
-        // The local row wins when both list a run (it may carry a republished summary).
-        if (!seen) runs.set(row.run_id, { ...row, where });
-        else if (seen.where !== where) runs.set(row.run_id, seen.where === 'local' ? { ...seen, where: 'both' } : { ...row, where: 'both' });
-      }
+    for (const b of blobs) for (const row of parsed.get(b.sha) ?? []) add(row, where);
+    for (const d of dirs) {
+      const row = foreign.rows.get(d.sha);
+      if (row && !catalogued.has(d.path) && (opts.since === undefined || row.day >= opts.since)) add(row, where);
     }
   }
   const sorted = [...runs.values()].sort((a, b) => (a.timestamp === b.timestamp ? (a.run_id < b.run_id ? 1 : -1) : a.timestamp < b.timestamp ? 1 : -1));
   return { runs: sorted, unreadable };
+}
+
+/**
+ * Rows for run directories without a catalog line: their summary.json (AgentV's counts and
+ * metadata) and their index (AgentV 5 `.internal/index.jsonl`, else `index.jsonl`), one batch for all.
+ */
+async function readForeignRuns(repo: Repo, trees: Map<string, string>): Promise<{ rows: Map<string, Row>; bad: number }> {
+  const rows = new Map<string, Row>();
+  if (trees.size === 0) return { rows, bad: 0 };
+  const specs: string[] = [];
+  for (const sha of trees.keys()) specs.push(`${sha}:summary.json`, `${sha}:.internal/index.jsonl`, `${sha}:index.jsonl`);
+  let blobs: Map<string, Buffer | null>;
+  try {
+    blobs = await readBlobs(repo, specs);
+  } catch {
+    return { rows, bad: trees.size };
+  }
+  let bad = 0;
+  for (const [sha, dir] of trees) {
+    const summaryText = blobs.get(`${sha}:summary.json`)?.toString('utf8');
+    const indexText = (blobs.get(`${sha}:.internal/index.jsonl`) ?? blobs.get(`${sha}:index.jsonl`))?.toString('utf8');
+    if (summaryText === undefined && indexText === undefined) continue; // not a run: some other directory
+    const row = foreignRow(dir, summaryText, indexText);
+    if (row) rows.set(sha, row);
+    else bad++;
+  }
+  return { rows, bad };
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+/** One listed run from AgentV's files; counts are AgentV's own (summary.json `counts`) when present. */
+export function foreignRow(dir: string, summaryText: string | undefined, indexText: string | undefined): Row | null {
+  let summary: Record<string, unknown> = {};
+  if (summaryText !== undefined) {
+    try {
+      const v = JSON.parse(summaryText) as unknown;
+      if (v && typeof v === 'object' && !Array.isArray(v)) summary = v as Record<string, unknown>;
+    } catch {
+      if (indexText === undefined) return null;
+    }
+  }
+  const lines: Record<string, unknown>[] = [];
+  for (const l of (indexText ?? '').split('\n')) {
+    if (l.trim() === '') continue;
+    try {
+      const v = JSON.parse(l) as unknown;
+      if (v && typeof v === 'object' && !Array.isArray(v)) lines.push(v as Record<string, unknown>);
+    } catch {
+      // a bad line costs only itself
+    }
+  }
+  const meta = (summary.metadata && typeof summary.metadata === 'object' ? summary.metadata : {}) as Record<string, unknown>;
+  const counts = (summary.counts && typeof summary.counts === 'object' ? summary.counts : {}) as Record<string, unknown>;
+  const sep = dir.lastIndexOf('::');
+  const experiment = (typeof meta.experiment === 'string' && meta.experiment.trim()) || (typeof summary.experiment === 'string' && summary.experiment) || (sep === -1 ? 'default' : dir.slice(0, sep));
+  const timestamp = (typeof meta.timestamp === 'string' && meta.timestamp) || (typeof summary.timestamp === 'string' && summary.timestamp) || (typeof lines[0]?.timestamp === 'string' ? (lines[0].timestamp as string) : dir);
+  const rowPass = (r: Record<string, unknown>) => (typeof r.verdict === 'string' ? r.verdict === 'pass' : r.execution_status !== 'execution_error' && (num(r.score) ?? 0) >= 1);
+  const total = num(counts.total_tests) ?? lines.length;
+  const passed = num(counts.passed_tests) ?? lines.filter(rowPass).length;
+  const targets = [...new Set(lines.map((r) => r.target).filter((t): t is string => typeof t === 'string'))].sort();
+  const m = /(\d{4}-\d{2}-\d{2})/.exec(timestamp);
+  return {
+    run_id: dir,
+    experiment,
+    day: m ? (m[1] as string) : 'undated',
+    timestamp,
+    path: dir,
+    targets,
+    total,
+    passed,
+    failed: total - passed,
+    pass_rate: total === 0 ? 0 : Math.round((passed / total) * 10000) / 10000,
+    writer: 'agentv',
+  };
 }
 
 /**
@@ -104,7 +217,7 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
  * 4-9 ms per 3,000 rows here against 3-4 ms (measured), and `list` exists to stay flat as the
  * catalog grows. A blob with a bad line falls back to line by line, so a bad line costs only itself.
  */
-function parseCatalog(text: string, day: string): { rows: Omit<ListedRun, 'where'>[]; bad: number } {
+function parseCatalog(text: string, day: string): { rows: Row[]; bad: number } {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
   let values: unknown[] | null = null;
   try {
@@ -122,7 +235,7 @@ function parseCatalog(text: string, day: string): { rows: Omit<ListedRun, 'where
       }
     });
   }
-  const rows: Omit<ListedRun, 'where'>[] = [];
+  const rows: Row[] = [];
   let bad = 0;
   for (const v of values) {
     const row = catalogEntry(v, day);
@@ -133,14 +246,14 @@ function parseCatalog(text: string, day: string): { rows: Omit<ListedRun, 'where
 }
 
 /** The fields of CatalogRowSchema that `list` shows, checked structurally (see parseCatalog). */
-function catalogEntry(v: unknown, day: string): Omit<ListedRun, 'where'> | null {
+function catalogEntry(v: unknown, day: string): Row | null {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
   const r = v as Record<string, unknown>;
   const { run_id, experiment, timestamp, path, targets, total, passed, failed, pass_rate } = r;
   if (typeof run_id !== 'string' || typeof experiment !== 'string' || typeof timestamp !== 'string' || typeof path !== 'string') return null;
   if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string')) return null;
   if (typeof total !== 'number' || typeof passed !== 'number' || typeof failed !== 'number' || typeof pass_rate !== 'number') return null;
-  return { run_id, experiment, day, timestamp, path, targets: targets as string[], total, passed, failed, pass_rate };
+  return { run_id, experiment, day, timestamp, path, targets: targets as string[], total, passed, failed, pass_rate, writer: 'agentv-results' };
 }
 
 export interface ListOptions extends TargetOptions {

@@ -54,7 +54,18 @@ export type MergeCommitsResult =
  * does not text-merge them (the costly part on a big index.jsonl, and a result the drivers would
  * not give), it reports them conflicted with their three stages for the resolver.
  */
-const OWNED_BINARY = ['catalog/*.jsonl', 'runs/**/index.jsonl', 'runs/**/tags.json', 'runs/**/feedback.json'].map((p) => `${p} merge=binary\n`).join('');
+const OWNED_BINARY = [
+  '.indexes/agentv-results.*.jsonl',
+  '*/index.jsonl',
+  '*/.internal/index.jsonl',
+  '*/tags.json',
+  '*/feedback.json',
+  // the older layout, still merged when a branch has it
+  'catalog/*.jsonl',
+  'runs/**/index.jsonl',
+  'runs/**/tags.json',
+  'runs/**/feedback.json',
+].map((p) => `${p} merge=binary\n`).join('');
 
 /** merge-tree message types whose paths are decided by the resolver; any other CONFLICT is for a human. */
 const RESOLVABLE = new Set(['CONFLICT (contents)', 'CONFLICT (add/add)', 'CONFLICT (modify/delete)', 'CONFLICT (binary)']);

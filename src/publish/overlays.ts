@@ -15,7 +15,7 @@ import { userInfo } from 'node:os';
 import { configGet, readBlobs, resolveRef, updateRefs, writeCommit, type FileChange } from '../git/index.js';
 import { computeFeedbackRevision, computeTagRevision, feedbackNotes, MAX_TAGS, normalizeFeedbackEntries, validateTags, type FeedbackEntry, type FeedbackNote } from '../merge-drivers/index.js';
 import { fetchBranches, integrateRemote, syncIdent } from './integrate.js';
-import { RESULTS_GITATTRIBUTES, runLocation, type RunLocation } from './layout.js';
+import { gitattributesUpdate, runLocation, type RunLocation } from './layout.js';
 import { acquirePublishLock } from './lock.js';
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from './push-branches.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from './target.js';
@@ -94,9 +94,10 @@ async function editOverlay<D>(opts: OverlayOptions, file: 'tags.json' | 'feedbac
   try {
     const tip = await resolveRef(target.repo, target.resultsRef);
     if (tip === null) throw new OverlayInputError(`nothing is published in ${target.repo.workTree ?? target.repo.gitDir} yet (branch ${target.config.branch} does not exist)`);
-    const specs = [`${tip}:${loc.path}/index.jsonl`, `${tip}:${path}`, `${tip}:.gitattributes`];
+    // AgentV 5 runs keep their manifest in .internal/; ours at the run's root.
+    const specs = [`${tip}:${loc.path}/index.jsonl`, `${tip}:${path}`, `${tip}:.gitattributes`, `${tip}:${loc.path}/.internal/index.jsonl`];
     const blobs = await readBlobs(target.repo, specs);
-    const index = blobs.get(specs[0]!);
+    const index = blobs.get(specs[0]!) ?? blobs.get(specs[3]!);
     if (!index) throw new OverlayInputError(`run ${opts.runId} is not on ${target.config.branch} (looked for ${loc.path}/index.jsonl)`);
     const current = blobs.get(specs[1]!)?.toString('utf8') ?? null;
     const next = edit({ loc, current, index: index.toString('utf8'), now });
@@ -106,10 +107,11 @@ async function editOverlay<D>(opts: OverlayOptions, file: 'tags.json' | 'feedbac
       document = next;
       const changes: FileChange[] = [{ path, data: `${JSON.stringify(next, null, 2)}\n` }];
       // The branch keeps its .gitattributes, so people merging it by hand get the drivers.
-      if (blobs.get(specs[2]!)?.toString('utf8') !== RESULTS_GITATTRIBUTES) changes.push({ path: '.gitattributes', data: RESULTS_GITATTRIBUTES });
+      const attributes = gitattributesUpdate(blobs.get(specs[2]!)?.toString('utf8') ?? null);
+      if (attributes !== null) changes.push({ path: '.gitattributes', data: attributes });
       const author = await syncIdent(target.repo, now);
       const what = file === 'tags.json' ? 'tags' : 'feedback';
-      const written = await writeCommit(target.repo, { parent: tip, files: changes, message: `agentv: ${what} of ${opts.runId}\n\nAgentV-Run: ${opts.runId}\n`, author });
+      const written = await writeCommit(target.repo, { parent: tip, files: changes, message: `agentv: ${what} of ${opts.runId}\n\nAgentV-Run: ${loc.path}\n`, author });
       lock.assertHeld();
       await updateRefs(target.repo, [{ ref: target.resultsRef, new: written.commit, old: tip }], { message: `agentv-results: ${what} ${opts.runId}` });
       commit = written.commit;

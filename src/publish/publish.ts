@@ -51,10 +51,26 @@ async function publishConfig(target: PublishTarget, now: Date): Promise<{ author
   };
 }
 
-export function commitMessage(loc: RunLocation, counts: { total: number; passed: number }, targets: string[], custom?: string): string {
-  const rate = counts.total === 0 ? 0 : (counts.passed / counts.total) * 100;
-  const title = custom ?? `agentv: ${loc.experiment} ${counts.passed}/${counts.total} passed (${rate.toFixed(1)}%)`;
-  return `${title}\n\nRun ${loc.runId} on ${targets.join(', ')}: ${counts.passed} of ${counts.total} passed.\n\nAgentV-Run: ${loc.runId}\n`;
+/**
+ * AgentV's commit title (`feat(results): <experiment> - <passed>/<total> PASS (<mean score>)`) and
+ * its `AgentV-Run: <run directory>` trailer, so `git log` reads the same whichever tool published.
+ * `passed` is our verdict count (README "Working with AgentV" says how it differs from AgentV's).
+ */
+export function commitMessage(loc: RunLocation, counts: { total: number; passed: number; meanScore?: number }, targets: string[], custom?: string): string {
+  const mean = counts.meanScore ?? (counts.total === 0 ? 0 : counts.passed / counts.total);
+  const title = custom ?? `feat(results): ${loc.experiment} - ${counts.passed}/${counts.total} PASS (${mean.toFixed(3)})`;
+  return `${title}\n\nRun ${loc.runId} on ${targets.join(', ') || 'no target'}: ${counts.passed} of ${counts.total} passed.\n\nAgentV-Run: ${loc.path}\n`;
+}
+
+function meanScore(rows: { score?: unknown }[]): number {
+  const scores = rows.map((r) => r.score).filter((s): s is number => typeof s === 'number' && Number.isFinite(s));
+  return scores.length === 0 ? 0 : scores.reduce((a, b) => a + b, 0) / scores.length;
+}
+
+function summaryTimestamp(summary: Record<string, unknown> | null): string | undefined {
+  const meta = summary?.metadata as Record<string, unknown> | undefined;
+  const t = meta?.timestamp ?? summary?.timestamp;
+  return typeof t === 'string' ? t : undefined;
 }
 
 export async function publish(opts: PublishOptions): Promise<PublishResult> {
@@ -70,9 +86,10 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
     // Before reading the tips: a kill during an earlier ref update may have left a half-moved pair.
     await repairInterrupted(repo, [target.resultsRef, target.artifactsRef]);
     const run = await prepareRun(opts.run, { cwd: opts.cwd, experiment: opts.experiment });
-    const location = runLocation(run.runId);
+    const location = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
     const split = await splitRun(run.dir, run.rows, { runPath: location.path, artifactsRef: target.artifactsRef, threshold: config.heavy_threshold_bytes });
-    const catalog = catalogRow(location, run.summary, split.rows);
+    // Counted from the reader's rows (one per test and attempt), not the manifest's lines.
+    const catalog = catalogRow(location, run.summary, run.rows);
     const committed = await commitRun({
       repo,
       resultsRef: target.resultsRef,
@@ -81,7 +98,7 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
       metadata: split.metadata,
       payloads: split.payloads,
       catalog,
-      message: commitMessage(location, catalog, catalog.targets, opts.message),
+      message: commitMessage(location, { ...catalog, meanScore: meanScore(run.rows) }, catalog.targets, opts.message),
       author: (await settings).author,
       beforeRefUpdate: () => lock.assertHeld(),
     });

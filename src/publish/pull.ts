@@ -21,9 +21,9 @@ import { unsafeRowPath } from '../util/run-files.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { lsTree, readBlobs, type Repo, type TreeEntry } from '../git/index.js';
 import { AtomicDir } from '../derive/atomic-dir.js';
-import { ArtifactPointerSchema, type ArtifactPointer } from '../model/artifacts.js';
+import { ArtifactPointerSchema, pointerList, type ArtifactPointer } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
-import { LayoutError, runLocation, type RunLocation } from './layout.js';
+import { LayoutError, legacyRunLocation, runLocation, type RunLocation } from './layout.js';
 import { ReadError } from './read-errors.js';
 import { branchRefs, branchTips, fetchBranches, type BranchRefs } from './remote-view.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from './target.js';
@@ -73,11 +73,12 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   try {
     loc = runLocation(opts.runId);
   } catch (err) {
-    if (err instanceof LayoutError) throw new ReadError(`${err.message} — run ids look like <experiment>/<timestamp> (see \`agentv-results list\`)`, 'input');
+    if (err instanceof LayoutError) throw new ReadError(`${err.message} — a run id is a run directory that \`agentv-results list\` shows`, 'input');
     throw err;
   }
   const cwd = opts.cwd ?? process.cwd();
-  const dest = resolve(cwd, opts.out ?? join('.agentv', 'results', loc.experiment, loc.timestamp));
+  // AgentV's local layout: runs are the direct children of .agentv/results/.
+  const dest = resolve(cwd, opts.out ?? join('.agentv', 'results', loc.path));
   if (!opts.force && (await lstat(dest).then(() => true, () => false))) {
     throw new ReadError(`${dest} already exists — pass --force to replace it, or --out <dir> to pull elsewhere`, 'input');
   }
@@ -86,6 +87,7 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   if (opts.fetch) await fetchBranches(target, [results], { timeoutMs: opts.timeoutMs });
 
   const found = await findRunTree(target, results, loc, opts.fetch ?? false);
+  loc = found.loc;
   const files = await readRunFiles(target.repo, loc, found.entries);
   const pointers = payloadPointers(loc, files);
 
@@ -117,15 +119,21 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   };
 }
 
-/** The run's tree entries on the local branch, else on the remote-tracking ref. */
-async function findRunTree(target: PublishTarget, results: BranchRefs, loc: RunLocation, fetched: boolean): Promise<{ tip: string; source: 'local' | 'remote'; entries: TreeEntry[] }> {
+/**
+ * The run's tree entries on the local branch, else on the remote-tracking ref; at the branch root
+ * first, then where the older layout put it (`runs/<experiment>/<day>/<timestamp>`).
+ */
+async function findRunTree(target: PublishTarget, results: BranchRefs, loc: RunLocation, fetched: boolean): Promise<{ tip: string; source: 'local' | 'remote'; entries: TreeEntry[]; loc: RunLocation }> {
   const tips = await branchTips(target, results);
   const candidates: { tip: string; source: 'local' | 'remote' }[] = [];
   if (tips.local) candidates.push({ tip: tips.local, source: 'local' });
   if (tips.remote && tips.remote !== tips.local) candidates.push({ tip: tips.remote, source: 'remote' });
-  for (const c of candidates) {
-    const entries = await lsTree(target.repo, c.tip, { path: `${loc.path}/`, recursive: true });
-    if (entries.length > 0) return { ...c, entries };
+  const legacy = legacyRunLocation(loc.runId);
+  for (const where of legacy ? [loc, legacy] : [loc]) {
+    for (const c of candidates) {
+      const entries = await lsTree(target.repo, c.tip, { path: `${where.path}/`, recursive: true });
+      if (entries.length > 0) return { ...c, entries, loc: where };
+    }
   }
   const where = results.tracking ? `${results.name} (local) nor on ${results.tracking.slice('refs/remotes/'.length)}` : results.name;
   const hint = target.remote && !fetched ? '; pass --fetch to look at what the remote has now' : '';
@@ -159,7 +167,7 @@ async function readRunFiles(repo: Repo, loc: RunLocation, entries: TreeEntry[]):
  * make pull read another run's payload or write outside the workspace.
  */
 export function payloadPointers(loc: RunLocation, files: RunFile[]): ArtifactPointer[] {
-  const index = files.find((f) => f.path === 'index.jsonl');
+  const index = files.find((f) => f.path === '.internal/index.jsonl') ?? files.find((f) => f.path === 'index.jsonl');
   if (!index) return [];
   const onBranch = new Set(files.map((f) => f.path));
   const byPath = new Map<string, ArtifactPointer>();
@@ -175,11 +183,11 @@ export function payloadPointers(loc: RunLocation, files: RunFile[]): ArtifactPoi
     // A hand-edited branch may carry rows that point out of the run: never materialize those.
     const unsafe = unsafeRowPath(row);
     if (unsafe) throw new ReadError(`refusing to pull ${loc.runId}: ${loc.path}/index.jsonl:${i + 1}: ${unsafe}`, 'input');
-    const list = (row as { artifact_pointers?: unknown })?.artifact_pointers;
+    const list = pointerList((row as { artifact_pointers?: unknown })?.artifact_pointers);
     if (!Array.isArray(list)) return;
     for (const raw of list) {
       const parsed = ArtifactPointerSchema.safeParse(raw);
-      const where = `${loc.path}/index.jsonl:${i + 1}`;
+      const where = `${loc.path}/${index.path}:${i + 1}`;
       if (!parsed.success) throw new ReadError(`${where}: an artifact pointer is malformed (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`, 'input');
       const p = parsed.data;
       if (safeRelativePath(p.path) !== p.path) throw new ReadError(`${where}: refusing artifact pointer path ${JSON.stringify(p.path)}: it would land outside the run directory`, 'input');

@@ -26,6 +26,8 @@ export interface WipEntry {
   where: WipLocation;
   /** The wip.json of the newer side (null when unreadable). */
   meta: WipMeta | null;
+  /** Who checkpoints it: us (a wip.json) or AgentV's own auto_push (`agentv/wip/<host>/<run dir>`, no wip.json). */
+  writer: 'agentv-results' | 'agentv';
 }
 
 export interface WipListing {
@@ -88,7 +90,8 @@ export async function listWip(opts: ListWipOptions): Promise<WipListing> {
       branch,
       ref,
       host: meta?.host ?? hostOfBranch(branch),
-      runId: meta?.run_id ?? null,
+      // AgentV names its WIP branch after the run directory, which is the run id.
+      runId: meta?.run_id ?? (branch.split('/').length === 4 ? branch.split('/')[3]! : null),
       rows: meta?.rows ?? null,
       checkpoint: meta?.checkpoint ?? null,
       finished: meta?.finished ?? null,
@@ -98,6 +101,7 @@ export async function listWip(opts: ListWipOptions): Promise<WipListing> {
       remote: r,
       where,
       meta,
+      writer: meta ? 'agentv-results' : 'agentv',
     });
   }
   return { entries, remote, remoteError };

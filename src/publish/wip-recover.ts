@@ -51,6 +51,8 @@ export interface RecoverResult {
   finished: boolean;
   /** Set when the remote could not be asked (recovered from what this machine has). */
   remoteError: string | null;
+  /** Who wrote the checkpoint: us (wip.json + segments) or AgentV's own `agentv/wip/<host>/<run>`. */
+  writer?: 'agentv-results' | 'agentv';
 }
 
 /** Batches keep memory bounded for runs with many large sidecars. */
@@ -163,7 +165,7 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
   const tree = await lsTree(repo, commit, { recursive: true });
   const metaSpec = `${commit}:${WIP_META_PATH}`;
   const meta = parseWipMeta((await readBlobs(repo, [metaSpec])).get(metaSpec));
-  if (!meta) throw new WipError(`${entry.branch} at ${commit.slice(0, 12)} has no readable ${WIP_META_PATH}; it is not a WIP checkpoint`);
+  if (!meta) return recoverAgentvWip(repo, entry.branch, commit, from, tree, opts, cwd, listing.remoteError);
   const segments = tree.filter((e) => e.type === 'blob' && e.path.startsWith(`${WIP_INDEX_DIR}/`)).sort((a, b) => (a.path < b.path ? -1 : 1));
   const files = tree
     .filter((e) => e.type === 'blob' && e.path.startsWith(`${WIP_RUN_DIR}/`))
@@ -238,4 +240,54 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
     }
     throw err;
   }
+}
+
+/**
+ * AgentV's own WIP checkpoint (`agentv/wip/<host>/<run dir>`): a commit of the results branch plus
+ * the partial run at `<run dir>/`, force-pushed every ~30 s. Recovering it is materializing that
+ * directory as a run workspace (AgentV then resumes it with `agentv eval ... --resume`).
+ */
+async function recoverAgentvWip(
+  repo: Parameters<typeof lsTree>[0],
+  branch: string,
+  commit: string,
+  from: 'local' | 'remote',
+  tree: Awaited<ReturnType<typeof lsTree>>,
+  opts: RecoverOptions,
+  cwd: string,
+  remoteError: string | null,
+): Promise<RecoverResult> {
+  const slug = branch.split('/').pop() ?? '';
+  const prefix = `${slug}/`;
+  const files = tree
+    .filter((e) => e.type === 'blob' && e.path.startsWith(prefix))
+    .map((e) => ({ sha: e.sha, rel: safeRelativePath(e.path.slice(prefix.length)) }))
+    .filter((f): f is { sha: string; rel: string } => f.rel !== null);
+  if (!isSafeSegment(slug) || files.length === 0) {
+    throw new WipError(`${branch} at ${commit.slice(0, 12)} has no ${WIP_META_PATH} and no ${prefix} run directory: it is neither our checkpoint nor AgentV's`);
+  }
+  const out = opts.out ? resolve(cwd, opts.out) : resolve(cwd, '.agentv', 'results', slug);
+  const st = await lstat(out).catch(() => null);
+  if (st && (!st.isDirectory() || (await readdir(out)).length > 0)) {
+    throw new WipError(`${out} already exists; AgentV's checkpoint of ${slug} is not merged into an existing directory — pass another --out`);
+  }
+  const staging = await AtomicDir.create(dirname(out), { hint: basename(out) });
+  let rows = 0;
+  try {
+    for (let i = 0; i < files.length; i += BLOB_BATCH) {
+      const batch = files.slice(i, i + BLOB_BATCH);
+      const blobs = await readBlobs(repo, batch.map((f) => f.sha));
+      for (const f of batch) {
+        const data = blobs.get(f.sha);
+        if (!data) continue;
+        staging.writeSync(f.rel, data);
+        if (f.rel === '.internal/index.jsonl' || f.rel === 'index.jsonl') rows = Math.max(rows, data.toString('utf8').split('\n').filter((l) => l.trim()).length);
+      }
+    }
+    await staging.commit(basename(out));
+  } catch (err) {
+    await staging.abort().catch(() => undefined);
+    throw err;
+  }
+  return { runId: slug, branch, commit, checkpoint: 0, from, out, rows, files: files.length, duplicatesDropped: 0, merged: false, finished: false, remoteError, writer: 'agentv' };
 }

@@ -1,0 +1,141 @@
+/**
+ * One results branch, two writers, judged by the real AgentV client: what our `publish --push`
+ * puts on `agentv/results/v1` is listed by AgentV's Dashboard API (`/api/runs`,
+ * `/api/remote/status`) with our counts; runs AgentV's own `auto_push` published are listed and
+ * pulled by us; the two tools interleaved on one bare remote both list every run.
+ */
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { agentvEval, describeWithAgentV, makeSampleProject, startAgentVServe, type AgentVServer } from '../helpers/agentv-client.js';
+import { git, isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
+import { cli, makeRunWorkspace } from '../publish-helpers.js';
+import { splitRun } from '../../src/publish/split.js';
+
+const BRANCH = 'agentv/results/v1';
+
+interface ApiRun {
+  run_id?: string;
+  filename?: string;
+  test_count?: number;
+  pass_rate?: number;
+  experiment?: string;
+  source?: string;
+  [k: string]: unknown;
+}
+
+/** A sample project whose origin is a fresh bare remote that refuses non-fast-forward pushes. */
+async function projectWithRemote(autoPush: boolean): Promise<{ project: string; remote: string }> {
+  const project = await makeSampleProject();
+  const remote = join(await makeTempDir('agentv-remote'), 'results.git');
+  await git(project, ['init', '-q', '--bare', remote]);
+  await git(remote, ['config', 'receive.denyNonFastForwards', 'true']);
+  await git(project, ['remote', 'add', 'origin', remote]);
+  await git(project, ['push', '-q', 'origin', 'main']);
+  // AgentV's Dashboard reads a results branch only when the project configures one.
+  const cfgPath = join(project, '.agentv', 'config.yaml');
+  const cfg = await readFile(cfgPath, 'utf8');
+  await writeFile(cfgPath, `${cfg.trimEnd()}\nresults:\n  path: .\n  branch: ${BRANCH}\n  auto_push: ${autoPush}\n`);
+  return { project, remote };
+}
+
+async function apiRuns(server: AgentVServer): Promise<ApiRun[]> {
+  const res = await fetch(`${server.url}/api/runs`);
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { runs?: ApiRun[] } | ApiRun[];
+  return Array.isArray(body) ? body : (body.runs ?? []);
+}
+
+async function ourList(project: string): Promise<{ run_id: string; total: number; passed: number; writer?: string; path: string }[]> {
+  const r = await cli(['list', '--fetch', '--json'], project);
+  expect(r.code, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout) as { runs: { run_id: string; total: number; passed: number; writer?: string; path: string }[] }).runs;
+}
+
+describeWithAgentV('one results branch, two writers (the real AgentV client)', () => {
+  isolateGitForSuite();
+  let server: AgentVServer | null = null;
+  afterEach(async () => {
+    await server?.stop();
+    server = null;
+  });
+
+  it('our publish --push starts the branch at AgentV\'s genesis and AgentV\'s Dashboard lists the run with our counts', async () => {
+    const { project } = await projectWithRemote(false);
+    const run = await makeRunWorkspace({ experiment: 'ours', rows: 5, seed: 3 });
+    const pub = await cli(['publish', run.dir, '--push', '--json'], project);
+    expect(pub.code, pub.stderr).toBe(0);
+    const published = JSON.parse(pub.stdout) as { location: { path: string }; counts: { total: number; passed: number } };
+    const rows = (await readFile(join(run.dir, 'index.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { test_id: string; score: number });
+    expect(await git(project, ['rev-list', '--max-parents=0', `refs/heads/${BRANCH}`])).toBe('ad59c1e92bfd55877f9b51251d51cde0bb97dfa9');
+    expect((await git(project, ['log', '-1', '--format=%s%n%(trailers:key=AgentV-Run,valueonly)', `refs/heads/${BRANCH}`])).trim()).toMatch(
+      new RegExp(`^feat\\(results\\): ours - ${published.counts.passed}/${published.counts.total} PASS \\(\\d\\.\\d{3}\\)\\n${published.location.path}$`),
+    );
+    await git(project, ['fetch', '-q', 'origin']);
+    server = await startAgentVServe(project);
+    const runs = await apiRuns(server);
+    const mine = runs.find((r) => JSON.stringify(r).includes(published.location.path));
+    expect(mine, JSON.stringify(runs)).toBeTruthy();
+    // AgentV counts tests (distinct test ids; our total counts test x target rows) and, without a
+    // run_summary pass rate in summary.json, shows the mean score as the pass rate.
+    expect(mine!.test_count).toBe(new Set(rows.map((r) => r.test_id)).size);
+    expect(mine!.avg_score as number).toBeCloseTo(rows.reduce((a, r) => a + r.score, 0) / rows.length, 6);
+    const status = await fetch(`${server.url}/api/remote/status`);
+    expect(status.status).toBe(200);
+    const statusBody = (await status.json()) as { configured?: boolean; available?: boolean; run_count?: number; sync_status?: string };
+    expect(statusBody).toMatchObject({ configured: true, available: true, run_count: 1 });
+  }, 240_000);
+
+  it('AgentV auto_push and our publish interleaved on one bare remote: both tools list every run, and we pull AgentV\'s', async () => {
+    const { project } = await projectWithRemote(true);
+    const first = await agentvEval(project, { experiment: 'theirs' });
+    const ours = await makeRunWorkspace({ experiment: 'ours', rows: 3, seed: 5 });
+    const pub = await cli(['publish', ours.dir, '--push', '--json'], project);
+    expect(pub.code, pub.stderr).toBe(0);
+    const ourPath = (JSON.parse(pub.stdout) as { location: { path: string } }).location.path;
+    const second = await agentvEval(project, { experiment: 'theirs' });
+    const agentvIds = [first, second].map((d) => d.split('/').pop()!);
+
+    // Our list: AgentV's two runs (read from their summary.json) and ours (from our catalog).
+    const listed = await ourList(project);
+    for (const dir of [first, second]) {
+      const id = dir.split('/').pop()!;
+      const counts = (JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as { counts: { total_tests: number; passed_tests: number } }).counts;
+      const r = listed.find((x) => x.run_id === id);
+      expect(r, `${id} in ${JSON.stringify(listed)}`).toMatchObject({ writer: 'agentv', total: counts.total_tests, passed: counts.passed_tests });
+    }
+    expect(listed.find((x) => x.path === ourPath)).toMatchObject({ writer: 'agentv-results', total: 3 });
+
+    // AgentV's Dashboard: all three.
+    await git(project, ['fetch', '-q', 'origin']);
+    server = await startAgentVServe(project);
+    const runs = JSON.stringify(await apiRuns(server));
+    for (const id of [...agentvIds, ourPath]) expect(runs).toContain(id);
+
+    // Our pull of a run AgentV published: its files as AgentV wrote them.
+    const out = join(await makeTempDir('agentv-pulled'), 'run');
+    const pulled = await cli(['pull', agentvIds[0]!, '--fetch', '--out', out], project);
+    expect(pulled.code, pulled.stderr).toBe(0);
+    expect(existsSync(join(out, '.internal', 'index.jsonl'))).toBe(true);
+    expect(JSON.parse(await readFile(join(out, 'summary.json'), 'utf8')).run_id).toBe(agentvIds[0]);
+    // Both writers' history is one line from the shared genesis.
+    expect(await git(project, ['rev-list', '--max-parents=0', `origin/${BRANCH}`])).toBe('ad59c1e92bfd55877f9b51251d51cde0bb97dfa9');
+  }, 360_000);
+
+  it('a real AgentV run costs fewer bytes of branch listing when we split it than when AgentV\'s auto_push publishes it', async () => {
+    const { project } = await projectWithRemote(true);
+    const dir = await agentvEval(project, { experiment: 'lean' });
+    const runId = dir.split('/').pop()!;
+    await git(project, ['fetch', '-q', 'origin']);
+    // What AgentV's Dashboard reads per run: `git ls-tree -r --name-only` lines of the run.
+    const theirs = Buffer.byteLength(await git(project, ['ls-tree', '-r', '--name-only', `origin/${BRANCH}`, '--', `${runId}/`]));
+    const split = await splitRun(dir, [], { runPath: runId, artifactsRef: 'refs/heads/agentv/artifacts/v1', threshold: 262144 });
+    const ours = split.metadata.reduce((n, f) => n + Buffer.byteLength(`${runId}/${f.path}\n`), 0);
+    const tests = (JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as { counts: { total_tests: number } }).counts.total_tests;
+    process.stderr.write(`listing bytes per test: AgentV auto_push ${(theirs / tests).toFixed(0)}, our split ${(ours / tests).toFixed(0)} (${tests} tests)\n`);
+    expect(ours).toBeLessThan(theirs * 0.75);
+    // Nothing AgentV's listing needs is moved: the run's summary and manifest stay.
+    expect(split.metadata.map((f) => f.path)).toEqual(expect.arrayContaining(['summary.json', '.internal/index.jsonl']));
+  }, 240_000);
+});
