@@ -57,3 +57,31 @@ describe('impossible values', () => {
     expect(v.stdout + v.stderr).toMatch(/duration_ms -10 is negative/);
   });
 });
+
+describe('a catalog file deleted by hand', () => {
+  it('list warns about the runs on the branch it no longer lists, and the re-index it names brings them back', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { makeTempDir } = await import('./helpers/git-fixtures.js');
+    const user = await makeUserRepo();
+    const run = await makeRunWorkspace({ rows: 2 });
+    expect((await cli(['publish', run.dir], user.work)).code).toBe(0);
+    // Drop every catalog file from the branch with plumbing.
+    const env = { ...process.env, GIT_INDEX_FILE: join(user.root, 'idx') };
+    const sh = (s: string) => execFileSync('sh', ['-c', s], { cwd: user.work, env }).toString().trim();
+    sh(`git read-tree ${RESULTS_REF} && git rm -q --cached -r catalog && git update-ref ${RESULTS_REF} $(git commit-tree $(git write-tree) -p ${RESULTS_REF} -m 'drop catalog')`);
+    const l = await cli(['list'], user.work);
+    expect(l.code).toBe(0);
+    expect(l.stderr).toContain(`1 run on agentv/results/v1 is missing from its catalog`);
+    expect(l.stderr).toContain(run.runId);
+    expect(l.stderr).toMatch(/agentv-results pull <run_id> --out <dir> && agentv-results publish <dir>/);
+    const j = JSON.parse((await cli(['list', '--json'], user.work)).stdout) as { missingFromCatalog: string[] };
+    expect(j.missingFromCatalog).toEqual([run.runId]);
+    const out = join(await makeTempDir('agentv-reindex'), 'run');
+    expect((await cli(['pull', run.runId, '--out', out], user.work)).code).toBe(0);
+    const re = await cli(['publish', out], user.work);
+    expect(re.code, re.stderr).toBe(0);
+    const after = await cli(['list', '--json'], user.work);
+    expect(after.stderr).not.toMatch(/missing from its catalog/);
+    expect(after.stdout).toContain(run.runId);
+  }, 180_000);
+});

@@ -6,6 +6,7 @@
  * `cat-file --batch` for every catalog blob, each blob read once even when both tips share it.
  * Run trees are never walked: a catalog line carries what the table shows.
  */
+import { missingRunsWarning, runsMissingFromCatalog } from './catalog-check.js';
 import type { Repo } from '../git/index.js';
 import { lsTree, readBlobs } from '../git/index.js';
 import { CATALOG_DIR } from './layout.js';
@@ -164,6 +165,9 @@ export interface ListResult {
   matched: number;
   runs: ListedRun[];
   unreadable: number;
+  /** Runs whose folders are on the local branch but that no catalog line lists (catalog-check.ts). */
+  missingFromCatalog?: string[];
+  warnings?: string[];
 }
 
 export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
@@ -185,7 +189,10 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
   if (tips.remote) sources.push({ tip: tips.remote, where: 'remote' });
   const read = sources.length > 0 ? await readCatalog(target.repo, sources, { since: opts.since }) : { runs: [], unreadable: 0 };
   const filtered = opts.experiment === undefined ? read.runs : read.runs.filter((r) => r.experiment === opts.experiment);
+  const missing = tips.local && !opts.remoteOnly && opts.since === undefined ? await runsMissingFromCatalog(target.repo, tips.local, new Set(read.runs.map((r) => r.run_id))) : [];
   return {
+    missingFromCatalog: missing,
+    warnings: missing.length > 0 ? [missingRunsWarning(results.name, missing)] : [],
     branch: results.name,
     remote: target.remote,
     tips,
