@@ -57,3 +57,22 @@ describe('impossible values', () => {
     expect(v.stdout + v.stderr).toMatch(/duration_ms -10 is negative/);
   });
 });
+
+describe('a catalog file deleted by hand', () => {
+  it('runs at the branch root stay listed, read from their own summary.json', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const user = await makeUserRepo();
+    const run = await makeRunWorkspace({ rows: 2 });
+    expect((await cli(['publish', run.dir], user.work)).code).toBe(0);
+    const before = JSON.parse((await cli(['list', '--json'], user.work)).stdout) as { runs: { run_id: string; total: number; path: string }[] };
+    expect(before.runs).toHaveLength(1);
+    // Drop every catalog file from the branch with plumbing.
+    const env = { ...process.env, GIT_INDEX_FILE: join(user.root, 'idx') };
+    const sh = (s: string) => execFileSync('sh', ['-c', s], { cwd: user.work, env }).toString().trim();
+    sh(`git read-tree ${RESULTS_REF} && git rm -q --cached -r .indexes && git update-ref ${RESULTS_REF} $(git commit-tree $(git write-tree) -p ${RESULTS_REF} -m 'drop catalog')`);
+    const l = await cli(['list', '--json'], user.work);
+    expect(l.code, l.stderr).toBe(0);
+    const after = JSON.parse(l.stdout) as { runs: { run_id: string; total: number; path: string }[] };
+    expect(after.runs.map((r) => [r.path, r.total])).toEqual(before.runs.map((r) => [r.path, r.total]));
+  }, 180_000);
+});

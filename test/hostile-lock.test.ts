@@ -43,7 +43,7 @@ describe('a ref lock left by a killed git', () => {
     expect(ok.code, ok.stderr).toBe(0);
     expect(existsSync(lock)).toBe(false);
     expect(JSON.parse((await cli(['status', '--json'], user.work)).stdout).extra['interrupted-update']).toBeUndefined();
-  });
+  }, 180_000);
 
   it('a pair update interrupted after moving the artifacts branch is completed by the next write', async () => {
     const user = await makeUserRepo();
@@ -77,5 +77,5 @@ describe('a ref lock left by a killed git', () => {
     // Both branches moved together: results' previous tip is the completed one.
     expect(await git(user.work, ['rev-parse', `${RESULTS_REF}~1`])).toBe(after.results);
     expect(existsSync(lock)).toBe(false);
-  });
+  }, 180_000);
 });

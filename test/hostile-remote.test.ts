@@ -45,7 +45,7 @@ describe('a results repository URL with credentials, unreachable', () => {
     expect(report.remoteUrl).not.toContain(TOKEN);
     const list = await cli(['list', '--json'], home, { env });
     expect(list.stdout).toContain(run.runId);
-  });
+  }, 180_000);
 });
 
 describe('remote errors name the remote and the cause', () => {
@@ -58,7 +58,7 @@ describe('remote errors name the remote and the cause', () => {
     expect(text).toMatch(/origin/);
     expect(text).toMatch(/gone\.git' does not appear to be a git repository/);
     expect(text).not.toMatch(/failed: and the repository exists/);
-  });
+  }, 180_000);
 });
 
 describe('the daemon log and free text', () => {
@@ -71,5 +71,5 @@ describe('the daemon log and free text', () => {
       expect(lines.join('')).not.toContain(TOKEN);
       expect(lines.join('')).toContain('https://example.invalid/r.git');
     }
-  });
+  }, 180_000);
 });

@@ -51,6 +51,7 @@ export function registerList(cli: CAC): void {
           remote: stringFlag('remote', flags.remote),
           ...configFlags(flags),
         });
+        for (const w of result.warnings ?? []) process.stderr.write(yellow(`warning: ${w}\n`));
         if (result.unreadable > 0) process.stderr.write(yellow(`warning: ${result.unreadable} catalog line(s) on ${result.branch} could not be read and were skipped\n`));
         if (flags.json) {
           printJson(result);

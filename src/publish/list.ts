@@ -10,6 +10,7 @@
  * `ls-tree` of the root, one of `.indexes/` (and of `catalog/` when the branch has the old layout),
  * then one `cat-file --batch` for every catalog blob and foreign run file, each read once.
  */
+import { missingRunsWarning, runsMissingFromCatalog } from './catalog-check.js';
 import type { Repo, TreeEntry } from '../git/index.js';
 import { lsTree, readBlobs } from '../git/index.js';
 import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, LEGACY_RUNS_DIR } from './layout.js';
@@ -277,6 +278,9 @@ export interface ListResult {
   matched: number;
   runs: ListedRun[];
   unreadable: number;
+  /** Runs whose folders are on the local branch but that no catalog line lists (catalog-check.ts). */
+  missingFromCatalog?: string[];
+  warnings?: string[];
 }
 
 export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
@@ -298,7 +302,10 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
   if (tips.remote) sources.push({ tip: tips.remote, where: 'remote' });
   const read = sources.length > 0 ? await readCatalog(target.repo, sources, { since: opts.since }) : { runs: [], unreadable: 0 };
   const filtered = opts.experiment === undefined ? read.runs : read.runs.filter((r) => r.experiment === opts.experiment);
+  const missing = tips.local && !opts.remoteOnly && opts.since === undefined ? await runsMissingFromCatalog(target.repo, tips.local, new Set(read.runs.map((r) => r.run_id))) : [];
   return {
+    missingFromCatalog: missing,
+    warnings: missing.length > 0 ? [missingRunsWarning(results.name, missing)] : [],
     branch: results.name,
     remote: target.remote,
     tips,
