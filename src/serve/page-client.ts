@@ -325,11 +325,12 @@ export const DASHBOARD_JS = String.raw`
 
   // ── tabs and projects ────────────────────────────────────────────────
   function tab(name) {
-    ['runs', 'trends'].forEach(function (n) { byId('view-' + n).hidden = n !== name; byId('tab-' + n).setAttribute('aria-selected', String(n === name)); });
+    ['runs', 'trends', 'autoresearch'].forEach(function (n) { byId('view-' + n).hidden = n !== name; byId('tab-' + n).setAttribute('aria-selected', String(n === name)); });
     if (name === 'trends') loadTrend();
   }
   byId('tab-runs').addEventListener('click', function () { tab('runs'); });
   byId('tab-trends').addEventListener('click', function () { tab('trends'); });
+  byId('tab-autoresearch').addEventListener('click', function () { tab('autoresearch'); });
   byId('project').addEventListener('change', function () {
     state.project = byId('project').value; state.offset = 0; state.selected = []; updateCompareBtn();
     byId('run-detail').hidden = true; byId('compare-view').hidden = true;

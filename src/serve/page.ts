@@ -9,7 +9,11 @@
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../report/escape.js';
 import { REPORT_CSS } from '../report/styles.js';
-import { DASHBOARD_JS } from './page-client.js';
+import { AUTORESEARCH_JS } from './page-autoresearch.js';
+import { DASHBOARD_JS as RUNS_JS } from './page-client.js';
+
+// One inline script (one hash): the runs/trends client, then the autoresearch tab's.
+const DASHBOARD_JS = RUNS_JS + AUTORESEARCH_JS;
 
 const DASHBOARD_CSS =
   REPORT_CSS +
@@ -36,6 +40,14 @@ svg .trend-line{fill:none;stroke:var(--accent);stroke-width:2}
 svg .pt{fill:var(--accent)}svg .pt.regression{fill:var(--fail);stroke:var(--bg);stroke-width:1.5}
 .series h3{margin:18px 0 6px;font-size:14px}
 ul.plain{margin:4px 0;padding-left:18px}
+svg .line{fill:none;stroke:var(--accent);stroke-width:2}
+svg .best{fill:none;stroke:var(--pass);stroke-width:1.5;stroke-dasharray:5 4}
+svg .cost{fill:none;stroke:var(--err);stroke-width:2}
+svg .keep{fill:var(--pass)}svg .drop{fill:var(--fail)}
+svg .grid{stroke:var(--line);stroke-width:1}
+td.keep{color:var(--pass);font-weight:600}td.drop{color:var(--fail);font-weight:600}
+td.mutation{word-break:break-word;max-width:520px}
+.legend span{margin-right:14px}.legend .k{color:var(--pass)}.legend .d{color:var(--fail)}
 `;
 
 for (const [name, text] of [['script', DASHBOARD_JS], ['stylesheet', DASHBOARD_CSS]] as const) {
@@ -75,7 +87,7 @@ const BODY = `<main>
 </div>
 <div class="remote"><div><h3>Sync branches awaiting review</h3><ul id="sync-branches" class="plain"></ul></div><div><h3>WIP branches</h3><ul id="wip-branches" class="plain"></ul></div></div>
 </section>
-<nav class="tabs" role="tablist"><button type="button" role="tab" id="tab-runs" aria-selected="true">Runs</button><button type="button" role="tab" id="tab-trends" aria-selected="false">Trends</button></nav>
+<nav class="tabs" role="tablist"><button type="button" role="tab" id="tab-runs" aria-selected="true">Runs</button><button type="button" role="tab" id="tab-trends" aria-selected="false">Trends</button><button type="button" role="tab" id="tab-autoresearch" aria-selected="false">Autoresearch</button></nav>
 <div id="view-runs">
 <div class="filters">
 <label>Experiment<select id="f-experiment"><option value="">all</option></select></label>
@@ -102,6 +114,11 @@ const BODY = `<main>
 <div class="filters"><label>Experiment<select id="t-experiment"><option value="">all</option></select></label><span id="trend-msg" class="msg"></span></div>
 <p class="muted">Per experiment × target, oldest run left. A red point is a regression: its mean score more than 0.05, or its pass rate more than 10 points, below the median of the five runs before it.</p>
 <div id="trend-charts"></div>
+</div>
+<div id="view-autoresearch" hidden>
+<div class="filters"><label>Experiment<select id="ar-experiment" aria-label="Autoresearch experiment"><option value="">choose</option></select></label><span id="ar-msg" class="msg" role="status"></span></div>
+<p class="muted">The keep/drop loop of <code>autoresearch record</code>, read from <code>.agentv/results/runs/&lt;experiment&gt;/_autoresearch/iterations.jsonl</code> in this directory; it re-reads every 5 s. <a id="ar-page" href="#" target="_blank" rel="noopener" hidden>Open as trajectory.html</a></p>
+<div id="ar-view" class="trajectory"></div>
 </div>
 <footer>agentv-results serve · writes need this page's token; the page talks to nothing but this server.</footer>
 </main>`;

@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TargetOptions } from '../publish/target.js';
 import { newApiContext, registerApi } from './api.js';
+import { registerAutoresearchApi } from './autoresearch-api.js';
 import { HttpError, readJsonBody, Router, send, sendError } from './http.js';
 import { dashboardCsp, renderDashboard } from './page.js';
 import { allowedHosts, checkHost, checkWrite, isLoopbackHost, newToken } from './security.js';
@@ -52,6 +53,7 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
   const router = new Router();
   router.add('GET', '/', async () => ({ html: renderDashboard({ token, readOnly: ctx.readOnly }), csp: dashboardCsp() }));
   registerApi(router, ctx);
+  registerAutoresearchApi(router, opts.cwd ?? process.cwd());
   const hosts = allowedHosts(host, opts.allowHosts ?? []);
 
   const server = createServer((req, res) => {
