@@ -64,7 +64,8 @@ process.stdout.write(`project: ${project}\nremote:  ${remote}\n`);
 step('Export the example results into a run workspace');
 agentv(['export', example, '--experiment', 'demo-agent'], project);
 
-const runDir = join(project, '.agentv/results/demo-agent/2026-11-20T09-00-00-000Z');
+// Where AgentV lists runs: .agentv/results/<run_id>, the run id being the earliest row's timestamp.
+const runDir = join(project, '.agentv/results/2026-11-20T09-00-00-000Z');
 step('Publish the run to agentv/results/v1 and agentv/artifacts/v1, and push');
 agentv(['publish', runDir, '--push'], project);
 

@@ -78,7 +78,7 @@ describeWithFixtures('export on every real AgentV fixture', () => {
       expect(out.out.startsWith(join(cwd, '.agentv/results/'))).toBe(true);
       const { index } = await expectValidBundle(out.out);
       expect(index.length).toBe(inputRows);
-      // The default location is .agentv/results/<experiment>/<timestamp> and run_id mirrors it.
+      // The default location is .agentv/results/<run_id>, where AgentV lists runs.
       expect(relative(join(cwd, '.agentv/results'), out.out)).toBe(out.run_id);
     });
   }
@@ -243,7 +243,7 @@ describe('duplicate policies', () => {
     await runCli(['export', 'x.jsonl', '--out', 'o'], { cwd });
     const res = await runCli(['export', 'y.jsonl', '--out', 'o'], { cwd });
     expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(/already holds run x\//);
+    expect(res.stderr).toMatch(/already holds run 20/);
   });
 });
 
@@ -374,7 +374,7 @@ describe('run workspaces as the source', () => {
     const res = await runCli(['export', ws, '--json'], { cwd });
     expect(res.code).toBe(0);
     const out = JSON.parse(res.stdout);
-    expect(out.run_id).toBe('my-exp/2026-03-01T10-00-00-000Z');
+    expect(out.run_id).toBe('2026-03-01T10-00-00-000Z');
     expect(out.out).toBe(ws);
     await expectValidBundle(ws);
     expect(await readFile(join(ws, 'custom.log'), 'utf8')).toBe('runner log');

@@ -48,17 +48,17 @@ describe('combine: shards', () => {
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout);
     // run_id from the data: the earliest timestamp is shard 2's 10:00:01
-    expect(result.run_id).toBe('shards/2026-03-01T10-00-01-000Z');
+    expect(result.run_id).toBe('2026-03-01T10-00-01-000Z');
     expect(result.rows).toBe(5);
 
     const summary = await json(join(out, 'summary.json'));
-    expect(summary).toMatchObject({ run_id: 'shards/2026-03-01T10-00-01-000Z', experiment: 'shards', total: 5, passed: 3, failed: 1, errors: 1, timestamp: '2026-03-01T10:00:01.000Z' });
+    expect(summary).toMatchObject({ run_id: '2026-03-01T10-00-01-000Z', experiment: 'shards', total: 5, passed: 3, failed: 1, errors: 1, timestamp: '2026-03-01T10:00:01.000Z' });
     expect(summary.run_summary.m1).toMatchObject({ total: 3, passed: 2, failed: 1, errors: 0 });
     expect(summary.run_summary.m2).toMatchObject({ total: 2, passed: 1, failed: 0, errors: 1 });
     expect(summary.combine_metadata).toEqual({
       sources: [
-        { run_id: 'shards/2026-03-01T10-00-05-000Z', experiment: 'shards', rows: 3, kept: 3 },
-        { run_id: 'shards/2026-03-01T10-00-01-000Z', experiment: 'shards', rows: 2, kept: 2 },
+        { run_id: '2026-03-01T10-00-05-000Z', experiment: 'shards', rows: 3, kept: 3 },
+        { run_id: '2026-03-01T10-00-01-000Z', experiment: 'shards', rows: 2, kept: 2 },
       ],
       on_duplicate: 'error',
       duplicates_replaced: 0,
@@ -69,7 +69,7 @@ describe('combine: shards', () => {
     const rows = await index(out);
     expect(rows.map((x) => x.test_id)).toEqual(['a', 'b', 'c', 'd', 'e']);
     for (const x of rows) {
-      expect(x.run_id).toBe('shards/2026-03-01T10-00-01-000Z');
+      expect(x.run_id).toBe('2026-03-01T10-00-01-000Z');
       expect(x.projection_identity.run_id).toBe(x.run_id);
       expect((await stat(join(out, x.grading_path))).isFile()).toBe(true);
     }
@@ -98,7 +98,7 @@ describe('combine: shards', () => {
     expect((await json(join(out, 'summary.json'))).experiment).toBe('merged');
     for (const x of await index(out)) {
       expect(x.experiment).toBe('merged');
-      expect(x.run_id).toBe('merged/2026-03-02T10-00-00-000Z');
+      expect(x.run_id).toBe('2026-03-02T10-00-00-000Z');
     }
   });
 
@@ -155,7 +155,7 @@ describe('combine: shards', () => {
     await mkdir(cwd);
     r = await runCli(['combine', a, b], { cwd });
     expect(r.code, r.stderr).toBe(0);
-    expect((await index(join(cwd, '.agentv/results/shards/2026-03-05T10-00-00-000Z')))).toHaveLength(2);
+    expect((await index(join(cwd, '.agentv/results/2026-03-05T10-00-00-000Z')))).toHaveLength(2);
   });
 
   it('refuses the same source twice, a source with malformed lines, and --out inside a source', async () => {

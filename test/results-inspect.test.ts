@@ -67,7 +67,7 @@ describe('summary', () => {
   it('prints per-target and overall metrics from summary.json', async () => {
     const r = await runCli(['summary', hand]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('run_id: inspect/2026-03-01T10-00-00-000Z');
+    expect(r.stdout).toContain('run_id: 2026-03-01T10-00-00-000Z');
     expect(r.stdout).toMatch(/^m1 +2 +1 +1 +50\.0%/m);
     expect(r.stdout).toMatch(/^m2 +2 +1 +1 +50\.0%/m);
     expect(r.stdout).toContain('2/4 passed (50.0%)');

@@ -107,12 +107,12 @@ describe('validate: corruptions', () => {
     metrics.schema_version = 'agentv.metrics.v0';
     await writeFile(join(d, row!.metrics_path as string), JSON.stringify(metrics));
     const grading = JSON.parse(await readFile(join(d, row!.grading_path as string), 'utf8'));
-    grading.expectations[0].passed = 'yes';
+    grading.component_results[0].pass = 'yes';
     await writeFile(join(d, row!.grading_path as string), JSON.stringify(grading));
     const { human } = await check(d);
     expect(human.code).toBe(1);
     expect(human.stdout).toMatch(new RegExp(`${row!.metrics_path}: does not match the metrics schema: schema_version`));
-    expect(human.stdout).toMatch(new RegExp(`${row!.grading_path}: does not match the grading schema: expectations\\.0\\.passed`));
+    expect(human.stdout).toMatch(new RegExp(`${row!.grading_path}: does not match the grading schema: component_results\\.0\\.pass`));
   });
 
   it('a grading.json carrying a timing block (skill-creator would read tokens from it)', async () => {

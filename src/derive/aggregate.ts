@@ -207,6 +207,8 @@ export class RunAggregator {
       run_summary: runSummary,
     };
     if (meta.export_metadata) doc.export_metadata = meta.export_metadata;
+    // Where AgentV looks for a run's experiment and eval file.
+    doc.metadata = { experiment: meta.experiment, timestamp: meta.timestamp };
     return doc;
   }
 

@@ -82,13 +82,19 @@ function experimentOf(opts: ExportOptions, src: ResolvedSource): string {
   return src.defaultExperiment;
 }
 
+/**
+ * Run ids as AgentV forms them: the run directory's name, an ISO timestamp slug
+ * (`2026-03-14T10-32-00-000Z`, here the earliest row's), with the experiment kept apart in the
+ * summary (`experiment`, `metadata.experiment`). A workspace keeps the id it recorded.
+ */
 function runIdOf(opts: ExportOptions, src: ResolvedSource, experiment: string, earliest: string | null, contentHash: string): string {
+  void experiment;
   if (src.kind === 'workspace') {
     if (!opts.experiment && src.recordedRunId) return src.recordedRunId;
-    return `${experiment}/${sanitizeSegment(src.dir!.split('/').pop() ?? 'run')}`;
+    return sanitizeSegment(src.dir!.split('/').pop() ?? 'run');
   }
   const slug = earliest ? timestampSlug(earliest) : null;
-  return `${experiment}/${slug ?? `undated-${contentHash.slice(0, 12)}`}`;
+  return slug ?? `undated-${contentHash.slice(0, 12)}`;
 }
 
 export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
@@ -102,9 +108,11 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
   const displayName = relative(cwd, src.file) || src.file;
   const warn = opts.onWarning ?? (() => {});
 
-  // Where the run will land: an explicit --out, or .agentv/results/<experiment>/<timestamp>.
-  const outParent = opts.out ? resolve(cwd, opts.out, '..') : resolve(cwd, '.agentv/results', experiment);
-  const outName = opts.out ? resolve(cwd, opts.out).split('/').pop()! : null;
+  // Where the run will land: an explicit --out, or .agentv/results/<run_id> where AgentV lists runs.
+  // A workspace of ours (or the seeds') is re-derived in place, as before.
+  const inPlaceDefault = !opts.out && src.kind === 'workspace' && src.layout === 'bundle';
+  const outParent = opts.out ? resolve(cwd, opts.out, '..') : inPlaceDefault ? resolve(src.dir!, '..') : resolve(cwd, '.agentv/results');
+  const outName = opts.out ? resolve(cwd, opts.out).split('/').pop()! : inPlaceDefault ? src.dir!.split('/').pop()! : null;
 
   const dir = opts.dryRun ? null : await AtomicDir.create(outParent, { hint: outName ?? 'run' });
   const spillPath = dir ? join(dir.staging, '.pending-index.jsonl') : null;
@@ -208,6 +216,9 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
     let pos = 0;
     for await (const s of spilledRows(dir, spillPath, spilledInMemory)) lastPos.set(s.key, pos++);
     const finalPath = join(outParent, finalName);
+    if (!opts.dryRun && src.layout === 'agentv' && resolve(finalPath) === resolve(src.dir!)) {
+      throw new InputError(`${relative(cwd, finalPath) || finalPath} is AgentV's own run directory: every command reads it as it is, and export never rewrites it — pass --out <dir> to write our bundle elsewhere`);
+    }
     // Re-deriving a workspace in place: its index is the source itself, not a run to merge with.
     const inPlace = src.kind === 'workspace' && resolve(finalPath) === resolve(src.dir!);
     const existing = dir && layout.name === 'bundle' && !inPlace ? await readExistingIndex(finalPath) : null;
@@ -216,6 +227,10 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
     if (existing) {
       if (existing.runId !== runId) {
         throw new InputError(`${relative(cwd, finalPath) || finalPath} already holds run ${existing.runId}; this input is run ${runId} — choose another --out or delete that run first`);
+      }
+      // Run ids are timestamps: two experiments can start in the same millisecond; never mix them.
+      if (existing.experiment !== experiment) {
+        throw new InputError(`${relative(cwd, finalPath) || finalPath} already holds run ${runId} of experiment ${existing.experiment}; this input is experiment ${experiment} — choose another --out`);
       }
       for (const row of existing.rows) {
         const key = createHash('sha1').update(localIdentityKey(identityFieldsOf(row.projection_identity))).digest('base64');
@@ -318,7 +333,7 @@ async function* spilledRows(dir: AtomicDir | null, spillPath: string | null, inM
   }
 }
 
-async function readExistingIndex(runDir: string): Promise<{ runId: string; rows: IndexRow[] } | null> {
+async function readExistingIndex(runDir: string): Promise<{ runId: string; experiment: string; rows: IndexRow[] } | null> {
   let text: string;
   try {
     text = await readFile(join(runDir, 'index.jsonl'), 'utf8');
@@ -333,7 +348,7 @@ async function readExistingIndex(runDir: string): Promise<{ runId: string; rows:
     rows.push(parsed.data);
   }
   const runId = rows[0]?.run_id ?? '';
-  return { runId, rows };
+  return { runId, experiment: rows[0]?.experiment ?? '', rows };
 }
 
 /** Files a runner wrote into its workspace that export does not regenerate are kept, never discarded. */

@@ -2,9 +2,11 @@
  * One normalized row -> its attempt directory (relative path -> bytes) and its index row.
  * Pure. Only files the row has data for are produced ("only what the row carries").
  */
+import { createHash } from 'node:crypto';
 import { METRICS_SCHEMA_VERSION, TRANSCRIPT_SCHEMA_VERSION } from '../model/artifacts.js';
+import type { EvaluatorResult } from '../model/input-row.js';
 import { sanitizeSegment } from '../model/paths.js';
-import type { NormalizedRow } from './normalize.js';
+import { DEFAULT_THRESHOLD, type NormalizedRow } from './normalize.js';
 
 export interface DerivedFile {
   path: string;
@@ -36,8 +38,10 @@ export interface PendingIndexRow {
   conversation_id: string | null;
   error: string | null;
   assertions_summary: { passed: number; failed: number; total: number };
-  scores: { name: string; type: string; score: number; weight?: number; verdict?: string }[];
+  scores: { name: string; type: string; score: number; pass: boolean; reason: string; weight?: number; verdict?: string }[];
   result_dir: string;
+  /** AgentV's per-test summary (`agentv results validate` requires one per row). */
+  summary_path: string;
   result_path: string;
   grading_path: string;
   metrics_path: string;
@@ -97,6 +101,82 @@ export function gradingDoc(row: NormalizedRow) {
   return doc;
 }
 
+/**
+ * grading.json of the bundle, in AgentV's shape: `{pass, score, reason, component_results[]}`
+ * with one component per expectation (AgentV's `results show/failures` list the components'
+ * labels, verdicts and reasons as assertions). AgentV rejects skill-creator's field names
+ * (`expectations[].passed/evidence`, `assertions`, `verdict`) anywhere in this file, so the
+ * skill-creator grading lives only in the skill-creator and companion layouts; the full grader
+ * results ride in result.json (`scores`).
+ */
+export function agentvGradingDoc(row: NormalizedRow) {
+  const passed = row.expectations.filter((e) => e.passed).length;
+  const total = row.expectations.length;
+  const pass = row.verdict === 'pass';
+  const metadata: Record<string, unknown> = {
+    execution_status: row.execution_status,
+    pass_count: passed,
+    fail_count: total - passed,
+    assertion_count: total,
+    pass_rate: total === 0 ? 0 : round4(passed / total),
+    execution_metrics: {
+      tool_calls: row.metrics.tool_calls,
+      total_tool_calls: row.metrics.total_tool_calls,
+      total_steps: row.metrics.total_steps,
+      errors_encountered: row.metrics.errors_encountered,
+      output_chars: row.metrics.output_chars,
+      transcript_chars: row.metrics.transcript_chars,
+    },
+  };
+  const sc = gradingDoc(row);
+  if (sc.workspace_changes !== undefined) metadata.workspace_changes = sc.workspace_changes;
+  if (sc.conversation !== undefined) metadata.conversation = sc.conversation;
+  return {
+    pass,
+    score: row.score,
+    reason: row.error ?? (pass ? 'All grading components passed.' : row.verdict === 'error' ? 'The target did not run to completion.' : 'One or more grading components failed.'),
+    component_results: row.expectations.map((e) => ({
+      pass: e.passed,
+      score: e.passed ? 1 : 0,
+      reason: e.evidence,
+      assertion: { value: e.text },
+    })),
+    metadata,
+  };
+}
+
+function graderReason(e: EvaluatorResult): string {
+  if (typeof e.reasoning === 'string' && e.reasoning) return e.reasoning;
+  if (typeof e.reason === 'string' && e.reason) return e.reason;
+  return `${e.type} scored ${e.score}`;
+}
+
+/** A grader's own verdict when it gave one, else our threshold on its score. */
+function graderPassed(e: EvaluatorResult, threshold: number): boolean {
+  if (e.verdict === 'pass') return true;
+  if (e.verdict === 'fail') return false;
+  if (typeof e.pass === 'boolean') return e.pass;
+  return e.score >= threshold;
+}
+
+/** AgentV's per-test summary.json, for one attempt. */
+export function testSummaryDoc(row: NormalizedRow) {
+  const ms = row.duration_ms ?? 0;
+  return {
+    total_samples: 1,
+    passed_samples: row.verdict === 'pass' ? 1 : 0,
+    pass_rate: row.verdict === 'pass' ? '100%' : '0%',
+    mean_duration_ms: ms,
+    mean_duration_seconds: round4(ms / 1000),
+    test_id: row.test_id,
+    target: row.target,
+    attempt: row.attempt,
+    verdict: row.verdict,
+    score: row.score,
+    execution: { status: row.execution_status },
+  };
+}
+
 export function attemptTimingDoc(row: NormalizedRow) {
   const duration = row.duration_ms ?? 0;
   return {
@@ -111,23 +191,52 @@ export function attemptTimingDoc(row: NormalizedRow) {
   };
 }
 
+/**
+ * metrics.json exactly in AgentV's `agentv.metrics.v2` shape: AgentV's reader is strict (no
+ * field beyond its own), so this file carries nothing of ours. Deterministic: `generated_at` is
+ * the row's own end time or timestamp (empty when it has neither), `artifact_id` a hash of the
+ * row's identity.
+ */
 export function metricsDoc(row: NormalizedRow) {
   const m = row.metrics;
-  return {
+  const ms = Math.max(0, row.duration_ms ?? 0);
+  const unavailable = row.usage.source === 'unavailable';
+  const int = (n: number) => Math.max(0, Math.round(n));
+  const id = createHash('sha256').update(JSON.stringify([row.suite, row.test_id, row.target, row.source_target, row.attempt, row.variant])).digest('hex').slice(0, 20);
+  const doc: Record<string, unknown> = {
     schema_version: METRICS_SCHEMA_VERSION,
+    artifact_id: `metrics-${id}`,
+    generated_at: row.end_time ?? row.timestamp ?? '',
+    test_id: row.test_id,
+    target: row.target,
+    suite: row.suite,
+    source_artifacts: { grading_path: 'grading.json', ...(row.messages.length > 0 || row.input_messages.length > 0 ? { transcript_path: 'transcript.json' } : {}), ...(row.file_changes !== null ? { file_changes_path: 'outputs/file_changes.diff' } : {}) },
     tool_calls: m.tool_calls,
-    total_tool_calls: m.total_tool_calls,
-    total_steps: m.total_steps,
-    errors_encountered: m.errors_encountered,
-    output_chars: m.output_chars,
-    transcript_chars: m.transcript_chars,
+    tool_call_counts: m.tool_calls,
+    tool_category_counts: {},
+    total_tool_calls: int(m.total_tool_calls),
+    total_steps: int(m.total_steps),
+    total_turns: int(m.total_turns),
+    tool_call_events: [],
+    shell_commands: [],
+    files_read: [],
+    files_modified: m.files_modified.map((path) => ({ path, source: 'file_changes' })),
     files_created: m.files_created,
     files_deleted: m.files_deleted,
-    files_modified: m.files_modified,
-    tool_call_counts: m.tool_calls,
-    total_turns: m.total_turns,
-    errors: m.errors_encountered,
+    web_fetches: [],
+    errors: [],
+    errors_encountered: int(m.errors_encountered),
+    output_chars: int(m.output_chars),
+    transcript_chars: int(m.transcript_chars),
+    reasoning_blocks: [],
+    thinking_blocks: 0,
+    duration: { total_ms: ms, total_seconds: round4(ms / 1000), source: row.duration_ms === null ? 'unavailable' : 'provider_reported' },
+    tokens: { total: int(row.usage.total), input: int(row.usage.input), output: int(row.usage.output), reasoning: 0, source: unavailable ? 'unavailable' : 'provider_reported' },
+    cost: { usd: row.cost_usd === null ? null : Math.max(0, row.cost_usd), source: row.cost_usd === null ? 'unavailable' : 'provider_reported' },
+    execution: { status: row.execution_status },
+    trajectory: { total_turns: int(m.total_turns), total_tool_calls: int(m.total_tool_calls), tool_calls: m.tool_calls },
   };
+  return doc;
 }
 
 export function round4(n: number): number {
@@ -167,15 +276,20 @@ export function deriveRowFiles(row: NormalizedRow, opts: RowFilesOptions): { dir
     grading_path: 'grading.json',
     metrics_path: 'metrics.json',
     timing_path: 'timing.json',
+    summary_path: 'summary.json',
     transcript: transcriptPath ? 'transcript.json' : null,
     transcript_raw_path: rawPath ? 'transcript-raw.jsonl' : null,
     output: answerPath ? 'outputs/answer.md' : null,
     file_changes_path: diffPath ? 'outputs/file_changes.diff' : null,
     attempts: row.attempts,
     aggregation: row.aggregation,
+    // The full grader results and expectations (grading.json holds AgentV's verdict tree).
+    scores: row.evaluators,
+    expectations: row.expectations,
   };
   files.push({ path: at('result.json'), data: json(result) });
-  files.push({ path: at('grading.json'), data: json(gradingDoc(row)) });
+  files.push({ path: at('grading.json'), data: json(agentvGradingDoc(row)) });
+  files.push({ path: at('summary.json'), data: json(testSummaryDoc(row)) });
   files.push({ path: at('metrics.json'), data: json(metricsDoc(row)) });
   files.push({ path: at('timing.json'), data: json(attemptTimingDoc(row)) });
   if (transcriptPath) {
@@ -224,12 +338,13 @@ export function deriveRowFiles(row: NormalizedRow, opts: RowFilesOptions): { dir
     error: row.error,
     assertions_summary: { passed, failed: row.expectations.length - passed, total: row.expectations.length },
     scores: row.evaluators.map((e) => {
-      const s: PendingIndexRow['scores'][number] = { name: e.name, type: e.type, score: e.score };
+      const s: PendingIndexRow['scores'][number] = { name: e.name, type: e.type, score: e.score, pass: graderPassed(e, DEFAULT_THRESHOLD), reason: graderReason(e) };
       if (e.weight !== undefined) s.weight = e.weight;
       if (e.verdict !== undefined) s.verdict = e.verdict;
       return s;
     }),
     result_dir: dir,
+    summary_path: at('summary.json'),
     result_path: at('result.json'),
     grading_path: at('grading.json'),
     metrics_path: at('metrics.json'),

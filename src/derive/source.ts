@@ -266,13 +266,18 @@ export async function hydrateIndexRow(dir: string, row: Record<string, unknown>)
   const inSample = (name: string): string | undefined => (resultDir && firstSample ? `${resultDir}/${firstSample}/${name}` : undefined);
 
   const grading = await readSidecar(dir, row.grading_path ?? inSample('grading.json') ?? (resultDir ? `${resultDir}/grading.json` : undefined), true);
+  // Our bundles keep the full grader results and expectations in result.json.
+  const result = await readSidecar(dir, row.result_path, true);
+  const ours = isObject(result) && Array.isArray(result.scores) ? result : null;
   const inlineScores = Array.isArray(row.scores) && row.scores.length > 0 ? row.scores : null;
   if (isObject(grading)) {
     const components = Array.isArray(grading.component_results) ? grading.component_results.filter(isObject) : null;
-    if (Array.isArray(grading.expectations)) out.assertions = grading.expectations;
+    if (ours && Array.isArray(ours.expectations)) out.assertions = ours.expectations;
+    else if (Array.isArray(grading.expectations)) out.assertions = grading.expectations;
     else if (Array.isArray(grading.assertions) && grading.assertions.every((a) => isObject(a) && typeof a.text === 'string')) out.assertions = grading.assertions;
-    // Our own grading.json holds the full grader results (the index row only their summary).
-    if (Array.isArray(grading.evaluators)) out.scores = grading.evaluators;
+    // Our own result.json (or an older grading.json) holds the full grader results (the index row only their summary).
+    if (ours) out.scores = ours.scores;
+    else if (Array.isArray(grading.evaluators)) out.scores = grading.evaluators;
     else if (inlineScores) {
       // Same graders, same order (AgentV writes both from one list): each score gets its component's assertions.
       const byIndex = components && components.length === inlineScores.length;

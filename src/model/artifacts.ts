@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { AssertionSchema, EvaluatorResultSchema, TokenUsageSchema } from './input-row.js';
 
-export const METRICS_SCHEMA_VERSION = 'agentv.metrics.v1';
+export const METRICS_SCHEMA_VERSION = 'agentv.metrics.v2';
 export const SUMMARY_SCHEMA_VERSION = 'agentv.summary.v1';
 export const TRANSCRIPT_SCHEMA_VERSION = 'agentv.transcript.v1';
 export const PROJECTION_FORMAT = 'agentv.projection';
@@ -228,7 +228,45 @@ export const ExecutionMetricsSchema = z.looseObject({
   transcript_chars: z.number(),
 });
 
-export const GradingSchema = z
+/** A node of AgentV's grading tree: every node says pass, score and reason. */
+export interface GradingNode {
+  pass: boolean;
+  score: number;
+  reason: string;
+  component_results?: GradingNode[];
+  [extra: string]: unknown;
+}
+export const GradingNodeSchema: z.ZodType<GradingNode> = z.lazy(() =>
+  z.looseObject({ pass: z.boolean(), score: z.number(), reason: z.string(), component_results: z.array(GradingNodeSchema).optional() }),
+) as z.ZodType<GradingNode>;
+
+/** Field names AgentV rejects anywhere in grading.json (they belong to skill-creator's grading). */
+export const AGENTV_LEGACY_GRADING_FIELDS = ['assertion_results', 'assertions', 'passed', 'evidence', 'verdict', 'graders', 'checks'] as const;
+
+function legacyFieldIn(value: unknown): string | null {
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const hit = legacyFieldIn(v);
+      if (hit) return hit;
+    }
+    return null;
+  }
+  if (!value || typeof value !== 'object') return null;
+  for (const [k, v] of Object.entries(value)) {
+    if ((AGENTV_LEGACY_GRADING_FIELDS as readonly string[]).includes(k)) return k;
+    const hit = legacyFieldIn(v);
+    if (hit) return hit;
+  }
+  return null;
+}
+
+/** grading.json of a bundle: AgentV's verdict tree, one leaf component per expectation. */
+export const GradingSchema = GradingNodeSchema.refine((g) => legacyFieldIn(g) === null, {
+  message: `grading.json must not use skill-creator field names AgentV rejects (${AGENTV_LEGACY_GRADING_FIELDS.join(', ')})`,
+}).refine((g) => !('timing' in g), { message: 'grading.json must not carry a timing block' });
+
+/** grading.json of the skill-creator and companion layouts (skill-creator's own reader's shape). */
+export const SkillCreatorGradingSchema = z
   .looseObject({
     expectations: z.array(ExpectationSchema),
     assertions: z.array(ExpectationSchema),
@@ -241,6 +279,9 @@ export const GradingSchema = z
   // skill-creator's reader takes tokens from grading.timing when it exists: never write one.
   .refine((g) => !('timing' in g), { message: 'grading.json must not carry a timing block' });
 
+const SourcedSchema = z.looseObject({ source: z.string() });
+
+/** metrics.json in AgentV's agentv.metrics.v2 shape (our counters ride along). */
 export const MetricsSchema = z.looseObject({
   schema_version: z.literal(METRICS_SCHEMA_VERSION),
   tool_calls: z.record(z.string(), z.number()),
@@ -251,10 +292,12 @@ export const MetricsSchema = z.looseObject({
   transcript_chars: z.number(),
   files_created: z.array(z.string()),
   files_deleted: z.array(z.string()),
-  files_modified: z.array(z.string()),
+  files_modified: z.array(z.looseObject({ path: z.string(), source: z.string() })),
   tool_call_counts: z.record(z.string(), z.number()),
   total_turns: z.number(),
-  errors: z.number(),
+  duration: SourcedSchema.extend({ total_ms: z.number() }),
+  tokens: SourcedSchema.extend({ total: z.number() }),
+  cost: SourcedSchema.extend({ usd: z.number().nullable() }),
 });
 
 export const ResultSchema = z.looseObject({

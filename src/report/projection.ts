@@ -6,6 +6,7 @@
  * Sidecars are data written by us but possibly edited or hand-made, so every field is read
  * defensively: a wrong type is treated as absent, never trusted.
  */
+import { gradingExpectations } from '../model/grading.js';
 import type { IndexRow } from '../model/artifacts.js';
 import { readSidecarJson, readSidecarText, type LoadedRun } from '../results/run-reader.js';
 import { DEFAULT_FIELD_CHARS, DEFAULT_TEST_CHARS, oneLine, PROMPT_CHARS, stringify, TextBudget } from './text.js';
@@ -49,14 +50,15 @@ function graderOf(value: unknown, budget: TextBudget, depth: number): ReportGrad
 }
 
 function assertionsOf(grading: Json | null, budget: TextBudget): ReportAssertion[] {
-  // skill-creator's name is `expectations`; `assertions` is the alias we also write.
-  const list = grading ? (Array.isArray(grading.expectations) ? grading.expectations : arr(grading.assertions)) : [];
-  const out: ReportAssertion[] = [];
-  for (const a of list) {
-    if (!isObject(a)) continue;
-    out.push({ text: budget.clip(str(a.text) ?? ''), passed: a.passed === true, evidence: budget.clip(str(a.evidence) ?? '') });
-  }
-  return out;
+  // AgentV's component tree (our bundles) or skill-creator's expectations (older bundles).
+  return (gradingExpectations(grading) ?? []).map((a) => ({ text: budget.clip(a.text), passed: a.passed, evidence: budget.clip(a.evidence) }));
+}
+
+/** Our grading facts outside AgentV's tree live in its metadata; older bundles had them at the top. */
+function gradingExtra(grading: Json | null, key: string): unknown {
+  if (!grading) return undefined;
+  if (grading[key] !== undefined) return grading[key];
+  return isObject(grading.metadata) ? grading.metadata[key] : undefined;
 }
 
 function messagesOf(transcript: Json | null, budget: TextBudget): { messages: ReportMessage[]; omitted: number } {
@@ -89,13 +91,14 @@ function promptOf(transcript: Json | null, grading: Json | null): Pick<ReportTes
       return { prompt: oneLine(m.content, PROMPT_CHARS), prompt_kind: 'prompt' };
     }
   }
-  const texts = (grading ? arr(grading.expectations) : []).filter(isObject).map((a) => str(a.text)).filter((t): t is string => !!t);
+  const texts = (gradingExpectations(grading) ?? []).map((a) => a.text).filter((t) => !!t);
   if (texts.length > 0) return { prompt: oneLine(texts.join('; '), PROMPT_CHARS), prompt_kind: 'criteria' };
   return { prompt: '', prompt_kind: 'none' };
 }
 
 function toolCountsOf(grading: Json | null): Record<string, number> {
-  const metrics = grading && isObject(grading.execution_metrics) ? grading.execution_metrics : null;
+  const extra = gradingExtra(grading, 'execution_metrics');
+  const metrics = isObject(extra) ? extra : null;
   const counts: Record<string, number> = {};
   if (metrics && isObject(metrics.tool_calls)) {
     for (const [name, n] of Object.entries(metrics.tool_calls)) if (typeof n === 'number') counts[name] = n;
@@ -104,11 +107,12 @@ function toolCountsOf(grading: Json | null): Record<string, number> {
 }
 
 async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions) {
-  const [grading, transcript, answerText, diffText] = await Promise.all([
+  const [grading, transcript, answerText, diffText, result] = await Promise.all([
     readSidecarJson<Json>(run, row, 'grading'),
     readSidecarJson<Json>(run, row, 'transcript'),
     readSidecarText(run, row, 'answer'),
     readSidecarText(run, row, 'file_changes'),
+    readSidecarJson<Json>(run, row, 'result'),
   ]);
   const gradingDoc = isObject(grading) ? grading : null;
   const transcriptDoc = isObject(transcript) ? transcript : null;
@@ -117,7 +121,8 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
   const error = budget.clipOrNull(row.error ?? null);
   const assertions = assertionsOf(gradingDoc, budget);
   // Without grading.json the index row still knows the graders' names, types and scores.
-  const graderSource = gradingDoc && Array.isArray(gradingDoc.evaluators) ? gradingDoc.evaluators : row.scores;
+  // Full grader results: result.json's scores (our bundles), an older grading.json's evaluators.
+  const graderSource = isObject(result) && Array.isArray(result.scores) ? result.scores : gradingDoc && Array.isArray(gradingDoc.evaluators) ? gradingDoc.evaluators : row.scores;
   const graders = graderSource.map((g) => graderOf(g, budget, 0)).filter((g): g is ReportGrader => g !== null);
   const rawMessages = transcriptDoc ? arr(transcriptDoc.messages) : [];
   const last = rawMessages[rawMessages.length - 1];
@@ -125,7 +130,8 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
   const answer = answerText !== null && !answerInTranscript ? budget.clip(answerText) : null;
   const diff = budget.clipOrNull(diffText);
   const { messages, omitted } = messagesOf(transcriptDoc, budget);
-  const changes = gradingDoc && isObject(gradingDoc.workspace_changes) ? str(gradingDoc.workspace_changes.diff_summary) : null;
+  const workspaceChanges = gradingExtra(gradingDoc, 'workspace_changes');
+  const changes = isObject(workspaceChanges) ? str(workspaceChanges.diff_summary) : null;
 
   const passed = assertions.length > 0 ? assertions.filter((a) => a.passed).length : row.assertions_summary.passed;
   const total = assertions.length > 0 ? assertions.length : row.assertions_summary.total;

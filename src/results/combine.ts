@@ -6,7 +6,8 @@
  *   experiments without one are refused (seed 002: never invent a mixed-experiment label).
  * - Duplicates, keyed by case (see caseKey): `error` (default) names both sources; `latest` keeps
  *   the row with the later timestamp, ties going to the source given later.
- * - run_id: `<experiment>/<timestampSlug(earliest kept row)>`, derived from the data and never
+ * - run_id: `<timestampSlug(earliest kept row)>` as AgentV forms run ids (the experiment is in
+ *   the summary), derived from the data and never
  *   from the destination (seed 002's rule for export), so combining the same shards anywhere
  *   yields the same run_id and projection ids. Shards of one run therefore combine into that
  *   run's id. Without timestamps: `<experiment>/undated-<hash of the kept cases>`.
@@ -134,9 +135,10 @@ function runIdFor(experiment: string, kept: Kept[]): { runId: string; earliest: 
   let earliest: IndexRow | null = null;
   for (const { row } of kept) if (timeOf(row) !== -Infinity && (earliest === null || timeOf(row) < timeOf(earliest))) earliest = row;
   const slug = earliest?.timestamp ? timestampSlug(earliest.timestamp) : null;
-  if (slug) return { runId: `${experiment}/${slug}`, earliest: new Date(timeOf(earliest!)).toISOString() };
+  void experiment;
+  if (slug) return { runId: slug, earliest: new Date(timeOf(earliest!)).toISOString() };
   const hash = createHash('sha256').update(kept.map((k) => caseKey(k.row)).sort().join('\n')).digest('hex');
-  return { runId: `${experiment}/undated-${hash.slice(0, 12)}`, earliest: null };
+  return { runId: `undated-${hash.slice(0, 12)}`, earliest: null };
 }
 
 /** Every kept row gets its own attempt directory and only safe paths (they are copied from data). */

@@ -6,6 +6,7 @@
  * row. A missing or unreadable grading.json is reported on the case instead of being skipped:
  * a failure without evidence is still a failure.
  */
+import { gradingExpectations } from '../model/grading.js';
 import type { IndexRow } from '../model/artifacts.js';
 import type { EvaluatorResult } from '../model/input-row.js';
 import { InputError } from '../derive/export.js';
@@ -95,7 +96,8 @@ function failedGraders(evaluators: EvaluatorResult[] | undefined): FailedGrader[
 
 async function describeFailure(run: Awaited<ReturnType<typeof loadRun>>, row: IndexRow): Promise<FailingCase> {
   const grading = await readSidecarJson<GradingDoc>(run, row, 'grading');
-  const expectations = Array.isArray(grading?.expectations) ? grading.expectations : [];
+  const result = await readSidecarJson<{ scores?: EvaluatorResult[] }>(run, row, 'result');
+  const expectations = gradingExpectations(grading) ?? [];
   return {
     test_id: row.test_id,
     suite: row.suite,
@@ -110,7 +112,7 @@ async function describeFailure(run: Awaited<ReturnType<typeof loadRun>>, row: In
     failed_assertions: expectations
       .filter((e) => e && e.passed === false)
       .map((e) => ({ text: String(e.text ?? ''), evidence: typeof e.evidence === 'string' ? e.evidence : '' })),
-    failed_graders: failedGraders(grading?.evaluators),
+    failed_graders: failedGraders(Array.isArray(result?.scores) ? result.scores : grading?.evaluators),
     grading_problem: grading === null ? `${row.grading_path} is missing or not valid JSON` : null,
     result_dir: row.result_dir,
     grading_path: row.grading_path,

@@ -6,6 +6,7 @@
  * Paths come from data, so each is checked twice: lexically (no absolute path, no `..`, no
  * `.git`) and after resolving symlinks (a link inside the run must not lead outside it).
  */
+import { componentLeaves } from '../model/grading.js';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
@@ -80,9 +81,11 @@ function crossCheck(ctx: RowCheckContext, row: IndexRow, field: PathField, doc: 
     }
   }
   if (field === 'grading_path') {
-    const s = doc.summary as { passed: number; total: number };
-    if (s.passed !== row.assertions_summary.passed || s.total !== row.assertions_summary.total) {
-      differ('summary (passed/total)', `${s.passed}/${s.total}`, `${row.assertions_summary.passed}/${row.assertions_summary.total}`);
+    // AgentV's verdict tree: one leaf component per assertion.
+    const leaves = componentLeaves(doc.component_results);
+    const passed = leaves.filter((l) => l.passed).length;
+    if (passed !== row.assertions_summary.passed || leaves.length !== row.assertions_summary.total) {
+      differ('component_results (passed/total)', `${passed}/${leaves.length}`, `${row.assertions_summary.passed}/${row.assertions_summary.total}`);
     }
   }
 }
