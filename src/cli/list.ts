@@ -2,7 +2,7 @@ import type { CAC } from 'cac';
 import { listRuns } from '../publish/list.js';
 import { ReadError } from '../publish/read-errors.js';
 import { runCommand, numberFlag } from './errors.js';
-import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
+import { stringFlag, stringFlags, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { dim, pct, printJson, table, yellow } from './format.js';
 
 const EXIT_FOR_KIND = { input: 2, check: 1, git: 3 } as const;
@@ -29,6 +29,7 @@ export function registerList(cli: CAC): void {
     .option('--experiment <name>', 'Only runs of this experiment')
     .option('--since <day>', 'Only runs of this day or later (YYYY-MM-DD)')
     .option('--limit <n>', 'At most n runs, newest first')
+    .option('--tag <tag>', 'Only runs with this tag (repeatable: runs with every one), e.g. --tag baseline')
     .option('--remote-only', 'List what the remote has (its tracking ref as of the last fetch) instead of this machine and the remote together')
     .option('--fetch', 'Fetch the results branch from the remote first')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
@@ -47,6 +48,8 @@ export function registerList(cli: CAC): void {
           since: flags.since === undefined ? undefined : String(flags.since),
           limit,
           remoteOnly: Boolean(flags.remoteOnly),
+          tag: stringFlags('tag', flags.tag),
+          withOverlays: true,
           fetch: Boolean(flags.fetch),
           remote: stringFlag('remote', flags.remote),
           ...configFlags(flags),
@@ -63,8 +66,10 @@ export function registerList(cli: CAC): void {
           return;
         }
         const showWhere = result.remote !== null && !flags.remoteOnly;
-        const headers = ['run_id', 'day', 'targets', 'passed', 'pass rate', ...(showWhere ? ['where'] : [])];
-        const rows = result.runs.map((r) => [r.run_id, r.day, r.targets.join(', '), `${r.passed}/${r.total}`, pct(r.pass_rate), ...(showWhere ? [r.where] : [])]);
+        const showTags = result.runs.some((r) => (r.tags?.length ?? 0) > 0 || (r.feedback_notes ?? 0) > 0);
+        const overlay = (r: (typeof result.runs)[number]) => [(r.tags ?? []).join(' '), r.feedback_notes ? `${r.feedback_notes} note${r.feedback_notes === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
+        const headers = ['run_id', 'day', 'targets', 'passed', 'pass rate', ...(showWhere ? ['where'] : []), ...(showTags ? ['tags, feedback'] : [])];
+        const rows = result.runs.map((r) => [r.run_id, r.day, r.targets.join(', '), `${r.passed}/${r.total}`, pct(r.pass_rate), ...(showWhere ? [r.where] : []), ...(showTags ? [overlay(r)] : [])]);
         process.stdout.write(table(headers, rows) + '\n');
         const shown = result.runs.length < result.matched ? ` (showing the newest ${result.runs.length})` : '';
         process.stdout.write(dim(`${result.matched} run${result.matched === 1 ? '' : 's'} on ${result.branch}${shown}\n`));

@@ -11,6 +11,7 @@
  * then one `cat-file --batch` for every catalog blob and foreign run file, each read once.
  */
 import { missingRunsWarning, runsMissingFromCatalog } from './catalog-check.js';
+import { readListOverlays } from './list-overlays.js';
 import type { Repo, TreeEntry } from '../git/index.js';
 import { lsTree, readBlobs } from '../git/index.js';
 import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, LEGACY_RUNS_DIR } from './layout.js';
@@ -37,6 +38,10 @@ export interface ListedRun {
   where: RunWhere;
   /** Who wrote it: our publish (catalogued), or another writer such as AgentV's auto_push. */
   writer?: 'agentv-results' | 'agentv';
+  /** The run's tags (tags.json), when listed with `withOverlays` or `tag`. */
+  tags?: string[];
+  /** How many reviewer notes feedback.json holds, when listed with `withOverlays` or `tag`. */
+  feedback_notes?: number;
 }
 
 export interface CatalogSource {
@@ -268,6 +273,10 @@ export interface ListOptions extends TargetOptions {
   /** Refresh the remote-tracking ref first. */
   fetch?: boolean;
   timeoutMs?: number;
+  /** Only runs carrying every one of these tags (reads each run's tags.json, in one batch). */
+  tag?: string[];
+  /** Read each listed run's tags and feedback count (one batch for all runs). */
+  withOverlays?: boolean;
 }
 
 export interface ListResult {
@@ -301,7 +310,17 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
   if (tips.local && !opts.remoteOnly) sources.push({ tip: tips.local, where: 'local' });
   if (tips.remote) sources.push({ tip: tips.remote, where: 'remote' });
   const read = sources.length > 0 ? await readCatalog(target.repo, sources, { since: opts.since }) : { runs: [], unreadable: 0 };
-  const filtered = opts.experiment === undefined ? read.runs : read.runs.filter((r) => r.experiment === opts.experiment);
+  let filtered = opts.experiment === undefined ? read.runs : read.runs.filter((r) => r.experiment === opts.experiment);
+  const wantTags = (opts.tag ?? []).filter((t) => t !== '');
+  if (opts.withOverlays || wantTags.length > 0) {
+    // A run listed by both tips is read at the local one: that is where a tag edit lands first.
+    const overlays = await readListOverlays(target.repo, filtered, (r) => {
+      const where = (r as ListedRun).where;
+      return where === 'remote' ? tips.remote : tips.local;
+    });
+    filtered = filtered.map((r) => ({ ...r, ...(overlays.get(r.run_id) ?? { tags: [], feedback_notes: 0 }) }));
+    if (wantTags.length > 0) filtered = filtered.filter((r) => wantTags.every((t) => r.tags!.includes(t)));
+  }
   const missing = tips.local && !opts.remoteOnly && opts.since === undefined ? await runsMissingFromCatalog(target.repo, tips.local, new Set(read.runs.map((r) => r.run_id))) : [];
   return {
     missingFromCatalog: missing,
