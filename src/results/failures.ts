@@ -12,7 +12,7 @@ import type { EvaluatorResult } from '../model/input-row.js';
 import { InputError } from '../derive/export.js';
 import { distinct, filterTargets, matchAny } from './keys.js';
 import { loadRun, readSidecarJson, type LoadedRun } from './run-reader.js';
-import { notesByTest, readRunOverlays } from './overlays.js';
+import { overlaysForCases } from './overlays.js';
 import type { FeedbackNote } from '../merge-drivers/index.js';
 
 export interface FailuresOptions {
@@ -134,8 +134,7 @@ export async function listFailures(opts: FailuresOptions): Promise<FailuresRepor
     failures.push(await describeFailure(run, row));
   }
   const dir = run.sourceDir ?? run.dir!;
-  const overlays = await readRunOverlays(dir);
-  const notes = notesByTest(overlays.notes);
+  const overlays = await overlaysForCases(dir);
   return {
     run_id: run.runId,
     experiment: run.experiment,
@@ -143,7 +142,7 @@ export async function listFailures(opts: FailuresOptions): Promise<FailuresRepor
     layout: run.layout,
     tags: overlays.tags,
     total: rows.length,
-    failures: failures.map((f) => ({ ...f, feedback: notes.get(f.test_id) ?? [] })),
+    failures: failures.map((f) => ({ ...f, feedback: overlays.notesOf(f.test_id) })),
     warnings: [...run.problems, ...overlays.warnings],
   };
 }

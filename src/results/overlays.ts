@@ -55,3 +55,10 @@ export function notesByTest(notes: FeedbackNote[]): Map<string, FeedbackNote[]> 
   }
   return map;
 }
+
+/** What a case view needs: the run's tags, each test's notes, and the warnings to pass on. */
+export async function overlaysForCases(dir: string): Promise<{ tags: string[]; notesOf: (testId: string) => FeedbackNote[]; warnings: string[] }> {
+  const overlays = await readRunOverlays(dir);
+  const byTest = notesByTest(overlays.notes);
+  return { tags: overlays.tags, notesOf: (testId) => byTest.get(testId) ?? [], warnings: overlays.warnings };
+}

@@ -9,7 +9,7 @@
 import type { IndexRow } from '../model/artifacts.js';
 import { filterTargets, mapLimit, matchAny } from './keys.js';
 import { loadRun, readSidecarJson, type LoadedRun } from './run-reader.js';
-import { notesByTest, readRunOverlays } from './overlays.js';
+import { overlaysForCases } from './overlays.js';
 import type { FeedbackNote } from '../merge-drivers/index.js';
 
 export interface ShowOptions {
@@ -127,15 +127,14 @@ export async function showCases(opts: ShowOptions): Promise<ShowReport> {
   const rows = filterTargets(run.rows, opts.targets).filter((r) => matches(r.test_id));
   const cases = await mapLimit(rows, 16, (row) => caseDetails(run, row));
   const dir = run.sourceDir ?? run.dir!;
-  const overlays = await readRunOverlays(dir);
-  const notes = notesByTest(overlays.notes);
+  const overlays = await overlaysForCases(dir);
   return {
     run_id: run.runId,
     experiment: run.experiment,
     dir,
     layout: run.layout,
     tags: overlays.tags,
-    cases: cases.map((c) => ({ ...c, feedback: notes.get(c.test_id) ?? [] })),
+    cases: cases.map((c) => ({ ...c, feedback: overlays.notesOf(c.test_id) })),
     warnings: [...run.problems, ...overlays.warnings],
   };
 }
