@@ -136,7 +136,8 @@ describe('delete: deleting runs', () => {
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.deleted.map((d: { dir: string }) => d.dir)).toEqual([a, b]);
-    expect(out.deleted[0]).toMatchObject({ run_id: expect.stringMatching(/\/2026-03-01T10-00-00-000Z$/), rows: 2 });
+    // AgentV's bare run id (the experiment lives in summary.json's metadata).
+    expect(out.deleted[0]).toMatchObject({ run_id: '2026-03-01T10-00-00-000Z', rows: 2 });
     expect(await exists(a)).toBe(false);
     expect(await exists(b)).toBe(false);
     // No staging leftovers.

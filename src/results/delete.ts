@@ -26,7 +26,7 @@ import { basename, dirname, join, parse, resolve, sep } from 'node:path';
 import { SUMMARY_SCHEMA_VERSION } from '../model/artifacts.js';
 import { safeRelativePath, sanitizeSegment } from '../model/paths.js';
 import { InputError } from '../derive/export.js';
-import { loadRun, type LoadedRun } from './run-reader.js';
+import { loadRun, needsDerivation, type LoadedRun } from './run-reader.js';
 
 export interface DeleteOptions {
   /** Run workspace directories (or their index.jsonl files). */
@@ -119,16 +119,24 @@ async function inspect(given: string, cwd: string, home: string): Promise<{ targ
   if (entries.includes('.git')) return { refusal: 'is a git repository root (.git inside)' };
 
   let run: LoadedRun | null = null;
-  try {
-    run = await loadRun(dir);
-  } catch {
-    run = null; // no index.jsonl: the summary may still prove it is a run
+  // Only our own index rows vouch for a run. A manifest of plain result rows (or AgentV's
+  // .internal/index.jsonl) is something loadRun reads through a derived copy, but deleting it
+  // would trust rows that do not say they are a run: treat it as no manifest here.
+  const foreign = await needsDerivation(dir);
+  if (!foreign) {
+    try {
+      run = await loadRun(dir);
+    } catch {
+      run = null; // no index.jsonl: the summary may still prove it is a run
+    }
   }
   const summary = run?.summary ?? (await readSummary(dir));
-  const manifestOk = run !== null && run.rows.length > 0 && !run.issues.some((p) => p.file === 'index.jsonl');
+  const manifestOk = run !== null && run.layout === 'bundle' && run.rows.length > 0 && !run.issues.some((p) => p.file === 'index.jsonl');
   const summaryOk = summary?.schema_version === SUMMARY_SCHEMA_VERSION;
   if (!manifestOk && !summaryOk) {
-    const why = run === null ? 'no index.jsonl' : run.rows.length === 0 && run.issues.length === 0 ? 'index.jsonl has no rows' : 'index.jsonl rows are not run index rows';
+    const why = foreign
+      ? entries.includes('index.jsonl') ? 'index.jsonl rows are not run index rows' : 'its manifest is AgentV\'s .internal/index.jsonl, not run index rows'
+      : run === null ? 'no index.jsonl' : run.rows.length === 0 && run.issues.length === 0 ? 'index.jsonl has no rows' : 'index.jsonl rows are not run index rows';
     return { refusal: `is not a run workspace (${why}, and no summary.json with schema_version ${SUMMARY_SCHEMA_VERSION})` };
   }
   const expected = await expectedTopLevel(dir, run, summary);

@@ -91,9 +91,14 @@ describeWithAgentV('our commands on a run agentv eval just wrote', () => {
 
     const cmp = await runCli(['compare', runDir, runDir, '--json'], { cwd: project });
     expect(cmp.code, cmp.stderr).toBe(0);
-    const report = JSON.parse(cmp.stdout);
-    expect(report.tests.length).toBe(exported.rows.length);
-    expect(report.tests.every((t: { outcome: string }) => t.outcome === 'tie')).toBe(true);
+    // AgentV's compare shape: matched[] by test id alone (one entry per test id, whatever the
+    // targets), and the same entries `agentv compare` gives for the same two sources.
+    const report = JSON.parse(cmp.stdout) as { matched: { test_id: string; outcome: string }[] };
+    expect(report.matched.map((m) => m.test_id).sort()).toEqual([...new Set(exported.rows.map((r) => r.test_id))].sort());
+    expect(report.matched.every((m) => m.outcome === 'tie')).toBe(true);
+    const theirs = (await agentv(['compare', runDir, runDir, '--json'])) as { matched: { test_id: string; outcome: string }[] };
+    const pairs = (list: { test_id: string; outcome: string }[]) => list.map((m) => `${m.test_id}:${m.outcome}`).sort();
+    expect(pairs(report.matched)).toEqual(pairs(theirs.matched));
   });
 
   it('publish input: a derived copy of our bundle with AgentV\'s files riding along; the run itself untouched', async () => {
