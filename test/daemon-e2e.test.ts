@@ -83,7 +83,7 @@ describe('daemon', () => {
     procs.push(w);
     await waitFor('WIP branch of run 1 on the remote', async () => (await git(remote, ['for-each-ref', 'refs/heads/agentv/wip'])) !== '', 30_000);
     expect(await w.exited).toBe(0);
-    await waitFor('run 1 on the remote', async () => (await remoteCatalogRunIds(remote)).includes('exp/2026-03-01T10-00-00-000Z'), 30_000);
+    await waitFor('run 1 on the remote', async () => (await remoteCatalogRunIds(remote)).includes('2026-03-01T10-00-00-000Z'), 30_000);
     await waitFor('run 1 WIP branch deleted', async () => (await git(remote, ['for-each-ref', 'refs/heads/agentv/wip'])) === '', 30_000);
     expect(logs(d).some((l) => l.msg === 'checkpoint')).toBe(true);
 
@@ -110,12 +110,12 @@ describe('daemon', () => {
     await gd.start();
     await waitFor('all runs on the remote', async () => (await remoteCatalogRunIds(remote)).length === 4, 30_000);
     const ids = await remoteCatalogRunIds(remote);
-    expect(new Set(ids)).toEqual(new Set(['exp/2026-03-01T10-00-00-000Z', 'exp/2026-03-02T10-00-00-000Z', 'exp/2026-03-03T10-00-00-000Z', 'exp/2026-03-04T10-00-00-000Z']));
+    expect(new Set(ids)).toEqual(new Set(['2026-03-01T10-00-00-000Z', '2026-03-02T10-00-00-000Z', '2026-03-03T10-00-00-000Z', '2026-03-04T10-00-00-000Z']));
     expect(await git(remote, ['rev-list', '--merges', '--count', 'refs/heads/agentv/results/v1'])).not.toBe('0');
     // No duplicate rows in any run.
     const repo = await openRepo(remote);
     for (const [id, n] of [['2026-03-01T10-00-00-000Z', 30], ['2026-03-02T10-00-00-000Z', 5], ['2026-03-03T10-00-00-000Z', 6]] as const) {
-      const spec = `refs/heads/agentv/results/v1:exp--${id}/index.jsonl`;
+      const spec = `refs/heads/agentv/results/v1:${id}/index.jsonl`;
       const rows = testIds((await readBlobs(repo, [spec])).get(spec)!.toString('utf8'));
       expect(rows).toHaveLength(n);
       expect(new Set(rows).size).toBe(n);
@@ -144,7 +144,7 @@ describe('daemon', () => {
     await gd.start();
     const once = await runCli(['daemon', '--once', '--push', '--dir', work], { env: ENV });
     expect(once.code).toBe(0);
-    expect(await remoteCatalogRunIds(remote)).toEqual(['exp/2026-03-05T10-00-00-000Z']);
+    expect(await remoteCatalogRunIds(remote)).toEqual(['2026-03-05T10-00-00-000Z']);
     const st = JSON.parse((await runCli(['status', '--json', '--dir', work])).stdout) as { extra: { outbox: { pending: boolean; queued: unknown[] } } };
     expect(st.extra.outbox).toMatchObject({ pending: false, queued: [] });
   });
@@ -192,7 +192,7 @@ describe('daemon', () => {
     await waitFor('deletion noticed', () => logs(d).some((l) => l.msg === 'run directory deleted while watched; its checkpoints stay on the WIP branch'), 20_000);
     // Still alive and working; the deleted run is recoverable from its WIP branch.
     finishedRun(work, 'exp/2026-03-09T10-00-00-000Z', 3);
-    await waitFor('next run published', () => logs(d).some((l) => l.msg === 'published' && l.run === 'exp/2026-03-09T10-00-00-000Z'), 20_000);
+    await waitFor('next run published', () => logs(d).some((l) => l.msg === 'published' && l.run === '2026-03-09T10-00-00-000Z'), 20_000);
     const list = JSON.parse((await runCli(['wip', 'list', '--json', '--no-fetch', '--dir', work])).stdout) as { branches: { runId: string; rows: number }[] };
     expect(list.branches).toContainEqual(expect.objectContaining({ runId: 'exp/2026-03-08T10-00-00-000Z', rows: 4 }));
     d.kill('SIGTERM');

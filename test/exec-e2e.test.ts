@@ -28,6 +28,7 @@ function exec(work: string, runDir: string, writerArgs: string[], extra: string[
   return p;
 }
 
+/** Test ids of a run on the results branch, by its directory at the branch root (AgentV's bare run id). */
 async function publishedIds(gitDir: string, runPathPrefix: string): Promise<string[]> {
   const repo = await openRepo(gitDir);
   const entries = await lsTree(repo, 'refs/heads/agentv/results/v1', { path: `${runPathPrefix}/index.jsonl`, recursive: false });
@@ -47,9 +48,9 @@ describe('exec', () => {
     const code = await p.exited;
     expect(p.stderr()).toMatch(/checkpoint run=exp\/2026-03-01T10-00-00-000Z checkpoint=2/);
     expect(code).toBe(0);
-    expect(p.stderr()).toMatch(/published run=exp\/2026-03-01T10-00-00-000Z/);
+    expect(p.stderr()).toMatch(/published run=2026-03-01T10-00-00-000Z/);
     expect(p.stderr()).toMatch(/WIP branch deleted/);
-    expect(await publishedIds(fx.remote, 'exp--2026-03-01T10-00-00-000Z')).toHaveLength(24);
+    expect(await publishedIds(fx.remote, '2026-03-01T10-00-00-000Z')).toHaveLength(24);
     expect(await git(fx.remote, ['for-each-ref', 'refs/heads/agentv/wip'])).toBe('');
     expect(await git(fx.work, ['for-each-ref', 'refs/heads/agentv/wip'])).toBe('');
     expect(await snapshotCheckout(fx.work)).toEqual(before);
@@ -100,9 +101,9 @@ describe('exec', () => {
     started.push(p);
     expect(await p.exited).toBe(0);
     expect(p.stderr()).toMatch(/checkpoint run=found\/2026-03-04T10-00-00-000Z/);
-    expect(p.stderr()).toMatch(/published run=found\/2026-03-04T10-00-00-000Z/);
+    expect(p.stderr()).toMatch(/published run=2026-03-04T10-00-00-000Z/);
     // Not pushed: the local WIP branch stays until the run reaches the remote.
-    expect(await publishedIds(join(fx.work, '.git'), 'found--2026-03-04T10-00-00-000Z')).toHaveLength(12);
+    expect(await publishedIds(join(fx.work, '.git'), '2026-03-04T10-00-00-000Z')).toHaveLength(12);
   });
 });
 
@@ -121,13 +122,13 @@ describe('the remote down for the whole run', () => {
     expect(status.extra.outbox.queued.map((q) => q.kind).sort()).toEqual(['finalize-wip', 'push-results']);
     // The finished run is committed on the local results branch; its WIP branch waits for the push.
     expect(status.extra.wip.branches[0]?.rows).toBeGreaterThan(0);
-    expect(await publishedIds(join(fx.work, '.git'), 'exp--2026-03-07T10-00-00-000Z')).toHaveLength(15);
+    expect(await publishedIds(join(fx.work, '.git'), '2026-03-07T10-00-00-000Z')).toHaveLength(15);
 
     const gd = await restartableGitDaemon(fx.root, port);
     try {
       const once = await runCli(['daemon', '--once', '--push', '--dir', fx.work], { env: ENV });
       expect(once.code).toBe(0);
-      expect(await publishedIds(fx.remote, 'exp--2026-03-07T10-00-00-000Z')).toHaveLength(15);
+      expect(await publishedIds(fx.remote, '2026-03-07T10-00-00-000Z')).toHaveLength(15);
       expect(await git(fx.work, ['for-each-ref', 'refs/heads/agentv/wip'])).toBe('');
       expect(await git(fx.remote, ['for-each-ref', 'refs/heads/agentv/wip'])).toBe('');
     } finally {
@@ -167,8 +168,8 @@ describe('the crash story', () => {
     const resume = startCli(['exec', '--out', recovered.out, '--interval', '0.2', '--push', '--', process.execPath, WRITER, recovered.out, '--rows', '60', '--delay-ms', '5', '--sidecars', '--resume'], { cwd: bDir, env: envB });
     started.push(resume);
     expect(await resume.exited).toBe(0);
-    expect(resume.stderr()).toMatch(/published run=nightly\/2026-03-05T10-00-00-000Z/);
-    const published = await publishedIds(fx.remote, 'nightly--2026-03-05T10-00-00-000Z');
+    expect(resume.stderr()).toMatch(/published run=2026-03-05T10-00-00-000Z/);
+    const published = await publishedIds(fx.remote, '2026-03-05T10-00-00-000Z');
     expect(published).toHaveLength(60);
     expect(new Set(published).size).toBe(60);
     // The WIP branch went away everywhere once the publish was confirmed on the remote.

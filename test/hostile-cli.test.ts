@@ -26,11 +26,12 @@ describe('the daemon pushes by default', () => {
   it('daemon --once publishes a finished run and pushes it without --push', async () => {
     const user = await makeUserRepo();
     const run = await makeRunWorkspace({ rows: 2 });
-    const [exp, ts] = run.runId.split('/');
-    await cp(run.dir, join(user.work, '.agentv/results', exp!, ts!), { recursive: true });
+    // Where AgentV keeps runs: .agentv/results/<run_id> (a bare id such as 2026-03-01T10-00-00-000Z).
+    await cp(run.dir, join(user.work, '.agentv/results', run.runId), { recursive: true });
     const r = await cli(['daemon', '--once', '--dir', user.work], user.work);
     expect(r.code, r.stderr).toBe(0);
     expect(await git(user.remote, ['rev-parse', '--verify', '-q', RESULTS_REF], { okCodes: [0, 1] })).toMatch(/^[0-9a-f]{40}$/);
+    expect(await git(user.remote, ['ls-tree', '--name-only', RESULTS_REF, `${run.runId}/summary.json`])).toBe(`${run.runId}/summary.json`);
   });
 });
 

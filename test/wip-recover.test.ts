@@ -9,6 +9,7 @@ import { openRepo, resolveRef, type Repo } from '../src/git/index.js';
 import { publish } from '../src/publish/publish.js';
 import { pushBranches } from '../src/publish/push-branches.js';
 import { resolveTarget } from '../src/publish/target.js';
+import { holdsWipRun } from '../src/publish/wip-clean.js';
 import { Checkpointer, cleanWip, finalizeWip, listWip, pushWipBranches, recoverWip, RECOVERY_MARKER, unionRows } from '../src/publish/wip.js';
 import { runCli } from './helpers/cli.js';
 import { git, makeTempDir, makeUserRepoWithRemote, isolateGitForSuite } from './helpers/git-fixtures.js';
@@ -157,6 +158,22 @@ describe('wip list / clean and deletion after the final publish', () => {
     expect(f.status).toBe('kept');
     expect(f.note).toMatch(/moved on origin/);
     expect(await git(remote, ['rev-parse', c.ref])).toBe(c.commit);
+  });
+
+  it('a run of another experiment published under the same bare run id does not count as this WIP run published', async () => {
+    const { a } = await twoMachines();
+    // Experiment "other" publishes a run whose folder (hence bare run id) equals exp's WIP run's.
+    const otherDir = join(a.work, '.agentv/results/other/2026-03-01T10-00-00-000Z');
+    appendRows(otherDir, 0, 2);
+    writeFileSync(join(otherDir, 'summary.json'), '{}\n');
+    const pub = await publish({ cwd: a.work, run: otherDir, push: false });
+    expect(pub.location.path).toBe('2026-03-01T10-00-00-000Z');
+    const target = await resolveTarget({ cwd: a.work });
+    const tip = await resolveRef(a.repo, target.resultsRef);
+    expect(await holdsWipRun(a.repo, tip, 'other/2026-03-01T10-00-00-000Z')).toBe(true);
+    expect(await holdsWipRun(a.repo, tip, RUN_ID)).toBe(false);
+    const dry = await runCli(['wip', 'clean', '--older-than', '0s', '--dry-run', '--dir', a.work]);
+    expect(dry.stdout).toMatch(/kept agentv\/wip\/hosta\/exp--2026-03-01T10-00-00-000Z .*: not published/);
   });
 
   it('clean removes stale published branches, keeps unpublished ones unless forced, and says what it deletes', async () => {

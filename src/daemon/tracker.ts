@@ -4,8 +4,9 @@
  * called for every watcher event and for every run on every rescan.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { readBlobs, resolveRef, type Repo } from '../git/index.js';
+import { sanitizeSegment } from '../model/paths.js';
 import { LayoutError, runLocation } from '../publish/layout.js';
 import { RECOVERY_MARKER, runIdOfDir, WipSession, wipBranch, type WipEvent } from '../publish/wip.js';
 import type { Logger } from './log.js';
@@ -152,7 +153,7 @@ export class RunTracker {
     const session = t?.session ?? null;
     if (session) await session.stop({ flush: false }).catch(() => undefined);
     const runId = await runIdOf(dir);
-    const wipRef = session?.checkpointer.ref ?? (await this.existingWipRef(dir, runId));
+    const wipRef = session?.checkpointer.ref ?? (await this.existingWipRef(dir, await wipRunIdOf(dir)));
     const id = `publish:${dir}`;
     const queued = await outbox.get(id);
     if (queued) {
@@ -252,13 +253,26 @@ export class RunTracker {
   }
 }
 
-/** The id publish will use: summary.json's run_id when it has one, else `<parent>/<dir>`. */
-async function runIdOf(dir: string): Promise<string> {
+async function summaryRunId(dir: string): Promise<string | null> {
   try {
     const s = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as { run_id?: unknown };
-    if (typeof s.run_id === 'string' && s.run_id.includes('/')) return s.run_id;
+    if (typeof s.run_id === 'string' && s.run_id.length > 0) return s.run_id;
   } catch {
-    // fall through
+    // no summary (yet) or not JSON
   }
-  return runIdOfDir(dir);
+  return null;
+}
+
+/**
+ * The id publish will use (export's rule for a workspace): summary.json's run_id when it has one,
+ * else the folder name — AgentV's bare run id, the run's directory at the results branch root.
+ */
+async function runIdOf(dir: string): Promise<string> {
+  return (await summaryRunId(dir)) ?? sanitizeSegment(basename(dir));
+}
+
+/** The id the run's WIP branch is named after: a recorded `<experiment>/<timestamp>`, else `<parent>/<dir>`. */
+async function wipRunIdOf(dir: string): Promise<string> {
+  const recorded = await summaryRunId(dir);
+  return recorded !== null && recorded.includes('/') ? recorded : runIdOfDir(dir);
 }

@@ -8,7 +8,7 @@
  *  - cleanWip (`wip clean`): stale branches (last checkpoint older than a threshold) whose run is
  *    published on the remote; unpublished ones only with forceUnpublished, reported one by one.
  */
-import { deleteRef, fetchRefs, isAncestor, lsRemote, lsTree, RefConflictError, RemoteError, resolveRef, type Repo } from '../git/index.js';
+import { deleteRef, fetchRefs, isAncestor, lsRemote, lsTree, readBlobs, RefConflictError, RemoteError, resolveRef, type Repo } from '../git/index.js';
 import { LayoutError, runLocation } from './layout.js';
 import { deleteRemoteWip, DEFAULT_WIP_NETWORK_TIMEOUT_MS, wipTrackingRef } from './wip-remote.js';
 import { listWip, type WipEntry } from './wip-list.js';
@@ -30,6 +30,35 @@ export function runPathOf(runId: string): string | null {
 async function holdsRun(repo: Repo, commit: string | null, runPath: string): Promise<boolean> {
   if (commit === null) return false;
   return (await lsTree(repo, commit, { path: runPath })).length > 0;
+}
+
+/**
+ * Is the run a WIP branch records (its wip.json `run_id`) on the results branch at `commit`? A
+ * workspace checkpoints as `<experiment>/<timestamp>` (its folder pair) but publishes under
+ * AgentV's bare run id, the folder name (`<timestamp>/` at the branch root, the experiment in
+ * summary.json). Both places are looked at; the bare one counts only when its summary names the
+ * same experiment, so a same-named run of another experiment never passes for this one.
+ */
+export async function holdsWipRun(repo: Repo, commit: string | null, runId: string): Promise<boolean> {
+  if (commit === null) return false;
+  const own = runPathOf(runId);
+  if (own !== null && (await holdsRun(repo, commit, own))) return true;
+  const parts = runId.split('/');
+  if (parts.length !== 2) return false;
+  const [experiment, name] = parts as [string, string];
+  const bare = runPathOf(name);
+  if (bare === null || bare === own) return false;
+  const spec = `${commit}:${bare}/summary.json`;
+  const blob = (await readBlobs(repo, [spec])).get(spec);
+  if (!blob) return false;
+  try {
+    const s = JSON.parse(blob.toString('utf8')) as { experiment?: unknown; metadata?: { experiment?: unknown } };
+    // `.agentv/results/<run_id>/` (parent "results"): the folder name alone is the run.
+    if (experiment === 'results') return true;
+    return s.experiment === experiment || s.metadata?.experiment === experiment;
+  } catch {
+    return false;
+  }
 }
 
 export interface RemoteResultsView {
@@ -209,8 +238,7 @@ async function decide(e: WipEntry, opts: CleanOptions, resultsTip: string | null
   const base = { branch: e.branch, runId: e.runId, rows: e.rows, ageSeconds: e.ageSeconds, local: e.local, remote: e.remote };
   const olderThanS = opts.olderThanMs / 1000;
   if (e.ageSeconds !== null && e.ageSeconds < olderThanS) return { ...base, published: null, action: 'kept', reason: 'recent' };
-  const runPath = e.runId ? runPathOf(e.runId) : null;
-  const onRemote = runPath !== null && (await holdsRun(opts.repo, resultsTip, runPath));
+  const onRemote = e.runId !== null && (await holdsWipRun(opts.repo, resultsTip, e.runId));
   const published: boolean | null = onRemote ? true : confirmable ? false : null;
   if (!onRemote && !opts.forceUnpublished) {
     return { ...base, published, action: 'kept', reason: published === null ? 'cannot confirm it is published (remote unreachable)' : 'not published' };
