@@ -146,16 +146,19 @@ describe('publish onto the root layout', () => {
   it('writes the run at the root, the catalog in .indexes/, AgentV\'s title and trailer; republishing is a no-op', async () => {
     const { work } = await makeUserRepo();
     const run = await makeRunWorkspace({ experiment: 'nightly', rows: 3 });
+    // export writes AgentV's bare run id; the experiment lives in summary.json's metadata.
+    expect(run.runId).toBe('2026-03-14T10-00-00-000Z');
+    const dir = run.runId;
     const r = await cli(['publish', run.dir, '--json'], work);
     expect(r.code, r.stderr).toBe(0);
     const files = (await git(work, ['ls-tree', '-r', '--name-only', RESULTS_REF])).split('\n');
     expect(files).toContain('.gitattributes');
     expect(files).toContain('.indexes/agentv-results.2026-03-14.jsonl');
-    expect(files).toContain('nightly--2026-03-14T10-00-00-000Z/index.jsonl');
-    expect(files.every((f) => f === '.gitattributes' || f.startsWith('.indexes/') || f.startsWith('nightly--2026-03-14T10-00-00-000Z/'))).toBe(true);
+    expect(files).toContain(`${dir}/index.jsonl`);
+    expect(files.every((f) => f === '.gitattributes' || f.startsWith('.indexes/') || f.startsWith(`${dir}/`))).toBe(true);
     expect(await git(work, ['log', '-1', '--format=%s', RESULTS_REF])).toMatch(/^feat\(results\): nightly - \d+\/\d+ PASS \(\d\.\d{3}\)$/);
-    expect((await git(work, ['log', '-1', '--format=%(trailers:key=AgentV-Run,valueonly)', RESULTS_REF])).trim()).toBe('nightly--2026-03-14T10-00-00-000Z');
-    expect(await git(work, ['log', '-1', '--format=%s', 'refs/heads/agentv/artifacts/v1'])).toBe('chore(results): publish artifact sidecars for nightly--2026-03-14T10-00-00-000Z');
+    expect((await git(work, ['log', '-1', '--format=%(trailers:key=AgentV-Run,valueonly)', RESULTS_REF])).trim()).toBe(dir);
+    expect(await git(work, ['log', '-1', '--format=%s', 'refs/heads/agentv/artifacts/v1'])).toBe(`chore(results): publish artifact sidecars for ${dir}`);
     expect(await git(work, ['rev-list', '--max-parents=0', 'refs/heads/agentv/artifacts/v1'])).toBe(GENESIS_COMMIT);
     const again = await cli(['publish', run.dir, '--json'], work);
     expect(JSON.parse(again.stdout).status).toBe('already-published');

@@ -11,14 +11,18 @@ import { makeClone, makeRemote, publishRun, refOf, RESULTS_REF, showFile } from 
 
 isolateGitForSuite();
 
-const RUN = 'shared/2026-03-14T10-00-00-000Z';
-const RUN_PATH = 'shared--2026-03-14T10-00-00-000Z';
+/** Set by twoClones(): the run id export wrote (AgentV's bare form) and its directory on the branch. */
+let RUN = '';
+let RUN_PATH = '';
 
 async function twoClones(): Promise<{ remote: string; a: string; b: string; testId: string }> {
   const remote = await makeRemote();
   const a = await makeClone(remote, 'a');
   const b = await makeClone(remote, 'b');
-  await publishRun(a, { experiment: 'shared', rows: 3 });
+  const res = await publishRun(a, { experiment: 'shared', rows: 3 });
+  RUN = res.runId;
+  RUN_PATH = res.location.path;
+  expect(RUN_PATH).toBe('2026-03-14T10-00-00-000Z');
   const index = (await showFile(remote, RESULTS_REF, `${RUN_PATH}/index.jsonl`))!;
   return { remote, a, b, testId: (JSON.parse(index.split('\n')[0]!) as { test_id: string }).test_id };
 }

@@ -130,7 +130,8 @@ describe('a blob-less managed clone (results.repo is a URL, no checkout)', () =>
     expect(await git(cloneDir, ['config', 'remote.origin.promisor'])).toBe('true');
     // --missing=print lists absent objects without fetching them: the payloads are not here yet.
     const missing = async () => new Set((await git(cloneDir, ['rev-list', '--objects', '--missing=print', ARTIFACTS_REF])).split('\n').filter((l) => l.startsWith('?')).map((l) => l.slice(1)));
-    const payloadBlobs = (await git(cloneDir, ['ls-tree', '-r', '--object-only', ARTIFACTS_REF, '--', 'runs/'])).split('\n');
+    // Payloads sit under the run's directory at the artifacts branch root (its bare AgentV run id).
+    const payloadBlobs = (await git(cloneDir, ['ls-tree', '-r', '--object-only', ARTIFACTS_REF, '--', `${run.runId}/`])).split('\n').filter(Boolean);
     expect(payloadBlobs.length).toBeGreaterThan(0);
     const before = await missing();
     for (const b of payloadBlobs) expect(before.has(b)).toBe(true);

@@ -7,7 +7,7 @@
 import { symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openRepo, lsTree, runGit } from '../src/git/index.js';
+import { runGit } from '../src/git/index.js';
 import { git, makeTempDir, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { ARTIFACTS_REF, RESULTS_REF, cli, commitCount, expectFsckClean, expectPointersResolve, expectUntouched, makeRunWorkspace, makeUserRepo, tip } from './publish-helpers.js';
 
@@ -141,15 +141,16 @@ describe('bad situations', () => {
     await writeFile(join(secretDir, 'secret.txt'), 'TOP-SECRET-BYTES\n');
     const attempt = (await lsTreeOfWorkspace(run.dir)).find((p) => p.endsWith('/result.json'))!.replace(/result\.json$/, '');
     await symlink(join(secretDir, 'secret.txt'), join(run.dir, attempt, 'transcript-raw.jsonl'));
-    const r = await cli(['publish', run.dir], user.work);
-    expect(r.code, r.stderr).toBe(0);
-    const repo = await openRepo(user.work);
-    for (const ref of [RESULTS_REF, ARTIFACTS_REF]) {
-      const paths = (await lsTree(repo, ref, { recursive: true })).map((e) => e.path);
-      expect(paths.some((p) => p.endsWith(`${attempt}transcript-raw.jsonl`))).toBe(false);
-    }
-    const grep = await runGit(['grep', '-q', 'TOP-SECRET', RESULTS_REF, ARTIFACTS_REF], { cwd: user.work, okCodes: [0, 1] });
-    expect(grep.code).toBe(1);
+    // publish refuses a run holding a link (util/run-files: rather than drop the entry silently),
+    // naming the file, before writing anything.
+    const r = await expectUntouched(user.work, () => cli(['publish', run.dir], user.work));
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`refusing to publish: ${attempt}transcript-raw.jsonl is a symbolic link`);
+    expect(await tip(user.work, RESULTS_REF)).toBeNull();
+    expect(await tip(user.work, ARTIFACTS_REF)).toBeNull();
+    // Not even a loose blob of the secret was written.
+    const all = await runGit(['cat-file', '--batch-all-objects', '--batch'], { cwd: user.work });
+    expect(all.stdout.toString('latin1')).not.toContain('TOP-SECRET');
   });
 });
 

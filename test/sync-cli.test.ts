@@ -16,13 +16,18 @@ async function expectExit(run: Promise<{ code: number; stderr: string }>, code: 
   expect(r.code, r.stderr).toBe(code);
 }
 
-const RUN = 'shared/2026-03-14T10-00-00-000Z';
-const RUN_PATH = 'shared--2026-03-14T10-00-00-000Z';
+/** Set by published(): the run id export wrote (AgentV's bare form) and its directory on the branch. */
+let RUN = '';
+let RUN_PATH = '';
 
 async function published(): Promise<{ remote: string; a: string; testId: string }> {
   const remote = await makeRemote();
   const a = await makeClone(remote);
-  await publishRun(a, { experiment: 'shared', rows: 4 });
+  const res = await publishRun(a, { experiment: 'shared', rows: 4 });
+  RUN = res.runId;
+  RUN_PATH = res.location.path;
+  expect(RUN).toBe('2026-03-14T10-00-00-000Z');
+  expect(RUN_PATH).toBe(RUN);
   const index = (await showFile(remote, RESULTS_REF, `${RUN_PATH}/index.jsonl`))!;
   return { remote, a, testId: (JSON.parse(index.split('\n')[0]!) as { test_id: string }).test_id };
 }
@@ -112,7 +117,7 @@ describe('publish and sync exit codes', () => {
     const r = await runCli(['publish', other, '--push'], { cwd: b });
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/conflict: set aside on origin\/agentv\/results-sync\//);
-    expect(r.stdout).toMatch(/twice--2026-03-14T10-00-00-000Z\/\S+: /);
+    expect(r.stdout).toMatch(/(?:^|\s)2026-03-14T10-00-00-000Z\/\S+: /m);
     expect(r.stdout).toMatch(/review: git fetch origin agentv\/results-sync\/.* && git diff origin\/agentv\/results\/v1\.\.\.origin\/agentv\/results-sync\//);
 
     const lonely = await makeTempDir('agentv-lonely');

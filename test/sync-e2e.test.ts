@@ -47,7 +47,11 @@ async function servedRemote(): Promise<{ url: string; path: string }> {
 }
 
 const RUN_X = { experiment: 'shared', rows: 4 };
-const runPath = (experiment: string, minute = 0) => `${experiment}--2026-03-14T10-${String(minute).padStart(2, '0')}-00-000Z`;
+/**
+ * A run's directory on the branches: export writes AgentV's bare run id (the timestamp; the
+ * experiment is in summary.json), so two experiments' runs are distinct only by their minute.
+ */
+const runPath = (minute = 0) => `2026-03-14T10-${String(minute).padStart(2, '0')}-00-000Z`;
 
 /** Bring a clone's local branches up to the remote (what `tag`/`feedback` do before editing). */
 async function catchUp(clone: string): Promise<void> {
@@ -62,7 +66,7 @@ async function appendRows(clone: string, path: string, ids: string[]): Promise<v
   const tip = (await resolveRef(repo, RESULTS_REF))!;
   const spec = `${tip}:${path}/index.jsonl`;
   const current = (await readBlobs(repo, [spec])).get(spec)!.toString('utf8');
-  const rows = ids.map((id) => JSON.stringify({ projection_identity: { id }, test_id: id, run_id: 'shared/2026-03-14T10-00-00-000Z', score: 1 }) + '\n').join('');
+  const rows = ids.map((id) => JSON.stringify({ projection_identity: { id }, test_id: id, run_id: path, score: 1 }) + '\n').join('');
   const { commit } = await writeCommit(repo, { parent: tip, files: [{ path: `${path}/index.jsonl`, data: current + rows }], message: 'shard rows', author: { name: 'S', email: 's@x.invalid', date: new Date() } });
   await updateRefs(repo, [{ ref: RESULTS_REF, new: commit, old: tip }]);
 }
@@ -83,7 +87,7 @@ describe('over git daemon (denyNonFastForwards)', () => {
 
     const ra = await publishRun(a, { experiment: 'alpha' });
     expect(ra.push).toMatchObject({ landed: true, classification: 'ok', attempts: 1 });
-    const rb = await publishRun(b, { experiment: 'beta' });
+    const rb = await publishRun(b, { experiment: 'beta', minute: 1 });
     expect(rb.push).toMatchObject({ landed: true, classification: 'ok', attempts: 2 });
     expect(rb.push!.merges).toBe(2); // results and artifacts
 
@@ -91,7 +95,8 @@ describe('over git daemon (denyNonFastForwards)', () => {
     expect(await parents(remote, tip)).toEqual([ra.commits.results, rb.commits.results]);
     const artifactsTip = (await refOf(remote, ARTIFACTS_REF))!;
     expect(await parents(remote, artifactsTip)).toEqual([ra.commits.artifacts, rb.commits.artifacts]);
-    expect((await catalogRows(remote, tip)).map((r) => r.run_id).sort()).toEqual(['alpha/2026-03-14T10-00-00-000Z', 'beta/2026-03-14T10-00-00-000Z']);
+    expect([ra.runId, rb.runId]).toEqual([runPath(0), runPath(1)]);
+    expect((await catalogRows(remote, tip)).map((r) => r.run_id).sort()).toEqual([ra.runId, rb.runId]);
     expect(await danglingPointers(remote, tip, artifactsTip)).toEqual([]);
     expect(await showFile(remote, tip, '.gitattributes')).toContain('merge=agentv-jsonl');
 
@@ -106,12 +111,12 @@ describe('over git daemon (denyNonFastForwards)', () => {
     const b = await makeClone(url);
     await publishRun(a, RUN_X);
     await catchUp(b);
-    await appendRows(a, runPath('shared'), ['shard-a-1', 'shard-a-2', 'both']);
-    await appendRows(b, runPath('shared'), ['both', 'shard-b-1']);
+    await appendRows(a, runPath(), ['shard-a-1', 'shard-a-2', 'both']);
+    await appendRows(b, runPath(), ['both', 'shard-b-1']);
     expect((await sync({ cwd: a })).push.landed).toBe(true);
     const out = await sync({ cwd: b });
     expect(out.push).toMatchObject({ landed: true, classification: 'ok' });
-    const ids = identities((await showFile(remote, RESULTS_REF, `${runPath('shared')}/index.jsonl`))!);
+    const ids = identities((await showFile(remote, RESULTS_REF, `${runPath()}/index.jsonl`))!);
     expect(ids.slice(-4)).toEqual(['shard-a-1', 'shard-a-2', 'both', 'shard-b-1']);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toHaveLength(4 + 4);
@@ -123,9 +128,9 @@ describe('over git daemon (denyNonFastForwards)', () => {
     const b = await makeClone(url);
     const run = await publishRun(a, RUN_X);
     await catchUp(b);
-    const tests = identities((await showFile(remote, RESULTS_REF, `${runPath('shared')}/index.jsonl`))!).length;
+    const tests = identities((await showFile(remote, RESULTS_REF, `${runPath()}/index.jsonl`))!).length;
     expect(tests).toBe(4);
-    const index = (await showFile(remote, RESULTS_REF, `${runPath('shared')}/index.jsonl`))!;
+    const index = (await showFile(remote, RESULTS_REF, `${runPath()}/index.jsonl`))!;
     const [t0, t1] = [...new Set(index.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { test_id: string }).test_id))];
 
     await editTags({ cwd: a, runId: run.runId, add: ['baseline'], push: false });
@@ -135,13 +140,13 @@ describe('over git daemon (denyNonFastForwards)', () => {
     const [sa, sb] = await Promise.all([sync({ cwd: a }), sync({ cwd: b })]);
     expect([sa.push.landed, sb.push.landed]).toEqual([true, true]);
 
-    const tags = JSON.parse((await showFile(remote, RESULTS_REF, `${runPath('shared')}/tags.json`))!);
+    const tags = JSON.parse((await showFile(remote, RESULTS_REF, `${runPath()}/tags.json`))!);
     expect([...tags.tags].sort()).toEqual(['baseline', 'release-2.1']);
     const { tag_revision: rev, ...rest } = tags;
     expect(rev).toBe(computeTagRevision(rest));
-    const feedback = JSON.parse((await showFile(remote, RESULTS_REF, `${runPath('shared')}/feedback.json`))!);
-    expect(feedback.entries[t0!]).toMatchObject({ feedback: 'grader too lenient', reviewer: 'ana' });
-    expect(feedback.entries[t1!]).toMatchObject({ feedback: 'flaky tool call', reviewer: 'bo' });
+    const feedback = JSON.parse((await showFile(remote, RESULTS_REF, `${runPath()}/feedback.json`))!);
+    expect(feedback.entries[t0!].ana).toMatchObject({ feedback: 'grader too lenient', reviewer: 'ana' });
+    expect(feedback.entries[t1!].bo).toMatchObject({ feedback: 'flaky tool call', reviewer: 'bo' });
     expect(await git(remote, ['for-each-ref', 'refs/heads/agentv/results-sync'])).toBe('');
   });
 
@@ -154,12 +159,13 @@ describe('over git daemon (denyNonFastForwards)', () => {
     await git(b, ['config', `url.${url}.insteadOf`, 'https://github.com/acme/evals.git']);
     const run = await publishRun(a, RUN_X);
     await catchUp(b);
-    const index = (await showFile(remote, RESULTS_REF, `${runPath('shared')}/index.jsonl`))!;
+    const index = (await showFile(remote, RESULTS_REF, `${runPath()}/index.jsonl`))!;
     const testId = (JSON.parse(index.split('\n')[0]!) as { test_id: string }).test_id;
     const [otherTest] = index.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { test_id: string }).test_id).filter((t) => t !== testId);
 
     expect((await setFeedback({ cwd: a, runId: run.runId, testId, text: 'version A', reviewer: 'ana' })).push?.landed).toBe(true);
-    await setFeedback({ cwd: b, runId: run.runId, testId, text: 'version B', reviewer: 'bo', push: false });
+    // Feedback is keyed by (test, reviewer): only one reviewer's own edits can diverge.
+    await setFeedback({ cwd: b, runId: run.runId, testId, text: 'version B', reviewer: 'ana', push: false });
     await setFeedback({ cwd: b, runId: run.runId, testId: otherTest!, text: 'unrelated note', reviewer: 'bo', push: false });
     const bLocal = await refOf(b, RESULTS_REF);
     const mainBefore = await refOf(remote, RESULTS_REF);
@@ -174,9 +180,9 @@ describe('over git daemon (denyNonFastForwards)', () => {
     // Both versions survive: A's on the results branch (unchanged), B's on the sync branch.
     expect(await refOf(remote, RESULTS_REF)).toBe(mainBefore);
     expect(await refOf(remote, `refs/heads/${branch}`)).toBe(bLocal);
-    const fb = (rev: string) => showFile(remote, rev, `${runPath('shared')}/feedback.json`).then((t) => JSON.parse(t!).entries);
-    expect((await fb(RESULTS_REF))[testId].feedback).toBe('version A');
-    expect((await fb(`refs/heads/${branch}`))[testId].feedback).toBe('version B');
+    const fb = (rev: string) => showFile(remote, rev, `${runPath()}/feedback.json`).then((t) => JSON.parse(t!).entries);
+    expect((await fb(RESULTS_REF))[testId].ana.feedback).toBe('version A');
+    expect((await fb(`refs/heads/${branch}`))[testId].ana.feedback).toBe('version B');
     // Locally: results back on the remote tip, the diverted commits kept on the sync branch.
     expect(await refOf(b, RESULTS_REF)).toBe(mainBefore);
     expect(await refOf(b, `refs/heads/${branch}`)).toBe(bLocal);
@@ -187,17 +193,17 @@ describe('over git daemon (denyNonFastForwards)', () => {
     expect((await syncStatusSection(target))?.open[0]).toMatchObject({ branch, on_remote: true, resolve_command: `agentv-results sync --resolve ${branch}` });
 
     // A later publish from B lands normally: contention/conflicts do not stick.
-    expect((await publishRun(b, { experiment: 'later' })).push).toMatchObject({ landed: true });
+    expect((await publishRun(b, { experiment: 'later', minute: 1 })).push).toMatchObject({ landed: true });
 
     // A human decides on the results branch, then --resolve re-merges the sync branch.
-    await setFeedback({ cwd: a, runId: run.runId, testId, text: 'agreed: version B', reviewer: 'lead' });
+    await setFeedback({ cwd: a, runId: run.runId, testId, text: 'agreed: version B', reviewer: 'ana' });
     const resolved = await runCli(['sync', '--resolve', branch!, '--json'], { cwd: b });
     expect(resolved.code, resolved.stderr).toBe(0);
     expect(JSON.parse(resolved.stdout)).toMatchObject({ status: 'merged', deletedRemote: true });
     expect(await refOf(remote, `refs/heads/${branch}`)).toBeNull();
     const final = await fb(RESULTS_REF);
-    expect(final[testId].feedback).toBe('agreed: version B');
-    expect(final[otherTest!].feedback).toBe('unrelated note');
+    expect(final[testId].ana.feedback).toBe('agreed: version B');
+    expect(final[otherTest!].bo.feedback).toBe('unrelated note');
     const tip = (await refOf(remote, RESULTS_REF))!;
     expect((await runGit(['merge-base', '--is-ancestor', bLocal!, tip], { cwd: remote, okCodes: [0, 1] })).code).toBe(0);
     expect(await syncStatusSection(target)).toBeUndefined();
@@ -223,7 +229,7 @@ describe('over git daemon (denyNonFastForwards)', () => {
     expect((await sync({ cwd: a })).push.landed).toBe(true);
     const clones = [a, ...(await Promise.all([1, 2, 3].map(() => makeClone(url))))];
     await Promise.all(clones.map(async (c, i) => {
-      for (let k = 0; k < 2; k++) await publishRun(c, { experiment: `p${i}`, minute: k });
+      for (let k = 0; k < 2; k++) await publishRun(c, { experiment: `p${i}`, minute: 10 + 2 * i + k });
     }));
     for (const c of clones) expect((await sync({ cwd: c })).push.landed).toBe(true);
 
@@ -248,7 +254,7 @@ describe('over a plain file-path remote', () => {
     const before = await snapshotCheckout(work);
     const first = await publishRun(work, { experiment: 'mine' });
     expect(first.push?.landed).toBe(true);
-    await publishRun(other, { experiment: 'theirs' });
+    await publishRun(other, { experiment: 'theirs', minute: 1 });
     // Contention alone never makes a sync branch: with one attempt allowed the run just stays pending.
     await publishRun(work, { experiment: 'mine', minute: 5 }, { push: false });
     const pending = await refOf(work, RESULTS_REF);
@@ -281,10 +287,10 @@ describe('over a plain file-path remote', () => {
     const remote = await makeRemote();
     const tracking = (b: string) => `refs/remotes/origin/${b.slice('refs/heads/'.length)}`;
     // With the usual refs/heads/*:refs/remotes/origin/* git moves them itself; without one, we do.
-    for (const refspec of ['default', 'none'] as const) {
+    for (const [i, refspec] of (['default', 'none'] as const).entries()) {
       const a = await makeClone(remote, `ci-${refspec}`);
       if (refspec === 'none') await git(a, ['config', '--unset-all', 'remote.origin.fetch']);
-      await publishRun(a, { experiment: `track-${refspec}` }, { push: false });
+      await publishRun(a, { experiment: `track-${refspec}`, minute: i }, { push: false });
       const outcome = await pushBranches(await resolveTarget({ cwd: a }));
       expect(outcome.landed).toBe(true);
       for (const ref of [RESULTS_REF, ARTIFACTS_REF]) {
@@ -302,17 +308,17 @@ describe('over a plain file-path remote', () => {
     const b = await makeClone(remote);
     const run = await publishRun(a, RUN_X);
     await catchUp(b);
-    const index = (await showFile(remote, RESULTS_REF, `${runPath('shared')}/index.jsonl`))!;
+    const index = (await showFile(remote, RESULTS_REF, `${runPath()}/index.jsonl`))!;
     const [t0, t1] = [...new Set(index.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { test_id: string }).test_id))];
     await editTags({ cwd: a, runId: run.runId, add: ['baseline'], push: false });
     await setFeedback({ cwd: a, runId: run.runId, testId: t0!, text: 'from a', reviewer: 'ana', push: false });
-    await appendRows(a, runPath('shared'), ['late-a']);
-    await publishRun(a, { experiment: 'only-a' }, { push: false });
+    await appendRows(a, runPath(), ['late-a']);
+    await publishRun(a, { experiment: 'only-a', minute: 1 }, { push: false });
     expect((await sync({ cwd: a })).push.landed).toBe(true);
     await editTags({ cwd: b, runId: run.runId, add: ['release-2.1'], push: false });
     await setFeedback({ cwd: b, runId: run.runId, testId: t1!, text: 'from b', reviewer: 'bo', push: false });
-    await appendRows(b, runPath('shared'), ['late-b']);
-    await publishRun(b, { experiment: 'only-b' }, { push: false });
+    await appendRows(b, runPath(), ['late-b']);
+    await publishRun(b, { experiment: 'only-b', minute: 2 }, { push: false });
     const out = await sync({ cwd: b });
     expect(out.push).toMatchObject({ landed: true, merges: 2 });
     const tool = (await refOf(b, RESULTS_REF))!;

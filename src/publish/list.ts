@@ -54,6 +54,8 @@ export interface CatalogRead {
   runs: ListedRun[];
   /** Catalog lines (or foreign run summaries) that could not be read. */
   unreadable: number;
+  /** Tips whose root has the older layout's `runs/` directory (only those need the catalog check). */
+  legacyRunsOn?: Set<string>;
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -102,6 +104,7 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
     }
     perTip.push({ tip, blobs, dirs: root.filter(isRunDir) });
   }
+  const legacyRunsOn = new Set(listings.filter(({ root }) => root.some((e) => e.path === LEGACY_RUNS_DIR && e.type === 'tree')).map((l) => l.tip));
   const contents = await readBlobs(repo, [...wanted.keys()]);
 
   let unreadable = 0;
@@ -137,7 +140,7 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
     }
   }
   const sorted = [...runs.values()].sort((a, b) => (a.timestamp === b.timestamp ? (a.run_id < b.run_id ? 1 : -1) : a.timestamp < b.timestamp ? 1 : -1));
-  return { runs: sorted, unreadable };
+  return { runs: sorted, unreadable, legacyRunsOn };
 }
 
 /**
@@ -321,7 +324,10 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
     filtered = filtered.map((r) => ({ ...r, ...(overlays.get(r.run_id) ?? { tags: [], feedback_notes: 0 }) }));
     if (wantTags.length > 0) filtered = filtered.filter((r) => wantTags.every((t) => r.tags!.includes(t)));
   }
-  const missing = tips.local && !opts.remoteOnly && opts.since === undefined ? await runsMissingFromCatalog(target.repo, tips.local, new Set(read.runs.map((r) => r.run_id))) : [];
+  // Only a branch with the older layout's runs/ can hold runs its catalog misses (catalog-check.ts):
+  // a root-layout branch is never walked.
+  const hasLegacyRuns = tips.local !== null && 'legacyRunsOn' in read && read.legacyRunsOn?.has(tips.local) === true;
+  const missing = tips.local && hasLegacyRuns && !opts.remoteOnly && opts.since === undefined ? await runsMissingFromCatalog(target.repo, tips.local, new Set(read.runs.map((r) => r.run_id))) : [];
   return {
     missingFromCatalog: missing,
     warnings: missing.length > 0 ? [missingRunsWarning(results.name, missing)] : [],
