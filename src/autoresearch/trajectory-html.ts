@@ -21,8 +21,8 @@ import { REPORT_CSS } from '../report/styles.js';
 import type { Iteration } from './iterations.js';
 import { trajectoryData, type TrajectoryData } from './trajectory-data.js';
 
-export const TRAJECTORY_CSS = `${REPORT_CSS}
-svg .line{fill:none;stroke:var(--accent);stroke-width:2}
+/** The trajectory charts' own rules (the Dashboard's autoresearch tab uses them too). */
+export const TRAJECTORY_CHART_CSS = `svg .line{fill:none;stroke:var(--accent);stroke-width:2}
 svg .best{fill:none;stroke:var(--pass);stroke-width:1.5;stroke-dasharray:5 4}
 svg .cost{fill:none;stroke:var(--err);stroke-width:2}
 svg .keep{fill:var(--pass)}svg .drop{fill:var(--fail)}
@@ -31,6 +31,8 @@ td.keep{color:var(--pass);font-weight:600}td.drop{color:var(--fail);font-weight:
 td.mutation{word-break:break-word;max-width:520px}
 .legend span{margin-right:14px}.legend .k{color:var(--pass)}.legend .d{color:var(--fail)}
 `;
+
+export const TRAJECTORY_CSS = `${REPORT_CSS}\n${TRAJECTORY_CHART_CSS}`;
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 

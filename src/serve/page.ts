@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../report/escape.js';
 import { REPORT_CSS } from '../report/styles.js';
+import { TRAJECTORY_CHART_CSS } from '../autoresearch/trajectory-html.js';
 import { AUTORESEARCH_JS } from './page-autoresearch.js';
 import { DASHBOARD_JS as RUNS_JS } from './page-client.js';
 
@@ -40,15 +41,7 @@ svg .trend-line{fill:none;stroke:var(--accent);stroke-width:2}
 svg .pt{fill:var(--accent)}svg .pt.regression{fill:var(--fail);stroke:var(--bg);stroke-width:1.5}
 .series h3{margin:18px 0 6px;font-size:14px}
 ul.plain{margin:4px 0;padding-left:18px}
-svg .line{fill:none;stroke:var(--accent);stroke-width:2}
-svg .best{fill:none;stroke:var(--pass);stroke-width:1.5;stroke-dasharray:5 4}
-svg .cost{fill:none;stroke:var(--err);stroke-width:2}
-svg .keep{fill:var(--pass)}svg .drop{fill:var(--fail)}
-svg .grid{stroke:var(--line);stroke-width:1}
-td.keep{color:var(--pass);font-weight:600}td.drop{color:var(--fail);font-weight:600}
-td.mutation{word-break:break-word;max-width:520px}
-.legend span{margin-right:14px}.legend .k{color:var(--pass)}.legend .d{color:var(--fail)}
-`;
+${TRAJECTORY_CHART_CSS}`;
 
 for (const [name, text] of [['script', DASHBOARD_JS], ['stylesheet', DASHBOARD_CSS]] as const) {
   if (/<\/(script|style)|<!--/i.test(text)) throw new Error(`dashboard ${name} contains a sequence that would end its element`);
