@@ -14,10 +14,10 @@ const dist = (p) => join(ROOT, 'dist', p);
 export const git = await import(dist('git/index.js'));
 export const { exportRun } = await import(dist('derive/export.js'));
 export const { publish } = await import(dist('publish/publish.js'));
-export const { listRuns } = await import(dist('publish/list.js'));
+export const { listRuns } = await import(dist('history/list.js'));
 export const { rootCommit } = await import(dist('publish/commit-run.js'));
 export const { isHeavy } = await import(dist('publish/split.js'));
-export const { RESULTS_GITATTRIBUTES } = await import(dist('publish/layout.js'));
+export const { RESULTS_GITATTRIBUTES } = await import(dist('branch/layout.js'));
 
 export const RESULTS_REF = 'refs/heads/agentv/results/v1';
 export const ARTIFACTS_REF = 'refs/heads/agentv/artifacts/v1';

@@ -45,8 +45,8 @@ const MERGE_SAMPLES = Number(process.env.BENCH_RUNS ?? 7);
 
 async function worker([clone, log, mode, ...runs]) {
   const { publish } = await import(dist('publish/publish.js'));
-  const { pushBranches } = await import(dist('publish/push-branches.js'));
-  const { resolveTarget } = await import(dist('publish/target.js'));
+  const { pushBranches } = await import(dist('sync/push-branches.js'));
+  const { resolveTarget } = await import(dist('branch/target.js'));
   const target = await resolveTarget({ cwd: clone });
   // Default backoff unless the experimenter overrides it (BENCH_SYNC_BACKOFF=<baseMs>,<capMs>).
   const [baseMs, capMs] = (process.env.BENCH_SYNC_BACKOFF ?? '').split(',').map(Number);
@@ -279,9 +279,9 @@ const ROUND_SAMPLES = Number(process.env.BENCH_SYNC_ROUNDS ?? 7);
  */
 async function roundAnatomy(work, daemon, runs) {
   const { publish } = await import(dist('publish/publish.js'));
-  const { resolveTarget } = await import(dist('publish/target.js'));
-  const { fetchBothBranches, integrateRemote } = await import(dist('publish/integrate.js'));
-  const { pushOnce } = await import(dist('publish/push-branches.js'));
+  const { resolveTarget } = await import(dist('branch/target.js'));
+  const { fetchBothBranches, integrateRemote } = await import(dist('sync/integrate.js'));
+  const { pushOnce } = await import(dist('sync/push-branches.js'));
   const remotePath = join(work, 'served', 'anatomy.git');
   await bareRemote(remotePath);
   const clone = async (name, url) => {
@@ -331,7 +331,7 @@ async function roundAnatomy(work, daemon, runs) {
 
 async function mergeBench(work) {
   const { openRepo, runGit, writeCommit } = await import(dist('git/index.js'));
-  const { mergeCommits } = await import(dist('publish/merge-commits.js'));
+  const { mergeCommits } = await import(dist('sync/merge-commits.js'));
   const dir = join(work, 'merge.git');
   await runGit(['init', '-q', '--bare', dir]);
   const repo = await openRepo(dir);

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { driverKindForPath, ownedMergeKind, rowIdentityForPath, catalogRowIdentity, indexRowIdentity, runMergeDriver } from '../src/merge-drivers/index.js';
+import { driverKindForPath, ownedMergeKind, rowIdentityForPath, catalogRowIdentity, indexRowIdentity, runMergeDriver } from '../src/merge/index.js';
 
 const row = (id: string, extra: Record<string, unknown> = {}): string => JSON.stringify({ projection_identity: { id }, test_id: id, ...extra });
 const file = (...lines: string[]): string => lines.map((line) => `${line}\n`).join('');

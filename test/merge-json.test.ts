@@ -6,7 +6,7 @@ import {
   mergeJson,
   validateTags,
   type JsonMergeResult,
-} from '../src/merge-drivers/index.js';
+} from '../src/merge/index.js';
 
 const j = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 

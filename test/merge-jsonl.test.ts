@@ -5,7 +5,7 @@ import {
   indexRowIdentity,
   mergeJsonl,
   type JsonlMergeResult,
-} from '../src/merge-drivers/index.js';
+} from '../src/merge/index.js';
 
 /** An index.jsonl row with a projection identity. */
 const row = (id: string, extra: Record<string, unknown> = {}): string =>

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, computeTagRevision, mergeJson, mergeJsonl, type JsonMergeResult, type JsonlMergeResult } from '../src/merge-drivers/index.js';
-import { renderJson } from '../src/merge-drivers/json-render.js';
+import { canonicalJson, computeTagRevision, mergeJson, mergeJsonl, type JsonMergeResult, type JsonlMergeResult } from '../src/merge/index.js';
+import { renderJson } from '../src/merge/json-render.js';
 
 const RUNS = { numRuns: 200 };
 

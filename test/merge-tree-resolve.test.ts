@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeTagRevision, resolveConflictedPath, type TreeResolution } from '../src/merge-drivers/index.js';
+import { computeTagRevision, resolveConflictedPath, type TreeResolution } from '../src/merge/index.js';
 
 const buf = (text: string): Buffer => Buffer.from(text, 'utf8');
 const row = (id: string, extra: Record<string, unknown> = {}): string => JSON.stringify({ projection_identity: { id }, test_id: id, ...extra });

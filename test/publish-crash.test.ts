@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { rng } from '../bench/synthetic.mjs';
-import { ORPHAN_GRACE_MS, acquirePublishLock } from '../src/publish/lock.js';
+import { ORPHAN_GRACE_MS, acquirePublishLock } from '../src/branch/lock.js';
 import { CLI_PATH } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 import { git, gitEnvForTests, type UserRepoFixture, isolateGitForSuite } from './helpers/git-fixtures.js';

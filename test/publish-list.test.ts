@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRepo, resolveRef, updateRef, writeCommit, readBlobs } from '../src/git/index.js';
-import { listRuns } from '../src/publish/list.js';
+import { listRuns } from '../src/history/list.js';
 import { publish } from '../src/publish/publish.js';
 import { cleanupTempDirs, git, makeTempDir, subcommand, traceGitProcesses, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { RESULTS_REF, cli, expectUntouched, makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';

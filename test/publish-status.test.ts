@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openRepo, resolveRef, updateRef } from '../src/git/index.js';
 import { publish } from '../src/publish/publish.js';
-import { branchState, redactUrl, registerStatusSection, status, type StatusReport } from '../src/publish/status.js';
+import { branchState, redactUrl, registerStatusSection, status, type StatusReport } from '../src/history/status.js';
 import { renderStatus, renderValue } from '../src/cli/status.js';
 import { git, makeTempDir, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { ARTIFACTS_REF, RESULTS_REF, cli, expectUntouched, makeRunWorkspace, makeUserRepo } from './publish-helpers.js';

@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runGit } from '../src/git/index.js';
-import { computeTagRevision } from '../src/merge-drivers/index.js';
+import { computeTagRevision } from '../src/merge/index.js';
 import { runCli } from './helpers/cli.js';
 import { git, makeTempDir, testGlobalConfigPath, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { makeClone, makeRemote, makeRun, publishRun, refOf, RESULTS_REF, showFile } from './sync-helpers.js';

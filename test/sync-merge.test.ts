@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRepo, readBlobs, writeCommit, type FileChange, type Repo } from '../src/git/index.js';
-import { mergeOwnedText } from '../src/merge-drivers/index.js';
-import { mergeCommits, type MergeCommitsResult } from '../src/publish/merge-commits.js';
+import { mergeOwnedText } from '../src/merge/index.js';
+import { mergeCommits, type MergeCommitsResult } from '../src/sync/merge-commits.js';
 import { cleanupTempDirs, git, initRepo, useIsolatedGitEnv } from './helpers/git-fixtures.js';
 
 const RUN = 'runs/exp/2026-03-14/2026-03-14T10-00-00-000Z';

@@ -1,14 +1,14 @@
 /** Pure parts of sync: compare links, sync-branch names, backoff, the prefer-main resolver, tag argv, driver commands. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { computeTagRevision, mergeOwnedText } from '../src/merge-drivers/index.js';
-import { appendOnlyMerge } from '../src/publish/append-merge.js';
-import { compareUrl, parseHostedRemote, reviewHint } from '../src/publish/compare-link.js';
-import { driverCommand, shellQuote } from '../src/publish/drivers.js';
-import { plantJson, preferMainResolver } from '../src/publish/prefer-main.js';
+import { computeTagRevision, mergeOwnedText } from '../src/merge/index.js';
+import { appendOnlyMerge } from '../src/sync/append-merge.js';
+import { compareUrl, parseHostedRemote, reviewHint } from '../src/sync/compare-link.js';
+import { driverCommand, shellQuote } from '../src/merge/install.js';
+import { plantJson, preferMainResolver } from '../src/sync/prefer-main.js';
 import { classifyPush } from '../src/git/index.js';
-import { backoffDelay } from '../src/publish/push-branches.js';
-import { hostSlug, normalizeSyncBranch, rand6, syncSuffix } from '../src/publish/sync-records.js';
+import { backoffDelay } from '../src/sync/push-branches.js';
+import { hostSlug, normalizeSyncBranch, rand6, syncSuffix } from '../src/sync/records.js';
 import { parseTagArgv } from '../src/cli/tag.js';
 
 const BASE = 'agentv/results/v1';

@@ -8,9 +8,9 @@ import { appendFileSync, mkdirSync, rmSync, writeFileSync, readFileSync } from '
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lsTree, openRepo, readBlobs, resolveRef, type Repo } from '../src/git/index.js';
-import { Checkpointer, WipSession, parseWipMeta, runIdSlug, wipBranch, wipHost, type WipEvent } from '../src/publish/wip.js';
-import { refComponent } from '../src/publish/wip-layout.js';
-import { countRows, readIndexDelta } from '../src/publish/wip-scan.js';
+import { Checkpointer, WipSession, parseWipMeta, runIdSlug, wipBranch, wipHost, type WipEvent } from '../src/wip/index.js';
+import { refComponent } from '../src/wip/layout.js';
+import { countRows, readIndexDelta } from '../src/wip/scan.js';
 import { git, makeTempDir, makeUserRepoWithRemote, snapshotCheckout, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { appendRows, row, sleep, testIds, waitFor } from './helpers/wip-fixtures.js';
 

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Outbox } from '../src/daemon/outbox.js';
 import { openRepo, resolveRef, runGit } from '../src/git/index.js';
-import { Checkpointer, recoverWip } from '../src/publish/wip.js';
+import { Checkpointer, recoverWip } from '../src/wip/index.js';
 import { runCli } from './helpers/cli.js';
 import { cleanupTempDirs, git, makeTempDir, makeUserRepoWithRemote, useIsolatedGitEnv } from './helpers/git-fixtures.js';
 import { appendRows } from './helpers/wip-fixtures.js';

@@ -16,7 +16,7 @@ import { afterEach, expect, it } from 'vitest';
 import { rng } from '../bench/synthetic.mjs';
 import { lsTree, openRepo, readBlobs, resolveRef, type Repo } from '../src/git/index.js';
 import { publish } from '../src/publish/publish.js';
-import { parseWipMeta, recoverWip, wipBranch } from '../src/publish/wip.js';
+import { parseWipMeta, recoverWip, wipBranch } from '../src/wip/index.js';
 import { git, initRepo, makeTempDir, makeUserRepoWithRemote, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { killPid, sleep, startCli, startProcess, testIds, waitFor, WRITER, type Proc } from './helpers/wip-fixtures.js';
 

@@ -1,5 +1,5 @@
 import type { CAC } from 'cac';
-import { driversState, installDrivers, uninstallDrivers } from '../publish/drivers.js';
+import { driversState, installDrivers, uninstallDrivers } from '../merge/install.js';
 import { stringFlag } from './flags.js';
 import { runCommand, UsageError } from './errors.js';
 import { dim, green, printJson } from './format.js';

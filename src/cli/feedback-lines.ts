@@ -1,4 +1,4 @@
-import type { FeedbackNote } from '../merge-drivers/index.js';
+import type { FeedbackNote } from '../merge/index.js';
 import { dim } from './format.js';
 
 /** Reviewers' notes under a case: `feedback <reviewer> (<date>): <text>`, continuation lines indented. */

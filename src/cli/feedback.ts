@@ -1,6 +1,6 @@
 import type { CAC } from 'cac';
-import { FeedbackRevisionMismatch, OverlayInputError, readFeedback, setFeedback } from '../publish/overlays.js';
-import type { FeedbackNote } from '../merge-drivers/index.js';
+import { FeedbackRevisionMismatch, OverlayInputError, readFeedback, setFeedback } from '../overlays/write.js';
+import type { FeedbackNote } from '../merge/index.js';
 import { CheckFailed, runCommand, UsageError } from './errors.js';
 import { dim, printJson } from './format.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';

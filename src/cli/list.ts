@@ -1,6 +1,6 @@
 import type { CAC } from 'cac';
-import { listRuns } from '../publish/list.js';
-import { ReadError } from '../publish/read-errors.js';
+import { listRuns } from '../history/list.js';
+import { ReadError } from '../branch/read-errors.js';
 import { runCommand, numberFlag } from './errors.js';
 import { stringFlag, stringFlags, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { dim, pct, printJson, table, yellow } from './format.js';

@@ -1,5 +1,5 @@
 import type { CAC } from 'cac';
-import { runMergeDriver } from '../merge-drivers/index.js';
+import { runMergeDriver } from '../merge/index.js';
 import { runCommand, UsageError } from './errors.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { CAC } from 'cac';
-import { pull } from '../publish/pull.js';
+import { pull } from '../history/pull.js';
 import { runReadCommand } from './list.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { dim, green, printJson } from './format.js';

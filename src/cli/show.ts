@@ -6,7 +6,7 @@ import { runCommand } from './errors.js';
 import { displayPath, stringFlags, verdictText } from './flags.js';
 import { bold, int, money, printJson, seconds } from './format.js';
 import { feedbackLines } from './feedback-lines.js';
-import type { FeedbackNote } from '../merge-drivers/index.js';
+import type { FeedbackNote } from '../merge/index.js';
 
 function printCase(c: CaseDetails & { feedback: FeedbackNote[] }, at: (rel: string) => string, showPaths: boolean): void {
   const variant = c.variant === null ? '' : `, variant ${c.variant}`;

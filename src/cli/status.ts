@@ -1,6 +1,6 @@
-import { registerInterruptedStatus } from '../publish/interrupted-status.js';
+import { registerInterruptedStatus } from '../history/interrupted-status.js';
 import type { CAC } from 'cac';
-import { status, type StatusReport } from '../publish/status.js';
+import { status, type StatusReport } from '../history/status.js';
 import { runReadCommand } from './list.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { bold, dim, green, printJson, red, yellow } from './format.js';

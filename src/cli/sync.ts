@@ -1,9 +1,9 @@
 import type { CAC } from 'cac';
-import { describeSyncBranch } from '../publish/fallback.js';
-import type { PushOutcome } from '../publish/push-branches.js';
-import { sync } from '../publish/sync.js';
-import { resolveSyncBranch } from '../publish/sync-resolve.js';
-import { registerSyncStatus } from '../publish/sync-status.js';
+import { describeSyncBranch } from '../sync/fallback.js';
+import type { PushOutcome } from '../sync/push-branches.js';
+import { sync } from '../sync/sync.js';
+import { resolveSyncBranch } from '../sync/resolve.js';
+import { registerSyncStatus } from '../history/sync-status.js';
 import { EXIT, runCommand } from './errors.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { green, printJson, yellow } from './format.js';

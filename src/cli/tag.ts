@@ -1,5 +1,5 @@
 import type { CAC } from 'cac';
-import { editTags, OverlayInputError, readTags, TagRevisionMismatch } from '../publish/overlays.js';
+import { editTags, OverlayInputError, readTags, TagRevisionMismatch } from '../overlays/write.js';
 import { CheckFailed, runCommand, UsageError } from './errors.js';
 import { dim, printJson } from './format.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';

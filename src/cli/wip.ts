@@ -4,8 +4,8 @@
  */
 import type { CAC } from 'cac';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
-import { resolveTarget } from '../publish/target.js';
-import { cleanWip, listWip, recoverWip, WipError, WipSession, type CheckpointResult, type WipEvent } from '../publish/wip.js';
+import { resolveTarget } from '../branch/target.js';
+import { cleanWip, listWip, recoverWip, WipError, WipSession, type CheckpointResult, type WipEvent } from '../wip/index.js';
 import { registerDaemonStatusSections } from '../daemon/status-sections.js';
 import { inspectRun } from '../daemon/runs.js';
 import { onSignals, signalStatus } from '../daemon/signals.js';

@@ -11,8 +11,9 @@
  */
 import { resolve } from 'node:path';
 import { isAncestor, resolveRef } from '../git/index.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../publish/target.js';
-import { wipHost, DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS } from '../publish/wip.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
+import { trackingRef } from '../branch/refs.js';
+import { wipHost, DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS } from '../wip/index.js';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { acquireDaemonLock } from './instance-lock.js';
 import { silentLogger, type Logger } from './log.js';
@@ -227,7 +228,7 @@ async function queueUnpushed(target: PublishTarget, outbox: Outbox): Promise<voi
   const remote = target.remote as string;
   const local = await resolveRef(target.repo, target.resultsRef);
   if (local === null) return;
-  const tracking = await resolveRef(target.repo, `refs/remotes/${remote}/${target.resultsRef.slice('refs/heads/'.length)}`);
+  const tracking = await resolveRef(target.repo, trackingRef(remote, target.resultsRef));
   if (tracking !== null && (local === tracking || (await isAncestor(target.repo, local, tracking)))) return;
   if (await outbox.get('push-results')) return;
   await outbox.put({ kind: 'push-results' });

@@ -15,9 +15,9 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { PublishResult } from '../publish/publish.js';
-import type { PushOutcome } from '../publish/push-branches.js';
-import { resolveTarget, type TargetOptions } from '../publish/target.js';
-import { DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS, WipSession, type WipEvent } from '../publish/wip.js';
+import type { PushOutcome } from '../sync/push-branches.js';
+import { resolveTarget, type TargetOptions } from '../branch/target.js';
+import { DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS, WipSession, type WipEvent } from '../wip/index.js';
 import { FORWARDED_SIGNALS, startCommand } from './child.js';
 import { DEFAULT_ROOT } from './daemon.js';
 import { finishRun } from './finish-run.js';

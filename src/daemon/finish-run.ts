@@ -5,9 +5,9 @@
  */
 import { resolveRef } from '../git/index.js';
 import { publish, type PublishResult } from '../publish/publish.js';
-import { pushBranches, type PushOutcome } from '../publish/push-branches.js';
-import type { PublishTarget, TargetOptions } from '../publish/target.js';
-import { finalizeWip, type FinalizeOutcome } from '../publish/wip.js';
+import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
+import type { PublishTarget, TargetOptions } from '../branch/target.js';
+import { finalizeWip, type FinalizeOutcome } from '../wip/index.js';
 import type { Logger } from './log.js';
 import type { Outbox } from './outbox.js';
 

@@ -1,7 +1,7 @@
 /**
  * The daemon layer as a library: `runDaemon` (watch, checkpoint, publish, push, durable outbox),
  * `execRun` (run an eval command under checkpointing, publish when it exits), the outbox and the
- * status sections. Sits above src/publish (DESIGN.md 2); never runs git itself.
+ * status sections. Sits above src/publish, src/sync and src/wip (ARCHITECTURE.md); never runs git itself.
  */
 export { DEFAULT_ROOT, runDaemon } from './daemon.js';
 export type { DaemonOptions, DaemonReport } from './daemon.js';

@@ -10,9 +10,9 @@
  */
 import { resolveRef } from '../git/index.js';
 import { publish } from '../publish/publish.js';
-import { pushBranches } from '../publish/push-branches.js';
-import type { PublishTarget, TargetOptions } from '../publish/target.js';
-import { finalizeWip, pushWipBranches } from '../publish/wip.js';
+import { pushBranches } from '../sync/push-branches.js';
+import type { PublishTarget, TargetOptions } from '../branch/target.js';
+import { finalizeWip, pushWipBranches } from '../wip/index.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import type { Logger } from './log.js';
 import type { Outbox, OutboxItem, OutboxJob } from './outbox.js';

@@ -1,9 +1,9 @@
 /**
- * `status` sections for the outbox and the WIP branches (registered through publish/status.ts).
+ * `status` sections for the outbox and the WIP branches (registered through history/status.ts).
  * Both read only local state: the journal file and local refs (remote WIP copies as last fetched).
  */
-import { registerStatusSection, type StatusContext } from '../publish/status.js';
-import { listWip } from '../publish/wip.js';
+import { registerStatusSection, type StatusContext } from '../history/status.js';
+import { listWip } from '../wip/index.js';
 import { daemonRunning } from './instance-lock.js';
 import { Outbox, type OutboxItem } from './outbox.js';
 

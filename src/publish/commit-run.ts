@@ -7,10 +7,9 @@
  * run). Publishing identical content again changes nothing and moves no ref.
  */
 import { blobId } from '../git/hash.js';
-import { lsTree, readObjects, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
-import { readRefs } from '../git/extra.js';
+import { type FileChange, type Ident, lsTree, readObjects, readRefs, type Repo, updateRefs, writeCommit } from '../git/index.js';
 import type { CatalogRow, IndexRow } from '../model/artifacts.js';
-import { gitattributesUpdate, type RunLocation } from './layout.js';
+import { gitattributesUpdate, type RunLocation } from '../branch/layout.js';
 import type { SplitFile } from './split.js';
 
 /** Overlays are edited on the branch by teammates; a publish never overwrites them. */

@@ -10,7 +10,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exportRun, InputError } from '../derive/export.js';
-import { LayoutError, runLocation } from './layout.js';
+import { LayoutError, runLocation } from '../branch/layout.js';
 import { IndexRowSchema } from '../model/artifacts.js';
 import { deriveScratchCopy, loadRun, workspaceDirOf, type LoadedRun } from '../results/run-reader.js';
 import { runManifestOf } from '../derive/source.js';

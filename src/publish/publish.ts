@@ -9,14 +9,14 @@
  * the next publish or `sync` pushes it. With require_push a push that did not land is exit 3.
  */
 import { configGetMany, gcAuto, type GcConfig, type Ident } from '../git/index.js';
-import { acquirePublishLock } from './lock.js';
+import { acquirePublishLock } from '../branch/lock.js';
 import { repairInterrupted } from '../git/ref-recovery.js';
-import { runLocation, type RunLocation } from './layout.js';
+import { runLocation, type RunLocation } from '../branch/layout.js';
 import { prepareRun } from './prepare.js';
 import { splitRun } from './split.js';
 import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
-import { PublishError, resolveTarget, type PublishTarget, type TargetOptions } from './target.js';
-import { pushBranches, type PushOutcome } from './push-branches.js';
+import { PublishError, resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
+import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
 
 export interface PublishOptions extends TargetOptions {
   /** A run workspace, its index.jsonl, or a results JSONL file (exported first). */

@@ -13,7 +13,7 @@ import { InputError } from '../derive/export.js';
 import { distinct, filterTargets, matchAny } from './keys.js';
 import { loadRun, readSidecarJson, type LoadedRun } from './run-reader.js';
 import { overlaysForCases } from './overlays.js';
-import type { FeedbackNote } from '../merge-drivers/index.js';
+import type { FeedbackNote } from '../merge/index.js';
 
 export interface FailuresOptions {
   run: string;

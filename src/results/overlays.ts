@@ -6,7 +6,7 @@
  */
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { feedbackNotes, normalizeFeedbackEntries, type FeedbackNote } from '../merge-drivers/index.js';
+import { feedbackNotes, normalizeFeedbackEntries, type FeedbackNote } from '../merge/index.js';
 
 export interface RunOverlays {
   tags: string[];

@@ -10,7 +10,7 @@ import type { IndexRow } from '../model/artifacts.js';
 import { filterTargets, mapLimit, matchAny } from './keys.js';
 import { loadRun, readSidecarJson, type LoadedRun } from './run-reader.js';
 import { overlaysForCases } from './overlays.js';
-import type { FeedbackNote } from '../merge-drivers/index.js';
+import type { FeedbackNote } from '../merge/index.js';
 
 export interface ShowOptions {
   run: string;

@@ -6,8 +6,8 @@
  * in, `/api/projects/:projectId/...` for a `projects[]` entry of `.agentv/config.yaml`.
  */
 import { readFile } from 'node:fs/promises';
-import { editTags, readFeedback, readTags, setFeedback } from '../publish/overlays.js';
-import type { TargetOptions } from '../publish/target.js';
+import { editTags, readFeedback, readTags, setFeedback } from '../overlays/write.js';
+import type { TargetOptions } from '../branch/target.js';
 import { CONTENT_SECURITY_POLICY } from '../report/template.js';
 import { compareRuns } from '../results/compare.js';
 import { loadRun } from '../results/run-reader.js';

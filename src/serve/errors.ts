@@ -1,8 +1,8 @@
 /** The library's typed errors as HTTP statuses (the CLI maps the same classes to exit codes). */
 import { InputError } from '../derive/export.js';
-import { ConfigError } from '../publish/config.js';
-import { FeedbackRevisionMismatch, OverlayInputError, TagRevisionMismatch } from '../publish/overlays.js';
-import { ReadError } from '../publish/read-errors.js';
+import { ConfigError } from '../branch/config.js';
+import { FeedbackRevisionMismatch, OverlayInputError, TagRevisionMismatch } from '../overlays/write.js';
+import { ReadError } from '../branch/read-errors.js';
 import { RunReadError } from '../results/run-reader.js';
 import { HttpError } from './http.js';
 

@@ -12,11 +12,11 @@
  * "needs_human_merge" with a pending_merge.
  */
 import { registerDaemonStatusSections } from '../daemon/status-sections.js';
-import { listRuns } from '../publish/list.js';
-import { status, type BranchStatus, type StatusReport } from '../publish/status.js';
-import { registerSyncStatus, type SyncStatusSection } from '../publish/sync-status.js';
-import { sync } from '../publish/sync.js';
-import type { TargetOptions } from '../publish/target.js';
+import { listRuns } from '../history/list.js';
+import { status, type BranchStatus, type StatusReport } from '../history/status.js';
+import { registerSyncStatus, type SyncStatusSection } from '../history/sync-status.js';
+import { sync } from '../sync/sync.js';
+import type { TargetOptions } from '../branch/target.js';
 import type { OutboxStatus } from '../daemon/status-sections.js';
 import { asHttpError } from './errors.js';
 
@@ -159,7 +159,7 @@ export async function remoteStatus(opts: TargetOptions, state: RemoteState): Pro
 }
 
 async function configOf(opts: TargetOptions) {
-  const { loadResultsConfig } = await import('../publish/config.js');
+  const { loadResultsConfig } = await import('../branch/config.js');
   try {
     return await loadResultsConfig({ cwd: opts.cwd, env: opts.env, configFile: opts.configFile, project: opts.project });
   } catch {

@@ -9,8 +9,8 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pull } from '../publish/pull.js';
-import type { TargetOptions } from '../publish/target.js';
+import { pull } from '../history/pull.js';
+import type { TargetOptions } from '../branch/target.js';
 import { generateReport } from '../report/generate.js';
 
 export class RunCache {

@@ -7,8 +7,8 @@
  * tags, read once per branch tip and kept until the tip moves.
  */
 import { readBlobs, type Repo } from '../git/index.js';
-import { listRuns, type ListedRun, type ListResult } from '../publish/list.js';
-import { resolveTarget, type TargetOptions } from '../publish/target.js';
+import { listRuns, type ListedRun, type ListResult } from '../history/list.js';
+import { resolveTarget, type TargetOptions } from '../branch/target.js';
 import { HttpError } from './http.js';
 
 export interface RunsQuery {

@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TargetOptions } from '../publish/target.js';
+import type { TargetOptions } from '../branch/target.js';
 import { newApiContext, registerApi } from './api.js';
 import { registerAutoresearchApi } from './autoresearch-api.js';
 import { HttpError, readJsonBody, Router, send, sendError } from './http.js';

@@ -11,7 +11,7 @@
  * (H3 is building a trend classifier in src/results/trend.ts; when it lands, the Dashboard should
  * take its classification from there. These series only feed the charts.)
  */
-import type { ListedRun, ListResult } from '../publish/list.js';
+import type { ListedRun, ListResult } from '../history/list.js';
 
 export interface TrendPoint {
   run_id: string;

@@ -7,8 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '../derive/export.js';
-import { listRuns, type ListOptions } from '../publish/list.js';
-import { pull } from '../publish/pull.js';
+import { listRuns, type ListOptions } from '../history/list.js';
+import { pull } from '../history/pull.js';
 import { checkTrendOptions, loadTrendRun, trendLocal, trendOfRuns, type LoadedTrendRun, type TrendOptions, type TrendReport } from '../results/trend.js';
 
 export interface TrendAllOptions extends TrendOptions {

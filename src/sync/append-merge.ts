@@ -12,7 +12,7 @@
  * that). Anything else returns null and the caller runs the general resolver.
  */
 import { isUtf8 } from 'node:buffer';
-import { ownedMergeKind, rowIdentityForPath, type ConflictedPathInput, type TreeResolution } from '../merge-drivers/index.js';
+import { ownedMergeKind, rowIdentityForPath, type ConflictedPathInput, type TreeResolution } from '../merge/index.js';
 
 const LF = 0x0a;
 const CR = 0x0d;

@@ -9,21 +9,17 @@
  * published twice with identical payloads is an identical add/add; both merge cleanly. Payloads that
  * differ at one path are a genuine conflict like any other file we do not own.
  */
-import { configGetMany, fetchRefs, RefConflictError, updateRefs, type Ident, type NetworkOptions, type Repo } from '../git/index.js';
-import { readRefs } from '../git/extra.js';
-import { acquirePublishLock } from './lock.js';
+import { configGetMany, fetchRefs, type Ident, type NetworkOptions, readRefs, RefConflictError, type Repo, updateRefs } from '../git/index.js';
+import { acquirePublishLock } from '../branch/lock.js';
 import { mergeCommits, type PathConflict, type PathResolver } from './merge-commits.js';
-import type { PublishTarget } from './target.js';
+import type { PublishTarget } from '../branch/target.js';
+import { trackingRef } from '../branch/refs.js';
 
 export interface BranchTips {
   results: string | null;
   artifacts: string | null;
 }
 
-/** The remote-tracking ref of one of our branches (refs/remotes/<remote>/agentv/...). */
-export function trackingRef(remote: string, ref: string): string {
-  return `refs/remotes/${remote}/${ref.slice('refs/heads/'.length)}`;
-}
 
 /** Local tips and remote-tracking tips of both branches, with one for-each-ref process. */
 export async function readTips(target: PublishTarget): Promise<{ local: BranchTips; tracking: BranchTips }> {

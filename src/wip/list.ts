@@ -4,8 +4,8 @@
  * remote side, one cat-file for every wip.json: cost does not grow with the runs' sizes.
  */
 import { isAncestor, listRefs, readBlobs, RemoteError, type Repo } from '../git/index.js';
-import { hostOfBranch, parseWipMeta, WIP_META_PATH, WIP_REF_PREFIX, type WipMeta } from './wip-layout.js';
-import { refreshRemoteWip, wipTrackingRef } from './wip-remote.js';
+import { hostOfBranch, parseWipMeta, WIP_META_PATH, WIP_REF_PREFIX, type WipMeta } from './layout.js';
+import { refreshRemoteWip, wipTrackingRef } from './remote.js';
 
 export type WipLocation = 'local-only' | 'remote-only' | 'in-sync' | 'local-ahead' | 'remote-ahead' | 'diverged';
 

@@ -11,9 +11,9 @@
  */
 import { resolve } from 'node:path';
 import { configGet, gcAuto, type Repo } from '../git/index.js';
-import { Checkpointer, type CheckpointResult } from './wip-checkpoint.js';
-import { pushWipBranches, type WipPushResult } from './wip-remote.js';
-import { resolveTarget, type TargetOptions } from './target.js';
+import { Checkpointer, type CheckpointResult } from './checkpoint.js';
+import { pushWipBranches, type WipPushResult } from './remote.js';
+import { resolveTarget, type TargetOptions } from '../branch/target.js';
 
 export const DEFAULT_INTERVAL_MS = 30_000;
 export const DEFAULT_EVERY_ROWS = 50;

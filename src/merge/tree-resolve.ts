@@ -1,6 +1,6 @@
 /**
  * Tree-level decision for one path that `git merge-tree` reported as conflicted on the results
- * branch. Pure: the caller (src/publish) reads the three blobs, calls this, and applies the action.
+ * branch. Pure: the caller (src/sync) reads the three blobs, calls this, and applies the action.
  *
  * - Whole-file rules first, for every path: both sides identical (add/add identical, same edit,
  *   deleted on both) -> take it; one side unchanged from base -> take the other side.

@@ -4,15 +4,14 @@
  * `<sha>:<ref>` refspec, so a remote that moved (another machine continued the run) rejects it.
  */
 import { fetchRefs, listRefs, lsRemote, push, resolveRef, updateRefs, type PushClassification, type RefEntry, type Repo } from '../git/index.js';
-import { WIP_REF_PREFIX } from './wip-layout.js';
+import { WIP_REF_PREFIX } from './layout.js';
 import { gitCause } from '../util/redact.js';
+import { trackingRef } from '../branch/refs.js';
 
 export const DEFAULT_WIP_NETWORK_TIMEOUT_MS = 30_000;
 
 /** Our remote-tracking copy of a WIP branch: refs/remotes/<remote>/agentv/wip/... */
-export function wipTrackingRef(remote: string, ref: string): string {
-  return `refs/remotes/${remote}/${ref.slice('refs/heads/'.length)}`;
-}
+export const wipTrackingRef = trackingRef;
 
 export interface WipPushResult {
   classification: PushClassification;

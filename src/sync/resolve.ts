@@ -15,14 +15,15 @@
  * UI) is simply deleted.
  */
 import { isAncestor, push, resolveRef, updateRefs, type Repo } from '../git/index.js';
-import { fetchBranches, integrateRemote, syncIdent, trackingRef } from './integrate.js';
-import { acquirePublishLock } from './lock.js';
+import { fetchBranches, integrateRemote, syncIdent } from './integrate.js';
+import { trackingRef } from '../branch/refs.js';
+import { acquirePublishLock } from '../branch/lock.js';
 import { mergeCommits } from './merge-commits.js';
 import { preferMainResolver } from './prefer-main.js';
 import { pushBranches, type PushOutcome } from './push-branches.js';
-import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, normalizeSyncBranch, readSyncLog, SYNC_PREFIX } from './sync-records.js';
+import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, normalizeSyncBranch, readSyncLog, SYNC_PREFIX } from './records.js';
 import { targetSummary, type SyncOptions } from './sync.js';
-import { PublishError, resolveTarget, type PublishTarget } from './target.js';
+import { PublishError, resolveTarget, type PublishTarget } from '../branch/target.js';
 
 export interface ResolveSyncOptions extends SyncOptions {
   /** The sync branch, with or without the `agentv/results-sync/` prefix. */

@@ -4,7 +4,7 @@
  * processes), with the full protocol of push-branches.ts.
  */
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from './push-branches.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from './target.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 
 export interface SyncOptions extends TargetOptions, PushBranchesOptions {
   /** An already resolved target (the daemon keeps one); otherwise resolved from cwd/config. */

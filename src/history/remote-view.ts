@@ -4,9 +4,9 @@
  * `status` and `pull`; nothing here moves a local branch.
  */
 import { deleteRef, fetchRefs, RemoteError, resolveRef } from '../git/index.js';
-import { trackingRef } from './push-branches.js';
-import { ReadError } from './read-errors.js';
-import type { PublishTarget } from './target.js';
+import { trackingRef } from '../branch/refs.js';
+import { ReadError } from '../branch/read-errors.js';
+import type { PublishTarget } from '../branch/target.js';
 
 export type BranchKind = 'results' | 'artifacts';
 

@@ -16,11 +16,11 @@ import { lstat, readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { AtomicDir } from '../derive/atomic-dir.js';
 import { lsTree, readBlobs, RefConflictError, updateRef, type Repo } from '../git/index.js';
-import { indexRowIdentity } from '../merge-drivers/identity.js';
+import { indexRowIdentity } from '../merge/identity.js';
 import { isSafeSegment, safeRelativePath } from '../model/paths.js';
-import { WipError } from './wip-checkpoint.js';
-import { parseWipBranch, parseWipMeta, RECOVERY_MARKER, runIdOfDir, WIP_INDEX_DIR, WIP_META_PATH, WIP_RUN_DIR, type WipMeta } from './wip-layout.js';
-import { listWip, type WipEntry } from './wip-list.js';
+import { WipError } from './checkpoint.js';
+import { parseWipBranch, parseWipMeta, RECOVERY_MARKER, runIdOfDir, WIP_INDEX_DIR, WIP_META_PATH, WIP_RUN_DIR, type WipMeta } from './layout.js';
+import { listWip, type WipEntry } from './list.js';
 
 export interface RecoverOptions {
   repo: Repo;

@@ -18,10 +18,9 @@
  * resolver cannot see as three blobs at one path (renames, file/directory, submodules, symlinks,
  * mode changes) are genuine conflicts: git would have to invent paths like `file~HEAD`.
  */
-import { commitTree, readBlobs, writeCommit, type FileChange, type FileMode, type Ident, type Repo, type StageEntry } from '../git/index.js';
-import { ownedMergeKind, resolveConflictedPath, type ConflictedPathInput, type TreeResolution } from '../merge-drivers/index.js';
+import { commitTree, type FileChange, type FileMode, type Ident, mergeBases, mergeTreeWithAttributes, readBlobs, type Repo, type StageEntry, writeCommit } from '../git/index.js';
+import { ownedMergeKind, resolveConflictedPath, type ConflictedPathInput, type TreeResolution } from '../merge/index.js';
 import { appendCandidate, appendRowsUnique } from './append-merge.js';
-import { mergeBases, mergeTreeWithAttributes } from '../git/extra.js';
 
 export type PathResolver = (input: ConflictedPathInput) => TreeResolution;
 

@@ -13,12 +13,12 @@
  */
 import { userInfo } from 'node:os';
 import { configGet, readBlobs, resolveRef, updateRefs, writeCommit, type FileChange } from '../git/index.js';
-import { computeFeedbackRevision, computeTagRevision, feedbackNotes, MAX_TAGS, normalizeFeedbackEntries, validateTags, type FeedbackEntry, type FeedbackNote } from '../merge-drivers/index.js';
-import { fetchBranches, integrateRemote, syncIdent } from './integrate.js';
-import { gitattributesUpdate, runLocation, type RunLocation } from './layout.js';
-import { acquirePublishLock } from './lock.js';
-import { pushBranches, type PushBranchesOptions, type PushOutcome } from './push-branches.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from './target.js';
+import { computeFeedbackRevision, computeTagRevision, feedbackNotes, MAX_TAGS, normalizeFeedbackEntries, validateTags, type FeedbackEntry, type FeedbackNote } from '../merge/index.js';
+import { fetchBranches, integrateRemote, syncIdent } from '../sync/integrate.js';
+import { gitattributesUpdate, runLocation, type RunLocation } from '../branch/layout.js';
+import { acquirePublishLock } from '../branch/lock.js';
+import { pushBranches, type PushBranchesOptions, type PushOutcome } from '../sync/push-branches.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 
 /** Wrong input (unknown run or test, invalid tag): exit 2. */
 export class OverlayInputError extends Error {}

@@ -4,7 +4,7 @@
  * and `list --tag baseline` can find the baseline run.
  */
 import { readBlobs, type Repo } from '../git/index.js';
-import { feedbackNotes, normalizeFeedbackEntries } from '../merge-drivers/index.js';
+import { feedbackNotes, normalizeFeedbackEntries } from '../merge/index.js';
 
 export interface RunOverlaySummary {
   tags: string[];

@@ -19,9 +19,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openRepo, type Repo } from '../git/index.js';
-import type { MergeKind } from '../merge-drivers/index.js';
-import { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset } from '../git/extra.js';
+import { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset, openRepo, type Repo } from '../git/index.js';
+import type { MergeKind } from './index.js';
 
 const DRIVERS: { kind: MergeKind; section: string; name: string }[] = [
   { kind: 'jsonl', section: 'merge.agentv-jsonl', name: 'agentv-results: union of append-only JSONL rows' },
@@ -31,7 +30,7 @@ const DRIVERS: { kind: MergeKind; section: string; name: string }[] = [
 /** Absolute path of this package's CLI entry (dist/cli/main.js), also when running from sources. */
 export function cliEntryPath(): string {
   const here = fileURLToPath(import.meta.url);
-  // Compiled: dist/publish/drivers.js -> dist/cli/main.js. From sources (tests): src/... -> dist/...
+  // Compiled: dist/merge/install.js -> dist/cli/main.js. From sources (tests): src/... -> dist/...
   if (here.endsWith('.js')) return resolve(dirname(here), '../cli/main.js');
   return join(resolve(dirname(here), '../..'), 'dist', 'cli', 'main.js');
 }

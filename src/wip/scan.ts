@@ -16,7 +16,7 @@ import { lstatSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { lstat, open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { safeRelativePath } from '../model/paths.js';
-import { TAIL_BYTES } from './wip-layout.js';
+import { TAIL_BYTES } from './layout.js';
 
 export const INDEX_FILE = 'index.jsonl';
 

@@ -10,7 +10,7 @@
  * an `exec`) cannot lose each other's commits — the loser reloads the state and retries.
  *
  * Cost per checkpoint: one fast-import and one update-ref; reading the workspace is O(new rows +
- * their sidecars + a few top-level stats) — see wip-scan.ts. Nothing here needs the publish lock.
+ * their sidecars + a few top-level stats) — see wip/scan.ts. Nothing here needs the publish lock.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
@@ -38,8 +38,8 @@ import {
   wipBranch,
   wipHost,
   type WipMeta,
-} from './wip-layout.js';
-import { countRowsSince, filesOfRows, INDEX_FILE, readIndexDelta, readWorkspaceFile, rowReferencedPaths, topLevelFiles, walkWorkspace, type StatKey } from './wip-scan.js';
+} from './layout.js';
+import { countRowsSince, filesOfRows, INDEX_FILE, readIndexDelta, readWorkspaceFile, rowReferencedPaths, topLevelFiles, walkWorkspace, type StatKey } from './scan.js';
 
 export class WipError extends Error {}
 

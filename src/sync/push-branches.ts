@@ -22,13 +22,13 @@
  */
 import { push, updateRefs, type PushClassification } from '../git/index.js';
 import { divertToSyncBranch } from './fallback.js';
-import { fetchBothBranches, integrateRemote, readTips, trackingRef, type BranchTips, type FetchedBranches } from './integrate.js';
+import { fetchBothBranches, integrateRemote, readTips, type BranchTips, type FetchedBranches } from './integrate.js';
 import type { PathConflict, PathResolver } from './merge-commits.js';
-import type { SyncBranchRecord } from './sync-records.js';
-import type { PublishTarget } from './target.js';
+import type { SyncBranchRecord } from './records.js';
+import type { PublishTarget } from '../branch/target.js';
 import { gitCause } from '../util/redact.js';
 
-export { trackingRef } from './integrate.js';
+import { trackingRef } from '../branch/refs.js';
 export type { BranchTips } from './integrate.js';
 
 export interface PushOutcome {

@@ -23,10 +23,10 @@ import { lsTree, readBlobs, type Repo, type TreeEntry } from '../git/index.js';
 import { AtomicDir } from '../derive/atomic-dir.js';
 import { ArtifactPointerSchema, pointerList, type ArtifactPointer } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
-import { LayoutError, legacyRunLocation, runLocation, type RunLocation } from './layout.js';
-import { ReadError } from './read-errors.js';
+import { LayoutError, legacyRunLocation, runLocation, type RunLocation } from '../branch/layout.js';
+import { ReadError } from '../branch/read-errors.js';
 import { branchRefs, branchTips, fetchBranches, type BranchRefs } from './remote-view.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from './target.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 
 export interface PullOptions extends TargetOptions {
   /** `<experiment>/<timestamp>`, as `list` shows it. */

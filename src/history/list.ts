@@ -10,14 +10,13 @@
  * `ls-tree` of the root, one of `.indexes/` (and of `catalog/` when the branch has the old layout),
  * then one `cat-file --batch` for every catalog blob and foreign run file, each read once.
  */
-import { missingRunsWarning, runsMissingFromCatalog } from './catalog-check.js';
+import { missingRunsWarning, runsMissingFromCatalog } from '../branch/catalog-check.js';
 import { readListOverlays } from './list-overlays.js';
-import type { Repo, TreeEntry } from '../git/index.js';
-import { lsTree, readBlobs } from '../git/index.js';
-import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, LEGACY_RUNS_DIR } from './layout.js';
-import { ReadError } from './read-errors.js';
+import { lsTree, readBlobs, type Repo, type TreeEntry } from '../git/index.js';
+import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, LEGACY_RUNS_DIR } from '../branch/layout.js';
+import { ReadError } from '../branch/read-errors.js';
 import { branchRefs, branchTips, fetchBranches } from './remote-view.js';
-import { resolveTarget, type TargetOptions } from './target.js';
+import { resolveTarget, type TargetOptions } from '../branch/target.js';
 
 export type RunWhere = 'local' | 'remote' | 'both';
 

@@ -9,13 +9,12 @@
  *    published on the remote; unpublished ones only with forceUnpublished, reported one by one.
  */
 import { deleteRef, fetchRefs, isAncestor, lsRemote, lsTree, readBlobs, RefConflictError, RemoteError, resolveRef, type Repo } from '../git/index.js';
-import { LayoutError, runLocation } from './layout.js';
-import { deleteRemoteWip, DEFAULT_WIP_NETWORK_TIMEOUT_MS, wipTrackingRef } from './wip-remote.js';
-import { listWip, type WipEntry } from './wip-list.js';
+import { LayoutError, runLocation } from '../branch/layout.js';
+import { trackingRef } from '../branch/refs.js';
+import { deleteRemoteWip, DEFAULT_WIP_NETWORK_TIMEOUT_MS, wipTrackingRef } from './remote.js';
+import { listWip, type WipEntry } from './list.js';
 
-function resultsTrackingRef(remote: string, resultsRef: string): string {
-  return `refs/remotes/${remote}/${resultsRef.slice('refs/heads/'.length)}`;
-}
+const resultsTrackingRef = trackingRef;
 
 /** Branch path of a run on the results branch, or null when the run id cannot be a location. */
 export function runPathOf(runId: string): string | null {

@@ -1,13 +1,13 @@
 /**
  * The "sync-branches" section of `status`: conflicts this repository set aside and nobody has
  * resolved yet, each with its review link and the command that closes it. Reads the local log
- * (sync-records.ts) and the remote-tracking refs; never touches the network.
+ * (sync/records.ts) and the remote-tracking refs; never touches the network.
  */
 import { listRefs } from '../git/index.js';
-import { trackingRef } from './integrate.js';
+import { trackingRef } from '../branch/refs.js';
 import { registerStatusSection, type StatusContext } from './status.js';
-import { openSyncBranches } from './sync-records.js';
-import type { PublishTarget } from './target.js';
+import { openSyncBranches } from '../sync/records.js';
+import type { PublishTarget } from '../branch/target.js';
 
 export interface SyncBranchStatus {
   branch: string;

@@ -12,9 +12,9 @@
  */
 import { aheadBehind, remoteUrl } from '../git/index.js';
 import { redactUrl } from '../util/redact.js';
-import { ReadError } from './read-errors.js';
+import { ReadError } from '../branch/read-errors.js';
 import { branchRefs, branchTips, fetchBranches, type BranchKind, type BranchRefs } from './remote-view.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from './target.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 
 export type BranchState = 'in-sync' | 'ahead' | 'behind' | 'diverged' | 'local-only' | 'remote-only' | 'missing';
 
