@@ -1,8 +1,8 @@
 /**
- * `_autoresearch/iterations.jsonl` (seed 004): one line per cycle of the unattended
+ * `_autoresearch/iterations.jsonl` (the agentv-bench skill): one line per cycle of the unattended
  * eval-improve loop, read by the trajectory chart and the mutator.
  *
- * The seed's fields come first and keep its names and meanings (cycle, score, decision,
+ * The agentv-bench skill's fields come first and keep its names and meanings (cycle, score, decision,
  * cost_usd, assertions, mutation, run_dir, timestamp); what we add rides along after them
  * (run_path, baseline, compare). Lines written by the skill's own `echo … >>` are read the same
  * way. A malformed line is skipped with a warning — the file is appended to by shell one-liners

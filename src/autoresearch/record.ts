@@ -1,16 +1,16 @@
 /**
- * `autoresearch record`: one cycle of seed 004's loop, as the skill's bash steps would do it —
+ * `autoresearch record`: one cycle of the agentv-bench skill's loop, as the skill's bash steps would do it —
  * extract the cycle's score, per-assertion pass rates and cost from its run, decide keep/drop with
  * `compare` against the best kept run, append the line to `_autoresearch/iterations.jsonl`, and
  * rewrite `trajectory.html`.
  *
- * Numbers follow the seed's jq one-liners: score = mean of every `scores[].score` of every row
+ * Numbers follow the agentv-bench skill's jq one-liners: score = mean of every `scores[].score` of every row
  * (a row without `scores[]` counts its own score), assertions = that mean per assertion type,
  * cost = `timing.json` `cost_usd`, else the sum of the rows' `cost_usd`, else 0.
  *
  * Decision: cycle 1 is always kept (nothing to compare with). Later cycles are compared with the
  * run of the most recent kept cycle (its `run_path`, which we record; or `baseline` when given)
- * with `agentv compare`'s defaults, and seed 004's rules turn the summary into keep/drop
+ * with `agentv compare`'s defaults, and the agentv-bench skill's rules turn the summary into keep/drop
  * (wins > losses; equal mean and a simpler artifact; else drop).
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';

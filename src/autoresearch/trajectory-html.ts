@@ -3,7 +3,7 @@
  * line, per-assertion pass rates, cumulative cost, best vs original.
  *
  * Everything is rendered on our side as inline SVG and tables, so the page needs no script and
- * no CDN (the seed's template pulls Chart.js from one and fetches iterations.jsonl, which a
+ * no CDN (the agentv-bench skill's template pulls Chart.js from one and fetches iterations.jsonl, which a
  * browser refuses on file://). It keeps the report's discipline: data enters markup only through
  * escapeHtml, the machine-readable copy only through jsonForScript, and a CSP allowing nothing but
  * the page's own stylesheet (by hash) — no script, no connection, no remote image.

@@ -1,5 +1,5 @@
 /**
- * Publishing configuration: the `results` block of `.agentv/config.yaml` (seed 002), then
+ * Publishing configuration: the `results` block of `.agentv/config.yaml` (AgentV's results docs), then
  * environment variables, then command-line flags, each overriding the one before.
  *
  *   results:
@@ -12,7 +12,7 @@
  *     require_push: false
  *     heavy_threshold_bytes: 262144
  *
- *   projects:                       # optional: per-project blocks (seed 002: `projects[].results`)
+ *   projects:                       # optional: per-project blocks (AgentV's results docs: `projects[].results`)
  *     - id: web                     # chosen with --project web or AGENTV_PROJECT=web, or
  *       path: apps/web              #   by running inside this directory (the deepest match wins)
  *       results: { branch: agentv/results/web }

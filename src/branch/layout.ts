@@ -1,5 +1,5 @@
 /**
- * Where things live on the results and artifacts branches (DESIGN.md 3). The layout is AgentV's
+ * Where things live on the results and artifacts branches (ARCHITECTURE.md, the path of a run). The layout is AgentV's
  * (5.x, `results-repo.ts`): AgentV's Dashboard and `auto_push` read and write the same branches.
  *
  *   agentv/results/v1

@@ -1,5 +1,5 @@
 /**
- * The local publish lock (DESIGN.md 5): serializes publishers on one machine. Compare-and-swap
+ * The local publish lock (ARCHITECTURE.md rule 6): serializes publishers on one machine. Compare-and-swap
  * on refs is the real guarantee; the lock only keeps two local publishers from wasting work
  * racing each other. A compromised lock (its holder stalled past `stale`) must abort the holder
  * before it moves any ref, so `assertHeld()` is checked right before ref updates.

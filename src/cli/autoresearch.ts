@@ -9,7 +9,7 @@ export function registerAutoresearch(cli: CAC): void {
   cli
     .command(
       'autoresearch <action> [run]',
-      'Autoresearch loop support (seed 004): `record <run>` appends a cycle to _autoresearch/iterations.jsonl with its keep/drop decision from compare and rewrites trajectory.html; `trajectory` rewrites the page (--final stops its auto-refresh)',
+      'Autoresearch loop support (the agentv-bench skill): `record <run>` appends a cycle to _autoresearch/iterations.jsonl with its keep/drop decision from compare and rewrites trajectory.html; `trajectory` rewrites the page (--final stops its auto-refresh)',
     )
     .option('--experiment <name>', 'Experiment name, e.g. autoresearch-pdf-skill (required)')
     .option('--experiment-dir <dir>', 'Experiment directory holding _autoresearch/ (default: .agentv/results/runs/<experiment>)')

@@ -1,5 +1,5 @@
 /**
- * Exit codes (DESIGN.md 9): 0 ok; 1 the command ran and its check failed; 2 usage or input
+ * Exit codes (ARCHITECTURE.md, exit codes): 0 ok; 1 the command ran and its check failed; 2 usage or input
  * error; 3 git/remote failure. Every command runs through `runCommand`, so an error always
  * becomes one clear line on stderr and the right code, never a stack trace (unless
  * AGENTV_RESULTS_DEBUG is set).

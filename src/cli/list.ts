@@ -9,7 +9,7 @@ const EXIT_FOR_KIND = { input: 2, check: 1, git: 3 } as const;
 
 /**
  * runCommand for the reading commands: a ReadError becomes one line on stderr and the exit code of
- * its kind (DESIGN.md 9); anything else goes through the shared mapping.
+ * its kind (ARCHITECTURE.md, exit codes); anything else goes through the shared mapping.
  */
 export function runReadCommand(fn: () => Promise<number | void>): Promise<void> {
   return runCommand(async () => {

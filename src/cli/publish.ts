@@ -47,7 +47,7 @@ export function registerPublish(cli: CAC): void {
           process.stdout.write(dim(`  ${result.target.artifactsBranch} ${result.commits.artifacts.slice(0, 12)}  ${counts.payloads} payload${counts.payloads === 1 ? '' : 's'}\n`));
         }
         if (result.push) for (const line of pushLines(result.push)) process.stdout.write(`${line}\n`);
-        // Set aside on a sync branch: exit 1 (DESIGN.md 9).
+        // Set aside on a sync branch: exit 1 (ARCHITECTURE.md, exit codes).
         return result.push?.classification === 'conflict' ? EXIT.check : undefined;
       }),
     );

@@ -12,7 +12,7 @@ interface TargetRow {
   cost_usd: number;
 }
 
-/** The per-target summary table (seed 004 style) printed after export, publish and `summary`. */
+/** The per-target summary table (the agentv-bench skill style) printed after export, publish and `summary`. */
 export function printRunSummary(summary: Record<string, unknown>): void {
   const runSummary = (summary.run_summary ?? {}) as Record<string, TargetRow>;
   const rows = Object.entries(runSummary).map(([target, t]) => [

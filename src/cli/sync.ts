@@ -8,7 +8,7 @@ import { EXIT, runCommand } from './errors.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { green, printJson, yellow } from './format.js';
 
-/** Exit code for a push outcome (DESIGN.md 9): landed 0, set aside on a sync branch 1, did not land 3. */
+/** Exit code for a push outcome (ARCHITECTURE.md, exit codes): landed 0, set aside on a sync branch 1, did not land 3. */
 export function pushExitCode(outcome: PushOutcome): number {
   if (outcome.landed) return EXIT.ok;
   return outcome.classification === 'conflict' ? EXIT.check : EXIT.git;

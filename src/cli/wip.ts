@@ -1,6 +1,6 @@
 /**
  * `wip <action>`: checkpoint | list | recover | clean. cac cannot match two-word commands, so this
- * one command dispatches its actions itself (DESIGN.md 5).
+ * one command dispatches its actions itself (ARCHITECTURE.md rule 6).
  */
 import type { CAC } from 'cac';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';

@@ -1,7 +1,7 @@
 /**
  * Running the user's eval command for `exec`: argv only (no shell), stdio inherited, signals
  * forwarded, exit status reported like a shell would (128 + signal number). This module never runs
- * git (DESIGN.md invariant 7: only src/git does) — it exists for the user's own command.
+ * git (ARCHITECTURE.md rule 6: only src/git does) — it exists for the user's own command.
  *
  * Process groups: with a terminal, Ctrl-C already reaches the whole foreground group, child
  * included, so SIGINT is not forwarded a second time (a second SIGINT means "abort now" to many

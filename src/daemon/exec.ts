@@ -67,7 +67,7 @@ export interface ExecReport {
   /** The command's exit status (shell convention for signals). */
   status: number;
   runs: ExecRunReport[];
-  /** Something after the command failed: publishing or pushing (DESIGN.md 9 exit code; `cause` when an error). */
+  /** Something after the command failed: publishing or pushing (exit codes in ARCHITECTURE.md; `cause` when an error). */
   failure: { code: number; message: string; cause?: unknown } | null;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Finding run workspaces under a results root and telling what state each is in.
  *
- * A run workspace is a directory holding a manifest: `index.jsonl` (ours, the seeds' runners,
+ * A run workspace is a directory holding a manifest: `index.jsonl` (ours, AgentV's results docs' runners,
  * `<root>/<experiment>/<timestamp>/` or `<root>/<name>/`) or AgentV 5's `.internal/index.jsonl`
  * (`<root>/<run_id>/`).
  *

@@ -109,7 +109,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
   const warn = opts.onWarning ?? (() => {});
 
   // Where the run will land: an explicit --out, or .agentv/results/<run_id> where AgentV lists runs.
-  // A workspace of ours (or the seeds') is re-derived in place, as before.
+  // A workspace of ours (or of the attempt-N layout) is re-derived in place, as before.
   const inPlaceDefault = !opts.out && src.kind === 'workspace' && src.layout === 'bundle';
   const outParent = opts.out ? resolve(cwd, opts.out, '..') : inPlaceDefault ? resolve(src.dir!, '..') : resolve(cwd, '.agentv/results');
   const outName = opts.out ? resolve(cwd, opts.out).split('/').pop()! : inPlaceDefault ? src.dir!.split('/').pop()! : null;

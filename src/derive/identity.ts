@@ -1,11 +1,11 @@
 /**
- * Projection identity (seed 002): a stable id derived only from AgentV-owned fields, so that
+ * Projection identity (AgentV's results docs): a stable id derived only from AgentV-owned fields, so that
  * retrying the same run, or exporting it to another directory, yields the same id.
  */
 import { createHash } from 'node:crypto';
 import { PROJECTION_FORMAT, PROJECTION_VERSION, type ProjectionIdentity } from '../model/artifacts.js';
 
-/** The AgentV-owned fields an identity is made of (seed 002), minus the run id. */
+/** The AgentV-owned fields an identity is made of (AgentV's results docs), minus the run id. */
 export interface IdentityFields {
   suite: string;
   eval_path: string | null;

@@ -3,7 +3,7 @@
  * aggregates; they differ only in where files go.
  *
  * - bundle: the canonical run workspace (index.jsonl + sidecars per attempt).
- * - companion (seed 001): grading/<test-id>.json, timing.json, benchmark.json side by side.
+ * - companion (the companion-artifacts spec): grading/<test-id>.json, timing.json, benchmark.json side by side.
  * - skill-creator: iteration-1/eval-<n>/<configuration>/run-<k>/ as skill-creator's
  *   aggregate_benchmark.py and eval-viewer read it (integer eval ids and run numbers, outputs/
  *   always present, eval_metadata.json per eval, no timing block in grading.json).

@@ -1,8 +1,8 @@
 /**
  * One input row -> the facts every artifact is built from. Pure; no I/O.
  *
- * Defaults follow seed 002: attempt 0, variant null, source_target = target. Expectations follow
- * seed 001: row assertions first, else grader assertions and hits/misses with the grader's
+ * Defaults follow AgentV's results docs: attempt 0, variant null, source_target = target. Expectations follow
+ * the companion-artifacts spec: row assertions first, else grader assertions and hits/misses with the grader's
  * reasoning as evidence, else one expectation per grader.
  */
 import type { Assertion, EvaluatorResult, InputRow, Message } from '../model/input-row.js';

@@ -1,5 +1,5 @@
 /**
- * The vendor-neutral projection bundle (seed 002): stable ids, trace envelope, OpenInference-shaped
+ * The vendor-neutral projection bundle (AgentV's results docs): stable ids, trace envelope, OpenInference-shaped
  * span references, score provenance and artifact-relative paths. Raw prompt/output text and the
  * raw-bearing artifact refs are left out unless raw content is explicitly requested; the capture
  * block records which, so downstream processing is auditable.

@@ -13,7 +13,7 @@ import { safeRelativePath, sanitizeSegment } from '../model/paths.js';
 export interface ResolvedSource {
   kind: 'results-file' | 'workspace';
   /**
-   * Which run layout a workspace is: `bundle` (a root index.jsonl: ours, the seeds' attempt-N
+   * Which run layout a workspace is: `bundle` (a root index.jsonl: ours, the attempt-N
    * layout, or an older pipeline bench) or `agentv` (AgentV 5 and today's pipeline bench:
    * `.internal/index.jsonl` beside AgentV's own summary.json). null for a results file.
    */
@@ -151,7 +151,7 @@ function samplePaths(row: Record<string, unknown>): string[] {
 
 /**
  * True when a workspace row is an index row that points at sidecars rather than a full result:
- * ours and the seeds' (`grading_path`, `result_dir`), AgentV 5 (`summary_path`, `samples[]`),
+ * ours and older AgentV docs' (`grading_path`, `result_dir`), AgentV 5 (`summary_path`, `samples[]`),
  * Era-A (`trials[].run_path`) and pipeline bench (`graders[]`, a `pass` verdict).
  */
 export function isIndexRow(row: Record<string, unknown>): boolean {

@@ -1,4 +1,4 @@
-// Author/committer identities. Commits must be deterministic (DESIGN.md invariant 5), so the date is
+// Author/committer identities. Commits must be deterministic (ARCHITECTURE.md rule 5), so the date is
 // always explicit and identities are normalized the same way whether the commit is written by
 // fast-import (verbatim) or commit-tree (which trims "crud" characters itself).
 

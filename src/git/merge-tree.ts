@@ -1,6 +1,6 @@
 // Three-way merge of two commits without a worktree or index: `git merge-tree --write-tree -z`.
 //
-// Why the empty cwd (DESIGN.md 5): git 2.39 does not read .gitattributes from the trees being
+// Why the empty cwd (ARCHITECTURE.md rule 6): git 2.39 does not read .gitattributes from the trees being
 // merged; it reads them from the process cwd, then $GIT_DIR/info/attributes, then
 // core.attributesFile. Run from a user's checkout, their attributes (merge=union, custom drivers)
 // would decide how our results merge. We run from a fresh empty directory and also point

@@ -1,5 +1,5 @@
 // Validation of tree paths and of the change lists that feed writeCommit / writeTree. Paths come from
-// untrusted data (DESIGN.md invariant 8), so anything git or a checkout could misread is refused here,
+// untrusted data (ARCHITECTURE.md rule 7), so anything git or a checkout could misread is refused here,
 // before a single object is written.
 import { InvalidPathError } from './errors.js';
 

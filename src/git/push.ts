@@ -1,4 +1,4 @@
-// push: fast-forward-only, optionally atomic, parsed from --porcelain output (DESIGN.md 5 and 7).
+// push: fast-forward-only, optionally atomic, parsed from --porcelain output (ARCHITECTURE.md: rules 2 and 4, the path of a run).
 //
 // Refspecs never carry "+" (invariant 2). Two cases need a precondition beyond "fast-forward":
 //  - create-only (fallback sync branches): `--force-with-lease=<dst>:` with an empty expected value

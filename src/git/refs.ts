@@ -1,4 +1,4 @@
-// Compare-and-swap ref updates (DESIGN.md invariant 4). Every update states the value it expects;
+// Compare-and-swap ref updates (ARCHITECTURE.md rule 4). Every update states the value it expects;
 // several refs move in one `update-ref --stdin` transaction, so either all move or none does.
 import { GitError, RefConflictError } from './errors.js';
 import { gitIn, resolveRef, zeroId, type Repo } from './repo.js';

@@ -1,5 +1,5 @@
 // The single place in the project that spawns git. Everything else in src/git goes through here so
-// that the environment policy (DESIGN.md invariant 7) is applied to every process, and argv arrays
+// that the environment policy (ARCHITECTURE.md rule 6) is applied to every process, and argv arrays
 // are the only way to express a command (never a shell string).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';

@@ -1,5 +1,5 @@
 /**
- * Pure three-way merges for the files agentv-results owns on its git branches (DESIGN.md §6):
+ * Pure three-way merges for the files agentv-results owns on its git branches (ARCHITECTURE.md, merge semantics):
  * jsonl-union for append-only row files, json-union for the tags/feedback overlays, a tree-level
  * resolver for paths `git merge-tree` reports as conflicted, and the git merge-driver entry.
  */

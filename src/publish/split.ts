@@ -4,7 +4,7 @@
  * the run's index rows to carry AgentV-shaped `artifact_pointers` for every payload that moved.
  *
  * The split is by a file's role and size, not by where a layout puts it, so it holds for AgentV 5
- * workspaces (`<test>--<hash>/sample-N/...`, `.internal/index.jsonl`) and the seeds' `attempt-N/`:
+ * workspaces (`<test>--<hash>/sample-N/...`, `.internal/index.jsonl`) and the `attempt-N/` layout of AgentV's results docs:
  *
  * - metadata: the run's manifest and summaries, and per-result records (summary, result, grading,
  *   metrics, timing, eval_metadata, benchmark, overlays, ...) up to the size threshold;

@@ -3,12 +3,12 @@
  * workspace, written atomically.
  *
  * - Experiment: the sources' common experiment, or `experiment` when given. Sources that span
- *   experiments without one are refused (seed 002: never invent a mixed-experiment label).
+ *   experiments without one are refused (AgentV's results docs: never invent a mixed-experiment label).
  * - Duplicates, keyed by case (see caseKey): `error` (default) names both sources; `latest` keeps
  *   the row with the later timestamp, ties going to the source given later.
  * - run_id: `<timestampSlug(earliest kept row)>` as AgentV forms run ids (the experiment is in
  *   the summary), derived from the data and never
- *   from the destination (seed 002's rule for export), so combining the same shards anywhere
+ *   from the destination (AgentV's results docs' rule for export), so combining the same shards anywhere
  *   yields the same run_id and projection ids. Shards of one run therefore combine into that
  *   run's id. Without timestamps: `<experiment>/undated-<hash of the kept cases>`.
  * - Each kept row's attempt directory is copied as is; rows get the new run_id, experiment and

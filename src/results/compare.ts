@@ -14,7 +14,7 @@
  * - normalized gain is Hake's (c - b) / (1 - b), null when the baseline is already 1;
  * - the check fails (exit 1) when the rounded mean_delta is below 0.
  * Our extras ride along without renaming any of those: the unmatched test ids, the threshold,
- * what each side was read from, warnings, and seed 004's keep/discard decision.
+ * what each side was read from, warnings, and the agentv-bench skill's keep/discard decision.
  */
 import { InputError } from '../derive/export.js';
 import { decide, type Decision } from './decide.js';
@@ -35,7 +35,7 @@ export interface CompareOptions {
   /** Narrow one side (overrides `targets` for that side). */
   baselineTargets?: string[];
   candidateTargets?: string[];
-  /** Apply seed 004's keep/discard rules. */
+  /** Apply the agentv-bench skill's keep/discard rules. */
   decide?: boolean;
   /** Artifacts for the simplicity rule: line count of a file, total bytes of a directory. */
   baselineArtifact?: string;

@@ -5,9 +5,9 @@
  * 2. mean_delta == 0 and the candidate artifact is simpler  -> keep
  * 3. otherwise                                              -> discard
  *
- * The seed's table lists "wins <= losses -> discard" before the simplicity rule; read literally
+ * The agentv-bench skill's table lists "wins <= losses -> discard" before the simplicity rule; read literally
  * that rule could never apply, so, as its autoresearch loop spells out, the simplicity rule is
- * checked before discarding. "Simpler" is measured as the seed says: a file by its line count, a
+ * checked before discarding. "Simpler" is measured as the skill says: a file by its line count, a
  * directory by the total bytes of the files in it (`du -sb` without directory overhead; symbolic
  * links are not followed). Both artifacts must be of the same kind.
  */

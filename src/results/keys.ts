@@ -6,10 +6,10 @@ import type { IndexRow } from '../model/artifacts.js';
 /**
  * The case a row records: (suite, test_id, target, source_target, attempt, variant).
  *
- * Two rows with the same key are the same case recorded twice (a duplicate). The seeds name
+ * Two rows with the same key are the same case recorded twice (a duplicate). AgentV's results docs name
  * (test_id, target, attempt, variant); suite and source_target are added because the same test id
  * may legitimately exist in two suites of a multi-eval run, and a replay from another source
- * target is a distinct projection by seed 002 — counting either as a duplicate would be wrong.
+ * target is a distinct projection by AgentV's results docs — counting either as a duplicate would be wrong.
  */
 export function caseKey(row: Pick<IndexRow, 'suite' | 'test_id' | 'target' | 'source_target' | 'attempt' | 'variant'>): string {
   return JSON.stringify([row.suite, row.test_id, row.target, row.source_target, row.attempt, row.variant]);

@@ -66,7 +66,7 @@ export async function workspaceDirOf(path: string, cwd = process.cwd()): Promise
 
 /**
  * True when the run directory must be read through a derived copy: it has no root index.jsonl
- * (AgentV 5, today's pipeline bench) or its root index.jsonl holds no row of ours (the seeds'
+ * (AgentV 5, today's pipeline bench) or its root index.jsonl holds no row of ours (AgentV's results docs'
  * plain result rows, Era-A and older pipeline bench manifests).
  */
 export async function needsDerivation(dir: string): Promise<boolean> {

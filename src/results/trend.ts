@@ -143,7 +143,7 @@ export async function loadTrendRun(source: string, cwd: string, runId?: string, 
 
 /**
  * Run directories under `.agentv/results/`: AgentV's `<run_id>/`, ours `<experiment>/<ts>/`, or
- * the seeds' `runs/<experiment>/<ts>/` — a directory with a manifest is a run and is not entered;
+ * the older `runs/<experiment>/<ts>/` — a directory with a manifest is a run and is not entered;
  * `.`/`_` folders (AgentV internals, `_autoresearch`) are skipped.
  */
 export async function localRunDirs(cwd: string): Promise<string[]> {

@@ -1,5 +1,5 @@
 /**
- * The routes: the remote status/sync API of the seeds (unscoped and per project), and the
+ * The routes: the remote status/sync API of AgentV's results docs (unscoped and per project), and the
  * Dashboard's data — runs, one run, its report, compare, trend — plus tag and feedback edits.
  *
  * Every data route exists twice, like AgentV's: `/api/...` for the project the server was started

@@ -1,5 +1,5 @@
 /**
- * A genuine conflict (DESIGN.md 7, step 4): set our results aside on a new remote branch
+ * A genuine conflict (ARCHITECTURE.md, the path of a run): set our results aside on a new remote branch
  * `agentv/results-sync/<YYYYMMDDTHHMMSSZ>-<host>-<rand6>`, created with a create-only lease (it can
  * never overwrite anything), and tell the human where to look.
  *

@@ -1,5 +1,5 @@
 /**
- * Bring the remote's work into our local branches (DESIGN.md 7, step 3): fetch the results and
+ * Bring the remote's work into our local branches (ARCHITECTURE.md, the path of a run): fetch the results and
  * artifacts branches into refs/remotes/<remote>/agentv/..., then for EACH branch fast-forward the
  * local ref, or merge with the remote tip as first parent. Both refs then move in one
  * compare-and-swap transaction, so a results commit never becomes local tip without the artifacts

@@ -1,5 +1,5 @@
 /**
- * Tree-level merge of two commits without any worktree or index of the user's (DESIGN.md 5, 6):
+ * Tree-level merge of two commits without any worktree or index of the user's (ARCHITECTURE.md: rule 6, merge semantics):
  *
  *   git merge-tree --write-tree -z (empty cwd; only our own attributes: the files we merge are
  *     `merge=binary`, so git leaves every one changed on both sides to us)  ->  merged tree +
@@ -31,7 +31,7 @@ export interface MergeCommitsInput {
   second: string;
   message: string;
   author: Ident;
-  /** Defaults to resolveConflictedPath (DESIGN.md 6). */
+  /** Defaults to resolveConflictedPath (ARCHITECTURE.md, merge semantics). */
   resolve?: PathResolver;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The resolver `sync --resolve` uses when re-merging a sync branch into the results branch after a
- * human fixed the conflict there. Everything that merges cleanly still merges (DESIGN.md 6); only
+ * human fixed the conflict there. Everything that merges cleanly still merges (ARCHITECTURE.md, merge semantics); only
  * what STILL contradicts takes the results branch's value: the human has looked at both versions
  * (the compare link) and what is now on the branch is their decision. The sync branch's version
  * stays in history as the merge's second parent, so nothing is lost.

@@ -1,5 +1,5 @@
 /**
- * The push protocol of publish and sync (DESIGN.md 7):
+ * The push protocol of publish and sync (ARCHITECTURE.md, the path of a run):
  *
  *   read local tips -> atomic push of both branches (never forced)
  *     landed                -> record the remote tips; loop once more if something was committed meanwhile
@@ -69,7 +69,7 @@ export interface PushBranchesOptions {
   now?: () => Date;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
-  /** Conflict resolution for the merges (default: DESIGN.md 6 via resolveConflictedPath). */
+  /** Conflict resolution for the merges (default: ARCHITECTURE.md merge semantics, via resolveConflictedPath). */
   resolver?: PathResolver;
   /** Host part of a sync-branch name (tests). */
   host?: string;

@@ -1,5 +1,5 @@
 /**
- * WIP checkpoints (DESIGN.md 8): while a run is in progress, its workspace is captured onto
+ * WIP checkpoints (ARCHITECTURE.md, the path of a run): while a run is in progress, its workspace is captured onto
  * `agentv/wip/<host>/<run-id-slug>` as a chain of commits, each on top of the previous one
  * (fast-forward; never amended, never forced), each carrying only what changed since the last.
  *

@@ -1,5 +1,5 @@
 /**
- * Removing WIP branches, only when that loses nothing (DESIGN.md invariant 3):
+ * Removing WIP branches, only when that loses nothing (ARCHITECTURE.md rule 3):
  *
  *  - finalizeWip: after a run's final publish, delete its WIP branch — but only once the publish is
  *    confirmed on the remote (the remote's results branch contains the run). Remote first, with a

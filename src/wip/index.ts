@@ -1,5 +1,5 @@
 /**
- * WIP checkpoints, recovery and cleanup (DESIGN.md 8): the library API behind `wip checkpoint`,
+ * WIP checkpoints, recovery and cleanup (ARCHITECTURE.md, the path of a run): the library API behind `wip checkpoint`,
  * `wip list`, `wip recover`, `wip clean`, and what `exec` and the daemon build on.
  */
 export { Checkpointer, WipError } from './checkpoint.js';

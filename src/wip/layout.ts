@@ -1,5 +1,5 @@
 /**
- * Where WIP checkpoints live and what a checkpoint commit holds (DESIGN.md 8).
+ * Where WIP checkpoints live and what a checkpoint commit holds (ARCHITECTURE.md, the path of a run).
  *
  * Branch `agentv/wip/<host>/<run-id-slug>`, an orphan history of its own. Each commit's tree:
  *
