@@ -1,34 +1,64 @@
 /**
- * agentv-results as a library: everything the CLI does, as typed functions. The CLI in src/cli
- * is a thin shell over these.
+ * agentv-results as a library: the verbs a program needs, each a function taking a typed options
+ * object and returning plain data (the CLI is a thin shell over the same functions).
+ *
+ * Everything else is private, except two documented subpath entries:
+ * - `agentv-results/schemas`: the zod schemas of every row and artifact, and their JSON Schemas;
+ * - `agentv-results/merge`: the three-way merges of our files and the merge-driver entry (no git).
+ *
+ * @module agentv-results
  */
-export * from './model/input-row.js';
-export * from './model/artifacts.js';
-export { SCHEMAS, jsonSchema } from './model/json-schema.js';
-export { sanitizeSegment, safeRelativePath, timestampSlug } from './model/paths.js';
 
-export { exportRun, InputError, type ExportOptions, type ExportResult, type DuplicatePolicy } from './derive/export.js';
+// Derive: AgentV output in, the run bundle out.
+export { exportRun, InputError, type DuplicatePolicy, type ExportOptions, type ExportResult } from './derive/export.js';
 export { LAYOUTS, type LayoutName } from './derive/layouts.js';
-export { normalizeRow, DEFAULT_THRESHOLD, type NormalizedRow } from './derive/normalize.js';
-export { projectionIdentity } from './derive/identity.js';
-export { RunAggregator } from './derive/aggregate.js';
 
-export * from './results/index.js';
-export { generateReport } from './report/index.js';
+// Load and inspect a run of any AgentV layout.
+export { loadRun, RunReadError, type LoadedRun, type LoadRunOptions, type RunIssue } from './results/run-reader.js';
+export { summarizeRun, type RunSummaryReport, type SummaryOptions } from './results/summary.js';
+export { listFailures, type FailuresOptions, type FailuresReport } from './results/failures.js';
+export { showCases, type ShowOptions, type ShowReport } from './results/show.js';
+export { validateRun, type ValidateOptions, type ValidationProblem, type ValidationReport } from './results/validate.js';
+export { combineRuns, type CombineOptions, type CombineResult } from './results/combine.js';
+export { deleteRuns, planDelete, type DeleteOptions, type DeletePlan } from './results/delete.js';
+
+// Report, compare, trend, autoresearch.
+export { generateReport, type ReportOptions, type ReportResult } from './report/generate.js';
+export { compareRuns, DEFAULT_COMPARE_THRESHOLD, type CompareOptions, type CompareReport } from './results/compare.js';
+export { decide, type DecideOptions, type Decision } from './results/decide.js';
 export { trend, type TrendAllOptions } from './trend/index.js';
-export * from './autoresearch/index.js';
+export type { TrendReport } from './results/trend.js';
+export { readIterations, recordCycle, type Iteration, type RecordCycleOptions, type RecordCycleResult } from './autoresearch/index.js';
 
+// Publish, sync, and read the shared branches.
 export { publish, type PublishOptions, type PublishResult } from './publish/publish.js';
-export { loadResultsConfig, ConfigError, type ResultsConfig } from './branch/config.js';
-export { runLocation, type RunLocation } from './branch/layout.js';
-export { resolveTarget, PublishError, type PublishTarget } from './branch/target.js';
-export { listRuns, type ListOptions, type ListResult, type ListedRun } from './history/list.js';
-export { status, registerStatusSection, type StatusReport, type BranchStatus } from './history/status.js';
-export { pull, type PullOptions, type PullResult } from './history/pull.js';
 export { sync, type SyncOptions, type SyncResult } from './sync/sync.js';
-export { editTags, setFeedback, readTags, readFeedback, FeedbackRevisionMismatch, TagRevisionMismatch, type TagOptions, type FeedbackOptions, type FeedbackDoc, type TagsDoc } from './overlays/write.js';
+export { resolveSyncBranch, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
+export { listRuns, type ListedRun, type ListOptions, type ListResult } from './history/list.js';
+export { pull, type PullOptions, type PullResult } from './history/pull.js';
+export { status, type StatusOptions, type StatusReport } from './history/status.js';
+export { loadResultsConfig, ConfigError, type ResultsConfig } from './branch/config.js';
+export { PublishError, type TargetOptions } from './branch/target.js';
 export { installDrivers, uninstallDrivers } from './merge/install.js';
-export * from './wip/index.js';
-export * from './daemon/index.js';
-export * from './merge/index.js';
-export * from './serve/index.js';
+
+// Tags and feedback.
+export {
+  editTags,
+  FeedbackRevisionMismatch,
+  readFeedback,
+  readTags,
+  setFeedback,
+  TagRevisionMismatch,
+  type FeedbackDoc,
+  type FeedbackOptions,
+  type TagOptions,
+  type TagsDoc,
+} from './overlays/write.js';
+
+// WIP checkpoints of running evals.
+export { cleanWip, listWip, recoverWip, WipError, WipSession } from './wip/index.js';
+export type { CleanOptions, CleanResult, ListWipOptions, RecoverOptions, RecoverResult, WipEntry, WipListing, WipSessionOptions } from './wip/index.js';
+
+// The daemon, exec and the Dashboard server.
+export { execRun, runDaemon, type DaemonOptions, type DaemonReport, type ExecOptions, type ExecReport } from './daemon/index.js';
+export { startServer, ServeError, type RunningServer, type ServeOptions } from './serve/index.js';

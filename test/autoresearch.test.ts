@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readIterations, trajectoryFragment, recordCycle } from '../src/index.js';
+import { readIterations, recordCycle } from '../src/index.js';
+import { trajectoryFragment } from '../src/autoresearch/index.js';
 import { runCli } from './helpers/cli.js';
 
 const LAUNCH = {

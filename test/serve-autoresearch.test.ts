@@ -9,7 +9,7 @@ import { appendFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TRAJECTORY_CSP } from '../src/index.js';
+import { TRAJECTORY_CSP } from '../src/autoresearch/index.js';
 import { startServer, type RunningServer } from '../src/serve/index.js';
 import { runCli } from './helpers/cli.js';
 import { cleanupTempDirs, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';

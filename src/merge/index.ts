@@ -2,6 +2,8 @@
  * Pure three-way merges for the files agentv-results owns on its git branches (ARCHITECTURE.md, merge semantics):
  * jsonl-union for append-only row files, json-union for the tags/feedback overlays, a tree-level
  * resolver for paths `git merge-tree` reports as conflicted, and the git merge-driver entry.
+ *
+ * @module agentv-results/merge
  */
 export { canonicalJson, jsonEqual } from './canonical.js';
 export { MARKER_BASE, MARKER_OURS, MARKER_SEP, MARKER_THEIRS } from './conflict-markers.js';

@@ -1,0 +1,47 @@
+// The package's public surface, as a user's program imports it: by name, through package.json's
+// "exports" (node resolves a package's own name from inside it), from the built dist/.
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..');
+
+function exportsOf(specifier: string): Record<string, string> {
+  const script = `const m = await import(${JSON.stringify(specifier)}); console.log(JSON.stringify(Object.fromEntries(Object.entries(m).map(([k, v]) => [k, typeof v]))));`;
+  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+describe('public API', () => {
+  it('exports the verbs a program needs from the package root', () => {
+    const api = exportsOf('agentv-results');
+    const verbs = [
+      'exportRun', 'loadRun', 'summarizeRun', 'listFailures', 'showCases', 'validateRun', 'combineRuns', 'deleteRuns',
+      'generateReport', 'compareRuns', 'trend', 'recordCycle',
+      'publish', 'sync', 'resolveSyncBranch', 'listRuns', 'pull', 'status',
+      'editTags', 'readTags', 'setFeedback', 'readFeedback',
+      'listWip', 'recoverWip', 'cleanWip', 'WipSession', 'runDaemon', 'execRun', 'startServer',
+    ];
+    for (const v of verbs) expect(api[v], v).toBe('function');
+  });
+
+  it('keeps plumbing private', () => {
+    const api = exportsOf('agentv-results');
+    for (const internal of ['runGit', 'writeCommit', 'pushBranches', 'integrateRemote', 'splitRun', 'mergeJsonl', 'IndexRowSchema']) {
+      expect(api[internal], internal).toBeUndefined();
+    }
+    expect(Object.keys(api).length).toBeLessThan(80);
+  });
+
+  it('offers the schemas and the merges as documented subpath entries', () => {
+    const schemas = exportsOf('agentv-results/schemas');
+    expect(schemas.IndexRowSchema).toBe('object');
+    expect(schemas.jsonSchema).toBe('function');
+    const merge = exportsOf('agentv-results/merge');
+    expect(merge.mergeJsonl).toBe('function');
+    expect(merge.mergeJson).toBe('function');
+  });
+
+  it('does not expose internal modules by deep path', () => {
+    expect(() => exportsOf('agentv-results/dist/git/index.js')).toThrow();
+  });
+});
