@@ -23,7 +23,7 @@ import { CLI, ROOT, fmtMs, fmtRatio, median, timeIt } from './lib.mjs';
 import { writeSyntheticResults } from './synthetic.mjs';
 
 const { runGit, openRepo } = await import(join(ROOT, 'dist/git/index.js'));
-const { Checkpointer } = await import(join(ROOT, 'dist/publish/wip.js'));
+const { Checkpointer } = await import(join(ROOT, 'dist/wip/index.js'));
 const { exportRun } = await import(join(ROOT, 'dist/derive/export.js'));
 
 const BASE_ROWS = 5_000;

@@ -119,7 +119,7 @@ describe('the publish lock', () => {
   it('is reclaimed at once from a holder that was killed with SIGKILL (not after the 30 s staleness)', async () => {
     const user = await makeUserRepo();
     const commonDir = join(user.work, '.git');
-    const script = `import { acquirePublishLock } from ${JSON.stringify(join(REPO_ROOT, 'dist/publish/lock.js'))};
+    const script = `import { acquirePublishLock } from ${JSON.stringify(join(REPO_ROOT, 'dist/branch/lock.js'))};
 await acquirePublishLock(${JSON.stringify(commonDir)});
 process.stdout.write('locked\\n');
 setInterval(() => {}, 1000);`;
