@@ -1,0 +1,30 @@
+import { defineConfig } from 'vitest/config';
+
+// `npm run test:fast`: the unit tier, for everyday work (under a minute). Pure functions and small
+// real-git plumbing; no CLI processes, browsers, network remotes or kill loops. `npm test` runs
+// these and everything else.
+export default defineConfig({
+  test: {
+    include: [
+      'test/architecture.test.ts',
+      'test/derive-unit.test.ts',
+      'test/merge-*.test.ts',
+      'test/report-unit.test.ts',
+      'test/sync-unit.test.ts',
+      'test/sync-merge.test.ts',
+      'test/daemon-outbox.test.ts',
+      'test/git-runner.test.ts',
+      'test/git-refs.test.ts',
+      'test/git-merge-tree.test.ts',
+      'test/git-repo.test.ts',
+      'test/read-layouts.test.ts',
+      'test/hostile-stream.test.ts',
+      'test/wip-checkpoint.test.ts',
+      'test/agentv-branch-layout.test.ts',
+    ],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
