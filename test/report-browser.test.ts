@@ -11,6 +11,8 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exportRun } from '../src/derive/export.js';
+import { generateReport } from '../src/report/generate.js';
 import { runCli } from './helpers/cli.js';
 import { describeWithFixtures, fixtureFiles } from './helpers/fixtures.js';
 
@@ -101,6 +103,18 @@ async function exportAndReport(source: string, name: string, extra: string[] = [
   const result = JSON.parse(reported.stdout) as { out: string; tests: number; bytes: number; warnings: string[] };
   const summary = JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8')) as Record<string, number>;
   return { runDir, result, summary, stderr: reported.stderr };
+}
+
+/**
+ * The same two steps through the library, for the fixture loop: the CLI path of export and report
+ * is covered above and in export-e2e; here the subject is the page each real fixture gives.
+ */
+async function exportAndReportInProcess(source: string, name: string) {
+  const runDir = join(tmp, name);
+  await exportRun({ source, out: runDir });
+  const result = await generateReport({ run: runDir });
+  const summary = JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8')) as Record<string, number>;
+  return { runDir, result, summary };
 }
 
 // ---- the hostile run -------------------------------------------------------------------
@@ -311,7 +325,7 @@ describeWithFixtures('report of every real AgentV fixture', () => {
   for (const file of fixtureFiles()) {
     const name = basename(file, '.jsonl');
     it(name, async () => {
-      const run = await exportAndReport(file, `fx-${name}`);
+      const run = await exportAndReportInProcess(file, `fx-${name}`);
       expect(run.result.tests).toBe(run.summary.total);
       const o = await openReport(run.result.out, 'file');
       try {
