@@ -250,35 +250,19 @@ describe('writeCommit', () => {
     expect(await git(repo.gitDir, ['for-each-ref'])).toBe('');
   });
 
-  it('writes 2,000 files with one fast-import process, close to raw fast-import speed', async () => {
+  // How fast this is against a raw fast-import is a benchmark (bench/publish.bench.mjs, in
+  // BENCHMARKS.md), not a timed test; what a test can hold for sure is the shape: one process.
+  it('writes 2,000 files with one fast-import process', async () => {
     const files = Array.from({ length: 2000 }, (_, i) => ({
       path: `runs/exp/2026-03-01/t${Math.floor(i / 20)}/case-${i}/result.json`,
       data: `{"case":${i},"score":${(i % 7) / 7}}\n`,
     }));
-    let rawStream = `commit refs/agentv-bench\ncommitter A <a@b> 1772359200 +0000\ndata 5\nbench\n`;
-    for (const f of files) rawStream += `M 100644 inline ${f.path}\ndata ${Buffer.byteLength(f.data)}\n${f.data}\n`;
-    rawStream += '\ndone\n';
-    const time = async (fn: () => Promise<unknown>): Promise<number> => {
-      const t = process.hrtime.bigint();
-      await fn();
-      return Number(process.hrtime.bigint() - t) / 1e6;
-    };
-    // Each measurement writes all objects into a fresh repository, alternating raw and ours.
-    const raw: number[] = [];
-    const ours: number[] = [];
-    for (let round = 0; round < 3; round++) {
-      const rawRepo = await initRepo({ bare: true });
-      raw.push(await time(() => runGit(['fast-import', '--quiet', '--done'], { gitDir: rawRepo, input: rawStream })));
-      const repo = await openRepo(await initRepo({ bare: true }));
-      ours.push(await time(() => writeCommit(repo, { parent: null, files, message: 'bench', author: TEST_AUTHOR })));
-    }
     const repo = await openRepo(await initRepo({ bare: true }));
     const { result, argvs } = await traceGitProcesses(() => writeCommit(repo, { parent: null, files, message: 'traced', author: TEST_AUTHOR }));
     expect(argvs.map(subcommand)).toEqual(['fast-import']);
-    expect((await lsTree(repo, result.commit, { recursive: true })).length).toBe(2000);
-    // The benchmark target is 1.5x; the bound here is looser so a loaded 2-core CI machine does
-    // not flake, yet one process per file (~10x) or a second pass over the data would still fail.
-    expect(Math.min(...ours)).toBeLessThan(Math.min(...raw) * 2 + 100);
+    const listed = await lsTree(repo, result.commit, { recursive: true });
+    expect(listed.length).toBe(2000);
+    expect(listed.find((e) => e.path === files[1234]!.path)).toBeTruthy();
   });
 });
 
