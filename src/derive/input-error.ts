@@ -1,0 +1,6 @@
+/** An input problem: reported as `file:line: what — what to do`, exit code 2. */
+export class InputError extends Error {
+  constructor(message: string, readonly file?: string, readonly line?: number) {
+    super(message);
+  }
+}
