@@ -69,6 +69,58 @@ export interface DaemonReport {
 /** Most rounds a `--once` run makes (each publish adds push jobs for the next round). */
 const ONCE_ROUNDS = 6;
 
+/**
+ * The daemon's stop and wake-up switch: a signal, an abort, a lost lock or `--once` finishing stop
+ * it; a file event or a finished checkpoint wakes its sleep early.
+ */
+class Switch {
+  stopping = false;
+  stoppedBy: DaemonReport['stoppedBy'];
+  private wakeUp: (() => void) | null = null;
+
+  constructor(initial: DaemonReport['stoppedBy']) {
+    this.stoppedBy = initial;
+  }
+
+  readonly wake = (): void => {
+    const w = this.wakeUp;
+    this.wakeUp = null;
+    w?.();
+  };
+
+  stop(why: DaemonReport['stoppedBy']): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.stoppedBy = why;
+    this.wake();
+  }
+
+  /** Sleeps until `until` (epoch ms) or the next wake-up, whichever comes first. */
+  sleepUntil(until: number): Promise<void> {
+    return new Promise<void>((res) => {
+      const timer = setTimeout(res, Math.max(10, until - Date.now()));
+      this.wakeUp = () => {
+        clearTimeout(timer);
+        res();
+      };
+    });
+  }
+}
+
+/** What the loops share: the parts a daemon is made of, and what they found to do. */
+interface Loop {
+  opts: DaemonOptions;
+  sw: Switch;
+  tracker: RunTracker;
+  worker: OutboxWorker;
+  watcher: RunWatcher;
+  dirty: Set<string>;
+  rescan: boolean;
+  scan: () => Promise<void>;
+  published: number;
+  remoteDown: boolean;
+}
+
 export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport> {
   const cwd = opts.cwd ?? process.cwd();
   const root = resolve(cwd, opts.root ?? DEFAULT_ROOT);
@@ -77,125 +129,64 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport>
   // The daemon is the hands-off publisher: it pushes unless told not to (--no-push), whatever auto_push says.
   const push = (opts.push ?? true) && target.remote !== null;
   const host = opts.host ?? wipHost();
-
-  let stoppedBy: DaemonReport['stoppedBy'] = opts.once ? 'once' : 'abort';
-  let stopping = false;
-  let wakeUp: (() => void) | null = null;
-  const wake = (): void => {
-    const w = wakeUp;
-    wakeUp = null;
-    w?.();
-  };
-  const stop = (why: DaemonReport['stoppedBy']): void => {
-    if (stopping) return;
-    stopping = true;
-    stoppedBy = why;
-    wake();
-  };
+  const sw = new Switch(opts.once ? 'once' : 'abort');
 
   const lock = await acquireDaemonLock(target.repo.commonDir, { root }, {
     onCompromised: (err) => {
       logger.error('daemon lock lost (this process stalled and another daemon took over); stopping', { error: err.message });
-      stop('lock-lost');
+      sw.stop('lock-lost');
     },
     onWait: (holder) => logger.info('a previous daemon died without releasing its lock; waiting for it to go stale', { pid: holder?.pid ?? null }),
   });
   const outbox = Outbox.forCommonDir(target.repo.commonDir);
-  const dirty = new Set<string>();
-  let rescan = true;
-  const tracker = new RunTracker({
-    repo: target.repo,
-    resultsRef: target.resultsRef,
-    remote: target.remote,
-    push,
-    outbox,
-    logger,
-    host,
-    intervalMs: opts.intervalMs ?? DEFAULT_INTERVAL_MS,
-    everyRows: opts.everyRows ?? DEFAULT_EVERY_ROWS,
-    checkpointPollMs: opts.checkpointPollMs,
-    settleMs: opts.settleMs,
-    dormantAfterMs: opts.dormantAfterMs,
-    wake,
-  });
+  const tracker = new RunTracker({ ...trackerOptions(opts, target, push, host), outbox, logger, wake: sw.wake });
   // Bounded network operations keep a SIGTERM from waiting on a hung remote for long.
   const worker = new OutboxWorker({ target, targetOptions: { ...opts, cwd }, outbox, logger, push, backoff: opts.backoff ?? DEFAULT_BACKOFF, networkTimeoutMs: opts.networkTimeoutMs ?? 30_000 });
   const watcher = new RunWatcher(root, {
     poll: opts.poll || opts.once,
     logger,
     onChange: (dir) => {
-      if (dir === null) rescan = true;
-      else dirty.add(dir);
-      wake();
+      if (dir === null) loop.rescan = true;
+      else loop.dirty.add(dir);
+      sw.wake();
     },
   });
-  const unsubscribe = opts.handleSignals
-    ? onSignals(SHUTDOWN_SIGNALS, (sig) => {
-        logger.info('signal received; shutting down', { signal: sig });
-        stop('signal');
-      })
-    : () => undefined;
-  const onAbort = (): void => stop('abort');
-  opts.signal?.addEventListener('abort', onAbort);
-  if (opts.signal?.aborted) stop('abort');
-
-  let published = 0;
-  let remoteDown = false;
-  try {
-    await outbox.compact().catch((err: unknown) => logger.warn('could not compact the outbox', { error: (err as Error).message }));
-    await watcher.start();
-    // With events the rescan is only a safety net; polling discovers runs with it; a root that
-    // does not exist yet is looked for often, so the watcher starts soon after it appears.
-    const scanEvery = (): number => opts.scanIntervalMs ?? (watcher.mode === 'events' ? 30_000 : opts.poll ? 2_000 : 500);
-    logger.info('daemon started', { pid: process.pid, root, repo: target.repo.workTree ?? target.repo.gitDir, remote: target.remote ?? undefined, push, mode: watcher.mode, once: opts.once ?? false });
-    opts.onReady?.({ root, mode: watcher.mode });
-
-    const scan = async (): Promise<void> => {
+  const loop: Loop = {
+    opts,
+    sw,
+    tracker,
+    worker,
+    watcher,
+    dirty: new Set<string>(),
+    rescan: true,
+    published: 0,
+    remoteDown: false,
+    scan: async () => {
       // Watcher first: a run created while the directories are listed is then seen by one or the other.
       if (!opts.once && !opts.poll && !watcher.watching) await watcher.start();
       const found = await findRunDirs(root);
-      for (const d of new Set([...found, ...tracker.trackedDirs])) dirty.add(d);
+      for (const d of new Set([...found, ...tracker.trackedDirs])) loop.dirty.add(d);
       if (push) await queueUnpushed(target, outbox);
-    };
+    },
+  };
+  const unsubscribe = opts.handleSignals
+    ? onSignals(SHUTDOWN_SIGNALS, (sig) => {
+        logger.info('signal received; shutting down', { signal: sig });
+        sw.stop('signal');
+      })
+    : () => undefined;
+  const onAbort = (): void => sw.stop('abort');
+  opts.signal?.addEventListener('abort', onAbort);
+  if (opts.signal?.aborted) sw.stop('abort');
 
-    if (opts.once) {
-      await scan();
-      await Promise.all([...dirty].map((d) => tracker.examine(d)));
-      dirty.clear();
-      await tracker.stopAll({ flush: true });
-      await tracker.settle();
-      for (let i = 0; i < ONCE_ROUNDS && !stopping; i++) {
-        const r = await worker.round({ force: true });
-        published += r.published;
-        remoteDown = r.remoteDown;
-        if (r.completed === 0 || r.remoteDown) break;
-      }
-    } else {
-      let nextScanAt = 0;
-      while (!stopping) {
-        const now = Date.now();
-        if (rescan || now >= nextScanAt) {
-          rescan = false;
-          nextScanAt = now + scanEvery();
-          await scan();
-        }
-        const dirs = [...dirty];
-        dirty.clear();
-        await Promise.all(dirs.map((d) => tracker.examine(d)));
-        if (stopping) break;
-        const r = await worker.round();
-        published += r.published;
-        remoteDown = r.remoteDown;
-        if (dirty.size > 0 || rescan) continue;
-        const until = Math.min(nextScanAt, r.nextAt ?? Infinity);
-        await new Promise<void>((res) => {
-          const timer = setTimeout(res, Math.max(10, until - Date.now()));
-          wakeUp = () => {
-            clearTimeout(timer);
-            res();
-          };
-        });
-      }
+  try {
+    await outbox.compact().catch((err: unknown) => logger.warn('could not compact the outbox', { error: (err as Error).message }));
+    await watcher.start();
+    logger.info('daemon started', { pid: process.pid, root, repo: target.repo.workTree ?? target.repo.gitDir, remote: target.remote ?? undefined, push, mode: watcher.mode, once: opts.once ?? false });
+    opts.onReady?.({ root, mode: watcher.mode });
+    if (opts.once) await runOnceRounds(loop);
+    else {
+      await runWatchLoop(loop);
       logger.info('stopping: flushing in-progress checkpoints', { runs: tracker.activeRuns.length });
       await tracker.stopAll({ flush: true });
     }
@@ -209,15 +200,71 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport>
   }
   const items = await outbox.items();
   const report: DaemonReport = {
-    published,
+    published: loop.published,
     checkpoints: tracker.checkpoints,
     queued: items.filter((i) => i.state === 'pending').length,
     failed: items.filter((i) => i.state === 'dead').length,
-    remoteDown,
-    stoppedBy,
+    remoteDown: loop.remoteDown,
+    stoppedBy: sw.stoppedBy,
   };
   logger.info('daemon stopped', { ...report });
   return report;
+}
+
+function trackerOptions(opts: DaemonOptions, target: PublishTarget, push: boolean, host: string) {
+  return {
+    repo: target.repo,
+    resultsRef: target.resultsRef,
+    remote: target.remote,
+    push,
+    host,
+    intervalMs: opts.intervalMs ?? DEFAULT_INTERVAL_MS,
+    everyRows: opts.everyRows ?? DEFAULT_EVERY_ROWS,
+    checkpointPollMs: opts.checkpointPollMs,
+    settleMs: opts.settleMs,
+    dormantAfterMs: opts.dormantAfterMs,
+  };
+}
+
+/** `--once`: examine every run, flush their checkpoints, then push until the outbox is done. */
+async function runOnceRounds(loop: Loop): Promise<void> {
+  await loop.scan();
+  await Promise.all([...loop.dirty].map((d) => loop.tracker.examine(d)));
+  loop.dirty.clear();
+  await loop.tracker.stopAll({ flush: true });
+  await loop.tracker.settle();
+  for (let i = 0; i < ONCE_ROUNDS && !loop.sw.stopping; i++) {
+    const r = await loop.worker.round({ force: true });
+    loop.published += r.published;
+    loop.remoteDown = r.remoteDown;
+    if (r.completed === 0 || r.remoteDown) break;
+  }
+}
+
+/** The long-running loop: rescan now and then, examine what changed, push, sleep until needed. */
+async function runWatchLoop(loop: Loop): Promise<void> {
+  const { opts, watcher } = loop;
+  // With events the rescan is only a safety net; polling discovers runs with it; a root that
+  // does not exist yet is looked for often, so the watcher starts soon after it appears.
+  const scanEvery = (): number => opts.scanIntervalMs ?? (watcher.mode === 'events' ? 30_000 : opts.poll ? 2_000 : 500);
+  let nextScanAt = 0;
+  while (!loop.sw.stopping) {
+    const now = Date.now();
+    if (loop.rescan || now >= nextScanAt) {
+      loop.rescan = false;
+      nextScanAt = now + scanEvery();
+      await loop.scan();
+    }
+    const dirs = [...loop.dirty];
+    loop.dirty.clear();
+    await Promise.all(dirs.map((d) => loop.tracker.examine(d)));
+    if (loop.sw.stopping) break;
+    const r = await loop.worker.round();
+    loop.published += r.published;
+    loop.remoteDown = r.remoteDown;
+    if (loop.dirty.size > 0 || loop.rescan) continue;
+    await loop.sw.sleepUntil(Math.min(nextScanAt, r.nextAt ?? Infinity));
+  }
 }
 
 /**
