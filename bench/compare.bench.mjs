@@ -16,7 +16,10 @@ const AGENTV = join(ROOT, '../shared/agentv-client/agentv');
 
 function rowsText(n, seed, day, lift = 0) {
   let x = seed;
-  const rnd = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rnd = () => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return x / 2147483648;
+  };
   const lines = [];
   for (let i = 0; i < n; i++) lines.push(JSON.stringify({ test_id: `t-${i}`, target: 'm', suite: 's', timestamp: `2026-03-${String(day).padStart(2, '0')}T10:00:00.000Z`, score: Math.min(1, Math.round(rnd() * 100) / 100 + (i % 3 === 0 ? lift : 0)) }));
   return lines.join('\n') + '\n';

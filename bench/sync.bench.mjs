@@ -121,7 +121,10 @@ async function startDaemon(base) {
   proc.stdout.resume();
   proc.exited.catch(() => {});
   for (let i = 0; i < 100; i++) {
-    if (await canConnect(port)) return { url: (name) => `git://127.0.0.1:${port}/${name}`, stop: () => (proc.kill('SIGTERM'), proc.exited.catch(() => {})) };
+    if (await canConnect(port)) return { url: (name) => `git://127.0.0.1:${port}/${name}`, stop: () => {
+      proc.kill('SIGTERM');
+      return proc.exited.catch(() => {});
+    } };
     await new Promise((r) => setTimeout(r, 50));
   }
   proc.kill('SIGKILL');

@@ -123,7 +123,7 @@ it(`survives kill -9 of exec / wip checkpoint / the daemon at random points (${I
       expect(ids.sort()).toEqual(seq(ROWS));
       stats.published++;
     }
-    procs.splice(0).forEach((p) => p.kill('SIGKILL'));
+    for (const p of procs.splice(0)) p.kill('SIGKILL');
   }
   // The loop must actually have exercised checkpoints that were then killed.
   expect(stats.withCheckpoint).toBeGreaterThan(ITERATIONS / 3);

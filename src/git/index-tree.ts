@@ -44,7 +44,7 @@ export async function writeTree(repo: Repo, opts: WriteTreeOptions): Promise<str
 
     const zero = zeroId(repo);
     const lines: string[] = removals.map((p) => `0 ${zero}\t${p}\0`);
-    writes.forEach((w, i) => lines.push(`${w.mode} ${shas[i] as string}\t${w.path}\0`));
+    for (const [i, w] of writes.entries()) lines.push(`${w.mode} ${shas[i] as string}\t${w.path}\0`);
     if (lines.length > 0) await run(['update-index', '-z', '--index-info'], lines.join(''));
     return text((await run(['write-tree'])).stdout);
   });

@@ -77,7 +77,7 @@ export async function fetchRefs(repo: Repo, remote: string, refspecs: string[], 
  */
 export async function lsRemote(repo: Repo, remote: string, patterns: string[], opts: NetworkOptions = {}): Promise<RefEntry[]> {
   assertNotOption(remote, 'remote');
-  patterns.forEach((p) => assertNotOption(p, 'ls-remote pattern'));
+  for (const p of patterns) assertNotOption(p, 'ls-remote pattern');
   const args = ['ls-remote', remote, ...patterns];
   const r = await runNetwork(repo, args, opts, [0]);
   return r.stdout

@@ -53,7 +53,7 @@ export async function fetchBranches(target: PublishTarget, branches: BranchRefs[
     throw new ReadError(`--fetch: ${target.repo.workTree ?? target.repo.gitDir} has no remote to fetch from (add one, or set results.remote)`, 'input');
   }
   const specs = branches.map((b) => `+${b.ref}:${b.tracking!}`);
-  let result;
+  let result: Awaited<ReturnType<typeof fetchRefs>>;
   try {
     result = await fetchRefs(target.repo, remote, specs, { timeoutMs: opts.timeoutMs ?? 60_000 });
   } catch (err) {

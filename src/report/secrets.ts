@@ -52,7 +52,10 @@ export class SecretScanner {
     // One pass per pattern over the joined text: cheaper than testing thousands of small strings.
     for (const kind of secretKinds(strings.join('\n'))) {
       let labels = this.found.get(kind);
-      if (!labels) this.found.set(kind, (labels = new Set()));
+      if (!labels) {
+        labels = new Set();
+        this.found.set(kind, labels);
+      }
       labels.add(label);
     }
   }

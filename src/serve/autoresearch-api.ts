@@ -50,7 +50,7 @@ export async function listAutoresearch(cwd: string): Promise<AutoresearchEntry[]
   const out: AutoresearchEntry[] = [];
   for (const name of names.sort()) {
     if (!NAME.test(name) || name === '.' || name === '..') continue;
-    let log;
+    let log: Awaited<ReturnType<typeof logOf>>;
     try {
       log = await logOf(cwd, name);
     } catch {

@@ -69,7 +69,10 @@ export function buildSeries(runs: ListedRun[], summaries: Map<string, Record<str
       if (passRate === null) continue;
       const key = `${run.experiment}\0${target}`;
       let s = byKey.get(key);
-      if (!s) byKey.set(key, (s = { experiment: run.experiment, target, points: [] }));
+      if (!s) {
+        s = { experiment: run.experiment, target, points: [] };
+        byKey.set(key, s);
+      }
       s.points.push({ run_id: run.run_id, timestamp: run.timestamp, total, pass_rate: passRate, mean_score: num(src?.mean_score), cost_usd: num(src?.cost_usd), duration_ms: num(src?.duration_ms), regression: false });
     }
   }

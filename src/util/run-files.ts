@@ -64,7 +64,7 @@ export function checkRunPathSync(dir: string, rel: string, realDir?: string): Ru
   if (bad) return { kind: 'bad', message: bad };
   const safe = safeRelativePath(rel)!;
   const abs = join(dir, safe);
-  let st;
+  let st: ReturnType<typeof lstatSync>;
   try {
     st = lstatSync(abs);
   } catch {

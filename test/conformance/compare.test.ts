@@ -23,7 +23,7 @@ function expectSuperset(agentv: unknown, ours: unknown, path = '$'): void {
   if (Array.isArray(agentv)) {
     expect(Array.isArray(ours), `${path} is an array`).toBe(true);
     expect((ours as unknown[]).length, `${path}.length`).toBe(agentv.length);
-    agentv.forEach((v, i) => expectSuperset(v, (ours as unknown[])[i], `${path}[${i}]`));
+    for (const [i, v] of agentv.entries()) expectSuperset(v, (ours as unknown[])[i], `${path}[${i}]`);
     return;
   }
   if (agentv !== null && typeof agentv === 'object') {
@@ -84,7 +84,7 @@ describeWithAgentV('compare and trend give AgentV\'s answers', () => {
     for (let i = 0; i < files.length; i++) for (let j = 0; j < files.length; j++) if (i !== j) await expectSameCompare(files[i]!, files[j]!);
     const bench = fixture('benchmark-tooling--combined-results.jsonl');
     const rows = (await readFile(bench, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { score: number; test_id: string });
-    rows.forEach((r, i) => (r.score = Math.max(0, Math.min(1, r.score + (i % 3 === 0 ? 0.2 : i % 3 === 1 ? -0.15 : 0.05)))));
+    for (const [i, r] of rows.entries()) r.score = Math.max(0, Math.min(1, r.score + (i % 3 === 0 ? 0.2 : i % 3 === 1 ? -0.15 : 0.05)));
     rows.push({ test_id: 'only-in-candidate', score: 1 });
     const changed = join(tmp, 'bench-changed.jsonl');
     await writeFile(changed, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
