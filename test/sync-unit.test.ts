@@ -9,7 +9,7 @@ import { plantJson, preferMainResolver } from '../src/sync/prefer-main.js';
 import { classifyPush } from '../src/git/index.js';
 import { backoffDelay } from '../src/sync/push-branches.js';
 import { hostSlug, normalizeSyncBranch, rand6, syncSuffix } from '../src/sync/records.js';
-import { parseTagArgv } from '../src/cli/tag.js';
+import { parseTagEdits } from '../src/cli/tag.js';
 
 const BASE = 'agentv/results/v1';
 const SYNC = 'agentv/results-sync/20260314T103200Z-ci-7-a1b2c3';
@@ -180,17 +180,13 @@ describe('prefer-main resolver (sync --resolve)', () => {
   });
 });
 
-describe('tag argv', () => {
-  it('reads +add / -remove around long options', () => {
-    expect(parseTagArgv(['node', 'main.js', 'tag', 'exp/ts', '+baseline', '-old', '--remote', 'up', '+release-2.1', '--json'])).toEqual({
-      runId: 'exp/ts',
-      add: ['baseline', 'release-2.1'],
-      remove: ['old'],
-    });
-    expect(parseTagArgv(['node', 'main.js', 'tag', '--dir', '/x', 'exp/ts'])).toEqual({ runId: 'exp/ts', add: [], remove: [] });
-    expect(() => parseTagArgv(['node', 'm', 'tag', 'exp/ts', 'oops'])).toThrow(/neither \+name/);
+describe('tag edits', () => {
+  it('reads the run id, then +add / -remove in the order typed; an unknown --option is refused', () => {
+    expect(parseTagEdits(['exp/ts', '+baseline', '-old', '+release-2.1'])).toEqual({ runId: 'exp/ts', add: ['baseline', 'release-2.1'], remove: ['old'] });
+    expect(parseTagEdits(['exp/ts'])).toEqual({ runId: 'exp/ts', add: [], remove: [] });
+    expect(() => parseTagEdits(['exp/ts', 'oops'])).toThrow(/neither \+name/);
+    expect(() => parseTagEdits(['exp/ts', '--no-psuh'])).toThrow(/unknown option --no-psuh/);
   });
-
 });
 
 describe('driver command', () => {

@@ -1,30 +1,35 @@
-import type { CAC } from 'cac';
+import type { Cli, CommandBuilder } from './program.js';
 import { recordCycle, renderTrajectory } from '../autoresearch/record.js';
 import { DEFAULT_COMPARE_THRESHOLD } from '../results/compare.js';
 import { EXIT, numberFlag, runCommand, UsageError } from './errors.js';
 import { stringFlag } from './flags.js';
 import { bold, green, printJson, red, yellow } from './format.js';
 
-export function registerAutoresearch(cli: CAC): void {
-  cli
-    .command(
-      'autoresearch <action> [run]',
-      'Autoresearch loop support (the agentv-bench skill): `record <run>` appends a cycle to _autoresearch/iterations.jsonl with its keep/drop decision from compare and rewrites trajectory.html; `trajectory` rewrites the page (--final stops its auto-refresh)',
-    )
-    .option('--experiment <name>', 'Experiment name, e.g. autoresearch-pdf-skill (required)')
-    .option('--experiment-dir <dir>', 'Experiment directory holding _autoresearch/ (default: .agentv/results/runs/<experiment>)')
-    .option('--mutation <text>', 'record: one-line description of what changed this cycle')
-    .option('--baseline <run>', 'record: compare with this run instead of the most recent kept cycle\'s run')
-    .option('--threshold <delta>', `record: compare's win/loss threshold (default ${DEFAULT_COMPARE_THRESHOLD}, as agentv compare)`)
-    .option('--baseline-artifact <path>', 'record: the kept artifact (file: lines, folder: bytes) for the "simpler at equal score" rule')
-    .option('--candidate-artifact <path>', 'record: this cycle\'s artifact')
-    .option('--final', 'Write trajectory.html without auto-refresh: the loop is over')
-    .option('--dir <dir>', 'Working directory (paths are resolved from here)')
-    .option('--json', 'Machine-readable output')
+export function registerAutoresearch(cli: Cli): void {
+  cli.group('autoresearch', 'Autoresearch loop support (the agentv-bench skill): record a cycle, render its trajectory');
+  const common = (b: CommandBuilder) =>
+    b
+      .option('--experiment <name>', 'Experiment name, e.g. autoresearch-pdf-skill (required)')
+      .option('--experiment-dir <dir>', 'Experiment directory holding _autoresearch/ (default: .agentv/results/runs/<experiment>)')
+      .option('--mutation <text>', 'record: one-line description of what changed this cycle')
+      .option('--baseline <run>', 'record: compare with this run instead of the most recent kept cycle\'s run')
+      .option('--threshold <delta>', `record: compare's win/loss threshold (default ${DEFAULT_COMPARE_THRESHOLD}, as agentv compare)`)
+      .option('--baseline-artifact <path>', 'record: the kept artifact (file: lines, folder: bytes) for the "simpler at equal score" rule')
+      .option('--candidate-artifact <path>', 'record: this cycle\'s artifact')
+      .option('--final', 'Write trajectory.html without auto-refresh: the loop is over')
+      .option('--dir <dir>', 'Working directory (paths are resolved from here)')
+      .option('--json', 'Machine-readable output');
+  common(cli.command('autoresearch record <run>', 'Append a cycle to _autoresearch/iterations.jsonl with its keep/drop decision from compare, and rewrite trajectory.html'))
     .example('agentv-results autoresearch record .agentv/results/2026-04-15T10-30-00-000Z --experiment autoresearch-pdf-skill --mutation "added a null-check rule"')
+    .action((run: string, flags: Record<string, unknown>) => autoresearchAction('record', run, flags));
+  common(cli.command('autoresearch trajectory', 'Rewrite trajectory.html from the iterations (--final stops its auto-refresh)'))
     .example('agentv-results autoresearch trajectory --experiment autoresearch-pdf-skill --final')
-    .action((action: string, run: string | undefined, flags: Record<string, unknown>) =>
-      runCommand(async () => {
+    .action((flags: Record<string, unknown>) => autoresearchAction('trajectory', undefined, flags));
+}
+
+function autoresearchAction(action: 'record' | 'trajectory', run: string | undefined, flags: Record<string, unknown>): Promise<void> {
+  return (
+    runCommand(async () => {
         const experiment = stringFlag('experiment', flags.experiment);
         if (!experiment) throw new UsageError('--experiment <name> is required (e.g. autoresearch-<artifact>)');
         const common = { experiment, experimentDir: stringFlag('experiment-dir', flags.experimentDir), cwd: stringFlag('dir', flags.dir) ?? process.cwd(), final: Boolean(flags.final) };
@@ -60,6 +65,6 @@ export function registerAutoresearch(cli: CAC): void {
           return EXIT.ok;
         }
         throw new UsageError(`unknown autoresearch action ${JSON.stringify(action)} — use record or trajectory`);
-      }),
-    );
+    })
+  );
 }

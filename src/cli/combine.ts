@@ -1,11 +1,11 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { combineRuns, type OnDuplicate } from '../results/combine.js';
 import { oneOf, runCommand } from './errors.js';
 import { printJson } from './format.js';
 import { printRunSummary } from './run-summary.js';
 import { displayPath, stringFlag } from './flags.js';
 
-export function registerCombine(cli: CAC): void {
+export function registerCombine(cli: Cli): void {
   cli
     .command('combine <...runs>', 'Combine partial run workspaces (e.g. CI shards) into a new run workspace')
     .option('--out <dir>', 'New run directory; must not exist or be empty (default: .agentv/results/<run_id>)')

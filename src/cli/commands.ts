@@ -1,4 +1,4 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { registerExport } from './export.js';
 import { registerPublish } from './publish.js';
 import { registerReport } from './report.js';
@@ -26,7 +26,7 @@ import { registerDaemon } from './daemon.js';
 import { registerServe } from './serve.js';
 
 /** Every command the binary offers; one module per command. */
-export function registerCommands(cli: CAC): void {
+export function registerCommands(cli: Cli): void {
   registerExport(cli);
   registerPublish(cli);
   registerReport(cli);

@@ -1,4 +1,4 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { compareRuns, compareTargets, DEFAULT_COMPARE_THRESHOLD, type CompareReport, type MatrixReport, type TargetPairReport } from '../results/compare.js';
 import { UsageError } from './errors.js';
 import { EXIT, numberFlag, runCommand } from './errors.js';
@@ -41,7 +41,7 @@ function printSingleRun(r: MatrixReport | TargetPairReport): void {
   for (const p of r.pairwise) process.stdout.write(`${p.baseline} -> ${p.candidate}: ${summaryLine(p)}\n`);
 }
 
-export function registerCompare(cli: CAC): void {
+export function registerCompare(cli: Cli): void {
   cli
     .command('compare <baseline> [candidate]', 'Compare two runs (run directories, index.jsonl or results .jsonl) as `agentv compare` does: tests matched by test_id (the last row of a repeated id counts), per-test delta, wins/losses/ties, mean_delta; exit 1 when mean_delta < 0. With one run: its targets against each other (--baseline-target a --candidate-target b), or a score matrix of all of them')
     .option('--threshold <delta>', 'Win when delta >= threshold, loss when delta <= -threshold, else tie (default 0.1, as agentv compare)')

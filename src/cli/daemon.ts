@@ -2,7 +2,7 @@
  * `daemon`: checkpoint in-progress runs, publish finished ones, push everything (durable outbox,
  * retries with backoff). One per repository. `--once` processes what is there and exits.
  */
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { runDaemon } from '../daemon/daemon.js';
 import { DaemonLockedError } from '../daemon/instance-lock.js';
@@ -13,7 +13,7 @@ import { pushFlag } from './wip.js';
 import { SERVE_OPTIONS, startServeFromFlags } from './serve.js';
 import type { RunningServer } from '../serve/index.js';
 
-export function registerDaemon(cli: CAC): void {
+export function registerDaemon(cli: Cli): void {
   registerDaemonStatusSections();
   const daemon = cli
     .command('daemon', 'Watch the results root: checkpoint runs in progress, publish and push finished ones; queued work survives restarts and offline periods')
@@ -61,7 +61,7 @@ export function registerDaemon(cli: CAC): void {
         ...configFlags(flags),
         root: flags.root as string | undefined,
         once: Boolean(flags.once),
-        push: pushFlag(),
+        push: pushFlag(flags),
         intervalMs: numberFlag('interval', flags.interval, 30) * 1000,
         everyRows: numberFlag('every-rows', flags.everyRows, 50),
         poll: Boolean(flags.poll),

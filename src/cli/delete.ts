@@ -1,4 +1,4 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { createInterface } from 'node:readline/promises';
 import { deleteRuns, planDelete, type DeleteTarget } from '../results/delete.js';
 import { EXIT, UsageError, runCommand } from './errors.js';
@@ -17,7 +17,7 @@ async function confirm(targets: DeleteTarget[], cwd: string): Promise<boolean> {
   }
 }
 
-export function registerDelete(cli: CAC): void {
+export function registerDelete(cli: Cli): void {
   cli
     .command('delete <...runs>', 'Delete local run workspaces (refuses anything that is not one)')
     .option('--yes', 'Do not ask for confirmation (required when stdin is not a terminal)')

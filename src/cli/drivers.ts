@@ -1,17 +1,28 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { driversState, installDrivers, uninstallDrivers } from '../merge/install.js';
 import { stringFlag } from './flags.js';
 import { runCommand, UsageError } from './errors.js';
 import { dim, green, printJson } from './format.js';
 
-export function registerDrivers(cli: CAC): void {
-  cli
-    .command('drivers <action>', 'Merge drivers for people merging the results branch by hand: install | uninstall | status (this repository\'s local config only)')
-    .option('--dir <dir>', 'Repository (default: the current directory)')
-    .option('--json', 'Machine-readable output')
-    .example('agentv-results drivers install')
-    .action((action: string, flags: Record<string, unknown>) =>
-      runCommand(async () => {
+export function registerDrivers(cli: Cli): void {
+  cli.group('drivers', 'Merge drivers for people merging the results branch by hand: install, uninstall, status (this repository\'s local config only)');
+  const actions: [string, string][] = [
+    ['install', 'Register our JSONL-union and JSON-union merge drivers in this repository\'s local config'],
+    ['uninstall', 'Remove them again (the config is left as it was before install)'],
+    ['status', 'Show whether they are installed and where they point'],
+  ];
+  for (const [action, description] of actions) {
+    cli
+      .command(`drivers ${action}`, description)
+      .option('--dir <dir>', 'Repository (default: the current directory)')
+      .option('--json', 'Machine-readable output')
+      .example(`agentv-results drivers ${action}`)
+      .action((flags: Record<string, unknown>) => driversAction(action, flags));
+  }
+}
+
+function driversAction(action: string, flags: Record<string, unknown>): Promise<void> {
+  return runCommand(async () => {
         const cwd = stringFlag('dir', flags.dir) ?? process.cwd();
         if (action === 'install') {
           const r = await installDrivers({ cwd });
@@ -35,6 +46,5 @@ export function registerDrivers(cli: CAC): void {
           return;
         }
         throw new UsageError(`drivers: unknown action ${JSON.stringify(action)} (install, uninstall or status)`);
-      }),
-    );
+  });
 }

@@ -2,7 +2,7 @@
  * `exec -- <command…>`: run an eval command, checkpoint its run while it runs, publish it when it
  * exits, and exit with the command's status.
  */
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { CommandError } from '../daemon/child.js';
 import { execRun } from '../daemon/exec.js';
@@ -11,7 +11,7 @@ import { registerDaemonStatusSections } from '../daemon/status-sections.js';
 import { exitCodeFor, numberFlag, oneOf, runCommand, UsageError } from './errors.js';
 import { pushFlag } from './wip.js';
 
-export function registerExec(cli: CAC): void {
+export function registerExec(cli: Cli): void {
   registerDaemonStatusSections();
   cli
     .command('exec [...command]', 'Run an eval command, checkpoint its run workspace while it runs, publish it when it exits (put the command after --)')
@@ -44,7 +44,7 @@ export function registerExec(cli: CAC): void {
           root: flags.root as string | undefined,
           intervalMs: numberFlag('interval', flags.interval, 30) * 1000,
           everyRows: numberFlag('every-rows', flags.everyRows, 50),
-          push: pushFlag(),
+          push: pushFlag(flags),
           logger,
           handleSignals: true,
         }).catch((err: unknown) => {

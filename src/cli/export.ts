@@ -1,4 +1,4 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { exportRun, type DuplicatePolicy } from '../derive/export.js';
 import { LAYOUTS, type LayoutName } from '../derive/layouts.js';
 import { numberFlag, oneOf, runCommand } from './errors.js';
@@ -6,7 +6,7 @@ import { printJson } from './format.js';
 import { printRunSummary } from './run-summary.js';
 import { progressReporter } from './progress.js';
 
-export function registerExport(cli: CAC): void {
+export function registerExport(cli: Cli): void {
   cli
     .command('export <source>', 'Derive a run\'s artifacts from AgentV results (a results .jsonl, a run directory, or its index.jsonl)')
     .option('--out <dir>', 'Output directory (default: .agentv/results/<experiment>/<timestamp>)')

@@ -1,4 +1,4 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { join } from 'node:path';
 import { listFailures } from '../results/failures.js';
 import { runCommand } from './errors.js';
@@ -6,7 +6,7 @@ import { bold, dim, green, printJson, red } from './format.js';
 import { displayPath, stringFlags, verdictText } from './flags.js';
 import { feedbackLines } from './feedback-lines.js';
 
-export function registerFailures(cli: CAC): void {
+export function registerFailures(cli: Cli): void {
   cli
     .command('failures <run>', 'Show only the failing cases of a run (verdict fail or error) with the assertions that failed and their evidence')
     .option('--target <name>', 'Only this target (repeatable)')

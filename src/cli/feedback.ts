@@ -1,4 +1,4 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { FeedbackRevisionMismatch, OverlayInputError, readFeedback, setFeedback } from '../overlays/write.js';
 import type { FeedbackNote } from '../merge/index.js';
 import { CheckFailed, runCommand, UsageError } from './errors.js';
@@ -16,7 +16,7 @@ function noteLines(notes: FeedbackNote[]): string[] {
   return lines;
 }
 
-export function registerFeedback(cli: CAC): void {
+export function registerFeedback(cli: Cli): void {
   cli
     .command(
       'feedback <run_id> [test_id] [text]',
@@ -54,7 +54,7 @@ export function registerFeedback(cli: CAC): void {
             text: String(text),
             reviewer: stringFlag('reviewer', flags.reviewer),
             expectRevision: expectRaw === undefined ? undefined : String(expectRaw === true ? '' : expectRaw),
-            push: !process.argv.includes('--no-push'),
+            push: flags.push !== false,
           });
           if (flags.json) printJson(r);
           else {

@@ -1,23 +1,14 @@
 /**
- * Reading option values as the user typed them. cac (through mri) turns numeric-looking values
- * into numbers, so `--test-id 001` would arrive as 1 and `--out 2026` as a number: string
- * options are read back from argv instead.
+ * Reading option values. The parser keeps values as typed (strings), and a string option given
+ * twice arrives as a list.
  */
 import { isAbsolute, relative } from 'node:path';
 import { UsageError } from './errors.js';
 import { green, red, yellow } from './format.js';
 
-export function stringFlags(name: string, parsed: unknown, argv: string[] = process.argv): string[] {
-  const long = `--${name}`;
-  const raw: string[] = [];
-  const args = argv.slice(2);
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === '--') break;
-    if (a === long && i + 1 < args.length) raw.push(args[++i]!);
-    else if (a.startsWith(`${long}=`)) raw.push(a.slice(long.length + 1));
-  }
-  if (raw.length > 0) return raw;
+/** Every value of a repeatable string option, as typed. */
+export function stringFlags(name: string, parsed: unknown): string[] {
+  void name;
   if (parsed === undefined || parsed === null || parsed === true || parsed === false) return [];
   return (Array.isArray(parsed) ? parsed : [parsed]).map(String);
 }

@@ -1,4 +1,4 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { listRuns } from '../history/list.js';
 import { ReadError } from '../branch/read-errors.js';
 import { runCommand, numberFlag } from './errors.js';
@@ -23,7 +23,7 @@ export function runReadCommand(fn: () => Promise<number | void>): Promise<void> 
   });
 }
 
-export function registerList(cli: CAC): void {
+export function registerList(cli: Cli): void {
   cli
     .command('list', 'List the runs published on the results branch (reads the catalog: a few blob reads, never the run trees)')
     .option('--experiment <name>', 'Only runs of this experiment')

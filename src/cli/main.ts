@@ -1,38 +1,19 @@
 #!/usr/bin/env node
 /**
- * The `agentv-results` command line: a thin shell over the library. Each command module parses
- * its flags, calls the library and prints; no logic lives here.
+ * The `agentv-results` command line: a thin shell over the library. Each command module declares
+ * its arguments and flags, calls the library and prints; no logic lives here.
  */
-import { cac } from 'cac';
 import { createRequire } from 'node:module';
-import { registerCommands } from './commands.js';
 import { dropWritesAfterBrokenPipe } from './broken-pipe.js';
+import { registerCommands } from './commands.js';
+import { Cli } from './program.js';
 
 dropWritesAfterBrokenPipe();
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
 
-const cli = cac('agentv-results');
+const cli = new Cli('agentv-results', version);
 registerCommands(cli);
-// cac shows "(default: true)" after every --no-<flag> (its negation default): meaningless to a reader.
-cli.help((sections) => sections.map((s) => ({ ...s, body: s.body.replace(/^(\s*--no-[^\n]*?) ?\(default: true\)/gm, '$1') })));
-cli.version(version);
-
-try {
-  cli.parse(process.argv, { run: false });
-  if (!cli.matchedCommand) {
-    if (cli.args.length > 0) {
-      process.stderr.write(`agentv-results: unknown command ${JSON.stringify(cli.args[0])} — run \`agentv-results --help\`\n`);
-      process.exitCode = 2;
-    } else if (!cli.options.help && !cli.options.version) {
-      cli.outputHelp();
-    }
-  } else {
-    await cli.runMatchedCommand();
-  }
-} catch (err) {
-  // cac throws CACError for unknown options and missing arguments: those are usage errors.
-  process.stderr.write(`agentv-results: ${(err as Error).message}\n`);
-  process.exitCode = 2;
-}
+const code = await cli.run(process.argv);
+if (code !== undefined) process.exitCode = code;

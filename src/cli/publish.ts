@@ -1,11 +1,11 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { publish } from '../publish/publish.js';
 import { EXIT, runCommand } from './errors.js';
 import { bold, dim, green, printJson } from './format.js';
 import { pushLines } from './sync.js';
 
-export function registerPublish(cli: CAC): void {
+export function registerPublish(cli: Cli): void {
   cli
     .command('publish <run>', 'Commit a finished run to the results branch (metadata) and the artifacts branch (payloads), without touching your checkout; push when asked')
     .option('--push', 'Push both branches after committing (default: results.auto_push)')
@@ -22,9 +22,8 @@ export function registerPublish(cli: CAC): void {
     .example('agentv-results publish results.jsonl --experiment nightly --require-push')
     .action((run: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
-        // cac turns --no-push into push: false and leaves it true by default: only an explicit flag decides.
-        const argv = process.argv;
-        const push = argv.includes('--no-push') ? false : argv.includes('--push') ? true : undefined;
+        // Neither --push nor --no-push: the configuration's auto_push decides.
+        const push = typeof flags.push === 'boolean' ? flags.push : undefined;
         const result = await publish({
           run,
           cwd: (flags.dir as string | undefined) ?? process.cwd(),

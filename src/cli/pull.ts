@@ -1,10 +1,10 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { pull } from '../history/pull.js';
 import { runReadCommand } from './list.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { dim, green, printJson } from './format.js';
 
-export function registerPull(cli: CAC): void {
+export function registerPull(cli: Cli): void {
   cli
     .command('pull <run_id>', 'Materialize a published run from the results branch into a run workspace (atomically); payloads with --with-artifacts')
     .option('--out <dir>', 'Workspace directory to create (default: .agentv/results/<run_id>)')

@@ -1,10 +1,10 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { generateReport } from '../report/index.js';
 import { fmtBytes } from '../report/format.js';
 import { runCommand } from './errors.js';
 import { printJson } from './format.js';
 
-export function registerReport(cli: CAC): void {
+export function registerReport(cli: Cli): void {
   cli
     .command('report <run>', 'Write a self-contained HTML report of a run workspace (a run directory or its index.jsonl)')
     .option('-o, --out <file>', 'Output HTML file (default: <run-dir>/report.html)')

@@ -1,9 +1,9 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { SCHEMAS, jsonSchema } from '../model/json-schema.js';
 import { UsageError, runCommand } from './errors.js';
 import { printJson, table } from './format.js';
 
-export function registerSchema(cli: CAC): void {
+export function registerSchema(cli: Cli): void {
   cli
     .command('schema [name]', 'Print the JSON Schema of an artifact (no name: list them)')
     .option('--json', 'List as JSON')

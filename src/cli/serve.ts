@@ -2,7 +2,7 @@
  * `serve`: the team Dashboard and its API (remote status/sync, runs, compare, trends, tag and
  * feedback edits) on 127.0.0.1. The server itself is src/serve; this file reads flags and prints.
  */
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { startServer, ServeError, type RunningServer, type ServeOptions } from '../serve/index.js';
 import { numberFlag, runCommand, UsageError } from './errors.js';
 import { configFlags, PROJECT_OPTION_HELP, stringFlag, stringFlags } from './flags.js';
@@ -42,7 +42,7 @@ export async function startServeFromFlags(flags: Record<string, unknown>, base: 
   return server;
 }
 
-export function registerServe(cli: CAC): void {
+export function registerServe(cli: Cli): void {
   const cmd = cli.command('serve', 'The team Dashboard and API over the results branch: runs of every machine, run detail, compare, trends, tags and feedback, remote status and Sync');
   for (const [flag, help] of SERVE_OPTIONS) cmd.option(flag, help);
   cmd

@@ -1,4 +1,4 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { join } from 'node:path';
 import { InputError } from '../derive/export.js';
 import { showCases, type CaseDetails } from '../results/show.js';
@@ -47,7 +47,7 @@ function printCase(c: CaseDetails & { feedback: FeedbackNote[] }, at: (rel: stri
   process.stdout.write(out.join('\n') + '\n');
 }
 
-export function registerShow(cli: CAC): void {
+export function registerShow(cli: Cli): void {
   cli
     .command('show <run>', 'Display case-level rows of a run with their sidecars\' key facts')
     .option('--test-id <glob>', 'Test id or glob (* and ?); repeatable; default: every case')

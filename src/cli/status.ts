@@ -1,5 +1,5 @@
 import { registerInterruptedStatus } from '../history/interrupted-status.js';
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { status, type StatusReport } from '../history/status.js';
 import { runReadCommand } from './list.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
@@ -80,7 +80,7 @@ export function renderStatus(report: StatusReport): string {
   return lines.join('\n') + '\n';
 }
 
-export function registerStatus(cli: CAC): void {
+export function registerStatus(cli: Cli): void {
   registerInterruptedStatus();
   cli
     .command('status', 'Local results and artifacts branches against the remote: ahead/behind/diverged, and what is pending a push')

@@ -1,11 +1,11 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { summarizeRun } from '../results/summary.js';
 import { runCommand } from './errors.js';
 import { dim, printJson } from './format.js';
 import { printRunSummary } from './run-summary.js';
 import { stringFlags } from './flags.js';
 
-export function registerSummary(cli: CAC): void {
+export function registerSummary(cli: Cli): void {
   cli
     .command('summary <run>', 'Print aggregate metrics of a run, per target and overall (a run directory or its index.jsonl)')
     .option('--target <name>', 'Only this target (repeatable); recomputes from the rows')

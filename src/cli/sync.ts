@@ -1,4 +1,4 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { describeSyncBranch } from '../sync/fallback.js';
 import type { PushOutcome } from '../sync/push-branches.js';
 import { sync } from '../sync/sync.js';
@@ -21,7 +21,7 @@ export function pushLines(outcome: PushOutcome): string[] {
   return [yellow(`not pushed: ${outcome.message}; the results are committed locally and pending (\`agentv-results sync\` retries)`)];
 }
 
-export function registerSync(cli: CAC): void {
+export function registerSync(cli: Cli): void {
   // The status command lists open sync branches through its section registry.
   registerSyncStatus();
   cli

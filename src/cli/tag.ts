@@ -1,46 +1,32 @@
-import type { CAC } from 'cac';
+import type { ActionContext, Cli } from './program.js';
 import { editTags, OverlayInputError, readTags, TagRevisionMismatch } from '../overlays/write.js';
 import { CheckFailed, runCommand, UsageError } from './errors.js';
 import { dim, printJson } from './format.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { pushExitCode, pushLines } from './sync.js';
 
-/** Options of `tag` that take a value: their value is never read as a tag edit. */
-const VALUE_OPTIONS = new Set(['--remote', '--dir', '--config', '--project', '--expect-revision']);
-
 /**
- * `-name` looks like a short option to any option parser, so the edits are read from the raw argv:
- * after the `tag` word, `+x` adds and `-x` removes; `--long` options (and their values) are skipped;
- * the first other word is the run id. A lone `--` ends options (everything after is an edit or the run id).
+ * The edits of `tag <run_id> +add -remove …`: `-name` looks like a short option to any parser, so
+ * the command lets undeclared options through as operands (in the order typed) and reads them
+ * here. A `--long` word that is not one of its options is still refused, as everywhere.
  */
-export function parseTagArgv(argv: string[]): { runId: string | null; add: string[]; remove: string[] } {
-  const start = argv.indexOf('tag');
+export function parseTagEdits(operands: string[]): { runId: string | null; add: string[]; remove: string[] } {
   const add: string[] = [];
   const remove: string[] = [];
   let runId: string | null = null;
-  let optionsDone = false;
-  for (let i = start + 1; i < argv.length; i++) {
-    const a = argv[i] as string;
-    if (!optionsDone && a === '--') {
-      optionsDone = true;
-    } else if (!optionsDone && a.startsWith('--')) {
-      if (VALUE_OPTIONS.has(a)) i++; // (the --name=value form is a single word)
-    } else if (a.startsWith('+') && a.length > 1) {
-      add.push(a.slice(1));
-    } else if (a.startsWith('-') && a.length > 1) {
-      remove.push(a.slice(1));
-    } else if (runId === null) {
-      runId = a;
-    } else {
-      throw new UsageError(`tag: ${JSON.stringify(a)} is neither +name (add) nor -name (remove)`);
-    }
+  for (const a of operands) {
+    if (a.startsWith('--')) throw new UsageError(`tag: unknown option ${a} — run \`agentv-results tag --help\``);
+    if (a.startsWith('+') && a.length > 1) add.push(a.slice(1));
+    else if (a.startsWith('-') && a.length > 1) remove.push(a.slice(1));
+    else if (runId === null) runId = a;
+    else throw new UsageError(`tag: ${JSON.stringify(a)} is neither +name (add) nor -name (remove)`);
   }
   return { runId, add, remove };
 }
 
-export function registerTag(cli: CAC): void {
+export function registerTag(cli: Cli): void {
   cli
-    .command('tag <run_id> [...edits]', 'Add (+name) or remove (-name) tags of a published run on the results branch, then push; no edits: show the tags')
+    .command('tag <run_id> [edits...]', 'Add (+name) or remove (-name) tags of a published run on the results branch, then push; no edits: show the tags')
     .allowUnknownOptions()
     .option('--expect-revision <rev>', 'Only edit if tag_revision is still this (optimistic concurrency)')
     .option('--no-push', 'Commit locally only (a later publish or `sync` pushes it)')
@@ -50,9 +36,9 @@ export function registerTag(cli: CAC): void {
     .option('--dir <dir>', 'Working directory (the repository resolves from here)')
     .option('--json', 'Machine-readable output')
     .example('agentv-results tag nightly/2026-03-14T10-32-00-000Z +baseline +release-2.1 -candidate')
-    .action((_run: string, _edits: string[], flags: Record<string, unknown>) =>
+    .action((_run: string, _edits: string[], flags: Record<string, unknown>, ctx: ActionContext) =>
       runCommand(async () => {
-        const { runId, add, remove } = parseTagArgv(process.argv);
+        const { runId, add, remove } = parseTagEdits(ctx.operands);
         if (runId === null) throw new UsageError('tag: missing <run_id>');
         const common = { runId, cwd: stringFlag('dir', flags.dir) ?? process.cwd(), remote: stringFlag('remote', flags.remote), ...configFlags(flags) };
         try {
@@ -63,7 +49,7 @@ export function registerTag(cli: CAC): void {
             return;
           }
           const expect = stringFlag('expect-revision', flags.expectRevision);
-          const r = await editTags({ ...common, add, remove, expectRevision: expect, push: !process.argv.includes('--no-push') });
+          const r = await editTags({ ...common, add, remove, expectRevision: expect, push: flags.push !== false });
           if (flags.json) printJson(r);
           else {
             process.stdout.write(`${runId}: ${r.document.tags.length > 0 ? r.document.tags.join(' ') : '(no tags)'}${r.changed ? '' : ' (unchanged)'}\n${dim(`tag_revision ${r.document.tag_revision}`)}\n`);

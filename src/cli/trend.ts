@@ -1,4 +1,4 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import type { TrendReport } from '../results/trend.js';
 import { DEFAULT_SLOPE_THRESHOLD } from '../results/trend.js';
 import { trend } from '../trend/index.js';
@@ -20,7 +20,7 @@ function printReport(r: TrendReport): void {
   process.stdout.write(`${r.series.length} series: ${degrading} degrading (slope <= -${r.slope_threshold}), threshold ${r.slope_threshold}${r.triggered ? red(' — failing (--fail-on-degrading)') : ''}\n`);
 }
 
-export function registerTrend(cli: CAC): void {
+export function registerTrend(cli: Cli): void {
   cli
     .command('trend [...runs]', 'Score trend per experiment × target over runs (the paths given, the local .agentv/results/ runs, or --published ones): least-squares slope of the mean score per run, classified improving / stable / degrading as agentv trend does')
     .option('--published', 'Use the runs published on the results branch (listed from its catalog and pulled), not local ones')

@@ -1,11 +1,11 @@
-import type { CAC } from 'cac';
+import type { Cli } from './program.js';
 import { join } from 'node:path';
 import { validateRun, type ValidationProblem } from '../results/validate.js';
 import { EXIT, runCommand } from './errors.js';
 import { dim, green, printJson, red } from './format.js';
 import { displayPath } from './flags.js';
 
-export function registerValidate(cli: CAC): void {
+export function registerValidate(cli: Cli): void {
   cli
     .command('validate <run>', 'Check that a run workspace resolves: paths exist inside the run and parse, ids are unique, summary counts agree, pointers match')
     .option('--require-payloads', 'Treat artifact pointers whose payload is not present locally as problems (default: notes)')

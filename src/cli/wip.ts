@@ -2,7 +2,7 @@
  * `wip <action>`: checkpoint | list | recover | clean. cac cannot match two-word commands, so this
  * one command dispatches its actions itself (ARCHITECTURE.md rule 6).
  */
-import type { CAC } from 'cac';
+import type { Cli, CommandBuilder, Flags } from './program.js';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { resolveTarget } from '../branch/target.js';
 import { cleanWip, listWip, recoverWip, WipError, WipSession, type CheckpointResult, type WipEvent } from '../wip/index.js';
@@ -12,7 +12,6 @@ import { onSignals, signalStatus } from '../daemon/signals.js';
 import { numberFlag, runCommand, UsageError } from './errors.js';
 import { dim, green, printJson, table, yellow } from './format.js';
 
-const ACTIONS = ['checkpoint', 'list', 'recover', 'clean'] as const;
 
 /** "14d", "12h", "30m", "45s", "2w" -> ms. */
 export function parseDuration(flag: string, value: unknown, fallback: number): number {
@@ -31,10 +30,9 @@ export function fmtAge(seconds: number | null): string {
   return `${Math.floor(seconds / 86400)}d`;
 }
 
-/** --push / --no-push as typed (cac folds them into one boolean that defaults to true). */
-export function pushFlag(): boolean | undefined {
-  const argv = process.argv;
-  return argv.includes('--no-push') ? false : argv.includes('--push') ? true : undefined;
+/** --push / --no-push as typed, or undefined when neither was (the configuration decides). */
+export function pushFlag(flags: Flags): boolean | undefined {
+  return typeof flags.push === 'boolean' ? flags.push : undefined;
 }
 
 function targetOpts(flags: Record<string, unknown>) {
@@ -77,7 +75,7 @@ async function checkpointAction(run: string | undefined, flags: Record<string, u
   const session = await WipSession.start({
     ...targetOpts(flags),
     runDir: run,
-    push: pushFlag(),
+    push: pushFlag(flags),
     intervalMs: numberFlag('interval', flags.interval, 30) * 1000,
     everyRows: numberFlag('every-rows', flags.everyRows, 50),
     pollMs: 500,
@@ -177,46 +175,49 @@ async function cleanAction(flags: Record<string, unknown>): Promise<number> {
   return r.remoteError ? 3 : 0;
 }
 
-export function registerWip(cli: CAC): void {
-  registerDaemonStatusSections();
-  cli
-    .command('wip <action> [arg]', 'WIP checkpoints of in-progress runs: checkpoint <run-dir> | list | recover <branch|run_id> | clean')
-    .option('--watch', 'checkpoint: keep checkpointing until the run finishes or a signal arrives (flushes on SIGINT/SIGTERM)')
-    .option('--interval <s>', 'checkpoint --watch: seconds between checkpoints (default 30)')
-    .option('--every-rows <n>', 'checkpoint --watch: also checkpoint after this many new rows (default 50)')
-    .option('--full', 'checkpoint: walk the whole workspace (also files no row points at, and deletions)')
-    .option('--push', 'checkpoint: push the WIP branch (default: results.auto_push)')
-    .option('--no-push', 'checkpoint: do not push')
-    .option('--out <dir>', 'recover: the workspace to write (default .agentv/results/<run_id>)')
-    .option('--no-fetch', 'list/recover: do not ask the remote')
-    .option('--older-than <age>', 'clean: only branches whose last checkpoint is older (default 14d)')
-    .option('--force-unpublished', 'clean: also delete branches whose run is not published (each is listed)')
-    .option('--dry-run', 'clean: say what would be deleted')
+/** Options every `wip` subcommand that reaches the repository takes. */
+function withTarget(b: CommandBuilder): CommandBuilder {
+  return b
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
     .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')
-    .option('--json', 'Machine-readable output')
-    .example('agentv-results wip checkpoint .agentv/results/nightly/2026-03-01T10-00-00-000Z --watch')
+    .option('--json', 'Machine-readable output');
+}
+
+export function registerWip(cli: Cli): void {
+  registerDaemonStatusSections();
+  cli.group('wip', 'WIP checkpoints of in-progress runs: checkpoint, list, recover, clean');
+  withTarget(
+    cli
+      .command('wip checkpoint <run-dir>', 'Commit the run workspace as it is now onto its WIP branch (with --watch: keep doing so until the run finishes)')
+      .option('--watch', 'Keep checkpointing until the run finishes or a signal arrives (flushes on SIGINT/SIGTERM)')
+      .option('--interval <s>', 'With --watch: seconds between checkpoints (default 30)')
+      .option('--every-rows <n>', 'With --watch: also checkpoint after this many new rows (default 50)')
+      .option('--full', 'Walk the whole workspace (also files no row points at, and deletions)')
+      .option('--push', 'Push the WIP branch (default: results.auto_push)')
+      .option('--no-push', 'Do not push'),
+  )
+    .example('agentv-results wip checkpoint .agentv/results/2026-03-01T10-00-00-000Z --watch')
+    .action((runDir: string, flags: Flags) => runCommand(() => wipAction(() => checkpointAction(runDir, flags))));
+  withTarget(cli.command('wip list', 'Local and remote WIP branches with host, run, rows and age').option('--no-fetch', 'Do not ask the remote'))
     .example('agentv-results wip list')
-    .example('agentv-results wip recover nightly/2026-03-01T10-00-00-000Z')
+    .action((flags: Flags) => runCommand(() => wipAction(() => listAction(flags))));
+  withTarget(
+    cli
+      .command('wip recover <branch-or-run>', 'Rebuild a run workspace from its WIP branch, atomically, on any machine')
+      .option('--out <dir>', 'The workspace to write (default .agentv/results/<run_id>)')
+      .option('--no-fetch', 'Do not ask the remote'),
+  )
+    .example('agentv-results wip recover 2026-03-01T10-00-00-000Z')
+    .action((arg: string, flags: Flags) => runCommand(() => wipAction(() => recoverAction(arg, flags))));
+  withTarget(
+    cli
+      .command('wip clean', 'Delete WIP branches whose run is published (and that are old enough)')
+      .option('--older-than <age>', 'Only branches whose last checkpoint is older (default 14d)')
+      .option('--force-unpublished', 'Also delete branches whose run is not published (each is listed)')
+      .option('--dry-run', 'Say what would be deleted'),
+  )
     .example('agentv-results wip clean --older-than 14d --dry-run')
-    .action((action: string, arg: string | undefined, flags: Record<string, unknown>) =>
-      runCommand(() =>
-        wipAction(async () => {
-          switch (action) {
-            case 'checkpoint':
-              return checkpointAction(arg, flags);
-            case 'list':
-              return listAction(flags);
-            case 'recover':
-              return recoverAction(arg, flags);
-            case 'clean':
-              return cleanAction(flags);
-            default:
-              throw new UsageError(`unknown wip action ${JSON.stringify(action)}: use one of ${ACTIONS.join(', ')}`);
-          }
-        }),
-      ),
-    );
+    .action((flags: Flags) => runCommand(() => wipAction(() => cleanAction(flags))));
 }
