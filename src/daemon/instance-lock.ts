@@ -15,6 +15,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { OUTBOX_DIR } from './outbox.js';
+import { AgentvResultsError } from '../util/errors.js';
 
 export interface DaemonInfo {
   pid: number;
@@ -23,7 +24,8 @@ export interface DaemonInfo {
   root: string;
 }
 
-export class DaemonLockedError extends Error {
+export class DaemonLockedError extends AgentvResultsError {
+  readonly code = 'daemon-locked';
   constructor(message: string, readonly holder: DaemonInfo | null) {
     super(message);
   }

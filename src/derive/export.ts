@@ -25,6 +25,7 @@ import { DEFAULT_THRESHOLD, normalizeRow } from './normalize.js';
 import { projectionBundle, projectionEntry } from './projection-bundle.js';
 import { json, type PendingIndexRow } from './row-files.js';
 import { hydrateIndexRow, isIndexRow, resolveSource, type ResolvedSource } from './source.js';
+import { AgentvResultsError } from '../util/errors.js';
 
 export type DuplicatePolicy = 'update' | 'skip' | 'error';
 
@@ -63,7 +64,8 @@ export interface ExportResult {
 }
 
 /** An input problem: reported as `file:line: what — what to do`, exit code 2. */
-export class InputError extends Error {
+export class InputError extends AgentvResultsError {
+  readonly code = 'input';
   constructor(message: string, readonly file?: string, readonly line?: number) {
     super(message);
   }
