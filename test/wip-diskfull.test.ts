@@ -82,7 +82,7 @@ describe('a disk that fills', () => {
       mkdirSync(join(mnt, 'fresh', 'exp'), { recursive: true });
       const err = await recoverWip({ repo, remote: null, source: RUN_ID, out, fetch: false }).then(() => null, (e: Error & { code?: string }) => e);
       expect(err?.message).toMatch(/no space left while writing .*: nothing was changed there \(the checkpoint is still on agentv\/wip\/h\//);
-      expect(err?.code).toBe('ENOSPC');
+      expect(err?.code).toBe('no-space'); // the error model's code for a full disk (exit 3)
       expect(existsSync(out)).toBe(false);
       expect(readdirSync(join(mnt, 'fresh', 'exp'))).toEqual([]); // no staging folder left behind
 
@@ -149,7 +149,7 @@ describe('a disk that fills', () => {
         );
       }
       expect(err?.message).toMatch(/no space left to record in the outbox/);
-      expect(err?.code).toBe('ENOSPC');
+      expect(err?.code).toBe('no-space'); // the error model's code for a full disk (exit 3)
     } finally {
       rmSync(filler, { recursive: true, force: true });
     }

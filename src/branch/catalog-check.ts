@@ -30,3 +30,21 @@ export function missingRunsWarning(branch: string, missing: readonly string[]): 
   const shown = missing.slice(0, 5).join(', ') + (missing.length > 5 ? ` and ${missing.length - 5} more` : '');
   return `${missing.length} run${missing.length === 1 ? '' : 's'} on ${branch} ${missing.length === 1 ? 'is' : 'are'} missing from its catalog (a catalog file was deleted or edited): ${shown} — re-index each from its run folder with \`agentv-results pull <run_id> --out <dir> && agentv-results publish <dir>\``;
 }
+
+/**
+ * Whether a day's catalog text (one JSON object per line) lists this run. Parsed line by line: a
+ * substring test would also match the id inside another field, or miss it when spaced differently;
+ * an unreadable line lists nothing.
+ */
+export function catalogListsRun(catalogText: string, runId: string): boolean {
+  for (const line of catalogText.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      const row = JSON.parse(line) as { run_id?: unknown } | null;
+      if (row !== null && typeof row === 'object' && row.run_id === runId) return true;
+    } catch {
+      // a torn or foreign line: not evidence either way
+    }
+  }
+  return false;
+}

@@ -22,6 +22,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
+import { AgentvResultsError } from '../util/errors.js';
 
 export const DEFAULT_RESULTS_BRANCH = 'agentv/results/v1';
 export const DEFAULT_ARTIFACTS_BRANCH = 'agentv/artifacts/v1';
@@ -44,7 +45,9 @@ export const ResultsConfigSchema = z.strictObject({
 });
 export type ResultsConfig = z.infer<typeof ResultsConfigSchema>;
 
-export class ConfigError extends Error {}
+export class ConfigError extends AgentvResultsError {
+  readonly code = 'config';
+}
 
 // Other keys of a project entry (name, targets, …) belong to AgentV and are left alone.
 const ProjectSchema = z.looseObject({

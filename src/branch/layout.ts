@@ -23,6 +23,7 @@
  * still read by `list` and `pull`; nothing writes it any more.
  */
 import { isSafeSegment, slugToIso } from '../model/paths.js';
+import { AgentvResultsError } from '../util/errors.js';
 
 export const CATALOG_DIR = '.indexes';
 export const CATALOG_PREFIX = 'agentv-results.';
@@ -30,7 +31,9 @@ export const CATALOG_PREFIX = 'agentv-results.';
 export const LEGACY_CATALOG_DIR = 'catalog';
 export const LEGACY_RUNS_DIR = 'runs';
 
-export class LayoutError extends Error {}
+export class LayoutError extends AgentvResultsError {
+  readonly code = 'layout';
+}
 
 export interface RunLocation {
   runId: string;

@@ -28,8 +28,11 @@ import { rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { processAlive } from '../util/process-alive.js';
+import { AgentvResultsError } from '../util/errors.js';
 
-export class LockError extends Error {}
+export class LockError extends AgentvResultsError {
+  readonly code = 'lock';
+}
 
 export interface HeldLock {
   assertHeld(): void;

@@ -5,11 +5,14 @@
  *   check  -> 1  (the command ran and what it verified failed: a payload's sha256 or size)
  *   git    -> 3  (the remote could not be fetched, an object the branch points at is missing)
  */
+import { AgentvResultsError } from '../util/errors.js';
+
 export type ReadErrorKind = 'input' | 'check' | 'git';
 
-export class ReadError extends Error {
+export class ReadError extends AgentvResultsError {
+  readonly code: 'read-input' | 'read-check' | 'read-git';
   constructor(message: string, readonly kind: ReadErrorKind) {
     super(message);
-    this.name = 'ReadError';
+    this.code = `read-${kind}`;
   }
 }

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { assertGitVersion, listRemotes, NotARepositoryError, openRepo, worktreeBranches, type Repo } from '../git/index.js';
 import { ensureBareClone } from '../git/clone.js';
 import { ConfigError, loadResultsConfig, type ResultsConfig } from './config.js';
+import { AgentvResultsError } from '../util/errors.js';
 
 export interface PublishTarget {
   repo: Repo;
@@ -25,7 +26,9 @@ export interface PublishTarget {
   managed: boolean;
 }
 
-export class PublishError extends Error {}
+export class PublishError extends AgentvResultsError {
+  readonly code = 'publish';
+}
 
 export function looksLikeUrl(value: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) || /^[^/\s]+@[^:\s]+:/.test(value) || value.startsWith('/') || value.startsWith('./') || value.startsWith('../');

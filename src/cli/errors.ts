@@ -5,26 +5,21 @@
  * AGENTV_RESULTS_DEBUG is set).
  */
 import { redactText } from '../util/redact.js';
+import { AgentvResultsError, EXIT, exitCodeFor } from '../util/errors.js';
 
-export class UsageError extends Error {}
+export { EXIT, exitCodeFor };
 
-/** The command ran, and what it checked failed (exit 1). */
-export class CheckFailed extends Error {
+/** Bad flags or arguments (exit 2). */
+export class UsageError extends AgentvResultsError {
+  readonly code = 'usage';
+}
+
+/** The command ran, and what it checked failed (exit 1). `quiet`: the command already said why. */
+export class CheckFailed extends AgentvResultsError {
+  readonly code = 'check-failed';
   constructor(message: string, readonly quiet = false) {
     super(message);
   }
-}
-
-export const EXIT = { ok: 0, check: 1, usage: 2, git: 3 } as const;
-
-export function exitCodeFor(err: unknown): number {
-  const name = (err as { constructor?: { name?: string } })?.constructor?.name ?? '';
-  if (err instanceof CheckFailed) return EXIT.check;
-  if (err instanceof UsageError) return EXIT.usage;
-  if (['InputError', 'SourceError', 'ConfigError', 'ZodError', 'RunReadError'].includes(name)) return EXIT.usage;
-  if (['GitError', 'RefConflictError', 'PushError', 'RemoteError', 'GitVersionError', 'PublishError'].includes(name)) return EXIT.git;
-  if ((err as NodeJS.ErrnoException)?.code === 'ENOSPC') return EXIT.git;
-  return EXIT.check;
 }
 
 export async function runCommand(fn: () => Promise<number | void>): Promise<void> {

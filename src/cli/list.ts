@@ -1,26 +1,15 @@
 import type { Cli } from './program.js';
 import { listRuns } from '../history/list.js';
-import { ReadError } from '../branch/read-errors.js';
 import { runCommand, numberFlag } from './errors.js';
 import { stringFlag, stringFlags, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { dim, pct, printJson, table, yellow } from './format.js';
 
-const EXIT_FOR_KIND = { input: 2, check: 1, git: 3 } as const;
-
 /**
- * runCommand for the reading commands: a ReadError becomes one line on stderr and the exit code of
- * its kind (ARCHITECTURE.md, exit codes); anything else goes through the shared mapping.
+ * runCommand for the reading commands. A ReadError carries its exit-code family in its `code`
+ * (read-input 2, read-check 1, read-git 3), so the shared mapping handles it like any other error.
  */
 export function runReadCommand(fn: () => Promise<number | void>): Promise<void> {
-  return runCommand(async () => {
-    try {
-      return await fn();
-    } catch (err) {
-      if (!(err instanceof ReadError)) throw err;
-      process.stderr.write(`agentv-results: ${err.message}\n`);
-      return EXIT_FOR_KIND[err.kind];
-    }
-  });
+  return runCommand(fn);
 }
 
 export function registerList(cli: Cli): void {

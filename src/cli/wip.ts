@@ -48,7 +48,7 @@ async function wipAction(fn: () => Promise<number | void>): Promise<number | voi
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof WipError && (err as WipError & { code?: string }).code !== 'ENOSPC') throw new UsageError(err.message);
+    if (err instanceof WipError && !err.noSpace) throw new UsageError(err.message);
     throw err;
   }
 }

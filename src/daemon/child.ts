@@ -10,6 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
+import { AgentvResultsError } from '../util/errors.js';
 
 export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
 
@@ -28,7 +29,9 @@ export interface RunningChild {
   kill(signal?: NodeJS.Signals): void;
 }
 
-export class CommandError extends Error {}
+export class CommandError extends AgentvResultsError {
+  readonly code = 'command';
+}
 
 export function statusOf(code: number | null, signal: NodeJS.Signals | null): number {
   if (code !== null) return code;

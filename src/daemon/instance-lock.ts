@@ -15,6 +15,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { OUTBOX_DIR } from './outbox.js';
+import { AgentvResultsError } from '../util/errors.js';
+import { processAlive } from '../util/process-alive.js';
 
 export interface DaemonInfo {
   pid: number;
@@ -23,7 +25,8 @@ export interface DaemonInfo {
   root: string;
 }
 
-export class DaemonLockedError extends Error {
+export class DaemonLockedError extends AgentvResultsError {
+  readonly code = 'daemon-locked';
   constructor(message: string, readonly holder: DaemonInfo | null) {
     super(message);
   }
@@ -35,15 +38,6 @@ export interface DaemonLock {
 
 const STALE_MS = 10_000;
 const UPDATE_MS = 2_000;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export async function readDaemonInfo(commonDir: string): Promise<DaemonInfo | null> {
   try {
@@ -80,7 +74,7 @@ export async function acquireDaemonLock(commonDir: string, info: Omit<DaemonInfo
     // No record after a second means the holder died between taking the lock and writing
     // daemon.json (a live one writes it at once); a record naming a dead pid of this host means it
     // died later. Either way its lock stops being refreshed and goes stale within STALE_MS.
-    const holderGone = holder === null || (holder.host === hostname() && holder.pid !== process.pid && !alive(holder.pid));
+    const holderGone = holder === null || (holder.host === hostname() && holder.pid !== process.pid && !processAlive(holder.pid));
     if (!holderGone) {
       const who = `pid ${holder!.pid} on ${holder!.host}, running since ${holder!.started_at}, watching ${holder!.root}`;
       throw new DaemonLockedError(`another agentv-results daemon already runs for this repository: ${who} — stop it first (kill -TERM ${holder!.pid})`, holder);

@@ -22,6 +22,7 @@ import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { redactDeep } from '../util/redact.js';
+import { AgentvResultsError } from '../util/errors.js';
 
 export type OutboxJob =
   | { kind: 'publish'; run_dir: string; run_id: string; wip_ref: string | null }
@@ -58,7 +59,14 @@ export interface OutboxItem {
   deadAt: string | null;
 }
 
-export class OutboxError extends Error {}
+export class OutboxError extends AgentvResultsError {
+  readonly code: 'outbox' | 'no-space';
+  /** `noSpace`: the disk (or quota) is full — an environment failure (exit 3), not bad input. */
+  constructor(message: string, readonly noSpace = false) {
+    super(message);
+    this.code = noSpace ? 'no-space' : 'outbox';
+  }
+}
 
 export const OUTBOX_DIR = 'agentv-results';
 export const OUTBOX_FILE = 'outbox.jsonl';
@@ -257,9 +265,7 @@ async function writeDurably(file: string, data: string, flag: 'a' | 'w'): Promis
 function explain(err: unknown, file: string): Error {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOSPC' || code === 'EDQUOT') {
-    const e = new OutboxError(`no space left to record in the outbox ${file}; free some space (the queued work is retried when it can be written)`);
-    (e as OutboxError & { code?: string }).code = 'ENOSPC';
-    return e;
+    return new OutboxError(`no space left to record in the outbox ${file}; free some space (the queued work is retried when it can be written)`, true);
   }
   return err as Error;
 }

@@ -12,6 +12,7 @@ import { RECOVERY_MARKER, runIdOfDir, WipSession, wipBranch, type WipEvent } fro
 import type { Logger } from './log.js';
 import type { Outbox } from './outbox.js';
 import { inspectRun } from './runs.js';
+import { catalogListsRun } from '../branch/catalog-check.js';
 
 export interface TrackerOptions {
   repo: Repo;
@@ -249,7 +250,7 @@ export class RunTracker {
     }
     const spec = `${this.opts.resultsRef}:${catalogPath}`;
     const blob = (await readBlobs(this.opts.repo, [spec]).catch(() => new Map<string, Buffer | null>())).get(spec);
-    return blob ? blob.toString('utf8').includes(`"run_id":${JSON.stringify(runId)}`) : false;
+    return blob ? catalogListsRun(blob.toString('utf8'), runId) : false;
   }
 }
 

@@ -9,6 +9,7 @@ import { checkRunPath } from '../util/run-files.js';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { safeRelativePath, sanitizeSegment } from '../model/paths.js';
+import { AgentvResultsError } from '../util/errors.js';
 
 export interface ResolvedSource {
   kind: 'results-file' | 'workspace';
@@ -31,7 +32,9 @@ export interface ResolvedSource {
   recordedEvalFile: string | null;
 }
 
-export class SourceError extends Error {}
+export class SourceError extends AgentvResultsError {
+  readonly code = 'source';
+}
 
 async function statOrNull(path: string) {
   try {

@@ -1,8 +1,10 @@
 // Error types of the git layer. Callers branch on the class (instanceof), never on message text.
 import { redactText } from '../util/redact.js';
+import { AgentvResultsError, type ErrorCode } from '../util/errors.js';
 
 /** A git process exited with a code the caller did not declare acceptable (or could not start). */
-export class GitError extends Error {
+export class GitError extends AgentvResultsError {
+  readonly code: ErrorCode = 'git';
   /** Full argv, starting with "git". */
   readonly argv: readonly string[];
   /** Exit code, or null when the process was killed by a signal or never started. */
@@ -20,7 +22,8 @@ export class GitError extends Error {
 }
 
 /** The installed git is too old for the plumbing this project relies on. */
-export class GitVersionError extends Error {
+export class GitVersionError extends AgentvResultsError {
+  readonly code = 'git-version';
   readonly found: string;
   readonly required: string;
   constructor(found: string, required: string, message: string) {
@@ -35,7 +38,8 @@ export class GitVersionError extends Error {
  * A compare-and-swap ref update lost: the ref did not hold the value the caller expected.
  * `expected`/`actual` are object ids, null meaning "absent".
  */
-export class RefConflictError extends Error {
+export class RefConflictError extends AgentvResultsError {
+  readonly code = 'ref-conflict';
   readonly ref: string;
   readonly expected: string | null;
   readonly actual: string | null;
@@ -51,7 +55,8 @@ export class RefConflictError extends Error {
 }
 
 /** The path given to openRepo is not (inside) a git repository. */
-export class NotARepositoryError extends Error {
+export class NotARepositoryError extends AgentvResultsError {
+  readonly code = 'not-a-repository';
   readonly path: string;
   constructor(path: string, detail?: string) {
     super(`not a git repository: ${path}${detail ? ` (${detail})` : ''}`);
@@ -61,7 +66,8 @@ export class NotARepositoryError extends Error {
 }
 
 /** A path (from data) that must never reach a tree: rejected before anything is written. */
-export class InvalidPathError extends Error {
+export class InvalidPathError extends AgentvResultsError {
+  readonly code = 'invalid-path';
   readonly path: string;
   readonly reason: string;
   constructor(path: string, reason: string) {
@@ -77,6 +83,7 @@ export type RemoteFailureKind = 'unreachable' | 'auth' | 'other';
 
 /** A fetch or ls-remote that failed; `kind` says whether retrying later can help. */
 export class RemoteError extends GitError {
+  override readonly code: ErrorCode = 'remote';
   readonly kind: RemoteFailureKind;
   constructor(argv: readonly string[], exitCode: number | null, stderr: string, kind: RemoteFailureKind) {
     super(argv, exitCode, stderr, `${describeFailure(argv, exitCode, stderr)} [${kind}]`);

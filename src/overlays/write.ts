@@ -19,12 +19,16 @@ import { gitattributesUpdate, runLocation, type RunLocation } from '../branch/la
 import { acquirePublishLock } from '../branch/lock.js';
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from '../sync/push-branches.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
+import { AgentvResultsError } from '../util/errors.js';
 
 /** Wrong input (unknown run or test, invalid tag): exit 2. */
-export class OverlayInputError extends Error {}
+export class OverlayInputError extends AgentvResultsError {
+  readonly code = 'overlay-input';
+}
 
 /** `expectRevision` did not match: someone changed the tags since the caller read them (exit 1). */
-export class TagRevisionMismatch extends Error {
+export class TagRevisionMismatch extends AgentvResultsError {
+  readonly code = 'tag-revision-mismatch';
   constructor(readonly expected: string, readonly actual: string | null) {
     super(`tags changed since revision ${expected} (now ${actual ?? 'no tags.json'}); read them again and retry`);
   }
@@ -64,7 +68,8 @@ export interface FeedbackDoc {
 }
 
 /** `expectRevision` of a feedback edit did not match the reviewer's current entry (exit 1). */
-export class FeedbackRevisionMismatch extends Error {
+export class FeedbackRevisionMismatch extends AgentvResultsError {
+  readonly code = 'feedback-revision-mismatch';
   constructor(readonly testId: string, readonly reviewer: string, readonly expected: string, readonly actual: string | null) {
     super(`${reviewer}'s feedback on ${testId} changed since revision ${expected} (now ${actual ?? 'no entry'}); read it again (\`feedback <run> ${testId}\`) and retry`);
   }

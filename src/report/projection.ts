@@ -11,6 +11,7 @@ import type { IndexRow } from '../model/artifacts.js';
 import { readSidecarJson, readSidecarText, type LoadedRun } from '../results/run-reader.js';
 import { DEFAULT_FIELD_CHARS, DEFAULT_TEST_CHARS, oneLine, PROMPT_CHARS, stringify, TextBudget } from './text.js';
 import type { ReportAssertion, ReportData, ReportDetail, ReportGrader, ReportMessage, ReportTest } from './types.js';
+import { mapLimit } from '../util/map-limit.js';
 
 export interface ProjectionOptions {
   fieldChars?: number;
@@ -149,20 +150,6 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
     diff,
   };
   return { detail, prompt: promptOf(transcriptDoc, gradingDoc), assertions: [passed, total] as [number, number], truncated: budget.truncated };
-}
-
-/** Run `fn` over `items` with at most `limit` in flight, keeping the results in order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  return out;
 }
 
 export async function projectRun(run: LoadedRun, opts: ProjectionOptions = {}): Promise<Projection> {

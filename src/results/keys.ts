@@ -54,16 +54,4 @@ export function distinct<T>(values: Iterable<T>): T[] {
   return [...new Set(values)];
 }
 
-/** Map with at most `limit` promises in flight (a run can have many thousands of rows; file handles are finite). */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
+export { mapLimit } from '../util/map-limit.js';

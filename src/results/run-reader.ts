@@ -14,8 +14,11 @@ import { safeRelativePath } from '../model/paths.js';
 import { exportRun } from '../derive/export.js';
 import { runManifestOf } from '../derive/source.js';
 import { checkRunPathSync, readRunFileSync, realRunDir } from '../util/run-files.js';
+import { AgentvResultsError } from '../util/errors.js';
 
-export class RunReadError extends Error {}
+export class RunReadError extends AgentvResultsError {
+  readonly code = 'run-read';
+}
 
 export interface LoadedRun {
   /**

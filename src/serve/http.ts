@@ -3,8 +3,10 @@
  * out, and a size limit on request bodies. No framework: the server has a dozen routes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AgentvResultsError } from '../util/errors.js';
 
-export class HttpError extends Error {
+export class HttpError extends AgentvResultsError {
+  readonly code = 'http';
   constructor(readonly status: number, message: string, readonly extra: Record<string, unknown> = {}) {
     super(message);
   }

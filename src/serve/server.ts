@@ -11,6 +11,7 @@ import { registerAutoresearchApi } from './autoresearch-api.js';
 import { HttpError, readJsonBody, Router, send, sendError } from './http.js';
 import { dashboardCsp, renderDashboard } from './page.js';
 import { allowedHosts, checkHost, checkWrite, isLoopbackHost, newToken } from './security.js';
+import { AgentvResultsError } from '../util/errors.js';
 
 export interface ServeOptions extends TargetOptions {
   /** Address to bind (default 127.0.0.1). */
@@ -39,7 +40,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export class ServeError extends Error {}
+export class ServeError extends AgentvResultsError {
+  readonly code = 'serve';
+}
 
 export async function startServer(opts: ServeOptions = {}): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';

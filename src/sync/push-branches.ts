@@ -29,6 +29,7 @@ import type { PublishTarget } from '../branch/target.js';
 import { gitCause } from '../util/redact.js';
 
 import { trackingRef } from '../branch/refs.js';
+import { backoffDelay as sharedBackoffDelay } from '../util/backoff.js';
 export type { BranchTips } from './integrate.js';
 
 export interface PushOutcome {
@@ -92,9 +93,7 @@ const DEFAULT_BACKOFF = { baseMs: 100, capMs: 1_500 };
  * sit out whole rounds for the crowd to thin, whatever the machine's and the remote's speed.
  */
 export function backoffDelay(retry: number, backoff: { baseMs: number; capMs: number }, random: () => number = Math.random, roundMs = 0): number {
-  const slot = Math.max(backoff.baseMs, roundMs);
-  const ceiling = Math.min(backoff.capMs, slot * 2 ** Math.max(0, retry - 1));
-  return Math.floor(random() * ceiling);
+  return sharedBackoffDelay(retry, { ...backoff, jitter: 'full' }, random, roundMs);
 }
 
 function describe(classification: PushClassification, remote: string, stderr: string): string {

@@ -40,8 +40,16 @@ import {
   type WipMeta,
 } from './layout.js';
 import { countRowsSince, filesOfRows, INDEX_FILE, readIndexDelta, readWorkspaceFile, rowReferencedPaths, topLevelFiles, walkWorkspace, type StatKey } from './scan.js';
+import { AgentvResultsError } from '../util/errors.js';
 
-export class WipError extends Error {}
+export class WipError extends AgentvResultsError {
+  readonly code: 'wip' | 'no-space';
+  /** `noSpace`: the disk (or quota) is full — an environment failure (exit 3), not bad input. */
+  constructor(message: string, readonly noSpace = false) {
+    super(message);
+    this.code = noSpace ? 'no-space' : 'wip';
+  }
+}
 
 export interface CheckpointerOptions {
   repo: Repo;

@@ -234,9 +234,7 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
     await staging.abort().catch(() => undefined);
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOSPC' || code === 'EDQUOT') {
-      const e = new WipError(`no space left while writing ${out}: nothing was changed there (the checkpoint is still on ${entry.branch}); free some space and run the command again`);
-      (e as WipError & { code?: string }).code = 'ENOSPC';
-      throw e;
+      throw new WipError(`no space left while writing ${out}: nothing was changed there (the checkpoint is still on ${entry.branch}); free some space and run the command again`, true);
     }
     throw err;
   }

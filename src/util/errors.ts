@@ -1,0 +1,91 @@
+/**
+ * The one error model. Every failure this project raises on purpose is an `AgentvResultsError`
+ * with a stable string `code`; `EXIT_CODE_BY_ERROR` maps each code to the process exit code
+ * (ARCHITECTURE.md, exit codes): 1 the command ran and its check failed; 2 usage or input error; 3 git, remote or
+ * environment failure. Callers branch on the class or the code, never on message text, and the CLI
+ * maps by code (the README's exit-code table is tested against this map).
+ *
+ * Lives in src/util so every layer, src/git included, can import it without a cycle.
+ */
+
+export const EXIT = { ok: 0, check: 1, usage: 2, git: 3 } as const;
+export type FailureExitCode = typeof EXIT.check | typeof EXIT.usage | typeof EXIT.git;
+
+export const EXIT_CODE_BY_ERROR = {
+  // 1: the command ran and what it checked failed.
+  'check-failed': 1,
+  'tag-revision-mismatch': 1,
+  'feedback-revision-mismatch': 1,
+  'daemon-locked': 1,
+  'read-check': 1,
+  // 2: usage or input error.
+  usage: 2,
+  'invalid-arguments': 2,
+  input: 2,
+  source: 2,
+  config: 2,
+  layout: 2,
+  'run-read': 2,
+  'read-input': 2,
+  'overlay-input': 2,
+  'not-a-repository': 2,
+  'invalid-path': 2,
+  wip: 2,
+  command: 2,
+  serve: 2,
+  http: 2,
+  // 3: git, remote or environment failure (retrying later, or fixing the machine, can help).
+  git: 3,
+  'git-version': 3,
+  'ref-conflict': 3,
+  remote: 3,
+  publish: 3,
+  'read-git': 3,
+  lock: 3,
+  outbox: 3,
+  'no-space': 3,
+} as const satisfies Record<string, FailureExitCode>;
+
+export type ErrorCode = keyof typeof EXIT_CODE_BY_ERROR;
+
+export abstract class AgentvResultsError extends Error {
+  abstract readonly code: ErrorCode;
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    // The subclass's own name, so logs and `err.name` say which failure it is.
+    this.name = new.target.name;
+  }
+
+  /** The process exit code this failure maps to (not to be confused with a failed git's own `exitCode`). */
+  get cliExitCode(): FailureExitCode {
+    return EXIT_CODE_BY_ERROR[this.code];
+  }
+}
+
+/** Library inputs that fail their schema at a public verb's boundary (a wrong type, a missing field). */
+export class InvalidArgumentsError extends AgentvResultsError {
+  readonly code = 'invalid-arguments';
+  constructor(
+    readonly verb: string,
+    readonly issues: readonly { path: string; message: string }[],
+  ) {
+    super(`${verb}: invalid options: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ')}`);
+  }
+}
+
+function isNoSpace(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/**
+ * The exit code for anything thrown: our errors by code; a zod failure is bad input; a full disk is
+ * the environment; anything else (a bug, an unexpected system error) is reported as a failed check.
+ */
+export function exitCodeFor(err: unknown): FailureExitCode {
+  if (err instanceof AgentvResultsError) return err.cliExitCode;
+  if ((err as Error | null)?.name === 'ZodError') return EXIT.usage;
+  if (isNoSpace(err)) return EXIT.git;
+  return EXIT.check;
+}

@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AgentvResultsError, EXIT_CODE_BY_ERROR, exitCodeFor } from '../src/util/errors.js';
+import { CheckFailed, UsageError, exitCodeFor as cliExitCodeFor } from '../src/cli/errors.js';
+import { GitError, GitVersionError, InvalidPathError, NotARepositoryError, RefConflictError, RemoteError, openRepo } from '../src/git/index.js';
+import { ConfigError } from '../src/branch/config.js';
+import { LayoutError } from '../src/branch/layout.js';
+import { LockError } from '../src/branch/lock.js';
+import { ReadError } from '../src/branch/read-errors.js';
+import { PublishError, resolveTarget } from '../src/branch/target.js';
+import { CommandError } from '../src/daemon/child.js';
+import { DaemonLockedError } from '../src/daemon/instance-lock.js';
+import { OutboxError } from '../src/daemon/outbox.js';
+import { InputError } from '../src/derive/export.js';
+import { SourceError } from '../src/derive/source.js';
+import { FeedbackRevisionMismatch, OverlayInputError, TagRevisionMismatch } from '../src/overlays/write.js';
+import { RunReadError } from '../src/results/run-reader.js';
+import { HttpError } from '../src/serve/http.js';
+import { ServeError } from '../src/serve/server.js';
+import { WipError } from '../src/wip/checkpoint.js';
+
+const README = join(import.meta.dirname, '..', 'README.md');
+
+/** The README's "Exit codes" table as { error code -> exit code }. */
+function readmeExitTable(): Map<string, number> {
+  const text = readFileSync(README, 'utf8');
+  const section = text.slice(text.indexOf('## Exit codes'));
+  const rows = section.split('\n').filter((l) => /^\| \d \|/.test(l));
+  expect(rows.map((r) => r.slice(2, 3))).toEqual(['0', '1', '2', '3']);
+  const map = new Map<string, number>();
+  for (const row of rows) {
+    const cells = row.split('|').map((c) => c.trim());
+    const exit = Number(cells[1]);
+    for (const m of (cells[3] ?? '').matchAll(/`([a-z-]+)`/g)) {
+      expect(map.has(m[1]!), `${m[1]} listed twice`).toBe(false);
+      map.set(m[1]!, exit);
+    }
+  }
+  return map;
+}
+
+describe('one error model', () => {
+  it("the README's exit-code table is the exported map, code for code", () => {
+    expect(Object.fromEntries(readmeExitTable())).toEqual({ ...EXIT_CODE_BY_ERROR });
+  });
+
+  // Every failure class, built with representative data: each one is an AgentvResultsError whose
+  // name is its class, whose code is in the map, and whose exit code is the map's.
+  const samples: [Error, string, number][] = [
+    [new UsageError('bad flag'), 'usage', 2],
+    [new CheckFailed('regressed'), 'check-failed', 1],
+    [new GitError(['git', 'status'], 128, 'fatal: boom'), 'git', 3],
+    [new RemoteError(['git', 'fetch', 'origin'], 128, 'fatal: unable to access', 'unreachable'), 'remote', 3],
+    [new GitVersionError('2.30.0', '2.38.0', 'git too old'), 'git-version', 3],
+    [new RefConflictError('refs/heads/x', null, 'a'.repeat(40)), 'ref-conflict', 3],
+    [new NotARepositoryError('/nowhere'), 'not-a-repository', 2],
+    [new InvalidPathError('../etc/passwd', 'escapes the run'), 'invalid-path', 2],
+    [new ConfigError('bad config'), 'config', 2],
+    [new LayoutError('bad run id'), 'layout', 2],
+    [new LockError('could not take the publish lock'), 'lock', 3],
+    [new ReadError('no such run', 'input'), 'read-input', 2],
+    [new ReadError('sha256 mismatch', 'check'), 'read-check', 1],
+    [new ReadError('fetch failed', 'git'), 'read-git', 3],
+    [new PublishError('push failed'), 'publish', 3],
+    [new CommandError('no command given'), 'command', 2],
+    [new DaemonLockedError('a daemon runs', null), 'daemon-locked', 1],
+    [new OutboxError('could not lock the outbox'), 'outbox', 3],
+    [new OutboxError('no space left', true), 'no-space', 3],
+    [new InputError('x.jsonl:3: bad line', 'x.jsonl', 3), 'input', 2],
+    [new SourceError('no such file'), 'source', 2],
+    [new OverlayInputError('unknown run'), 'overlay-input', 2],
+    [new TagRevisionMismatch('abc', 'def'), 'tag-revision-mismatch', 1],
+    [new FeedbackRevisionMismatch('t1', 'ana', 'abc', null), 'feedback-revision-mismatch', 1],
+    [new RunReadError('not a run workspace'), 'run-read', 2],
+    [new HttpError(404, 'no such run'), 'http', 2],
+    [new ServeError('refusing to listen'), 'serve', 2],
+    [new WipError('no WIP branch'), 'wip', 2],
+    [new WipError('no space left', true), 'no-space', 3],
+  ];
+
+  it.each(samples.map(([err, code, exit]) => [err.constructor.name, code, err, exit] as const))('%s has code %s', (className, code, err, exit) => {
+    expect(err).toBeInstanceOf(AgentvResultsError);
+    expect(err.name).toBe(className);
+    expect((err as AgentvResultsError).code).toBe(code);
+    expect(EXIT_CODE_BY_ERROR[code as keyof typeof EXIT_CODE_BY_ERROR]).toBe(exit);
+    expect(exitCodeFor(err)).toBe(exit);
+    // The CLI maps through the same function (it used to match constructor names, and missed some).
+    expect(cliExitCodeFor(err)).toBe(exit);
+  });
+
+  it('LockError, OutboxError and InvalidPathError are not "check failed" (they used to exit 1)', () => {
+    expect(cliExitCodeFor(new LockError('lost'))).toBe(3);
+    expect(cliExitCodeFor(new OutboxError('could not lock'))).toBe(3);
+    expect(cliExitCodeFor(new InvalidPathError('a/../../b', 'escapes'))).toBe(2);
+  });
+
+  it('errors keep their data as typed fields', () => {
+    const e = new RefConflictError('refs/heads/agentv/results/v1', 'a'.repeat(40), null);
+    expect([e.ref, e.expected, e.actual]).toEqual(['refs/heads/agentv/results/v1', 'a'.repeat(40), null]);
+    const w = new WipError('full', true);
+    expect(w.noSpace).toBe(true);
+  });
+
+  it('foreign errors: zod is bad input, a full disk is the environment, anything else a failed check', () => {
+    const zodLike = Object.assign(new Error('invalid'), { name: 'ZodError' });
+    expect(exitCodeFor(zodLike)).toBe(2);
+    expect(exitCodeFor(Object.assign(new Error('write failed'), { code: 'ENOSPC' }))).toBe(3);
+    expect(exitCodeFor(new TypeError('bug'))).toBe(1);
+  });
+
+  it('not a git repository is an input error (exit 2), as the README says', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'avr-notrepo-'));
+    try {
+      await expect(openRepo(dir)).rejects.toBeInstanceOf(NotARepositoryError);
+      const err = await resolveTarget({ cwd: dir, env: { ...process.env, GIT_CEILING_DIRECTORIES: tmpdir() } }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AgentvResultsError);
+      expect(exitCodeFor(err)).toBe(2);
+      const readme = readFileSync(README, 'utf8');
+      expect(readme).toMatch(/\| not a git repository \| exit 2/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
