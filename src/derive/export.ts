@@ -290,7 +290,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
       const mine = lastPos.get(s.key) === pos++;
       if (!mine) continue;
       if (!keep.has(s.key)) continue;
-      await emit({ run_id: runId, experiment, ...s.index, projection_identity: projectionIdentity(runId, s.index) } as unknown as IndexRow, s.raw);
+      await emit({ run_id: runId, experiment, ...s.index, projection_identity: projectionIdentity(runId, s.index) }, s.raw);
     }
     if (dir && layout.runFiles.index && indexText) await appendFile(dir.path(layout.runFiles.index), indexText);
     if (rows === 0 && skippedInvalid === 0) {
