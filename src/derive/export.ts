@@ -152,7 +152,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
     for await (const s of spilledRows(pass)) {
       const mine = lastPos.get(s.key) === pos++;
       if (!mine || !keep.has(s.key)) continue;
-      await index.emit({ run_id: runId, experiment, ...s.index, projection_identity: projectionIdentity(runId, s.index) } as unknown as IndexRow, s.raw);
+      await index.emit({ run_id: runId, experiment, ...s.index, projection_identity: projectionIdentity(runId, s.index) }, s.raw);
     }
     await index.finish();
     if (index.rows === 0 && pass.skippedInvalid === 0) {

@@ -3,7 +3,8 @@
  * Pure. Only files the row has data for are produced ("only what the row carries").
  */
 import { createHash } from 'node:crypto';
-import { METRICS_SCHEMA_VERSION, TRANSCRIPT_SCHEMA_VERSION } from '../model/artifacts.js';
+import type { z } from 'zod';
+import { IndexRowSchema, METRICS_SCHEMA_VERSION, TRANSCRIPT_SCHEMA_VERSION } from '../model/artifacts.js';
 import type { EvaluatorResult } from '../model/input-row.js';
 import { sanitizeSegment } from '../model/paths.js';
 import { DEFAULT_THRESHOLD, type NormalizedRow } from './normalize.js';
@@ -13,44 +14,23 @@ export interface DerivedFile {
   data: string | Buffer;
 }
 
-/** The index row before the run id is known (run_id and projection_identity are added at the end). */
-export interface PendingIndexRow {
-  test_id: string;
-  suite: string;
-  eval_path: string | null;
-  target: string;
-  source_target: string;
-  attempt: number;
-  variant: string | null;
-  envelope_id: string | null;
-  trace_id: string | null;
-  root_span_id: string | null;
-  timestamp: string | null;
-  score: number;
-  verdict: 'pass' | 'fail' | 'error';
-  execution_status: string;
-  duration_ms: number | null;
-  total_tokens: number | null;
-  token_usage: { input: number; output: number; cached: number } | null;
-  cost_usd: number | null;
-  total_tool_calls: number;
-  errors_encountered: number;
-  conversation_id: string | null;
-  error: string | null;
-  assertions_summary: { passed: number; failed: number; total: number };
-  scores: { name: string; type: string; score: number; pass: boolean; reason: string; weight?: number; verdict?: string }[];
-  result_dir: string;
-  /** AgentV's per-test summary (`agentv results validate` requires one per row). */
-  summary_path: string;
-  result_path: string;
-  grading_path: string;
-  metrics_path: string;
-  timing_path: string;
-  transcript_path: string | null;
-  transcript_raw_path: string | null;
-  answer_path: string | null;
-  file_changes_path: string | null;
-}
+/**
+ * The index row before the run id is known (run_id, experiment and projection_identity are added at
+ * the end): the published row's own schema minus those, so the two cannot drift apart.
+ */
+// What readers accept as optional (older rows) the writer always writes: required here.
+export const PendingIndexRowSchema = IndexRowSchema.omit({ run_id: true, experiment: true, projection_identity: true, artifact_pointers: true }).required({
+  eval_path: true,
+  envelope_id: true,
+  trace_id: true,
+  root_span_id: true,
+  token_usage: true,
+  total_tool_calls: true,
+  errors_encountered: true,
+  conversation_id: true,
+  error: true,
+});
+export type PendingIndexRow = z.infer<typeof PendingIndexRowSchema>;
 
 export function json(value: unknown): string {
   return JSON.stringify(value, null, 2) + '\n';
