@@ -12,18 +12,18 @@
  * waiting for the command. A run without summary.json when the command exits did not finish: it
  * gets a final full checkpoint and stays on its WIP branch for `wip recover`.
  */
-import { stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { PublishResult } from '../publish/publish.js';
 import type { PushOutcome } from '../sync/push-branches.js';
 import { resolveTarget, type TargetOptions } from '../branch/target.js';
-import { DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS, WipSession, type WipEvent } from '../wip/index.js';
+import { DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS } from '../wip/index.js';
 import { FORWARDED_SIGNALS, startCommand } from './child.js';
 import { DEFAULT_ROOT } from './daemon.js';
 import { finishRun } from './finish-run.js';
 import { silentLogger, type Logger } from './log.js';
 import { Outbox } from './outbox.js';
-import { findRunDirs, inspectRun } from './runs.js';
+import { RunFollower, type Followed } from './exec-follow.js';
+import { inspectRun } from './runs.js';
 import { onSignals } from './signals.js';
 
 export interface ExecOptions extends TargetOptions {
@@ -71,14 +71,6 @@ export interface ExecReport {
   failure: { code: number; message: string; cause?: unknown } | null;
 }
 
-interface Followed {
-  dir: string;
-  session: WipSession | null;
-  starting: Promise<void> | null;
-  checkpoints: number;
-  error: string | null;
-}
-
 export async function execRun(opts: ExecOptions): Promise<ExecReport> {
   const cwd = opts.cwd ?? process.cwd();
   const logger = opts.logger ?? silentLogger;
@@ -88,79 +80,27 @@ export async function execRun(opts: ExecOptions): Promise<ExecReport> {
   const pollMs = opts.pollMs ?? Math.min(500, Math.max(50, opts.intervalMs ?? DEFAULT_INTERVAL_MS));
   const fixed = opts.out ? resolve(cwd, opts.out) : null;
   const root = resolve(cwd, opts.root ?? DEFAULT_ROOT);
-
-  // Without --out: runs whose index.jsonl size/mtime differ from now are the command's.
-  const baseline = new Map<string, string>();
-  if (!fixed) for (const d of await findRunDirs(root)) baseline.set(d, await indexKey(d));
-
-  const followed = new Map<string, Followed>();
-  const onEvent = (f: Followed) => (e: WipEvent): void => {
-    if (e.type === 'checkpoint' && e.result.status !== 'unchanged') {
-      f.checkpoints++;
-      logger.info('checkpoint', { run: e.result.runId, checkpoint: e.result.checkpoint, rows: e.result.rows, added: e.result.addedRows, wip: e.result.branch });
-    } else if (e.type === 'push' && e.result.classification !== 'ok') {
-      logger.warn('WIP push did not land; the next checkpoint retries', { message: e.result.message });
-    } else if (e.type === 'error') {
-      logger.warn(e.phase === 'push' ? 'WIP push failed' : 'checkpoint failed', { dir: f.dir, error: e.error.message });
-    }
-  };
-  const follow = (dir: string, checkpoint = true): void => {
-    if (followed.has(dir)) return;
-    const f: Followed = { dir, session: null, starting: null, checkpoints: 0, error: null };
-    followed.set(dir, f);
-    // A run first seen after the command exited, already finished, only needs its publish.
-    if (!checkpoint) return;
-    f.starting = WipSession.start({
-      repo: target.repo,
-      remoteName: target.remote,
-      push,
-      runDir: dir,
-      host: opts.host,
-      intervalMs: opts.intervalMs ?? DEFAULT_INTERVAL_MS,
-      everyRows: opts.everyRows ?? DEFAULT_EVERY_ROWS,
-      pollMs,
-      pushTimeoutMs: opts.networkTimeoutMs,
-      onEvent: onEvent(f),
-    }).then(
-      (s) => {
-        f.session = s;
-      },
-      (err: unknown) => {
-        f.error = (err as Error).message;
-        followed.delete(dir); // try again at the next discovery tick
-        logger.warn('cannot checkpoint run yet', { dir, error: f.error });
-      },
-    );
-  };
-  const discover = async (final = false): Promise<void> => {
-    const candidates: string[] = [];
-    if (fixed) {
-      if ((await inspectRun(fixed))?.hasIndex) candidates.push(fixed);
-    } else {
-      for (const d of await findRunDirs(root)) if (!baseline.has(d) || baseline.get(d) !== (await indexKey(d))) candidates.push(d);
-    }
-    for (const d of candidates) {
-      if (followed.has(d)) continue;
-      const state = await inspectRun(d);
-      // AgentV 5 runs are checkpointed by AgentV itself (agentv/wip/ with auto_push); we publish them once finished.
-      follow(d, !(final && state?.summaryComplete) && state?.layout !== 'agentv');
-    }
-  };
+  const follower = await RunFollower.start({
+    target,
+    push,
+    fixed,
+    root,
+    host: opts.host,
+    intervalMs: opts.intervalMs ?? DEFAULT_INTERVAL_MS,
+    everyRows: opts.everyRows ?? DEFAULT_EVERY_ROWS,
+    pollMs,
+    networkTimeoutMs: opts.networkTimeoutMs,
+    logger,
+  });
 
   const env = { ...(opts.env ?? process.env), ...(fixed ? { AGENTV_RESULTS_RUN_DIR: fixed } : {}) };
   const child = await startCommand(opts.command, { cwd, env, interactive: opts.interactive });
   logger.info('command started', { pid: child.pid, command: opts.command.join(' '), out: fixed ?? undefined, root: fixed ? undefined : root });
-  const flushAll = async (): Promise<void> => {
-    for (const f of followed.values()) {
-      await f.starting;
-      await f.session?.checkpoint().catch((err: unknown) => logger.warn('flush failed', { dir: f.dir, error: (err as Error).message }));
-    }
-  };
   const unsubscribe = opts.handleSignals
     ? onSignals(FORWARDED_SIGNALS, (sig) => {
         logger.info('forwarding signal to the command', { signal: sig, pid: child.pid });
         child.forward(sig);
-        if (sig === 'SIGINT' || sig === 'SIGTERM' || sig === 'SIGHUP') void flushAll();
+        if (sig === 'SIGINT' || sig === 'SIGTERM' || sig === 'SIGHUP') void follower.flushAll();
       })
     : () => undefined;
 
@@ -171,26 +111,21 @@ export async function execRun(opts: ExecOptions): Promise<ExecReport> {
   });
   // Discovery ticks until the command exits (bounded by the command's own lifetime).
   while (!exited) {
-    await discover().catch((err: unknown) => logger.warn('cannot look for runs', { error: (err as Error).message }));
+    await follower.discover().catch((err: unknown) => logger.warn('cannot look for runs', { error: (err as Error).message }));
     await Promise.race([exit, new Promise((r) => setTimeout(r, pollMs))]);
   }
   const { status } = await exit;
   unsubscribe();
   logger.info('command exited', { status });
-  await discover(true).catch(() => undefined);
+  await follower.discover(true).catch(() => undefined);
 
   const runs: ExecRunReport[] = [];
   let failure: ExecReport['failure'] = null;
-  for (const f of followed.values()) {
+  for (const f of follower.runs()) {
     await f.starting;
     runs.push(await finishOne(f, { target, targetOptions: { ...opts, cwd }, push, outbox, logger, networkTimeoutMs: opts.networkTimeoutMs }, (fail) => (failure = failure ?? fail)));
   }
   return { status, runs, failure };
-}
-
-async function indexKey(dir: string): Promise<string> {
-  const st = (await stat(join(dir, 'index.jsonl')).catch(() => null)) ?? (await stat(join(dir, '.internal', 'index.jsonl')).catch(() => null));
-  return st ? `${st.size}:${st.mtimeMs}` : 'none';
 }
 
 async function finishOne(
