@@ -194,78 +194,114 @@ export function pushBranches(target: PublishTarget, opts: PushBranchesOptions = 
   return state.promise;
 }
 
-async function runLoop(target: PublishTarget, opts: PushBranchesOptions, state: Inflight): Promise<PushOutcome> {
-  const started = Date.now();
-  const remote = target.remote!;
-  const maxAttempts = opts.maxAttempts ?? DEFAULT_ATTEMPTS;
-  const backoff = opts.backoff ?? DEFAULT_BACKOFF;
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  let attempts = 0;
-  let merges = 0;
-  let fastForwards = 0;
+function runLoop(target: PublishTarget, opts: PushBranchesOptions, state: Inflight): Promise<PushOutcome> {
+  return new PushLoop(target, opts, state).run();
+}
+
+/** Tips known right after a merge or a push, so the loop does not read them again. */
+interface KnownTips {
+  local: BranchTips;
+  tracking: BranchTips;
+  /** The request count from before they were read (a call that joined after that is not in them). */
+  seen?: number;
+}
+
+/** One publisher's push loop: push, and on a lost race back off, catch up (fetch + merge) and push again. */
+class PushLoop {
+  private readonly started = Date.now();
+  private readonly remote: string;
+  private readonly maxAttempts: number;
+  private readonly backoff: { baseMs: number; capMs: number };
+  private readonly sleep: (ms: number) => Promise<void>;
+  private attempts = 0;
+  private merges = 0;
+  private fastForwards = 0;
   /** Races lost since the last push that landed: the backoff exponent. */
-  let rejections = 0;
+  private rejections = 0;
   /** How long a push and a fetch + merge took here: one round, the backoff's slot. */
-  let pushMs = 0;
-  let catchUpMs: number | null = null;
-  let lastPushed: BranchTips | null = null;
-  const done = (o: Pick<PushOutcome, 'landed' | 'classification' | 'message'> & Partial<PushOutcome>): PushOutcome => ({
-    attempts,
-    merges,
-    fastForwards,
-    remoteTips: lastPushed,
-    joined: false,
-    elapsedMs: Date.now() - started,
-    ...o,
-  });
+  private pushMs = 0;
+  private catchUpMs: number | null = null;
+  private lastPushed: BranchTips | null = null;
+
+  constructor(
+    private readonly target: PublishTarget,
+    private readonly opts: PushBranchesOptions,
+    private readonly state: Inflight,
+  ) {
+    this.remote = target.remote!;
+    this.maxAttempts = opts.maxAttempts ?? DEFAULT_ATTEMPTS;
+    this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
+    this.sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  }
+
+  private done(o: Pick<PushOutcome, 'landed' | 'classification' | 'message'> & Partial<PushOutcome>): PushOutcome {
+    return { attempts: this.attempts, merges: this.merges, fastForwards: this.fastForwards, remoteTips: this.lastPushed, joined: false, elapsedMs: Date.now() - this.started, ...o };
+  }
+
+  /** Backs off before taking the winners' work: they are pushing too. */
+  private wait(): Promise<void> {
+    // Until a fetch + merge has been timed here, it is taken to cost what the push did.
+    return this.sleep(backoffDelay(this.rejections, this.backoff, this.opts.random, this.pushMs + (this.catchUpMs ?? this.pushMs)));
+  }
+
+  async run(): Promise<PushOutcome> {
+    const { target, opts, state, remote } = this;
+    let known: KnownTips | null = null;
+    for (;;) {
+      const seen = known?.seen ?? state.requests;
+      const { local, tracking } = known ?? (await readTips(target));
+      known = null;
+      if (local.results === null && local.artifacts === null) return this.done({ landed: true, classification: 'nothing-to-push', message: 'nothing published yet' });
+      const pending = (local.results !== null && local.results !== tracking.results) || (local.artifacts !== null && local.artifacts !== tracking.artifacts);
+      // Everything committed before the last request is on the remote: stop. The check and the
+      // removal from `inflight` happen in the same tick, so no joining call can slip in between.
+      if (!pending && seen === state.requests) {
+        const { attempts, merges } = this;
+        return attempts === 0
+          ? this.done({ landed: true, classification: 'nothing-to-push', message: `${remote} already has everything published here`, remoteTips: tracking })
+          : this.done({ landed: true, classification: 'ok', message: `pushed to ${remote}${attempts > 1 ? ` (${attempts} attempts, ${merges} merge${merges === 1 ? '' : 's'})` : ''}` });
+      }
+      if (!pending) continue;
+      if (this.attempts >= this.maxAttempts) {
+        return this.done({
+          landed: false,
+          classification: 'non-fast-forward',
+          message: `${remote} kept moving: still behind after ${this.attempts} push attempts (lost races to other publishers)`,
+        });
+      }
+
+      this.attempts++;
+      const roundStart = Date.now();
+      const seenAtPush = state.requests;
+      const { result: r, after } = await pushTips(target, local, opts.timeoutMs, tracking);
+      if (after) {
+        this.lastPushed = local;
+        known = { ...after, seen: seenAtPush };
+        // A landed push ends a contention episode. The loop lives as long as this process keeps
+        // publishing, and an exponent carried over from earlier races had every later retry sleep
+        // up to the cap while the remote sat idle (traced in the 8 x 10 benchmark).
+        this.rejections = 0;
+        continue; // loops once more: stops if nothing new was committed meanwhile
+      }
+      if (r.classification !== 'non-fast-forward') return this.done({ landed: false, classification: r.classification, message: describe(r.classification, remote, r.stderr) });
+
+      // Lost a race. Wait a little, then take their work.
+      this.rejections++;
+      this.pushMs = Date.now() - roundStart;
+      await this.wait();
+      const caught = await this.catchUp();
+      if ('outcome' in caught) return caught.outcome;
+      known = caught.known;
+    }
+  }
 
   /**
-   * Tips known right after a merge or a push, so the loop does not read them again; `seen` is the
-   * request count from before they were read (a call that joined after that is not in them).
+   * Fetch and merge the remote's tips until they integrate (then push again at once: runs committed
+   * meanwhile go in the push after), or a genuine conflict is set aside, or something fails.
+   * Returns `known: null` when the attempts ran out (the loop head then reports "pending").
    */
-  let known: { local: BranchTips; tracking: BranchTips; seen?: number } | null = null;
-  for (;;) {
-    const seen = known?.seen ?? state.requests;
-    const { local, tracking } = known ?? (await readTips(target));
-    known = null;
-    if (local.results === null && local.artifacts === null) return done({ landed: true, classification: 'nothing-to-push', message: 'nothing published yet' });
-    const pending = (local.results !== null && local.results !== tracking.results) || (local.artifacts !== null && local.artifacts !== tracking.artifacts);
-    // Everything committed before the last request is on the remote: stop. The check and the
-    // removal from `inflight` happen in the same tick, so no joining call can slip in between.
-    if (!pending && seen === state.requests) {
-      return attempts === 0
-        ? done({ landed: true, classification: 'nothing-to-push', message: `${remote} already has everything published here`, remoteTips: tracking })
-        : done({ landed: true, classification: 'ok', message: `pushed to ${remote}${attempts > 1 ? ` (${attempts} attempts, ${merges} merge${merges === 1 ? '' : 's'})` : ''}` });
-    }
-    if (!pending) continue;
-    if (attempts >= maxAttempts) {
-      return done({
-        landed: false,
-        classification: 'non-fast-forward',
-        message: `${remote} kept moving: still behind after ${attempts} push attempts (lost races to other publishers)`,
-      });
-    }
-
-    attempts++;
-    const roundStart = Date.now();
-    const seenAtPush = state.requests;
-    const { result: r, after } = await pushTips(target, local, opts.timeoutMs, tracking);
-    if (after) {
-      lastPushed = local;
-      known = { ...after, seen: seenAtPush };
-      // A landed push ends a contention episode. The loop lives as long as this process keeps
-      // publishing, and an exponent carried over from earlier races had every later retry sleep
-      // up to the cap while the remote sat idle (traced in the 8 x 10 benchmark).
-      rejections = 0;
-      continue; // loops once more: stops if nothing new was committed meanwhile
-    }
-    if (r.classification !== 'non-fast-forward') return done({ landed: false, classification: r.classification, message: describe(r.classification, remote, r.stderr) });
-
-    // Lost a race. Wait a little (the winners are pushing too), then take their work.
-    rejections++;
-    pushMs = Date.now() - roundStart;
-    // Until a fetch + merge has been timed here, it is taken to cost what the push did.
-    await sleep(backoffDelay(rejections, backoff, opts.random, pushMs + (catchUpMs ?? pushMs)));
+  private async catchUp(): Promise<{ known: KnownTips | null } | { outcome: PushOutcome }> {
+    const { target, opts, remote } = this;
     for (;;) {
       const catchUpStart = Date.now();
       let fetched: FetchedBranches;
@@ -274,35 +310,35 @@ async function runLoop(target: PublishTarget, opts: PushBranchesOptions, state: 
       } catch (err) {
         const kind = (err as { kind?: string }).kind;
         const classification = kind === 'unreachable' || kind === 'auth' ? kind : 'other';
-        return done({ landed: false, classification, message: `fetching from ${remote} failed: ${(err as Error).message}` });
+        return { outcome: this.done({ landed: false, classification, message: `fetching from ${remote} failed: ${(err as Error).message}` }) };
       }
       const integrated = await integrateRemote(target, fetched, { now: opts.now, resolve: opts.resolver });
       if (integrated.kind === 'ready') {
-        merges += integrated.merges;
-        fastForwards += integrated.fastForwards;
-        catchUpMs = Date.now() - catchUpStart;
-        // Push again at once: runs committed meanwhile go in the push after (the loop re-reads then).
-        known = { local: integrated.local, tracking: integrated.remote };
-        break;
+        this.merges += integrated.merges;
+        this.fastForwards += integrated.fastForwards;
+        this.catchUpMs = Date.now() - catchUpStart;
+        return { known: { local: integrated.local, tracking: integrated.remote } };
       }
       // A genuine conflict, not contention: set it aside (one push, counted like any other).
-      if (attempts >= maxAttempts) break; // the loop head reports "pending"
-      attempts++;
+      if (this.attempts >= this.maxAttempts) return { known: null };
+      this.attempts++;
       const diverted = await divertToSyncBranch(target, integrated, { now: opts.now, timeoutMs: opts.timeoutMs, host: opts.host });
-      if (diverted.kind === 'failed') return done({ landed: false, classification: diverted.classification, message: diverted.message });
+      if (diverted.kind === 'failed') return { outcome: this.done({ landed: false, classification: diverted.classification, message: diverted.message }) };
       if (diverted.kind === 'diverted') {
-        lastPushed = diverted.remoteTips;
-        return done({
-          landed: false,
-          classification: 'conflict',
-          message: `conflicting changes set aside on ${remote}/${diverted.record.branch}`,
-          syncBranch: diverted.record,
-          conflicts: integrated.conflicts,
-        });
+        this.lastPushed = diverted.remoteTips;
+        return {
+          outcome: this.done({
+            landed: false,
+            classification: 'conflict',
+            message: `conflicting changes set aside on ${remote}/${diverted.record.branch}`,
+            syncBranch: diverted.record,
+            conflicts: integrated.conflicts,
+          }),
+        };
       }
       // Someone moved a branch while we set it aside: fetch and merge again.
-      rejections++;
-      await sleep(backoffDelay(rejections, backoff, opts.random, pushMs + (catchUpMs ?? pushMs)));
+      this.rejections++;
+      await this.wait();
     }
   }
 }
