@@ -64,6 +64,15 @@ export class CommandBuilder {
   }
 }
 
+/** Where commander writes: our prefix on errors; help wrapped to a terminal, one line per option when piped. */
+function outputFor(name: string) {
+  return {
+    outputError: (text: string, write: (s: string) => void) => write(`${name}: ${text.replace(/^error: /, '')}`),
+    getOutHelpWidth: () => (process.stdout.isTTY ? process.stdout.columns : 10_000),
+    getErrHelpWidth: () => (process.stderr.isTTY ? process.stderr.columns : 10_000),
+  };
+}
+
 export class Cli {
   readonly program: Command;
   /** Words after a lone `--` (the command `exec` runs). */
@@ -75,7 +84,7 @@ export class Cli {
       .version(version, '-v, --version')
       .helpOption('-h, --help', 'Show help')
       .showSuggestionAfterError(true)
-      .configureOutput({ outputError: (text, write) => write(`${name}: ${text.replace(/^error: /, '')}`) });
+      .configureOutput(outputFor(name));
     this.program.exitOverride();
     this.program.helpCommand(false);
   }
@@ -96,7 +105,7 @@ export class Cli {
     cmd.exitOverride();
     const usage = [this.program.name(), ...words, '[options]', ...args.map((a) => a.replace(/^([<[])\.\.\.(.+)([>\]])$/, '$1$2...$3'))].join(' ');
     cmd.showHelpAfterError(`usage: ${usage}\n(run \`${this.program.name()} ${words.join(' ')} --help\` for the options)`);
-    cmd.configureOutput({ outputError: (text, write) => write(`${this.program.name()}: ${text.replace(/^error: /, '')}`) });
+    cmd.configureOutput(outputFor(this.program.name()));
     parent.addCommand(cmd);
     return new CommandBuilder(cmd, args.length, this);
   }
@@ -147,7 +156,7 @@ export class Cli {
     if (existing) return existing;
     const cmd = new Command(name);
     cmd.exitOverride();
-    cmd.configureOutput({ outputError: (text, write) => write(`${this.program.name()}: ${text.replace(/^error: /, '')}`) });
+    cmd.configureOutput(outputFor(this.program.name()));
     cmd.helpCommand(false);
     parent.addCommand(cmd);
     return cmd;
