@@ -1,4 +1,4 @@
-/** Seed 004's autoresearch loop support: the iterations log, the keep/drop cycle, the trajectory. */
+/** The agentv-bench skill's autoresearch loop support: the iterations log, the keep/drop cycle, the trajectory. */
 export { IterationSchema, readIterations, parseIterations, appendIteration, type Iteration, type IterationsFile } from './iterations.js';
 export { trajectoryData, type TrajectoryData, type TrajectoryPoint } from './trajectory-data.js';
 export { trajectoryFragment, renderTrajectoryHtml, TRAJECTORY_CSP, TRAJECTORY_CSS, type TrajectoryPageOptions } from './trajectory-html.js';

@@ -30,7 +30,7 @@ export interface AutoresearchPaths {
 }
 
 /**
- * Seed 004's location: `.agentv/results/runs/<experiment>/_autoresearch/` (AgentV reserves the
+ * The agentv-bench skill's location: `.agentv/results/runs/<experiment>/_autoresearch/` (AgentV reserves the
  * `runs` namespace, so it never mistakes it for a run), or under an explicit experiment directory.
  */
 export function autoresearchPaths(opts: { experiment: string; experimentDir?: string; cwd?: string }): AutoresearchPaths {

@@ -1,5 +1,5 @@
 /**
- * Seed 004's automated keep/discard rules, applied to a compare summary:
+ * The agentv-bench skill's automated keep/discard rules, applied to a compare summary:
  *
  * 1. wins > losses                                          -> keep
  * 2. mean_delta == 0 and the candidate artifact is simpler  -> keep
