@@ -225,10 +225,49 @@ export class Checkpointer {
       changes.push({ path: segmentPath(seq), data: delta.complete });
       segments++;
     }
+    const top = await this.topLevelChanges(full, changes);
+    const files = top.files + (await this.nestedChanges(full, delta.complete, changes));
 
-    // Top-level files: re-read only those whose stat moved; compare by blob id.
+    const finished = top.names.has('summary.json');
+    if (this.tip && meta && changes.length === 0 && finished === meta.finished) {
+      return this.result('unchanged', this.tip, 0, 0, false);
+    }
+
+    const now = this.now();
+    const rows = (delta.rewrite ? 0 : (meta?.rows ?? 0)) + delta.rows;
+    const next: WipMeta = {
+      schema_version: WIP_SCHEMA_VERSION,
+      run_id: this.runId,
+      host: meta?.host ?? this.host,
+      run_dir: this.displayDir(),
+      checkpoint: seq,
+      rows,
+      index_bytes: delta.end,
+      index_tail_sha256: delta.tailSha256,
+      segments,
+      top_files: top.topFiles,
+      finished,
+      started_at: meta?.started_at ?? now.toISOString(),
+      updated_at: now.toISOString(),
+    };
+    changes.push({ path: WIP_META_PATH, data: JSON.stringify(next, null, 2) + '\n' });
+    const previous = this.tip;
+    const { commit } = await writeCommit(this.repo, {
+      parent: previous,
+      files: changes,
+      message: `wip: ${this.runId} checkpoint ${seq} (${rows} row${rows === 1 ? '' : 's'})\n\nAgentV-Run: ${this.runId}\nAgentV-WIP-Host: ${next.host}\n`,
+      author: { ...this.author, date: now },
+    });
+    await updateRef(this.repo, this.ref, commit, previous, { message: `agentv-results: wip checkpoint ${seq} of ${this.runId}` });
+    this.tip = commit;
+    this.meta = next;
+    return this.result(previous === null ? 'created' : 'checkpointed', previous, delta.rows, files, delta.rewrite);
+  }
+
+  /** Top-level files: re-read only those whose stat moved; compare by blob id. Appends to `changes`. */
+  private async topLevelChanges(full: boolean, changes: FileChange[]): Promise<{ names: Set<string>; topFiles: Record<string, string>; files: number }> {
     const top = await topLevelFiles(this.runDir);
-    const topFiles: Record<string, string> = { ...(meta?.top_files ?? {}) };
+    const topFiles: Record<string, string> = { ...(this.meta?.top_files ?? {}) };
     let files = 0;
     for (const [name, key] of top) {
       const seen = this.topStats.get(name);
@@ -250,9 +289,12 @@ export class Checkpointer {
         this.topStats.delete(name);
       }
     }
+    return { names: new Set(top.keys()), topFiles, files };
+  }
 
-    // Nested files: the sidecars of the new rows, or (full) everything, diffed against the tip.
-    const nested = (full ? await walkWorkspace(this.runDir) : await filesOfRows(this.runDir, rowReferencedPaths(delta.complete))).filter((p) => p.includes('/'));
+  /** Nested files: the sidecars of the new rows, or (full) everything, diffed against the tip. Appends to `changes`. */
+  private async nestedChanges(full: boolean, newRows: Buffer, changes: FileChange[]): Promise<number> {
+    const nested = (full ? await walkWorkspace(this.runDir) : await filesOfRows(this.runDir, rowReferencedPaths(newRows))).filter((p) => p.includes('/'));
     const existing = new Map<string, string>();
     if (full && this.tip) {
       for (const e of await lsTree(this.repo, this.tip, { path: `${WIP_RUN_DIR}/`, recursive: true })) {
@@ -260,6 +302,7 @@ export class Checkpointer {
       }
     }
     const kept = new Set<string>();
+    let files = 0;
     for (const rel of nested) {
       const path = `${WIP_RUN_DIR}/${rel}`;
       if (!validPath(path)) continue;
@@ -271,41 +314,7 @@ export class Checkpointer {
       files++;
     }
     if (full) for (const path of existing.keys()) if (!kept.has(path)) changes.push({ path, delete: true });
-
-    const finished = top.has('summary.json');
-    if (this.tip && meta && changes.length === 0 && finished === meta.finished) {
-      return this.result('unchanged', this.tip, 0, 0, false);
-    }
-
-    const now = this.now();
-    const rows = (delta.rewrite ? 0 : (meta?.rows ?? 0)) + delta.rows;
-    const next: WipMeta = {
-      schema_version: WIP_SCHEMA_VERSION,
-      run_id: this.runId,
-      host: meta?.host ?? this.host,
-      run_dir: this.displayDir(),
-      checkpoint: seq,
-      rows,
-      index_bytes: delta.end,
-      index_tail_sha256: delta.tailSha256,
-      segments,
-      top_files: topFiles,
-      finished,
-      started_at: meta?.started_at ?? now.toISOString(),
-      updated_at: now.toISOString(),
-    };
-    changes.push({ path: WIP_META_PATH, data: JSON.stringify(next, null, 2) + '\n' });
-    const previous = this.tip;
-    const { commit } = await writeCommit(this.repo, {
-      parent: previous,
-      files: changes,
-      message: `wip: ${this.runId} checkpoint ${seq} (${rows} row${rows === 1 ? '' : 's'})\n\nAgentV-Run: ${this.runId}\nAgentV-WIP-Host: ${next.host}\n`,
-      author: { ...this.author, date: now },
-    });
-    await updateRef(this.repo, this.ref, commit, previous, { message: `agentv-results: wip checkpoint ${seq} of ${this.runId}` });
-    this.tip = commit;
-    this.meta = next;
-    return this.result(previous === null ? 'created' : 'checkpointed', previous, delta.rows, files, delta.rewrite);
+    return files;
   }
 
   private result(status: CheckpointResult['status'], previous: string | null, addedRows: number, files: number, rewrote: boolean): CheckpointResult {
