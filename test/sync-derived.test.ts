@@ -107,4 +107,30 @@ describe('shards of one run from two machines', () => {
     const index = (await readFile(join(pulled, 'index.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { test_id: string; score: number });
     expect(index.find((r) => r.test_id === 't2')?.score).toBe(0.5);
   });
+
+  it("a shard republished after its machine merged the other shard's rows keeps them (index.jsonl is append-only)", async () => {
+    const base = [0, 1, 2, 3, 4].map((i) => row(i, 11));
+    expect((await cli(['publish', await shard('ka0', base), '--push'], user.work)).code).toBe(0);
+    expect((await cli(['publish', await shard('kb0', base), '--push'], clone)).code).toBe(0);
+    expect((await cli(['publish', await shard('ka1', [...base, row(5, 11), row(6, 11)]), '--push'], user.work)).code).toBe(0);
+    // B publishes something else first: its push merges A's rows 5-6 into B's results branch.
+    expect((await cli(['publish', await shard('kx', [row(0, 12)]), '--push'], clone)).code).toBe(0);
+    const runId = '2026-04-02T11-00-00-000Z';
+    const onB = async () => (await git(clone, ['show', `refs/heads/agentv/results/v1:${runId}/index.jsonl`])).split('\n').filter(Boolean).length;
+    expect(await onB()).toBe(7);
+    // B's workspace has never seen rows 5-6; publishing it must not take them off the run.
+    const b = await cli(['publish', await shard('kb1', [...base, row(7, 11), row(8, 11)]), '--push', '--json'], clone);
+    expect(b.code, b.stderr).toBe(0);
+    expect(JSON.parse(b.stdout)).toMatchObject({ keptRows: 2, counts: { total: 9 } });
+    expect(await onB()).toBe(9);
+    const remoteIndex = await git(user.remote, ['show', `refs/heads/agentv/results/v1:${runId}/index.jsonl`]);
+    expect(remoteIndex.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { test_id: string }).test_id).sort()).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6', 't7', 't8']);
+    // The kept rows' files stay, and the run still validates.
+    const c = join(user.root, 'c3');
+    await git(user.root, ['init', '-q', c]);
+    await git(c, ['remote', 'add', 'origin', user.remote]);
+    const pulled = join(c, 'run');
+    expect((await cli(['pull', runId, '--fetch', '--out', pulled], c)).code).toBe(0);
+    expect(JSON.parse((await cli(['validate', pulled, '--json'], c)).stdout)).toMatchObject({ valid: true, problems: [] });
+  });
 });

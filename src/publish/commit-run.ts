@@ -9,7 +9,8 @@
 import { blobId } from '../git/hash.js';
 import { type FileChange, type Ident, lsTree, readObjects, readRefs, type Repo, updateRefs, writeCommit } from '../git/index.js';
 export { catalogRow, updatedCatalog } from '../branch/catalog-rows.js';
-import { updatedCatalog } from '../branch/catalog-rows.js';
+import { catalogCounts, updatedCatalog } from '../branch/catalog-rows.js';
+import { keepBranchRows } from './keep-rows.js';
 import type { CatalogRow } from '../model/artifacts.js';
 import { gitattributesUpdate, type RunLocation } from '../branch/layout.js';
 import type { SplitFile } from './split.js';
@@ -41,7 +42,7 @@ export async function rootCommit(repo: Repo, _kind: 'results' | 'artifacts' = 'r
  * Changes that make `base/<path>` hold `files` (overlays excepted); empty when it already does.
  * With `deleteMissing`, paths not in `files` are removed too (exactly `files`).
  */
-async function runTreeChanges(repo: Repo, tip: string | null, base: string, files: SplitFile[], deleteMissing: boolean): Promise<FileChange[]> {
+async function runTreeChanges(repo: Repo, tip: string | null, base: string, files: SplitFile[], deleteMissing: boolean, keep: ReadonlySet<string> = new Set()): Promise<FileChange[]> {
   const existing = new Map<string, string>();
   // tip null: the run's directory is not on the branch (the common case: a new run), nothing to list.
   if (tip) for (const e of await lsTree(repo, tip, { path: base, recursive: true })) if (e.type === 'blob') existing.set(e.path, e.sha);
@@ -58,9 +59,17 @@ async function runTreeChanges(repo: Repo, tip: string | null, base: string, file
   if (!deleteMissing) return changes;
   for (const path of existing.keys()) {
     const rel = path.slice(base.length + 1);
-    if (!wanted.has(path) && !OVERLAYS.has(rel)) changes.push({ path, delete: true });
+    if (!wanted.has(path) && !OVERLAYS.has(rel) && !keptFile(rel, keep)) changes.push({ path, delete: true });
   }
   return changes;
+}
+
+/** A file of a row the branch keeps (keep-rows.ts): named by the row, or under its result directory. */
+function keptFile(rel: string, keep: ReadonlySet<string>): boolean {
+  if (keep.size === 0) return false;
+  if (keep.has(rel)) return true;
+  for (let i = rel.lastIndexOf('/'); i > 0; i = rel.lastIndexOf('/', i - 1)) if (keep.has(rel.slice(0, i))) return true;
+  return false;
 }
 
 export interface CommitRunInput {
@@ -79,6 +88,10 @@ export interface CommitRunInput {
 
 export interface CommitRunResult {
   status: 'published' | 'updated' | 'already-published';
+  /** The catalog line as written: its counts include rows the branch kept (keep-rows.ts). */
+  catalog: CatalogRow;
+  /** Rows of the run on the branch that the workspace lacked, kept. */
+  keptRows: number;
   results: { before: string | null; after: string };
   artifacts: { before: string | null; after: string };
 }
@@ -97,18 +110,22 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
   const artifactsDirSpec = artifactsTip ? `${artifactsTip}:${location.path}` : null;
   const attributesSpec = resultsTip ? `${resultsTip}:.gitattributes` : null;
   const artifactsAttributesSpec = artifactsTip ? `${artifactsTip}:.gitattributes` : null;
-  const found = await readObjects(repo, [catalogSpec, resultsDirSpec, artifactsDirSpec, attributesSpec, artifactsAttributesSpec].filter((x): x is string => x !== null));
+  const indexSpec = resultsTip ? `${resultsTip}:${location.path}/index.jsonl` : null;
+  const found = await readObjects(repo, [catalogSpec, resultsDirSpec, artifactsDirSpec, attributesSpec, artifactsAttributesSpec, indexSpec].filter((x): x is string => x !== null));
   const present = (spec: string | null): boolean => spec !== null && found.get(spec) != null;
+  const branchIndex = indexSpec ? found.get(indexSpec) : null;
+  const keep = present(resultsDirSpec) ? keepBranchRows(input.metadata, branchIndex?.type === 'blob' ? branchIndex.data : null, location.runId) : null;
+  const catalog = keep && keep.rows.length > 0 ? { ...input.catalog, ...catalogCounts(keep.rows) } : input.catalog;
   const [payloadChanges, metadataChanges] = await Promise.all([
     // Payloads are never deleted: a republished run may not have them locally (pulled without
     // --with-artifacts) and its index still points at them.
     runTreeChanges(repo, present(artifactsDirSpec) ? artifactsTip : null, location.path, input.payloads, false),
-    runTreeChanges(repo, present(resultsDirSpec) ? resultsTip : null, location.path, input.metadata, true),
+    runTreeChanges(repo, present(resultsDirSpec) ? resultsTip : null, location.path, keep?.metadata ?? input.metadata, true, keep?.keepPaths),
   ]);
   const catalogObject = catalogSpec ? found.get(catalogSpec) : null;
   if (catalogObject && catalogObject.type !== 'blob') throw new Error(`${location.catalogPath} on ${input.resultsRef} is a ${catalogObject.type}, not a file`);
   const currentCatalog = catalogObject ? catalogObject.data.toString('utf8') : '';
-  const nextCatalog = updatedCatalog(currentCatalog, input.catalog);
+  const nextCatalog = updatedCatalog(currentCatalog, catalog);
   if (nextCatalog !== currentCatalog) metadataChanges.push({ path: location.catalogPath, data: nextCatalog });
   const attributesOf = (spec: string | null): string | null => {
     const o = spec ? found.get(spec) : null;
@@ -122,7 +139,7 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
   const wasThere = resultsTip !== null && currentCatalog.includes(`"run_id":${JSON.stringify(location.runId)}`);
 
   if (payloadChanges.length === 0 && metadataChanges.length === 0 && resultsTip && artifactsTip) {
-    return { status: 'already-published', results: { before: resultsTip, after: resultsTip }, artifacts: { before: artifactsTip, after: artifactsTip } };
+    return { status: 'already-published', catalog, keptRows: keep?.kept ?? 0, results: { before: resultsTip, after: resultsTip }, artifacts: { before: artifactsTip, after: artifactsTip } };
   }
 
   // The two commits are written concurrently: neither is reachable until the single ref
@@ -151,6 +168,8 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
   ].filter((u) => u.new !== u.old), { message: `agentv-results: publish ${location.runId}` });
   return {
     status: wasThere ? 'updated' : 'published',
+    catalog,
+    keptRows: keep?.kept ?? 0,
     results: { before: resultsTip, after: resultsAfter },
     artifacts: { before: artifactsTip, after: artifactsAfter },
   };

@@ -42,6 +42,8 @@ export interface PublishResult {
   commits: { results: string; artifacts: string };
   counts: { total: number; passed: number; failed: number; payloads: number; metadata: number };
   push: PushOutcome | null;
+  /** Rows of the run already on the branch that this workspace lacked (another shard's): kept, never dropped. */
+  keptRows: number;
   /** The run's WIP branches this publish ended (deleted once the run reached the remote) or kept, and why. */
   wip: EndedWip[];
   target: { repo: string; resultsBranch: string; artifactsBranch: string; remote: string | null };
@@ -115,7 +117,8 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
       derived: run.derived,
       status: committed.status,
       commits: { results: committed.results.after, artifacts: committed.artifacts.after },
-      counts: { total: catalog.total, passed: catalog.passed, failed: catalog.failed, payloads: split.payloads.length, metadata: split.metadata.length },
+      counts: { total: committed.catalog.total, passed: committed.catalog.passed, failed: committed.catalog.failed, payloads: split.payloads.length, metadata: split.metadata.length },
+      keptRows: committed.keptRows,
       push: null,
       wip: [],
       target: { repo: repo.workTree ?? repo.gitDir, resultsBranch: config.branch, artifactsBranch: config.artifacts_branch, remote: target.remote },
