@@ -98,7 +98,7 @@ async function sizes(work) {
 }
 
 /** 2. The same publish onto 10,000 seeded runs and onto an empty branch. */
-async function seeded(work) {
+export async function seeded(work) {
   const template = await makeWorkspace(work, { rows: 10, seed: 3, turns: 2 });
   const big = await freshRepo(work, 'seeded');
   const t0 = performance.now();
@@ -173,7 +173,7 @@ async function sequential(work) {
 }
 
 /** 4. list over 3,000 vs 10 runs, and vs the walk. */
-async function listing(work) {
+export async function listing(work) {
   // Runs the size of part 1's smallest (~200 files: ~165 on the results branch).
   const template = await makeWorkspace(work, { rows: 40, seed: 4, turns: 1 });
   const many = await freshRepo(work, 'list-3000');

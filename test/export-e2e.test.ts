@@ -93,7 +93,8 @@ describeWithFixtures('export on every real AgentV fixture', () => {
     // three targets share test ids: each gets its own grading file, none overwritten
     expect(files.filter((f) => f.startsWith('grading/'))).toHaveLength(9);
     const bench = JSON.parse(await readFile(join(cwd, 'comp/benchmark.json'), 'utf8'));
-    expect(Object.keys(bench.run_summary)).toEqual(['gemini-3-flash-preview', 'gpt-4.1', 'gpt-5-mini']);
+    // As aggregate_benchmark.py: a delta of the first two configurations is always there.
+    expect(Object.keys(bench.run_summary)).toEqual(['gemini-3-flash-preview', 'gpt-4.1', 'gpt-5-mini', 'delta']);
     // gpt-4.1 scores 0.85, 0.80, 0.90 -> mean 0.85, sample stddev 0.05
     expect(bench.run_summary['gpt-4.1'].score).toEqual({ mean: 0.85, stddev: 0.05, min: 0.8, max: 0.9 });
   });
@@ -126,6 +127,8 @@ describe('skill-creator layout follows the reader rules', () => {
     const root = join(cwd, 'sc/iteration-1');
     const evals = (await readdir(root)).filter((d) => d.startsWith('eval-')).sort();
     expect(evals).toEqual(['eval-1', 'eval-2']);
+    // The eval's prompt is the one a row of it carries, even when a later row of it has none.
+    expect(JSON.parse(await readFile(join(root, 'eval-1/eval_metadata.json'), 'utf8')).prompt).toBe('prompt a');
     const bench = JSON.parse(await readFile(join(root, 'benchmark.json'), 'utf8'));
     // Re-read the tree the way skill-creator's aggregate script does and compare with our runs[].
     const seen: { eval_id: number; configuration: string; run_number: number; pass_rate: number; time_seconds: number }[] = [];
@@ -135,7 +138,9 @@ describe('skill-creator layout follows the reader rules', () => {
       expect(meta).toHaveProperty('prompt');
       expect(Array.isArray(meta.assertions)).toBe(true);
       for (const config of (await readdir(join(root, e), { withFileTypes: true })).filter((d) => d.isDirectory())) {
-        for (const run of (await readdir(join(root, e, config.name))).sort()) {
+        // generate_review.py looks for the prompt in the run folder or its parent only.
+        expect(JSON.parse(await readFile(join(root, e, config.name, 'eval_metadata.json'), 'utf8'))).toMatchObject({ eval_id: meta.eval_id, eval_name: meta.eval_name });
+        for (const run of (await readdir(join(root, e, config.name))).filter((d) => d !== 'eval_metadata.json').sort()) {
           expect(run).toMatch(/^run-\d+$/);
           const dir = join(root, e, config.name, run);
           expect((await stat(join(dir, 'outputs'))).isDirectory()).toBe(true);
@@ -149,9 +154,10 @@ describe('skill-creator layout follows the reader rules', () => {
       }
     }
     expect(seen).toHaveLength(4);
-    const ours = bench.runs.map((r: { eval_id: number; configuration: string; run_number: number; result: { pass_rate: number; time_seconds: number } }) => ({ eval_id: r.eval_id, configuration: r.configuration.replace(/ /g, '_').replace(/_[0-9a-f]{8}$/, ''), run_number: r.run_number, pass_rate: r.result.pass_rate, time_seconds: r.result.time_seconds }));
+    const ours = bench.runs.map((r: { eval_id: number; configuration: string; run_number: number; result: { pass_rate: number; time_seconds: number } }) => ({ eval_id: r.eval_id, configuration: r.configuration, run_number: r.run_number, pass_rate: r.result.pass_rate, time_seconds: r.result.time_seconds }));
     for (const s of seen) {
-      expect(ours).toContainEqual({ ...s, configuration: s.configuration.replace(/-[0-9a-f]{8}$/, '') });
+      // configuration is the folder's name, as the script reads it.
+      expect(ours).toContainEqual(s);
     }
     for (const [config, stats] of Object.entries(bench.run_summary) as [string, Record<string, { mean: number; stddev: number; min: number; max: number }>][]) {
       if (config === 'delta') continue;

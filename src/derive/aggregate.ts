@@ -1,39 +1,29 @@
 /**
  * Run-level aggregates as a fold over index rows: summary.json, benchmark.json and timing.json.
  *
- * Statistics use constant memory per target (Welford's running mean/variance, min, max), so a
- * run of any size aggregates in bounded memory; only benchmark.json's compact runs[] grows with
- * the row count. Rounding and the sample standard deviation (n-1) match skill-creator's
- * aggregate_benchmark so its scripts and ours agree on the same files.
+ * summary.json and timing.json are running sums (constant memory per target). benchmark.json's
+ * statistics follow skill-creator's aggregate_benchmark.py to the digit (see benchmark-series.ts),
+ * which needs one small entry per run, as its runs[] does anyway.
  */
-import { SUMMARY_SCHEMA_VERSION, type IndexRow, type Stat } from '../model/artifacts.js';
+import { SUMMARY_SCHEMA_VERSION, type IndexRow } from '../model/artifacts.js';
+import { ConfigurationSeries } from './benchmark-series.js';
+import { pyStats } from './py-compat.js';
 import { round4 } from './row-files.js';
 
-class RunningStat {
-  private n = 0;
-  private mean = 0;
-  private m2 = 0;
-  private min = Infinity;
-  private max = -Infinity;
+/**
+ * Where a row sits in the skill-creator layout. The layout numbers rows as it writes them (first
+ * pass, duplicates included); without a slot the aggregator numbers them itself, in emit order.
+ */
+export interface BenchmarkSlot {
+  evalId: number;
+  runNumber: number;
+  /** The configuration folder's name. */
+  configuration: string;
+}
 
-  push(x: number): void {
-    this.n++;
-    const d = x - this.mean;
-    this.mean += d / this.n;
-    this.m2 += d * (x - this.mean);
-    if (x < this.min) this.min = x;
-    if (x > this.max) this.max = x;
-  }
-
-  get count(): number {
-    return this.n;
-  }
-
-  get value(): Stat {
-    if (this.n === 0) return { mean: 0, stddev: 0, min: 0, max: 0 };
-    const stddev = this.n > 1 ? Math.sqrt(this.m2 / (this.n - 1)) : 0;
-    return { mean: round4(this.mean), stddev: round4(stddev), min: round4(this.min), max: round4(this.max) };
-  }
+/** The tokens skill-creator counts for a run: total tokens, or the answer's characters when there are none. */
+export function benchmarkTokens(row: Pick<IndexRow, 'total_tokens' | 'output_chars'>): number {
+  return row.total_tokens || row.output_chars || 0;
 }
 
 interface TargetAcc {
@@ -46,7 +36,6 @@ interface TargetAcc {
   tokens: number;
   cost: number;
   toolCalls: number;
-  stats: Record<'pass_rate' | 'time_seconds' | 'tokens' | 'tool_calls' | 'cost_usd' | 'score', RunningStat>;
 }
 
 function newTarget(): TargetAcc {
@@ -60,14 +49,6 @@ function newTarget(): TargetAcc {
     tokens: 0,
     cost: 0,
     toolCalls: 0,
-    stats: {
-      pass_rate: new RunningStat(),
-      time_seconds: new RunningStat(),
-      tokens: new RunningStat(),
-      tool_calls: new RunningStat(),
-      cost_usd: new RunningStat(),
-      score: new RunningStat(),
-    },
   };
 }
 
@@ -83,7 +64,8 @@ export interface RunMeta {
 export class RunAggregator {
   private readonly targets = new Map<string, TargetAcc>();
   private readonly suites = new Set<string>();
-  private readonly evaluators = new Map<string, RunningStat>();
+  private readonly evaluators = new Map<string, number[]>();
+  private readonly series = new ConfigurationSeries();
   private readonly evalIds = new Map<string, number>();
   private readonly runNumbers = new Map<string, number>();
   private readonly runs: unknown[] = [];
@@ -91,40 +73,24 @@ export class RunAggregator {
   private tokenIn = 0;
   private tokenOut = 0;
   private tokenCached = 0;
+  private maxRun = 0;
 
-  add(row: IndexRow): void {
-    let t = this.targets.get(row.target);
-    if (!t) {
-      t = newTarget();
-      this.targets.set(row.target, t);
-    }
+  add(row: IndexRow, slot?: BenchmarkSlot): void {
+    const t = this.targets.get(row.target) ?? newTarget();
+    this.targets.set(row.target, t);
     this.suites.add(row.suite);
     t.total++;
     if (row.verdict === 'pass') t.passed++;
     else if (row.verdict === 'error') t.errors++;
     else t.failed++;
     t.scoreSum += row.score;
-    const duration = row.duration_ms ?? 0;
-    const tokens = row.total_tokens ?? 0;
-    const toolCalls = typeof row.total_tool_calls === 'number' ? row.total_tool_calls : 0;
-    t.duration += duration;
-    t.tokens += tokens;
+    t.duration += row.duration_ms ?? 0;
+    t.tokens += row.total_tokens ?? 0;
     t.cost += row.cost_usd ?? 0;
-    t.toolCalls += toolCalls;
-    const a = row.assertions_summary;
-    const passRate = a.total === 0 ? 0 : round4(a.passed / a.total);
-    t.stats.pass_rate.push(passRate);
-    t.stats.time_seconds.push(duration / 1000);
-    t.stats.tokens.push(tokens);
-    t.stats.tool_calls.push(toolCalls);
-    t.stats.cost_usd.push(row.cost_usd ?? 0);
-    t.stats.score.push(row.score);
+    t.toolCalls += typeof row.total_tool_calls === 'number' ? row.total_tool_calls : 0;
     for (const s of row.scores) {
-      let e = this.evaluators.get(s.name);
-      if (!e) {
-        e = new RunningStat();
-        this.evaluators.set(s.name, e);
-      }
+      const e = this.evaluators.get(s.name) ?? [];
+      this.evaluators.set(s.name, e);
       e.push(s.score);
     }
     const source = row.total_tokens === null ? 'unavailable' : 'provider_reported';
@@ -135,30 +101,41 @@ export class RunAggregator {
       this.tokenOut += usage.output ?? 0;
       this.tokenCached += usage.cached ?? 0;
     }
+    this.addBenchmarkRun(row, slot ?? this.slotOf(row));
+  }
 
-    let evalId = this.evalIds.get(row.test_id);
-    if (evalId === undefined) {
-      evalId = this.evalIds.size + 1;
-      this.evalIds.set(row.test_id, evalId);
-    }
+  private slotOf(row: IndexRow): BenchmarkSlot {
+    const evalId = this.evalIds.get(row.test_id) ?? this.evalIds.size + 1;
+    this.evalIds.set(row.test_id, evalId);
     const runKey = `${row.test_id}\u0000${row.target}`;
     const runNumber = (this.runNumbers.get(runKey) ?? 0) + 1;
     this.runNumbers.set(runKey, runNumber);
+    return { evalId, runNumber, configuration: row.target };
+  }
+
+  /** One run as skill-creator reads it back: the values of its grading.json and timing.json. */
+  private addBenchmarkRun(row: IndexRow, slot: BenchmarkSlot): void {
+    if (!this.evalIds.has(row.test_id)) this.evalIds.set(row.test_id, slot.evalId);
+    this.maxRun = Math.max(this.maxRun, slot.runNumber);
+    const a = row.assertions_summary;
+    const result = {
+      pass_rate: a.total === 0 ? 0 : round4(a.passed / a.total),
+      passed: a.passed,
+      failed: a.failed,
+      total: a.total,
+      time_seconds: round4((row.duration_ms ?? 0) / 1000),
+      tokens: benchmarkTokens(row),
+      tool_calls: typeof row.total_tool_calls === 'number' ? row.total_tool_calls : 0,
+      errors: typeof row.errors_encountered === 'number' ? row.errors_encountered : 0,
+    };
+    const values = { pass_rate: result.pass_rate, time_seconds: result.time_seconds, tokens: result.tokens, tool_calls: result.tool_calls, cost_usd: row.cost_usd ?? 0, score: row.score };
+    this.series.add(slot.configuration, { evalId: slot.evalId, runNumber: slot.runNumber, values });
     this.runs.push({
-      eval_id: evalId,
+      eval_id: slot.evalId,
       eval_name: row.test_id,
-      configuration: row.target,
-      run_number: runNumber,
-      result: {
-        pass_rate: passRate,
-        passed: a.passed,
-        failed: a.failed,
-        total: a.total,
-        time_seconds: round4(duration / 1000),
-        tokens,
-        tool_calls: toolCalls,
-        errors: typeof row.errors_encountered === 'number' ? row.errors_encountered : 0,
-      },
+      configuration: slot.configuration,
+      run_number: slot.runNumber,
+      result,
       score: row.score,
       verdict: row.verdict,
       notes: row.error ? [row.error] : [],
@@ -222,35 +199,21 @@ export class RunAggregator {
   }
 
   benchmark(meta: RunMeta) {
-    const runSummary: Record<string, unknown> = {};
-    for (const [name, t] of this.targets) {
-      runSummary[name] = Object.fromEntries(Object.entries(t.stats).map(([k, s]) => [k, s.value]));
-    }
-    const names = [...this.targets.keys()];
-    if (names.length === 2) {
-      const [a, b] = names.map((n) => this.targets.get(n)!.stats);
-      runSummary.delta = {
-        pass_rate: signed(a!.pass_rate.value.mean - b!.pass_rate.value.mean, 2),
-        time_seconds: signed(a!.time_seconds.value.mean - b!.time_seconds.value.mean, 1),
-        tokens: signed(a!.tokens.value.mean - b!.tokens.value.mean, 0),
-      };
-    }
     const perEvaluator: Record<string, unknown> = {};
-    for (const [name, s] of this.evaluators) perEvaluator[name] = { ...s.value, n: s.count };
-    const maxRuns = Math.max(0, ...this.runNumbers.values());
+    for (const [name, scores] of this.evaluators) perEvaluator[name] = { ...pyStats(scores), n: scores.length };
     return {
       metadata: {
         eval_file: meta.eval_file,
         run_id: meta.run_id,
         experiment: meta.experiment,
         timestamp: meta.timestamp,
-        targets: names,
+        targets: [...this.targets.keys()],
         tests_run: [...this.evalIds.keys()],
         evals_run: [...this.evalIds.values()],
-        runs_per_configuration: maxRuns,
+        runs_per_configuration: this.maxRun,
       },
       runs: this.runs,
-      run_summary: runSummary,
+      run_summary: this.series.runSummary(),
       per_evaluator_summary: perEvaluator,
       notes: [],
     };
@@ -280,9 +243,4 @@ export class RunAggregator {
 
 function round6(n: number): number {
   return Math.round(n * 1e6) / 1e6;
-}
-
-function signed(n: number, digits: number): string {
-  const fixed = n.toFixed(digits);
-  return n >= 0 && !fixed.startsWith('-') ? `+${fixed}` : fixed;
 }

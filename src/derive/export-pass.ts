@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseInputRow } from '../model/input-row.js';
 import { rangeProblems } from '../model/ranges.js';
+import type { BenchmarkSlot } from './aggregate.js';
 import type { AtomicDir } from './atomic-dir.js';
 import { localIdentityKey } from './identity.js';
 import { InputError } from './input-error.js';
@@ -28,6 +29,7 @@ export interface Spilled {
   owned: string;
   index: PendingIndexRow;
   raw?: { input?: string; output?: string };
+  slot?: BenchmarkSlot;
 }
 
 export interface RowPassOptions {
@@ -146,6 +148,7 @@ class RowPass {
     }
     this.ownedBy.set(ownedKey, key);
     const spilled: Spilled = { key, owned: out.owned, index: out.index };
+    if (out.slot) spilled.slot = out.slot;
     if (this.o.includeRaw) spilled.raw = { input: row.input_messages.map((m) => m.content).join('\n\n'), output: row.answer ?? '' };
     const dir = this.o.dir;
     if (!dir) {

@@ -154,7 +154,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
     for await (const s of spilledRows(pass)) {
       const mine = lastPos.get(s.key) === pos++;
       if (!mine || !keep.has(s.key)) continue;
-      await index.emit({ run_id: runId, experiment, ...s.index, projection_identity: projectionIdentity(runId, s.index) }, s.raw);
+      await index.emit({ run_id: runId, experiment, ...s.index, projection_identity: projectionIdentity(runId, s.index) }, s.raw, s.slot);
     }
     await index.finish();
     if (index.rows === 0 && pass.skippedInvalid === 0) {
@@ -252,8 +252,8 @@ class IndexWriter {
     await this.dir?.flush();
   }
 
-  async emit(indexRow: IndexRow, raw?: Spilled['raw']): Promise<void> {
-    this.agg.add(indexRow);
+  async emit(indexRow: IndexRow, raw?: Spilled['raw'], slot?: Spilled['slot']): Promise<void> {
+    this.agg.add(indexRow, slot);
     this.collected?.push(indexRow);
     this.rows++;
     if (this.layout.runFiles.index) this.text += JSON.stringify(indexRow) + '\n';

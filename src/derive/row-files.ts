@@ -27,6 +27,7 @@ export const PendingIndexRowSchema = IndexRowSchema.omit({ run_id: true, experim
   token_usage: true,
   total_tool_calls: true,
   errors_encountered: true,
+  output_chars: true,
   conversation_id: true,
   error: true,
 });
@@ -320,6 +321,7 @@ function indexRowOf(row: NormalizedRow, p: AttemptPaths): PendingIndexRow {
     cost_usd: row.cost_usd,
     total_tool_calls: row.metrics.total_tool_calls,
     errors_encountered: row.metrics.errors_encountered,
+    output_chars: row.metrics.output_chars,
     conversation_id: row.conversation_id,
     error: row.error,
     assertions_summary: { passed, failed: row.expectations.length - passed, total: row.expectations.length },

@@ -93,6 +93,8 @@ export const IndexRowSchema = z.looseObject({
   token_usage: z.looseObject({ input: z.number(), output: z.number(), cached: z.number() }).nullable().optional(),
   total_tool_calls: z.number().optional(),
   errors_encountered: z.number().optional(),
+  /** The answer's length in characters: the tokens skill-creator counts for a run without token usage. */
+  output_chars: z.number().optional(),
   cost_usd: z.number().nullable(),
   conversation_id: nullableString.optional(),
   error: nullableString.optional(),
