@@ -20,7 +20,19 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { CLI, ROOT, fmtMs, fmtRatio, median, runMeasured } from './lib.mjs';
-import { freshRepo, git, isolateGitEnv, listRuns, makeWorkDir, makeWorkspace, publish, rawFastImport, seedRuns, workspaceOfSize, RESULTS_REF } from './publish-lib.mjs';
+import {
+  freshRepo,
+  git,
+  isolateGitEnv,
+  listRuns,
+  makeWorkDir,
+  makeWorkspace,
+  publish,
+  rawFastImport,
+  seedRuns,
+  workspaceOfSize,
+  RESULTS_REF,
+} from './publish-lib.mjs';
 import { listing, seeded } from './publish.bench.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -99,7 +111,13 @@ async function agentvApiRuns(project, home) {
     const url = `http://127.0.0.1:${port}`;
     for (let i = 0; ; i++) {
       if (i > 600) throw new Error('agentv serve did not start');
-      if (await fetch(`${url}/`).then((r) => r.ok, () => false)) break;
+      if (
+        await fetch(`${url}/`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
       await new Promise((r) => setTimeout(r, 100));
     }
     const t0 = performance.now();
@@ -173,11 +191,15 @@ Where the command's time goes (same samples, interleaved): node loading the CLI 
 
 **\`list\` vs AgentV's own listing of the same branch** (the real client, ${'`agentv serve --single --read-only`'} on an ephemeral 127.0.0.1 port, \`GET /api/runs\` timed from request to parsed body, cold: a fresh server and an emptied \`~/.agentv\` cache per sample, medians of ${Math.min(RUNS, 3)}; \`list\` is the library call \`listRuns()\`, which reads the catalog). Branches of one-test runs (~560 bytes of listing each, the smallest real run):
 
-${v ? `| runs on the branch | bytes of \`ls-tree -r --name-only\` | \`list\` | runs listed | AgentV \`/api/runs\` | runs listed | AgentV / \`list\` |
+${
+  v
+    ? `| runs on the branch | bytes of \`ls-tree -r --name-only\` | \`list\` | runs listed | AgentV \`/api/runs\` | runs listed | AgentV / \`list\` |
 |---|---|---|---|---|---|---|
 ${v.map((r) => `| ${r.count.toLocaleString('en-US')} | ${r.listingBytes.toLocaleString('en-US')} | ${fmtMs(r.ours)} | ${r.ourRuns.toLocaleString('en-US')} | ${fmtMs(r.theirs)} | ${r.agentvRuns.toLocaleString('en-US')} | **${fmtRatio(r.theirs / r.ours)}** |`).join('\n')}
 
-Past 1 MB of listing AgentV's \`ls-tree\` overflows its buffer and the Dashboard lists no run at all (the 3,000-run row): there the ratio compares our full listing with AgentV's failure, which is why the comparison is also made on the largest branch AgentV can still list. For runs of ~200 files (the \`list\` row above: ${Math.round(l.listingBytes / l.runs).toLocaleString('en-US')} bytes of listing per run) AgentV lists nothing beyond ~${Math.floor(1048576 / (l.listingBytes / l.runs))} runs.` : 'The real AgentV client was not found beside the repository (../shared/agentv-client): the comparison was not run.'}
+Past 1 MB of listing AgentV's \`ls-tree\` overflows its buffer and the Dashboard lists no run at all (the 3,000-run row): there the ratio compares our full listing with AgentV's failure, which is why the comparison is also made on the largest branch AgentV can still list. For runs of ~200 files (the \`list\` row above: ${Math.round(l.listingBytes / l.runs).toLocaleString('en-US')} bytes of listing per run) AgentV lists nothing beyond ~${Math.floor(1048576 / (l.listingBytes / l.runs))} runs.`
+    : 'The real AgentV client was not found beside the repository (../shared/agentv-client): the comparison was not run.'
+}
 
 **What the floor streams, exactly** (\`rawFastImport\` in bench/publish-lib.mjs): one \`git fast-import --quiet --done\` process in a fresh repository (\`git init\`), fed one \`commit refs/heads/floor\` with a fixed committer (\`Bench <bench@example.invalid> 1767225600 +0000\`) and message \`floor\`, then for every file of the run workspace — listed recursively, sorted by path — \`M 100644 inline "runs/bench/2026-01-01/x/<path>"\`, \`data <size>\` and the file's bytes, then \`done\`; stdin written in 1 MiB chunks. Reading the files is inside the timing; no ref is read first, no second branch, no split into metadata and payloads, no process start-up of node. The run is ${c.files.toLocaleString('en-US')} files exported from synthetic rows (\`workspaceOfSize(work, 2000, { seed: 7, day: 1 })\`). The command side is a fresh \`git init\` repository too, so it also creates both branches at AgentV's genesis commit.
 `;

@@ -21,7 +21,16 @@ function rowsText(n, seed, day, lift = 0) {
     return x / 2147483648;
   };
   const lines = [];
-  for (let i = 0; i < n; i++) lines.push(JSON.stringify({ test_id: `t-${i}`, target: 'm', suite: 's', timestamp: `2026-03-${String(day).padStart(2, '0')}T10:00:00.000Z`, score: Math.min(1, Math.round(rnd() * 100) / 100 + (i % 3 === 0 ? lift : 0)) }));
+  for (let i = 0; i < n; i++)
+    lines.push(
+      JSON.stringify({
+        test_id: `t-${i}`,
+        target: 'm',
+        suite: 's',
+        timestamp: `2026-03-${String(day).padStart(2, '0')}T10:00:00.000Z`,
+        score: Math.min(1, Math.round(rnd() * 100) / 100 + (i % 3 === 0 ? lift : 0)),
+      }),
+    );
   return lines.join('\n') + '\n';
 }
 
@@ -71,7 +80,9 @@ export async function run() {
       '|---|---|---|',
       `| compare, 100 rows per side | ${fmtMs(small)} | 1.00× (baseline) |`,
       `| compare, 20,000 rows per side | ${fmtMs(big)} | ${fmtRatio(big / small)} of 100 rows |`,
-      agentv === null ? '| agentv compare, 20,000 rows | (client absent) | — |' : `| agentv compare, 20,000 rows (real client) | ${fmtMs(agentv)} | ours = ${fmtRatio(big / agentv)} of AgentV's |`,
+      agentv === null
+        ? '| agentv compare, 20,000 rows | (client absent) | — |'
+        : `| agentv compare, 20,000 rows (real client) | ${fmtMs(agentv)} | ours = ${fmtRatio(big / agentv)} of AgentV's |`,
       `| trend, 3 local runs × 1,000 rows | ${fmtMs(trendFew)} | 1.00× (baseline) |`,
       `| trend, 30 local runs × 1,000 rows | ${fmtMs(trendMany)} | ${fmtRatio(trendMany / trendFew)} of 3 runs |`,
     ];

@@ -15,7 +15,10 @@ const made = new Set();
 const perRow = manifest.files.length / manifest.rows;
 let next = 0;
 let row = 0;
-const payload = Buffer.alloc(manifest.files.reduce((m, f) => Math.max(m, f[1]), 1), 120);
+const payload = Buffer.alloc(
+  manifest.files.reduce((m, f) => Math.max(m, f[1]), 1),
+  120,
+);
 
 function writeUpTo(limit) {
   for (; next < limit && next < manifest.files.length; next++) {

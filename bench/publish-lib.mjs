@@ -156,8 +156,12 @@ export async function seedRuns(repo, template, { count, days, experiment = 'seed
     pieces.push(`blob\nmark :${mark}\ndata ${data.length}\n`, data, '\n');
   }
   const perDay = Math.ceil(count / days);
-  const commitHeader = (ref, from, msg) => `commit ${ref}\ncommitter Bench <bench@example.invalid> 1767225600 +0000\ndata ${msg.length}\n${msg}\nfrom ${from}\n`;
-  const results = [commitHeader(RESULTS_REF, resultsRoot, 'seed'), `M 100644 inline .gitattributes\ndata ${Buffer.byteLength(RESULTS_GITATTRIBUTES)}\n${RESULTS_GITATTRIBUTES}\n`];
+  const commitHeader = (ref, from, msg) =>
+    `commit ${ref}\ncommitter Bench <bench@example.invalid> 1767225600 +0000\ndata ${msg.length}\n${msg}\nfrom ${from}\n`;
+  const results = [
+    commitHeader(RESULTS_REF, resultsRoot, 'seed'),
+    `M 100644 inline .gitattributes\ndata ${Buffer.byteLength(RESULTS_GITATTRIBUTES)}\n${RESULTS_GITATTRIBUTES}\n`,
+  ];
   const artifacts = [commitHeader(ARTIFACTS_REF, artifactsRoot, 'seed')];
   const catalogs = new Map();
   for (let i = 0; i < count; i++) {
@@ -174,7 +178,17 @@ export async function seedRuns(repo, template, { count, days, experiment = 'seed
       if (f === 'summary.json') continue;
       (heavySet.has(f) ? artifacts : results).push(`M 100644 :${marks.get(f)} "${path}/${f}"\n`);
     }
-    const line = JSON.stringify({ run_id: runId, experiment, timestamp: iso, path, targets: ['model-a', 'model-b'], total: summary.total ?? 0, passed: summary.passed ?? 0, failed: summary.failed ?? 0, pass_rate: summary.pass_rate ?? 0 });
+    const line = JSON.stringify({
+      run_id: runId,
+      experiment,
+      timestamp: iso,
+      path,
+      targets: ['model-a', 'model-b'],
+      total: summary.total ?? 0,
+      passed: summary.passed ?? 0,
+      failed: summary.failed ?? 0,
+      pass_rate: summary.pass_rate ?? 0,
+    });
     catalogs.set(day, (catalogs.get(day) ?? '') + line + '\n');
   }
   for (const [day, text] of catalogs) results.push(`M 100644 inline ".indexes/agentv-results.${day}.jsonl"\ndata ${Buffer.byteLength(text)}\n${text}\n`);
@@ -188,7 +202,10 @@ export async function seedRuns(repo, template, { count, days, experiment = 'seed
 export async function resetBranches(repo, tips) {
   const r = await git.openRepo(repo);
   const updates = [];
-  for (const [ref, sha] of [[RESULTS_REF, tips.results], [ARTIFACTS_REF, tips.artifacts]]) {
+  for (const [ref, sha] of [
+    [RESULTS_REF, tips.results],
+    [ARTIFACTS_REF, tips.artifacts],
+  ]) {
     const cur = await git.resolveRef(r, ref);
     if (cur !== sha) updates.push({ ref, new: sha, old: cur });
   }
@@ -206,13 +223,22 @@ export async function agentvListing(repo) {
   const listing = (await git.runGit(['ls-tree', '-r', '--name-only', RESULTS_REF], { gitDir })).stdout;
   const paths = listing.toString('utf8').split('\n').filter(Boolean);
   const summaries = paths.filter((p) => p.endsWith('/summary.json'));
-  const batch = async (specs) => (await git.readBlobs(await git.openRepo(repo), specs.map((p) => `${RESULTS_REF}:${p}`)));
+  const batch = async (specs) =>
+    await git.readBlobs(
+      await git.openRepo(repo),
+      specs.map((p) => `${RESULTS_REF}:${p}`),
+    );
   const s = await batch(summaries);
   for (const v of s.values()) JSON.parse(v.toString('utf8'));
   const indexes = paths.filter((p) => /^[^./][^/]*\/(\.internal\/)?index\.jsonl$/.test(p));
   const ix = await batch(indexes);
   let rows = 0;
-  for (const v of ix.values()) for (const l of v.toString('utf8').split('\n')) if (l.trim()) { JSON.parse(l); rows++; }
+  for (const v of ix.values())
+    for (const l of v.toString('utf8').split('\n'))
+      if (l.trim()) {
+        JSON.parse(l);
+        rows++;
+      }
   return { runs: indexes.length, rows, bytes: listing.length };
 }
 

@@ -82,7 +82,15 @@ async function sizes(work) {
       perFile.push((await time(() => perFileProcesses(c, ws.dir, 'runs/bench/2026-01-01/x', { limit }))) * (ws.files / limit));
       await rm(c, { recursive: true, force: true });
     }
-    const row = { target, files: ws.files, floor: median(floor), ours: median(ours), perFile: median(perFile), perFileSamples: perFile.length, scaled: limit < ws.files ? limit : null };
+    const row = {
+      target,
+      files: ws.files,
+      floor: median(floor),
+      ours: median(ours),
+      perFile: median(perFile),
+      perFileSamples: perFile.length,
+      scaled: limit < ws.files ? limit : null,
+    };
     log(`${ws.files} files: floor ${fmtMs(row.floor)}, publish ${fmtMs(row.ours)}, per-file ${fmtMs(row.perFile)}`);
     rows.push(row);
   }
@@ -169,7 +177,17 @@ async function sequential(work) {
       onMany.push(y);
     }
   }
-  return { n: SEQUENTIAL, k, first, last, p90: sorted[Math.floor(sorted.length * 0.9)], max: sorted[sorted.length - 1], packs, afterOne: median(onOne), afterMany: median(onMany) };
+  return {
+    n: SEQUENTIAL,
+    k,
+    first,
+    last,
+    p90: sorted[Math.floor(sorted.length * 0.9)],
+    max: sorted[sorted.length - 1],
+    packs,
+    afterOne: median(onOne),
+    afterMany: median(onMany),
+  };
 }
 
 /** 4. list over 3,000 vs 10 runs, and vs the walk. */
@@ -202,7 +220,16 @@ export async function listing(work) {
   const cli = [];
   for (let i = 0; i < 3; i++) cli.push((await runMeasured(process.execPath, [CLI, 'list', '--json'], { cwd: many })).ms);
   const av = await agentvListing(many);
-  return { l3000: median(l3000), l10: median(l10), walk: median(walk), runs: counts?.many ?? 0, cli: median(cli), files: (await git.runGit(['ls-tree', '-r', '--name-only', 'refs/heads/agentv/results/v1'], { cwd: many })).stdout.toString().split('\n').length - 1, listingBytes: av.bytes, agentvRuns: av.runs };
+  return {
+    l3000: median(l3000),
+    l10: median(l10),
+    walk: median(walk),
+    runs: counts?.many ?? 0,
+    cli: median(cli),
+    files: (await git.runGit(['ls-tree', '-r', '--name-only', 'refs/heads/agentv/results/v1'], { cwd: many })).stdout.toString().split('\n').length - 1,
+    listingBytes: av.bytes,
+    agentvRuns: av.runs,
+  };
 }
 
 export async function run() {
@@ -245,14 +272,18 @@ What the floor streams, exactly: one \`git fast-import --quiet --done\` process 
 | 10,000 runs of one experiment over 50 days (seeded by one fast-import in ${fmtMs(o.seedMs)}; the run lands on a day that already has 200) | ${fmtMs(o.seeded)} |
 | ratio | **${fmtRatio(seededRatio)}** (target ≤ 1.2x) ${pass(seededRatio <= 1.2)} |
 
-${q ? `${q.n.toLocaleString('en-US')} real publishes in a row (small runs of ~30 files, 50 a day; after each publish \`git gc --auto\` runs when git's thresholds may be crossed, and repacks when packs pile up):
+${
+  q
+    ? `${q.n.toLocaleString('en-US')} real publishes in a row (small runs of ~30 files, 50 a day; after each publish \`git gc --auto\` runs when git's thresholds may be crossed, and repacks when packs pile up):
 
 | first ${q.k} (median) | last ${q.k} (median) | last / first | p90 | max (a publish that triggered a repack) | packs at the end |
 |---|---|---|---|---|---|
 | ${fmtMs(q.first)} | ${fmtMs(q.last)} | **${fmtRatio(seqRatio)}** (target ≤ 1.2x) ${pass(seqRatio <= 1.2)} | ${fmtMs(q.p90)} | ${fmtMs(q.max)} | ${q.packs} |
 
 The same question measured side by side: the next publish onto that repository after its ${q.n.toLocaleString('en-US')} publishes took ${fmtMs(q.afterMany)}, onto a repository that had seen one publish ${fmtMs(q.afterOne)}: **${fmtRatio(seqAB)}** (target ≤ 1.2x) ${pass(seqAB <= 1.2)}.
-` : '(1,000 publishes in a row: not run this time, BENCH_SEQUENTIAL=0.)'}
+`
+    : '(1,000 publishes in a row: not run this time, BENCH_SEQUENTIAL=0.)'
+}
 
 ### list reads the catalog, not the runs
 

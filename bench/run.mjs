@@ -47,5 +47,12 @@ The machine is shared and noisy: every figure is a median of several runs, repor
 against a baseline measured in the same run. Absolute times are shown for orientation only.
 
 `;
-await writeFile(outPath, header + Object.keys(previous).sort().map((k) => previous[k]).join('\n'));
+await writeFile(
+  outPath,
+  header +
+    Object.keys(previous)
+      .sort()
+      .map((k) => previous[k])
+      .join('\n'),
+);
 process.stderr.write(`wrote ${outPath}\n`);

@@ -23,7 +23,16 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const REQUESTS = 15;
 const LAUNCH = {
   executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 };
 const AGENTV = join(ROOT, '../shared/agentv-client/agentv');
 
@@ -33,7 +42,10 @@ async function seededRepo(work, name, template, count) {
   const remote = join(work, `${name}-remote.git`);
   await git.runGit(['init', '-q', '--bare', remote]);
   await git.runGit(['remote', 'add', 'origin', remote], { cwd: dir });
-  await git.runGit(['push', '-q', 'origin', 'refs/heads/agentv/results/v1:refs/heads/agentv/results/v1', 'refs/heads/agentv/artifacts/v1:refs/heads/agentv/artifacts/v1'], { cwd: dir });
+  await git.runGit(
+    ['push', '-q', 'origin', 'refs/heads/agentv/results/v1:refs/heads/agentv/results/v1', 'refs/heads/agentv/artifacts/v1:refs/heads/agentv/artifacts/v1'],
+    { cwd: dir },
+  );
   await git.runGit(['fetch', '-q', 'origin'], { cwd: dir });
   await mkdir(join(dir, '.agentv'), { recursive: true });
   await writeFile(join(dir, '.agentv', 'config.yaml'), 'results:\n  path: .\n  branch: agentv/results/v1\n');
@@ -103,7 +115,12 @@ function freePort() {
 
 async function startAgentV(dir, home) {
   const port = await freePort();
-  const child = spawn(AGENTV, ['serve', '--single', '--read-only', '--dir', dir, '--port', String(port)], { cwd: dir, env: { ...process.env, HOME: home, NO_COLOR: '1', CI: '1' }, stdio: 'ignore', detached: true });
+  const child = spawn(AGENTV, ['serve', '--single', '--read-only', '--dir', dir, '--port', String(port)], {
+    cwd: dir,
+    env: { ...process.env, HOME: home, NO_COLOR: '1', CI: '1' },
+    stdio: 'ignore',
+    detached: true,
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     try {
@@ -111,7 +128,14 @@ async function startAgentV(dir, home) {
     } catch {}
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url, stop: () => { try { process.kill(-child.pid, 'SIGKILL'); } catch {} } };
+  return {
+    url,
+    stop: () => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+    },
+  };
 }
 
 export async function run() {
@@ -162,7 +186,9 @@ export async function run() {
       `| Dashboard, ${bigListed.toLocaleString('en-US')} runs: first run rows in the DOM (from navigation) | ${fmtMs(page.rows)} | | |`,
     ];
     if (agentv) {
-      rows.push(`| AgentV \`agentv serve\`: \`GET /api/runs\` on the same branch (listed ${agentv.listed} runs) | ${fmtMs(agentv.ms)} | ${fmtRatio(agentv.ms / bigMs)} of ours | |`);
+      rows.push(
+        `| AgentV \`agentv serve\`: \`GET /api/runs\` on the same branch (listed ${agentv.listed} runs) | ${fmtMs(agentv.ms)} | ${fmtRatio(agentv.ms / bigMs)} of ours | |`,
+      );
       rows.push(`| AgentV Dashboard page: first contentful paint | ${fmtMs(agentv.fcp)} | ${fmtRatio(agentv.fcp / page.fcp)} of ours | |`);
     }
     const markdown = `## serve

@@ -52,7 +52,11 @@ async function worker([clone, log, mode, ...runs]) {
   const [baseMs, capMs] = (process.env.BENCH_SYNC_BACKOFF ?? '').split(',').map(Number);
   const pushOpts = baseMs >= 0 && capMs > 0 ? { backoff: { baseMs, capMs } } : {};
   const loops = [];
-  const record = (o) => appendFile(log, JSON.stringify({ attempts: o.attempts, joined: o.joined ?? false, landed: o.landed, classification: o.classification, merges: o.merges ?? 0 }) + '\n');
+  const record = (o) =>
+    appendFile(
+      log,
+      JSON.stringify({ attempts: o.attempts, joined: o.joined ?? false, landed: o.landed, classification: o.classification, merges: o.merges ?? 0 }) + '\n',
+    );
   for (const run of runs) {
     if (mode === 'coalesced') {
       await publish({ run, cwd: clone, push: false });
@@ -64,7 +68,10 @@ async function worker([clone, log, mode, ...runs]) {
   }
   const published = performance.now();
   await Promise.all(loops);
-  await appendFile(log, JSON.stringify({ trace: true, started: performance.timeOrigin, published: performance.timeOrigin + published, done: Date.now() }) + '\n');
+  await appendFile(
+    log,
+    JSON.stringify({ trace: true, started: performance.timeOrigin, published: performance.timeOrigin + published, done: Date.now() }) + '\n',
+  );
   // Anything still pending after the bounded loops (contention only) is pushed now, and counted.
   const final = await pushBranches(target, pushOpts);
   if (final.attempts > 0) await record(final);
@@ -117,14 +124,21 @@ const canConnect = (port) =>
 async function startDaemon(base) {
   const { spawnGit } = await import(dist('git/index.js'));
   const port = await freePort();
-  const proc = spawnGit(['daemon', '--enable=receive-pack', '--export-all', `--base-path=${base}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, base], { cwd: base, okCodes: [0, 143] });
+  const proc = spawnGit(
+    ['daemon', '--enable=receive-pack', '--export-all', `--base-path=${base}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, base],
+    { cwd: base, okCodes: [0, 143] },
+  );
   proc.stdout.resume();
   proc.exited.catch(() => {});
   for (let i = 0; i < 100; i++) {
-    if (await canConnect(port)) return { url: (name) => `git://127.0.0.1:${port}/${name}`, stop: () => {
-      proc.kill('SIGTERM');
-      return proc.exited.catch(() => {});
-    } };
+    if (await canConnect(port))
+      return {
+        url: (name) => `git://127.0.0.1:${port}/${name}`,
+        stop: () => {
+          proc.kill('SIGTERM');
+          return proc.exited.catch(() => {});
+        },
+      };
     await new Promise((r) => setTimeout(r, 50));
   }
   proc.kill('SIGKILL');
@@ -163,7 +177,10 @@ async function makeRuns(work, n) {
 
 function runWorker(args, env) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bench/sync.bench.mjs'), '--worker', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'bench/sync.bench.mjs'), '--worker', ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
@@ -200,22 +217,53 @@ async function scenario(name, { work, daemon, runs, procs, mode, env }) {
   const t0 = performance.now();
   await Promise.all(clones.map((c, p) => runWorker([c, log, mode, ...runs.slice(p * per, (p + 1) * per)], env)));
   const wallMs = performance.now() - t0;
-  if (process.env.BENCH_SYNC_CPU) process.stderr.write(`${name}: machine CPU ${((await machineCpuSeconds()) - c0).toFixed(2)} s in ${(wallMs / 1000).toFixed(2)} s of wall time\n`);
+  if (process.env.BENCH_SYNC_CPU)
+    process.stderr.write(`${name}: machine CPU ${((await machineCpuSeconds()) - c0).toFixed(2)} s in ${(wallMs / 1000).toFixed(2)} s of wall time\n`);
 
-  const all = (await readFile(log, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const all = (await readFile(log, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   const outcomes = all.filter((o) => !o.trace);
   // When the last process committed its last run: what is left after it is the tail, where every
   // process still needs one landing and the remote takes them one at a time.
   const committedMs = Math.max(...all.filter((o) => o.trace).map((t) => t.published - (performance.timeOrigin + t0)));
-  if (process.env.BENCH_SYNC_TRACE) for (const t of all.filter((o) => o.trace)) process.stderr.write(`${name}: start +${((t.started - (performance.timeOrigin + t0)) / 1000).toFixed(2)}s published +${((t.published - (performance.timeOrigin + t0)) / 1000).toFixed(2)}s done +${((t.done - (performance.timeOrigin + t0)) / 1000).toFixed(2)}s\n`);
+  if (process.env.BENCH_SYNC_TRACE)
+    for (const t of all.filter((o) => o.trace))
+      process.stderr.write(
+        `${name}: start +${((t.started - (performance.timeOrigin + t0)) / 1000).toFixed(2)}s published +${((t.published - (performance.timeOrigin + t0)) / 1000).toFixed(2)}s done +${((t.done - (performance.timeOrigin + t0)) / 1000).toFixed(2)}s\n`,
+      );
   const attempts = outcomes.filter((o) => !o.joined).reduce((s, o) => s + o.attempts, 0);
   const remote = await openRepo(remotePath);
   const catalog = (await lsTree(remote, 'refs/heads/agentv/results/v1', { recursive: true })).filter((e) => e.path.startsWith('catalog/'));
-  const blobs = await readBlobs(remote, catalog.map((e) => e.sha));
-  const ids = [...blobs.values()].flatMap((b) => b.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).run_id));
+  const blobs = await readBlobs(
+    remote,
+    catalog.map((e) => e.sha),
+  );
+  const ids = [...blobs.values()].flatMap((b) =>
+    b
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).run_id),
+  );
   const syncBranches = (await listRefs(remote, 'refs/heads/agentv/results-sync')).length;
   const loops = outcomes.filter((o) => !o.joined);
-  return { name, mode, procs, runs: runs.length, wallMs, committedMs, attempts, perRun: attempts / runs.length, landed: new Set(ids).size, duplicates: ids.length - new Set(ids).size, syncBranches, loops: loops.length, merges: loops.reduce((s, o) => s + o.merges, 0) };
+  return {
+    name,
+    mode,
+    procs,
+    runs: runs.length,
+    wallMs,
+    committedMs,
+    attempts,
+    perRun: attempts / runs.length,
+    landed: new Set(ids).size,
+    duplicates: ids.length - new Set(ids).size,
+    syncBranches,
+    loops: loops.length,
+    merges: loops.reduce((s, o) => s + o.merges, 0),
+  };
 }
 
 /**
@@ -238,7 +286,11 @@ async function crowd(name, { work, daemon, runs, env }) {
     clones.map(
       (dir, p) =>
         new Promise((resolve, reject) => {
-          const child = spawn(process.execPath, [join(ROOT, 'dist/cli/main.js'), 'publish', runs[p], '--push', '--require-push', '--json'], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+          const child = spawn(process.execPath, [join(ROOT, 'dist/cli/main.js'), 'publish', runs[p], '--push', '--require-push', '--json'], {
+            cwd: dir,
+            env: { ...process.env, ...env },
+            stdio: ['ignore', 'pipe', 'ignore'],
+          });
           let out = '';
           child.stdout.on('data', (d) => (out += d));
           child.on('error', reject);
@@ -255,8 +307,19 @@ async function crowd(name, { work, daemon, runs, env }) {
   const wallMs = performance.now() - t0;
   const remote = await openRepo(remotePath);
   const catalog = (await lsTree(remote, 'refs/heads/agentv/results/v1', { recursive: true })).filter((e) => e.path.startsWith('catalog/'));
-  const blobs = await readBlobs(remote, catalog.map((e) => e.sha));
-  const ids = new Set([...blobs.values()].flatMap((b) => b.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).run_id)));
+  const blobs = await readBlobs(
+    remote,
+    catalog.map((e) => e.sha),
+  );
+  const ids = new Set(
+    [...blobs.values()].flatMap((b) =>
+      b
+        .toString('utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).run_id),
+    ),
+  );
   const attempts = results.map((r) => r.attempts ?? 0);
   return {
     n: runs.length,
@@ -317,7 +380,8 @@ async function roundAnatomy(work, daemon, runs) {
       const t2 = performance.now();
       const pushed = await pushOnce(target);
       const t3 = performance.now();
-      if (merged.kind !== 'ready' || merged.merges === 0 || !pushed.landed) throw new Error(`round anatomy: ${merged.kind}, ${merged.merges} merges, push ${pushed.classification}`);
+      if (merged.kind !== 'ready' || merged.merges === 0 || !pushed.landed)
+        throw new Error(`round anatomy: ${merged.kind}, ${merged.merges} merges, push ${pushed.classification}`);
       if (i === 0) continue; // warm-up
       const s = steps[kind];
       s.fetch.push(t1 - t0);
@@ -326,7 +390,9 @@ async function roundAnatomy(work, daemon, runs) {
       s.round.push(t3 - t0);
     }
   }
-  return Object.fromEntries(Object.entries(steps).map(([k, s]) => [k, { fetch: median(s.fetch), merge: median(s.merge), push: median(s.push), round: median(s.round) }]));
+  return Object.fromEntries(
+    Object.entries(steps).map(([k, s]) => [k, { fetch: median(s.fetch), merge: median(s.merge), push: median(s.push), round: median(s.round) }]),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -341,7 +407,19 @@ async function mergeBench(work) {
   const path = 'runs/bench/2026-03-14/2026-03-14T10-00-00-000Z/index.jsonl';
   const author = { name: 'Bench', email: 'b@example.invalid', date: '2026-03-14T10:00:00Z' };
   const row = (id) =>
-    JSON.stringify({ run_id: 'bench/2026-03-14T10-00-00-000Z', test_id: id, suite: 'suite-1', target: 'model-a', attempt: 0, projection_identity: { id: `bench|${id}|model-a|0` }, score: 0.75, verdict: 'pass', duration_ms: 12000, token_usage: { input: 2000, output: 400 }, result_dir: `suite-1/${id}/model-a/attempt-0` });
+    JSON.stringify({
+      run_id: 'bench/2026-03-14T10-00-00-000Z',
+      test_id: id,
+      suite: 'suite-1',
+      target: 'model-a',
+      attempt: 0,
+      projection_identity: { id: `bench|${id}|model-a|0` },
+      score: 0.75,
+      verdict: 'pass',
+      duration_ms: 12000,
+      token_usage: { input: 2000, output: 400 },
+      result_dir: `suite-1/${id}/model-a/attempt-0`,
+    });
   const base = Array.from({ length: 100 }, (_, i) => row(`base-${i}`) + '\n').join('');
   const side = (tag) => base + Array.from({ length: MERGE_ROWS }, (_, i) => row(`${tag}-${i}`) + '\n').join('');
   const b = (await writeCommit(repo, { parent: null, files: [{ path, data: base }], message: 'base', author })).commit;
@@ -389,7 +467,8 @@ export async function run() {
     await mkdir(join(work, 'served'), { recursive: true });
     daemon = await startDaemon(join(work, 'served'));
     const merge = await mergeBench(work);
-    if (process.env.BENCH_SYNC_ONLY === 'merge') return { markdown: `merge-tree ${fmtMs(merge.raw)}, mergeCommits ${fmtMs(merge.ours)}, ratio ${fmtRatio(merge.ours / merge.raw)}` };
+    if (process.env.BENCH_SYNC_ONLY === 'merge')
+      return { markdown: `merge-tree ${fmtMs(merge.raw)}, mergeCommits ${fmtMs(merge.ours)}, ratio ${fmtRatio(merge.ours / merge.raw)}` };
     const runs = await makeRuns(work, PROCS * RUNS_PER_PROC);
     if (process.env.BENCH_SYNC_ONLY === 'rounds') return { markdown: JSON.stringify(await roundAnatomy(work, daemon, runs), null, 1) };
     // The machine is shared and noisy: single and concurrent alternate, REPEATS times each, and the
@@ -400,7 +479,12 @@ export async function run() {
       singles.push(await scenario(`single-${i}`, { work, daemon, runs, procs: 1, mode: 'coalesced', env }));
       concurrents.push(await scenario(`concurrent-${i}`, { work, daemon, runs, procs: PROCS, mode: 'coalesced', env }));
     }
-    if (process.env.BENCH_SYNC_ONLY === 'concurrency') return { markdown: [...singles, ...concurrents].map((s) => `${s.name}: ${fmtMs(s.wallMs)}, ${s.attempts} attempts, ${s.merges} merges, ${s.landed}/${s.runs} landed`).join('\n') };
+    if (process.env.BENCH_SYNC_ONLY === 'concurrency')
+      return {
+        markdown: [...singles, ...concurrents]
+          .map((s) => `${s.name}: ${fmtMs(s.wallMs)}, ${s.attempts} attempts, ${s.merges} merges, ${s.landed}/${s.runs} landed`)
+          .join('\n'),
+      };
     const byWall = (xs) => [...xs].sort((a, b) => a.wallMs - b.wallMs)[xs.length >> 1];
     const single = byWall(singles);
     const concurrent = byWall(concurrents);

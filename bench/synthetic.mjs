@@ -20,7 +20,10 @@ export function rng(seed) {
 }
 
 const TOOLS = ['Read', 'Write', 'Edit', 'Bash', 'Grep', 'Glob', 'WebSearch'];
-const WORDS = 'the agent reads files runs tests fixes bug refactor module parse config retry network cache index branch merge commit review output tool call result error summary plan step'.split(' ');
+const WORDS =
+  'the agent reads files runs tests fixes bug refactor module parse config retry network cache index branch merge commit review output tool call result error summary plan step'.split(
+    ' ',
+  );
 
 function sentence(r, n) {
   const out = [];
@@ -44,7 +47,12 @@ export function syntheticRow(r, i, opts = {}) {
     const calls = [];
     const nCalls = Math.floor(r() * 3);
     for (let c = 0; c < nCalls; c++) {
-      calls.push({ tool: TOOLS[Math.floor(r() * TOOLS.length)], input: { path: `src/file-${Math.floor(r() * 100)}.ts`, query: sentence(r, 6) }, output: sentence(r, 40), duration_ms: Math.floor(r() * 900) });
+      calls.push({
+        tool: TOOLS[Math.floor(r() * TOOLS.length)],
+        input: { path: `src/file-${Math.floor(r() * 100)}.ts`, query: sentence(r, 6) },
+        output: sentence(r, 40),
+        duration_ms: Math.floor(r() * 900),
+      });
     }
     output.push({ role: 'assistant', content: sentence(r, 60 + Math.floor(r() * 60)), tool_calls: calls });
   }

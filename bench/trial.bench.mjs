@@ -20,7 +20,15 @@ const CANARY = 'CANARY-trial-9d1e';
 const TOKEN = 'ghp_TRIALtoken000';
 const RESULTS = 'refs/heads/agentv/results/v1';
 const ARTIFACTS = 'refs/heads/agentv/artifacts/v1';
-const ENV = { ...process.env, NO_COLOR: '1', GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@t.invalid', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@t.invalid', GIT_CONFIG_NOSYSTEM: '1' };
+const ENV = {
+  ...process.env,
+  NO_COLOR: '1',
+  GIT_AUTHOR_NAME: 'T',
+  GIT_AUTHOR_EMAIL: 't@t.invalid',
+  GIT_COMMITTER_NAME: 'T',
+  GIT_COMMITTER_EMAIL: 't@t.invalid',
+  GIT_CONFIG_NOSYSTEM: '1',
+};
 
 function cli(args, cwd, env = {}, timeoutMs = 60_000) {
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd, env: { ...ENV, ...env }, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 << 20 });
@@ -44,7 +52,19 @@ function userRepo(root) {
 function exportRun(root, name, minute = 0) {
   const src = join(root, `${name}.jsonl`);
   const ts = new Date(Date.UTC(2026, 2, 1, 10, minute)).toISOString();
-  writeFileSync(src, JSON.stringify({ test_id: 'alpha', suite: 's', target: 'm', score: 1, timestamp: ts, assertions: [{ text: 'ok', passed: true }], answer: 'hi', file_changes: 'diff --git a/x b/x\n' }) + '\n');
+  writeFileSync(
+    src,
+    JSON.stringify({
+      test_id: 'alpha',
+      suite: 's',
+      target: 'm',
+      score: 1,
+      timestamp: ts,
+      assertions: [{ text: 'ok', passed: true }],
+      answer: 'hi',
+      file_changes: 'diff --git a/x b/x\n',
+    }) + '\n',
+  );
   const r = cli(['export', src, '--out', join(root, name), '--experiment', 'trial'], root);
   if (r.code !== 0) throw new Error(r.out);
   return join(root, name);
@@ -78,12 +98,27 @@ export async function run() {
     // 1. Hostile inputs: (setup, command, allowed exit codes, also: nothing committed?)
     const cases = [];
     for (const rel of [`${ATT}/outputs/answer.md`, `${ATT}/outputs/file_changes.diff`, `${ATT}/grading.json`, `${ATT}/transcript.json`, 'summary.json']) {
-      for (const cmd of ['report', 'summary', 'show', 'validate', 'export', 'publish']) cases.push({ name: `${cmd} with linked ${rel}`, setup: (d) => link(d, rel), cmd, codes: cmd === 'publish' ? [2] : [0, 1, 2] });
+      for (const cmd of ['report', 'summary', 'show', 'validate', 'export', 'publish'])
+        cases.push({ name: `${cmd} with linked ${rel}`, setup: (d) => link(d, rel), cmd, codes: cmd === 'publish' ? [2] : [0, 1, 2] });
     }
-    for (const [field, value] of [['answer_path', '../../../../etc/passwd'], ['transcript_path', '/etc/passwd'], ['result_dir', '../x'], ['grading_path', 's/.git/config']]) {
-      for (const cmd of ['report', 'validate', 'publish']) cases.push({ name: `${cmd} with ${field}=${value}`, setup: (d) => editRow(d, field, value), cmd, codes: cmd === 'publish' ? [2] : [0, 1, 2] });
+    for (const [field, value] of [
+      ['answer_path', '../../../../etc/passwd'],
+      ['transcript_path', '/etc/passwd'],
+      ['result_dir', '../x'],
+      ['grading_path', 's/.git/config'],
+    ]) {
+      for (const cmd of ['report', 'validate', 'publish'])
+        cases.push({ name: `${cmd} with ${field}=${value}`, setup: (d) => editRow(d, field, value), cmd, codes: cmd === 'publish' ? [2] : [0, 1, 2] });
     }
-    cases.push({ name: 'report with a FIFO answer', setup: (d) => { unlinkSync(join(d, `${ATT}/outputs/answer.md`)); execFileSync('mkfifo', [join(d, `${ATT}/outputs/answer.md`)]); }, cmd: 'report', codes: [0] });
+    cases.push({
+      name: 'report with a FIFO answer',
+      setup: (d) => {
+        unlinkSync(join(d, `${ATT}/outputs/answer.md`));
+        execFileSync('mkfifo', [join(d, `${ATT}/outputs/answer.md`)]);
+      },
+      cmd: 'report',
+      codes: [0],
+    });
     cases.push({ name: 'validate with score 42', setup: (d) => editRow(d, 'score', 42), cmd: 'validate', codes: [1] });
     mkdirSync(join(root, 'inputs'));
     const { work } = userRepo(join(root, 'inputs'));
@@ -91,7 +126,8 @@ export async function run() {
       counts.inputs++;
       const d = copy();
       c.setup(d);
-      const args = c.cmd === 'report' ? ['report', d, '--out', join(root, `r${n}.html`)] : c.cmd === 'export' ? ['export', d, '--out', join(root, `e${n}`)] : [c.cmd, d];
+      const args =
+        c.cmd === 'report' ? ['report', d, '--out', join(root, `r${n}.html`)] : c.cmd === 'export' ? ['export', d, '--out', join(root, `e${n}`)] : [c.cmd, d];
       const before = tipOf(work, RESULTS);
       const r = cli(args, c.cmd === 'publish' ? work : d, {}, 20_000);
       const written = c.cmd === 'report' ? join(root, `r${n}.html`) : c.cmd === 'export' ? join(root, `e${n}`) : null;
@@ -134,9 +170,15 @@ export async function run() {
     const env = { AGENTV_RESULTS_REPO: `http://u:${TOKEN}@127.0.0.1:${port}/r.git`, AGENTV_RESULTS_CACHE: join(root, 'cache') };
     const plain = join(root, 'plain');
     mkdirSync(plain);
-    const outs = [cli(['publish', pristine, '--push'], plain, env), cli(['status', '--fetch', '--json'], plain, env), cli(['list', '--fetch'], plain, env), cli(['sync'], plain, env)];
+    const outs = [
+      cli(['publish', pristine, '--push'], plain, env),
+      cli(['status', '--fetch', '--json'], plain, env),
+      cli(['list', '--fetch'], plain, env),
+      cli(['sync'], plain, env),
+    ];
     counts.faults++;
-    if (outs[0].code === 0 && outs.every((o) => !o.out.includes(TOKEN)) && cli(['status', '--json'], plain, env).out.includes('"pending": true')) counts.faultsHeld++;
+    if (outs[0].code === 0 && outs.every((o) => !o.out.includes(TOKEN)) && cli(['status', '--json'], plain, env).out.includes('"pending": true'))
+      counts.faultsHeld++;
     else failures.push('token URL unreachable: not committed+pending, or token printed');
     mkdirSync(join(root, 'gone'));
     const g = userRepo(join(root, 'gone'));

@@ -54,7 +54,13 @@ function readIndex(dir) {
 /** Copy rows [from, to) (their sidecar folders, then their index lines) from the source workspace. */
 function addRows(src, rows, dst, from, to) {
   for (let i = from; i < to; i++) cpSync(join(src, rows[i].dir), join(dst, rows[i].dir), { recursive: true });
-  appendFileSync(join(dst, 'index.jsonl'), rows.slice(from, to).map((r) => r.line).join(''));
+  appendFileSync(
+    join(dst, 'index.jsonl'),
+    rows
+      .slice(from, to)
+      .map((r) => r.line)
+      .join(''),
+  );
 }
 
 async function checkpointFigures(work) {
@@ -189,7 +195,11 @@ async function latencyFigures(work) {
 
   // Daemon: the run is written (and checkpointed, its WIP pushed), then summary.json appears.
   const d = await userRepo(join(work, 'daemon'));
-  const daemon = spawn(process.execPath, [CLI, 'daemon', '--push', '--interval', '1', '--every-rows', '1000', '--retry-max', '1'], { cwd: d.work, env: { ...process.env, ...GIT_ENV, AGENTV_RESULTS_HOST: 'bench' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const daemon = spawn(process.execPath, [CLI, 'daemon', '--push', '--interval', '1', '--every-rows', '1000', '--retry-max', '1'], {
+    cwd: d.work,
+    env: { ...process.env, ...GIT_ENV, AGENTV_RESULTS_HOST: 'bench' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let log = '';
   daemon.stderr.on('data', (x) => (log += x));
   const daemonMs = [];

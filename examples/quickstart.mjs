@@ -23,7 +23,12 @@ const cli = join(root, 'dist/cli/main.js');
 const example = join(root, 'examples/results/demo-agent.jsonl');
 
 // A throwaway identity for the throwaway repository (CI machines often have none configured).
-const identity = { GIT_AUTHOR_NAME: 'Quickstart', GIT_AUTHOR_EMAIL: 'quickstart@example.invalid', GIT_COMMITTER_NAME: 'Quickstart', GIT_COMMITTER_EMAIL: 'quickstart@example.invalid' };
+const identity = {
+  GIT_AUTHOR_NAME: 'Quickstart',
+  GIT_AUTHOR_EMAIL: 'quickstart@example.invalid',
+  GIT_COMMITTER_NAME: 'Quickstart',
+  GIT_COMMITTER_EMAIL: 'quickstart@example.invalid',
+};
 Object.assign(process.env, identity);
 
 function step(title) {
@@ -78,6 +83,8 @@ agentv(['report', runDir], project);
 
 const after = (await runGit(['status', '--porcelain'], { cwd: project })).stdout.toString();
 step('Your checkout was not touched');
-process.stdout.write(after === before ? 'git status is exactly what it was before publishing.\n' : `git status changed!\nbefore:\n${before}\nafter:\n${after}\n`);
+process.stdout.write(
+  after === before ? 'git status is exactly what it was before publishing.\n' : `git status changed!\nbefore:\n${before}\nafter:\n${after}\n`,
+);
 if (after !== before) process.exit(1);
 process.stdout.write(`\nOpen ${join(runDir, 'report.html')} in a browser, or look around:\n  cd ${project} && git log --oneline agentv/results/v1\n`);

@@ -19,7 +19,7 @@ import { cli, makeRunWorkspace, makeUserRepo, RESULTS_REF } from './publish-help
 isolateGitForSuite();
 
 describe('AgentV branch layout', () => {
-  it('mints exactly AgentV\'s genesis commit (empty tree, fixed message, identity and dates)', async () => {
+  it("mints exactly AgentV's genesis commit (empty tree, fixed message, identity and dates)", async () => {
     const dir = await makeTempDir('agentv-genesis');
     await git(dir, ['init', '-q']);
     const repo = await openRepo(dir);
@@ -30,7 +30,7 @@ describe('AgentV branch layout', () => {
     expect(raw).toContain('tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904');
   });
 
-  it('keeps AgentV\'s .gitattributes lines first and never re-adds ours after AgentV rewrote the file', () => {
+  it("keeps AgentV's .gitattributes lines first and never re-adds ours after AgentV rewrote the file", () => {
     expect(RESULTS_GITATTRIBUTES.startsWith(AGENTV_GITATTRIBUTES)).toBe(true);
     expect(gitattributesUpdate(null)).toBe(RESULTS_GITATTRIBUTES);
     expect(gitattributesUpdate(AGENTV_GITATTRIBUTES)).toBeNull(); // AgentV's own file: left alone (no churn)
@@ -41,7 +41,12 @@ describe('AgentV branch layout', () => {
   });
 
   it('puts a run at the branch root and refuses ids that would land on reserved paths', () => {
-    expect(runLocation('2026-11-24T07-27-55-252Z', { experiment: 'demo' })).toMatchObject({ path: '2026-11-24T07-27-55-252Z', experiment: 'demo', day: '2026-11-24', catalogPath: '.indexes/agentv-results.2026-11-24.jsonl' });
+    expect(runLocation('2026-11-24T07-27-55-252Z', { experiment: 'demo' })).toMatchObject({
+      path: '2026-11-24T07-27-55-252Z',
+      experiment: 'demo',
+      day: '2026-11-24',
+      catalogPath: '.indexes/agentv-results.2026-11-24.jsonl',
+    });
     expect(runLocation('nightly/2026-03-14T10-00-00-000Z').path).toBe('nightly--2026-03-14T10-00-00-000Z');
     for (const bad of ['.indexes', '.cache', 'runs', 'catalog', '../x', 'a/b/c']) expect(() => runLocation(bad), bad).toThrow();
   });
@@ -59,9 +64,18 @@ describe('AgentV branch layout', () => {
     for (const f of ['transcript.json', 'transcript-raw.jsonl', 'stdout.txt', 'outputs/answer.md']) await writeFile(join(dir, t, 'sample-1', f), 'x');
     const split = await splitRun(dir, [], { runPath: 'r', artifactsRef: 'refs/heads/agentv/artifacts/v1', threshold: 1 << 20 });
     expect(split.manifest).toBe('.internal/index.jsonl');
-    expect(split.metadata.map((f) => f.path).sort()).toEqual(['.internal/index.jsonl', `${t}/sample-1/grading.json`, `${t}/sample-1/metrics.json`, `${t}/sample-1/result.json`, `${t}/summary.json`, 'summary.json']);
+    expect(split.metadata.map((f) => f.path).sort()).toEqual([
+      '.internal/index.jsonl',
+      `${t}/sample-1/grading.json`,
+      `${t}/sample-1/metrics.json`,
+      `${t}/sample-1/result.json`,
+      `${t}/summary.json`,
+      'summary.json',
+    ]);
     expect(split.payloads).toHaveLength(4);
-    const row = JSON.parse(split.metadata.find((f) => f.path === '.internal/index.jsonl')!.data.toString('utf8')) as { artifact_pointers: Record<string, Record<string, unknown>> };
+    const row = JSON.parse(split.metadata.find((f) => f.path === '.internal/index.jsonl')!.data.toString('utf8')) as {
+      artifact_pointers: Record<string, Record<string, unknown>>;
+    };
     expect(row.artifact_pointers.transcript).toMatchObject({
       ref: 'agentv/artifacts/v1',
       key: `r/${t}/sample-1/transcript.json`,
@@ -75,14 +89,19 @@ describe('AgentV branch layout', () => {
     expect(Object.keys(row.artifact_pointers)).toHaveLength(4);
   });
 
-  it('merges the root layout\'s files and never drops a line AgentV wrote', () => {
+  it("merges the root layout's files and never drops a line AgentV wrote", () => {
     expect(ownedMergeKind('2026-11-24T07-27-55-252Z/.internal/index.jsonl')).toBe('jsonl');
     expect(ownedMergeKind('nightly--2026-03-14T10-00-00-000Z/index.jsonl')).toBe('jsonl');
     expect(ownedMergeKind('nightly--2026-03-14T10-00-00-000Z/tags.json')).toBe('json');
     expect(ownedMergeKind('.indexes/agentv-results.2026-03-14.jsonl')).toBe('jsonl');
     expect(ownedMergeKind('2026-11-24T07-27-55-252Z/summary.json')).toBeNull();
     const b = (s: string) => Buffer.from(s);
-    const attrs = resolveConflictedPath({ path: '.gitattributes', base: b(AGENTV_GITATTRIBUTES), ours: b(RESULTS_GITATTRIBUTES), theirs: b(`${AGENTV_GITATTRIBUTES}x merge=union\n`) });
+    const attrs = resolveConflictedPath({
+      path: '.gitattributes',
+      base: b(AGENTV_GITATTRIBUTES),
+      ours: b(RESULTS_GITATTRIBUTES),
+      theirs: b(`${AGENTV_GITATTRIBUTES}x merge=union\n`),
+    });
     expect(attrs.action).toBe('write');
     const text = (attrs as { data: Buffer }).data.toString('utf8');
     expect(text.startsWith(AGENTV_GITATTRIBUTES)).toBe(true);
@@ -90,14 +109,37 @@ describe('AgentV branch layout', () => {
     expect(text).toContain('merge=agentv-jsonl');
     const cat = resolveConflictedPath({ path: '.indexes/runs.jsonl', base: b('a\n'), ours: b('a\nb\n'), theirs: b('a\nc\n') });
     expect((cat as { data: Buffer }).data.toString('utf8')).toBe('a\nb\nc\n');
-    const catalog = resolveConflictedPath({ path: '.indexes/agentv-results.2026-03-14.jsonl', base: b(''), ours: b('{"run_id":"a"}\n'), theirs: b('{"run_id":"b"}\n') });
+    const catalog = resolveConflictedPath({
+      path: '.indexes/agentv-results.2026-03-14.jsonl',
+      base: b(''),
+      ours: b('{"run_id":"a"}\n'),
+      theirs: b('{"run_id":"b"}\n'),
+    });
     expect((catalog as { data: Buffer }).data.toString('utf8')).toBe('{"run_id":"a"}\n{"run_id":"b"}\n');
   });
 
-  it('lists a run without a catalog line from AgentV\'s summary.json and index', () => {
-    const summary = JSON.stringify({ run_id: 'x', counts: { total_tests: 6, passed_tests: 3 }, metadata: { experiment: 'demo', timestamp: '2026-11-24T07:27:55.549Z' } });
-    const index = [{ test_id: 'a', target: 't1', score: 1 }, { test_id: 'b', target: 't2', score: 0 }].map((r) => JSON.stringify(r)).join('\n');
-    expect(foreignRow('2026-11-24T07-27-55-252Z', summary, index)).toMatchObject({ run_id: '2026-11-24T07-27-55-252Z', experiment: 'demo', total: 6, passed: 3, failed: 3, targets: ['t1', 't2'], day: '2026-11-24', writer: 'agentv' });
+  it("lists a run without a catalog line from AgentV's summary.json and index", () => {
+    const summary = JSON.stringify({
+      run_id: 'x',
+      counts: { total_tests: 6, passed_tests: 3 },
+      metadata: { experiment: 'demo', timestamp: '2026-11-24T07:27:55.549Z' },
+    });
+    const index = [
+      { test_id: 'a', target: 't1', score: 1 },
+      { test_id: 'b', target: 't2', score: 0 },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n');
+    expect(foreignRow('2026-11-24T07-27-55-252Z', summary, index)).toMatchObject({
+      run_id: '2026-11-24T07-27-55-252Z',
+      experiment: 'demo',
+      total: 6,
+      passed: 3,
+      failed: 3,
+      targets: ['t1', 't2'],
+      day: '2026-11-24',
+      writer: 'agentv',
+    });
     // No summary counts: a row without a verdict passes at score >= 1 (AgentV's rule).
     expect(foreignRow('r', undefined, index)).toMatchObject({ total: 2, passed: 1, experiment: 'default' });
     expect(foreignRow('r', '{not json', undefined)).toBeNull();
@@ -110,7 +152,7 @@ describe('AgentV WIP branches', () => {
     work = (await makeUserRepo()).work;
   });
 
-  it('are listed as AgentV\'s and recovered as the run directory they checkpoint', async () => {
+  it("are listed as AgentV's and recovered as the run directory they checkpoint", async () => {
     const repo = await openRepo(work);
     const run = '2026-11-24T07-27-55-252Z';
     const { commit } = await writeCommit(repo, {
@@ -126,7 +168,9 @@ describe('AgentV WIP branches', () => {
     await updateRef(repo, `refs/heads/agentv/wip/pod-7/${run}`, commit, null);
     const listed = await cli(['wip', 'list', '--json'], work);
     expect(listed.code, listed.stderr).toBe(0);
-    const entry = (JSON.parse(listed.stdout) as { branches: { branch: string; writer: string; runId: string; host: string }[] }).branches.find((b) => b.branch === `agentv/wip/pod-7/${run}`);
+    const entry = (JSON.parse(listed.stdout) as { branches: { branch: string; writer: string; runId: string; host: string }[] }).branches.find(
+      (b) => b.branch === `agentv/wip/pod-7/${run}`,
+    );
     expect(entry).toMatchObject({ writer: 'agentv', runId: run, host: 'pod-7' });
     const human = await cli(['wip', 'list'], work);
     expect(human.stdout).toContain('AgentV checkpoint');
@@ -143,7 +187,7 @@ describe('AgentV WIP branches', () => {
 });
 
 describe('publish onto the root layout', () => {
-  it('writes the run at the root, the catalog in .indexes/, AgentV\'s title and trailer; republishing is a no-op', async () => {
+  it("writes the run at the root, the catalog in .indexes/, AgentV's title and trailer; republishing is a no-op", async () => {
     const { work } = await makeUserRepo();
     const run = await makeRunWorkspace({ experiment: 'nightly', rows: 3 });
     // export writes AgentV's bare run id; the experiment lives in summary.json's metadata.

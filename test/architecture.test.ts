@@ -34,7 +34,9 @@ describe('ARCHITECTURE.md layering', () => {
   const layers = layersFromDoc();
 
   it('names every folder of src/ exactly once', () => {
-    const folders = readdirSync(SRC).filter((e) => statSync(join(SRC, e)).isDirectory()).sort();
+    const folders = readdirSync(SRC)
+      .filter((e) => statSync(join(SRC, e)).isDirectory())
+      .sort();
     expect([...layers.keys()].sort()).toEqual(folders);
   });
 

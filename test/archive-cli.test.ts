@@ -8,7 +8,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanupTempDirs, git, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
-import { ARTIFACTS_REF, RESULTS_REF, cli, expectFsckClean, expectUntouched, makeRunWorkspace, makeUserRepo, tip, type RunWorkspace } from './publish-helpers.js';
+import {
+  ARTIFACTS_REF,
+  RESULTS_REF,
+  cli,
+  expectFsckClean,
+  expectUntouched,
+  makeRunWorkspace,
+  makeUserRepo,
+  tip,
+  type RunWorkspace,
+} from './publish-helpers.js';
 
 const MONTH_REF = 'refs/heads/agentv/results-archive/v1/2026-03';
 // The runs are from March 2026: a window this wide keeps them by age, so only --keep-runs decides.
@@ -97,7 +107,11 @@ describe('archive (CLI)', () => {
 
   it('a window that is not a whole number >= 0 is a usage error (exit 2) and writes nothing', async () => {
     const before = await tip(user.work, RESULTS_REF);
-    for (const bad of [['--keep-days', '-1'], ['--keep-runs', 'many'], ['--keep-runs', '1.5']]) {
+    for (const bad of [
+      ['--keep-days', '-1'],
+      ['--keep-runs', 'many'],
+      ['--keep-runs', '1.5'],
+    ]) {
       const r = await cli(['archive', ...bad], user.work);
       expect(r.code, `${bad.join(' ')}: ${r.stderr}`).toBe(2);
     }

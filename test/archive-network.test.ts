@@ -27,10 +27,13 @@ afterAll(async () => {
 async function catalogIds(dir: string, ref: string): Promise<string[]> {
   const files = (await git(dir, ['ls-tree', '--name-only', `${ref}:.indexes`])).split('\n').filter((f) => f.startsWith('agentv-results.'));
   const ids: string[] = [];
-  for (const f of files) for (const l of (await git(dir, ['cat-file', 'blob', `${ref}:.indexes/${f}`])).split('\n').filter(Boolean)) ids.push((JSON.parse(l) as { run_id: string }).run_id);
+  for (const f of files)
+    for (const l of (await git(dir, ['cat-file', 'blob', `${ref}:.indexes/${f}`])).split('\n').filter(Boolean))
+      ids.push((JSON.parse(l) as { run_id: string }).run_id);
   return ids.sort();
 }
-const rootDirs = async (dir: string, ref: string) => new Set((await git(dir, ['ls-tree', '-d', '--name-only', ref])).split('\n').filter((d) => d && !d.startsWith('.')));
+const rootDirs = async (dir: string, ref: string) =>
+  new Set((await git(dir, ['ls-tree', '-d', '--name-only', ref])).split('\n').filter((d) => d && !d.startsWith('.')));
 
 describe('rollover over git:// against a remote that refuses non-fast-forward pushes', () => {
   it('a rollover on one machine and a publish plus a rollover on another merge without conflicts or duplicates', async () => {

@@ -20,7 +20,15 @@ const NOW = new Date('2026-03-20T12:00:00Z');
 
 async function lsRoot(ref: string): Promise<Map<string, string>> {
   const out = await git(user.work, ['ls-tree', ref]);
-  return new Map(out.split('\n').filter(Boolean).map((l) => { const [meta, path] = l.split('\t') as [string, string]; return [path, meta.split(' ')[2]!]; }));
+  return new Map(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const [meta, path] = l.split('\t') as [string, string];
+        return [path, meta.split(' ')[2]!];
+      }),
+  );
 }
 
 beforeAll(async () => {

@@ -17,7 +17,16 @@ import { runCli } from './helpers/cli.js';
 
 const LAUNCH = {
   executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 };
 const XSS = `</script><script>alert(1)</script><img src=x onerror="alert(2)"><!-- & 'quote'`;
 
@@ -61,14 +70,22 @@ describe('autoresearch record', () => {
   let iterationsPath: string;
   const runs: string[] = [];
 
-  it('cycle 1 is kept; its score, assertion rates and cost follow the seed\'s extraction', async () => {
+  it("cycle 1 is kept; its score, assertion rates and cost follow the seed's extraction", async () => {
     project = join(tmp, 'p1');
     await mkdir(project, { recursive: true });
     runs.push(await run({ t1: [1, 0], t2: [0, 0], t3: [1, 1], t4: [0, 0] }, 0.12));
     const { code, json } = await record(project, runs[0]!, ['--mutation', 'original']);
     expect(code).toBe(0);
     // all assertion scores: 1,0,0,0,1,1,0,0 -> 3/8; IDENTIFIES_BUG 2/4, SUGGESTS_FIX 1/4
-    expect(json).toMatchObject({ cycle: 1, score: 0.375, decision: 'keep', cost_usd: 0.12, assertions: { IDENTIFIES_BUG: 0.5, SUGGESTS_FIX: 0.25 }, mutation: 'original', run_dir: '2026-04-15T10-00-00' });
+    expect(json).toMatchObject({
+      cycle: 1,
+      score: 0.375,
+      decision: 'keep',
+      cost_usd: 0.12,
+      assertions: { IDENTIFIES_BUG: 0.5, SUGGESTS_FIX: 0.25 },
+      mutation: 'original',
+      run_dir: '2026-04-15T10-00-00',
+    });
     expect(json.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     iterationsPath = json.iterations_path;
     expect(iterationsPath).toBe(join(project, '.agentv/results/runs/autoresearch-demo/_autoresearch/iterations.jsonl'));
@@ -109,7 +126,7 @@ describe('autoresearch record', () => {
     expect(kept.json).toMatchObject({ cycle: 3, decision: 'keep', rationale: expect.stringContaining('simpler (1 < 3 lines)') });
   });
 
-  it('reads lines the skill\'s echo wrote, skips a broken one with a warning, never glues a line to an unterminated one', async () => {
+  it("reads lines the skill's echo wrote, skips a broken one with a warning, never glues a line to an unterminated one", async () => {
     const p = join(tmp, 'p3');
     const dir = join(p, '.agentv/results/runs/autoresearch-demo/_autoresearch');
     await mkdir(dir, { recursive: true });
@@ -143,7 +160,16 @@ describe('autoresearch record', () => {
     expect(html.startsWith('<section class="trajectory">')).toBe(true);
     expect(html).not.toContain('<html');
     expect(html).not.toContain('</script><script>');
-    expect(data.summary).toMatchObject({ cycles: 4, keeps: 3, drops: 1, original_score: 0.375, best_score: 0.875, best_cycle: 4, improvement: 0.5, total_cost_usd: 0.37 });
+    expect(data.summary).toMatchObject({
+      cycles: 4,
+      keeps: 3,
+      drops: 1,
+      original_score: 0.375,
+      best_score: 0.875,
+      best_cycle: 4,
+      improvement: 0.5,
+      total_cost_usd: 0.37,
+    });
     expect(data.points.map((p) => p.cumulative_cost_usd)).toEqual([0.12, 0.22, 0.32, 0.37]);
     expect(data.rates.SUGGESTS_FIX).toEqual([0.25, 0.75, 0.5, 0.75]);
   });

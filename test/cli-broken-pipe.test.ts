@@ -31,7 +31,9 @@ describe('stdout closed early by the reader', () => {
   let dir: string;
   beforeAll(async () => {
     dir = await makeTempDir('agentv-pipe');
-    const rows = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ timestamp: '2026-11-20T09:00:00.000Z', test_id: `t${i}`, suite: 's', target: 'x', score: i % 2, execution_status: 'ok' }));
+    const rows = Array.from({ length: 1000 }, (_, i) =>
+      JSON.stringify({ timestamp: '2026-11-20T09:00:00.000Z', test_id: `t${i}`, suite: 's', target: 'x', score: i % 2, execution_status: 'ok' }),
+    );
     await writeFile(join(dir, 'r.jsonl'), rows.join('\n') + '\n');
     const r = await runCli(['export', 'r.jsonl', '--out', 'run'], { cwd: dir });
     expect(r.code, r.stderr).toBe(0);

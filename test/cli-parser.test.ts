@@ -34,7 +34,10 @@ describe('values stay as typed', () => {
   it('a repeated string option is a list (show --test-id 001 --test-id 002)', async () => {
     const dir = await makeTempDir();
     const file = await resultsFile(dir);
-    await writeFile(file, ['001', '002', '003'].map((id) => JSON.stringify({ test_id: id, target: 'a', score: 1, timestamp: '2026-03-01T10:00:00Z' })).join('\n') + '\n');
+    await writeFile(
+      file,
+      ['001', '002', '003'].map((id) => JSON.stringify({ test_id: id, target: 'a', score: 1, timestamp: '2026-03-01T10:00:00Z' })).join('\n') + '\n',
+    );
     expect((await runCli(['export', 'x.jsonl', '--out', 'run'], { cwd: dir })).code).toBe(0);
     const r = await runCli(['show', 'run', '--test-id', '001', '--test-id', '003', '--json'], { cwd: dir });
     expect(r.code, r.stderr).toBe(0);
@@ -78,7 +81,11 @@ describe('usage errors exit 2 with the usage line', () => {
 
 describe('subcommands', () => {
   it('wip, drivers and autoresearch actions have their own help', async () => {
-    for (const cmd of [['wip', 'recover'], ['drivers', 'install'], ['autoresearch', 'record']]) {
+    for (const cmd of [
+      ['wip', 'recover'],
+      ['drivers', 'install'],
+      ['autoresearch', 'record'],
+    ]) {
       const r = await runCli([...cmd, '--help']);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(`Usage: agentv-results ${cmd.join(' ')}`);

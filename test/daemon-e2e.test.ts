@@ -13,7 +13,17 @@ import { createLogger } from '../src/daemon/log.js';
 import { openRepo, readBlobs, lsTree } from '../src/git/index.js';
 import { runCli } from './helpers/cli.js';
 import { freePort, git, makeTempDir, makeUserRepoWithRemote, isolateGitForSuite } from './helpers/git-fixtures.js';
-import { appendRows, restartableGitDaemon, startCli, startProcess, testIds, waitFor, WRITER, type Proc, type RestartableGitDaemon } from './helpers/wip-fixtures.js';
+import {
+  appendRows,
+  restartableGitDaemon,
+  startCli,
+  startProcess,
+  testIds,
+  waitFor,
+  WRITER,
+  type Proc,
+  type RestartableGitDaemon,
+} from './helpers/wip-fixtures.js';
 
 isolateGitForSuite();
 
@@ -53,7 +63,10 @@ function logs(p: Proc): { msg: string; [k: string]: unknown }[] {
 async function remoteCatalogRunIds(remote: string): Promise<string[]> {
   const repo = await openRepo(remote);
   const files = await lsTree(repo, 'refs/heads/agentv/results/v1', { path: '.indexes/', recursive: true }).catch(() => []);
-  const blobs = await readBlobs(repo, files.map((f) => f.sha));
+  const blobs = await readBlobs(
+    repo,
+    files.map((f) => f.sha),
+  );
   return files.flatMap((f) =>
     blobs
       .get(f.sha)!
@@ -94,7 +107,8 @@ describe('daemon', () => {
     await waitFor('both published locally', () => logs(d).filter((l) => l.msg === 'published').length >= 3, 30_000);
     await waitFor('push failed and queued', () => logs(d).some((l) => l.msg === 'remote not reachable; work stays queued'), 30_000);
     const st = await runCli(['status', '--json', '--dir', work]);
-    const outbox = (JSON.parse(st.stdout) as { extra: { outbox: { pending: boolean; queued: { kind: string }[]; daemon: { pid: number } | null } } }).extra.outbox;
+    const outbox = (JSON.parse(st.stdout) as { extra: { outbox: { pending: boolean; queued: { kind: string }[]; daemon: { pid: number } | null } } }).extra
+      .outbox;
     expect(outbox.pending).toBe(true);
     expect(outbox.queued.map((q) => q.kind)).toContain('push-results');
     expect(outbox.daemon?.pid).toBe(d.pid);
@@ -114,7 +128,11 @@ describe('daemon', () => {
     expect(await git(remote, ['rev-list', '--merges', '--count', 'refs/heads/agentv/results/v1'])).not.toBe('0');
     // No duplicate rows in any run.
     const repo = await openRepo(remote);
-    for (const [id, n] of [['2026-03-01T10-00-00-000Z', 30], ['2026-03-02T10-00-00-000Z', 5], ['2026-03-03T10-00-00-000Z', 6]] as const) {
+    for (const [id, n] of [
+      ['2026-03-01T10-00-00-000Z', 30],
+      ['2026-03-02T10-00-00-000Z', 5],
+      ['2026-03-03T10-00-00-000Z', 6],
+    ] as const) {
       const spec = `refs/heads/agentv/results/v1:${id}/index.jsonl`;
       const rows = testIds((await readBlobs(repo, [spec])).get(spec)!.toString('utf8'));
       expect(rows).toHaveLength(n);
@@ -189,7 +207,11 @@ describe('daemon', () => {
     appendRows(doomed, 0, 4);
     await waitFor('checkpointed', () => logs(d).some((l) => l.msg === 'checkpoint' && l.rows === 4), 20_000);
     rmSync(doomed, { recursive: true });
-    await waitFor('deletion noticed', () => logs(d).some((l) => l.msg === 'run directory deleted while watched; its checkpoints stay on the WIP branch'), 20_000);
+    await waitFor(
+      'deletion noticed',
+      () => logs(d).some((l) => l.msg === 'run directory deleted while watched; its checkpoints stay on the WIP branch'),
+      20_000,
+    );
     // Still alive and working; the deleted run is recoverable from its WIP branch.
     finishedRun(work, 'exp/2026-03-09T10-00-00-000Z', 3);
     await waitFor('next run published', () => logs(d).some((l) => l.msg === 'published' && l.run === '2026-03-09T10-00-00-000Z'), 20_000);
@@ -206,7 +228,18 @@ describe('daemon', () => {
     const stop = new AbortController();
     const crashed = join(work, '.agentv/results/exp/2026-03-10T10-00-00-000Z');
     appendRows(crashed, 0, 3);
-    const running = runDaemon({ cwd: work, push: false, poll: true, scanIntervalMs: 100, intervalMs: 100, checkpointPollMs: 50, dormantAfterMs: 400, logger, signal: stop.signal, host: 'hosta' });
+    const running = runDaemon({
+      cwd: work,
+      push: false,
+      poll: true,
+      scanIntervalMs: 100,
+      intervalMs: 100,
+      checkpointPollMs: 50,
+      dormantAfterMs: 400,
+      logger,
+      signal: stop.signal,
+      host: 'hosta',
+    });
     try {
       await waitFor('idle run paused', () => lines.some((l) => l.msg === 'run idle; checkpointing paused until it changes' && l.rows === 3), 20_000);
       appendRows(crashed, 3, 5);

@@ -21,7 +21,15 @@ function row(value: Record<string, unknown>) {
 
 describe('input rows', () => {
   it('maps the camelCase aliases real writers use', () => {
-    const r = row({ testId: 'x', score: 0.4, executionStatus: 'quality_failure', durationMs: 1234, tokenUsage: { input: 10, output: 5 }, costUsd: 0.012, trace: { eventCount: 1, toolCalls: { rg: 1 }, errorCount: 0 } });
+    const r = row({
+      testId: 'x',
+      score: 0.4,
+      executionStatus: 'quality_failure',
+      durationMs: 1234,
+      tokenUsage: { input: 10, output: 5 },
+      costUsd: 0.012,
+      trace: { eventCount: 1, toolCalls: { rg: 1 }, errorCount: 0 },
+    });
     expect(r.test_id).toBe('x');
     expect(r.duration_ms).toBe(1234);
     expect(r.usage).toMatchObject({ input: 10, output: 5, total: 15, source: 'provider_reported' });
@@ -76,7 +84,10 @@ describe('expectations (seed 001 mapping)', () => {
     const r = row({
       test_id: 't',
       score: 1,
-      assertions: [{ text: 'A', passed: true }, { text: 'B', passed: false, evidence: 'own' }],
+      assertions: [
+        { text: 'A', passed: true },
+        { text: 'B', passed: false, evidence: 'own' },
+      ],
       scores: [{ name: 'g', type: 'llm-grader', score: 1, assertions: [{ text: 'A', passed: true, evidence: 'from grader' }] }],
     });
     expect(r.expectations).toEqual([
@@ -86,7 +97,11 @@ describe('expectations (seed 001 mapping)', () => {
   });
 
   it('maps hits and misses with the grader reasoning as evidence', () => {
-    const r = row({ test_id: 't', score: 0.5, scores: [{ name: 'g', type: 'llm-grader', score: 0.5, hits: ['h1'], misses: ['m1', 'm2'], reasoning: 'because' }] });
+    const r = row({
+      test_id: 't',
+      score: 0.5,
+      scores: [{ name: 'g', type: 'llm-grader', score: 0.5, hits: ['h1'], misses: ['m1', 'm2'], reasoning: 'because' }],
+    });
     expect(r.expectations).toEqual([
       { text: 'h1', passed: true, evidence: 'because' },
       { text: 'm1', passed: false, evidence: 'because' },
@@ -98,7 +113,17 @@ describe('expectations (seed 001 mapping)', () => {
     const r = row({
       test_id: 't',
       score: 1,
-      scores: [{ name: 'gate', type: 'assert-set', score: 1, scores: [{ name: 'a', type: 'x', score: 1, assertions: [{ text: 'one', passed: true }] }, { name: 'b', type: 'y', score: 0, verdict: 'fail' }] }],
+      scores: [
+        {
+          name: 'gate',
+          type: 'assert-set',
+          score: 1,
+          scores: [
+            { name: 'a', type: 'x', score: 1, assertions: [{ text: 'one', passed: true }] },
+            { name: 'b', type: 'y', score: 0, verdict: 'fail' },
+          ],
+        },
+      ],
     });
     expect(r.expectations.map((e) => [e.text, e.passed])).toEqual([
       ['one', true],
@@ -150,7 +175,13 @@ describe('paths from data', () => {
 
   it('gives distinct attempts distinct directories', () => {
     const base = { test_id: 't', score: 1, target: 'm' };
-    const dirs = [row(base), row({ ...base, attempt: 1 }), row({ ...base, variant: 'b' }), row({ ...base, source_target: 'other' }), row({ ...base, target: 'n' })].map(attemptDir);
+    const dirs = [
+      row(base),
+      row({ ...base, attempt: 1 }),
+      row({ ...base, variant: 'b' }),
+      row({ ...base, source_target: 'other' }),
+      row({ ...base, target: 'n' }),
+    ].map(attemptDir);
     expect(new Set(dirs).size).toBe(5);
   });
 
@@ -210,16 +241,35 @@ describe('aggregates', () => {
   it('matches skill-creator statistics (sample stddev, 4-digit rounding)', () => {
     const agg = new RunAggregator();
     const mk = (score: number, passed: number, total: number, duration: number) =>
-      ({ test_id: `t${score}`, target: 'm', suite: 's', score, verdict: score >= 0.8 ? 'pass' : 'fail', duration_ms: duration, total_tokens: 100, cost_usd: 0.01, assertions_summary: { passed, failed: total - passed, total }, scores: [{ name: 'g', type: 'x', score }] }) as never;
+      ({
+        test_id: `t${score}`,
+        target: 'm',
+        suite: 's',
+        score,
+        verdict: score >= 0.8 ? 'pass' : 'fail',
+        duration_ms: duration,
+        total_tokens: 100,
+        cost_usd: 0.01,
+        assertions_summary: { passed, failed: total - passed, total },
+        scores: [{ name: 'g', type: 'x', score }],
+      }) as never;
     agg.add(mk(1, 2, 2, 1000));
     agg.add(mk(0.5, 1, 2, 3000));
     agg.add(mk(0, 0, 2, 2000));
-    const b = agg.benchmark({ run_id: 'e/1', experiment: 'e', timestamp: null, eval_file: 'f', threshold: 0.8 }) as { run_summary: Record<string, Record<string, { mean: number; stddev: number; min: number; max: number }>>; per_evaluator_summary: Record<string, { n: number }> };
+    const b = agg.benchmark({ run_id: 'e/1', experiment: 'e', timestamp: null, eval_file: 'f', threshold: 0.8 }) as {
+      run_summary: Record<string, Record<string, { mean: number; stddev: number; min: number; max: number }>>;
+      per_evaluator_summary: Record<string, { n: number }>;
+    };
     // pass rates 1, 0.5, 0 -> mean 0.5; sample variance ((0.5^2)*2)/2 = 0.25 -> stddev 0.5
     expect(b.run_summary.m!.pass_rate).toEqual({ mean: 0.5, stddev: 0.5, min: 0, max: 1 });
     expect(b.run_summary.m!.time_seconds).toEqual({ mean: 2, stddev: 1, min: 1, max: 3 });
     expect(b.per_evaluator_summary.g!.n).toBe(3);
-    const s = agg.summary({ run_id: 'e/1', experiment: 'e', timestamp: null, eval_file: 'f', threshold: 0.8 }) as { total: number; passed: number; failed: number; pass_rate: number };
+    const s = agg.summary({ run_id: 'e/1', experiment: 'e', timestamp: null, eval_file: 'f', threshold: 0.8 }) as {
+      total: number;
+      passed: number;
+      failed: number;
+      pass_rate: number;
+    };
     expect([s.total, s.passed, s.failed, s.pass_rate]).toEqual([3, 1, 2, 0.3333]);
   });
 });

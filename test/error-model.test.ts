@@ -141,7 +141,10 @@ describe('public verbs check their options at the boundary', () => {
       [listRuns({ limit: '20' } as never), /^listRuns: invalid options: limit: /],
     ];
     for (const [p, message] of cases) {
-      const err = await p.then(() => null, (e: unknown) => e);
+      const err = await p.then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(InvalidArgumentsError);
       expect((err as Error).message).toMatch(message);
       expect(exitCodeFor(err)).toBe(2);

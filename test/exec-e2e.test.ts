@@ -23,7 +23,10 @@ afterEach(async () => {
 const ENV = { AGENTV_RESULTS_HOST: 'hosta' };
 
 function exec(work: string, runDir: string, writerArgs: string[], extra: string[] = []): Proc {
-  const p = startCli(['exec', '--out', runDir, '--interval', '0.2', '--every-rows', '3', '--push', ...extra, '--', process.execPath, WRITER, runDir, ...writerArgs], { cwd: work, env: ENV });
+  const p = startCli(
+    ['exec', '--out', runDir, '--interval', '0.2', '--every-rows', '3', '--push', ...extra, '--', process.execPath, WRITER, runDir, ...writerArgs],
+    { cwd: work, env: ENV },
+  );
   started.push(p);
   return p;
 }
@@ -62,7 +65,9 @@ describe('exec', () => {
     const p = exec(fx.work, runDir, ['--rows', '7', '--delay-ms', '10', '--no-summary', '--exit-code', '7']);
     expect(await p.exited).toBe(7);
     expect(p.stderr()).toMatch(/run did not finish/);
-    const list = JSON.parse((await runCli(['wip', 'list', '--json', '--dir', fx.work], { env: ENV })).stdout) as { branches: { rows: number; where: string }[] };
+    const list = JSON.parse((await runCli(['wip', 'list', '--json', '--dir', fx.work], { env: ENV })).stdout) as {
+      branches: { rows: number; where: string }[];
+    };
     expect(list.branches).toEqual([expect.objectContaining({ rows: 7, where: 'in-sync' })]);
     expect(await git(fx.work, ['for-each-ref', '--format=%(refname)', 'refs/heads/agentv/results'])).toBe('');
   });
@@ -89,7 +94,9 @@ describe('exec', () => {
     expect(p.stderr()).toMatch(/forwarding signal to the command signal=SIGTERM/);
     // Every complete row the command wrote is in the (pushed) WIP branch.
     const onDisk = testIds(readFileSync(join(runDir, 'index.jsonl'), 'utf8').replace(/[^\n]*$/, ''));
-    const list = JSON.parse((await runCli(['wip', 'list', '--json', '--dir', fx.work], { env: ENV })).stdout) as { branches: { rows: number; where: string }[] };
+    const list = JSON.parse((await runCli(['wip', 'list', '--json', '--dir', fx.work], { env: ENV })).stdout) as {
+      branches: { rows: number; where: string }[];
+    };
     expect(list.branches[0]).toMatchObject({ rows: onDisk.length, where: 'in-sync' });
   });
 
@@ -97,7 +104,10 @@ describe('exec', () => {
     const fx = await makeUserRepoWithRemote();
     const root = join(fx.work, '.agentv', 'results');
     const runDir = join(root, 'found', '2026-03-04T10-00-00-000Z');
-    const p = startCli(['exec', '--interval', '0.2', '--no-push', '--', process.execPath, WRITER, runDir, '--rows', '12', '--delay-ms', '30'], { cwd: fx.work, env: ENV });
+    const p = startCli(['exec', '--interval', '0.2', '--no-push', '--', process.execPath, WRITER, runDir, '--rows', '12', '--delay-ms', '30'], {
+      cwd: fx.work,
+      env: ENV,
+    });
     started.push(p);
     expect(await p.exited).toBe(0);
     expect(p.stderr()).toMatch(/checkpoint run=found\/2026-03-04T10-00-00-000Z/);
@@ -117,7 +127,10 @@ describe('the remote down for the whole run', () => {
     expect(await p.exited).toBe(0); // the command's status; the run is safe locally
     expect(p.stderr()).toMatch(/WIP push did not land/);
     expect(p.stderr()).toMatch(/push did not land; queued in the outbox/);
-    const status = JSON.parse((await runCli(['status', '--json', '--dir', fx.work])).stdout) as { pending: boolean; extra: { outbox: { queued: { kind: string }[] }; wip: { branches: { rows: number }[] } } };
+    const status = JSON.parse((await runCli(['status', '--json', '--dir', fx.work])).stdout) as {
+      pending: boolean;
+      extra: { outbox: { queued: { kind: string }[] }; wip: { branches: { rows: number }[] } };
+    };
     expect(status.pending).toBe(true);
     expect(status.extra.outbox.queued.map((q) => q.kind).sort()).toEqual(['finalize-wip', 'push-results']);
     // The finished run is committed on the local results branch; its WIP branch waits for the push.
@@ -146,7 +159,11 @@ describe('the crash story', () => {
     const writerPid = Number(await waitFor('writer pid', () => (existsSync(`${runDir}.pid`) ? readFileSync(`${runDir}.pid`, 'utf8') : ''), 20_000));
     pids.push(writerPid);
     // Wait for a checkpoint with some rows on the remote, then kill -9 exec and its command.
-    await waitFor('a pushed checkpoint', async () => /checkpoint=2 /.test(p.stderr()) && (await git(fx.remote, ['for-each-ref', 'refs/heads/agentv/wip'])) !== '', 30_000);
+    await waitFor(
+      'a pushed checkpoint',
+      async () => /checkpoint=2 /.test(p.stderr()) && (await git(fx.remote, ['for-each-ref', 'refs/heads/agentv/wip'])) !== '',
+      30_000,
+    );
     p.kill('SIGKILL');
     killPid(writerPid);
     expect(await p.exited).toBe(137);
@@ -165,7 +182,27 @@ describe('the crash story', () => {
     expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => `t-${String(i).padStart(4, '0')}`));
 
     // Resume under exec on machine B: writes only the missing rows, then publishes.
-    const resume = startCli(['exec', '--out', recovered.out, '--interval', '0.2', '--push', '--', process.execPath, WRITER, recovered.out, '--rows', '60', '--delay-ms', '5', '--sidecars', '--resume'], { cwd: bDir, env: envB });
+    const resume = startCli(
+      [
+        'exec',
+        '--out',
+        recovered.out,
+        '--interval',
+        '0.2',
+        '--push',
+        '--',
+        process.execPath,
+        WRITER,
+        recovered.out,
+        '--rows',
+        '60',
+        '--delay-ms',
+        '5',
+        '--sidecars',
+        '--resume',
+      ],
+      { cwd: bDir, env: envB },
+    );
     started.push(resume);
     expect(await resume.exited).toBe(0);
     expect(resume.stderr()).toMatch(/published run=2026-03-05T10-00-00-000Z/);
@@ -184,7 +221,10 @@ describe('wip checkpoint --watch', () => {
     const w = startProcess(process.execPath, [WRITER, runDir, '--rows', '400', '--delay-ms', '20', '--no-summary', '--pid-file', `${runDir}.pid`]);
     started.push(w);
     await waitFor('the run to start', () => existsSync(join(runDir, 'index.jsonl')), 20_000);
-    const p = startCli(['wip', 'checkpoint', runDir, '--watch', '--interval', '0.2', '--every-rows', '5', '--no-push', '--dir', fx.work], { cwd: fx.work, env: ENV });
+    const p = startCli(['wip', 'checkpoint', runDir, '--watch', '--interval', '0.2', '--every-rows', '5', '--no-push', '--dir', fx.work], {
+      cwd: fx.work,
+      env: ENV,
+    });
     started.push(p);
     await waitFor('two checkpoints', () => (p.stdout().match(/checkpoint \d+ of/g) ?? []).length >= 2, 20_000);
     // Stop the writer first so the flush has a fixed target, then interrupt the watcher.

@@ -3,7 +3,18 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GradingSchema, IndexRowSchema, MetricsSchema, ResultSchema, SummarySchema, BenchmarkSchema, RunTimingSchema, AttemptTimingSchema, TranscriptSchema, ProjectionBundleSchema } from '../src/model/artifacts.js';
+import {
+  GradingSchema,
+  IndexRowSchema,
+  MetricsSchema,
+  ResultSchema,
+  SummarySchema,
+  BenchmarkSchema,
+  RunTimingSchema,
+  AttemptTimingSchema,
+  TranscriptSchema,
+  ProjectionBundleSchema,
+} from '../src/model/artifacts.js';
 import { runCli, CLI_PATH } from './helpers/cli.js';
 import { describeWithFixtures, fixtureFiles, fixture } from './helpers/fixtures.js';
 import { writeSyntheticResults } from '../bench/synthetic.mjs';
@@ -46,7 +57,10 @@ const SIDECAR_SCHEMAS = {
 
 /** Every artifact of a bundle parses against its schema and the index agrees with the tree. */
 async function expectValidBundle(dir: string) {
-  const index = (await readFile(join(dir, 'index.jsonl'), 'utf8')).trim().split('\n').map((l) => IndexRowSchema.parse(JSON.parse(l)));
+  const index = (await readFile(join(dir, 'index.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => IndexRowSchema.parse(JSON.parse(l)));
   const summary = SummarySchema.parse(JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')));
   BenchmarkSchema.parse(JSON.parse(await readFile(join(dir, 'benchmark.json'), 'utf8')));
   RunTimingSchema.parse(JSON.parse(await readFile(join(dir, 'timing.json'), 'utf8')));
@@ -56,7 +70,10 @@ async function expectValidBundle(dir: string) {
   for (const r of index) {
     for (const [name, schema] of Object.entries(SIDECAR_SCHEMAS)) {
       const path = join(dir, r.result_dir, name);
-      const exists = await stat(path).then(() => true, () => false);
+      const exists = await stat(path).then(
+        () => true,
+        () => false,
+      );
       if (name === 'transcript.json') expect(exists).toBe(r.transcript_path !== null);
       else expect(exists).toBe(true);
       if (exists) schema.parse(JSON.parse(await readFile(path, 'utf8')));
@@ -116,7 +133,16 @@ describe('skill-creator layout follows the reader rules', () => {
     const cwd = await fresh();
     const src = join(cwd, 'in.jsonl');
     const rows = [
-      { test_id: 'a-b', score: 1, target: 'with skill', duration_ms: 2000, token_usage: { input: 1, output: 2 }, assertions: [{ text: 'x', passed: true }], input: 'prompt a', output: 'has </script> inside' },
+      {
+        test_id: 'a-b',
+        score: 1,
+        target: 'with skill',
+        duration_ms: 2000,
+        token_usage: { input: 1, output: 2 },
+        assertions: [{ text: 'x', passed: true }],
+        input: 'prompt a',
+        output: 'has </script> inside',
+      },
       { test_id: 'a-b', score: 0.5, target: 'baseline', duration_ms: 4000, assertions: [{ text: 'x', passed: false }] },
       { test_id: 'c', score: 1, target: 'with skill', attempt: 0 },
       { test_id: 'c', score: 0, target: 'with skill', attempt: 1 },
@@ -139,7 +165,10 @@ describe('skill-creator layout follows the reader rules', () => {
       expect(Array.isArray(meta.assertions)).toBe(true);
       for (const config of (await readdir(join(root, e), { withFileTypes: true })).filter((d) => d.isDirectory())) {
         // generate_review.py looks for the prompt in the run folder or its parent only.
-        expect(JSON.parse(await readFile(join(root, e, config.name, 'eval_metadata.json'), 'utf8'))).toMatchObject({ eval_id: meta.eval_id, eval_name: meta.eval_name });
+        expect(JSON.parse(await readFile(join(root, e, config.name, 'eval_metadata.json'), 'utf8'))).toMatchObject({
+          eval_id: meta.eval_id,
+          eval_name: meta.eval_name,
+        });
         for (const run of (await readdir(join(root, e, config.name))).filter((d) => d !== 'eval_metadata.json').sort()) {
           expect(run).toMatch(/^run-\d+$/);
           const dir = join(root, e, config.name, run);
@@ -149,21 +178,43 @@ describe('skill-creator layout follows the reader rules', () => {
           expect(typeof grading.summary.pass_rate).toBe('number');
           for (const x of grading.expectations) expect(Object.keys(x)).toEqual(expect.arrayContaining(['text', 'passed', 'evidence']));
           const timing = JSON.parse(await readFile(join(dir, 'timing.json'), 'utf8'));
-          seen.push({ eval_id: meta.eval_id, configuration: config.name, run_number: Number(run.split('-')[1]), pass_rate: grading.summary.pass_rate, time_seconds: timing.total_duration_seconds });
+          seen.push({
+            eval_id: meta.eval_id,
+            configuration: config.name,
+            run_number: Number(run.split('-')[1]),
+            pass_rate: grading.summary.pass_rate,
+            time_seconds: timing.total_duration_seconds,
+          });
         }
       }
     }
     expect(seen).toHaveLength(4);
-    const ours = bench.runs.map((r: { eval_id: number; configuration: string; run_number: number; result: { pass_rate: number; time_seconds: number } }) => ({ eval_id: r.eval_id, configuration: r.configuration, run_number: r.run_number, pass_rate: r.result.pass_rate, time_seconds: r.result.time_seconds }));
+    const ours = bench.runs.map((r: { eval_id: number; configuration: string; run_number: number; result: { pass_rate: number; time_seconds: number } }) => ({
+      eval_id: r.eval_id,
+      configuration: r.configuration,
+      run_number: r.run_number,
+      pass_rate: r.result.pass_rate,
+      time_seconds: r.result.time_seconds,
+    }));
     for (const s of seen) {
       // configuration is the folder's name, as the script reads it.
       expect(ours).toContainEqual(s);
     }
     for (const [config, stats] of Object.entries(bench.run_summary) as [string, Record<string, { mean: number; stddev: number; min: number; max: number }>][]) {
       if (config === 'delta') continue;
-      for (const k of ['pass_rate', 'time_seconds', 'tokens']) for (const f of ['mean', 'stddev', 'min', 'max']) expect(typeof (stats[k] as Record<string, number>)[f]).toBe('number');
+      for (const k of ['pass_rate', 'time_seconds', 'tokens'])
+        for (const f of ['mean', 'stddev', 'min', 'max']) expect(typeof (stats[k] as Record<string, number>)[f]).toBe('number');
     }
-    expect(await readFile(join(root, 'eval-1/with_skill-' + (await readdir(join(root, 'eval-1'))).find((d) => d.startsWith('with_skill-'))!.split('with_skill-')[1], 'run-1/outputs/answer.md'), 'utf8')).toBe('has </script> inside');
+    expect(
+      await readFile(
+        join(
+          root,
+          'eval-1/with_skill-' + (await readdir(join(root, 'eval-1'))).find((d) => d.startsWith('with_skill-'))!.split('with_skill-')[1],
+          'run-1/outputs/answer.md',
+        ),
+        'utf8',
+      ),
+    ).toBe('has </script> inside');
   });
 });
 
@@ -198,7 +249,10 @@ describe('duplicate policies', () => {
     await writeFile(join(cwd, 'r.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n'));
     const res = await runCli(['export', 'r.jsonl', '--out', 'o', '--json'], { cwd });
     expect(res.code).toBe(0);
-    const index = (await readFile(join(cwd, 'o/index.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const index = (await readFile(join(cwd, 'o/index.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(index.map((r) => [r.test_id, r.score])).toEqual([
       ['b', 1],
       ['a', 0.9],
@@ -211,7 +265,10 @@ describe('duplicate policies', () => {
     const cwd = await fresh();
     await writeFile(join(cwd, 'r.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n'));
     await runCli(['export', 'r.jsonl', '--out', 'o', '--duplicate-policy', 'skip'], { cwd });
-    const index = (await readFile(join(cwd, 'o/index.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const index = (await readFile(join(cwd, 'o/index.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(index.map((r) => [r.test_id, r.score])).toEqual([
       ['a', 0.2],
       ['b', 1],
@@ -228,18 +285,35 @@ describe('duplicate policies', () => {
   });
   it('applies across exports into the same run directory', async () => {
     const cwd = await fresh();
-    await writeFile(join(cwd, 'part1.jsonl'), JSON.stringify({ test_id: 'a', score: 0.1, timestamp: '2026-01-01T00:00:00Z' }) + '\n' + JSON.stringify({ test_id: 'b', score: 1, timestamp: '2026-01-01T00:00:00Z' }));
+    await writeFile(
+      join(cwd, 'part1.jsonl'),
+      JSON.stringify({ test_id: 'a', score: 0.1, timestamp: '2026-01-01T00:00:00Z' }) +
+        '\n' +
+        JSON.stringify({ test_id: 'b', score: 1, timestamp: '2026-01-01T00:00:00Z' }),
+    );
     await writeFile(join(cwd, 'part2.jsonl'), JSON.stringify({ test_id: 'a', score: 0.95, timestamp: '2026-01-01T00:00:00Z' }));
     expect((await runCli(['export', 'part1.jsonl', '--out', 'o', '--experiment', 'e'], { cwd })).code).toBe(0);
     const err = await runCli(['export', 'part2.jsonl', '--out', 'o', '--experiment', 'e', '--duplicate-policy', 'error'], { cwd });
     expect(err.code).toBe(2);
     expect(err.stderr).toMatch(/already exported/);
     await runCli(['export', 'part2.jsonl', '--out', 'o', '--experiment', 'e', '--duplicate-policy', 'skip'], { cwd });
-    let index = (await readFile(join(cwd, 'o/index.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
-    expect(index.map((r) => [r.test_id, r.score])).toEqual([['a', 0.1], ['b', 1]]);
+    let index = (await readFile(join(cwd, 'o/index.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(index.map((r) => [r.test_id, r.score])).toEqual([
+      ['a', 0.1],
+      ['b', 1],
+    ]);
     await runCli(['export', 'part2.jsonl', '--out', 'o', '--experiment', 'e'], { cwd });
-    index = (await readFile(join(cwd, 'o/index.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
-    expect(index.map((r) => [r.test_id, r.score])).toEqual([['b', 1], ['a', 0.95]]);
+    index = (await readFile(join(cwd, 'o/index.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(index.map((r) => [r.test_id, r.score])).toEqual([
+      ['b', 1],
+      ['a', 0.95],
+    ]);
     await expectValidBundle(join(cwd, 'o'));
   });
   it('refuses to mix a different run into an existing run directory', async () => {
@@ -319,7 +393,9 @@ describe('bad input', () => {
   });
 
   it('non-UTF-8 bytes are reported with their line', async () => {
-    const { res } = await exportOf(Buffer.concat([Buffer.from('{"test_id":"a","score":1}\n{"test_id":"'), Buffer.from([0xc3, 0x28]), Buffer.from('","score":1}\n')]));
+    const { res } = await exportOf(
+      Buffer.concat([Buffer.from('{"test_id":"a","score":1}\n{"test_id":"'), Buffer.from([0xc3, 0x28]), Buffer.from('","score":1}\n')]),
+    );
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/in\.jsonl:2: line is not valid UTF-8/);
   });
@@ -339,7 +415,10 @@ describe('bad input', () => {
     expect((await readdir(cwd)).sort()).toEqual(['in.jsonl', 'o']);
     const files = await listFiles(join(cwd, 'o'));
     for (const f of files) expect(f.split('/').every((seg) => seg !== '..' && seg !== '.git' && !/[\u0000-\u001f]/.test(seg))).toBe(true);
-    const index = (await readFile(join(cwd, 'o/index.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const index = (await readFile(join(cwd, 'o/index.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(index.map((r) => r.test_id)).toEqual(ids);
   });
 

@@ -1,17 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  GitError,
-  lsTree,
-  mergeTree,
-  openRepo,
-  readBlobs,
-  resolveRef,
-  runGit,
-  writeCommit,
-  type Repo,
-} from '../src/git/index.js';
+import { GitError, lsTree, mergeTree, openRepo, readBlobs, resolveRef, runGit, writeCommit, type Repo } from '../src/git/index.js';
 import {
   initRepo,
   makeTempDir,
@@ -23,7 +13,6 @@ import {
 } from './helpers/git-fixtures.js';
 
 isolateGitForSuite();
-
 
 async function commit(repo: Repo, parent: string | null, files: Record<string, string | null>, message = 'c'): Promise<string> {
   const changes = Object.entries(files).map(([path, data]) => (data === null ? { path, delete: true as const } : { path, data }));

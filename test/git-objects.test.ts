@@ -33,7 +33,6 @@ import {
 
 isolateGitForSuite();
 
-
 async function fsckStrict(repo: Repo): Promise<void> {
   const r = await runGit(['fsck', '--strict', '--no-progress'], { gitDir: repo.gitDir });
   expect(r.code).toBe(0);
@@ -106,7 +105,10 @@ describe('writeCommit', () => {
       { path: 'names/back"slash"\u0001ctl', data: Buffer.from('c') },
     ];
     const { commit } = await writeCommit(repo, { parent: null, files, message: 'binary', author: TEST_AUTHOR });
-    const got = await readBlobs(repo, files.map((f) => `${commit}:${f.path}`));
+    const got = await readBlobs(
+      repo,
+      files.map((f) => `${commit}:${f.path}`),
+    );
     for (const f of files) expect(got.get(`${commit}:${f.path}`)?.equals(f.data), f.path).toBe(true);
     const listed = (await lsTree(repo, commit, { recursive: true })).map((e) => e.path).sort();
     expect(listed).toEqual(files.map((f) => f.path).sort());
@@ -162,13 +164,27 @@ describe('writeCommit', () => {
 
   it('deleteAll starts from an empty tree but keeps the parent link; mergeParents make a merge', async () => {
     const repo = await openRepo(await initRepo({ bare: true }));
-    const a = await writeCommit(repo, { parent: null, files: [{ path: 'old/1', data: '1' }, { path: 'old/2', data: '2' }], message: 'a', author: TEST_AUTHOR });
+    const a = await writeCommit(repo, {
+      parent: null,
+      files: [
+        { path: 'old/1', data: '1' },
+        { path: 'old/2', data: '2' },
+      ],
+      message: 'a',
+      author: TEST_AUTHOR,
+    });
     const b = await writeCommit(repo, { parent: null, files: [{ path: 'other', data: 'o' }], message: 'b', author: TEST_AUTHOR });
     const replaced = await writeCommit(repo, { parent: a.commit, deleteAll: true, files: [{ path: 'only', data: 'x' }], message: 'r', author: TEST_AUTHOR });
     expect((await lsTree(repo, replaced.commit, { recursive: true })).map((e) => e.path)).toEqual(['only']);
     expect(await git(repo.gitDir, ['rev-parse', `${replaced.commit}^`])).toBe(a.commit);
 
-    const merged = await writeCommit(repo, { parent: a.commit, mergeParents: [b.commit], files: [{ path: 'other', data: 'o' }], message: 'merge', author: TEST_AUTHOR });
+    const merged = await writeCommit(repo, {
+      parent: a.commit,
+      mergeParents: [b.commit],
+      files: [{ path: 'other', data: 'o' }],
+      message: 'merge',
+      author: TEST_AUTHOR,
+    });
     expect((await git(repo.gitDir, ['rev-list', '--parents', '-n1', merged.commit])).split(' ')).toEqual([merged.commit, a.commit, b.commit]);
     expect((await lsTree(repo, merged.commit, { recursive: true })).map((e) => e.path)).toEqual(['old/1', 'old/2', 'other']);
   });
@@ -176,24 +192,37 @@ describe('writeCommit', () => {
   it('baseTree starts from an existing tree with any parents; same id as commit-tree of the result', async () => {
     const repo = await openRepo(await initRepo({ bare: true }));
     const a = await writeCommit(repo, { parent: null, files: [{ path: 'a/1', data: '1' }], message: 'a', author: TEST_AUTHOR });
-    const b = await writeCommit(repo, { parent: null, files: [{ path: 'b/2', data: '2' }, { path: 'b/3', data: '3' }], message: 'b', author: TEST_AUTHOR });
+    const b = await writeCommit(repo, {
+      parent: null,
+      files: [
+        { path: 'b/2', data: '2' },
+        { path: 'b/3', data: '3' },
+      ],
+      message: 'b',
+      author: TEST_AUTHOR,
+    });
     // The tree comes from b, the parents are a then b, and one path changes and one goes.
     const merged = await writeCommit(repo, {
       parent: a.commit,
       mergeParents: [b.commit],
       baseTree: b.tree,
-      files: [{ path: 'b/2', data: 'two' }, { path: 'b/3', delete: true }],
+      files: [
+        { path: 'b/2', data: 'two' },
+        { path: 'b/3', delete: true },
+      ],
       message: 'merge',
       author: TEST_AUTHOR,
     });
     expect((await lsTree(repo, merged.commit, { recursive: true })).map((e) => e.path)).toEqual(['b/2']);
-    expect((await git(repo.gitDir, ['cat-file', 'blob', `${merged.commit}:b/2`]))).toBe('two');
+    expect(await git(repo.gitDir, ['cat-file', 'blob', `${merged.commit}:b/2`])).toBe('two');
     expect((await git(repo.gitDir, ['rev-list', '--parents', '-n1', merged.commit])).split(' ')).toEqual([merged.commit, a.commit, b.commit]);
     const viaCommitTree = await commitTree(repo, { tree: merged.tree, parents: [a.commit, b.commit], message: 'merge', author: TEST_AUTHOR });
     expect(viaCommitTree).toBe(merged.commit);
 
     await expect(writeCommit(repo, { parent: a.commit, baseTree: 'HEAD', files: [], message: 'x', author: TEST_AUTHOR })).rejects.toThrow(/invalid base tree/);
-    await expect(writeCommit(repo, { parent: a.commit, baseTree: b.tree, deleteAll: true, files: [], message: 'x', author: TEST_AUTHOR })).rejects.toThrow(/exclude each other/);
+    await expect(writeCommit(repo, { parent: a.commit, baseTree: b.tree, deleteAll: true, files: [], message: 'x', author: TEST_AUTHOR })).rejects.toThrow(
+      /exclude each other/,
+    );
   });
 
   it('rejects hostile paths before writing anything', async () => {
@@ -221,7 +250,15 @@ describe('writeCommit', () => {
     ];
     for (const path of hostile) {
       const { result, argvs } = await traceGitProcesses(() =>
-        writeCommit(repo, { parent: null, files: [{ path: 'fine.txt', data: 'ok' }, { path, data: 'evil' }], message: 'x', author: TEST_AUTHOR }).then(
+        writeCommit(repo, {
+          parent: null,
+          files: [
+            { path: 'fine.txt', data: 'ok' },
+            { path, data: 'evil' },
+          ],
+          message: 'x',
+          author: TEST_AUTHOR,
+        }).then(
           () => null,
           (e: unknown) => e,
         ),
@@ -230,10 +267,26 @@ describe('writeCommit', () => {
       expect(argvs).toEqual([]);
     }
     await expect(
-      writeCommit(repo, { parent: null, files: [{ path: 'dup', data: '1' }, { path: 'dup', data: '2' }], message: 'x', author: TEST_AUTHOR }),
+      writeCommit(repo, {
+        parent: null,
+        files: [
+          { path: 'dup', data: '1' },
+          { path: 'dup', data: '2' },
+        ],
+        message: 'x',
+        author: TEST_AUTHOR,
+      }),
     ).rejects.toThrow(/more than once/);
     await expect(
-      writeCommit(repo, { parent: null, files: [{ path: 'a', data: '1' }, { path: 'a/b', data: '2' }], message: 'x', author: TEST_AUTHOR }),
+      writeCommit(repo, {
+        parent: null,
+        files: [
+          { path: 'a', data: '1' },
+          { path: 'a/b', data: '2' },
+        ],
+        message: 'x',
+        author: TEST_AUTHOR,
+      }),
     ).rejects.toBeInstanceOf(InvalidPathError);
     await expect(
       writeCommit(repo, { parent: null, files: [{ path: 'a', data: '1' }], message: 'x', author: { ...TEST_AUTHOR, name: 'Eve <evil@x>' } }),
@@ -243,7 +296,9 @@ describe('writeCommit', () => {
 
   it('reports a bad parent as GitError and leaves no crash report behind', async () => {
     const repo = await openRepo(await initRepo({ bare: true }));
-    const err = await writeCommit(repo, { parent: '1'.repeat(40), files: [{ path: 'a', data: 'a' }], message: 'x', author: TEST_AUTHOR }).catch((e: unknown) => e);
+    const err = await writeCommit(repo, { parent: '1'.repeat(40), files: [{ path: 'a', data: 'a' }], message: 'x', author: TEST_AUTHOR }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(GitError);
     expect((err as Error).message).toMatch(/fast-import failed: fatal: Not a valid commit/);
     expect(await crashReports(repo)).toEqual([]);
@@ -292,8 +347,22 @@ describe('writeTree (temporary index)', () => {
 
   it('handles an empty base, file/directory replacement and deleting a missing path', async () => {
     const repo = await openRepo(await initRepo({ bare: true }));
-    const t0 = await writeTree(repo, { base: null, changes: [{ path: 'a/b', data: 'ab' }, { path: 'c', data: 'c' }] });
-    const c0 = await writeCommit(repo, { parent: null, files: [{ path: 'a/b', data: 'ab' }, { path: 'c', data: 'c' }], message: 'x', author: TEST_AUTHOR });
+    const t0 = await writeTree(repo, {
+      base: null,
+      changes: [
+        { path: 'a/b', data: 'ab' },
+        { path: 'c', data: 'c' },
+      ],
+    });
+    const c0 = await writeCommit(repo, {
+      parent: null,
+      files: [
+        { path: 'a/b', data: 'ab' },
+        { path: 'c', data: 'c' },
+      ],
+      message: 'x',
+      author: TEST_AUTHOR,
+    });
     expect(t0).toBe(c0.tree);
     const changes: FileChange[] = [
       { path: 'a', delete: true },
@@ -317,7 +386,10 @@ describe('writeTree (temporary index)', () => {
 describe('reading objects', () => {
   it('readBlobs reads many blobs with one process; missing paths are null', async () => {
     const repo = await openRepo(await initRepo({ bare: true }));
-    const files = Array.from({ length: 100 }, (_, i) => ({ path: `catalog/2026-03-${String((i % 28) + 1).padStart(2, '0')}/${i}.jsonl`, data: `{"i":${i}}\n`.repeat(i) }));
+    const files = Array.from({ length: 100 }, (_, i) => ({
+      path: `catalog/2026-03-${String((i % 28) + 1).padStart(2, '0')}/${i}.jsonl`,
+      data: `{"i":${i}}\n`.repeat(i),
+    }));
     const { commit } = await writeCommit(repo, { parent: null, files, message: 'c', author: TEST_AUTHOR });
     const specs = [...files.map((f) => `${commit}:${f.path}`), `${commit}:nope.jsonl`, `${'e'.repeat(40)}:x`];
     const { result, argvs } = await traceGitProcesses(() => readBlobs(repo, specs));

@@ -73,9 +73,7 @@ describe('updateRef (compare-and-swap)', () => {
     const [a] = await twoCommits(repo);
     await updateRef(repo, RESULTS, a, null);
     const contenders = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        writeCommit(repo, { parent: a, files: [{ path: `c${i}`, data: String(i) }], message: `c${i}`, author: TEST_AUTHOR }),
-      ),
+      Array.from({ length: 8 }, (_, i) => writeCommit(repo, { parent: a, files: [{ path: `c${i}`, data: String(i) }], message: `c${i}`, author: TEST_AUTHOR })),
     );
     const outcomes = await Promise.allSettled(contenders.map((c) => updateRef(repo, RESULTS, c.commit, a)));
     const won = outcomes.filter((o) => o.status === 'fulfilled');
@@ -125,11 +123,15 @@ describe('updateRefs (transaction)', () => {
       { ref: ARTIFACTS, sha: b },
       { ref: RESULTS, sha: a },
     ]);
-    await updateRefs(repo, [
-      { ref: RESULTS, new: b, old: a },
-      { ref: ARTIFACTS, new: null, old: b },
-      { ref: 'refs/heads/agentv/absent', new: null, old: null }, // assert absence
-    ], { message: 'agentv-results: publish' });
+    await updateRefs(
+      repo,
+      [
+        { ref: RESULTS, new: b, old: a },
+        { ref: ARTIFACTS, new: null, old: b },
+        { ref: 'refs/heads/agentv/absent', new: null, old: null }, // assert absence
+      ],
+      { message: 'agentv-results: publish' },
+    );
     expect(await listRefs(repo, 'refs/heads/agentv')).toEqual([{ ref: RESULTS, sha: b }]);
   });
 

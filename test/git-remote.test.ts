@@ -64,10 +64,15 @@ async function commitOn(repo: Repo, ref: string, files: Record<string, string>):
 const remoteRefs = async (remote: string) => git(remote, ['for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads/agentv']);
 
 function pushBoth(repo: Repo, remote: string) {
-  return push(repo, remote, [
-    { src: RESULTS, dst: RESULTS },
-    { src: ARTIFACTS, dst: ARTIFACTS },
-  ], { atomic: true });
+  return push(
+    repo,
+    remote,
+    [
+      { src: RESULTS, dst: RESULTS },
+      { src: ARTIFACTS, dst: ARTIFACTS },
+    ],
+    { atomic: true },
+  );
 }
 
 describe('push over a local path remote (receive.denyNonFastForwards=true)', () => {
@@ -247,7 +252,9 @@ describe('push and fetch over git daemon (git://127.0.0.1)', () => {
 
     const sync = await push(repo, 'daemon', [{ src: RESULTS, dst: RESULTS, createOnly: true }], { atomic: true });
     expect(sync.refs[0]).toMatchObject({ status: 'rejected-other', reason: 'stale info' });
-    const created = await push(repo, 'daemon', [{ src: RESULTS, dst: 'refs/heads/agentv/results-sync/20260301T100000Z-host-abc123', createOnly: true }], { atomic: true });
+    const created = await push(repo, 'daemon', [{ src: RESULTS, dst: 'refs/heads/agentv/results-sync/20260301T100000Z-host-abc123', createOnly: true }], {
+      atomic: true,
+    });
     expect(created.classification).toBe('ok');
 
     const listed = await lsRemote(repo, 'daemon', ['refs/heads/agentv/results-sync/20260301T100000Z-host-abc123', RESULTS]);
@@ -298,7 +305,10 @@ describe('remote failures that need a server of their own', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     try {
-      const r = await push(repo, `http://127.0.0.1:${port}/repo.git`, [{ src: 'refs/heads/main', dst: 'refs/heads/main' }], { atomic: true, timeoutMs: 20_000 });
+      const r = await push(repo, `http://127.0.0.1:${port}/repo.git`, [{ src: 'refs/heads/main', dst: 'refs/heads/main' }], {
+        atomic: true,
+        timeoutMs: 20_000,
+      });
       expect(r.classification).toBe('auth');
       expect(r.stderr).toMatch(/could not read Username|terminal prompts disabled|Authentication failed/);
       const err = await lsRemote(repo, `http://127.0.0.1:${port}/repo.git`, []).catch((e: unknown) => e);
@@ -338,7 +348,8 @@ describe('fetchRefs', () => {
     await fetchRefs(repo, 'origin', [`+${RESULTS}:${TRACK_RESULTS}`]);
     expect(await resolveRef(repo, TRACK_RESULTS)).toBe(first);
     // An administrator rewrites the remote branch (possible server-side despite our no-force rule).
-    const rewritten = (await writeCommit(await openRepo(remote), { parent: null, files: [{ path: 'g', data: 'g' }], message: 'rewrite', author: TEST_AUTHOR })).commit;
+    const rewritten = (await writeCommit(await openRepo(remote), { parent: null, files: [{ path: 'g', data: 'g' }], message: 'rewrite', author: TEST_AUTHOR }))
+      .commit;
     await git(remote, ['update-ref', RESULTS, rewritten]);
     await fetchRefs(repo, 'origin', [`+${RESULTS}:${TRACK_RESULTS}`]);
     expect(await resolveRef(repo, TRACK_RESULTS)).toBe(rewritten);

@@ -13,15 +13,7 @@ import {
   resolveRef,
   worktreeBranches,
 } from '../src/git/index.js';
-import {
-  commitFiles,
-  git,
-  initRepo,
-  makeTempDir,
-  makeUserRepoWithRemote,
-  snapshotCheckout,
-  isolateGitForSuite,
-} from './helpers/git-fixtures.js';
+import { commitFiles, git, initRepo, makeTempDir, makeUserRepoWithRemote, snapshotCheckout, isolateGitForSuite } from './helpers/git-fixtures.js';
 
 isolateGitForSuite();
 

@@ -1,23 +1,15 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import {
-  assertGitVersion,
-  buildGitEnv,
-  checkGitVersion,
-  GitError,
-  GitVersionError,
-  gitVersion,
-  parseGitVersion,
-  runGit,
-  spawnGit,
-} from '../src/git/index.js';
+import { assertGitVersion, buildGitEnv, checkGitVersion, GitError, GitVersionError, gitVersion, parseGitVersion, runGit, spawnGit } from '../src/git/index.js';
 import { commitFiles, git, initRepo, isolateGitForSuite } from './helpers/git-fixtures.js';
 
 isolateGitForSuite();
 
 const gitBlobId = (data: Buffer): string =>
-  createHash('sha1').update(Buffer.concat([Buffer.from(`blob ${data.length}\0`), data])).digest('hex');
+  createHash('sha1')
+    .update(Buffer.concat([Buffer.from(`blob ${data.length}\0`), data]))
+    .digest('hex');
 
 describe('runGit', () => {
   it('returns stdout as bytes and the exit code', async () => {
@@ -138,7 +130,16 @@ describe('environment policy', () => {
       const printed = await git(repo, ['-c', 'alias.penv=!printenv GIT_TERMINAL_PROMPT LC_ALL GIT_SSH_COMMAND', 'penv']);
       expect(printed.split('\n')).toEqual(['0', 'C', 'ssh -o BatchMode=yes']);
     } finally {
-      for (const k of ['GIT_SSH_COMMAND', 'SSH_AUTH_SOCK', 'GIT_ASKPASS', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0', 'GIT_TERMINAL_PROMPT', 'LC_ALL']) {
+      for (const k of [
+        'GIT_SSH_COMMAND',
+        'SSH_AUTH_SOCK',
+        'GIT_ASKPASS',
+        'GIT_CONFIG_COUNT',
+        'GIT_CONFIG_KEY_0',
+        'GIT_CONFIG_VALUE_0',
+        'GIT_TERMINAL_PROMPT',
+        'LC_ALL',
+      ]) {
         delete process.env[k];
       }
       Object.assign(process.env, saved);

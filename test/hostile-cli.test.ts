@@ -71,7 +71,9 @@ describe('a catalog file deleted by hand', () => {
     // Drop every catalog file from the branch with plumbing.
     const env = { ...process.env, GIT_INDEX_FILE: join(user.root, 'idx') };
     const sh = (s: string) => execFileSync('sh', ['-c', s], { cwd: user.work, env }).toString().trim();
-    sh(`git read-tree ${RESULTS_REF} && git rm -q --cached -r .indexes && git update-ref ${RESULTS_REF} $(git commit-tree $(git write-tree) -p ${RESULTS_REF} -m 'drop catalog')`);
+    sh(
+      `git read-tree ${RESULTS_REF} && git rm -q --cached -r .indexes && git update-ref ${RESULTS_REF} $(git commit-tree $(git write-tree) -p ${RESULTS_REF} -m 'drop catalog')`,
+    );
     const l = await cli(['list', '--json'], user.work);
     expect(l.code, l.stderr).toBe(0);
     const after = JSON.parse(l.stdout) as { runs: { run_id: string; total: number; path: string }[] };

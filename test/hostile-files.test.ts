@@ -14,8 +14,14 @@ isolateGitForSuite();
 
 const CANARY = 'CANARY-outside-the-run-7f3a';
 const ROW = {
-  test_id: 'alpha', suite: 's', target: 'm1', score: 1, timestamp: '2026-03-01T10:00:00Z',
-  assertions: [{ text: 'says hi', passed: true }], answer: 'hi there', file_changes: 'diff --git a/x b/x\n+ok\n',
+  test_id: 'alpha',
+  suite: 's',
+  target: 'm1',
+  score: 1,
+  timestamp: '2026-03-01T10:00:00Z',
+  assertions: [{ text: 'says hi', passed: true }],
+  answer: 'hi there',
+  file_changes: 'diff --git a/x b/x\n+ok\n',
 };
 const ATTEMPT = 's/alpha/m1/attempt-0';
 
@@ -35,7 +41,10 @@ async function freshRun(): Promise<string> {
     secret = join(root, 'secret.txt');
     await writeFile(secret, `root:x:0:0:${CANARY}\n`);
     secretJson = join(root, 'secret.json');
-    await writeFile(secretJson, JSON.stringify({ run_id: CANARY, total: 1, summary: { passed: 1, failed: 0, total: 1, pass_rate: 1 }, evaluators: [{ name: CANARY }] }));
+    await writeFile(
+      secretJson,
+      JSON.stringify({ run_id: CANARY, total: 1, summary: { passed: 1, failed: 0, total: 1, pass_rate: 1 }, evaluators: [{ name: CANARY }] }),
+    );
   }
   const dir = join(root, `run-${Math.random().toString(36).slice(2, 8)}`);
   await cp(pristine, dir, { recursive: true });
@@ -68,7 +77,12 @@ describe('symbolic links leading out of a run', () => {
     const dir = await freshRun();
     await writeFile(secretJson.replace('.json', '-bad.json'), `{not json ${CANARY}`);
     await linkOut(dir, 'summary.json', secretJson.replace('.json', '-bad.json'));
-    for (const args of [['summary', dir], ['summary', dir, '--json'], ['show', dir], ['report', dir, '--out', join(dir, '..', 's.html')]]) {
+    for (const args of [
+      ['summary', dir],
+      ['summary', dir, '--json'],
+      ['show', dir],
+      ['report', dir, '--out', join(dir, '..', 's.html')],
+    ]) {
       const r = await cli(args, dir);
       expect(leaked(r), `${args[0]}: ${r.stdout}${r.stderr}`).toBe(false);
       expect(r.stderr, args[0]).toMatch(/summary\.json .*outside the run directory/);
@@ -124,7 +138,12 @@ describe('symbolic links leading out of a run', () => {
 });
 
 describe('row paths that escape the run', () => {
-  for (const [field, value] of [['answer_path', '../../../../etc/passwd'], ['transcript_path', '/etc/passwd'], ['result_dir', 's/../../x'], ['grading_path', 's/.git/config']] as const) {
+  for (const [field, value] of [
+    ['answer_path', '../../../../etc/passwd'],
+    ['transcript_path', '/etc/passwd'],
+    ['result_dir', 's/../../x'],
+    ['grading_path', 's/.git/config'],
+  ] as const) {
     it(`publish refuses ${field}: ${JSON.stringify(value)} before writing anything (exit 2)`, async () => {
       const user = await makeUserRepo();
       const dir = await freshRun();
@@ -163,7 +182,10 @@ describe('pull of a hand-edited branch', () => {
     const p = await cli(['publish', dir], user.work);
     expect(p.code, p.stderr).toBe(0);
     // Edit the published index.jsonl on the branch with plumbing, as a hostile collaborator could.
-    const sh = (script: string) => execFileSync('sh', ['-c', script], { cwd: user.work, env: { ...process.env, GIT_INDEX_FILE: join(user.root, 'tmp-index') } }).toString().trim();
+    const sh = (script: string) =>
+      execFileSync('sh', ['-c', script], { cwd: user.work, env: { ...process.env, GIT_INDEX_FILE: join(user.root, 'tmp-index') } })
+        .toString()
+        .trim();
     const idxPath = sh(`git ls-tree -r --name-only ${RESULTS_REF} | grep 'index.jsonl$' | head -1`);
     const row = JSON.parse(sh(`git show ${RESULTS_REF}:${idxPath}`).split('\n')[0]!) as Record<string, unknown>;
     row.answer_path = '../../../../etc/passwd';
@@ -173,7 +195,7 @@ describe('pull of a hand-edited branch', () => {
     const commit = sh(`git commit-tree $(git write-tree) -p ${RESULTS_REF} -m hostile`);
     sh(`git update-ref ${RESULTS_REF} ${commit}`);
     const out = join(user.root, 'pulled');
-    const r = await cli(['pull', (row.run_id as string), '--out', out], user.work);
+    const r = await cli(['pull', row.run_id as string, '--out', out], user.work);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/answer_path "\.\.\/\.\.\/\.\.\/\.\.\/etc\/passwd" escapes the run directory/);
     await expect(readFile(join(out, 'index.jsonl'))).rejects.toThrow();

@@ -62,10 +62,17 @@ describe('a ref lock left by a killed git', () => {
     await utimes(lock, old, old);
     const pid = Number(deadPid());
     await mkdir(join(user.work, '.git', 'agentv-results'), { recursive: true });
-    await writeFile(join(user.work, '.git', 'agentv-results', `ref-txn.${pid}.json`), JSON.stringify({
-      pid, started: new Date().toISOString(),
-      updates: [{ ref: ARTIFACTS_REF, old: before.artifacts, new: after.artifacts }, { ref: RESULTS_REF, old: before.results, new: after.results }],
-    }));
+    await writeFile(
+      join(user.work, '.git', 'agentv-results', `ref-txn.${pid}.json`),
+      JSON.stringify({
+        pid,
+        started: new Date().toISOString(),
+        updates: [
+          { ref: ARTIFACTS_REF, old: before.artifacts, new: after.artifacts },
+          { ref: RESULTS_REF, old: before.results, new: after.results },
+        ],
+      }),
+    );
     const st = JSON.parse((await cli(['status', '--json'], user.work)).stdout) as { pending: boolean; extra: Record<string, { message: string }> };
     expect(st.extra['interrupted-update']?.message).toMatch(new RegExp(`process ${pid} died after moving ${ARTIFACTS_REF} but not ${RESULTS_REF}`));
 

@@ -33,7 +33,16 @@ describe('a results repository URL with credentials, unreachable', () => {
     expect(pub.code, pub.stdout + pub.stderr).toBe(0);
     expect(pub.stdout).toMatch(/Published/);
     expect(pub.stdout + pub.stderr).toMatch(/unreachable/);
-    for (const args of [['publish', run.dir, '--push', '--json'], ['publish', run.dir, '--require-push'], ['list', '--fetch'], ['list', '--fetch', '--json'], ['status', '--fetch'], ['status', '--fetch', '--json'], ['sync'], ['sync', '--json']]) {
+    for (const args of [
+      ['publish', run.dir, '--push', '--json'],
+      ['publish', run.dir, '--require-push'],
+      ['list', '--fetch'],
+      ['list', '--fetch', '--json'],
+      ['status', '--fetch'],
+      ['status', '--fetch', '--json'],
+      ['sync'],
+      ['sync', '--json'],
+    ]) {
       const r = await cli(args, home, { env, timeoutMs: 60_000 });
       outputs.push(`${args.join(' ')}\n${r.stdout}${r.stderr}`);
     }

@@ -11,7 +11,11 @@ import { makeTempDir } from './helpers/git-fixtures.js';
 
 /** A stream that never ends: `unit` repeated. */
 function endless(unit: Buffer): Readable {
-  return new Readable({ read() { this.push(unit); } });
+  return new Readable({
+    read() {
+      this.push(unit);
+    },
+  });
 }
 
 describe('streaming limits', () => {

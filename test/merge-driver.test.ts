@@ -45,7 +45,11 @@ describe('runMergeDriver', () => {
   });
 
   it('json: writes the merged overlay, exits 0', async () => {
-    const p = await stage(j({ entries: {} }), j({ entries: { t1: { feedback: 'x', reviewer: 'ann' } } }), j({ entries: { t2: { feedback: 'y', reviewer: 'bob' } } }));
+    const p = await stage(
+      j({ entries: {} }),
+      j({ entries: { t1: { feedback: 'x', reviewer: 'ann' } } }),
+      j({ entries: { t2: { feedback: 'y', reviewer: 'bob' } } }),
+    );
     expect(await runMergeDriver('json', p.base, p.ours, p.theirs, 'runs/e/d/ts/feedback.json')).toBe(0);
     expect(JSON.parse(await readFile(p.ours, 'utf8'))).toEqual({
       entries: { t1: { feedback: 'x', reviewer: 'ann' }, t2: { feedback: 'y', reviewer: 'bob' } },

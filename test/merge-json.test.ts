@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  computeTagRevision,
-  MAX_TAG_LENGTH,
-  MAX_TAGS,
-  mergeJson,
-  validateTags,
-  type JsonMergeResult,
-} from '../src/merge/index.js';
+import { computeTagRevision, MAX_TAG_LENGTH, MAX_TAGS, mergeJson, validateTags, type JsonMergeResult } from '../src/merge/index.js';
 
 const j = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
@@ -213,7 +206,18 @@ describe('mergeJson: arrays of objects', () => {
   });
 
   it('falls back to whole-element identity when an id repeats with different content', () => {
-    const doc = merged(mergeJson(j({ r: [{ id: 1, v: 0 }] }), j({ r: [{ id: 1, v: 0 }, { id: 1, v: 9 }] }), j({ r: [{ id: 1, v: 0 }, { id: 2 }] })));
+    const doc = merged(
+      mergeJson(
+        j({ r: [{ id: 1, v: 0 }] }),
+        j({
+          r: [
+            { id: 1, v: 0 },
+            { id: 1, v: 9 },
+          ],
+        }),
+        j({ r: [{ id: 1, v: 0 }, { id: 2 }] }),
+      ),
+    );
     expect(doc).toEqual({ r: [{ id: 1, v: 0 }, { id: 1, v: 9 }, { id: 2 }] });
   });
 

@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  catalogRowIdentity,
-  defaultRowIdentity,
-  indexRowIdentity,
-  mergeJsonl,
-  type JsonlMergeResult,
-} from '../src/merge/index.js';
+import { catalogRowIdentity, defaultRowIdentity, indexRowIdentity, mergeJsonl, type JsonlMergeResult } from '../src/merge/index.js';
 
 /** An index.jsonl row with a projection identity. */
-const row = (id: string, extra: Record<string, unknown> = {}): string =>
-  JSON.stringify({ projection_identity: { id }, test_id: id, score: 1, ...extra });
+const row = (id: string, extra: Record<string, unknown> = {}): string => JSON.stringify({ projection_identity: { id }, test_id: id, score: 1, ...extra });
 const file = (...lines: string[]): string => lines.map((line) => `${line}\n`).join('');
 
 function clean(result: JsonlMergeResult): string {
@@ -86,17 +79,7 @@ describe('mergeJsonl: conflicts', () => {
       { identity: 'projection_identity.id:a', reason: 'both-modified', base: [row('a')], ours: [row('a', { score: 0.1 })], theirs: [row('a', { score: 0.9 })] },
     ]);
     expect(result.text).toBe(
-      [
-        '<<<<<<< ours',
-        row('a', { score: 0.1 }),
-        '||||||| base',
-        row('a'),
-        '=======',
-        row('a', { score: 0.9 }),
-        '>>>>>>> theirs',
-        row('b'),
-        '',
-      ].join('\n'),
+      ['<<<<<<< ours', row('a', { score: 0.1 }), '||||||| base', row('a'), '=======', row('a', { score: 0.9 }), '>>>>>>> theirs', row('b'), ''].join('\n'),
     );
   });
 
@@ -195,7 +178,8 @@ describe('mergeJsonl: robustness', () => {
   });
 
   it('merges 10,000 appended catalog rows per side (run_id identity) in well under 100 ms', () => {
-    const mk = (p: string) => Array.from({ length: 10_000 }, (_, i) => JSON.stringify({ run_id: `${p}/2026-01-01T00-00-${i}Z`, pass_rate: 1, counts: { total: 3 } }));
+    const mk = (p: string) =>
+      Array.from({ length: 10_000 }, (_, i) => JSON.stringify({ run_id: `${p}/2026-01-01T00-00-${i}Z`, pass_rate: 1, counts: { total: 3 } }));
     const ours = file(...mk('o'));
     const theirs = file(...mk('t'));
     expect(clean(mergeJsonl('', ours, theirs, { identity: catalogRowIdentity })).split('\n')).toHaveLength(20_001);

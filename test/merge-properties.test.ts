@@ -11,7 +11,12 @@ const RUNS = { numRuns: 200 };
 
 /** One row: an identified index row in one of three versions, a row without id, or a non-JSON line. */
 const rowLine = fc.oneof(
-  { weight: 6, arbitrary: fc.tuple(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), fc.integer({ min: 0, max: 2 })).map(([id, v]) => JSON.stringify({ projection_identity: { id }, v })) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .tuple(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), fc.integer({ min: 0, max: 2 }))
+      .map(([id, v]) => JSON.stringify({ projection_identity: { id }, v })),
+  },
   { weight: 2, arbitrary: fc.integer({ min: 0, max: 5 }).map((n) => JSON.stringify({ plain: n })) },
   { weight: 1, arbitrary: fc.constantFrom('not json', '{"half":') },
 );
@@ -205,7 +210,7 @@ describe('json-union properties', () => {
       fc.property(docText, docText, docText, (base: string, x: string, y: string) => {
         const result = mergeJson(base, x, y);
         if (!result.ok) return;
-        const tagsOf = (text: string): string[] => ((JSON.parse(text) as { tags?: string[] }).tags ?? []);
+        const tagsOf = (text: string): string[] => (JSON.parse(text) as { tags?: string[] }).tags ?? [];
         const baseTags = new Set(tagsOf(base));
         const out = new Set(tagsOf(result.text));
         for (const tag of [...tagsOf(x), ...tagsOf(y)]) if (!baseTags.has(tag)) expect(out.has(tag)).toBe(true);
@@ -229,7 +234,12 @@ describe('rendering and canonical form', () => {
   it('canonicalJson ignores key order and round-trips to the same value', () => {
     const reversed = (value: unknown): unknown => {
       if (Array.isArray(value)) return value.map(reversed);
-      if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversed(v)]));
+      if (value !== null && typeof value === 'object')
+        return Object.fromEntries(
+          Object.entries(value)
+            .reverse()
+            .map(([k, v]) => [k, reversed(v)]),
+        );
       return value;
     };
     fc.assert(

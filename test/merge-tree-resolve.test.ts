@@ -40,12 +40,16 @@ describe('resolveConflictedPath: files we do not own', () => {
   it("a run's summary.json changed differently on both sides is a conflict naming the path", () => {
     const result = resolve(SUMMARY, '{"n":1}', '{"n":2}', '{"n":3}');
     expect(result.action).toBe('conflict');
-    if (result.action === 'conflict') expect(result.reason).toBe(`${SUMMARY}: changed differently on both sides; not a file agentv-results merges — resolve it by hand`);
+    if (result.action === 'conflict')
+      expect(result.reason).toBe(`${SUMMARY}: changed differently on both sides; not a file agentv-results merges — resolve it by hand`);
   });
 
   it('add/add with different content, and modify/delete, are conflicts', () => {
     expect(resolve('notes/readme.md', null, 'a', 'b')).toMatchObject({ action: 'conflict', reason: expect.stringContaining('added on both sides') });
-    expect(resolve(SUMMARY, 'a', null, 'b')).toMatchObject({ action: 'conflict', reason: expect.stringContaining('deleted on our side and modified on theirs') });
+    expect(resolve(SUMMARY, 'a', null, 'b')).toMatchObject({
+      action: 'conflict',
+      reason: expect.stringContaining('deleted on our side and modified on theirs'),
+    });
   });
 });
 
@@ -55,7 +59,9 @@ describe('resolveConflictedPath: owned JSONL', () => {
   });
 
   it('add/add with different rows is a union', () => {
-    expect(written(resolve('catalog/2026-03-14.jsonl', null, file('{"run_id":"e/1"}'), file('{"run_id":"e/2"}')))).toBe(file('{"run_id":"e/1"}', '{"run_id":"e/2"}'));
+    expect(written(resolve('catalog/2026-03-14.jsonl', null, file('{"run_id":"e/1"}'), file('{"run_id":"e/2"}')))).toBe(
+      file('{"run_id":"e/1"}', '{"run_id":"e/2"}'),
+    );
   });
 
   it('deleted on one side: rows the other side only kept disappear, rows it appended survive', () => {
@@ -89,7 +95,14 @@ describe('resolveConflictedPath: owned JSON overlays', () => {
 
   it('merges tags changed on both sides and recomputes tag_revision', () => {
     const doc = JSON.parse(
-      written(resolve(TAGS, j({ tags: ['a'], updated_at: T1, tag_revision: 'r0' }), j({ tags: ['a', 'o'], updated_at: T1, tag_revision: 'r1' }), j({ tags: ['a', 't'], updated_at: T2, tag_revision: 'r2' }))),
+      written(
+        resolve(
+          TAGS,
+          j({ tags: ['a'], updated_at: T1, tag_revision: 'r0' }),
+          j({ tags: ['a', 'o'], updated_at: T1, tag_revision: 'r1' }),
+          j({ tags: ['a', 't'], updated_at: T2, tag_revision: 'r2' }),
+        ),
+      ),
     ) as Record<string, unknown>;
     expect(doc).toEqual({ tags: ['a', 'o', 't'], updated_at: T2, tag_revision: computeTagRevision({ tags: ['a', 'o', 't'], updated_at: T2 }) });
   });
@@ -111,12 +124,20 @@ describe('resolveConflictedPath: owned JSON overlays', () => {
   });
 
   it('a divergent feedback text is a conflict naming the value', () => {
-    const result = resolve(FEEDBACK, j({ entries: { t: { feedback: 'a' } } }), j({ entries: { t: { feedback: 'b' } } }), j({ entries: { t: { feedback: 'c' } } }));
+    const result = resolve(
+      FEEDBACK,
+      j({ entries: { t: { feedback: 'a' } } }),
+      j({ entries: { t: { feedback: 'b' } } }),
+      j({ entries: { t: { feedback: 'c' } } }),
+    );
     expect(result).toEqual({ action: 'conflict', reason: `${FEEDBACK}: 1 conflicting value: entries.t.feedback (both-modified)` });
   });
 
   it('invalid JSON is a conflict', () => {
-    expect(resolve(TAGS, j({ tags: [] }), '{', j({ tags: ['x'] }))).toMatchObject({ action: 'conflict', reason: expect.stringContaining('ours is not valid JSON') });
+    expect(resolve(TAGS, j({ tags: [] }), '{', j({ tags: ['x'] }))).toMatchObject({
+      action: 'conflict',
+      reason: expect.stringContaining('ours is not valid JSON'),
+    });
   });
 
   it('a tag union over the limit is a conflict', () => {

@@ -72,7 +72,16 @@ describe('overlays in show, failures and report', () => {
     expect(r.code, r.stderr).toBe(0);
     browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     const page = await browser.newPage();
     await page.goto(`file://${out}`);
@@ -82,7 +91,7 @@ describe('overlays in show, failures and report', () => {
     const notes = page.locator('tr.detail-row ul.feedback li');
     expect(await notes.count()).toBe(2);
     expect(await notes.nth(1).locator('.text').textContent()).toBe(XSS);
-    expect(await page.evaluate("typeof (globalThis).__pwned")).toBe("undefined");
+    expect(await page.evaluate('typeof (globalThis).__pwned')).toBe('undefined');
   });
 
   it('a malformed feedback.json or a symlinked tags.json is a warning; the command still works', async () => {

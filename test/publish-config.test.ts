@@ -47,7 +47,12 @@ describe('loadResultsConfig', () => {
     expect(loaded.file).toBe(join(root, '.agentv/config.yaml'));
     expect(loaded.baseDir).toBe(root);
     expect(loaded.project).toBeNull();
-    expect(loaded.config).toMatchObject({ branch: 'agentv/results/team', artifacts_branch: 'agentv/artifacts/v1', heavy_threshold_bytes: 4096, auto_push: false });
+    expect(loaded.config).toMatchObject({
+      branch: 'agentv/results/team',
+      artifacts_branch: 'agentv/artifacts/v1',
+      heavy_threshold_bytes: 4096,
+      auto_push: false,
+    });
   });
 
   it('lets the environment override the file, and flags override both', async () => {
@@ -108,7 +113,10 @@ describe('projects through the CLI', () => {
     const user = await makeUserRepo();
     await mkdir(join(user.work, '.agentv'), { recursive: true });
     await mkdir(join(user.work, 'apps/web'), { recursive: true });
-    await writeFile(join(user.work, '.agentv/config.yaml'), 'projects:\n  - id: web\n    path: apps/web\n    results:\n      branch: agentv/results/web\n      artifacts_branch: agentv/artifacts/web\n');
+    await writeFile(
+      join(user.work, '.agentv/config.yaml'),
+      'projects:\n  - id: web\n    path: apps/web\n    results:\n      branch: agentv/results/web\n      artifacts_branch: agentv/artifacts/web\n',
+    );
     const [a, b] = await Promise.all([makeRunWorkspace({ rows: 2, minute: 1 }), makeRunWorkspace({ rows: 2, minute: 2, seed: 3 })]);
 
     const fromWeb = await cli(['publish', a.dir, '--json'], join(user.work, 'apps/web'));

@@ -16,7 +16,19 @@ import { ORPHAN_GRACE_MS, acquirePublishLock } from '../src/branch/lock.js';
 import { CLI_PATH } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 import { git, gitEnvForTests, type UserRepoFixture, isolateGitForSuite } from './helpers/git-fixtures.js';
-import { ARTIFACTS_REF, RESULTS_REF, cli, commitCount, expectFsckClean, expectPointersResolve, expectUntouched, makeRunWorkspace, makeUserRepo, tip, type RunWorkspace } from './publish-helpers.js';
+import {
+  ARTIFACTS_REF,
+  RESULTS_REF,
+  cli,
+  commitCount,
+  expectFsckClean,
+  expectPointersResolve,
+  expectUntouched,
+  makeRunWorkspace,
+  makeUserRepo,
+  tip,
+  type RunWorkspace,
+} from './publish-helpers.js';
 
 isolateGitForSuite();
 
@@ -27,7 +39,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The CLI in its own process group, so we can tell when it and every git it started are gone. */
 function startDetached(args: string[], cwd: string): { pid: number; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
-  const child = spawn(process.execPath, [CLI_PATH, ...args], { cwd, env: { ...process.env, ...gitEnvForTests(), NO_COLOR: '1' }, detached: true, stdio: 'ignore' });
+  const child = spawn(process.execPath, [CLI_PATH, ...args], {
+    cwd,
+    env: { ...process.env, ...gitEnvForTests(), NO_COLOR: '1' },
+    detached: true,
+    stdio: 'ignore',
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('close', (code, signal) => r({ code, signal })));
   return { pid: child.pid!, exited };
 }
@@ -106,7 +123,7 @@ describe('kill -9 in the middle of a publish', () => {
 });
 
 describe('fast-import crash reports', () => {
-  it('a report of ours left by a killed publish is swept by the next publish; anyone else\'s stays', async () => {
+  it("a report of ours left by a killed publish is swept by the next publish; anyone else's stays", async () => {
     const user = await makeUserRepo();
     const gitDir = join(user.work, '.git');
     // A pid that cannot be running (above the kernel's pid_max on every Linux).

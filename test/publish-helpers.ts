@@ -105,7 +105,10 @@ export async function expectPointersResolve(dir: string): Promise<number> {
   const artifacts = await resolveRef(repo, ARTIFACTS_REF);
   // Runs sit at the branch root (AgentV's layout); the catalog under .indexes/ is not a run index.
   const indexes = (await lsTree(repo, results, { recursive: true })).filter((e) => e.path.endsWith('/index.jsonl') && !e.path.startsWith('.'));
-  const blobs = await readBlobs(repo, indexes.map((e) => e.sha));
+  const blobs = await readBlobs(
+    repo,
+    indexes.map((e) => e.sha),
+  );
   const pointers: { key: string; sha256: string; size: number }[] = [];
   for (const e of indexes) {
     for (const line of (blobs.get(e.sha) ?? Buffer.alloc(0)).toString('utf8').split('\n')) {
@@ -118,7 +121,10 @@ export async function expectPointersResolve(dir: string): Promise<number> {
   }
   if (pointers.length === 0) return 0;
   expect(artifacts, 'results point at payloads but there is no artifacts branch').not.toBeNull();
-  const payloads = await readBlobs(repo, pointers.map((p) => `${artifacts}:${p.key}`));
+  const payloads = await readBlobs(
+    repo,
+    pointers.map((p) => `${artifacts}:${p.key}`),
+  );
   for (const p of pointers) {
     const data = payloads.get(`${artifacts}:${p.key}`);
     expect(data, `payload ${p.key} missing on the artifacts tip`).toBeTruthy();
@@ -147,7 +153,6 @@ export async function commitCount(dir: string, ref: string): Promise<number> {
   const r = await runGit(['rev-list', '--count', ref], { cwd: dir, okCodes: [0, 128] });
   return r.code === 0 ? Number(r.stdout.toString().trim()) : 0;
 }
-
 
 export type Daemon = GitDaemon;
 

@@ -74,7 +74,12 @@ describe('list', () => {
   });
 
   it('rejects bad filters with exit 2', async () => {
-    for (const args of [['--since', 'yesterday'], ['--since', '2026-13-45'], ['--limit', '0'], ['--limit', 'many']]) {
+    for (const args of [
+      ['--since', 'yesterday'],
+      ['--since', '2026-13-45'],
+      ['--limit', '0'],
+      ['--limit', 'many'],
+    ]) {
       const r = await cli(['list', ...args], user.work);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/--(since|limit)/);
@@ -95,7 +100,7 @@ describe('list', () => {
     expect(since.result.runs).toHaveLength(2);
   });
 
-  it('shows local-only runs (not pushed) and remote-only runs (a teammate\'s, after --fetch)', async () => {
+  it("shows local-only runs (not pushed) and remote-only runs (a teammate's, after --fetch)", async () => {
     const local = await makeRunWorkspace({ experiment: 'nightly', day: 2, rows: 2, seed: 11 });
     await publish({ run: local.dir, cwd: user.work, push: false });
     // A teammate publishes from their own clone and pushes.

@@ -9,7 +9,21 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTempDirs, freePort, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
-import { ARTIFACTS_REF, RESULTS_REF, cli, commitCount, expectFsckClean, expectPointersResolve, expectUntouched, makeRunWorkspace, makeUserRepo, readTree, startDaemonOn, tip, type Daemon } from './publish-helpers.js';
+import {
+  ARTIFACTS_REF,
+  RESULTS_REF,
+  cli,
+  commitCount,
+  expectFsckClean,
+  expectPointersResolve,
+  expectUntouched,
+  makeRunWorkspace,
+  makeUserRepo,
+  readTree,
+  startDaemonOn,
+  tip,
+  type Daemon,
+} from './publish-helpers.js';
 
 let restore: () => void;
 const daemons: Daemon[] = [];
@@ -129,7 +143,13 @@ describe('a blob-less managed clone (results.repo is a URL, no checkout)', () =>
     const cloneDir = join(elsewhere, 'cache/repos', clone!);
     expect(await git(cloneDir, ['config', 'remote.origin.promisor'])).toBe('true');
     // --missing=print lists absent objects without fetching them: the payloads are not here yet.
-    const missing = async () => new Set((await git(cloneDir, ['rev-list', '--objects', '--missing=print', ARTIFACTS_REF])).split('\n').filter((l) => l.startsWith('?')).map((l) => l.slice(1)));
+    const missing = async () =>
+      new Set(
+        (await git(cloneDir, ['rev-list', '--objects', '--missing=print', ARTIFACTS_REF]))
+          .split('\n')
+          .filter((l) => l.startsWith('?'))
+          .map((l) => l.slice(1)),
+      );
     // Payloads sit under the run's directory at the artifacts branch root (its bare AgentV run id).
     const payloadBlobs = (await git(cloneDir, ['ls-tree', '-r', '--object-only', ARTIFACTS_REF, '--', `${run.runId}/`])).split('\n').filter(Boolean);
     expect(payloadBlobs.length).toBeGreaterThan(0);

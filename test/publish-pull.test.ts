@@ -9,7 +9,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRepo, readBlobs, resolveRef, runGit, updateRef, writeCommit } from '../src/git/index.js';
 import { runLocation } from '../src/branch/layout.js';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
-import { ARTIFACTS_REF, RESULTS_REF, cli, commitCount, expectFsckClean, expectPointersResolve, expectUntouched, makeRunWorkspace, makeUserRepo, readTree, tip, type RunWorkspace } from './publish-helpers.js';
+import {
+  ARTIFACTS_REF,
+  RESULTS_REF,
+  cli,
+  commitCount,
+  expectFsckClean,
+  expectPointersResolve,
+  expectUntouched,
+  makeRunWorkspace,
+  makeUserRepo,
+  readTree,
+  tip,
+  type RunWorkspace,
+} from './publish-helpers.js';
 import type { UserRepoFixture } from './helpers/git-fixtures.js';
 
 let restore: () => void;
@@ -221,7 +234,11 @@ describe('pull: verification and hostile branch content', () => {
     const repoDir = await scratchRepo();
     const loc = runLocation(run.runId);
     const index = await branchIndex(repoDir, run.runId);
-    const lines = index.toString('utf8').trim().split('\n').map((l) => JSON.parse(l) as { artifact_pointers?: Record<string, Record<string, unknown>> });
+    const lines = index
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { artifact_pointers?: Record<string, Record<string, unknown>> });
     // AgentV's shape: an object keyed by kind (`transcript`) or, for our other payloads, by path.
     const row = lines.find((l) => l.artifact_pointers && Object.keys(l.artifact_pointers).length > 0)!;
     const first = Object.keys(row.artifact_pointers!)[0]!;

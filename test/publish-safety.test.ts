@@ -9,7 +9,18 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runGit } from '../src/git/index.js';
 import { git, makeTempDir, isolateGitForSuite } from './helpers/git-fixtures.js';
-import { ARTIFACTS_REF, RESULTS_REF, cli, commitCount, expectFsckClean, expectPointersResolve, expectUntouched, makeRunWorkspace, makeUserRepo, tip } from './publish-helpers.js';
+import {
+  ARTIFACTS_REF,
+  RESULTS_REF,
+  cli,
+  commitCount,
+  expectFsckClean,
+  expectPointersResolve,
+  expectUntouched,
+  makeRunWorkspace,
+  makeUserRepo,
+  tip,
+} from './publish-helpers.js';
 
 isolateGitForSuite();
 
@@ -66,7 +77,7 @@ describe('bad situations', () => {
     await expectFsckClean(user.work);
   });
 
-  it('the results branch checked out in the user\'s worktree: refused, exit 3, nothing moved', async () => {
+  it("the results branch checked out in the user's worktree: refused, exit 3, nothing moved", async () => {
     const user = await makeUserRepo('results-checked-out');
     const before = await tip(user.work, RESULTS_REF);
     const run = await makeRunWorkspace({ rows: 2 });

@@ -173,7 +173,10 @@ describe('status sections registered by other features', () => {
     try {
       const report = await status({ cwd: user.work });
       expect(report.pending).toBe(true);
-      expect(report.extra).toEqual({ outbox: { pending: true, queued: [{ run: 'nightly/x', attempts: 2 }], remote: 'origin' }, wip: { error: 'wip scan failed' } });
+      expect(report.extra).toEqual({
+        outbox: { pending: true, queued: [{ run: 'nightly/x', attempts: 2 }], remote: 'origin' },
+        wip: { error: 'wip scan failed' },
+      });
       const text = renderStatus(report);
       expect(text).toContain('outbox\n  pending: true\n  queued:\n    - run: nightly/x\n      attempts: 2\n  remote: origin\n');
       expect(text).toContain('wip\n  error: wip scan failed\n');

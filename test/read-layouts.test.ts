@@ -42,7 +42,13 @@ function component(name: string, type: string, pass: boolean, reason: string) {
 async function agentv5Run(root: string, runId = '2026-05-01T10-00-00-000Z'): Promise<string> {
   const dir = join(root, '.agentv', 'results', runId);
   const tests = [
-    { id: 'greets', hash: 'aaaaaaaaaaaa', score: 0.5, pass: false, comps: [component('contains-hello', 'contains', false, 'Output does not contain "hello"'), component('regex-hi', 'regex', true, 'Output matches /hi/')] },
+    {
+      id: 'greets',
+      hash: 'aaaaaaaaaaaa',
+      score: 0.5,
+      pass: false,
+      comps: [component('contains-hello', 'contains', false, 'Output does not contain "hello"'), component('regex-hi', 'regex', true, 'Output matches /hi/')],
+    },
     { id: 'says-42', hash: 'bbbbbbbbbbbb', score: 1, pass: true, comps: [component('contains-42', 'contains', true, 'Output contains "42"')] },
   ];
   const rows = tests.map((t) => ({
@@ -66,14 +72,29 @@ async function agentv5Run(root: string, runId = '2026-05-01T10-00-00-000Z'): Pro
   }));
   const files: Record<string, unknown> = {
     '.internal/index.jsonl': jsonl(rows),
-    'summary.json': { run_id: runId, counts: { total_tests: 2, passed_tests: 1 }, tests: rows.map((r) => ({ test_id: r.test_id })), metadata: { experiment: 'nightly', eval_file: 'evals/demo.eval.yaml' } },
+    'summary.json': {
+      run_id: runId,
+      counts: { total_tests: 2, passed_tests: 1 },
+      tests: rows.map((r) => ({ test_id: r.test_id })),
+      metadata: { experiment: 'nightly', eval_file: 'evals/demo.eval.yaml' },
+    },
   };
   for (const t of tests) {
     const base = `${t.id}--${t.hash}`;
     files[`${base}/summary.json`] = { total_samples: 1, passed_samples: t.pass ? 1 : 0 };
-    files[`${base}/sample-1/grading.json`] = { pass: t.pass, score: t.score, reason: t.pass ? 'All grading components passed.' : 'One or more grading components failed.', component_results: t.comps };
+    files[`${base}/sample-1/grading.json`] = {
+      pass: t.pass,
+      score: t.score,
+      reason: t.pass ? 'All grading components passed.' : 'One or more grading components failed.',
+      component_results: t.comps,
+    };
     files[`${base}/sample-1/result.json`] = { status: t.pass ? 'passed' : 'failed' };
-    files[`${base}/sample-1/metrics.json`] = { schema_version: 'agentv.metrics.v2', tokens: { total: 30, input: 20, output: 10, reasoning: 0, source: 'provider_reported' }, cost: { usd: 0.01, source: 'provider_reported' }, tool_call_counts: { Read: 2 } };
+    files[`${base}/sample-1/metrics.json`] = {
+      schema_version: 'agentv.metrics.v2',
+      tokens: { total: 30, input: 20, output: 10, reasoning: 0, source: 'provider_reported' },
+      cost: { usd: 0.01, source: 'provider_reported' },
+      tool_call_counts: { Read: 2 },
+    };
     files[`${base}/sample-1/transcript.json`] = {
       schema_version: 'agentv.normalized_transcript.v1',
       turns: [
@@ -88,7 +109,7 @@ async function agentv5Run(root: string, runId = '2026-05-01T10-00-00-000Z'): Pro
 }
 
 describe('reading an AgentV 5 run workspace', () => {
-  it('summary, failures, show and validate give AgentV\'s counts, assertions and evidence', async () => {
+  it("summary, failures, show and validate give AgentV's counts, assertions and evidence", async () => {
     const dir = await agentv5Run(join(tmp, 'p1'));
     const summary = await summarizeRun({ run: dir });
     expect(summary.run_id).toBe('2026-05-01T10-00-00-000Z');
@@ -170,16 +191,65 @@ describe('reading an AgentV 5 run workspace', () => {
 });
 
 describe('reading pipeline bench and Era-A layouts', () => {
-  it('today\'s pipeline bench (.internal/index.jsonl, grading.json per test, response.md)', async () => {
+  it("today's pipeline bench (.internal/index.jsonl, grading.json per test, response.md)", async () => {
     const dir = join(tmp, 'bench-now');
     await put(dir, {
       '.internal/index.jsonl': jsonl([
-        { timestamp: '2026-04-01T09:00:00Z', test_id: 't1', suite: 's', experiment: 'bench', score: 0.9, target: 'claude', scores: [{ name: 'rubric', type: 'llm-grader', pass: true, score: 0.9, weight: 1, reason: 'Grader passed.' }], execution_status: 'ok', grading_path: 's/t1/grading.json', metrics_path: 's/t1/metrics.json', response_path: 's/t1/response.md' },
+        {
+          timestamp: '2026-04-01T09:00:00Z',
+          test_id: 't1',
+          suite: 's',
+          experiment: 'bench',
+          score: 0.9,
+          target: 'claude',
+          scores: [{ name: 'rubric', type: 'llm-grader', pass: true, score: 0.9, weight: 1, reason: 'Grader passed.' }],
+          execution_status: 'ok',
+          grading_path: 's/t1/grading.json',
+          metrics_path: 's/t1/metrics.json',
+          response_path: 's/t1/response.md',
+        },
         // pipeline bench writes execution_status ok whatever the score: its grading.json decides.
-        { timestamp: '2026-04-01T09:00:00Z', test_id: 't2', suite: 's', experiment: 'bench', score: 0.3, target: 'claude', scores: [{ name: 'rubric', type: 'llm-grader', pass: false, score: 0.3, weight: 1, reason: 'Grader failed.' }], execution_status: 'ok', grading_path: 's/t2/grading.json', metrics_path: 's/t2/metrics.json' },
+        {
+          timestamp: '2026-04-01T09:00:00Z',
+          test_id: 't2',
+          suite: 's',
+          experiment: 'bench',
+          score: 0.3,
+          target: 'claude',
+          scores: [{ name: 'rubric', type: 'llm-grader', pass: false, score: 0.3, weight: 1, reason: 'Grader failed.' }],
+          execution_status: 'ok',
+          grading_path: 's/t2/grading.json',
+          metrics_path: 's/t2/metrics.json',
+        },
       ]),
-      's/t1/grading.json': { pass: true, score: 0.9, reason: 'All grading components passed.', component_results: [{ pass: true, score: 0.9, reason: 'ok', assertion: { name: 'rubric', type: 'llm-grader' }, component_results: [{ pass: true, score: 1, reason: 'cites the source', assertion: { value: 'Cites a source' } }] }] },
-      's/t2/grading.json': { pass: false, score: 0.3, reason: 'One or more grading components failed.', component_results: [{ pass: false, score: 0.3, reason: 'no', assertion: { name: 'rubric', type: 'llm-grader' }, component_results: [{ pass: false, score: 0, reason: 'no citation at all', assertion: { value: 'Cites a source' } }] }] },
+      's/t1/grading.json': {
+        pass: true,
+        score: 0.9,
+        reason: 'All grading components passed.',
+        component_results: [
+          {
+            pass: true,
+            score: 0.9,
+            reason: 'ok',
+            assertion: { name: 'rubric', type: 'llm-grader' },
+            component_results: [{ pass: true, score: 1, reason: 'cites the source', assertion: { value: 'Cites a source' } }],
+          },
+        ],
+      },
+      's/t2/grading.json': {
+        pass: false,
+        score: 0.3,
+        reason: 'One or more grading components failed.',
+        component_results: [
+          {
+            pass: false,
+            score: 0.3,
+            reason: 'no',
+            assertion: { name: 'rubric', type: 'llm-grader' },
+            component_results: [{ pass: false, score: 0, reason: 'no citation at all', assertion: { value: 'Cites a source' } }],
+          },
+        ],
+      },
       's/t1/response.md': 'the response\n',
       'summary.json': { run_id: 'bench-run', metadata: { experiment: 'bench' } },
     });
@@ -193,10 +263,21 @@ describe('reading pipeline bench and Era-A layouts', () => {
     const dir = join(tmp, 'era-a');
     await put(dir, {
       'index.jsonl': jsonl([
-        { test_id: 'old-1', score: 0.85, pass: true, target: 'm', graders: [{ name: 'g', type: 'code-grader', score: 0.85, weight: 1, assertions: [{ text: 'has header', passed: true, evidence: 'line 1' }] }] },
+        {
+          test_id: 'old-1',
+          score: 0.85,
+          pass: true,
+          target: 'm',
+          graders: [{ name: 'g', type: 'code-grader', score: 0.85, weight: 1, assertions: [{ text: 'has header', passed: true, evidence: 'line 1' }] }],
+        },
         { test_id: 'old-2', score: 0.2, target: 'm', result_dir: 'old-2', trials: [{ attempt: 0, run_path: 'run-1' }] },
       ]),
-      'old-2/run-1/grading.json': { pass: false, score: 0.2, reason: 'failed', component_results: [{ pass: false, score: 0.2, reason: 'header missing', assertion: { name: 'has-header', type: 'contains', value: 'has header' } }] },
+      'old-2/run-1/grading.json': {
+        pass: false,
+        score: 0.2,
+        reason: 'failed',
+        component_results: [{ pass: false, score: 0.2, reason: 'header missing', assertion: { name: 'has-header', type: 'contains', value: 'has header' } }],
+      },
       'old-2/run-1/outputs/answer.md': 'no header here\n',
     });
     const s = await summarizeRun({ run: dir });

@@ -18,7 +18,16 @@ import { describeWithFixtures, fixtureFiles } from './helpers/fixtures.js';
 
 const LAUNCH = {
   executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 };
 
 let browser: Browser;
@@ -178,7 +187,14 @@ function hostileRows(): object[] {
       output: 'A'.repeat(60_000),
       assertions: [{ text: 'writes a lot', passed: true, evidence: 'it did' }],
     },
-    { ...base, test_id: 'crashed', target: 'model-a', score: 0, execution_status: 'execution_error', error: 'provider timeout <script>alert("error")</script>' },
+    {
+      ...base,
+      test_id: 'crashed',
+      target: 'model-a',
+      score: 0,
+      execution_status: 'execution_error',
+      error: 'provider timeout <script>alert("error")</script>',
+    },
   ];
 }
 
@@ -186,7 +202,12 @@ describe('report of a hostile run (no ../shared needed)', () => {
   let run: Awaited<ReturnType<typeof exportAndReport>>;
   beforeAll(async () => {
     const src = join(tmp, 'hostile.jsonl');
-    await writeFile(src, hostileRows().map((r) => JSON.stringify(r)).join('\n') + '\n');
+    await writeFile(
+      src,
+      hostileRows()
+        .map((r) => JSON.stringify(r))
+        .join('\n') + '\n',
+    );
     run = await exportAndReport(src, 'hostile');
   });
 
@@ -334,7 +355,9 @@ describeWithFixtures('report of every real AgentV fixture', () => {
         // The first table row is the first manifest row: expanding it shows its grading.json
         // (AgentV's shape: one component per assertion) and its result.json's graders.
         const first = JSON.parse((await readFile(join(run.runDir, 'index.jsonl'), 'utf8')).split('\n')[0]!) as { grading_path: string; result_path: string };
-        const grading = JSON.parse(await readFile(join(run.runDir, first.grading_path), 'utf8')) as { component_results: { pass: boolean; assertion: { value: string } }[] };
+        const grading = JSON.parse(await readFile(join(run.runDir, first.grading_path), 'utf8')) as {
+          component_results: { pass: boolean; assertion: { value: string } }[];
+        };
         const result = JSON.parse(await readFile(join(run.runDir, first.result_path), 'utf8')) as { scores: { type: string }[] };
         expect(grading.component_results.length).toBeGreaterThan(0);
         await page.locator('tr.test-row').first().click();

@@ -14,7 +14,16 @@ import { REPO_ROOT } from './helpers/fixtures.js';
 
 const LAUNCH = {
   executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 };
 const ROWS = 10_000;
 // Exporting 10,000 results writes ~60,000 files: give the shared, 2-core machine room.

@@ -24,15 +24,51 @@ const HOSTILE = [
 ];
 
 function test(over: Partial<ReportTest> = {}): ReportTest {
-  return { id: 't', group: 0, target: 0, attempt: 0, variant: null, verdict: 'pass', score: 1, duration_ms: 1000, tokens: 10, cost_usd: 0.01, prompt: '', prompt_kind: 'none', assertions: [1, 1], ...over };
+  return {
+    id: 't',
+    group: 0,
+    target: 0,
+    attempt: 0,
+    variant: null,
+    verdict: 'pass',
+    score: 1,
+    duration_ms: 1000,
+    tokens: 10,
+    cost_usd: 0.01,
+    prompt: '',
+    prompt_kind: 'none',
+    assertions: [1, 1],
+    ...over,
+  };
 }
 
 function detail(over: Partial<ReportDetail> = {}): ReportDetail {
-  return { execution_status: 'ok', error: null, assertions: [], graders: [], tool_calls: {}, changes: null, messages: [], omitted_messages: 0, answer: null, answer_in_transcript: false, diff: null, ...over };
+  return {
+    execution_status: 'ok',
+    error: null,
+    assertions: [],
+    graders: [],
+    tool_calls: {},
+    changes: null,
+    messages: [],
+    omitted_messages: 0,
+    answer: null,
+    answer_in_transcript: false,
+    diff: null,
+    ...over,
+  };
 }
 
 function reportData(tests: ReportTest[], over: Partial<ReportData> = {}): ReportData {
-  return { version: 1, run: { run_id: 'exp/2026', experiment: 'exp', timestamp: null }, limits: { field_chars: 20000, test_chars: 100000, prompt_chars: 200 }, groups: [{ suite: 's', eval_path: null }], targets: ['m'], tests, ...over };
+  return {
+    version: 1,
+    run: { run_id: 'exp/2026', experiment: 'exp', timestamp: null },
+    limits: { field_chars: 20000, test_chars: 100000, prompt_chars: 200 },
+    groups: [{ suite: 's', eval_path: null }],
+    targets: ['m'],
+    tests,
+    ...over,
+  };
 }
 
 describe('escaping', () => {
@@ -54,8 +90,14 @@ describe('escaping', () => {
 
   it('the rendered document has exactly our three script elements whatever the data', () => {
     const hostile = HOSTILE.join(' ');
-    const data = reportData([test({ id: hostile, prompt: hostile })], { groups: [{ suite: hostile, eval_path: hostile }], targets: [hostile], run: { run_id: hostile, experiment: hostile, timestamp: hostile } });
-    const html = [...renderReport({ data, details: [detail({ error: hostile, messages: [{ role: hostile, content: hostile, tools: [] }] })], stats: computeStats(data) })].join('');
+    const data = reportData([test({ id: hostile, prompt: hostile })], {
+      groups: [{ suite: hostile, eval_path: hostile }],
+      targets: [hostile],
+      run: { run_id: hostile, experiment: hostile, timestamp: hostile },
+    });
+    const html = [
+      ...renderReport({ data, details: [detail({ error: hostile, messages: [{ role: hostile, content: hostile, tools: [] }] })], stats: computeStats(data) }),
+    ].join('');
     expect(html.match(/<script/gi)).toHaveLength(3);
     expect(html.match(/<\/script/gi)).toHaveLength(3);
     expect(html).not.toContain('<img');
@@ -68,7 +110,11 @@ describe('escaping', () => {
 
 describe('content security policy', () => {
   it('forbids every remote load and pins the inline script and style by hash', () => {
-    const directives = Object.fromEntries(CONTENT_SECURITY_POLICY.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v]));
+    const directives = Object.fromEntries(
+      CONTENT_SECURITY_POLICY.split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .map(([k, ...v]) => [k, v]),
+    );
     expect(directives['default-src']).toEqual(["'none'"]);
     expect(directives['img-src']).toEqual(['data:']);
     expect(directives['connect-src']).toBeUndefined();
@@ -103,7 +149,15 @@ describe('secret scan', () => {
   });
 
   it('ignores look-alikes', () => {
-    for (const s of ['ask-me-anything', 'sk-short', 'a bearer of news', 'src/app/home/page.tsx', '-----BEGIN PUBLIC KEY-----', '/homework/x', 'task-abcdefghijklmnopqrstuvwxyz']) {
+    for (const s of [
+      'ask-me-anything',
+      'sk-short',
+      'a bearer of news',
+      'src/app/home/page.tsx',
+      '-----BEGIN PUBLIC KEY-----',
+      '/homework/x',
+      'task-abcdefghijklmnopqrstuvwxyz',
+    ]) {
       expect(secretKinds(s), s).toEqual([]);
     }
   });
@@ -207,8 +261,18 @@ describe('text budget and stats', () => {
 
   it('folds totals like summary.json: failed excludes errors', () => {
     const data = reportData(
-      [test({ verdict: 'pass', score: 1, cost_usd: 0.1 }), test({ verdict: 'fail', score: 0.5, duration_ms: null, cost_usd: 0.2 }), test({ verdict: 'error', score: 0, tokens: null, target: 1, group: 1 })],
-      { targets: ['a', 'b'], groups: [{ suite: 's', eval_path: null }, { suite: 'u', eval_path: 'u.yaml' }] },
+      [
+        test({ verdict: 'pass', score: 1, cost_usd: 0.1 }),
+        test({ verdict: 'fail', score: 0.5, duration_ms: null, cost_usd: 0.2 }),
+        test({ verdict: 'error', score: 0, tokens: null, target: 1, group: 1 }),
+      ],
+      {
+        targets: ['a', 'b'],
+        groups: [
+          { suite: 's', eval_path: null },
+          { suite: 'u', eval_path: 'u.yaml' },
+        ],
+      },
     );
     const s = computeStats(data);
     expect(s.overall).toMatchObject({ total: 3, passed: 1, failed: 1, errors: 1, duration_ms: 2000, tokens: 20, cost_usd: 0.31 });

@@ -35,7 +35,10 @@ const row = (test_id: string, target: string, score: number, timestamp: string, 
 });
 
 async function index(dir: string): Promise<Record<string, any>[]> {
-  return (await readFile(join(dir, 'index.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  return (await readFile(join(dir, 'index.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 const json = async (p: string) => JSON.parse(await readFile(p, 'utf8'));
 
@@ -52,7 +55,15 @@ describe('combine: shards', () => {
     expect(result.rows).toBe(5);
 
     const summary = await json(join(out, 'summary.json'));
-    expect(summary).toMatchObject({ run_id: '2026-03-01T10-00-01-000Z', experiment: 'shards', total: 5, passed: 3, failed: 1, errors: 1, timestamp: '2026-03-01T10:00:01.000Z' });
+    expect(summary).toMatchObject({
+      run_id: '2026-03-01T10-00-01-000Z',
+      experiment: 'shards',
+      total: 5,
+      passed: 3,
+      failed: 1,
+      errors: 1,
+      timestamp: '2026-03-01T10:00:01.000Z',
+    });
     expect(summary.run_summary.m1).toMatchObject({ total: 3, passed: 2, failed: 1, errors: 0 });
     expect(summary.run_summary.m2).toMatchObject({ total: 2, passed: 1, failed: 0, errors: 1 });
     expect(summary.combine_metadata).toEqual({
@@ -91,7 +102,12 @@ describe('combine: shards', () => {
     let r = await runCli(['combine', a, b, '--out', out]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/the sources span experiments exp-a \(.*\); exp-b \(.*\) — pass --experiment <name>/);
-    expect(await stat(out).then(() => true, () => false)).toBe(false);
+    expect(
+      await stat(out).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
 
     r = await runCli(['combine', a, b, '--out', out, '--experiment', 'merged']);
     expect(r.code, r.stderr).toBe(0);
@@ -119,7 +135,10 @@ describe('combine: shards', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).duplicates_replaced).toBe(1);
     const rows = await index(out);
-    expect(rows.map((x) => [x.test_id, x.score])).toEqual([['y', 0.3], ['x', 0.5]]);
+    expect(rows.map((x) => [x.test_id, x.score])).toEqual([
+      ['y', 0.3],
+      ['x', 0.5],
+    ]);
     expect(await json(join(out, 'summary.json'))).toMatchObject({ total: 2, passed: 0, failed: 2 });
   });
 
@@ -149,13 +168,13 @@ describe('combine: shards', () => {
     await mkdir(empty);
     r = await runCli(['combine', a, b, '--out', empty]);
     expect(r.code, r.stderr).toBe(0);
-    expect((await index(empty))).toHaveLength(2);
+    expect(await index(empty)).toHaveLength(2);
 
     const cwd = join(tmp, 'project');
     await mkdir(cwd);
     r = await runCli(['combine', a, b], { cwd });
     expect(r.code, r.stderr).toBe(0);
-    expect((await index(join(cwd, '.agentv/results/2026-03-05T10-00-00-000Z')))).toHaveLength(2);
+    expect(await index(join(cwd, '.agentv/results/2026-03-05T10-00-00-000Z'))).toHaveLength(2);
   });
 
   it('refuses the same source twice, a source with malformed lines, and --out inside a source', async () => {
@@ -196,7 +215,8 @@ describeWithFixtures('combine: shards of a real fixture add up to the whole run'
     expect(r.code, r.stderr).toBe(0);
     const a = await json(join(whole, 'summary.json'));
     const b = await json(join(out, 'summary.json'));
-    for (const key of ['run_id', 'total', 'passed', 'failed', 'errors', 'pass_rate', 'mean_score', 'duration_ms', 'total_tokens', 'cost_usd', 'run_summary']) expect(b[key], key).toEqual(a[key]);
+    for (const key of ['run_id', 'total', 'passed', 'failed', 'errors', 'pass_rate', 'mean_score', 'duration_ms', 'total_tokens', 'cost_usd', 'run_summary'])
+      expect(b[key], key).toEqual(a[key]);
     // Same run id and the same case fields: the same projection ids as the whole export.
     expect((await index(out)).map((x) => x.projection_identity.id).sort()).toEqual((await index(whole)).map((x) => x.projection_identity.id).sort());
     expect((await runCli(['validate', out])).code).toBe(0);

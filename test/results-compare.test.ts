@@ -45,7 +45,7 @@ describeWithFixtures('compare: the real compare fixtures', () => {
   const base = fixture('compare--baseline-results.jsonl');
   const cand = fixture('compare--candidate-results.jsonl');
 
-  it('default threshold 0.1: only +0.16 is a win; AgentV\'s fields and rounding', async () => {
+  it("default threshold 0.1: only +0.16 is a win; AgentV's fields and rounding", async () => {
     const { code, json } = await compare([base, cand]);
     expect(code).toBe(0);
     // code-review-001 0.72 -> 0.88 = +0.16 win (>= 0.1)
@@ -108,7 +108,10 @@ describeWithFixtures('compare: several targets in one file (benchmark-tooling fi
   let modified: string;
 
   it('matches by test_id, the last row of a repeated id counts, and a warning says so', async () => {
-    const rows = (await readFile(original, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { test_id: string; target: string; score: number });
+    const rows = (await readFile(original, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { test_id: string; target: string; score: number });
     const find = (t: string, m: string) => rows.find((r) => r.test_id === t && r.target === m)!;
     find('greeting', 'gpt-4.1').score = 0.95;
     find('greeting', 'gpt-5-mini').score = 1.0;
@@ -118,7 +121,10 @@ describeWithFixtures('compare: several targets in one file (benchmark-tooling fi
     await writeFile(modified, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const { json } = await compare([original, modified]);
     const last = (list: { test_id: string; score: number }[], id: string) => list.filter((r) => r.test_id === id).at(-1)!.score;
-    const orig = (await readFile(original, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { test_id: string; score: number });
+    const orig = (await readFile(original, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { test_id: string; score: number });
     for (const m of json.matched) {
       expect(m.score1).toBe(last(orig, m.test_id));
       expect(m.score2).toBe(last(rows, m.test_id));
@@ -127,7 +133,9 @@ describeWithFixtures('compare: several targets in one file (benchmark-tooling fi
     expect(json.summary.total).toBe(orig.length + rows.length);
     expect(json.unmatched.candidate_only).toEqual(['translation']);
     expect(json.unmatched.file2).toBe(1);
-    expect(json.warnings.join('\n')).toMatch(/the last row of each is compared, as agentv compare does — it holds targets .*gpt-4\.1.*: pick one with --target/);
+    expect(json.warnings.join('\n')).toMatch(
+      /the last row of each is compared, as agentv compare does — it holds targets .*gpt-4\.1.*: pick one with --target/,
+    );
   });
 
   it('--target narrows both sides to one target first', async () => {
@@ -182,7 +190,10 @@ describe('compare: hand-written runs', () => {
   it('a malformed line is skipped with a warning, not fatal', async () => {
     const f = join(tmp, `bad-${n++}.jsonl`);
     await writeFile(f, '{"test_id":"a","score":0.5}\n{oops\n{"test_id":"b","score":1}\n');
-    const c = await results([{ test_id: 'a', score: 0.5 }, { test_id: 'b', score: 1 }]);
+    const c = await results([
+      { test_id: 'a', score: 0.5 },
+      { test_id: 'b', score: 1 },
+    ]);
     const { code, json, stderr } = await compare([f, c]);
     expect(code).toBe(0);
     expect(json.summary.matched).toBe(2);
@@ -215,7 +226,14 @@ describe('compare <one run>: its targets against each other', () => {
     expect(counts(pj)).toEqual({ wins: 1, losses: 1, ties: 0, mean_delta: -0.125 });
     const matrix = await runCli(['compare', f, '--json']);
     expect(matrix.code).toBe(0);
-    expect(JSON.parse(matrix.stdout)).toMatchObject({ mode: 'matrix', targets: ['a', 'b'], matrix: [{ test_id: 't1', scores: { a: 0.5, b: 0.75 } }, { test_id: 't2', scores: { a: 1, b: 0.5 } }] });
+    expect(JSON.parse(matrix.stdout)).toMatchObject({
+      mode: 'matrix',
+      targets: ['a', 'b'],
+      matrix: [
+        { test_id: 't1', scores: { a: 0.5, b: 0.75 } },
+        { test_id: 't2', scores: { a: 1, b: 0.5 } },
+      ],
+    });
     expect((await runCli(['compare', f, '--baseline', 'a'])).code).toBe(1); // b is lower than baseline a on average
     expect((await runCli(['compare', f, '--baseline', 'b'])).code).toBe(0);
     let r = await runCli(['compare', f, '--candidate', 'b']);
@@ -268,15 +286,30 @@ describe('compare --decide: seed 004 rules', () => {
 
   it('rule 2: mean_delta == 0 and the candidate file has fewer lines -> keep', async () => {
     const [b, c] = await equal();
-    const { code, json } = await compare([b!, c!, '--decide', '--baseline-artifact', await file('old.md', 12), '--candidate-artifact', await file('new.md', 9)]);
+    const { code, json } = await compare([
+      b!,
+      c!,
+      '--decide',
+      '--baseline-artifact',
+      await file('old.md', 12),
+      '--candidate-artifact',
+      await file('new.md', 9),
+    ]);
     expect(code).toBe(0);
-    expect(json.decision).toMatchObject({ decision: 'keep', rule: 'simpler_at_equal_score', rationale: 'equal performance (mean_delta 0) and the candidate is simpler (9 < 12 lines)' });
+    expect(json.decision).toMatchObject({
+      decision: 'keep',
+      rule: 'simpler_at_equal_score',
+      rationale: 'equal performance (mean_delta 0) and the candidate is simpler (9 < 12 lines)',
+    });
   });
 
   it('mean_delta == 0 and the candidate file is not shorter -> discard', async () => {
     const [b, c] = await equal();
     const { json } = await compare([b!, c!, '--decide', '--baseline-artifact', await file('same1.md', 10), '--candidate-artifact', await file('same2.md', 10)]);
-    expect(json.decision).toMatchObject({ decision: 'discard', rationale: 'equal performance (mean_delta 0) but the candidate is not simpler (10 >= 10 lines)' });
+    expect(json.decision).toMatchObject({
+      decision: 'discard',
+      rationale: 'equal performance (mean_delta 0) but the candidate is not simpler (10 >= 10 lines)',
+    });
   });
 
   it('mean_delta == 0 without artifacts -> discard, saying what to pass', async () => {

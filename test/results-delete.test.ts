@@ -19,14 +19,26 @@ let n = 0;
 async function run(): Promise<string> {
   const name = `run-${n++}`;
   const src = join(tmp, `${name}.jsonl`);
-  await writeFile(src, [{ test_id: 'a', target: 'm', score: 1, timestamp: '2026-03-01T10:00:00Z', suite: 'suite-x' }, { test_id: 'b', target: 'm', score: 0, suite: 'suite-y' }].map((r) => JSON.stringify(r)).join('\n') + '\n');
+  await writeFile(
+    src,
+    [
+      { test_id: 'a', target: 'm', score: 1, timestamp: '2026-03-01T10:00:00Z', suite: 'suite-x' },
+      { test_id: 'b', target: 'm', score: 0, suite: 'suite-y' },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n') + '\n',
+  );
   const out = join(tmp, name);
   const r = await runCli(['export', src, '--out', out]);
   expect(r.code, r.stderr).toBe(0);
   return out;
 }
 
-const exists = (p: string) => stat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 
 describe('delete: refusals (exit 2, nothing deleted)', () => {
   it('a random directory', async () => {
@@ -51,7 +63,7 @@ describe('delete: refusals (exit 2, nothing deleted)', () => {
     expect(await exists(join(d, 'index.jsonl'))).toBe(true);
   });
 
-  it('a file (other than a run\'s index.jsonl)', async () => {
+  it("a file (other than a run's index.jsonl)", async () => {
     const d = await run();
     const r = await runCli(['delete', join(d, 'summary.json'), '--yes']);
     expect(r.code).toBe(2);

@@ -149,7 +149,10 @@ describe('failures', () => {
 
   it('still reports a failure whose grading.json is gone', async () => {
     const d = await exportRows(HAND_ROWS);
-    const rows = (await readFile(join(d, 'index.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const rows = (await readFile(join(d, 'index.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     await unlink(join(d, rows[1].grading_path));
     const j = JSON.parse((await runCli(['failures', d, '--json'])).stdout);
     expect(j.failures[0]).toMatchObject({ test_id: 'refund-eligibility', failed_assertions: [], grading_problem: expect.stringContaining('missing') });
@@ -157,7 +160,7 @@ describe('failures', () => {
 });
 
 describe('show', () => {
-  it('globs (*, ?), several --test-id, and the sidecars\' key facts', async () => {
+  it("globs (*, ?), several --test-id, and the sidecars' key facts", async () => {
     const r = await runCli(['show', hand, '--test-id', 'refund-*', '--test-id', '00?', '--json']);
     expect(r.code, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout);
@@ -208,7 +211,19 @@ describeWithFixtures('inspection on real fixtures', () => {
     const recomputed = await summarizeRun({ run: join(out, 'index.jsonl'), recompute: true });
     expect(read.source).toBe('summary.json');
     expect(recomputed.source).toBe('recomputed');
-    for (const key of ['total', 'passed', 'failed', 'errors', 'pass_rate', 'mean_score', 'duration_ms', 'total_tokens', 'cost_usd', 'run_summary', 'timestamp']) {
+    for (const key of [
+      'total',
+      'passed',
+      'failed',
+      'errors',
+      'pass_rate',
+      'mean_score',
+      'duration_ms',
+      'total_tokens',
+      'cost_usd',
+      'run_summary',
+      'timestamp',
+    ]) {
       expect(read.summary[key], key).toEqual(written[key]);
       expect(recomputed.summary[key], `${key} (recomputed)`).toEqual(written[key]);
     }
@@ -217,7 +232,10 @@ describeWithFixtures('inspection on real fixtures', () => {
   it('failures on trace-analysis: the two failing cases with their failed assertions', async () => {
     const out = await exportFixture('trace-analysis--multi-agent.eval.results.jsonl');
     const j = JSON.parse((await runCli(['failures', out, '--json'])).stdout);
-    expect(j.failures.map((f: { test_id: string; target: string }) => `${f.test_id}@${f.target}`)).toEqual(['research-question@gpt-4o', 'data-analysis@claude-sonnet']);
+    expect(j.failures.map((f: { test_id: string; target: string }) => `${f.test_id}@${f.target}`)).toEqual([
+      'research-question@gpt-4o',
+      'data-analysis@claude-sonnet',
+    ]);
     expect(j.failures[0].failed_assertions.map((a: { text: string }) => a.text)).toEqual(['Missing critical source from 2025']);
     expect(j.failures[1].failed_assertions.map((a: { text: string }) => a.text)).toEqual(['Missing visualization', 'Incomplete statistical analysis']);
   });

@@ -19,7 +19,13 @@ const tmp = await mkdtemp(join(tmpdir(), 'agentv-trend-'));
 afterAll(() => rm(tmp, { recursive: true, force: true }));
 
 interface TrendJson {
-  series: { experiment: string; target: string; runs: { mean_score: number; run_id?: string; matched_test_count: number }[]; summary: { slope: number; direction: string; run_count: number; matched_test_count: number; r_squared: number }; regression: { triggered: boolean } }[];
+  series: {
+    experiment: string;
+    target: string;
+    runs: { mean_score: number; run_id?: string; matched_test_count: number }[];
+    summary: { slope: number; direction: string; run_count: number; matched_test_count: number; r_squared: number };
+    regression: { triggered: boolean };
+  }[];
   skipped: { experiment: string; target: string; reason: string }[];
   triggered: boolean;
   source: string;

@@ -16,8 +16,24 @@ afterAll(() => rm(tmp, { recursive: true, force: true }));
 let n = 0;
 
 const ROWS = [
-  { test_id: 'alpha', suite: 's', target: 'm1', score: 1, timestamp: '2026-03-01T10:00:00Z', assertions: [{ text: 'says hi', passed: true, evidence: 'it did' }], answer: 'hi', output: [{ role: 'assistant', content: 'hi' }] },
-  { test_id: 'beta', suite: 's', target: 'm1', score: 0.4, timestamp: '2026-03-01T10:01:00Z', assertions: [{ text: 'cites', passed: false, evidence: 'no citation' }] },
+  {
+    test_id: 'alpha',
+    suite: 's',
+    target: 'm1',
+    score: 1,
+    timestamp: '2026-03-01T10:00:00Z',
+    assertions: [{ text: 'says hi', passed: true, evidence: 'it did' }],
+    answer: 'hi',
+    output: [{ role: 'assistant', content: 'hi' }],
+  },
+  {
+    test_id: 'beta',
+    suite: 's',
+    target: 'm1',
+    score: 0.4,
+    timestamp: '2026-03-01T10:01:00Z',
+    assertions: [{ text: 'cites', passed: false, evidence: 'no citation' }],
+  },
   { test_id: 'gamma', suite: 's', target: 'm2', score: 0.9, timestamp: '2026-03-01T10:02:00Z', assertions: [{ text: 'ok', passed: true }] },
 ];
 
@@ -39,19 +55,29 @@ async function copy(): Promise<string> {
 }
 
 async function indexLines(dir: string): Promise<Record<string, unknown>[]> {
-  return (await readFile(join(dir, 'index.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  return (await readFile(join(dir, 'index.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 async function writeIndex(dir: string, rows: unknown[]): Promise<void> {
   await writeFile(join(dir, 'index.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
 }
 
-
 /** Run validate from inside the run (`validate .`), so problems read `index.jsonl:3: ...`; human and JSON. */
 async function check(dir: string, ...extra: string[]) {
   const human = await runCli(['validate', '.', ...extra], { cwd: dir });
   const json = await runCli(['validate', '.', '--json', ...extra], { cwd: dir });
-  return { human, json: JSON.parse(json.stdout) as { valid: boolean; problems: { file: string; line?: number; message: string }[]; notes: { file: string; line?: number; message: string }[] }, jsonCode: json.code };
+  return {
+    human,
+    json: JSON.parse(json.stdout) as {
+      valid: boolean;
+      problems: { file: string; line?: number; message: string }[];
+      notes: { file: string; line?: number; message: string }[];
+    },
+    jsonCode: json.code,
+  };
 }
 
 describe('validate: a clean run', () => {
@@ -256,7 +282,16 @@ describe('validate: corruptions', () => {
     const answerPath = rows[0]!.answer_path as string;
     const bytes = await readFile(join(d, answerPath));
     const sha = createHash('sha256').update(bytes).digest('hex');
-    const pointer = (over: Record<string, unknown>) => ({ ref: 'agentv/artifacts/v1', key: `runs/val/2026-03-01/x/${answerPath}`, path: answerPath, sha256: sha, size: bytes.length, media_type: 'text/markdown', family: 'output', ...over });
+    const pointer = (over: Record<string, unknown>) => ({
+      ref: 'agentv/artifacts/v1',
+      key: `runs/val/2026-03-01/x/${answerPath}`,
+      path: answerPath,
+      sha256: sha,
+      size: bytes.length,
+      media_type: 'text/markdown',
+      family: 'output',
+      ...over,
+    });
 
     rows[0]!.artifact_pointers = [pointer({})];
     await writeIndex(d, rows);
@@ -268,7 +303,9 @@ describe('validate: corruptions', () => {
     res = await check(d);
     expect(res.human.code).toBe(1);
     expect(res.human.stdout).toContain(`index.jsonl:1: artifact pointer ${answerPath}: sha256 ${'f'.repeat(64)} does not match the local payload (${sha})`);
-    expect(res.human.stdout).toContain(`index.jsonl:1: artifact pointer ${answerPath}: size is ${bytes.length + 1} but the local payload has ${bytes.length} bytes`);
+    expect(res.human.stdout).toContain(
+      `index.jsonl:1: artifact pointer ${answerPath}: size is ${bytes.length + 1} but the local payload has ${bytes.length} bytes`,
+    );
 
     // Detached: the payload lives only on the artifacts branch.
     rows[0]!.artifact_pointers = [pointer({})];

@@ -26,7 +26,10 @@ beforeAll(async () => {
   restore = useIsolatedGitEnv();
   user = await makeUserRepo();
   await mkdir(join(user.work, '.agentv'), { recursive: true });
-  await writeFile(join(user.work, '.agentv', 'config.yaml'), 'results:\n  path: .\n  branch: agentv/results/v1\n  auto_push: false\nprojects:\n  - id: web\n    path: .\n');
+  await writeFile(
+    join(user.work, '.agentv', 'config.yaml'),
+    'results:\n  path: .\n  branch: agentv/results/v1\n  auto_push: false\nprojects:\n  - id: web\n    path: .\n',
+  );
   runs.push(await makeRunWorkspace({ experiment: 'nightly', day: 0, minute: 0, rows: 6, seed: 1 }));
   runs.push(await makeRunWorkspace({ experiment: 'nightly', day: 1, minute: 5, rows: 6, seed: 3 }));
   runs.push(await makeRunWorkspace({ experiment: 'smoke', day: 2, minute: 9, rows: 2, seed: 5 }));
@@ -52,7 +55,25 @@ const post = async (path: string, body: unknown, headers: Record<string, string>
 };
 
 // The fields AgentV's `serve` returned for a configured results branch (checked live below).
-const AGENTV_STATUS_FIELDS = ['configured', 'available', 'repo', 'repo_path', 'path', 'auto_push', 'require_push', 'push_conflict_policy', 'local_dir', 'sync_status', 'branch', 'upstream', 'ahead', 'behind', 'dirty_paths', 'conflicted_paths', 'run_count'];
+const AGENTV_STATUS_FIELDS = [
+  'configured',
+  'available',
+  'repo',
+  'repo_path',
+  'path',
+  'auto_push',
+  'require_push',
+  'push_conflict_policy',
+  'local_dir',
+  'sync_status',
+  'branch',
+  'upstream',
+  'ahead',
+  'behind',
+  'dirty_paths',
+  'conflicted_paths',
+  'run_count',
+];
 
 describe('remote status and sync', () => {
   it('answers GET /api/remote/status with AgentV field names plus our own section', async () => {
@@ -79,7 +100,8 @@ describe('remote status and sync', () => {
       const ours = (await get('/api/remote/status')).body;
       const missing = Object.keys(theirs).filter((k) => !(k in ours) && k !== 'last_synced_at' && k !== 'last_error');
       expect(missing).toEqual([]);
-      for (const k of ['configured', 'available', 'branch', 'upstream', 'ahead', 'behind', 'push_conflict_policy'] as const) expect(typeof ours[k], k).toBe(typeof theirs[k]);
+      for (const k of ['configured', 'available', 'branch', 'upstream', 'ahead', 'behind', 'push_conflict_policy'] as const)
+        expect(typeof ours[k], k).toBe(typeof theirs[k]);
       expect(ours.branch).toBe(theirs.branch);
       expect(ours.upstream).toBe(theirs.upstream);
     } finally {
@@ -245,7 +267,11 @@ describe('request checks', () => {
 describe('the CLI', () => {
   /** Starts the built CLI, waits for the "Dashboard: <url>" line, returns the url and the child. */
   async function startCli(args: string[]) {
-    const child = spawn(process.execPath, [CLI_PATH, ...args], { cwd: user.work, env: { ...process.env, ...gitEnvForTests() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI_PATH, ...args], {
+      cwd: user.work,
+      env: { ...process.env, ...gitEnvForTests() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no Dashboard line within 60 s: ${err}`)), 60_000);
@@ -259,16 +285,20 @@ describe('the CLI', () => {
       });
       child.on('close', (code) => reject(new Error(`exited ${code}: ${err}`)));
     });
-    const stop = () => new Promise<number | null>((resolve) => {
-      child.removeAllListeners('close');
-      child.on('close', (code) => resolve(code));
-      child.kill('SIGTERM');
-    });
+    const stop = () =>
+      new Promise<number | null>((resolve) => {
+        child.removeAllListeners('close');
+        child.on('close', (code) => resolve(code));
+        child.kill('SIGTERM');
+      });
     return { url, stop, stderr: () => err };
   }
 
   it('serve and daemon --http listen on loopback and answer the API', async () => {
-    for (const args of [['serve', '--port', '0'], ['daemon', '--http', '--port', '0', '--poll', '--no-push']]) {
+    for (const args of [
+      ['serve', '--port', '0'],
+      ['daemon', '--http', '--port', '0', '--poll', '--no-push'],
+    ]) {
       const s = await startCli(args);
       try {
         const res = await fetch(`${s.url}/api/remote/status`);

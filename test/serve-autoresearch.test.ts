@@ -17,7 +17,16 @@ import { makeUserRepo } from './publish-helpers.js';
 
 const LAUNCH = {
   executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 };
 const XSS = `</script><script>alert(1)</script><img src=x onerror="alert(2)"><!-- & 'quote'`;
 const EXP = 'autoresearch-demo';
@@ -112,7 +121,16 @@ describe('GET /api/autoresearch', () => {
     ]);
     expect(t.points[2].mutation).toBe(XSS);
     expect(t.rates).toEqual({ IDENTIFIES_BUG: [0.5, 1, 0, 1], SUGGESTS_FIX: [0, 0.5, 0, 1] });
-    expect(t.summary).toMatchObject({ cycles: 4, keeps: 3, drops: 1, original_score: 0.25, best_score: 1, best_cycle: 4, improvement: 0.75, total_cost_usd: 0.1 });
+    expect(t.summary).toMatchObject({
+      cycles: 4,
+      keeps: 3,
+      drops: 1,
+      original_score: 0.25,
+      best_score: 1,
+      best_cycle: 4,
+      improvement: 0.75,
+      total_cost_usd: 0.1,
+    });
     expect(body.iterations).toHaveLength(4);
     expect(body.warnings).toEqual([expect.stringMatching(/:5: not valid JSON/)]);
   });
@@ -172,7 +190,12 @@ describe('the Autoresearch tab in Chromium', () => {
       });
     const shown = await view();
     expect(shown.stats).toEqual({ original: '0.250', best: '1.000', improvement: '+0.750', cycles: '4', keeps: '3', drops: '1', cost: '$0.1000' });
-    expect(shown.marks).toEqual([['1', '0.25', 'keep'], ['2', '0.75', 'keep'], ['3', '0', 'drop'], ['4', '1', 'keep']]);
+    expect(shown.marks).toEqual([
+      ['1', '0.25', 'keep'],
+      ['2', '0.75', 'keep'],
+      ['3', '0', 'drop'],
+      ['4', '1', 'keep'],
+    ]);
     expect(shown.cumulative).toEqual(['0.01', '0.03', '0.06', '0.1']);
     expect(shown.assertions).toEqual([
       ['IDENTIFIES_BUG', '50.0%', '100.0%', '0.0%', '100.0%'],

@@ -18,7 +18,16 @@ import { makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-hel
 
 const LAUNCH = {
   executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 };
 const XSS_ID = '<img src=x onerror=alert(1)>';
 const XSS_TARGET = '</script><script>alert(2)</script>';
@@ -102,7 +111,9 @@ describe('the Dashboard in Chromium', () => {
   it('renders every run with the catalog numbers and the remote status', async () => {
     const { page, foreign, errors } = await open();
     const listed = await api('/api/runs');
-    const rows = await page.$$eval('#runs-body tr', (trs) => trs.map((tr) => ({ id: tr.getAttribute('data-run'), rate: tr.querySelector('.pass-rate')?.textContent, passed: tr.children[5]?.textContent })));
+    const rows = await page.$$eval('#runs-body tr', (trs) =>
+      trs.map((tr) => ({ id: tr.getAttribute('data-run'), rate: tr.querySelector('.pass-rate')?.textContent, passed: tr.children[5]?.textContent })),
+    );
     expect(rows.map((r) => r.id)).toEqual(listed.runs.map((r: any) => r.run_id));
     for (const [i, r] of listed.runs.entries()) {
       expect(rows[i]!.rate).toBe(`${(Math.round(r.pass_rate * 1000) / 10).toFixed(1)}%`);
@@ -240,8 +251,23 @@ describe('the Dashboard in Chromium', () => {
       const target = `${server.url}/api/runs/${encodeURIComponent(runs[1]!.runId)}/tags`;
       const before = await git(user.work, ['rev-parse', 'refs/heads/agentv/results/v1']);
       const outcome = await page.evaluate(async (url) => {
-        const simple = await fetch(url, { method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: '{"add":["pwned"],"expect_revision":"x"}' }).then(() => 'sent', (e) => String(e));
-        const withToken = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-agentv-results-token': 'guess' }, body: '{}' }).then((r) => `status ${r.status}`, () => 'blocked');
+        const simple = await fetch(url, {
+          method: 'POST',
+          mode: 'no-cors',
+          headers: { 'content-type': 'text/plain' },
+          body: '{"add":["pwned"],"expect_revision":"x"}',
+        }).then(
+          () => 'sent',
+          (e) => String(e),
+        );
+        const withToken = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-agentv-results-token': 'guess' },
+          body: '{}',
+        }).then(
+          (r) => `status ${r.status}`,
+          () => 'blocked',
+        );
         return { simple, withToken };
       }, target);
       expect(outcome.withToken).toBe('blocked'); // the preflight gets no CORS grant

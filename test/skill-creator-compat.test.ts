@@ -99,15 +99,32 @@ function calculateStats(values: number[]): Stat {
   if (values.length === 0) return { mean: 0, stddev: 0, min: 0, max: 0 };
   const n = values.length;
   const mean = pythonSum(values, true) / n;
-  const stddev = n > 1 ? Math.sqrt(pythonSum(values.map((x) => (x - mean) * (x - mean)), false) / (n - 1)) : 0;
+  const stddev =
+    n > 1
+      ? Math.sqrt(
+          pythonSum(
+            values.map((x) => (x - mean) * (x - mean)),
+            false,
+          ) /
+            (n - 1),
+        )
+      : 0;
   return { mean: round(mean, 4), stddev: round(stddev, 4), min: round(Math.min(...values), 4), max: round(Math.max(...values), 4) };
 }
 
 // ---- aggregate_benchmark.py, as documented --------------------------------------------------
 
 const readJson = async (p: string) => JSON.parse(await readFile(p, 'utf8'));
-const exists = (p: string) => stat(p).then(() => true, () => false);
-const isDir = (p: string) => stat(p).then((s) => s.isDirectory(), () => false);
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
+const isDir = (p: string) =>
+  stat(p).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 interface TheirRun {
@@ -233,7 +250,9 @@ async function expectAggregateAgrees(out: string): Promise<{ runs: number }> {
   expect(Object.keys(ours.run_summary)).toEqual(Object.keys(theirs));
   for (const [config, stats] of Object.entries(theirs)) {
     if (config === 'delta') expect(ours.run_summary.delta).toEqual(stats);
-    else for (const [metric, value] of Object.entries(stats as Record<string, Stat>)) expect(ours.run_summary[config][metric], `${config}.${metric}`).toEqual(value);
+    else
+      for (const [metric, value] of Object.entries(stats as Record<string, Stat>))
+        expect(ours.run_summary[config][metric], `${config}.${metric}`).toEqual(value);
   }
   // Every run the script reads is one of our runs[], with the same numbers.
   const theirRuns = [...results.values()].flat();
@@ -255,7 +274,13 @@ describe('Python number rules used by the checks', () => {
   // Values printed by CPython: round(0.03125, 4), round(2.675, 2), f"{0.125:+.2f}", f"{2.5:+.0f}" …
   it('round half-to-even on the exact binary value, as Python does', () => {
     expect([round(0.03125, 4), round(1.00005, 4), round(0.00005, 4), round(2.675, 2), round(-0.03125, 4)]).toEqual([0.0312, 1.0001, 0.0001, 2.67, -0.0312]);
-    expect([signedFixed(0.125, 2), signedFixed(2.5, 0), signedFixed(-0.001, 2), signedFixed(0.25, 1), signedFixed(3.5, 0)]).toEqual(['+0.12', '+2', '-0.00', '+0.2', '+4']);
+    expect([signedFixed(0.125, 2), signedFixed(2.5, 0), signedFixed(-0.001, 2), signedFixed(0.25, 1), signedFixed(3.5, 0)]).toEqual([
+      '+0.12',
+      '+2',
+      '-0.00',
+      '+0.2',
+      '+4',
+    ]);
   });
 });
 
@@ -279,11 +304,25 @@ describe('skill-creator layout: the rules at their edges', () => {
     for (let i = 0; i < 12; i++) {
       for (const target of ['zeta', 'alpha']) {
         const assertions = Array.from({ length: 16 }, (_, k) => ({ text: `a${k}`, passed: target === 'zeta' && i === 0 && k === 0 }));
-        rows.push({ test_id: `t${i}`, target, score: 0.5, duration_ms: 1500 + i, output: 'x'.repeat(3 + i), assertions, ...(i % 2 ? { token_usage: { input: 1, output: 2 } } : {}) });
+        rows.push({
+          test_id: `t${i}`,
+          target,
+          score: 0.5,
+          duration_ms: 1500 + i,
+          output: 'x'.repeat(3 + i),
+          assertions,
+          ...(i % 2 ? { token_usage: { input: 1, output: 2 } } : {}),
+        });
       }
     }
     // Pass rates 1/16 and 0 average to 0.03125: a tie Python rounds to 0.0312 (Math.round: 0.0313).
-    for (let i = 0; i < 2; i++) rows.push({ test_id: `t${i}`, target: 'tie', score: 1, assertions: Array.from({ length: 16 }, (_, k) => ({ text: `a${k}`, passed: i === 0 && k === 0 })) });
+    for (let i = 0; i < 2; i++)
+      rows.push({
+        test_id: `t${i}`,
+        target: 'tie',
+        score: 1,
+        assertions: Array.from({ length: 16 }, (_, k) => ({ text: `a${k}`, passed: i === 0 && k === 0 })),
+      });
     rows.push({ test_id: 't0', target: 'skill', score: 1, input: 'a prompt' });
     await writeFile(src, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const out = await exportSkillCreator(src, 'edges');

@@ -17,7 +17,15 @@ let scratch: string;
 let clone: string;
 
 const row = (i: number, hour = 9, score = i % 3 === 0 ? 0 : 1) =>
-  JSON.stringify({ timestamp: new Date(Date.UTC(2026, 3, 2, hour, 0, i)).toISOString(), test_id: `t${i}`, suite: 's', target: i % 2 ? 'gpt' : 'claude', score, execution_status: 'ok', duration_ms: 100 * (i + 1) });
+  JSON.stringify({
+    timestamp: new Date(Date.UTC(2026, 3, 2, hour, 0, i)).toISOString(),
+    test_id: `t${i}`,
+    suite: 's',
+    target: i % 2 ? 'gpt' : 'claude',
+    score,
+    execution_status: 'ok',
+    duration_ms: 100 * (i + 1),
+  });
 
 /** Exports these rows as a run workspace (the same earliest row: the same run id) and returns its directory. */
 async function shard(name: string, rows: (number | string)[]): Promise<string> {
@@ -46,10 +54,13 @@ afterAll(async () => {
 describe('shards of one run from two machines', () => {
   it('both publish rows 0-4, then A adds 5-6 and B adds 7-8: B merges cleanly, the run has 9 rows and validates', async () => {
     const base = [0, 1, 2, 3, 4];
-    for (const [who, dir] of [['a', user.work], ['b', clone]] as const) {
+    for (const [who, dir] of [
+      ['a', user.work],
+      ['b', clone],
+    ] as const) {
       const p = await cli(['publish', await shard(`${who}0`, base), '--push'], dir);
       expect(p.code, `${who}: ${p.stdout}${p.stderr}`).toBe(0);
-      if (who === "a") continue;
+      if (who === 'a') continue;
     }
     const a = await cli(['publish', await shard('a1', [...base, 5, 6]), '--push'], user.work);
     expect(a.code, a.stdout + a.stderr).toBe(0);
@@ -104,7 +115,10 @@ describe('shards of one run from two machines', () => {
     const summary = JSON.parse(await readFile(join(pulled, 'summary.json'), 'utf8')) as { total: number };
     expect(summary.total).toBe(9);
     // The contradicting row took the results branch's version (the human's decision).
-    const index = (await readFile(join(pulled, 'index.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { test_id: string; score: number });
+    const index = (await readFile(join(pulled, 'index.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { test_id: string; score: number });
     expect(index.find((r) => r.test_id === 't2')?.score).toBe(0.5);
   });
 
@@ -124,7 +138,13 @@ describe('shards of one run from two machines', () => {
     expect(JSON.parse(b.stdout)).toMatchObject({ keptRows: 2, counts: { total: 9 } });
     expect(await onB()).toBe(9);
     const remoteIndex = await git(user.remote, ['show', `refs/heads/agentv/results/v1:${runId}/index.jsonl`]);
-    expect(remoteIndex.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { test_id: string }).test_id).sort()).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6', 't7', 't8']);
+    expect(
+      remoteIndex
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { test_id: string }).test_id)
+        .sort(),
+    ).toEqual(['t0', 't1', 't2', 't3', 't4', 't5', 't6', 't7', 't8']);
     // The kept rows' files stay, and the run still validates.
     const c = join(user.root, 'c3');
     await git(user.root, ['init', '-q', c]);

@@ -17,8 +17,29 @@ import { openSyncBranches } from '../src/sync/records.js';
 import { syncStatusSection } from '../src/history/sync-status.js';
 import { resolveTarget } from '../src/branch/target.js';
 import { runCli } from './helpers/cli.js';
-import { cleanupTempDirs, git, makeTempDir, makeUserRepoWithRemote, snapshotCheckout, startGitDaemon, useIsolatedGitEnv, type GitDaemon } from './helpers/git-fixtures.js';
-import { ARTIFACTS_REF, catalogRows, danglingPointers, lsFiles, makeClone, makeRemote, parents, publishRun, refOf, RESULTS_REF, showFile } from './sync-helpers.js';
+import {
+  cleanupTempDirs,
+  git,
+  makeTempDir,
+  makeUserRepoWithRemote,
+  snapshotCheckout,
+  startGitDaemon,
+  useIsolatedGitEnv,
+  type GitDaemon,
+} from './helpers/git-fixtures.js';
+import {
+  ARTIFACTS_REF,
+  catalogRows,
+  danglingPointers,
+  lsFiles,
+  makeClone,
+  makeRemote,
+  parents,
+  publishRun,
+  refOf,
+  RESULTS_REF,
+  showFile,
+} from './sync-helpers.js';
 
 let restore: () => void;
 let daemonBase: string;
@@ -67,7 +88,12 @@ async function appendRows(clone: string, path: string, ids: string[]): Promise<v
   const spec = `${tip}:${path}/index.jsonl`;
   const current = (await readBlobs(repo, [spec])).get(spec)!.toString('utf8');
   const rows = ids.map((id) => JSON.stringify({ projection_identity: { id }, test_id: id, run_id: path, score: 1 }) + '\n').join('');
-  const { commit } = await writeCommit(repo, { parent: tip, files: [{ path: `${path}/index.jsonl`, data: current + rows }], message: 'shard rows', author: { name: 'S', email: 's@x.invalid', date: new Date() } });
+  const { commit } = await writeCommit(repo, {
+    parent: tip,
+    files: [{ path: `${path}/index.jsonl`, data: current + rows }],
+    message: 'shard rows',
+    author: { name: 'S', email: 's@x.invalid', date: new Date() },
+  });
   await updateRefs(repo, [{ ref: RESULTS_REF, new: commit, old: tip }]);
 }
 
@@ -105,7 +131,7 @@ describe('over git daemon (denyNonFastForwards)', () => {
     expect([await snapshotCheckout(a), await snapshotCheckout(b)]).toEqual(before);
   });
 
-  it('two CI shards appending to one run\'s index.jsonl merge: every row once', async () => {
+  it("two CI shards appending to one run's index.jsonl merge: every row once", async () => {
     const { url, path: remote } = await servedRemote();
     const a = await makeClone(url);
     const b = await makeClone(url);
@@ -131,7 +157,14 @@ describe('over git daemon (denyNonFastForwards)', () => {
     const tests = identities((await showFile(remote, RESULTS_REF, `${runPath()}/index.jsonl`))!).length;
     expect(tests).toBe(4);
     const index = (await showFile(remote, RESULTS_REF, `${runPath()}/index.jsonl`))!;
-    const [t0, t1] = [...new Set(index.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { test_id: string }).test_id))];
+    const [t0, t1] = [
+      ...new Set(
+        index
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => (JSON.parse(l) as { test_id: string }).test_id),
+      ),
+    ];
 
     await editTags({ cwd: a, runId: run.runId, add: ['baseline'], push: false });
     await setFeedback({ cwd: a, runId: run.runId, testId: t0!, text: 'grader too lenient', reviewer: 'ana', push: false });
@@ -161,7 +194,11 @@ describe('over git daemon (denyNonFastForwards)', () => {
     await catchUp(b);
     const index = (await showFile(remote, RESULTS_REF, `${runPath()}/index.jsonl`))!;
     const testId = (JSON.parse(index.split('\n')[0]!) as { test_id: string }).test_id;
-    const [otherTest] = index.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { test_id: string }).test_id).filter((t) => t !== testId);
+    const [otherTest] = index
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { test_id: string }).test_id)
+      .filter((t) => t !== testId);
 
     expect((await setFeedback({ cwd: a, runId: run.runId, testId, text: 'version A', reviewer: 'ana' })).push?.landed).toBe(true);
     // Feedback is keyed by (test, reviewer): only one reviewer's own edits can diverge.
@@ -228,9 +265,11 @@ describe('over git daemon (denyNonFastForwards)', () => {
     await chmod(join(remote, 'hooks', 'post-receive'), 0o755);
     expect((await sync({ cwd: a })).push.landed).toBe(true);
     const clones = [a, ...(await Promise.all([1, 2, 3].map(() => makeClone(url))))];
-    await Promise.all(clones.map(async (c, i) => {
-      for (let k = 0; k < 2; k++) await publishRun(c, { experiment: `p${i}`, minute: 10 + 2 * i + k });
-    }));
+    await Promise.all(
+      clones.map(async (c, i) => {
+        for (let k = 0; k < 2; k++) await publishRun(c, { experiment: `p${i}`, minute: 10 + 2 * i + k });
+      }),
+    );
     for (const c of clones) expect((await sync({ cwd: c })).push.landed).toBe(true);
 
     // After every accepted push, the results tip's pointers resolve on the artifacts tip.
@@ -238,7 +277,12 @@ describe('over git daemon (denyNonFastForwards)', () => {
     const blocks = (await readFile(log, 'utf8')).split('---\n').filter((b) => b.trim());
     expect(blocks.length).toBeGreaterThan(4);
     for (const block of blocks) {
-      const moved = new Map(block.trim().split('\n').map((l) => [l.split(' ')[2]!, l.split(' ')[1]!]));
+      const moved = new Map(
+        block
+          .trim()
+          .split('\n')
+          .map((l) => [l.split(' ')[2]!, l.split(' ')[1]!]),
+      );
       artifacts = moved.get(ARTIFACTS_REF) ?? artifacts;
       const results = moved.get(RESULTS_REF);
       if (results) expect(await danglingPointers(remote, results, artifacts!)).toEqual([]);
@@ -248,7 +292,7 @@ describe('over git daemon (denyNonFastForwards)', () => {
 });
 
 describe('over a plain file-path remote', () => {
-  it('a user\'s dirty checkout publishes, loses a race, merges and pushes; nothing of theirs changes', async () => {
+  it("a user's dirty checkout publishes, loses a race, merges and pushes; nothing of theirs changes", async () => {
     const { work, remote } = await makeUserRepoWithRemote();
     const other = await makeClone(remote);
     const before = await snapshotCheckout(work);
@@ -283,7 +327,7 @@ describe('over a plain file-path remote', () => {
     expect(await lsFiles(remote, ARTIFACTS_REF)).not.toHaveLength(0);
   });
 
-  it('after a landed push the tracking refs show the remote, whether or not git\'s fetch refspec maps our branches', async () => {
+  it("after a landed push the tracking refs show the remote, whether or not git's fetch refspec maps our branches", async () => {
     const remote = await makeRemote();
     const tracking = (b: string) => `refs/remotes/origin/${b.slice('refs/heads/'.length)}`;
     // With the usual refs/heads/*:refs/remotes/origin/* git moves them itself; without one, we do.
@@ -309,7 +353,14 @@ describe('over a plain file-path remote', () => {
     const run = await publishRun(a, RUN_X);
     await catchUp(b);
     const index = (await showFile(remote, RESULTS_REF, `${runPath()}/index.jsonl`))!;
-    const [t0, t1] = [...new Set(index.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { test_id: string }).test_id))];
+    const [t0, t1] = [
+      ...new Set(
+        index
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => (JSON.parse(l) as { test_id: string }).test_id),
+      ),
+    ];
     await editTags({ cwd: a, runId: run.runId, add: ['baseline'], push: false });
     await setFeedback({ cwd: a, runId: run.runId, testId: t0!, text: 'from a', reviewer: 'ana', push: false });
     await appendRows(a, runPath(), ['late-a']);

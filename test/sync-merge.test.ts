@@ -29,7 +29,8 @@ afterAll(async () => {
   await cleanupTempDirs();
 });
 
-const commit = async (parent: string | null, files: FileChange[], message = 'c') => (await writeCommit(repo, { parent, files, message, author: AUTHOR })).commit;
+const commit = async (parent: string | null, files: FileChange[], message = 'c') =>
+  (await writeCommit(repo, { parent, files, message, author: AUTHOR })).commit;
 
 async function diverge(base: FileChange[], remote: FileChange[], local: FileChange[]) {
   const b = await commit(null, [{ path: '.gitattributes', data: 'x\n' }, ...base]);
@@ -67,7 +68,11 @@ describe('mergeCommits', () => {
 
   it('both sides appending to one index.jsonl: union, each row once, remote rows first', async () => {
     const base = lines(row('t0'));
-    const c = await diverge([{ path: INDEX, data: base }], [{ path: INDEX, data: base + lines(row('r1'), row('both')) }], [{ path: INDEX, data: base + lines(row('both'), row('l1')) }]);
+    const c = await diverge(
+      [{ path: INDEX, data: base }],
+      [{ path: INDEX, data: base + lines(row('r1'), row('both')) }],
+      [{ path: INDEX, data: base + lines(row('both'), row('l1')) }],
+    );
     const m = merged(await merge(c.remote, c.local));
     expect(await file(m, INDEX)).toBe(lines(row('t0'), row('r1'), row('both'), row('l1')));
   });
@@ -101,7 +106,17 @@ describe('mergeCommits', () => {
   });
 
   it('add/add identical is clean; add/add different merges owned files and conflicts on others', async () => {
-    const same = await diverge([], [{ path: SUMMARY, data: '{"s":1}' }, { path: 'runs/r/a', data: 'r' }], [{ path: SUMMARY, data: '{"s":1}' }, { path: 'runs/l/a', data: 'l' }]);
+    const same = await diverge(
+      [],
+      [
+        { path: SUMMARY, data: '{"s":1}' },
+        { path: 'runs/r/a', data: 'r' },
+      ],
+      [
+        { path: SUMMARY, data: '{"s":1}' },
+        { path: 'runs/l/a', data: 'l' },
+      ],
+    );
     expect(await file(merged(await merge(same.remote, same.local)), SUMMARY)).toBe('{"s":1}');
 
     const owned = await diverge([], [{ path: INDEX, data: lines(row('r')) }], [{ path: INDEX, data: lines(row('l')) }]);
@@ -121,7 +136,11 @@ describe('mergeCommits', () => {
   it('tags.json edited on both sides: json-union with a recomputed tag_revision', async () => {
     const TAGS = `${RUN}/tags.json`;
     const doc = (tags: string[], at: string) => `${JSON.stringify({ tags, updated_at: at, tag_revision: tags.join('+') }, null, 2)}\n`;
-    const c = await diverge([{ path: TAGS, data: doc([], '2026-03-14T10:00:00Z') }], [{ path: TAGS, data: doc(['baseline'], '2026-03-14T11:00:00Z') }], [{ path: TAGS, data: doc(['release-2.1'], '2026-03-14T12:00:00Z') }]);
+    const c = await diverge(
+      [{ path: TAGS, data: doc([], '2026-03-14T10:00:00Z') }],
+      [{ path: TAGS, data: doc(['baseline'], '2026-03-14T11:00:00Z') }],
+      [{ path: TAGS, data: doc(['release-2.1'], '2026-03-14T12:00:00Z') }],
+    );
     const out = JSON.parse((await file(merged(await merge(c.remote, c.local)), TAGS))!);
     expect(out.tags).toEqual(['baseline', 'release-2.1']);
     expect(out.updated_at).toBe('2026-03-14T12:00:00Z');
@@ -129,8 +148,14 @@ describe('mergeCommits', () => {
   });
 
   it('histories without a common root merge from an empty base', async () => {
-    const a = await commit(null, [{ path: '.gitattributes', data: 'same\n' }, { path: INDEX, data: lines(row('a')) }]);
-    const b = await commit(null, [{ path: '.gitattributes', data: 'same\n' }, { path: INDEX, data: lines(row('b')) }]);
+    const a = await commit(null, [
+      { path: '.gitattributes', data: 'same\n' },
+      { path: INDEX, data: lines(row('a')) },
+    ]);
+    const b = await commit(null, [
+      { path: '.gitattributes', data: 'same\n' },
+      { path: INDEX, data: lines(row('b')) },
+    ]);
     expect(await file(merged(await merge(a, b)), INDEX)).toBe(lines(row('a'), row('b')));
   });
 });

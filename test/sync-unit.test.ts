@@ -42,12 +42,17 @@ describe('compare links', () => {
     expect(compareUrl(url, BASE, SYNC)).toBe(`${repo}/-/compare/${BASE}...${SYNC}`);
   });
 
-  it.each(['/srv/git/results.git', '../remote.git', 'git://127.0.0.1:9418/remote.git', 'file:///tmp/remote.git', 'https://example.com/acme/evals.git', 'C:\\repos\\evals.git', 'https://github.com/only-owner'])(
-    'no link for %s',
-    (url) => {
-      expect(compareUrl(url, BASE, SYNC)).toBeNull();
-    },
-  );
+  it.each([
+    '/srv/git/results.git',
+    '../remote.git',
+    'git://127.0.0.1:9418/remote.git',
+    'file:///tmp/remote.git',
+    'https://example.com/acme/evals.git',
+    'C:\\repos\\evals.git',
+    'https://github.com/only-owner',
+  ])('no link for %s', (url) => {
+    expect(compareUrl(url, BASE, SYNC)).toBeNull();
+  });
 
   it('parses hosts and paths', () => {
     expect(parseHostedRemote('git@github.com:acme/evals.git')).toEqual({ host: 'github', webHost: 'github.com', path: 'acme/evals' });
@@ -55,7 +60,9 @@ describe('compare links', () => {
   });
 
   it('escapes odd characters in branch names but keeps slashes', () => {
-    expect(compareUrl('git@github.com:a/b.git', 'agentv/results/v1', 'agentv/results-sync/x#1')).toBe('https://github.com/a/b/compare/agentv/results/v1...agentv/results-sync/x%231?expand=1');
+    expect(compareUrl('git@github.com:a/b.git', 'agentv/results/v1', 'agentv/results-sync/x#1')).toBe(
+      'https://github.com/a/b/compare/agentv/results/v1...agentv/results-sync/x%231?expand=1',
+    );
   });
 
   it('gives git commands for other remotes', () => {
@@ -111,7 +118,10 @@ describe('push classification', () => {
     const refs = [ref('refs/heads/a', 'atomic transaction failed'), ref('refs/heads/b', 'atomic transaction failed')];
     const stderr = "remote: error: cannot lock ref 'refs/heads/b': is at 1111 but expected 2222\nerror: failed to push some refs";
     expect(classifyPush(1, true, refs, stderr)).toBe('non-fast-forward');
-    const withUpToDate = [{ dst: 'refs/heads/a', status: 'up-to-date' as const, summary: '[up to date]', reason: null }, ref('refs/heads/b', 'atomic transaction failed')];
+    const withUpToDate = [
+      { dst: 'refs/heads/a', status: 'up-to-date' as const, summary: '[up to date]', reason: null },
+      ref('refs/heads/b', 'atomic transaction failed'),
+    ];
     expect(classifyPush(1, true, withUpToDate, stderr)).toBe('non-fast-forward');
   });
   it('a hook that declines stays "other"', () => {
@@ -127,7 +137,7 @@ describe('prefer-main resolver (sync --resolve)', () => {
     `${JSON.stringify({ entries: Object.fromEntries(Object.entries(entries).map(([k, v]) => [k, { feedback: v, reviewer: 'r', updated_at: at }])), updated_at: at }, null, 2)}\n`;
   const b = (s: string) => Buffer.from(s);
 
-  it('takes main for the contested value and keeps the sync side\'s other additions', () => {
+  it("takes main for the contested value and keeps the sync side's other additions", () => {
     const base = doc({ t1: 'x' }, '2026-03-14T10:00:00Z');
     const main = doc({ t1: 'decided' }, '2026-03-14T12:00:00Z');
     const side = doc({ t1: 'B', t2: 'other test' }, '2026-03-14T11:00:00Z');
@@ -141,7 +151,12 @@ describe('prefer-main resolver (sync --resolve)', () => {
 
   it('clean merges stay clean merges', () => {
     const base = doc({}, '2026-03-14T10:00:00Z');
-    const r = preferMainResolver({ path: PATH, base: b(base), ours: b(doc({ a: '1' }, '2026-03-14T10:00:00Z')), theirs: b(doc({ c: '2' }, '2026-03-14T10:00:00Z')) });
+    const r = preferMainResolver({
+      path: PATH,
+      base: b(base),
+      ours: b(doc({ a: '1' }, '2026-03-14T10:00:00Z')),
+      theirs: b(doc({ c: '2' }, '2026-03-14T10:00:00Z')),
+    });
     expect(Object.keys(JSON.parse((r as { data: Buffer }).data.toString()).entries).sort()).toEqual(['a', 'c']);
   });
 
@@ -155,7 +170,7 @@ describe('prefer-main resolver (sync --resolve)', () => {
     expect((r as { data: Buffer }).data.toString()).toBe(`${row('a', 1)}\n${row('b', 5)}\n`);
   });
 
-  it('files we do not own: main\'s whole file', () => {
+  it("files we do not own: main's whole file", () => {
     const P = 'runs/exp/2026-03-14/2026-03-14T10-00-00-000Z/summary.json';
     expect(preferMainResolver({ path: P, base: b('1'), ours: b('2'), theirs: b('3') })).toEqual({ action: 'write', data: b('2') });
     expect(preferMainResolver({ path: P, base: b('1'), ours: null, theirs: b('3') })).toEqual({ action: 'delete' });
@@ -173,7 +188,12 @@ describe('prefer-main resolver (sync --resolve)', () => {
       const d = { tags: t, updated_at: at };
       return `${JSON.stringify({ ...d, tag_revision: computeTagRevision(d) }, null, 2)}\n`;
     };
-    const r = preferMainResolver({ path: P, base: b(tags(['a'], '2026-01-01T00:00:00Z')), ours: b(tags(['a', 'b'], '2026-01-02T00:00:00Z')), theirs: b(tags(['c'], '2026-01-03T00:00:00Z')) });
+    const r = preferMainResolver({
+      path: P,
+      base: b(tags(['a'], '2026-01-01T00:00:00Z')),
+      ours: b(tags(['a', 'b'], '2026-01-02T00:00:00Z')),
+      theirs: b(tags(['c'], '2026-01-03T00:00:00Z')),
+    });
     const out = JSON.parse((r as { data: Buffer }).data.toString());
     expect(out.tags).toEqual(['b', 'c']);
     expect(out.tag_revision).toBe(computeTagRevision({ tags: out.tags, updated_at: out.updated_at }));
@@ -190,7 +210,7 @@ describe('tag edits', () => {
 });
 
 describe('driver command', () => {
-  it('runs this package\'s entry by absolute path, quoted for the shell', () => {
+  it("runs this package's entry by absolute path, quoted for the shell", () => {
     expect(driverCommand('jsonl', '/opt/agentv/dist/cli/main.js')).toBe('node /opt/agentv/dist/cli/main.js merge-driver jsonl %O %A %B %P');
     expect(driverCommand('json', "/home/o'neil/my tools/main.js")).toBe(`node '/home/o'\\''neil/my tools/main.js' merge-driver json %O %A %B %P`);
     expect(shellQuote('$(rm -rf)')).toBe(`'$(rm -rf)'`);
@@ -201,13 +221,15 @@ describe('append-only fast path', () => {
   const INDEX = 'runs/exp/2026-03-14/2026-03-14T10-00-00-000Z/index.jsonl';
   const CATALOG = 'catalog/2026-03-14.jsonl';
   // Rows drawn from a small id space so that collisions (re-added, changed, duplicated rows) happen.
-  const rowArb = fc.record({ id: fc.integer({ min: 0, max: 40 }), v: fc.integer({ min: 0, max: 2 }), opaque: fc.boolean() }).map(({ id, v, opaque }) =>
-    opaque && id === 0 ? 'not json' : JSON.stringify({ projection_identity: { id: `r${id}` }, test_id: `t${id}`, run_id: `e/r${id}`, v }),
-  );
+  const rowArb = fc
+    .record({ id: fc.integer({ min: 0, max: 40 }), v: fc.integer({ min: 0, max: 2 }), opaque: fc.boolean() })
+    .map(({ id, v, opaque }) =>
+      opaque && id === 0 ? 'not json' : JSON.stringify({ projection_identity: { id: `r${id}` }, test_id: `t${id}`, run_id: `e/r${id}`, v }),
+    );
   const fileArb = fc.array(rowArb, { maxLength: 6 });
   const textOf = (rows: string[], crlf: boolean, blank: boolean) => rows.map((r) => r + (crlf ? '\r\n' : '\n')).join(blank ? '\n' : '');
 
-  it('when it applies, it gives exactly the general merge\'s bytes', () => {
+  it("when it applies, it gives exactly the general merge's bytes", () => {
     let applied = 0;
     fc.assert(
       fc.property(fileArb, fileArb, fileArb, fc.boolean(), fc.boolean(), (base, addOurs, addTheirs, crlf, blank) => {
@@ -234,7 +256,9 @@ describe('append-only fast path', () => {
     const base = `${r('a')}\n`;
     const hit = appendOnlyMerge({ path: INDEX, base: Buffer.from(base), ours: Buffer.from(`${base}${r('b')}\n`), theirs: Buffer.from(`${base}${r('c')}\n`) });
     expect((hit as { data: Buffer }).data.toString()).toBe(`${r('a')}\n${r('b')}\n${r('c')}\n`);
-    expect(appendOnlyMerge({ path: INDEX, base: Buffer.from(base), ours: Buffer.from(`${base}${r('b')}\n`), theirs: Buffer.from(`${base}${r('b')}\n`) })).toBeNull();
+    expect(
+      appendOnlyMerge({ path: INDEX, base: Buffer.from(base), ours: Buffer.from(`${base}${r('b')}\n`), theirs: Buffer.from(`${base}${r('b')}\n`) }),
+    ).toBeNull();
     expect(appendOnlyMerge({ path: INDEX, base: Buffer.from(base), ours: Buffer.from(`${r('b')}\n`), theirs: Buffer.from(`${base}${r('c')}\n`) })).toBeNull();
     expect(appendOnlyMerge({ path: 'runs/x/summary.json', base: Buffer.from('a'), ours: Buffer.from('ab'), theirs: Buffer.from('ac') })).toBeNull();
   });

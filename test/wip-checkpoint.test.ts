@@ -33,7 +33,10 @@ async function blob(repo: Repo, spec: string): Promise<string | null> {
 
 async function capturedIndex(repo: Repo, commit: string): Promise<string> {
   const segs = (await lsTree(repo, commit, { path: 'index/', recursive: true })).sort((a, b) => (a.path < b.path ? -1 : 1));
-  const blobs = await readBlobs(repo, segs.map((s) => s.sha));
+  const blobs = await readBlobs(
+    repo,
+    segs.map((s) => s.sha),
+  );
   return segs.map((s) => blobs.get(s.sha)!.toString('utf8')).join('');
 }
 
@@ -191,7 +194,9 @@ describe('Checkpointer', () => {
     const cp = await Checkpointer.open({ repo, runDir: empty, author: AUTHOR, host: 'h' });
     await expect(cp.checkpoint()).rejects.toThrow(/no index\.jsonl/);
     await git(work, ['update-ref', 'refs/heads/agentv/wip/h/exp--x', 'HEAD']);
-    await expect(Checkpointer.open({ repo, runDir: join(await makeTempDir('wip-x'), 'exp/x'), author: AUTHOR, host: 'h' })).rejects.toThrow(/not a WIP checkpoint branch/);
+    await expect(Checkpointer.open({ repo, runDir: join(await makeTempDir('wip-x'), 'exp/x'), author: AUTHOR, host: 'h' })).rejects.toThrow(
+      /not a WIP checkpoint branch/,
+    );
   });
 });
 
@@ -200,7 +205,16 @@ describe('WipSession (the policy an eval runner embeds)', () => {
     const { repo, runDir } = await setup();
     appendRows(runDir, 0, 1);
     const events: WipEvent[] = [];
-    const session = await WipSession.start({ repo, remoteName: null, runDir, host: 'h', everyRows: 5, intervalMs: 60_000, pollMs: 20, onEvent: (e) => events.push(e) });
+    const session = await WipSession.start({
+      repo,
+      remoteName: null,
+      runDir,
+      host: 'h',
+      everyRows: 5,
+      intervalMs: 60_000,
+      pollMs: 20,
+      onEvent: (e) => events.push(e),
+    });
     const checkpoints = () => events.filter((e) => e.type === 'checkpoint' && e.result.status !== 'unchanged');
     expect(checkpoints()).toHaveLength(1); // at start
 

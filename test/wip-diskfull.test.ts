@@ -80,7 +80,10 @@ describe('a disk that fills', () => {
     try {
       const out = join(mnt, 'fresh', 'exp', '2026-03-01T10-00-00-000Z');
       mkdirSync(join(mnt, 'fresh', 'exp'), { recursive: true });
-      const err = await recoverWip({ repo, remote: null, source: RUN_ID, out, fetch: false }).then(() => null, (e: Error & { code?: string }) => e);
+      const err = await recoverWip({ repo, remote: null, source: RUN_ID, out, fetch: false }).then(
+        () => null,
+        (e: Error & { code?: string }) => e,
+      );
       expect(err?.message).toMatch(/no space left while writing .*: nothing was changed there \(the checkpoint is still on agentv\/wip\/h\//);
       expect(err?.code).toBe('no-space'); // the error model's code for a full disk (exit 3)
       expect(existsSync(out)).toBe(false);
@@ -112,7 +115,8 @@ describe('a disk that fills', () => {
     const first = await cp.checkpoint();
     // Rows with a large incompressible sidecar each, so the pack cannot fit.
     appendRows(runDir, 3, 10, { sidecars: true });
-    for (let i = 3; i < 10; i++) writeFileSync(join(runDir, `raw/t-000${i}/blob.bin`), Buffer.from(Array.from({ length: 300 * 1024 }, () => Math.floor(Math.random() * 256))));
+    for (let i = 3; i < 10; i++)
+      writeFileSync(join(runDir, `raw/t-000${i}/blob.bin`), Buffer.from(Array.from({ length: 300 * 1024 }, () => Math.floor(Math.random() * 256))));
     const filler = fill();
     try {
       await expect(cp.checkpoint()).rejects.toThrow(/No space left|no space|fast-import/i);

@@ -33,7 +33,7 @@ async function checkpointed(seed: number) {
 }
 
 describe('publish ends the WIP', () => {
-  it('publish --push deletes the run\'s WIP branch here and on the remote; wip list no longer shows it', async () => {
+  it("publish --push deletes the run's WIP branch here and on the remote; wip list no longer shows it", async () => {
     const { user, run } = await checkpointed(1);
     const p = await cli(['publish', run.dir, '--push'], user.work, { env: ENV });
     expect(p.code, p.stderr).toBe(0);

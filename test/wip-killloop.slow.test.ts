@@ -33,7 +33,10 @@ afterEach(async () => {
 
 async function capturedIndex(repo: Repo, commit: string): Promise<string> {
   const segs = (await lsTree(repo, commit, { path: 'index/', recursive: true })).sort((a, b) => (a.path < b.path ? -1 : 1));
-  const blobs = await readBlobs(repo, segs.map((s) => s.sha));
+  const blobs = await readBlobs(
+    repo,
+    segs.map((s) => s.sha),
+  );
   return segs.map((s) => blobs.get(s.sha)!.toString('utf8')).join('');
 }
 
@@ -65,7 +68,10 @@ it(`survives kill -9 of exec / wip checkpoint / the daemon at random points (${I
     let writer: Proc | null = null;
     if (kind === 'exec') {
       const push = i % 2 === 0 ? '--push' : '--no-push';
-      victim = startCli(['exec', '--out', runDir, '--interval', '0.05', '--every-rows', '2', push, '--', process.execPath, ...writerArgs, '--die-with-parent'], { cwd: work, env });
+      victim = startCli(
+        ['exec', '--out', runDir, '--interval', '0.05', '--every-rows', '2', push, '--', process.execPath, ...writerArgs, '--die-with-parent'],
+        { cwd: work, env },
+      );
     } else {
       writer = startProcess(process.execPath, writerArgs);
       procs.push(writer);

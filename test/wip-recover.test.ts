@@ -47,7 +47,14 @@ describe('wip recover', () => {
     const { a, b, remote } = await twoMachines();
     const listing = await listWip({ repo: b.repo, remote: 'origin' });
     expect(listing.entries).toHaveLength(1);
-    expect(listing.entries[0]).toMatchObject({ branch: 'agentv/wip/hosta/exp--2026-03-01T10-00-00-000Z', host: 'hosta', runId: RUN_ID, rows: 3, where: 'remote-only', local: null });
+    expect(listing.entries[0]).toMatchObject({
+      branch: 'agentv/wip/hosta/exp--2026-03-01T10-00-00-000Z',
+      host: 'hosta',
+      runId: RUN_ID,
+      rows: 3,
+      where: 'remote-only',
+      local: null,
+    });
 
     const r = await recoverWip({ repo: b.repo, remote: 'origin', source: RUN_ID, cwd: b.work });
     expect(r).toMatchObject({ runId: RUN_ID, from: 'remote', rows: 3, files: 4, merged: false, duplicatesDropped: 0 });
@@ -74,7 +81,9 @@ describe('wip recover', () => {
     const other = join(b.work, 'elsewhere');
     mkdirSync(other, { recursive: true });
     writeFileSync(join(other, 'index.jsonl'), `${JSON.stringify({ ...row(0), run_id: 'other/run' })}\n`);
-    await expect(recoverWip({ repo: b.repo, remote: 'origin', source: RUN_ID, out: other, cwd: b.work })).rejects.toThrow(/holds run other\/run, not exp\/2026-03-01T10-00-00-000Z; refusing/);
+    await expect(recoverWip({ repo: b.repo, remote: 'origin', source: RUN_ID, out: other, cwd: b.work })).rejects.toThrow(
+      /holds run other\/run, not exp\/2026-03-01T10-00-00-000Z; refusing/,
+    );
     expect(readFileSync(join(other, 'index.jsonl'), 'utf8')).toContain('other/run');
 
     // The same run, further along on disk here (rows 0-5, one of them torn), with its own copy of a sidecar.
@@ -83,7 +92,13 @@ describe('wip recover', () => {
     writeFileSync(join(same, 'index.jsonl'), readFileSync(join(same, 'index.jsonl'), 'utf8') + '{"torn":');
     mkdirSync(join(same, 'raw/t-0000'), { recursive: true });
     writeFileSync(join(same, 'raw/t-0000/log.txt'), 'newer local copy\n');
-    const r = await recoverWip({ repo: b.repo, remote: 'origin', source: 'refs/remotes/origin/agentv/wip/hosta/exp--2026-03-01T10-00-00-000Z', out: same, cwd: b.work });
+    const r = await recoverWip({
+      repo: b.repo,
+      remote: 'origin',
+      source: 'refs/remotes/origin/agentv/wip/hosta/exp--2026-03-01T10-00-00-000Z',
+      out: same,
+      cwd: b.work,
+    });
     expect(r.merged).toBe(true);
     expect(testIds(readFileSync(join(same, 'index.jsonl'), 'utf8'))).toEqual(['t-0000', 't-0001', 't-0002', 't-0003', 't-0004', 't-0005']);
     expect(r.duplicatesDropped).toBe(4);
@@ -98,7 +113,12 @@ describe('wip recover', () => {
     const r = unionRows([`${withId('pi_1', 1)}\n${withId('pi_2', 1)}\n`, `${withId('pi_2', 2)}\n${withId('pi_3', 1)}\n{"x"`]);
     expect(r.rows).toBe(3);
     expect(r.dropped).toBe(1);
-    expect(r.text.split('\n').filter(Boolean).map((l) => JSON.parse(l).projection_identity.id)).toEqual(['pi_1', 'pi_2', 'pi_3']);
+    expect(
+      r.text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).projection_identity.id),
+    ).toEqual(['pi_1', 'pi_2', 'pi_3']);
   });
 
   it('reports unknown sources and unknown actions as input errors (exit 2)', async () => {
@@ -131,13 +151,27 @@ describe('wip list / clean and deletion after the final publish', () => {
     const ref = 'refs/heads/agentv/wip/hosta/exp--2026-03-01T10-00-00-000Z';
     writeFileSync(join(a.runDir, 'summary.json'), '{}\n');
     const pub = await publish({ cwd: a.work, run: a.runDir, push: false });
-    const early = await finalizeWip({ repo: a.repo, remote: 'origin', ref, resultsRef: target.resultsRef, runPath: pub.location.path, resultsCommit: pub.commits.results });
+    const early = await finalizeWip({
+      repo: a.repo,
+      remote: 'origin',
+      ref,
+      resultsRef: target.resultsRef,
+      runPath: pub.location.path,
+      resultsCommit: pub.commits.results,
+    });
     expect(early.status).toBe('waiting');
     expect(await resolveRef(a.repo, ref)).not.toBeNull();
     expect(await git(remote, ['for-each-ref', '--format=%(refname)', 'refs/heads/agentv/wip'])).toBe(ref);
 
     expect((await pushBranches(target)).landed).toBe(true);
-    const done = await finalizeWip({ repo: a.repo, remote: 'origin', ref, resultsRef: target.resultsRef, runPath: pub.location.path, resultsCommit: pub.commits.results });
+    const done = await finalizeWip({
+      repo: a.repo,
+      remote: 'origin',
+      ref,
+      resultsRef: target.resultsRef,
+      runPath: pub.location.path,
+      resultsCommit: pub.commits.results,
+    });
     expect(done).toMatchObject({ status: 'deleted', deletedLocal: true, deletedRemote: true });
     expect(await resolveRef(a.repo, ref)).toBeNull();
     expect(await git(remote, ['for-each-ref', 'refs/heads/agentv/wip'])).toBe('');
@@ -154,7 +188,14 @@ describe('wip list / clean and deletion after the final publish', () => {
     const pub = await publish({ cwd: a.work, run: a.runDir, push: true });
     expect(pub.push?.landed).toBe(true);
     const target = await resolveTarget({ cwd: a.work });
-    const f = await finalizeWip({ repo: a.repo, remote: 'origin', ref: c.ref, resultsRef: target.resultsRef, runPath: pub.location.path, resultsCommit: pub.commits.results });
+    const f = await finalizeWip({
+      repo: a.repo,
+      remote: 'origin',
+      ref: c.ref,
+      resultsRef: target.resultsRef,
+      runPath: pub.location.path,
+      resultsCommit: pub.commits.results,
+    });
     expect(f.status).toBe('kept');
     expect(f.note).toMatch(/moved on origin/);
     expect(await git(remote, ['rev-parse', c.ref])).toBe(c.commit);
@@ -197,10 +238,14 @@ describe('wip list / clean and deletion after the final publish', () => {
     const res = await runCli(['wip', 'clean', '--older-than', '0s', '--dir', a.work]);
     expect(res.stdout).toMatch(/deleted agentv\/wip\/hosta\/exp--2026-03-01T10-00-00-000Z/);
     expect(await git(remote, ['for-each-ref', 'refs/heads/agentv/wip'])).toBe('');
-    expect(await git(a.work, ['for-each-ref', '--format=%(refname)', 'refs/heads/agentv/wip'])).toBe('refs/heads/agentv/wip/hosta/exp--2026-03-02T10-00-00-000Z');
+    expect(await git(a.work, ['for-each-ref', '--format=%(refname)', 'refs/heads/agentv/wip'])).toBe(
+      'refs/heads/agentv/wip/hosta/exp--2026-03-02T10-00-00-000Z',
+    );
 
     const forced = await runCli(['wip', 'clean', '--older-than', '0s', '--force-unpublished', '--dir', a.work]);
-    expect(forced.stdout).toMatch(/deleted agentv\/wip\/hosta\/exp--2026-03-02T10-00-00-000Z \(run exp\/2026-03-02T10-00-00-000Z, 2 rows, .*\): NOT published \(--force-unpublished\)/);
+    expect(forced.stdout).toMatch(
+      /deleted agentv\/wip\/hosta\/exp--2026-03-02T10-00-00-000Z \(run exp\/2026-03-02T10-00-00-000Z, 2 rows, .*\): NOT published \(--force-unpublished\)/,
+    );
     expect(await git(a.work, ['for-each-ref', 'refs/heads/agentv/wip'])).toBe('');
   });
 });

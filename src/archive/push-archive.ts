@@ -42,7 +42,8 @@ async function archiveRefs(repo: Repo): Promise<{ ref: string; sha: string }[]> 
 
 export async function pushArchiveThenLive(target: PublishTarget, opts: PushArchiveOptions = {}): Promise<PushArchiveOutcome> {
   const { repo, remote } = target;
-  if (remote === null) return { archiveLanded: false, archiveAttempts: 0, archiveMerges: 0, live: null, message: 'no remote: the rollover is committed locally' };
+  if (remote === null)
+    return { archiveLanded: false, archiveAttempts: 0, archiveMerges: 0, live: null, message: 'no remote: the rollover is committed locally' };
   const max = opts.maxAttempts ?? 8;
   let attempts = 0;
   let merges = 0;
@@ -50,21 +51,53 @@ export async function pushArchiveThenLive(target: PublishTarget, opts: PushArchi
     const refs = await archiveRefs(repo);
     if (refs.length === 0) break;
     attempts++;
-    const res = await push(repo, remote, refs.map((r) => ({ src: r.sha, dst: r.ref })), { atomic: true, timeoutMs: opts.timeoutMs });
+    const res = await push(
+      repo,
+      remote,
+      refs.map((r) => ({ src: r.sha, dst: r.ref })),
+      { atomic: true, timeoutMs: opts.timeoutMs },
+    );
     if (res.classification === 'ok') break;
     if (res.classification !== 'non-fast-forward' || attempts >= max) {
-      return { archiveLanded: false, archiveAttempts: attempts, archiveMerges: merges, live: null, message: `archive push failed (${res.classification}): ${res.stderr.trim().split('\n').pop() ?? ''} — the live branches were not pushed; run again` };
+      return {
+        archiveLanded: false,
+        archiveAttempts: attempts,
+        archiveMerges: merges,
+        live: null,
+        message: `archive push failed (${res.classification}): ${res.stderr.trim().split('\n').pop() ?? ''} — the live branches were not pushed; run again`,
+      };
     }
     // Someone else archived into the same month: bring their archive in and merge it under ours.
-    await fetchRefs(repo, remote, refs.map((r) => `${r.ref}:${trackingRef(remote, r.ref)}`), { timeoutMs: opts.timeoutMs });
-    const tracking = await Promise.all(refs.map(async (r) => ({ ...r, theirs: (await listRefs(repo, trackingRef(remote, r.ref))).find((e) => e.ref === trackingRef(remote, r.ref))?.sha ?? null })));
+    await fetchRefs(
+      repo,
+      remote,
+      refs.map((r) => `${r.ref}:${trackingRef(remote, r.ref)}`),
+      { timeoutMs: opts.timeoutMs },
+    );
+    const tracking = await Promise.all(
+      refs.map(async (r) => ({
+        ...r,
+        theirs: (await listRefs(repo, trackingRef(remote, r.ref))).find((e) => e.ref === trackingRef(remote, r.ref))?.sha ?? null,
+      })),
+    );
     const author = { name: 'agentv-results', email: 'agentv-results@localhost', date: (opts.now ?? (() => new Date()))() };
     const updates: { ref: string; new: string; old: string | null }[] = [];
     for (const t of tracking) {
       if (!t.theirs) continue;
-      const m = await mergeCommits(repo, { first: t.theirs, second: t.sha, message: `Merge archive ${t.ref.slice('refs/heads/'.length)} from ${remote}\n`, author });
+      const m = await mergeCommits(repo, {
+        first: t.theirs,
+        second: t.sha,
+        message: `Merge archive ${t.ref.slice('refs/heads/'.length)} from ${remote}\n`,
+        author,
+      });
       if (m.kind === 'conflict') {
-        return { archiveLanded: false, archiveAttempts: attempts, archiveMerges: merges, live: null, message: `archive ${t.ref} conflicts with the remote's (${m.conflicts.map((c) => c.path).join(', ')}) — nothing pushed` };
+        return {
+          archiveLanded: false,
+          archiveAttempts: attempts,
+          archiveMerges: merges,
+          live: null,
+          message: `archive ${t.ref} conflicts with the remote's (${m.conflicts.map((c) => c.path).join(', ')}) — nothing pushed`,
+        };
       }
       if (m.commit !== t.sha) {
         updates.push({ ref: t.ref, new: m.commit, old: t.sha });

@@ -24,7 +24,6 @@ import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, monthOf } from '../br
 
 export { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archiveRefFor } from '../branch/archive-refs.js';
 
-
 /**
  * Defaults that keep AgentV's listing far below its ceiling (it broke at ~1,100 test results of
  * real runs): 30 days, and never more than 200 runs live whatever their age.
@@ -71,17 +70,23 @@ interface CatalogLine {
   rows: ({ run_id: string; path: string; timestamp: string; archived?: string } | null)[];
 }
 
-
 async function readCatalogFiles(repo: Repo, tip: string): Promise<CatalogLine[]> {
-  const entries = (await lsTree(repo, tip, { path: `${CATALOG_DIR}/` })).filter((e) => e.type === 'blob' && e.path.startsWith(`${CATALOG_DIR}/${CATALOG_PREFIX}`) && e.path.endsWith('.jsonl'));
-  const blobs = await readBlobs(repo, entries.map((e) => `${tip}:${e.path}`));
+  const entries = (await lsTree(repo, tip, { path: `${CATALOG_DIR}/` })).filter(
+    (e) => e.type === 'blob' && e.path.startsWith(`${CATALOG_DIR}/${CATALOG_PREFIX}`) && e.path.endsWith('.jsonl'),
+  );
+  const blobs = await readBlobs(
+    repo,
+    entries.map((e) => `${tip}:${e.path}`),
+  );
   return entries.map((e) => {
     const text = blobs.get(`${tip}:${e.path}`)?.toString('utf8') ?? '';
     const lines = text.split('\n').filter((l) => l.trim() !== '');
     const rows = lines.map((l) => {
       try {
         const v = JSON.parse(l) as Record<string, unknown>;
-        return typeof v.run_id === 'string' && typeof v.path === 'string' ? { run_id: v.run_id, path: v.path, timestamp: String(v.timestamp ?? ''), archived: typeof v.archived === 'string' ? v.archived : undefined } : null;
+        return typeof v.run_id === 'string' && typeof v.path === 'string'
+          ? { run_id: v.run_id, path: v.path, timestamp: String(v.timestamp ?? ''), archived: typeof v.archived === 'string' ? v.archived : undefined }
+          : null;
       } catch {
         return null; // a line we cannot read stays as it is
       }
@@ -91,7 +96,8 @@ async function readCatalogFiles(repo: Repo, tip: string): Promise<CatalogLine[]>
 }
 
 function positiveInt(v: number | undefined, name: string): void {
-  if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new InvalidArgumentsError('rollover', [{ path: name, message: `expected a whole number >= 0, got ${JSON.stringify(v)}` }]);
+  if (v !== undefined && !(Number.isInteger(v) && v >= 0))
+    throw new InvalidArgumentsError('rollover', [{ path: name, message: `expected a whole number >= 0, got ${JSON.stringify(v)}` }]);
 }
 
 export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResult> {
@@ -114,7 +120,13 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   const now = opts.now ?? new Date();
   const cutoff = new Date(now.getTime() - keepDays * 86_400_000).toISOString().slice(0, 10);
   const expired = live.filter((r, i) => i >= keepRuns || r.day < cutoff);
-  const archived: ArchivedRun[] = expired.map((r) => ({ run_id: r.run_id, path: r.path, day: r.day, month: monthOf(r.day), ref: ARCHIVE_RESULTS_PREFIX + monthOf(r.day) }));
+  const archived: ArchivedRun[] = expired.map((r) => ({
+    run_id: r.run_id,
+    path: r.path,
+    day: r.day,
+    month: monthOf(r.day),
+    ref: ARCHIVE_RESULTS_PREFIX + monthOf(r.day),
+  }));
   const result: RolloverResult = { dryRun: !!opts.dryRun, archived, live: live.length - archived.length, refs: [] };
   if (opts.dryRun || archived.length === 0) return result;
 
@@ -133,7 +145,10 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   const updates: { ref: string; new: string; old: string | null }[] = [];
 
   for (const [month, runs] of byMonth) {
-    for (const [prefix, trees] of [[ARCHIVE_RESULTS_PREFIX, resultsTrees], [ARCHIVE_ARTIFACTS_PREFIX, artifactsTrees]] as const) {
+    for (const [prefix, trees] of [
+      [ARCHIVE_RESULTS_PREFIX, resultsTrees],
+      [ARCHIVE_ARTIFACTS_PREFIX, artifactsTrees],
+    ] as const) {
       const grafts = runs.filter((r) => trees.has(r.path)).map((r) => ({ path: r.path, tree: trees.get(r.path)! }));
       if (grafts.length === 0) continue;
       const ref = prefix + month;

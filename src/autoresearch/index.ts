@@ -2,4 +2,14 @@
 export { IterationSchema, readIterations, parseIterations, appendIteration, type Iteration, type IterationsFile } from './iterations.js';
 export { trajectoryData, type TrajectoryData, type TrajectoryPoint } from './trajectory-data.js';
 export { trajectoryFragment, renderTrajectoryHtml, TRAJECTORY_CSP, TRAJECTORY_CSS, type TrajectoryPageOptions } from './trajectory-html.js';
-export { recordCycle, renderTrajectory, autoresearchPaths, cycleMetrics, writeTrajectory, type RecordCycleOptions, type RecordCycleResult, type AutoresearchPaths, type CycleMetrics } from './record.js';
+export {
+  recordCycle,
+  renderTrajectory,
+  autoresearchPaths,
+  cycleMetrics,
+  writeTrajectory,
+  type RecordCycleOptions,
+  type RecordCycleResult,
+  type AutoresearchPaths,
+  type CycleMetrics,
+} from './record.js';

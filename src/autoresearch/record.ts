@@ -71,7 +71,12 @@ export interface CycleMetrics {
 export interface RecordCycleResult {
   paths: AutoresearchPaths;
   /** The line appended. */
-  iteration: Iteration & { run_path: string; baseline?: string; compare?: { wins: number; losses: number; ties: number; mean_delta: number }; rationale: string };
+  iteration: Iteration & {
+    run_path: string;
+    baseline?: string;
+    compare?: { wins: number; losses: number; ties: number; mean_delta: number };
+    rationale: string;
+  };
   warnings: string[];
 }
 
@@ -127,7 +132,10 @@ export async function recordCycle(opts: RecordCycleOptions): Promise<RecordCycle
   const cost = (await timingCost(src.runDir)) ?? metrics.rowCost ?? 0;
   const runPath = src.runDir ?? src.path;
   const cycle = existing.iterations.reduce((m, it) => Math.max(m, it.cycle), 0) + 1;
-  const lastKept = [...existing.iterations].sort((a, b) => a.cycle - b.cycle).filter((it) => it.decision === 'keep').at(-1);
+  const lastKept = [...existing.iterations]
+    .sort((a, b) => a.cycle - b.cycle)
+    .filter((it) => it.decision === 'keep')
+    .at(-1);
   const baseline = opts.baseline ?? (typeof lastKept?.run_path === 'string' ? lastKept.run_path : undefined);
 
   let decision: 'keep' | 'drop';
@@ -138,7 +146,9 @@ export async function recordCycle(opts: RecordCycleOptions): Promise<RecordCycle
     rationale = 'first cycle: always kept (nothing to compare with)';
   } else {
     if (baseline === undefined) {
-      throw new InputError(`no baseline for cycle ${cycle}: ${paths.iterations} has no kept cycle with a run_path — pass --baseline <run> (the best kept run's directory or index.jsonl)`);
+      throw new InputError(
+        `no baseline for cycle ${cycle}: ${paths.iterations} has no kept cycle with a run_path — pass --baseline <run> (the best kept run's directory or index.jsonl)`,
+      );
     }
     const report = await compareRuns({
       baseline,
@@ -178,10 +188,16 @@ export async function recordCycle(opts: RecordCycleOptions): Promise<RecordCycle
 }
 
 /** Rewrite trajectory.html from iterations.jsonl (e.g. `--final` when the loop is over). */
-export async function renderTrajectory(opts: { experiment: string; experimentDir?: string; cwd?: string; final?: boolean }): Promise<{ paths: AutoresearchPaths; iterations: Iteration[]; warnings: string[] }> {
+export async function renderTrajectory(opts: {
+  experiment: string;
+  experimentDir?: string;
+  cwd?: string;
+  final?: boolean;
+}): Promise<{ paths: AutoresearchPaths; iterations: Iteration[]; warnings: string[] }> {
   const paths = autoresearchPaths(opts);
   const { iterations, warnings } = await readIterations(paths.iterations);
-  if (iterations.length === 0 && warnings.length === 0) throw new InputError(`no cycles recorded yet: ${paths.iterations} is missing or empty — record one with \`agentv-results autoresearch record\``);
+  if (iterations.length === 0 && warnings.length === 0)
+    throw new InputError(`no cycles recorded yet: ${paths.iterations} is missing or empty — record one with \`agentv-results autoresearch record\``);
   await writeTrajectory(paths, iterations, { experiment: opts.experiment, final: opts.final });
   return { paths, iterations, warnings };
 }

@@ -36,7 +36,9 @@ export const TRAJECTORY_CSS = `${REPORT_CSS}\n${TRAJECTORY_CHART_CSS}`;
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
-export const TRAJECTORY_CSP = ["default-src 'none'", `style-src ${sha256(TRAJECTORY_CSS)}`, 'img-src data:', "base-uri 'none'", "form-action 'none'"].join('; ');
+export const TRAJECTORY_CSP = ["default-src 'none'", `style-src ${sha256(TRAJECTORY_CSS)}`, 'img-src data:', "base-uri 'none'", "form-action 'none'"].join(
+  '; ',
+);
 
 const CHART = { width: 640, height: 240, left: 48, right: 16, top: 16, bottom: 32 } as const;
 const r1 = (n: number) => Math.round(n * 10) / 10;
@@ -61,7 +63,10 @@ function axes(n: number, max: number, fmt: (v: number) => string, cycles: number
     if (label === previous) continue;
     previous = label;
     const y = s.y(max * f);
-    parts.push(`<line class="grid" x1="${CHART.left}" x2="${CHART.width - CHART.right}" y1="${y}" y2="${y}"/>`, `<text class="tick" x="${CHART.left - 6}" y="${r1(y + 4)}" text-anchor="end">${escapeHtml(label)}</text>`);
+    parts.push(
+      `<line class="grid" x1="${CHART.left}" x2="${CHART.width - CHART.right}" y1="${y}" y2="${y}"/>`,
+      `<text class="tick" x="${CHART.left - 6}" y="${r1(y + 4)}" text-anchor="end">${escapeHtml(label)}</text>`,
+    );
   }
   const step = Math.max(1, Math.ceil(n / 12));
   cycles.forEach((c, i) => {
@@ -85,7 +90,12 @@ function scoreChart(d: TrajectoryData): string {
   );
   return [
     svgOpen('chart-score', 'Score per cycle'),
-    axes(n, 1, (v) => v.toFixed(2), d.points.map((p) => p.cycle)),
+    axes(
+      n,
+      1,
+      (v) => v.toFixed(2),
+      d.points.map((p) => p.cycle),
+    ),
     n > 1 ? `<polyline class="best" points="${best}"/><polyline class="line" points="${line}"/>` : '',
     ...marks,
     '</svg>',
@@ -99,9 +109,17 @@ function costChart(d: TrajectoryData): string {
   const line = d.points.map((p, i) => `${s.x(i)},${s.y(p.cumulative_cost_usd)}`).join(' ');
   return [
     svgOpen('chart-cost', 'Cumulative cost'),
-    axes(n, max, (v) => fmtCost(v), d.points.map((p) => p.cycle)),
+    axes(
+      n,
+      max,
+      (v) => fmtCost(v),
+      d.points.map((p) => p.cycle),
+    ),
     n > 1 ? `<polyline class="cost" points="${line}"/>` : '',
-    ...d.points.map((p, i) => `<circle class="cost-point" data-cycle="${p.cycle}" data-cumulative="${p.cumulative_cost_usd}" cx="${s.x(i)}" cy="${s.y(p.cumulative_cost_usd)}" r="3"><title>cycle ${p.cycle}: ${escapeHtml(fmtCost(p.cumulative_cost_usd))} so far</title></circle>`),
+    ...d.points.map(
+      (p, i) =>
+        `<circle class="cost-point" data-cycle="${p.cycle}" data-cumulative="${p.cumulative_cost_usd}" cx="${s.x(i)}" cy="${s.y(p.cumulative_cost_usd)}" r="3"><title>cycle ${p.cycle}: ${escapeHtml(fmtCost(p.cumulative_cost_usd))} so far</title></circle>`,
+    ),
     '</svg>',
   ].join('');
 }

@@ -53,4 +53,3 @@ export function updatedCatalog(existing: string, row: CatalogRow): string {
   if (!replaced) out.push(line);
   return out.join('\n') + '\n';
 }
-

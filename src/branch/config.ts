@@ -38,7 +38,10 @@ export const ResultsConfigSchema = z.strictObject({
   path: z.string().min(1).optional(),
   branch: branchName.default(DEFAULT_RESULTS_BRANCH),
   artifacts_branch: branchName.default(DEFAULT_ARTIFACTS_BRANCH),
-  remote: z.string().regex(/^[A-Za-z0-9._-]+$/, 'a remote name').optional(),
+  remote: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, 'a remote name')
+    .optional(),
   auto_push: z.boolean().default(false),
   require_push: z.boolean().default(false),
   heavy_threshold_bytes: z.number().int().positive().default(DEFAULT_HEAVY_THRESHOLD),
@@ -147,7 +150,9 @@ export interface LoadedConfig {
   project: string | null;
 }
 
-export async function loadResultsConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<ResultsConfig>; configFile?: string; project?: string } = {}): Promise<LoadedConfig> {
+export async function loadResultsConfig(
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<ResultsConfig>; configFile?: string; project?: string } = {},
+): Promise<LoadedConfig> {
   const cwd = opts.cwd ?? process.cwd();
   const env = opts.env ?? process.env;
   const file = opts.configFile ? resolve(cwd, opts.configFile) : await findConfigFile(cwd);
@@ -176,7 +181,8 @@ export async function loadResultsConfig(opts: { cwd?: string; env?: NodeJS.Proce
       if (project?.results) fromFile = { ...fromFile, ...project.results };
     }
   }
-  if (wanted !== undefined && project === null) throw new ConfigError(`no project ${JSON.stringify(wanted)}: ${file ? `${file} declares no projects` : 'no .agentv/config.yaml found'}`);
+  if (wanted !== undefined && project === null)
+    throw new ConfigError(`no project ${JSON.stringify(wanted)}: ${file ? `${file} declares no projects` : 'no .agentv/config.yaml found'}`);
   const merged = { ...fromFile, ...fromEnv(env), ...stripUndefined(opts.overrides ?? {}) };
   const parsed = ResultsConfigSchema.safeParse(merged);
   if (!parsed.success) {
@@ -186,10 +192,14 @@ export async function loadResultsConfig(opts: { cwd?: string; env?: NodeJS.Proce
     const block = inProject ? `projects[id=${project!.id}].results` : 'results';
     const key = issue.path.length > 0 ? `${block}.${issue.path.join('.')}` : block;
     const where = file ? `${file}: ` : '';
-    const message = issue.code === 'unrecognized_keys' ? `unknown key(s) ${(issue as { keys: string[] }).keys.map((k) => `${project?.results && k in project.results ? `projects[id=${project.id}].results` : 'results'}.${k}`).join(', ')}` : `${key}: ${issue.message}`;
+    const message =
+      issue.code === 'unrecognized_keys'
+        ? `unknown key(s) ${(issue as { keys: string[] }).keys.map((k) => `${project?.results && k in project.results ? `projects[id=${project.id}].results` : 'results'}.${k}`).join(', ')}`
+        : `${key}: ${issue.message}`;
     throw new ConfigError(`${where}${message}`);
   }
-  if (parsed.data.branch === parsed.data.artifacts_branch) throw new ConfigError(`results.branch and results.artifacts_branch must differ (both ${parsed.data.branch})`);
+  if (parsed.data.branch === parsed.data.artifacts_branch)
+    throw new ConfigError(`results.branch and results.artifacts_branch must differ (both ${parsed.data.branch})`);
   return { config: parsed.data, file, baseDir, project: project?.id ?? null };
 }
 

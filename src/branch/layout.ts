@@ -127,5 +127,12 @@ export function gitattributesUpdate(existing: string | null): string | null {
   const have = new Set(existing.split('\n'));
   const missing = AGENTV_GITATTRIBUTES.split('\n').filter((l) => l !== '' && !have.has(l));
   if (missing.length === 0) return null;
-  return AGENTV_GITATTRIBUTES + existing.split('\n').filter((l) => l !== '' && !AGENTV_GITATTRIBUTES.includes(l)).join('\n') + '\n';
+  return (
+    AGENTV_GITATTRIBUTES +
+    existing
+      .split('\n')
+      .filter((l) => l !== '' && !AGENTV_GITATTRIBUTES.includes(l))
+      .join('\n') +
+    '\n'
+  );
 }

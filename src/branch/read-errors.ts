@@ -11,7 +11,10 @@ export type ReadErrorKind = 'input' | 'check' | 'git';
 
 export class ReadError extends AgentvResultsError {
   readonly code: 'read-input' | 'read-check' | 'read-git';
-  constructor(message: string, readonly kind: ReadErrorKind) {
+  constructor(
+    message: string,
+    readonly kind: ReadErrorKind,
+  ) {
     super(message);
     this.code = `read-${kind}`;
   }

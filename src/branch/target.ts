@@ -31,7 +31,9 @@ export class PublishError extends AgentvResultsError {
 }
 
 export function looksLikeUrl(value: string): boolean {
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) || /^[^/\s]+@[^:\s]+:/.test(value) || value.startsWith('/') || value.startsWith('./') || value.startsWith('../');
+  return (
+    /^[a-z][a-z0-9+.-]*:\/\//i.test(value) || /^[^/\s]+@[^:\s]+:/.test(value) || value.startsWith('/') || value.startsWith('./') || value.startsWith('../')
+  );
 }
 
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -53,7 +55,13 @@ export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTa
   const cwd = opts.cwd ?? process.cwd();
   const env = opts.env ?? process.env;
   await assertGitVersion();
-  const { config, file, baseDir, project } = await loadResultsConfig({ cwd, env, configFile: opts.configFile, project: opts.project, overrides: opts.overrides });
+  const { config, file, baseDir, project } = await loadResultsConfig({
+    cwd,
+    env,
+    configFile: opts.configFile,
+    project: opts.project,
+    overrides: opts.overrides,
+  });
   let repo: Repo;
   let managed = false;
   let remote: string | null = opts.remote ?? config.remote ?? null;
@@ -69,7 +77,9 @@ export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTa
     repo = await openRepo(config.path ? resolve(baseDir, config.path) : cwd).catch((err: unknown) => {
       // Where the results go is configuration: say how to point us at a repository (exit 2).
       if (err instanceof NotARepositoryError) {
-        throw new ConfigError(`${err.message} — run agentv-results inside a git checkout, or set results.path (a local checkout) or results.repo (a URL) in .agentv/config.yaml`);
+        throw new ConfigError(
+          `${err.message} — run agentv-results inside a git checkout, or set results.path (a local checkout) or results.repo (a URL) in .agentv/config.yaml`,
+        );
       }
       throw err;
     });
@@ -78,14 +88,19 @@ export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTa
   const [remotes, checkedOut] = await Promise.all([listRemotes(repo), worktreeBranches(repo)]);
   if (remote === null && remotes.includes('origin')) remote = 'origin';
   if (remote !== null && !remotes.includes(remote)) {
-    const hint = config.repo && looksLikeUrl(config.repo) ? ' (agentv-results never adds remotes to your checkout: add it yourself, or drop results.path to use a managed clone)' : '';
+    const hint =
+      config.repo && looksLikeUrl(config.repo)
+        ? ' (agentv-results never adds remotes to your checkout: add it yourself, or drop results.path to use a managed clone)'
+        : '';
     throw new ConfigError(`remote ${JSON.stringify(remote)} does not exist in ${repo.workTree ?? repo.gitDir}${hint}`);
   }
   const resultsRef = `refs/heads/${config.branch}`;
   const artifactsRef = `refs/heads/${config.artifacts_branch}`;
   for (const ref of [resultsRef, artifactsRef]) {
     if (checkedOut.includes(ref)) {
-      throw new PublishError(`${ref.slice('refs/heads/'.length)} is checked out in a worktree of ${repo.commonDir}; agentv-results writes that branch without a checkout — switch that worktree to another branch first`);
+      throw new PublishError(
+        `${ref.slice('refs/heads/'.length)} is checked out in a worktree of ${repo.commonDir}; agentv-results writes that branch without a checkout — switch that worktree to another branch first`,
+      );
     }
   }
   return { repo, config, configFile: file, project, resultsRef, artifactsRef, remote, managed };

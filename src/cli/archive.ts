@@ -36,7 +36,10 @@ export function registerArchive(cli: Cli): void {
           const verb = result.dryRun ? 'Would archive' : 'Archived';
           for (const a of result.archived) process.stdout.write(`${verb} ${a.run_id} -> ${a.ref.slice('refs/heads/'.length)}\n`);
           process.stdout.write(`${verb} ${result.archived.length} run${result.archived.length === 1 ? '' : 's'}; ${result.live} live.\n`);
-          if (result.push) process.stdout.write(result.push.archiveLanded ? `Pushed the archive; live branches: ${result.push.message}\n` : `Not pushed: ${result.push.message}\n`);
+          if (result.push)
+            process.stdout.write(
+              result.push.archiveLanded ? `Pushed the archive; live branches: ${result.push.message}\n` : `Not pushed: ${result.push.message}\n`,
+            );
         }
         if (!result.push) return EXIT.ok;
         if (!result.push.archiveLanded) return EXIT.git;

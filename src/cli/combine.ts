@@ -10,7 +10,11 @@ export function registerCombine(cli: Cli): void {
     .command('combine <...runs>', 'Combine partial run workspaces (e.g. CI shards) into a new run workspace')
     .option('--out <dir>', 'New run directory; must not exist or be empty (default: .agentv/results/<run_id>)')
     .option('--experiment <name>', 'Experiment label of the combined run; required when the sources span experiments')
-    .option('--on-duplicate <policy>', 'Same case (test_id, target, attempt, variant) in two sources: error | latest (the later timestamp wins; ties: the later source)', { default: 'error' })
+    .option(
+      '--on-duplicate <policy>',
+      'Same case (test_id, target, attempt, variant) in two sources: error | latest (the later timestamp wins; ties: the later source)',
+      { default: 'error' },
+    )
     .option('--dir <dir>', 'Working directory used to resolve relative paths')
     .option('--json', 'Machine-readable output')
     .example('agentv-results combine shard-1 shard-2 --out .agentv/results/my-eval/combined')
@@ -18,13 +22,24 @@ export function registerCombine(cli: Cli): void {
       runCommand(async () => {
         const cwd = (flags.dir as string | undefined) ?? process.cwd();
         const onDuplicate = oneOf<OnDuplicate>('on-duplicate', flags.onDuplicate, ['error', 'latest'], 'error');
-        const result = await combineRuns({ sources: runs, out: stringFlag('out', flags.out), experiment: stringFlag('experiment', flags.experiment), onDuplicate, cwd });
+        const result = await combineRuns({
+          sources: runs,
+          out: stringFlag('out', flags.out),
+          experiment: stringFlag('experiment', flags.experiment),
+          onDuplicate,
+          cwd,
+        });
         if (flags.json) {
           printJson(result);
           return;
         }
-        const replaced = result.duplicates_replaced > 0 ? ` (${result.duplicates_replaced} duplicate${result.duplicates_replaced === 1 ? '' : 's'} resolved by --on-duplicate latest)` : '';
-        process.stdout.write(`Combined ${result.rows} result${result.rows === 1 ? '' : 's'} from ${result.sources.length} run${result.sources.length === 1 ? '' : 's'} into ${displayPath(cwd, result.out_dir)}${replaced}\n`);
+        const replaced =
+          result.duplicates_replaced > 0
+            ? ` (${result.duplicates_replaced} duplicate${result.duplicates_replaced === 1 ? '' : 's'} resolved by --on-duplicate latest)`
+            : '';
+        process.stdout.write(
+          `Combined ${result.rows} result${result.rows === 1 ? '' : 's'} from ${result.sources.length} run${result.sources.length === 1 ? '' : 's'} into ${displayPath(cwd, result.out_dir)}${replaced}\n`,
+        );
         process.stdout.write(`run_id: ${result.run_id}\nexperiment: ${result.experiment}\n\n`);
         printRunSummary(result.summary);
       }),

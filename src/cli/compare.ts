@@ -16,10 +16,13 @@ function printReport(r: CompareReport): void {
   const headers = ['Test', 'Baseline', 'Candidate', 'Delta', 'Outcome'];
   const rows = r.matched.map((t) => [t.test_id, t.score1.toFixed(3), t.score2.toFixed(3), signed(t.delta), outcomeText(t.outcome)]);
   const side = (s: CompareReport['sources']['baseline']) => `${s.source}${s.targets.length > 0 ? ` (${s.targets.join(', ')})` : ''}`;
-  process.stdout.write(`baseline:  ${side(r.sources.baseline)}\ncandidate: ${side(r.sources.candidate)}\nwin: delta >= ${r.threshold}, loss: delta <= -${r.threshold}\n\n`);
+  process.stdout.write(
+    `baseline:  ${side(r.sources.baseline)}\ncandidate: ${side(r.sources.candidate)}\nwin: delta >= ${r.threshold}, loss: delta <= -${r.threshold}\n\n`,
+  );
   process.stdout.write(table(headers, rows) + '\n');
   if (r.unmatched.baseline_only.length > 0) process.stdout.write(`\nonly in baseline:  ${r.unmatched.baseline_only.join(', ')}\n`);
-  if (r.unmatched.candidate_only.length > 0) process.stdout.write(`${r.unmatched.baseline_only.length > 0 ? '' : '\n'}only in candidate: ${r.unmatched.candidate_only.join(', ')}\n`);
+  if (r.unmatched.candidate_only.length > 0)
+    process.stdout.write(`${r.unmatched.baseline_only.length > 0 ? '' : '\n'}only in candidate: ${r.unmatched.candidate_only.join(', ')}\n`);
   const s = r.summary;
   const gain = s.mean_normalized_gain === null ? '' : `, mean_normalized_gain=${signed(s.mean_normalized_gain)}`;
   const line = `wins=${s.wins}, losses=${s.losses}, ties=${s.ties}, mean_delta=${signed(s.mean_delta)}${gain} (${s.matched} matched)`;
@@ -27,35 +30,58 @@ function printReport(r: CompareReport): void {
   if (r.decision) {
     const d = r.decision;
     process.stdout.write(`\nDecision: ${bold(d.decision === 'keep' ? green('KEEP') : red('DISCARD'))}\n  Rationale: ${d.rationale}\n`);
-    if (d.artifacts) process.stdout.write(`  Artifacts: baseline ${d.artifacts.baseline.size} ${d.artifacts.baseline.unit}, candidate ${d.artifacts.candidate.size} ${d.artifacts.candidate.unit}\n`);
+    if (d.artifacts)
+      process.stdout.write(
+        `  Artifacts: baseline ${d.artifacts.baseline.size} ${d.artifacts.baseline.unit}, candidate ${d.artifacts.candidate.size} ${d.artifacts.candidate.unit}\n`,
+      );
   }
 }
 
 function printSingleRun(r: MatrixReport | TargetPairReport): void {
-  const summaryLine = (p: { summary: CompareReport['summary'] }) => `wins=${p.summary.wins}, losses=${p.summary.losses}, ties=${p.summary.ties}, mean_delta=${signed(p.summary.mean_delta)}`;
+  const summaryLine = (p: { summary: CompareReport['summary'] }) =>
+    `wins=${p.summary.wins}, losses=${p.summary.losses}, ties=${p.summary.ties}, mean_delta=${signed(p.summary.mean_delta)}`;
   if (r.mode === 'pairwise') {
-    process.stdout.write(table(['Test', 'Baseline', 'Candidate', 'Delta', 'Outcome'], r.matched.map((t) => [t.test_id, t.score1.toFixed(3), t.score2.toFixed(3), signed(t.delta), outcomeText(t.outcome)])) + '\n\n' + bold(summaryLine(r)) + '\n');
+    process.stdout.write(
+      table(
+        ['Test', 'Baseline', 'Candidate', 'Delta', 'Outcome'],
+        r.matched.map((t) => [t.test_id, t.score1.toFixed(3), t.score2.toFixed(3), signed(t.delta), outcomeText(t.outcome)]),
+      ) +
+        '\n\n' +
+        bold(summaryLine(r)) +
+        '\n',
+    );
     return;
   }
-  process.stdout.write(table(['Test', ...r.targets], r.matrix.map((row) => [row.test_id, ...r.targets.map((t) => (row.scores[t] === undefined ? '--' : row.scores[t]!.toFixed(3)))])) + '\n\n');
+  process.stdout.write(
+    table(
+      ['Test', ...r.targets],
+      r.matrix.map((row) => [row.test_id, ...r.targets.map((t) => (row.scores[t] === undefined ? '--' : row.scores[t]!.toFixed(3)))]),
+    ) + '\n\n',
+  );
   for (const p of r.pairwise) process.stdout.write(`${p.baseline} -> ${p.candidate}: ${summaryLine(p)}\n`);
 }
 
 export function registerCompare(cli: Cli): void {
   cli
-    .command('compare <baseline> [candidate]', 'Compare two runs (run directories, index.jsonl or results .jsonl) as `agentv compare` does: tests matched by test_id (the last row of a repeated id counts), per-test delta, wins/losses/ties, mean_delta; exit 1 when mean_delta < 0. With one run: its targets against each other (--baseline-target a --candidate-target b), or a score matrix of all of them')
+    .command(
+      'compare <baseline> [candidate]',
+      'Compare two runs (run directories, index.jsonl or results .jsonl) as `agentv compare` does: tests matched by test_id (the last row of a repeated id counts), per-test delta, wins/losses/ties, mean_delta; exit 1 when mean_delta < 0. With one run: its targets against each other (--baseline-target a --candidate-target b), or a score matrix of all of them',
+    )
     .option('--threshold <delta>', 'Win when delta >= threshold, loss when delta <= -threshold, else tie (default 0.1, as agentv compare)')
     .option('--target <name>', 'Compare only this target on both sides (repeatable; use it when a file holds several targets)')
     .option('--baseline-target <name>', 'Narrow the baseline to this target (repeatable). One run: the baseline target (agentv: --baseline)')
     .option('--candidate-target <name>', 'Narrow the candidate to this target (repeatable). One run: the candidate target (agentv: --candidate)')
-    .option('--baseline <target>', 'One run only, agentv compare\'s spelling of --baseline-target')
-    .option('--candidate <target>', 'One run only, agentv compare\'s spelling of --candidate-target')
-    .option('--targets <name>', 'One run only: the targets in the matrix (repeatable; agentv compare\'s spelling of --target)')
+    .option('--baseline <target>', "One run only, agentv compare's spelling of --baseline-target")
+    .option('--candidate <target>', "One run only, agentv compare's spelling of --candidate-target")
+    .option('--targets <name>', "One run only: the targets in the matrix (repeatable; agentv compare's spelling of --target)")
     .option('--decide', 'Print the keep/discard decision (wins > losses -> keep; mean_delta == 0 and the candidate artifact is simpler -> keep; else discard)')
     .option('--baseline-artifact <path>', 'Baseline prompt/skill for the simplicity rule (file: line count; directory: total bytes)')
     .option('--candidate-artifact <path>', 'Candidate prompt/skill for the simplicity rule')
     .option('--dir <dir>', 'Working directory used to resolve relative paths')
-    .option('--json', 'Machine-readable output, agentv compare --json fields plus ours: { matched[], unmatched: {file1, file2, baseline_only, candidate_only}, summary: {total, matched, wins, losses, ties, mean_delta, mean_normalized_gain}, threshold, sources, warnings, decision? }')
+    .option(
+      '--json',
+      'Machine-readable output, agentv compare --json fields plus ours: { matched[], unmatched: {file1, file2, baseline_only, candidate_only}, summary: {total, matched, wins, losses, ties, mean_delta, mean_normalized_gain}, threshold, sources, warnings, decision? }',
+    )
     .example('agentv-results compare baseline/index.jsonl candidate/index.jsonl --json')
     .example('agentv-results compare base.jsonl cand.jsonl --decide --baseline-artifact old/SKILL.md --candidate-artifact SKILL.md')
     .action((baseline: string, candidate: string | undefined, flags: Record<string, unknown>) =>
@@ -84,7 +110,9 @@ export function registerCompare(cli: Cli): void {
           return report.regression ? EXIT.check : EXIT.ok;
         }
         if (flags.baseline !== undefined || flags.candidate !== undefined || flags.targets !== undefined) {
-          throw new UsageError('--baseline, --candidate and --targets name targets of a single run; with two runs use --target, --baseline-target, --candidate-target');
+          throw new UsageError(
+            '--baseline, --candidate and --targets name targets of a single run; with two runs use --target, --baseline-target, --candidate-target',
+          );
         }
         const report = await compareRuns({
           baseline,

@@ -40,19 +40,18 @@ export function registerDaemon(cli: Cli): void {
     .example('agentv-results daemon --once --push');
   // `daemon --http` takes serve's flags as they are (--port, --host, --allow-remote, ...).
   for (const [flag, help] of SERVE_OPTIONS) daemon.option(flag, `${help} (with --http)`);
-  daemon
-    .action((flags: Record<string, unknown>) =>
-      runCommand(async () => {
-        const cwd = (flags.dir as string | undefined) ?? process.cwd();
-        let http: RunningServer | null = null;
-        if (flags.http && !flags.once) http = await startServeFromFlags(flags, { cwd, remote: flags.remote as string | undefined, ...configFlags(flags) });
-        try {
-          return await daemonAction(flags);
-        } finally {
-          await http?.close();
-        }
-      }),
-    );
+  daemon.action((flags: Record<string, unknown>) =>
+    runCommand(async () => {
+      const cwd = (flags.dir as string | undefined) ?? process.cwd();
+      let http: RunningServer | null = null;
+      if (flags.http && !flags.once) http = await startServeFromFlags(flags, { cwd, remote: flags.remote as string | undefined, ...configFlags(flags) });
+      try {
+        return await daemonAction(flags);
+      } finally {
+        await http?.close();
+      }
+    }),
+  );
   async function daemonAction(flags: Record<string, unknown>): Promise<number> {
     const logger = createLogger({ format: oneOf('log-format', flags.logFormat, ['text', 'json'] as const, 'text') });
     const retryMax = numberFlag('retry-max', flags.retryMax, 60) * 1000;

@@ -30,7 +30,8 @@ export function registerDelete(cli: Cli): void {
         // Every path is checked before anything is asked or deleted.
         const plan = await planDelete({ paths: runs, cwd });
         if (!flags.yes) {
-          if (!process.stdin.isTTY) throw new UsageError('refusing to delete without confirmation: stdin is not a terminal — pass --yes to delete non-interactively');
+          if (!process.stdin.isTTY)
+            throw new UsageError('refusing to delete without confirmation: stdin is not a terminal — pass --yes to delete non-interactively');
           if (!(await confirm(plan.targets, cwd))) {
             process.stderr.write('Nothing deleted.\n');
             return EXIT.check;

@@ -17,7 +17,10 @@ export class UsageError extends AgentvResultsError {
 /** The command ran, and what it checked failed (exit 1). `quiet`: the command already said why. */
 export class CheckFailed extends AgentvResultsError {
   readonly code = 'check-failed';
-  constructor(message: string, readonly quiet = false) {
+  constructor(
+    message: string,
+    readonly quiet = false,
+  ) {
     super(message);
   }
 }

@@ -21,12 +21,14 @@ export function registerExec(cli: Cli): void {
     .option('--push', 'Push results and WIP branches (default: results.auto_push)')
     .option('--no-push', 'Commit locally only')
     .option('--quiet', 'Only warnings and errors from exec itself')
-    .option('--log-format <format>', 'text or json (exec\'s own lines, on stderr)')
+    .option('--log-format <format>', "text or json (exec's own lines, on stderr)")
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
     .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the command runs here; the repository is found from here)')
-    .example('agentv-results exec --out .agentv/results/nightly/2026-03-01T10-00-00-000Z -- agentv eval evals/ --output .agentv/results/nightly/2026-03-01T10-00-00-000Z')
+    .example(
+      'agentv-results exec --out .agentv/results/nightly/2026-03-01T10-00-00-000Z -- agentv eval evals/ --output .agentv/results/nightly/2026-03-01T10-00-00-000Z',
+    )
     .example('agentv-results exec --interval 60 -- agentv eval evals/')
     .action((positional: string[], flags: Record<string, unknown>) =>
       runCommand(async () => {

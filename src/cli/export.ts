@@ -8,9 +8,11 @@ import { progressReporter } from './progress.js';
 
 export function registerExport(cli: Cli): void {
   cli
-    .command('export <source>', 'Derive a run\'s artifacts from AgentV results (a results .jsonl, a run directory, or its index.jsonl)')
+    .command('export <source>', "Derive a run's artifacts from AgentV results (a results .jsonl, a run directory, or its index.jsonl)")
     .option('--out <dir>', 'Output directory (default: .agentv/results/<experiment>/<timestamp>)')
-    .option('--layout <layout>', 'bundle (run workspace) | companion (grading/, timing.json, benchmark.json) | skill-creator (iteration-1/eval-N/...)', { default: 'bundle' })
+    .option('--layout <layout>', 'bundle (run workspace) | companion (grading/, timing.json, benchmark.json) | skill-creator (iteration-1/eval-N/...)', {
+      default: 'bundle',
+    })
     .option('--experiment <name>', 'Experiment (result group) name; default: the input file name')
     .option('--duplicate-policy <policy>', 'When a result identity is already present: update | skip | error', { default: 'update' })
     .option('--projection-bundle', 'Also write projection_bundle.json built from the emitted index')
@@ -47,10 +49,21 @@ export function registerExport(cli: Cli): void {
           return;
         }
         if (flags.json) {
-          printJson({ run_id: result.runId, experiment: result.experiment, layout: result.layout, out: result.outDir, rows: result.rows, skipped_invalid: result.skippedInvalid, duplicates: result.duplicates, summary: result.summary });
+          printJson({
+            run_id: result.runId,
+            experiment: result.experiment,
+            layout: result.layout,
+            out: result.outDir,
+            rows: result.rows,
+            skipped_invalid: result.skippedInvalid,
+            duplicates: result.duplicates,
+            summary: result.summary,
+          });
           return;
         }
-        process.stdout.write(`Exported ${result.rows} result${result.rows === 1 ? '' : 's'} (${result.layout} layout) to ${result.outDir}\nrun_id: ${result.runId}\n\n`);
+        process.stdout.write(
+          `Exported ${result.rows} result${result.rows === 1 ? '' : 's'} (${result.layout} layout) to ${result.outDir}\nrun_id: ${result.runId}\n\n`,
+        );
         printRunSummary(result.summary);
       }),
     );

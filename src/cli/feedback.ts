@@ -58,7 +58,9 @@ export function registerFeedback(cli: Cli): void {
         if (flags.json) printJson(r);
         else {
           const mine = r.entry;
-          process.stdout.write(`${r.runId} ${testId}: feedback ${r.changed ? 'saved' : 'unchanged'}${mine ? dim(` (${mine.reviewer}, ${mine.updated_at}, revision ${mine.revision})`) : ''}\n`);
+          process.stdout.write(
+            `${r.runId} ${testId}: feedback ${r.changed ? 'saved' : 'unchanged'}${mine ? dim(` (${mine.reviewer}, ${mine.updated_at}, revision ${mine.revision})`) : ''}\n`,
+          );
           if (r.push) for (const l of pushLines(r.push)) process.stdout.write(l + '\n');
         }
         return r.push ? pushExitCode(r.push) : 0;

@@ -32,8 +32,8 @@ export function verdictText(verdict: string): string {
   return verdict === 'pass' ? green('pass') : verdict === 'error' ? yellow('error') : red('fail');
 }
 
-
-export const PROJECT_OPTION_HELP = 'Which projects[] entry of the configuration applies (default: AGENTV_PROJECT, else the project whose path holds the working directory)';
+export const PROJECT_OPTION_HELP =
+  'Which projects[] entry of the configuration applies (default: AGENTV_PROJECT, else the project whose path holds the working directory)';
 
 /** Where the configuration comes from: the options every command that reaches the results repository takes. */
 export function configFlags(flags: Record<string, unknown>): { configFile?: string; project?: string } {

@@ -44,21 +44,35 @@ export function registerList(cli: Cli): void {
           ...configFlags(flags),
         });
         for (const w of result.warnings ?? []) process.stderr.write(yellow(`warning: ${w}\n`));
-        if (result.unreadable > 0) process.stderr.write(yellow(`warning: ${result.unreadable} catalog line(s) on ${result.branch} could not be read and were skipped\n`));
+        if (result.unreadable > 0)
+          process.stderr.write(yellow(`warning: ${result.unreadable} catalog line(s) on ${result.branch} could not be read and were skipped\n`));
         if (flags.json) {
           printJson(result);
           return;
         }
         if (result.runs.length === 0) {
           const none = result.tips.local === null && result.tips.remote === null;
-          process.stdout.write(none ? `nothing published yet: ${result.branch} does not exist here${result.remote ? ` (try --fetch to see what ${result.remote} has)` : ''}\n` : `no runs match on ${result.branch}\n`);
+          process.stdout.write(
+            none
+              ? `nothing published yet: ${result.branch} does not exist here${result.remote ? ` (try --fetch to see what ${result.remote} has)` : ''}\n`
+              : `no runs match on ${result.branch}\n`,
+          );
           return;
         }
         const showWhere = result.remote !== null && !flags.remoteOnly;
         const showTags = result.runs.some((r) => (r.tags?.length ?? 0) > 0 || (r.feedback_notes ?? 0) > 0);
-        const overlay = (r: (typeof result.runs)[number]) => [(r.tags ?? []).join(' '), r.feedback_notes ? `${r.feedback_notes} note${r.feedback_notes === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
+        const overlay = (r: (typeof result.runs)[number]) =>
+          [(r.tags ?? []).join(' '), r.feedback_notes ? `${r.feedback_notes} note${r.feedback_notes === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
         const headers = ['run_id', 'day', 'targets', 'passed', 'pass rate', ...(showWhere ? ['where'] : []), ...(showTags ? ['tags, feedback'] : [])];
-        const rows = result.runs.map((r) => [r.run_id, r.day, r.targets.join(', '), `${r.passed}/${r.total}`, pct(r.pass_rate), ...(showWhere ? [r.where] : []), ...(showTags ? [overlay(r)] : [])]);
+        const rows = result.runs.map((r) => [
+          r.run_id,
+          r.day,
+          r.targets.join(', '),
+          `${r.passed}/${r.total}`,
+          pct(r.pass_rate),
+          ...(showWhere ? [r.where] : []),
+          ...(showTags ? [overlay(r)] : []),
+        ]);
         process.stdout.write(table(headers, rows) + '\n');
         const shown = result.runs.length < result.matched ? ` (showing the newest ${result.runs.length})` : '';
         process.stdout.write(dim(`${result.matched} run${result.matched === 1 ? '' : 's'} on ${result.branch}${shown}\n`));

@@ -7,7 +7,10 @@ import { pushLines } from './sync.js';
 
 export function registerPublish(cli: Cli): void {
   cli
-    .command('publish <run>', 'Commit a finished run to the results branch (metadata) and the artifacts branch (payloads), without touching your checkout; push when asked')
+    .command(
+      'publish <run>',
+      'Commit a finished run to the results branch (metadata) and the artifacts branch (payloads), without touching your checkout; push when asked',
+    )
     .option('--push', 'Push both branches after committing (default: results.auto_push)')
     .option('--no-push', 'Do not push, whatever the configuration says')
     .option('--require-push', 'Exit 3 when the push does not land (the run stays committed locally)')
@@ -41,13 +44,21 @@ export function registerPublish(cli: Cli): void {
         const { counts, location } = result;
         if (result.status === 'already-published') process.stdout.write(`${location.runId}: already published (no new commit)\n`);
         else {
-          process.stdout.write(`${green(result.status === 'updated' ? 'Updated' : 'Published')} ${bold(location.runId)}: ${counts.passed}/${counts.total} passed\n`);
+          process.stdout.write(
+            `${green(result.status === 'updated' ? 'Updated' : 'Published')} ${bold(location.runId)}: ${counts.passed}/${counts.total} passed\n`,
+          );
           process.stdout.write(dim(`  ${result.target.resultsBranch} ${result.commits.results.slice(0, 12)}  ${location.path} (${counts.metadata} files)\n`));
-          process.stdout.write(dim(`  ${result.target.artifactsBranch} ${result.commits.artifacts.slice(0, 12)}  ${counts.payloads} payload${counts.payloads === 1 ? '' : 's'}\n`));
+          process.stdout.write(
+            dim(`  ${result.target.artifactsBranch} ${result.commits.artifacts.slice(0, 12)}  ${counts.payloads} payload${counts.payloads === 1 ? '' : 's'}\n`),
+          );
         }
         if (result.push) for (const line of pushLines(result.push)) process.stdout.write(`${line}\n`);
         for (const w of result.wip) {
-          process.stdout.write(w.status === 'deleted' ? dim(`  WIP branch ${w.branch} deleted: the run is published\n`) : yellow(`  WIP branch ${w.branch} kept: ${w.note ?? w.status}\n`));
+          process.stdout.write(
+            w.status === 'deleted'
+              ? dim(`  WIP branch ${w.branch} deleted: the run is published\n`)
+              : yellow(`  WIP branch ${w.branch} kept: ${w.note ?? w.status}\n`),
+          );
         }
         // Set aside on a sync branch: exit 1 (ARCHITECTURE.md, exit codes).
         return result.push?.classification === 'conflict' ? EXIT.check : undefined;

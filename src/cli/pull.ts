@@ -33,7 +33,12 @@ export function registerPull(cli: Cli): void {
           printJson(result);
           return;
         }
-        const from = result.source === 'local' ? 'the local results branch' : result.source === 'archive' ? 'the archive branch (rolled over)' : 'the remote-tracking results branch';
+        const from =
+          result.source === 'local'
+            ? 'the local results branch'
+            : result.source === 'archive'
+              ? 'the archive branch (rolled over)'
+              : 'the remote-tracking results branch';
         process.stdout.write(`${green('Pulled')} ${result.runId} from ${from} (${result.commit.slice(0, 12)}) into ${result.dir}\n`);
         process.stdout.write(dim(`  ${result.files} files from the results branch\n`));
         const { pointed, written, fetched } = result.payloads;

@@ -11,7 +11,13 @@ export function registerSchema(cli: Cli): void {
       runCommand(async () => {
         if (!name) {
           if (flags.json) printJson(Object.entries(SCHEMAS).map(([n, s]) => ({ name: n, file: s.file, description: s.description })));
-          else process.stdout.write(table(['Name', 'File', 'What'], Object.entries(SCHEMAS).map(([n, s]) => [n, s.file, s.description])) + '\n');
+          else
+            process.stdout.write(
+              table(
+                ['Name', 'File', 'What'],
+                Object.entries(SCHEMAS).map(([n, s]) => [n, s.file, s.description]),
+              ) + '\n',
+            );
           return;
         }
         if (!SCHEMAS[name]) throw new UsageError(`unknown schema ${JSON.stringify(name)} — run \`agentv-results schema\` to list them`);

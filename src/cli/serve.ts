@@ -17,7 +17,11 @@ export const SERVE_OPTIONS: [string, string][] = [
 ];
 
 /** Start the server from parsed flags and print where it listens (shared with `daemon --http`). */
-export async function startServeFromFlags(flags: Record<string, unknown>, base: Pick<ServeOptions, 'cwd' | 'remote' | 'configFile' | 'project'>, defaultPort = 4318): Promise<RunningServer> {
+export async function startServeFromFlags(
+  flags: Record<string, unknown>,
+  base: Pick<ServeOptions, 'cwd' | 'remote' | 'configFile' | 'project'>,
+  defaultPort = 4318,
+): Promise<RunningServer> {
   const port = flags.port === undefined ? defaultPort : numberFlag('port', flags.port, defaultPort);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port ${String(flags.port)}: expected 0-65535`);
   let server: RunningServer;
@@ -35,14 +39,22 @@ export async function startServeFromFlags(flags: Record<string, unknown>, base: 
     if (code === 'EADDRINUSE') throw new UsageError(`port ${port} is in use: pick another with --port (0 picks a free one)`);
     throw err;
   }
-  if (server.exposed) process.stderr.write(yellow(`warning: listening on ${server.host}, beyond this machine: anyone who can reach it and gets the page can sync and edit tags/feedback with your git credentials\n`));
+  if (server.exposed)
+    process.stderr.write(
+      yellow(
+        `warning: listening on ${server.host}, beyond this machine: anyone who can reach it and gets the page can sync and edit tags/feedback with your git credentials\n`,
+      ),
+    );
   process.stderr.write(`Dashboard: ${server.url}/\n`);
   process.stderr.write(dim(`API: ${server.url}/api/remote/status · writes need header x-agentv-results-token: ${server.token}\n`));
   return server;
 }
 
 export function registerServe(cli: Cli): void {
-  const cmd = cli.command('serve', 'The team Dashboard and API over the results branch: runs of every machine, run detail, compare, trends, tags and feedback, remote status and Sync');
+  const cmd = cli.command(
+    'serve',
+    'The team Dashboard and API over the results branch: runs of every machine, run detail, compare, trends, tags and feedback, remote status and Sync',
+  );
   for (const [flag, help] of SERVE_OPTIONS) cmd.option(flag, help);
   cmd
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
@@ -53,7 +65,11 @@ export function registerServe(cli: Cli): void {
     .example('agentv-results serve --port 0 --read-only')
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const server = await startServeFromFlags(flags, { cwd: stringFlag('dir', flags.dir) ?? process.cwd(), remote: stringFlag('remote', flags.remote), ...configFlags(flags) });
+        const server = await startServeFromFlags(flags, {
+          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+          remote: stringFlag('remote', flags.remote),
+          ...configFlags(flags),
+        });
         await new Promise<void>((resolve) => {
           const stop = () => {
             process.off('SIGINT', stop);

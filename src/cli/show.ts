@@ -11,13 +11,19 @@ import type { FeedbackNote } from '../merge/index.js';
 function printCase(c: CaseDetails & { feedback: FeedbackNote[] }, at: (rel: string) => string, showPaths: boolean): void {
   const variant = c.variant === null ? '' : `, variant ${c.variant}`;
   const out: string[] = [];
-  out.push(`${bold(c.test_id)}  (suite ${c.suite}, target ${c.target}${c.source_target !== c.target ? ` from ${c.source_target}` : ''}, attempt ${c.attempt}${variant})`);
+  out.push(
+    `${bold(c.test_id)}  (suite ${c.suite}, target ${c.target}${c.source_target !== c.target ? ` from ${c.source_target}` : ''}, attempt ${c.attempt}${variant})`,
+  );
   out.push(`  verdict     ${verdictText(c.verdict)} (${c.execution_status})   score ${c.score.toFixed(3)}`);
   const usage = c.token_usage ? ` (in ${int(c.token_usage.input)}, out ${int(c.token_usage.output)}, cached ${int(c.token_usage.cached)})` : '';
-  out.push(`  duration    ${seconds(c.duration_ms)}   tokens ${int(c.total_tokens)}${usage}${c.usage_source ? ` [${c.usage_source}]` : ''}   cost ${money(c.cost_usd)}`);
+  out.push(
+    `  duration    ${seconds(c.duration_ms)}   tokens ${int(c.total_tokens)}${usage}${c.usage_source ? ` [${c.usage_source}]` : ''}   cost ${money(c.cost_usd)}`,
+  );
   out.push(`  assertions  ${c.assertions.passed}/${c.assertions.total} passed`);
   if (c.tool_calls) {
-    const by = Object.entries(c.tool_calls.by_tool).map(([tool, n]) => `${tool} ${n}`).join(', ');
+    const by = Object.entries(c.tool_calls.by_tool)
+      .map(([tool, n]) => `${tool} ${n}`)
+      .join(', ');
     out.push(`  tool calls  ${c.tool_calls.total}${by ? ` (${by})` : ''}`);
   } else {
     out.push('  tool calls  — (metrics.json missing)');
@@ -49,7 +55,7 @@ function printCase(c: CaseDetails & { feedback: FeedbackNote[] }, at: (rel: stri
 
 export function registerShow(cli: Cli): void {
   cli
-    .command('show <run>', 'Display case-level rows of a run with their sidecars\' key facts')
+    .command('show <run>', "Display case-level rows of a run with their sidecars' key facts")
     .option('--test-id <glob>', 'Test id or glob (* and ?); repeatable; default: every case')
     .option('--target <name>', 'Only this target (repeatable)')
     .option('--dir <dir>', 'Working directory used to resolve relative paths')

@@ -46,7 +46,8 @@ export function renderValue(value: unknown, indent = '  '): string[] {
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length === 0) return [`${indent}(empty)`];
   return entries.flatMap(([k, v]) => {
-    if (v !== null && typeof v === 'object' && (Array.isArray(v) ? v.length > 0 : Object.keys(v).length > 0)) return [`${indent}${k}:`, ...renderValue(v, `${indent}  `)];
+    if (v !== null && typeof v === 'object' && (Array.isArray(v) ? v.length > 0 : Object.keys(v).length > 0))
+      return [`${indent}${k}:`, ...renderValue(v, `${indent}  `)];
     return [`${indent}${k}: ${renderValue(v, '')[0]}`];
   });
 }
@@ -55,7 +56,9 @@ export function renderStatus(report: StatusReport): string {
   const lines: string[] = [];
   lines.push(`${bold('repository')}  ${report.repo}${report.managed ? dim(' (managed clone)') : ''}`);
   if (report.project) lines.push(`${bold('project')}     ${report.project}`);
-  lines.push(`${bold('remote')}      ${report.remote ? `${report.remote}${report.remoteUrl ? dim(` (${report.remoteUrl})`) : ''}` : yellow('none — runs are committed locally only')}`);
+  lines.push(
+    `${bold('remote')}      ${report.remote ? `${report.remote}${report.remoteUrl ? dim(` (${report.remoteUrl})`) : ''}` : yellow('none — runs are committed locally only')}`,
+  );
   const width = Math.max(...report.branches.map((b) => b.name.length));
   for (const b of report.branches) {
     lines.push(`  ${b.name.padEnd(width)}  ${stateText(b)}  ${dim(`local ${short(b.local)}  remote ${short(b.remote)}`)}`);
@@ -65,7 +68,9 @@ export function renderStatus(report: StatusReport): string {
   else if (!report.fetch && report.remote) lines.push(dim('(as of the last fetch or push; --fetch to refresh)'));
   if (report.pending) {
     const commits = report.branches.reduce((n, b) => n + (b.state === 'local-only' ? 0 : b.ahead), 0);
-    const what = report.branches.some((b) => b.state === 'local-only') ? 'branches that are not on the remote yet' : `${commits} commit${commits === 1 ? '' : 's'}`;
+    const what = report.branches.some((b) => b.state === 'local-only')
+      ? 'branches that are not on the remote yet'
+      : `${commits} commit${commits === 1 ? '' : 's'}`;
     lines.push(yellow(`pending: ${what} waiting to be pushed — the next \`publish --push\` or \`agentv-results sync\` pushes them`));
   } else if (report.remote) {
     lines.push(green('nothing pending'));

@@ -25,7 +25,10 @@ export function registerSync(cli: Cli): void {
   // The status command lists open sync branches through its section registry.
   registerSyncStatus();
   cli
-    .command('sync', 'Push results committed here but not yet on the remote: merges concurrent publishes, never forces; a genuine conflict goes to a sync branch')
+    .command(
+      'sync',
+      'Push results committed here but not yet on the remote: merges concurrent publishes, never forces; a genuine conflict goes to a sync branch',
+    )
     .option('--resolve <sync-branch>', 'After fixing the conflict on the results branch: merge this sync branch into it, push, delete the sync branch')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
@@ -43,8 +46,12 @@ export function registerSync(cli: Cli): void {
           if (flags.json) printJson(r);
           else {
             if (r.status === 'merged' || r.status === 'already-merged') {
-              process.stdout.write(green(`${r.branch} ${r.status === 'merged' ? 'merged into' : 'was already in'} ${r.resultsBranch} (${(r.commit ?? '').slice(0, 12)})`) + '\n');
-              process.stdout.write(r.deletedRemote ? `deleted ${r.remote}/${r.branch}\n` : `${r.remote}/${r.branch} was not deleted (gone already, or it moved since)\n`);
+              process.stdout.write(
+                green(`${r.branch} ${r.status === 'merged' ? 'merged into' : 'was already in'} ${r.resultsBranch} (${(r.commit ?? '').slice(0, 12)})`) + '\n',
+              );
+              process.stdout.write(
+                r.deletedRemote ? `deleted ${r.remote}/${r.branch}\n` : `${r.remote}/${r.branch} was not deleted (gone already, or it moved since)\n`,
+              );
             } else for (const l of pushLines(r.push)) process.stdout.write(l + '\n');
           }
           return r.status === 'merged' || r.status === 'already-merged' ? EXIT.ok : pushExitCode(r.push) || EXIT.git;

@@ -56,7 +56,9 @@ export function registerTag(cli: Cli): void {
         const r = await editTags({ ...common, add, remove, expectRevision: expect, push: flags.push !== false });
         if (flags.json) printJson(r);
         else {
-          process.stdout.write(`${runId}: ${r.document.tags.length > 0 ? r.document.tags.join(' ') : '(no tags)'}${r.changed ? '' : ' (unchanged)'}\n${dim(`tag_revision ${r.document.tag_revision}`)}\n`);
+          process.stdout.write(
+            `${runId}: ${r.document.tags.length > 0 ? r.document.tags.join(' ') : '(no tags)'}${r.changed ? '' : ' (unchanged)'}\n${dim(`tag_revision ${r.document.tag_revision}`)}\n`,
+          );
           if (r.push) for (const l of pushLines(r.push)) process.stdout.write(l + '\n');
         }
         return r.push ? pushExitCode(r.push) : 0;

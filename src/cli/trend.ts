@@ -12,17 +12,30 @@ const directionText = (d: string) => (d === 'improving' ? green(d) : d === 'degr
 
 function printReport(r: TrendReport): void {
   for (const s of r.series) {
-    process.stdout.write(`${bold(`${s.experiment} × ${s.target}`)}: ${directionText(s.summary.direction)} (slope ${signed(s.summary.slope)} per run, r² ${s.summary.r_squared.toFixed(3)}, ${s.summary.run_count} runs, ${s.summary.matched_test_count} shared tests)\n`);
-    process.stdout.write(table(['Run', 'Tests', 'Mean score'], s.runs.map((p) => [p.run_id ?? p.label, String(p.matched_test_count), p.mean_score.toFixed(3)])) + '\n\n');
+    process.stdout.write(
+      `${bold(`${s.experiment} × ${s.target}`)}: ${directionText(s.summary.direction)} (slope ${signed(s.summary.slope)} per run, r² ${s.summary.r_squared.toFixed(3)}, ${s.summary.run_count} runs, ${s.summary.matched_test_count} shared tests)\n`,
+    );
+    process.stdout.write(
+      table(
+        ['Run', 'Tests', 'Mean score'],
+        s.runs.map((p) => [p.run_id ?? p.label, String(p.matched_test_count), p.mean_score.toFixed(3)]),
+      ) + '\n\n',
+    );
   }
-  for (const s of r.skipped) process.stdout.write(dim(`${s.experiment} × ${s.target}: not classified — ${s.reason} (${s.runs} run${s.runs === 1 ? '' : 's'})`) + '\n');
+  for (const s of r.skipped)
+    process.stdout.write(dim(`${s.experiment} × ${s.target}: not classified — ${s.reason} (${s.runs} run${s.runs === 1 ? '' : 's'})`) + '\n');
   const degrading = r.series.filter((s) => s.summary.direction === 'degrading').length;
-  process.stdout.write(`${r.series.length} series: ${degrading} degrading (slope <= -${r.slope_threshold}), threshold ${r.slope_threshold}${r.triggered ? red(' — failing (--fail-on-degrading)') : ''}\n`);
+  process.stdout.write(
+    `${r.series.length} series: ${degrading} degrading (slope <= -${r.slope_threshold}), threshold ${r.slope_threshold}${r.triggered ? red(' — failing (--fail-on-degrading)') : ''}\n`,
+  );
 }
 
 export function registerTrend(cli: Cli): void {
   cli
-    .command('trend [...runs]', 'Score trend per experiment × target over runs (the paths given, the local .agentv/results/ runs, or --published ones): least-squares slope of the mean score per run, classified improving / stable / degrading as agentv trend does')
+    .command(
+      'trend [...runs]',
+      'Score trend per experiment × target over runs (the paths given, the local .agentv/results/ runs, or --published ones): least-squares slope of the mean score per run, classified improving / stable / degrading as agentv trend does',
+    )
     .option('--published', 'Use the runs published on the results branch (listed from its catalog and pulled), not local ones')
     .option('--experiment <name>', 'Only this experiment')
     .option('--target <name>', 'Only this target')
@@ -36,7 +49,10 @@ export function registerTrend(cli: Cli): void {
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
     .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (local runs are read from <dir>/.agentv/results/)')
-    .option('--json', 'Machine-readable output: { series: [{experiment, target, runs[], summary: {slope, intercept, r_squared, direction, …}, regression}], skipped[], triggered, … }')
+    .option(
+      '--json',
+      'Machine-readable output: { series: [{experiment, target, runs[], summary: {slope, intercept, r_squared, direction, …}, regression}], skipped[], triggered, … }',
+    )
     .example('agentv-results trend --fail-on-degrading')
     .example('agentv-results trend --published --experiment nightly --last 10 --json')
     .example('agentv-results trend .agentv/results/run-a .agentv/results/run-b .agentv/results/run-c')

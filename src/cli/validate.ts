@@ -7,7 +7,10 @@ import { displayPath } from './flags.js';
 
 export function registerValidate(cli: Cli): void {
   cli
-    .command('validate <run>', 'Check that a run workspace resolves: paths exist inside the run and parse, ids are unique, summary counts agree, pointers match')
+    .command(
+      'validate <run>',
+      'Check that a run workspace resolves: paths exist inside the run and parse, ids are unique, summary counts agree, pointers match',
+    )
     .option('--require-payloads', 'Treat artifact pointers whose payload is not present locally as problems (default: notes)')
     .option('--dir <dir>', 'Working directory used to resolve relative paths')
     .option('--json', 'Machine-readable output: { valid, problems: [{file, line?, message}], notes }')

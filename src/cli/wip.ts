@@ -12,7 +12,6 @@ import { onSignals, signalStatus } from '../daemon/signals.js';
 import { numberFlag, parseDuration, runCommand, UsageError } from './errors.js';
 import { dim, green, printJson, table, yellow } from './format.js';
 
-
 export function fmtAge(seconds: number | null): string {
   if (seconds === null) return '—';
   if (seconds < 60) return `${seconds}s`;
@@ -109,7 +108,16 @@ async function listAction(flags: Record<string, unknown>): Promise<number> {
   } else if (listing.entries.length === 0) {
     process.stdout.write('no WIP branches here' + (listing.remote ? ` or on ${listing.remote}` : '') + '\n');
   } else {
-    const rows = listing.entries.map((e) => [e.branch, e.host, e.runId ?? '?', e.rows ?? '—', e.checkpoint ?? '—', fmtAge(e.ageSeconds), e.writer === 'agentv' ? 'AgentV checkpoint' : e.finished ? 'finished' : 'in progress', e.where]);
+    const rows = listing.entries.map((e) => [
+      e.branch,
+      e.host,
+      e.runId ?? '?',
+      e.rows ?? '—',
+      e.checkpoint ?? '—',
+      fmtAge(e.ageSeconds),
+      e.writer === 'agentv' ? 'AgentV checkpoint' : e.finished ? 'finished' : 'in progress',
+      e.where,
+    ]);
     process.stdout.write(table(['branch', 'host', 'run', 'rows', 'checkpoint', 'age', 'run state', 'where'], rows) + '\n');
   }
   if (listing.remoteError) process.stderr.write(`agentv-results: ${listing.remoteError}\n`);
@@ -119,11 +127,22 @@ async function listAction(flags: Record<string, unknown>): Promise<number> {
 async function recoverAction(source: string | undefined, flags: Record<string, unknown>): Promise<number> {
   if (!source) throw new UsageError('wip recover needs a WIP branch or a run id (see `agentv-results wip list`)');
   const target = await resolveTarget(targetOpts(flags));
-  const r = await recoverWip({ repo: target.repo, remote: target.remote, source, out: flags.out as string | undefined, cwd: targetOpts(flags).cwd, fetch: flags.fetch !== false });
+  const r = await recoverWip({
+    repo: target.repo,
+    remote: target.remote,
+    source,
+    out: flags.out as string | undefined,
+    cwd: targetOpts(flags).cwd,
+    fetch: flags.fetch !== false,
+  });
   if (flags.json) printJson(r);
   else {
     process.stdout.write(`${green('Recovered')} ${r.runId} from ${r.branch} (checkpoint ${r.checkpoint}, ${r.from}) into ${r.out}\n`);
-    process.stdout.write(dim(`  ${r.rows} rows, ${r.files} files${r.merged ? ', merged with the workspace already there' : ''}${r.duplicatesDropped ? `, ${r.duplicatesDropped} duplicate rows dropped` : ''}\n`));
+    process.stdout.write(
+      dim(
+        `  ${r.rows} rows, ${r.files} files${r.merged ? ', merged with the workspace already there' : ''}${r.duplicatesDropped ? `, ${r.duplicatesDropped} duplicate rows dropped` : ''}\n`,
+      ),
+    );
     if (!r.finished) process.stdout.write(dim(`  resume the eval into ${r.out}; later checkpoints continue on ${r.branch}\n`));
   }
   if (r.remoteError) process.stderr.write(`agentv-results: ${r.remoteError}\n`);

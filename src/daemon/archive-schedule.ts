@@ -38,7 +38,12 @@ export class ArchiveSchedule {
       this.runs++;
       this.archived += r.archived.length;
       if (r.archived.length > 0 || (r.push && !r.push.archiveLanded)) {
-        this.logger.info('archive rollover', { archived: r.archived.length, live: r.live, pushed: r.push ? r.push.archiveLanded && (r.push.live?.landed ?? true) : false, message: r.push?.message });
+        this.logger.info('archive rollover', {
+          archived: r.archived.length,
+          live: r.live,
+          pushed: r.push ? r.push.archiveLanded && (r.push.live?.landed ?? true) : false,
+          message: r.push?.message,
+        });
       }
     } catch (err) {
       this.logger.warn('archive rollover failed; trying again at the next slot', { error: (err as Error).message });

@@ -137,17 +137,29 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport>
   const host = opts.host ?? wipHost();
   const sw = new Switch(opts.once ? 'once' : 'abort');
 
-  const lock = await acquireDaemonLock(target.repo.commonDir, { root }, {
-    onCompromised: (err) => {
-      logger.error('daemon lock lost (this process stalled and another daemon took over); stopping', { error: err.message });
-      sw.stop('lock-lost');
+  const lock = await acquireDaemonLock(
+    target.repo.commonDir,
+    { root },
+    {
+      onCompromised: (err) => {
+        logger.error('daemon lock lost (this process stalled and another daemon took over); stopping', { error: err.message });
+        sw.stop('lock-lost');
+      },
+      onWait: (holder) => logger.info('a previous daemon died without releasing its lock; waiting for it to go stale', { pid: holder?.pid ?? null }),
     },
-    onWait: (holder) => logger.info('a previous daemon died without releasing its lock; waiting for it to go stale', { pid: holder?.pid ?? null }),
-  });
+  );
   const outbox = Outbox.forCommonDir(target.repo.commonDir);
   const tracker = new RunTracker({ ...trackerOptions(opts, target, push, host), outbox, logger, wake: sw.wake });
   // Bounded network operations keep a SIGTERM from waiting on a hung remote for long.
-  const worker = new OutboxWorker({ target, targetOptions: { ...opts, cwd }, outbox, logger, push, backoff: opts.backoff ?? DEFAULT_BACKOFF, networkTimeoutMs: opts.networkTimeoutMs ?? 30_000 });
+  const worker = new OutboxWorker({
+    target,
+    targetOptions: { ...opts, cwd },
+    outbox,
+    logger,
+    push,
+    backoff: opts.backoff ?? DEFAULT_BACKOFF,
+    networkTimeoutMs: opts.networkTimeoutMs ?? 30_000,
+  });
   const watcher = new RunWatcher(root, {
     poll: opts.poll || opts.once,
     logger,
@@ -189,7 +201,15 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport>
   try {
     await outbox.compact().catch((err: unknown) => logger.warn('could not compact the outbox', { error: (err as Error).message }));
     await watcher.start();
-    logger.info('daemon started', { pid: process.pid, root, repo: target.repo.workTree ?? target.repo.gitDir, remote: target.remote ?? undefined, push, mode: watcher.mode, once: opts.once ?? false });
+    logger.info('daemon started', {
+      pid: process.pid,
+      root,
+      repo: target.repo.workTree ?? target.repo.gitDir,
+      remote: target.remote ?? undefined,
+      push,
+      mode: watcher.mode,
+      once: opts.once ?? false,
+    });
     opts.onReady?.({ root, mode: watcher.mode });
     if (opts.once) await runOnceRounds(loop);
     else {

@@ -109,7 +109,13 @@ export class RunFollower {
     return (e) => {
       if (e.type === 'checkpoint' && e.result.status !== 'unchanged') {
         f.checkpoints++;
-        logger.info('checkpoint', { run: e.result.runId, checkpoint: e.result.checkpoint, rows: e.result.rows, added: e.result.addedRows, wip: e.result.branch });
+        logger.info('checkpoint', {
+          run: e.result.runId,
+          checkpoint: e.result.checkpoint,
+          rows: e.result.rows,
+          added: e.result.addedRows,
+          wip: e.result.branch,
+        });
       } else if (e.type === 'push' && e.result.classification !== 'ok') {
         logger.warn('WIP push did not land; the next checkpoint retries', { message: e.result.message });
       } else if (e.type === 'error') {

@@ -123,20 +123,45 @@ export async function execRun(opts: ExecOptions): Promise<ExecReport> {
   let failure: ExecReport['failure'] = null;
   for (const f of follower.runs()) {
     await f.starting;
-    runs.push(await finishOne(f, { target, targetOptions: { ...opts, cwd }, push, outbox, logger, networkTimeoutMs: opts.networkTimeoutMs }, (fail) => (failure = failure ?? fail)));
+    runs.push(
+      await finishOne(
+        f,
+        { target, targetOptions: { ...opts, cwd }, push, outbox, logger, networkTimeoutMs: opts.networkTimeoutMs },
+        (fail) => (failure = failure ?? fail),
+      ),
+    );
   }
   return { status, runs, failure };
 }
 
 async function finishOne(
   f: Followed,
-  ctx: { target: Awaited<ReturnType<typeof resolveTarget>>; targetOptions: TargetOptions; push: boolean; outbox: Outbox; logger: Logger; networkTimeoutMs?: number },
+  ctx: {
+    target: Awaited<ReturnType<typeof resolveTarget>>;
+    targetOptions: TargetOptions;
+    push: boolean;
+    outbox: Outbox;
+    logger: Logger;
+    networkTimeoutMs?: number;
+  },
   fail: (f: { code: number; message: string; cause?: unknown }) => void,
 ): Promise<ExecRunReport> {
   const { logger } = ctx;
   const state = await inspectRun(f.dir);
   const finished = state?.summaryComplete === true;
-  const report: ExecRunReport = { dir: f.dir, runId: f.session?.checkpointer.runId ?? null, branch: f.session?.checkpointer.branch ?? null, checkpoints: f.checkpoints, rows: 0, finished, publish: null, push: null, wip: 'none', queued: [], error: null };
+  const report: ExecRunReport = {
+    dir: f.dir,
+    runId: f.session?.checkpointer.runId ?? null,
+    branch: f.session?.checkpointer.branch ?? null,
+    checkpoints: f.checkpoints,
+    rows: 0,
+    finished,
+    publish: null,
+    push: null,
+    wip: 'none',
+    queued: [],
+    error: null,
+  };
   try {
     // Unfinished: a full final checkpoint (also files no row points at). Finished: the publish
     // captures everything, so the session only stops.
@@ -154,18 +179,32 @@ async function finishOne(
   }
   if (!finished) {
     report.wip = report.branch ? 'kept' : 'none';
-    logger.warn('run did not finish (no summary.json); its checkpoints stay on the WIP branch', { dir: f.dir, wip: report.branch ?? undefined, recover: report.runId ? `agentv-results wip recover ${report.runId}` : undefined });
+    logger.warn('run did not finish (no summary.json); its checkpoints stay on the WIP branch', {
+      dir: f.dir,
+      wip: report.branch ?? undefined,
+      recover: report.runId ? `agentv-results wip recover ${report.runId}` : undefined,
+    });
     return report;
   }
   try {
-    const done = await finishRun({ target: ctx.target, targetOptions: ctx.targetOptions, runDir: f.dir, wipRef: f.session?.checkpointer.ref ?? null, push: ctx.push, outbox: ctx.outbox, logger, networkTimeoutMs: ctx.networkTimeoutMs });
+    const done = await finishRun({
+      target: ctx.target,
+      targetOptions: ctx.targetOptions,
+      runDir: f.dir,
+      wipRef: f.session?.checkpointer.ref ?? null,
+      push: ctx.push,
+      outbox: ctx.outbox,
+      logger,
+      networkTimeoutMs: ctx.networkTimeoutMs,
+    });
     report.publish = done.publish;
     report.push = done.push;
     report.wip = done.wip;
     report.queued = done.queued;
     report.runId = done.publish.runId;
     if (done.push?.classification === 'conflict') fail({ code: 1, message: done.push.message });
-    else if (done.push && !done.push.landed && ctx.target.config.require_push) fail({ code: 3, message: `${done.push.message}; the run is committed locally and queued` });
+    else if (done.push && !done.push.landed && ctx.target.config.require_push)
+      fail({ code: 3, message: `${done.push.message}; the run is committed locally and queued` });
   } catch (err) {
     report.error = (err as Error).message;
     logger.error('publish failed', { dir: f.dir, error: report.error });

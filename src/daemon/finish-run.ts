@@ -34,13 +34,31 @@ export interface FinishRunResult {
 export async function finishRun(opts: FinishRunOptions): Promise<FinishRunResult> {
   const { target, logger, outbox } = opts;
   const res = await publish({ ...opts.targetOptions, run: opts.runDir, push: false });
-  logger.info(res.status === 'already-published' ? 'run already published' : 'published', { run: res.runId, status: res.status, results: res.commits.results.slice(0, 12), rows: res.counts.total });
+  logger.info(res.status === 'already-published' ? 'run already published' : 'published', {
+    run: res.runId,
+    status: res.status,
+    results: res.commits.results.slice(0, 12),
+    rows: res.counts.total,
+  });
   const wipTip = opts.wipRef ? await resolveRef(target.repo, opts.wipRef) : null;
   const out: FinishRunResult = { publish: res, push: null, wip: wipTip ? 'kept-no-push' : 'none', queued: [] };
-  const finalizeJob = opts.wipRef && wipTip ? { kind: 'finalize-wip' as const, ref: opts.wipRef, run_id: res.runId, run_path: res.location.path, results_commit: res.commits.results } : null;
+  const finalizeJob =
+    opts.wipRef && wipTip
+      ? { kind: 'finalize-wip' as const, ref: opts.wipRef, run_id: res.runId, run_path: res.location.path, results_commit: res.commits.results }
+      : null;
 
   if (target.remote === null) {
-    if (finalizeJob) out.wip = (await finalizeWip({ repo: target.repo, remote: null, ref: finalizeJob.ref, resultsRef: target.resultsRef, runPath: finalizeJob.run_path, resultsCommit: finalizeJob.results_commit })).status;
+    if (finalizeJob)
+      out.wip = (
+        await finalizeWip({
+          repo: target.repo,
+          remote: null,
+          ref: finalizeJob.ref,
+          resultsRef: target.resultsRef,
+          runPath: finalizeJob.run_path,
+          resultsCommit: finalizeJob.results_commit,
+        })
+      ).status;
     return out;
   }
   if (!opts.push) return out;
@@ -49,13 +67,24 @@ export async function finishRun(opts: FinishRunOptions): Promise<FinishRunResult
   if (out.push.landed) {
     logger.info('results pushed', { remote: target.remote, attempts: out.push.attempts });
     if (finalizeJob) {
-      const f = await finalizeWip({ repo: target.repo, remote: target.remote, ref: finalizeJob.ref, resultsRef: target.resultsRef, runPath: finalizeJob.run_path, resultsCommit: finalizeJob.results_commit, timeoutMs: opts.networkTimeoutMs });
+      const f = await finalizeWip({
+        repo: target.repo,
+        remote: target.remote,
+        ref: finalizeJob.ref,
+        resultsRef: target.resultsRef,
+        runPath: finalizeJob.run_path,
+        resultsCommit: finalizeJob.results_commit,
+        timeoutMs: opts.networkTimeoutMs,
+      });
       out.wip = f.status;
       if (f.status === 'waiting') {
         out.queued.push(await outbox.put(finalizeJob));
         out.wip = 'queued';
       }
-      logger.info(f.status === 'deleted' ? 'WIP branch deleted after the publish reached the remote' : 'WIP branch kept', { wip: finalizeJob.ref, note: f.note ?? undefined });
+      logger.info(f.status === 'deleted' ? 'WIP branch deleted after the publish reached the remote' : 'WIP branch kept', {
+        wip: finalizeJob.ref,
+        note: f.note ?? undefined,
+      });
     }
     return out;
   }

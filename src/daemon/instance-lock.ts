@@ -27,7 +27,10 @@ export interface DaemonInfo {
 
 export class DaemonLockedError extends AgentvResultsError {
   readonly code = 'daemon-locked';
-  constructor(message: string, readonly holder: DaemonInfo | null) {
+  constructor(
+    message: string,
+    readonly holder: DaemonInfo | null,
+  ) {
     super(message);
   }
 }
@@ -55,7 +58,11 @@ export async function daemonRunning(commonDir: string): Promise<DaemonInfo | nul
   return held ? ((await readDaemonInfo(commonDir)) ?? { pid: 0, host: '?', started_at: '?', root: '?' }) : null;
 }
 
-export async function acquireDaemonLock(commonDir: string, info: Omit<DaemonInfo, 'pid' | 'host' | 'started_at'>, opts: { onCompromised: (err: Error) => void; onWait?: (holder: DaemonInfo | null) => void }): Promise<DaemonLock> {
+export async function acquireDaemonLock(
+  commonDir: string,
+  info: Omit<DaemonInfo, 'pid' | 'host' | 'started_at'>,
+  opts: { onCompromised: (err: Error) => void; onWait?: (holder: DaemonInfo | null) => void },
+): Promise<DaemonLock> {
   const dir = join(commonDir, OUTBOX_DIR);
   await mkdir(dir, { recursive: true });
   const file = join(dir, 'daemon');
@@ -81,7 +88,10 @@ export async function acquireDaemonLock(commonDir: string, info: Omit<DaemonInfo
     }
     opts.onWait?.(holder);
     try {
-      release = await lockfile.lock(file, { ...options, retries: { retries: Math.ceil((STALE_MS + 2 * UPDATE_MS) / 500), factor: 1, minTimeout: 500, maxTimeout: 500 } });
+      release = await lockfile.lock(file, {
+        ...options,
+        retries: { retries: Math.ceil((STALE_MS + 2 * UPDATE_MS) / 500), factor: 1, minTimeout: 500, maxTimeout: 500 },
+      });
     } catch (waitErr) {
       if ((waitErr as NodeJS.ErrnoException).code !== 'ELOCKED') throw waitErr;
       const latest = await readDaemonInfo(commonDir);

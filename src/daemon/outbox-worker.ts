@@ -133,7 +133,10 @@ export class OutboxWorker {
     const { outbox, logger, target } = this.opts;
     const state = await inspectRun(job.run_dir);
     if (state === null || !state.hasIndex) {
-      const where = job.wip_ref && (await resolveRef(target.repo, job.wip_ref)) ? `; its last checkpoint is on ${job.wip_ref.slice('refs/heads/'.length)} (agentv-results wip recover ${job.run_id})` : '';
+      const where =
+        job.wip_ref && (await resolveRef(target.repo, job.wip_ref))
+          ? `; its last checkpoint is on ${job.wip_ref.slice('refs/heads/'.length)} (agentv-results wip recover ${job.run_id})`
+          : '';
       const error = `the run directory ${job.run_dir} is gone${where}`;
       await outbox.dead(item, error);
       logger.error('cannot publish: run directory deleted', { run: job.run_id, dir: job.run_dir, wip: job.wip_ref ?? undefined });
@@ -147,19 +150,38 @@ export class OutboxWorker {
       const wipTip = job.wip_ref ? await resolveRef(target.repo, job.wip_ref) : null;
       if (job.wip_ref && wipTip) {
         if (remote === null) {
-          const f = await finalizeWip({ repo: target.repo, remote: null, ref: job.wip_ref, resultsRef: target.resultsRef, runPath: res.location.path, resultsCommit: res.commits.results });
-          logger.info(f.status === 'deleted' ? 'WIP branch deleted (no remote: the local publish is final)' : 'WIP branch kept', { run: res.runId, wip: job.wip_ref, note: f.note ?? undefined });
+          const f = await finalizeWip({
+            repo: target.repo,
+            remote: null,
+            ref: job.wip_ref,
+            resultsRef: target.resultsRef,
+            runPath: res.location.path,
+            resultsCommit: res.commits.results,
+          });
+          logger.info(f.status === 'deleted' ? 'WIP branch deleted (no remote: the local publish is final)' : 'WIP branch kept', {
+            run: res.runId,
+            wip: job.wip_ref,
+            note: f.note ?? undefined,
+          });
         } else if (this.opts.push) {
           follow.push({ kind: 'finalize-wip', ref: job.wip_ref, run_id: res.runId, run_path: res.location.path, results_commit: res.commits.results });
         } else {
-          logger.info('WIP branch kept until the run reaches the remote (auto_push is off; `agentv-results wip clean` removes it then)', { run: res.runId, wip: job.wip_ref });
+          logger.info('WIP branch kept until the run reaches the remote (auto_push is off; `agentv-results wip clean` removes it then)', {
+            run: res.runId,
+            wip: job.wip_ref,
+          });
         }
       }
       // Follow-up jobs are recorded before this one is marked done: a crash in between replays
       // an idempotent publish ("already published") instead of losing the push.
       for (const f of follow) await outbox.put(f);
       await outbox.done(item, res.status);
-      logger.info(res.status === 'already-published' ? 'run already published' : 'published', { run: res.runId, status: res.status, results: res.commits.results.slice(0, 12), rows: res.counts.total });
+      logger.info(res.status === 'already-published' ? 'run already published' : 'published', {
+        run: res.runId,
+        status: res.status,
+        results: res.commits.results.slice(0, 12),
+        rows: res.counts.total,
+      });
       return 'published';
     } catch (err) {
       const message = (err as Error).message;
@@ -180,13 +202,21 @@ export class OutboxWorker {
     const out = await pushBranches(this.opts.target, { timeoutMs: this.opts.networkTimeoutMs });
     if (out.landed) {
       await this.opts.outbox.done(item, out.classification);
-      this.opts.logger.info(out.classification === 'nothing-to-push' ? 'results already on the remote' : 'results pushed', { remote: this.opts.target.remote, attempts: out.attempts, merges: out.merges ?? 0 });
+      this.opts.logger.info(out.classification === 'nothing-to-push' ? 'results already on the remote' : 'results pushed', {
+        remote: this.opts.target.remote,
+        attempts: out.attempts,
+        merges: out.merges ?? 0,
+      });
       return 'ok';
     }
     if (out.classification === 'conflict') {
       // Set aside on a sync branch for a human: retrying cannot resolve it.
       await this.opts.outbox.done(item, out.message);
-      this.opts.logger.error('genuine conflict: results set aside on a sync branch', { remote: this.opts.target.remote, sync_branch: out.syncBranch?.branch, message: out.message });
+      this.opts.logger.error('genuine conflict: results set aside on a sync branch', {
+        remote: this.opts.target.remote,
+        sync_branch: out.syncBranch?.branch,
+        message: out.message,
+      });
       return 'ok';
     }
     await this.remoteDown(item, now, out.message);
@@ -219,7 +249,10 @@ export class OutboxWorker {
         await outbox.done(t.item, t.sha);
         completed++;
       } else if (rejected) {
-        await outbox.dead(t.item, `the remote refused ${t.ref.slice('refs/heads/'.length)} (${rejected.reason}); it moved there — recover or inspect it with \`agentv-results wip list\``);
+        await outbox.dead(
+          t.item,
+          `the remote refused ${t.ref.slice('refs/heads/'.length)} (${rejected.reason}); it moved there — recover or inspect it with \`agentv-results wip list\``,
+        );
         logger.error('WIP push rejected', { wip: t.ref, reason: rejected.reason });
         completed++;
       }
@@ -231,14 +264,28 @@ export class OutboxWorker {
   private async finalizeJob(item: OutboxItem, now: number): Promise<boolean> {
     const job = item.job as Extract<OutboxJob, { kind: 'finalize-wip' }>;
     const { target, outbox, logger } = this.opts;
-    const f = await finalizeWip({ repo: target.repo, remote: target.remote, ref: job.ref, resultsRef: target.resultsRef, runPath: job.run_path, resultsCommit: job.results_commit, timeoutMs: this.opts.networkTimeoutMs });
+    const f = await finalizeWip({
+      repo: target.repo,
+      remote: target.remote,
+      ref: job.ref,
+      resultsRef: target.resultsRef,
+      runPath: job.run_path,
+      resultsCommit: job.results_commit,
+      timeoutMs: this.opts.networkTimeoutMs,
+    });
     if (f.status === 'waiting') {
       const delay = backoffDelay(item.attempts + 1, this.backoff);
       await outbox.retry(item, now + delay, f.note ?? 'waiting for the publish to reach the remote');
       return false;
     }
     await outbox.done(item, f.note ?? f.status);
-    logger.info(f.status === 'deleted' ? 'WIP branch deleted after the publish reached the remote' : 'WIP branch kept', { run: job.run_id, wip: job.ref, local: f.deletedLocal, remote: f.deletedRemote, note: f.note ?? undefined });
+    logger.info(f.status === 'deleted' ? 'WIP branch deleted after the publish reached the remote' : 'WIP branch kept', {
+      run: job.run_id,
+      wip: job.ref,
+      local: f.deletedLocal,
+      remote: f.deletedRemote,
+      note: f.note ?? undefined,
+    });
     return true;
   }
 }

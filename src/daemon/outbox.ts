@@ -62,7 +62,10 @@ export interface OutboxItem {
 export class OutboxError extends AgentvResultsError {
   readonly code: 'outbox' | 'no-space';
   /** `noSpace`: the disk (or quota) is full — an environment failure (exit 3), not bad input. */
-  constructor(message: string, readonly noSpace = false) {
+  constructor(
+    message: string,
+    readonly noSpace = false,
+  ) {
     super(message);
     this.code = noSpace ? 'no-space' : 'outbox';
   }
@@ -103,7 +106,17 @@ function fold(text: string): Map<string, OutboxItem> {
     if (r.v !== 1 || typeof r.id !== 'string') continue;
     const item = items.get(r.id);
     if (r.op === 'put' && r.job) {
-      items.set(r.id, { id: r.id, rev: r.rev, job: r.job, queuedAt: r.at, attempts: r.attempts ?? 0, nextAt: r.next_at ? Date.parse(r.next_at) : 0, lastError: r.error ?? null, state: 'pending', deadAt: null });
+      items.set(r.id, {
+        id: r.id,
+        rev: r.rev,
+        job: r.job,
+        queuedAt: r.at,
+        attempts: r.attempts ?? 0,
+        nextAt: r.next_at ? Date.parse(r.next_at) : 0,
+        lastError: r.error ?? null,
+        state: 'pending',
+        deadAt: null,
+      });
       continue;
     }
     if (!item || item.rev !== r.rev) continue;
@@ -161,7 +174,18 @@ export class Outbox {
   }
 
   async retry(item: OutboxItem, nextAt: number, error: string, opts: { now?: Date } = {}): Promise<void> {
-    await this.append([{ v: 1, op: 'retry', id: item.id, rev: item.rev, attempts: item.attempts + 1, next_at: new Date(nextAt).toISOString(), error, at: (opts.now ?? new Date()).toISOString() }]);
+    await this.append([
+      {
+        v: 1,
+        op: 'retry',
+        id: item.id,
+        rev: item.rev,
+        attempts: item.attempts + 1,
+        next_at: new Date(nextAt).toISOString(),
+        error,
+        at: (opts.now ?? new Date()).toISOString(),
+      },
+    ]);
   }
 
   async done(item: OutboxItem, note?: string, opts: { now?: Date } = {}): Promise<void> {
@@ -181,7 +205,17 @@ export class Outbox {
       const live = [...fold(text).values()].filter((i) => i.state === 'pending' || now - Date.parse(i.deadAt ?? '') < DEAD_RETENTION_MS);
       const records: JournalRecord[] = [];
       for (const i of live) {
-        records.push({ v: 1, op: 'put', id: i.id, rev: i.rev, at: i.queuedAt, job: i.job, attempts: i.attempts, ...(i.nextAt ? { next_at: new Date(i.nextAt).toISOString() } : {}), ...(i.lastError ? { error: i.lastError } : {}) });
+        records.push({
+          v: 1,
+          op: 'put',
+          id: i.id,
+          rev: i.rev,
+          at: i.queuedAt,
+          job: i.job,
+          attempts: i.attempts,
+          ...(i.nextAt ? { next_at: new Date(i.nextAt).toISOString() } : {}),
+          ...(i.lastError ? { error: i.lastError } : {}),
+        });
         if (i.state === 'dead') records.push({ v: 1, op: 'dead', id: i.id, rev: i.rev, at: i.deadAt ?? new Date(now).toISOString(), error: i.lastError ?? '' });
       }
       const tmp = `${this.file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;

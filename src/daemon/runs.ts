@@ -109,5 +109,13 @@ export async function inspectRun(dir: string): Promise<RunDirState | null> {
       summaryComplete = false;
     }
   }
-  return { dir, layout, hasIndex, hasSummary, summaryComplete, summaryMtimeMs: summary?.mtimeMs ?? null, indexMtimeMs: hasIndex ? (index?.mtimeMs ?? null) : null };
+  return {
+    dir,
+    layout,
+    hasIndex,
+    hasSummary,
+    summaryComplete,
+    summaryMtimeMs: summary?.mtimeMs ?? null,
+    indexMtimeMs: hasIndex ? (index?.mtimeMs ?? null) : null,
+  };
 }

@@ -65,9 +65,11 @@ export class RunTracker {
   /** Serialized per directory: a burst of watcher events for one run examines it once at a time. */
   examine(dir: string): Promise<void> {
     const prev = this.examining.get(dir) ?? Promise.resolve();
-    const next = prev.then(() => this.examineNow(dir)).catch((err: unknown) => {
-      this.opts.logger.error('could not examine run', { dir, error: (err as Error).message });
-    });
+    const next = prev
+      .then(() => this.examineNow(dir))
+      .catch((err: unknown) => {
+        this.opts.logger.error('could not examine run', { dir, error: (err as Error).message });
+      });
     this.examining.set(dir, next);
     void next.finally(() => {
       if (this.examining.get(dir) === next) this.examining.delete(dir);
@@ -107,7 +109,8 @@ export class RunTracker {
         const rows = t.session?.checkpointer.state.meta?.rows;
         await t.session?.stop({ flush: false }).catch(() => undefined);
         this.runs.delete(dir);
-        if (state === null && t.phase === 'active') logger.warn('run directory deleted while watched; its checkpoints stay on the WIP branch', { dir, wip: branch, rows });
+        if (state === null && t.phase === 'active')
+          logger.warn('run directory deleted while watched; its checkpoints stay on the WIP branch', { dir, wip: branch, rows });
       }
       return;
     }
@@ -208,7 +211,14 @@ export class RunTracker {
     if (e.type === 'checkpoint') {
       if (e.result.status === 'unchanged') return;
       this.checkpoints++;
-      this.opts.logger.info('checkpoint', { run: e.result.runId, checkpoint: e.result.checkpoint, rows: e.result.rows, added: e.result.addedRows, files: e.result.files, wip: e.result.branch });
+      this.opts.logger.info('checkpoint', {
+        run: e.result.runId,
+        checkpoint: e.result.checkpoint,
+        rows: e.result.rows,
+        added: e.result.addedRows,
+        files: e.result.files,
+        wip: e.result.branch,
+      });
       if (t?.session) this.afterCheckpoint(dir, t.session, e.result.commit);
     } else if (e.type === 'error') {
       this.opts.logger.warn('checkpoint failed', { dir, error: e.error.message });

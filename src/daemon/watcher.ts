@@ -40,7 +40,10 @@ export class RunWatcher {
   /** Start watching; resolves once the initial watch is set up (or polling was chosen). */
   async start(): Promise<void> {
     if (this.opts.poll) return;
-    const exists = await stat(this.root).then((s) => s.isDirectory(), () => false);
+    const exists = await stat(this.root).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     // chokidar does not pick up a root created later; the rescan finds it and calls start() again.
     if (!exists) return;
     const w = watch(this.root, {

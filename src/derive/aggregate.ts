@@ -128,7 +128,14 @@ export class RunAggregator {
       tool_calls: typeof row.total_tool_calls === 'number' ? row.total_tool_calls : 0,
       errors: typeof row.errors_encountered === 'number' ? row.errors_encountered : 0,
     };
-    const values = { pass_rate: result.pass_rate, time_seconds: result.time_seconds, tokens: result.tokens, tool_calls: result.tool_calls, cost_usd: row.cost_usd ?? 0, score: row.score };
+    const values = {
+      pass_rate: result.pass_rate,
+      time_seconds: result.time_seconds,
+      tokens: result.tokens,
+      tool_calls: result.tool_calls,
+      cost_usd: row.cost_usd ?? 0,
+      score: row.score,
+    };
     this.series.add(slot.configuration, { evalId: slot.evalId, runNumber: slot.runNumber, values });
     this.runs.push({
       eval_id: slot.evalId,
@@ -149,7 +156,14 @@ export class RunAggregator {
   }
 
   summary(meta: RunMeta) {
-    let total = 0, passed = 0, failed = 0, errors = 0, scoreSum = 0, duration = 0, tokens = 0, cost = 0;
+    let total = 0,
+      passed = 0,
+      failed = 0,
+      errors = 0,
+      scoreSum = 0,
+      duration = 0,
+      tokens = 0,
+      cost = 0;
     const runSummary: Record<string, unknown> = {};
     for (const [name, t] of this.targets) {
       total += t.total;
@@ -220,7 +234,10 @@ export class RunAggregator {
   }
 
   timing() {
-    let duration = 0, tokens = 0, cost = 0, tests = 0;
+    let duration = 0,
+      tokens = 0,
+      cost = 0,
+      tests = 0;
     for (const t of this.targets.values()) {
       duration += t.duration;
       tokens += t.tokens;

@@ -36,7 +36,10 @@ export class AtomicDir {
   private readonly made = new Set<string>();
   private closed = false;
 
-  private constructor(readonly parent: string, readonly staging: string) {
+  private constructor(
+    readonly parent: string,
+    readonly staging: string,
+  ) {
     this.made.add(staging);
   }
 

@@ -70,7 +70,15 @@ class RowPass {
 
   constructor(private readonly o: RowPassOptions) {
     const spillPath = o.dir ? join(o.dir.staging, '.pending-index.jsonl') : null;
-    this.result = { earliest: null, evalFile: undefined, skippedInvalid: 0, duplicates: { updated: 0, skipped: 0 }, contentHash: '', spillPath, spilledInMemory: [] };
+    this.result = {
+      earliest: null,
+      evalFile: undefined,
+      skippedInvalid: 0,
+      duplicates: { updated: 0, skipped: 0 },
+      contentHash: '',
+      spillPath,
+      spilledInMemory: [],
+    };
   }
 
   /** A line that is not a row: fatal, or skipped with a warning under --skip-invalid. */
@@ -121,7 +129,11 @@ class RowPass {
       return undefined;
     }
     if (this.o.policy === 'error') {
-      throw new InputError(`${this.o.displayName}:${lineNo}: duplicate of line ${seenAt} (same test_id, target, attempt and variant) — remove it, or pass --duplicate-policy update|skip`, this.o.displayName, lineNo);
+      throw new InputError(
+        `${this.o.displayName}:${lineNo}: duplicate of line ${seenAt} (same test_id, target, attempt and variant) — remove it, or pass --duplicate-policy update|skip`,
+        this.o.displayName,
+        lineNo,
+      );
     }
     if (this.o.policy === 'skip') {
       this.result.duplicates.skipped++;
@@ -139,12 +151,17 @@ class RowPass {
     if (seenAt === 'drop') return;
     const r = this.result;
     r.evalFile ??= row.eval_path ?? undefined;
-    if (row.timestamp && !Number.isNaN(Date.parse(row.timestamp)) && (r.earliest === null || Date.parse(row.timestamp) < Date.parse(r.earliest))) r.earliest = row.timestamp;
+    if (row.timestamp && !Number.isNaN(Date.parse(row.timestamp)) && (r.earliest === null || Date.parse(row.timestamp) < Date.parse(r.earliest)))
+      r.earliest = row.timestamp;
     const out = this.o.layout.row(row, { key, rawLine: line.text, includeRawContent: this.o.includeRaw });
     const ownedKey = createHash('sha1').update(out.owned).digest('base64');
     const previousOwner = this.ownedBy.get(ownedKey);
     if (previousOwner !== undefined && previousOwner !== key) {
-      throw new InputError(`${this.o.displayName}:${line.lineNo}: two different results map to ${out.owned} (they differ only in trace or envelope ids) — give them distinct attempts or variants`, this.o.displayName, line.lineNo);
+      throw new InputError(
+        `${this.o.displayName}:${line.lineNo}: two different results map to ${out.owned} (they differ only in trace or envelope ids) — give them distinct attempts or variants`,
+        this.o.displayName,
+        line.lineNo,
+      );
     }
     this.ownedBy.set(ownedKey, key);
     const spilled: Spilled = { key, owned: out.owned, index: out.index };

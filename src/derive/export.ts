@@ -124,7 +124,9 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
     const finalPath = join(dest.parent, finalName);
     const shown = relative(cwd, finalPath) || finalPath;
     if (!opts.dryRun && src.layout === 'agentv' && resolve(finalPath) === resolve(src.dir!)) {
-      throw new InputError(`${shown} is AgentV's own run directory: every command reads it as it is, and export never rewrites it — pass --out <dir> to write our bundle elsewhere`);
+      throw new InputError(
+        `${shown} is AgentV's own run directory: every command reads it as it is, and export never rewrites it — pass --out <dir> to write our bundle elsewhere`,
+      );
     }
 
     // Second pass over the spill: the last version of each identity wins, at its position.
@@ -135,7 +137,9 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
     // Re-deriving a workspace in place: its index is the source itself, not a run to merge with.
     const inPlace = src.kind === 'workspace' && resolve(finalPath) === resolve(src.dir!);
     const existing = dir && layout.name === 'bundle' && !inPlace ? await readExistingIndex(finalPath) : null;
-    const carried = existing ? await carryExistingRows({ existing, runId, experiment, finalPath, shown, policy, keep, duplicates: pass.duplicates, dir: dir! }) : [];
+    const carried = existing
+      ? await carryExistingRows({ existing, runId, experiment, finalPath, shown, policy, keep, duplicates: pass.duplicates, dir: dir! })
+      : [];
 
     const meta = {
       run_id: runId,
@@ -166,7 +170,16 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
     if (pass.earliest === null && src.kind === 'results-file') warnings.push('no row carries a timestamp: the run id uses a content hash instead');
     const status = opts.dryRun ? 'planned_export' : 'emitted';
     const bundle = wantEntries ? projectionBundle(meta, index.entries, { includeRawContent: includeRaw, status, warnings }) : undefined;
-    const base = { runId, experiment, layout: layout.name, rows: index.rows, skippedInvalid: pass.skippedInvalid, duplicates: pass.duplicates, summary, bundle };
+    const base = {
+      runId,
+      experiment,
+      layout: layout.name,
+      rows: index.rows,
+      skippedInvalid: pass.skippedInvalid,
+      duplicates: pass.duplicates,
+      summary,
+      bundle,
+    };
 
     if (!dir) return { ...base, outDir: null, indexRows: index.collected };
     if (layout.runFiles.summary) await dir.write(layout.runFiles.summary, json(summary));
@@ -204,17 +217,23 @@ async function carryExistingRows(o: {
   }
   // Run ids are timestamps: two experiments can start in the same millisecond; never mix them.
   if (existing.experiment !== experiment) {
-    throw new InputError(`${shown} already holds run ${runId} of experiment ${existing.experiment}; this input is experiment ${experiment} — choose another --out`);
+    throw new InputError(
+      `${shown} already holds run ${runId} of experiment ${existing.experiment}; this input is experiment ${experiment} — choose another --out`,
+    );
   }
   const carried: IndexRow[] = [];
   for (const row of existing.rows) {
-    const key = createHash('sha1').update(localIdentityKey(identityFieldsOf(row.projection_identity))).digest('base64');
+    const key = createHash('sha1')
+      .update(localIdentityKey(identityFieldsOf(row.projection_identity)))
+      .digest('base64');
     if (!o.keep.has(key)) {
       carried.push(row);
       continue;
     }
     if (o.policy === 'error') {
-      throw new InputError(`${shown}: ${row.test_id} (target ${row.target}, attempt ${row.attempt}) is already exported there — pass --duplicate-policy update to rewrite it or skip to keep it`);
+      throw new InputError(
+        `${shown}: ${row.test_id} (target ${row.target}, attempt ${row.attempt}) is already exported there — pass --duplicate-policy update to rewrite it or skip to keep it`,
+      );
     }
     if (o.policy === 'skip') {
       o.keep.delete(key);

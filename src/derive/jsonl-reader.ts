@@ -82,7 +82,12 @@ export async function* readJsonlLines(path: string | AsyncIterable<Buffer>, opts
         parts = [];
         if (!reported) {
           reported = true;
-          yield { lineNo: lineNo + 1, ok: false, problem: `line is over the ${maxLine}-byte limit (${partBytes} bytes read and no end of line yet)`, bytes: partBytes };
+          yield {
+            lineNo: lineNo + 1,
+            ok: false,
+            problem: `line is over the ${maxLine}-byte limit (${partBytes} bytes read and no end of line yet)`,
+            bytes: partBytes,
+          };
         }
       } else {
         // Copy: the stream may reuse its buffer for the next chunk.

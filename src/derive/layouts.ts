@@ -121,7 +121,12 @@ class SkillCreatorLayout implements LayoutWriter {
     if (own && !this.prompts.has(evalId)) this.prompts.set(evalId, own);
     const prompt = own || this.prompts.get(evalId) || `(no input recorded for ${row.test_id})`;
     const metadata = json({ eval_id: evalId, eval_name: row.test_id, prompt, assertions: row.expectations.map((e) => e.text) });
-    const evalMetadata = json({ eval_id: evalId, eval_name: row.test_id, prompt: this.prompts.get(evalId) ?? prompt, assertions: row.expectations.map((e) => e.text) });
+    const evalMetadata = json({
+      eval_id: evalId,
+      eval_name: row.test_id,
+      prompt: this.prompts.get(evalId) ?? prompt,
+      assertions: row.expectations.map((e) => e.text),
+    });
     const files: DerivedFile[] = [
       { path: `${runDir}/grading.json`, data: json(gradingDoc(row)) },
       { path: `${runDir}/timing.json`, data: json(attemptTimingDoc(row)) },

@@ -7,7 +7,16 @@
 import type { IndexRow } from '../model/artifacts.js';
 
 const RAW_BEARING = new Set(['grading_path', 'answer_path', 'transcript_path', 'transcript_raw_path', 'input_path']);
-const ARTIFACT_KEYS = ['result_path', 'grading_path', 'metrics_path', 'timing_path', 'transcript_path', 'transcript_raw_path', 'answer_path', 'file_changes_path'] as const;
+const ARTIFACT_KEYS = [
+  'result_path',
+  'grading_path',
+  'metrics_path',
+  'timing_path',
+  'transcript_path',
+  'transcript_raw_path',
+  'answer_path',
+  'file_changes_path',
+] as const;
 
 export interface RawContent {
   input?: string;
@@ -56,13 +65,20 @@ export function projectionEntry(row: IndexRow, opts: { includeRawContent: boolea
   return entry;
 }
 
-export function projectionBundle(meta: { run_id: string; experiment: string }, entries: unknown[], opts: { includeRawContent: boolean; status: 'planned_export' | 'emitted'; warnings: string[] }) {
+export function projectionBundle(
+  meta: { run_id: string; experiment: string },
+  entries: unknown[],
+  opts: { includeRawContent: boolean; status: 'planned_export' | 'emitted'; warnings: string[] },
+) {
   return {
     format: 'agentv.projection_bundle',
     version: 1,
     run_id: meta.run_id,
     experiment: meta.experiment,
-    capture: { raw_content_included: opts.includeRawContent, redaction: opts.includeRawContent ? 'none (raw content requested)' : 'raw prompt, output and tool payloads omitted' },
+    capture: {
+      raw_content_included: opts.includeRawContent,
+      redaction: opts.includeRawContent ? 'none (raw content requested)' : 'raw prompt, output and tool payloads omitted',
+    },
     artifact_refs: { status: opts.status },
     projections: entries,
     warnings: opts.warnings,

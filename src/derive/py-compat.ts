@@ -67,7 +67,16 @@ export function pyStats(values: readonly number[]): { mean: number; stddev: numb
   const n = values.length;
   if (n === 0) return { mean: 0, stddev: 0, min: 0, max: 0 };
   const mean = pySum(values) / n;
-  const stddev = n > 1 ? Math.sqrt(pySum(values.map((x) => (x - mean) * (x - mean)), { integersAreInts: false }) / (n - 1)) : 0;
+  const stddev =
+    n > 1
+      ? Math.sqrt(
+          pySum(
+            values.map((x) => (x - mean) * (x - mean)),
+            { integersAreInts: false },
+          ) /
+            (n - 1),
+        )
+      : 0;
   let min = Infinity;
   let max = -Infinity;
   for (const x of values) {

@@ -42,7 +42,11 @@ const obj = (v: unknown): Doc => (v && typeof v === 'object' && !Array.isArray(v
 export function rederiveRunDocs(rows: IndexRow[], previous: { summary: Doc | null; benchmark: Doc | null; timing: Doc | null; runId: string }): RunDocs {
   const prevSummary = previous.summary ?? {};
   const prevBenchmark = previous.benchmark ?? {};
-  const earliest = rows.map((r) => r.timestamp).filter((t): t is string => typeof t === 'string' && !Number.isNaN(Date.parse(t))).sort()[0] ?? null;
+  const earliest =
+    rows
+      .map((r) => r.timestamp)
+      .filter((t): t is string => typeof t === 'string' && !Number.isNaN(Date.parse(t)))
+      .sort()[0] ?? null;
   const meta: RunMeta = {
     run_id: str(prevSummary.run_id) ?? previous.runId,
     experiment: str(prevSummary.experiment) ?? str(obj(prevSummary.metadata).experiment) ?? 'default',

@@ -115,7 +115,9 @@ export function agentvGradingDoc(row: NormalizedRow) {
   return {
     pass,
     score: row.score,
-    reason: row.error ?? (pass ? 'All grading components passed.' : row.verdict === 'error' ? 'The target did not run to completion.' : 'One or more grading components failed.'),
+    reason:
+      row.error ??
+      (pass ? 'All grading components passed.' : row.verdict === 'error' ? 'The target did not run to completion.' : 'One or more grading components failed.'),
     component_results: row.expectations.map((e) => ({
       pass: e.passed,
       score: e.passed ? 1 : 0,
@@ -183,7 +185,10 @@ export function metricsDoc(row: NormalizedRow) {
   const ms = Math.max(0, row.duration_ms ?? 0);
   const unavailable = row.usage.source === 'unavailable';
   const int = (n: number) => Math.max(0, Math.round(n));
-  const id = createHash('sha256').update(JSON.stringify([row.suite, row.test_id, row.target, row.source_target, row.attempt, row.variant])).digest('hex').slice(0, 20);
+  const id = createHash('sha256')
+    .update(JSON.stringify([row.suite, row.test_id, row.target, row.source_target, row.attempt, row.variant]))
+    .digest('hex')
+    .slice(0, 20);
   const doc: Record<string, unknown> = {
     schema_version: METRICS_SCHEMA_VERSION,
     artifact_id: `metrics-${id}`,
@@ -191,7 +196,11 @@ export function metricsDoc(row: NormalizedRow) {
     test_id: row.test_id,
     target: row.target,
     suite: row.suite,
-    source_artifacts: { grading_path: 'grading.json', ...(row.messages.length > 0 || row.input_messages.length > 0 ? { transcript_path: 'transcript.json' } : {}), ...(row.file_changes !== null ? { file_changes_path: 'outputs/file_changes.diff' } : {}) },
+    source_artifacts: {
+      grading_path: 'grading.json',
+      ...(row.messages.length > 0 || row.input_messages.length > 0 ? { transcript_path: 'transcript.json' } : {}),
+      ...(row.file_changes !== null ? { file_changes_path: 'outputs/file_changes.diff' } : {}),
+    },
     tool_calls: m.tool_calls,
     tool_call_counts: m.tool_calls,
     tool_category_counts: {},
@@ -212,7 +221,13 @@ export function metricsDoc(row: NormalizedRow) {
     reasoning_blocks: [],
     thinking_blocks: 0,
     duration: { total_ms: ms, total_seconds: round4(ms / 1000), source: row.duration_ms === null ? 'unavailable' : 'provider_reported' },
-    tokens: { total: int(row.usage.total), input: int(row.usage.input), output: int(row.usage.output), reasoning: 0, source: unavailable ? 'unavailable' : 'provider_reported' },
+    tokens: {
+      total: int(row.usage.total),
+      input: int(row.usage.input),
+      output: int(row.usage.output),
+      reasoning: 0,
+      source: unavailable ? 'unavailable' : 'provider_reported',
+    },
     cost: { usd: row.cost_usd === null ? null : Math.max(0, row.cost_usd), source: row.cost_usd === null ? 'unavailable' : 'provider_reported' },
     execution: { status: row.execution_status },
     trajectory: { total_turns: int(m.total_turns), total_tool_calls: int(m.total_tool_calls), tool_calls: m.tool_calls },
@@ -326,7 +341,13 @@ function indexRowOf(row: NormalizedRow, p: AttemptPaths): PendingIndexRow {
     error: row.error,
     assertions_summary: { passed, failed: row.expectations.length - passed, total: row.expectations.length },
     scores: row.evaluators.map((e) => {
-      const s: PendingIndexRow['scores'][number] = { name: e.name, type: e.type, score: e.score, pass: graderPassed(e, DEFAULT_THRESHOLD), reason: graderReason(e) };
+      const s: PendingIndexRow['scores'][number] = {
+        name: e.name,
+        type: e.type,
+        score: e.score,
+        pass: graderPassed(e, DEFAULT_THRESHOLD),
+        reason: graderReason(e),
+      };
       if (e.weight !== undefined) s.weight = e.weight;
       if (e.verdict !== undefined) s.verdict = e.verdict;
       return s;

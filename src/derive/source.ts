@@ -74,7 +74,10 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 
 export async function resolveSource(source: string, cwd = process.cwd()): Promise<ResolvedSource> {
   const abs = resolve(cwd, source);
   const st = await statOrNull(abs);
-  if (!st) throw new SourceError(`${source}: no such file or directory — pass a results .jsonl file, a run directory (ours or AgentV's .agentv/results/<run_id>), or its index.jsonl`);
+  if (!st)
+    throw new SourceError(
+      `${source}: no such file or directory — pass a results .jsonl file, a run directory (ours or AgentV's .agentv/results/<run_id>), or its index.jsonl`,
+    );
   let dir: string | null = null;
   let file = abs;
   let layout: 'bundle' | 'agentv' | null = null;
@@ -82,7 +85,9 @@ export async function resolveSource(source: string, cwd = process.cwd()): Promis
     dir = abs;
     const manifest = await runManifestOf(abs);
     if (!manifest) {
-      throw new SourceError(`${source}: not a run workspace (neither index.jsonl nor .internal/index.jsonl inside) — pass a results .jsonl file or a run directory such as .agentv/results/<run_id>`);
+      throw new SourceError(
+        `${source}: not a run workspace (neither index.jsonl nor .internal/index.jsonl inside) — pass a results .jsonl file or a run directory such as .agentv/results/<run_id>`,
+      );
     }
     file = manifest.file;
     layout = manifest.layout;
@@ -98,7 +103,16 @@ export async function resolveSource(source: string, cwd = process.cwd()): Promis
   }
   if (dir === null) {
     const name = basename(abs).replace(/\.jsonl?$/i, '') || 'results';
-    return { kind: 'results-file', layout: null, file, dir: null, defaultExperiment: sanitizeSegment(name), recordedRunId: null, recordedExperiment: null, recordedEvalFile: null };
+    return {
+      kind: 'results-file',
+      layout: null,
+      file,
+      dir: null,
+      defaultExperiment: sanitizeSegment(name),
+      recordedRunId: null,
+      recordedExperiment: null,
+      recordedEvalFile: null,
+    };
   }
   const summary = await readJsonOrNull(join(dir, 'summary.json'));
   const summaryMeta = isObject(summary?.metadata) ? summary.metadata : undefined;
@@ -169,10 +183,40 @@ export function isIndexRow(row: Record<string, unknown>): boolean {
 
 /** Paths, ids and bookkeeping of the layouts we read that must not leak into a re-derived row. */
 const INDEX_ONLY_KEYS = [
-  'result_dir', 'result_path', 'grading_path', 'metrics_path', 'timing_path', 'transcript_path', 'transcript_raw_path', 'answer_path',
-  'output_path', 'response_path', 'input_path', 'file_changes_path', 'summary_path', 'stdout_path', 'stderr_path', 'target_execution_path',
-  'test_dir', 'task_dir', 'providers_path', 'files_path', 'graders_path', 'projection_identity', 'artifact_pointers', 'assertions_summary',
-  'run_id', 'experiment', 'total_tokens', 'total_tool_calls', 'errors_encountered', 'export_metadata', 'graders', 'pass', 'samples', 'trials',
+  'result_dir',
+  'result_path',
+  'grading_path',
+  'metrics_path',
+  'timing_path',
+  'transcript_path',
+  'transcript_raw_path',
+  'answer_path',
+  'output_path',
+  'response_path',
+  'input_path',
+  'file_changes_path',
+  'summary_path',
+  'stdout_path',
+  'stderr_path',
+  'target_execution_path',
+  'test_dir',
+  'task_dir',
+  'providers_path',
+  'files_path',
+  'graders_path',
+  'projection_identity',
+  'artifact_pointers',
+  'assertions_summary',
+  'run_id',
+  'experiment',
+  'total_tokens',
+  'total_tool_calls',
+  'errors_encountered',
+  'export_metadata',
+  'graders',
+  'pass',
+  'samples',
+  'trials',
 ];
 
 interface AssertionLike {
@@ -209,7 +253,10 @@ function componentToScore(c: Record<string, unknown>): Record<string, unknown> {
     type: str(a.type) ?? str(c.type) ?? 'unknown',
     score: typeof c.score === 'number' ? c.score : c.pass === true ? 1 : 0,
     verdict: c.pass === true ? 'pass' : 'fail',
-    assertions: componentAssertions(c.component_results).length > 0 ? componentAssertions(c.component_results) : [{ text: componentLabel(c), passed: c.pass === true, evidence: str(c.reason) ?? '' }],
+    assertions:
+      componentAssertions(c.component_results).length > 0
+        ? componentAssertions(c.component_results)
+        : [{ text: componentLabel(c), passed: c.pass === true, evidence: str(c.reason) ?? '' }],
   };
   if (typeof a.weight === 'number') out.weight = a.weight;
   if (str(c.reason)) out.reasoning = c.reason;
@@ -277,7 +324,8 @@ export async function hydrateIndexRow(dir: string, row: Record<string, unknown>)
     const components = Array.isArray(grading.component_results) ? grading.component_results.filter(isObject) : null;
     if (ours && Array.isArray(ours.expectations)) out.assertions = ours.expectations;
     else if (Array.isArray(grading.expectations)) out.assertions = grading.expectations;
-    else if (Array.isArray(grading.assertions) && grading.assertions.every((a) => isObject(a) && typeof a.text === 'string')) out.assertions = grading.assertions;
+    else if (Array.isArray(grading.assertions) && grading.assertions.every((a) => isObject(a) && typeof a.text === 'string'))
+      out.assertions = grading.assertions;
     // Our own result.json (or an older grading.json) holds the full grader results (the index row only their summary).
     if (ours) out.scores = ours.scores;
     else if (Array.isArray(grading.evaluators)) out.scores = grading.evaluators;
@@ -296,7 +344,13 @@ export async function hydrateIndexRow(dir: string, row: Record<string, unknown>)
   if (typeof row.pass === 'boolean' && out.verdict === undefined) out.verdict = row.pass ? 'pass' : 'fail';
 
   const transcript = await readSidecar(dir, row.transcript_path ?? inSample('transcript.json'), true);
-  const messages = isObject(transcript) ? (Array.isArray(transcript.messages) ? (transcript.messages as Record<string, unknown>[]) : Array.isArray(transcript.turns) ? turnsToMessages(transcript.turns) : null) : null;
+  const messages = isObject(transcript)
+    ? Array.isArray(transcript.messages)
+      ? (transcript.messages as Record<string, unknown>[])
+      : Array.isArray(transcript.turns)
+        ? turnsToMessages(transcript.turns)
+        : null
+    : null;
   if (messages && out.input === undefined && out.output === undefined) {
     const firstAssistant = messages.findIndex((m) => m.role !== 'user');
     const split = firstAssistant === -1 ? messages.length : firstAssistant;

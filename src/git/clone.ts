@@ -14,7 +14,10 @@ import { RemoteError } from './errors.js';
 /** `offline: false` refuses to start an empty clone when the remote cannot be reached now. */
 export async function ensureBareClone(url: string, dir: string, opts: { timeoutMs?: number; offline?: boolean } = {}): Promise<Repo> {
   if (url.startsWith('-')) throw new Error(`invalid repository URL ${JSON.stringify(url)}`);
-  const exists = await stat(dir).then(() => true, () => false);
+  const exists = await stat(dir).then(
+    () => true,
+    () => false,
+  );
   if (exists) return openRepo(dir);
   await mkdir(dirname(dir), { recursive: true });
   // Clone beside the final name and rename: a clone interrupted half-way is never mistaken for a cache.

@@ -44,9 +44,7 @@ export class RefConflictError extends AgentvResultsError {
   readonly expected: string | null;
   readonly actual: string | null;
   constructor(ref: string, expected: string | null, actual: string | null) {
-    super(
-      `ref ${ref} changed underneath us: expected ${expected ?? '(absent)'}, found ${actual ?? '(absent)'}`,
-    );
+    super(`ref ${ref} changed underneath us: expected ${expected ?? '(absent)'}, found ${actual ?? '(absent)'}`);
     this.name = 'RefConflictError';
     this.ref = ref;
     this.expected = expected;

@@ -97,11 +97,7 @@ export async function writeCommit(repo: Repo, opts: WriteCommitOptions): Promise
   };
 
   try {
-    await emit(
-      `commit ${scratch}\nmark :1\n` +
-        `author ${identLine(author)}\ncommitter ${identLine(committer)}\n` +
-        `data ${message.length}\n`,
-    );
+    await emit(`commit ${scratch}\nmark :1\n` + `author ${identLine(author)}\ncommitter ${identLine(committer)}\n` + `data ${message.length}\n`);
     await emit(message);
     await emit('\n');
     if (opts.parent !== null) await emit(`from ${opts.parent}\n`);
@@ -147,12 +143,7 @@ export async function writeCommit(repo: Repo, opts: WriteCommitOptions): Promise
  * On a fatal error fast-import dumps a crash report into the git directory. It belongs to us, not to
  * the user's repository: lift its "fatal:" line into the error and delete the file.
  */
-async function explainFailure(
-  repo: Repo,
-  pid: number | undefined,
-  err: unknown,
-  exited: Promise<unknown>,
-): Promise<unknown> {
+async function explainFailure(repo: Repo, pid: number | undefined, err: unknown, exited: Promise<unknown>): Promise<unknown> {
   let exitErr: unknown = err;
   try {
     await exited;

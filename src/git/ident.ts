@@ -44,7 +44,10 @@ export interface NormalizedIdent {
 }
 
 export function normalizeIdent(id: Ident, role: string): NormalizedIdent {
-  for (const [field, value] of [['name', id.name], ['email', id.email]] as const) {
+  for (const [field, value] of [
+    ['name', id.name],
+    ['email', id.email],
+  ] as const) {
     if (typeof value !== 'string') throw new Error(`${role} ${field} must be a string`);
     if (/[<>\n\0]/.test(value)) throw new Error(`${role} ${field} must not contain <, >, newline or NUL: ${JSON.stringify(value)}`);
   }

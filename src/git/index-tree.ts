@@ -70,9 +70,7 @@ async function hashBlobs(
   if (writes.length === 0) return [];
   const files = writes.map((_, i) => join(dir, `blob-${i}`));
   for (let i = 0; i < writes.length; i += WRITE_CONCURRENCY) {
-    await Promise.all(
-      writes.slice(i, i + WRITE_CONCURRENCY).map((w, j) => writeFile(files[i + j] as string, w.data)),
-    );
+    await Promise.all(writes.slice(i, i + WRITE_CONCURRENCY).map((w, j) => writeFile(files[i + j] as string, w.data)));
   }
   // --no-filters: bytes are stored exactly as given, whatever attributes/autocrlf say.
   const shas = text((await hash(`${files.join('\n')}\n`)).stdout).split('\n');

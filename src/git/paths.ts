@@ -6,14 +6,10 @@ import { InvalidPathError } from './errors.js';
 export type FileMode = '100644' | '100755';
 
 /** One change to a tree: write a file (regular or executable), or delete a file or directory. */
-export type FileChange =
-  | { path: string; data: Buffer | string; mode?: FileMode }
-  | { path: string; delete: true };
+export type FileChange = { path: string; data: Buffer | string; mode?: FileMode } | { path: string; delete: true };
 
 /** A validated change with its bytes resolved. */
-export type NormalizedChange =
-  | { kind: 'write'; path: string; data: Buffer; mode: FileMode }
-  | { kind: 'delete'; path: string };
+export type NormalizedChange = { kind: 'write'; path: string; data: Buffer; mode: FileMode } | { kind: 'delete'; path: string };
 
 // Names a checkout would treat as the repository itself: ".git" in any case, and the NTFS aliases
 // (trailing dots/spaces, 8.3 short name) that `git fsck --strict` also rejects.
@@ -46,8 +42,7 @@ export function assertValidPath(path: string): void {
   }
 }
 
-const isDelete = (c: FileChange): c is { path: string; delete: true } =>
-  (c as { delete?: unknown }).delete === true;
+const isDelete = (c: FileChange): c is { path: string; delete: true } => (c as { delete?: unknown }).delete === true;
 
 /**
  * Validates every path, rejects a path given twice and two files where one would have to be a

@@ -13,9 +13,7 @@ import { classifyRemoteFailure } from './classify.js';
 import { GitError } from './errors.js';
 import { assertNotOption, gitIn, transportCwd, type Repo } from './repo.js';
 
-export type PushUpdate =
-  | { src: string; dst: string; createOnly?: boolean }
-  | { dst: string; delete: true; expect: string };
+export type PushUpdate = { src: string; dst: string; createOnly?: boolean } | { dst: string; delete: true; expect: string };
 
 export interface PushOptions {
   /** All refs update or none does (the results branch never lands without its artifacts). */
@@ -24,14 +22,7 @@ export interface PushOptions {
   timeoutMs?: number;
 }
 
-export type PushRefStatus =
-  | 'ok'
-  | 'up-to-date'
-  | 'rejected-non-ff'
-  | 'rejected-fetch-first'
-  | 'rejected-other'
-  | 'remote-rejected'
-  | 'error';
+export type PushRefStatus = 'ok' | 'up-to-date' | 'rejected-non-ff' | 'rejected-fetch-first' | 'rejected-other' | 'remote-rejected' | 'error';
 
 export interface PushRefResult {
   dst: string;
@@ -79,15 +70,7 @@ export async function push(repo: Repo, remote: string, updates: PushUpdate[], op
   // branches, and must not block or slow a results publish. The other --no-* flags keep user config
   // (push.followTags, push.recurseSubmodules, push.gpgSign, push.useForceIfIncludes) from widening,
   // blocking or changing the semantics of our push.
-  const args = [
-    'push',
-    '--porcelain',
-    '--no-verify',
-    '--no-follow-tags',
-    '--no-recurse-submodules',
-    '--no-signed',
-    '--no-force-if-includes',
-  ];
+  const args = ['push', '--porcelain', '--no-verify', '--no-follow-tags', '--no-recurse-submodules', '--no-signed', '--no-force-if-includes'];
   if (opts.atomic) args.push('--atomic');
   const refspecs: string[] = [];
   for (const u of updates) {
@@ -169,10 +152,7 @@ function atomicRaceOnServer(refs: PushRefResult[], stderr: string): boolean {
 export function classifyPush(exitCode: number | null, gotRefStatus: boolean, refs: PushRefResult[], stderr: string): PushClassification {
   if (exitCode === 0 && refs.every((r) => r.status === 'ok' || r.status === 'up-to-date')) return 'ok';
   const lostRace = refs.some(
-    (r) =>
-      r.status === 'rejected-non-ff' ||
-      r.status === 'rejected-fetch-first' ||
-      (r.status === 'remote-rejected' && REMOTE_RACE.test(r.reason ?? '')),
+    (r) => r.status === 'rejected-non-ff' || r.status === 'rejected-fetch-first' || (r.status === 'remote-rejected' && REMOTE_RACE.test(r.reason ?? '')),
   );
   if (lostRace || atomicRaceOnServer(refs, stderr)) return 'non-fast-forward';
   // Per-ref statuses mean we reached the remote and it answered: whatever went wrong is not transport.

@@ -163,8 +163,14 @@ export async function repairInterrupted(repo: Repo, refs: readonly string[]): Pr
       let input = 'start\0';
       for (const r of laggards) input += `update ${r.ref}\0${r.new ?? zero}\0${r.old ?? zero}\0`;
       input += 'prepare\0commit\0';
-      const res = await gitIn(repo, ['update-ref', '-m', 'agentv-results: complete an interrupted update', '--no-deref', '-z', '--stdin'], { input, okCodes: [0, 128] });
-      if (res.code === 0) done.push(`completed an interrupted update of ${laggards.map((r) => r.ref).join(', ')} (process ${found.journal.pid} was killed after moving ${moved.map((r) => r.ref).join(', ')})`);
+      const res = await gitIn(repo, ['update-ref', '-m', 'agentv-results: complete an interrupted update', '--no-deref', '-z', '--stdin'], {
+        input,
+        okCodes: [0, 128],
+      });
+      if (res.code === 0)
+        done.push(
+          `completed an interrupted update of ${laggards.map((r) => r.ref).join(', ')} (process ${found.journal.pid} was killed after moving ${moved.map((r) => r.ref).join(', ')})`,
+        );
       else return done;
     }
     await rm(journalPath(repo, found.journal.pid), { force: true });

@@ -61,15 +61,7 @@ export async function openRepo(path: string): Promise<Repo> {
   await assertGitVersion();
 
   const probe = await runGit(
-    [
-      'rev-parse',
-      '--path-format=absolute',
-      '--absolute-git-dir',
-      '--git-common-dir',
-      '--is-bare-repository',
-      '--is-inside-work-tree',
-      '--show-object-format',
-    ],
+    ['rev-parse', '--path-format=absolute', '--absolute-git-dir', '--git-common-dir', '--is-bare-repository', '--is-inside-work-tree', '--show-object-format'],
     { cwd: abs, okCodes: [0, 128] },
   );
   if (probe.code !== 0) {
@@ -155,7 +147,8 @@ export async function configGetMany(repo: Repo, keys: string[]): Promise<Map<str
   if (keys.length === 0) return out;
   // git prints these keys lower-cased; matching is case-insensitive like git's own.
   const byCanonical = new Map(keys.map((k) => [k.toLowerCase(), k]));
-  for (const k of byCanonical.keys()) if (!/^[a-z][a-z0-9-]*\.[a-z][a-z0-9-]*$/.test(k)) throw new Error(`configGetMany takes plain section.name keys, got ${JSON.stringify(k)}`);
+  for (const k of byCanonical.keys())
+    if (!/^[a-z][a-z0-9-]*\.[a-z][a-z0-9-]*$/.test(k)) throw new Error(`configGetMany takes plain section.name keys, got ${JSON.stringify(k)}`);
   const pattern = `^(${[...byCanonical.keys()].map((k) => k.replace('.', '\\.')).join('|')})$`;
   // Exit 1: none of them is set.
   const r = await gitIn(repo, ['config', '--null', '--get-regexp', pattern], { okCodes: [0, 1] });

@@ -112,9 +112,10 @@ function watchExit(child: ChildProcessWithoutNullStreams, argv: string[], opts: 
       opts.signal?.removeEventListener('abort', onAbort);
       const stderr = Buffer.concat(stderrChunks).toString('utf8');
       if (spawnError) {
-        const msg = (spawnError as NodeJS.ErrnoException).code === 'ENOENT'
-          ? `could not run git: ${spawnError.message} (is git installed and on PATH, and does the working directory exist?)`
-          : `could not run git: ${spawnError.message}`;
+        const msg =
+          (spawnError as NodeJS.ErrnoException).code === 'ENOENT'
+            ? `could not run git: ${spawnError.message} (is git installed and on PATH, and does the working directory exist?)`
+            : `could not run git: ${spawnError.message}`;
         reject(new GitError(shownArgv, null, stderr, msg));
       } else if (aborted) {
         reject(new GitError(shownArgv, code, stderr, `${shownArgv.slice(0, 3).join(' ')} … aborted (${String(opts.signal?.reason ?? 'signal')})`));

@@ -22,13 +22,23 @@ function parseObject(text: string | undefined): Record<string, unknown> | null {
 }
 
 /** Overlays of each run, keyed by run id; `tipOf` says which commit a run was listed from. */
-export async function readListOverlays(repo: Repo, runs: { run_id: string; path: string }[], tipOf: (run: { run_id: string }) => string | null): Promise<Map<string, RunOverlaySummary>> {
+export async function readListOverlays(
+  repo: Repo,
+  runs: { run_id: string; path: string }[],
+  tipOf: (run: { run_id: string }) => string | null,
+): Promise<Map<string, RunOverlaySummary>> {
   const specs: { id: string; tags: string; feedback: string }[] = [];
   for (const r of runs) {
     const tip = tipOf(r);
     if (tip) specs.push({ id: r.run_id, tags: `${tip}:${r.path}/tags.json`, feedback: `${tip}:${r.path}/feedback.json` });
   }
-  const blobs = specs.length > 0 ? await readBlobs(repo, specs.flatMap((s) => [s.tags, s.feedback])) : new Map<string, Buffer>();
+  const blobs =
+    specs.length > 0
+      ? await readBlobs(
+          repo,
+          specs.flatMap((s) => [s.tags, s.feedback]),
+        )
+      : new Map<string, Buffer>();
   const out = new Map<string, RunOverlaySummary>();
   for (const s of specs) {
     const tagsDoc = parseObject(blobs.get(s.tags)?.toString('utf8'));

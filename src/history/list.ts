@@ -65,7 +65,8 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 type Row = Omit<ListedRun, 'where'>;
 
 function catalogFile(path: string): string | null {
-  if (path.startsWith(`${CATALOG_DIR}/${CATALOG_PREFIX}`) && path.endsWith('.jsonl')) return path.slice(CATALOG_DIR.length + 1 + CATALOG_PREFIX.length, -'.jsonl'.length);
+  if (path.startsWith(`${CATALOG_DIR}/${CATALOG_PREFIX}`) && path.endsWith('.jsonl'))
+    return path.slice(CATALOG_DIR.length + 1 + CATALOG_PREFIX.length, -'.jsonl'.length);
   const m = /^catalog\/([^/]+)\.jsonl$/.exec(path);
   return m ? (m[1] as string) : null;
 }
@@ -200,9 +201,16 @@ export function foreignRow(dir: string, summaryText: string | undefined, indexTe
   const meta = (summary.metadata && typeof summary.metadata === 'object' ? summary.metadata : {}) as Record<string, unknown>;
   const counts = (summary.counts && typeof summary.counts === 'object' ? summary.counts : {}) as Record<string, unknown>;
   const sep = dir.lastIndexOf('::');
-  const experiment = (typeof meta.experiment === 'string' && meta.experiment.trim()) || (typeof summary.experiment === 'string' && summary.experiment) || (sep === -1 ? 'default' : dir.slice(0, sep));
-  const timestamp = (typeof meta.timestamp === 'string' && meta.timestamp) || (typeof summary.timestamp === 'string' && summary.timestamp) || (typeof lines[0]?.timestamp === 'string' ? (lines[0].timestamp as string) : dir);
-  const rowPass = (r: Record<string, unknown>) => (typeof r.verdict === 'string' ? r.verdict === 'pass' : r.execution_status !== 'execution_error' && (num(r.score) ?? 0) >= 1);
+  const experiment =
+    (typeof meta.experiment === 'string' && meta.experiment.trim()) ||
+    (typeof summary.experiment === 'string' && summary.experiment) ||
+    (sep === -1 ? 'default' : dir.slice(0, sep));
+  const timestamp =
+    (typeof meta.timestamp === 'string' && meta.timestamp) ||
+    (typeof summary.timestamp === 'string' && summary.timestamp) ||
+    (typeof lines[0]?.timestamp === 'string' ? (lines[0].timestamp as string) : dir);
+  const rowPass = (r: Record<string, unknown>) =>
+    typeof r.verdict === 'string' ? r.verdict === 'pass' : r.execution_status !== 'execution_error' && (num(r.score) ?? 0) >= 1;
   const total = num(counts.total_tests) ?? lines.length;
   const passed = num(counts.passed_tests) ?? lines.filter(rowPass).length;
   const targets = [...new Set(lines.map((r) => r.target).filter((t): t is string => typeof t === 'string'))].sort();
@@ -332,7 +340,10 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
   // Only a branch with the older layout's runs/ can hold runs its catalog misses (catalog-check.ts):
   // a root-layout branch is never walked.
   const hasLegacyRuns = tips.local !== null && 'legacyRunsOn' in read && read.legacyRunsOn?.has(tips.local) === true;
-  const missing = tips.local && hasLegacyRuns && !opts.remoteOnly && opts.since === undefined ? await runsMissingFromCatalog(target.repo, tips.local, new Set(read.runs.map((r) => r.run_id))) : [];
+  const missing =
+    tips.local && hasLegacyRuns && !opts.remoteOnly && opts.since === undefined
+      ? await runsMissingFromCatalog(target.repo, tips.local, new Set(read.runs.map((r) => r.run_id)))
+      : [];
   return {
     missingFromCatalog: missing,
     warnings: missing.length > 0 ? [missingRunsWarning(results.name, missing)] : [],

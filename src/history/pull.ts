@@ -80,7 +80,13 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   const cwd = opts.cwd ?? process.cwd();
   // AgentV's local layout: runs are the direct children of .agentv/results/.
   const dest = resolve(cwd, opts.out ?? join('.agentv', 'results', loc.path));
-  if (!opts.force && (await lstat(dest).then(() => true, () => false))) {
+  if (
+    !opts.force &&
+    (await lstat(dest).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     throw new ReadError(`${dest} already exists — pass --force to replace it, or --out <dir> to pull elsewhere`, 'input');
   }
   const target = await resolveTarget(opts);
@@ -124,7 +130,12 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
  * The run's tree entries on the local branch, else on the remote-tracking ref; at the branch root
  * first, then where the older layout put it (`runs/<experiment>/<day>/<timestamp>`).
  */
-async function findRunTree(target: PublishTarget, results: BranchRefs, loc: RunLocation, fetched: boolean): Promise<{ tip: string; source: 'local' | 'remote' | 'archive'; entries: TreeEntry[]; loc: RunLocation }> {
+async function findRunTree(
+  target: PublishTarget,
+  results: BranchRefs,
+  loc: RunLocation,
+  fetched: boolean,
+): Promise<{ tip: string; source: 'local' | 'remote' | 'archive'; entries: TreeEntry[]; loc: RunLocation }> {
   const tips = await branchTips(target, results);
   const candidates: { tip: string; source: 'local' | 'remote' | 'archive' }[] = [];
   if (tips.local) candidates.push({ tip: tips.local, source: 'local' });
@@ -158,7 +169,10 @@ async function findRunTree(target: PublishTarget, results: BranchRefs, loc: RunL
 /** An archive branch's local and tracking tips; with `fetch`, its tracking ref refreshed first (a remote that is down counts as having nothing). */
 async function archiveCandidates(target: PublishTarget, b: BranchRefs, fetch: boolean): Promise<{ tip: string; source: 'archive' }[]> {
   if (fetch) {
-    const ok = await fetchBranches(target, [b]).then(() => true, () => false);
+    const ok = await fetchBranches(target, [b]).then(
+      () => true,
+      () => false,
+    );
     if (!ok) return [];
   }
   const t = await branchTips(target, b);
@@ -171,7 +185,10 @@ async function readRunFiles(repo: Repo, loc: RunLocation, entries: TreeEntry[]):
   for (const e of entries) {
     const rel = e.path.slice(prefix.length);
     if (e.type !== 'blob' || (e.mode !== '100644' && e.mode !== '100755')) {
-      throw new ReadError(`refusing to pull ${loc.runId}: ${rel} on the results branch is a ${e.mode === '120000' ? 'symlink' : e.type} — only regular files are materialized`, 'input');
+      throw new ReadError(
+        `refusing to pull ${loc.runId}: ${rel} on the results branch is a ${e.mode === '120000' ? 'symlink' : e.type} — only regular files are materialized`,
+        'input',
+      );
     }
     if (!e.path.startsWith(prefix) || safeRelativePath(rel) !== rel) {
       throw new ReadError(`refusing to pull ${loc.runId}: ${JSON.stringify(e.path)} would land outside the run directory`, 'input');
@@ -213,13 +230,21 @@ export function payloadPointers(loc: RunLocation, files: RunFile[]): ArtifactPoi
     for (const raw of list) {
       const parsed = ArtifactPointerSchema.safeParse(raw);
       const where = `${loc.path}/${index.path}:${i + 1}`;
-      if (!parsed.success) throw new ReadError(`${where}: an artifact pointer is malformed (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`, 'input');
+      if (!parsed.success)
+        throw new ReadError(
+          `${where}: an artifact pointer is malformed (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`,
+          'input',
+        );
       const p = parsed.data;
-      if (safeRelativePath(p.path) !== p.path) throw new ReadError(`${where}: refusing artifact pointer path ${JSON.stringify(p.path)}: it would land outside the run directory`, 'input');
-      if (p.key !== `${loc.path}/${p.path}`) throw new ReadError(`${where}: refusing artifact pointer key ${JSON.stringify(p.key)}: it is not this run's ${loc.path}/${p.path}`, 'input');
-      if (onBranch.has(p.path)) throw new ReadError(`${where}: artifact pointer ${p.path} collides with a file of the same name on the results branch`, 'input');
+      if (safeRelativePath(p.path) !== p.path)
+        throw new ReadError(`${where}: refusing artifact pointer path ${JSON.stringify(p.path)}: it would land outside the run directory`, 'input');
+      if (p.key !== `${loc.path}/${p.path}`)
+        throw new ReadError(`${where}: refusing artifact pointer key ${JSON.stringify(p.key)}: it is not this run's ${loc.path}/${p.path}`, 'input');
+      if (onBranch.has(p.path))
+        throw new ReadError(`${where}: artifact pointer ${p.path} collides with a file of the same name on the results branch`, 'input');
       const seen = byPath.get(p.path);
-      if (seen && (seen.sha256 !== p.sha256 || seen.size !== p.size)) throw new ReadError(`${where}: two pointers for ${p.path} disagree on its content`, 'input');
+      if (seen && (seen.sha256 !== p.sha256 || seen.size !== p.size))
+        throw new ReadError(`${where}: two pointers for ${p.path} disagree on its content`, 'input');
       byPath.set(p.path, p);
     }
   });
@@ -231,7 +256,12 @@ export function payloadPointers(loc: RunLocation, files: RunFile[]): ArtifactPoi
  * branch only when something is still missing (lazily: most pulls of a run published on this
  * machine need no network). In a blob-less managed clone git itself fetches missing blobs.
  */
-async function readPayloads(target: PublishTarget, loc: RunLocation, pointers: ArtifactPointer[], timeoutMs?: number): Promise<{ files: RunFile[]; fetched: boolean }> {
+async function readPayloads(
+  target: PublishTarget,
+  loc: RunLocation,
+  pointers: ArtifactPointer[],
+  timeoutMs?: number,
+): Promise<{ files: RunFile[]; fetched: boolean }> {
   const art = branchRefs(target, 'artifacts');
   const got = new Map<string, Buffer>();
   const tried = new Set<string>();
@@ -269,7 +299,10 @@ async function readPayloads(target: PublishTarget, loc: RunLocation, pointers: A
   const absent = pointers.filter((p) => !got.has(p.path));
   if (absent.length > 0) {
     const where = art.tracking ? `${art.name} or ${art.tracking.slice('refs/remotes/'.length)}` : art.name;
-    throw new ReadError(`${absent.length} payload${absent.length === 1 ? '' : 's'} of ${loc.runId} not found on ${where} (first: ${absent[0]!.key}); nothing was written — pull without --with-artifacts to get the run without them`, 'git');
+    throw new ReadError(
+      `${absent.length} payload${absent.length === 1 ? '' : 's'} of ${loc.runId} not found on ${where} (first: ${absent[0]!.key}); nothing was written — pull without --with-artifacts to get the run without them`,
+      'git',
+    );
   }
   const files: RunFile[] = [];
   for (const p of pointers) {

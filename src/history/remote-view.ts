@@ -29,7 +29,12 @@ export function branchRefs(target: PublishTarget, kind: BranchKind): BranchRefs 
 /** The month archive branches a rolled-over run of this catalog day lives on (see src/archive). */
 export function archiveBranchRefs(target: PublishTarget, day: string): { results: BranchRefs; artifacts: BranchRefs } {
   const month = monthOf(day);
-  const of = (kind: BranchKind, ref: string): BranchRefs => ({ kind, name: ref.slice('refs/heads/'.length), ref, tracking: target.remote ? trackingRef(target.remote, ref) : null });
+  const of = (kind: BranchKind, ref: string): BranchRefs => ({
+    kind,
+    name: ref.slice('refs/heads/'.length),
+    ref,
+    tracking: target.remote ? trackingRef(target.remote, ref) : null,
+  });
   return { results: of('results', ARCHIVE_RESULTS_PREFIX + month), artifacts: of('artifacts', ARCHIVE_ARTIFACTS_PREFIX + month) };
 }
 
@@ -85,6 +90,9 @@ export function describeFetchFailure(remote: string, err: RemoteError): string {
       : err.kind === 'auth'
         ? `${remote} refused our credentials (check your credential helper, token or ssh key)`
         : `fetching from ${remote} failed`;
-  const detail = err.stderr.split('\n').map((l) => l.trim()).filter((l) => /^(fatal|error):/.test(l))[0];
+  const detail = err.stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => /^(fatal|error):/.test(l))[0];
   return `${why}${detail ? ` (${detail})` : ''}; what this machine already has is unchanged — run again without --fetch to use it`;
 }

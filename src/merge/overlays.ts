@@ -70,7 +70,10 @@ export interface FeedbackDocument {
  * (test, reviewer, text, time). Deterministic, so every machine computes the same revision.
  */
 export function computeFeedbackRevision(testId: string, reviewer: string, feedback: string, updatedAt: string): string {
-  return createHash('sha256').update(canonicalJson([testId, reviewer, feedback, updatedAt]), 'utf8').digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(canonicalJson([testId, reviewer, feedback, updatedAt]), 'utf8')
+    .digest('hex')
+    .slice(0, 16);
 }
 
 const isOneEntry = (value: unknown): value is Record<string, unknown> => isJsonObject(value) && typeof value['feedback'] === 'string';

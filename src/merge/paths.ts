@@ -85,9 +85,10 @@ export function unionMergePath(path: string): boolean {
 export function unionLines(ours: string, theirs: string): string {
   const a = ours.split('\n').filter((l) => l !== '');
   const seen = new Set(a);
-  for (const l of theirs.split('\n')) if (l !== '' && !seen.has(l)) {
-    a.push(l);
-    seen.add(l);
-  }
+  for (const l of theirs.split('\n'))
+    if (l !== '' && !seen.has(l)) {
+      a.push(l);
+      seen.add(l);
+    }
   return a.length === 0 ? '' : a.join('\n') + '\n';
 }

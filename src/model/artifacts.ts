@@ -41,7 +41,18 @@ export type ProjectionIdentity = z.infer<typeof ProjectionIdentitySchema>;
 
 // AgentV's families (result-artifact-contract: transcripts, outputs, raw-logs, traces, screenshots)
 // are what publish writes now; the older names are still read.
-export const ArtifactFamilySchema = z.enum(['transcript', 'transcript_raw', 'output', 'file_changes', 'sidecar', 'transcripts', 'outputs', 'raw-logs', 'traces', 'screenshots']);
+export const ArtifactFamilySchema = z.enum([
+  'transcript',
+  'transcript_raw',
+  'output',
+  'file_changes',
+  'sidecar',
+  'transcripts',
+  'outputs',
+  'raw-logs',
+  'traces',
+  'screenshots',
+]);
 export const ArtifactPointerSchema = z.looseObject({
   ref: z.string(),
   key: z.string(),
@@ -323,7 +334,9 @@ export const ResultSchema = z.looseObject({
 export const TranscriptMessageSchema = z.looseObject({
   role: z.string(),
   content: z.string(),
-  tool_calls: z.array(z.looseObject({ tool_name: z.string(), input: z.unknown().optional(), output: z.unknown().optional(), duration_ms: z.number().optional() })),
+  tool_calls: z.array(
+    z.looseObject({ tool_name: z.string(), input: z.unknown().optional(), output: z.unknown().optional(), duration_ms: z.number().optional() }),
+  ),
 });
 
 export const TranscriptSchema = z.looseObject({
@@ -338,7 +351,13 @@ export const TagsSchema = z.looseObject({
   tag_revision: z.string(),
 });
 
-export const FeedbackEntrySchema = z.looseObject({ feedback: z.string(), reviewer: z.string(), updated_at: z.string(), revision: z.string().optional(), replaces: z.string().optional() });
+export const FeedbackEntrySchema = z.looseObject({
+  feedback: z.string(),
+  reviewer: z.string(),
+  updated_at: z.string(),
+  revision: z.string().optional(),
+  replaces: z.string().optional(),
+});
 /** entries: test_id -> reviewer -> entry (documents of the earlier test_id -> entry shape still parse). */
 export const FeedbackSchema = z.looseObject({
   entries: z.record(z.string(), z.union([FeedbackEntrySchema, z.record(z.string(), FeedbackEntrySchema)])),

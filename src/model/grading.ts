@@ -37,7 +37,9 @@ export function componentLeaves(components: unknown): GradingExpectation[] {
 export function gradingExpectations(grading: unknown): GradingExpectation[] | null {
   if (!isObject(grading)) return null;
   if (Array.isArray(grading.expectations)) {
-    return grading.expectations.filter(isObject).map((e) => ({ text: String(e.text ?? ''), passed: e.passed === true, evidence: typeof e.evidence === 'string' ? e.evidence : '' }));
+    return grading.expectations
+      .filter(isObject)
+      .map((e) => ({ text: String(e.text ?? ''), passed: e.passed === true, evidence: typeof e.evidence === 'string' ? e.evidence : '' }));
   }
   if (Array.isArray(grading.component_results)) return componentLeaves(grading.component_results);
   return null;

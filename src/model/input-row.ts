@@ -92,9 +92,7 @@ export type TraceSummary = z.infer<typeof TraceSummarySchema>;
 const MessagesOrText = z.union([z.string(), z.array(MessageSchema)]);
 
 export const InputRowSchema = z.looseObject({
-  test_id: z
-    .string({ error: 'test_id is missing or not a string' })
-    .min(1, 'test_id is empty'),
+  test_id: z.string({ error: 'test_id is missing or not a string' }).min(1, 'test_id is empty'),
   score: z.number({ error: 'score is missing or not a number' }).finite(),
   timestamp: z.string().optional(),
   suite: z.string().optional(),

@@ -25,7 +25,11 @@ export const SCHEMAS: Record<string, { schema: z.ZodType; file: string; descript
   benchmark: { schema: BenchmarkSchema, file: 'benchmark.json', description: 'skill-creator benchmark superset' },
   timing: { schema: RunTimingSchema, file: 'timing.json', description: 'run-level timing and usage' },
   'attempt-timing': { schema: AttemptTimingSchema, file: 'attempt-N/timing.json', description: 'per-attempt timing and usage' },
-  grading: { schema: GradingSchema, file: 'grading.json', description: 'per-attempt grading of a bundle: AgentV verdict tree (pass, score, reason, component_results[])' },
+  grading: {
+    schema: GradingSchema,
+    file: 'grading.json',
+    description: 'per-attempt grading of a bundle: AgentV verdict tree (pass, score, reason, component_results[])',
+  },
   metrics: { schema: MetricsSchema, file: 'metrics.json', description: 'agentv.metrics.v1 executor behaviour summary' },
   result: { schema: ResultSchema, file: 'result.json', description: 'per-attempt manifest' },
   transcript: { schema: TranscriptSchema, file: 'transcript.json', description: 'normalized conversation transcript' },

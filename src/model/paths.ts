@@ -17,13 +17,7 @@ export function shortHash(text: string, length = 8): string {
 }
 
 export function isSafeSegment(segment: string): boolean {
-  return (
-    segment.length > 0 &&
-    segment.length <= MAX_SEGMENT &&
-    SAFE_SEGMENT.test(segment) &&
-    !WINDOWS_RESERVED.test(segment) &&
-    !segment.endsWith('.')
-  );
+  return segment.length > 0 && segment.length <= MAX_SEGMENT && SAFE_SEGMENT.test(segment) && !WINDOWS_RESERVED.test(segment) && !segment.endsWith('.');
 }
 
 /** A single directory name derived from data; never empty, never `.`/`..`, never contains `/`. */

@@ -13,7 +13,16 @@
  */
 import { userInfo } from 'node:os';
 import { configGet, readBlobs, resolveRef, updateRefs, writeCommit, type FileChange } from '../git/index.js';
-import { computeFeedbackRevision, computeTagRevision, feedbackNotes, MAX_TAGS, normalizeFeedbackEntries, validateTags, type FeedbackEntry, type FeedbackNote } from '../merge/index.js';
+import {
+  computeFeedbackRevision,
+  computeTagRevision,
+  feedbackNotes,
+  MAX_TAGS,
+  normalizeFeedbackEntries,
+  validateTags,
+  type FeedbackEntry,
+  type FeedbackNote,
+} from '../merge/index.js';
 import { fetchBranches, integrateRemote, syncIdent } from '../sync/integrate.js';
 import { gitattributesUpdate, runLocation, type RunLocation } from '../branch/layout.js';
 import { acquirePublishLock } from '../branch/lock.js';
@@ -29,7 +38,10 @@ export class OverlayInputError extends AgentvResultsError {
 /** `expectRevision` did not match: someone changed the tags since the caller read them (exit 1). */
 export class TagRevisionMismatch extends AgentvResultsError {
   readonly code = 'tag-revision-mismatch';
-  constructor(readonly expected: string, readonly actual: string | null) {
+  constructor(
+    readonly expected: string,
+    readonly actual: string | null,
+  ) {
     super(`tags changed since revision ${expected} (now ${actual ?? 'no tags.json'}); read them again and retry`);
   }
 }
@@ -70,8 +82,15 @@ export interface FeedbackDoc {
 /** `expectRevision` of a feedback edit did not match the reviewer's current entry (exit 1). */
 export class FeedbackRevisionMismatch extends AgentvResultsError {
   readonly code = 'feedback-revision-mismatch';
-  constructor(readonly testId: string, readonly reviewer: string, readonly expected: string, readonly actual: string | null) {
-    super(`${reviewer}'s feedback on ${testId} changed since revision ${expected} (now ${actual ?? 'no entry'}); read it again (\`feedback <run> ${testId}\`) and retry`);
+  constructor(
+    readonly testId: string,
+    readonly reviewer: string,
+    readonly expected: string,
+    readonly actual: string | null,
+  ) {
+    super(
+      `${reviewer}'s feedback on ${testId} changed since revision ${expected} (now ${actual ?? 'no entry'}); read it again (\`feedback <run> ${testId}\`) and retry`,
+    );
   }
 }
 
@@ -85,7 +104,12 @@ interface EditContext {
 }
 
 /** Edit one overlay file of one run; `edit` returns the new document, or null for "no change". */
-async function editOverlay<D>(opts: OverlayOptions, file: 'tags.json' | 'feedback.json', edit: (ctx: EditContext) => D | null, reread: (text: string | null) => D): Promise<OverlayResult<D>> {
+async function editOverlay<D>(
+  opts: OverlayOptions,
+  file: 'tags.json' | 'feedback.json',
+  edit: (ctx: EditContext) => D | null,
+  reread: (text: string | null) => D,
+): Promise<OverlayResult<D>> {
   const target = await resolveTarget(opts);
   const wantPush = (opts.push ?? true) && target.remote !== null;
   if (wantPush) await catchUp(target, opts);
@@ -98,7 +122,8 @@ async function editOverlay<D>(opts: OverlayOptions, file: 'tags.json' | 'feedbac
   let document: D;
   try {
     const tip = await resolveRef(target.repo, target.resultsRef);
-    if (tip === null) throw new OverlayInputError(`nothing is published in ${target.repo.workTree ?? target.repo.gitDir} yet (branch ${target.config.branch} does not exist)`);
+    if (tip === null)
+      throw new OverlayInputError(`nothing is published in ${target.repo.workTree ?? target.repo.gitDir} yet (branch ${target.config.branch} does not exist)`);
     // AgentV 5 runs keep their manifest in .internal/; ours at the run's root.
     const specs = [`${tip}:${loc.path}/index.jsonl`, `${tip}:${path}`, `${tip}:.gitattributes`, `${tip}:${loc.path}/.internal/index.jsonl`];
     const blobs = await readBlobs(target.repo, specs);
@@ -116,7 +141,12 @@ async function editOverlay<D>(opts: OverlayOptions, file: 'tags.json' | 'feedbac
       if (attributes !== null) changes.push({ path: '.gitattributes', data: attributes });
       const author = await syncIdent(target.repo, now);
       const what = file === 'tags.json' ? 'tags' : 'feedback';
-      const written = await writeCommit(target.repo, { parent: tip, files: changes, message: `agentv: ${what} of ${opts.runId}\n\nAgentV-Run: ${loc.path}\n`, author });
+      const written = await writeCommit(target.repo, {
+        parent: tip,
+        files: changes,
+        message: `agentv: ${what} of ${opts.runId}\n\nAgentV-Run: ${loc.path}\n`,
+        author,
+      });
       lock.assertHeld();
       await updateRefs(target.repo, [{ ref: target.resultsRef, new: written.commit, old: tip }], { message: `agentv-results: ${what} ${opts.runId}` });
       commit = written.commit;
@@ -156,7 +186,12 @@ function tagsOf(text: string | null): TagsDoc {
     const empty = { tags: [] as string[], updated_at: null };
     return { ...empty, tag_revision: computeTagRevision(empty) };
   }
-  return { ...doc, tags: Array.isArray(doc.tags) ? (doc.tags as string[]) : [], updated_at: (doc.updated_at as string | null) ?? null, tag_revision: (doc.tag_revision as string) ?? computeTagRevision(doc) };
+  return {
+    ...doc,
+    tags: Array.isArray(doc.tags) ? (doc.tags as string[]) : [],
+    updated_at: (doc.updated_at as string | null) ?? null,
+    tag_revision: (doc.tag_revision as string) ?? computeTagRevision(doc),
+  };
 }
 
 export interface TagOptions extends OverlayOptions {
@@ -172,19 +207,25 @@ export async function editTags(opts: TagOptions): Promise<OverlayResult<TagsDoc>
   const check = validateTags([...new Set(add)]);
   if (!check.ok) throw new OverlayInputError(check.errors.join('; '));
   for (const t of add) if (remove.has(t)) throw new OverlayInputError(`tag ${JSON.stringify(t)} is both added and removed`);
-  return editOverlay(opts, 'tags.json', ({ current, now }) => {
-    const doc = tagsOf(current);
-    // With no tags.json yet, the revision readTags reports (that of the empty document) matches too.
-    if (opts.expectRevision !== undefined && opts.expectRevision !== doc.tag_revision) throw new TagRevisionMismatch(opts.expectRevision, current === null ? null : doc.tag_revision);
-    const tags = doc.tags.filter((t) => !remove.has(t));
-    for (const t of add) if (!tags.includes(t)) tags.push(t);
-    if (current !== null && tags.length === doc.tags.length && tags.every((t, i) => t === doc.tags[i])) return null;
-    const result = validateTags(tags);
-    if (!result.ok) throw new OverlayInputError(`${result.errors.join('; ')} (a run has at most ${MAX_TAGS} tags)`);
-    const { tag_revision: _old, ...rest } = doc;
-    const next = { ...rest, tags, updated_at: now.toISOString() };
-    return { ...next, tag_revision: computeTagRevision(next) };
-  }, tagsOf);
+  return editOverlay(
+    opts,
+    'tags.json',
+    ({ current, now }) => {
+      const doc = tagsOf(current);
+      // With no tags.json yet, the revision readTags reports (that of the empty document) matches too.
+      if (opts.expectRevision !== undefined && opts.expectRevision !== doc.tag_revision)
+        throw new TagRevisionMismatch(opts.expectRevision, current === null ? null : doc.tag_revision);
+      const tags = doc.tags.filter((t) => !remove.has(t));
+      for (const t of add) if (!tags.includes(t)) tags.push(t);
+      if (current !== null && tags.length === doc.tags.length && tags.every((t, i) => t === doc.tags[i])) return null;
+      const result = validateTags(tags);
+      if (!result.ok) throw new OverlayInputError(`${result.errors.join('; ')} (a run has at most ${MAX_TAGS} tags)`);
+      const { tag_revision: _old, ...rest } = doc;
+      const next = { ...rest, tags, updated_at: now.toISOString() };
+      return { ...next, tag_revision: computeTagRevision(next) };
+    },
+    tagsOf,
+  );
 }
 
 /** The tags of a run as the results branch has them (no network, no lock). */
@@ -237,34 +278,47 @@ export async function setFeedback(opts: FeedbackOptions): Promise<OverlayResult<
   if (text.length > MAX_FEEDBACK_CHARS) throw new OverlayInputError(`feedback is ${text.length} characters; at most ${MAX_FEEDBACK_CHARS} are allowed`);
   const reviewer = (opts.reviewer ?? (await defaultReviewer(opts))).trim();
   if (reviewer === '' || /\p{Cc}/u.test(reviewer)) throw new OverlayInputError('--reviewer must be a non-empty single-line name');
-  const result = await editOverlay(opts, 'feedback.json', ({ current, index, now }) => {
-    const ids = testIdsOf(index);
-    if (!ids.has(opts.testId)) {
-      const some = [...ids].slice(0, 5).join(', ');
-      throw new OverlayInputError(`run ${opts.runId} has no test ${JSON.stringify(opts.testId)}${some ? ` (tests include ${some})` : ''}`);
-    }
-    const doc = feedbackOf(current);
-    const mine = Object.hasOwn(doc.entries, opts.testId) ? doc.entries[opts.testId]! : undefined;
-    const old = mine && Object.hasOwn(mine, reviewer) ? mine[reviewer] : undefined;
-    if (opts.expectRevision !== undefined && opts.expectRevision !== (old?.revision ?? '')) {
-      throw new FeedbackRevisionMismatch(opts.testId, reviewer, opts.expectRevision, old?.revision ?? null);
-    }
-    if (old && old.feedback === text) return null;
-    const stamp = now.toISOString();
-    const entry: FeedbackEntry = { ...(old ?? {}), feedback: text, reviewer, updated_at: stamp, revision: computeFeedbackRevision(opts.testId, reviewer, text, stamp) };
-    if (old) entry.replaces = old.revision;
-    else delete entry.replaces;
-    // Rebuilt without prototypes so a test id or reviewer like "__proto__" stays plain data.
-    const entries = Object.assign(Object.create(null) as FeedbackDoc['entries'], doc.entries);
-    entries[opts.testId] = Object.assign(Object.create(null) as Record<string, FeedbackEntry>, mine ?? {}, { [reviewer]: entry });
-    return { ...doc, entries, updated_at: stamp };
-  }, feedbackOf);
+  const result = await editOverlay(
+    opts,
+    'feedback.json',
+    ({ current, index, now }) => {
+      const ids = testIdsOf(index);
+      if (!ids.has(opts.testId)) {
+        const some = [...ids].slice(0, 5).join(', ');
+        throw new OverlayInputError(`run ${opts.runId} has no test ${JSON.stringify(opts.testId)}${some ? ` (tests include ${some})` : ''}`);
+      }
+      const doc = feedbackOf(current);
+      const mine = Object.hasOwn(doc.entries, opts.testId) ? doc.entries[opts.testId]! : undefined;
+      const old = mine && Object.hasOwn(mine, reviewer) ? mine[reviewer] : undefined;
+      if (opts.expectRevision !== undefined && opts.expectRevision !== (old?.revision ?? '')) {
+        throw new FeedbackRevisionMismatch(opts.testId, reviewer, opts.expectRevision, old?.revision ?? null);
+      }
+      if (old && old.feedback === text) return null;
+      const stamp = now.toISOString();
+      const entry: FeedbackEntry = {
+        ...(old ?? {}),
+        feedback: text,
+        reviewer,
+        updated_at: stamp,
+        revision: computeFeedbackRevision(opts.testId, reviewer, text, stamp),
+      };
+      if (old) entry.replaces = old.revision;
+      else delete entry.replaces;
+      // Rebuilt without prototypes so a test id or reviewer like "__proto__" stays plain data.
+      const entries = Object.assign(Object.create(null) as FeedbackDoc['entries'], doc.entries);
+      entries[opts.testId] = Object.assign(Object.create(null) as Record<string, FeedbackEntry>, mine ?? {}, { [reviewer]: entry });
+      return { ...doc, entries, updated_at: stamp };
+    },
+    feedbackOf,
+  );
   const mine = result.document.entries[opts.testId];
   return { ...result, reviewer, entry: mine && Object.hasOwn(mine, reviewer) ? mine[reviewer]! : null };
 }
 
 /** The feedback of a run (optionally one test) as the results branch has it (no network, no lock). */
-export async function readFeedback(opts: TargetOptions & { runId: string; testId?: string }): Promise<{ runId: string; notes: FeedbackNote[]; document: FeedbackDoc }> {
+export async function readFeedback(
+  opts: TargetOptions & { runId: string; testId?: string },
+): Promise<{ runId: string; notes: FeedbackNote[]; document: FeedbackDoc }> {
   const target = await resolveTarget(opts);
   const spec = `${target.resultsRef}:${runLocation(opts.runId).path}/feedback.json`;
   const document = feedbackOf((await readBlobs(target.repo, [spec])).get(spec)?.toString('utf8') ?? null);

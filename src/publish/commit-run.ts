@@ -42,7 +42,14 @@ export async function rootCommit(repo: Repo, _kind: 'results' | 'artifacts' = 'r
  * Changes that make `base/<path>` hold `files` (overlays excepted); empty when it already does.
  * With `deleteMissing`, paths not in `files` are removed too (exactly `files`).
  */
-async function runTreeChanges(repo: Repo, tip: string | null, base: string, files: SplitFile[], deleteMissing: boolean, keep: ReadonlySet<string> = new Set()): Promise<FileChange[]> {
+async function runTreeChanges(
+  repo: Repo,
+  tip: string | null,
+  base: string,
+  files: SplitFile[],
+  deleteMissing: boolean,
+  keep: ReadonlySet<string> = new Set(),
+): Promise<FileChange[]> {
   const existing = new Map<string, string>();
   // tip null: the run's directory is not on the branch (the common case: a new run), nothing to list.
   if (tip) for (const e of await lsTree(repo, tip, { path: base, recursive: true })) if (e.type === 'blob') existing.set(e.path, e.sha);
@@ -111,7 +118,10 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
   const attributesSpec = resultsTip ? `${resultsTip}:.gitattributes` : null;
   const artifactsAttributesSpec = artifactsTip ? `${artifactsTip}:.gitattributes` : null;
   const indexSpec = resultsTip ? `${resultsTip}:${location.path}/index.jsonl` : null;
-  const found = await readObjects(repo, [catalogSpec, resultsDirSpec, artifactsDirSpec, attributesSpec, artifactsAttributesSpec, indexSpec].filter((x): x is string => x !== null));
+  const found = await readObjects(
+    repo,
+    [catalogSpec, resultsDirSpec, artifactsDirSpec, attributesSpec, artifactsAttributesSpec, indexSpec].filter((x): x is string => x !== null),
+  );
   const present = (spec: string | null): boolean => spec !== null && found.get(spec) != null;
   const branchIndex = indexSpec ? found.get(indexSpec) : null;
   const keep = present(resultsDirSpec) ? keepBranchRows(input.metadata, branchIndex?.type === 'blob' ? branchIndex.data : null, location.runId) : null;
@@ -139,7 +149,13 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
   const wasThere = resultsTip !== null && currentCatalog.includes(`"run_id":${JSON.stringify(location.runId)}`);
 
   if (payloadChanges.length === 0 && metadataChanges.length === 0 && resultsTip && artifactsTip) {
-    return { status: 'already-published', catalog, keptRows: keep?.kept ?? 0, results: { before: resultsTip, after: resultsTip }, artifacts: { before: artifactsTip, after: artifactsTip } };
+    return {
+      status: 'already-published',
+      catalog,
+      keptRows: keep?.kept ?? 0,
+      results: { before: resultsTip, after: resultsTip },
+      artifacts: { before: artifactsTip, after: artifactsTip },
+    };
   }
 
   // The two commits are written concurrently: neither is reachable until the single ref
@@ -162,10 +178,14 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
     })(),
   ]);
   input.beforeRefUpdate?.();
-  await updateRefs(repo, [
-    { ref: input.artifactsRef, new: artifactsAfter, old: artifactsTip },
-    { ref: input.resultsRef, new: resultsAfter, old: resultsTip },
-  ].filter((u) => u.new !== u.old), { message: `agentv-results: publish ${location.runId}` });
+  await updateRefs(
+    repo,
+    [
+      { ref: input.artifactsRef, new: artifactsAfter, old: artifactsTip },
+      { ref: input.resultsRef, new: resultsAfter, old: resultsTip },
+    ].filter((u) => u.new !== u.old),
+    { message: `agentv-results: publish ${location.runId}` },
+  );
   return {
     status: wasThere ? 'updated' : 'published',
     catalog,

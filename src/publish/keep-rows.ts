@@ -15,7 +15,18 @@ import type { IndexRow } from '../model/artifacts.js';
 import type { SplitFile } from './split.js';
 
 /** Index fields that name a row's files, relative to the run (where a kept row's files are). */
-const PATH_FIELDS = ['result_dir', 'summary_path', 'result_path', 'grading_path', 'metrics_path', 'timing_path', 'transcript_path', 'transcript_raw_path', 'answer_path', 'file_changes_path'] as const;
+const PATH_FIELDS = [
+  'result_dir',
+  'summary_path',
+  'result_path',
+  'grading_path',
+  'metrics_path',
+  'timing_path',
+  'transcript_path',
+  'transcript_raw_path',
+  'answer_path',
+  'file_changes_path',
+] as const;
 
 export interface KeptRows {
   /** The run's files with index.jsonl and the derived documents over the union. */
@@ -51,7 +62,12 @@ export function keepBranchRows(metadata: SplitFile[], branchIndex: Buffer | null
   const ours = metadata.find((f) => f.path === 'index.jsonl');
   if (!ours || !branchIndex) return null;
   const oursText = ours.data.toString('utf8');
-  const have = new Set(oursText.split('\n').filter((l) => l.trim() !== '').map(lineIdentity));
+  const have = new Set(
+    oursText
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map(lineIdentity),
+  );
   const extra = branchIndex
     .toString('utf8')
     .split('\n')
@@ -72,7 +88,12 @@ export function keepBranchRows(metadata: SplitFile[], branchIndex: Buffer | null
   const files = metadata.map((f) => (f.path === 'index.jsonl' ? { path: f.path, data: Buffer.from(indexText) } : f));
   // Rows we cannot parse are still kept verbatim; only the recount needs them parsed.
   if (rows === null) return { metadata: files, rows: [], kept: extra.length, keepPaths };
-  const docs = rederiveRunDocs(rows, { summary: doc(metadata, 'summary.json'), benchmark: doc(metadata, 'benchmark.json'), timing: doc(metadata, 'timing.json'), runId });
+  const docs = rederiveRunDocs(rows, {
+    summary: doc(metadata, 'summary.json'),
+    benchmark: doc(metadata, 'benchmark.json'),
+    timing: doc(metadata, 'timing.json'),
+    runId,
+  });
   const derived: Record<string, unknown> = { 'summary.json': docs.summary, 'benchmark.json': docs.benchmark, 'timing.json': docs.timing };
   return {
     metadata: files.map((f) => (f.path in derived ? { path: f.path, data: Buffer.from(json(derived[f.path])) } : f)),

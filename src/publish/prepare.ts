@@ -56,7 +56,10 @@ export async function prepareRun(run: string, opts: { cwd?: string; experiment?:
   if (loaded.rows.length === 0) throw new Error(`${dir}: the run has no rows; nothing to publish`);
   // Paths come from data: checked as validate checks them, before anything is split or written.
   const unsafe = await runPathProblems(dir, loaded.rows, loaded.rowLines);
-  if (unsafe.length > 0) throw new InputError(`${dir}: refusing to publish: ${unsafe.slice(0, 3).join('; ')}${unsafe.length > 3 ? ` (and ${unsafe.length - 3} more)` : ''} — run \`agentv-results validate ${dir}\``);
+  if (unsafe.length > 0)
+    throw new InputError(
+      `${dir}: refusing to publish: ${unsafe.slice(0, 3).join('; ')}${unsafe.length > 3 ? ` (and ${unsafe.length - 3} more)` : ''} — run \`agentv-results validate ${dir}\``,
+    );
   // The run id comes from the run's own files (data): one that could escape runs/ is an input
   // error (exit 2), reported before anything is split or written.
   try {

@@ -117,7 +117,13 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
       derived: run.derived,
       status: committed.status,
       commits: { results: committed.results.after, artifacts: committed.artifacts.after },
-      counts: { total: committed.catalog.total, passed: committed.catalog.passed, failed: committed.catalog.failed, payloads: split.payloads.length, metadata: split.metadata.length },
+      counts: {
+        total: committed.catalog.total,
+        passed: committed.catalog.passed,
+        failed: committed.catalog.failed,
+        payloads: split.payloads.length,
+        metadata: split.metadata.length,
+      },
       keptRows: committed.keptRows,
       push: null,
       wip: [],
@@ -133,7 +139,12 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   const requirePush = opts.requirePush ?? config.require_push;
   if (wantPush || requirePush) {
     if (target.remote === null) {
-      result.push = { landed: false, classification: 'no-remote', message: `no remote to push to: ${repo.workTree ?? repo.gitDir} has none (set results.remote or add one)`, attempts: 0 };
+      result.push = {
+        landed: false,
+        classification: 'no-remote',
+        message: `no remote to push to: ${repo.workTree ?? repo.gitDir} has none (set results.remote or add one)`,
+        attempts: 0,
+      };
     } else {
       result.push = await pushBranches(target);
     }
@@ -158,7 +169,15 @@ function workspaceOf(opts: PublishOptions): string | null {
 
 async function endWip(target: PublishTarget, result: PublishResult, opts: PublishOptions): Promise<EndedWip[]> {
   try {
-    return await endWipAfterPublish({ repo: target.repo, remote: target.remote, resultsRef: target.resultsRef, runId: result.runId, runPath: result.location.path, resultsCommit: result.commits.results, workspace: workspaceOf(opts) });
+    return await endWipAfterPublish({
+      repo: target.repo,
+      remote: target.remote,
+      resultsRef: target.resultsRef,
+      runId: result.runId,
+      runPath: result.location.path,
+      resultsCommit: result.commits.results,
+      workspace: workspaceOf(opts),
+    });
   } catch (err) {
     // The run is published; a WIP branch left behind is only clutter (`wip clean` removes it later).
     return [{ branch: '(wip branches)', status: 'kept', note: `could not end the run's WIP: ${(err as Error).message}` }];

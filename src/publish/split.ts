@@ -173,7 +173,9 @@ export async function splitRun(runDir: string, rows: IndexRow[], opts: { runPath
     // A pointer whose payload is not here (a run pulled without --with-artifacts) is carried over:
     // the payload is still on the artifacts branch, which publish never deletes from.
     const d = dirOf(line);
-    const mine = [...(d !== null ? (byDir.get(d) ?? []) : []), ...carriedPointers(old, localSet, opts.runPath)].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const mine = [...(d !== null ? (byDir.get(d) ?? []) : []), ...carriedPointers(old, localSet, opts.runPath)].sort((a, b) =>
+      a.path < b.path ? -1 : a.path > b.path ? 1 : 0,
+    );
     if (mine.length === 0) return rest as unknown as IndexRow;
     return { ...rest, artifact_pointers: pointerObject(mine, typeof line.transcript_path === 'string' ? line.transcript_path : null) } as unknown as IndexRow;
   });

@@ -53,7 +53,10 @@ export function targetPassRateChart(bars: TargetBar[]): string {
     );
   });
   if (bars.length === 0) parts.push(`<text class="value" x="8" y="${rowHeight - 8}">No tests</text>`);
-  if (more > 0) parts.push(`<text class="value" x="${labelWidth}" y="${shown.length * rowHeight + rowHeight - 8}">… and ${more} more target${more === 1 ? '' : 's'}</text>`);
+  if (more > 0)
+    parts.push(
+      `<text class="value" x="${labelWidth}" y="${shown.length * rowHeight + rowHeight - 8}">… and ${more} more target${more === 1 ? '' : 's'}</text>`,
+    );
   parts.push('</svg>');
   return parts.join('');
 }

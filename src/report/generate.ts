@@ -79,7 +79,9 @@ export async function generateReport(opts: ReportOptions): Promise<ReportResult>
     warnings.push(`summary.json counts ${fmtInt(recorded)} tests but index.jsonl has ${fmtInt(stats.overall.total)} valid rows; the report shows the rows`);
   }
   if (truncated > 0) {
-    warnings.push(`${fmtInt(truncated)} text field(s) exceeded the embedding limit (${fmtInt(data.limits.field_chars)} characters per field, ${fmtInt(data.limits.test_chars)} per test) and are truncated in the report`);
+    warnings.push(
+      `${fmtInt(truncated)} text field(s) exceeded the embedding limit (${fmtInt(data.limits.field_chars)} characters per field, ${fmtInt(data.limits.test_chars)} per test) and are truncated in the report`,
+    );
   }
 
   const scanner = new SecretScanner();

@@ -38,7 +38,12 @@ const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 function graderOf(value: unknown, budget: TextBudget, depth: number): ReportGrader | null {
   if (!isObject(value)) return null;
   // Composite graders nest; real ones are two or three levels deep, a cap keeps hostile input bounded.
-  const children = depth < 4 ? arr(value.scores).map((c) => graderOf(c, budget, depth + 1)).filter((g): g is ReportGrader => g !== null) : [];
+  const children =
+    depth < 4
+      ? arr(value.scores)
+          .map((c) => graderOf(c, budget, depth + 1))
+          .filter((g): g is ReportGrader => g !== null)
+      : [];
   return {
     name: str(value.name) ?? 'unnamed',
     type: str(value.type) ?? 'unknown',
@@ -123,7 +128,8 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
   const assertions = assertionsOf(gradingDoc, budget);
   // Without grading.json the index row still knows the graders' names, types and scores.
   // Full grader results: result.json's scores (our bundles), an older grading.json's evaluators.
-  const graderSource = isObject(result) && Array.isArray(result.scores) ? result.scores : gradingDoc && Array.isArray(gradingDoc.evaluators) ? gradingDoc.evaluators : row.scores;
+  const graderSource =
+    isObject(result) && Array.isArray(result.scores) ? result.scores : gradingDoc && Array.isArray(gradingDoc.evaluators) ? gradingDoc.evaluators : row.scores;
   const graders = graderSource.map((g) => graderOf(g, budget, 0)).filter((g): g is ReportGrader => g !== null);
   const rawMessages = transcriptDoc ? arr(transcriptDoc.messages) : [];
   const last = rawMessages[rawMessages.length - 1];
@@ -157,7 +163,11 @@ export async function projectRun(run: LoadedRun, opts: ProjectionOptions = {}): 
   const targetIndex = new Map<string, number>();
   const data: ReportData = {
     version: 1,
-    run: { run_id: run.runId, experiment: run.experiment, timestamp: typeof run.summary?.timestamp === 'string' ? run.summary.timestamp : (run.rows[0]?.timestamp ?? null) },
+    run: {
+      run_id: run.runId,
+      experiment: run.experiment,
+      timestamp: typeof run.summary?.timestamp === 'string' ? run.summary.timestamp : (run.rows[0]?.timestamp ?? null),
+    },
     limits: { field_chars: opts.fieldChars ?? DEFAULT_FIELD_CHARS, test_chars: opts.testChars ?? DEFAULT_TEST_CHARS, prompt_chars: PROMPT_CHARS },
     groups: [],
     targets: [],

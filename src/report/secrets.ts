@@ -73,7 +73,9 @@ export class SecretScanner {
       const shown = all.slice(0, listMax).join(', ');
       const more = all.length > listMax ? `, … (+${all.length - listMax} more)` : '';
       const what = p.kind === 'local_path' ? 'what looks like a' : 'what looks like a secret:';
-      out.push(`report data contains ${what} ${SECRET_LABELS[p.kind]} in ${all.length} test${all.length === 1 ? '' : 's'}: ${shown}${more} — review before publishing`);
+      out.push(
+        `report data contains ${what} ${SECRET_LABELS[p.kind]} in ${all.length} test${all.length === 1 ? '' : 's'}: ${shown}${more} — review before publishing`,
+      );
     }
     return out;
   }

@@ -27,7 +27,10 @@ import type { ReportData, ReportDetail } from './types.js';
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
 // The inline script and style must not be able to end their own element early.
-for (const [name, text] of [['client script', CLIENT_JS], ['stylesheet', REPORT_CSS]] as const) {
+for (const [name, text] of [
+  ['client script', CLIENT_JS],
+  ['stylesheet', REPORT_CSS],
+] as const) {
   if (/<\/(script|style)|<!--/i.test(text)) throw new Error(`report ${name} contains a sequence that would end its element`);
 }
 

@@ -67,7 +67,16 @@ interface Kept {
   line: number;
 }
 
-const PATH_FIELDS = ['result_path', 'grading_path', 'metrics_path', 'timing_path', 'transcript_path', 'transcript_raw_path', 'answer_path', 'file_changes_path'] as const;
+const PATH_FIELDS = [
+  'result_path',
+  'grading_path',
+  'metrics_path',
+  'timing_path',
+  'transcript_path',
+  'transcript_raw_path',
+  'answer_path',
+  'file_changes_path',
+] as const;
 
 const timeOf = (row: IndexRow): number => {
   const t = row.timestamp ? Date.parse(row.timestamp) : NaN;
@@ -86,7 +95,10 @@ async function loadSources(paths: string[], cwd: string): Promise<LoadedRun[]> {
     if (twice !== undefined) throw new InputError(`${path}: the same run workspace as ${twice} — pass each source once`);
     seen.set(real, path);
     const bad = run.issues.find((p) => p.file === 'index.jsonl');
-    if (bad) throw new InputError(`${path}: index.jsonl:${bad.line ?? '?'}: ${bad.message} — fix the source (see \`agentv-results validate\`) before combining; combining it would drop rows silently`);
+    if (bad)
+      throw new InputError(
+        `${path}: index.jsonl:${bad.line ?? '?'}: ${bad.message} — fix the source (see \`agentv-results validate\`) before combining; combining it would drop rows silently`,
+      );
     if (run.rows.length === 0) throw new InputError(`${path}: index.jsonl has no rows — nothing to combine`);
     runs.push(run);
   }
@@ -104,7 +116,9 @@ function chooseExperiment(runs: LoadedRun[], paths: string[], requested: string 
   });
   if (byExperiment.size === 1) return [...byExperiment.keys()][0]!;
   const listing = [...byExperiment].map(([e, srcs]) => `${e} (${distinct(srcs).join(', ')})`).join('; ');
-  throw new InputError(`the sources span experiments ${listing} — pass --experiment <name> to label the combined run (a mixed-experiment label is never invented)`);
+  throw new InputError(
+    `the sources span experiments ${listing} — pass --experiment <name> to label the combined run (a mixed-experiment label is never invented)`,
+  );
 }
 
 function mergeRows(runs: LoadedRun[], paths: string[], policy: OnDuplicate): { kept: Kept[]; replaced: number } {
@@ -138,7 +152,14 @@ function runIdFor(experiment: string, kept: Kept[]): { runId: string; earliest: 
   const slug = earliest?.timestamp ? timestampSlug(earliest.timestamp) : null;
   void experiment;
   if (slug) return { runId: slug, earliest: new Date(timeOf(earliest!)).toISOString() };
-  const hash = createHash('sha256').update(kept.map((k) => caseKey(k.row)).sort().join('\n')).digest('hex');
+  const hash = createHash('sha256')
+    .update(
+      kept
+        .map((k) => caseKey(k.row))
+        .sort()
+        .join('\n'),
+    )
+    .digest('hex');
   return { runId: `undated-${hash.slice(0, 12)}`, earliest: null };
 }
 
@@ -149,11 +170,15 @@ function checkPaths(kept: Kept[], paths: string[]): void {
     const where = `${paths[k.source]} (index.jsonl:${k.line})`;
     for (const field of ['result_dir', ...PATH_FIELDS] as const) {
       const value = k.row[field];
-      if (typeof value === 'string' && safeRelativePath(value) === null) throw new InputError(`${where}: ${field} ${JSON.stringify(value)} escapes the run directory — refusing to copy it`);
+      if (typeof value === 'string' && safeRelativePath(value) === null)
+        throw new InputError(`${where}: ${field} ${JSON.stringify(value)} escapes the run directory — refusing to copy it`);
     }
     const dir = safeRelativePath(k.row.result_dir)!;
     const other = owner.get(dir);
-    if (other) throw new InputError(`${where}: result_dir ${dir} is also used by ${describeCase(other.row)} in ${paths[other.source]} — the sources were not written by one exporter`);
+    if (other)
+      throw new InputError(
+        `${where}: result_dir ${dir} is also used by ${describeCase(other.row)} in ${paths[other.source]} — the sources were not written by one exporter`,
+      );
     owner.set(dir, k);
   }
 }
@@ -170,7 +195,10 @@ async function isEmptyOrAbsent(path: string): Promise<boolean> {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return stat(path).then(() => true, () => false);
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The sources' benchmark eval_file labels, for the combined benchmark.json's metadata. */
@@ -198,12 +226,14 @@ export async function combineRuns(opts: CombineOptions): Promise<CombineResult> 
 
   const out = resolve(cwd, opts.out ?? join('.agentv/results', runId));
   const shown = relative(cwd, out) || out;
-  if (!(await isEmptyOrAbsent(out))) throw new InputError(`${shown} already exists and is not empty — combine writes a new run workspace; choose another --out or delete it first`);
+  if (!(await isEmptyOrAbsent(out)))
+    throw new InputError(`${shown} already exists and is not empty — combine writes a new run workspace; choose another --out or delete it first`);
   for (const [i, run] of runs.entries()) {
     const src = await realpath(run.dir!);
     const parent = await realpath(dirname(out)).catch(() => resolve(dirname(out)));
     const target = join(parent, basename(out));
-    if (target === src || target.startsWith(src + sep)) throw new InputError(`--out ${shown} is inside source ${opts.sources[i]} — choose a directory outside the sources`);
+    if (target === src || target.startsWith(src + sep))
+      throw new InputError(`--out ${shown} is inside source ${opts.sources[i]} — choose a directory outside the sources`);
   }
 
   const thresholds = runs.map((r) => r.summary?.threshold).filter((t): t is number => typeof t === 'number');

@@ -122,7 +122,11 @@ function duplicateWarning(side: string, source: string, rows: ScoreRow[]): strin
 }
 
 /** Compare two already-loaded row lists (the pure core, shared with autoresearch). */
-export function compareScoreRows(baseline: ScoreRow[], candidate: ScoreRow[], threshold = DEFAULT_COMPARE_THRESHOLD): Pick<CompareReport, 'matched' | 'unmatched' | 'summary'> {
+export function compareScoreRows(
+  baseline: ScoreRow[],
+  candidate: ScoreRow[],
+  threshold = DEFAULT_COMPARE_THRESHOLD,
+): Pick<CompareReport, 'matched' | 'unmatched' | 'summary'> {
   // Map insertion keeps the first position of an id and set() keeps its last value: the order
   // and the "last row wins" rule AgentV's output has.
   const base = new Map<string, number>();
@@ -251,7 +255,8 @@ export async function compareTargets(opts: CompareTargetsOptions): Promise<Matri
     groups = new Map(opts.targets.filter((t) => kept.has(t)).map((t) => [t, kept.get(t)!]));
   }
   const available = () => [...groups.keys()].join(', ');
-  if (opts.baseline !== undefined && !groups.has(opts.baseline)) throw new InputError(`baseline target ${opts.baseline} is not in ${opts.run} (targets: ${available()})`);
+  if (opts.baseline !== undefined && !groups.has(opts.baseline))
+    throw new InputError(`baseline target ${opts.baseline} is not in ${opts.run} (targets: ${available()})`);
   if (opts.candidate !== undefined && opts.baseline === undefined) throw new InputError('a candidate target needs a baseline target too');
   if (opts.baseline !== undefined && opts.candidate !== undefined) {
     if (!groups.has(opts.candidate)) throw new InputError(`candidate target ${opts.candidate} is not in ${opts.run} (targets: ${available()})`);

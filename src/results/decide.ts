@@ -79,7 +79,10 @@ export async function decide(summary: DecisionSummary, opts: DecideOptions = {})
     // Measured even when rule 1 decides, so a mistyped path is reported rather than ignored.
     const baseline = await measureArtifact(opts.baselineArtifact!, opts.cwd);
     const candidate = await measureArtifact(opts.candidateArtifact!, opts.cwd);
-    if (baseline.kind !== candidate.kind) throw new InputError(`the artifacts must both be files or both directories (baseline ${baseline.path} is a ${baseline.kind}, candidate ${candidate.path} a ${candidate.kind})`);
+    if (baseline.kind !== candidate.kind)
+      throw new InputError(
+        `the artifacts must both be files or both directories (baseline ${baseline.path} is a ${baseline.kind}, candidate ${candidate.path} a ${candidate.kind})`,
+      );
     artifacts = { baseline, candidate };
   }
   const { wins, losses, mean_delta } = summary;
@@ -87,12 +90,28 @@ export async function decide(summary: DecisionSummary, opts: DecideOptions = {})
   if (wins > losses) return withArtifacts({ decision: 'keep', rule: 'wins_over_losses', rationale: `candidate wins outweigh losses (${wins} > ${losses})` });
   if (mean_delta === 0) {
     if (!artifacts) {
-      return { decision: 'discard', rule: 'discard', rationale: 'equal performance (mean_delta 0) and no artifacts to compare for simplicity — pass --baseline-artifact and --candidate-artifact' };
+      return {
+        decision: 'discard',
+        rule: 'discard',
+        rationale: 'equal performance (mean_delta 0) and no artifacts to compare for simplicity — pass --baseline-artifact and --candidate-artifact',
+      };
     }
     const { baseline: b, candidate: c } = artifacts;
-    if (c.size < b.size) return withArtifacts({ decision: 'keep', rule: 'simpler_at_equal_score', rationale: `equal performance (mean_delta 0) and the candidate is simpler (${c.size} < ${b.size} ${c.unit})` });
-    return withArtifacts({ decision: 'discard', rule: 'discard', rationale: `equal performance (mean_delta 0) but the candidate is not simpler (${c.size} >= ${b.size} ${c.unit})` });
+    if (c.size < b.size)
+      return withArtifacts({
+        decision: 'keep',
+        rule: 'simpler_at_equal_score',
+        rationale: `equal performance (mean_delta 0) and the candidate is simpler (${c.size} < ${b.size} ${c.unit})`,
+      });
+    return withArtifacts({
+      decision: 'discard',
+      rule: 'discard',
+      rationale: `equal performance (mean_delta 0) but the candidate is not simpler (${c.size} >= ${b.size} ${c.unit})`,
+    });
   }
-  const rationale = losses > wins ? `candidate losses outweigh wins (${losses} > ${wins})` : `candidate wins do not outweigh losses (${wins} = ${losses}) and mean_delta is ${mean_delta}`;
+  const rationale =
+    losses > wins
+      ? `candidate losses outweigh wins (${losses} > ${wins})`
+      : `candidate wins do not outweigh losses (${wins} = ${losses}) and mean_delta is ${mean_delta}`;
   return withArtifacts({ decision: 'discard', rule: 'discard', rationale });
 }

@@ -52,7 +52,16 @@ export interface DeletePlan {
 }
 
 /** Files a run workspace holds at its top level besides the attempt folders. */
-const RUN_FILES = new Set(['index.jsonl', 'summary.json', 'benchmark.json', 'timing.json', 'tags.json', 'feedback.json', 'projection_bundle.json', 'report.html']);
+const RUN_FILES = new Set([
+  'index.jsonl',
+  'summary.json',
+  'benchmark.json',
+  'timing.json',
+  'tags.json',
+  'feedback.json',
+  'projection_bundle.json',
+  'report.html',
+]);
 /** Litter file managers leave everywhere; not a sign of a non-run directory. */
 const HARMLESS = new Set(['.DS_Store', 'Thumbs.db', 'desktop.ini']);
 /** Our own interrupted staging folders (AtomicDir). */
@@ -82,7 +91,14 @@ async function expectedTopLevel(dir: string, run: LoadedRun | null, summary: Rec
   }
   for (const rel of candidates) {
     const top = rel.split('/')[0]!;
-    if (!names.has(top) && (await lstat(join(dir, rel)).then(() => true, () => false))) names.add(top);
+    if (
+      !names.has(top) &&
+      (await lstat(join(dir, rel)).then(
+        () => true,
+        () => false,
+      ))
+    )
+      names.add(top);
   }
   // A summary-only run: its attempt folders are named after its (sanitized) suites.
   if (Array.isArray(summary?.suites)) for (const s of summary.suites) if (typeof s === 'string') names.add(sanitizeSegment(s));
@@ -135,8 +151,14 @@ async function inspect(given: string, cwd: string, home: string): Promise<{ targ
   const summaryOk = summary?.schema_version === SUMMARY_SCHEMA_VERSION;
   if (!manifestOk && !summaryOk) {
     const why = foreign
-      ? entries.includes('index.jsonl') ? 'index.jsonl rows are not run index rows' : 'its manifest is AgentV\'s .internal/index.jsonl, not run index rows'
-      : run === null ? 'no index.jsonl' : run.rows.length === 0 && run.issues.length === 0 ? 'index.jsonl has no rows' : 'index.jsonl rows are not run index rows';
+      ? entries.includes('index.jsonl')
+        ? 'index.jsonl rows are not run index rows'
+        : "its manifest is AgentV's .internal/index.jsonl, not run index rows"
+      : run === null
+        ? 'no index.jsonl'
+        : run.rows.length === 0 && run.issues.length === 0
+          ? 'index.jsonl has no rows'
+          : 'index.jsonl rows are not run index rows';
     return { refusal: `is not a run workspace (${why}, and no summary.json with schema_version ${SUMMARY_SCHEMA_VERSION})` };
   }
   const expected = await expectedTopLevel(dir, run, summary);
@@ -178,7 +200,10 @@ export async function deleteRuns(plan: DeletePlan): Promise<DeleteTarget[]> {
   const deleted: DeleteTarget[] = [];
   for (const t of plan.targets) {
     const again = await inspect(t.dir, plan.cwd, plan.home);
-    if ('refusal' in again) throw new InputError(`${t.path}: changed since it was checked and now ${again.refusal} — not deleted${deleted.length ? ` (already deleted: ${deleted.map((d) => d.path).join(', ')})` : ''}`);
+    if ('refusal' in again)
+      throw new InputError(
+        `${t.path}: changed since it was checked and now ${again.refusal} — not deleted${deleted.length ? ` (already deleted: ${deleted.map((d) => d.path).join(', ')})` : ''}`,
+      );
     const staging = join(dirname(t.dir), `.${basename(t.dir)}.old-${process.pid}-${randomBytes(4).toString('hex')}`);
     await rename(t.dir, staging);
     await rm(staging, { recursive: true, force: true });

@@ -125,7 +125,10 @@ export async function listFailures(opts: FailuresOptions): Promise<FailuresRepor
   const rows = filterTargets(run.rows, opts.targets).filter((r) => matches(r.test_id));
   // "No failing cases" must not be the answer to a mistyped filter.
   if (rows.length === 0 && run.rows.length > 0 && ((opts.targets?.length ?? 0) > 0 || (opts.testIds?.length ?? 0) > 0)) {
-    const filters = [...(opts.targets ?? []).map((t) => `--target ${JSON.stringify(t)}`), ...(opts.testIds ?? []).map((t) => `--test-id ${JSON.stringify(t)}`)].join(' ');
+    const filters = [
+      ...(opts.targets ?? []).map((t) => `--target ${JSON.stringify(t)}`),
+      ...(opts.testIds ?? []).map((t) => `--test-id ${JSON.stringify(t)}`),
+    ].join(' ');
     throw new InputError(`no case of ${run.runId} matches ${filters} (targets: ${distinct(run.rows.map((r) => r.target)).join(', ')})`);
   }
   const failures: FailingCase[] = [];

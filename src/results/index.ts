@@ -18,7 +18,18 @@ export type { CombineOptions, CombineResult, CombineSourceReport, OnDuplicate } 
 export { planDelete, deleteRuns } from './delete.js';
 export type { DeleteOptions, DeletePlan, DeleteTarget } from './delete.js';
 export { compareRuns, compareTargets, compareScoreRows, classify, normalizedGain, DEFAULT_COMPARE_THRESHOLD } from './compare.js';
-export type { CompareTargetsOptions, MatrixReport, TargetPairReport, PairwiseComparison, CompareOptions, CompareReport, CompareSide, CompareSummary, MatchedTest, Outcome } from './compare.js';
+export type {
+  CompareTargetsOptions,
+  MatrixReport,
+  TargetPairReport,
+  PairwiseComparison,
+  CompareOptions,
+  CompareReport,
+  CompareSide,
+  CompareSummary,
+  MatchedTest,
+  Outcome,
+} from './compare.js';
 export { loadScoreRows, resolveManifest } from './score-rows.js';
 export type { ScoreRow, ScoreSource } from './score-rows.js';
 export { decide, measureArtifact, countLines } from './decide.js';

@@ -167,7 +167,9 @@ export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<
   const dir = await workspaceDirOf(path, cwd);
   if (dir === null) {
     if (!opts.allowResultsFile) {
-      throw new RunReadError(`${path}: not a run workspace — pass a run directory or its index.jsonl (export a results file first with \`agentv-results export\`)`);
+      throw new RunReadError(
+        `${path}: not a run workspace — pass a run directory or its index.jsonl (export a results file first with \`agentv-results export\`)`,
+      );
     }
     const derived = await exportRun({ source: path, cwd, dryRun: true, collectIndexRows: true });
     return {
@@ -193,7 +195,9 @@ export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<
   try {
     text = await readFile(indexPath, 'utf8');
   } catch {
-    throw new RunReadError(`${path}: not a run workspace (neither index.jsonl nor .internal/index.jsonl) — pass a run directory such as .agentv/results/<run_id>, or its index.jsonl`);
+    throw new RunReadError(
+      `${path}: not a run workspace (neither index.jsonl nor .internal/index.jsonl) — pass a run directory such as .agentv/results/<run_id>, or its index.jsonl`,
+    );
   }
   const rows: IndexRow[] = [];
   const rowLines: number[] = [];

@@ -84,7 +84,10 @@ async function caseDetails(run: LoadedRun, row: IndexRow): Promise<CaseDetails> 
   const byTool = metrics?.tool_calls;
   const tool_calls =
     metrics && num(metrics.total_tool_calls) !== null
-      ? { total: num(metrics.total_tool_calls)!, by_tool: byTool && typeof byTool === 'object' && !Array.isArray(byTool) ? (byTool as Record<string, number>) : {} }
+      ? {
+          total: num(metrics.total_tool_calls)!,
+          by_tool: byTool && typeof byTool === 'object' && !Array.isArray(byTool) ? (byTool as Record<string, number>) : {},
+        }
       : null;
   return {
     test_id: row.test_id,

@@ -44,9 +44,16 @@ export function recomputeSummary(rows: IndexRow[], meta: { run_id: string; exper
   let earliest: string | null = null;
   for (const row of rows) {
     agg.add(row);
-    if (row.timestamp && !Number.isNaN(Date.parse(row.timestamp)) && (earliest === null || Date.parse(row.timestamp) < Date.parse(earliest))) earliest = row.timestamp;
+    if (row.timestamp && !Number.isNaN(Date.parse(row.timestamp)) && (earliest === null || Date.parse(row.timestamp) < Date.parse(earliest)))
+      earliest = row.timestamp;
   }
-  return agg.summary({ run_id: meta.run_id, experiment: meta.experiment, timestamp: earliest, eval_file: '', threshold: meta.threshold ?? DEFAULT_THRESHOLD }) as Summary;
+  return agg.summary({
+    run_id: meta.run_id,
+    experiment: meta.experiment,
+    timestamp: earliest,
+    eval_file: '',
+    threshold: meta.threshold ?? DEFAULT_THRESHOLD,
+  }) as Summary;
 }
 
 function thresholdOf(run: LoadedRun): number | undefined {
@@ -69,7 +76,9 @@ export async function summarizeRun(opts: SummaryOptions): Promise<RunSummaryRepo
   }
   const rows = filterTargets(run.rows, opts.targets);
   if (rows.length === 0 && opts.targets && opts.targets.length > 0) {
-    throw new InputError(`${opts.run} has no rows for target ${opts.targets.join(', ')} (targets: ${distinct(run.rows.map((r) => r.target)).join(', ') || 'none'})`);
+    throw new InputError(
+      `${opts.run} has no rows for target ${opts.targets.join(', ')} (targets: ${distinct(run.rows.map((r) => r.target)).join(', ') || 'none'})`,
+    );
   }
   const summary = recomputeSummary(rows, { run_id: run.runId, experiment: run.experiment, threshold: thresholdOf(run) });
   return { ...base, source: 'recomputed', reason, summary };

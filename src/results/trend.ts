@@ -167,7 +167,12 @@ function sortKey(run: { path: string }, rows: ScoreRow[]): string {
   return rows[0]?.timestamp ?? basename(dirname(run.path));
 }
 
-function buildSeries(experiment: string, target: string, runs: LoadedTrendRun[], opts: Required<Pick<TrendOptions, 'slopeThreshold' | 'failOnDegrading' | 'allowMissingTests'>> & { suite?: string; last?: number }): TrendSeries | SkippedSeries {
+function buildSeries(
+  experiment: string,
+  target: string,
+  runs: LoadedTrendRun[],
+  opts: Required<Pick<TrendOptions, 'slopeThreshold' | 'failOnDegrading' | 'allowMissingTests'>> & { suite?: string; last?: number },
+): TrendSeries | SkippedSeries {
   let filtered = runs
     .map((run) => ({ run, rows: run.rows.filter((r) => (r.target ?? 'default') === target && (opts.suite ? r.suite === opts.suite : true)) }))
     .filter((x) => x.rows.length > 0)
@@ -187,7 +192,12 @@ function buildSeries(experiment: string, target: string, runs: LoadedTrendRun[],
   const points: TrendRunPoint[] = filtered.map(({ run, rows }) => {
     const used = ids ? rows.filter((r) => ids!.has(r.test_id)) : rows;
     const timestamp = used[0]?.timestamp ?? rows[0]?.timestamp;
-    const p: TrendRunPoint = { label: timestamp ?? basename(dirname(run.path)), path: run.path, matched_test_count: used.length, mean_score: round6(mean(used.map((r) => r.score))) };
+    const p: TrendRunPoint = {
+      label: timestamp ?? basename(dirname(run.path)),
+      path: run.path,
+      matched_test_count: used.length,
+      mean_score: round6(mean(used.map((r) => r.score))),
+    };
     if (timestamp !== undefined) p.timestamp = timestamp;
     if (run.runId) p.run_id = run.runId;
     return p;
@@ -214,7 +224,8 @@ function buildSeries(experiment: string, target: string, runs: LoadedTrendRun[],
 export function checkTrendOptions(opts: TrendOptions): void {
   const t = opts.slopeThreshold ?? DEFAULT_SLOPE_THRESHOLD;
   if (!Number.isFinite(t) || t < 0) throw new InputError(`--slope-threshold must be a number >= 0 (got ${opts.slopeThreshold})`);
-  if (opts.last !== undefined && !(Number.isInteger(opts.last) && opts.last >= 2)) throw new InputError(`--last must be a whole number >= 2 (got ${opts.last})`);
+  if (opts.last !== undefined && !(Number.isInteger(opts.last) && opts.last >= 2))
+    throw new InputError(`--last must be a whole number >= 2 (got ${opts.last})`);
 }
 
 /** Trend of runs already loaded (local or pulled): one series per experiment × target. */
@@ -232,9 +243,20 @@ export function trendOfRuns(loaded: LoadedTrendRun[], opts: TrendOptions, source
   }
   const series: TrendSeries[] = [];
   const skipped: SkippedSeries[] = [];
-  const params = { slopeThreshold, failOnDegrading: Boolean(opts.failOnDegrading), allowMissingTests: Boolean(opts.allowMissingTests), suite: opts.suite, last: opts.last };
+  const params = {
+    slopeThreshold,
+    failOnDegrading: Boolean(opts.failOnDegrading),
+    allowMissingTests: Boolean(opts.allowMissingTests),
+    suite: opts.suite,
+    last: opts.last,
+  };
   for (const { experiment, target } of [...keys.values()].sort((a, b) => a.experiment.localeCompare(b.experiment) || a.target.localeCompare(b.target))) {
-    const s = buildSeries(experiment, target, runs.filter((r) => r.experiment === experiment), params);
+    const s = buildSeries(
+      experiment,
+      target,
+      runs.filter((r) => r.experiment === experiment),
+      params,
+    );
     if ('summary' in s) series.push(s);
     else skipped.push(s);
   }

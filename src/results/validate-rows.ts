@@ -18,7 +18,15 @@ import { rangeProblems } from '../model/ranges.js';
 import { identityFieldsOf, projectionIdentity } from '../derive/identity.js';
 import type { ValidationProblem } from './validate-types.js';
 
-type PathField = 'result_path' | 'grading_path' | 'metrics_path' | 'timing_path' | 'transcript_path' | 'transcript_raw_path' | 'answer_path' | 'file_changes_path';
+type PathField =
+  | 'result_path'
+  | 'grading_path'
+  | 'metrics_path'
+  | 'timing_path'
+  | 'transcript_path'
+  | 'transcript_raw_path'
+  | 'answer_path'
+  | 'file_changes_path';
 
 /** The sidecars a row can name; JSON ones are parsed against the schema of what export writes. */
 const SIDECARS: { field: PathField; schema: z.ZodType | null; what: string }[] = [

@@ -72,7 +72,8 @@ function checkUniqueness(run: LoadedRun, problems: ValidationProblem[]): void {
     else ids.set(id, line);
     const key = caseKey(row);
     const caseAt = cases.get(key);
-    if (caseAt !== undefined) problems.push({ file: 'index.jsonl', line, message: `duplicate case ${describeCase(row)} in suite ${row.suite} (first on line ${caseAt})` });
+    if (caseAt !== undefined)
+      problems.push({ file: 'index.jsonl', line, message: `duplicate case ${describeCase(row)} in suite ${row.suite} (first on line ${caseAt})` });
     else cases.set(key, line);
   });
 }
@@ -84,8 +85,18 @@ function checkRunIdentity(run: LoadedRun, problems: ValidationProblem[]): void {
   const firstLine = run.rowLines[0]!;
   run.rows.forEach((row, i) => {
     const line = run.rowLines[i]!;
-    if (row.run_id !== first.run_id) problems.push({ file: 'index.jsonl', line, message: `run_id ${JSON.stringify(row.run_id)} differs from ${JSON.stringify(first.run_id)} on line ${firstLine}` });
-    if (row.experiment !== first.experiment) problems.push({ file: 'index.jsonl', line, message: `experiment ${JSON.stringify(row.experiment)} differs from ${JSON.stringify(first.experiment)} on line ${firstLine}` });
+    if (row.run_id !== first.run_id)
+      problems.push({
+        file: 'index.jsonl',
+        line,
+        message: `run_id ${JSON.stringify(row.run_id)} differs from ${JSON.stringify(first.run_id)} on line ${firstLine}`,
+      });
+    if (row.experiment !== first.experiment)
+      problems.push({
+        file: 'index.jsonl',
+        line,
+        message: `experiment ${JSON.stringify(row.experiment)} differs from ${JSON.stringify(first.experiment)} on line ${firstLine}`,
+      });
   });
 }
 
@@ -94,7 +105,8 @@ const COUNTS = ['total', 'passed', 'failed', 'errors'] as const;
 function checkSummary(run: LoadedRun, rows: IndexRow[], problems: ValidationProblem[], notes: ValidationProblem[]): void {
   if (run.summary === null) {
     // loadRun already reported a summary.json that exists but is not JSON.
-    if (!run.issues.some((p) => p.file === 'summary.json')) notes.push({ file: 'summary.json', message: 'missing — `summary` recomputes it from index.jsonl; re-export to write it' });
+    if (!run.issues.some((p) => p.file === 'summary.json'))
+      notes.push({ file: 'summary.json', message: 'missing — `summary` recomputes it from index.jsonl; re-export to write it' });
     return;
   }
   const parsed = SummarySchema.safeParse(run.summary);
@@ -106,7 +118,8 @@ function checkSummary(run: LoadedRun, rows: IndexRow[], problems: ValidationProb
   const expected = recomputeSummary(rows, { run_id: run.runId, experiment: run.experiment });
   const rowsNote = run.issues.some((p) => p.file === 'index.jsonl') ? ' (malformed index lines are not counted)' : '';
   for (const key of COUNTS) {
-    if (written[key] !== expected[key]) problems.push({ file: 'summary.json', message: `${key} is ${written[key]} but index.jsonl has ${expected[key]}${rowsNote}` });
+    if (written[key] !== expected[key])
+      problems.push({ file: 'summary.json', message: `${key} is ${written[key]} but index.jsonl has ${expected[key]}${rowsNote}` });
   }
   const targets = new Set([...Object.keys(written.run_summary), ...Object.keys(expected.run_summary)]);
   for (const target of targets) {
@@ -116,13 +129,19 @@ function checkSummary(run: LoadedRun, rows: IndexRow[], problems: ValidationProb
     else if (!e) problems.push({ file: 'summary.json', message: `run_summary.${target} counts ${w.total} row(s) but index.jsonl has none for that target` });
     else {
       for (const key of COUNTS) {
-        if (w[key] !== e[key]) problems.push({ file: 'summary.json', message: `run_summary.${target}.${key} is ${w[key]} but index.jsonl has ${e[key]}${rowsNote}` });
+        if (w[key] !== e[key])
+          problems.push({ file: 'summary.json', message: `run_summary.${target}.${key} is ${w[key]} but index.jsonl has ${e[key]}${rowsNote}` });
       }
     }
   }
   const first = rows[0];
-  if (first && written.run_id !== first.run_id) problems.push({ file: 'summary.json', message: `run_id ${JSON.stringify(written.run_id)} differs from the rows' ${JSON.stringify(first.run_id)}` });
-  if (first && written.experiment !== first.experiment) problems.push({ file: 'summary.json', message: `experiment ${JSON.stringify(written.experiment)} differs from the rows' ${JSON.stringify(first.experiment)}` });
+  if (first && written.run_id !== first.run_id)
+    problems.push({ file: 'summary.json', message: `run_id ${JSON.stringify(written.run_id)} differs from the rows' ${JSON.stringify(first.run_id)}` });
+  if (first && written.experiment !== first.experiment)
+    problems.push({
+      file: 'summary.json',
+      message: `experiment ${JSON.stringify(written.experiment)} differs from the rows' ${JSON.stringify(first.experiment)}`,
+    });
 }
 
 /** benchmark.json, timing.json and the overlays: parse, schema, and the counts that must agree. */
@@ -167,7 +186,15 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
   checkRunIdentity(run, problems);
   checkSummary(run, run.rows, problems, notes);
   await checkRunFiles(dir, run.rows.length, problems, notes);
-  return { valid: problems.length === 0, dir: run.sourceDir ?? dir, layout: run.layout, run_id: run.runId, rows: run.rows.length, problems: sortProblems(problems), notes: sortProblems(notes) };
+  return {
+    valid: problems.length === 0,
+    dir: run.sourceDir ?? dir,
+    layout: run.layout,
+    run_id: run.runId,
+    rows: run.rows.length,
+    problems: sortProblems(problems),
+    notes: sortProblems(notes),
+  };
 }
 
 /** index.jsonl first in line order, then other files by name: stable output for humans and diffs. */

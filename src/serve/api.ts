@@ -60,7 +60,17 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
     json: {
       run,
       summary: loaded.summary,
-      tests: loaded.rows.map((r) => ({ test_id: r.test_id, suite: r.suite, target: r.target, attempt: r.attempt, verdict: r.verdict, score: r.score, duration_ms: r.duration_ms, cost_usd: r.cost_usd, error: r.error ?? null })),
+      tests: loaded.rows.map((r) => ({
+        test_id: r.test_id,
+        suite: r.suite,
+        target: r.target,
+        attempt: r.attempt,
+        verdict: r.verdict,
+        score: r.score,
+        duration_ms: r.duration_ms,
+        cost_usd: r.cost_usd,
+        error: r.error ?? null,
+      })),
       problems: loaded.problems,
       tags,
       /** entries: test_id -> reviewer -> {feedback, reviewer, updated_at, revision}. */
@@ -84,9 +94,17 @@ async function compareTwo(ctx: ApiContext, opts: TargetOptions, req: Request): P
   const [a, b] = await Promise.all([ctx.cache.workspace(opts, baseline), ctx.cache.workspace(opts, candidate)]);
   const target = req.query.get('target');
   const threshold = req.query.get('threshold');
-  const report = await compareRuns({ baseline: a, candidate: b, ...(target ? { targets: [target] } : {}), ...(threshold ? { threshold: Number(threshold) } : {}) });
+  const report = await compareRuns({
+    baseline: a,
+    candidate: b,
+    ...(target ? { targets: [target] } : {}),
+    ...(threshold ? { threshold: Number(threshold) } : {}),
+  });
   // The cache paths mean nothing to a client: name the sides by run id.
-  const sources = { baseline: { ...report.sources.baseline, source: baseline, path: baseline }, candidate: { ...report.sources.candidate, source: candidate, path: candidate } };
+  const sources = {
+    baseline: { ...report.sources.baseline, source: baseline, path: baseline },
+    candidate: { ...report.sources.candidate, source: candidate, path: candidate },
+  };
   return { json: { ...report, sources } };
 }
 
@@ -101,19 +119,36 @@ async function trendSeries(ctx: ApiContext, opts: TargetOptions, req: Request): 
 async function postTags(_ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
   const body = await req.body();
   const expect = body.expect_revision;
-  if (typeof expect !== 'string' || expect === '') throw new HttpError(428, 'expect_revision is required: send the tag_revision you read (GET the run first), so a concurrent edit is not overwritten');
-  const res = await editTags({ ...opts, runId: req.params.runId!, add: stringList(body.add, 'add'), remove: stringList(body.remove, 'remove'), expectRevision: expect });
+  if (typeof expect !== 'string' || expect === '')
+    throw new HttpError(428, 'expect_revision is required: send the tag_revision you read (GET the run first), so a concurrent edit is not overwritten');
+  const res = await editTags({
+    ...opts,
+    runId: req.params.runId!,
+    add: stringList(body.add, 'add'),
+    remove: stringList(body.remove, 'remove'),
+    expectRevision: expect,
+  });
   return { json: { changed: res.changed, tags: res.document, commit: res.commit, push: res.push } };
 }
 
 async function postFeedback(_ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
   const body = await req.body();
   if (typeof body.expect_revision !== 'string') {
-    throw new HttpError(428, "expect_revision is required: send the revision of this reviewer's current note on the test (\"\" when there is none), so a concurrent edit is not overwritten");
+    throw new HttpError(
+      428,
+      'expect_revision is required: send the revision of this reviewer\'s current note on the test ("" when there is none), so a concurrent edit is not overwritten',
+    );
   }
   if (typeof body.test_id !== 'string' || typeof body.text !== 'string') throw new HttpError(400, 'feedback needs test_id and text (strings)');
   if (body.reviewer !== undefined && typeof body.reviewer !== 'string') throw new HttpError(400, 'reviewer: expected a string');
-  const res = await setFeedback({ ...opts, runId: req.params.runId!, testId: body.test_id, text: body.text, reviewer: body.reviewer as string | undefined, expectRevision: body.expect_revision });
+  const res = await setFeedback({
+    ...opts,
+    runId: req.params.runId!,
+    testId: body.test_id,
+    text: body.text,
+    reviewer: body.reviewer as string | undefined,
+    expectRevision: body.expect_revision,
+  });
   return { json: { changed: res.changed, reviewer: res.reviewer, entry: res.entry, feedback: res.document, commit: res.commit, push: res.push } };
 }
 
@@ -129,8 +164,16 @@ export function registerApi(router: Router, ctx: ApiContext): void {
     router.add(method, `/api/projects/:projectId${path}`, handler);
   };
 
-  router.add('GET', '/api/projects', wrap(async () => ({ json: await listProjects(ctx.base) })));
-  router.add('GET', '/api/config', wrap(async () => ({ json: { read_only: ctx.readOnly, projects: (await listProjects(ctx.base)).projects } })));
+  router.add(
+    'GET',
+    '/api/projects',
+    wrap(async () => ({ json: await listProjects(ctx.base) })),
+  );
+  router.add(
+    'GET',
+    '/api/config',
+    wrap(async () => ({ json: { read_only: ctx.readOnly, projects: (await listProjects(ctx.base)).projects } })),
+  );
 
   both('GET', '/remote/status', async (c, opts) => ({ json: await remoteStatus(opts, c.remote) }));
   both('POST', '/remote/sync', async (c, opts) => ({ json: await remoteSync(opts, c.remote) }), true);

@@ -33,11 +33,16 @@ export interface AutoresearchEntry {
  * must not be talked into reading a file outside the project through a planted link.
  */
 async function logOf(cwd: string, experiment: string) {
-  if (!NAME.test(experiment) || experiment === '.' || experiment === '..') throw new HttpError(400, `experiment ${JSON.stringify(experiment)}: use only letters, digits, ".", "_" and "-"`);
+  if (!NAME.test(experiment) || experiment === '.' || experiment === '..')
+    throw new HttpError(400, `experiment ${JSON.stringify(experiment)}: use only letters, digits, ".", "_" and "-"`);
   const paths = autoresearchPaths({ experiment, cwd });
   for (const p of [paths.experimentDir, paths.dir, paths.iterations]) {
     const st = await lstat(p).catch(() => null);
-    if (!st) throw new HttpError(404, `no autoresearch log for experiment ${JSON.stringify(experiment)} (expected ${join('.agentv', 'results', 'runs', experiment, '_autoresearch', 'iterations.jsonl')}; record one with \`agentv-results autoresearch record\`)`);
+    if (!st)
+      throw new HttpError(
+        404,
+        `no autoresearch log for experiment ${JSON.stringify(experiment)} (expected ${join('.agentv', 'results', 'runs', experiment, '_autoresearch', 'iterations.jsonl')}; record one with \`agentv-results autoresearch record\`)`,
+      );
     if (st.isSymbolicLink()) throw new HttpError(400, `${p} is a symbolic link: refused`);
   }
   const file = await readIterations(paths.iterations);
@@ -79,16 +84,28 @@ function wrap(fn: Handler): Handler {
 }
 
 export function registerAutoresearchApi(router: Router, cwd: string): void {
-  router.add('GET', '/api/autoresearch', wrap(async () => ({ json: { experiments: await listAutoresearch(cwd) } })));
-  router.add('GET', '/api/autoresearch/:experiment', wrap(async (req) => {
-    const experiment = req.params.experiment!;
-    const log = await logOf(cwd, experiment);
-    return { json: { experiment, trajectory: trajectoryData(log.iterations), iterations: log.iterations, warnings: log.warnings } };
-  }));
+  router.add(
+    'GET',
+    '/api/autoresearch',
+    wrap(async () => ({ json: { experiments: await listAutoresearch(cwd) } })),
+  );
+  router.add(
+    'GET',
+    '/api/autoresearch/:experiment',
+    wrap(async (req) => {
+      const experiment = req.params.experiment!;
+      const log = await logOf(cwd, experiment);
+      return { json: { experiment, trajectory: trajectoryData(log.iterations), iterations: log.iterations, warnings: log.warnings } };
+    }),
+  );
   // The standalone page, as `autoresearch trajectory` writes it (static: the Dashboard refreshes itself).
-  router.add('GET', '/api/autoresearch/:experiment/trajectory.html', wrap(async (req) => {
-    const experiment = req.params.experiment!;
-    const log = await logOf(cwd, experiment);
-    return { html: renderTrajectoryHtml(log.iterations, { experiment, live: false }), csp: TRAJECTORY_CSP };
-  }));
+  router.add(
+    'GET',
+    '/api/autoresearch/:experiment/trajectory.html',
+    wrap(async (req) => {
+      const experiment = req.params.experiment!;
+      const log = await logOf(cwd, experiment);
+      return { html: renderTrajectoryHtml(log.iterations, { experiment, live: false }), csp: TRAJECTORY_CSP };
+    }),
+  );
 }

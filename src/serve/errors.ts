@@ -13,7 +13,11 @@ export function asHttpError(err: unknown): HttpError {
   if (err instanceof TagRevisionMismatch) return new HttpError(409, message, { expected: err.expected, actual: err.actual });
   if (err instanceof FeedbackRevisionMismatch) return new HttpError(409, message, { expected: err.expected, actual: err.actual });
   if (err instanceof OverlayInputError) return new HttpError(/ is not on | has no test /.test(message) ? 404 : 400, message);
-  if (err instanceof ReadError) return new HttpError(err.kind === 'input' ? (/not (on|found)|does not exist|no run/i.test(message) ? 404 : 400) : err.kind === 'check' ? 422 : 502, message);
+  if (err instanceof ReadError)
+    return new HttpError(
+      err.kind === 'input' ? (/not (on|found)|does not exist|no run/i.test(message) ? 404 : 400) : err.kind === 'check' ? 422 : 502,
+      message,
+    );
   if (err instanceof InputError || err instanceof RunReadError) return new HttpError(400, message);
   return new HttpError(500, message);
 }

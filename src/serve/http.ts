@@ -7,7 +7,11 @@ import { AgentvResultsError } from '../util/errors.js';
 
 export class HttpError extends AgentvResultsError {
   readonly code = 'http';
-  constructor(readonly status: number, message: string, readonly extra: Record<string, unknown> = {}) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
     super(message);
   }
 }
@@ -22,7 +26,10 @@ export interface Request {
   body(): Promise<Record<string, unknown>>;
 }
 
-export type Reply = { status?: number; json: unknown } | { status?: number; html: string; csp: string } | { status?: number; stream: AsyncIterable<string> | Iterable<string>; type: string; csp?: string };
+export type Reply =
+  | { status?: number; json: unknown }
+  | { status?: number; html: string; csp: string }
+  | { status?: number; stream: AsyncIterable<string> | Iterable<string>; type: string; csp?: string };
 export type Handler = (req: Request) => Promise<Reply>;
 
 interface Route {
@@ -109,7 +116,12 @@ export async function send(res: ServerResponse, reply: Reply): Promise<void> {
     return;
   }
   if ('html' in reply) {
-    res.writeHead(status, { ...COMMON_HEADERS, 'content-type': 'text/html; charset=utf-8', 'content-security-policy': reply.csp, 'content-length': Buffer.byteLength(reply.html) });
+    res.writeHead(status, {
+      ...COMMON_HEADERS,
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': reply.csp,
+      'content-length': Buffer.byteLength(reply.html),
+    });
     res.end(reply.html);
     return;
   }

@@ -43,7 +43,10 @@ svg .pt{fill:var(--accent)}svg .pt.regression{fill:var(--fail);stroke:var(--bg);
 ul.plain{margin:4px 0;padding-left:18px}
 ${TRAJECTORY_CHART_CSS}`;
 
-for (const [name, text] of [['script', DASHBOARD_JS], ['stylesheet', DASHBOARD_CSS]] as const) {
+for (const [name, text] of [
+  ['script', DASHBOARD_JS],
+  ['stylesheet', DASHBOARD_CSS],
+] as const) {
   if (/<\/(script|style)|<!--/i.test(text)) throw new Error(`dashboard ${name} contains a sequence that would end its element`);
 }
 

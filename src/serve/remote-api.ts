@@ -141,7 +141,16 @@ export async function remoteStatus(opts: TargetOptions, state: RemoteState): Pro
     behind: results.behind + (results.state === 'remote-only' ? 1 : 0),
     dirty_paths: [],
     conflicted_paths: [],
-    ...(newest ? { pending_merge: { temp_branch: newest.branch, target_branch: results.name, ...(newest.compare_url ? { compare_url: newest.compare_url } : {}), created_at: newest.created_at } } : {}),
+    ...(newest
+      ? {
+          pending_merge: {
+            temp_branch: newest.branch,
+            target_branch: results.name,
+            ...(newest.compare_url ? { compare_url: newest.compare_url } : {}),
+            created_at: newest.created_at,
+          },
+        }
+      : {}),
     run_count: list?.matched ?? 0,
     agentv_results: {
       project: report.project,
@@ -174,7 +183,8 @@ async function configOf(opts: TargetOptions) {
  */
 export async function remoteSync(opts: TargetOptions, state: RemoteState): Promise<RemoteStatus> {
   const k = key(opts);
-  if (state.inFlight.has(k)) return { ...(await remoteStatus(opts, state)), sync_status: 'syncing', blocked: true, block_reason: 'a sync of this project is already running' };
+  if (state.inFlight.has(k))
+    return { ...(await remoteStatus(opts, state)), sync_status: 'syncing', blocked: true, block_reason: 'a sync of this project is already running' };
   state.inFlight.add(k);
   let outcome: Awaited<ReturnType<typeof sync>> | null = null;
   let failure: string | null = null;

@@ -57,8 +57,20 @@ export function parseRunsQuery(q: URLSearchParams): RunsQuery {
   };
   const since = str('since');
   const until = str('until');
-  for (const [k, v] of [['since', since], ['until', until]] as const) if (v !== undefined && !DAY.test(v)) throw new HttpError(400, `${k}=${JSON.stringify(v)}: expected a day as YYYY-MM-DD`);
-  return { experiment: str('experiment'), target: str('target'), tag: str('tag'), since, until, limit: Math.max(1, int('limit', 100, MAX_PAGE)), offset: int('offset', 0, Number.MAX_SAFE_INTEGER) };
+  for (const [k, v] of [
+    ['since', since],
+    ['until', until],
+  ] as const)
+    if (v !== undefined && !DAY.test(v)) throw new HttpError(400, `${k}=${JSON.stringify(v)}: expected a day as YYYY-MM-DD`);
+  return {
+    experiment: str('experiment'),
+    target: str('target'),
+    tag: str('tag'),
+    since,
+    until,
+    limit: Math.max(1, int('limit', 100, MAX_PAGE)),
+    offset: int('offset', 0, Number.MAX_SAFE_INTEGER),
+  };
 }
 
 /** Which tip holds a listed run's files (the local branch unless only the remote has it). */
@@ -119,7 +131,12 @@ export class RunsData {
       experiments.add(r.experiment);
       for (const t of r.targets) targets.add(t);
     }
-    let rows = listed.runs.filter((r) => (q.experiment === undefined || r.experiment === q.experiment) && (q.target === undefined || r.targets.includes(q.target)) && (q.until === undefined || r.day <= q.until));
+    let rows = listed.runs.filter(
+      (r) =>
+        (q.experiment === undefined || r.experiment === q.experiment) &&
+        (q.target === undefined || r.targets.includes(q.target)) &&
+        (q.until === undefined || r.day <= q.until),
+    );
     if (q.tag !== undefined) {
       const key = `${opts.project ?? ''}\0${listed.tips.local}\0${listed.tips.remote}`;
       if (this.allTags?.key !== key) this.allTags = { key, tags: await this.tagsOf(opts, listed.runs, listed.tips) };

@@ -45,7 +45,10 @@ export type Refusal = { status: 403 | 421; message: string };
 export function checkHost(req: IncomingMessage, hosts: Set<string>): Refusal | null {
   const header = req.headers.host;
   if (!header || !hosts.has(hostOnly(header))) {
-    return { status: 421, message: `refused: Host ${JSON.stringify(header ?? '')} is not this server (DNS rebinding protection); open it as http://127.0.0.1:<port>/ or pass --allow-host` };
+    return {
+      status: 421,
+      message: `refused: Host ${JSON.stringify(header ?? '')} is not this server (DNS rebinding protection); open it as http://127.0.0.1:<port>/ or pass --allow-host`,
+    };
   }
   return null;
 }
@@ -71,7 +74,10 @@ export function checkWrite(req: IncomingMessage, token: string): Refusal | null 
   }
   const got = req.headers[TOKEN_HEADER];
   if (typeof got !== 'string' || !sameToken(got, token)) {
-    return { status: 403, message: `refused: missing or wrong ${TOKEN_HEADER} header (writes need the token the server printed at start, or the Dashboard page)` };
+    return {
+      status: 403,
+      message: `refused: missing or wrong ${TOKEN_HEADER} header (writes need the token the server printed at start, or the Dashboard page)`,
+    };
   }
   return null;
 }

@@ -51,7 +51,14 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
     throw new ServeError(`refusing to listen on ${host}: the API can sync and edit the results branch; pass --allow-remote to expose it beyond this machine`);
   }
   const token = opts.token ?? newToken();
-  const base: TargetOptions = { cwd: opts.cwd, env: opts.env, remote: opts.remote, configFile: opts.configFile, project: opts.project, overrides: opts.overrides };
+  const base: TargetOptions = {
+    cwd: opts.cwd,
+    env: opts.env,
+    remote: opts.remote,
+    configFile: opts.configFile,
+    project: opts.project,
+    overrides: opts.overrides,
+  };
   const ctx = newApiContext(base, opts.readOnly ?? false);
   const router = new Router();
   router.add('GET', '/', async () => ({ html: renderDashboard({ token, readOnly: ctx.readOnly }), csp: dashboardCsp() }));

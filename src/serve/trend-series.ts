@@ -51,7 +51,11 @@ export function markRegressions(points: TrendPoint[]): void {
   }
 }
 
-export function buildSeries(runs: ListedRun[], summaries: Map<string, Record<string, unknown>>, filter: { experiment?: string; target?: string } = {}): TrendSeries[] {
+export function buildSeries(
+  runs: ListedRun[],
+  summaries: Map<string, Record<string, unknown>>,
+  filter: { experiment?: string; target?: string } = {},
+): TrendSeries[] {
   const byKey = new Map<string, TrendSeries>();
   // Oldest first: a chart reads left to right.
   const ordered = [...runs].sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : a.run_id < b.run_id ? -1 : 1));
@@ -73,7 +77,16 @@ export function buildSeries(runs: ListedRun[], summaries: Map<string, Record<str
         s = { experiment: run.experiment, target, points: [] };
         byKey.set(key, s);
       }
-      s.points.push({ run_id: run.run_id, timestamp: run.timestamp, total, pass_rate: passRate, mean_score: num(src?.mean_score), cost_usd: num(src?.cost_usd), duration_ms: num(src?.duration_ms), regression: false });
+      s.points.push({
+        run_id: run.run_id,
+        timestamp: run.timestamp,
+        total,
+        pass_rate: passRate,
+        mean_score: num(src?.mean_score),
+        cost_usd: num(src?.cost_usd),
+        duration_ms: num(src?.duration_ms),
+        regression: false,
+      });
     }
   }
   const out = [...byKey.values()].sort((a, b) => (a.experiment === b.experiment ? (a.target < b.target ? -1 : 1) : a.experiment < b.experiment ? -1 : 1));

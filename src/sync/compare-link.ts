@@ -35,7 +35,11 @@ export function parseHostedRemote(url: string): HostedRepo | null {
     return null;
   }
   const webHost = hostPart.toLowerCase();
-  const path = pathPart.replace(/[?#].*$/, '').replace(/\/+$/, '').replace(/\.git$/i, '').replace(/^\/+/, '');
+  const path = pathPart
+    .replace(/[?#].*$/, '')
+    .replace(/\/+$/, '')
+    .replace(/\.git$/i, '')
+    .replace(/^\/+/, '');
   const segments = path.split('/').filter((s) => s.length > 0);
   if (segments.some((s) => s === '.' || s === '..')) return null;
   if (webHost === 'github.com' || webHost.endsWith('.github.com') || /(^|[.-])github([.-]|$)/.test(webHost)) {

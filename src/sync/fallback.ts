@@ -35,7 +35,11 @@ export interface DivertOptions {
   random?: string;
 }
 
-export async function divertToSyncBranch(target: PublishTarget, conflict: Extract<IntegrateResult, { kind: 'conflict' }>, opts: DivertOptions = {}): Promise<DivertResult> {
+export async function divertToSyncBranch(
+  target: PublishTarget,
+  conflict: Extract<IntegrateResult, { kind: 'conflict' }>,
+  opts: DivertOptions = {},
+): Promise<DivertResult> {
   const { repo } = target;
   const remote = target.remote!;
   const { local } = conflict;
@@ -68,7 +72,11 @@ export async function divertToSyncBranch(target: PublishTarget, conflict: Extrac
     // "(stale info)" on a create-only lease: a branch of that name exists (a random collision); a new name next round.
     if (classification === 'other' && pushed.refs.some((r) => r.reason === 'stale info')) return { kind: 'retry', why: `${branch} already exists` };
     if (classification !== 'ok') {
-      return { kind: 'failed', classification, message: `could not push the sync branch to ${remote}: ${pushed.stderr.trim().split('\n').pop() ?? pushed.classification}` };
+      return {
+        kind: 'failed',
+        classification,
+        message: `could not push the sync branch to ${remote}: ${pushed.stderr.trim().split('\n').pop() ?? pushed.classification}`,
+      };
     }
 
     // Landed. Local refs follow, in one CAS transaction: main results back to the remote tip,
@@ -106,7 +114,11 @@ export async function divertToSyncBranch(target: PublishTarget, conflict: Extrac
       review_hint: reviewHint(remote, baseBranch, branch),
     };
     await appendSyncRecord(repo.commonDir, record);
-    return { kind: 'diverted', record, remoteTips: { results: conflict.remote.results ?? null, artifacts: artifactsAside ? conflict.remote.artifacts : artifactsAfter } };
+    return {
+      kind: 'diverted',
+      record,
+      remoteTips: { results: conflict.remote.results ?? null, artifacts: artifactsAside ? conflict.remote.artifacts : artifactsAfter },
+    };
   } finally {
     await lock.release();
   }

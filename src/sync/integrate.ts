@@ -20,7 +20,6 @@ export interface BranchTips {
   artifacts: string | null;
 }
 
-
 /** Local tips and remote-tracking tips of both branches, with one for-each-ref process. */
 export async function readTips(target: PublishTarget): Promise<{ local: BranchTips; tracking: BranchTips }> {
   const remote = target.remote;
@@ -36,13 +35,24 @@ export async function readTips(target: PublishTarget): Promise<{ local: BranchTi
 }
 
 /** Fetch both branches (plus `extra` full refs) into their tracking refs; null for a branch the remote lacks. */
-export async function fetchBranches(target: PublishTarget, opts: NetworkOptions & { extra?: string[] } = {}): Promise<BranchTips & { extra: Map<string, string | null> }> {
+export async function fetchBranches(
+  target: PublishTarget,
+  opts: NetworkOptions & { extra?: string[] } = {},
+): Promise<BranchTips & { extra: Map<string, string | null> }> {
   const remote = target.remote!;
   const refs = [target.resultsRef, target.artifactsRef, ...(opts.extra ?? [])];
   // "+": the tracking refs mirror the remote even if someone rewrote it; nothing of the user's moves.
-  const result = await fetchRefs(target.repo, remote, refs.map((r) => `+${r}:${trackingRef(remote, r)}`), { timeoutMs: opts.timeoutMs ?? 120_000 });
+  const result = await fetchRefs(
+    target.repo,
+    remote,
+    refs.map((r) => `+${r}:${trackingRef(remote, r)}`),
+    { timeoutMs: opts.timeoutMs ?? 120_000 },
+  );
   const missing = new Set(result.missing.map((m) => m.src));
-  const tips = await readRefs(target.repo, refs.filter((r) => !missing.has(r)).map((r) => trackingRef(remote, r)));
+  const tips = await readRefs(
+    target.repo,
+    refs.filter((r) => !missing.has(r)).map((r) => trackingRef(remote, r)),
+  );
   const tip = (r: string): string | null => (missing.has(r) ? null : (tips.get(trackingRef(remote, r)) ?? null));
   return { results: tip(target.resultsRef), artifacts: tip(target.artifactsRef), extra: new Map((opts.extra ?? []).map((r) => [r, tip(r)])) };
 }
@@ -60,7 +70,12 @@ export interface FetchedBranches {
 export async function fetchBothBranches(target: PublishTarget, opts: NetworkOptions = {}): Promise<FetchedBranches> {
   const remote = target.remote!;
   const refs = [target.resultsRef, target.artifactsRef];
-  const result = await fetchRefs(target.repo, remote, refs.map((r) => `+${r}:${trackingRef(remote, r)}`), { timeoutMs: opts.timeoutMs ?? 120_000 });
+  const result = await fetchRefs(
+    target.repo,
+    remote,
+    refs.map((r) => `+${r}:${trackingRef(remote, r)}`),
+    { timeoutMs: opts.timeoutMs ?? 120_000 },
+  );
   const missing = new Set(result.missing.map((m) => m.src));
   return { fetched: { results: !missing.has(target.resultsRef), artifacts: !missing.has(target.artifactsRef) } };
 }
@@ -117,7 +132,12 @@ export async function integrateRemote(target: PublishTarget, remote: BranchTips 
   }
 }
 
-async function integrateLocked(target: PublishTarget, remoteState: BranchTips | FetchedBranches, opts: IntegrateOptions, assertHeld: () => void): Promise<IntegrateResult> {
+async function integrateLocked(
+  target: PublishTarget,
+  remoteState: BranchTips | FetchedBranches,
+  opts: IntegrateOptions,
+  assertHeld: () => void,
+): Promise<IntegrateResult> {
   const { repo } = target;
   const now = opts.now ?? (() => new Date());
   for (let round = 0; ; round++) {
@@ -163,7 +183,14 @@ interface BranchOutcome {
   conflicts: PathConflict[] | null;
 }
 
-async function integrateBranch(target: PublishTarget, b: 'results' | 'artifacts', r: string | null, l: string | null, author: Ident, resolve?: PathResolver): Promise<BranchOutcome> {
+async function integrateBranch(
+  target: PublishTarget,
+  b: 'results' | 'artifacts',
+  r: string | null,
+  l: string | null,
+  author: Ident,
+  resolve?: PathResolver,
+): Promise<BranchOutcome> {
   if (r === null || r === l) return { tip: l, how: 'unchanged', conflicts: null };
   if (l === null) return { tip: r, how: 'fast-forward', conflicts: null };
   const branch = (b === 'results' ? target.resultsRef : target.artifactsRef).slice('refs/heads/'.length);

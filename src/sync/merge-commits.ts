@@ -18,7 +18,18 @@
  * resolver cannot see as three blobs at one path (renames, file/directory, submodules, symlinks,
  * mode changes) are genuine conflicts: git would have to invent paths like `file~HEAD`.
  */
-import { commitTree, type FileChange, type FileMode, type Ident, mergeBases, mergeTreeWithAttributes, readBlobs, type Repo, type StageEntry, writeCommit } from '../git/index.js';
+import {
+  commitTree,
+  type FileChange,
+  type FileMode,
+  type Ident,
+  mergeBases,
+  mergeTreeWithAttributes,
+  readBlobs,
+  type Repo,
+  type StageEntry,
+  writeCommit,
+} from '../git/index.js';
 import { ownedMergeKind, resolveConflictedPath, type ConflictedPathInput, type TreeResolution } from '../merge/index.js';
 import { appendCandidate, appendRowsUnique } from './append-merge.js';
 import { Rederive, type PathResolver } from './rederive-runs.js';
@@ -65,7 +76,9 @@ const OWNED_BINARY = [
   'runs/**/index.jsonl',
   'runs/**/tags.json',
   'runs/**/feedback.json',
-].map((p) => `${p} merge=binary\n`).join('');
+]
+  .map((p) => `${p} merge=binary\n`)
+  .join('');
 
 /** merge-tree message types whose paths are decided by the resolver; any other CONFLICT is for a human. */
 const RESOLVABLE = new Set(['CONFLICT (contents)', 'CONFLICT (add/add)', 'CONFLICT (modify/delete)', 'CONFLICT (binary)']);
@@ -113,7 +126,11 @@ export async function mergeCommits(repo: Repo, input: MergeCommitsInput): Promis
   for (const c of mt.conflicts) {
     const odd = [c.stages.base, c.stages.ours, c.stages.theirs].find((s) => s !== undefined && !REGULAR.has(s.mode));
     if (odd) conflicts.push({ path: c.path, reason: `${c.path}: not a regular file on one side (mode ${odd.mode}) — resolve it by hand` });
-    else entries.push({ sides: { path: c.path, base: blob(c.stages.base), ours: blob(c.stages.ours), theirs: blob(c.stages.theirs) }, mode: pickMode(c.stages.ours, c.stages.theirs) });
+    else
+      entries.push({
+        sides: { path: c.path, base: blob(c.stages.base), ours: blob(c.stages.ours), theirs: blob(c.stages.theirs) },
+        mode: pickMode(c.stages.ours, c.stages.theirs),
+      });
   }
   if (conflicts.length > 0) return { kind: 'conflict', conflicts };
 
@@ -121,7 +138,15 @@ export async function mergeCommits(repo: Repo, input: MergeCommitsInput): Promis
   // bytes are known before its rows are checked: when every conflicted path is one, fast-import
   // starts writing the tree now, on the other core, while the rows are parsed here.
   const candidates = entries.map((e) => appendCandidate(e.sides));
-  const speculative = entries.length > 0 && candidates.every((x) => x !== null) ? writeMerge(repo, input, mt.tree, entries.map((e, i) => ({ path: e.sides.path, data: candidates[i]!, mode: e.mode }))) : null;
+  const speculative =
+    entries.length > 0 && candidates.every((x) => x !== null)
+      ? writeMerge(
+          repo,
+          input,
+          mt.tree,
+          entries.map((e, i) => ({ path: e.sides.path, data: candidates[i]!, mode: e.mode })),
+        )
+      : null;
   speculative?.catch(() => {});
   let allAppends = speculative !== null;
   entries.forEach((e, i) => {
@@ -136,7 +161,10 @@ export async function mergeCommits(repo: Repo, input: MergeCommitsInput): Promis
   // 2. Owned files git merged as plain text: re-merge them structurally (see the header).
   const resolvedChanges = changes.length;
   const conflicted = new Set(mt.conflicts.map((c) => c.path));
-  const textMerged = mt.details.filter((d) => d.type === 'Auto-merging').flatMap((d) => d.paths).filter((p) => !conflicted.has(p) && ownedMergeKind(p) !== null);
+  const textMerged = mt.details
+    .filter((d) => d.type === 'Auto-merging')
+    .flatMap((d) => d.paths)
+    .filter((p) => !conflicted.has(p) && ownedMergeKind(p) !== null);
   // Criss-cross (several bases): git merged against a virtual base we cannot reproduce; keep its text.
   if (textMerged.length > 0 && bases.length === 1) await remergeOwned(repo, input, bases[0] as string, mt.tree, textMerged, resolve, apply);
   if (conflicts.length > 0) return { kind: 'conflict', conflicts };

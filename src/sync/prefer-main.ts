@@ -13,7 +13,16 @@
  * In the resolver's terms, `ours` = the results branch (first parent), `theirs` = the sync branch.
  */
 import { isJsonObject } from '../merge/canonical.js';
-import { mergeJson, mergeJsonl, mergeOwnedText, ownedMergeKind, resolveConflictedPath, rowIdentityForPath, type ConflictedPathInput, type TreeResolution } from '../merge/index.js';
+import {
+  mergeJson,
+  mergeJsonl,
+  mergeOwnedText,
+  ownedMergeKind,
+  resolveConflictedPath,
+  rowIdentityForPath,
+  type ConflictedPathInput,
+  type TreeResolution,
+} from '../merge/index.js';
 
 const take = (data: Buffer | null): TreeResolution => (data === null ? { action: 'delete' } : { action: 'write', data });
 

@@ -117,10 +117,26 @@ export async function pushOnce(target: PublishTarget, opts: { timeoutMs?: number
   const { local, tracking } = await readTips(target);
   const base = { merges: 0, fastForwards: 0, joined: false };
   if (local.results === null && local.artifacts === null) {
-    return { ...base, landed: true, classification: 'nothing-to-push', message: 'nothing published yet', attempts: 0, remoteTips: null, elapsedMs: Date.now() - started };
+    return {
+      ...base,
+      landed: true,
+      classification: 'nothing-to-push',
+      message: 'nothing published yet',
+      attempts: 0,
+      remoteTips: null,
+      elapsedMs: Date.now() - started,
+    };
   }
   const r = await pushTips(target, local, opts.timeoutMs, tracking);
-  return { ...base, landed: r.result.classification === 'ok', classification: r.result.classification, message: describe(r.result.classification, target.remote!, r.result.stderr), attempts: 1, remoteTips: r.result.classification === 'ok' ? local : null, elapsedMs: Date.now() - started };
+  return {
+    ...base,
+    landed: r.result.classification === 'ok',
+    classification: r.result.classification,
+    message: describe(r.result.classification, target.remote!, r.result.stderr),
+    attempts: 1,
+    remoteTips: r.result.classification === 'ok' ? local : null,
+    elapsedMs: Date.now() - started,
+  };
 }
 
 /**
@@ -180,7 +196,17 @@ function loopKey(target: PublishTarget): string {
 /** Push both branches with the protocol above. Never throws for a remote-side outcome. */
 export function pushBranches(target: PublishTarget, opts: PushBranchesOptions = {}): Promise<PushOutcome> {
   if (target.remote === null) {
-    return Promise.resolve({ landed: false, classification: 'no-remote', message: 'no remote to push to', attempts: 0, merges: 0, fastForwards: 0, remoteTips: null, joined: false, elapsedMs: 0 });
+    return Promise.resolve({
+      landed: false,
+      classification: 'no-remote',
+      message: 'no remote to push to',
+      attempts: 0,
+      merges: 0,
+      fastForwards: 0,
+      remoteTips: null,
+      joined: false,
+      elapsedMs: 0,
+    });
   }
   const key = loopKey(target);
   const running = inflight.get(key);
@@ -235,7 +261,15 @@ class PushLoop {
   }
 
   private done(o: Pick<PushOutcome, 'landed' | 'classification' | 'message'> & Partial<PushOutcome>): PushOutcome {
-    return { attempts: this.attempts, merges: this.merges, fastForwards: this.fastForwards, remoteTips: this.lastPushed, joined: false, elapsedMs: Date.now() - this.started, ...o };
+    return {
+      attempts: this.attempts,
+      merges: this.merges,
+      fastForwards: this.fastForwards,
+      remoteTips: this.lastPushed,
+      joined: false,
+      elapsedMs: Date.now() - this.started,
+      ...o,
+    };
   }
 
   /** Backs off before taking the winners' work: they are pushing too. */
@@ -251,7 +285,8 @@ class PushLoop {
       const seen = known?.seen ?? state.requests;
       const { local, tracking } = known ?? (await readTips(target));
       known = null;
-      if (local.results === null && local.artifacts === null) return this.done({ landed: true, classification: 'nothing-to-push', message: 'nothing published yet' });
+      if (local.results === null && local.artifacts === null)
+        return this.done({ landed: true, classification: 'nothing-to-push', message: 'nothing published yet' });
       const pending = (local.results !== null && local.results !== tracking.results) || (local.artifacts !== null && local.artifacts !== tracking.artifacts);
       // Everything committed before the last request is on the remote: stop. The check and the
       // removal from `inflight` happen in the same tick, so no joining call can slip in between.
@@ -259,7 +294,11 @@ class PushLoop {
         const { attempts, merges } = this;
         return attempts === 0
           ? this.done({ landed: true, classification: 'nothing-to-push', message: `${remote} already has everything published here`, remoteTips: tracking })
-          : this.done({ landed: true, classification: 'ok', message: `pushed to ${remote}${attempts > 1 ? ` (${attempts} attempts, ${merges} merge${merges === 1 ? '' : 's'})` : ''}` });
+          : this.done({
+              landed: true,
+              classification: 'ok',
+              message: `pushed to ${remote}${attempts > 1 ? ` (${attempts} attempts, ${merges} merge${merges === 1 ? '' : 's'})` : ''}`,
+            });
       }
       if (!pending) continue;
       if (this.attempts >= this.maxAttempts) {
@@ -283,7 +322,8 @@ class PushLoop {
         this.rejections = 0;
         continue; // loops once more: stops if nothing new was committed meanwhile
       }
-      if (r.classification !== 'non-fast-forward') return this.done({ landed: false, classification: r.classification, message: describe(r.classification, remote, r.stderr) });
+      if (r.classification !== 'non-fast-forward')
+        return this.done({ landed: false, classification: r.classification, message: describe(r.classification, remote, r.stderr) });
 
       // Lost a race. Wait a little, then take their work.
       this.rejections++;

@@ -34,7 +34,10 @@ export function rand6(bytes: Buffer = randomBytes(6)): string {
 
 /** `<YYYYMMDDTHHMMSSZ>-<host>-<rand6>`: sorts by time, says where it came from, never collides in practice. */
 export function syncSuffix(now: Date, host: string = hostSlug(), random: string = rand6()): string {
-  const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '');
+  const stamp = now
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/[-:]/g, '');
   return `${stamp}-${host}-${random}`;
 }
 
@@ -44,7 +47,8 @@ export function normalizeSyncBranch(name: string): string {
   if (b.startsWith('refs/heads/')) b = b.slice('refs/heads/'.length);
   if (!b.startsWith(SYNC_PREFIX)) b = SYNC_PREFIX + b;
   const suffix = b.slice(SYNC_PREFIX.length);
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(suffix) || suffix.includes('..')) throw new Error(`${JSON.stringify(name)} is not a sync branch name (${SYNC_PREFIX}<YYYYMMDDTHHMMSSZ>-<host>-<rand6>)`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(suffix) || suffix.includes('..'))
+    throw new Error(`${JSON.stringify(name)} is not a sync branch name (${SYNC_PREFIX}<YYYYMMDDTHHMMSSZ>-<host>-<rand6>)`);
   return b;
 }
 

@@ -88,10 +88,12 @@ export class Rederive {
     if (first.ok) return { action: 'write', data: Buffer.from(first.text) };
     if (!first.conflicts.every((c) => c.ours.length === 1 && c.theirs.length === 1)) return null;
     const oursLine = new Map(first.conflicts.map((c) => [c.identity, c.ours[0]!]));
-    const theirs = text(input.theirs).split('\n').map((l) => {
-      const id = l.trim() === '' ? null : lineIdentity(l);
-      return id !== null && oursLine.has(id) ? oursLine.get(id)! : l;
-    });
+    const theirs = text(input.theirs)
+      .split('\n')
+      .map((l) => {
+        const id = l.trim() === '' ? null : lineIdentity(l);
+        return id !== null && oursLine.has(id) ? oursLine.get(id)! : l;
+      });
     const second = mergeJsonl(text(input.base), text(input.ours), theirs.join('\n'), { identity: catalogRowIdentity });
     if (!second.ok) return null;
     for (const c of first.conflicts) {
@@ -109,7 +111,11 @@ export class Rederive {
    * over `tree`) and from `first` for what the previous documents carry. Returns the changes to
    * add, or the runs whose rows cannot be read (their derived files then stay a genuine conflict).
    */
-  async recompute(repo: Repo, at: { tree: string; first: string; second: string }, changes: FileChange[]): Promise<{ changes: FileChange[]; conflicts: { path: string; reason: string }[] }> {
+  async recompute(
+    repo: Repo,
+    at: { tree: string; first: string; second: string },
+    changes: FileChange[],
+  ): Promise<{ changes: FileChange[]; conflicts: { path: string; reason: string }[] }> {
     const out: FileChange[] = [];
     const conflicts: { path: string; reason: string }[] = [];
     if (this.runs.size === 0) return { changes: out, conflicts };
@@ -156,11 +162,19 @@ export class Rederive {
       if (rows === null) {
         // Rows we cannot read: where nothing derived diverged, the merged files stand as they are.
         if (!this.diverged.has(run)) continue;
-        conflicts.push({ path: `${run}/summary.json`, reason: `${run}/index.jsonl has lines that are not rows; its summary, benchmark and timing cannot be recomputed — resolve it by hand` });
+        conflicts.push({
+          path: `${run}/summary.json`,
+          reason: `${run}/index.jsonl has lines that are not rows; its summary, benchmark and timing cannot be recomputed — resolve it by hand`,
+        });
         continue;
       }
       const prev = (name: string) => parse(`${at.first}:${run}/${name}`) ?? parse(`${at.second}:${run}/${name}`);
-      const docs = rederiveRunDocs(rows, { summary: prev('summary.json'), benchmark: prev('benchmark.json'), timing: prev('timing.json'), runId: basename(run) });
+      const docs = rederiveRunDocs(rows, {
+        summary: prev('summary.json'),
+        benchmark: prev('benchmark.json'),
+        timing: prev('timing.json'),
+        runId: basename(run),
+      });
       const byName: Record<string, unknown> = { 'summary.json': docs.summary, 'benchmark.json': docs.benchmark, 'timing.json': docs.timing };
       for (const name of DERIVED) {
         // Only the documents the run has (a foreign writer's run may lack some).

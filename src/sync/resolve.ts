@@ -59,12 +59,14 @@ export async function resolveSyncBranch(opts: ResolveSyncOptions): Promise<Resol
   const remoteSync = fetched.extra.get(syncRef) ?? null;
   const syncTip = remoteSync ?? (await resolveRef(repo, syncRef));
   if (syncTip === null) throw new PublishError(`no sync branch ${branch} on ${remote} or here (already resolved? see \`agentv-results status\`)`);
-  const asideTip = asideRef ? ((fetched.extra.get(asideRef) ?? null) ?? (await resolveRef(repo, asideRef))) : null;
+  const asideTip = asideRef ? (fetched.extra.get(asideRef) ?? (await resolveRef(repo, asideRef))) : null;
 
   // Local results must contain the remote's (the human's fix) before we merge into it.
   const integrated = await integrateRemote(target, fetched, { now: opts.now });
   if (integrated.kind === 'conflict') {
-    throw new PublishError(`this repository has unpushed results that conflict with ${remote} (${integrated.conflicts[0]?.reason ?? 'conflict'}); run \`agentv-results sync\` first`);
+    throw new PublishError(
+      `this repository has unpushed results that conflict with ${remote} (${integrated.conflicts[0]?.reason ?? 'conflict'}); run \`agentv-results sync\` first`,
+    );
   }
 
   const merged = await mergeIntoMain(target, syncTip, asideTip, branch, opts.now);
@@ -74,25 +76,47 @@ export async function resolveSyncBranch(opts: ResolveSyncOptions): Promise<Resol
   const remoteResults = outcome.remoteTips?.results ?? (await resolveRef(repo, trackingRef(remote, target.resultsRef)));
   if (remoteResults === null || !(await isAncestor(repo, syncTip, remoteResults))) return { ...base, status: 'not-landed', commit: merged.commit };
 
-  const deletedRemote = await deleteSyncBranches(target, [
-    { ref: syncRef, remoteTip: remoteSync, tip: syncTip },
-    ...(asideRef && asideTip ? [{ ref: asideRef, remoteTip: fetched.extra.get(asideRef) ?? null, tip: asideTip }] : []),
-  ], opts.timeoutMs);
-  await appendSyncRecord(repo.commonDir, { event: 'resolved', branch, resolved_at: (opts.now?.() ?? new Date()).toISOString(), commit: remoteResults, deleted_remote: deletedRemote });
+  const deletedRemote = await deleteSyncBranches(
+    target,
+    [
+      { ref: syncRef, remoteTip: remoteSync, tip: syncTip },
+      ...(asideRef && asideTip ? [{ ref: asideRef, remoteTip: fetched.extra.get(asideRef) ?? null, tip: asideTip }] : []),
+    ],
+    opts.timeoutMs,
+  );
+  await appendSyncRecord(repo.commonDir, {
+    event: 'resolved',
+    branch,
+    resolved_at: (opts.now?.() ?? new Date()).toISOString(),
+    commit: remoteResults,
+    deleted_remote: deletedRemote,
+  });
   return { ...base, status: merged.already ? 'already-merged' : 'merged', commit: merged.commit ?? remoteResults, deletedRemote };
 }
 
 /** Merge the sync branch (and its artifacts twin) into the local branches, under the publish lock. */
-async function mergeIntoMain(target: PublishTarget, syncTip: string, asideTip: string | null, branch: string, now?: () => Date): Promise<{ commit: string | null; already: boolean }> {
+async function mergeIntoMain(
+  target: PublishTarget,
+  syncTip: string,
+  asideTip: string | null,
+  branch: string,
+  now?: () => Date,
+): Promise<{ commit: string | null; already: boolean }> {
   const { repo } = target;
   const lock = await acquirePublishLock(repo.commonDir);
   try {
     const author = await syncIdent(repo, now?.() ?? new Date());
     const results = await resolveRef(repo, target.resultsRef);
     const artifacts = await resolveRef(repo, target.artifactsRef);
-    const message = (what: string) => `Merge ${what} (agentv-results sync --resolve)\n\nConflicting values were decided on the results branch; the other versions stay in this merge's second parent.\n`;
+    const message = (what: string) =>
+      `Merge ${what} (agentv-results sync --resolve)\n\nConflicting values were decided on the results branch; the other versions stay in this merge's second parent.\n`;
     const nextResults = results === null ? syncTip : await mergeOne(repo, results, syncTip, message(branch), author);
-    const nextArtifacts = asideTip === null ? artifacts : artifacts === null ? asideTip : await mergeOne(repo, artifacts, asideTip, message(`${ARTIFACTS_SYNC_PREFIX}${branch.slice(SYNC_PREFIX.length)}`), author);
+    const nextArtifacts =
+      asideTip === null
+        ? artifacts
+        : artifacts === null
+          ? asideTip
+          : await mergeOne(repo, artifacts, asideTip, message(`${ARTIFACTS_SYNC_PREFIX}${branch.slice(SYNC_PREFIX.length)}`), author);
     lock.assertHeld();
     const updates = [
       { ref: target.resultsRef, new: nextResults, old: results },
@@ -108,7 +132,9 @@ async function mergeIntoMain(target: PublishTarget, syncTip: string, asideTip: s
 async function mergeOne(repo: Repo, main: string, side: string, message: string, author: Parameters<typeof mergeCommits>[1]['author']): Promise<string> {
   const r = await mergeCommits(repo, { first: main, second: side, message, author, resolve: preferMainResolver });
   if (r.kind === 'conflict') {
-    throw new PublishError(`cannot merge automatically even preferring the results branch: ${r.conflicts.map((c) => c.reason).join('; ')} — merge it by hand (the merge drivers help: \`agentv-results drivers install\`)`);
+    throw new PublishError(
+      `cannot merge automatically even preferring the results branch: ${r.conflicts.map((c) => c.reason).join('; ')} — merge it by hand (the merge drivers help: \`agentv-results drivers install\`)`,
+    );
   }
   // A sync branch that only lags behind main (fast-forward) still needs no merge commit.
   return r.kind === 'fast-forward' ? r.commit : r.kind === 'up-to-date' ? main : r.commit;
@@ -121,7 +147,12 @@ async function deleteSyncBranches(target: PublishTarget, refs: { ref: string; re
   const onRemote = refs.filter((r) => r.remoteTip !== null && r.remoteTip === r.tip);
   let deleted = onRemote.length > 0;
   if (onRemote.length > 0) {
-    const r = await push(repo, remote, onRemote.map((x) => ({ dst: x.ref, delete: true as const, expect: x.tip })), { atomic: true, timeoutMs: timeoutMs ?? 120_000 });
+    const r = await push(
+      repo,
+      remote,
+      onRemote.map((x) => ({ dst: x.ref, delete: true as const, expect: x.tip })),
+      { atomic: true, timeoutMs: timeoutMs ?? 120_000 },
+    );
     deleted = r.classification === 'ok';
   }
   if (!deleted && onRemote.length > 0) return false;

@@ -32,7 +32,12 @@ export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
   const target = opts.target ?? (await resolveTarget(opts));
   const push: PushOutcome =
     target.remote === null
-      ? { landed: false, classification: 'no-remote', message: `no remote to push to: ${target.repo.workTree ?? target.repo.gitDir} has none (set results.remote or add one)`, attempts: 0 }
+      ? {
+          landed: false,
+          classification: 'no-remote',
+          message: `no remote to push to: ${target.repo.workTree ?? target.repo.gitDir} has none (set results.remote or add one)`,
+          attempts: 0,
+        }
       : await pushBranches(target, opts);
   return { ...targetSummary(target), push };
 }

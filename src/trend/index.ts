@@ -48,7 +48,10 @@ export async function trend(opts: TrendAllOptions = {}): Promise<TrendReport> {
       // The temporary pull directory is gone after this call: name the run by its id instead.
       runs.push({ ...loaded, path: `${run.run_id}/index.jsonl` });
     }
-    if (runs.length === 0) throw new InputError(`no published runs${opts.experiment ? ` of experiment ${opts.experiment}` : ''}${opts.target ? ` for target ${opts.target}` : ''} on ${listed.branch}`);
+    if (runs.length === 0)
+      throw new InputError(
+        `no published runs${opts.experiment ? ` of experiment ${opts.experiment}` : ''}${opts.target ? ` for target ${opts.target}` : ''} on ${listed.branch}`,
+      );
     return trendOfRuns(runs, opts, 'published', warnings);
   } finally {
     await rm(tmp, { recursive: true, force: true });

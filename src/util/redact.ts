@@ -36,7 +36,10 @@ export function redactDeep<T>(value: T): T {
  * exists." — say nothing about the cause), redacted. Falls back to the last non-empty line.
  */
 export function gitCause(stderr: string): string {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l.length > 0 && !l.startsWith('hint:'));
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0 && !l.startsWith('hint:'));
   const key = lines.filter((l) => /^(fatal|error|remote: fatal|remote: error):/.test(l)).map((l) => l.replace(/^(remote: )?(fatal|error):\s*/, ''));
   const picked = key.length > 0 ? key.slice(0, 2).join('; ') : (lines[lines.length - 1] ?? 'unknown error');
   return redactText(picked);

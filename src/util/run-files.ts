@@ -14,14 +14,13 @@ import { lstat, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { safeRelativePath } from '../model/paths.js';
 
-export type RunPathCheck =
-  | { kind: 'ok'; abs: string; isDir: boolean; size: number }
-  | { kind: 'missing' }
-  | { kind: 'bad'; message: string };
+export type RunPathCheck = { kind: 'ok'; abs: string; isDir: boolean; size: number } | { kind: 'missing' } | { kind: 'bad'; message: string };
 
 /** Why a path from data is refused before touching the disk, or null when it is lexically safe. */
 export function unsafePathMessage(rel: string): string | null {
-  return safeRelativePath(rel) === null ? `${JSON.stringify(rel)} escapes the run directory (absolute paths, "..", "." and ".git" segments are not allowed)` : null;
+  return safeRelativePath(rel) === null
+    ? `${JSON.stringify(rel)} escapes the run directory (absolute paths, "..", "." and ".git" segments are not allowed)`
+    : null;
 }
 
 function inside(real: string, realDir: string): boolean {
@@ -48,7 +47,13 @@ export async function checkRunPath(dir: string, rel: string, realDir?: string): 
   if (bad) return { kind: 'bad', message: bad };
   const safe = safeRelativePath(rel)!;
   const abs = join(dir, safe);
-  if (!(await lstat(abs).then(() => true, () => false))) return { kind: 'missing' };
+  if (
+    !(await lstat(abs).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return { kind: 'missing' };
   let real: string;
   try {
     real = await realpath(abs);
@@ -130,7 +135,17 @@ export function irregularEntries(root: string, limit = 20): { path: string; what
 }
 
 /** Every path field an index row can carry (result_dir is a directory, the others files). */
-export const ROW_PATH_FIELDS = ['result_dir', 'result_path', 'grading_path', 'metrics_path', 'timing_path', 'transcript_path', 'transcript_raw_path', 'answer_path', 'file_changes_path'] as const;
+export const ROW_PATH_FIELDS = [
+  'result_dir',
+  'result_path',
+  'grading_path',
+  'metrics_path',
+  'timing_path',
+  'transcript_path',
+  'transcript_raw_path',
+  'answer_path',
+  'file_changes_path',
+] as const;
 
 /**
  * The problems `validate` would report about where a run's rows and files point, for commands

@@ -15,17 +15,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { blobId } from '../git/hash.js';
-import {
-  assertValidPath,
-  lsTree,
-  readBlobs,
-  RefConflictError,
-  resolveRef,
-  updateRef,
-  writeCommit,
-  type FileChange,
-  type Repo,
-} from '../git/index.js';
+import { assertValidPath, lsTree, readBlobs, RefConflictError, resolveRef, updateRef, writeCommit, type FileChange, type Repo } from '../git/index.js';
 import {
   parseWipMeta,
   RECOVERY_MARKER,
@@ -39,13 +29,26 @@ import {
   wipHost,
   type WipMeta,
 } from './layout.js';
-import { countRowsSince, filesOfRows, INDEX_FILE, readIndexDelta, readWorkspaceFile, rowReferencedPaths, topLevelFiles, walkWorkspace, type StatKey } from './scan.js';
+import {
+  countRowsSince,
+  filesOfRows,
+  INDEX_FILE,
+  readIndexDelta,
+  readWorkspaceFile,
+  rowReferencedPaths,
+  topLevelFiles,
+  walkWorkspace,
+  type StatKey,
+} from './scan.js';
 import { AgentvResultsError } from '../util/errors.js';
 
 export class WipError extends AgentvResultsError {
   readonly code: 'wip' | 'no-space';
   /** `noSpace`: the disk (or quota) is full — an environment failure (exit 3), not bad input. */
-  constructor(message: string, readonly noSpace = false) {
+  constructor(
+    message: string,
+    readonly noSpace = false,
+  ) {
     super(message);
     this.code = noSpace ? 'no-space' : 'wip';
   }
@@ -162,7 +165,10 @@ export class Checkpointer {
     if (this.tip === null) return;
     const spec = `${this.tip}:${WIP_META_PATH}`;
     this.meta = parseWipMeta((await readBlobs(this.repo, [spec])).get(spec));
-    if (this.meta === null) throw new WipError(`${this.branch} exists but its tip ${this.tip.slice(0, 12)} has no readable ${WIP_META_PATH}; it is not a WIP checkpoint branch — move it aside or pass another branch`);
+    if (this.meta === null)
+      throw new WipError(
+        `${this.branch} exists but its tip ${this.tip.slice(0, 12)} has no readable ${WIP_META_PATH}; it is not a WIP checkpoint branch — move it aside or pass another branch`,
+      );
   }
 
   get state(): { tip: string | null; meta: WipMeta | null } {
@@ -211,7 +217,8 @@ export class Checkpointer {
     const meta = this.meta;
     const captured = meta ? { bytes: meta.index_bytes, tailSha256: meta.index_tail_sha256 } : null;
     const delta = await readIndexDelta(indexPath, captured).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') throw new WipError(`${this.runDir}: no ${INDEX_FILE}; not a run workspace (a run is in progress while its index.jsonl exists)`);
+      if (err.code === 'ENOENT')
+        throw new WipError(`${this.runDir}: no ${INDEX_FILE}; not a run workspace (a run is in progress while its index.jsonl exists)`);
       throw err;
     });
     const seq = (meta?.checkpoint ?? 0) + 1;

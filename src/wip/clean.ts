@@ -85,7 +85,14 @@ export async function remoteResults(repo: Repo, remote: string, resultsRef: stri
  * commit we have and contains `resultsCommit`; otherwise fetch and look for the run's directory.
  * Network failure means "not confirmed" (never "yes").
  */
-export async function confirmPublished(repo: Repo, remote: string, resultsRef: string, runPath: string, resultsCommit: string | null, opts: { timeoutMs?: number } = {}): Promise<boolean> {
+export async function confirmPublished(
+  repo: Repo,
+  remote: string,
+  resultsRef: string,
+  runPath: string,
+  resultsCommit: string | null,
+  opts: { timeoutMs?: number } = {},
+): Promise<boolean> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_WIP_NETWORK_TIMEOUT_MS;
   let remoteTip: string | null;
   try {
@@ -113,7 +120,12 @@ export interface DeleteOutcome {
  * local tip or an ancestor of it: a checkpoint we pushed), under a lease on exactly that value; the
  * local ref only if it still is `local` (a checkpoint landing meanwhile keeps it).
  */
-export async function deleteWipBranch(repo: Repo, remote: string | null, ref: string, opts: { local?: string | null; timeoutMs?: number } = {}): Promise<DeleteOutcome> {
+export async function deleteWipBranch(
+  repo: Repo,
+  remote: string | null,
+  ref: string,
+  opts: { local?: string | null; timeoutMs?: number } = {},
+): Promise<DeleteOutcome> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_WIP_NETWORK_TIMEOUT_MS;
   const local = opts.local === undefined ? await resolveRef(repo, ref) : opts.local;
   let deletedRemote = false;
@@ -176,7 +188,8 @@ export async function finalizeWip(opts: FinalizeOptions): Promise<FinalizeOutcom
     const out = await deleteWipBranch(repo, remote, ref, { timeoutMs: opts.timeoutMs });
     return { ...out, status: out.note ? 'kept' : 'deleted' };
   } catch (err) {
-    if (err instanceof RemoteError) return { status: 'waiting', deletedLocal: false, deletedRemote: false, note: `${remote} could not be reached (${err.kind})` };
+    if (err instanceof RemoteError)
+      return { status: 'waiting', deletedLocal: false, deletedRemote: false, note: `${remote} could not be reached (${err.kind})` };
     throw err;
   }
 }

@@ -50,16 +50,29 @@ export async function endWipAfterPublish(opts: EndWipOptions): Promise<EndedWip[
   // A WIP names its run after the workspace directory (`<parent>/<dir>`), a publish by the run id:
   // the same run when the directory matches or the names agree. Whatever matches is deleted only if
   // the published workspace covers it (below), so a namesake of another run is kept.
-  const isThisRun = (runId: string | null, runDir: string): boolean => runId === opts.runId || runDir === opts.workspace || runId?.split('/').pop() === opts.runId;
+  const isThisRun = (runId: string | null, runDir: string): boolean =>
+    runId === opts.runId || runDir === opts.workspace || runId?.split('/').pop() === opts.runId;
   const mine = listing.entries.filter((e) => e.writer === 'agentv-results' && e.meta !== null && isThisRun(e.runId, e.meta.run_dir));
   const out: EndedWip[] = [];
   for (const e of mine) {
     const meta = e.meta!;
     if (!(await publishedCovers(opts.workspace, { bytes: meta.index_bytes, tailSha256: meta.index_tail_sha256 }))) {
-      out.push({ branch: e.branch, status: 'kept', note: `${e.branch} holds rows the published workspace does not (its index.jsonl changed); kept — \`agentv-results wip recover ${e.branch}\` brings them back` });
+      out.push({
+        branch: e.branch,
+        status: 'kept',
+        note: `${e.branch} holds rows the published workspace does not (its index.jsonl changed); kept — \`agentv-results wip recover ${e.branch}\` brings them back`,
+      });
       continue;
     }
-    const f = await finalizeWip({ repo: opts.repo, remote: opts.remote, ref: e.ref, resultsRef: opts.resultsRef, runPath: opts.runPath, resultsCommit: opts.resultsCommit, timeoutMs: opts.timeoutMs });
+    const f = await finalizeWip({
+      repo: opts.repo,
+      remote: opts.remote,
+      ref: e.ref,
+      resultsRef: opts.resultsRef,
+      runPath: opts.runPath,
+      resultsCommit: opts.resultsCommit,
+      timeoutMs: opts.timeoutMs,
+    });
     out.push({ branch: e.branch, status: f.status, note: f.note });
   }
   return out;

@@ -67,7 +67,11 @@ export function segmentPath(seq: number): string {
  * A value that had to change gets a hash suffix, so two different values never share a name.
  */
 export function refComponent(value: string, max = 80): string {
-  let out = value.replace(/[^A-Za-z0-9._-]/g, '_').replace(/\.{2,}/g, '_').replace(/^[.-]+/, '').replace(/\.+$/, '');
+  let out = value
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/\.{2,}/g, '_')
+    .replace(/^[.-]+/, '')
+    .replace(/\.+$/, '');
   if (out.endsWith('.lock')) out = `${out.slice(0, -5)}_lock`;
   if (out !== value || out.length > max || out.length === 0) out = `${out.slice(0, max - 9) || 'x'}-${shortHash(value)}`;
   return out;

@@ -74,7 +74,10 @@ export async function listWip(opts: ListWipOptions): Promise<WipListing> {
   }
   const refs = [...new Set([...local.keys(), ...remoteTips.keys()])].sort();
   const shas = [...new Set([...local.values(), ...remoteTips.values()])];
-  const blobs = await readBlobs(repo, shas.map((s) => `${s}:${WIP_META_PATH}`));
+  const blobs = await readBlobs(
+    repo,
+    shas.map((s) => `${s}:${WIP_META_PATH}`),
+  );
   const metaOf = (sha: string | null): WipMeta | null => (sha === null ? null : parseWipMeta(blobs.get(`${sha}:${WIP_META_PATH}`)));
   const now = (opts.now ?? new Date()).getTime();
   const entries: WipEntry[] = [];

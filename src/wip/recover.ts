@@ -67,8 +67,10 @@ function pick(entries: WipEntry[], source: string): { entry: WipEntry; side: 'lo
     return { entry, side };
   }
   const matches = entries.filter((e) => e.runId === source);
-  if (matches.length === 0) throw new WipError(`no WIP branch holds run ${JSON.stringify(source)} — run \`agentv-results wip list\` to see what can be recovered`);
-  if (matches.length > 1) throw new WipError(`run ${source} has WIP branches from several machines: ${matches.map((m) => m.branch).join(', ')} — pass the branch to recover`);
+  if (matches.length === 0)
+    throw new WipError(`no WIP branch holds run ${JSON.stringify(source)} — run \`agentv-results wip list\` to see what can be recovered`);
+  if (matches.length > 1)
+    throw new WipError(`run ${source} has WIP branches from several machines: ${matches.map((m) => m.branch).join(', ')} — pass the branch to recover`);
   return { entry: matches[0] as WipEntry, side: null };
 }
 
@@ -79,7 +81,9 @@ async function chooseCommit(repo: Repo, entry: WipEntry, side: 'local' | 'remote
     return { commit: entry.local, from: 'local' };
   }
   if (side === null && entry.where === 'diverged') {
-    throw new WipError(`the local and remote copies of ${entry.branch} diverged; recover one of them explicitly: refs/heads/${entry.branch} or the remote's refs/remotes/<remote>/${entry.branch}`);
+    throw new WipError(
+      `the local and remote copies of ${entry.branch} diverged; recover one of them explicitly: refs/heads/${entry.branch} or the remote's refs/remotes/<remote>/${entry.branch}`,
+    );
   }
   if (!entry.remote) throw new WipError(`${entry.branch} is not on the remote`);
   // Adopt the remote copy locally (create or fast-forward, compare-and-swap) unless we are ahead.
@@ -180,7 +184,9 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
     const existing = await existingRunId(out);
     if (!existing.empty) {
       if (existing.runId !== meta.run_id) {
-        throw new WipError(`${out} holds ${existing.runId ? `run ${existing.runId}` : 'something that is not a run workspace'}, not ${meta.run_id}; refusing to overwrite it — pass another --out`);
+        throw new WipError(
+          `${out} holds ${existing.runId ? `run ${existing.runId}` : 'something that is not a run workspace'}, not ${meta.run_id}; refusing to overwrite it — pass another --out`,
+        );
       }
       merged = true;
     }
@@ -190,7 +196,10 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
   try {
     for (let i = 0; i < files.length; i += BLOB_BATCH) {
       const batch = files.slice(i, i + BLOB_BATCH);
-      const blobs = await readBlobs(repo, batch.map((f) => f.sha));
+      const blobs = await readBlobs(
+        repo,
+        batch.map((f) => f.sha),
+      );
       for (const f of batch) {
         const data = blobs.get(f.sha);
         if (data) staging.writeSync(f.rel, data);
@@ -200,7 +209,10 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
     const captured: string[] = [];
     for (let i = 0; i < segments.length; i += BLOB_BATCH) {
       const batch = segments.slice(i, i + BLOB_BATCH);
-      const blobs = await readBlobs(repo, batch.map((s) => s.sha));
+      const blobs = await readBlobs(
+        repo,
+        batch.map((s) => s.sha),
+      );
       for (const s of batch) captured.push(blobs.get(s.sha)?.toString('utf8') ?? '');
     }
     const sources = [captured.join('')];
@@ -234,7 +246,10 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
     await staging.abort().catch(() => undefined);
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOSPC' || code === 'EDQUOT') {
-      throw new WipError(`no space left while writing ${out}: nothing was changed there (the checkpoint is still on ${entry.branch}); free some space and run the command again`, true);
+      throw new WipError(
+        `no space left while writing ${out}: nothing was changed there (the checkpoint is still on ${entry.branch}); free some space and run the command again`,
+        true,
+      );
     }
     throw err;
   }
@@ -274,12 +289,22 @@ async function recoverAgentvWip(
   try {
     for (let i = 0; i < files.length; i += BLOB_BATCH) {
       const batch = files.slice(i, i + BLOB_BATCH);
-      const blobs = await readBlobs(repo, batch.map((f) => f.sha));
+      const blobs = await readBlobs(
+        repo,
+        batch.map((f) => f.sha),
+      );
       for (const f of batch) {
         const data = blobs.get(f.sha);
         if (!data) continue;
         staging.writeSync(f.rel, data);
-        if (f.rel === '.internal/index.jsonl' || f.rel === 'index.jsonl') rows = Math.max(rows, data.toString('utf8').split('\n').filter((l) => l.trim()).length);
+        if (f.rel === '.internal/index.jsonl' || f.rel === 'index.jsonl')
+          rows = Math.max(
+            rows,
+            data
+              .toString('utf8')
+              .split('\n')
+              .filter((l) => l.trim()).length,
+          );
       }
     }
     await staging.commit(basename(out));
@@ -287,5 +312,19 @@ async function recoverAgentvWip(
     await staging.abort().catch(() => undefined);
     throw err;
   }
-  return { runId: slug, branch, commit, checkpoint: 0, from, out, rows, files: files.length, duplicatesDropped: 0, merged: false, finished: false, remoteError, writer: 'agentv' };
+  return {
+    runId: slug,
+    branch,
+    commit,
+    checkpoint: 0,
+    from,
+    out,
+    rows,
+    files: files.length,
+    duplicatesDropped: 0,
+    merged: false,
+    finished: false,
+    remoteError,
+    writer: 'agentv',
+  };
 }

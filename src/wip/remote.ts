@@ -26,9 +26,19 @@ export interface WipPushResult {
  * Pushes the tips of several WIP branches in one `git push` (non-atomic: one diverged branch must
  * not hold back the others). Records what landed in the tracking refs.
  */
-export async function pushWipBranches(repo: Repo, remote: string, tips: { ref: string; sha: string }[], opts: { timeoutMs?: number } = {}): Promise<WipPushResult> {
+export async function pushWipBranches(
+  repo: Repo,
+  remote: string,
+  tips: { ref: string; sha: string }[],
+  opts: { timeoutMs?: number } = {},
+): Promise<WipPushResult> {
   if (tips.length === 0) return { classification: 'ok', pushed: [], rejected: [], message: 'nothing to push' };
-  const result = await push(repo, remote, tips.map((t) => ({ src: t.sha, dst: t.ref })), { atomic: false, timeoutMs: opts.timeoutMs ?? DEFAULT_WIP_NETWORK_TIMEOUT_MS });
+  const result = await push(
+    repo,
+    remote,
+    tips.map((t) => ({ src: t.sha, dst: t.ref })),
+    { atomic: false, timeoutMs: opts.timeoutMs ?? DEFAULT_WIP_NETWORK_TIMEOUT_MS },
+  );
   const pushed: string[] = [];
   const rejected: { ref: string; reason: string }[] = [];
   for (const r of result.refs) {
@@ -69,7 +79,12 @@ export async function refreshRemoteWip(repo: Repo, remote: string, opts: { timeo
   const stale = onRemote.filter((e) => tracking.get(wipTrackingRef(remote, e.ref)) !== e.sha);
   if (stale.length > 0) {
     // "+": the tracking ref must mirror the remote even if that branch was recreated there.
-    await fetchRefs(repo, remote, stale.map((e) => `+${e.ref}:${wipTrackingRef(remote, e.ref)}`), { timeoutMs });
+    await fetchRefs(
+      repo,
+      remote,
+      stale.map((e) => `+${e.ref}:${wipTrackingRef(remote, e.ref)}`),
+      { timeoutMs },
+    );
   }
   const live = new Set(onRemote.map((e) => wipTrackingRef(remote, e.ref)));
   const gone = [...tracking].filter(([ref]) => !live.has(ref)).map(([ref, sha]) => ({ ref, new: null, old: sha }));
@@ -78,7 +93,13 @@ export async function refreshRemoteWip(repo: Repo, remote: string, opts: { timeo
 }
 
 /** Deletes a WIP branch on the remote only if it still is `expect` (lease); then our tracking ref. */
-export async function deleteRemoteWip(repo: Repo, remote: string, ref: string, expect: string, opts: { timeoutMs?: number } = {}): Promise<{ deleted: boolean; classification: PushClassification; message: string }> {
+export async function deleteRemoteWip(
+  repo: Repo,
+  remote: string,
+  ref: string,
+  expect: string,
+  opts: { timeoutMs?: number } = {},
+): Promise<{ deleted: boolean; classification: PushClassification; message: string }> {
   const result = await push(repo, remote, [{ dst: ref, delete: true, expect }], { atomic: false, timeoutMs: opts.timeoutMs ?? DEFAULT_WIP_NETWORK_TIMEOUT_MS });
   const deleted = result.classification === 'ok';
   if (deleted) {
@@ -87,5 +108,11 @@ export async function deleteRemoteWip(repo: Repo, remote: string, ref: string, e
     if (current !== null) await updateRefs(repo, [{ ref: tracking, new: null, old: current }]).catch(() => undefined);
   }
   const why = result.refs[0]?.reason ?? result.stderr.trim().split('\n').pop() ?? '';
-  return { deleted, classification: result.classification, message: deleted ? `deleted ${ref.slice('refs/heads/'.length)} on ${remote}` : `could not delete ${ref.slice('refs/heads/'.length)} on ${remote} (${result.classification}${why ? `: ${why}` : ''})` };
+  return {
+    deleted,
+    classification: result.classification,
+    message: deleted
+      ? `deleted ${ref.slice('refs/heads/'.length)} on ${remote}`
+      : `could not delete ${ref.slice('refs/heads/'.length)} on ${remote} (${result.classification}${why ? `: ${why}` : ''})`,
+  };
 }

@@ -90,7 +90,13 @@ export class WipSession {
       remote = target.remote;
       push = opts.push ?? target.config.auto_push;
     }
-    const cp = await Checkpointer.open({ repo, runDir: resolve(opts.cwd ?? process.cwd(), opts.runDir), author: await authorOf(repo), host: opts.host, now: opts.now });
+    const cp = await Checkpointer.open({
+      repo,
+      runDir: resolve(opts.cwd ?? process.cwd(), opts.runDir),
+      author: await authorOf(repo),
+      host: opts.host,
+      now: opts.now,
+    });
     const session = new WipSession(cp, remote, push, opts);
     if (!opts.noStartCheckpoint) await session.checkpoint();
     session.schedule();
@@ -176,7 +182,9 @@ export class WipSession {
         const { tip } = this.checkpointer.state;
         if (tip === null || tip === this.pushedSha) break;
         try {
-          const result = await pushWipBranches(this.checkpointer.repo, this.remote as string, [{ ref: this.checkpointer.ref, sha: tip }], { timeoutMs: this.opts.pushTimeoutMs });
+          const result = await pushWipBranches(this.checkpointer.repo, this.remote as string, [{ ref: this.checkpointer.ref, sha: tip }], {
+            timeoutMs: this.opts.pushTimeoutMs,
+          });
           if (result.pushed.length > 0) this.pushedSha = tip;
           this.opts.onEvent?.({ type: 'push', result, sha: tip });
         } catch (err) {

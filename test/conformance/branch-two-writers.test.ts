@@ -61,13 +61,16 @@ describeWithAgentV('one results branch, two writers (the real AgentV client)', (
     server = null;
   });
 
-  it('our publish --push starts the branch at AgentV\'s genesis and AgentV\'s Dashboard lists the run with our counts', async () => {
+  it("our publish --push starts the branch at AgentV's genesis and AgentV's Dashboard lists the run with our counts", async () => {
     const { project } = await projectWithRemote(false);
     const run = await makeRunWorkspace({ experiment: 'ours', rows: 5, seed: 3 });
     const pub = await cli(['publish', run.dir, '--push', '--json'], project);
     expect(pub.code, pub.stderr).toBe(0);
     const published = JSON.parse(pub.stdout) as { location: { path: string }; counts: { total: number; passed: number } };
-    const rows = (await readFile(join(run.dir, 'index.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { test_id: string; score: number });
+    const rows = (await readFile(join(run.dir, 'index.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { test_id: string; score: number });
     expect(await git(project, ['rev-list', '--max-parents=0', `refs/heads/${BRANCH}`])).toBe('ad59c1e92bfd55877f9b51251d51cde0bb97dfa9');
     expect((await git(project, ['log', '-1', '--format=%s%n%(trailers:key=AgentV-Run,valueonly)', `refs/heads/${BRANCH}`])).trim()).toMatch(
       new RegExp(`^feat\\(results\\): ours - ${published.counts.passed}/${published.counts.total} PASS \\(\\d\\.\\d{3}\\)\\n${published.location.path}$`),
@@ -87,7 +90,7 @@ describeWithAgentV('one results branch, two writers (the real AgentV client)', (
     expect(statusBody).toMatchObject({ configured: true, available: true, run_count: 1 });
   }, 240_000);
 
-  it('AgentV auto_push and our publish interleaved on one bare remote: both tools list every run, and we pull AgentV\'s', async () => {
+  it("AgentV auto_push and our publish interleaved on one bare remote: both tools list every run, and we pull AgentV's", async () => {
     const { project } = await projectWithRemote(true);
     const first = await agentvEval(project, { experiment: 'theirs' });
     const ours = await makeRunWorkspace({ experiment: 'ours', rows: 3, seed: 5 });
@@ -123,7 +126,7 @@ describeWithAgentV('one results branch, two writers (the real AgentV client)', (
     expect(await git(project, ['rev-list', '--max-parents=0', `origin/${BRANCH}`])).toBe('ad59c1e92bfd55877f9b51251d51cde0bb97dfa9');
   }, 360_000);
 
-  it('a real AgentV run costs fewer bytes of branch listing when we split it than when AgentV\'s auto_push publishes it', async () => {
+  it("a real AgentV run costs fewer bytes of branch listing when we split it than when AgentV's auto_push publishes it", async () => {
     const { project } = await projectWithRemote(true);
     const dir = await agentvEval(project, { experiment: 'lean' });
     const runId = dir.split('/').pop()!;

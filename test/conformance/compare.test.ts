@@ -61,84 +61,103 @@ async function expectSameCompare(baseline: string, candidate: string, extra: str
   return { theirs, ours };
 }
 
-describeWithAgentV('compare and trend give AgentV\'s answers', () => {
+describeWithAgentV("compare and trend give AgentV's answers", () => {
   isolateGitForSuite();
   beforeAll(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'agentv-conf-compare-'));
   });
 
-  it.skipIf(!HAS_FIXTURES)('the compare fixtures, both ways and at three thresholds', async () => {
-    const base = await asManifest(fixture('compare--baseline-results.jsonl'));
-    const cand = await asManifest(fixture('compare--candidate-results.jsonl'));
-    const { theirs } = await expectSameCompare(base, cand);
-    // The issue's case: at AgentV's default the pair is 1 win, not 4.
-    expect(theirs.summary.wins).toBe(1);
-    await expectSameCompare(cand, base); // a regression: both exit 1
-    await expectSameCompare(base, cand, ['--threshold', '0']);
-    await expectSameCompare(base, cand, ['--threshold', '0.05']);
-  }, 240_000);
+  it.skipIf(!HAS_FIXTURES)(
+    'the compare fixtures, both ways and at three thresholds',
+    async () => {
+      const base = await asManifest(fixture('compare--baseline-results.jsonl'));
+      const cand = await asManifest(fixture('compare--candidate-results.jsonl'));
+      const { theirs } = await expectSameCompare(base, cand);
+      // The issue's case: at AgentV's default the pair is 1 win, not 4.
+      expect(theirs.summary.wins).toBe(1);
+      await expectSameCompare(cand, base); // a regression: both exit 1
+      await expectSameCompare(base, cand, ['--threshold', '0']);
+      await expectSameCompare(base, cand, ['--threshold', '0.05']);
+    },
+    240_000,
+  );
 
-  it.skipIf(!HAS_FIXTURES)('the trend fixtures pairwise (several targets per file: last row wins) and a multi-target file against a changed copy', async () => {
-    const names = ['2026-03-01T10-00-00-000Z', '2026-03-08T10-00-00-000Z', '2026-03-15T10-00-00-000Z'];
-    const files = await Promise.all(names.map((d) => asManifest(fixture(`trend--${d}--index.jsonl`))));
-    for (let i = 0; i < files.length; i++) for (let j = 0; j < files.length; j++) if (i !== j) await expectSameCompare(files[i]!, files[j]!);
-    const bench = fixture('benchmark-tooling--combined-results.jsonl');
-    const rows = (await readFile(bench, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { score: number; test_id: string });
-    for (const [i, r] of rows.entries()) r.score = Math.max(0, Math.min(1, r.score + (i % 3 === 0 ? 0.2 : i % 3 === 1 ? -0.15 : 0.05)));
-    rows.push({ test_id: 'only-in-candidate', score: 1 });
-    const changed = join(tmp, 'bench-changed.jsonl');
-    await writeFile(changed, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-    const { ours } = await expectSameCompare(await asManifest(bench), await asManifest(changed));
-    expect(ours.unmatched.candidate_only).toEqual(['only-in-candidate']);
-  }, 240_000);
+  it.skipIf(!HAS_FIXTURES)(
+    'the trend fixtures pairwise (several targets per file: last row wins) and a multi-target file against a changed copy',
+    async () => {
+      const names = ['2026-03-01T10-00-00-000Z', '2026-03-08T10-00-00-000Z', '2026-03-15T10-00-00-000Z'];
+      const files = await Promise.all(names.map((d) => asManifest(fixture(`trend--${d}--index.jsonl`))));
+      for (let i = 0; i < files.length; i++) for (let j = 0; j < files.length; j++) if (i !== j) await expectSameCompare(files[i]!, files[j]!);
+      const bench = fixture('benchmark-tooling--combined-results.jsonl');
+      const rows = (await readFile(bench, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { score: number; test_id: string });
+      for (const [i, r] of rows.entries()) r.score = Math.max(0, Math.min(1, r.score + (i % 3 === 0 ? 0.2 : i % 3 === 1 ? -0.15 : 0.05)));
+      rows.push({ test_id: 'only-in-candidate', score: 1 });
+      const changed = join(tmp, 'bench-changed.jsonl');
+      await writeFile(changed, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      const { ours } = await expectSameCompare(await asManifest(bench), await asManifest(changed));
+      expect(ours.unmatched.candidate_only).toEqual(['only-in-candidate']);
+    },
+    240_000,
+  );
 
-  it.skipIf(!HAS_FIXTURES)('one run with several targets: the matrix, a target pair, and the matrix gate on a baseline target', async () => {
-    const bench = await asManifest(fixture('benchmark-tooling--combined-results.jsonl'));
-    const matrix = await sideBySide('compare', [bench], tmp);
-    expectSuperset(matrix.theirs, matrix.ours);
-    expect(matrix.ours.targets).toEqual(['gemini-3-flash-preview', 'gpt-4.1', 'gpt-5-mini']);
-    const pair = await sideBySide('compare', [bench, '--baseline', 'gpt-4.1', '--candidate', 'gpt-5-mini'], tmp);
-    expectSuperset(pair.theirs, pair.ours);
-    // Our spelling gives the same answer.
-    const ours = await runCli(['compare', bench, '--baseline-target', 'gpt-4.1', '--candidate-target', 'gpt-5-mini', '--json']);
-    expectSuperset(pair.theirs, JSON.parse(ours.stdout));
-    for (const baseline of ['gpt-5-mini', 'gemini-3-flash-preview']) {
-      const gate = await sideBySide('compare', [bench, '--baseline', baseline], tmp); // exit codes compared inside
-      expectSuperset(gate.theirs, gate.ours);
-    }
-    const narrowed = await sideBySide('compare', [bench, '--targets', 'gpt-5-mini', '--targets', 'gpt-4.1'], tmp);
-    expectSuperset(narrowed.theirs, narrowed.ours);
-  }, 240_000);
+  it.skipIf(!HAS_FIXTURES)(
+    'one run with several targets: the matrix, a target pair, and the matrix gate on a baseline target',
+    async () => {
+      const bench = await asManifest(fixture('benchmark-tooling--combined-results.jsonl'));
+      const matrix = await sideBySide('compare', [bench], tmp);
+      expectSuperset(matrix.theirs, matrix.ours);
+      expect(matrix.ours.targets).toEqual(['gemini-3-flash-preview', 'gpt-4.1', 'gpt-5-mini']);
+      const pair = await sideBySide('compare', [bench, '--baseline', 'gpt-4.1', '--candidate', 'gpt-5-mini'], tmp);
+      expectSuperset(pair.theirs, pair.ours);
+      // Our spelling gives the same answer.
+      const ours = await runCli(['compare', bench, '--baseline-target', 'gpt-4.1', '--candidate-target', 'gpt-5-mini', '--json']);
+      expectSuperset(pair.theirs, JSON.parse(ours.stdout));
+      for (const baseline of ['gpt-5-mini', 'gemini-3-flash-preview']) {
+        const gate = await sideBySide('compare', [bench, '--baseline', baseline], tmp); // exit codes compared inside
+        expectSuperset(gate.theirs, gate.ours);
+      }
+      const narrowed = await sideBySide('compare', [bench, '--targets', 'gpt-5-mini', '--targets', 'gpt-4.1'], tmp);
+      expectSuperset(narrowed.theirs, narrowed.ours);
+    },
+    240_000,
+  );
 
-  it.skipIf(!HAS_FIXTURES)('trend on the three fixtures: each target series classified as agentv trend --target classifies it', async () => {
-    const dir = join(tmp, 'trend-runs');
-    const names = ['2026-03-01T10-00-00-000Z', '2026-03-08T10-00-00-000Z', '2026-03-15T10-00-00-000Z'];
-    const paths: string[] = [];
-    for (const d of names) {
-      await mkdir(join(dir, d), { recursive: true });
-      await copyFile(fixture(`trend--${d}--index.jsonl`), join(dir, d, 'index.jsonl'));
-      paths.push(join(dir, d, 'index.jsonl'));
-    }
-    const ours = await runCli(['trend', ...paths, '--json']);
-    expect(ours.code, ours.stderr).toBe(0);
-    const report = JSON.parse(ours.stdout) as { series: { target: string; summary: Record<string, unknown>; runs: unknown[] }[] };
-    expect(report.series.map((s) => s.target)).toEqual(['claude-sonnet', 'gpt-5']);
-    for (const s of report.series) {
-      const theirs = await runAgentV(['trend', ...paths, '--target', s.target, '--json'], { cwd: tmp });
-      expect(theirs.code, theirs.stderr).toBe(0);
-      const t = JSON.parse(theirs.stdout) as { summary: unknown; runs: unknown };
-      expectSuperset(t.summary, s.summary);
-      expectSuperset(t.runs, s.runs);
-    }
-    // claude-sonnet falls 0.92 -> 0.86 -> 0.80: degrading; gpt-5 rises 0.88 -> 0.90 -> 0.91: improving.
-    expect(report.series.map((s) => s.summary.direction)).toEqual(['degrading', 'improving']);
-    // Both tools fail the gate on the degrading target.
-    const gateOurs = await runCli(['trend', ...paths, '--target', 'claude-sonnet', '--fail-on-degrading']);
-    const gateTheirs = await runAgentV(['trend', ...paths, '--target', 'claude-sonnet', '--fail-on-degrading', '--json'], { cwd: tmp });
-    expect(gateTheirs.code).toBe(1);
-    expect(gateOurs.code).toBe(1);
-    expect((await runCli(['trend', ...paths, '--target', 'gpt-5', '--fail-on-degrading'])).code).toBe(0);
-  }, 240_000);
+  it.skipIf(!HAS_FIXTURES)(
+    'trend on the three fixtures: each target series classified as agentv trend --target classifies it',
+    async () => {
+      const dir = join(tmp, 'trend-runs');
+      const names = ['2026-03-01T10-00-00-000Z', '2026-03-08T10-00-00-000Z', '2026-03-15T10-00-00-000Z'];
+      const paths: string[] = [];
+      for (const d of names) {
+        await mkdir(join(dir, d), { recursive: true });
+        await copyFile(fixture(`trend--${d}--index.jsonl`), join(dir, d, 'index.jsonl'));
+        paths.push(join(dir, d, 'index.jsonl'));
+      }
+      const ours = await runCli(['trend', ...paths, '--json']);
+      expect(ours.code, ours.stderr).toBe(0);
+      const report = JSON.parse(ours.stdout) as { series: { target: string; summary: Record<string, unknown>; runs: unknown[] }[] };
+      expect(report.series.map((s) => s.target)).toEqual(['claude-sonnet', 'gpt-5']);
+      for (const s of report.series) {
+        const theirs = await runAgentV(['trend', ...paths, '--target', s.target, '--json'], { cwd: tmp });
+        expect(theirs.code, theirs.stderr).toBe(0);
+        const t = JSON.parse(theirs.stdout) as { summary: unknown; runs: unknown };
+        expectSuperset(t.summary, s.summary);
+        expectSuperset(t.runs, s.runs);
+      }
+      // claude-sonnet falls 0.92 -> 0.86 -> 0.80: degrading; gpt-5 rises 0.88 -> 0.90 -> 0.91: improving.
+      expect(report.series.map((s) => s.summary.direction)).toEqual(['degrading', 'improving']);
+      // Both tools fail the gate on the degrading target.
+      const gateOurs = await runCli(['trend', ...paths, '--target', 'claude-sonnet', '--fail-on-degrading']);
+      const gateTheirs = await runAgentV(['trend', ...paths, '--target', 'claude-sonnet', '--fail-on-degrading', '--json'], { cwd: tmp });
+      expect(gateTheirs.code).toBe(1);
+      expect(gateOurs.code).toBe(1);
+      expect((await runCli(['trend', ...paths, '--target', 'gpt-5', '--fail-on-degrading'])).code).toBe(0);
+    },
+    240_000,
+  );
 
   it('runs made by agentv eval in the sample project: compare pairwise, trend per target', async () => {
     const project = await makeSampleProject();
@@ -167,7 +186,9 @@ describeWithAgentV('compare and trend give AgentV\'s answers', () => {
     // autoresearch record decides as the skill would from `agentv compare <last kept> <run> --json`.
     let kept = runs[0]!;
     for (let i = 0; i < runs.length; i++) {
-      const r = await runCli(['autoresearch', 'record', runs[i]!, '--experiment', 'autoresearch-conf', '--mutation', `cycle ${i + 1}`, '--json'], { cwd: project });
+      const r = await runCli(['autoresearch', 'record', runs[i]!, '--experiment', 'autoresearch-conf', '--mutation', `cycle ${i + 1}`, '--json'], {
+        cwd: project,
+      });
       expect(r.code, r.stderr).toBe(0);
       const line = JSON.parse(r.stdout) as { cycle: number; decision: string; compare?: Record<string, number> };
       expect(line.cycle).toBe(i + 1);

@@ -52,7 +52,9 @@ interface AgentVAssertion {
     const theirs = await runAgentV(['results', 'failures', dir], { cwd: project });
     expect(theirs.code, theirs.stderr).toBe(0);
     const parsed = JSON.parse(theirs.stdout.slice(theirs.stdout.indexOf('['))) as { test_id: string; assertions: AgentVAssertion[] }[];
-    const mine = JSON.parse((await runCli(['failures', dir, '--json'], { cwd: project })).stdout) as { failures: { test_id: string; failed_assertions: { text: string }[] }[] };
+    const mine = JSON.parse((await runCli(['failures', dir, '--json'], { cwd: project })).stdout) as {
+      failures: { test_id: string; failed_assertions: { text: string }[] }[];
+    };
     // AgentV lists a test when its score is below 1; each failed assertion of ours is one of AgentV's.
     const theirFailed = new Map(parsed.map((t) => [t.test_id, t.assertions.filter((a) => !a.passed).map((a) => a.text)]));
     let shown = 0;

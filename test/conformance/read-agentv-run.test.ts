@@ -55,10 +55,14 @@ describeWithAgentV('our commands on a run agentv eval just wrote', () => {
 
   it('failures lists the failed assertions agentv results failures lists, with their evidence', async () => {
     const theirs = (await agentv(['results', 'failures', runDir])) as { test_id: string; assertions: AgentVAssertion[] }[];
-    const mine = JSON.parse((await ours(['failures', runDir, '--json'])).stdout) as { failures: { test_id: string; failed_assertions: { text: string; evidence: string }[] }[] };
+    const mine = JSON.parse((await ours(['failures', runDir, '--json'])).stdout) as {
+      failures: { test_id: string; failed_assertions: { text: string; evidence: string }[] }[];
+    };
     const norm = (list: { test_id: string; items: { text: string; evidence: string }[] }[]) => list.map((x) => JSON.stringify([x.test_id, x.items])).sort();
     expect(norm(mine.failures.map((f) => ({ test_id: f.test_id, items: f.failed_assertions })))).toEqual(
-      norm(theirs.map((t) => ({ test_id: t.test_id, items: t.assertions.filter((a) => !a.passed).map((a) => ({ text: a.text, evidence: a.evidence ?? '' })) }))),
+      norm(
+        theirs.map((t) => ({ test_id: t.test_id, items: t.assertions.filter((a) => !a.passed).map((a) => ({ text: a.text, evidence: a.evidence ?? '' })) })),
+      ),
     );
     expect(mine.failures.length).toBeGreaterThan(0);
   });
@@ -101,7 +105,7 @@ describeWithAgentV('our commands on a run agentv eval just wrote', () => {
     expect(pairs(report.matched)).toEqual(pairs(theirs.matched));
   });
 
-  it('publish input: a derived copy of our bundle with AgentV\'s files riding along; the run itself untouched', async () => {
+  it("publish input: a derived copy of our bundle with AgentV's files riding along; the run itself untouched", async () => {
     const before = (await readdir(runDir)).sort();
     const copy = await deriveScratchCopy(runDir, { carryRunnerFiles: true });
     const run = await loadRun(copy);

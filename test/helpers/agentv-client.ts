@@ -23,7 +23,10 @@ export const HAS_AGENTV = existsSync(AGENTV_BIN) && existsSync(join(AGENTV_CLIEN
 export const describeWithAgentV: typeof describe = HAS_AGENTV
   ? describe
   : (((name: string, fn: () => void) =>
-      describe.skip(`${name} [skipped: the real AgentV client was not found at ${AGENTV_CLIENT_DIR}; it ships beside the repository in ../shared, or set AGENTV_CLIENT_DIR]`, fn)) as unknown as typeof describe);
+      describe.skip(
+        `${name} [skipped: the real AgentV client was not found at ${AGENTV_CLIENT_DIR}; it ships beside the repository in ../shared, or set AGENTV_CLIENT_DIR]`,
+        fn,
+      )) as unknown as typeof describe);
 
 export interface AgentVResult {
   code: number;
@@ -88,9 +91,15 @@ export async function agentvRunIds(projectDir: string): Promise<string[]> {
  * `agentv eval evals/demo.eval.yaml --experiment <experiment>` in the sample project; returns the
  * new run's directory (`.agentv/results/<run_id>`).
  */
-export async function agentvEval(projectDir: string, opts: { experiment?: string; extraArgs?: string[]; env?: Record<string, string | undefined> } = {}): Promise<string> {
+export async function agentvEval(
+  projectDir: string,
+  opts: { experiment?: string; extraArgs?: string[]; env?: Record<string, string | undefined> } = {},
+): Promise<string> {
   const before = new Set(await agentvRunIds(projectDir));
-  const r = await runAgentV(['eval', 'evals/demo.eval.yaml', '--experiment', opts.experiment ?? 'demo', ...(opts.extraArgs ?? [])], { cwd: projectDir, env: opts.env });
+  const r = await runAgentV(['eval', 'evals/demo.eval.yaml', '--experiment', opts.experiment ?? 'demo', ...(opts.extraArgs ?? [])], {
+    cwd: projectDir,
+    env: opts.env,
+  });
   if (r.code !== 0) throw new Error(`agentv eval exited ${r.code}\n${r.stdout}\n${r.stderr}`);
   const created = (await agentvRunIds(projectDir)).filter((id) => !before.has(id));
   if (created.length !== 1) throw new Error(`agentv eval made ${created.length} run directories: ${created.join(', ')}\n${r.stdout}`);

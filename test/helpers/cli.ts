@@ -11,7 +11,10 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], opts: { cwd?: string; input?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  opts: { cwd?: string; input?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [CLI_PATH, ...args], {
       cwd: opts.cwd,

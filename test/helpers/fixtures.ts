@@ -27,4 +27,7 @@ export function fixture(name: string): string {
 export const describeWithFixtures: typeof describe = HAS_FIXTURES
   ? describe
   : (((name: string, fn: () => void) =>
-      describe.skip(`${name} [skipped: real AgentV fixtures not found at ${FIXTURES_DIR}; they ship beside the repository in ../shared, or set AGENTV_FIXTURES_DIR]`, fn)) as unknown as typeof describe);
+      describe.skip(
+        `${name} [skipped: real AgentV fixtures not found at ${FIXTURES_DIR}; they ship beside the repository in ../shared, or set AGENTV_FIXTURES_DIR]`,
+        fn,
+      )) as unknown as typeof describe);

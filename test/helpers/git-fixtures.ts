@@ -83,7 +83,8 @@ export function testGlobalConfigPath(): string {
 }
 
 // Variables that would let the surrounding session's git setup leak into tests.
-const LEAKY_VARS = /^(GIT_ASKPASS|SSH_ASKPASS|GIT_CONFIG|GIT_CONFIG_PARAMETERS|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_DIR|GIT_WORK_TREE|GIT_INDEX_FILE|GIT_TRACE2?(_EVENT)?)$/;
+const LEAKY_VARS =
+  /^(GIT_ASKPASS|SSH_ASKPASS|GIT_CONFIG|GIT_CONFIG_PARAMETERS|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_DIR|GIT_WORK_TREE|GIT_INDEX_FILE|GIT_TRACE2?(_EVENT)?)$/;
 
 /** Applies gitEnvForTests() to process.env (the library inherits it); returns a restore function. */
 export function useIsolatedGitEnv(): () => void {
@@ -302,7 +303,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export async function startGitDaemonOn(baseDir: string, port: number): Promise<GitDaemon> {
   const proc = spawnGit(
-    ['daemon', '--enable=receive-pack', '--export-all', `--base-path=${baseDir}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, '--informative-errors', baseDir],
+    [
+      'daemon',
+      '--enable=receive-pack',
+      '--export-all',
+      `--base-path=${baseDir}`,
+      '--reuseaddr',
+      '--listen=127.0.0.1',
+      `--port=${port}`,
+      '--informative-errors',
+      baseDir,
+    ],
     { cwd: baseDir, env: gitEnvForTests(), okCodes: [0, 143] },
   );
   proc.stdout.resume();

@@ -136,7 +136,6 @@ export function killPid(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
   }
 }
 
-
 export interface RestartableGitDaemon {
   port: number;
   url(name: string): string;
@@ -152,10 +151,16 @@ export async function restartableGitDaemon(baseDir: string, port: number): Promi
   let proc: ReturnType<typeof spawnGit> | null = null;
   const start = async (): Promise<void> => {
     for (let attempt = 0; attempt < 40; attempt++) {
-      const p = spawnGit(['daemon', '--enable=receive-pack', '--export-all', `--base-path=${baseDir}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, baseDir], { cwd: baseDir, env: gitEnvForTests(), okCodes: [0, 143, 1] });
+      const p = spawnGit(
+        ['daemon', '--enable=receive-pack', '--export-all', `--base-path=${baseDir}`, '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, baseDir],
+        { cwd: baseDir, env: gitEnvForTests(), okCodes: [0, 143, 1] },
+      );
       p.stdout.resume();
       let exited = false;
-      p.exited.then(() => (exited = true), () => (exited = true));
+      p.exited.then(
+        () => (exited = true),
+        () => (exited = true),
+      );
       for (let i = 0; i < 60 && !exited; i++) {
         if (await canConnect(port)) {
           proc = p;
