@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const IterationSchema = z.looseObject({
   cycle: z.number().int().positive(),

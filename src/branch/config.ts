@@ -21,7 +21,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentvResultsError } from '../util/errors.js';
 
 export const DEFAULT_RESULTS_BRANCH = 'agentv/results/v1';

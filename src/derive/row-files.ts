@@ -3,7 +3,7 @@
  * Pure. Only files the row has data for are produced ("only what the row carries").
  */
 import { createHash } from 'node:crypto';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { IndexRowSchema, METRICS_SCHEMA_VERSION, TRANSCRIPT_SCHEMA_VERSION } from '../model/artifacts.js';
 import type { EvaluatorResult } from '../model/input-row.js';
 import { sanitizeSegment } from '../model/paths.js';

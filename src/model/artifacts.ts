@@ -4,7 +4,7 @@
  * runs[].result.*) are exact; AgentV additions are additive, so every object is loose:
  * readers keep fields they do not know.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { AssertionSchema, EvaluatorResultSchema, TokenUsageSchema } from './input-row.js';
 
 export const METRICS_SCHEMA_VERSION = 'agentv.metrics.v2';

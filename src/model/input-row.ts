@@ -7,7 +7,7 @@
  * The schema here is deliberately lenient about shape and strict only about what every later
  * step depends on: a usable `test_id` and a numeric `score`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const AssertionSchema = z.looseObject({
   text: z.string(),

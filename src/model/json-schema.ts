@@ -1,5 +1,5 @@
 /** JSON Schema documents generated from the zod schemas: one source of truth for validation and for published schemas. */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   ArtifactPointerSchema,
   AttemptTimingSchema,

@@ -10,7 +10,7 @@ import { componentLeaves } from '../model/grading.js';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { AttemptTimingSchema, GradingSchema, MetricsSchema, ResultSchema, TranscriptSchema, type IndexRow } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
 import { checkRunPath } from '../util/run-files.js';

@@ -9,7 +9,7 @@
  */
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { BenchmarkSchema, FeedbackSchema, RunTimingSchema, SummarySchema, TagsSchema, type IndexRow } from '../model/artifacts.js';
 import { caseKey, describeCase } from './keys.js';
 import { loadRun, type LoadedRun } from './run-reader.js';

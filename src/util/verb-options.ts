@@ -5,7 +5,7 @@
  * are loose (unknown keys pass: options grow) and only check the types; the verbs keep the object
  * they were given (callbacks, clocks and loggers are not cloned).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidArgumentsError } from './errors.js';
 
 const str = z.string();

@@ -15,7 +15,7 @@
  */
 import { hostname } from 'node:os';
 import { basename, dirname } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { shortHash } from '../model/paths.js';
 
 export const WIP_BRANCH_PREFIX = 'agentv/wip/';
