@@ -134,10 +134,47 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport>
   const target: PublishTarget = await resolveTarget(opts);
   // The daemon is the hands-off publisher: it pushes unless told not to (--no-push), whatever auto_push says.
   const push = (opts.push ?? true) && target.remote !== null;
-  const host = opts.host ?? wipHost();
   const sw = new Switch(opts.once ? 'once' : 'abort');
+  const lock = await lockDaemon(target, root, logger, sw);
+  const outbox = Outbox.forCommonDir(target.repo.commonDir);
+  const loop = assembleLoop({ ...opts, cwd }, { root, target, push, logger, sw, outbox });
+  const { tracker, watcher } = loop;
+  const unwire = stopOnSignals(opts, sw, logger);
 
-  const lock = await acquireDaemonLock(
+  try {
+    await outbox.compact().catch((err: unknown) => logger.warn('could not compact the outbox', { error: (err as Error).message }));
+    await watcher.start();
+    logger.info('daemon started', {
+      pid: process.pid,
+      root,
+      repo: target.repo.workTree ?? target.repo.gitDir,
+      remote: target.remote ?? undefined,
+      push,
+      mode: watcher.mode,
+      once: opts.once ?? false,
+    });
+    opts.onReady?.({ root, mode: watcher.mode });
+    if (opts.once) await runOnceRounds(loop);
+    else {
+      await runWatchLoop(loop);
+      logger.info('stopping: flushing in-progress checkpoints', { runs: tracker.activeRuns.length });
+      await tracker.stopAll({ flush: true });
+    }
+  } finally {
+    unwire();
+    await watcher.close();
+    await tracker.stopAll({ flush: false });
+    await outbox.compact().catch(() => undefined);
+    await lock.release();
+  }
+  const report = await finalReport(loop, outbox);
+  logger.info('daemon stopped', { ...report });
+  return report;
+}
+
+/** One daemon per repository: the lock, and what happens when this process loses it. */
+function lockDaemon(target: PublishTarget, root: string, logger: Logger, sw: Switch) {
+  return acquireDaemonLock(
     target.repo.commonDir,
     { root },
     {
@@ -148,12 +185,26 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport>
       onWait: (holder) => logger.info('a previous daemon died without releasing its lock; waiting for it to go stale', { pid: holder?.pid ?? null }),
     },
   );
-  const outbox = Outbox.forCommonDir(target.repo.commonDir);
+}
+
+interface LoopParts {
+  root: string;
+  target: PublishTarget;
+  push: boolean;
+  logger: Logger;
+  sw: Switch;
+  outbox: Outbox;
+}
+
+/** The tracker, the outbox worker and the watcher, wired to one shared loop state. */
+function assembleLoop(opts: DaemonOptions & { cwd: string }, p: LoopParts): Loop {
+  const { root, target, push, logger, sw, outbox } = p;
+  const host = opts.host ?? wipHost();
   const tracker = new RunTracker({ ...trackerOptions(opts, target, push, host), outbox, logger, wake: sw.wake });
   // Bounded network operations keep a SIGTERM from waiting on a hung remote for long.
   const worker = new OutboxWorker({
     target,
-    targetOptions: { ...opts, cwd },
+    targetOptions: opts,
     outbox,
     logger,
     push,
@@ -188,6 +239,11 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport>
       if (push) await queueUnpushed(target, outbox);
     },
   };
+  return loop;
+}
+
+/** Signals (when asked) and the caller's AbortSignal stop the loop; returns what undoes the wiring. */
+function stopOnSignals(opts: DaemonOptions, sw: Switch, logger: Logger): () => void {
   const unsubscribe = opts.handleSignals
     ? onSignals(SHUTDOWN_SIGNALS, (sig) => {
         logger.info('signal received; shutting down', { signal: sig });
@@ -197,46 +253,23 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport>
   const onAbort = (): void => sw.stop('abort');
   opts.signal?.addEventListener('abort', onAbort);
   if (opts.signal?.aborted) sw.stop('abort');
-
-  try {
-    await outbox.compact().catch((err: unknown) => logger.warn('could not compact the outbox', { error: (err as Error).message }));
-    await watcher.start();
-    logger.info('daemon started', {
-      pid: process.pid,
-      root,
-      repo: target.repo.workTree ?? target.repo.gitDir,
-      remote: target.remote ?? undefined,
-      push,
-      mode: watcher.mode,
-      once: opts.once ?? false,
-    });
-    opts.onReady?.({ root, mode: watcher.mode });
-    if (opts.once) await runOnceRounds(loop);
-    else {
-      await runWatchLoop(loop);
-      logger.info('stopping: flushing in-progress checkpoints', { runs: tracker.activeRuns.length });
-      await tracker.stopAll({ flush: true });
-    }
-  } finally {
+  return () => {
     unsubscribe();
     opts.signal?.removeEventListener('abort', onAbort);
-    await watcher.close();
-    await tracker.stopAll({ flush: false });
-    await outbox.compact().catch(() => undefined);
-    await lock.release();
-  }
+  };
+}
+
+async function finalReport(loop: Loop, outbox: Outbox): Promise<DaemonReport> {
   const items = await outbox.items();
-  const report: DaemonReport = {
+  return {
     published: loop.published,
-    checkpoints: tracker.checkpoints,
+    checkpoints: loop.tracker.checkpoints,
     queued: items.filter((i) => i.state === 'pending').length,
     failed: items.filter((i) => i.state === 'dead').length,
     remoteDown: loop.remoteDown,
     archived: loop.archive?.archived ?? 0,
-    stoppedBy: sw.stoppedBy,
+    stoppedBy: loop.sw.stoppedBy,
   };
-  logger.info('daemon stopped', { ...report });
-  return report;
 }
 
 function trackerOptions(opts: DaemonOptions, target: PublishTarget, push: boolean, host: string) {
