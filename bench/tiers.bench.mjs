@@ -1,0 +1,50 @@
+/**
+ * The test tiers' wall times (issue 15): `npm run test:fast` (the unit tier, target under a
+ * minute) and the parts of `npm test`, which CI runs (build, lint, every test; target under six
+ * minutes on this machine kind). Whole processes, as a developer starts them.
+ *
+ * Opt-in: it runs the whole suite (minutes), so `npm run bench` skips it unless named:
+ *   npm run bench -- tiers
+ * BENCH_TIERS_FULL=n samples the full suite n times (default 1), BENCH_RUNS the fast tier (default 3).
+ */
+import os from 'node:os';
+import { ROOT, fmtMs, median, runMeasured } from './lib.mjs';
+
+export const optIn = true;
+
+const FAST_RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const FULL_RUNS = Number(process.env.BENCH_TIERS_FULL ?? 1);
+const NPX = 'npx';
+
+async function times(n, args) {
+  const ms = [];
+  for (let i = 0; i < n; i++) ms.push((await runMeasured(NPX, args, { cwd: ROOT })).ms);
+  return ms;
+}
+
+const verdict = (ms, limit) => (ms <= limit ? '✅' : '❌');
+
+export async function run() {
+  const load = os.loadavg()[0];
+  const build = await times(1, ['npm', 'run', 'build']);
+  const lint = await times(FAST_RUNS, ['biome', 'ci', '.']);
+  const fast = await times(FAST_RUNS, ['vitest', 'run', '--config', 'vitest.fast.config.ts']);
+  const full = await times(FULL_RUNS, ['vitest', 'run']);
+  const loadAfter = os.loadavg()[0];
+  const total = build[0] + median(lint) + median(full);
+  const markdown = `## Test tiers (issue 15)
+
+Whole processes started from the repository root, ${os.cpus().length} cores, Node ${process.version}; load average ${load.toFixed(1)} when the run started and ${loadAfter.toFixed(1)} when it ended (the machine is shared: a loaded run is slower, not wrong). Reproduce: \`npm run bench -- tiers\`.
+
+| tier | what runs | samples | median | target |
+|---|---|---|---|---|
+| \`npm run test:fast\` | the unit tier (vitest.fast.config.ts: pure functions, small real-git plumbing) | ${fast.length} | ${fmtMs(median(fast))} | < 1 min ${verdict(median(fast), 60_000)} |
+| \`npm test\`, build | tsc, then the CLI bundle (esbuild) | ${build.length} | ${fmtMs(build[0])} | — |
+| \`npm test\`, lint | \`biome ci .\` (format and lint rules) | ${lint.length} | ${fmtMs(median(lint))} | — |
+| \`npm test\`, tests | \`vitest run\`: every suite, the slow ones at CI size, the conformance suite with the real AgentV client | ${full.length} | ${fmtMs(median(full))} | — |
+| **\`npm test\`** | the three above, what \`.ci/run\` runs after \`npm ci\` | — | **${fmtMs(total)}** | < 6 min ${verdict(total, 360_000)} |
+
+CI's wall time is \`npm ci\` (and, on a machine without it, \`apt-get install chromium\`) plus the \`npm test\` row.
+`;
+  return { markdown };
+}
