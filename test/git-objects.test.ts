@@ -319,6 +319,21 @@ describe('writeCommit', () => {
     expect(listed.length).toBe(2000);
     expect(listed.find((e) => e.path === files[1234]!.path)).toBeTruthy();
   });
+
+  it('onRoot: writes a root commit and the commit on it in one process, the root the same as written alone', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const rootSpec = { message: 'root of the branch', author: { ...TEST_AUTHOR, date: '0 +0000' } };
+    const { result, argvs } = await traceGitProcesses(() =>
+      writeCommit(repo, { parent: null, onRoot: rootSpec, files: [{ path: 'a.txt', data: 'a\n' }], message: 'on the root', author: TEST_AUTHOR }),
+    );
+    expect(argvs.map(subcommand)).toEqual(['fast-import']);
+    const alone = await writeCommit(repo, { parent: null, files: [], message: rootSpec.message, author: rootSpec.author });
+    expect(result.root).toBe(alone.commit);
+    expect((await git(repo.gitDir, ['rev-list', '--parents', '-n', '1', result.commit])).trim()).toBe(`${result.commit} ${alone.commit}`);
+    expect((await lsTree(repo, result.commit)).map((e) => e.path)).toEqual(['a.txt']);
+    await expect(writeCommit(repo, { parent: alone.commit, onRoot: rootSpec, files: [], message: 'x', author: TEST_AUTHOR })).rejects.toThrow(/onRoot/);
+    await fsckStrict(repo);
+  });
 });
 
 describe('writeTree (temporary index)', () => {

@@ -41,11 +41,18 @@ export interface WriteCommitOptions {
    * tree object as is, so not one blob or tree is rewritten.
    */
   trees?: { path: string; tree: string }[];
+  /**
+   * Instead of `parent`, first write this root commit (an empty tree) in the same stream and build
+   * on it: a branch's first commit costs one git process, not two. `parent` must be null.
+   */
+  onRoot?: { message: string; author: Ident };
 }
 
 export interface WrittenCommit {
   commit: string;
   tree: string;
+  /** With `onRoot`: the root commit written first. */
+  root?: string;
 }
 
 /** Stream is flushed to git in chunks of about this size, awaiting backpressure between them. */
@@ -67,6 +74,10 @@ export async function writeCommit(repo: Repo, opts: WriteCommitOptions): Promise
   if (opts.parent === null && parents.length > 0) throw new Error('mergeParents need a first parent');
   if (opts.baseTree !== undefined && !/^[0-9a-f]{40,64}$/.test(opts.baseTree)) throw new Error(`invalid base tree ${JSON.stringify(opts.baseTree)}`);
   if (opts.baseTree !== undefined && opts.deleteAll) throw new Error('baseTree and deleteAll exclude each other');
+  if (opts.onRoot && opts.parent !== null) throw new Error('onRoot replaces the parent: give parent null');
+  const root = opts.onRoot
+    ? { author: normalizeIdent(opts.onRoot.author, 'author'), message: Buffer.from(normalizeMessage(opts.onRoot.message), 'utf8') }
+    : null;
 
   const scratch = `refs/agentv-tmp/${process.pid}-${randomBytes(6).toString('hex')}`;
   const proc = spawnGit(['fast-import', '--quiet', '--done', '--date-format=raw'], {
@@ -97,10 +108,17 @@ export async function writeCommit(repo: Repo, opts: WriteCommitOptions): Promise
   };
 
   try {
+    if (root) {
+      // The root first, on the same scratch branch; the commit below names it with `from :2`.
+      await emit(`commit ${scratch}\nmark :2\nauthor ${identLine(root.author)}\ncommitter ${identLine(root.author)}\ndata ${root.message.length}\n`);
+      await emit(root.message);
+      await emit('\n\n');
+    }
     await emit(`commit ${scratch}\nmark :1\n` + `author ${identLine(author)}\ncommitter ${identLine(committer)}\n` + `data ${message.length}\n`);
     await emit(message);
     await emit('\n');
     if (opts.parent !== null) await emit(`from ${opts.parent}\n`);
+    else if (root) await emit('from :2\n');
     for (const p of opts.mergeParents ?? []) await emit(`merge ${p}\n`);
     if (opts.deleteAll) await emit('deleteall\n');
     // A tree as the root path replaces the whole tree (fast-import's "M 040000 <tree> \"\"").
@@ -120,7 +138,7 @@ export async function writeCommit(repo: Repo, opts: WriteCommitOptions): Promise
         await emit('\n');
       }
     }
-    await emit(`\nget-mark :1\nls :1 ""\nreset ${scratch}\n\ndone\n`);
+    await emit(`\nget-mark :1\nls :1 ""\n${root ? 'get-mark :2\n' : ''}reset ${scratch}\n\ndone\n`);
     await flush();
     proc.stdin.end();
     await proc.exited;
@@ -136,7 +154,9 @@ export async function writeCommit(repo: Repo, opts: WriteCommitOptions): Promise
   if (!/^[0-9a-f]{40,64}$/.test(commit) || !tree) {
     throw new Error(`unexpected fast-import output: ${JSON.stringify(lines.slice(0, 3))}`);
   }
-  return { commit, tree };
+  const rootCommit = root ? lines[2] : undefined;
+  if (root && !/^[0-9a-f]{40,64}$/.test(rootCommit ?? '')) throw new Error(`unexpected fast-import output: ${JSON.stringify(lines.slice(0, 3))}`);
+  return rootCommit ? { commit, tree, root: rootCommit } : { commit, tree };
 }
 
 /**

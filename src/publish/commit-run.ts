@@ -28,13 +28,10 @@ export const GENESIS_MESSAGE = 'chore(results): initialize AgentV results branch
 export const AGENTV_IDENT = { name: 'AgentV Results', email: 'agentv@results-repo' } as const;
 
 /** Writes (or finds) the genesis commit; `kind` is kept for callers of the older API: both branches share it. */
+const GENESIS_AUTHOR: Ident = { ...AGENTV_IDENT, date: '0 +0000' };
+
 export async function rootCommit(repo: Repo, _kind: 'results' | 'artifacts' = 'results'): Promise<string> {
-  const { commit } = await writeCommit(repo, {
-    parent: null,
-    files: [],
-    message: GENESIS_MESSAGE,
-    author: { ...AGENTV_IDENT, date: '0 +0000' },
-  });
+  const { commit } = await writeCommit(repo, { parent: null, files: [], message: GENESIS_MESSAGE, author: GENESIS_AUTHOR });
   return commit;
 }
 
@@ -160,23 +157,24 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
 
   // The two commits are written concurrently: neither is reachable until the single ref
   // transaction below, so their order does not matter for what a crash can leave behind.
-  // The genesis first and once: two fast-imports writing the same commit at the same time would
-  // write the same pack (same name) and one of them fails.
-  const genesis = resultsTip === null || artifactsTip === null ? await rootCommit(repo) : null;
-  const [artifactsAfter, resultsAfter] = await Promise.all([
-    (async () => {
-      const base = artifactsTip ?? genesis!;
-      if (payloadChanges.length === 0) return base;
-      // AgentV's title for its sidecar commit, and its trailer (the run's directory name).
-      const message = `chore(results): publish artifact sidecars for ${location.path}\n\nAgentV-Run: ${location.path}\n`;
-      return (await writeCommit(repo, { parent: base, files: payloadChanges, message, author: input.author })).commit;
-    })(),
-    (async () => {
-      const base = resultsTip ?? genesis!;
-      if (metadataChanges.length === 0) return base;
-      return (await writeCommit(repo, { parent: base, files: metadataChanges, message: input.message, author: input.author })).commit;
-    })(),
+  // A branch that does not exist yet starts at AgentV's genesis, written in the same fast-import
+  // as the first commit on it (a fresh repository: two git processes, not three). Both streams may
+  // write it: their packs differ by the rest of what they hold, so they never collide.
+  const onRoot = { message: GENESIS_MESSAGE, author: GENESIS_AUTHOR };
+  const write = async (tip: string | null, files: FileChange[], message: string): Promise<string | null> => {
+    if (files.length === 0) return tip;
+    const written = await writeCommit(repo, { parent: tip, files, message, author: input.author, ...(tip ? {} : { onRoot }) });
+    return written.commit;
+  };
+  const [artifactsWritten, resultsWritten] = await Promise.all([
+    // AgentV's title for its sidecar commit, and its trailer (the run's directory name).
+    write(artifactsTip, payloadChanges, `chore(results): publish artifact sidecars for ${location.path}\n\nAgentV-Run: ${location.path}\n`),
+    write(resultsTip, metadataChanges, input.message),
   ]);
+  // A branch left at nothing (no tip, nothing to write on it) starts at the genesis alone.
+  const genesis = artifactsWritten === null || resultsWritten === null ? await rootCommit(repo) : null;
+  const artifactsAfter = artifactsWritten ?? genesis!;
+  const resultsAfter = resultsWritten ?? genesis!;
   input.beforeRefUpdate?.();
   await updateRefs(
     repo,
