@@ -13,7 +13,17 @@ import {
   resolveRef,
   worktreeBranches,
 } from '../src/git/index.js';
-import { commitFiles, git, initRepo, makeTempDir, makeUserRepoWithRemote, snapshotCheckout, isolateGitForSuite } from './helpers/git-fixtures.js';
+import {
+  commitFiles,
+  git,
+  initRepo,
+  makeTempDir,
+  makeUserRepoWithRemote,
+  snapshotCheckout,
+  isolateGitForSuite,
+  subcommand,
+  traceGitProcesses,
+} from './helpers/git-fixtures.js';
 
 isolateGitForSuite();
 
@@ -23,6 +33,19 @@ describe('openRepo', () => {
     const repo = await openRepo(work);
     expect(repo).toEqual({ gitDir: join(work, '.git'), commonDir: join(work, '.git'), workTree: work, bare: false, objectFormat: 'sha1' });
     expect(await openRepo(join(work, 'src'))).toEqual(repo);
+  });
+
+  it('asks git once: the worktree top comes with the rest, and from inside the git dir there is none', async () => {
+    const { work } = await makeUserRepoWithRemote();
+    const { argvs } = await traceGitProcesses(() => openRepo(join(work, 'src')));
+    expect(argvs.map(subcommand).filter((c) => c === 'rev-parse')).toEqual(['rev-parse']);
+    expect(await openRepo(join(work, '.git'))).toEqual({
+      gitDir: join(work, '.git'),
+      commonDir: join(work, '.git'),
+      workTree: null,
+      bare: false,
+      objectFormat: 'sha1',
+    });
   });
 
   it('describes a bare repository', async () => {

@@ -61,23 +61,32 @@ export async function openRepo(path: string): Promise<Repo> {
   await assertGitVersion();
 
   const probe = await runGit(
-    ['rev-parse', '--path-format=absolute', '--absolute-git-dir', '--git-common-dir', '--is-bare-repository', '--is-inside-work-tree', '--show-object-format'],
+    // --show-toplevel last: rev-parse answers its arguments in order, and outside a worktree (a bare
+    // repository, the git dir) it fails on that one alone, after printing the others. One process.
+    [
+      'rev-parse',
+      '--path-format=absolute',
+      '--absolute-git-dir',
+      '--git-common-dir',
+      '--is-bare-repository',
+      '--is-inside-work-tree',
+      '--show-object-format',
+      '--show-toplevel',
+    ],
     { cwd: abs, okCodes: [0, 128] },
   );
-  if (probe.code !== 0) {
+  const noWorkTree = probe.code === 128 && /must be run in a work tree/i.test(probe.stderr);
+  if (probe.code !== 0 && !noWorkTree) {
     if (/not a git repository/i.test(probe.stderr)) throw new NotARepositoryError(abs);
     // e.g. "detected dubious ownership": git's own message says what to do.
     throw new GitError(['git', 'rev-parse'], probe.code, probe.stderr);
   }
-  const [gitDir, commonDir, bare, inside, format] = text(probe.stdout).split('\n');
+  const [gitDir, commonDir, bare, inside, format, top] = text(probe.stdout).split('\n');
   if (!gitDir || !commonDir || !bare || !inside || !format) {
     throw new Error(`unexpected output from git rev-parse in ${abs}: ${JSON.stringify(probe.stdout.toString())}`);
   }
-  let workTree: string | null = null;
-  if (inside === 'true') {
-    const top = await runGit(['rev-parse', '--show-toplevel'], { cwd: abs });
-    workTree = text(top.stdout);
-  }
+  if (inside === 'true' && !top) throw new Error(`git rev-parse --show-toplevel printed nothing inside the worktree ${abs}`);
+  const workTree = inside === 'true' ? (top as string) : null;
   return {
     gitDir,
     commonDir,
