@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cleanupTempDirs, git, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { appendRows, row } from './helpers/wip-fixtures.js';
 import { cli, makeRunWorkspace, makeUserRepo } from './publish-helpers.js';
 
 const ENV = { AGENTV_RESULTS_HOST: 'laptop' };
@@ -72,6 +73,48 @@ describe('publish ends the WIP', () => {
     expect(p.code, p.stderr).toBe(0);
     expect(p.stdout).toMatch(/WIP branch agentv\/wip\/laptop\/\S+ kept: .*holds rows the published workspace does not/);
     expect(await wipRefs(user.work)).toHaveLength(1);
+    expect(await wipRefs(user.remote)).toHaveLength(1);
+  });
+
+  // A run checkpointed while it ran holds plain result rows; publishing it derives the workspace in
+  // place, which rewrites index.jsonl. Its rows are all published: the WIP ends all the same.
+  async function inProgress(rows: number) {
+    const user = await makeUserRepo();
+    const dir = join(await makeTempDir('agentv-inprogress'), 'nightly', 'run-7');
+    appendRows(dir, 0, rows);
+    const c = await cli(['wip', 'checkpoint', dir, '--push'], user.work, { env: ENV });
+    expect(c.code, c.stderr).toBe(0);
+    expect(await wipRefs(user.remote)).toHaveLength(1);
+    return { user, dir };
+  }
+
+  it('ends the WIP of a run checkpointed in progress (plain rows), which the publish derives in place', async () => {
+    const { user, dir } = await inProgress(3);
+    appendRows(dir, 3, 5);
+    const p = await cli(['publish', dir, '--push', '--json'], user.work, { env: ENV });
+    expect(p.code, p.stderr).toBe(0);
+    expect((JSON.parse(p.stdout) as { derived: boolean; wip: { status: string }[] }).wip).toMatchObject([{ status: 'deleted' }]);
+    expect(await wipRefs(user.work)).toEqual([]);
+    expect(await wipRefs(user.remote)).toEqual([]);
+  });
+
+  it('ends it on the publish that lands, when an earlier one (--no-push) already derived the workspace', async () => {
+    const { user, dir } = await inProgress(3);
+    expect((await cli(['publish', dir, '--no-push'], user.work, { env: ENV })).code).toBe(0);
+    expect(await wipRefs(user.remote)).toHaveLength(1);
+    const p = await cli(['publish', dir, '--push'], user.work, { env: ENV });
+    expect(p.code, p.stderr).toBe(0);
+    expect(p.stdout).toMatch(/WIP branch agentv\/wip\/laptop\/\S+ deleted: the run is published/);
+    expect(await wipRefs(user.remote)).toEqual([]);
+  });
+
+  it('keeps the WIP of a run in progress when the published workspace lost a row it captured', async () => {
+    const { user, dir } = await inProgress(3);
+    // The runner started over: row 0 is gone, rows 1-2 are written again and row 3 is new.
+    await writeFile(join(dir, 'index.jsonl'), [1, 2, 3].map((i) => `${JSON.stringify(row(i))}\n`).join(''));
+    const p = await cli(['publish', dir, '--push'], user.work, { env: ENV });
+    expect(p.code, p.stderr).toBe(0);
+    expect(p.stdout).toMatch(/WIP branch agentv\/wip\/laptop\/\S+ kept: .*holds rows the published workspace does not/);
     expect(await wipRefs(user.remote)).toHaveLength(1);
   });
 });

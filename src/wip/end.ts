@@ -9,11 +9,24 @@
  * index.jsonl is still the start of the workspace that was published. A WIP that saw rows the
  * published workspace no longer has (its index was rewritten or truncated since) is kept, so
  * `wip recover` can still bring them back.
+ *
+ * A run checkpointed while it ran holds plain result rows, and publishing it derives the workspace
+ * in place: its index.jsonl is rewritten (normalized rows with sidecar paths), so the captured
+ * bytes are no longer its start although every row was published. For a WIP taken of the very
+ * workspace that was published, the rows themselves are then compared: the branch goes when every
+ * row it captured (by identity: test, target, attempt, variant, …) is in the run's index.jsonl on
+ * the results commit just made; a captured row that is not there, or one that cannot be read,
+ * keeps it.
  */
 import { join } from 'node:path';
-import type { Repo } from '../git/index.js';
+import { lsTree, readBlobs, type Repo } from '../git/index.js';
+import { identityFieldsOf, localIdentityKey } from '../derive/identity.js';
+import { normalizeRow } from '../derive/normalize.js';
+import { ProjectionIdentitySchema } from '../model/artifacts.js';
+import { parseInputRow } from '../model/input-row.js';
 import { finalizeWip, type FinalizeOutcome } from './clean.js';
-import { listWip } from './list.js';
+import { WIP_INDEX_DIR } from './layout.js';
+import { listWip, type WipEntry } from './list.js';
 import { readIndexDelta } from './scan.js';
 
 export interface EndWipOptions {
@@ -45,6 +58,55 @@ async function publishedCovers(workspace: string | null, captured: { bytes: numb
   }
 }
 
+/** A row's identity without its run id (null: not a row we can identify). */
+function rowKey(line: string): string | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const id = ProjectionIdentitySchema.safeParse((value as Record<string, unknown>).projection_identity);
+  if (id.success) return localIdentityKey(identityFieldsOf(id.data));
+  const row = parseInputRow(value);
+  return row.ok ? localIdentityKey(normalizeRow(row.row)) : null;
+}
+
+/** Identities of the rows of an index text (null when one cannot be identified). */
+function rowKeys(text: string): Set<string> | null {
+  const keys = new Set<string>();
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const key = rowKey(line);
+    if (key === null) return null;
+    keys.add(key);
+  }
+  return keys;
+}
+
+/** Whether every row the WIP captured (on each of its tips) is in the run as just published. */
+async function publishedHoldsRows(repo: Repo, e: WipEntry, resultsCommit: string | null, runPath: string): Promise<boolean> {
+  if (resultsCommit === null) return false;
+  const spec = `${resultsCommit}:${runPath}/index.jsonl`;
+  const published = (await readBlobs(repo, [spec])).get(spec);
+  const have = published ? rowKeys(published.toString('utf8')) : null;
+  if (have === null) return false;
+  for (const tip of new Set([e.local, e.remote].filter((t): t is string => t !== null))) {
+    const segments = (await lsTree(repo, tip, { path: `${WIP_INDEX_DIR}/`, recursive: true })).filter((s) => s.type === 'blob');
+    const blobs = await readBlobs(
+      repo,
+      segments.map((s) => s.sha),
+    );
+    for (const s of segments) {
+      const captured = rowKeys(blobs.get(s.sha)?.toString('utf8') ?? '');
+      if (captured === null) return false;
+      for (const key of captured) if (!have.has(key)) return false;
+    }
+  }
+  return true;
+}
+
 export async function endWipAfterPublish(opts: EndWipOptions): Promise<EndedWip[]> {
   const listing = await listWip({ repo: opts.repo, remote: opts.remote, fetch: false });
   // A WIP names its run after the workspace directory (`<parent>/<dir>`), a publish by the run id:
@@ -56,7 +118,10 @@ export async function endWipAfterPublish(opts: EndWipOptions): Promise<EndedWip[
   const out: EndedWip[] = [];
   for (const e of mine) {
     const meta = e.meta!;
-    if (!(await publishedCovers(opts.workspace, { bytes: meta.index_bytes, tailSha256: meta.index_tail_sha256 }))) {
+    const covered =
+      (await publishedCovers(opts.workspace, { bytes: meta.index_bytes, tailSha256: meta.index_tail_sha256 })) ||
+      (meta.run_dir === opts.workspace && (await publishedHoldsRows(opts.repo, e, opts.resultsCommit, opts.runPath).catch(() => false)));
+    if (!covered) {
       out.push({
         branch: e.branch,
         status: 'kept',
