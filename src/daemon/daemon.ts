@@ -68,6 +68,8 @@ export interface DaemonReport {
   remoteDown: boolean;
   /** Runs the scheduled rollovers moved to the archive. */
   archived: number;
+  /** Runs the scheduled retentions removed (when results.retention is configured). */
+  expired: number;
   stoppedBy: 'once' | 'signal' | 'abort' | 'lock-lost';
 }
 
@@ -233,6 +235,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport>
     failed: items.filter((i) => i.state === 'dead').length,
     remoteDown: loop.remoteDown,
     archived: loop.archive?.archived ?? 0,
+    expired: loop.archive?.expired ?? 0,
     stoppedBy: sw.stoppedBy,
   };
   logger.info('daemon stopped', { ...report });
