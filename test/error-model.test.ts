@@ -9,7 +9,7 @@ import { GitError, GitVersionError, InvalidPathError, NotARepositoryError, RefCo
 import { ConfigError } from '../src/branch/config.js';
 import { LayoutError } from '../src/branch/layout.js';
 import { LockError } from '../src/branch/lock.js';
-import { ReadError } from '../src/branch/read-errors.js';
+import { ReadError, RunExpiredError } from '../src/branch/read-errors.js';
 import { PublishError, resolveTarget } from '../src/branch/target.js';
 import { CommandError } from '../src/daemon/child.js';
 import { DaemonLockedError } from '../src/daemon/instance-lock.js';
@@ -64,6 +64,23 @@ describe('one error model', () => {
     [new ReadError('no such run', 'input'), 'read-input', 2],
     [new ReadError('sha256 mismatch', 'check'), 'read-check', 1],
     [new ReadError('fetch failed', 'git'), 'read-git', 3],
+    [
+      new RunExpiredError('2026-01-05T09-00-00-000Z', {
+        record: {
+          id: '0123456789abcdef',
+          at: '2027-01-06T00:00:00.000Z',
+          policy: { keep_days: 365, keep_runs: null, keep_tags: ['baseline'] },
+          removed: 1,
+          from: [],
+        },
+        results: { branch: 'agentv/results/v1', tip: 'a'.repeat(40) },
+        artifacts: null,
+        path: '2026-01-05T09-00-00-000Z',
+        commit: null,
+      }),
+      'run-expired',
+      2,
+    ],
     [new PublishError('push failed'), 'publish', 3],
     [new CommandError('no command given'), 'command', 2],
     [new DaemonLockedError('a daemon runs', null), 'daemon-locked', 1],

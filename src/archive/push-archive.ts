@@ -1,5 +1,6 @@
 /**
- * Pushes the archive branches, then the live ones, never forced.
+ * Pushes the archive branches, then the live ones, never forced: after a rollover and after a
+ * retention alike.
  *
  * Order is what makes it safe: the archive refs land on the remote first, and only then does the
  * sync loop push the live branches whose rollover commit deleted those runs. A crash or a
@@ -17,6 +18,8 @@ import { trackingRef } from '../branch/refs.js';
 import type { PublishTarget } from '../branch/target.js';
 import { resolveTarget } from '../branch/target.js';
 import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, rollover, type RolloverOptions, type RolloverResult } from './rollover.js';
+import { expireRuns, monthsPastTheRules, retentionPolicy, type RetentionOptions, type RetentionResult } from './retention.js';
+import { catchUpArchives, catchUpLive } from './catch-up.js';
 
 export interface PushArchiveOptions {
   timeoutMs?: number;
@@ -116,4 +119,25 @@ export async function rolloverAndPush(opts: RolloverOptions & { push?: boolean; 
   const result = await rollover({ ...opts, target });
   if (!opts.push || opts.dryRun) return result;
   return { ...result, push: await pushArchiveThenLive(target, { timeoutMs: opts.timeoutMs }) };
+}
+
+/**
+ * Retention, then (unless a dry run) the same push as a rollover: archive branches first, then the
+ * live ones through the sync loop. With a remote, the live branches and the archive months the
+ * policy may touch are brought up to the remote's first (catch-up.ts), so the policy sees tags set
+ * elsewhere; a dry run neither fetches nor writes.
+ */
+export async function expireAndPush(
+  opts: RetentionOptions & { push?: boolean; timeoutMs?: number },
+): Promise<RetentionResult & { push?: PushArchiveOutcome; fetched?: boolean }> {
+  const target = opts.target ?? (await resolveTarget(opts));
+  let fetched: boolean | undefined;
+  if (opts.push && !opts.dryRun && target.remote !== null) {
+    const policy = retentionPolicy(opts, target.config);
+    fetched = await catchUpLive(target, { timeoutMs: opts.timeoutMs });
+    if (fetched) await catchUpArchives(target, await monthsPastTheRules(target, policy, opts.now ?? new Date()), { timeoutMs: opts.timeoutMs });
+  }
+  const result = await expireRuns({ ...opts, target });
+  if (!opts.push || opts.dryRun) return result;
+  return { ...result, ...(fetched === undefined ? {} : { fetched }), push: await pushArchiveThenLive(target, { timeoutMs: opts.timeoutMs }) };
 }

@@ -63,14 +63,15 @@ export interface RolloverResult {
   refs: { ref: string; before: string | null; after: string }[];
 }
 
-interface CatalogLine {
+export interface CatalogLine {
   file: string;
   day: string;
   lines: string[];
   rows: ({ run_id: string; path: string; timestamp: string; archived?: string } | null)[];
 }
 
-async function readCatalogFiles(repo: Repo, tip: string): Promise<CatalogLine[]> {
+/** Our catalog files on the results tip, each with its lines and the rows we can read (null for a line we cannot). */
+export async function readCatalogFiles(repo: Repo, tip: string): Promise<CatalogLine[]> {
   const entries = (await lsTree(repo, tip, { path: `${CATALOG_DIR}/` })).filter(
     (e) => e.type === 'blob' && e.path.startsWith(`${CATALOG_DIR}/${CATALOG_PREFIX}`) && e.path.endsWith('.jsonl'),
   );
@@ -103,9 +104,10 @@ function positiveInt(v: number | undefined, name: string): void {
 export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResult> {
   positiveInt(opts.keepDays, 'keepDays');
   positiveInt(opts.keepRuns, 'keepRuns');
-  const keepDays = opts.keepDays ?? DEFAULT_KEEP_DAYS;
-  const keepRuns = opts.keepRuns ?? DEFAULT_KEEP_RUNS;
   const target = opts.target ?? (await resolveTarget(opts));
+  // Flags (options) over `results.archive` in .agentv/config.yaml over the defaults.
+  const keepDays = opts.keepDays ?? target.config.archive?.keep_days ?? DEFAULT_KEEP_DAYS;
+  const keepRuns = opts.keepRuns ?? target.config.archive?.keep_runs ?? DEFAULT_KEEP_RUNS;
   const { repo, resultsRef, artifactsRef } = target;
   const tips = await readRefs(repo, [resultsRef, artifactsRef]);
   const resultsTip = tips.get(resultsRef) ?? null;

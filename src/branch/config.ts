@@ -11,6 +11,13 @@
  *     auto_push: true
  *     require_push: false
  *     heavy_threshold_bytes: 262144
+ *     archive:                      # `archive` (and the daemon's --archive-every): the live window
+ *       keep_days: 30
+ *       keep_runs: 200
+ *     retention:                    # `expire`: what is deleted (live and archive); off unless set
+ *       keep_days: 365
+ *       keep_runs: 5000
+ *       keep_tags: [baseline]
  *
  *   projects:                       # optional: per-project blocks (AgentV's results docs: `projects[].results`)
  *     - id: web                     # chosen with --project web or AGENTV_PROJECT=web, or
@@ -33,6 +40,27 @@ const branchName = z
   .regex(/^[A-Za-z0-9._/-]+$/, 'a branch name of letters, digits, ".", "_", "-" and "/"')
   .refine((b) => !b.startsWith('/') && !b.endsWith('/') && !b.includes('..') && !b.includes('//') && !b.startsWith('-'), 'not a valid branch name');
 
+const keepCount = z.number().int().min(0);
+
+/** The live window of `archive`: runs past it move to the month archive branches. */
+export const ArchiveConfigSchema = z.strictObject({
+  keep_days: keepCount.optional(),
+  keep_runs: keepCount.optional(),
+});
+
+/**
+ * The retention policy of `expire`: a run is kept when ANY rule keeps it (within keep_days, among
+ * the keep_runs newest, or tagged with one of keep_tags); the rest are deleted in ordinary commits.
+ * A policy with neither an age nor a count would keep only tagged runs: refused as a likely mistake.
+ */
+export const RetentionConfigSchema = z
+  .strictObject({
+    keep_days: keepCount.optional(),
+    keep_runs: keepCount.optional(),
+    keep_tags: z.array(z.string().min(1)).optional(),
+  })
+  .refine((r) => r.keep_days !== undefined || r.keep_runs !== undefined, 'set keep_days or keep_runs (a policy with neither would delete every untagged run)');
+
 export const ResultsConfigSchema = z.strictObject({
   repo: z.string().min(1).optional(),
   path: z.string().min(1).optional(),
@@ -45,6 +73,8 @@ export const ResultsConfigSchema = z.strictObject({
   auto_push: z.boolean().default(false),
   require_push: z.boolean().default(false),
   heavy_threshold_bytes: z.number().int().positive().default(DEFAULT_HEAVY_THRESHOLD),
+  archive: ArchiveConfigSchema.optional(),
+  retention: RetentionConfigSchema.optional(),
 });
 export type ResultsConfig = z.infer<typeof ResultsConfigSchema>;
 
@@ -194,7 +224,12 @@ export async function loadResultsConfig(
     const where = file ? `${file}: ` : '';
     const message =
       issue.code === 'unrecognized_keys'
-        ? `unknown key(s) ${(issue as { keys: string[] }).keys.map((k) => `${project?.results && k in project.results ? `projects[id=${project.id}].results` : 'results'}.${k}`).join(', ')}`
+        ? `unknown key(s) ${(issue as { keys: string[] }).keys
+            .map(
+              (k) =>
+                `${project?.results && String(issue.path[0] ?? k) in project.results ? `projects[id=${project.id}].results` : 'results'}.${[...issue.path, k].join('.')}`,
+            )
+            .join(', ')}`
         : `${key}: ${issue.message}`;
     throw new ConfigError(`${where}${message}`);
   }

@@ -25,6 +25,7 @@ import { registerExec } from './exec.js';
 import { registerDaemon } from './daemon.js';
 import { registerServe } from './serve.js';
 import { registerArchive } from './archive.js';
+import { registerExpire } from './expire.js';
 
 /** Every command the binary offers; one module per command. */
 export function registerCommands(cli: Cli): void {
@@ -54,4 +55,5 @@ export function registerCommands(cli: Cli): void {
   registerDaemon(cli);
   registerServe(cli);
   registerArchive(cli);
+  registerExpire(cli);
 }

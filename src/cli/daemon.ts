@@ -26,7 +26,10 @@ export function registerDaemon(cli: Cli): void {
     .option('--retry-max <s>', 'Longest wait between retries while the remote is unreachable (default 60)')
     .option('--push', 'Push results and WIP branches (the default: the daemon publishes and pushes)')
     .option('--no-push', 'Commit locally only, push nothing')
-    .option('--archive-every <duration>', 'Also roll runs past the live window over to the month archives this often, e.g. 1d or 6h (off unless given)')
+    .option(
+      '--archive-every <duration>',
+      'Also roll runs past the live window over to the month archives this often (and apply results.retention when it is configured), e.g. 1d or 6h (off unless given)',
+    )
     .option('--keep-days <n>', 'With --archive-every: keep runs of the last n days live (default 30)')
     .option('--keep-runs <n>', 'With --archive-every: keep at most the n newest runs live (default 200)')
     .option('--log-format <format>', 'text or json (one JSON object per line, on stderr)')

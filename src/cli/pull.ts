@@ -11,12 +11,14 @@ export function registerPull(cli: Cli): void {
     .option('--with-artifacts', 'Also fetch the heavy payloads from the artifacts branch, verifying sha256 and size')
     .option('--fetch', 'Fetch the results branch from the remote first')
     .option('--force', 'Replace an existing directory at the destination')
+    .option('--at <commit>', "Read the run from this commit of the branches' history (a run removed by retention: the commit its message names)")
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
     .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')
     .option('--json', 'Machine-readable output')
     .example('agentv-results pull nightly/2026-03-01T10-00-00-000Z --with-artifacts')
+    .example('agentv-results pull 2026-01-05T09-00-00-000Z --at 3f2a9c1e0b7d --with-artifacts   # a run removed by retention')
     .action((runId: string, flags: Record<string, unknown>) =>
       runReadCommand(async () => {
         const result = await pull({
@@ -26,6 +28,7 @@ export function registerPull(cli: Cli): void {
           withArtifacts: Boolean(flags.withArtifacts),
           fetch: Boolean(flags.fetch),
           force: Boolean(flags.force),
+          at: stringFlag('at', flags.at),
           remote: stringFlag('remote', flags.remote),
           ...configFlags(flags),
         });
@@ -38,7 +41,9 @@ export function registerPull(cli: Cli): void {
             ? 'the local results branch'
             : result.source === 'archive'
               ? 'the archive branch (rolled over)'
-              : 'the remote-tracking results branch';
+              : result.source === 'history'
+                ? 'history'
+                : 'the remote-tracking results branch';
         process.stdout.write(`${green('Pulled')} ${result.runId} from ${from} (${result.commit.slice(0, 12)}) into ${result.dir}\n`);
         process.stdout.write(dim(`  ${result.files} files from the results branch\n`));
         const { pointed, written, fetched } = result.payloads;

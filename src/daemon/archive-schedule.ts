@@ -1,9 +1,11 @@
 /**
  * The daemon's archive rollover on a schedule: every `everyMs` it moves runs past the live window
  * to the month archives and pushes (archive first, then the live branches). A failed rollover is
- * logged and tried again at the next slot; it never stops the daemon's publishing.
+ * logged and tried again at the next slot; it never stops the daemon's publishing. When
+ * `.agentv/config.yaml` sets `results.retention`, the same slot then applies the retention policy
+ * (`expire`) and pushes it the same way.
  */
-import { rolloverAndPush } from '../archive/push-archive.js';
+import { expireAndPush, rolloverAndPush } from '../archive/push-archive.js';
 import type { PublishTarget } from '../branch/target.js';
 import type { Logger } from './log.js';
 
@@ -19,6 +21,8 @@ export class ArchiveSchedule {
   nextAt = 0;
   runs = 0;
   archived = 0;
+  /** Runs the scheduled retentions removed. */
+  expired = 0;
 
   constructor(
     private readonly opts: ArchiveScheduleOptions,
@@ -47,6 +51,25 @@ export class ArchiveSchedule {
       }
     } catch (err) {
       this.logger.warn('archive rollover failed; trying again at the next slot', { error: (err as Error).message });
+    }
+    if (this.target.config.retention) await this.retention();
+  }
+
+  private async retention(): Promise<void> {
+    try {
+      const r = await expireAndPush({ target: this.target, push: this.push, timeoutMs: 30_000 });
+      this.expired += r.expired.length;
+      if (r.expired.length > 0 || (r.push && !r.push.archiveLanded)) {
+        this.logger.info('retention', {
+          expired: r.expired.length,
+          kept: r.kept,
+          id: r.id,
+          pushed: r.push ? r.push.archiveLanded && (r.push.live?.landed ?? true) : false,
+          message: r.push?.message,
+        });
+      }
+    } catch (err) {
+      this.logger.warn('retention failed; trying again at the next slot', { error: (err as Error).message });
     }
   }
 }

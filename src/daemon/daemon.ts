@@ -68,6 +68,8 @@ export interface DaemonReport {
   remoteDown: boolean;
   /** Runs the scheduled rollovers moved to the archive. */
   archived: number;
+  /** Runs the scheduled retentions removed (when results.retention is configured). */
+  expired: number;
   stoppedBy: 'once' | 'signal' | 'abort' | 'lock-lost';
 }
 
@@ -268,6 +270,7 @@ async function finalReport(loop: Loop, outbox: Outbox): Promise<DaemonReport> {
     failed: items.filter((i) => i.state === 'dead').length,
     remoteDown: loop.remoteDown,
     archived: loop.archive?.archived ?? 0,
+    expired: loop.archive?.expired ?? 0,
     stoppedBy: loop.sw.stoppedBy,
   };
 }

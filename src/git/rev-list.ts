@@ -20,3 +20,17 @@ export async function aheadBehind(repo: Repo, local: string, remote: string): Pr
   if (!m) throw new Error(`unexpected output from git rev-list --left-right --count: ${JSON.stringify(r.stdout.toString('utf8'))}`);
   return { ahead: Number(m[1]), behind: Number(m[2]) };
 }
+
+/**
+ * The newest commit on the way from `from` (excluded) to `to` whose message contains `needle`
+ * (a fixed string), or null: `git rev-list --ancestry-path --fixed-strings --grep`. Walks only
+ * the commits that descend from `from`, so it costs O(history since then), not O(history).
+ */
+export async function findDescendantByMessage(repo: Repo, from: string, to: string, needle: string): Promise<string | null> {
+  assertNotOption(from, 'commit');
+  assertNotOption(to, 'commit');
+  if (/[\n\0]/.test(needle)) throw new Error(`invalid message needle ${JSON.stringify(needle)}`);
+  const r = await gitIn(repo, ['rev-list', '--ancestry-path', '--fixed-strings', `--grep=${needle}`, '-n', '1', `${from}..${to}`, '--']);
+  const sha = text(r.stdout).trim();
+  return sha === '' ? null : sha;
+}

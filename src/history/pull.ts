@@ -19,14 +19,16 @@ import { chmodSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { unsafeRowPath } from '../util/run-files.js';
 import { basename, dirname, join, resolve } from 'node:path';
-import { lsTree, readBlobs, readRefs, type Repo, type TreeEntry } from '../git/index.js';
+import { catFile, lsTree, readBlobs, type Repo, type TreeEntry } from '../git/index.js';
 import { AtomicDir } from '../derive/atomic-dir.js';
 import { ArtifactPointerSchema, pointerList, type ArtifactPointer } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
 import { LayoutError, legacyRunLocation, runLocation, type RunLocation } from '../branch/layout.js';
-import { ReadError } from '../branch/read-errors.js';
+import { ReadError, RunExpiredError } from '../branch/read-errors.js';
+import { findRetentionRemoval, parseRetentionLog, RETENTION_LOG_PATH } from '../branch/retention-log.js';
 import { archiveBranchRefs, branchRefs, branchTips, fetchBranches, type BranchRefs } from './remote-view.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
+import { trackingRef } from '../branch/refs.js';
 
 export interface PullOptions extends TargetOptions {
   /** `<experiment>/<timestamp>`, as `list` shows it. */
@@ -39,6 +41,12 @@ export interface PullOptions extends TargetOptions {
   fetch?: boolean;
   /** Replace an existing directory at the destination. */
   force?: boolean;
+  /**
+   * Read the run from this commit of the branch's history instead of the tips (a run removed by
+   * retention: the commit its error names). Payloads come from the branches and, when a retention
+   * removed them, from the artifacts tip that retention recorded.
+   */
+  at?: string;
   timeoutMs?: number;
 }
 
@@ -46,8 +54,8 @@ export interface PullResult {
   runId: string;
   dir: string;
   /** Which tip the run was read from: the local branch, or the remote-tracking ref. */
-  /** `archive`: rollover moved the run to its month's archive branch (src/archive/rollover.ts). */
-  source: 'local' | 'remote' | 'archive';
+  /** `archive`: rollover moved the run to its month's archive branch (src/archive/rollover.ts); `history`: read `at` a commit. */
+  source: 'local' | 'remote' | 'archive' | 'history';
   commit: string;
   /** Files written from the results branch, and their total size. */
   files: number;
@@ -93,7 +101,7 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   const results = branchRefs(target, 'results');
   if (opts.fetch) await fetchBranches(target, [results], { timeoutMs: opts.timeoutMs });
 
-  const found = await findRunTree(target, results, loc, opts.fetch ?? false);
+  const found = opts.at !== undefined ? await findRunAt(target, loc, opts.at) : await findRunTree(target, results, loc, opts.fetch ?? false);
   loc = found.loc;
   const files = await readRunFiles(target.repo, loc, found.entries);
   const pointers = payloadPointers(loc, files);
@@ -101,7 +109,8 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   let payloadFiles: RunFile[] = [];
   let fetched = false;
   if (opts.withArtifacts && pointers.length > 0) {
-    ({ files: payloadFiles, fetched } = await readPayloads(target, loc, pointers, opts.timeoutMs));
+    const extra = opts.at !== undefined ? await retainedArtifactTips(target, results, found.tip) : [];
+    ({ files: payloadFiles, fetched } = await readPayloads(target, loc, pointers, opts.timeoutMs, extra));
   }
 
   const out = await AtomicDir.create(dirname(dest), { hint: basename(dest) });
@@ -161,9 +170,46 @@ async function findRunTree(
     const fetchedArchive = await search(await archiveCandidates(target, archive, true));
     if (fetchedArchive) return fetchedArchive;
   }
+  // Not on any branch now: did a retention remove it? Then say so, and where history holds it.
+  const liveTips = [tips.local, tips.remote].filter((t): t is string => t !== null);
+  const removal = await findRetentionRemoval(target.repo, liveTips, legacy ? [loc.path, legacy.path] : [loc.path], async (branch) => {
+    const ref = `refs/heads/${branch}`;
+    const b: BranchRefs = { kind: 'results', name: branch, ref, tracking: target.remote ? trackingRef(target.remote, ref) : null };
+    const t = await branchTips(target, b);
+    return [t.local, t.remote].filter((x): x is string => x !== null);
+  });
+  if (removal) throw new RunExpiredError(loc.runId, removal);
   const where = results.tracking ? `${results.name} (local) nor on ${results.tracking.slice('refs/remotes/'.length)}` : results.name;
   const hint = target.remote && !fetched ? '; pass --fetch to look at what the remote has now' : '';
   throw new ReadError(`run ${loc.runId} is not on ${where} — \`agentv-results list\` shows the published runs${hint}`, 'input');
+}
+
+/** The run as it was in commit `at` (any commit of the branches' history). */
+async function findRunAt(
+  target: PublishTarget,
+  loc: RunLocation,
+  at: string,
+): Promise<{ tip: string; source: 'history'; entries: TreeEntry[]; loc: RunLocation }> {
+  const commit = /[\n\0]/.test(at) ? null : await catFile(target.repo, `${at}^{commit}`);
+  if (!commit) throw new ReadError(`--at ${JSON.stringify(at)}: no such commit in ${target.repo.commonDir} (fetch the branch whose history holds it)`, 'input');
+  const legacy = legacyRunLocation(loc.runId);
+  for (const where of legacy ? [loc, legacy] : [loc]) {
+    const entries = await lsTree(target.repo, commit.sha, { path: `${where.path}/`, recursive: true });
+    if (entries.length > 0) return { tip: commit.sha, source: 'history', entries, loc: where };
+  }
+  throw new ReadError(`run ${loc.runId} is not in commit ${commit.sha.slice(0, 12)} (looked for ${loc.path}/)`, 'input');
+}
+
+/** The artifacts tips that retentions recorded next to the results tip `at`: where a removed run's payloads still are. */
+async function retainedArtifactTips(target: PublishTarget, results: BranchRefs, at: string): Promise<string[]> {
+  const tips = await branchTips(target, results);
+  const specs = [tips.local, tips.remote].filter((t): t is string => t !== null).map((t) => `${t}:${RETENTION_LOG_PATH}`);
+  const logs = await readBlobs(target.repo, specs);
+  const out = new Set<string>();
+  for (const data of logs.values())
+    for (const record of parseRetentionLog(data?.toString('utf8') ?? ''))
+      for (const area of record.from) if (area.results?.tip === at && area.artifacts) out.add(area.artifacts.tip);
+  return [...out];
 }
 
 /** An archive branch's local and tracking tips; with `fetch`, its tracking ref refreshed first (a remote that is down counts as having nothing). */
@@ -261,6 +307,7 @@ async function readPayloads(
   loc: RunLocation,
   pointers: ArtifactPointer[],
   timeoutMs?: number,
+  extraTips: string[] = [],
 ): Promise<{ files: RunFile[]; fetched: boolean }> {
   const art = branchRefs(target, 'artifacts');
   const got = new Map<string, Buffer>();
@@ -289,6 +336,8 @@ async function readPayloads(
     await readFrom(tips.local);
     await readFrom(tips.remote);
   }
+  // A run pulled --at a retention's "before" commit: its payloads as that retention found them.
+  for (const t of extraTips) await readFrom(t);
   let fetched = false;
   for (const b of branches) {
     if (got.size >= pointers.length || target.remote === null) break;
@@ -296,6 +345,12 @@ async function readPayloads(
     fetched = true;
     await readFrom((await branchTips(target, b)).remote);
   }
+  // The retention's tips again: the fetches above brought their history if this clone lacked it.
+  if (fetched)
+    for (const t of extraTips) {
+      tried.delete(t);
+      await readFrom(t);
+    }
   const absent = pointers.filter((p) => !got.has(p.path));
   if (absent.length > 0) {
     const where = art.tracking ? `${art.name} or ${art.tracking.slice('refs/remotes/'.length)}` : art.name;

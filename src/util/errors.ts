@@ -27,6 +27,7 @@ export const EXIT_CODE_BY_ERROR = {
   layout: 2,
   'run-read': 2,
   'read-input': 2,
+  'run-expired': 2,
   'overlay-input': 2,
   'not-a-repository': 2,
   'invalid-path': 2,
