@@ -62,7 +62,7 @@ describe('archive (CLI)', () => {
     const r = await expectUntouched(user.work, () => cli(['archive', ...WINDOW], user.work));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`Archived ${runs[0]!.runId} -> agentv/results-archive/v1/2026-03`);
-    expect(r.stdout).toContain('Archived 2 runs; 1 live.');
+    expect(r.stdout).toMatch(/Archived 2 runs; 1 live; AgentV's listing [\d,]+ KiB -> [\d,]+ KiB \(budget 768 KiB\)\./);
     // On the remote: the archive month holds the two runs, the live branch only the newest.
     expect(await tip(user.remote, MONTH_REF)).toBe(await tip(user.work, MONTH_REF));
     expect(await tip(user.remote, RESULTS_REF)).toBe(await tip(user.work, RESULTS_REF));

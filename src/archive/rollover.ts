@@ -21,12 +21,15 @@ import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch
 import { rootCommit } from '../publish/commit-run.js';
 import { InvalidArgumentsError } from '../util/errors.js';
 import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, monthOf } from '../branch/archive-refs.js';
+import { DEFAULT_MAX_LISTING_BYTES, listingSize, overBudget } from './listing-budget.js';
 
 export { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archiveRefFor } from '../branch/archive-refs.js';
+export { DEFAULT_MAX_LISTING_BYTES } from './listing-budget.js';
 
 /**
- * Defaults that keep AgentV's listing far below its ceiling (it broke at ~1,100 test results of
- * real runs): 30 days, and never more than 200 runs live whatever their age.
+ * The live window's defaults: 30 days, never more than 200 runs, and never more than
+ * DEFAULT_MAX_LISTING_BYTES of listing (listing-budget.ts) — the rule that actually keeps AgentV's
+ * Dashboard alive, as its ceiling is in paths (~1,100 test results of real runs), not in runs.
  */
 export const DEFAULT_KEEP_DAYS = 30;
 export const DEFAULT_KEEP_RUNS = 200;
@@ -36,6 +39,8 @@ export interface RolloverOptions extends TargetOptions {
   keepDays?: number;
   /** At most this many (newest) runs stay live. */
   keepRuns?: number;
+  /** The oldest live runs are archived until `git ls-tree -r --name-only` of the live branch is at most this many bytes (0: no limit). */
+  maxListingBytes?: number;
   /** List what would move; write nothing. */
   dryRun?: boolean;
   /** For tests: the clock. */
@@ -59,6 +64,8 @@ export interface RolloverResult {
   archived: ArchivedRun[];
   /** Live runs left on the results branch (catalogued ones). */
   live: number;
+  /** Bytes of the live branch's recursive listing (what AgentV's Dashboard reads) before and after, and the budget. */
+  listing: { before: number; after: number; max: number };
   /** Refs moved (empty on a dry run or when nothing expired). */
   refs: { ref: string; before: string | null; after: string }[];
 }
@@ -104,15 +111,17 @@ function positiveInt(v: number | undefined, name: string): void {
 export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResult> {
   positiveInt(opts.keepDays, 'keepDays');
   positiveInt(opts.keepRuns, 'keepRuns');
+  positiveInt(opts.maxListingBytes, 'maxListingBytes');
   const target = opts.target ?? (await resolveTarget(opts));
   // Flags (options) over `results.archive` in .agentv/config.yaml over the defaults.
   const keepDays = opts.keepDays ?? target.config.archive?.keep_days ?? DEFAULT_KEEP_DAYS;
   const keepRuns = opts.keepRuns ?? target.config.archive?.keep_runs ?? DEFAULT_KEEP_RUNS;
+  const maxListing = opts.maxListingBytes ?? target.config.archive?.max_listing_bytes ?? DEFAULT_MAX_LISTING_BYTES;
   const { repo, resultsRef, artifactsRef } = target;
   const tips = await readRefs(repo, [resultsRef, artifactsRef]);
   const resultsTip = tips.get(resultsRef) ?? null;
   const artifactsTip = tips.get(artifactsRef) ?? null;
-  if (!resultsTip) return { dryRun: !!opts.dryRun, archived: [], live: 0, refs: [] };
+  if (!resultsTip) return { dryRun: !!opts.dryRun, archived: [], live: 0, listing: { before: 0, after: 0, max: maxListing }, refs: [] };
 
   const catalogs = await readCatalogFiles(repo, resultsTip);
   const live: { run_id: string; path: string; day: string; timestamp: string }[] = [];
@@ -121,7 +130,12 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   live.sort((a, b) => (a.day === b.day ? b.timestamp.localeCompare(a.timestamp) : b.day.localeCompare(a.day)));
   const now = opts.now ?? new Date();
   const cutoff = new Date(now.getTime() - keepDays * 86_400_000).toISOString().slice(0, 10);
-  const expired = live.filter((r, i) => i >= keepRuns || r.day < cutoff);
+  const byAgeOrCount = live.filter((r, i) => i >= keepRuns || r.day < cutoff);
+  const size = await listingSize(repo, resultsTip);
+  const gone = new Set(byAgeOrCount.map((r) => r.path));
+  const expired = maxListing > 0 ? [...byAgeOrCount, ...overBudget(size, live, gone, maxListing)] : byAgeOrCount;
+  let after = size.total;
+  for (const r of expired) after -= size.byDir.get(r.path) ?? 0;
   const archived: ArchivedRun[] = expired.map((r) => ({
     run_id: r.run_id,
     path: r.path,
@@ -129,7 +143,8 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
     month: monthOf(r.day),
     ref: ARCHIVE_RESULTS_PREFIX + monthOf(r.day),
   }));
-  const result: RolloverResult = { dryRun: !!opts.dryRun, archived, live: live.length - archived.length, refs: [] };
+  const listing = { before: size.total, after, max: maxListing };
+  const result: RolloverResult = { dryRun: !!opts.dryRun, archived, live: live.length - archived.length, listing, refs: [] };
   if (opts.dryRun || archived.length === 0) return result;
 
   // One listing of each root gives every run's tree object.

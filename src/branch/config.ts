@@ -14,6 +14,7 @@
  *     archive:                      # `archive` (and the daemon's --archive-every): the live window
  *       keep_days: 30
  *       keep_runs: 200
+ *       max_listing_bytes: 786432   # what AgentV's Dashboard lists (1 MiB buffer) stays under this
  *     retention:                    # `expire`: what is deleted (live and archive); off unless set
  *       keep_days: 365
  *       keep_runs: 5000
@@ -46,6 +47,8 @@ const keepCount = z.number().int().min(0);
 export const ArchiveConfigSchema = z.strictObject({
   keep_days: keepCount.optional(),
   keep_runs: keepCount.optional(),
+  /** The live branch's `git ls-tree -r --name-only` stays at most this size (AgentV's Dashboard reads it into 1 MiB); 0: no limit. */
+  max_listing_bytes: keepCount.optional(),
 });
 
 /**

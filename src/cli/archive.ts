@@ -11,13 +11,17 @@ export function registerArchive(cli: Cli): void {
     .command('archive', 'Move runs past the live window off agentv/results/v1 to agentv/results-archive/v1/<YYYY-MM> (no force, nothing rewritten)')
     .option('--keep-days <n>', 'Keep runs of the last n days live (default 30)')
     .option('--keep-runs <n>', 'Keep at most the n newest runs live (default 200)')
+    .option(
+      '--max-listing-bytes <n>',
+      "Archive the oldest live runs until the live branch's recursive listing, which AgentV's Dashboard reads into 1 MiB, is at most n bytes (default 786432; 0: no limit)",
+    )
     .option('--dry-run', 'List what would move; write nothing')
     .option('--no-push', 'Commit locally only; `agentv-results sync` pushes later')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
     .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository is found from here)')
-    .option('--json', 'Machine-readable output: { dryRun, archived: [...], live, refs, push }')
+    .option('--json', 'Machine-readable output: { dryRun, archived: [...], live, listing: { before, after, max }, refs, push }')
     .example('agentv-results archive --keep-days 14 --dry-run')
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
@@ -28,6 +32,7 @@ export function registerArchive(cli: Cli): void {
           push: flags.push !== false,
           keepDays: flags.keepDays === undefined ? undefined : numberFlag('keep-days', flags.keepDays, 0),
           keepRuns: flags.keepRuns === undefined ? undefined : numberFlag('keep-runs', flags.keepRuns, 0),
+          maxListingBytes: flags.maxListingBytes === undefined ? undefined : numberFlag('max-listing-bytes', flags.maxListingBytes, 0),
           dryRun: !!flags.dryRun,
         });
         if (flags.json) {
@@ -35,7 +40,10 @@ export function registerArchive(cli: Cli): void {
         } else {
           const verb = result.dryRun ? 'Would archive' : 'Archived';
           for (const a of result.archived) process.stdout.write(`${verb} ${a.run_id} -> ${a.ref.slice('refs/heads/'.length)}\n`);
-          process.stdout.write(`${verb} ${result.archived.length} run${result.archived.length === 1 ? '' : 's'}; ${result.live} live.\n`);
+          const kb = (n: number): string => `${Math.round(n / 1024).toLocaleString('en-US')} KiB`;
+          const listed =
+            result.listing.max > 0 ? `; AgentV's listing ${kb(result.listing.before)} -> ${kb(result.listing.after)} (budget ${kb(result.listing.max)})` : '';
+          process.stdout.write(`${verb} ${result.archived.length} run${result.archived.length === 1 ? '' : 's'}; ${result.live} live${listed}.\n`);
           if (result.push)
             process.stdout.write(
               result.push.archiveLanded ? `Pushed the archive; live branches: ${result.push.message}\n` : `Not pushed: ${result.push.message}\n`,

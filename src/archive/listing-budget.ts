@@ -1,0 +1,54 @@
+/**
+ * The listing budget of the live branch. AgentV's Dashboard lists runs with one
+ * `git ls-tree -r --name-only` of the whole results branch into a 1 MiB buffer, and lists nothing
+ * at all once the output is larger. What fills it is paths, not runs: a run of 50 tests lists
+ * about 14 KB, a run of 3 tests under 1 KB. So a count of runs (keep_runs) cannot keep the
+ * Dashboard alive on its own; the rollover also archives the oldest live runs until the listing
+ * fits this budget, whatever their age.
+ */
+import { lsTree, type Repo } from '../git/index.js';
+
+/** AgentV's buffer is 1 MiB; 768 KiB leaves room for the runs published between two rollovers. */
+export const DEFAULT_MAX_LISTING_BYTES = 768 * 1024;
+
+export interface ListingSize {
+  /** Bytes of `git ls-tree -r --name-only` of the tip: each path and its newline. */
+  total: number;
+  /** The same, per top-level directory (a run at the root, `.indexes`, ...). */
+  byDir: Map<string, number>;
+}
+
+/**
+ * Paths git would quote (control characters, `"`, non-ASCII under core.quotePath) print a few
+ * bytes longer than counted here; run directories and our file names never need quoting.
+ */
+export async function listingSize(repo: Repo, tip: string): Promise<ListingSize> {
+  const byDir = new Map<string, number>();
+  let total = 0;
+  for (const e of await lsTree(repo, tip, { recursive: true })) {
+    const bytes = Buffer.byteLength(e.path) + 1;
+    total += bytes;
+    const slash = e.path.indexOf('/');
+    const dir = slash === -1 ? e.path : e.path.slice(0, slash);
+    byDir.set(dir, (byDir.get(dir) ?? 0) + bytes);
+  }
+  return { total, byDir };
+}
+
+/**
+ * The runs to archive, oldest first, so that the listing left is at most `max` bytes once the
+ * already expired runs are gone. `newestFirst` are the catalogued live runs; the newest one always
+ * stays (archiving the run just published would leave the Dashboard empty, not smaller).
+ */
+export function overBudget<T extends { path: string }>(size: ListingSize, newestFirst: T[], expired: ReadonlySet<string>, max: number): T[] {
+  let bytes = size.total;
+  for (const path of expired) bytes -= size.byDir.get(path) ?? 0;
+  const out: T[] = [];
+  for (let i = newestFirst.length - 1; i > 0 && bytes > max; i--) {
+    const r = newestFirst[i]!;
+    if (expired.has(r.path)) continue;
+    out.push(r);
+    bytes -= size.byDir.get(r.path) ?? 0;
+  }
+  return out;
+}
