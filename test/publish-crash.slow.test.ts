@@ -83,7 +83,10 @@ describe('kill -9 in the middle of a publish', () => {
     for (let i = 1; i <= ITERATIONS; i++) {
       const ws = workspaces[i]!;
       const before = { r: await tip(user.work, RESULTS_REF), a: await tip(user.work, ARTIFACTS_REF) };
-      const delay = Math.floor(random() * typical * 1.1);
+      // Odd iterations kill late (up to 1.5x the warm publish: some after the ref update, or after
+      // the end), even ones early (before it): both classes of kill point are hit whatever the load,
+      // where one range over the whole publish missed the late class on a loaded machine (10 of 10 early).
+      const delay = Math.floor(i % 2 === 1 ? (0.5 + random()) * typical : random() * 0.6 * typical);
       const proc = startDetached(['publish', ws.dir], user.work);
       await sleep(delay);
       try {
