@@ -134,6 +134,10 @@ export function irregularEntries(root: string, limit = 20): { path: string; what
   return out;
 }
 
+function badMessage(check: RunPathCheck): string | null {
+  return check.kind === 'bad' ? check.message : null;
+}
+
 /** Every path field an index row can carry (result_dir is a directory, the others files). */
 export const ROW_PATH_FIELDS = [
   'result_dir',
@@ -156,7 +160,12 @@ export const ROW_PATH_FIELDS = [
  */
 export async function runPathProblems(dir: string, rows: readonly Record<string, unknown>[], rowLines: readonly number[] = []): Promise<string[]> {
   const problems: string[] = [];
-  const realDir = await realpath(dir);
+  // One walk of the folder first. With no link and no special file anywhere under the run, a
+  // lexically safe path can only name a regular file or directory inside it, or nothing: the
+  // per-path look at the disk (three system calls each, thousands of paths in a big run) is only
+  // needed to explain a problem the walk found.
+  const irregular = irregularEntries(dir);
+  const realDir = irregular.length > 0 ? realpathSync.native(dir) : '';
   for (let i = 0; i < rows.length && problems.length < 20; i++) {
     const row = rows[i]!;
     const where = `index.jsonl:${rowLines[i] ?? i + 1}`;
@@ -169,11 +178,11 @@ export async function runPathProblems(dir: string, rows: readonly Record<string,
         problems.push(`${where}: ${field} is not a string`);
         continue;
       }
-      const at = await checkRunPath(dir, rel, realDir);
-      if (at.kind === 'bad') problems.push(`${where}: ${field} ${at.message}`);
+      const message = irregular.length > 0 ? badMessage(checkRunPathSync(dir, rel, realDir)) : unsafePathMessage(rel);
+      if (message !== null) problems.push(`${where}: ${field} ${message}`);
     }
   }
-  for (const e of irregularEntries(dir)) problems.push(`${e.path} is ${e.what} — only regular files are published; replace it by the file itself or remove it`);
+  for (const e of irregular) problems.push(`${e.path} is ${e.what} — only regular files are published; replace it by the file itself or remove it`);
   return problems;
 }
 
