@@ -19,6 +19,7 @@ import {
   type FileChange,
   type Repo,
 } from '../src/git/index.js';
+import { fastImportEnv } from '../src/git/fast-import.js';
 import {
   commitFiles,
   git,
@@ -333,6 +334,39 @@ describe('writeCommit', () => {
     expect((await lsTree(repo, result.commit)).map((e) => e.path)).toEqual(['a.txt']);
     await expect(writeCommit(repo, { parent: alone.commit, onRoot: rootSpec, files: [], message: 'x', author: TEST_AUTHOR })).rejects.toThrow(/onRoot/);
     await fsckStrict(repo);
+  });
+});
+
+describe("fast-import's malloc setting", () => {
+  it("raises glibc's trim threshold, and a user's own tunables still apply (theirs come last, so theirs win)", () => {
+    expect(fastImportEnv(undefined)).toEqual({ GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=33554432' });
+    expect(fastImportEnv('glibc.malloc.trim_threshold=4096:glibc.malloc.arena_max=2')).toEqual({
+      GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=33554432:glibc.malloc.trim_threshold=4096:glibc.malloc.arena_max=2',
+    });
+  });
+
+  it('writes the same objects whatever the setting: a stream of similar blobs that delta against each other', async () => {
+    const files = Array.from({ length: 60 }, (_, i) => ({
+      path: `run/t${String(i).padStart(3, '0')}/transcript.json`,
+      data: JSON.stringify({ turns: Array.from({ length: 40 }, (_, j) => ({ role: j % 2 ? 'assistant' : 'user', text: `turn ${j} of test ${i}` })) }),
+    }));
+    const ids: string[] = [];
+    const saved = process.env.GLIBC_TUNABLES;
+    try {
+      for (const setting of [undefined, 'glibc.malloc.trim_threshold=131072']) {
+        if (setting === undefined) delete process.env.GLIBC_TUNABLES;
+        else process.env.GLIBC_TUNABLES = setting;
+        const repo = await openRepo(await initRepo());
+        const written = await writeCommit(repo, { parent: null, files, message: 'm', author: TEST_AUTHOR });
+        await fsckStrict(repo);
+        ids.push(written.commit);
+      }
+    } finally {
+      if (saved === undefined) delete process.env.GLIBC_TUNABLES;
+      else process.env.GLIBC_TUNABLES = saved;
+    }
+    expect(ids[0]).toMatch(/^[0-9a-f]{40}$/);
+    expect(ids[1]).toBe(ids[0]);
   });
 });
 

@@ -55,6 +55,20 @@ export interface WrittenCommit {
   root?: string;
 }
 
+/**
+ * glibc's malloc gives freed memory at the top of the heap back to the kernel once more than
+ * `trim_threshold` (128 KiB by default) is free there. fast-import sets up and tears down ~256 KiB
+ * of zlib state for every object; when nothing longer-lived sits above it (a stream of similar
+ * blobs that delta against each other: transcripts), each object's state is handed back and
+ * faulted in again. Measured here on 598 transcripts: 0.53 s (0.33 s of it in the kernel, 30,000
+ * page faults) against 0.07 s with the threshold raised; other streams are unaffected. The objects
+ * written are the same. Other C libraries ignore the variable; a user's own tunables still apply.
+ */
+export function fastImportEnv(inherited: string | undefined = process.env.GLIBC_TUNABLES): { GLIBC_TUNABLES: string } {
+  // Ours first: a later setting of the same tunable (the user's) wins.
+  return { GLIBC_TUNABLES: ['glibc.malloc.trim_threshold=33554432', inherited].filter(Boolean).join(':') };
+}
+
 /** Stream is flushed to git in chunks of about this size, awaiting backpressure between them. */
 const CHUNK_BYTES = 1 << 20;
 const REV = /^[^\s\0]+$/;
@@ -87,6 +101,7 @@ export async function writeCommit(repo: Repo, opts: WriteCommitOptions): Promise
     // a second process per publish. Packs accumulate instead, and gcAuto() consolidates them
     // (gc.autoPackLimit) like it does after any fetch.
     config: { 'fastimport.unpackLimit': '0' },
+    env: fastImportEnv(),
   });
   const out: Buffer[] = [];
   proc.stdout.on('data', (c: Buffer) => out.push(c));
