@@ -1,59 +1,55 @@
 import type { Cli } from './program.js';
-import { registerExport } from './export.js';
-import { registerPublish } from './publish.js';
-import { registerReport } from './report.js';
-import { registerSchema } from './schema.js';
-import { registerSummary } from './summary.js';
-import { registerFailures } from './failures.js';
-import { registerShow } from './show.js';
-import { registerValidate } from './validate.js';
-import { registerCombine } from './combine.js';
-import { registerDelete } from './delete.js';
-import { registerCompare } from './compare.js';
-import { registerTrend } from './trend.js';
-import { registerAutoresearch } from './autoresearch.js';
-import { registerList } from './list.js';
-import { registerStatus } from './status.js';
-import { registerPull } from './pull.js';
-import { registerSync } from './sync.js';
-import { registerTag } from './tag.js';
-import { registerFeedback } from './feedback.js';
-import { registerDrivers } from './drivers.js';
-import { registerMergeDriver } from './merge-driver.js';
-import { registerWip } from './wip.js';
-import { registerExec } from './exec.js';
-import { registerDaemon } from './daemon.js';
-import { registerServe } from './serve.js';
-import { registerArchive } from './archive.js';
-import { registerExpire } from './expire.js';
 
-/** Every command the binary offers; one module per command. */
-export function registerCommands(cli: Cli): void {
-  registerExport(cli);
-  registerPublish(cli);
-  registerReport(cli);
-  registerSchema(cli);
-  registerSummary(cli);
-  registerFailures(cli);
-  registerShow(cli);
-  registerValidate(cli);
-  registerCombine(cli);
-  registerDelete(cli);
-  registerCompare(cli);
-  registerTrend(cli);
-  registerAutoresearch(cli);
-  registerList(cli);
-  registerStatus(cli);
-  registerPull(cli);
-  registerSync(cli);
-  registerTag(cli);
-  registerFeedback(cli);
-  registerDrivers(cli);
-  registerMergeDriver(cli);
-  registerWip(cli);
-  registerExec(cli);
-  registerDaemon(cli);
-  registerServe(cli);
-  registerArchive(cli);
-  registerExpire(cli);
+type Register = (cli: Cli) => void;
+
+/**
+ * Every command the binary offers, in the order `--help` lists them; one module per command, named
+ * by the command's first word. Each module is loaded only when needed: a command's start-up pays
+ * for its own code, not for the report, the Dashboard and the daemon (the shipped bundle is split
+ * at these imports; BENCHMARKS.md, "CLI start-up").
+ */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  export: () => import('./export.js').then((m) => m.registerExport),
+  publish: () => import('./publish.js').then((m) => m.registerPublish),
+  report: () => import('./report.js').then((m) => m.registerReport),
+  schema: () => import('./schema.js').then((m) => m.registerSchema),
+  summary: () => import('./summary.js').then((m) => m.registerSummary),
+  failures: () => import('./failures.js').then((m) => m.registerFailures),
+  show: () => import('./show.js').then((m) => m.registerShow),
+  validate: () => import('./validate.js').then((m) => m.registerValidate),
+  combine: () => import('./combine.js').then((m) => m.registerCombine),
+  delete: () => import('./delete.js').then((m) => m.registerDelete),
+  compare: () => import('./compare.js').then((m) => m.registerCompare),
+  trend: () => import('./trend.js').then((m) => m.registerTrend),
+  autoresearch: () => import('./autoresearch.js').then((m) => m.registerAutoresearch),
+  list: () => import('./list.js').then((m) => m.registerList),
+  status: () => import('./status.js').then((m) => m.registerStatus),
+  pull: () => import('./pull.js').then((m) => m.registerPull),
+  sync: () => import('./sync.js').then((m) => m.registerSync),
+  tag: () => import('./tag.js').then((m) => m.registerTag),
+  feedback: () => import('./feedback.js').then((m) => m.registerFeedback),
+  drivers: () => import('./drivers.js').then((m) => m.registerDrivers),
+  'merge-driver': () => import('./merge-driver.js').then((m) => m.registerMergeDriver),
+  wip: () => import('./wip.js').then((m) => m.registerWip),
+  exec: () => import('./exec.js').then((m) => m.registerExec),
+  daemon: () => import('./daemon.js').then((m) => m.registerDaemon),
+  serve: () => import('./serve.js').then((m) => m.registerServe),
+  archive: () => import('./archive.js').then((m) => m.registerArchive),
+  expire: () => import('./expire.js').then((m) => m.registerExpire),
+};
+
+/** The command names, in help order. */
+export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
+
+/**
+ * Registers what this invocation can reach: only the named command when the first argument names
+ * one (`publish …`, `merge-driver …`), nothing for `--version`, and every command otherwise (the
+ * overview help, an unknown command's "did you mean", no arguments at all).
+ */
+export async function registerCommands(cli: Cli, argv: readonly string[]): Promise<void> {
+  const first = argv[2];
+  if (first === '-v' || first === '--version') return;
+  const names = first !== undefined && Object.hasOwn(COMMANDS, first) ? [first] : COMMAND_NAMES;
+  const registers = await Promise.all(names.map((name) => COMMANDS[name]!()));
+  for (const register of registers) register(cli);
 }

@@ -14,6 +14,6 @@ const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
 
 const cli = new Cli('agentv-results', version);
-registerCommands(cli);
+await registerCommands(cli, process.argv);
 const code = await cli.run(process.argv);
 if (code !== undefined) process.exitCode = code;
