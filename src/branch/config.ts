@@ -31,6 +31,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import * as z from 'zod';
 import { AgentvResultsError } from '../util/errors.js';
+import { yamlParser } from '../util/yaml.js';
 
 export const DEFAULT_RESULTS_BRANCH = 'agentv/results/v1';
 export const DEFAULT_ARTIFACTS_BRANCH = 'agentv/artifacts/v1';
@@ -195,9 +196,8 @@ export async function loadResultsConfig(
   let project: Project | null = null;
   if (file) {
     let doc: unknown;
-    // Loaded only when there is a file to parse: the YAML parser is ~70 modules, a noticeable share
-    // of the start-up of every command (and of every CI machine's publish).
-    const { parse: parseYaml } = await import('yaml');
+    // Loaded only when there is a file to parse (util/yaml.ts).
+    const parseYaml = await yamlParser();
     try {
       doc = parseYaml(await readFile(file, 'utf8'));
     } catch (err) {

@@ -16,8 +16,8 @@
  * Web UIs of git hosts (GitHub, GitLab merge buttons) never run custom drivers: merge sync branches
  * with `sync --resolve` or locally with the drivers installed.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset, openRepo, type Repo } from '../git/index.js';
 import type { MergeKind } from './index.js';
@@ -27,12 +27,26 @@ const DRIVERS: { kind: MergeKind; section: string; name: string }[] = [
   { kind: 'json', section: 'merge.agentv-json', name: 'agentv-results: JSON union of tags/feedback overlays' },
 ];
 
-/** Absolute path of this package's CLI entry (dist/cli/main.js), also when running from sources. */
+/**
+ * Absolute path of this package's CLI entry (dist/cli/main.js): found from the package root, the
+ * nearest folder above this module with our package.json. This module runs from dist/merge/ (the
+ * library), from a chunk in dist/cli/chunks/ (the shipped CLI) or from src/merge/ (tests).
+ */
 export function cliEntryPath(): string {
-  const here = fileURLToPath(import.meta.url);
-  // Compiled: dist/merge/install.js -> dist/cli/main.js. From sources (tests): src/... -> dist/...
-  if (here.endsWith('.js')) return resolve(dirname(here), '../cli/main.js');
-  return join(resolve(dirname(here), '../..'), 'dist', 'cli', 'main.js');
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let up = 0; up < 6; up++) {
+    if (isOurPackage(join(dir, 'package.json'))) return join(dir, 'dist', 'cli', 'main.js');
+    dir = dirname(dir);
+  }
+  throw new Error(`agentv-results: no package.json of agentv-results above ${fileURLToPath(import.meta.url)}`);
+}
+
+function isOurPackage(file: string): boolean {
+  try {
+    return (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name === 'agentv-results';
+  } catch {
+    return false;
+  }
 }
 
 /** POSIX shell single quoting: safe for any path (spaces, quotes, `$`). */

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { findConfigFile } from '../branch/config.js';
 import type { TargetOptions } from '../branch/target.js';
 import { resolve } from 'node:path';
+import { yamlParser } from '../util/yaml.js';
 
 export interface ProjectEntry {
   id: string;
@@ -15,7 +16,7 @@ export async function listProjects(base: TargetOptions): Promise<{ config: strin
   if (!file) return { config: null, projects: [] };
   let doc: unknown;
   try {
-    const { parse } = await import('yaml');
+    const parse = await yamlParser();
     doc = parse(await readFile(file, 'utf8'));
   } catch {
     // loadResultsConfig reports a broken file on the first real request; the picker just stays empty
