@@ -33,8 +33,8 @@
  *   - no sync branch unless a conflict was injected this round, and none after resolving;
  *   - `git fsck --strict --no-dangling` of the remote is clean; both branch tips only moved forward.
  *
- * Sizes: AGENTV_SOAK_ROUNDS (default 2: `npm test`), AGENTV_SOAK_CLONES (3), AGENTV_SOAK_OPS
- * (operations per clone per round, 3). `npm run test:soak` runs 20 rounds. AGENTV_SOAK_SEED replays
+ * Sizes: AGENTV_SOAK_ROUNDS (default 1: `npm test`), AGENTV_SOAK_CLONES (3), AGENTV_SOAK_OPS
+ * (operations per clone per round, 4). `npm run test:soak` runs 20 rounds of 3. AGENTV_SOAK_SEED replays
  * a seed (printed on failure and in the summary line); the operations each clone draws are
  * deterministic per seed, their interleaving across clones is not (they run in parallel).
  * AGENTV_SOAK_REPORT=<file> also writes the summary as JSON there.

@@ -6,8 +6,8 @@ const intEnv = (name: string, fallback: number): number => {
   return v === undefined || v === '' ? fallback : Number(v);
 };
 
-export const ROUNDS = intEnv('AGENTV_SOAK_ROUNDS', 2);
+export const ROUNDS = intEnv('AGENTV_SOAK_ROUNDS', 1);
 export const CLONES = intEnv('AGENTV_SOAK_CLONES', 3);
 /** Operations per clone per round. */
-export const OPS = intEnv('AGENTV_SOAK_OPS', 3);
+export const OPS = intEnv('AGENTV_SOAK_OPS', 4);
 export const SEED = intEnv('AGENTV_SOAK_SEED', Date.now() % 1_000_000);
