@@ -98,11 +98,12 @@ async function streamTo(proc, pieces) {
 }
 
 /** The floor: every file of the workspace read and streamed into ONE `git fast-import` commit. */
-export async function rawFastImport(repo, wsDir, prefix) {
+export async function rawFastImport(repo, wsDir, prefix, { from = null } = {}) {
   const files = await listFiles(wsDir);
-  const proc = git.spawnGit(['fast-import', '--quiet', '--done'], { gitDir: join(repo, '.git') });
+  // With a parent (`from`): the commit builds on that tree, as a publish onto an existing branch does.
+  const proc = git.spawnGit(['fast-import', '--quiet', '--done', ...(from ? ['--force'] : [])], { gitDir: join(repo, '.git') });
   proc.stdout.resume();
-  const pieces = [`commit refs/heads/floor\ncommitter Bench <bench@example.invalid> 1767225600 +0000\ndata 5\nfloor\n`];
+  const pieces = [`commit refs/heads/floor\ncommitter Bench <bench@example.invalid> 1767225600 +0000\ndata 5\nfloor\n${from ? `from ${from}\n` : ''}`];
   for (const f of files) {
     const data = await readFile(join(wsDir, f));
     pieces.push(`M 100644 inline "${prefix}/${f}"\ndata ${data.length}\n`, data, '\n');
