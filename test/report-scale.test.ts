@@ -120,9 +120,7 @@ describe(`report of a ${fmt(ROWS)}-test run`, () => {
       const matching = index.filter((id) => id === query).length;
       expect(matching).toBeGreaterThan(0);
       await page.fill('#f-q', query);
-      await expect
-        .poll(() => page.locator('#page-info').textContent())
-        .toBe(`Showing 1–${matching} of ${fmt(matching)} (filtered from ${fmt(ROWS)})`);
+      await expect.poll(() => page.locator('#page-info').textContent()).toBe(`Showing 1–${matching} of ${fmt(matching)} (filtered from ${fmt(ROWS)})`);
       expect(errors).toEqual([]);
       expect(requests).toEqual([pathToFileURL(report.out).href]);
     } finally {
