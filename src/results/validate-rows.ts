@@ -13,7 +13,7 @@ import { lstat, readFile } from 'node:fs/promises';
 import type * as z from 'zod';
 import { AttemptTimingSchema, GradingSchema, MetricsSchema, ResultSchema, TranscriptSchema, type IndexRow } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
-import { checkRunPath } from '../util/run-files.js';
+import { checkRunPathSync } from '../util/run-files.js';
 import { rangeProblems } from '../model/ranges.js';
 import { identityFieldsOf, projectionIdentity } from '../derive/identity.js';
 import type { ValidationProblem } from './validate-types.js';
@@ -58,9 +58,13 @@ function firstIssue(error: z.ZodError): string {
 
 type Located = { kind: 'ok'; abs: string; isDir: boolean } | { kind: 'missing' } | { kind: 'bad'; message: string };
 
-/** Resolve a manifest path: unsafe, missing, escaping via a symlink, a pipe/device, or the absolute path (the check every reading command shares). */
+/**
+ * Resolve a manifest path: unsafe, missing, escaping via a symlink, a pipe/device, or the absolute
+ * path (the check every reading command shares). The synchronous twin: a big run names thousands of
+ * paths, and three sequential thread-pool round trips per path were most of `validate`'s time.
+ */
 async function locate(ctx: RowCheckContext, rel: string): Promise<Located> {
-  return checkRunPath(ctx.dir, rel, ctx.realDir);
+  return checkRunPathSync(ctx.dir, rel, ctx.realDir);
 }
 
 async function sha256File(path: string): Promise<string> {
