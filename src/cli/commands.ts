@@ -39,7 +39,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
 };
 
 /** The command names, in help order. */
-export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
+const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
 
 /**
  * Registers what this invocation can reach: only the named command when the first argument names

@@ -7,14 +7,12 @@ import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { runDaemon } from '../daemon/daemon.js';
 import type { ArchiveScheduleOptions } from '../daemon/archive-schedule.js';
 import { createLogger } from '../daemon/log.js';
-import { registerDaemonStatusSections } from '../daemon/status-sections.js';
 import { numberFlag, oneOf, parseDuration, runCommand, UsageError } from './errors.js';
 import { pushFlag } from './wip.js';
 import { SERVE_OPTIONS, startServeFromFlags } from './serve.js';
 import type { RunningServer } from '../serve/index.js';
 
 export function registerDaemon(cli: Cli): void {
-  registerDaemonStatusSections();
   const daemon = cli
     .command('daemon', 'Watch the results root: checkpoint runs in progress, publish and push finished ones; queued work survives restarts and offline periods')
     .option('--root <dir>', 'Results root to watch (default .agentv/results)')

@@ -6,12 +6,10 @@ import type { Cli } from './program.js';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { execRun } from '../daemon/exec.js';
 import { createLogger } from '../daemon/log.js';
-import { registerDaemonStatusSections } from '../daemon/status-sections.js';
 import { exitCodeFor, numberFlag, oneOf, runCommand, UsageError } from './errors.js';
 import { pushFlag } from './wip.js';
 
 export function registerExec(cli: Cli): void {
-  registerDaemonStatusSections();
   cli
     .command('exec [...command]', 'Run an eval command, checkpoint its run workspace while it runs, publish it when it exits (put the command after --)')
     .option('--out <run-dir>', 'The run workspace the command writes (default: any run that appears under --root)')

@@ -3,7 +3,6 @@ import { describeSyncBranch } from '../sync/fallback.js';
 import type { PushOutcome } from '../sync/push-branches.js';
 import { sync } from '../sync/sync.js';
 import { resolveSyncBranch } from '../sync/resolve.js';
-import { registerSyncStatus } from '../history/sync-status.js';
 import { EXIT, runCommand } from './errors.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { green, printJson, yellow } from './format.js';
@@ -23,7 +22,6 @@ export function pushLines(outcome: PushOutcome): string[] {
 
 export function registerSync(cli: Cli): void {
   // The status command lists open sync branches through its section registry.
-  registerSyncStatus();
   cli
     .command(
       'sync',

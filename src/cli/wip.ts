@@ -6,7 +6,6 @@ import type { Cli, CommandBuilder, Flags } from './program.js';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { resolveTarget } from '../branch/target.js';
 import { cleanWip, listWip, recoverWip, WipError, WipSession, type CheckpointResult, type WipEvent } from '../wip/index.js';
-import { registerDaemonStatusSections } from '../daemon/status-sections.js';
 import { inspectRun } from '../daemon/runs.js';
 import { onSignals, signalStatus } from '../daemon/signals.js';
 import { numberFlag, parseDuration, runCommand, UsageError } from './errors.js';
@@ -186,7 +185,6 @@ function withTarget(b: CommandBuilder): CommandBuilder {
 }
 
 export function registerWip(cli: Cli): void {
-  registerDaemonStatusSections();
   cli.group('wip', 'WIP checkpoints of in-progress runs: checkpoint, list, recover, clean');
   withTarget(
     cli
