@@ -9,5 +9,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: ['default'],
+    // The built CLI that test/helpers/cli-in-process.ts runs inside the test process is loaded by
+    // node itself, as the binary loads it, not transformed module by module.
+    server: { deps: { external: [/\/dist\//] } },
   },
 });

@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.js';
+import { spawnCli as runCli } from './helpers/cli.js';
 
 const CLI_DIR = join(import.meta.dirname, '..', 'dist', 'cli');
 const MAIN = join(CLI_DIR, 'main.js');

@@ -13,7 +13,7 @@ import { expect } from 'vitest';
 import { rng, syntheticRow } from '../bench/synthetic.mjs';
 import { exportRun } from '../src/derive/export.js';
 import { openRepo, readBlobs, resolveRef, runGit, lsTree } from '../src/git/index.js';
-import { runCli, type CliResult } from './helpers/cli.js';
+import { runCli, spawnCli, type CliResult } from './helpers/cli.js';
 import { gitEnvForTests, makeTempDir, snapshotCheckout, startGitDaemonOn, type GitDaemon, type UserRepoFixture } from './helpers/git-fixtures.js';
 
 export const RESULTS_REF = 'refs/heads/agentv/results/v1';
@@ -70,9 +70,16 @@ export async function makeRunWorkspace(spec: RunSpec = {}): Promise<RunWorkspace
   return { dir: res.outDir ?? out, runId: res.runId };
 }
 
+type CliCallOptions = { env?: Record<string, string | undefined>; timeoutMs?: number };
+
 /** The built CLI with the isolated git environment (identity, no user config). */
-export function cli(args: string[], cwd: string, opts: { env?: Record<string, string | undefined>; timeoutMs?: number } = {}): Promise<CliResult> {
+export function cli(args: string[], cwd: string, opts: CliCallOptions = {}): Promise<CliResult> {
   return runCli(args, { cwd, env: { ...gitEnvForTests(), ...opts.env }, timeoutMs: opts.timeoutMs ?? 90_000 });
+}
+
+/** `cli` as a real process, for commands that run at the same time as others. */
+export function cliProcess(args: string[], cwd: string, opts: CliCallOptions = {}): Promise<CliResult> {
+  return spawnCli(args, { cwd, env: { ...gitEnvForTests(), ...opts.env }, timeoutMs: opts.timeoutMs ?? 90_000 });
 }
 
 /** Runs `fn` and asserts the user's HEAD, index bytes, worktree files, status, stash, other refs and config did not change. */

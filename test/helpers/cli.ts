@@ -1,6 +1,13 @@
-/** Run the built CLI (dist/cli/main.js) as a real process, the way a user does. */
+/**
+ * Run the CLI the way a user does. `runCli` runs the built commands inside the test process
+ * (cli-in-process.ts says what is swapped in and why); `spawnCli` starts dist/cli/main.js as a
+ * real process, for tests whose subject is the process: the bundle, stdin, signals, kill -9, a
+ * broken pipe, or commands running at the same time. AGENTV_TEST_CLI=process makes every runCli a
+ * real process too (`npm run test:binary`).
+ */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { runCliInProcess } from './cli-in-process.js';
 import { REPO_ROOT } from './fixtures.js';
 
 export const CLI_PATH = join(REPO_ROOT, 'dist/cli/main.js');
@@ -11,10 +18,23 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(
-  args: string[],
-  opts: { cwd?: string; input?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
-): Promise<CliResult> {
+export interface CliOptions {
+  cwd?: string;
+  /** Standard input; a command given input runs as a process. */
+  input?: string;
+  env?: Record<string, string | undefined>;
+  /** Only for a process: killed (SIGKILL) after this long. */
+  timeoutMs?: number;
+}
+
+const ALWAYS_SPAWN = process.env.AGENTV_TEST_CLI === 'process';
+
+export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  if (ALWAYS_SPAWN || opts.input !== undefined) return spawnCli(args, opts);
+  return runCliInProcess(args, opts);
+}
+
+export function spawnCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [CLI_PATH, ...args], {
       cwd: opts.cwd,

@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exportRun } from '../../../src/derive/export.js';
 import { openRepo, readBlobs } from '../../../src/git/index.js';
-import { cli } from '../../publish-helpers.js';
+import { cliProcess } from '../../publish-helpers.js';
 import type { CliResult } from '../cli.js';
 import { makeTempDir } from '../git-fixtures.js';
 import { type CheckReport, checkRemote, newCheckState } from './check.js';
@@ -57,8 +57,9 @@ export class Soak {
     return { AGENTV_RESULTS_HOST: c.host };
   }
 
+  /** Clones work at the same time, each command a process of its own, as on separate machines. */
   async cli(c: Clone, args: string[]): Promise<CliResult> {
-    return cli(args, c.dir, { env: this.env(c), timeoutMs: 180_000 });
+    return cliProcess(args, c.dir, { env: this.env(c), timeoutMs: 180_000 });
   }
 
   async feedback(c: Clone, run: SoakRun, test: string, reviewer: string, text: string, push: boolean): Promise<CliResult> {
