@@ -112,7 +112,7 @@ it(`stays consistent: ${CLONES} clones x ${ROUNDS} rounds x ${OPS} operations of
 
 it('the invariant checker reports each kind of inconsistency on a remote broken that way', async () => {
   const world = await makeWorld(1);
-  const soak = new Soak(world.clones, world.remote, world.reader);
+  const soak = new Soak(world.clones, world.remote, world.reader, true);
   const c = world.clones[0]!;
   try {
     await opNew(soak, c, seeded(5));

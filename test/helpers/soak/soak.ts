@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exportRun } from '../../../src/derive/export.js';
 import { openRepo, readBlobs } from '../../../src/git/index.js';
-import { cliProcess } from '../../publish-helpers.js';
+import { cli, cliProcess } from '../../publish-helpers.js';
 import type { CliResult } from '../cli.js';
 import { makeTempDir } from '../git-fixtures.js';
 import { type CheckReport, checkRemote, newCheckState } from './check.js';
@@ -43,6 +43,8 @@ export class Soak {
     readonly clones: Clone[],
     readonly remote: string,
     readonly reader: string,
+    /** Only for one clone working alone (the checker's own test): commands in the test process. */
+    private readonly sequential = false,
   ) {}
 
   violate(msg: string): void {
@@ -59,7 +61,7 @@ export class Soak {
 
   /** Clones work at the same time, each command a process of its own, as on separate machines. */
   async cli(c: Clone, args: string[]): Promise<CliResult> {
-    return cliProcess(args, c.dir, { env: this.env(c), timeoutMs: 180_000 });
+    return (this.sequential ? cli : cliProcess)(args, c.dir, { env: this.env(c), timeoutMs: 180_000 });
   }
 
   async feedback(c: Clone, run: SoakRun, test: string, reviewer: string, text: string, push: boolean): Promise<CliResult> {
