@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    setupFiles: ['test/helpers/cpu-report.ts'],
     // Tests spawn real git processes and Chromium; the machine has 2 cores.
     pool: 'forks',
     maxWorkers: 2,

@@ -7,7 +7,9 @@
  *   npm run bench -- tiers
  * BENCH_TIERS_FULL=n samples the full suite n times (default 1), BENCH_RUNS the fast tier (default 3).
  */
+import { readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ROOT, fmtMs, median, runMeasured } from './lib.mjs';
 
@@ -17,14 +19,21 @@ const FAST_RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const FULL_RUNS = Number(process.env.BENCH_TIERS_FULL ?? 1);
 const NPX = 'npx';
 
+/** CPU seconds of the processes this one has started and waited for (and theirs), from /proc. */
+function childCpuSeconds() {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) / 100;
+}
+
 /** Wall times of n runs; a run that fails is still timed, and counted as failed (its output tail is printed). */
-async function times(n, args) {
+async function times(n, args, env = {}) {
   const ms = [];
   let failed = 0;
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
     try {
-      await runMeasured(NPX, args, { cwd: ROOT });
+      await runMeasured(NPX, args, { cwd: ROOT, env: { ...process.env, ...env } });
     } catch (err) {
       failed++;
       process.stderr.write(`tiers: ${args.join(' ')} failed: ${err.message.slice(-3000)}\n`);
@@ -42,7 +51,17 @@ export async function run() {
   const build = await times(1, ['npm', 'run', 'build']);
   const lint = await times(FAST_RUNS, ['biome', 'ci', '.']);
   const fast = await times(FAST_RUNS, ['vitest', 'run', '--config', 'vitest.fast.config.ts']);
-  const full = await times(FULL_RUNS, ['vitest', 'run']);
+  // The last full run also logs each test file's CPU: its own process and the processes it waited for.
+  const cpuLog = join(os.tmpdir(), `agentv-tiers-cpu-${process.pid}.jsonl`);
+  rmSync(cpuLog, { force: true });
+  const full = await times(FULL_RUNS - 1, ['vitest', 'run']);
+  const cpu0 = childCpuSeconds();
+  const last = await times(1, ['vitest', 'run'], { AGENTV_TEST_CPU_LOG: cpuLog });
+  const cpuSeconds = childCpuSeconds() - cpu0;
+  full.push(...last);
+  full.failed += last.failed;
+  const split = cpuSplit(cpuLog, cpuSeconds, last[0]);
+  rmSync(cpuLog, { force: true });
   const loadAfter = os.loadavg()[0];
   const total = build[0] + median(lint) + median(full);
   const failures = [build, lint, fast, full].reduce((n, t) => n + t.failed, 0);
@@ -61,7 +80,37 @@ Whole processes started from the repository root, ${os.cpus().length} cores, Nod
 
 ${failedNote} CI's wall time is \`npm ci\` (and, on a machine without it, \`apt-get install chromium\`) plus the \`npm test\` row.
 
-Where the time goes (one full run measured with \`time\`, 2026-11-25): 11.0 min of user and 8.2 min of system CPU for 11.6 min of wall time, 82% of both cores; \`vitest --maxWorkers=3\` took 680 s against 648 s with 2. The suite is CPU-bound, and the CPU is process start-ups as on a user's machine: each CLI process ~0.24-0.35 s (bare node ~0.12 s), each real AgentV invocation ~1 s, Chromium for the browser suites, thousands of git processes. Under 6 minutes needs about 45% less CPU: running the CLI in-process where the process boundary is not what a test is about, and batching the AgentV side of the conformance comparisons.
+${split}
+
+Earlier (one full run measured with \`time\`, 2026-11-25): 11.0 min of user and 8.2 min of system CPU for 11.6 min of wall time, 82% of both cores; \`vitest --maxWorkers=3\` took 680 s against 648 s with 2. The suite is CPU-bound, and the CPU is process start-ups as on a user's machine: each CLI process ~0.24-0.35 s (bare node ~0.12 s), each real AgentV invocation ~1 s, Chromium for the browser suites, thousands of git processes. Under 6 minutes needs about 45% less CPU: running the CLI in-process where the process boundary is not what a test is about, and batching the AgentV side of the conformance comparisons.
 `;
   return { markdown };
+}
+
+/** Where the last full run's CPU went: the test processes themselves and the processes they started. */
+function cpuSplit(logFile, totalCpu, wallMs) {
+  let rows;
+  try {
+    rows = readFileSync(logFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+  } catch {
+    return 'The CPU log of the last run is missing.';
+  }
+  const self = rows.reduce((n, r) => n + r.self, 0);
+  const children = rows.reduce((n, r) => n + r.children, 0);
+  const top = rows
+    .sort((a, b) => b.self + b.children - (a.self + a.children))
+    .slice(0, 8)
+    .map((r) => `${r.file} ${(r.self + r.children).toFixed(0)} s (${((100 * r.children) / (r.self + r.children)).toFixed(0)}% in child processes)`)
+    .join('; ');
+  const cores = os.cpus().length;
+  return (
+    `Where the last full run's time went: ${(totalCpu / 60).toFixed(1)} min of CPU for ${fmtMs(wallMs)} of wall time ` +
+    `(${((100 * totalCpu) / (cores * (wallMs / 1000))).toFixed(0)}% of ${cores} cores). The ${rows.length} test files' own processes used ` +
+    `${self.toFixed(0)} s and the processes they started and waited for (git, Chromium, the real AgentV client, ` +
+    `the CLI where a test needs a real process) ${children.toFixed(0)} s; the rest is vitest and processes not waited for. ` +
+    `The heaviest files: ${top}.`
+  );
 }
