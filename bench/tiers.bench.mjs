@@ -82,7 +82,7 @@ ${failedNote} CI's wall time is \`npm ci\` (and, on a machine without it, \`apt-
 
 ${split}
 
-Earlier (one full run measured with \`time\`, 2026-11-25): 11.0 min of user and 8.2 min of system CPU for 11.6 min of wall time, 82% of both cores; \`vitest --maxWorkers=3\` took 680 s against 648 s with 2. The suite is CPU-bound, and the CPU is process start-ups as on a user's machine: each CLI process ~0.24-0.35 s (bare node ~0.12 s), each real AgentV invocation ~1 s, Chromium for the browser suites, thousands of git processes. Under 6 minutes needs about 45% less CPU: running the CLI in-process where the process boundary is not what a test is about, and batching the AgentV side of the conformance comparisons.
+Why it is not under 6 minutes (measured 2026-11-25): before, every test started the CLI as a node process, and one full run used 11.0 min of user and 8.2 min of system CPU for 11.6 min of wall time. The tests now run the CLI inside the test process unless the process is their subject (README, "How tests run the CLI"): vitest went from 672 s to 506-560 s (four runs) and the suite's CPU from about 19 to 14-15 min. It stays bound by the two cores: \`--maxWorkers=3\` took 506 s, and \`--no-isolate\` (no fresh process per test file) 506 s. What is left is mostly the real parts the tests must use, the child processes of the split above: on their own they are more than 4 minutes of both cores even if the tests cost nothing and packing were perfect, and the test processes' own work (our library driving git, fixtures, page checks) comes on top. At the 80-84% use measured, 6 minutes is about 600 s of CPU in all: it needs fewer real git, Chromium or AgentV processes, which here means fewer scenarios.
 `;
   return { markdown };
 }
@@ -110,7 +110,7 @@ function cpuSplit(logFile, totalCpu, wallMs) {
     `Where the last full run's time went: ${(totalCpu / 60).toFixed(1)} min of CPU for ${fmtMs(wallMs)} of wall time ` +
     `(${((100 * totalCpu) / (cores * (wallMs / 1000))).toFixed(0)}% of ${cores} cores). The ${rows.length} test files' own processes used ` +
     `${self.toFixed(0)} s and the processes they started and waited for (git, Chromium, the real AgentV client, ` +
-    `the CLI where a test needs a real process) ${children.toFixed(0)} s; the rest is vitest and processes not waited for. ` +
+    `the CLI where a test needs a real process) ${children.toFixed(0)} s, ${(children / cores / 60).toFixed(1)} min of all ${cores} cores; the rest is vitest and processes not waited for. ` +
     `The heaviest files: ${top}.`
   );
 }
