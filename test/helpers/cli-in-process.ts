@@ -87,7 +87,18 @@ export async function runCliInProcess(args: string[], opts: { cwd?: string; env?
     );
   }
   running = JSON.stringify(args);
-  const { Cli, registerCommands, version } = await load();
+  try {
+    return await runGuarded(args, opts);
+  } finally {
+    running = null;
+  }
+}
+
+async function runGuarded(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> }): Promise<InProcessResult> {
+  const { Cli, registerCommands, version } = await load().catch((err: Error) => {
+    modules = undefined;
+    throw new Error(`the built CLI could not be loaded from dist/cli (run \`npm run build\`): ${err.message}`);
+  });
   const argv = [process.execPath, join(REPO_ROOT, 'dist', 'cli', 'main.js'), ...args];
   const stdout: string[] = [];
   const stderr: string[] = [];
@@ -118,7 +129,6 @@ export async function runCliInProcess(args: string[], opts: { cwd?: string; env?
     else delete (process.stdin as { isTTY?: boolean }).isTTY;
     process.chdir(cwd);
     process.exitCode = exitCode;
-    running = null;
   }
   return { code, stdout: stdout.join(''), stderr: stderr.join('') };
 }
