@@ -56,6 +56,7 @@ describe('the in-process CLI answers as the binary does', () => {
     const dir = await makeTempDir('agentv-harness');
     const cwd = process.cwd();
     const env = { ...process.env };
+    const writes = { out: process.stdout.write, err: process.stderr.write };
     process.env.AGENTV_HARNESS_KEEP = 'kept';
     const r = await runCliInProcess(['summary', 'missing'], { cwd: dir, env: { AGENTV_HARNESS_KEEP: undefined, AGENTV_HARNESS_SET: 'x' } });
     expect(r.code).toBe(2);
@@ -64,6 +65,8 @@ describe('the in-process CLI answers as the binary does', () => {
     expect(process.env.AGENTV_HARNESS_KEEP).toBe('kept');
     expect(process.env.AGENTV_HARNESS_SET).toBeUndefined();
     expect(process.exitCode ?? 0).toBe(0);
+    expect(process.stdout.write).toBe(writes.out);
+    expect(process.stderr.write).toBe(writes.err);
     delete process.env.AGENTV_HARNESS_KEEP;
     expect(process.env).toEqual(env);
   });

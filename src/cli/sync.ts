@@ -21,7 +21,6 @@ export function pushLines(outcome: PushOutcome): string[] {
 }
 
 export function registerSync(cli: Cli): void {
-  // The status command lists open sync branches through its section registry.
   cli
     .command(
       'sync',
