@@ -82,13 +82,19 @@ describe('kill -9 in the middle of a publish', () => {
     const typical = performance.now() - t0;
 
     const outcomes = { neither: 0, both: 0 };
+    // Odd iterations kill late, even ones early, so both classes of kill point (before the ref
+    // update, and after it or after the end) are hit. A fixed range around the warm publish's time
+    // missed the late class on a loaded CI machine (10 of 10 "neither", with kills at up to 1.5x),
+    // because later publishes ran slower than the warm one. So each range adapts: a late kill that
+    // still landed before the ref update doubles the late range; an early kill that came after it
+    // halves the early range. Five late kills reach 16x the warm time, past any publish here.
+    let lateScale = 1;
+    let earlyScale = 1;
     for (let i = 1; i <= ITERATIONS; i++) {
       const ws = workspaces[i]!;
       const before = { r: await tip(user.work, RESULTS_REF), a: await tip(user.work, ARTIFACTS_REF) };
-      // Odd iterations kill late (up to 1.5x the warm publish: some after the ref update, or after
-      // the end), even ones early (before it): both classes of kill point are hit whatever the load,
-      // where one range over the whole publish missed the late class on a loaded machine (10 of 10 early).
-      const delay = Math.floor(i % 2 === 1 ? (0.5 + random()) * typical : random() * 0.6 * typical);
+      const late = i % 2 === 1;
+      const delay = Math.floor(late ? (0.5 + random()) * typical * lateScale : random() * 0.6 * typical * earlyScale);
       const proc = startDetached(['publish', ws.dir], user.work);
       await sleep(delay);
       try {
@@ -96,13 +102,17 @@ describe('kill -9 in the middle of a publish', () => {
       } catch {
         // already finished: a kill after the end is one of the points too
       }
-      await proc.exited;
+      const ended = await proc.exited;
       await drain(proc.pid);
+      // A publish that ended before the kill must have succeeded: a failing one would read as "neither".
+      if (ended.signal === null) expect(ended.code, `iteration ${i}: the publish ended on its own, with an error`).toBe(0);
 
       const after = { r: await tip(user.work, RESULTS_REF), a: await tip(user.work, ARTIFACTS_REF) };
       const moved = { r: after.r !== before.r, a: after.a !== before.a };
       expect(moved.r, `iteration ${i} (seed ${seed}, delay ${delay} ms): results moved ${moved.r}, artifacts moved ${moved.a}`).toBe(moved.a);
       outcomes[moved.r ? 'both' : 'neither']++;
+      if (late && !moved.r) lateScale *= 2;
+      if (!late && moved.r) earlyScale /= 2;
       await expectPointersResolve(user.work);
       await expectFsckClean(user.work);
 
@@ -119,7 +129,7 @@ describe('kill -9 in the middle of a publish', () => {
     // Nothing of ours is left lying in the git directory: no lock, no crash report, no temp pack.
     const leftovers = readdirSync(join(user.work, '.git')).filter((n) => /^agentv-results\.lock\.|^fast_import_crash_/.test(n));
     const tmpPacks = readdirSync(join(user.work, '.git/objects/pack')).filter((n) => n.startsWith('tmp_'));
-    console.log(JSON.stringify({ seed, typical: Math.round(typical), outcomes, leftovers, tmpPacks }));
+    console.log(JSON.stringify({ seed, typical: Math.round(typical), lateScale, earlyScale, outcomes, leftovers, tmpPacks }));
     expect(leftovers).toEqual([]);
     // Kill points before and after the ref update were both exercised.
     expect(outcomes.neither, JSON.stringify(outcomes)).toBeGreaterThan(0);
