@@ -101,7 +101,7 @@ function hostCpu() {
  * What the figure means on the machine it was measured on. The suite's wall time follows the
  * shared host far more than any change of ours, and the guest's load average does not show it
  * (it counts the suite's own processes): the same work cost 14-15 min of CPU on 2026-11-25 and
- * 5.3 min on 2026-11-26. So the row is read with the CPU it cost and the time stolen.
+ * 5.1-5.3 min on 2026-11-26. So the row is read with the CPU it cost and the time stolen.
  */
 function machineNote(totalMs, cpuMin, stealPct) {
   const history =
