@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     setupFiles: ['test/helpers/cpu-report.ts'],
+    // Unpack the npm registry's Chromium once, before the browser tests' workers start.
+    globalSetup: ['test/helpers/chromium-setup.ts'],
     // Tests spawn real git processes and Chromium; the machine has 2 cores.
     pool: 'forks',
     maxWorkers: 2,

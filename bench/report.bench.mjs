@@ -12,24 +12,13 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { CHROMIUM_ARGS, chromiumExecutable } from '../scripts/chromium.mjs';
 import { CLI, fmtMs, fmtRatio, median, runMeasured } from './lib.mjs';
 import { writeSyntheticResults } from './synthetic.mjs';
 
 const ROWS = 10_000;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
-const LAUNCH = {
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-};
+const LAUNCH = { executablePath: await chromiumExecutable(), args: CHROMIUM_ARGS };
 
 const BASELINE = `
 import { readFileSync } from 'node:fs';

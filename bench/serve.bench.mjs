@@ -18,22 +18,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fmtMs, fmtRatio, median, ROOT } from './lib.mjs';
 import { freshRepo, git, isolateGitEnv, makeWorkspace, seedRuns } from './publish-lib.mjs';
+import { CHROMIUM_ARGS, chromiumExecutable } from '../scripts/chromium.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const REQUESTS = 15;
-const LAUNCH = {
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-};
+const LAUNCH = { executablePath: await chromiumExecutable(), args: CHROMIUM_ARGS };
 const AGENTV = join(ROOT, '../shared/agentv-client/agentv');
 
 async function seededRepo(work, name, template, count) {

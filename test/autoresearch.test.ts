@@ -9,32 +9,20 @@ import { mkdir, mkdtemp, readFile, rm, writeFile, appendFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readIterations, recordCycle } from '../src/index.js';
 import { trajectoryFragment } from '../src/autoresearch/index.js';
 import { runCli } from './helpers/cli.js';
+import { launchChromium } from './helpers/browser.js';
 
-const LAUNCH = {
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-};
 const XSS = `</script><script>alert(1)</script><img src=x onerror="alert(2)"><!-- & 'quote'`;
 
 let tmp: string;
 let browser: Browser;
 beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'agentv-autoresearch-'));
-  browser = await chromium.launch(LAUNCH);
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -5,10 +5,11 @@
  */
 import { rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { makeTempDir } from './helpers/git-fixtures.js';
+import { launchChromium } from './helpers/browser.js';
 
 const XSS = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script>';
 
@@ -70,19 +71,7 @@ describe('overlays in show, failures and report', () => {
     const out = join(dir, 'report.html');
     const r = await runCli(['report', 'run', '--out', out], { cwd: dir });
     expect(r.code, r.stderr).toBe(0);
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     const page = await browser.newPage();
     await page.goto(`file://${out}`);
     await page.waitForSelector('html[data-ready="true"]');

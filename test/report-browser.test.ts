@@ -9,32 +9,19 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportRun } from '../src/derive/export.js';
 import { generateReport } from '../src/report/generate.js';
 import { runCli } from './helpers/cli.js';
 import { describeWithFixtures, fixtureFiles } from './helpers/fixtures.js';
-
-const LAUNCH = {
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-};
+import { launchChromium } from './helpers/browser.js';
 
 let browser: Browser;
 let tmp: string;
 beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'report-browser-'));
-  browser = await chromium.launch(LAUNCH);
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

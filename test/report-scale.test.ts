@@ -10,24 +10,12 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
+import { launchChromium } from './helpers/browser.js';
 
-const LAUNCH = {
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-};
 const ROWS = Number(process.env.AGENTV_REPORT_SCALE_ROWS || 2_000);
 const fmt = (n: number): string => n.toLocaleString('en-US');
 // Exporting 10,000 results writes ~60,000 files: give the shared, 2-core machine room.
@@ -58,7 +46,7 @@ beforeAll(async () => {
     .split('\n')
     .filter((l) => l.trim())
     .map((l) => (JSON.parse(l) as { test_id: string }).test_id);
-  browser = await chromium.launch(LAUNCH);
+  browser = await launchChromium();
 }, SETUP_MS * 2);
 
 afterAll(async () => {

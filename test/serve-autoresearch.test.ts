@@ -7,27 +7,15 @@
  */
 import { appendFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRAJECTORY_CSP } from '../src/autoresearch/index.js';
 import { startServer, type RunningServer } from '../src/serve/index.js';
 import { runCli } from './helpers/cli.js';
 import { cleanupTempDirs, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { makeUserRepo } from './publish-helpers.js';
+import { launchChromium } from './helpers/browser.js';
 
-const LAUNCH = {
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-};
 const XSS = `</script><script>alert(1)</script><img src=x onerror="alert(2)"><!-- & 'quote'`;
 const EXP = 'autoresearch-demo';
 
@@ -83,7 +71,7 @@ beforeAll(async () => {
   await mkdir(join(user.work, '.agentv', 'results', 'runs', 'linked'), { recursive: true });
   await symlink(outside, join(user.work, '.agentv', 'results', 'runs', 'linked', '_autoresearch'));
   server = await startServer({ cwd: user.work });
-  browser = await chromium.launch(LAUNCH);
+  browser = await launchChromium();
 }, 180_000);
 
 afterAll(async () => {

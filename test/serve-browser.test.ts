@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng, syntheticRow } from '../bench/synthetic.mjs';
 import { exportRun } from '../src/derive/export.js';
@@ -15,20 +15,8 @@ import { publish } from '../src/publish/publish.js';
 import { startServer, TOKEN_HEADER, type RunningServer } from '../src/serve/index.js';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
+import { launchChromium } from './helpers/browser.js';
 
-const LAUNCH = {
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-};
 const XSS_ID = '<img src=x onerror=alert(1)>';
 const XSS_TARGET = '</script><script>alert(2)</script>';
 const XSS_FEEDBACK = '<script>alert(3)</script><b onmouseover=alert(4)>bold</b>';
@@ -66,7 +54,7 @@ beforeAll(async () => {
   hostile = await hostileRun();
   for (const r of [...runs, hostile]) await publish({ run: r.dir, cwd: user.work, push: true });
   server = await startServer({ cwd: user.work });
-  browser = await chromium.launch(LAUNCH);
+  browser = await launchChromium();
 }, 180_000);
 
 afterAll(async () => {
