@@ -4,6 +4,7 @@
  * results branch with thousands of runs in one fast-import. git runs through the project's own
  * runner (dist/git), like everything else.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -23,11 +24,18 @@ export const RESULTS_REF = 'refs/heads/agentv/results/v1';
 export const ARTIFACTS_REF = 'refs/heads/agentv/artifacts/v1';
 export const IDENT = { name: 'Bench', email: 'bench@example.invalid' };
 
+function emptyGitConfig() {
+  const file = join(mkdtempSync(join(tmpdir(), 'agentv-bench-gitconfig-')), '.gitconfig');
+  writeFileSync(file, '');
+  return file;
+}
+
 /** Isolated git configuration: no user/system config, a fixed identity. */
 export function isolateGitEnv() {
   Object.assign(process.env, {
     GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
+    // An empty file of our own, not /dev/null: a machine whose /dev/null was damaged still benches.
+    GIT_CONFIG_GLOBAL: emptyGitConfig(),
     GIT_AUTHOR_NAME: IDENT.name,
     GIT_AUTHOR_EMAIL: IDENT.email,
     GIT_COMMITTER_NAME: IDENT.name,

@@ -13,13 +13,14 @@
  * with `agentv compare`'s defaults, and the agentv-bench skill's rules turn the summary into keep/drop
  * (wins > losses; equal mean and a simpler artifact; else drop).
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../derive/export.js';
 import { compareRuns, DEFAULT_COMPARE_THRESHOLD } from '../results/compare.js';
 import { loadScoreRows, type ScoreRow } from '../results/score-rows.js';
 import { appendIteration, readIterations, type Iteration } from './iterations.js';
 import { renderTrajectoryHtml } from './trajectory-html.js';
+import { writeOutputFile } from '../util/output-target.js';
 
 export interface AutoresearchPaths {
   /** The experiment directory holding `_autoresearch/`. */
@@ -116,9 +117,11 @@ async function timingCost(runDir: string | null): Promise<number | null> {
 
 /** Rewrite trajectory.html atomically: an open tab reloading mid-write never sees half a page. */
 export async function writeTrajectory(paths: AutoresearchPaths, iterations: Iteration[], opts: { experiment: string; final?: boolean }): Promise<void> {
-  const tmp = `${paths.trajectory}.${process.pid}.tmp`;
-  await writeFile(tmp, renderTrajectoryHtml(iterations, { experiment: opts.experiment, live: !opts.final }), 'utf8');
-  await rename(tmp, paths.trajectory);
+  // A default path (not named by the user): a device or FIFO there is refused, a link replaced, not followed.
+  await writeOutputFile(paths.trajectory, [renderTrajectoryHtml(iterations, { experiment: opts.experiment, live: !opts.final })], {
+    named: false,
+    label: 'trajectory.html at',
+  });
 }
 
 export async function recordCycle(opts: RecordCycleOptions): Promise<RecordCycleResult> {

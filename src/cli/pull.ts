@@ -10,7 +10,7 @@ export function registerPull(cli: Cli): void {
     .option('--out <dir>', 'Workspace directory to create (default: .agentv/results/<run_id>)')
     .option('--with-artifacts', 'Also fetch the heavy payloads from the artifacts branch, verifying sha256 and size')
     .option('--fetch', 'Fetch the results branch from the remote first')
-    .option('--force', 'Replace an existing directory at the destination')
+    .option('--force', 'Replace a run workspace already at the destination (never a file or a directory that is not a run)')
     .option('--at <commit>', "Read the run from this commit of the branches' history (a run removed by retention: the commit its message names)")
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')

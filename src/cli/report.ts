@@ -7,9 +7,9 @@ import { printJson } from './format.js';
 export function registerReport(cli: Cli): void {
   cli
     .command('report <run>', 'Write a self-contained HTML report of a run workspace (a run directory or its index.jsonl)')
-    .option('-o, --out <file>', 'Output HTML file (default: <run-dir>/report.html)')
+    .option('-o, --out <file>', 'Output HTML file; a device or FIFO is written through, a directory gets report.html (default: <run-dir>/report.html)')
     .option('-d, --dir <dir>', 'Working directory used to resolve the run and output paths')
-    .option('--json', 'Machine-readable output: { out, tests, bytes, warnings }')
+    .option('--json', 'Machine-readable output: { out, tests, bytes, mode, warnings }')
     .example('agentv-results report .agentv/results/my-eval/2026-03-14T10-32-00-000Z')
     .example('agentv-results report .agentv/results/my-eval/2026-03-14T10-32-00-000Z/index.jsonl --out docs/index.html')
     .action((run: string, flags: Record<string, unknown>) =>
@@ -25,7 +25,10 @@ export function registerReport(cli: Cli): void {
           printJson(result);
           return;
         }
-        process.stdout.write(`Wrote ${result.out} (${result.tests} test${result.tests === 1 ? '' : 's'}, ${fmtBytes(result.bytes)})\n`);
+        // Written through a device or FIFO (e.g. --out /dev/stdout): the line must not land in the report.
+        (result.mode === 'through' ? process.stderr : process.stdout).write(
+          `Wrote ${result.out} (${result.tests} test${result.tests === 1 ? '' : 's'}, ${fmtBytes(result.bytes)})\n`,
+        );
       }),
     );
 }

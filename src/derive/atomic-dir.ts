@@ -11,10 +11,11 @@
  * the writes themselves (measured with strace -c: 422k futex calls for 24k files).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { mkdir, rename, rm, readdir, cp } from 'node:fs/promises';
+import { lstat, mkdir, rename, rm, readdir, cp } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { safeRelativePath } from '../model/paths.js';
+import { assertReplaceableDir, notReplaceable } from '../util/output-target.js';
 import { processAlive } from '../util/process-alive.js';
 
 const STAGING = /^\.(.+)\.(tmp|old)-(\d+)-[0-9a-f]+$/;
@@ -109,10 +110,15 @@ export class AtomicDir {
     return this.resolve(rel);
   }
 
-  /** Move the staging tree to `parent/name`, replacing any previous directory of that name. */
+  /**
+   * Move the staging tree to `parent/name`, replacing a previous directory of that name — only a
+   * real directory (the caller has checked it is one it may replace, util/output-target.ts): a
+   * file, device, FIFO, socket or symbolic link there is refused, before and after moving it aside.
+   */
   async commit(name: string): Promise<string> {
     const finalPath = join(this.parent, name);
     if (basename(finalPath) !== name || name.startsWith('.')) throw new Error(`invalid output name ${JSON.stringify(name)}`);
+    await assertReplaceableDir(finalPath);
     const old = join(this.parent, `.${name}.old-${process.pid}-${randomBytes(4).toString('hex')}`);
     let moved = false;
     try {
@@ -120,6 +126,14 @@ export class AtomicDir {
       moved = true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (moved) {
+      // Something swapped in between the check and the rename: put it back, untouched.
+      const st = await lstat(old);
+      if (!st.isDirectory()) {
+        await rename(old, finalPath);
+        throw notReplaceable(finalPath, st);
+      }
     }
     try {
       await rename(this.staging, finalPath);

@@ -23,6 +23,7 @@ import { projectionBundle, projectionEntry } from './projection-bundle.js';
 import { json } from './row-files.js';
 import { resolveSource, type ResolvedSource } from './source.js';
 import { checkOptions, ExportOptionsSchema } from '../util/verb-options.js';
+import { checkOutputDir } from '../util/output-target.js';
 
 export { InputError } from './input-error.js';
 export type { DuplicatePolicy } from './export-pass.js';
@@ -103,6 +104,8 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
   const experiment = experimentOf(opts, src);
   const displayName = relative(cwd, src.file) || src.file;
   const dest = destinationOf(opts, src, cwd);
+  // The output-target rule: a file, device, FIFO, link or foreign directory there is refused up front.
+  if (!opts.dryRun && dest.name !== null) await checkOutputDir(join(dest.parent, dest.name), { command: 'export' });
   const dir = opts.dryRun ? null : await AtomicDir.create(dest.parent, { hint: dest.name ?? 'run' });
 
   try {
@@ -123,6 +126,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
     const finalName = dest.name ?? runId.split('/').pop()!;
     const finalPath = join(dest.parent, finalName);
     const shown = relative(cwd, finalPath) || finalPath;
+    if (!opts.dryRun && dest.name === null) await checkOutputDir(finalPath, { command: 'export' });
     if (!opts.dryRun && src.layout === 'agentv' && resolve(finalPath) === resolve(src.dir!)) {
       throw new InputError(
         `${shown} is AgentV's own run directory: every command reads it as it is, and export never rewrites it — pass --out <dir> to write our bundle elsewhere`,

@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { chmodSync } from 'node:fs';
-import { lstat } from 'node:fs/promises';
+import { checkOutputDir } from '../util/output-target.js';
 import { unsafeRowPath } from '../util/run-files.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { catFile, lsTree, readBlobs, type Repo, type TreeEntry } from '../git/index.js';
@@ -39,7 +39,7 @@ export interface PullOptions extends TargetOptions {
   withArtifacts?: boolean;
   /** Refresh the remote-tracking ref of the results branch first. */
   fetch?: boolean;
-  /** Replace an existing directory at the destination. */
+  /** Replace a run workspace already at the destination (util/output-target.ts: never a file or a foreign directory). */
   force?: boolean;
   /**
    * Read the run from this commit of the branch's history instead of the tips (a run removed by
@@ -88,13 +88,9 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   const cwd = opts.cwd ?? process.cwd();
   // AgentV's local layout: runs are the direct children of .agentv/results/.
   const dest = resolve(cwd, opts.out ?? join('.agentv', 'results', loc.path));
-  if (
-    !opts.force &&
-    (await lstat(dest).then(
-      () => true,
-      () => false,
-    ))
-  ) {
+  // The output-target rule: only a run workspace (with --force) or an empty directory is replaced.
+  const there = await checkOutputDir(dest, { command: 'pull', hint: 'pass --out <dir> to pull elsewhere' });
+  if (there === 'workspace' && !opts.force) {
     throw new ReadError(`${dest} already exists — pass --force to replace it, or --out <dir> to pull elsewhere`, 'input');
   }
   const target = await resolveTarget(opts);

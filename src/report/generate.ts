@@ -3,7 +3,6 @@
  * file. Reading goes through the run reader; the steps are projection (what to embed, clipped),
  * stats (the figures), secret scan (warnings), template (the document) and an atomic write.
  */
-import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { loadRun, RunReadError } from '../results/run-reader.js';
 import { notesByTest, readRunOverlays } from '../results/overlays.js';
@@ -12,7 +11,7 @@ import { SecretScanner } from './secrets.js';
 import { computeStats } from './stats.js';
 import { renderReport } from './template.js';
 import { fmtInt } from './format.js';
-import { writeFileAtomic } from './write.js';
+import { writeOutputFile } from '../util/output-target.js';
 
 export const DEFAULT_REPORT_NAME = 'report.html';
 
@@ -34,16 +33,10 @@ export interface ReportResult {
   out: string;
   tests: number;
   bytes: number;
+  /** `replaced`: written atomically (a temporary file renamed into place); `through`: a device or FIFO written in place. */
+  mode: 'replaced' | 'through';
   /** Things a reader should know: possible secrets/local paths, truncation, manifest problems. */
   warnings: string[];
-}
-
-async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 export async function generateReport(opts: ReportOptions): Promise<ReportResult> {
@@ -91,8 +84,10 @@ export async function generateReport(opts: ReportOptions): Promise<ReportResult>
   });
   warnings.push(...scanner.warnings());
 
-  let out = resolve(cwd, opts.out ?? join(run.dir, DEFAULT_REPORT_NAME));
-  if (await isDirectory(out)) out = join(out, DEFAULT_REPORT_NAME);
-  const bytes = await writeFileAtomic(out, renderReport({ data, details, stats }));
-  return { out, tests: data.tests.length, bytes, warnings };
+  // The output-target rule (util/output-target.ts): a file is replaced atomically, a device or FIFO
+  // named with --out is written through, a directory gets report.html inside it.
+  const named = opts.out !== undefined;
+  const target = resolve(cwd, opts.out ?? join(run.dir, DEFAULT_REPORT_NAME));
+  const { path: out, bytes, mode } = await writeOutputFile(target, renderReport({ data, details, stats }), { named, inDirectory: DEFAULT_REPORT_NAME });
+  return { out, tests: data.tests.length, bytes, mode, warnings };
 }

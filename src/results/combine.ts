@@ -17,8 +17,7 @@
  *   on the artifacts branch under the source run's key.
  */
 import { createHash } from 'node:crypto';
-import type { Stats } from 'node:fs';
-import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { IndexRow } from '../model/artifacts.js';
 import { safeRelativePath, sanitizeSegment, timestampSlug } from '../model/paths.js';
@@ -30,6 +29,7 @@ import { DEFAULT_THRESHOLD } from '../derive/normalize.js';
 import { json } from '../derive/row-files.js';
 import { caseKey, describeCase, distinct } from './keys.js';
 import { loadRun, type LoadedRun } from './run-reader.js';
+import { checkOutputDir } from '../util/output-target.js';
 
 export type OnDuplicate = 'error' | 'latest';
 
@@ -183,15 +183,10 @@ function checkPaths(kept: Kept[], paths: string[]): void {
   }
 }
 
+/** The output-target rule (util/output-target.ts); combine writes only a new run, so any non-empty directory is refused too. */
 async function isEmptyOrAbsent(path: string): Promise<boolean> {
-  let st: Stats;
-  try {
-    st = await stat(path);
-  } catch {
-    return true;
-  }
-  if (!st.isDirectory()) throw new InputError(`${path} exists and is not a directory — choose another --out`);
-  return (await readdir(path)).length === 0;
+  const there = await checkOutputDir(path, { command: 'combine', foreign: 'caller' });
+  return there === 'absent' || there === 'empty';
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -35,6 +35,7 @@ export const EXIT_CODE_BY_ERROR = {
   command: 2,
   serve: 2,
   http: 2,
+  'output-target': 2,
   // 3: git, remote or environment failure (retrying later, or fixing the machine, can help).
   git: 3,
   'git-version': 3,

@@ -12,7 +12,7 @@
  * construction (wip.json records the captured offset); the dedupe is what keeps a merge with a
  * partly re-run workspace, or any future bug, from ever producing duplicate rows.
  */
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { AtomicDir } from '../derive/atomic-dir.js';
 import { lsTree, readBlobs, RefConflictError, updateRef, type Repo } from '../git/index.js';
@@ -21,6 +21,7 @@ import { isSafeSegment, safeRelativePath } from '../model/paths.js';
 import { WipError } from './checkpoint.js';
 import { parseWipBranch, parseWipMeta, RECOVERY_MARKER, runIdOfDir, WIP_INDEX_DIR, WIP_META_PATH, WIP_RUN_DIR, type WipMeta } from './layout.js';
 import { listWip, type WipEntry } from './list.js';
+import { checkOutputDir } from '../util/output-target.js';
 
 export interface RecoverOptions {
   repo: Repo;
@@ -177,10 +178,10 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
     .filter((f): f is { sha: string; rel: string } => f.rel !== null && f.rel !== 'index.jsonl' && !f.rel.split('/').some((s) => s.startsWith('.')));
 
   const out = opts.out ? resolve(cwd, opts.out) : defaultOut(cwd, meta);
-  const st = await lstat(out).catch(() => null);
+  // The output-target rule: no file, device, FIFO or link is replaced; a directory is judged below.
+  const there = await checkOutputDir(out, { command: 'wip recover', foreign: 'caller' });
   let merged = false;
-  if (st) {
-    if (!st.isDirectory()) throw new WipError(`${out} exists and is not a directory; pass another --out`);
+  if (there === 'workspace' || there === 'other') {
     const existing = await existingRunId(out);
     if (!existing.empty) {
       if (existing.runId !== meta.run_id) {
@@ -280,8 +281,8 @@ async function recoverAgentvWip(
     throw new WipError(`${branch} at ${commit.slice(0, 12)} has no ${WIP_META_PATH} and no ${prefix} run directory: it is neither our checkpoint nor AgentV's`);
   }
   const out = opts.out ? resolve(cwd, opts.out) : resolve(cwd, '.agentv', 'results', slug);
-  const st = await lstat(out).catch(() => null);
-  if (st && (!st.isDirectory() || (await readdir(out)).length > 0)) {
+  const there = await checkOutputDir(out, { command: 'wip recover', foreign: 'caller' });
+  if (there === 'workspace' || there === 'other') {
     throw new WipError(`${out} already exists; AgentV's checkpoint of ${slug} is not merged into an existing directory — pass another --out`);
   }
   const staging = await AtomicDir.create(dirname(out), { hint: basename(out) });
