@@ -138,7 +138,10 @@ async function expectRefused(dir: string, target: string, command: () => Promise
   const message = r.stderr.trim();
   expect(message.split('\n')).toHaveLength(1);
   // Named as given or relative to the working directory (tmp): either way, the user sees which path.
-  expect([target, relative(tmp, target)].some((p) => message.includes(p)), message).toBe(true);
+  expect(
+    [target, relative(tmp, target)].some((p) => message.includes(p)),
+    message,
+  ).toBe(true);
   expect(tree(dir)).toEqual(before);
 }
 
@@ -387,5 +390,21 @@ describe('autoresearch trajectory: trajectory.html is a default path', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(await readFile(outside, 'utf8')).toBe('not yours\n');
     expect(lstatSync(trajectory()).isFile()).toBe(true);
+  });
+});
+
+describe('AtomicDir.commit: the last line of defence for every run-directory writer', () => {
+  it('refuses to rename a staged run over a FIFO or a link that appeared after the checks, and leaves it', async () => {
+    const { AtomicDir } = await import('../src/derive/atomic-dir.js');
+    for (const kind of ['FIFO', 'symbolic link to a directory'] as const) {
+      const dir = await fresh();
+      const staged = await AtomicDir.create(dir, { hint: 'late' });
+      await staged.write('index.jsonl', '');
+      const made = await KINDS[kind](dir);
+      const before = fingerprint(made);
+      await expect(staged.commit(made.split('/').pop()!)).rejects.toMatchObject({ code: 'output-target' });
+      expect(fingerprint(made)).toBe(before);
+      await staged.abort();
+    }
   });
 });
