@@ -188,24 +188,28 @@ function runInTty(args: string[], answer: string): Promise<{ code: number; outpu
   });
 }
 
-describe.skipIf(!existsSync('/usr/bin/script'))('delete: on a terminal without --yes', () => {
-  it('asks, and "n" deletes nothing (exit 1)', async () => {
-    const d = await run();
-    const r = await runInTty(['delete', d], 'n\n');
-    expect(r.output).toContain('Delete this run? [y/N]');
-    expect(r.output).toContain('Nothing deleted.');
-    expect(r.code).toBe(1);
-    expect(await exists(d)).toBe(true);
-  });
+const HAS_SCRIPT = existsSync('/usr/bin/script');
+describe.skipIf(!HAS_SCRIPT)(
+  `delete: on a terminal without --yes${HAS_SCRIPT ? '' : ' [skipped: /usr/bin/script (util-linux) gives the test its terminal and is not installed]'}`,
+  () => {
+    it('asks, and "n" deletes nothing (exit 1)', async () => {
+      const d = await run();
+      const r = await runInTty(['delete', d], 'n\n');
+      expect(r.output).toContain('Delete this run? [y/N]');
+      expect(r.output).toContain('Nothing deleted.');
+      expect(r.code).toBe(1);
+      expect(await exists(d)).toBe(true);
+    });
 
-  it('asks, and "y" deletes', async () => {
-    const d = await run();
-    const r = await runInTty(['delete', d], 'y\n');
-    expect(r.output).toContain('This permanently deletes:');
-    expect(r.code, r.output).toBe(0);
-    expect(await exists(d)).toBe(false);
-  });
-});
+    it('asks, and "y" deletes', async () => {
+      const d = await run();
+      const r = await runInTty(['delete', d], 'y\n');
+      expect(r.output).toContain('This permanently deletes:');
+      expect(r.code, r.output).toBe(0);
+      expect(await exists(d)).toBe(false);
+    });
+  },
+);
 
 describeWithFixtures('delete: a run exported from a real fixture', () => {
   it('is recognised and deleted; its source file is untouched', async () => {

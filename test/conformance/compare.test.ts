@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { agentvEval, describeWithAgentV, makeSampleProject, runAgentV } from '../helpers/agentv-client.js';
 import { runCli } from '../helpers/cli.js';
-import { fixture, HAS_FIXTURES } from '../helpers/fixtures.js';
+import { fixture, itWithFixtures } from '../helpers/fixtures.js';
 import { isolateGitForSuite } from '../helpers/git-fixtures.js';
 
 /** Every key AgentV printed is in ours with an equal value (recursively; arrays element by element). */
@@ -67,7 +67,7 @@ describeWithAgentV("compare and trend give AgentV's answers", () => {
     tmp = await mkdtemp(join(tmpdir(), 'agentv-conf-compare-'));
   });
 
-  it.skipIf(!HAS_FIXTURES)(
+  itWithFixtures(
     'the compare fixtures, both ways and at three thresholds',
     async () => {
       const base = await asManifest(fixture('compare--baseline-results.jsonl'));
@@ -82,7 +82,7 @@ describeWithAgentV("compare and trend give AgentV's answers", () => {
     240_000,
   );
 
-  it.skipIf(!HAS_FIXTURES)(
+  itWithFixtures(
     'the trend fixtures pairwise (several targets per file: last row wins) and a multi-target file against a changed copy',
     async () => {
       const names = ['2026-03-01T10-00-00-000Z', '2026-03-08T10-00-00-000Z', '2026-03-15T10-00-00-000Z'];
@@ -103,7 +103,7 @@ describeWithAgentV("compare and trend give AgentV's answers", () => {
     240_000,
   );
 
-  it.skipIf(!HAS_FIXTURES)(
+  itWithFixtures(
     'one run with several targets: the matrix, a target pair, and the matrix gate on a baseline target',
     async () => {
       const bench = await asManifest(fixture('benchmark-tooling--combined-results.jsonl'));
@@ -125,7 +125,7 @@ describeWithAgentV("compare and trend give AgentV's answers", () => {
     240_000,
   );
 
-  it.skipIf(!HAS_FIXTURES)(
+  itWithFixtures(
     'trend on the three fixtures: each target series classified as agentv trend --target classifies it',
     async () => {
       const dir = join(tmp, 'trend-runs');

@@ -1,7 +1,8 @@
 /**
  * The real AgentV CLI (../shared/agentv-client) as a test peer: it is the judge of our wire
  * contract. Suites that need it use `describeWithAgentV`, which says plainly that it is skipped
- * and why when the client is not beside the clone (a user's fresh clone), like the fixture suites.
+ * and why when the client is not beside the clone (a user's fresh clone), like the fixture suites,
+ * and fails the run instead when CI is set.
  *
  * AgentV keeps state under ~/.agentv, so every call gets a throwaway HOME. The wrapper script
  * caches Bun outside HOME, so a throwaway HOME costs no reinstall.
@@ -12,7 +13,7 @@ import { cp, mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe } from 'vitest';
-import { REPO_ROOT } from './fixtures.js';
+import { REPO_ROOT, sharedMissing } from './fixtures.js';
 import { canConnect, freePort, git } from './git-fixtures.js';
 
 export const AGENTV_CLIENT_DIR = process.env.AGENTV_CLIENT_DIR ?? resolve(REPO_ROOT, '../shared/agentv-client');
@@ -20,13 +21,13 @@ export const AGENTV_BIN = join(AGENTV_CLIENT_DIR, 'agentv');
 export const AGENTV_SAMPLE_PROJECT = join(AGENTV_CLIENT_DIR, 'sample-project');
 export const HAS_AGENTV = existsSync(AGENTV_BIN) && existsSync(join(AGENTV_CLIENT_DIR, 'agentv.js'));
 
+/** Why a test that needs the client cannot run here (`skipped: …`); throws when CI is set (sharedMissing). */
+export const agentvMissing = () =>
+  sharedMissing('the real AgentV client', AGENTV_CLIENT_DIR, 'it ships beside the repository in ../shared, or set AGENTV_CLIENT_DIR');
+
 export const describeWithAgentV: typeof describe = HAS_AGENTV
   ? describe
-  : (((name: string, fn: () => void) =>
-      describe.skip(
-        `${name} [skipped: the real AgentV client was not found at ${AGENTV_CLIENT_DIR}; it ships beside the repository in ../shared, or set AGENTV_CLIENT_DIR]`,
-        fn,
-      )) as unknown as typeof describe);
+  : (((name: string, fn: () => void) => describe.skip(`${name} [${agentvMissing()}]`, fn)) as unknown as typeof describe);
 
 export interface AgentVResult {
   code: number;
