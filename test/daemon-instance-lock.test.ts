@@ -5,7 +5,6 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DaemonLockedError, acquireDaemonLock } from '../src/daemon/instance-lock.js';
 
@@ -43,14 +42,12 @@ describe('the daemon instance lock', () => {
     // A fresh lock and no daemon.json: what a daemon killed right after the mkdir leaves.
     await mkdir(join(dir, 'agentv-results', 'daemon.lock'));
     const waitedFor: unknown[] = [];
-    const t0 = performance.now();
     const lock = await acquireDaemonLock(dir, { root: '/r' }, { onCompromised: noop, onWait: (h) => waitedFor.push(h) });
-    const waited = performance.now() - t0;
     await lock.release();
+    // It waited (once, for a lock with no holder recorded) and then took it over: nothing but
+    // staleness can release a lock nobody refreshes. How long that takes is the test's timeout's
+    // business, not an assertion.
     expect(waitedFor).toEqual([null]);
-    // It had to wait for staleness (10 s), and no more than that plus a few refresh periods.
-    expect(waited).toBeGreaterThan(5_000);
-    expect(waited).toBeLessThan(20_000);
   }, 30_000);
 
   it.concurrent('takes over a lock whose recorded holder is a dead process of this host', async () => {

@@ -18,6 +18,7 @@ import {
 import { runCli, CLI_PATH } from './helpers/cli.js';
 import { describeWithFixtures, fixtureFiles, fixture } from './helpers/fixtures.js';
 import { writeSyntheticResults } from '../bench/synthetic.mjs';
+import { waitFor } from './helpers/wip-fixtures.js';
 
 const tmp = await mkdtemp(join(tmpdir(), 'agentv-export-'));
 afterAll(() => rm(tmp, { recursive: true, force: true }));
@@ -470,11 +471,28 @@ describe('atomicity', () => {
   it('an export killed mid-way leaves no run directory under its real name', async () => {
     const cwd = await fresh();
     const src = join(cwd, 'big.jsonl');
-    // Big enough that the export is still running at the last kill (900 ms), small enough to be quick.
+    // 3,000 test directories (<suite>/<test>) once staged; each kill waits for a point of progress
+    // (this process' staging directory holding at least so many), not for a delay, so the kill
+    // lands mid-way however fast or loaded the machine is.
     await writeSyntheticResults(src, { rows: 6000, seed: 11, turns: 2 });
-    for (const delay of [150, 400, 900]) {
+    const testDirs = async (staging: string): Promise<number> => {
+      let n = 0;
+      for (const e of await readdir(staging, { withFileTypes: true })) if (e.isDirectory()) n += (await readdir(join(staging, e.name))).length;
+      return n;
+    };
+    for (const atLeast of [1, 100, 600]) {
       const child = spawn(process.execPath, [CLI_PATH, 'export', src, '--out', 'run'], { cwd, stdio: 'ignore' });
-      await new Promise((r) => setTimeout(r, delay));
+      const mine = `.run.tmp-${child.pid}-`;
+      await waitFor(
+        `the export to stage ${atLeast} test directories`,
+        async () => {
+          const staging = (await readdir(cwd)).find((n) => n.startsWith(mine));
+          return staging !== undefined && (await testDirs(join(cwd, staging))) >= atLeast;
+        },
+        150_000,
+        20,
+      );
+      expect(child.exitCode, 'the export was still running when killed').toBeNull();
       child.kill('SIGKILL');
       await new Promise((r) => child.on('close', r));
       const names = await readdir(cwd);
@@ -486,5 +504,5 @@ describe('atomicity', () => {
     expect(ok.code).toBe(0);
     expect((await readdir(cwd)).sort()).toEqual(['big.jsonl', 'run']);
     expect(JSON.parse(ok.stdout).rows).toBe(6000);
-  }, 180_000);
+  }, 480_000);
 });

@@ -64,14 +64,12 @@ describe('runGit', () => {
 
   it('rejects with GitError when aborted, and the process is gone', async () => {
     const repo = await initRepo();
-    const started = Date.now();
     // cat-file --batch waits for stdin forever; only the abort can end it.
     const proc = spawnGit(['cat-file', '--batch'], { cwd: repo, signal: AbortSignal.timeout(200) });
     proc.stdout.resume();
     const err = await proc.exited.catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GitError);
     expect((err as Error).message).toMatch(/aborted/);
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(() => process.kill(proc.pid as number, 0)).toThrow();
   });
 

@@ -162,11 +162,10 @@ setInterval(() => {}, 1000);`;
     await new Promise<void>((r) => holder.stdout.once('data', () => r()));
     holder.kill('SIGKILL');
     await new Promise((r) => holder.once('close', r));
-    const t0 = performance.now();
+    // Reclaimed, not waited out: waitMs (20 s) is shorter than the staleness (30 s), so the lock
+    // of a holder killed just now can only be taken by noticing that its owner is dead.
     const lock = await acquirePublishLock(commonDir, { waitMs: 20_000 });
-    const waited = performance.now() - t0;
     await lock.release();
-    expect(waited).toBeLessThan(5_000);
   });
 
   it('is reclaimed from a holder killed before it recorded itself, once the grace has passed', async () => {
@@ -177,11 +176,10 @@ setInterval(() => {}, 1000);`;
     await mkdir(lockDir);
     const old = new Date(Date.now() - ORPHAN_GRACE_MS - 1_000);
     await utimes(lockDir, old, old);
-    const t0 = performance.now();
+    // The lock is a few seconds old and waitMs (20 s) ends before the staleness (30 s): taking it
+    // at all means it was reclaimed as an orphan.
     const lock = await acquirePublishLock(commonDir, { waitMs: 20_000 });
-    const waited = performance.now() - t0;
     await lock.release();
-    expect(waited).toBeLessThan(5_000);
     expect(readdirSync(commonDir).filter((n) => n.startsWith('agentv-results.lock'))).toEqual([]);
   });
 

@@ -73,14 +73,12 @@ describe(`report of a ${fmt(ROWS)}-test run`, () => {
       page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
       page.on('pageerror', (e) => errors.push(e.message));
       page.on('request', (r) => requests.push(r.url()));
-      const t0 = Date.now();
+      // How soon the rows appear is measured by bench/report.bench.mjs (BENCHMARKS.md), not asserted here.
       await page.goto(pathToFileURL(report.out).href, { waitUntil: 'commit' });
       const first = page.locator('tr.test-row').first();
       await first.waitFor({ timeout: 20_000 });
-      const firstRowsMs = Date.now() - t0;
       expect(await first.isVisible()).toBe(true);
       expect(await first.locator('td.id').textContent()).toContain('test-0');
-      expect(firstRowsMs).toBeLessThan(15_000);
 
       const stat = async (k: string) => Number(((await page.locator(`[data-stat="${k}"] .v`).textContent()) ?? '').replace(/,/g, ''));
       expect(await stat('total')).toBe(summary.total);

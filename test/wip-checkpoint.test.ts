@@ -12,7 +12,7 @@ import { Checkpointer, WipSession, parseWipMeta, runIdSlug, wipBranch, wipHost, 
 import { refComponent } from '../src/wip/layout.js';
 import { countRows, readIndexDelta } from '../src/wip/scan.js';
 import { git, makeTempDir, makeUserRepoWithRemote, snapshotCheckout, isolateGitForSuite } from './helpers/git-fixtures.js';
-import { appendRows, row, sleep, testIds, waitFor } from './helpers/wip-fixtures.js';
+import { appendRows, row, testIds, waitFor } from './helpers/wip-fixtures.js';
 
 isolateGitForSuite();
 
@@ -217,9 +217,20 @@ describe('WipSession (the policy an eval runner embeds)', () => {
     });
     const checkpoints = () => events.filter((e) => e.type === 'checkpoint' && e.result.status !== 'unchanged');
     expect(checkpoints()).toHaveLength(1); // at start
+    // A positive signal instead of a pause: record the pending-row count each finished poll saw.
+    const inside = session as unknown as { poll: () => Promise<void>; checkpointer: { pendingRows: () => Promise<number> } };
+    const polled: number[] = [];
+    let seen = -1;
+    const pendingRows = inside.checkpointer.pendingRows.bind(inside.checkpointer);
+    inside.checkpointer.pendingRows = async () => (seen = await pendingRows());
+    const poll = inside.poll.bind(session);
+    inside.poll = async () => {
+      await poll();
+      polled.push(seen);
+    };
 
     appendRows(runDir, 1, 4); // 3 rows: below the row trigger, interval far away
-    await sleep(200);
+    await waitFor('a poll that saw the 3 pending rows', () => polled.includes(3), 5_000);
     expect(checkpoints()).toHaveLength(1);
     appendRows(runDir, 4, 7); // 6 pending now
     await waitFor('row-triggered checkpoint', () => checkpoints().length === 2, 5_000);
