@@ -10,9 +10,10 @@ import { readdirSync } from 'node:fs';
 import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { rng } from '../bench/synthetic.mjs';
 import { ORPHAN_GRACE_MS, acquirePublishLock } from '../src/branch/lock.js';
+import { publish } from '../src/publish/publish.js';
 import { CLI_PATH } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 import { git, gitEnvForTests, type UserRepoFixture, isolateGitForSuite } from './helpers/git-fixtures.js';
@@ -30,8 +31,24 @@ import {
   tip,
   type RunWorkspace,
 } from './publish-helpers.js';
+import { waitFor } from './helpers/wip-fixtures.js';
 
 isolateGitForSuite();
+
+/**
+ * proper-lockfile as it is, counting the ELOCKED refusals it gives (a spy, not a mock: every call
+ * goes to the real lock). 'makes a second publisher wait' waits on this count.
+ */
+const lockRefusals = vi.hoisted(() => ({ count: 0 }));
+vi.mock('proper-lockfile', async (importOriginal) => {
+  const real = (await importOriginal<{ default: typeof import('proper-lockfile') }>()).default;
+  const lock: typeof real.lock = (file, options) =>
+    real.lock(file, options).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ELOCKED') lockRefusals.count++;
+      throw err;
+    });
+  return { default: { ...real, lock } };
+});
 
 // 10 kills in `npm test` (every kill point class is hit within a few); `npm run test:soak` runs 30.
 const CRASH_ITERATIONS = Number(process.env.AGENTV_CRASH_ITERATIONS ?? 10);
@@ -195,11 +212,18 @@ setInterval(() => {}, 1000);`;
     const commonDir = join(user.work, '.git');
     const held = await acquirePublishLock(commonDir);
     const run = await makeRunWorkspace({ rows: 2 });
-    const proc = startDetached(['publish', run.dir], user.work);
-    await sleep(1_500);
+    // A positive signal, not a pause: the second publisher has been refused the lock twice (it is
+    // waiting, not failing and not past it); only then is "nothing published yet" worth asserting.
+    const before = lockRefusals.count;
+    let settled = false;
+    const second = publish({ run: run.dir, cwd: user.work, push: false }).finally(() => {
+      settled = true;
+    });
+    await waitFor('the second publisher to be refused the held lock twice', () => lockRefusals.count >= before + 2, 30_000, 10);
+    expect(settled).toBe(false);
     expect(await tip(user.work, RESULTS_REF)).toBeNull();
     await held.release();
-    expect((await proc.exited).code).toBe(0);
+    expect((await second).runId).toBe(run.runId);
     expect(await tip(user.work, RESULTS_REF)).not.toBeNull();
   });
 });
