@@ -61,6 +61,7 @@ function fingerprint(path: string): string {
   const st = lstatSync(path);
   if (st.isSymbolicLink()) return `link ${st.ino} -> ${readlinkSync(path)}`;
   if (st.isCharacterDevice()) return `char ${st.rdev} ${st.ino}`;
+  if (st.isBlockDevice()) return `block ${st.rdev} ${st.ino}`;
   if (st.isFIFO()) return `fifo ${st.ino}`;
   if (st.isSocket()) return `socket ${st.ino}`;
   if (st.isDirectory()) return `dir ${st.ino} [${readdirSync(path).sort().join(',')}]`;
@@ -73,6 +74,12 @@ const KINDS = {
   'character device': async (dir: string) => {
     const p = join(dir, 'null-clone');
     execFileSync('mknod', [p, 'c', '1', '3']);
+    return p;
+  },
+  // A loop-device node (7:0) of our own: refused everywhere, so never opened.
+  'block device': async (dir: string) => {
+    const p = join(dir, 'loop-clone');
+    execFileSync('mknod', [p, 'b', '7', '0']);
     return p;
   },
   FIFO: async (dir: string) => {
@@ -120,7 +127,7 @@ const KINDS = {
 } as const;
 type Kind = keyof typeof KINDS;
 const ALL_KINDS = Object.keys(KINDS) as Kind[];
-const needsRoot = (k: Kind) => k === 'character device';
+const needsRoot = (k: Kind) => k === 'character device' || k === 'block device';
 const title = (k: Kind) => (needsRoot(k) ? `${k}${NEEDS_ROOT}` : k);
 
 /** Everything in `dir` except the target, fingerprinted: a refusal must leave the whole case directory as it was. */
@@ -297,6 +304,12 @@ describe('report --out: a file output', () => {
     const dir = await fresh();
     const sock = await KINDS.socket(dir);
     await expectRefused(dir, sock, () => cli(['report', run.dir, '--out', sock], tmp));
+  });
+
+  it.skipIf(!IS_ROOT)(`a block device is refused, never opened${NEEDS_ROOT}`, async () => {
+    const dir = await fresh();
+    const dev = await KINDS['block device'](dir);
+    await expectRefused(dir, dev, () => cli(['report', run.dir, '--out', dev], tmp));
   });
 
   it('a dangling symbolic link is refused', async () => {
