@@ -16,6 +16,7 @@ import { mkdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from './helpers/fixtures.js';
 import { cleanupTempDirs, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { cli, makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
 
@@ -419,5 +420,16 @@ describe('AtomicDir.commit: the last line of defence for every run-directory wri
       expect(fingerprint(made)).toBe(before);
       await staged.abort();
     }
+  });
+});
+
+describe('fixtures do not depend on /dev/null', () => {
+  it("fixtures-repos/git-env.sh points GIT_CONFIG_GLOBAL at an empty file in the fixture's own directory", async () => {
+    const dir = await fresh();
+    const script = join(REPO_ROOT, 'fixtures-repos', 'git-env.sh');
+    const value = execFileSync('bash', ['-c', 'dir="$1"; . "$2"; printf %s "$GIT_CONFIG_GLOBAL"', 'sh', dir, script]).toString();
+    expect(value).toBe(join(dir, '.gitconfig-empty'));
+    expect(lstatSync(value).isFile()).toBe(true);
+    expect(readFileSync(value, 'utf8')).toBe('');
   });
 });
