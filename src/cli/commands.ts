@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   combine: () => import('./combine.js').then((m) => m.registerCombine),
   delete: () => import('./delete.js').then((m) => m.registerDelete),
   compare: () => import('./compare.js').then((m) => m.registerCompare),
+  gate: () => import('./gate.js').then((m) => m.registerGate),
   trend: () => import('./trend.js').then((m) => m.registerTrend),
   autoresearch: () => import('./autoresearch.js').then((m) => m.registerAutoresearch),
   list: () => import('./list.js').then((m) => m.registerList),

@@ -4,6 +4,8 @@ import { UsageError } from './errors.js';
 import { EXIT, numberFlag, runCommand } from './errors.js';
 import { bold, green, printJson, red, table } from './format.js';
 import { stringFlag, stringFlags } from './flags.js';
+import { compareMarkdown } from '../report/markdown.js';
+import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions, withRunNames } from './run-names.js';
 
 const signed = (n: number, digits = 3) => (n > 0 ? '+' : '') + n.toFixed(digits);
 const outcomeText = (o: string) => (o === 'win' ? green('win') : o === 'loss' ? red('loss') : 'tie');
@@ -62,11 +64,12 @@ function printSingleRun(r: MatrixReport | TargetPairReport): void {
 }
 
 export function registerCompare(cli: Cli): void {
-  cli
-    .command(
+  runNameOptions(
+    cli.command(
       'compare <baseline> [candidate]',
-      'Compare two runs (run directories, index.jsonl or results .jsonl) as `agentv compare` does: tests matched by test_id (the last row of a repeated id counts), per-test delta, wins/losses/ties, mean_delta; exit 1 when mean_delta < 0. With one run: its targets against each other (--baseline-target a --candidate-target b), or a score matrix of all of them',
-    )
+      `Compare two runs as \`agentv compare\` does: tests matched by test_id (the last row of a repeated id counts), per-test delta, wins/losses/ties, mean_delta; exit 1 when mean_delta < 0 (\`gate\` is the per-test CI check). A run is ${RUN_NAME_HELP}. With one run: its targets against each other (--baseline-target a --candidate-target b), or a score matrix of all of them`,
+    ),
+  )
     .option('--threshold <delta>', 'Win when delta >= threshold, loss when delta <= -threshold, else tie (default 0.1, as agentv compare)')
     .option('--target <name>', 'Compare only this target on both sides (repeatable; use it when a file holds several targets)')
     .option('--baseline-target <name>', 'Narrow the baseline to this target (repeatable). One run: the baseline target (agentv: --baseline)')
@@ -79,61 +82,75 @@ export function registerCompare(cli: Cli): void {
     .option('--candidate-artifact <path>', 'Candidate prompt/skill for the simplicity rule')
     .option('--dir <dir>', 'Working directory used to resolve relative paths')
     .option(
+      '--format <format>',
+      'text (default), json, or markdown with two runs (a PR comment or job summary: losses first, escaped, under 65,536 characters)',
+    )
+    .option(
       '--json',
-      'Machine-readable output, agentv compare --json fields plus ours: { matched[], unmatched: {file1, file2, baseline_only, candidate_only}, summary: {total, matched, wins, losses, ties, mean_delta, mean_normalized_gain}, threshold, sources, warnings, decision? }',
+      'Same as --format json: agentv compare --json fields plus ours: { matched[], unmatched: {file1, file2, baseline_only, candidate_only}, summary: {total, matched, wins, losses, ties, mean_delta, mean_normalized_gain}, threshold, sources, warnings, decision? }',
     )
     .example('agentv-results compare baseline/index.jsonl candidate/index.jsonl --json')
     .example('agentv-results compare base.jsonl cand.jsonl --decide --baseline-artifact old/SKILL.md --candidate-artifact SKILL.md')
     .action((baseline: string, candidate: string | undefined, flags: Record<string, unknown>) =>
       runCommand(async () => {
+        const format = outputFormat(flags);
         if (candidate === undefined) {
+          if (format === 'markdown') throw new UsageError('--format markdown compares two runs; give a baseline and a candidate');
           const one = (name: string, value: unknown) => {
             const values = listFlag(name, value) ?? [];
             if (values.length > 1) throw new UsageError(`--${name}: give one target`);
             return values[0];
           };
-          const report = await compareTargets({
-            run: baseline,
-            cwd: (flags.dir as string | undefined) ?? process.cwd(),
-            threshold: numberFlag('threshold', flags.threshold, DEFAULT_COMPARE_THRESHOLD),
-            targets: listFlag('targets', flags.targets) ?? listFlag('target', flags.target),
-            baseline: one('baseline-target', flags.baselineTarget) ?? one('baseline', flags.baseline),
-            candidate: one('candidate-target', flags.candidateTarget) ?? one('candidate', flags.candidate),
+          return withRunNames([baseline], flags, async ([run]) => {
+            const report = await compareTargets({
+              run: run!.path,
+              cwd: (flags.dir as string | undefined) ?? process.cwd(),
+              threshold: numberFlag('threshold', flags.threshold, DEFAULT_COMPARE_THRESHOLD),
+              targets: listFlag('targets', flags.targets) ?? listFlag('target', flags.target),
+              baseline: one('baseline-target', flags.baselineTarget) ?? one('baseline', flags.baseline),
+              candidate: one('candidate-target', flags.candidateTarget) ?? one('candidate', flags.candidate),
+            });
+            for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+            if (format === 'json') {
+              const { regression: _regression, ...out } = report;
+              printJson(out);
+            } else {
+              printSingleRun(report);
+            }
+            return report.regression ? EXIT.check : EXIT.ok;
           });
-          for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
-          if (flags.json) {
-            const { regression: _regression, ...out } = report;
-            printJson(out);
-          } else {
-            printSingleRun(report);
-          }
-          return report.regression ? EXIT.check : EXIT.ok;
         }
         if (flags.baseline !== undefined || flags.candidate !== undefined || flags.targets !== undefined) {
           throw new UsageError(
             '--baseline, --candidate and --targets name targets of a single run; with two runs use --target, --baseline-target, --candidate-target',
           );
         }
-        const report = await compareRuns({
-          baseline,
-          candidate,
-          cwd: (flags.dir as string | undefined) ?? process.cwd(),
-          threshold: numberFlag('threshold', flags.threshold, DEFAULT_COMPARE_THRESHOLD),
-          targets: listFlag('target', flags.target),
-          baselineTargets: listFlag('baseline-target', flags.baselineTarget),
-          candidateTargets: listFlag('candidate-target', flags.candidateTarget),
-          decide: Boolean(flags.decide),
-          baselineArtifact: stringFlag('baseline-artifact', flags.baselineArtifact),
-          candidateArtifact: stringFlag('candidate-artifact', flags.candidateArtifact),
+        return withRunNames([baseline, candidate], flags, async ([b, c]) => {
+          const report = await compareRuns({
+            baseline: b!.path,
+            candidate: c!.path,
+            cwd: (flags.dir as string | undefined) ?? process.cwd(),
+            threshold: numberFlag('threshold', flags.threshold, DEFAULT_COMPARE_THRESHOLD),
+            targets: listFlag('target', flags.target),
+            baselineTargets: listFlag('baseline-target', flags.baselineTarget),
+            candidateTargets: listFlag('candidate-target', flags.candidateTarget),
+            decide: Boolean(flags.decide),
+            baselineArtifact: stringFlag('baseline-artifact', flags.baselineArtifact),
+            candidateArtifact: stringFlag('candidate-artifact', flags.candidateArtifact),
+          });
+          for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+          report.sources.baseline.source = b!.runId ?? b!.name;
+          report.sources.candidate.source = c!.runId ?? c!.name;
+          if (format === 'json') {
+            const { regression: _regression, ...out } = report;
+            printJson(out);
+          } else if (format === 'markdown') {
+            process.stdout.write(compareMarkdown(report, { baseline: runLink(b!), candidate: runLink(c!) }));
+          } else {
+            printReport(report);
+          }
+          return report.regression ? EXIT.check : EXIT.ok;
         });
-        for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
-        if (flags.json) {
-          const { regression: _regression, ...out } = report;
-          printJson(out);
-        } else {
-          printReport(report);
-        }
-        return report.regression ? EXIT.check : EXIT.ok;
       }),
     );
 }

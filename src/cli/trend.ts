@@ -6,6 +6,8 @@ import { EXIT, numberFlag } from './errors.js';
 import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
 import { bold, dim, green, printJson, red, table, yellow } from './format.js';
 import { runReadCommand } from './list.js';
+import { trendMarkdown } from '../report/markdown.js';
+import { outputFormat, RUN_NAME_HELP, withRunNames } from './run-names.js';
 
 const signed = (n: number) => (n >= 0 ? '+' : '') + n.toFixed(4);
 const directionText = (d: string) => (d === 'improving' ? green(d) : d === 'degrading' ? red(d) : d);
@@ -34,7 +36,7 @@ export function registerTrend(cli: Cli): void {
   cli
     .command(
       'trend [...runs]',
-      'Score trend per experiment × target over runs (the paths given, the local .agentv/results/ runs, or --published ones): least-squares slope of the mean score per run, classified improving / stable / degrading as agentv trend does',
+      `Score trend per experiment × target over runs (the runs given — each ${RUN_NAME_HELP} —, the local .agentv/results/ runs, or --published ones): least-squares slope of the mean score per run, classified improving / stable / degrading as agentv trend does`,
     )
     .option('--published', 'Use the runs published on the results branch (listed from its catalog and pulled), not local ones')
     .option('--experiment <name>', 'Only this experiment')
@@ -44,37 +46,42 @@ export function registerTrend(cli: Cli): void {
     .option('--slope-threshold <x>', `Minimum |slope| per run to call a series improving or degrading (default ${DEFAULT_SLOPE_THRESHOLD}, as agentv trend)`)
     .option('--allow-missing-tests', 'Average each run over all its tests instead of only the tests every run of the series has')
     .option('--fail-on-degrading', 'Exit 1 when any series is degrading')
-    .option('--fetch', 'With --published: fetch the results branch first')
-    .option('--remote <name>', 'With --published: remote (default: results.remote, else origin)')
+    .option('--fetch', 'With --published or published run names: fetch the results branch first')
+    .option('--remote <name>', 'With --published or published run names: remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
     .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (local runs are read from <dir>/.agentv/results/)')
+    .option('--format <format>', 'text (default), json or markdown (a job summary: degrading series first, escaped)')
     .option(
       '--json',
-      'Machine-readable output: { series: [{experiment, target, runs[], summary: {slope, intercept, r_squared, direction, …}, regression}], skipped[], triggered, … }',
+      'Same as --format json: { series: [{experiment, target, runs[], summary: {slope, intercept, r_squared, direction, …}, regression}], skipped[], triggered, … }',
     )
     .example('agentv-results trend --fail-on-degrading')
     .example('agentv-results trend --published --experiment nightly --last 10 --json')
     .example('agentv-results trend .agentv/results/run-a .agentv/results/run-b .agentv/results/run-c')
     .action((runs: string[], flags: Record<string, unknown>) =>
       runReadCommand(async () => {
-        const report = await trend({
-          sources: runs,
-          published: Boolean(flags.published),
-          list: { fetch: Boolean(flags.fetch), remote: stringFlag('remote', flags.remote), ...configFlags(flags) },
-          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-          experiment: stringFlag('experiment', flags.experiment),
-          target: stringFlag('target', flags.target),
-          suite: stringFlag('suite', flags.suite),
-          last: flags.last === undefined ? undefined : numberFlag('last', flags.last, 0),
-          slopeThreshold: numberFlag('slope-threshold', flags.slopeThreshold, DEFAULT_SLOPE_THRESHOLD),
-          allowMissingTests: Boolean(flags.allowMissingTests),
-          failOnDegrading: Boolean(flags.failOnDegrading),
+        const format = outputFormat(flags);
+        return withRunNames(runs, flags, async (resolved) => {
+          const report = await trend({
+            sources: resolved.map((r) => r.path),
+            published: Boolean(flags.published),
+            list: { fetch: Boolean(flags.fetch), remote: stringFlag('remote', flags.remote), ...configFlags(flags) },
+            cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+            experiment: stringFlag('experiment', flags.experiment),
+            target: stringFlag('target', flags.target),
+            suite: stringFlag('suite', flags.suite),
+            last: flags.last === undefined ? undefined : numberFlag('last', flags.last, 0),
+            slopeThreshold: numberFlag('slope-threshold', flags.slopeThreshold, DEFAULT_SLOPE_THRESHOLD),
+            allowMissingTests: Boolean(flags.allowMissingTests),
+            failOnDegrading: Boolean(flags.failOnDegrading),
+          });
+          for (const w of report.warnings) process.stderr.write(yellow(`warning: ${w}`) + '\n');
+          if (format === 'json') printJson(report);
+          else if (format === 'markdown') process.stdout.write(trendMarkdown(report));
+          else printReport(report);
+          return report.triggered ? EXIT.check : EXIT.ok;
         });
-        for (const w of report.warnings) process.stderr.write(yellow(`warning: ${w}`) + '\n');
-        if (flags.json) printJson(report);
-        else printReport(report);
-        return report.triggered ? EXIT.check : EXIT.ok;
       }),
     );
 }

@@ -164,6 +164,11 @@ export function compareScoreRows(
 }
 
 export async function compareRuns(opts: CompareOptions): Promise<CompareReport> {
+  return (await loadComparison(opts)).report;
+}
+
+/** The comparison and the (narrowed) rows it was made from: the gate reads the rows' verdicts. */
+export async function loadComparison(opts: CompareOptions): Promise<{ report: CompareReport; baseline: ScoreRow[]; candidate: ScoreRow[] }> {
   checkOptions('compareRuns', CompareOptionsSchema, opts);
   const threshold = opts.threshold ?? DEFAULT_COMPARE_THRESHOLD;
   if (!Number.isFinite(threshold) || threshold < 0) throw new InputError(`--threshold must be a number >= 0 (got ${opts.threshold})`);
@@ -195,7 +200,7 @@ export async function compareRuns(opts: CompareOptions): Promise<CompareReport> 
   if (opts.decide) {
     report.decision = await decide(core.summary, { baselineArtifact: opts.baselineArtifact, candidateArtifact: opts.candidateArtifact, cwd: opts.cwd });
   }
-  return report;
+  return { report, baseline: baseRows, candidate: candRows };
 }
 
 /** One run holding several targets: `agentv compare <run>`'s single-source modes. */

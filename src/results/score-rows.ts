@@ -29,6 +29,8 @@ export interface ScoreRow {
   cost_usd?: number;
   /** Per-assertion scores when the row carries them (`scores[]`). */
   scores?: { name?: string; type?: string; score: number }[];
+  /** The row's own verdict when it states one (`verdict`, or an `execution_error` status); the gate's pass -> fail rule reads it. */
+  verdict?: 'pass' | 'fail' | 'error';
 }
 
 export interface ScoreSource {
@@ -83,6 +85,8 @@ function toScoreRow(value: Record<string, unknown>): ScoreRow | null {
   if (experiment !== undefined) row.experiment = experiment;
   const cost = value.cost_usd ?? value.costUsd;
   if (typeof cost === 'number' && Number.isFinite(cost)) row.cost_usd = cost;
+  const verdict = value.execution_status === 'execution_error' ? 'error' : value.verdict;
+  if (verdict === 'pass' || verdict === 'fail' || verdict === 'error') row.verdict = verdict;
   if (Array.isArray(value.scores)) {
     const scores = value.scores
       .filter((s): s is Record<string, unknown> => !!s && typeof s === 'object' && typeof (s as Record<string, unknown>).score === 'number')
@@ -139,6 +143,7 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
     if (r.experiment) row.experiment = r.experiment;
     if (typeof r.cost_usd === 'number') row.cost_usd = r.cost_usd;
     if (r.scores.length > 0) row.scores = r.scores.map((s) => ({ name: s.name, type: s.type, score: s.score }));
+    row.verdict = r.verdict;
     return row;
   });
   if (rows.length === 0) throw new InputError(`${source}: no result rows`);

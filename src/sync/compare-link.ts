@@ -74,3 +74,11 @@ export function compareUrl(remoteUrl: string, baseBranch: string, syncBranch: st
 export function reviewHint(remote: string, baseBranch: string, syncBranch: string): string {
   return `git fetch ${remote} ${syncBranch} ${baseBranch} && git diff ${remote}/${baseBranch}...${remote}/${syncBranch}`;
 }
+
+/** The page showing `path` on `branch` (a published run's directory); null for unknown hosts. */
+export function treeUrl(remoteUrl: string, branch: string, path: string): string | null {
+  const repo = parseHostedRemote(remoteUrl);
+  if (!repo) return null;
+  const where = `${refInUrl(branch)}/${refInUrl(path)}`;
+  return repo.host === 'github' ? `https://${repo.webHost}/${repo.path}/tree/${where}` : `https://${repo.webHost}/${repo.path}/-/tree/${where}`;
+}

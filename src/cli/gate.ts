@@ -1,0 +1,148 @@
+import type { Cli } from './program.js';
+import { DEFAULT_GATE_TOLERANCE, gateRuns, type GateReport } from '../results/gate.js';
+import { moveTag } from '../history/move-tag.js';
+import { GATE_COMMENT_MARKER, gateMarkdown, mdText } from '../report/markdown.js';
+import { notifyWebhook, webhookFrom } from '../util/webhook.js';
+import { EXIT, numberFlag, oneOf, runCommand, UsageError } from './errors.js';
+import { bold, dim, green, printJson, red, table, yellow } from './format.js';
+import { configFlags, stringFlag, stringFlags } from './flags.js';
+import { outputFormat, resolveNames, RUN_NAME_HELP, runLink, runNameOptions, withRunNames } from './run-names.js';
+import { pushExitCode, pushLines } from './sync.js';
+
+const signed = (n: number) => (n > 0 ? '+' : '') + n.toFixed(3);
+const listFlag = (name: string, parsed: unknown) => {
+  const values = stringFlags(name, parsed);
+  return values.length > 0 ? values : undefined;
+};
+
+function printGate(r: GateReport, baseline: string, candidate: string): void {
+  const s = r.summary;
+  process.stdout.write(`baseline:  ${baseline}\ncandidate: ${candidate}\n`);
+  process.stdout.write(
+    `${s.matched} tests compared, mean ${s.baseline_mean.toFixed(3)} -> ${s.candidate_mean.toFixed(3)} (${signed(s.mean_delta)}), tolerance ${r.tolerance}\n`,
+  );
+  const rows = (list: GateReport['regressions']) =>
+    list.map((t) => [
+      t.test_id,
+      t.baseline.toFixed(3),
+      t.candidate.toFixed(3),
+      signed(t.delta),
+      t.reason === 'verdict' ? `${t.baseline_verdict} -> ${t.candidate_verdict}` : 'score',
+    ]);
+  const headers = ['Test', 'Baseline', 'Candidate', 'Delta', 'Why'];
+  if (r.regressions.length > 0) process.stdout.write(`\n${red(`regressions (${r.regressions.length})`)}\n${table(headers, rows(r.regressions))}\n`);
+  if (r.improvements.length > 0) process.stdout.write(`\n${green(`improvements (${r.improvements.length})`)}\n${table(headers, rows(r.improvements))}\n`);
+  if (r.removed_tests.length > 0) process.stdout.write(`\nonly in the baseline (${r.removed_tests.length}): ${r.removed_tests.join(', ')}\n`);
+  if (r.new_tests.length > 0) process.stdout.write(`\nonly in the candidate (${r.new_tests.length}): ${r.new_tests.join(', ')}\n`);
+  process.stdout.write(
+    `\n${r.passed ? bold(green('PASS')) : bold(red('FAIL'))}: ${s.regressions} regressed, ${s.improvements} improved, ${s.unchanged} within tolerance\n`,
+  );
+  for (const f of r.failures) process.stdout.write(`  ${f}\n`);
+}
+
+export function registerGate(cli: Cli): void {
+  runNameOptions(
+    cli
+      .command(
+        'gate <baseline> <candidate>',
+        `The CI check: fail (exit 1) when a test regresses — its score drops by more than --tolerance, or it passed and now fails — or when baseline tests are missing; the mean delta is reported, not decisive. Each run is ${RUN_NAME_HELP}. \`compare\` keeps agentv compare's mean rule`,
+      )
+      .option('--tolerance <x>', `A score drop of more than x regresses a test (default ${DEFAULT_GATE_TOLERANCE}, agentv compare's tie band)`)
+      .option('--max-regressions <n>', 'Fail only when more than n tests regress (default 0)')
+      .option('--new-tests <policy>', 'Tests only the candidate has: allow (default, reported) or fail')
+      .option('--removed-tests <policy>', 'Tests only the baseline has: fail (default) or allow (reported)')
+      .option('--target <name>', 'Compare only this target on both sides (repeatable)')
+      .option('--baseline-target <name>', 'Narrow the baseline to this target (repeatable)')
+      .option('--candidate-target <name>', 'Narrow the candidate to this target (repeatable)')
+      .option('--missing-baseline <policy>', 'When the baseline names no run (a first run, before any is tagged): fail (default, exit 2) or pass')
+      .option('--update-baseline', 'When the gate passes, move the `baseline` tag to the candidate (a published run): tag writes, pushed, never forced')
+      .option('--no-push', 'With --update-baseline: commit the tag move locally only')
+      .option('--webhook <url>', 'POST a JSON event when the gate fails (default: AGENTV_RESULTS_WEBHOOK_URL); the URL is never printed')
+      .option('--format <format>', 'text (default), json or markdown (a PR comment or job summary: regressions first, escaped, under 65,536 characters)')
+      .option('--json', 'Same as --format json: { passed, failures[], regressions[], improvements[], new_tests[], removed_tests[], summary, tolerance, … }')
+      .option('--dir <dir>', 'Working directory used to resolve relative paths'),
+  )
+    .example('agentv-results gate @baseline .agentv/results/2026-11-24T07-27-55-252Z --format markdown >> "$GITHUB_STEP_SUMMARY"')
+    .example('agentv-results gate @baseline "$RUN_ID" --update-baseline --missing-baseline pass')
+    .action((baseline: string, candidate: string, flags: Record<string, unknown>) =>
+      runCommand(async () => {
+        const format = outputFormat(flags);
+        const missing = oneOf('missing-baseline', flags.missingBaseline, ['fail', 'pass'] as const, 'fail');
+        const tolerance = numberFlag('tolerance', flags.tolerance, DEFAULT_GATE_TOLERANCE);
+        const maxRegressions = numberFlag('max-regressions', flags.maxRegressions, 0);
+        const newTests = oneOf('new-tests', flags.newTests, ['allow', 'fail'] as const, 'allow');
+        const removedTests = oneOf('removed-tests', flags.removedTests, ['allow', 'fail'] as const, 'fail');
+        const webhook = webhookFrom(stringFlag('webhook', flags.webhook));
+        const cwd = stringFlag('dir', flags.dir) ?? process.cwd();
+        return withRunNames([candidate], flags, async ([cand]) => {
+          const updateBaseline = async (): Promise<number> => {
+            if (!flags.updateBaseline) return EXIT.ok;
+            if (cand!.runId === null)
+              throw new UsageError(`--update-baseline: ${candidate} is a local path; publish it and name it by its run id (\`publish --json\` prints it)`);
+            const moved = await moveTag({
+              cwd,
+              runId: cand!.runId,
+              tag: 'baseline',
+              push: flags.push !== false,
+              remote: stringFlag('remote', flags.remote),
+              ...configFlags(flags),
+            });
+            const out = format === 'text' ? process.stdout : process.stderr;
+            out.write(
+              `baseline -> ${moved.runId}${moved.removedFrom.length > 0 ? ` (was ${moved.removedFrom.join(', ')})` : ''}\n${moved.last.push ? pushLines(moved.last.push).join('\n') + '\n' : ''}`,
+            );
+            return moved.last.push ? pushExitCode(moved.last.push) : EXIT.ok;
+          };
+          const base = await resolveNames([baseline], flags).catch((err: unknown) => {
+            if (missing === 'pass' && (err as { code?: string }).code === 'read-input') return null;
+            throw err;
+          });
+          if (base === null) {
+            const note = `no baseline (${baseline} names no published run): the gate passes (--missing-baseline pass)`;
+            if (format === 'json') printJson({ passed: true, baseline: null, note });
+            else if (format === 'markdown') process.stdout.write(`${GATE_COMMENT_MARKER}\n### ✅ Eval gate passed: no baseline yet\n\n${mdText(note)}\n`);
+            else process.stdout.write(yellow(note) + '\n');
+            return updateBaseline();
+          }
+          try {
+            const b = base.runs[0]!;
+            const report = await gateRuns({
+              baseline: b.path,
+              candidate: cand!.path,
+              cwd,
+              tolerance,
+              maxRegressions,
+              newTests,
+              removedTests,
+              targets: listFlag('target', flags.target),
+              baselineTargets: listFlag('baseline-target', flags.baselineTarget),
+              candidateTargets: listFlag('candidate-target', flags.candidateTarget),
+            });
+            report.sources.baseline.source = b.runId ?? b.name;
+            report.sources.candidate.source = cand!.runId ?? cand!.name;
+            for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+            if (format === 'json') printJson(report);
+            else if (format === 'markdown') process.stdout.write(gateMarkdown(report, { baseline: runLink(b), candidate: runLink(cand!) }));
+            else printGate(report, b.runId ?? b.name, cand!.runId ?? cand!.name);
+            if (!report.passed && webhook) {
+              const sent = await notifyWebhook(webhook, {
+                event: 'regression',
+                baseline: b.runId ?? b.name,
+                candidate: cand!.runId ?? cand!.name,
+                failures: report.failures,
+                regressions: report.regressions
+                  .slice(0, 50)
+                  .map((t) => ({ test_id: t.test_id, baseline: t.baseline, candidate: t.candidate, reason: t.reason })),
+                summary: report.summary,
+              });
+              if (!sent.ok) process.stderr.write(dim(`warning: webhook not delivered: ${sent.error}\n`));
+            }
+            if (!report.passed) return EXIT.check;
+            return updateBaseline();
+          } finally {
+            await base.dispose();
+          }
+        });
+      }),
+    );
+}

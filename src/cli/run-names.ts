@@ -1,0 +1,51 @@
+/**
+ * The options and the call every command that reads a run shares: each run argument may be a path,
+ * a published run id, `@<tag>` or `@latest[:experiment=<e>]` (src/history/run-names.ts).
+ */
+import type { CommandBuilder } from './program.js';
+import { resolveRunNames, type ResolvedRun, type ResolvedRuns } from '../history/run-names.js';
+import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
+import { oneOf } from './errors.js';
+
+export const RUN_NAME_HELP =
+  'a run directory, index.jsonl or results .jsonl; a published run id; @<tag> (newest run with the tag, e.g. @baseline); @latest[:experiment=<e>]';
+
+/** The options naming where published runs are read from. */
+export function runNameOptions(cmd: CommandBuilder): CommandBuilder {
+  return cmd
+    .option('--fetch', 'Fetch the results branch before reading published runs (without it, only when a run is not found locally)')
+    .option('--remote <name>', 'Remote of published runs (default: results.remote, else origin)')
+    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--project <id>', PROJECT_OPTION_HELP);
+}
+
+/** Resolve the run names with the command's options (the caller disposes). */
+export function resolveNames(names: string[], flags: Record<string, unknown>): Promise<ResolvedRuns> {
+  return resolveRunNames(names, {
+    cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+    fetch: Boolean(flags.fetch),
+    remote: stringFlag('remote', flags.remote),
+    ...configFlags(flags),
+  });
+}
+
+/** Resolve the run names, run `fn` on the resolved runs, then remove the scratch copies. */
+export async function withRunNames<T>(names: string[], flags: Record<string, unknown>, fn: (runs: ResolvedRun[]) => Promise<T>): Promise<T> {
+  const resolved = await resolveNames(names, flags);
+  try {
+    return await fn(resolved.runs);
+  } finally {
+    await resolved.dispose();
+  }
+}
+
+/** `--format text|json|markdown`; `--json` stays the short spelling of `--format json`. */
+export function outputFormat(flags: Record<string, unknown>): 'text' | 'json' | 'markdown' {
+  const format = oneOf('format', flags.format, ['text', 'json', 'markdown'] as const, 'text');
+  return flags.json ? 'json' : format;
+}
+
+/** How a Markdown report names a run: its published id (linked when the host is known), else the name given. */
+export function runLink(r: ResolvedRun): { label: string; url?: string } {
+  return { label: r.runId ?? r.name, ...(r.url ? { url: r.url } : {}) };
+}

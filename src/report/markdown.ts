@@ -1,0 +1,190 @@
+/**
+ * `--format markdown`: what `gate`, `compare`, `summary` and `trend` write for a pull-request
+ * comment or a CI job summary (`$GITHUB_STEP_SUMMARY`).
+ *
+ * Safe to post: every value that comes from a run (test ids, targets, experiments, run ids) is
+ * escaped so it renders as the text it is — no table break (`|`), no emphasis, no link, no HTML,
+ * no @mention or #reference that would notify someone. Bounded: the whole text stays under
+ * GitHub's 65,536-character comment limit; rows past the budget are dropped from the end (the
+ * tables put regressions first, so what is dropped is the least important) and a last line says
+ * how many.
+ */
+import type { CompareReport } from '../results/compare.js';
+import type { GateReport } from '../results/gate.js';
+import type { TrendReport } from '../results/trend.js';
+
+/** GitHub's limit on an issue or pull-request comment body, in characters. */
+export const MARKDOWN_LIMIT = 65_536;
+
+/** Marks the gate's comment, so a CI step can find and update its own earlier comment. */
+export const GATE_COMMENT_MARKER = '<!-- agentv-results:gate -->';
+
+/** HTML entities for what Markdown would read as markup, a mention or a reference; the rest is backslash-escaped. */
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '@': '&#64;', '#': '&#35;' };
+
+/** Text from a run, rendered literally inside a Markdown table cell or line. */
+export function mdText(value: string): string {
+  return value.replace(/[\r\n\t]+/g, ' ').replace(/[&<>@#\\`*_{}[\]()|~!+\-.:]/g, (c) => ENTITIES[c] ?? `\\${c}`);
+}
+
+export interface RunLink {
+  /** What to show: the run id, else the name or path given. */
+  label: string;
+  url?: string;
+}
+
+function runRef(r: RunLink): string {
+  const text = mdText(r.label);
+  // A URL we built from the remote (src/sync/compare-link.ts); parentheses and spaces would end the link.
+  return r.url && /^https:\/\/[^\s()<>]+$/.test(r.url) ? `[${text}](${r.url})` : text;
+}
+
+const signed = (n: number, digits = 3) => (n > 0 ? '+' : n < 0 ? '−' : '±') + Math.abs(n).toFixed(digits);
+const fixed = (n: number) => n.toFixed(3);
+const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+
+/**
+ * Joins `head` and as many `rows` as fit under `limit` (with `tail` after them), then a line saying
+ * how many rows were left out. Rows are whole lines: a table is never cut inside a row.
+ */
+export function fitMarkdown(head: string[], rows: string[], tail: string[] = [], limit = MARKDOWN_LIMIT): string {
+  const headText = head.join('\n');
+  const tailText = tail.length > 0 ? `\n${tail.join('\n')}` : '';
+  const note = (n: number) =>
+    `\n\n_${plural(n, 'more row')} not shown: the comment limit is ${MARKDOWN_LIMIT.toLocaleString('en-US')} characters (\`--json\` has them all)._`;
+  let size = headText.length + tailText.length + 1;
+  let kept = 0;
+  const reserve = note(rows.length).length;
+  for (const r of rows) {
+    const next = size + 1 + r.length;
+    if (next + (kept + 1 < rows.length ? reserve : 0) > limit) break;
+    size = next;
+    kept++;
+  }
+  if (kept < rows.length && size + reserve > limit) throw new Error('markdown head and tail exceed the limit');
+  const body = rows.slice(0, kept);
+  const out = [headText, ...body].join('\n') + (kept < rows.length ? note(rows.length - kept) : '') + tailText;
+  return out + '\n';
+}
+
+/** Sections of rows, each with its own table header, fitted as one list (the header goes with the first row that fits). */
+function sectionRows(sections: { title: string; header: string[]; rows: string[] }[]): string[] {
+  const out: string[] = [];
+  for (const s of sections) {
+    if (s.rows.length === 0) continue;
+    out.push(`\n${s.title}\n\n${s.header.join('\n')}\n${s.rows[0]}`, ...s.rows.slice(1));
+  }
+  return out;
+}
+
+const TEST_TABLE = ['| Test | Baseline | Candidate | Δ | Why |', '|---|--:|--:|--:|---|'];
+
+export function gateMarkdown(r: GateReport, runs: { baseline: RunLink; candidate: RunLink }): string {
+  const s = r.summary;
+  const title = r.passed
+    ? `### ✅ Eval gate passed: ${s.improvements > 0 ? `${plural(s.improvements, 'test')} improved, ` : ''}${s.regressions > 0 ? `${plural(s.regressions, 'regression')} (allowed ${r.max_regressions})` : 'no regressions'}`
+    : `### ❌ Eval gate failed: ${s.regressions > r.max_regressions ? plural(s.regressions, 'regression') : r.failures.length === 1 ? 'test set changed' : 'see below'}`;
+  const head = [
+    GATE_COMMENT_MARKER,
+    title,
+    '',
+    `Baseline ${runRef(runs.baseline)} → candidate ${runRef(runs.candidate)}: ${plural(s.matched, 'test')} compared, mean score ${fixed(s.baseline_mean)} → ${fixed(s.candidate_mean)} (${signed(s.mean_delta)}), tolerance ${r.tolerance}.`,
+  ];
+  if (r.failures.length > 0) head.push('', ...r.failures.map((f) => `- ${mdText(f)}`));
+  const why = (t: GateReport['regressions'][number]) =>
+    t.reason === 'verdict' ? `${mdText(t.baseline_verdict ?? '?')} → ${mdText(t.candidate_verdict ?? '?')}` : 'score';
+  const row = (t: GateReport['regressions'][number]) =>
+    `| ${mdText(t.test_id)} | ${fixed(t.baseline)} | ${fixed(t.candidate)} | ${signed(t.delta)} | ${why(t)} |`;
+  const list = (ids: string[]) => ids.map((id) => `| ${mdText(id)} |`);
+  const rows = sectionRows([
+    { title: `#### Regressions (${s.regressions})`, header: TEST_TABLE, rows: r.regressions.map(row) },
+    {
+      title: `#### Removed tests (${s.removed_tests})${r.policy.removed_tests === 'fail' ? ' — fail the gate' : ''}`,
+      header: ['| Test |', '|---|'],
+      rows: list(r.removed_tests),
+    },
+    {
+      title: `#### New tests (${s.new_tests})${r.policy.new_tests === 'fail' ? ' — fail the gate' : ''}`,
+      header: ['| Test |', '|---|'],
+      rows: list(r.new_tests),
+    },
+    { title: `#### Improvements (${s.improvements})`, header: TEST_TABLE, rows: r.improvements.map(row) },
+  ]);
+  return fitMarkdown(head, rows, [`\n<sub>${plural(s.unchanged, 'test')} within ±${r.tolerance} · agentv-results gate</sub>`]);
+}
+
+export function compareMarkdown(r: CompareReport, runs: { baseline: RunLink; candidate: RunLink }): string {
+  const s = r.summary;
+  const head = [
+    `### ${r.regression ? '❌' : '✅'} compare: mean delta ${signed(s.mean_delta)} (${s.wins} wins, ${s.losses} losses, ${s.ties} ties)`,
+    '',
+    `Baseline ${runRef(runs.baseline)} → candidate ${runRef(runs.candidate)}: ${plural(s.matched, 'test')} matched; win when Δ ≥ ${r.threshold}, loss when Δ ≤ −${r.threshold}.`,
+  ];
+  const order = { loss: 0, win: 1, tie: 2 } as const;
+  const sorted = [...r.matched].sort((a, b) => order[a.outcome] - order[b.outcome] || a.delta - b.delta);
+  const rows = sectionRows([
+    {
+      title: '',
+      header: ['| Test | Baseline | Candidate | Δ | Outcome |', '|---|--:|--:|--:|---|'],
+      rows: sorted.map((t) => `| ${mdText(t.test_id)} | ${fixed(t.score1)} | ${fixed(t.score2)} | ${signed(t.delta)} | ${t.outcome} |`),
+    },
+  ]);
+  const only = [
+    r.unmatched.baseline_only.length > 0 ? `\nOnly in the baseline: ${plural(r.unmatched.baseline_only.length, 'test')}.` : '',
+    r.unmatched.candidate_only.length > 0 ? `\nOnly in the candidate: ${plural(r.unmatched.candidate_only.length, 'test')}.` : '',
+  ].filter((l) => l !== '');
+  return fitMarkdown(head, rows, only);
+}
+
+interface TargetSummaryRow {
+  total: number;
+  passed: number;
+  failed: number;
+  errors: number;
+  pass_rate: number;
+  mean_score: number;
+}
+
+export function summaryMarkdown(report: { run_id: string; experiment: string; summary: Record<string, unknown> }, run: RunLink): string {
+  const per = (report.summary.run_summary ?? {}) as Record<string, TargetSummaryRow>;
+  const total = Number(report.summary.total ?? 0);
+  const passed = Number(report.summary.passed ?? 0);
+  const rate = Number(report.summary.pass_rate ?? 0);
+  const head = [
+    `### Eval run ${runRef(run)}: ${passed}/${total} passed (${(rate * 100).toFixed(1)}%)`,
+    '',
+    `Experiment ${mdText(report.experiment)}.`,
+    '',
+    '| Target | Tests | Passed | Failed | Pass rate | Mean score |',
+    '|---|--:|--:|--:|--:|--:|',
+  ];
+  // The weakest target first.
+  const rows = Object.entries(per)
+    .sort(([, a], [, b]) => a.pass_rate - b.pass_rate || a.mean_score - b.mean_score)
+    .map(([t, v]) => `| ${mdText(t)} | ${v.total} | ${v.passed} | ${v.failed + v.errors} | ${(v.pass_rate * 100).toFixed(1)}% | ${fixed(v.mean_score)} |`);
+  return fitMarkdown(head, rows);
+}
+
+export function trendMarkdown(r: TrendReport): string {
+  const degrading = r.series.filter((s) => s.summary.direction === 'degrading').length;
+  const head = [
+    `### ${r.triggered ? '❌' : degrading > 0 ? '⚠️' : '✅'} Trend: ${plural(r.series.length, 'series', 'series')}, ${degrading} degrading`,
+    '',
+    `Slope per run; degrading when slope ≤ −${r.slope_threshold}.`,
+    '',
+    '| Experiment | Target | Direction | Slope | r² | Runs | Last mean |',
+    '|---|---|---|--:|--:|--:|--:|',
+  ];
+  const rank = { degrading: 0, stable: 1, improving: 2 } as Record<string, number>;
+  const rows = [...r.series]
+    .sort((a, b) => (rank[a.summary.direction] ?? 1) - (rank[b.summary.direction] ?? 1) || a.summary.slope - b.summary.slope)
+    .map(
+      (s) =>
+        `| ${mdText(s.experiment)} | ${mdText(s.target)} | ${s.summary.direction} | ${signed(s.summary.slope, 4)} | ${s.summary.r_squared.toFixed(3)} | ${s.summary.run_count} | ${s.runs.length > 0 ? fixed(s.runs[s.runs.length - 1]!.mean_score) : '—'} |`,
+    );
+  return fitMarkdown(
+    head,
+    rows,
+    r.skipped.length > 0 ? [`\n${plural(r.skipped.length, 'series', 'series')} not classified (too few runs or shared tests).`] : [],
+  );
+}
