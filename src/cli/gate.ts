@@ -75,10 +75,10 @@ export function registerGate(cli: Cli): void {
         const webhook = webhookFrom(stringFlag('webhook', flags.webhook));
         const cwd = stringFlag('dir', flags.dir) ?? process.cwd();
         return withRunNames([candidate], flags, async ([cand]) => {
+          if (flags.updateBaseline && cand!.runId === null)
+            throw new UsageError(`--update-baseline: ${candidate} is a local path; publish it and name it by its run id (\`publish --json\` prints it)`);
           const updateBaseline = async (): Promise<number> => {
-            if (!flags.updateBaseline) return EXIT.ok;
-            if (cand!.runId === null)
-              throw new UsageError(`--update-baseline: ${candidate} is a local path; publish it and name it by its run id (\`publish --json\` prints it)`);
+            if (!flags.updateBaseline || cand!.runId === null) return EXIT.ok;
             const moved = await moveTag({
               cwd,
               runId: cand!.runId,
@@ -138,7 +138,7 @@ export function registerGate(cli: Cli): void {
               if (!sent.ok) process.stderr.write(dim(`warning: webhook not delivered: ${sent.error}\n`));
             }
             if (!report.passed) return EXIT.check;
-            return updateBaseline();
+            return await updateBaseline();
           } finally {
             await base.dispose();
           }

@@ -1,0 +1,346 @@
+/**
+ * The CI kit's check: `gate` (per-test regressions, tolerance, max regressions, new/removed test
+ * policies, exit codes) checked against `compare` on the same runs (the deltas must agree; only
+ * the rule differs), runs by name (published run ids, @<tag>, @latest) read from a real results
+ * branch, `--update-baseline` moving the tag with ordinary pushes, `--format markdown` (escaped,
+ * capped), and the webhook posted to a real HTTP server on 127.0.0.1 without printing its secret.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli.js';
+import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
+import { cli, makeUserRepo } from './publish-helpers.js';
+import { describeWithFixtures, fixture } from './helpers/fixtures.js';
+import { fitMarkdown, gateMarkdown, mdText, MARKDOWN_LIMIT } from '../src/report/markdown.js';
+import { treeUrl } from '../src/sync/compare-link.js';
+import type { GateReport } from '../src/results/gate.js';
+
+let tmp: string;
+let n = 0;
+beforeAll(async () => {
+  tmp = await makeTempDir('agentv-gate');
+});
+afterAll(() => cleanupTempDirs());
+
+type Row = { test_id: string; score: number; verdict?: string; target?: string };
+
+async function results(rows: Row[]): Promise<string> {
+  const f = join(tmp, `r-${n++}.jsonl`);
+  await writeFile(f, rows.map((r) => JSON.stringify({ target: 'm', ...r })).join('\n') + '\n');
+  return f;
+}
+const scores = (s: Record<string, number>): Row[] => Object.entries(s).map(([test_id, score]) => ({ test_id, score }));
+
+async function gate(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
+  const r = await runCli(['gate', ...args, '--json'], { cwd: opts.cwd, env: opts.env });
+  return { ...r, json: r.code === 0 || r.code === 1 ? (JSON.parse(r.stdout) as GateReport) : (undefined as never) };
+}
+
+describe('gate: the per-test rule', () => {
+  it('a -0.001 mean with every test tied fails compare (AgentV) and passes the gate', async () => {
+    const base = await results(scores({ a: 0.9, b: 0.8, c: 0.7 }));
+    const cand = await results(scores({ a: 0.9, b: 0.8, c: 0.697 }));
+    const c = await runCli(['compare', base, cand, '--json']);
+    expect(c.code).toBe(1);
+    expect(JSON.parse(c.stdout).summary.mean_delta).toBe(-0.001);
+    const g = await gate([base, cand]);
+    expect(g.code, g.stderr).toBe(0);
+    expect(g.json.passed).toBe(true);
+    expect(g.json.summary).toMatchObject({ matched: 3, regressions: 0, improvements: 0, unchanged: 3, mean_delta: -0.001 });
+  });
+
+  it('one test dropping past the tolerance fails, named, even when the mean rises', async () => {
+    const base = await results(scores({ a: 0.5, b: 0.5, c: 0.9 }));
+    const cand = await results(scores({ a: 1, b: 1, c: 0.75 }));
+    const c = await runCli(['compare', base, cand, '--json']);
+    expect(c.code).toBe(0); // mean +0.283: AgentV's rule passes it
+    const g = await gate([base, cand]);
+    expect(g.code).toBe(1);
+    expect(g.json.regressions.map((t) => t.test_id)).toEqual(['c']);
+    expect(g.json.improvements.map((t) => t.test_id)).toEqual(['a', 'b']);
+    expect(g.json.failures[0]).toMatch(/1 test regressed \(allowed: 0\): c/);
+    const text = await runCli(['gate', base, cand]);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(/FAIL: 1 regressed, 2 improved/);
+    // A wider tolerance or one allowed regression passes it.
+    expect((await gate([base, cand, '--tolerance', '0.2'])).code).toBe(0);
+    expect((await gate([base, cand, '--max-regressions', '1'])).code).toBe(0);
+  });
+
+  it('the tolerance edge: a drop of exactly the tolerance is not a regression (0.85 -> 0.75 at 0.1), a hair more is', async () => {
+    const base = await results(scores({ a: 0.85, b: 0.85 }));
+    const cand = await results(scores({ a: 0.75, b: 0.7499 }));
+    const g = await gate([base, cand]);
+    expect(g.json.regressions.map((t) => t.test_id)).toEqual(['b']);
+  });
+
+  it('pass -> fail is a regression whatever the score does; fail -> pass an improvement', async () => {
+    const base = await results([
+      { test_id: 'a', score: 0.81, verdict: 'pass' },
+      { test_id: 'b', score: 0.79, verdict: 'fail' },
+    ]);
+    const cand = await results([
+      { test_id: 'a', score: 0.79, verdict: 'fail' },
+      { test_id: 'b', score: 0.81, verdict: 'pass' },
+    ]);
+    const g = await gate([base, cand]);
+    expect(g.code).toBe(1);
+    expect(g.json.regressions).toEqual([expect.objectContaining({ test_id: 'a', reason: 'verdict', baseline_verdict: 'pass', candidate_verdict: 'fail' })]);
+    expect(g.json.improvements).toEqual([expect.objectContaining({ test_id: 'b', reason: 'verdict' })]);
+  });
+
+  it('removed tests fail by default, new tests pass by default; both policies selectable', async () => {
+    const base = await results(scores({ a: 1, b: 1 }));
+    const cand = await results(scores({ a: 1, c: 1 }));
+    const g = await gate([base, cand]);
+    expect(g.code).toBe(1);
+    expect(g.json).toMatchObject({ removed_tests: ['b'], new_tests: ['c'], policy: { new_tests: 'allow', removed_tests: 'fail' } });
+    expect((await gate([base, cand, '--removed-tests', 'allow'])).code).toBe(0);
+    expect((await gate([base, cand, '--removed-tests', 'allow', '--new-tests', 'fail'])).code).toBe(1);
+  });
+
+  it('bad input exits 2: a negative tolerance, an unknown policy, a path that is neither a file nor a published run', async () => {
+    const base = await results(scores({ a: 1 }));
+    expect((await runCli(['gate', base, base, '--tolerance', '-1'])).code).toBe(2);
+    expect((await runCli(['gate', base, base, '--new-tests', 'maybe'])).code).toBe(2);
+    const missing = await runCli(['gate', base, join(tmp, 'nope.jsonl')], { cwd: tmp });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/nope\.jsonl: no such file or directory, and not a published run/);
+  });
+
+  describeWithFixtures('on the real compare fixtures', () => {
+    it("gate's regressions are exactly compare's tests with delta < -tolerance, at three tolerances (one matching, differential)", async () => {
+      const base = fixture('compare--baseline-results.jsonl');
+      const cand = fixture('compare--candidate-results.jsonl');
+      const c = JSON.parse((await runCli(['compare', cand, base, '--json'])).stdout) as { matched: { test_id: string; delta: number }[] };
+      for (const tol of [0, 0.05, 0.1]) {
+        const g = await gate([cand, base, '--tolerance', String(tol)]);
+        const expected = c.matched.filter((m) => m.delta < -tol - 1e-9).map((m) => m.test_id);
+        expect(g.json.regressions.map((t) => t.test_id).sort()).toEqual(expected.sort());
+        expect(g.code).toBe(expected.length > 0 ? 1 : 0);
+        expect(g.json.summary.mean_delta).toBe(JSON.parse((await runCli(['compare', cand, base, '--json'])).stdout).summary.mean_delta);
+      }
+    });
+  });
+});
+
+describe('--format markdown', () => {
+  const hostile = 'evil|cell <img src=x onerror=alert(1)> @octocat #1 [link](https://x.invalid) **b** `c`\nnext';
+
+  it('escapes what a run carries: no table break, no HTML, no mention, no link, no emphasis', async () => {
+    const base = await results(scores({ [hostile]: 1, ok: 1 }));
+    const cand = await results(scores({ [hostile]: 0, ok: 1 }));
+    const r = await runCli(['gate', base, cand, '--format', 'markdown']);
+    expect(r.code).toBe(1);
+    const md = r.stdout;
+    expect(md.startsWith('<!-- agentv-results:gate -->\n### ❌ Eval gate failed: 1 regression')).toBe(true);
+    const row = md.split('\n').find((l) => l.startsWith('| evil'))!;
+    // Exactly the table's own pipes, unescaped: 6 for 5 columns.
+    expect(row.match(/(?<!\\)\|/g)).toHaveLength(6);
+    for (const bad of ['<img', '@octocat', '#1', '](', '**', '`c`', '\nnext']) expect(md).not.toContain(bad);
+    expect(mdText('a_b')).toBe('a\\_b');
+  });
+
+  it('regressions come first and a large report stays under the comment limit, saying how many rows it left out', async () => {
+    const ids = Array.from({ length: 3000 }, (_, i) => `suite/${'x'.repeat(40)}-${String(i).padStart(4, '0')}`);
+    const base = await results(ids.map((id) => ({ test_id: id, score: 0.5 })));
+    const cand = await results(ids.map((id, i) => ({ test_id: id, score: i % 3 === 0 ? 0.1 : 0.9 })));
+    const r = await runCli(['gate', base, cand, '--format', 'markdown']);
+    expect(r.code).toBe(1);
+    expect(r.stdout.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
+    expect(r.stdout).toMatch(/_[\d,]+ more rows not shown: the comment limit is 65,536 characters/);
+    expect(r.stdout.indexOf('#### Regressions (1000)')).toBeGreaterThan(0);
+    expect(r.stdout.indexOf('#### Regressions')).toBeLessThan(r.stdout.indexOf('#### Improvements') === -1 ? Infinity : r.stdout.indexOf('#### Improvements'));
+    // compare's Markdown: losses first, capped the same way.
+    const c = await runCli(['compare', base, cand, '--format', 'markdown']);
+    expect(c.stdout.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
+    const firstRow = c.stdout.split('\n').find((l) => l.startsWith('| suite'))!;
+    expect(firstRow).toMatch(/\| loss \|$/);
+  });
+
+  it('fitMarkdown keeps whole rows and never exceeds the limit (every budget from tight to loose)', () => {
+    const rows = Array.from({ length: 50 }, (_, i) => `| row ${i} | ${'y'.repeat(i % 7)} |`);
+    for (let limit = 400; limit < 1200; limit += 37) {
+      const out = fitMarkdown(['head'], rows, ['tail'], limit);
+      expect(out.length).toBeLessThanOrEqual(limit + 1);
+      const kept = out.split('\n').filter((l) => l.startsWith('| row'));
+      expect(kept).toEqual(rows.slice(0, kept.length));
+      if (kept.length < rows.length) expect(out).toContain(`${rows.length - kept.length} more row`);
+    }
+  });
+
+  it('links a run on GitHub and GitLab remotes, never with credentials; none for other hosts', () => {
+    expect(treeUrl('https://user:tok@github.com/acme/evals.git', 'agentv/results/v1', '2026-11-24T07-27-55-252Z')).toBe(
+      'https://github.com/acme/evals/tree/agentv/results/v1/2026-11-24T07-27-55-252Z',
+    );
+    expect(treeUrl('git@gitlab.example.com:g/sub/evals.git', 'agentv/results/v1', 'r1')).toBe(
+      'https://gitlab.example.com/g/sub/evals/-/tree/agentv/results/v1/r1',
+    );
+    expect(treeUrl('/srv/git/evals.git', 'agentv/results/v1', 'r1')).toBeNull();
+    const report = {
+      passed: true,
+      failures: [],
+      regressions: [],
+      improvements: [],
+      new_tests: [],
+      removed_tests: [],
+      summary: {
+        matched: 1,
+        regressions: 0,
+        improvements: 0,
+        unchanged: 1,
+        new_tests: 0,
+        removed_tests: 0,
+        baseline_mean: 1,
+        candidate_mean: 1,
+        mean_delta: 0,
+      },
+      tolerance: 0.1,
+      max_regressions: 0,
+      policy: { new_tests: 'allow', removed_tests: 'fail' },
+    } as unknown as GateReport;
+    const md = gateMarkdown(report, {
+      baseline: { label: 'r0', url: 'https://github.com/a/b/tree/x/r0' },
+      candidate: { label: 'r1', url: 'javascript:alert(1)' },
+    });
+    expect(md).toContain('[r0](https://github.com/a/b/tree/x/r0)');
+    expect(md).not.toContain('javascript:');
+  });
+});
+
+describe('runs by name on a results branch', () => {
+  let restore: () => void;
+  let user: UserRepoFixture;
+  let baseId: string;
+  let goodId: string;
+  let badId: string;
+
+  async function publish(rows: Row[], experiment: string): Promise<string> {
+    const f = await results(rows);
+    const r = await cli(['publish', f, '--experiment', experiment, '--push', '--json'], user.work);
+    expect(r.code, r.stderr).toBe(0);
+    return (JSON.parse(r.stdout) as { location: { runId: string } }).location.runId;
+  }
+  const rowsAt = (minute: number, s: Record<string, number>): Row[] =>
+    Object.entries(s).map(([test_id, score], i) => ({ test_id, score, timestamp: `2026-03-14T10:${String(minute).padStart(2, '0')}:0${i}.000Z` }) as Row);
+
+  beforeAll(async () => {
+    restore = useIsolatedGitEnv();
+    user = await makeUserRepo();
+    baseId = await publish(rowsAt(1, { a: 0.9, b: 0.9, c: 0.9 }), 'nightly');
+    goodId = await publish(rowsAt(2, { a: 0.95, b: 0.9, c: 0.9 }), 'nightly');
+    badId = await publish(rowsAt(3, { a: 0.9, b: 0.4, c: 0.9 }), 'pr');
+    const t = await cli(['tag', baseId, '+baseline'], user.work);
+    expect(t.code, t.stderr).toBe(0);
+  }, 120_000);
+  afterAll(() => restore?.());
+
+  it('@baseline, @latest, @latest:experiment= and a run id resolve to the published runs', async () => {
+    const g = await gate(['@baseline', goodId], { cwd: user.work });
+    expect(g.code, g.stderr).toBe(0);
+    expect(g.json.sources.baseline.source).toBe(baseId);
+    expect(g.json.sources.candidate.source).toBe(goodId);
+    const bad = await gate(['@baseline', '@latest'], { cwd: user.work });
+    expect(bad.code).toBe(1);
+    expect(bad.json.sources.candidate.source).toBe(badId);
+    expect(bad.json.regressions.map((t) => t.test_id)).toEqual(['b']);
+    const nightly = await gate(['@baseline', '@latest:experiment=nightly'], { cwd: user.work });
+    expect(nightly.json.sources.candidate.source).toBe(goodId);
+    const s = await runCli(['summary', '@latest:experiment=pr', '--json'], { cwd: user.work });
+    expect(s.code, s.stderr).toBe(0);
+    expect(JSON.parse(s.stdout).summary.total).toBe(3);
+    const md = await runCli(['summary', badId, '--format', 'markdown'], { cwd: user.work });
+    expect(md.stdout).toMatch(/^### Eval run .*: \d\/3 passed/);
+  });
+
+  it('a selector nothing matches, an unknown filter and branch= exit 2 with what to do', async () => {
+    const none = await runCli(['gate', '@nosuchtag', goodId], { cwd: user.work });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/@nosuchtag: no published run tagged nosuchtag/);
+    const branch = await runCli(['compare', '@latest:branch=main', goodId], { cwd: user.work });
+    expect(branch.code).toBe(2);
+    expect(branch.stderr).toMatch(/does not record the git branch/);
+    expect((await runCli(['summary', '@latest:colour=red'], { cwd: user.work })).code).toBe(2);
+  });
+
+  it('a fresh clone that has never fetched the results branch finds the runs (fetched when missing)', async () => {
+    const clone = join(await makeTempDir('agentv-gate-clone'), 'c');
+    await git(user.root, ['clone', '-q', '--depth', '1', user.remote, clone]);
+    const g = await gate(['@baseline', goodId], { cwd: clone });
+    expect(g.code, g.stderr).toBe(0);
+    expect(g.json.sources.baseline.source).toBe(baseId);
+  });
+
+  it('--update-baseline moves the tag on success only, with ordinary pushes; --missing-baseline pass lets a first run through', async () => {
+    const failed = await runCli(['gate', '@baseline', badId, '--update-baseline'], { cwd: user.work });
+    expect(failed.code).toBe(1);
+    const listed = async () =>
+      (JSON.parse((await runCli(['list', '--tag', 'baseline', '--json', '--fetch'], { cwd: user.work })).stdout) as { runs: { run_id: string }[] }).runs.map(
+        (r) => r.run_id,
+      );
+    expect(await listed()).toEqual([baseId]);
+    const before = await git(user.remote, ['rev-parse', 'refs/heads/agentv/results/v1']);
+    const ok = await runCli(['gate', '@baseline', goodId, '--update-baseline'], { cwd: user.work });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain(`baseline -> ${goodId} (was ${baseId})`);
+    expect(await listed()).toEqual([goodId]);
+    // The remote moved by fast-forward: the old tip is an ancestor of the new one.
+    const after = await git(user.remote, ['rev-parse', 'refs/heads/agentv/results/v1']);
+    expect(after).not.toBe(before);
+    await git(user.remote, ['merge-base', '--is-ancestor', before.trim(), after.trim()]);
+    // A selector with no run: exit 2, unless --missing-baseline pass (which then tags the candidate).
+    expect((await runCli(['gate', '@release', goodId], { cwd: user.work })).code).toBe(2);
+    const first = await runCli(['gate', '@release', goodId, '--missing-baseline', 'pass'], { cwd: user.work });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/no baseline/);
+    // A local path cannot be tagged.
+    const local = await results(scores({ a: 1, b: 1, c: 1 }));
+    const l = await runCli(['gate', '@baseline', local, '--update-baseline'], { cwd: user.work });
+    expect(l.code).toBe(2);
+    expect(l.stderr).toMatch(/is a local path; publish it/);
+  });
+});
+
+describe('webhook', () => {
+  let server: Server;
+  let port: number;
+  const received: { url: string; body: unknown; type: string | undefined }[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req: IncomingMessage, res) => {
+      let data = '';
+      req.on('data', (d) => (data += d));
+      req.on('end', () => {
+        received.push({ url: req.url ?? '', body: JSON.parse(data), type: req.headers['content-type'] });
+        res.writeHead(req.url?.includes('broken') ? 500 : 204).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('a failing gate POSTs a regression event; the URL secret is never printed, even when delivery fails', async () => {
+    const base = await results(scores({ a: 1, b: 1 }));
+    const cand = await results(scores({ a: 1, b: 0.2 }));
+    const secret = 'T000/B000/s3cr3tTOKENvalue';
+    const r = await runCli(['gate', base, cand, '--webhook', `http://127.0.0.1:${port}/hooks/${secret}?token=${secret}`]);
+    expect(r.code).toBe(1);
+    expect(received).toHaveLength(1);
+    expect(received[0]!.url).toBe(`/hooks/${secret}?token=${secret}`);
+    expect(received[0]!.type).toBe('application/json');
+    expect(received[0]!.body).toMatchObject({ source: 'agentv-results', event: 'regression', regressions: [{ test_id: 'b', reason: 'score' }] });
+    expect(r.stdout + r.stderr).not.toContain('s3cr3t');
+    // From the environment, to an endpoint that answers 500: a warning, the gate's own exit code, no secret.
+    const broken = await runCli(['gate', base, cand], { env: { AGENTV_RESULTS_WEBHOOK_URL: `http://127.0.0.1:${port}/broken/${secret}` } });
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toMatch(/webhook not delivered: the webhook at 127\.0\.0\.1:\d+ answered HTTP 500/);
+    expect(broken.stdout + broken.stderr).not.toContain('s3cr3t');
+    // A passing gate sends nothing.
+    const before = received.length;
+    expect((await runCli(['gate', base, base, '--webhook', `http://127.0.0.1:${port}/hooks/${secret}`])).code).toBe(0);
+    expect(received).toHaveLength(before);
+  });
+});
