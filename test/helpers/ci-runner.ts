@@ -1,0 +1,283 @@
+/**
+ * A simulated CI runner for the recipes in examples/ci/: each job gets a fresh shallow clone, an
+ * environment with no git identity (an empty HOME, `user.useConfigOnly`), the platform's CI
+ * variables and files, and runs the recipe's shell steps as written, in order, with bash. Only what
+ * the platforms do around the shell is simulated: `actions/checkout` is a clone, artifacts are
+ * copied between jobs, `if:`/`rules:` and `${{ … }}` are evaluated for the few forms the recipes
+ * use (anything else throws, so a recipe cannot quietly use what this runner does not know).
+ *
+ * Programs on PATH: the built CLI as `agentv-results`; `npm install --global` is a no-op; `npx
+ * agentv eval` is a stand-in eval (tools/fake-agentv.mjs) writing an AgentV run workspace with the
+ * scores the test chose; `gh pr comment` keeps one comment per pull request in a JSON file. git,
+ * bash, node, jq and curl are the real ones.
+ */
+import { spawn } from 'node:child_process';
+import { chmod, cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { parse } from 'yaml';
+import { CLI_PATH } from './cli.js';
+import { REPO_ROOT } from './fixtures.js';
+
+export interface StepRun {
+  job: string;
+  step: string;
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface JobResult {
+  job: string;
+  ok: boolean;
+  steps: StepRun[];
+}
+
+/** The programs the recipes call, as scripts in a directory to put first on PATH. */
+export async function makeShims(dir: string): Promise<string> {
+  const bin = join(dir, 'bin');
+  await mkdir(bin, { recursive: true });
+  const write = async (name: string, text: string) => {
+    await writeFile(join(bin, name), text);
+    await chmod(join(bin, name), 0o755);
+  };
+  await write('agentv-results', `#!/bin/sh\nexec "${process.execPath}" "${CLI_PATH}" "$@"\n`);
+  await write('npm', `#!/bin/sh\n[ "$1" = install ] && exit 0\necho "npm $* is not simulated" >&2; exit 1\n`);
+  await write(
+    'npx',
+    `#!/bin/sh\n[ "$1" = --yes ] && shift\n[ "$1" = agentv ] || { echo "npx $* is not simulated" >&2; exit 1; }\nshift\nexec "${process.execPath}" "${join(REPO_ROOT, 'test/helpers/fake-agentv.mjs')}" "$@"\n`,
+  );
+  await write('gh', `#!/bin/sh\nexec "${process.execPath}" "${join(REPO_ROOT, 'test/helpers/fake-gh.mjs')}" "$@"\n`);
+  return bin;
+}
+
+/** The environment of a fresh runner: no git identity, no user configuration. */
+export async function runnerEnv(home: string, bin: string, extra: Record<string, string>): Promise<Record<string, string>> {
+  await mkdir(home, { recursive: true });
+  return {
+    PATH: `${bin}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+    HOME: home,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'user.useConfigOnly',
+    GIT_CONFIG_VALUE_0: 'true',
+    GIT_TERMINAL_PROMPT: '0',
+    NO_COLOR: '1',
+    CI: 'true',
+    LANG: 'C.UTF-8',
+    ...extra,
+  };
+}
+
+export function runBash(
+  script: string,
+  cwd: string,
+  env: Record<string, string>,
+  timeoutMs = 120_000,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+    });
+  });
+}
+
+async function copyArtifact(from: string, to: string): Promise<void> {
+  await mkdir(to, { recursive: true });
+  if (existsSync(from)) await cp(from, to, { recursive: true });
+}
+
+// ---------------------------------------------------------------------------------------------
+// GitHub Actions
+
+type GhStep = { name?: string; id?: string; uses?: string; run?: string; if?: string; env?: Record<string, string>; with?: Record<string, unknown> };
+type GhJob = { needs?: string | string[]; strategy?: { matrix?: Record<string, unknown[]> }; steps: GhStep[] };
+
+export interface GithubEvent {
+  name: 'push' | 'pull_request';
+  pr?: number;
+  /** git URL the checkout clones. */
+  cloneUrl: string;
+}
+
+/** Runs the workflow's jobs in `needs` order (matrix instances one after another); a job whose needs failed is skipped. */
+export async function runGithubWorkflow(file: string, event: GithubEvent, root: string, bin: string, extraEnv: Record<string, string>): Promise<JobResult[]> {
+  const wf = parse(await readFile(file, 'utf8')) as { jobs: Record<string, GhJob> };
+  const artifacts = join(root, 'artifacts');
+  const done = new Map<string, boolean>();
+  const results: JobResult[] = [];
+  const order = Object.keys(wf.jobs);
+  for (const name of order) {
+    const job = wf.jobs[name]!;
+    const needs = job.needs === undefined ? [] : Array.isArray(job.needs) ? job.needs : [job.needs];
+    if (needs.some((n) => done.get(n) !== true)) {
+      done.set(name, false);
+      results.push({ job: name, ok: false, steps: [] });
+      continue;
+    }
+    const matrix = job.strategy?.matrix ?? {};
+    const keys = Object.keys(matrix);
+    const combos: Record<string, string>[] = keys.length === 0 ? [{}] : (matrix[keys[0]!] ?? []).map((v) => ({ [keys[0]!]: String(v) }));
+    if (keys.length > 1) throw new Error('the simulated runner handles a one-dimensional matrix');
+    let ok = true;
+    for (const [i, m] of combos.entries()) {
+      const r = await runGithubJob(`${name}${keys.length > 0 ? `-${i}` : ''}`, job, m, event, join(root, `${name}-${i}`), artifacts, bin, extraEnv);
+      results.push(r);
+      ok &&= r.ok;
+    }
+    done.set(name, ok);
+  }
+  return results;
+}
+
+async function runGithubJob(
+  label: string,
+  job: GhJob,
+  matrix: Record<string, string>,
+  event: GithubEvent,
+  dir: string,
+  artifacts: string,
+  bin: string,
+  extraEnv: Record<string, string>,
+): Promise<JobResult> {
+  const work = join(dir, 'work');
+  const files = join(dir, 'runner');
+  await mkdir(files, { recursive: true });
+  const summary = join(files, 'step-summary.md');
+  const envFile = join(files, 'env');
+  const outputFile = join(files, 'output');
+  await writeFile(summary, '');
+  const outputs: Record<string, Record<string, string>> = {};
+  const jobEnv: Record<string, string> = {};
+  const base = await runnerEnv(join(dir, 'home'), bin, {
+    GITHUB_ACTIONS: 'true',
+    GITHUB_EVENT_NAME: event.name,
+    GITHUB_WORKSPACE: work,
+    GITHUB_STEP_SUMMARY: summary,
+    GITHUB_ENV: envFile,
+    GITHUB_OUTPUT: outputFile,
+    RUNNER_TEMP: files,
+    ...extraEnv,
+  });
+  const expr = (text: string): string =>
+    text.replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_, e: string) => {
+      if (e.startsWith('matrix.') && e.slice(7) in matrix) return matrix[e.slice(7)]!;
+      if (e === 'github.event_name') return event.name;
+      if (e === 'github.token') return 'simulated-token';
+      if (e === 'github.event.pull_request.number') return String(event.pr ?? '');
+      const step = /^steps\.([\w-]+)\.outputs\.([\w-]+)$/.exec(e);
+      if (step) return outputs[step[1]!]?.[step[2]!] ?? '';
+      throw new Error(`the simulated runner does not know the expression ${e}`);
+    });
+  const condition = (cond: string | undefined): boolean => {
+    if (cond === undefined) return true;
+    const m = /^github\.event_name == '(\w+)'$/.exec(cond.trim());
+    if (!m) throw new Error(`the simulated runner does not know the condition ${cond}`);
+    return event.name === m[1];
+  };
+  const steps: StepRun[] = [];
+  for (const step of job.steps) {
+    const name = step.name ?? step.uses ?? step.run ?? '';
+    if (!condition(step.if)) continue;
+    let r: { code: number; stdout: string; stderr: string };
+    if (step.uses?.startsWith('actions/checkout@')) {
+      r = await runBash(`git clone -q --depth 1 --no-tags "$URL" "$WORK"`, dir, { ...base, URL: event.cloneUrl, WORK: work });
+    } else if (step.uses?.startsWith('actions/setup-node@')) {
+      r = { code: 0, stdout: '', stderr: '' };
+    } else if (step.uses?.startsWith('actions/upload-artifact@')) {
+      await copyArtifact(join(work, String(step.with?.path)), join(artifacts, expr(String(step.with?.name))));
+      r = { code: 0, stdout: '', stderr: '' };
+    } else if (step.uses?.startsWith('actions/download-artifact@')) {
+      const pattern = new RegExp(`^${String(step.with?.pattern).replace(/\*/g, '.*')}$`);
+      for (const a of existsSync(artifacts) ? await readdir(artifacts) : [])
+        if (pattern.test(a)) await copyArtifact(join(artifacts, a), join(work, String(step.with?.path), a));
+      r = { code: 0, stdout: '', stderr: '' };
+    } else if (step.run !== undefined) {
+      const env = { ...base, ...jobEnv };
+      for (const [k, v] of Object.entries(step.env ?? {})) env[k] = expr(String(v));
+      await writeFile(outputFile, '');
+      r = await runBash(expr(step.run), work, env);
+      for (const line of (existsSync(envFile) ? await readFile(envFile, 'utf8') : '').split('\n')) {
+        const i = line.indexOf('=');
+        if (i > 0) jobEnv[line.slice(0, i)] = line.slice(i + 1);
+      }
+      if (step.id) {
+        const values: Record<string, string> = {};
+        for (const line of (await readFile(outputFile, 'utf8')).split('\n')) {
+          const i = line.indexOf('=');
+          if (i > 0) values[line.slice(0, i)] = line.slice(i + 1);
+        }
+        outputs[step.id] = values;
+      }
+    } else {
+      throw new Error(`the simulated runner does not know the step ${name}`);
+    }
+    steps.push({ job: label, step: name, ...r });
+    if (r.code !== 0) return { job: label, ok: false, steps };
+  }
+  return { job: label, ok: true, steps };
+}
+
+// ---------------------------------------------------------------------------------------------
+// GitLab CI
+
+type GlJob = { stage: string; parallel?: number; rules?: { if: string }[]; script: string[]; artifacts?: { paths?: string[] } };
+
+/** `$A == "x"` and `$A == $B` (the forms the recipe's rules use); a rule list passes when one rule does. */
+function gitlabRule(cond: string, env: Record<string, string>): boolean {
+  const m = /^\$(\w+) == (?:"([^"]*)"|\$(\w+))$/.exec(cond.trim());
+  if (!m) throw new Error(`the simulated runner does not know the rule ${cond}`);
+  const left = env[m[1]!];
+  const right = m[2] ?? env[m[3]!];
+  return left !== undefined && right !== undefined && left === right;
+}
+
+/** Runs the pipeline stage by stage; artifacts of a stage's jobs are unpacked into the next stages' clones. */
+export async function runGitlabPipeline(file: string, root: string, bin: string, ciEnv: Record<string, string>, cloneUrl: string): Promise<JobResult[]> {
+  const doc = parse(await readFile(file, 'utf8')) as Record<string, unknown> & { stages: string[]; variables?: Record<string, string> };
+  const vars = { ...(doc.variables ?? {}) };
+  const jobs = Object.entries(doc).filter(([k, v]) => !['stages', 'default', 'variables'].includes(k) && typeof v === 'object') as [string, GlJob][];
+  const saved: string[] = []; // artifact directories, in order
+  const results: JobResult[] = [];
+  for (const stage of doc.stages) {
+    let stageOk = true;
+    for (const [name, job] of jobs.filter(([, j]) => j.stage === stage)) {
+      const instances = job.parallel ?? 1;
+      for (let i = 1; i <= instances; i++) {
+        const label = instances > 1 ? `${name} ${i}/${instances}` : name;
+        const dir = join(root, `${name}-${i}`);
+        const work = join(dir, 'work');
+        const env = await runnerEnv(join(dir, 'home'), bin, {
+          GITLAB_CI: 'true',
+          ...vars,
+          ...ciEnv,
+          ...(instances > 1 ? { CI_NODE_INDEX: String(i), CI_NODE_TOTAL: String(instances) } : {}),
+        });
+        if (job.rules && !job.rules.some((r) => gitlabRule(r.if, env))) continue;
+        const clone = await runBash(`git clone -q --depth "$GIT_DEPTH" --no-tags "$URL" "$WORK"`, dir, { ...env, URL: cloneUrl, WORK: work });
+        if (clone.code !== 0) throw new Error(`clone failed: ${clone.stderr}`);
+        for (const a of saved) await cp(a, work, { recursive: true });
+        // The runner's shell: one bash session for the whole script, stopping at the first failing line.
+        const r = await runBash(job.script.join('\n'), work, env);
+        results.push({ job: label, ok: r.code === 0, steps: [{ job: label, step: 'script', ...r }] });
+        stageOk &&= r.code === 0;
+        if (job.artifacts?.paths) {
+          const keep = join(dir, 'artifacts');
+          await mkdir(keep, { recursive: true });
+          for (const p of job.artifacts.paths) if (existsSync(join(work, p))) await cp(join(work, p), join(keep, p), { recursive: true });
+          saved.push(keep);
+        }
+      }
+    }
+    if (!stageOk) break;
+  }
+  return results;
+}

@@ -1,0 +1,38 @@
+// Stand-in for `agentv eval <evals/shard-N.eval.yaml> --experiment <e>` in the simulated CI runner
+// (test/helpers/ci-runner.ts): writes an AgentV run workspace under .agentv/results/ with the scores
+// the test put in $FAKE_EVAL_SCORES ({ "<shard>": { "<test_id>": score } }), at $FAKE_EVAL_TIME.
+// The workspace is derived by the built CLI's `export`, as for any results file.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const [command, file, ...rest] = process.argv.slice(2);
+if (command !== 'eval' || !file) {
+  process.stderr.write(`fake agentv: only "eval <file>" is simulated (got ${process.argv.slice(2).join(' ')})\n`);
+  process.exit(2);
+}
+const experiment = rest[rest.indexOf('--experiment') + 1] ?? 'default';
+const shard = /shard-(\d+)/.exec(file)?.[1];
+const scores = JSON.parse(readFileSync(process.env.FAKE_EVAL_SCORES, 'utf8'))[shard];
+if (!scores) {
+  process.stderr.write(`fake agentv: no scores for ${file}\n`);
+  process.exit(1);
+}
+const base = Date.parse(process.env.FAKE_EVAL_TIME) + Number(shard) * 1000;
+const rows = Object.entries(scores).map(([test_id, score], i) => ({
+  timestamp: new Date(base + i * 10).toISOString(),
+  test_id,
+  suite: 'ci',
+  target: 'agent',
+  score,
+  input: `question ${test_id}`,
+  answer: `answer ${test_id}`,
+}));
+const tmp = mkdtempSync(join(tmpdir(), 'fake-agentv-'));
+writeFileSync(join(tmp, 'results.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+const runId = new Date(base).toISOString().replace(/[:.]/g, '-');
+mkdirSync(resolve('.agentv/results'), { recursive: true });
+execFileSync('agentv-results', ['export', join(tmp, 'results.jsonl'), '--experiment', experiment, '--out', resolve('.agentv/results', runId)], {
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
