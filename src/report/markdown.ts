@@ -9,6 +9,7 @@
  * tables put regressions first, so what is dropped is the least important) and a last line says
  * how many.
  */
+import type { Summary } from '../model/artifacts.js';
 import type { CompareReport } from '../results/compare.js';
 import type { GateReport } from '../results/gate.js';
 import type { TrendReport } from '../results/trend.js';
@@ -136,20 +137,8 @@ export function compareMarkdown(r: CompareReport, runs: { baseline: RunLink; can
   return fitMarkdown(head, rows, only);
 }
 
-interface TargetSummaryRow {
-  total: number;
-  passed: number;
-  failed: number;
-  errors: number;
-  pass_rate: number;
-  mean_score: number;
-}
-
-export function summaryMarkdown(report: { run_id: string; experiment: string; summary: Record<string, unknown> }, run: RunLink): string {
-  const per = (report.summary.run_summary ?? {}) as Record<string, TargetSummaryRow>;
-  const total = Number(report.summary.total ?? 0);
-  const passed = Number(report.summary.passed ?? 0);
-  const rate = Number(report.summary.pass_rate ?? 0);
+export function summaryMarkdown(report: { experiment: string; summary: Summary }, run: RunLink): string {
+  const { run_summary: per, total, passed, pass_rate: rate } = report.summary;
   const head = [
     `### Eval run ${runRef(run)}: ${passed}/${total} passed (${(rate * 100).toFixed(1)}%)`,
     '',
