@@ -10,7 +10,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
-import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
+import { cleanupTempDirs, freePort, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
+import { appendRows } from './helpers/wip-fixtures.js';
 import { cli, makeUserRepo } from './publish-helpers.js';
 import { describeWithFixtures, fixture } from './helpers/fixtures.js';
 import { fitMarkdown, gateMarkdown, mdText, MARKDOWN_LIMIT } from '../src/report/markdown.js';
@@ -342,5 +343,33 @@ describe('webhook', () => {
     const before = received.length;
     expect((await runCli(['gate', base, base, '--webhook', `http://127.0.0.1:${port}/hooks/${secret}`])).code).toBe(0);
     expect(received).toHaveLength(before);
+  });
+
+  it('the daemon reports pushes failing for --webhook-after (not before), without the secret', async () => {
+    const restore = useIsolatedGitEnv();
+    try {
+      const user = await makeUserRepo();
+      // Nothing listens there: the remote is down.
+      await git(user.work, ['remote', 'set-url', 'origin', `git://127.0.0.1:${await freePort()}/remote.git`]);
+      const dir = join(user.work, '.agentv/results/exp/2026-03-06T10-00-00-000Z');
+      appendRows(dir, 0, 2);
+      await writeFile(join(dir, 'summary.json'), '{}\n');
+      const secret = 'daemon-s3cr3t';
+      const before = received.length;
+      const args = ['daemon', '--once', '--push', '--retry-max', '0.2', '--dir', user.work, '--webhook', `http://127.0.0.1:${port}/hooks/${secret}`];
+      // Failing for less than --webhook-after: nothing sent.
+      const quiet = await runCli(args, { env: { AGENTV_RESULTS_HOST: 'hosta' } });
+      expect(quiet.code).toBe(3);
+      expect(received).toHaveLength(before);
+      const once = await runCli([...args, '--webhook-after', '0s'], { env: { AGENTV_RESULTS_HOST: 'hosta' } });
+      expect(once.code).toBe(3);
+      expect(received.slice(before)).toEqual([
+        expect.objectContaining({ url: `/hooks/${secret}`, body: expect.objectContaining({ event: 'publish-failing', remote: 'origin', queued: 1 }) }),
+      ]);
+      expect(once.stdout + once.stderr).not.toContain(secret);
+      expect(once.stderr).toMatch(/webhook notified/);
+    } finally {
+      restore();
+    }
   });
 });

@@ -3,7 +3,9 @@
  * retries with backoff). One per repository. `--once` processes what is there and exits.
  */
 import type { Cli } from './program.js';
-import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
+import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
+import { webhookFrom } from '../util/webhook.js';
+import { DEFAULT_NOTIFY_AFTER_MS } from '../daemon/outbox-worker.js';
 import { runDaemon } from '../daemon/daemon.js';
 import type { ArchiveScheduleOptions } from '../daemon/archive-schedule.js';
 import { createLogger } from '../daemon/log.js';
@@ -31,6 +33,11 @@ export function registerDaemon(cli: Cli): void {
     .option('--keep-days <n>', 'With --archive-every: keep runs of the last n days live (default 30)')
     .option('--keep-runs <n>', 'With --archive-every: keep at most the n newest runs live (default 200)')
     .option('--log-format <format>', 'text or json (one JSON object per line, on stderr)')
+    .option(
+      '--webhook <url>',
+      'POST a JSON event when results go to a sync branch or pushes keep failing (default: AGENTV_RESULTS_WEBHOOK_URL); the URL is never printed',
+    )
+    .option('--webhook-after <duration>', 'How long pushes must fail before the webhook hears of it, once per outage (default 30m)')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
     .option('--project <id>', PROJECT_OPTION_HELP)
@@ -70,6 +77,8 @@ export function registerDaemon(cli: Cli): void {
       scanIntervalMs: scan,
       backoff: { baseMs: Math.min(1_000, retryMax), capMs: retryMax },
       archive: archiveFlags(flags),
+      webhook: webhookFrom(stringFlag('webhook', flags.webhook)),
+      webhookAfterMs: parseDuration('webhook-after', flags.webhookAfter, DEFAULT_NOTIFY_AFTER_MS),
       logger,
       handleSignals: true,
     });

@@ -24,6 +24,7 @@ import { findRunDirs } from './runs.js';
 import { onSignals, SHUTDOWN_SIGNALS } from './signals.js';
 import { RunTracker } from './tracker.js';
 import { RunWatcher } from './watcher.js';
+import { notifyWebhook, type Webhook, type WebhookEvent } from '../util/webhook.js';
 
 export const DEFAULT_ROOT = '.agentv/results';
 
@@ -54,6 +55,10 @@ export interface DaemonOptions extends TargetOptions {
   handleSignals?: boolean;
   /** Roll runs past the live window over to the month archives on this schedule (off by default). */
   archive?: ArchiveScheduleOptions;
+  /** POST a JSON event here when results go to a sync branch or pushes keep failing (src/util/webhook.ts). */
+  webhook?: Webhook | null;
+  /** How long pushes must fail before the webhook hears of it (default 30 min). */
+  webhookAfterMs?: number;
   /** Called once the daemon holds its lock and watches (tests wait for it). */
   onReady?: (info: { root: string; mode: 'events' | 'polling' }) => void;
 }
@@ -212,6 +217,8 @@ function assembleLoop(opts: DaemonOptions & { cwd: string }, p: LoopParts): Loop
     push,
     backoff: opts.backoff ?? DEFAULT_BACKOFF,
     networkTimeoutMs: opts.networkTimeoutMs ?? 30_000,
+    notify: opts.webhook ? notifier(opts.webhook, logger) : undefined,
+    notifyAfterMs: opts.webhookAfterMs,
   });
   const watcher = new RunWatcher(root, {
     poll: opts.poll || opts.once,
@@ -345,4 +352,13 @@ async function queueUnpushed(target: PublishTarget, outbox: Outbox): Promise<voi
   if (tracking !== null && (local === tracking || (await isAncestor(target.repo, local, tracking)))) return;
   if (await outbox.get('push-results')) return;
   await outbox.put({ kind: 'push-results' });
+}
+
+/** Deliver to the webhook; a notification that fails is logged, never fatal. */
+function notifier(hook: Webhook, logger: Logger): (event: WebhookEvent) => Promise<void> {
+  return async (event) => {
+    const sent = await notifyWebhook(hook, event);
+    if (sent.ok) logger.info('webhook notified', { event: event.event });
+    else logger.warn('webhook not delivered', { event: event.event, error: sent.error });
+  };
 }

@@ -13,6 +13,8 @@ import { publish } from '../publish/publish.js';
 import { pushBranches } from '../sync/push-branches.js';
 import type { PublishTarget, TargetOptions } from '../branch/target.js';
 import { finalizeWip, pushWipBranches } from '../wip/index.js';
+import { redactText } from '../util/redact.js';
+import type { WebhookEvent } from '../util/webhook.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import type { Logger } from './log.js';
 import type { Outbox, OutboxItem, OutboxJob } from './outbox.js';
@@ -30,7 +32,13 @@ export interface WorkerOptions {
   networkTimeoutMs?: number;
   /** A publish failing this many times in a row is marked dead. */
   maxPublishAttempts?: number;
+  /** Where notifications go (a webhook): a sync branch created, the remote unreachable for `notifyAfterMs`. */
+  notify?: (event: WebhookEvent) => Promise<void>;
+  /** How long pushes must have been failing before `notify` hears of it, once per outage (default 30 min). */
+  notifyAfterMs?: number;
 }
+
+export const DEFAULT_NOTIFY_AFTER_MS = 30 * 60_000;
 
 export interface RoundResult {
   /** Jobs completed (done or dead) in this round. */
@@ -47,6 +55,9 @@ const ORDER: Record<OutboxJob['kind'], number> = { publish: 0, 'push-results': 1
 export class OutboxWorker {
   private remoteFailures = 0;
   private remoteDownUntil = 0;
+  /** When the current outage began, and whether `notify` has heard of it. */
+  private downSince: number | null = null;
+  private downNotified = false;
   private readonly backoff: BackoffPolicy;
 
   constructor(private readonly opts: WorkerOptions) {
@@ -118,6 +129,8 @@ export class OutboxWorker {
     if (this.remoteFailures > 0) this.opts.logger.info('remote reachable again; queued work pushed', { remote: this.opts.target.remote });
     this.remoteFailures = 0;
     this.remoteDownUntil = 0;
+    this.downSince = null;
+    this.downNotified = false;
   }
 
   private async remoteDown(item: OutboxItem, now: number, message: string): Promise<void> {
@@ -126,6 +139,18 @@ export class OutboxWorker {
     this.remoteDownUntil = now + delay;
     await this.opts.outbox.retry(item, this.remoteDownUntil, message);
     this.opts.logger.warn('remote not reachable; work stays queued', { remote: this.opts.target.remote, job: item.id, retry_in_ms: delay, error: message });
+    this.downSince ??= now;
+    if (this.opts.notify && !this.downNotified && now - this.downSince >= (this.opts.notifyAfterMs ?? DEFAULT_NOTIFY_AFTER_MS)) {
+      this.downNotified = true;
+      await this.opts.notify({
+        event: 'publish-failing',
+        remote: this.opts.target.remote,
+        failing_since: new Date(this.downSince).toISOString(),
+        minutes: Math.floor((now - this.downSince) / 60_000),
+        queued: (await this.opts.outbox.pending()).length,
+        error: redactText(message),
+      });
+    }
   }
 
   private async publishJob(item: OutboxItem, now: number): Promise<'published' | 'dead' | 'retry'> {
@@ -216,6 +241,12 @@ export class OutboxWorker {
         remote: this.opts.target.remote,
         sync_branch: out.syncBranch?.branch,
         message: out.message,
+      });
+      await this.opts.notify?.({
+        event: 'sync-branch-created',
+        remote: this.opts.target.remote,
+        sync_branch: out.syncBranch?.branch ?? null,
+        message: redactText(out.message),
       });
       return 'ok';
     }
