@@ -12,6 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { cleanupTempDirs, freePort, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { appendRows } from './helpers/wip-fixtures.js';
+import { resolveTarget } from '../src/branch/target.js';
+import { silentLogger } from '../src/daemon/log.js';
+import { Outbox } from '../src/daemon/outbox.js';
+import { OutboxWorker } from '../src/daemon/outbox-worker.js';
+import type { WebhookEvent } from '../src/util/webhook.js';
 import { cli, makeUserRepo } from './publish-helpers.js';
 import { describeWithFixtures, fixture } from './helpers/fixtures.js';
 import { fitMarkdown, gateMarkdown, mdText, MARKDOWN_LIMIT } from '../src/report/markdown.js';
@@ -343,6 +348,54 @@ describe('webhook', () => {
     const before = received.length;
     expect((await runCli(['gate', base, base, '--webhook', `http://127.0.0.1:${port}/hooks/${secret}`])).code).toBe(0);
     expect(received).toHaveLength(before);
+  });
+
+  it('the outbox worker notifies once per outage, and again after the remote came back and went away', async () => {
+    const restore = useIsolatedGitEnv();
+    try {
+      const user = await makeUserRepo();
+      const port0 = await freePort();
+      await git(user.work, ['remote', 'set-url', 'origin', `git://127.0.0.1:${port0}/remote.git`]);
+      const publishLocal = async (minute: number) => {
+        const f = await results([{ test_id: 'a', score: 1, timestamp: `2026-03-14T10:${minute}:00.000Z` } as Row]);
+        const r = await cli(['publish', f, '--experiment', 'outage', '--no-push'], user.work);
+        expect(r.code, r.stderr).toBe(0);
+      };
+      await publishLocal(10);
+      const target = await resolveTarget({ cwd: user.work });
+      const outbox = new Outbox(join(await makeTempDir('agentv-outbox'), 'outbox.jsonl'));
+      const events: WebhookEvent[] = [];
+      const worker = new OutboxWorker({
+        target,
+        targetOptions: { cwd: user.work },
+        outbox,
+        logger: silentLogger,
+        push: true,
+        backoff: { baseMs: 1, capMs: 2 },
+        networkTimeoutMs: 5_000,
+        notify: async (e) => void events.push(e),
+        notifyAfterMs: 60_000,
+      });
+      await outbox.put({ kind: 'push-results' });
+      const t0 = Date.now();
+      await worker.round({ now: t0, force: true }); // down, for 0 s
+      expect(events).toEqual([]);
+      await worker.round({ now: t0 + 61_000, force: true }); // down for a minute: notified
+      await worker.round({ now: t0 + 120_000, force: true }); // still the same outage: not again
+      expect(events.map((e) => [e.event, e.minutes])).toEqual([['publish-failing', 1]]);
+      // The remote comes back (its real URL): the push lands, the outage is over; a new one notifies again.
+      await git(user.work, ['remote', 'set-url', 'origin', user.remote]);
+      await outbox.put({ kind: 'push-results' });
+      expect((await worker.round({ now: t0 + 130_000, force: true })).remoteDown).toBe(false);
+      await git(user.work, ['remote', 'set-url', 'origin', `git://127.0.0.1:${port0}/remote.git`]);
+      await outbox.put({ kind: 'push-results' });
+      await publishLocal(11);
+      await worker.round({ now: t0 + 140_000, force: true });
+      await worker.round({ now: t0 + 210_000, force: true });
+      expect(events.map((e) => e.event)).toEqual(['publish-failing', 'publish-failing']);
+    } finally {
+      restore();
+    }
   });
 
   it('the daemon reports pushes failing for --webhook-after (not before), without the secret', async () => {
