@@ -25,6 +25,7 @@ export { deleteRuns, planDelete, type DeleteOptions, type DeletePlan } from './r
 // Report, compare, trend, autoresearch.
 export { generateReport, type ReportOptions, type ReportResult } from './report/generate.js';
 export { compareRuns, DEFAULT_COMPARE_THRESHOLD, type CompareOptions, type CompareReport } from './results/compare.js';
+export { gateRuns, DEFAULT_GATE_TOLERANCE, type GateOptions, type GateReport, type GateTest, type TestSetPolicy } from './results/gate.js';
 export { decide, type DecideOptions, type Decision } from './results/decide.js';
 export { trend, type TrendAllOptions } from './trend/index.js';
 export type { TrendReport } from './results/trend.js';
@@ -36,6 +37,7 @@ export { sync, type SyncOptions, type SyncResult } from './sync/sync.js';
 export { resolveSyncBranch, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
 export { listRuns, type ListedRun, type ListOptions, type ListResult } from './history/list.js';
 export { pull, type PullOptions, type PullResult } from './history/pull.js';
+export { resolveRunNames, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './history/run-names.js';
 export { status, type StatusOptions, type StatusReport } from './history/status.js';
 export { loadResultsConfig, ConfigError, type ResultsConfig } from './branch/config.js';
 export { PublishError, type TargetOptions } from './branch/target.js';

@@ -25,6 +25,8 @@ describe('public API', () => {
       'deleteRuns',
       'generateReport',
       'compareRuns',
+      'gateRuns',
+      'resolveRunNames',
       'trend',
       'recordCycle',
       'publish',
