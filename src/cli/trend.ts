@@ -76,6 +76,15 @@ export function registerTrend(cli: Cli): void {
             allowMissingTests: Boolean(flags.allowMissingTests),
             failOnDegrading: Boolean(flags.failOnDegrading),
           });
+          // A published run named on the command line was read from a scratch copy: name it by its run id, as --published does.
+          for (const s of report.series)
+            for (const p of s.runs) {
+              const named = resolved.find((r) => r.runId !== null && p.path.startsWith(r.path));
+              if (named?.runId) {
+                p.run_id = named.runId;
+                p.path = `${named.runId}/${p.path.slice(named.path.length + 1)}`;
+              }
+            }
           for (const w of report.warnings) process.stderr.write(yellow(`warning: ${w}`) + '\n');
           if (format === 'json') printJson(report);
           else if (format === 'markdown') process.stdout.write(trendMarkdown(report));
