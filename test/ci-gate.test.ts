@@ -274,6 +274,11 @@ describe('runs by name on a results branch', () => {
     expect(branch.code).toBe(2);
     expect(branch.stderr).toMatch(/does not record the git branch/);
     expect((await runCli(['summary', '@latest:colour=red'], { cwd: user.work })).code).toBe(2);
+    // An error about a published run names the run, not the temporary copy it was read from.
+    const target = await runCli(['compare', baseId, goodId, '--target', 'nosuch'], { cwd: user.work });
+    expect(target.code).toBe(2);
+    expect(target.stderr).toContain(`baseline ${baseId} has no rows for target nosuch`);
+    expect(target.stderr).not.toContain('agentv-run-names');
   });
 
   it('a fresh clone that has never fetched the results branch finds the runs (fetched when missing)', async () => {

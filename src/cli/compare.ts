@@ -5,7 +5,7 @@ import { EXIT, numberFlag, runCommand } from './errors.js';
 import { bold, green, printJson, red, table } from './format.js';
 import { stringFlag, stringFlags } from './flags.js';
 import { compareMarkdown } from '../report/markdown.js';
-import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions, withRunNames } from './run-names.js';
+import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions, withRunNames, namedPaths } from './run-names.js';
 
 const signed = (n: number, digits = 3) => (n > 0 ? '+' : '') + n.toFixed(digits);
 const outcomeText = (o: string) => (o === 'win' ? green('win') : o === 'loss' ? red('loss') : 'tie');
@@ -110,7 +110,7 @@ export function registerCompare(cli: Cli): void {
               baseline: one('baseline-target', flags.baselineTarget) ?? one('baseline', flags.baseline),
               candidate: one('candidate-target', flags.candidateTarget) ?? one('candidate', flags.candidate),
             });
-            for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+            for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [run!])}\n`);
             if (format === 'json') {
               const { regression: _regression, ...out } = report;
               printJson(out);
@@ -138,7 +138,7 @@ export function registerCompare(cli: Cli): void {
             baselineArtifact: stringFlag('baseline-artifact', flags.baselineArtifact),
             candidateArtifact: stringFlag('candidate-artifact', flags.candidateArtifact),
           });
-          for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+          for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [b!, c!])}\n`);
           report.sources.baseline.source = b!.runId ?? b!.name;
           report.sources.candidate.source = c!.runId ?? c!.name;
           if (format === 'json') {

@@ -6,7 +6,7 @@ import { notifyWebhook, webhookFrom } from '../util/webhook.js';
 import { EXIT, numberFlag, oneOf, runCommand, UsageError } from './errors.js';
 import { bold, dim, green, printJson, red, table, yellow } from './format.js';
 import { configFlags, stringFlag, stringFlags } from './flags.js';
-import { outputFormat, resolveNames, RUN_NAME_HELP, runLink, runNameOptions, withRunNames } from './run-names.js';
+import { outputFormat, resolveNames, RUN_NAME_HELP, runLink, runNameOptions, withRunNames, namedPaths } from './run-names.js';
 import { pushExitCode, pushLines } from './sync.js';
 
 const signed = (n: number) => (n > 0 ? '+' : '') + n.toFixed(3);
@@ -120,7 +120,7 @@ export function registerGate(cli: Cli): void {
             });
             report.sources.baseline.source = b.runId ?? b.name;
             report.sources.candidate.source = cand!.runId ?? cand!.name;
-            for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+            for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [b, cand!])}\n`);
             if (format === 'json') printJson(report);
             else if (format === 'markdown') process.stdout.write(gateMarkdown(report, { baseline: runLink(b), candidate: runLink(cand!) }));
             else printGate(report, b.runId ?? b.name, cand!.runId ?? cand!.name);

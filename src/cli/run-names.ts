@@ -34,6 +34,10 @@ export async function withRunNames<T>(names: string[], flags: Record<string, unk
   const resolved = await resolveNames(names, flags);
   try {
     return await fn(resolved.runs);
+  } catch (err) {
+    // A message about a published run names it by its id, not by its scratch copy.
+    if (err instanceof Error) err.message = namedPaths(err.message, resolved.runs);
+    throw err;
   } finally {
     await resolved.dispose();
   }
@@ -48,4 +52,11 @@ export function outputFormat(flags: Record<string, unknown>): 'text' | 'json' | 
 /** How a Markdown report names a run: its published id (linked when the host is known), else the name given. */
 export function runLink(r: ResolvedRun): { label: string; url?: string } {
   return { label: r.runId ?? r.name, ...(r.url ? { url: r.url } : {}) };
+}
+
+/** `text` with each published run's scratch path replaced by its run id (for warnings and errors). */
+export function namedPaths(text: string, runs: ResolvedRun[]): string {
+  let out = text;
+  for (const r of runs) if (r.runId !== null) out = out.split(r.path).join(r.runId);
+  return out;
 }

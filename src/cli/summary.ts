@@ -5,7 +5,7 @@ import { dim, printJson } from './format.js';
 import { printRunSummary } from './run-summary.js';
 import { stringFlags } from './flags.js';
 import { summaryMarkdown } from '../report/markdown.js';
-import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions, withRunNames } from './run-names.js';
+import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions, withRunNames, namedPaths } from './run-names.js';
 
 export function registerSummary(cli: Cli): void {
   runNameOptions(cli.command('summary <run>', `Print aggregate metrics of a run, per target and overall. The run is ${RUN_NAME_HELP}`))
@@ -25,7 +25,7 @@ export function registerSummary(cli: Cli): void {
             recompute: Boolean(flags.recompute),
             targets: stringFlags('target', flags.target),
           });
-          for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+          for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [r!])}\n`);
           if (format === 'json') {
             printJson(report);
             return;

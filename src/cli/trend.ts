@@ -7,7 +7,7 @@ import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
 import { bold, dim, green, printJson, red, table, yellow } from './format.js';
 import { runReadCommand } from './list.js';
 import { trendMarkdown } from '../report/markdown.js';
-import { outputFormat, RUN_NAME_HELP, withRunNames } from './run-names.js';
+import { outputFormat, RUN_NAME_HELP, withRunNames, namedPaths } from './run-names.js';
 
 const signed = (n: number) => (n >= 0 ? '+' : '') + n.toFixed(4);
 const directionText = (d: string) => (d === 'improving' ? green(d) : d === 'degrading' ? red(d) : d);
@@ -85,7 +85,7 @@ export function registerTrend(cli: Cli): void {
                 p.path = `${named.runId}/${p.path.slice(named.path.length + 1)}`;
               }
             }
-          for (const w of report.warnings) process.stderr.write(yellow(`warning: ${w}`) + '\n');
+          for (const w of report.warnings) process.stderr.write(yellow(`warning: ${namedPaths(w, resolved)}`) + '\n');
           if (format === 'json') printJson(report);
           else if (format === 'markdown') process.stdout.write(trendMarkdown(report));
           else printReport(report);
