@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { cleanupTempDirs, freePort, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { appendRows } from './helpers/wip-fixtures.js';
+import { makeClone, makeRemote, publishRun, RESULTS_REF, showFile } from './sync-helpers.js';
 import { resolveTarget } from '../src/branch/target.js';
 import { silentLogger } from '../src/daemon/log.js';
 import { Outbox } from '../src/daemon/outbox.js';
@@ -403,6 +404,41 @@ describe('webhook', () => {
       await worker.round({ now: t0 + 140_000, force: true });
       await worker.round({ now: t0 + 210_000, force: true });
       expect(events.map((e) => e.event)).toEqual(['publish-failing', 'publish-failing']);
+    } finally {
+      restore();
+    }
+  });
+
+  it('the outbox worker notifies when a push sets results aside on a sync branch', async () => {
+    const restore = useIsolatedGitEnv();
+    try {
+      // One reviewer's divergent edits from two clones: a genuine conflict (as in feedback.test.ts).
+      const remote = await makeRemote();
+      const a = await makeClone(remote, 'a');
+      const b = await makeClone(remote, 'b');
+      const res = await publishRun(a, { experiment: 'shared', rows: 3 });
+      const index = (await showFile(remote, RESULTS_REF, `${res.location.path}/index.jsonl`))!;
+      const testId = (JSON.parse(index.split('\n')[0]!) as { test_id: string }).test_id;
+      expect((await runCli(['feedback', res.runId, testId, 'first', '--reviewer', 'ana'], { cwd: a })).code).toBe(0);
+      expect((await runCli(['feedback', res.runId, testId, 'seen', '--reviewer', 'bo'], { cwd: b })).code).toBe(0);
+      await runCli(['feedback', res.runId, testId, 'version from a', '--reviewer', 'ana', '--no-push'], { cwd: a });
+      await runCli(['feedback', res.runId, testId, 'version from b', '--reviewer', 'ana', '--no-push'], { cwd: b });
+      expect((await runCli(['sync'], { cwd: a })).code).toBe(0);
+      const events: WebhookEvent[] = [];
+      const outbox = new Outbox(join(await makeTempDir('agentv-outbox'), 'outbox.jsonl'));
+      const worker = new OutboxWorker({
+        target: await resolveTarget({ cwd: b }),
+        targetOptions: { cwd: b },
+        outbox,
+        logger: silentLogger,
+        push: true,
+        notify: async (e) => void events.push(e),
+      });
+      await outbox.put({ kind: 'push-results' });
+      await worker.round({ force: true });
+      const branches = (await git(remote, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/agentv/results-sync/'])).trim().split('\n').filter(Boolean);
+      expect(branches).toHaveLength(1);
+      expect(events).toEqual([expect.objectContaining({ event: 'sync-branch-created', remote: 'origin', sync_branch: branches[0] })]);
     } finally {
       restore();
     }
