@@ -9,7 +9,7 @@
  * Programs on PATH: the built CLI as `agentv-results`; `npm install --global` is a no-op; `npx
  * agentv eval` is a stand-in eval (tools/fake-agentv.mjs) writing an AgentV run workspace with the
  * scores the test chose; `gh pr comment` keeps one comment per pull request in a JSON file. git,
- * bash, node, jq and curl are the real ones.
+ * bash, node and curl are the real ones.
  */
 import { spawn } from 'node:child_process';
 import { chmod, cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
