@@ -46,5 +46,3 @@ await rename(join(tmp, 'main.js'), entry);
 const left = await readdir(tmp);
 if (left.length > 0) throw new Error(`bundle-cli: unexpected output ${left.join(', ')}`);
 await rm(tmp, { recursive: true });
-// tsc's map describes the unbundled file.
-await rename(`${entry}.map`, `${unbundled}.map`).catch(() => rm(`${entry}.map`, { force: true }));

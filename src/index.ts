@@ -1,3 +1,5 @@
+// The public types use Buffer, NodeJS.ProcessEnv and node:http (a Node.js library); @types/node is a dependency.
+/// <reference types="node" preserve="true" />
 /**
  * agentv-results as a library: the verbs a program needs, each a function taking a typed options
  * object and returning plain data (the CLI is a thin shell over the same functions).

@@ -9,7 +9,7 @@ import { progressReporter } from './progress.js';
 export function registerExport(cli: Cli): void {
   cli
     .command('export <source>', "Derive a run's artifacts from AgentV results (a results .jsonl, a run directory, or its index.jsonl)")
-    .option('--out <dir>', 'Output directory (default: .agentv/results/<experiment>/<timestamp>)')
+    .option('--out <dir>', "Output directory (default: .agentv/results/<run_id>, where AgentV lists runs; the run id is the earliest row's timestamp)")
     .option('--layout <layout>', 'bundle (run workspace) | companion (grading/, timing.json, benchmark.json) | skill-creator (iteration-1/eval-N/...)', {
       default: 'bundle',
     })

@@ -1,3 +1,5 @@
+// The public types use Buffer, NodeJS.ProcessEnv and node:http (a Node.js library); @types/node is a dependency.
+/// <reference types="node" preserve="true" />
 /**
  * Pure three-way merges for the files agentv-results owns on its git branches (ARCHITECTURE.md, merge semantics):
  * jsonl-union for append-only row files, json-union for the tags/feedback overlays, a tree-level
