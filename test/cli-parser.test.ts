@@ -92,3 +92,33 @@ describe('subcommands', () => {
     }
   });
 });
+
+describe('help <command>', () => {
+  it('prints exactly what <command> --help prints, for commands and subcommands', async () => {
+    for (const cmd of [['publish'], ['list'], ['wip', 'recover'], ['wip']]) {
+      const viaHelp = await runCli(['help', ...cmd]);
+      const viaFlag = await runCli([...cmd, '--help']);
+      expect(viaHelp.code, cmd.join(' ')).toBe(0);
+      expect(viaHelp.stdout).toContain(`Usage: agentv-results ${cmd.join(' ')} [options]`);
+      expect(viaHelp.stdout).toBe(viaFlag.stdout);
+    }
+    const overview = await runCli(['help']);
+    expect(overview.code).toBe(0);
+    expect(overview.stdout).toBe((await runCli(['--help'])).stdout);
+    expect(overview.stdout).toMatch(/^ {2}help \[command\.\.\.\] /m);
+  });
+
+  it('an unknown name is an unknown command (exit 2); words after a command are never run', async () => {
+    const typo = await runCli(['help', 'publsh']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/unknown command 'publsh'[\s\S]*Did you mean publish\?/);
+    expect((await runCli(['help', 'wip', 'nosuch'])).code).toBe(2);
+    // `help publish <run> --push` shows publish's help: it does not publish.
+    const user = await makeUserRepo();
+    const run = await makeRunWorkspace();
+    const r = await runCli(['help', 'publish', run.dir, '--push'], { cwd: user.work });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: agentv-results publish');
+    await expect(git(user.work, ['rev-parse', '--verify', '-q', RESULTS_REF])).rejects.toThrow();
+  });
+});

@@ -48,7 +48,8 @@ const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
  * overview help, an unknown command's "did you mean", no arguments at all).
  */
 export async function registerCommands(cli: Cli, argv: readonly string[]): Promise<void> {
-  const first = argv[2];
+  // `help <command>` loads the command it asks about.
+  const first = argv[2] === 'help' && argv[3] !== undefined ? argv[3] : argv[2];
   if (first === '-v' || first === '--version') return;
   const names = first !== undefined && Object.hasOwn(COMMANDS, first) ? [first] : COMMAND_NAMES;
   const registers = await Promise.all(names.map((name) => COMMANDS[name]!()));

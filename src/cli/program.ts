@@ -73,6 +73,26 @@ function outputFor(name: string) {
   };
 }
 
+/**
+ * `help <command> [subcommand]` is `<command> [subcommand] --help`. A name that is no command of
+ * the program or of a group is kept, so it fails as an unknown command (exit 2, with a
+ * suggestion); words after a command that has no subcommands are dropped, never run.
+ */
+function helpAsFlag(argv: string[], program: Command): string[] {
+  const [node, script, first, ...words] = argv;
+  if (first !== 'help' || words.length === 0) return argv;
+  const path: string[] = [];
+  let at = program;
+  for (const w of words) {
+    if (at.commands.length === 0) break;
+    const next = at.commands.find((c) => c.name() === w);
+    if (!next) return [node!, script!, ...path, w];
+    path.push(w);
+    at = next;
+  }
+  return [node!, script!, ...path, '--help'];
+}
+
 export class Cli {
   readonly program: Command;
   /** Words after a lone `--` (the command `exec` runs). */
@@ -86,7 +106,8 @@ export class Cli {
       .showSuggestionAfterError(true)
       .configureOutput(outputFor(name));
     this.program.exitOverride();
-    this.program.helpCommand(false);
+    // Listed in the overview; `run` answers it (commander's own would drop the words after the first).
+    this.program.helpCommand('help [command...]', 'Show the help of a command: help publish, help wip recover');
   }
 
   /**
@@ -134,12 +155,12 @@ export class Cli {
     const user = argv.slice(2);
     const dd = user.indexOf('--');
     this.afterDoubleDash = dd >= 0 ? user.slice(dd + 1) : [];
-    if (user.length === 0) {
+    if (user.length === 0 || (user.length === 1 && user[0] === 'help')) {
       this.program.outputHelp();
       return 0;
     }
     try {
-      await this.program.parseAsync(argv);
+      await this.program.parseAsync(helpAsFlag(argv, this.program));
       return undefined;
     } catch (err) {
       if (err instanceof CommanderError) {
