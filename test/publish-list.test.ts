@@ -2,6 +2,7 @@
  * `list`: reads only the catalog (ls-tree of the root and of .indexes/, one cat-file --batch), newest first,
  * with filters, and tells runs that are only local (not pushed) from runs only on the remote.
  */
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRepo, resolveRef, updateRef, writeCommit, readBlobs } from '../src/git/index.js';
@@ -53,12 +54,13 @@ describe('list', () => {
     expect(second.pass_rate).toBeCloseTo(second.passed / second.total, 4);
   });
 
-  it('prints a table with run_id, day, targets, passed/total and pass rate', async () => {
+  it('prints a table with run_id, experiment, day, targets, passed/total and pass rate', async () => {
     const r = await cli(['list'], user.work);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split('\n');
-    expect(lines[0]).toMatch(/^run_id\s+day\s+targets\s+passed\s+pass rate\s+where$/);
-    expect(lines[2]).toContain(runs[2]!.runId);
+    expect(lines[0]).toMatch(/^run_id\s+experiment\s+day\s+targets\s+passed\s+pass rate\s+where$/);
+    expect(lines[2]).toMatch(new RegExp(`^${runs[2]!.runId}\\s+smoke\\s+2026-03-15\\s`));
+    expect(lines[3]).toMatch(new RegExp(`^${runs[1]!.runId}\\s+nightly\\s+2026-03-15\\s`));
     expect(r.stdout).toMatch(/model-a, model-b\s+\d+\/2\s+\d+\.\d%\s+both/);
     expect(r.stdout).toMatch(/3 runs on agentv\/results\/v1/);
   });
@@ -149,6 +151,25 @@ describe('list', () => {
     } finally {
       await updateRef(repo, RESULTS_REF, old, commit);
     }
+  });
+
+  it('lists undated runs after every dated one, in the table and with --limit', async () => {
+    const mine = await makeUserRepo('no-remote');
+    const dated = await makeRunWorkspace({ experiment: 'nightly', day: 0, rows: 2 });
+    const undated = join(await makeTempDir('agentv-undated'), 'results.jsonl');
+    await writeFile(undated, ['t1', 't2'].map((test_id) => JSON.stringify({ test_id, target: 'model-a', score: 1 })).join('\n') + '\n');
+    expect((await cli(['publish', dated.dir], mine.work)).code).toBe(0);
+    const p = await cli(['publish', undated, '--experiment', 'adhoc', '--json'], mine.work);
+    expect(p.code, p.stderr).toBe(0);
+    const out = await listJson([], mine.work);
+    expect(out.runs.map((r) => [r.experiment, r.day])).toEqual([
+      ['nightly', '2026-03-14'],
+      ['adhoc', 'undated'],
+    ]);
+    expect((await listJson(['--limit', '1'], mine.work)).runs.map((r) => r.run_id)).toEqual([dated.runId]);
+    const table = (await cli(['list'], mine.work)).stdout.split('\n');
+    expect(table[2]).toMatch(/^\S+\s+nightly\s+2026-03-14\s/);
+    expect(table[3]).toMatch(/^\S+\s+adhoc\s+undated\s/);
   });
 
   it('says plainly when nothing is published, and refuses a directory that is not a repository', async () => {

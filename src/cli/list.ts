@@ -63,9 +63,19 @@ export function registerList(cli: Cli): void {
         const showTags = result.runs.some((r) => (r.tags?.length ?? 0) > 0 || (r.feedback_notes ?? 0) > 0);
         const overlay = (r: (typeof result.runs)[number]) =>
           [(r.tags ?? []).join(' '), r.feedback_notes ? `${r.feedback_notes} note${r.feedback_notes === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
-        const headers = ['run_id', 'day', 'targets', 'passed', 'pass rate', ...(showWhere ? ['where'] : []), ...(showTags ? ['tags, feedback'] : [])];
+        const headers = [
+          'run_id',
+          'experiment',
+          'day',
+          'targets',
+          'passed',
+          'pass rate',
+          ...(showWhere ? ['where'] : []),
+          ...(showTags ? ['tags, feedback'] : []),
+        ];
         const rows = result.runs.map((r) => [
           r.run_id,
+          r.experiment,
           r.day,
           r.targets.join(', '),
           `${r.passed}/${r.total}`,

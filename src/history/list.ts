@@ -64,6 +64,14 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 type Row = Omit<ListedRun, 'where'>;
 
+/** Newest first; runs without a day ("undated") after every dated one, whatever their timestamp field holds. */
+function newestFirst(a: Row, b: Row): number {
+  const dated = Number(DAY.test(b.day)) - Number(DAY.test(a.day));
+  if (dated !== 0) return dated;
+  if (a.timestamp !== b.timestamp) return a.timestamp < b.timestamp ? 1 : -1;
+  return a.run_id === b.run_id ? 0 : a.run_id < b.run_id ? 1 : -1;
+}
+
 function catalogFile(path: string): string | null {
   if (path.startsWith(`${CATALOG_DIR}/${CATALOG_PREFIX}`) && path.endsWith('.jsonl'))
     return path.slice(CATALOG_DIR.length + 1 + CATALOG_PREFIX.length, -'.jsonl'.length);
@@ -142,7 +150,7 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
       if (row && !catalogued.has(d.path) && (opts.since === undefined || row.day >= opts.since)) add(row, where);
     }
   }
-  const sorted = [...runs.values()].sort((a, b) => (a.timestamp === b.timestamp ? (a.run_id < b.run_id ? 1 : -1) : a.timestamp < b.timestamp ? 1 : -1));
+  const sorted = [...runs.values()].sort(newestFirst);
   return { runs: sorted, unreadable, legacyRunsOn };
 }
 
