@@ -4,6 +4,7 @@ import { EXIT, runCommand, numberFlag } from './errors.js';
 import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
 import { printJson } from './format.js';
 import { pushExitCode } from './sync.js';
+import { withProgress } from './progress.js';
 
 /** `archive`: roll runs past the live window over to the per-month archive branches. */
 export function registerArchive(cli: Cli): void {
@@ -25,16 +26,18 @@ export function registerArchive(cli: Cli): void {
     .example('agentv-results archive --keep-days 14 --dry-run')
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const result = await rolloverAndPush({
-          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-          remote: stringFlag('remote', flags.remote),
-          ...configFlags(flags),
-          push: flags.push !== false,
-          keepDays: flags.keepDays === undefined ? undefined : numberFlag('keep-days', flags.keepDays, 0),
-          keepRuns: flags.keepRuns === undefined ? undefined : numberFlag('keep-runs', flags.keepRuns, 0),
-          maxListingBytes: flags.maxListingBytes === undefined ? undefined : numberFlag('max-listing-bytes', flags.maxListingBytes, 0),
-          dryRun: !!flags.dryRun,
-        });
+        const result = await withProgress('archiving', flags, () =>
+          rolloverAndPush({
+            cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+            remote: stringFlag('remote', flags.remote),
+            ...configFlags(flags),
+            push: flags.push !== false,
+            keepDays: flags.keepDays === undefined ? undefined : numberFlag('keep-days', flags.keepDays, 0),
+            keepRuns: flags.keepRuns === undefined ? undefined : numberFlag('keep-runs', flags.keepRuns, 0),
+            maxListingBytes: flags.maxListingBytes === undefined ? undefined : numberFlag('max-listing-bytes', flags.maxListingBytes, 0),
+            dryRun: !!flags.dryRun,
+          }),
+        );
         if (flags.json) {
           printJson(result);
         } else {

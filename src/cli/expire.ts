@@ -5,6 +5,7 @@ import { EXIT, numberFlag, runCommand } from './errors.js';
 import { configFlags, PROJECT_OPTION_HELP, stringFlag, stringFlags } from './flags.js';
 import { dim, printJson } from './format.js';
 import { pushExitCode } from './sync.js';
+import { withProgress } from './progress.js';
 
 /** `expire`: apply the retention policy — delete runs it no longer keeps, live and archived, in ordinary commits. */
 export function registerExpire(cli: Cli): void {
@@ -28,16 +29,18 @@ export function registerExpire(cli: Cli): void {
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
         const tags = stringFlags('keep-tag', flags.keepTag);
-        const result = await expireAndPush({
-          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-          remote: stringFlag('remote', flags.remote),
-          ...configFlags(flags),
-          push: flags.push !== false,
-          keepDays: flags.keepDays === undefined ? undefined : numberFlag('keep-days', flags.keepDays, 0),
-          keepRuns: flags.keepRuns === undefined ? undefined : numberFlag('keep-runs', flags.keepRuns, 0),
-          keepTags: tags.length > 0 ? tags : undefined,
-          dryRun: !!flags.dryRun,
-        });
+        const result = await withProgress(flags.dryRun ? 'reading' : 'expiring', flags, () =>
+          expireAndPush({
+            cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+            remote: stringFlag('remote', flags.remote),
+            ...configFlags(flags),
+            push: flags.push !== false,
+            keepDays: flags.keepDays === undefined ? undefined : numberFlag('keep-days', flags.keepDays, 0),
+            keepRuns: flags.keepRuns === undefined ? undefined : numberFlag('keep-runs', flags.keepRuns, 0),
+            keepTags: tags.length > 0 ? tags : undefined,
+            dryRun: !!flags.dryRun,
+          }),
+        );
         if (flags.json) {
           printJson(result);
         } else {

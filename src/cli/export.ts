@@ -28,7 +28,7 @@ export function registerExport(cli: Cli): void {
       runCommand(async () => {
         const layout = oneOf<LayoutName>('layout', flags.layout, LAYOUTS, 'bundle');
         const duplicatePolicy = oneOf<DuplicatePolicy>('duplicate-policy', flags.duplicatePolicy, ['update', 'skip', 'error'], 'update');
-        const progress = progressReporter('exporting');
+        const progress = progressReporter('exporting', { quiet: Boolean(flags.json || flags.dryRun) });
         const result = await exportRun({
           source,
           out: flags.out as string | undefined,

@@ -31,6 +31,8 @@ export interface PublishOptions extends TargetOptions {
   experiment?: string;
   /** Commit time (tests); defaults to now. */
   now?: () => Date;
+  /** Told each step as it starts (reading the run, committing its files, pushing): the CLI's progress line. */
+  onStep?: (step: string) => void;
 }
 
 export interface PublishResult {
@@ -93,11 +95,13 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   try {
     // Before reading the tips: a kill during an earlier ref update may have left a half-moved pair.
     await repairInterrupted(repo, [target.resultsRef, target.artifactsRef]);
+    opts.onStep?.('reading the run');
     const run = await prepareRun(opts.run, { cwd: opts.cwd, experiment: opts.experiment });
     const location = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
     const split = await splitRun(run.dir, run.rows, { runPath: location.path, artifactsRef: target.artifactsRef, threshold: config.heavy_threshold_bytes });
     // Counted from the reader's rows (one per test and attempt), not the manifest's lines.
     const catalog = catalogRow(location, run.summary, run.rows);
+    opts.onStep?.(`committing ${split.metadata.length + split.payloads.length} files`);
     const committed = await commitRun({
       repo,
       resultsRef: target.resultsRef,
@@ -146,6 +150,7 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
         attempts: 0,
       };
     } else {
+      opts.onStep?.(`pushing to ${target.remote}`);
       result.push = await pushBranches(target);
     }
     // A conflict set aside on a sync branch is exit 1 (the CLI), not a failed push.

@@ -51,6 +51,7 @@ export const PublishOptionsSchema = z.looseObject({
   message: optStr,
   experiment: optStr,
   now: optFn,
+  onStep: optFn,
 });
 
 export const CompareOptionsSchema = z.looseObject({
