@@ -3,12 +3,13 @@
 // written from this project's own, so npm takes every dependency from its cache), then compile a
 // TypeScript consumer against the shipped types and run the installed binary: --help, export,
 // publish to a local bare remote, and serve on 127.0.0.1.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { startServing } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 import { git, gitEnvForTests, initRepo, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
 
@@ -148,32 +149,16 @@ describe('the packed tarball', () => {
     const heads = await git(remote, ['for-each-ref', '--format=%(refname)']);
     expect(heads.split('\n')).toEqual(expect.arrayContaining(['refs/heads/agentv/results/v1', 'refs/heads/agentv/artifacts/v1']));
 
-    const child = spawn(bin(), ['serve', '--port', '0', '--host', '127.0.0.1', '--read-only'], {
+    const server = await startServing([bin(), 'serve', '--port', '0', '--host', '127.0.0.1', '--read-only'], {
       cwd: project,
       env: { ...process.env, ...gitEnvForTests(), NO_COLOR: '1' },
-      stdio: ['ignore', 'ignore', 'pipe'],
     });
     try {
-      let err = '';
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no Dashboard line within 60 s: ${err}`)), 60_000);
-        child.on('close', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-        child.stderr.on('data', (d: Buffer) => {
-          err += d.toString();
-          const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
-          if (m) {
-            clearTimeout(timer);
-            resolve(m[1]!);
-          }
-        });
-      });
-      const page = await fetch(`${url}/`);
+      const page = await fetch(`${server.url}/`);
       expect(page.status).toBe(200);
       expect(await page.text()).toMatch(/<html/i);
     } finally {
-      const closed = new Promise((resolve) => child.once('close', resolve));
-      process.kill(child.pid!, 'SIGTERM');
-      await closed;
+      expect(await server.stop()).toBe(0);
     }
   }, 180_000);
 });

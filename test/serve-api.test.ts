@@ -11,8 +11,7 @@ import { publish } from '../src/publish/publish.js';
 import { compareRuns } from '../src/results/compare.js';
 import { startServer, TOKEN_HEADER, type RunningServer } from '../src/serve/index.js';
 import { agentvMissing, HAS_AGENTV, startAgentVServe } from './helpers/agentv-client.js';
-import { spawn } from 'node:child_process';
-import { CLI_PATH } from './helpers/cli.js';
+import { CLI_PATH, startServing } from './helpers/cli.js';
 import { gitEnvForTests } from './helpers/git-fixtures.js';
 import { cleanupTempDirs, git, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
@@ -267,33 +266,7 @@ describe('request checks', () => {
 
 describe('the CLI', () => {
   /** Starts the built CLI, waits for the "Dashboard: <url>" line, returns the url and the child. */
-  async function startCli(args: string[]) {
-    const child = spawn(process.execPath, [CLI_PATH, ...args], {
-      cwd: user.work,
-      env: { ...process.env, ...gitEnvForTests() },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let err = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no Dashboard line within 60 s: ${err}`)), 60_000);
-      child.stderr.on('data', (d: Buffer) => {
-        err += d.toString();
-        const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      });
-      child.on('close', (code) => reject(new Error(`exited ${code}: ${err}`)));
-    });
-    const stop = () =>
-      new Promise<number | null>((resolve) => {
-        child.removeAllListeners('close');
-        child.on('close', (code) => resolve(code));
-        child.kill('SIGTERM');
-      });
-    return { url, stop, stderr: () => err };
-  }
+  const startCli = (args: string[]) => startServing([process.execPath, CLI_PATH, ...args], { cwd: user.work, env: { ...process.env, ...gitEnvForTests() } });
 
   it('serve and daemon --http listen on loopback and answer the API', async () => {
     for (const args of [

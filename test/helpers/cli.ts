@@ -54,3 +54,47 @@ export function spawnCli(args: string[], opts: CliOptions = {}): Promise<CliResu
     child.stdin.end(opts.input ?? '');
   });
 }
+
+export interface ServingProcess {
+  /** `http://127.0.0.1:<port>`, from the "Dashboard: <url>/" line. */
+  url: string;
+  /** SIGTERM to the process (by its pid); resolves with its exit code. */
+  stop: () => Promise<number | null>;
+  stderr: () => string;
+}
+
+/**
+ * Starts a command that serves the Dashboard (`serve`, `daemon --http`) and waits for its
+ * "Dashboard: <url>/" line on stderr. `argv` is the whole command: the built CLI
+ * (`[process.execPath, CLI_PATH, 'serve', …]`) or an installed binary. Killed if the line never comes.
+ */
+export async function startServing(argv: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<ServingProcess> {
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  const url = await new Promise<string>((resolvePromise, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no Dashboard line within 60 s: ${err}`));
+    }, 60_000);
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolvePromise(m[1]!);
+      }
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code}: ${err}`));
+    });
+  });
+  const stop = () =>
+    new Promise<number | null>((resolvePromise) => {
+      child.removeAllListeners('close');
+      child.on('close', (code) => resolvePromise(code));
+      process.kill(child.pid!, 'SIGTERM');
+    });
+  return { url, stop, stderr: () => err };
+}
