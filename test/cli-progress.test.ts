@@ -109,12 +109,16 @@ function inTerminal(args: string[], cwd: string): Promise<{ code: number | null;
 }
 
 describe.skipIf(process.platform !== 'linux')('commands on a terminal (util-linux script)', () => {
-  it('export, publish --push, sync and pull --with-artifacts show their steps, then erase them', async () => {
+  it('export, report, publish --push, sync and pull --with-artifacts show their steps, then erase them', async () => {
     const user = await makeUserRepo();
     const example = join(REPO_ROOT, 'examples/results/demo-agent.jsonl');
     const exported = await inTerminal(['export', example, '--out', join(user.root, 'run')], user.work);
     expect(exported.code, exported.out).toBe(0);
     expect(exported.out).toMatch(/exporting \d+% \(0\/0 MB\)\r\u001b\[2K/);
+
+    const reported = await inTerminal(['report', join(user.root, 'run')], user.work);
+    expect(reported.code, reported.out).toBe(0);
+    expect(reported.out).toMatch(/\r\u001b\[2Kwriting the report \d+\/\d+ rows/);
 
     const published = await inTerminal(['publish', join(user.root, 'run'), '--push'], user.work);
     expect(published.code, published.out).toBe(0);

@@ -17,7 +17,7 @@ export interface ProgressOptions {
   /** --json, or any reason to stay silent. */
   quiet?: boolean;
   /** What `update`'s numbers count (default: bytes, shown in MB). */
-  unit?: 'bytes' | 'files' | 'runs';
+  unit?: 'bytes' | 'files' | 'rows' | 'runs';
   stream?: ProgressStream;
   /** Nothing is shown before the work has run this long (default 1000 ms; AGENTV_PROGRESS_AFTER_MS). */
   afterMs?: number;
