@@ -101,6 +101,8 @@ describe('help <command>', () => {
       expect(viaHelp.code, cmd.join(' ')).toBe(0);
       expect(viaHelp.stdout).toContain(`Usage: agentv-results ${cmd.join(' ')} [options]`);
       expect(viaHelp.stdout).toBe(viaFlag.stdout);
+      // One wording for the help option everywhere (commander's default was "display help for command").
+      expect(viaHelp.stdout).toMatch(/^ {2}-h, --help +Show help$/m);
     }
     const overview = await runCli(['help']);
     expect(overview.code).toBe(0);

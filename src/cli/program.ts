@@ -101,7 +101,7 @@ export class Cli {
 
   constructor(name: string, version: string) {
     this.program = new Command(name)
-      .version(version, '-v, --version')
+      .version(version, '-v, --version', 'Print the version')
       .helpOption('-h, --help', 'Show help')
       .showSuggestionAfterError(true)
       .configureOutput(outputFor(name));
@@ -124,6 +124,7 @@ export class Cli {
     const cmd = new Command(words[words.length - 1]!).description(description);
     for (const a of args) cmd.argument(a.replace(/^([<[])\.\.\.(.+)([>\]])$/, '$1$2...$3'));
     cmd.exitOverride();
+    cmd.helpOption('-h, --help', 'Show help');
     const usage = [this.program.name(), ...words, '[options]', ...args.map((a) => a.replace(/^([<[])\.\.\.(.+)([>\]])$/, '$1$2...$3'))].join(' ');
     cmd.showHelpAfterError(`usage: ${usage}\n(run \`${this.program.name()} ${words.join(' ')} --help\` for the options)`);
     cmd.configureOutput(outputFor(this.program.name()));
@@ -177,6 +178,7 @@ export class Cli {
     if (existing) return existing;
     const cmd = new Command(name);
     cmd.exitOverride();
+    cmd.helpOption('-h, --help', 'Show help');
     cmd.configureOutput(outputFor(this.program.name()));
     cmd.helpCommand(false);
     parent.addCommand(cmd);
