@@ -1,7 +1,7 @@
 import type { Cli } from './program.js';
 import { rolloverAndPush } from '../archive/push-archive.js';
 import { EXIT, runCommand, numberFlag } from './errors.js';
-import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
+import { PROJECT_OPTION_HELP, windowFlags } from './flags.js';
 import { printJson } from './format.js';
 import { pushExitCode } from './sync.js';
 import { withProgress } from './progress.js';
@@ -28,14 +28,8 @@ export function registerArchive(cli: Cli): void {
       runCommand(async () => {
         const result = await withProgress('archiving', flags, () =>
           rolloverAndPush({
-            cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-            remote: stringFlag('remote', flags.remote),
-            ...configFlags(flags),
-            push: flags.push !== false,
-            keepDays: flags.keepDays === undefined ? undefined : numberFlag('keep-days', flags.keepDays, 0),
-            keepRuns: flags.keepRuns === undefined ? undefined : numberFlag('keep-runs', flags.keepRuns, 0),
+            ...windowFlags(flags),
             maxListingBytes: flags.maxListingBytes === undefined ? undefined : numberFlag('max-listing-bytes', flags.maxListingBytes, 0),
-            dryRun: !!flags.dryRun,
           }),
         );
         if (flags.json) {

@@ -1,8 +1,8 @@
 import type { Cli } from './program.js';
 import { expireAndPush } from '../archive/push-archive.js';
 import { describePolicy } from '../branch/retention-log.js';
-import { EXIT, numberFlag, runCommand } from './errors.js';
-import { configFlags, PROJECT_OPTION_HELP, stringFlag, stringFlags } from './flags.js';
+import { EXIT, runCommand } from './errors.js';
+import { PROJECT_OPTION_HELP, stringFlags, windowFlags } from './flags.js';
 import { dim, printJson } from './format.js';
 import { pushExitCode } from './sync.js';
 import { withProgress } from './progress.js';
@@ -31,14 +31,8 @@ export function registerExpire(cli: Cli): void {
         const tags = stringFlags('keep-tag', flags.keepTag);
         const result = await withProgress(flags.dryRun ? 'reading' : 'expiring', flags, () =>
           expireAndPush({
-            cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-            remote: stringFlag('remote', flags.remote),
-            ...configFlags(flags),
-            push: flags.push !== false,
-            keepDays: flags.keepDays === undefined ? undefined : numberFlag('keep-days', flags.keepDays, 0),
-            keepRuns: flags.keepRuns === undefined ? undefined : numberFlag('keep-runs', flags.keepRuns, 0),
+            ...windowFlags(flags),
             keepTags: tags.length > 0 ? tags : undefined,
-            dryRun: !!flags.dryRun,
           }),
         );
         if (flags.json) {

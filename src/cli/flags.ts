@@ -3,7 +3,7 @@
  * twice arrives as a list.
  */
 import { isAbsolute, relative } from 'node:path';
-import { UsageError } from './errors.js';
+import { numberFlag, UsageError } from './errors.js';
 import { green, red, yellow } from './format.js';
 
 /** Every value of a repeatable string option, as typed. */
@@ -38,4 +38,20 @@ export const PROJECT_OPTION_HELP =
 /** Where the configuration comes from: the options every command that reaches the results repository takes. */
 export function configFlags(flags: Record<string, unknown>): { configFile?: string; project?: string } {
   return { configFile: stringFlag('config', flags.config), project: stringFlag('project', flags.project) };
+}
+
+/**
+ * The options `archive` and `expire` share: where (directory, remote, configuration), whether to
+ * push, the age and count windows (`--keep-days`, `--keep-runs`) and `--dry-run`.
+ */
+export function windowFlags(flags: Record<string, unknown>) {
+  return {
+    cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+    remote: stringFlag('remote', flags.remote),
+    ...configFlags(flags),
+    push: flags.push !== false,
+    keepDays: flags.keepDays === undefined ? undefined : numberFlag('keep-days', flags.keepDays, 0),
+    keepRuns: flags.keepRuns === undefined ? undefined : numberFlag('keep-runs', flags.keepRuns, 0),
+    dryRun: !!flags.dryRun,
+  };
 }
