@@ -103,14 +103,18 @@ describe('the packed tarball', () => {
     expect(statSync(bin()).isFile()).toBe(true);
   });
 
-  it("types compile in a consumer with skipLibCheck off and only the package's declared dependencies", async () => {
+  it("the README's library example compiles in a consumer with skipLibCheck off and only the package's declared dependencies", async () => {
+    // The README's library example, as a user would paste it, plus the two subpath entries.
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const example = /## Library\n[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toContain("from 'agentv-results'");
     await writeFile(
       join(consumer, 'consumer.ts'),
       [
-        "import { exportRun, publish } from 'agentv-results';",
+        example,
         "import * as schemas from 'agentv-results/schemas';",
         "import { mergeJsonl } from 'agentv-results/merge';",
-        'export const used = [exportRun, publish, schemas, mergeJsonl];',
+        'export const used = [published, schemas, mergeJsonl];',
         '',
       ].join('\n'),
     );
