@@ -4,11 +4,10 @@
  * a terminal-like stream; the commands run in a real pseudo-terminal (util-linux `script`), with
  * AGENTV_PROGRESS_AFTER_MS=0 so a small run shows what a long one would.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { progressReporter, withProgress } from '../src/cli/progress.js';
-import { CLI_PATH, spawnCli } from './helpers/cli.js';
+import { HAS_SCRIPT, NO_SCRIPT, runInTerminal, spawnCli } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 import { gitEnvForTests, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { makeRunWorkspace, makeUserRepo } from './publish-helpers.js';
@@ -88,27 +87,14 @@ describe('the progress line', () => {
   });
 });
 
-/** Runs the built CLI with stdin, stdout and stderr on a pseudo-terminal; everything it printed, in order. */
-function inTerminal(args: string[], cwd: string): Promise<{ code: number | null; out: string }> {
-  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const command = [process.execPath, CLI_PATH, ...args].map(quote).join(' ');
-  return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, ...gitEnvForTests(), AGENTV_PROGRESS_AFTER_MS: '0', NO_COLOR: '1', TERM: 'xterm' };
-    delete env.CI;
-    const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out });
-    });
-  });
+/** The built CLI on a pseudo-terminal, showing progress from the first moment, outside CI. */
+function inTerminal(args: string[], cwd: string): Promise<{ code: number; out: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...gitEnvForTests(), AGENTV_PROGRESS_AFTER_MS: '0', NO_COLOR: '1', TERM: 'xterm' };
+  delete env.CI;
+  return runInTerminal(args, { cwd, env }).then((r) => ({ code: r.code, out: r.output }));
 }
 
-describe.skipIf(process.platform !== 'linux')('commands on a terminal (util-linux script)', () => {
+describe.skipIf(!HAS_SCRIPT)(`commands on a terminal${NO_SCRIPT}`, () => {
   it('export, report, publish --push, sync and pull --with-artifacts show their steps, then erase them', async () => {
     const user = await makeUserRepo();
     const example = join(REPO_ROOT, 'examples/results/demo-agent.jsonl');

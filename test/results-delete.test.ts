@@ -3,13 +3,11 @@
  * current directory, a file, a run with extra files, a git root, the home directory, a symlink —
  * is refused with exit 2, and one refusal deletes nothing.
  */
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile, unlink, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI_PATH, runCli } from './helpers/cli.js';
+import { HAS_SCRIPT, NO_SCRIPT, runCli, runInTerminal } from './helpers/cli.js';
 import { describeWithFixtures, fixture } from './helpers/fixtures.js';
 
 const tmp = await mkdtemp(join(tmpdir(), 'agentv-delete-'));
@@ -173,43 +171,25 @@ describe('delete: deleting runs', () => {
   });
 });
 
-/** Run the CLI under a pseudo-terminal (util-linux `script`), answering the prompt with `answer`. */
-function runInTty(args: string[], answer: string): Promise<{ code: number; output: string }> {
-  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
-  const command = [process.execPath, CLI_PATH, ...args].map(quote).join(' ');
-  return new Promise((done, fail) => {
-    const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...process.env, NO_COLOR: '1' } });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code: code ?? 1, output }));
-    child.stdin.end(answer);
+const runInTty = (args: string[], answer: string) => runInTerminal(args, { input: answer });
+describe.skipIf(!HAS_SCRIPT)(`delete: on a terminal without --yes${NO_SCRIPT}`, () => {
+  it('asks, and "n" deletes nothing (exit 1)', async () => {
+    const d = await run();
+    const r = await runInTty(['delete', d], 'n\n');
+    expect(r.output).toContain('Delete this run? [y/N]');
+    expect(r.output).toContain('Nothing deleted.');
+    expect(r.code).toBe(1);
+    expect(await exists(d)).toBe(true);
   });
-}
 
-const HAS_SCRIPT = existsSync('/usr/bin/script');
-describe.skipIf(!HAS_SCRIPT)(
-  `delete: on a terminal without --yes${HAS_SCRIPT ? '' : ' [skipped: /usr/bin/script (util-linux) gives the test its terminal and is not installed]'}`,
-  () => {
-    it('asks, and "n" deletes nothing (exit 1)', async () => {
-      const d = await run();
-      const r = await runInTty(['delete', d], 'n\n');
-      expect(r.output).toContain('Delete this run? [y/N]');
-      expect(r.output).toContain('Nothing deleted.');
-      expect(r.code).toBe(1);
-      expect(await exists(d)).toBe(true);
-    });
-
-    it('asks, and "y" deletes', async () => {
-      const d = await run();
-      const r = await runInTty(['delete', d], 'y\n');
-      expect(r.output).toContain('This permanently deletes:');
-      expect(r.code, r.output).toBe(0);
-      expect(await exists(d)).toBe(false);
-    });
-  },
-);
+  it('asks, and "y" deletes', async () => {
+    const d = await run();
+    const r = await runInTty(['delete', d], 'y\n');
+    expect(r.output).toContain('This permanently deletes:');
+    expect(r.code, r.output).toBe(0);
+    expect(await exists(d)).toBe(false);
+  });
+});
 
 describeWithFixtures('delete: a run exported from a real fixture', () => {
   it('is recognised and deleted; its source file is untouched', async () => {

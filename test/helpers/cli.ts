@@ -6,6 +6,7 @@
  * real process too (`npm run test:binary`).
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCliInProcess } from './cli-in-process.js';
 import { REPO_ROOT } from './fixtures.js';
@@ -97,4 +98,31 @@ export async function startServing(argv: string[], opts: { cwd: string; env: Nod
       process.kill(child.pid!, 'SIGTERM');
     });
   return { url, stop, stderr: () => err };
+}
+
+/** util-linux `script` gives a command a pseudo-terminal (stdin, stdout and stderr); macOS has another one. */
+export const HAS_SCRIPT = existsSync('/usr/bin/script');
+/** What a terminal suite's name says when it is skipped. */
+export const NO_SCRIPT = HAS_SCRIPT ? '' : ' [skipped: /usr/bin/script (util-linux) gives the test its terminal and is not installed]';
+
+/**
+ * Runs the built CLI on a pseudo-terminal (util-linux `script`), typing `input` at it; everything
+ * it printed, stdout and stderr in the order the terminal got them. Killed after 90 s.
+ */
+export function runInTerminal(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<{ code: number; output: string }> {
+  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+  const command = [process.execPath, CLI_PATH, ...args].map(quote).join(' ');
+  return new Promise((done, fail) => {
+    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: opts.cwd, env: opts.env ?? { ...process.env, NO_COLOR: '1' } });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    child.on('error', fail);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      done({ code: code ?? 1, output });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
 }
