@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { progressReporter, withProgress } from '../src/cli/progress.js';
+import { progressReporter } from '../src/cli/progress.js';
 import { HAS_SCRIPT, NO_SCRIPT, runInTerminal, spawnCli } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 import { gitEnvForTests, isolateGitForSuite } from './helpers/git-fixtures.js';
@@ -68,22 +68,6 @@ describe('the progress line', () => {
     p.step('pushing');
     p.done();
     expect(t.text()).toBe('');
-  });
-
-  it('withProgress erases the line when the work throws', async () => {
-    const t = terminal();
-    await expect(
-      withProgress(
-        'archiving',
-        {},
-        async (p) => {
-          p.step('moving 2 runs');
-          throw new Error('boom');
-        },
-        { stream: t.stream, afterMs: 0 },
-      ),
-    ).rejects.toThrow('boom');
-    expect(t.text().endsWith(CLEAR)).toBe(true);
   });
 });
 

@@ -4,7 +4,7 @@ import { EXIT, runCommand, numberFlag } from './errors.js';
 import { PROJECT_OPTION_HELP, windowFlags } from './flags.js';
 import { printJson } from './format.js';
 import { pushExitCode } from './sync.js';
-import { withProgress } from './progress.js';
+import { progressReporter } from './progress.js';
 
 /** `archive`: roll runs past the live window over to the per-month archive branches. */
 export function registerArchive(cli: Cli): void {
@@ -26,12 +26,11 @@ export function registerArchive(cli: Cli): void {
     .example('agentv-results archive --keep-days 14 --dry-run')
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const result = await withProgress('archiving', flags, () =>
-          rolloverAndPush({
-            ...windowFlags(flags),
-            maxListingBytes: flags.maxListingBytes === undefined ? undefined : numberFlag('max-listing-bytes', flags.maxListingBytes, 0),
-          }),
-        );
+        const progress = progressReporter('archiving', { quiet: Boolean(flags.json) });
+        const result = await rolloverAndPush({
+          ...windowFlags(flags),
+          maxListingBytes: flags.maxListingBytes === undefined ? undefined : numberFlag('max-listing-bytes', flags.maxListingBytes, 0),
+        }).finally(progress.done);
         if (flags.json) {
           printJson(result);
         } else {

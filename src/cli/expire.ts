@@ -5,7 +5,7 @@ import { EXIT, runCommand } from './errors.js';
 import { PROJECT_OPTION_HELP, stringFlags, windowFlags } from './flags.js';
 import { dim, printJson } from './format.js';
 import { pushExitCode } from './sync.js';
-import { withProgress } from './progress.js';
+import { progressReporter } from './progress.js';
 
 /** `expire`: apply the retention policy — delete runs it no longer keeps, live and archived, in ordinary commits. */
 export function registerExpire(cli: Cli): void {
@@ -29,12 +29,11 @@ export function registerExpire(cli: Cli): void {
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
         const tags = stringFlags('keep-tag', flags.keepTag);
-        const result = await withProgress(flags.dryRun ? 'reading' : 'expiring', flags, () =>
-          expireAndPush({
-            ...windowFlags(flags),
-            keepTags: tags.length > 0 ? tags : undefined,
-          }),
-        );
+        const progress = progressReporter(flags.dryRun ? 'reading' : 'expiring', { quiet: Boolean(flags.json) });
+        const result = await expireAndPush({
+          ...windowFlags(flags),
+          keepTags: tags.length > 0 ? tags : undefined,
+        }).finally(progress.done);
         if (flags.json) {
           printJson(result);
         } else {

@@ -3,7 +3,7 @@ import { listRuns } from '../history/list.js';
 import { runCommand, numberFlag } from './errors.js';
 import { stringFlag, stringFlags, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { dim, pct, printJson, table, yellow } from './format.js';
-import { withProgress } from './progress.js';
+import { progressReporter } from './progress.js';
 
 /**
  * runCommand for the reading commands. A ReadError carries its exit-code family in its `code`
@@ -32,20 +32,19 @@ export function registerList(cli: Cli): void {
     .action((flags: Record<string, unknown>) =>
       runReadCommand(async () => {
         const limit = flags.limit === undefined ? undefined : numberFlag('limit', flags.limit, 0);
-        const result = await withProgress(flags.fetch ? 'fetching' : 'reading', flags, () =>
-          listRuns({
-            cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-            experiment: stringFlag('experiment', flags.experiment),
-            since: flags.since === undefined ? undefined : String(flags.since),
-            limit,
-            remoteOnly: Boolean(flags.remoteOnly),
-            tag: stringFlags('tag', flags.tag),
-            withOverlays: true,
-            fetch: Boolean(flags.fetch),
-            remote: stringFlag('remote', flags.remote),
-            ...configFlags(flags),
-          }),
-        );
+        const progress = progressReporter(flags.fetch ? 'fetching' : 'reading', { quiet: Boolean(flags.json) });
+        const result = await listRuns({
+          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+          experiment: stringFlag('experiment', flags.experiment),
+          since: flags.since === undefined ? undefined : String(flags.since),
+          limit,
+          remoteOnly: Boolean(flags.remoteOnly),
+          tag: stringFlags('tag', flags.tag),
+          withOverlays: true,
+          fetch: Boolean(flags.fetch),
+          remote: stringFlag('remote', flags.remote),
+          ...configFlags(flags),
+        }).finally(progress.done);
         for (const w of result.warnings ?? []) process.stderr.write(yellow(`warning: ${w}\n`));
         if (result.unreadable > 0)
           process.stderr.write(yellow(`warning: ${result.unreadable} catalog line(s) on ${result.branch} could not be read and were skipped\n`));

@@ -101,18 +101,3 @@ export function progressReporter(label: string, opts: ProgressOptions = {}): Pro
     },
   };
 }
-
-/** Runs `fn` with a progress line labelled `label` (silent with --json), erasing it however `fn` ends. */
-export async function withProgress<T>(
-  label: string,
-  flags: { json?: unknown },
-  fn: (progress: Progress) => Promise<T>,
-  opts: ProgressOptions = {},
-): Promise<T> {
-  const progress = progressReporter(label, { quiet: Boolean(flags.json), ...opts });
-  try {
-    return await fn(progress);
-  } finally {
-    progress.done();
-  }
-}

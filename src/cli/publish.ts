@@ -3,8 +3,8 @@ import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { publish } from '../publish/publish.js';
 import { EXIT, runCommand } from './errors.js';
 import { bold, dim, green, printJson, yellow } from './format.js';
-import { withProgress } from './progress.js';
 import { pushLines } from './sync.js';
+import { progressReporter } from './progress.js';
 
 export function registerPublish(cli: Cli): void {
   cli
@@ -28,19 +28,18 @@ export function registerPublish(cli: Cli): void {
       runCommand(async () => {
         // Neither --push nor --no-push: the configuration's auto_push decides.
         const push = typeof flags.push === 'boolean' ? flags.push : undefined;
-        const result = await withProgress('publishing', flags, (progress) =>
-          publish({
-            run,
-            cwd: (flags.dir as string | undefined) ?? process.cwd(),
-            push,
-            requirePush: flags.requirePush ? true : undefined,
-            remote: flags.remote as string | undefined,
-            message: flags.message as string | undefined,
-            experiment: flags.experiment as string | undefined,
-            ...configFlags(flags),
-            onStep: progress.step,
-          }),
-        );
+        const progress = progressReporter('publishing', { quiet: Boolean(flags.json) });
+        const result = await publish({
+          run,
+          cwd: (flags.dir as string | undefined) ?? process.cwd(),
+          push,
+          requirePush: flags.requirePush ? true : undefined,
+          remote: flags.remote as string | undefined,
+          message: flags.message as string | undefined,
+          experiment: flags.experiment as string | undefined,
+          ...configFlags(flags),
+          onStep: progress.step,
+        }).finally(progress.done);
         if (flags.json) {
           printJson(result);
           return result.push?.classification === 'conflict' ? EXIT.check : undefined;

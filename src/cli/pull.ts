@@ -3,7 +3,7 @@ import { pull } from '../history/pull.js';
 import { runReadCommand } from './list.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { dim, green, printJson } from './format.js';
-import { withProgress } from './progress.js';
+import { progressReporter } from './progress.js';
 
 export function registerPull(cli: Cli): void {
   cli
@@ -22,19 +22,18 @@ export function registerPull(cli: Cli): void {
     .example('agentv-results pull 2026-01-05T09-00-00-000Z --at 3f2a9c1e0b7d --with-artifacts   # a run removed by retention')
     .action((runId: string, flags: Record<string, unknown>) =>
       runReadCommand(async () => {
-        const result = await withProgress('pulling', flags, () =>
-          pull({
-            runId: String(runId),
-            cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-            out: stringFlag('out', flags.out),
-            withArtifacts: Boolean(flags.withArtifacts),
-            fetch: Boolean(flags.fetch),
-            force: Boolean(flags.force),
-            at: stringFlag('at', flags.at),
-            remote: stringFlag('remote', flags.remote),
-            ...configFlags(flags),
-          }),
-        );
+        const progress = progressReporter('pulling', { quiet: Boolean(flags.json) });
+        const result = await pull({
+          runId: String(runId),
+          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+          out: stringFlag('out', flags.out),
+          withArtifacts: Boolean(flags.withArtifacts),
+          fetch: Boolean(flags.fetch),
+          force: Boolean(flags.force),
+          at: stringFlag('at', flags.at),
+          remote: stringFlag('remote', flags.remote),
+          ...configFlags(flags),
+        }).finally(progress.done);
         if (flags.json) {
           printJson(result);
           return;

@@ -3,7 +3,7 @@ import { generateReport } from '../report/index.js';
 import { fmtBytes } from '../report/format.js';
 import { runCommand } from './errors.js';
 import { printJson } from './format.js';
-import { withProgress } from './progress.js';
+import { progressReporter } from './progress.js';
 
 export function registerReport(cli: Cli): void {
   cli
@@ -15,18 +15,13 @@ export function registerReport(cli: Cli): void {
     .example('agentv-results report .agentv/results/my-eval/2026-03-14T10-32-00-000Z/index.jsonl --out docs/index.html')
     .action((run: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const result = await withProgress(
-          'writing the report',
-          flags,
-          (progress) =>
-            generateReport({
-              run,
-              out: flags.out as string | undefined,
-              cwd: (flags.dir as string | undefined) ?? process.cwd(),
-              onProgress: progress.update,
-            }),
-          { unit: 'rows' },
-        );
+        const progress = progressReporter('writing the report', { quiet: Boolean(flags.json), unit: 'rows' });
+        const result = await generateReport({
+          run,
+          out: flags.out as string | undefined,
+          cwd: (flags.dir as string | undefined) ?? process.cwd(),
+          onProgress: progress.update,
+        }).finally(progress.done);
         // Warnings never fail the command: the report is written, the user decides what to publish.
         for (const w of result.warnings) process.stderr.write(`warning: ${w}\n`);
         if (flags.json) {

@@ -6,7 +6,7 @@ import { status, type StatusReport } from '../history/status.js';
 import { runReadCommand } from './list.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { bold, dim, green, printJson, red, yellow } from './format.js';
-import { withProgress } from './progress.js';
+import { progressReporter } from './progress.js';
 
 const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '—');
 
@@ -105,14 +105,13 @@ export function registerStatus(cli: Cli): void {
     .example('agentv-results status --fetch')
     .action((flags: Record<string, unknown>) =>
       runReadCommand(async () => {
-        const report = await withProgress(flags.fetch ? 'fetching' : 'reading', flags, () =>
-          status({
-            cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-            fetch: Boolean(flags.fetch),
-            remote: stringFlag('remote', flags.remote),
-            ...configFlags(flags),
-          }),
-        );
+        const progress = progressReporter(flags.fetch ? 'fetching' : 'reading', { quiet: Boolean(flags.json) });
+        const report = await status({
+          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+          fetch: Boolean(flags.fetch),
+          remote: stringFlag('remote', flags.remote),
+          ...configFlags(flags),
+        }).finally(progress.done);
         if (flags.json) printJson(report);
         else process.stdout.write(renderStatus(report));
         // What is shown is still correct as of the last fetch, but the refresh asked for failed.

@@ -6,7 +6,7 @@ import { resolveSyncBranch } from '../sync/resolve.js';
 import { EXIT, runCommand } from './errors.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { green, printJson, yellow } from './format.js';
-import { withProgress } from './progress.js';
+import { progressReporter } from './progress.js';
 
 /** Exit code for a push outcome (ARCHITECTURE.md, exit codes): landed 0, set aside on a sync branch 1, did not land 3. */
 export function pushExitCode(outcome: PushOutcome): number {
@@ -40,7 +40,8 @@ export function registerSync(cli: Cli): void {
         const common = { cwd: stringFlag('dir', flags.dir) ?? process.cwd(), remote: stringFlag('remote', flags.remote), ...configFlags(flags) };
         const resolve = stringFlag('resolve', flags.resolve);
         if (resolve !== undefined && resolve !== '') {
-          const r = await withProgress('resolving', flags, () => resolveSyncBranch({ ...common, branch: resolve }));
+          const progress = progressReporter('resolving', { quiet: Boolean(flags.json) });
+          const r = await resolveSyncBranch({ ...common, branch: resolve }).finally(progress.done);
           if (flags.json) printJson(r);
           else {
             if (r.status === 'merged' || r.status === 'already-merged') {
@@ -54,7 +55,8 @@ export function registerSync(cli: Cli): void {
           }
           return r.status === 'merged' || r.status === 'already-merged' ? EXIT.ok : pushExitCode(r.push) || EXIT.git;
         }
-        const r = await withProgress('syncing', flags, () => sync(common));
+        const progress = progressReporter('syncing', { quiet: Boolean(flags.json) });
+        const r = await sync(common).finally(progress.done);
         if (flags.json) printJson(r);
         else for (const l of pushLines(r.push)) process.stdout.write(l + '\n');
         return pushExitCode(r.push);

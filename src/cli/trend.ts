@@ -6,6 +6,7 @@ import { EXIT, numberFlag } from './errors.js';
 import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
 import { bold, dim, green, printJson, red, table, yellow } from './format.js';
 import { runReadCommand } from './list.js';
+import { progressReporter } from './progress.js';
 import { trendMarkdown } from '../report/markdown.js';
 import { outputFormat, RUN_NAME_HELP, withRunNames, namedPaths } from './run-names.js';
 
@@ -63,6 +64,7 @@ export function registerTrend(cli: Cli): void {
       runReadCommand(async () => {
         const format = outputFormat(flags);
         return withRunNames(runs, flags, async (resolved) => {
+          const progress = progressReporter(flags.published ? 'reading the published runs' : 'reading the runs', { quiet: format === 'json' });
           const report = await trend({
             sources: resolved.map((r) => r.path),
             published: Boolean(flags.published),
@@ -75,7 +77,7 @@ export function registerTrend(cli: Cli): void {
             slopeThreshold: numberFlag('slope-threshold', flags.slopeThreshold, DEFAULT_SLOPE_THRESHOLD),
             allowMissingTests: Boolean(flags.allowMissingTests),
             failOnDegrading: Boolean(flags.failOnDegrading),
-          });
+          }).finally(progress.done);
           // A published run named on the command line was read from a scratch copy: name it by its run id, as --published does.
           for (const s of report.series)
             for (const p of s.runs) {
