@@ -62,8 +62,8 @@ export class RunFollower {
     for (const d of candidates) {
       if (this.followed.has(d)) continue;
       const state = await inspectRun(d);
-      // AgentV 5 runs are checkpointed by AgentV itself (agentv/wip/ with auto_push); we publish them once finished.
-      this.follow(d, !(final && state?.summaryComplete) && state?.layout !== 'agentv');
+      // AgentV's runs (5.x and 4.42) are checkpointed by AgentV itself (agentv/wip/ with auto_push); we publish them once finished.
+      this.follow(d, !(final && state?.summaryComplete) && (state?.layout ?? 'bundle') === 'bundle');
     }
   }
 

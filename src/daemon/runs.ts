@@ -1,23 +1,29 @@
 /**
  * Finding run workspaces under a results root and telling what state each is in.
  *
- * A run workspace is a directory holding a manifest: `index.jsonl` (ours, AgentV's results docs' runners,
- * `<root>/<experiment>/<timestamp>/` or `<root>/<name>/`) or AgentV 5's `.internal/index.jsonl`
- * (`<root>/<run_id>/`).
+ * A run workspace is a directory holding a manifest (derive/source.ts `runManifestOf` says which
+ * layout): `index.jsonl` (ours, AgentV's results docs' runners, `<root>/<experiment>/<timestamp>/`
+ * or `<root>/<name>/`), AgentV 5's `.internal/index.jsonl` (`<root>/<run_id>/`) or AgentV 4.42's
+ * root index.jsonl (`<root>/runs/<experiment>/<timestamp>/`).
  *
  * When is a run finished? Our runners write summary.json last, so a summary.json that parses
  * means finished. AgentV 5 is different: `agentv eval` writes a stub summary.json before the
  * first test (no tests, `metadata.planned_test_count`), streams rows into
  * `.internal/index.jsonl`, and at the end rewrites summary.json and then the whole index. Its run
  * is finished once summary.json lists its tests and the index holds a complete line for each.
+ * AgentV 4.42 writes no summary.json: a stub benchmark.json (`planned_test_count`, no
+ * `tests_run`) comes first, and at the end the final benchmark.json and then the whole index; its
+ * run is finished once benchmark.json lists the tests it ran and the index holds a complete line
+ * per planned test. Its benchmark.json plays the summary's part below.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { runManifestOf, type RunDirLayout } from '../derive/source.js';
 
 export interface RunDirState {
   dir: string;
-  /** `agentv`: AgentV 5's `.internal/index.jsonl` layout. */
-  layout: 'bundle' | 'agentv';
+  /** `agentv`: AgentV 5's `.internal/index.jsonl` layout; `agentv-stable`: AgentV 4.42's. */
+  layout: RunDirLayout;
   /** index.jsonl exists. */
   hasIndex: boolean;
   hasSummary: boolean;
@@ -48,7 +54,10 @@ async function hasManifest(dir: string): Promise<boolean> {
   return (await isFile(join(dir, 'index.jsonl'))) || (await isFile(join(dir, AGENTV_INDEX)));
 }
 
-/** Run workspaces one or two levels below `root` (sorted). Missing root: none. */
+/** AgentV 4.42 keeps its runs in `<root>/runs/<experiment>/<timestamp>/`. */
+const STABLE_RUNS = 'runs';
+
+/** Run workspaces one or two levels below `root`, and AgentV 4.42's under `runs/` (sorted). Missing root: none. */
 export async function findRunDirs(root: string): Promise<string[]> {
   const out: string[] = [];
   for (const first of await subdirs(root)) {
@@ -56,7 +65,11 @@ export async function findRunDirs(root: string): Promise<string[]> {
       out.push(first);
       continue;
     }
-    for (const second of await subdirs(first)) if (await hasManifest(second)) out.push(second);
+    const stableRoot = first === join(root, STABLE_RUNS);
+    for (const second of await subdirs(first)) {
+      if (await hasManifest(second)) out.push(second);
+      else if (stableRoot) for (const third of await subdirs(second)) if (await hasManifest(third)) out.push(third);
+    }
   }
   return out.sort();
 }
@@ -66,45 +79,56 @@ async function agentvFinished(dir: string, summary: unknown): Promise<boolean> {
   if (!summary || typeof summary !== 'object') return false;
   const tests = (summary as { tests?: unknown }).tests;
   if (!Array.isArray(tests) || tests.length === 0) return false;
-  const text = await readFile(join(dir, AGENTV_INDEX), 'utf8').catch(() => '');
-  const lines = text.split('\n');
-  // A line is complete once its newline is written; the last element is the unterminated rest.
+  return (await completeIndexLines(join(dir, AGENTV_INDEX))) >= tests.length;
+}
+
+/** AgentV 4.42: the final benchmark.json lists the tests run and the index has a complete line per planned test. */
+async function stableFinished(dir: string, benchmark: unknown): Promise<boolean> {
+  const meta = benchmark && typeof benchmark === 'object' ? (benchmark as { metadata?: unknown }).metadata : undefined;
+  if (!meta || typeof meta !== 'object') return false;
+  const { tests_run: tests, planned_test_count: planned } = meta as { tests_run?: unknown; planned_test_count?: unknown };
+  if (!Array.isArray(tests) || tests.length === 0) return false;
+  return (await completeIndexLines(join(dir, 'index.jsonl'))) >= (typeof planned === 'number' ? planned : tests.length);
+}
+
+/**
+ * Complete lines of an index: a line is complete once its newline is written (the last element
+ * of the split is the unterminated rest); -1 when a complete one does not parse.
+ */
+async function completeIndexLines(file: string): Promise<number> {
+  const text = await readFile(file, 'utf8').catch(() => '');
   let complete = 0;
-  for (const line of lines.slice(0, -1)) {
+  for (const line of text.split('\n').slice(0, -1)) {
     if (!line.trim()) continue;
     try {
       JSON.parse(line);
       complete++;
     } catch {
-      return false;
+      return -1;
     }
   }
-  return complete >= tests.length;
+  return complete;
 }
 
 /** null when the directory is gone. */
 export async function inspectRun(dir: string): Promise<RunDirState | null> {
   const st = await stat(dir).catch(() => null);
   if (!st?.isDirectory()) return null;
-  let index = await stat(join(dir, 'index.jsonl')).catch(() => null);
-  let layout: RunDirState['layout'] = 'bundle';
-  if (!index?.isFile()) {
-    const internal = await stat(join(dir, AGENTV_INDEX)).catch(() => null);
-    if (internal?.isFile()) {
-      index = internal;
-      layout = 'agentv';
-    }
-  }
+  const manifest = await runManifestOf(dir);
+  const layout: RunDirState['layout'] = manifest?.layout ?? 'bundle';
+  const index = manifest ? await stat(manifest.file).catch(() => null) : null;
   const hasIndex = index?.isFile() === true;
-  const summary = await stat(join(dir, 'summary.json')).catch(() => null);
+  const summaryName = layout === 'agentv-stable' ? 'benchmark.json' : 'summary.json';
+  const summary = await stat(join(dir, summaryName)).catch(() => null);
   let hasSummary = Boolean(summary?.isFile());
   let summaryComplete = false;
   if (summary?.isFile()) {
     try {
-      const parsed: unknown = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8'));
+      const parsed: unknown = JSON.parse(await readFile(join(dir, summaryName), 'utf8'));
       summaryComplete = true;
       // AgentV's stub summary (written before the first test) is not the end of the run.
       if (layout === 'agentv' && !(await agentvFinished(dir, parsed))) hasSummary = summaryComplete = false;
+      if (layout === 'agentv-stable' && !(await stableFinished(dir, parsed))) hasSummary = summaryComplete = false;
     } catch {
       summaryComplete = false;
     }

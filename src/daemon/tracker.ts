@@ -142,9 +142,9 @@ export class RunTracker {
       return;
     }
     if (t?.phase === 'dormant' && t.dormantAt === state.indexMtimeMs) return;
-    // An AgentV 5 run in progress: AgentV checkpoints it itself (its own agentv/wip/ branches
-    // when auto_push is on); we wait for its final summary and publish then.
-    if (state.layout === 'agentv') {
+    // An AgentV run in progress (5.x or 4.42): AgentV checkpoints it itself (its own agentv/wip/
+    // branches when auto_push is on); we wait for its final summary (4.42: benchmark) and publish then.
+    if (state.layout !== 'bundle') {
       if (!t) this.runs.set(dir, { phase: 'active', session: null, summarySeenAt: null, retryAt: 0 });
       return;
     }

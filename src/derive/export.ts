@@ -127,7 +127,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
     const finalPath = join(dest.parent, finalName);
     const shown = relative(cwd, finalPath) || finalPath;
     if (!opts.dryRun && dest.name === null) await checkOutputDir(finalPath, { command: 'export' });
-    if (!opts.dryRun && src.layout === 'agentv' && resolve(finalPath) === resolve(src.dir!)) {
+    if (!opts.dryRun && (src.layout === 'agentv' || src.layout === 'agentv-stable') && resolve(finalPath) === resolve(src.dir!)) {
       throw new InputError(
         `${shown} is AgentV's own run directory: every command reads it as it is, and export never rewrites it — pass --out <dir> to write our bundle elsewhere`,
       );

@@ -6,7 +6,7 @@
  * sidecars so that derivation has one input shape either way.
  */
 import { checkRunPath } from '../util/run-files.js';
-import { readFile, stat } from 'node:fs/promises';
+import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { safeRelativePath, sanitizeSegment } from '../model/paths.js';
 import { AgentvResultsError } from '../util/errors.js';
@@ -14,11 +14,10 @@ import { AgentvResultsError } from '../util/errors.js';
 export interface ResolvedSource {
   kind: 'results-file' | 'workspace';
   /**
-   * Which run layout a workspace is: `bundle` (a root index.jsonl: ours, the attempt-N
-   * layout, or an older pipeline bench) or `agentv` (AgentV 5 and today's pipeline bench:
-   * `.internal/index.jsonl` beside AgentV's own summary.json). null for a results file.
+   * Which run layout a workspace is (see RunDirLayout; `agentv` also covers today's pipeline
+   * bench). null for a results file.
    */
-  layout: 'bundle' | 'agentv' | null;
+  layout: RunDirLayout | null;
   /** The JSONL file to stream. */
   file: string;
   /** The workspace directory, for `workspace` sources. */
@@ -57,13 +56,51 @@ async function readJsonOrNull(path: string): Promise<Record<string, unknown> | n
 export const AGENTV_INDEX = join('.internal', 'index.jsonl');
 
 /**
+ * The run layouts we read from a directory: `bundle` (a root index.jsonl: ours, the attempt-N
+ * layout, an older pipeline bench), `agentv` (AgentV 5: `.internal/index.jsonl`) and
+ * `agentv-stable` (AgentV 4.42, `.agentv/results/runs/<experiment>/<timestamp>/`: a root
+ * index.jsonl of its result rows, each naming its `<suite>/<test>/` folder as `artifact_dir`,
+ * beside benchmark.json and timing.json, no summary.json).
+ */
+export type RunDirLayout = 'bundle' | 'agentv' | 'agentv-stable';
+
+/** The first line of a file (at most 1 MiB of it), or null when unreadable. */
+async function firstLine(path: string): Promise<string | null> {
+  let handle: FileHandle | null = null;
+  try {
+    handle = await open(path, 'r');
+    const buf = Buffer.alloc(1 << 20);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    const text = buf.subarray(0, bytesRead).toString('utf8');
+    const nl = text.indexOf('\n');
+    return nl === -1 ? text : text.slice(0, nl);
+  } catch {
+    return null;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** True when a root index.jsonl's first row is an AgentV 4.42 result row (it names its per-test folder; ours never do). */
+async function isStableIndex(file: string): Promise<boolean> {
+  const line = await firstLine(file);
+  if (!line?.trim()) return false;
+  try {
+    const row: unknown = JSON.parse(line);
+    return isObject(row) && typeof row.artifact_dir === 'string' && typeof row.test_id === 'string' && row.result_dir === undefined;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The manifest of a run directory and which layout it is, or null when the directory holds none.
  * A root index.jsonl wins: that is what every tool reading both (AgentV included) prefers after
  * its own `.internal/` one, and a directory holding ours is ours.
  */
-export async function runManifestOf(dir: string): Promise<{ file: string; layout: 'bundle' | 'agentv' } | null> {
+export async function runManifestOf(dir: string): Promise<{ file: string; layout: RunDirLayout } | null> {
   const root = join(dir, 'index.jsonl');
-  if ((await statOrNull(root))?.isFile()) return { file: root, layout: 'bundle' };
+  if ((await statOrNull(root))?.isFile()) return { file: root, layout: (await isStableIndex(root)) ? 'agentv-stable' : 'bundle' };
   const internal = join(dir, AGENTV_INDEX);
   if ((await statOrNull(internal))?.isFile()) return { file: internal, layout: 'agentv' };
   return null;
@@ -80,7 +117,7 @@ export async function resolveSource(source: string, cwd = process.cwd()): Promis
     );
   let dir: string | null = null;
   let file = abs;
-  let layout: 'bundle' | 'agentv' | null = null;
+  let layout: RunDirLayout | null = null;
   if (st.isDirectory()) {
     dir = abs;
     const manifest = await runManifestOf(abs);
@@ -98,7 +135,7 @@ export async function resolveSource(source: string, cwd = process.cwd()): Promis
       layout = 'agentv';
     } else {
       dir = parent;
-      layout = 'bundle';
+      layout = (await isStableIndex(abs)) ? 'agentv-stable' : 'bundle';
     }
   }
   if (dir === null) {
@@ -137,7 +174,37 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-async function readSidecar(dir: string, rel: unknown, asJson: boolean): Promise<unknown> {
+/**
+ * A transcript sidecar as one value: a JSON document as is, or AgentV 4.42's `transcript.jsonl`
+ * (one `agentv.transcript.v1` message per line) as `{messages, targets}` in `message_index` order.
+ */
+function parseTranscript(rel: string, text: string): unknown {
+  if (!/\.jsonl$/i.test(rel)) return JSON.parse(text);
+  const lines: Record<string, unknown>[] = [];
+  const targets = new Set<string>();
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const value: unknown = JSON.parse(line);
+    if (!isObject(value)) continue;
+    if (typeof value.target === 'string') targets.add(value.target);
+    lines.push(value);
+  }
+  const order = (m: Record<string, unknown>, i: number) => (typeof m.message_index === 'number' ? m.message_index : i);
+  const messages = lines
+    .map((m, i) => [order(m, i), i, m] as const)
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1])
+    .map(([, , m]) => {
+      const out: Record<string, unknown> = {
+        role: str(m.role) ?? 'assistant',
+        content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''),
+      };
+      if (Array.isArray(m.tool_calls)) out.tool_calls = m.tool_calls;
+      return out;
+    });
+  return { messages, targets: [...targets] };
+}
+
+async function readSidecar(dir: string, rel: unknown, asJson: boolean | 'transcript'): Promise<unknown> {
   if (typeof rel !== 'string') return undefined;
   // AgentV writes some paths as `./x`; they are still relative to the run directory.
   const safe = safeRelativePath(rel.replace(/^(\.\/)+/, ''));
@@ -147,7 +214,7 @@ async function readSidecar(dir: string, rel: unknown, asJson: boolean): Promise<
   if (at.kind === 'bad') throw new SourceError(`refusing to read a sidecar: ${at.message}`);
   try {
     const text = await readFile(join(dir, safe), 'utf8');
-    return asJson ? JSON.parse(text) : text;
+    return asJson === 'transcript' ? parseTranscript(safe, text) : asJson ? JSON.parse(text) : text;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
     throw new SourceError(`${rel}: ${(err as Error).message}`);
@@ -201,6 +268,8 @@ const INDEX_ONLY_KEYS = [
   'target_execution_path',
   'test_dir',
   'task_dir',
+  'artifact_dir',
+  'targets_path',
   'providers_path',
   'files_path',
   'graders_path',
@@ -315,9 +384,21 @@ export async function hydrateIndexRow(dir: string, row: Record<string, unknown>)
   const firstSample = samplePaths(row)[0];
   const inSample = (name: string): string | undefined => (resultDir && firstSample ? `${resultDir}/${firstSample}/${name}` : undefined);
 
-  const grading = await readSidecar(dir, row.grading_path ?? inSample('grading.json') ?? (resultDir ? `${resultDir}/grading.json` : undefined), true);
+  const transcript = await readSidecar(dir, row.transcript_path ?? inSample('transcript.json'), 'transcript');
+  // AgentV 4.42 keeps one `<suite>/<test>/` folder per test whatever the target, so with several
+  // targets the folder holds the last one's files: its transcript names that target. A row of
+  // another target then reads nothing from the folder; its own line carries its scores.
+  const foreign =
+    isObject(transcript) &&
+    Array.isArray(transcript.targets) &&
+    transcript.targets.length > 0 &&
+    typeof row.target === 'string' &&
+    !transcript.targets.includes(row.target);
+  const sidecar = (rel: unknown, asJson: boolean) => (foreign ? Promise.resolve(undefined) : readSidecar(dir, rel, asJson));
+
+  const grading = await sidecar(row.grading_path ?? inSample('grading.json') ?? (resultDir ? `${resultDir}/grading.json` : undefined), true);
   // Our bundles keep the full grader results and expectations in result.json.
-  const result = await readSidecar(dir, row.result_path, true);
+  const result = await sidecar(row.result_path, true);
   const ours = isObject(result) && Array.isArray(result.scores) ? result : null;
   const inlineScores = Array.isArray(row.scores) && row.scores.length > 0 ? row.scores : null;
   if (isObject(grading)) {
@@ -343,14 +424,14 @@ export async function hydrateIndexRow(dir: string, row: Record<string, unknown>)
   }
   if (typeof row.pass === 'boolean' && out.verdict === undefined) out.verdict = row.pass ? 'pass' : 'fail';
 
-  const transcript = await readSidecar(dir, row.transcript_path ?? inSample('transcript.json'), true);
-  const messages = isObject(transcript)
-    ? Array.isArray(transcript.messages)
-      ? (transcript.messages as Record<string, unknown>[])
-      : Array.isArray(transcript.turns)
-        ? turnsToMessages(transcript.turns)
-        : null
-    : null;
+  const messages =
+    !foreign && isObject(transcript)
+      ? Array.isArray(transcript.messages)
+        ? (transcript.messages as Record<string, unknown>[])
+        : Array.isArray(transcript.turns)
+          ? turnsToMessages(transcript.turns)
+          : null
+      : null;
   if (messages && out.input === undefined && out.output === undefined) {
     const firstAssistant = messages.findIndex((m) => m.role !== 'user');
     const split = firstAssistant === -1 ? messages.length : firstAssistant;
@@ -358,12 +439,12 @@ export async function hydrateIndexRow(dir: string, row: Record<string, unknown>)
     if (split < messages.length) out.output = messages.slice(split);
   }
   if (out.output === undefined) {
-    const answer = await readSidecar(dir, row.answer_path ?? row.output_path ?? row.response_path ?? inSample('outputs/answer.md'), false);
+    const answer = await sidecar(row.answer_path ?? row.output_path ?? row.response_path ?? inSample('outputs/answer.md'), false);
     if (typeof answer === 'string') out.output = answer;
   }
-  const diff = await readSidecar(dir, row.file_changes_path, false);
+  const diff = await sidecar(row.file_changes_path, false);
   if (typeof diff === 'string') out.file_changes = diff;
-  const timing = await readSidecar(dir, row.timing_path, true);
+  const timing = await sidecar(row.timing_path, true);
   if (isObject(timing)) {
     if (typeof timing.duration_ms === 'number' && out.duration_ms == null) out.duration_ms = timing.duration_ms;
     if (typeof timing.cost_usd === 'number' && out.cost_usd == null) out.cost_usd = timing.cost_usd;
@@ -374,7 +455,7 @@ export async function hydrateIndexRow(dir: string, row: Record<string, unknown>)
     if (typeof timing.executor_end === 'string') out.end_time = timing.executor_end;
   }
   // AgentV's metrics.json (agentv.metrics.v2) carries tokens, cost and tool counts.
-  const metrics = await readSidecar(dir, row.metrics_path ?? inSample('metrics.json'), true);
+  const metrics = await sidecar(row.metrics_path ?? inSample('metrics.json'), true);
   if (isObject(metrics) && String(metrics.schema_version ?? '').startsWith('agentv.metrics.v2')) {
     const tokens = isObject(metrics.tokens) ? metrics.tokens : null;
     if (tokens && tokens.source !== 'unavailable' && out.token_usage == null) {

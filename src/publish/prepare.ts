@@ -44,7 +44,7 @@ export async function prepareRun(run: string, opts: { cwd?: string; experiment?:
     const result = await exportRun({ source: run, cwd, experiment: opts.experiment });
     dir = result.outDir!;
     derived = true;
-  } else if ((await runManifestOf(dir))?.layout === 'agentv') {
+  } else if (((await runManifestOf(dir))?.layout ?? 'bundle') !== 'bundle') {
     dir = await deriveScratchCopy(dir, { cwd, experiment: opts.experiment, carryRunnerFiles: true });
     derived = true;
   } else if (!(await isDerived(dir))) {

@@ -24,7 +24,7 @@ export interface LoadedRun {
   /**
    * The run workspace directory whose index.jsonl and sidecars are read; null when the run was
    * derived in memory from a results file. For a run in another layout (AgentV 5's
-   * `.internal/index.jsonl`, pipeline bench, Era-A) this is a derived copy in a temporary
+   * `.internal/index.jsonl`, AgentV 4.42's `runs/<experiment>/<timestamp>/`, pipeline bench, Era-A) this is a derived copy in a temporary
    * directory, removed when the process exits: `sourceDir` is what the user named.
    */
   dir: string | null;
@@ -69,13 +69,13 @@ export async function workspaceDirOf(path: string, cwd = process.cwd()): Promise
 
 /**
  * True when the run directory must be read through a derived copy: it has no root index.jsonl
- * (AgentV 5, today's pipeline bench) or its root index.jsonl holds no row of ours (AgentV's results docs'
+ * (AgentV 5, today's pipeline bench), its index is AgentV 4.42's, or its root index.jsonl holds no row of ours (AgentV's results docs'
  * plain result rows, Era-A and older pipeline bench manifests).
  */
 export async function needsDerivation(dir: string): Promise<boolean> {
   const manifest = await runManifestOf(dir);
   if (!manifest) return false;
-  if (manifest.layout === 'agentv') return true;
+  if (manifest.layout !== 'bundle') return true;
   let text: string;
   try {
     text = await readFile(manifest.file, 'utf8');

@@ -43,11 +43,14 @@ export async function agentvHome(): Promise<string> {
   return sharedHome;
 }
 
-/** Run `agentv <args>` as a real process. */
-export async function runAgentV(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<AgentVResult> {
+/** Run `agentv <args>` (or another client's binary, `bin`) as a real process. */
+export async function runAgentV(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number; bin?: string },
+): Promise<AgentVResult> {
   const home = await agentvHome();
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(AGENTV_BIN, args, {
+    const child = spawn(opts.bin ?? AGENTV_BIN, args, {
       cwd: opts.cwd,
       env: { ...process.env, HOME: home, NO_COLOR: '1', CI: '1', ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -65,12 +68,12 @@ export async function runAgentV(args: string[], opts: { cwd: string; env?: Recor
   });
 }
 
-/** A copy of the offline sample project in a fresh temp dir, as a git repository with one commit. */
-export async function makeSampleProject(parent?: string): Promise<string> {
+/** A copy of the offline sample project (or another, `sample`) in a fresh temp dir, as a git repository with one commit. */
+export async function makeSampleProject(parent?: string, sample = AGENTV_SAMPLE_PROJECT): Promise<string> {
   const base = parent ?? (await mkdtemp(join(tmpdir(), 'agentv-sample-')));
   const dir = join(base, 'project');
   await mkdir(dir, { recursive: true });
-  await cp(AGENTV_SAMPLE_PROJECT, dir, { recursive: true });
+  await cp(sample, dir, { recursive: true });
   await writeFile(join(dir, '.gitignore'), '.agentv/\n');
   await git(dir, ['init', '-q', '-b', 'main']);
   await git(dir, ['add', '-A']);
@@ -144,4 +147,76 @@ export async function startAgentVServe(projectDir: string, extraArgs: string[] =
   }
   await stop();
   throw new Error(`agentv serve did not listen on ${port} within 30 s: ${output}`);
+}
+
+/**
+ * AgentV's stable release (4.42.4, `agentv-stable`: what `npm i -g agentv` installs) beside the
+ * 5.x line above. Its runs live in `.agentv/results/runs/<experiment>/<timestamp>/`; it publishes
+ * `runs/<experiment>/<timestamp>/` on the results branch and its Dashboard lists only those.
+ */
+export const AGENTV_STABLE_BIN = join(AGENTV_CLIENT_DIR, 'agentv-stable');
+export const AGENTV_STABLE_SAMPLE_PROJECT = join(AGENTV_CLIENT_DIR, 'sample-project-stable');
+export const HAS_AGENTV_STABLE = existsSync(AGENTV_STABLE_BIN) && existsSync(AGENTV_STABLE_SAMPLE_PROJECT);
+
+export const describeWithAgentVStable: typeof describe = HAS_AGENTV_STABLE
+  ? describe
+  : (((name: string, fn: () => void) =>
+      describe.skip(
+        `${name} [skipped: AgentV's stable client (agentv-stable) was not found at ${AGENTV_CLIENT_DIR}; it ships beside the repository in ../shared, or set AGENTV_CLIENT_DIR]`,
+        fn,
+      )) as unknown as typeof describe);
+
+/** `agentv-stable <args>` as a real process (throwaway HOME, like `runAgentV`). */
+export function runAgentVStable(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<AgentVResult> {
+  return runAgentV(args, { ...opts, bin: AGENTV_STABLE_BIN });
+}
+
+/** A copy of the stable sample project as a git repository with one commit. */
+export function makeStableSampleProject(parent?: string): Promise<string> {
+  return makeSampleProject(parent, AGENTV_STABLE_SAMPLE_PROJECT);
+}
+
+async function stableRunDirs(projectDir: string, experiment: string): Promise<string[]> {
+  const root = join(projectDir, '.agentv', 'results', 'runs', experiment);
+  if (!existsSync(root)) return [];
+  return (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => join(root, e.name));
+}
+
+/** `agentv-stable eval evals/demo.eval.yaml --experiment <experiment>`; returns `.agentv/results/runs/<experiment>/<timestamp>`. */
+export async function agentvStableEval(projectDir: string, opts: { experiment?: string; env?: Record<string, string | undefined> } = {}): Promise<string> {
+  const experiment = opts.experiment ?? 'demo';
+  const before = new Set(await stableRunDirs(projectDir, experiment));
+  const r = await runAgentVStable(['eval', 'evals/demo.eval.yaml', '--experiment', experiment], { cwd: projectDir, env: opts.env });
+  if (r.code !== 0) throw new Error(`agentv-stable eval exited ${r.code}\n${r.stdout}\n${r.stderr}`);
+  const created = (await stableRunDirs(projectDir, experiment)).filter((d) => !before.has(d));
+  if (created.length !== 1) throw new Error(`agentv-stable eval made ${created.length} run directories\n${r.stdout}`);
+  return created[0]!;
+}
+
+/**
+ * The conformance matrix: each client a case can run against. A suite written once over
+ * `AGENTV_CLIENTS` runs for both the 5.x line and the stable release, each skipped (and saying
+ * why) when its client is not beside the clone.
+ */
+export interface AgentVClientCase {
+  name: 'agentv' | 'agentv-stable';
+  available: boolean;
+  run(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<AgentVResult>;
+  makeProject(parent?: string): Promise<string>;
+  /** One eval of the sample suite; returns the run directory. */
+  evalRun(projectDir: string, opts?: { experiment?: string; env?: Record<string, string | undefined> }): Promise<string>;
+}
+
+export const AGENTV_CLIENTS: AgentVClientCase[] = [
+  { name: 'agentv', available: HAS_AGENTV, run: runAgentV, makeProject: (p) => makeSampleProject(p), evalRun: agentvEval },
+  { name: 'agentv-stable', available: HAS_AGENTV_STABLE, run: runAgentVStable, makeProject: makeStableSampleProject, evalRun: agentvStableEval },
+];
+
+/** `describe` once per available client of the matrix (a skipped one says why). */
+export function describeEachClient(name: string, fn: (client: AgentVClientCase) => void): void {
+  for (const client of AGENTV_CLIENTS) {
+    const title = `${name} [${client.name}]`;
+    if (client.available) describe(title, () => fn(client));
+    else describe.skip(`${title} [skipped: ${client.name} was not found at ${AGENTV_CLIENT_DIR}; set AGENTV_CLIENT_DIR]`, () => fn(client));
+  }
 }
