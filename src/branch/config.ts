@@ -20,6 +20,12 @@
  *       keep_runs: 5000
  *       keep_tags: [baseline]
  *
+ *     layout: auto                  # which AgentV's branch layout a publish writes: next (5.x:
+ *                                   #   runs at the root), stable (4.42: runs/<exp>/<ts>/), auto
+ *                                   #   (the layout the branch's runs already use; next when none)
+ *
+ * AgentV 4.42's own names are accepted too: `repo_path` for `path`, `repo_url` for `repo`.
+ *
  *   projects:                       # optional: per-project blocks (AgentV's results docs: `projects[].results`)
  *     - id: web                     # chosen with --project web or AGENTV_PROJECT=web, or
  *       path: apps/web              #   by running inside this directory (the deepest match wins)
@@ -79,6 +85,7 @@ export const ResultsConfigSchema = z.strictObject({
   heavy_threshold_bytes: z.number().int().positive().default(DEFAULT_HEAVY_THRESHOLD),
   archive: ArchiveConfigSchema.optional(),
   retention: RetentionConfigSchema.optional(),
+  layout: z.enum(['auto', 'next', 'stable']).default('auto'),
 });
 export type ResultsConfig = z.infer<typeof ResultsConfigSchema>;
 
@@ -170,6 +177,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
   str('AGENTV_RESULTS_REMOTE', 'remote');
   bool('AGENTV_RESULTS_AUTO_PUSH', 'auto_push');
   bool('AGENTV_RESULTS_REQUIRE_PUSH', 'require_push');
+  str('AGENTV_RESULTS_LAYOUT', 'layout');
   if (env.AGENTV_RESULTS_HEAVY_THRESHOLD_BYTES) out.heavy_threshold_bytes = Number(env.AGENTV_RESULTS_HEAVY_THRESHOLD_BYTES);
   return out;
 }
@@ -216,7 +224,7 @@ export async function loadResultsConfig(
   }
   if (wanted !== undefined && project === null)
     throw new ConfigError(`no project ${JSON.stringify(wanted)}: ${file ? `${file} declares no projects` : 'no .agentv/config.yaml found'}`);
-  const merged = { ...fromFile, ...fromEnv(env), ...stripUndefined(opts.overrides ?? {}) };
+  const merged: Record<string, unknown> = { ...stableAliases(fromFile, file), ...fromEnv(env), ...stripUndefined(opts.overrides ?? {}) };
   const parsed = ResultsConfigSchema.safeParse(merged);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -239,6 +247,24 @@ export async function loadResultsConfig(
   if (parsed.data.branch === parsed.data.artifacts_branch)
     throw new ConfigError(`results.branch and results.artifacts_branch must differ (both ${parsed.data.branch})`);
   return { config: parsed.data, file, baseDir, project: project?.id ?? null };
+}
+
+/** AgentV 4.42 names the keys `repo_path` and `repo_url`: read as `path` and `repo` (both spellings at once must agree). */
+function stableAliases(block: Record<string, unknown>, file: string | null): Record<string, unknown> {
+  const out = { ...block };
+  for (const [alias, key] of [
+    ['repo_path', 'path'],
+    ['repo_url', 'repo'],
+  ] as const) {
+    if (!(alias in out)) continue;
+    if (key in out && out[key] !== out[alias])
+      throw new ConfigError(
+        `${file ? `${file}: ` : ''}results.${alias} and results.${key} name the same setting (AgentV 4.42's and 5.x's spelling) but differ: keep one`,
+      );
+    out[key] = out[alias];
+    delete out[alias];
+  }
+  return out;
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

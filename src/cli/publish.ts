@@ -1,3 +1,4 @@
+import { layoutName } from '../branch/layout-choice.js';
 import type { Cli } from './program.js';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { publish } from '../publish/publish.js';
@@ -51,9 +52,13 @@ export function registerPublish(cli: Cli): void {
             `${green(result.status === 'updated' ? 'Updated' : 'Published')} ${bold(location.runId)}: ${counts.passed}/${counts.total} passed\n`,
           );
           process.stdout.write(dim(`  ${result.target.resultsBranch} ${result.commits.results.slice(0, 12)}  ${location.path} (${counts.metadata} files)\n`));
-          process.stdout.write(
-            dim(`  ${result.target.artifactsBranch} ${result.commits.artifacts.slice(0, 12)}  ${counts.payloads} payload${counts.payloads === 1 ? '' : 's'}\n`),
-          );
+          if (result.layout.layout === 'next')
+            process.stdout.write(
+              dim(
+                `  ${result.target.artifactsBranch} ${result.commits.artifacts.slice(0, 12)}  ${counts.payloads} payload${counts.payloads === 1 ? '' : 's'}\n`,
+              ),
+            );
+          process.stdout.write(dim(`  layout: ${layoutName(result.layout.layout)} — ${result.layout.reason}\n`));
         }
         if (result.push) for (const line of pushLines(result.push)) process.stdout.write(`${line}\n`);
         for (const w of result.wip) {

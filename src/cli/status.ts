@@ -1,3 +1,4 @@
+import { layoutName } from '../branch/layout-choice.js';
 import { registerInterruptedStatus } from '../history/interrupted-status.js';
 import { registerSyncStatus } from '../history/sync-status.js';
 import { registerDaemonStatusSections } from '../daemon/status-sections.js';
@@ -66,6 +67,7 @@ export function renderStatus(report: StatusReport): string {
   for (const b of report.branches) {
     lines.push(`  ${b.name.padEnd(width)}  ${stateText(b)}  ${dim(`local ${short(b.local)}  remote ${short(b.remote)}`)}`);
   }
+  if (report.layout) lines.push(`${bold('layout')}      ${layoutName(report.layout.layout)} ${dim(`— ${report.layout.reason}`)}`);
   if (report.fetch && !report.fetch.ok) lines.push(yellow(`fetch failed: ${report.fetch.message}`));
   else if (report.fetch?.ok && report.fetch.missing.length > 0) lines.push(dim(`the remote does not have ${report.fetch.missing.join(', ')}`));
   else if (!report.fetch && report.remote) lines.push(dim('(as of the last fetch or push; --fetch to refresh)'));

@@ -4,6 +4,7 @@
  * and `list --tag baseline` can find the baseline run.
  */
 import { readBlobs, type Repo } from '../git/index.js';
+import { overlayDirOf } from '../branch/layout.js';
 import { feedbackNotes, normalizeFeedbackEntries } from '../merge/index.js';
 
 export interface RunOverlaySummary {
@@ -30,7 +31,8 @@ export async function readListOverlays(
   const specs: { id: string; tags: string; feedback: string }[] = [];
   for (const r of runs) {
     const tip = tipOf(r);
-    if (tip) specs.push({ id: r.run_id, tags: `${tip}:${r.path}/tags.json`, feedback: `${tip}:${r.path}/feedback.json` });
+    const dir = overlayDirOf(r.path);
+    if (tip) specs.push({ id: r.run_id, tags: `${tip}:${dir}/tags.json`, feedback: `${tip}:${dir}/feedback.json` });
   }
   const blobs =
     specs.length > 0

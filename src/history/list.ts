@@ -4,7 +4,9 @@
  * Runs we published are read from our per-day catalog files (`.indexes/agentv-results.<day>.jsonl`,
  * and `catalog/<day>.jsonl` of the older layout): run trees are never walked for them. Runs another
  * writer put at the branch root (AgentV's own `auto_push`) have no catalog line; for those only, the
- * run's `summary.json` and index are read, all in one `cat-file --batch`.
+ * run's `summary.json` and index are read, all in one `cat-file --batch`. Run directories of every
+ * layout (5.x at the root, AgentV 4.42's `runs/<experiment>/<timestamp>/`) come from
+ * `listRunDirs` (branch/layout.ts).
  *
  * Cost per distinct tip (the local branch and, when it differs, its remote-tracking mirror): one
  * `ls-tree` of the root, one of `.indexes/` (and of `catalog/` when the branch has the old layout),
@@ -12,8 +14,8 @@
  */
 import { missingRunsWarning, runsMissingFromCatalog } from '../branch/catalog-check.js';
 import { readListOverlays } from './list-overlays.js';
-import { lsTree, readBlobs, type Repo, type TreeEntry } from '../git/index.js';
-import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, LEGACY_RUNS_DIR } from '../branch/layout.js';
+import { lsTree, readBlobs, type Repo } from '../git/index.js';
+import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, listRunDirs, stableRunId, type BranchRunDir } from '../branch/layout.js';
 import { ReadError } from '../branch/read-errors.js';
 import { branchRefs, branchTips, fetchBranches } from './remote-view.js';
 import { resolveTarget, type TargetOptions } from '../branch/target.js';
@@ -79,11 +81,6 @@ function catalogFile(path: string): string | null {
   return m ? (m[1] as string) : null;
 }
 
-/** A root entry that can be a run directory (AgentV: single segment, no leading dot). */
-function isRunDir(e: TreeEntry): boolean {
-  return e.type === 'tree' && !e.path.startsWith('.') && e.path !== LEGACY_RUNS_DIR && e.path !== LEGACY_CATALOG_DIR;
-}
-
 /**
  * Reads the catalogs of `sources` (deduplicated by tip). Days before `since` (YYYY-MM-DD) are not
  * read at all: their blobs never leave the object store.
@@ -95,16 +92,17 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
     [...byTip.keys()].map(async (tip) => {
       const root = await lsTree(repo, tip);
       const has = (name: string) => root.some((e) => e.path === name && e.type === 'tree');
-      const [indexes, legacy] = await Promise.all([
+      const [indexes, legacy, runDirs] = await Promise.all([
         has(CATALOG_DIR) ? lsTree(repo, tip, { path: `${CATALOG_DIR}/` }) : Promise.resolve([]),
         has(LEGACY_CATALOG_DIR) ? lsTree(repo, tip, { path: `${LEGACY_CATALOG_DIR}/` }) : Promise.resolve([]),
+        listRunDirs(repo, tip, root),
       ]);
-      return { tip, root, entries: [...indexes, ...legacy] };
+      return { tip, runDirs, entries: [...indexes, ...legacy] };
     }),
   );
   const wanted = new Map<string, string>(); // blob sha -> day
-  const perTip: { tip: string; blobs: { sha: string; day: string }[]; dirs: TreeEntry[] }[] = [];
-  for (const { tip, root, entries } of listings) {
+  const perTip: { tip: string; blobs: { sha: string; day: string }[]; dirs: BranchRunDir[] }[] = [];
+  for (const { tip, runDirs, entries } of listings) {
     const blobs: { sha: string; day: string }[] = [];
     for (const e of entries) {
       const day = catalogFile(e.path);
@@ -113,9 +111,9 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
       blobs.push({ sha: e.sha, day });
       wanted.set(e.sha, day);
     }
-    perTip.push({ tip, blobs, dirs: root.filter(isRunDir) });
+    perTip.push({ tip, blobs, dirs: runDirs.dirs });
   }
-  const legacyRunsOn = new Set(listings.filter(({ root }) => root.some((e) => e.path === LEGACY_RUNS_DIR && e.type === 'tree')).map((l) => l.tip));
+  const legacyRunsOn = new Set(listings.filter(({ runDirs }) => runDirs.legacyRuns).map((l) => l.tip));
   const contents = await readBlobs(repo, [...wanted.keys()]);
 
   let unreadable = 0;
@@ -126,11 +124,12 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
     unreadable += bad;
   }
 
-  // Run directories no catalog line names were written by someone else (AgentV's auto_push).
+  // Run directories no catalog line names were written by someone else (AgentV's auto_push, 5.x
+  // at the root or 4.42 under runs/).
   const catalogued = new Set<string>();
   for (const rows of parsed.values()) for (const r of rows) catalogued.add(r.path);
-  const foreignTrees = new Map<string, string>(); // tree sha -> dir name
-  for (const { dirs } of perTip) for (const d of dirs) if (!catalogued.has(d.path)) foreignTrees.set(d.sha, d.path);
+  const foreignTrees = new Map<string, BranchRunDir>(); // tree sha -> its directory
+  for (const { dirs } of perTip) for (const d of dirs) if (!catalogued.has(d.path)) foreignTrees.set(d.sha, d);
   const foreign = await readForeignRuns(repo, foreignTrees);
   unreadable += foreign.bad;
 
@@ -158,7 +157,7 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
  * Rows for run directories without a catalog line: their summary.json (AgentV's counts and
  * metadata) and their index (AgentV 5 `.internal/index.jsonl`, else `index.jsonl`), one batch for all.
  */
-async function readForeignRuns(repo: Repo, trees: Map<string, string>): Promise<{ rows: Map<string, Row>; bad: number }> {
+async function readForeignRuns(repo: Repo, trees: Map<string, BranchRunDir>): Promise<{ rows: Map<string, Row>; bad: number }> {
   const rows = new Map<string, Row>();
   if (trees.size === 0) return { rows, bad: 0 };
   const specs: string[] = [];
@@ -174,7 +173,10 @@ async function readForeignRuns(repo: Repo, trees: Map<string, string>): Promise<
     const summaryText = blobs.get(`${sha}:summary.json`)?.toString('utf8');
     const indexText = (blobs.get(`${sha}:.internal/index.jsonl`) ?? blobs.get(`${sha}:index.jsonl`))?.toString('utf8');
     if (summaryText === undefined && indexText === undefined) continue; // not a run: some other directory
-    const row = foreignRow(dir, summaryText, indexText);
+    const row =
+      dir.layout === 'stable'
+        ? foreignRow(stableRunId(dir.experiment!, dir.timestamp!), summaryText, indexText, { path: dir.path, experiment: dir.experiment })
+        : foreignRow(dir.path, summaryText, indexText);
     if (row) rows.set(sha, row);
     else bad++;
   }
@@ -186,7 +188,12 @@ function num(v: unknown): number | undefined {
 }
 
 /** One listed run from AgentV's files; counts are AgentV's own (summary.json `counts`) when present. */
-export function foreignRow(dir: string, summaryText: string | undefined, indexText: string | undefined): Row | null {
+export function foreignRow(
+  dir: string,
+  summaryText: string | undefined,
+  indexText: string | undefined,
+  at: { path?: string; experiment?: string } = {},
+): Row | null {
   let summary: Record<string, unknown> = {};
   if (summaryText !== undefined) {
     try {
@@ -212,6 +219,7 @@ export function foreignRow(dir: string, summaryText: string | undefined, indexTe
   const experiment =
     (typeof meta.experiment === 'string' && meta.experiment.trim()) ||
     (typeof summary.experiment === 'string' && summary.experiment) ||
+    at.experiment ||
     (sep === -1 ? 'default' : dir.slice(0, sep));
   const timestamp =
     (typeof meta.timestamp === 'string' && meta.timestamp) ||
@@ -228,7 +236,7 @@ export function foreignRow(dir: string, summaryText: string | undefined, indexTe
     experiment,
     day: m ? (m[1] as string) : 'undated',
     timestamp,
-    path: dir,
+    path: at.path ?? dir,
     targets,
     total,
     passed,

@@ -23,7 +23,7 @@ import { catFile, lsTree, readBlobs, type Repo, type TreeEntry } from '../git/in
 import { AtomicDir } from '../derive/atomic-dir.js';
 import { ArtifactPointerSchema, pointerList, type ArtifactPointer } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
-import { LayoutError, legacyRunLocation, runLocation, type RunLocation } from '../branch/layout.js';
+import { LayoutError, presumedRunLocation, runLocationCandidates, type RunLocation } from '../branch/layout.js';
 import { ReadError, RunExpiredError } from '../branch/read-errors.js';
 import { findRetentionRemoval, parseRetentionLog, RETENTION_LOG_PATH } from '../branch/retention-log.js';
 import { archiveBranchRefs, branchRefs, branchTips, fetchBranches, type BranchRefs } from './remote-view.js';
@@ -80,7 +80,7 @@ interface RunFile {
 export async function pull(opts: PullOptions): Promise<PullResult> {
   let loc: RunLocation;
   try {
-    loc = runLocation(opts.runId);
+    loc = presumedRunLocation(opts.runId);
   } catch (err) {
     if (err instanceof LayoutError) throw new ReadError(`${err.message} — a run id is a run directory that \`agentv-results list\` shows`, 'input');
     throw err;
@@ -145,9 +145,9 @@ async function findRunTree(
   const candidates: { tip: string; source: 'local' | 'remote' | 'archive' }[] = [];
   if (tips.local) candidates.push({ tip: tips.local, source: 'local' });
   if (tips.remote && tips.remote !== tips.local) candidates.push({ tip: tips.remote, source: 'remote' });
-  const legacy = legacyRunLocation(loc.runId);
+  const places = runLocationCandidates(loc.runId);
   const search = async (list: typeof candidates) => {
-    for (const where of legacy ? [loc, legacy] : [loc]) {
+    for (const where of places) {
       for (const c of list) {
         const entries = await lsTree(target.repo, c.tip, { path: `${where.path}/`, recursive: true });
         if (entries.length > 0) return { ...c, entries, loc: where };
@@ -168,12 +168,17 @@ async function findRunTree(
   }
   // Not on any branch now: did a retention remove it? Then say so, and where history holds it.
   const liveTips = [tips.local, tips.remote].filter((t): t is string => t !== null);
-  const removal = await findRetentionRemoval(target.repo, liveTips, legacy ? [loc.path, legacy.path] : [loc.path], async (branch) => {
-    const ref = `refs/heads/${branch}`;
-    const b: BranchRefs = { kind: 'results', name: branch, ref, tracking: target.remote ? trackingRef(target.remote, ref) : null };
-    const t = await branchTips(target, b);
-    return [t.local, t.remote].filter((x): x is string => x !== null);
-  });
+  const removal = await findRetentionRemoval(
+    target.repo,
+    liveTips,
+    places.map((p) => p.path),
+    async (branch) => {
+      const ref = `refs/heads/${branch}`;
+      const b: BranchRefs = { kind: 'results', name: branch, ref, tracking: target.remote ? trackingRef(target.remote, ref) : null };
+      const t = await branchTips(target, b);
+      return [t.local, t.remote].filter((x): x is string => x !== null);
+    },
+  );
   if (removal) throw new RunExpiredError(loc.runId, removal);
   const where = results.tracking ? `${results.name} (local) nor on ${results.tracking.slice('refs/remotes/'.length)}` : results.name;
   const hint = target.remote && !fetched ? '; pass --fetch to look at what the remote has now' : '';
@@ -188,8 +193,7 @@ async function findRunAt(
 ): Promise<{ tip: string; source: 'history'; entries: TreeEntry[]; loc: RunLocation }> {
   const commit = /[\n\0]/.test(at) ? null : await catFile(target.repo, `${at}^{commit}`);
   if (!commit) throw new ReadError(`--at ${JSON.stringify(at)}: no such commit in ${target.repo.commonDir} (fetch the branch whose history holds it)`, 'input');
-  const legacy = legacyRunLocation(loc.runId);
-  for (const where of legacy ? [loc, legacy] : [loc]) {
+  for (const where of runLocationCandidates(loc.runId)) {
     const entries = await lsTree(target.repo, commit.sha, { path: `${where.path}/`, recursive: true });
     if (entries.length > 0) return { tip: commit.sha, source: 'history', entries, loc: where };
   }

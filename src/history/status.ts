@@ -14,6 +14,7 @@ import { aheadBehind, remoteUrl } from '../git/index.js';
 import { redactUrl } from '../util/redact.js';
 import { ReadError } from '../branch/read-errors.js';
 import { branchRefs, branchTips, fetchBranches, type BranchKind, type BranchRefs } from './remote-view.js';
+import { chooseLayout, type LayoutChoice } from '../branch/layout-choice.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 
 export type BranchState = 'in-sync' | 'ahead' | 'behind' | 'diverged' | 'local-only' | 'remote-only' | 'missing';
@@ -48,6 +49,8 @@ export interface StatusReport {
   pending: boolean;
   /** With --fetch: what the fetch did, or why it failed (the rest is then as of the last fetch). */
   fetch: { ok: true; missing: string[] } | { ok: false; message: string } | null;
+  /** Which AgentV's branch layout the next publish writes, and why (branch/layout-choice.ts). */
+  layout: LayoutChoice;
   /** Sections registered by other features, by name. */
   extra: Record<string, unknown>;
 }
@@ -125,7 +128,10 @@ export async function status(opts: StatusOptions = {}): Promise<StatusReport> {
   // Without a remote nothing can be waiting for one: a local-only branch is simply local.
   const pending = target.remote !== null && branches.some((b) => b.state === 'ahead' || b.state === 'diverged' || b.state === 'local-only');
   const url = target.remote ? await remoteUrl(target.repo, target.remote) : null;
+  const results = branches.find((b) => b.kind === 'results');
+  const layout = await chooseLayout(target.repo, [results?.local ?? null, results?.remote ?? null], target.config.layout);
   const core: Omit<StatusReport, 'extra'> = {
+    layout,
     repo: target.repo.workTree ?? target.repo.gitDir,
     remote: target.remote,
     remoteUrl: url === null ? null : redactUrl(url),

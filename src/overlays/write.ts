@@ -24,7 +24,7 @@ import {
   type FeedbackNote,
 } from '../merge/index.js';
 import { fetchBranches, integrateRemote, syncIdent } from '../sync/integrate.js';
-import { gitattributesUpdate, runLocation, type RunLocation } from '../branch/layout.js';
+import { gitattributesUpdate, isStableRunPath, locateRun, overlayDirOf, presumedRunLocation, type RunLocation } from '../branch/layout.js';
 import { acquirePublishLock } from '../branch/lock.js';
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from '../sync/push-branches.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
@@ -113,8 +113,8 @@ async function editOverlay<D>(
   const target = await resolveTarget(opts);
   const wantPush = (opts.push ?? true) && target.remote !== null;
   if (wantPush) await catchUp(target, opts);
-  const loc = runLocation(opts.runId);
-  const path = `${loc.path}/${file}`;
+  let loc = presumedRunLocation(opts.runId);
+  let path = `${loc.path}/${file}`;
   const now = (opts.now ?? (() => new Date()))();
 
   const lock = await acquirePublishLock(target.repo.commonDir);
@@ -124,6 +124,10 @@ async function editOverlay<D>(
     const tip = await resolveRef(target.repo, target.resultsRef);
     if (tip === null)
       throw new OverlayInputError(`nothing is published in ${target.repo.workTree ?? target.repo.gitDir} yet (branch ${target.config.branch} does not exist)`);
+    // A run of AgentV 4.42 (`<experiment>::<timestamp>`) lives under runs/, its overlays under metadata/runs/.
+    loc = (await locateRun(target.repo, tip, opts.runId)) ?? loc;
+    const stable = isStableRunPath(loc.path);
+    path = `${overlayDirOf(loc.path)}/${file}`;
     // AgentV 5 runs keep their manifest in .internal/; ours at the run's root.
     const specs = [`${tip}:${loc.path}/index.jsonl`, `${tip}:${path}`, `${tip}:.gitattributes`, `${tip}:${loc.path}/.internal/index.jsonl`];
     const blobs = await readBlobs(target.repo, specs);
@@ -137,7 +141,8 @@ async function editOverlay<D>(
       document = next;
       const changes: FileChange[] = [{ path, data: `${JSON.stringify(next, null, 2)}\n` }];
       // The branch keeps its .gitattributes, so people merging it by hand get the drivers.
-      const attributes = gitattributesUpdate(blobs.get(specs[2]!)?.toString('utf8') ?? null);
+      // (Not on a run of AgentV 4.42: its branch carries no .gitattributes of its own.)
+      const attributes = stable ? null : gitattributesUpdate(blobs.get(specs[2]!)?.toString('utf8') ?? null);
       if (attributes !== null) changes.push({ path: '.gitattributes', data: attributes });
       const author = await syncIdent(target.repo, now);
       const what = file === 'tags.json' ? 'tags' : 'feedback';
@@ -231,7 +236,7 @@ export async function editTags(opts: TagOptions): Promise<OverlayResult<TagsDoc>
 /** The tags of a run as the results branch has them (no network, no lock). */
 export async function readTags(opts: TargetOptions & { runId: string }): Promise<TagsDoc> {
   const target = await resolveTarget(opts);
-  const spec = `${target.resultsRef}:${runLocation(opts.runId).path}/tags.json`;
+  const spec = `${target.resultsRef}:${await overlayDirOn(target, opts.runId)}/tags.json`;
   return tagsOf((await readBlobs(target.repo, [spec])).get(spec)?.toString('utf8') ?? null);
 }
 
@@ -320,9 +325,16 @@ export async function readFeedback(
   opts: TargetOptions & { runId: string; testId?: string },
 ): Promise<{ runId: string; notes: FeedbackNote[]; document: FeedbackDoc }> {
   const target = await resolveTarget(opts);
-  const spec = `${target.resultsRef}:${runLocation(opts.runId).path}/feedback.json`;
+  const spec = `${target.resultsRef}:${await overlayDirOn(target, opts.runId)}/feedback.json`;
   const document = feedbackOf((await readBlobs(target.repo, [spec])).get(spec)?.toString('utf8') ?? null);
   return { runId: opts.runId, notes: feedbackNotes(document, opts.testId), document };
+}
+
+/** The overlay directory of a run on the results branch (AgentV 4.42's runs: under metadata/runs/). */
+async function overlayDirOn(target: PublishTarget, runId: string): Promise<string> {
+  const tip = await resolveRef(target.repo, target.resultsRef);
+  const loc = (tip ? await locateRun(target.repo, tip, runId) : null) ?? presumedRunLocation(runId);
+  return overlayDirOf(loc.path);
 }
 
 async function defaultReviewer(opts: TargetOptions): Promise<string> {

@@ -8,11 +8,15 @@
  * A push that does not land leaves the run committed locally and pending: `status` shows it and
  * the next publish or `sync` pushes it. With require_push a push that did not land is exit 3.
  */
-import { configGetMany, gcAuto, type GcConfig, type Ident } from '../git/index.js';
+import { configGetMany, gcAuto, resolveRef, type GcConfig, type Ident } from '../git/index.js';
 import { acquirePublishLock } from '../branch/lock.js';
 import { repairInterrupted } from '../git/ref-recovery.js';
 import { runLocation, type RunLocation } from '../branch/layout.js';
 import { prepareRun } from './prepare.js';
+import { commitStableRun } from './stable-publish.js';
+import { chooseLayout, type LayoutChoice } from '../branch/layout-choice.js';
+import { workspaceDirOf } from '../results/run-reader.js';
+import { runManifestOf } from '../derive/source.js';
 import { splitRun } from './split.js';
 import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
 import { PublishError, resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
@@ -48,6 +52,8 @@ export interface PublishResult {
   keptRows: number;
   /** The run's WIP branches this publish ended (deleted once the run reached the remote) or kept, and why. */
   wip: EndedWip[];
+  /** Which AgentV's branch layout the run was written in, and why (branch/layout-choice.ts). */
+  layout: LayoutChoice;
   target: { repo: string; resultsBranch: string; artifactsBranch: string; remote: string | null };
 }
 
@@ -90,6 +96,10 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   // sync round in this or another process may be waiting for.
   const settings = publishConfig(target, opts.now?.() ?? new Date());
   settings.catch(() => {});
+  // The layout the team's AgentV reads; AgentV 4.42's is written beside this path (stable-publish.ts).
+  const stable = await publishIfStableLayout(target, opts, settings);
+  if (stable.result) return afterCommit(target, opts, stable.result, settings);
+  const layout = stable.layout;
   const lock = await acquirePublishLock(repo.commonDir);
   let result: PublishResult;
   try {
@@ -131,11 +141,18 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
       keptRows: committed.keptRows,
       push: null,
       wip: [],
+      layout,
       target: { repo: repo.workTree ?? repo.gitDir, resultsBranch: config.branch, artifactsBranch: config.artifacts_branch, remote: target.remote },
     };
   } finally {
     await lock.release();
   }
+  return afterCommit(target, opts, result, settings);
+}
+
+/** After the commit, outside the lock: gc, the push, the end of the run's WIP. */
+async function afterCommit(target: PublishTarget, opts: PublishOptions, result: PublishResult, settings: Promise<{ gc: GcConfig }>): Promise<PublishResult> {
+  const { repo, config } = target;
   // Packs accumulate one per publish; gc --auto repacks only past git's thresholds.
   if (result.status !== 'already-published') await gcAuto(repo, { config: (await settings).gc }).catch(() => {});
 
@@ -163,6 +180,88 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   // The final publish on the remote (or, with no remote at all, on this machine) ends the run's WIP.
   if (target.remote === null || result.push?.landed) result.wip = await endWip(target, result, opts);
   return result;
+}
+
+/** The run directory, experiment and timestamp when `run` names a run of AgentV 4.42's local layout; null otherwise. */
+async function stableRunSource(run: string, cwd?: string): Promise<{ dir: string; experiment: string; timestamp: string } | null> {
+  const dir = await workspaceDirOf(run, cwd);
+  if (dir === null || (await runManifestOf(dir))?.layout !== 'agentv-stable') return null;
+  return { dir, experiment: basename(dirname(dir)), timestamp: basename(dir) };
+}
+
+/**
+ * Under the publish lock: which layout to write (branch/layout-choice.ts) and, when it is AgentV
+ * 4.42's, the publish itself. `result` null: the 5.x path publishes.
+ */
+async function publishIfStableLayout(
+  target: PublishTarget,
+  opts: PublishOptions,
+  settings: Promise<{ author: Ident }>,
+): Promise<{ layout: LayoutChoice; result: PublishResult | null }> {
+  const { repo, config } = target;
+  const lock = await acquirePublishLock(repo.commonDir);
+  try {
+    await repairInterrupted(repo, [target.resultsRef, target.artifactsRef]);
+    const source = await stableRunSource(opts.run, opts.cwd);
+    const layout = await chooseLayout(repo, [await resolveRef(repo, target.resultsRef)], config.layout, source ? 'stable' : undefined);
+    if (layout.layout !== 'stable') return { layout, result: null };
+    return { layout, result: await publishStable(target, opts, source, layout, (await settings).author, () => lock.assertHeld()) };
+  } finally {
+    await lock.release();
+  }
+}
+
+/**
+ * A publish in AgentV 4.42's layout (publish/stable-publish.ts): its own run byte for byte; any
+ * other run as our derived bundle (its benchmark.json is what 4.42's Dashboard lists a run by).
+ */
+async function publishStable(
+  target: PublishTarget,
+  opts: PublishOptions,
+  source: { dir: string; experiment: string; timestamp: string } | null,
+  layout: LayoutChoice,
+  author: Ident,
+  beforeRefUpdate: () => void,
+): Promise<PublishResult> {
+  const { repo, config } = target;
+  let runDir: string;
+  let experiment: string;
+  let timestamp: string;
+  let derived = false;
+  if (source && opts.experiment === undefined) {
+    ({ dir: runDir, experiment, timestamp } = source);
+  } else {
+    const run = await prepareRun(opts.run, { cwd: opts.cwd, experiment: opts.experiment });
+    const loc = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
+    runDir = run.dir;
+    derived = run.derived;
+    experiment = loc.experiment;
+    timestamp = loc.runId.split('/').pop()!;
+  }
+  const committed = await commitStableRun({
+    repo,
+    resultsRef: target.resultsRef,
+    runDir,
+    experiment,
+    timestamp,
+    author,
+    message: opts.message,
+    beforeRefUpdate,
+  });
+  return {
+    runId: committed.location.runId,
+    location: committed.location,
+    runDir,
+    derived,
+    status: committed.status,
+    commits: { results: committed.after, artifacts: (await resolveRef(repo, target.artifactsRef)) ?? '' },
+    counts: { total: committed.counts.total, passed: committed.counts.passed, failed: committed.counts.failed, payloads: 0, metadata: committed.files },
+    keptRows: 0,
+    push: null,
+    wip: [],
+    layout,
+    target: { repo: repo.workTree ?? repo.gitDir, resultsBranch: config.branch, artifactsBranch: config.artifacts_branch, remote: target.remote },
+  };
 }
 
 /** The published workspace as the user named it (a derived copy's index is not what WIP captured). */

@@ -118,10 +118,10 @@ export interface AgentVServer {
 }
 
 /** `agentv serve --single --read-only --dir <project>` on a free 127.0.0.1 port; stop() kills it by pid. */
-export async function startAgentVServe(projectDir: string, extraArgs: string[] = []): Promise<AgentVServer> {
+export async function startAgentVServe(projectDir: string, extraArgs: string[] = [], opts: { bin?: string } = {}): Promise<AgentVServer> {
   const port = await freePort();
   const home = await agentvHome();
-  const child = spawn(AGENTV_BIN, ['serve', '--single', '--read-only', '--dir', projectDir, '--port', String(port), ...extraArgs], {
+  const child = spawn(opts.bin ?? AGENTV_BIN, ['serve', '--single', '--read-only', '--dir', projectDir, '--port', String(port), ...extraArgs], {
     cwd: projectDir,
     env: { ...process.env, HOME: home, NO_COLOR: '1', CI: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
