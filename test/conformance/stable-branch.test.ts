@@ -22,6 +22,7 @@ import {
   type AgentVServer,
 } from '../helpers/agentv-client.js';
 import { runCli } from '../helpers/cli.js';
+import { fixture } from '../helpers/fixtures.js';
 import { git, isolateGitForSuite } from '../helpers/git-fixtures.js';
 
 const BRANCH = 'agentv/results/v1';
@@ -122,7 +123,12 @@ describeWithAgentVStable('AgentV 4.42 on the results branch', () => {
     expect(again.status).toBe('already-published');
   });
 
-  it("4.42's Dashboard lists both runs, ours with the numbers of its own summary", async () => {
+  it("4.42's Dashboard lists every run, ours with the numbers of its own summary, a run of another layout by its benchmark", async () => {
+    // A plain results file, published on this 4.42 branch: written as our bundle under runs/.
+    const other = join(base, 'other-run');
+    await cli(['export', fixture('basic--suite.baseline.jsonl'), '--out', other, '--experiment', 'basic'], team);
+    const published = JSON.parse((await cli(['publish', other, '--push', '--json'], team)).stdout) as { runId: string; location: { path: string } };
+    expect(published.location.path).toMatch(/^runs\/basic\//);
     const viewer = join(base, 'viewer');
     await git(base, ['clone', '-q', origin, viewer]);
     await git(viewer, ['branch', '-q', BRANCH, `origin/${BRANCH}`]);
@@ -132,7 +138,7 @@ describeWithAgentVStable('AgentV 4.42 on the results branch', () => {
     const body = (await (await fetch(`${server.url}/api/runs`)).json()) as { runs: { filename: string; test_count: number; avg_score: number }[] };
     const oursTs = ours.split('/').pop()!;
     const autoTs = autoRun.split('/').pop()!;
-    expect(body.runs.map((r) => r.filename).sort()).toEqual([`remote::nightly::${autoTs}`, `remote::nightly::${oursTs}`].sort());
+    expect(body.runs.map((r) => r.filename).sort()).toEqual([`remote::nightly::${autoTs}`, `remote::nightly::${oursTs}`, `remote::${published.runId}`].sort());
     const listed = body.runs.find((r) => r.filename === `remote::nightly::${oursTs}`)!;
     const summary = JSON.parse((await runAgentVStable(['results', 'summary', ours], { cwd: team })).stdout) as { total: number; pass_rate: { mean: number } };
     expect(listed.test_count).toBe(summary.total);
