@@ -14,6 +14,7 @@
  */
 import { missingRunsWarning, runsMissingFromCatalog } from '../branch/catalog-check.js';
 import { readListOverlays } from './list-overlays.js';
+import { foreignCacheKey, loadForeignCache, saveForeignCache } from './foreign-cache.js';
 import { lsTree, readBlobs, type Repo } from '../git/index.js';
 import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, listRunDirs, stableRunId, type BranchRunDir } from '../branch/layout.js';
 import { ReadError } from '../branch/read-errors.js';
@@ -160,16 +161,32 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
 async function readForeignRuns(repo: Repo, trees: Map<string, BranchRunDir>): Promise<{ rows: Map<string, Row>; bad: number }> {
   const rows = new Map<string, Row>();
   if (trees.size === 0) return { rows, bad: 0 };
+  // Rows derived before (foreign-cache.ts: keyed by tree and path, so never stale) are not read again.
+  const cache = await loadForeignCache<Row>(repo.commonDir);
+  const used = new Set<string>();
+  const toRead = new Map<string, BranchRunDir>();
+  for (const [sha, dir] of trees) {
+    const key = foreignCacheKey(sha, dir.path);
+    used.add(key);
+    const hit = cache.get(key);
+    if (hit) rows.set(sha, hit);
+    else toRead.set(sha, dir);
+  }
+  if (toRead.size === 0) return { rows, bad: 0 };
   const specs: string[] = [];
-  for (const sha of trees.keys()) specs.push(`${sha}:summary.json`, `${sha}:.internal/index.jsonl`, `${sha}:index.jsonl`);
+  // 4.42 runs keep only a root index.jsonl (no summary.json, no .internal/).
+  for (const [sha, dir] of toRead)
+    if (dir.layout === 'stable') specs.push(`${sha}:index.jsonl`);
+    else specs.push(`${sha}:summary.json`, `${sha}:.internal/index.jsonl`, `${sha}:index.jsonl`);
   let blobs: Map<string, Buffer | null>;
   try {
     blobs = await readBlobs(repo, specs);
   } catch {
-    return { rows, bad: trees.size };
+    return { rows, bad: toRead.size };
   }
   let bad = 0;
-  for (const [sha, dir] of trees) {
+  let added = 0;
+  for (const [sha, dir] of toRead) {
     const summaryText = blobs.get(`${sha}:summary.json`)?.toString('utf8');
     const indexText = (blobs.get(`${sha}:.internal/index.jsonl`) ?? blobs.get(`${sha}:index.jsonl`))?.toString('utf8');
     if (summaryText === undefined && indexText === undefined) continue; // not a run: some other directory
@@ -177,9 +194,13 @@ async function readForeignRuns(repo: Repo, trees: Map<string, BranchRunDir>): Pr
       dir.layout === 'stable'
         ? foreignRow(stableRunId(dir.experiment!, dir.timestamp!), summaryText, indexText, { path: dir.path, experiment: dir.experiment })
         : foreignRow(dir.path, summaryText, indexText);
-    if (row) rows.set(sha, row);
-    else bad++;
+    if (row) {
+      rows.set(sha, row);
+      cache.set(foreignCacheKey(sha, dir.path), row);
+      added++;
+    } else bad++;
   }
+  if (added > 0) await saveForeignCache(repo.commonDir, cache, used);
   return { rows, bad };
 }
 
