@@ -90,7 +90,8 @@ export async function workspaceOfSize(parent, files, opts = {}) {
 }
 
 /** Streams pieces to a long-lived git process, honouring backpressure. */
-async function streamTo(proc, pieces) {
+/** Writes pieces (strings or buffers) to a git process's stdin in chunks of about 1 MiB. */
+export async function streamTo(proc, pieces) {
   let buf = [];
   let size = 0;
   for (const p of pieces) {

@@ -17,8 +17,8 @@ import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ROOT, fmtMs, fmtRatio, median } from './lib.mjs';
-import { freshRepo, git, isolateGitEnv, listRuns, makeWorkDir, makeWorkspace, publish, rootCommit, seedRuns, RESULTS_REF } from './publish-lib.mjs';
+import { ROOT, fmtMs, fmtRatio, median, timeIt } from './lib.mjs';
+import { freshRepo, git, isolateGitEnv, listRuns, makeWorkDir, makeWorkspace, publish, rootCommit, seedRuns, streamTo, RESULTS_REF } from './publish-lib.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const CLIENT_DIR = process.env.AGENTV_CLIENT_DIR ?? resolve(ROOT, '../shared/agentv-client');
@@ -27,11 +27,7 @@ const VERSION = process.env.AGENTV_STABLE_VERSION ?? '4.42.4';
 const log = (m) => process.stderr.write(`  ${m}\n`);
 const pass = (ok) => (ok ? '✅' : '❌');
 
-async function time(fn) {
-  const t0 = performance.now();
-  await fn();
-  return performance.now() - t0;
-}
+const time = async (fn) => (await timeIt(fn)).ms;
 
 /** 4.42's library module exporting `directPushResults`, from the installed client's cache. */
 async function stableLibrary() {
@@ -152,18 +148,7 @@ export async function seedStableRuns(repo, sample, count) {
     for (const f of files) if (f !== 'index.jsonl') chunks.push(Buffer.from(`M 100644 :${marks.get(f)} runs/${exp}/${ts}/${f}\n`));
   }
   chunks.push(Buffer.from('\ndone\n'));
-  let buf = [];
-  let size = 0;
-  for (const c of chunks) {
-    buf.push(c);
-    size += c.length;
-    if (size >= 1 << 20) {
-      await proc.write(Buffer.concat(buf));
-      buf = [];
-      size = 0;
-    }
-  }
-  if (size > 0) await proc.write(Buffer.concat(buf));
+  await streamTo(proc, chunks);
   proc.stdin.end();
   await proc.exited;
 }
