@@ -46,6 +46,19 @@ describeEachClient('summary counts what the client’s own `results summary` cou
     expect(mine.summary.failed + mine.summary.errors).toBe(theirs.failed);
     expect(mine.summary.mean_score).toBeCloseTo(theirs.pass_rate.mean, 2);
   });
+
+  it('failures lists the tests the client’s `results failures` lists; validate accepts the run as the client does', async () => {
+    const r = await client.run(['results', 'failures', runDir], { cwd: project });
+    expect(r.code, r.stderr).toBe(0);
+    const theirs = jsonOf(r.stdout) as { test_id: string }[];
+    const mine = JSON.parse((await runCli(['failures', runDir, '--json'], { cwd: project })).stdout) as { failures: { test_id: string }[] };
+    expect(mine.failures.map((f) => f.test_id).sort()).toEqual(theirs.map((t) => t.test_id).sort());
+    const v = await client.run(['results', 'validate', runDir], { cwd: project });
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    const ours = await runCli(['validate', runDir, '--json'], { cwd: project });
+    expect(ours.code, ours.stderr).toBe(0);
+    expect(JSON.parse(ours.stdout).valid).toBe(true);
+  });
 });
 
 describeWithAgentVStable('our commands on a run agentv-stable eval just wrote', () => {
