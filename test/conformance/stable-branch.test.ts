@@ -23,6 +23,7 @@ import {
 } from '../helpers/agentv-client.js';
 import { runCli } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
+import { startServer } from '../../src/serve/server.js';
 import { git, isolateGitForSuite } from '../helpers/git-fixtures.js';
 
 const BRANCH = 'agentv/results/v1';
@@ -155,6 +156,17 @@ describeWithAgentVStable('AgentV 4.42 on the results branch', () => {
     const paths = listed.runs.map((r) => r.path);
     expect(paths).toContain(nextRun.split('/').pop());
     expect(paths.filter((p) => p.startsWith('runs/nightly/')).length).toBe(2);
+    // Our Dashboard lists both halves too, and opens a 4.42 run.
+    const ourServer = await startServer({ cwd: team, port: 0 });
+    try {
+      const runs = (await (await fetch(`${ourServer.url}/api/runs`)).json()) as { runs: { run_id: string; path: string }[] };
+      expect(runs.runs.map((r) => r.path).sort()).toEqual([...paths].sort());
+      const stableId = runs.runs.find((r) => r.path.startsWith('runs/nightly/'))!.run_id;
+      const detail = (await (await fetch(`${ourServer.url}/api/runs/${encodeURIComponent(stableId)}`)).json()) as { tests: unknown[] };
+      expect(detail.tests.length).toBe(6);
+    } finally {
+      await ourServer.close();
+    }
     // With both layouts on the branch, auto keeps 5.x and says so.
     const status = JSON.parse((await cli(['status', '--fetch', '--json'], team)).stdout) as { layout?: { layout: string; reason: string } };
     expect(status.layout?.reason).toMatch(/both layouts/);
