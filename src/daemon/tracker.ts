@@ -4,10 +4,11 @@
  * called for every watcher event and for every run on every rescan.
  */
 import { readFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
-import { readBlobs, resolveRef, type Repo } from '../git/index.js';
+import { basename, dirname, join } from 'node:path';
+import { readBlobs, readObjects, resolveRef, type Repo } from '../git/index.js';
 import { sanitizeSegment } from '../model/paths.js';
-import { LayoutError, runLocation } from '../branch/layout.js';
+import { LayoutError, runLocation, STABLE_RUNS_DIR } from '../branch/layout.js';
+import { runManifestOf } from '../derive/source.js';
 import { RECOVERY_MARKER, runIdOfDir, WipSession, wipBranch, type WipEvent } from '../wip/index.js';
 import type { Logger } from './log.js';
 import type { Outbox } from './outbox.js';
@@ -164,7 +165,7 @@ export class RunTracker {
       this.runs.set(dir, { phase: 'queued', session: null, summarySeenAt: null, retryAt: 0 });
       return;
     }
-    if (await this.isPublished(runId)) {
+    if (await this.isPublished(runId, dir)) {
       this.runs.set(dir, { phase: 'handled', session: null, summarySeenAt: null, retryAt: 0 });
       // Published before (by hand, by exec, by an earlier daemon) but its WIP branch survived:
       // delete it once the publish is confirmed on the remote.
@@ -249,8 +250,16 @@ export class RunTracker {
     return (await resolveRef(this.opts.repo, ref)) ? ref : null;
   }
 
-  /** On the local results branch already (its day's catalog lists it): one small blob read. */
-  private async isPublished(runId: string): Promise<boolean> {
+  /**
+   * On the local results branch already (its day's catalog lists it): one small blob read. A run
+   * of AgentV 4.42 published in its own layout has no catalog line: its `runs/<exp>/<ts>/` is looked up.
+   */
+  private async isPublished(runId: string, dir: string): Promise<boolean> {
+    if ((await runManifestOf(dir))?.layout === 'agentv-stable') {
+      const spec = `${this.opts.resultsRef}:${STABLE_RUNS_DIR}/${basename(dirname(dir))}/${basename(dir)}`;
+      const found = await readObjects(this.opts.repo, [spec]).catch(() => new Map());
+      if (found.get(spec)?.type === 'tree') return true;
+    }
     let catalogPath: string;
     try {
       catalogPath = runLocation(runId).catalogPath;

@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { agentvStableEval, describeEachClient, describeWithAgentVStable, makeStableSampleProject, runAgentVStable } from '../helpers/agentv-client.js';
 import { runCli } from '../helpers/cli.js';
-import { isolateGitForSuite } from '../helpers/git-fixtures.js';
+import { git, isolateGitForSuite } from '../helpers/git-fixtures.js';
 import { deriveScratchCopy, loadRun } from '../../src/results/run-reader.js';
 import { runManifestOf } from '../../src/derive/source.js';
 import { findRunDirs, inspectRun } from '../../src/daemon/runs.js';
@@ -155,6 +155,26 @@ describeWithAgentVStable('our commands on a run agentv-stable eval just wrote', 
     expect(run.layout).toBe('bundle');
     expect(run.runId).toBe(timestamp);
     expect(await readFile(join(runDir, 'index.jsonl'), 'utf8')).toBe(index);
+  });
+
+  it('the daemon publishes it once, in its own layout on an empty branch; a second pass finds it published', async () => {
+    const published: number[] = [];
+    for (let pass = 0; pass < 2; pass++) {
+      const r = await runCli(['daemon', '--once', '--no-push', '--dir', project, '--log-format', 'json'], { cwd: project });
+      expect(r.code, r.stderr).toBe(0);
+      const stopped = r.stderr
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { msg: string; published?: number })
+        .find((e) => e.msg === 'daemon stopped');
+      published.push(stopped?.published ?? -1);
+    }
+    // The second pass sees the run on the branch (no catalog line of ours: its runs/<exp>/<ts>/) and publishes nothing.
+    expect(published).toEqual([1, 0]);
+    const listed = JSON.parse((await ours(['list', '--json'])).stdout) as { runs: { run_id: string; path: string }[] };
+    expect(listed.runs.map((x) => x.path)).toEqual([`runs/conf/${timestamp}`]);
+    const log = await git(project, ['log', '--format=%s', 'refs/heads/agentv/results/v1']);
+    expect(log.split('\n').filter((l) => l.startsWith('feat(results): conf')).length).toBe(1);
   });
 
   it('the daemon finds it under runs/<experiment>/ and knows it finished; a stub benchmark is a run in progress', async () => {
