@@ -64,16 +64,23 @@ export const AGENTV_INDEX = join('.internal', 'index.jsonl');
  */
 export type RunDirLayout = 'bundle' | 'agentv' | 'agentv-stable';
 
-/** The first line of a file (at most 1 MiB of it), or null when unreadable. */
+/** The first line of a file (at most 1 MiB of it, read 64 KiB at a time), or null when unreadable. */
 async function firstLine(path: string): Promise<string | null> {
   let handle: FileHandle | null = null;
   try {
     handle = await open(path, 'r');
-    const buf = Buffer.alloc(1 << 20);
-    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
-    const text = buf.subarray(0, bytesRead).toString('utf8');
-    const nl = text.indexOf('\n');
-    return nl === -1 ? text : text.slice(0, nl);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    while (size < 1 << 20) {
+      const buf = Buffer.alloc(64 * 1024);
+      const { bytesRead } = await handle.read(buf, 0, buf.length, size);
+      if (bytesRead === 0) break;
+      const nl = buf.subarray(0, bytesRead).indexOf(0x0a);
+      chunks.push(buf.subarray(0, nl === -1 ? bytesRead : nl));
+      size += bytesRead;
+      if (nl !== -1) break;
+    }
+    return Buffer.concat(chunks).toString('utf8');
   } catch {
     return null;
   } finally {
