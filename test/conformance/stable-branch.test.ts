@@ -14,7 +14,7 @@ import {
   agentvEval,
   agentvStableEval,
   describeWithAgentVStable,
-  HAS_AGENTV,
+  itWithAgentV,
   makeSampleProject,
   makeStableSampleProject,
   runAgentVStable,
@@ -146,7 +146,7 @@ describeWithAgentVStable('AgentV 4.42 on the results branch', () => {
     expect(listed.avg_score).toBeCloseTo(summary.pass_rate.mean, 2);
   });
 
-  it.runIf(HAS_AGENTV)('a mixed branch: a 5.x client publishing beside 4.42, our list shows every run', async () => {
+  itWithAgentV('a mixed branch: a 5.x client publishing beside 4.42, our list shows every run', async () => {
     const next = await makeSampleProject(join(base, 'next'));
     await git(next, ['remote', 'add', 'origin', origin]);
     await git(next, ['fetch', '-q', 'origin', `${BRANCH}:${BRANCH}`]);

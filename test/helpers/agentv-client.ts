@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { describe } from 'vitest';
+import { describe, it } from 'vitest';
 import { REPO_ROOT, sharedMissing } from './fixtures.js';
 import { canConnect, freePort, git } from './git-fixtures.js';
 
@@ -28,6 +28,11 @@ export const agentvMissing = () =>
 export const describeWithAgentV: typeof describe = HAS_AGENTV
   ? describe
   : (((name: string, fn: () => void) => describe.skip(`${name} [${agentvMissing()}]`, fn)) as unknown as typeof describe);
+
+/** `it` for one test that needs the 5.x client inside a suite that does not (skips saying why; fails in CI). */
+export const itWithAgentV: typeof it = HAS_AGENTV
+  ? it
+  : (((name: string, fn: () => void, timeout?: number) => it.skip(`${name} [${agentvMissing()}]`, fn, timeout)) as unknown as typeof it);
 
 export interface AgentVResult {
   code: number;
@@ -158,13 +163,13 @@ export const AGENTV_STABLE_BIN = join(AGENTV_CLIENT_DIR, 'agentv-stable');
 export const AGENTV_STABLE_SAMPLE_PROJECT = join(AGENTV_CLIENT_DIR, 'sample-project-stable');
 export const HAS_AGENTV_STABLE = existsSync(AGENTV_STABLE_BIN) && existsSync(AGENTV_STABLE_SAMPLE_PROJECT);
 
+/** Why a test that needs the stable client cannot run here; throws when CI is set (sharedMissing). */
+export const agentvStableMissing = () =>
+  sharedMissing("AgentV's stable client (agentv-stable)", AGENTV_CLIENT_DIR, 'it ships beside the repository in ../shared, or set AGENTV_CLIENT_DIR');
+
 export const describeWithAgentVStable: typeof describe = HAS_AGENTV_STABLE
   ? describe
-  : (((name: string, fn: () => void) =>
-      describe.skip(
-        `${name} [skipped: AgentV's stable client (agentv-stable) was not found at ${AGENTV_CLIENT_DIR}; it ships beside the repository in ../shared, or set AGENTV_CLIENT_DIR]`,
-        fn,
-      )) as unknown as typeof describe);
+  : (((name: string, fn: () => void) => describe.skip(`${name} [${agentvStableMissing()}]`, fn)) as unknown as typeof describe);
 
 /** `agentv-stable <args>` as a real process (throwaway HOME, like `runAgentV`). */
 export function runAgentVStable(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<AgentVResult> {
@@ -212,11 +217,11 @@ export const AGENTV_CLIENTS: AgentVClientCase[] = [
   { name: 'agentv-stable', available: HAS_AGENTV_STABLE, run: runAgentVStable, makeProject: makeStableSampleProject, evalRun: agentvStableEval },
 ];
 
-/** `describe` once per available client of the matrix (a skipped one says why). */
+/** `describe` once per client of the matrix; a missing one is skipped saying why (and fails the run in CI). */
 export function describeEachClient(name: string, fn: (client: AgentVClientCase) => void): void {
   for (const client of AGENTV_CLIENTS) {
     const title = `${name} [${client.name}]`;
     if (client.available) describe(title, () => fn(client));
-    else describe.skip(`${title} [skipped: ${client.name} was not found at ${AGENTV_CLIENT_DIR}; set AGENTV_CLIENT_DIR]`, () => fn(client));
+    else describe.skip(`${title} [${client.name === 'agentv' ? agentvMissing() : agentvStableMissing()}]`, () => fn(client));
   }
 }
