@@ -12,6 +12,8 @@ import { listRunDirs, locateRun, overlayDirOf, parseStableRunId, presumedRunLoca
 import { chooseLayout } from '../src/branch/layout-choice.js';
 import { loadResultsConfig } from '../src/branch/config.js';
 import { stableCounts } from '../src/publish/stable-publish.js';
+import { resolveConflictedPath } from '../src/merge/index.js';
+import { ownedMergeKind } from '../src/merge/paths.js';
 import { git, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
 
 isolateGitForSuite();
@@ -92,6 +94,23 @@ describe("AgentV 4.42's branch layout", () => {
     expect(loaded.config.layout).toBe('stable');
     await writeFile(join(dir, '.agentv', 'config.yaml'), 'results:\n  repo_url: a\n  repo: b\n');
     await expect(loadResultsConfig({ cwd: dir, env: {} })).rejects.toThrow(/repo_url and results.repo/);
+  });
+
+  it("merges two machines' tags of a 4.42 run under metadata/runs/ as every overlay, and nothing else there", () => {
+    expect(ownedMergeKind('metadata/runs/nightly/t1/tags.json')).toBe('json');
+    expect(ownedMergeKind('metadata/runs/nightly/t1/feedback.json')).toBe('json');
+    expect(ownedMergeKind('metadata/runs/nightly/t1/other.json')).toBeNull();
+    expect(ownedMergeKind('metadata/tags.json')).toBeNull();
+    const doc = (tags: string[], at: string) => Buffer.from(`${JSON.stringify({ tags, updated_at: at }, null, 2)}\n`);
+    const merged = resolveConflictedPath({
+      path: 'metadata/runs/nightly/t1/tags.json',
+      base: doc(['baseline'], '2026-11-26T00:00:00.000Z'),
+      ours: doc(['baseline', 'release'], '2026-11-26T01:00:00.000Z'),
+      theirs: doc(['baseline', 'nightly-best'], '2026-11-26T02:00:00.000Z'),
+    });
+    expect(merged.action).toBe('write');
+    const tags = (JSON.parse((merged as { data: Buffer }).data.toString('utf8')) as { tags: string[] }).tags;
+    expect([...tags].sort()).toEqual(['baseline', 'nightly-best', 'release']);
   });
 
   it('counts a run as 4.42 does: one row per test and target, passed at score 1, the mean score', () => {
