@@ -15,6 +15,7 @@
 import { missingRunsWarning, runsMissingFromCatalog } from '../branch/catalog-check.js';
 import { readListOverlays } from './list-overlays.js';
 import { foreignCacheKey, loadForeignCache, saveForeignCache } from './foreign-cache.js';
+import { jsonlObjects } from '../util/jsonl-objects.js';
 import { lsTree, readBlobs, type Repo } from '../git/index.js';
 import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, listRunDirs, stableRunId, type BranchRunDir } from '../branch/layout.js';
 import { ReadError } from '../branch/read-errors.js';
@@ -224,16 +225,8 @@ export function foreignRow(
       if (indexText === undefined) return null;
     }
   }
-  const lines: Record<string, unknown>[] = [];
-  for (const l of (indexText ?? '').split('\n')) {
-    if (l.trim() === '') continue;
-    try {
-      const v = JSON.parse(l) as unknown;
-      if (v && typeof v === 'object' && !Array.isArray(v)) lines.push(v as Record<string, unknown>);
-    } catch {
-      // a bad line costs only itself
-    }
-  }
+  // A bad line costs only itself.
+  const lines = jsonlObjects(indexText ?? '');
   const meta = (summary.metadata && typeof summary.metadata === 'object' ? summary.metadata : {}) as Record<string, unknown>;
   const counts = (summary.counts && typeof summary.counts === 'object' ? summary.counts : {}) as Record<string, unknown>;
   const sep = dir.lastIndexOf('::');

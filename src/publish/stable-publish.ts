@@ -19,6 +19,7 @@ import { type FileChange, type FileMode, type Ident, lsTree, type Repo, resolveR
 import { stableRunId, stableRunLocation, type RunLocation } from '../branch/layout.js';
 import { InputError } from '../derive/input-error.js';
 import { rootCommit } from './commit-run.js';
+import { jsonlObjects } from '../util/jsonl-objects.js';
 
 export interface StableRunCounts {
   total: number;
@@ -35,16 +36,7 @@ export interface StableRunCounts {
  */
 export function stableCounts(indexText: string): StableRunCounts {
   const rows = new Map<string, { score: number; target: string }>();
-  for (const line of indexText.split('\n')) {
-    if (!line.trim()) continue;
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (!row || typeof row !== 'object' || Array.isArray(row)) continue;
-    const r = row as { test_id?: unknown; target?: unknown; score?: unknown };
+  for (const r of jsonlObjects(indexText)) {
     const target = typeof r.target === 'string' ? r.target : 'unknown';
     rows.set(`${String(r.test_id)}\u0000${target}`, { score: typeof r.score === 'number' && Number.isFinite(r.score) ? r.score : 0, target });
   }

@@ -11,6 +11,7 @@
  *
  * `walkWorkspace` is the exhaustive walk, used only for an explicit full checkpoint.
  */
+import { jsonlObjects } from '../util/jsonl-objects.js';
 import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs';
 import { lstat, open, readdir } from 'node:fs/promises';
@@ -121,16 +122,8 @@ const PATH_FIELD = /(_path|_dir)$/;
  */
 export function rowReferencedPaths(lines: Buffer): Set<string> {
   const out = new Set<string>();
-  for (const line of lines.toString('utf8').split('\n')) {
-    if (!line.trim()) continue;
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (typeof row !== 'object' || row === null || Array.isArray(row)) continue;
-    for (const [key, value] of Object.entries(row as Record<string, unknown>)) {
+  for (const row of jsonlObjects(lines.toString('utf8'))) {
+    for (const [key, value] of Object.entries(row)) {
       if (typeof value === 'string' && PATH_FIELD.test(key)) {
         const safe = safeRelativePath(value);
         if (safe !== null) out.add(safe);
