@@ -29,6 +29,7 @@ import { findRetentionRemoval, parseRetentionLog, RETENTION_LOG_PATH } from '../
 import { archiveBranchRefs, branchRefs, branchTips, fetchBranches, type BranchRefs } from './remote-view.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { trackingRef } from '../branch/refs.js';
+import { parseRestoreManifest, RESTORE_DIR, RESTORE_MANIFEST, type RestoreEntry } from '../publish/agentv-run.js';
 
 export interface PullOptions extends TargetOptions {
   /** `<experiment>/<timestamp>`, as `list` shows it. */
@@ -103,15 +104,21 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   const pointers = payloadPointers(loc, files);
 
   let payloadFiles: RunFile[] = [];
+  let originals: RunFile[] = [];
   let fetched = false;
   if (opts.withArtifacts && pointers.length > 0) {
     const extra = opts.at !== undefined ? await retainedArtifactTips(target, results, found.tip) : [];
-    ({ files: payloadFiles, fetched } = await readPayloads(target, loc, pointers, opts.timeoutMs, extra));
+    let restore: Buffer | null;
+    ({ files: payloadFiles, fetched, restore } = await readPayloads(target, loc, pointers, opts.timeoutMs, extra));
+    if (restore) originals = await restoredFiles(target, loc, files, restore, opts.timeoutMs, extra);
   }
 
+  // An original replaces the branch's version of its file (a map: one write per path).
+  const byPath = new Map<string, RunFile>();
+  for (const f of [...files, ...payloadFiles, ...originals]) byPath.set(f.path, f);
   const out = await AtomicDir.create(dirname(dest), { hint: basename(dest) });
   try {
-    for (const f of [...files, ...payloadFiles]) {
+    for (const f of byPath.values()) {
       out.writeSync(f.path, f.data);
       if (f.executable) chmodSync(out.path(f.path), 0o755);
     }
@@ -298,37 +305,41 @@ export function payloadPointers(loc: RunLocation, files: RunFile[]): ArtifactPoi
 }
 
 /**
- * Reads the payloads from the local artifacts branch, then its tracking ref, and fetches the
- * branch only when something is still missing (lazily: most pulls of a run published on this
- * machine need no network). In a blob-less managed clone git itself fetches missing blobs.
+ * Reads blobs of the artifacts branch by key: the local branch, then its tracking ref, and fetches
+ * the branch only when a `required` key is still missing (lazily: most pulls of a run published on
+ * this machine need no network). `optional` keys ride along and may stay absent. In a blob-less
+ * managed clone git itself fetches missing blobs.
  */
-async function readPayloads(
+async function readArtifactBlobs(
   target: PublishTarget,
   loc: RunLocation,
-  pointers: ArtifactPointer[],
+  required: string[],
+  optional: string[] = [],
   timeoutMs?: number,
   extraTips: string[] = [],
-): Promise<{ files: RunFile[]; fetched: boolean }> {
+): Promise<{ got: Map<string, Buffer>; fetched: boolean }> {
   const art = branchRefs(target, 'artifacts');
   const got = new Map<string, Buffer>();
   const tried = new Set<string>();
+  const keys = [...required, ...optional];
   const readFrom = async (tip: string | null): Promise<void> => {
     if (!tip || tried.has(tip)) return;
     tried.add(tip);
-    const missing = pointers.filter((p) => !got.has(p.path));
+    const missing = keys.filter((k) => !got.has(k));
     if (missing.length === 0) return;
-    const specs = missing.map((p) => `${tip}:${p.key}`);
+    const specs = missing.map((k) => `${tip}:${k}`);
     let blobs: Map<string, Buffer | null>;
     try {
       blobs = await readBlobs(target.repo, specs);
     } catch (err) {
       throw new ReadError(`reading payloads of ${loc.runId} from ${art.name}: ${(err as Error).message}`, 'input');
     }
-    missing.forEach((p, i) => {
+    missing.forEach((k, i) => {
       const data = blobs.get(specs[i]!);
-      if (data) got.set(p.path, data);
+      if (data) got.set(k, data);
     });
   };
+  const complete = () => required.every((k) => got.has(k));
   // The live artifacts branch, then (a rolled-over run) the artifacts archive of the run's month.
   const branches = [art, archiveBranchRefs(target, loc.day).artifacts];
   for (const b of branches) {
@@ -340,7 +351,7 @@ async function readPayloads(
   for (const t of extraTips) await readFrom(t);
   let fetched = false;
   for (const b of branches) {
-    if (got.size >= pointers.length || target.remote === null) break;
+    if (complete() || target.remote === null) break;
     await fetchBranches(target, [b], { timeoutMs });
     fetched = true;
     await readFrom((await branchTips(target, b)).remote);
@@ -351,7 +362,28 @@ async function readPayloads(
       tried.delete(t);
       await readFrom(t);
     }
-  const absent = pointers.filter((p) => !got.has(p.path));
+  return { got, fetched };
+}
+
+/** The pointed payloads, each checked against its pointer, and the run's restore manifest when the artifacts branch has one. */
+async function readPayloads(
+  target: PublishTarget,
+  loc: RunLocation,
+  pointers: ArtifactPointer[],
+  timeoutMs?: number,
+  extraTips: string[] = [],
+): Promise<{ files: RunFile[]; fetched: boolean; restore: Buffer | null }> {
+  const art = branchRefs(target, 'artifacts');
+  const restoreKey = `${loc.path}/${RESTORE_MANIFEST}`;
+  const { got, fetched } = await readArtifactBlobs(
+    target,
+    loc,
+    pointers.map((p) => p.key),
+    [restoreKey],
+    timeoutMs,
+    extraTips,
+  );
+  const absent = pointers.filter((p) => !got.has(p.key));
   if (absent.length > 0) {
     const where = art.tracking ? `${art.name} or ${art.tracking.slice('refs/remotes/'.length)}` : art.name;
     throw new ReadError(
@@ -361,15 +393,45 @@ async function readPayloads(
   }
   const files: RunFile[] = [];
   for (const p of pointers) {
-    const data = got.get(p.path)!;
-    const sha = createHash('sha256').update(data).digest('hex');
-    if (data.length !== p.size || sha !== p.sha256) {
-      throw new ReadError(
-        `payload ${p.path} of ${loc.runId} does not match its pointer (expected ${p.size} bytes, sha256 ${p.sha256}; ${art.name} has ${data.length} bytes, sha256 ${sha}); nothing was written`,
-        'check',
-      );
-    }
+    const data = got.get(p.key)!;
+    checkContent(loc, p.path, data, p.size, p.sha256, art.name);
     files.push({ path: p.path, data, executable: false });
   }
-  return { files, fetched };
+  return { files, fetched, restore: got.get(restoreKey) ?? null };
+}
+
+function checkContent(loc: RunLocation, path: string, data: Buffer, size: number | undefined, sha256: string, where: string): void {
+  const sha = createHash('sha256').update(data).digest('hex');
+  if ((size !== undefined && data.length !== size) || sha !== sha256) {
+    throw new ReadError(
+      `payload ${path} of ${loc.runId} does not match its pointer (expected ${size ?? '?'} bytes, sha256 ${sha256}; ${where} has ${data.length} bytes, sha256 ${sha}); nothing was written`,
+      'check',
+    );
+  }
+}
+
+/**
+ * The run's files as its workspace had them, for a run whose AgentV publish changed or left out
+ * some (publish/agentv-run.ts): each original replaces the branch's file only when that file is
+ * still the one it stands for (a later publish of other bytes wins).
+ */
+async function restoredFiles(target: PublishTarget, loc: RunLocation, files: RunFile[], manifest: Buffer, timeoutMs?: number, extraTips: string[] = []): Promise<RunFile[]> {
+  let entries: RestoreEntry[];
+  try {
+    entries = parseRestoreManifest(manifest);
+  } catch (err) {
+    throw new ReadError(`${loc.path}/${RESTORE_MANIFEST} on the artifacts branch: ${(err as Error).message}`, 'input');
+  }
+  const onBranch = new Map(files.map((f) => [f.path, createHash('sha256').update(f.data).digest('hex')]));
+  const wanted = entries.filter((e) => (e.replaces_sha256 === null ? !onBranch.has(e.path) : onBranch.get(e.path) === e.replaces_sha256));
+  if (wanted.length === 0) return [];
+  const key = (e: RestoreEntry) => `${loc.path}/${RESTORE_DIR}/restore/${e.path}`;
+  const { got } = await readArtifactBlobs(target, loc, wanted.map(key), [], timeoutMs, extraTips);
+  const art = branchRefs(target, 'artifacts').name;
+  return wanted.map((e) => {
+    const data = got.get(key(e));
+    if (!data) throw new ReadError(`the original of ${e.path} (${key(e)}) is missing from ${art}; nothing was written — pull without --with-artifacts to get the run as published`, 'git');
+    checkContent(loc, e.path, data, e.size, e.sha256, art);
+    return { path: e.path, data, executable: files.find((f) => f.path === e.path)?.executable ?? false };
+  });
 }

@@ -48,8 +48,14 @@ async function runTreeChanges(
   keep: ReadonlySet<string> = new Set(),
 ): Promise<FileChange[]> {
   const existing = new Map<string, string>();
+  const modes = new Map<string, string>();
   // tip null: the run's directory is not on the branch (the common case: a new run), nothing to list.
-  if (tip) for (const e of await lsTree(repo, tip, { path: base, recursive: true })) if (e.type === 'blob') existing.set(e.path, e.sha);
+  if (tip)
+    for (const e of await lsTree(repo, tip, { path: base, recursive: true }))
+      if (e.type === 'blob') {
+        existing.set(e.path, e.sha);
+        modes.set(e.path, e.mode);
+      }
   const changes: FileChange[] = [];
   const wanted = new Set<string>();
   for (const f of files) {
@@ -58,7 +64,8 @@ async function runTreeChanges(
     if (OVERLAYS.has(f.path) && existing.has(path)) continue;
     // Hash only to compare with a file already there; a new run skips it.
     const there = existing.get(path);
-    if (there === undefined || there !== blobId(repo, f.data)) changes.push({ path, data: f.data });
+    if (there === undefined || there !== blobId(repo, f.data) || modes.get(path) !== (f.mode ?? '100644'))
+      changes.push({ path, data: f.data, ...(f.mode ? { mode: f.mode } : {}) });
   }
   if (!deleteMissing) return changes;
   for (const path of existing.keys()) {
@@ -84,6 +91,11 @@ export interface CommitRunInput {
   metadata: SplitFile[];
   payloads: SplitFile[];
   catalog: CatalogRow;
+  /**
+   * The run's directory on the results branch becomes exactly `metadata` (overlays kept): no row
+   * the branch has and the workspace lacks is kept. AgentV's own publish does this for its runs.
+   */
+  replaceRun?: boolean;
   message: string;
   author: Ident;
   /** Called right before refs move: throws if the publish must abort (lost lock). */
@@ -121,7 +133,7 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
   );
   const present = (spec: string | null): boolean => spec !== null && found.get(spec) != null;
   const branchIndex = indexSpec ? found.get(indexSpec) : null;
-  const keep = present(resultsDirSpec) ? keepBranchRows(input.metadata, branchIndex?.type === 'blob' ? branchIndex.data : null, location.runId) : null;
+  const keep = present(resultsDirSpec) && !input.replaceRun ? keepBranchRows(input.metadata, branchIndex?.type === 'blob' ? branchIndex.data : null, location.runId) : null;
   const catalog = keep && keep.rows.length > 0 ? { ...input.catalog, ...catalogCounts(keep.rows) } : input.catalog;
   const [payloadChanges, metadataChanges] = await Promise.all([
     // Payloads are never deleted: a republished run may not have them locally (pulled without

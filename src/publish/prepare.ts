@@ -36,6 +36,33 @@ async function isDerived(dir: string): Promise<boolean> {
   });
 }
 
+/**
+ * The AgentV 5.x workspace `run` names (`.internal/index.jsonl`, no index of ours), or null: such
+ * a run is published as AgentV wrote it (agentv-run.ts), not derived into a bundle of ours.
+ */
+export async function agentvWorkspaceOf(run: string, cwd = process.cwd()): Promise<string | null> {
+  const dir = await workspaceDirOf(run, cwd);
+  if (dir === null) return null;
+  return (await runManifestOf(dir))?.layout === 'agentv' ? dir : null;
+}
+
+/**
+ * What a publish of an AgentV workspace needs besides its files: its rows and summary, read
+ * through a scratch derivation (never written back), for the catalog line and the commit message.
+ */
+export async function prepareAgentvRun(dir: string, opts: { cwd?: string; experiment?: string } = {}): Promise<LoadedRun & { dir: string; derived: false }> {
+  const loaded = await loadRun(dir, { cwd: opts.cwd });
+  if (loaded.problems.length > 0) throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${loaded.problems[0]}`);
+  if (loaded.rows.length === 0) throw new Error(`${dir}: the run has no rows; nothing to publish`);
+  try {
+    runLocation(loaded.runId);
+  } catch (err) {
+    if (err instanceof LayoutError) throw new InputError(`${dir}: ${err.message} (taken from summary.json / .internal/index.jsonl) — fix the run id there`);
+    throw err;
+  }
+  return { ...loaded, experiment: opts.experiment ?? loaded.experiment, dir, derived: false };
+}
+
 export async function prepareRun(run: string, opts: { cwd?: string; experiment?: string } = {}): Promise<LoadedRun & { dir: string; derived: boolean }> {
   const cwd = opts.cwd ?? process.cwd();
   let dir = await workspaceDirOf(run, cwd);

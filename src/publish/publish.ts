@@ -12,12 +12,13 @@ import { configGetMany, gcAuto, resolveRef, type GcConfig, type Ident } from '..
 import { acquirePublishLock } from '../branch/lock.js';
 import { repairInterrupted } from '../git/ref-recovery.js';
 import { runLocation, type RunLocation } from '../branch/layout.js';
-import { prepareRun } from './prepare.js';
+import { agentvWorkspaceOf, prepareAgentvRun, prepareRun } from './prepare.js';
+import { agentvRunFiles } from './agentv-run.js';
 import { commitStableRun } from './stable-publish.js';
 import { chooseLayout, type LayoutChoice } from '../branch/layout-choice.js';
 import { workspaceDirOf } from '../results/run-reader.js';
 import { runManifestOf } from '../derive/source.js';
-import { splitRun } from './split.js';
+import { splitRun, type SplitFile } from './split.js';
 import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
 import { PublishError, resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
@@ -88,6 +89,12 @@ function summaryTimestamp(summary: Record<string, unknown> | null): string | und
   return typeof t === 'string' ? t : undefined;
 }
 
+/** An AgentV 5.x workspace's files for each branch, as AgentV's auto_push lays them out (agentv-run.ts). */
+function agentvSplit(dir: string, runPath: string): { metadata: SplitFile[]; payloads: SplitFile[] } {
+  const files = agentvRunFiles(dir, runPath);
+  return { metadata: files.results, payloads: files.payloads };
+}
+
 export async function publish(opts: PublishOptions): Promise<PublishResult> {
   checkOptions('publish', PublishOptionsSchema, opts);
   const target = await resolveTarget(opts);
@@ -106,9 +113,14 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
     // Before reading the tips: a kill during an earlier ref update may have left a half-moved pair.
     await repairInterrupted(repo, [target.resultsRef, target.artifactsRef]);
     opts.onStep?.('reading the run');
-    const run = await prepareRun(opts.run, { cwd: opts.cwd, experiment: opts.experiment });
+    const agentvDir = await agentvWorkspaceOf(opts.run, opts.cwd);
+    const run = agentvDir
+      ? await prepareAgentvRun(agentvDir, { cwd: opts.cwd, experiment: opts.experiment })
+      : await prepareRun(opts.run, { cwd: opts.cwd, experiment: opts.experiment });
     const location = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
-    const split = await splitRun(run.dir, run.rows, { runPath: location.path, artifactsRef: target.artifactsRef, threshold: config.heavy_threshold_bytes });
+    const split = agentvDir
+      ? agentvSplit(agentvDir, location.path)
+      : await splitRun(run.dir, run.rows, { runPath: location.path, artifactsRef: target.artifactsRef, threshold: config.heavy_threshold_bytes });
     // Counted from the reader's rows (one per test and attempt), not the manifest's lines.
     const catalog = catalogRow(location, run.summary, run.rows);
     opts.onStep?.(`committing ${split.metadata.length + split.payloads.length} files`);
@@ -119,6 +131,8 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
       location,
       metadata: split.metadata,
       payloads: split.payloads,
+      // AgentV's publish replaces the run's directory with the workspace's files: so do we for its runs.
+      replaceRun: agentvDir !== null,
       catalog,
       message: commitMessage(location, { ...catalog, meanScore: meanScore(run.rows) }, catalog.targets, opts.message),
       author: (await settings).author,

@@ -20,10 +20,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ArtifactPointerSchema, type ArtifactPointer, type IndexRow } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
+import type { FileMode } from '../git/index.js';
 
 export interface SplitFile {
   path: string;
   data: Buffer;
+  /** The file's mode on the branch (default 100644). */
+  mode?: FileMode;
 }
 
 export interface SplitRun {
