@@ -415,7 +415,14 @@ function checkContent(loc: RunLocation, path: string, data: Buffer, size: number
  * some (publish/agentv-run.ts): each original replaces the branch's file only when that file is
  * still the one it stands for (a later publish of other bytes wins).
  */
-async function restoredFiles(target: PublishTarget, loc: RunLocation, files: RunFile[], manifest: Buffer, timeoutMs?: number, extraTips: string[] = []): Promise<RunFile[]> {
+async function restoredFiles(
+  target: PublishTarget,
+  loc: RunLocation,
+  files: RunFile[],
+  manifest: Buffer,
+  timeoutMs?: number,
+  extraTips: string[] = [],
+): Promise<RunFile[]> {
   let entries: RestoreEntry[];
   try {
     entries = parseRestoreManifest(manifest);
@@ -430,7 +437,11 @@ async function restoredFiles(target: PublishTarget, loc: RunLocation, files: Run
   const art = branchRefs(target, 'artifacts').name;
   return wanted.map((e) => {
     const data = got.get(key(e));
-    if (!data) throw new ReadError(`the original of ${e.path} (${key(e)}) is missing from ${art}; nothing was written — pull without --with-artifacts to get the run as published`, 'git');
+    if (!data)
+      throw new ReadError(
+        `the original of ${e.path} (${key(e)}) is missing from ${art}; nothing was written — pull without --with-artifacts to get the run as published`,
+        'git',
+      );
     checkContent(loc, e.path, data, e.size, e.sha256, art);
     return { path: e.path, data, executable: files.find((f) => f.path === e.path)?.executable ?? false };
   });

@@ -215,7 +215,8 @@ export function parseRestoreManifest(data: Buffer): RestoreEntry[] {
   } catch {
     throw new InputError(`${RESTORE_MANIFEST} is not valid JSON`);
   }
-  if (!isRecord(doc) || doc.schema_version !== RESTORE_SCHEMA || !Array.isArray(doc.files)) throw new InputError(`${RESTORE_MANIFEST} is not a ${RESTORE_SCHEMA} document`);
+  if (!isRecord(doc) || doc.schema_version !== RESTORE_SCHEMA || !Array.isArray(doc.files))
+    throw new InputError(`${RESTORE_MANIFEST} is not a ${RESTORE_SCHEMA} document`);
   const out: RestoreEntry[] = [];
   for (const e of doc.files) {
     if (

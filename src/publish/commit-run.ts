@@ -133,7 +133,10 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
   );
   const present = (spec: string | null): boolean => spec !== null && found.get(spec) != null;
   const branchIndex = indexSpec ? found.get(indexSpec) : null;
-  const keep = present(resultsDirSpec) && !input.replaceRun ? keepBranchRows(input.metadata, branchIndex?.type === 'blob' ? branchIndex.data : null, location.runId) : null;
+  const keep =
+    present(resultsDirSpec) && !input.replaceRun
+      ? keepBranchRows(input.metadata, branchIndex?.type === 'blob' ? branchIndex.data : null, location.runId)
+      : null;
   const catalog = keep && keep.rows.length > 0 ? { ...input.catalog, ...catalogCounts(keep.rows) } : input.catalog;
   const [payloadChanges, metadataChanges] = await Promise.all([
     // Payloads are never deleted: a republished run may not have them locally (pulled without

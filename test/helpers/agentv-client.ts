@@ -122,10 +122,19 @@ export interface AgentVServer {
   stop(): Promise<void>;
 }
 
-/** `agentv serve --single --read-only --dir <project>` on a free 127.0.0.1 port; stop() kills it by pid. */
-export async function startAgentVServe(projectDir: string, extraArgs: string[] = [], opts: { bin?: string } = {}): Promise<AgentVServer> {
+/**
+ * `agentv serve --single --read-only --dir <project>` on a free 127.0.0.1 port; stop() kills it by
+ * pid. `bin` picks the client (agentv-stable, say); `home` gives this server a HOME of its own
+ * (AgentV keeps sync status per repository there, so two servers compared side by side must not
+ * share one).
+ */
+export async function startAgentVServe(
+  projectDir: string,
+  extraArgs: string[] = [],
+  opts: { bin?: string; home?: string } = {},
+): Promise<AgentVServer> {
   const port = await freePort();
-  const home = await agentvHome();
+  const home = opts.home ?? (await agentvHome());
   const child = spawn(opts.bin ?? AGENTV_BIN, ['serve', '--single', '--read-only', '--dir', projectDir, '--port', String(port), ...extraArgs], {
     cwd: projectDir,
     env: { ...process.env, HOME: home, NO_COLOR: '1', CI: '1' },

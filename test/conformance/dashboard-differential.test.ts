@@ -1,0 +1,255 @@
+/**
+ * AgentV is the oracle: the same runs published once by AgentV's own `auto_push` and once by our
+ * `publish --push`, onto two bare remotes, must look the same in AgentV's Dashboard. A viewer
+ * project per remote runs `agentv serve`, and every endpoint its UI calls (serve.ts: runs, run
+ * detail, suites, categories, evals/:test, transcript, trace-session, files and each file's
+ * content, tags, experiments, targets, compare, index, remote status) is compared field by field.
+ *
+ * The runs: the sample project (two targets), one where a target fails to execute (errors), and one
+ * with several samples per test (`evaluate_options.repeat`). Besides the Dashboard, the branches
+ * themselves: every path, mode and blob under each run is the same on both remotes, and `pull
+ * --with-artifacts` gives back each workspace byte for byte.
+ */
+import { cp, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { agentvEval, describeWithAgentV, makeSampleProject, startAgentVServe, type AgentVServer } from '../helpers/agentv-client.js';
+import { git, isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
+import { cli } from '../publish-helpers.js';
+import { mapLimit } from '../../src/util/map-limit.js';
+
+const BRANCH = 'agentv/results/v1';
+
+/**
+ * Fields that differ between two publishes of the same run for reasons that have nothing to do
+ * with the run: when each server synced, and AgentV's sync bookkeeping of each viewer clone.
+ * Every other field of every response must be equal. The viewer projects' own directories are
+ * replaced by `<project>` before comparing (each server reports where its clone is).
+ */
+const INHERENT_FIELDS = new Set(['last_synced_at', 'generated_at', 'commit_sha', 'head_sha', 'upstream_sha', 'local_sha', 'remote_sha']);
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+/** Paths (a.b[3].c) where two JSON values differ, ignoring INHERENT_FIELDS. */
+function differences(a: Json, b: Json, at = ''): string[] {
+  if (a === b) return [];
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const out: string[] = a.length === b.length ? [] : [`${at}.length: ${a.length} vs ${b.length}`];
+    for (let i = 0; i < Math.min(a.length, b.length); i++) out.push(...differences(a[i]!, b[i]!, `${at}[${i}]`));
+    return out;
+  }
+  if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b)) {
+    const out: string[] = [];
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      if (INHERENT_FIELDS.has(k)) continue;
+      if (!(k in a) || !(k in b)) out.push(`${at}.${k}: only on ${k in a ? 'AgentV' : 'ours'}`);
+      else out.push(...differences(a[k]!, b[k]!, `${at}.${k}`));
+    }
+    return out;
+  }
+  return [`${at}: ${JSON.stringify(a)?.slice(0, 160)} vs ${JSON.stringify(b)?.slice(0, 160)}`];
+}
+
+function normalized(value: Json, project: string): Json {
+  if (typeof value === 'string') return value.split(project).join('<project>');
+  if (Array.isArray(value)) return value.map((v) => normalized(v, project));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalized(v, project)]));
+  return value;
+}
+
+interface Viewer {
+  project: string;
+  server: AgentVServer;
+}
+
+/** A fresh project that reads `remote`'s results branch, and `agentv serve` on it with a HOME of its own. */
+async function viewer(remote: string): Promise<Viewer> {
+  const project = await makeSampleProject();
+  await configureResults(project, false);
+  await git(project, ['remote', 'add', 'origin', remote]);
+  await git(project, ['fetch', '-q', 'origin']);
+  const server = await startAgentVServe(project, [], { home: await makeTempDir('agentv-viewer-home') });
+  return { project, server };
+}
+
+async function configureResults(project: string, autoPush: boolean): Promise<void> {
+  const cfgPath = join(project, '.agentv', 'config.yaml');
+  const cfg = await readFile(cfgPath, 'utf8');
+  await writeFile(cfgPath, `${cfg.trimEnd()}\nresults:\n  path: .\n  branch: ${BRANCH}\n  auto_push: ${autoPush}\n`);
+}
+
+async function projectWithRemote(autoPush: boolean): Promise<{ project: string; remote: string }> {
+  const project = await makeSampleProject();
+  const remote = join(await makeTempDir('agentv-remote'), 'results.git');
+  await git(project, ['init', '-q', '--bare', remote]);
+  await git(remote, ['config', 'receive.denyNonFastForwards', 'true']);
+  await git(project, ['remote', 'add', 'origin', remote]);
+  await git(project, ['push', '-q', 'origin', 'main']);
+  await configureResults(project, autoPush);
+  return { project, remote };
+}
+
+/** Every file under `dir`, relative, with its bytes and executable bit. */
+async function snapshot(dir: string, rel = ''): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const e of await readdir(join(dir, rel), { withFileTypes: true })) {
+    const child = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) for (const [k, v] of await snapshot(dir, child)) out.set(k, v);
+    else {
+      const abs = join(dir, child);
+      const mode = (await stat(abs)).mode & 0o111 ? 'x' : '-';
+      out.set(child, `${mode}:${(await readFile(abs)).toString('base64')}`);
+    }
+  }
+  return out;
+}
+
+/** Every response the Dashboard's UI would fetch, in one fixed order, by request path. */
+async function crawl(v: Viewer): Promise<Map<string, { status: number; body: Json }>> {
+  const out = new Map<string, { status: number; body: Json }>();
+  const get = async (path: string): Promise<Json> => {
+    const res = await fetch(`${v.server.url}${path}`);
+    const text = await res.text();
+    let body: Json;
+    try {
+      body = JSON.parse(text) as Json;
+    } catch {
+      body = text;
+    }
+    body = normalized(body, v.project);
+    out.set(path, { status: res.status, body });
+    return body;
+  };
+  const runs = ((await get('/api/runs')) as { runs: { filename: string }[] }).runs;
+  for (const run of [...runs].sort((a, b) => (a.filename < b.filename ? -1 : 1))) {
+    const r = encodeURIComponent(run.filename);
+    const detail = (await get(`/api/runs/${r}`)) as { results?: { testId: string; result_dir?: string }[] };
+    await get(`/api/runs/${r}/suites`);
+    const cats = (await get(`/api/runs/${r}/categories`)) as { categories?: { name: string }[] };
+    for (const c of cats.categories ?? []) await get(`/api/runs/${r}/categories/${encodeURIComponent(c.name)}/suites`);
+    // Every eval's detail, transcript and file tree; the trace session and every file's content
+    // for the first eval of each target (the same code path serves the others; AgentV answers
+    // each request with git processes of its own, so all of them would take minutes).
+    const results = detail.results ?? [];
+    const firstOfTarget = new Set<number>();
+    const seenTargets = new Set<string>();
+    results.forEach((res, i) => {
+      const t = (res as { target?: string }).target ?? '';
+      if (seenTargets.has(t)) return;
+      firstOfTarget.add(i);
+      seenTargets.add(t);
+    });
+    await mapLimit(results, 4, async (res, i) => {
+      const q = res.result_dir ? `?result_dir=${encodeURIComponent(res.result_dir)}` : '';
+      const base = `/api/runs/${r}/evals/${encodeURIComponent(res.testId)}`;
+      await get(`${base}${q}`);
+      await get(`${base}/transcript${q}`);
+      const files = await get(`${base}/files${q}`);
+      if (!firstOfTarget.has(i)) return;
+      await get(`${base}/trace-session${q}`);
+      for (const path of filePaths(files)) await get(`${base}/files/${path.split('/').map(encodeURIComponent).join('/')}${q}`);
+    });
+  }
+  for (const p of ['/api/index', '/api/tags', '/api/experiments', '/api/targets', '/api/compare', '/api/remote/status']) await get(p);
+  // In one order whatever order the requests finished in.
+  return new Map([...out].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
+}
+
+/** The file paths of a `/files` tree (nodes of type file, at any depth). */
+function filePaths(tree: Json): string[] {
+  const out: string[] = [];
+  const walk = (n: Json) => {
+    if (Array.isArray(n)) n.forEach(walk);
+    else if (n && typeof n === 'object') {
+      if (n.type === 'file' && typeof n.path === 'string') out.push(n.path);
+      for (const v of Object.values(n)) if (typeof v === 'object') walk(v);
+    }
+  };
+  walk(tree);
+  return [...new Set(out)];
+}
+
+describeWithAgentV("AgentV's Dashboard shows runs we publish exactly as runs its own auto_push publishes", () => {
+  isolateGitForSuite();
+  const viewers: Viewer[] = [];
+  let theirs: { project: string; remote: string };
+  let ours: { project: string; remote: string };
+  const runDirs: string[] = [];
+
+  beforeAll(async () => {
+    theirs = await projectWithRemote(true);
+    ours = await projectWithRemote(false);
+    // A target that cannot run: its rows are execution errors.
+    await writeFile(
+      join(theirs.project, '.agentv', 'providers.yaml'),
+      `${(await readFile(join(theirs.project, '.agentv', 'providers.yaml'), 'utf8')).trimEnd()}\n- id: cli\n  label: broken-agent\n  command: bash -c 'echo boom >&2; exit 3'\n`,
+    );
+    runDirs.push(await agentvEval(theirs.project, { experiment: 'demo' }));
+    runDirs.push(await agentvEval(theirs.project, { experiment: 'errors', extraArgs: ['--provider', 'steady-agent', '--provider', 'broken-agent'] }));
+    // Several samples per test.
+    const evalFile = join(theirs.project, 'evals', 'demo.eval.yaml');
+    await writeFile(evalFile, `${(await readFile(evalFile, 'utf8')).trimEnd()}\nevaluate_options:\n  repeat: 2\n`);
+    runDirs.push(await agentvEval(theirs.project, { experiment: 'samples' }));
+    // The same workspaces, published by us onto the other remote.
+    for (const dir of runDirs) {
+      const copy = join(ours.project, '.agentv', 'results', dir.split('/').pop()!);
+      await mkdir(join(ours.project, '.agentv', 'results'), { recursive: true });
+      await cp(dir, copy, { recursive: true });
+      const pub = await cli(['publish', copy, '--push', '--json'], ours.project);
+      expect(pub.code, pub.stderr).toBe(0);
+    }
+  }, 600_000);
+
+  afterAll(async () => {
+    for (const v of viewers) await v.server.stop();
+  });
+
+  it('each run has the same paths, modes and blobs on both results branches, and nothing on the artifacts branch that AgentV does not put there', async () => {
+    for (const dir of runDirs) {
+      const id = dir.split('/').pop()!;
+      const tree = async (remote: string, ref: string) => git(remote, ['ls-tree', '-r', ref, '--', `${id}/`]).catch(() => '');
+      const agentvTree = await tree(theirs.remote, BRANCH);
+      expect(agentvTree.split('\n').length).toBeGreaterThan(10);
+      expect(await tree(ours.remote, BRANCH)).toBe(agentvTree);
+      expect(await tree(ours.remote, 'agentv/artifacts/v1')).toBe(await tree(theirs.remote, 'agentv/artifacts/v1'));
+    }
+    // What we add beside AgentV's runs: our catalog under .indexes/ and our lines in .gitattributes.
+    const paths = async (remote: string) => new Set((await git(remote, ['ls-tree', '-r', '--name-only', BRANCH])).split('\n').filter(Boolean));
+    const agentvPaths = await paths(theirs.remote);
+    const extra = [...(await paths(ours.remote))].filter((p) => !agentvPaths.has(p));
+    expect(
+      extra.every((p) => p.startsWith('.indexes/agentv-results.')),
+      extra.join(', '),
+    ).toBe(true);
+  });
+
+  it('pull --with-artifacts gives back each workspace byte for byte', async () => {
+    for (const dir of runDirs) {
+      const id = dir.split('/').pop()!;
+      const out = join(await makeTempDir('agentv-pulled'), id);
+      const r = await cli(['pull', id, '--with-artifacts', '--out', out], ours.project);
+      expect(r.code, r.stderr).toBe(0);
+      const want = await snapshot(dir);
+      const got = await snapshot(out);
+      expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
+      for (const [k, v] of want) expect(got.get(k), k).toBe(v);
+    }
+  });
+
+  it('every Dashboard endpoint answers the same, field by field, for both publishes', async () => {
+    viewers.push(await viewer(theirs.remote), await viewer(ours.remote));
+    const [a, b] = await Promise.all([crawl(viewers[0]!), crawl(viewers[1]!)]);
+    expect([...b.keys()]).toEqual([...a.keys()]);
+    // The crawl reached every part of the UI: a run's evals, their transcripts and their files.
+    const paths = [...a.keys()];
+    expect(paths.filter((p) => /\/evals\/[^/]+\/files\/.+/.test(p)).length).toBeGreaterThan(runDirs.length * 2 * 6);
+    expect(paths.filter((p) => /\/transcript\?/.test(p)).length).toBeGreaterThanOrEqual(runDirs.length * 6);
+    const diffs: string[] = [];
+    for (const [path, theirsRes] of a) {
+      const oursRes = b.get(path)!;
+      if (oursRes.status !== theirsRes.status) diffs.push(`${path}: status ${theirsRes.status} vs ${oursRes.status}`);
+      for (const d of differences(theirsRes.body, oursRes.body)) diffs.push(`${path} ${d}`);
+    }
+    expect(diffs).toEqual([]);
+  }, 600_000);
+});
