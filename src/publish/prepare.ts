@@ -11,7 +11,7 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exportRun, InputError } from '../derive/export.js';
 import { LayoutError, runLocation } from '../branch/layout.js';
-import { IndexRowSchema } from '../model/artifacts.js';
+import { IndexRowSchema, type IndexRow } from '../model/artifacts.js';
 import { deriveScratchCopy, loadRun, workspaceDirOf, type LoadedRun } from '../results/run-reader.js';
 import { runManifestOf } from '../derive/source.js';
 import { readFile } from 'node:fs/promises';
@@ -46,21 +46,34 @@ export async function agentvWorkspaceOf(run: string, cwd = process.cwd()): Promi
   return (await runManifestOf(dir))?.layout === 'agentv' ? dir : null;
 }
 
+/** What a publish of an AgentV workspace needs besides its files (publish/agentv-run.ts). */
+export interface PreparedAgentvRun {
+  dir: string;
+  runId: string;
+  experiment: string;
+  /** The rows as we read them (one per test and attempt): the catalog line and commit title count them. */
+  rows: IndexRow[];
+  /** Our summary of the run (derived in memory; AgentV's own summary.json is published as it is). */
+  summary: Record<string, unknown>;
+  derived: false;
+}
+
 /**
- * What a publish of an AgentV workspace needs besides its files: its rows and summary, read
- * through a scratch derivation (never written back), for the catalog line and the commit message.
+ * Read an AgentV workspace for its catalog line: derived in memory (nothing written, neither in
+ * the workspace nor in a scratch copy). The run id is the one the workspace recorded, which is
+ * the directory AgentV's own publish uses; `experiment` only labels the catalog line and title.
  */
-export async function prepareAgentvRun(dir: string, opts: { cwd?: string; experiment?: string } = {}): Promise<LoadedRun & { dir: string; derived: false }> {
-  const loaded = await loadRun(dir, { cwd: opts.cwd });
-  if (loaded.problems.length > 0) throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${loaded.problems[0]}`);
-  if (loaded.rows.length === 0) throw new Error(`${dir}: the run has no rows; nothing to publish`);
+export async function prepareAgentvRun(dir: string, opts: { cwd?: string; experiment?: string } = {}): Promise<PreparedAgentvRun> {
+  const derived = await exportRun({ source: dir, cwd: opts.cwd, dryRun: true, collectIndexRows: true });
+  const rows = derived.indexRows ?? [];
+  if (rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
   try {
-    runLocation(loaded.runId);
+    runLocation(derived.runId);
   } catch (err) {
     if (err instanceof LayoutError) throw new InputError(`${dir}: ${err.message} (taken from summary.json / .internal/index.jsonl) — fix the run id there`);
     throw err;
   }
-  return { ...loaded, experiment: opts.experiment ?? loaded.experiment, dir, derived: false };
+  return { dir, runId: derived.runId, experiment: opts.experiment ?? derived.experiment, rows, summary: derived.summary, derived: false };
 }
 
 export async function prepareRun(run: string, opts: { cwd?: string; experiment?: string } = {}): Promise<LoadedRun & { dir: string; derived: boolean }> {

@@ -11,7 +11,6 @@ import { afterEach, expect, it } from 'vitest';
 import { agentvEval, describeWithAgentV, makeSampleProject, startAgentVServe, type AgentVServer } from '../helpers/agentv-client.js';
 import { git, isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
 import { cli, makeRunWorkspace } from '../publish-helpers.js';
-import { splitRun } from '../../src/publish/split.js';
 
 const BRANCH = 'agentv/results/v1';
 
@@ -126,19 +125,29 @@ describeWithAgentV('one results branch, two writers (the real AgentV client)', (
     expect(await git(project, ['rev-list', '--max-parents=0', `origin/${BRANCH}`])).toBe('ad59c1e92bfd55877f9b51251d51cde0bb97dfa9');
   }, 360_000);
 
-  it("a real AgentV run costs fewer bytes of branch listing when we split it than when AgentV's auto_push publishes it", async () => {
+  it("a real AgentV run costs exactly the listing bytes AgentV's own auto_push costs: the same paths, and one catalog line beside them", async () => {
     const { project } = await projectWithRemote(true);
     const dir = await agentvEval(project, { experiment: 'lean' });
     const runId = dir.split('/').pop()!;
     await git(project, ['fetch', '-q', 'origin']);
     // What AgentV's Dashboard reads per run: `git ls-tree -r --name-only` lines of the run.
-    const theirs = Buffer.byteLength(await git(project, ['ls-tree', '-r', '--name-only', `origin/${BRANCH}`, '--', `${runId}/`]));
-    const split = await splitRun(dir, [], { runPath: runId, artifactsRef: 'refs/heads/agentv/artifacts/v1', threshold: 262144 });
-    const ours = split.metadata.reduce((n, f) => n + Buffer.byteLength(`${runId}/${f.path}\n`), 0);
+    const listing = (ref: string, repo = project) => git(repo, ['ls-tree', '-r', '--name-only', ref, '--', `${runId}/`]);
+    const theirs = await listing(`origin/${BRANCH}`);
+    // The same workspace published by us into another repository.
+    const { project: other } = await projectWithRemote(false);
+    const pub = await cli(['publish', dir, '--json'], other);
+    expect(pub.code, pub.stderr).toBe(0);
+    const ours = await listing(BRANCH, other);
     const tests = (JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as { counts: { total_tests: number } }).counts.total_tests;
-    process.stderr.write(`listing bytes per test: AgentV auto_push ${(theirs / tests).toFixed(0)}, our split ${(ours / tests).toFixed(0)} (${tests} tests)\n`);
-    expect(ours).toBeLessThan(theirs * 0.75);
-    // Nothing AgentV's listing needs is moved: the run's summary and manifest stay.
-    expect(split.metadata.map((f) => f.path)).toEqual(expect.arrayContaining(['summary.json', '.internal/index.jsonl']));
+    process.stderr.write(
+      `listing bytes per test: AgentV auto_push ${(Buffer.byteLength(theirs) / tests).toFixed(0)}, ours ${(Buffer.byteLength(ours) / tests).toFixed(0)} (${tests} tests)\n`,
+    );
+    expect(ours).toBe(theirs);
+    // Outside the run: the day's catalog file (one path for all runs of a day) and .gitattributes.
+    const all = (await git(other, ['ls-tree', '-r', '--name-only', BRANCH])).split('\n');
+    expect(all.filter((p) => !p.startsWith(`${runId}/`))).toEqual([
+      '.gitattributes',
+      expect.stringMatching(/^\.indexes\/agentv-results\.\d{4}-\d{2}-\d{2}\.jsonl$/),
+    ]);
   }, 240_000);
 });
