@@ -17,6 +17,7 @@ import { agentvEval, describeWithAgentV, makeSampleProject, startAgentVServe, ty
 import { git, isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
 import { cli } from '../publish-helpers.js';
 import { mapLimit } from '../../src/util/map-limit.js';
+import { launchChromium } from '../helpers/browser.js';
 
 const BRANCH = 'agentv/results/v1';
 
@@ -252,4 +253,42 @@ describeWithAgentV("AgentV's Dashboard shows runs we publish exactly as runs its
     }
     expect(diffs).toEqual([]);
   }, 600_000);
+
+  it("one eval's Transcript and Grading tabs render in AgentV's Dashboard (headless Chromium) as they do for AgentV's own publish", async () => {
+    if (viewers.length === 0) viewers.push(await viewer(theirs.remote), await viewer(ours.remote));
+    const runId = `remote::${runDirs[0]!.split('/').pop()}`;
+    // The first eval of the sample run: its result directory from AgentV's own API.
+    const detail = (await (await fetch(`${viewers[0]!.server.url}/api/runs/${encodeURIComponent(runId)}`)).json()) as {
+      results: { testId: string; result_dir: string; scores: { name: string }[] }[];
+    };
+    const first = detail.results.find((r) => r.testId === 'says-42')!;
+    const browser = await launchChromium();
+    try {
+      const tabs = async (v: Viewer): Promise<Record<string, string>> => {
+        const page = await browser.newPage();
+        await page.goto(
+          `${v.server.url}/evals/${encodeURIComponent(runId)}/${encodeURIComponent(first.testId)}?result_dir=${encodeURIComponent(first.result_dir)}`,
+        );
+        const out: Record<string, string> = {};
+        for (const tab of ['Transcript', 'Grading']) {
+          await page.getByRole('button', { name: tab, exact: true }).first().click();
+          // Rendered: the transcript's timeline, or the grading's aggregate score.
+          await page
+            .getByText(tab === 'Transcript' ? 'Transcript timeline' : 'Aggregate score')
+            .first()
+            .waitFor({ timeout: 60_000 });
+          out[tab] = (await page.locator('main').innerText()).split(v.project).join('<project>');
+        }
+        await page.close();
+        return out;
+      };
+      const [a, b] = [await tabs(viewers[0]!), await tabs(viewers[1]!)];
+      expect(b.Transcript).not.toMatch(/could not be parsed/i);
+      expect(b.Transcript).toContain('The answer is 42.');
+      expect((b.Grading ?? '').toLowerCase()).toContain(first.scores[0]!.name.toLowerCase());
+      expect(b).toEqual(a);
+    } finally {
+      await browser.close();
+    }
+  }, 300_000);
 });
