@@ -277,7 +277,7 @@ describeWithAgentV("AgentV's Dashboard shows runs we publish exactly as runs its
             .getByText(tab === 'Transcript' ? 'Transcript timeline' : 'Aggregate score')
             .first()
             .waitFor({ timeout: 60_000 });
-          out[tab] = (await page.locator('main').innerText()).split(v.project).join('<project>');
+          out[tab] = ((await page.locator('main').textContent()) ?? '').split(v.project).join('<project>');
         }
         await page.close();
         return out;
