@@ -180,7 +180,8 @@ describe('runs, run, compare, trend', () => {
     expect(a.points.map((p: any) => p.run_id)).toEqual([runs[0]!.runId, runs[1]!.runId]);
     const detail = (await get(`/api/runs/${encodeURIComponent(runs[1]!.runId)}`)).body;
     const perTarget = detail.summary.run_summary['model-a'];
-    expect(a.points[1].pass_rate).toBe(perTarget.pass_rate);
+    // summary.json keeps AgentV's shape ({mean, stddev}); the trend point is its mean.
+    expect(a.points[1].pass_rate).toBe(perTarget.pass_rate.mean);
     expect(a.points[1].mean_score).toBe(perTarget.mean_score);
     expect(a.points[1].cost_usd).toBe(perTarget.cost_usd);
     expect(a.points[1].duration_ms).toBe(perTarget.duration_ms);

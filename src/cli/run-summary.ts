@@ -1,11 +1,12 @@
 import { bold, green, int, money, pct, red, seconds, table } from './format.js';
+import { targetPassRate } from '../model/artifacts.js';
 
 interface TargetRow {
   total: number;
   passed: number;
   failed: number;
   errors: number;
-  pass_rate: number;
+  pass_rate: unknown;
   mean_score: number;
   duration_ms: number;
   total_tokens: number;
@@ -20,7 +21,7 @@ export function printRunSummary(summary: Record<string, unknown>): void {
     t.total,
     t.passed,
     t.failed + t.errors,
-    pct(t.pass_rate),
+    pct(targetPassRate(t.pass_rate) ?? 0),
     t.mean_score.toFixed(3),
     seconds(t.duration_ms),
     int(t.total_tokens),

@@ -61,6 +61,13 @@ export interface RunMeta {
   export_metadata?: Record<string, unknown>;
 }
 
+/** A target's pass rate as AgentV writes it: the mean of its rows' verdicts (1 pass, 0 not) and their standard deviation. */
+export function passRateStat(passed: number, total: number): { mean: number; stddev: number } {
+  if (total === 0) return { mean: 0, stddev: 0 };
+  const p = passed / total;
+  return { mean: round4(p), stddev: round4(Math.sqrt(p * (1 - p))) };
+}
+
 export class RunAggregator {
   private readonly targets = new Map<string, TargetAcc>();
   private readonly suites = new Set<string>();
@@ -179,7 +186,8 @@ export class RunAggregator {
         passed: t.passed,
         failed: t.failed,
         errors: t.errors,
-        pass_rate: t.total === 0 ? 0 : round4(t.passed / t.total),
+        // AgentV's shape: its Dashboard lists a run's pass rate as the mean of these means.
+        pass_rate: passRateStat(t.passed, t.total),
         mean_score: t.total === 0 ? 0 : round4(t.scoreSum / t.total),
         duration_ms: t.duration,
         total_tokens: t.tokens,

@@ -127,12 +127,25 @@ export const IndexRowSchema = z.looseObject({
 });
 export type IndexRow = z.infer<typeof IndexRowSchema>;
 
+/**
+ * A target's pass rate in summary.json's `run_summary`: AgentV's shape (`{mean, stddev}`, what its
+ * Dashboard averages into a run's pass rate), or a plain number as summaries written before it.
+ */
+export const TargetPassRateSchema = z.union([z.number(), z.looseObject({ mean: z.number(), stddev: z.number() })]);
+
+/** The number a target pass rate of either shape stands for (null when it is neither). */
+export function targetPassRate(value: unknown): number | null {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  const mean = value !== null && typeof value === 'object' ? (value as { mean?: unknown }).mean : undefined;
+  return typeof mean === 'number' && Number.isFinite(mean) ? mean : null;
+}
+
 export const TargetSummarySchema = z.looseObject({
   total: z.number(),
   passed: z.number(),
   failed: z.number(),
   errors: z.number(),
-  pass_rate: z.number(),
+  pass_rate: TargetPassRateSchema,
   mean_score: z.number(),
   duration_ms: z.number(),
   total_tokens: z.number(),

@@ -12,6 +12,7 @@
  * take its classification from there. These series only feed the charts.)
  */
 import type { ListedRun, ListResult } from '../history/list.js';
+import { targetPassRate } from '../model/artifacts.js';
 
 export interface TrendPoint {
   run_id: string;
@@ -69,7 +70,7 @@ export function buildSeries(
       // A single-target run without a per-target block: the run's own figures are the target's.
       const src = t ?? (run.targets.length === 1 ? summary : undefined);
       const total = num(src?.total) ?? (run.targets.length === 1 ? run.total : 0);
-      const passRate = num(src?.pass_rate) ?? (run.targets.length === 1 ? run.pass_rate : null);
+      const passRate = targetPassRate(src?.pass_rate) ?? (run.targets.length === 1 ? run.pass_rate : null);
       if (passRate === null) continue;
       const key = `${run.experiment}\0${target}`;
       let s = byKey.get(key);

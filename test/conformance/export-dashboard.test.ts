@@ -1,0 +1,58 @@
+/**
+ * Runs we export from results JSONL, published and read back through AgentV's Dashboard: its run
+ * list shows our pass rate (AgentV averages summary.json's per-target `run_summary.<t>.pass_rate.mean`
+ * and falls back to the mean score when that is not an object), for every real result file.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithAgentV, makeSampleProject, startAgentVServe, type AgentVServer } from '../helpers/agentv-client.js';
+import { fixtureFiles, HAS_FIXTURES, describeWithFixtures } from '../helpers/fixtures.js';
+import { git, isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
+import { cli } from '../publish-helpers.js';
+
+const BRANCH = 'agentv/results/v1';
+
+(HAS_FIXTURES ? describeWithAgentV : describeWithFixtures)("AgentV's Dashboard lists our exports with our pass rate", () => {
+  isolateGitForSuite();
+  let server: AgentVServer | null = null;
+  let viewerDir = '';
+  const published = new Map<string, { pass_rate: number; run_summary: Record<string, { passed: number; total: number }> }>();
+
+  beforeAll(async () => {
+    const project = await makeSampleProject();
+    const remote = join(await makeTempDir('agentv-remote'), 'results.git');
+    await git(project, ['init', '-q', '--bare', remote]);
+    await git(project, ['remote', 'add', 'origin', remote]);
+    for (const file of fixtureFiles()) {
+      const r = await cli(['publish', file, '--push', '--json'], project);
+      expect(r.code, `${file}\n${r.stderr}`).toBe(0);
+      const out = JSON.parse(r.stdout) as { location: { path: string }; runDir: string };
+      published.set(out.location.path, JSON.parse(await readFile(join(out.runDir, 'summary.json'), 'utf8')));
+    }
+    viewerDir = await makeSampleProject();
+    const cfg = join(viewerDir, '.agentv', 'config.yaml');
+    await writeFile(cfg, `${(await readFile(cfg, 'utf8')).trimEnd()}\nresults:\n  path: .\n  branch: ${BRANCH}\n  auto_push: false\n`);
+    await git(viewerDir, ['remote', 'add', 'origin', remote]);
+    await git(viewerDir, ['fetch', '-q', 'origin']);
+    server = await startAgentVServe(viewerDir, [], { home: await makeTempDir('agentv-viewer-home') });
+  }, 600_000);
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('shows, for every published export, the mean of our per-target pass rates — our pass rate when the run has one target', async () => {
+    const body = (await (await fetch(`${server!.url}/api/runs`)).json()) as { runs: { filename: string; pass_rate: number }[] };
+    const listed = new Map(body.runs.map((r) => [r.filename.replace(/^remote::/, ''), r.pass_rate]));
+    expect(published.size).toBeGreaterThan(10);
+    for (const [path, summary] of published) {
+      const shown = listed.get(path);
+      expect(shown, `${path} in ${[...listed.keys()].join(', ')}`).toBeTypeOf('number');
+      // Our per-target pass rate: the target's passed rows over its rows.
+      const means = Object.values(summary.run_summary).map((t) => t.passed / t.total);
+      expect(shown!, path).toBeCloseTo(means.reduce((a, b) => a + b, 0) / means.length, 3);
+      if (means.length === 1) expect(shown!, path).toBeCloseTo(summary.pass_rate, 4);
+    }
+  });
+});
