@@ -118,14 +118,57 @@ export function agentvGradingDoc(row: NormalizedRow) {
     reason:
       row.error ??
       (pass ? 'All grading components passed.' : row.verdict === 'error' ? 'The target did not run to completion.' : 'One or more grading components failed.'),
-    component_results: row.expectations.map((e) => ({
-      pass: e.passed,
-      score: e.passed ? 1 : 0,
-      reason: e.evidence,
-      assertion: { value: e.text },
-    })),
+    component_results: gradingComponents(row),
+    ...(row.evaluators.length > 0 ? { named_scores: Object.fromEntries(row.evaluators.map((e) => [e.name, e.score])) } : {}),
     metadata,
   };
+}
+
+type Expectation = NormalizedRow['expectations'][number];
+
+/** The texts a grader contributes to the row's expectations, in order (normalize.ts, deriveExpectations). */
+function graderTexts(e: EvaluatorResult): string[] {
+  const texts = [...(e.assertions ?? []).map((a) => a.text), ...(e.hits ?? []), ...(e.misses ?? [])];
+  return texts.length > 0 ? texts : [e.name];
+}
+
+/**
+ * AgentV's tree: one component per grader (`assertion: {name, type, weight}`, which its Dashboard
+ * shows as the grader), holding that grader's assertions as leaves. Only when the row's
+ * expectations are exactly its graders' assertions in order (AgentV's readers list the leaves as
+ * the test's assertions, and they must stay ours); otherwise one flat component per expectation.
+ */
+function gradingComponents(row: NormalizedRow): Record<string, unknown>[] {
+  const leaf = (x: Expectation, e?: EvaluatorResult) => ({
+    pass: x.passed,
+    score: x.passed ? 1 : 0,
+    reason: x.evidence,
+    assertion: { ...(e ? graderIdentity(e) : {}), value: x.text },
+  });
+  const groups: { e: EvaluatorResult; leaves: Expectation[] }[] = [];
+  let i = 0;
+  for (const e of row.evaluators) {
+    if (e.scores && e.scores.length > 0) return row.expectations.map((x) => leaf(x));
+    const texts = graderTexts(e);
+    const leaves = row.expectations.slice(i, i + texts.length);
+    if (leaves.length !== texts.length || leaves.some((x, j) => x.text !== texts[j])) return row.expectations.map((x) => leaf(x));
+    groups.push({ e, leaves });
+    i += texts.length;
+  }
+  if (groups.length === 0 || i !== row.expectations.length) return row.expectations.map((x) => leaf(x));
+  return groups.map(({ e, leaves }) => ({
+    pass: graderPassed(e, DEFAULT_THRESHOLD),
+    score: e.score,
+    reason: graderReason(e),
+    component_results: leaves.map((x) => leaf(x, e)),
+    assertion: graderIdentity(e),
+    // Where AgentV's Dashboard reads a grader's weight (its own files carry it in `assertion` only).
+    ...(e.weight !== undefined ? { weight: e.weight } : {}),
+  }));
+}
+
+function graderIdentity(e: EvaluatorResult): Record<string, unknown> {
+  return { name: e.name, type: e.type, ...(e.weight !== undefined ? { weight: e.weight } : {}) };
 }
 
 function graderReason(e: EvaluatorResult): string {

@@ -18,6 +18,7 @@ const BRANCH = 'agentv/results/v1';
   let server: AgentVServer | null = null;
   let viewerDir = '';
   const published = new Map<string, { pass_rate: number; run_summary: Record<string, { passed: number; total: number }> }>();
+  const runDirs = new Map<string, string>();
 
   beforeAll(async () => {
     const project = await makeSampleProject();
@@ -29,6 +30,7 @@ const BRANCH = 'agentv/results/v1';
       expect(r.code, `${file}\n${r.stderr}`).toBe(0);
       const out = JSON.parse(r.stdout) as { location: { path: string }; runDir: string };
       published.set(out.location.path, JSON.parse(await readFile(join(out.runDir, 'summary.json'), 'utf8')));
+      runDirs.set(out.location.path, out.runDir);
     }
     viewerDir = await makeSampleProject();
     const cfg = join(viewerDir, '.agentv', 'config.yaml');
@@ -54,5 +56,27 @@ const BRANCH = 'agentv/results/v1';
       expect(shown!, path).toBeCloseTo(means.reduce((a, b) => a + b, 0) / means.length, 3);
       if (means.length === 1) expect(shown!, path).toBeCloseTo(summary.pass_rate, 4);
     }
+  });
+
+  it("shows each test's graders by name, type and weight, as our index rows carry them", async () => {
+    let grouped = 0;
+    for (const [path, dir] of runDirs) {
+      const rows = (await readFile(join(dir, 'index.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { test_id: string; result_dir: string; grading_path: string; scores: { name: string; type: string; weight?: number }[] });
+      const row = rows[0]!;
+      const grading = JSON.parse(await readFile(join(dir, row.grading_path), 'utf8')) as { component_results: { assertion: { name?: string } }[] };
+      // Rows whose expectations are not their graders' assertions one to one keep the flat tree.
+      if (grading.component_results[0]?.assertion.name === undefined) continue;
+      grouped++;
+      const url = `${server!.url}/api/runs/${encodeURIComponent(`remote::${path}`)}/evals/${encodeURIComponent(row.test_id)}?result_dir=${encodeURIComponent(row.result_dir)}`;
+      const detail = (await (await fetch(url)).json()) as { eval: { scores: { name: string; type: string; weight?: number }[] } };
+      expect(
+        detail.eval.scores.map((s) => ({ name: s.name, type: s.type, weight: s.weight })),
+        path,
+      ).toEqual(row.scores.map((s) => ({ name: s.name, type: s.type, weight: s.weight })));
+    }
+    expect(grouped).toBeGreaterThanOrEqual(5);
   });
 });
