@@ -52,6 +52,8 @@ export interface RowMetrics {
 export interface NormalizedRow {
   test_id: string;
   suite: string;
+  /** AgentV's category of the test, when the source row has one. */
+  category: string | null;
   eval_path: string | null;
   target: string;
   source_target: string;
@@ -277,6 +279,7 @@ export function normalizeRow(row: InputRow, threshold = DEFAULT_THRESHOLD): Norm
   return {
     test_id: row.test_id,
     suite: suiteOf(row),
+    category: row.category ?? null,
     eval_path: row.eval_path ?? null,
     target,
     source_target: row.source_target ?? target,

@@ -361,6 +361,7 @@ function indexRowOf(row: NormalizedRow, p: AttemptPaths): PendingIndexRow {
   return {
     test_id: row.test_id,
     suite: row.suite,
+    ...(row.category !== null ? { category: row.category } : {}),
     eval_path: row.eval_path,
     target: row.target,
     source_target: row.source_target,

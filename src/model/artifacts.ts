@@ -87,6 +87,8 @@ export const IndexRowSchema = z.looseObject({
   experiment: z.string(),
   test_id: z.string(),
   suite: z.string(),
+  // AgentV's category of the test: its Dashboard's categories view groups by it (absent: "Uncategorized").
+  category: z.string().optional(),
   eval_path: nullableString.optional(),
   target: z.string(),
   source_target: z.string(),

@@ -96,6 +96,8 @@ export const InputRowSchema = z.looseObject({
   score: z.number({ error: 'score is missing or not a number' }).finite(),
   timestamp: z.string().optional(),
   suite: z.string().optional(),
+  /** AgentV's category of the test (its Dashboard groups a run by it). */
+  category: z.string().optional(),
   eval_set: z.string().optional(),
   eval_path: z.string().optional(),
   target: z.string().optional(),

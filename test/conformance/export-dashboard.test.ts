@@ -1,7 +1,9 @@
 /**
  * Runs we export from results JSONL, published and read back through AgentV's Dashboard: its run
  * list shows our pass rate (AgentV averages summary.json's per-target `run_summary.<t>.pass_rate.mean`
- * and falls back to the mean score when that is not an object), for every real result file.
+ * and falls back to the mean score when that is not an object), for every real result file; an
+ * eval's graders carry the names, types and weights of our rows (read from grading.json); a run
+ * whose rows carry AgentV's `category` is grouped by it.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,12 +15,13 @@ import { cli } from '../publish-helpers.js';
 
 const BRANCH = 'agentv/results/v1';
 
-(HAS_FIXTURES ? describeWithAgentV : describeWithFixtures)("AgentV's Dashboard lists our exports with our pass rate", () => {
+(HAS_FIXTURES ? describeWithAgentV : describeWithFixtures)("AgentV's Dashboard reads our exports in its own shapes: pass rate, graders, categories", () => {
   isolateGitForSuite();
   let server: AgentVServer | null = null;
   let viewerDir = '';
   const published = new Map<string, { pass_rate: number; run_summary: Record<string, { passed: number; total: number }> }>();
   const runDirs = new Map<string, string>();
+  let categorizedRun = '';
 
   beforeAll(async () => {
     const project = await makeSampleProject();
@@ -32,6 +35,16 @@ const BRANCH = 'agentv/results/v1';
       published.set(out.location.path, JSON.parse(await readFile(join(out.runDir, 'summary.json'), 'utf8')));
       runDirs.set(out.location.path, out.runDir);
     }
+    // A results file whose rows carry AgentV's `category` (the fixtures' rows carry none).
+    const lines = (await readFile(fixtureFiles().find((f) => f.includes('weighted-graders'))!, 'utf8')).trim().split('\n');
+    const categorized = join(await makeTempDir('agentv-categorized'), 'categorized.jsonl');
+    await writeFile(
+      categorized,
+      lines.map((l) => JSON.stringify({ ...JSON.parse(l.replaceAll('2026-02-20T', '2026-02-22T')), category: 'reasoning/rl' })).join('\n') + '\n',
+    );
+    const cat = await cli(['publish', categorized, '--push', '--json'], project);
+    expect(cat.code, cat.stderr).toBe(0);
+    categorizedRun = (JSON.parse(cat.stdout) as { location: { path: string } }).location.path;
     viewerDir = await makeSampleProject();
     const cfg = join(viewerDir, '.agentv', 'config.yaml');
     await writeFile(cfg, `${(await readFile(cfg, 'utf8')).trimEnd()}\nresults:\n  path: .\n  branch: ${BRANCH}\n  auto_push: false\n`);
@@ -78,5 +91,13 @@ const BRANCH = 'agentv/results/v1';
       ).toEqual(row.scores.map((s) => ({ name: s.name, type: s.type, weight: s.weight })));
     }
     expect(grouped).toBeGreaterThanOrEqual(5);
+  });
+
+  it("groups a run by the categories its rows carry, as AgentV's categories view does", async () => {
+    const body = (await (await fetch(`${server!.url}/api/runs/${encodeURIComponent(`remote::${categorizedRun}`)}/categories`)).json()) as {
+      categories: { name: string; total: number }[];
+    };
+    expect(body.categories.map((c) => c.name)).not.toContain('Uncategorized');
+    expect(body.categories.map((c) => c.name).join(' ')).toContain('reasoning');
   });
 });
