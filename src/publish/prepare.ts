@@ -4,8 +4,10 @@
  * wrote. A fully derived workspace is read as it is.
  *
  * A run in AgentV 5's layout (`.internal/index.jsonl`, also today's pipeline bench) is never
- * rewritten in place — AgentV keeps reading that directory — but derived into a scratch copy
- * (AgentV's own files ride along) that is published instead and removed when the process exits.
+ * rewritten in place — AgentV keeps reading that directory. `publish` puts its files on the
+ * branches as AgentV wrote them (agentv-run.ts) and reads it only for its catalog line
+ * (`prepareAgentvRun`, derived in memory); `prepareRun` still derives such a run into a scratch
+ * copy for a caller that wants our bundle of it.
  */
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -3,8 +3,9 @@
  * Dashboard and our `list`/`show` read) and what goes on the artifacts branch (payloads), rewriting
  * the run's index rows to carry AgentV-shaped `artifact_pointers` for every payload that moved.
  *
- * The split is by a file's role and size, not by where a layout puts it, so it holds for AgentV 5
- * workspaces (`<test>--<hash>/sample-N/...`, `.internal/index.jsonl`) and the `attempt-N/` layout of AgentV's results docs:
+ * The split is by a file's role and size, not by where a layout puts it, so it holds for our
+ * bundles, runs derived from other layouts and the `attempt-N/` layout of AgentV's results docs
+ * (a run `agentv eval` wrote is not split: agentv-run.ts publishes it as AgentV's own publish does):
  *
  * - metadata: the run's manifest and summaries, and per-result records (summary, result, grading,
  *   metrics, timing, eval_metadata, benchmark, overlays, ...) up to the size threshold;
