@@ -1,7 +1,7 @@
 /**
  * What `agentv eval` writes, our commands read: a real run of the offline sample project goes
- * through summary, failures, show, validate, export, report, compare and publish's input
- * preparation, and every number and assertion is checked against what AgentV's own `results`
+ * through summary, failures, show, validate, export, report, compare and a scratch derivation
+ * (our bundle of it, AgentV's files alongside), and every number and assertion is checked against what AgentV's own `results`
  * commands say about the same run.
  */
 import { existsSync } from 'node:fs';
@@ -105,7 +105,7 @@ describeWithAgentV('our commands on a run agentv eval just wrote', () => {
     expect(pairs(report.matched)).toEqual(pairs(theirs.matched));
   });
 
-  it("publish input: a derived copy of our bundle with AgentV's files riding along; the run itself untouched", async () => {
+  it("a derived copy of our bundle with AgentV's files riding along (carryRunnerFiles); the run itself untouched", async () => {
     const before = (await readdir(runDir)).sort();
     const copy = await deriveScratchCopy(runDir, { carryRunnerFiles: true });
     const run = await loadRun(copy);
