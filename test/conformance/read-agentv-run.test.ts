@@ -1,8 +1,8 @@
 /**
  * What `agentv eval` writes, our commands read: a real run of the offline sample project goes
  * through summary, failures, show, validate, export, report, compare and a scratch derivation
- * (our bundle of it, AgentV's files alongside), and every number and assertion is checked against what AgentV's own `results`
- * commands say about the same run.
+ * (our bundle of it, AgentV's files alongside), and every number and assertion is checked against
+ * what AgentV's own `results` commands say about the same run.
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
