@@ -9,7 +9,7 @@
  * tables put regressions first, so what is dropped is the least important) and a last line says
  * how many.
  */
-import type { Summary } from '../model/artifacts.js';
+import { targetPassRate, type Summary } from '../model/artifacts.js';
 import type { CompareReport } from '../results/compare.js';
 import type { GateReport } from '../results/gate.js';
 import type { TrendReport } from '../results/trend.js';
@@ -147,10 +147,11 @@ export function summaryMarkdown(report: { experiment: string; summary: Summary }
     '| Target | Tests | Passed | Failed | Pass rate | Mean score |',
     '|---|--:|--:|--:|--:|--:|',
   ];
-  // The weakest target first.
+  // The weakest target first. A target's pass rate is AgentV's {mean, stddev} or an older number.
+  const targetRate = (v: (typeof per)[string]) => targetPassRate(v.pass_rate) ?? 0;
   const rows = Object.entries(per)
-    .sort(([, a], [, b]) => a.pass_rate - b.pass_rate || a.mean_score - b.mean_score)
-    .map(([t, v]) => `| ${mdText(t)} | ${v.total} | ${v.passed} | ${v.failed + v.errors} | ${(v.pass_rate * 100).toFixed(1)}% | ${fixed(v.mean_score)} |`);
+    .sort(([, a], [, b]) => targetRate(a) - targetRate(b) || a.mean_score - b.mean_score)
+    .map(([t, v]) => `| ${mdText(t)} | ${v.total} | ${v.passed} | ${v.failed + v.errors} | ${(targetRate(v) * 100).toFixed(1)}% | ${fixed(v.mean_score)} |`);
   return fitMarkdown(head, rows);
 }
 
