@@ -128,11 +128,7 @@ export interface AgentVServer {
  * (AgentV keeps sync status per repository there, so two servers compared side by side must not
  * share one).
  */
-export async function startAgentVServe(
-  projectDir: string,
-  extraArgs: string[] = [],
-  opts: { bin?: string; home?: string } = {},
-): Promise<AgentVServer> {
+export async function startAgentVServe(projectDir: string, extraArgs: string[] = [], opts: { bin?: string; home?: string } = {}): Promise<AgentVServer> {
   const port = await freePort();
   const home = opts.home ?? (await agentvHome());
   const child = spawn(opts.bin ?? AGENTV_BIN, ['serve', '--single', '--read-only', '--dir', projectDir, '--port', String(port), ...extraArgs], {
