@@ -5,7 +5,7 @@
  * index rows that point at sidecars; the latter are hydrated back into result rows from their
  * sidecars so that derivation has one input shape either way.
  */
-import { checkRunPath } from '../util/run-files.js';
+import { checkRunPath, specialInputMessage } from '../util/run-files.js';
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { safeRelativePath, sanitizeSegment } from '../model/paths.js';
@@ -43,9 +43,12 @@ async function statOrNull(path: string) {
   }
 }
 
-async function readJsonOrNull(path: string): Promise<Record<string, unknown> | null> {
+/** A JSON object the run holds at `rel`, or null (missing, unreadable, or not inside the run: never read through a link out). */
+async function readRunJsonOrNull(dir: string, rel: string): Promise<Record<string, unknown> | null> {
+  const at = await checkRunPath(dir, rel);
+  if (at.kind !== 'ok' || at.isDir) return null;
   try {
-    const value = JSON.parse(await readFile(path, 'utf8'));
+    const value = JSON.parse(await readFile(at.abs, 'utf8'));
     return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
   } catch {
     return null;
@@ -106,10 +109,19 @@ async function isStableIndex(file: string): Promise<boolean> {
  * its own `.internal/` one, and a directory holding ours is ours.
  */
 export async function runManifestOf(dir: string): Promise<{ file: string; layout: RunDirLayout } | null> {
-  const root = join(dir, 'index.jsonl');
-  if ((await statOrNull(root))?.isFile()) return { file: root, layout: (await isStableIndex(root)) ? 'agentv-stable' : 'bundle' };
-  const internal = join(dir, AGENTV_INDEX);
-  if ((await statOrNull(internal))?.isFile()) return { file: internal, layout: 'agentv' };
+  for (const [rel, layout] of [
+    ['index.jsonl', 'bundle'],
+    ['.internal/index.jsonl', 'agentv'],
+  ] as const) {
+    // The manifest is a file the run holds like any other: a link out of the run, a pipe or a
+    // device is refused here, before anything opens it (its bytes never reach a message).
+    const at = await checkRunPath(dir, rel);
+    if (at.kind === 'bad') throw new SourceError(`${dir}: refusing to read ${rel}: ${at.message}`);
+    if (at.kind === 'ok' && !at.isDir) {
+      const file = join(dir, rel);
+      return { file, layout: layout === 'bundle' && (await isStableIndex(file)) ? 'agentv-stable' : layout };
+    }
+  }
   return null;
 }
 
@@ -122,6 +134,8 @@ export async function resolveSource(source: string, cwd = process.cwd()): Promis
     throw new SourceError(
       `${source}: no such file or directory — pass a results .jsonl file, a run directory (ours or AgentV's .agentv/results/<run_id>), or its index.jsonl`,
     );
+  const special = specialInputMessage(st);
+  if (special) throw new SourceError(`${source}: ${special}`);
   let dir: string | null = null;
   let file = abs;
   let layout: RunDirLayout | null = null;
@@ -142,7 +156,14 @@ export async function resolveSource(source: string, cwd = process.cwd()): Promis
       layout = 'agentv';
     } else {
       dir = parent;
+      // Checked before isStableIndex opens it: never read through a link out of the run.
+      const at = await checkRunPath(dir, 'index.jsonl');
+      if (at.kind === 'bad') throw new SourceError(`${source}: refusing to read index.jsonl: ${at.message}`);
       layout = (await isStableIndex(abs)) ? 'agentv-stable' : 'bundle';
+    }
+    if (layout === 'agentv') {
+      const at = await checkRunPath(dir, '.internal/index.jsonl');
+      if (at.kind === 'bad') throw new SourceError(`${source}: refusing to read .internal/index.jsonl: ${at.message}`);
     }
   }
   if (dir === null) {
@@ -158,9 +179,9 @@ export async function resolveSource(source: string, cwd = process.cwd()): Promis
       recordedEvalFile: null,
     };
   }
-  const summary = await readJsonOrNull(join(dir, 'summary.json'));
+  const summary = await readRunJsonOrNull(dir, 'summary.json');
   const summaryMeta = isObject(summary?.metadata) ? summary.metadata : undefined;
-  const benchmark = await readJsonOrNull(join(dir, 'benchmark.json'));
+  const benchmark = await readRunJsonOrNull(dir, 'benchmark.json');
   const metadata = isObject(benchmark?.metadata) ? benchmark.metadata : undefined;
   // AgentV keeps runs as direct children of .agentv/results/ and the experiment in the summary;
   // a run it made without --experiment belongs to its "default" experiment.

@@ -15,7 +15,8 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { checkRunPathSync, specialInputMessage } from '../util/run-files.js';
 import { loadRun } from './run-reader.js';
 import { InputError } from '../derive/export.js';
 
@@ -101,6 +102,22 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
   const cwd = opts.cwd ?? process.cwd();
   const manifest = resolveManifest(source, cwd);
   if (manifest) {
+    // The same checks as every reader of a run: the manifest of a run directory stays inside it
+    // (never read through a link out), and no named pipe or device is opened.
+    if (manifest.runDir !== null) {
+      const rel = relative(manifest.runDir, manifest.path);
+      const at = checkRunPathSync(manifest.runDir, rel);
+      if (at.kind === 'bad') throw new InputError(`${source}: refusing to read ${rel}: ${at.message}`);
+    } else {
+      let st: ReturnType<typeof statSync> | null = null;
+      try {
+        st = statSync(manifest.path);
+      } catch {
+        st = null;
+      }
+      const special = st && specialInputMessage(st);
+      if (special) throw new InputError(`${source}: ${special}`);
+    }
     let text: string;
     try {
       text = await readFile(manifest.path, 'utf8');

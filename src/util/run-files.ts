@@ -34,6 +34,16 @@ function typeName(st: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevic
   return 'not a regular file';
 }
 
+/**
+ * Why a file the user named directly (a results file, a manifest) cannot be opened, or null: a
+ * named pipe would block until something writes to it and a device may never end, so both are
+ * refused before anything opens them. A link to a regular file is fine: the user chose it.
+ */
+export function specialInputMessage(st: import('node:fs').Stats): string | null {
+  if (st.isFile() || st.isDirectory()) return null;
+  return `is ${typeName(st)}, not a regular file — write the results to a file first and pass that file`;
+}
+
 function judge(safe: string, real: string, realDir: string, st: import('node:fs').Stats): RunPathCheck {
   if (!inside(real, realDir)) return { kind: 'bad', message: `${safe} resolves outside the run directory (symbolic link to ${real})` };
   if (st.isDirectory()) return { kind: 'ok', abs: real, isDir: true, size: 0 };

@@ -1,0 +1,124 @@
+/**
+ * Hostile inputs and faults, round two (issue 30): the holes an independent trial found after
+ * round one. Each case runs the built CLI on real files, real repositories and real bare remotes.
+ */
+import { execFileSync } from 'node:child_process';
+import { cp, readFile, symlink, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
+import { cli } from './publish-helpers.js';
+
+isolateGitForSuite();
+
+const CANARY = 'CANARY-round-two-41c7';
+const ROW = {
+  test_id: 'alpha',
+  suite: 's',
+  target: 'm1',
+  score: 1,
+  timestamp: '2026-03-01T10:00:00Z',
+  assertions: [{ text: 'says hi', passed: true }],
+  answer: 'hi there',
+  file_changes: 'diff --git a/x b/x\n+ok\n',
+};
+const ATTEMPT = 's/alpha/m1/attempt-0';
+
+let pristine: string | null = null;
+let outside = '';
+
+/** A fresh exported run in its own folder, and files outside it holding the canary. */
+async function freshRun(): Promise<string> {
+  const root = await makeTempDir('agentv-round2');
+  if (pristine === null) {
+    const src = join(root, 'r.jsonl');
+    await writeFile(src, JSON.stringify(ROW) + '\n');
+    const r = await cli(['export', src, '--out', join(root, 'pristine'), '--experiment', 'round2'], root);
+    expect(r.code, r.stderr).toBe(0);
+    pristine = join(root, 'pristine');
+    outside = root;
+    await writeFile(join(root, 'passwd'), `root:x:0:0:${CANARY}:/root:/bin/sh\ndaemon:x:1:1:${CANARY}\n`);
+    // Valid result rows outside the run: exporting them through a link must not succeed either.
+    await writeFile(join(root, 'valid.jsonl'), JSON.stringify({ ...ROW, answer: CANARY }) + '\n');
+  }
+  const dir = join(root, `run-${Math.random().toString(36).slice(2, 8)}`);
+  await cp(pristine, dir, { recursive: true });
+  return dir;
+}
+
+const leaked = (r: { stdout: string; stderr: string }) => (r.stdout + r.stderr).includes(CANARY);
+
+describe('a symbolic link as the run index (item 2)', () => {
+  for (const target of ['passwd', 'valid.jsonl']) {
+    const cases: [string, (dir: string, out: string) => string[]][] = [
+      ['export --skip-invalid', (dir, out) => ['export', dir, '--out', out, '--skip-invalid']],
+      ['export', (dir, out) => ['export', dir, '--out', out]],
+      ['export of index.jsonl', (dir, out) => ['export', join(dir, 'index.jsonl'), '--out', out]],
+      ['export --dry-run', (dir, out) => ['export', dir, '--out', out, '--dry-run']],
+      ['compare', (dir) => ['compare', dir, dir]],
+      ['trend', (dir) => ['trend', dir]],
+      ['show', (dir) => ['show', dir]],
+      ['validate', (dir) => ['validate', dir]],
+    ];
+    for (const [name, args] of cases) {
+      it(`${name} refuses an index.jsonl linked to ${target} outside the run (exit 2), quoting none of its bytes`, async () => {
+        const dir = await freshRun();
+        await unlink(join(dir, 'index.jsonl'));
+        await symlink(join(outside, target), join(dir, 'index.jsonl'));
+        const out = join(dir, '..', `o-${Math.random().toString(36).slice(2, 8)}`);
+        const r = await cli(args(dir, out), dir);
+        expect(r.code, r.stdout + r.stderr).toBe(2);
+        expect(r.stderr).toMatch(/index\.jsonl resolves outside the run directory/);
+        expect(leaked(r)).toBe(false);
+      });
+    }
+  }
+
+  it("AgentV's .internal/index.jsonl linked out of the run is refused the same way", async () => {
+    const dir = await freshRun();
+    execFileSync('mkdir', ['-p', join(dir, '.internal')]);
+    await unlink(join(dir, 'index.jsonl'));
+    await symlink(join(outside, 'valid.jsonl'), join(dir, '.internal', 'index.jsonl'));
+    const r = await cli(['export', dir, '--out', join(dir, '..', 'oi'), '--skip-invalid'], dir);
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/\.internal\/index\.jsonl resolves outside the run directory/);
+    expect(leaked(r)).toBe(false);
+  });
+
+  it('a summary.json linked out of the run does not lend the export its run id', async () => {
+    const dir = await freshRun();
+    await writeFile(join(outside, 'summary.json'), JSON.stringify({ run_id: CANARY, experiment: CANARY }));
+    await unlink(join(dir, 'summary.json'));
+    await symlink(join(outside, 'summary.json'), join(dir, 'summary.json'));
+    const r = await cli(['export', dir, '--out', join(dir, '..', 'os'), '--dry-run', '--json'], dir);
+    expect(leaked(r)).toBe(false);
+  });
+});
+
+describe('a named pipe or device as input never blocks (item 6)', () => {
+  for (const [name, args] of [
+    ['export', (f: string, d: string) => ['export', f, '--out', join(d, 'o')]],
+    ['compare', (f: string) => ['compare', f, f]],
+    ['trend', (f: string) => ['trend', f]],
+  ] as const) {
+    it(`${name} refuses a FIFO nothing writes to, up front (exit 2)`, async () => {
+      const d = await makeTempDir('agentv-fifo');
+      const fifo = join(d, 'results.jsonl');
+      execFileSync('mkfifo', [fifo]);
+      const r = await cli(args(fifo, d), d, { timeoutMs: 20_000 });
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/is a named pipe, not a regular file/);
+    });
+  }
+
+  it('a device is refused before it is read', async () => {
+    const d = await makeTempDir('agentv-dev');
+    const r = await cli(['export', '/dev/zero', '--out', join(d, 'o')], d, { timeoutMs: 20_000 });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/\/dev\/zero: is a device/);
+    const c = await cli(['compare', '/dev/zero', '/dev/null'], d, { timeoutMs: 20_000 });
+    expect(c.code).toBe(2);
+    expect(c.stderr).toMatch(/is a device/);
+  });
+});
+
