@@ -3,11 +3,12 @@
  * round one. Each case runs the built CLI on real files, real repositories and real bare remotes.
  */
 import { execFileSync } from 'node:child_process';
-import { cp, readFile, symlink, unlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
-import { cli } from './publish-helpers.js';
+import { classifyPush, parsePushPorcelain } from '../src/git/push.js';
+import { git, isolateGitForSuite, makeTempDir, startGitDaemon } from './helpers/git-fixtures.js';
+import { RESULTS_REF, cli, makeRunWorkspace, makeUserRepo, tip } from './publish-helpers.js';
 
 isolateGitForSuite();
 
@@ -122,3 +123,57 @@ describe('a named pipe or device as input never blocks (item 6)', () => {
   });
 });
 
+describe('a ref lock left on the remote (item 3)', () => {
+  it('classifies git\'s "Unable to create ....lock: File exists" as ref-locked, not a lost race', () => {
+    const stdout = [
+      'To ../remote.git',
+      '!\trefs/heads/agentv/artifacts/v1:refs/heads/agentv/artifacts/v1\t[remote rejected] (atomic transaction failed)',
+      '!\trefs/heads/agentv/results/v1:refs/heads/agentv/results/v1\t[remote rejected] (atomic transaction failed)',
+      'Done',
+    ].join('\n');
+    const stderr =
+      "remote: error: cannot lock ref 'refs/heads/agentv/results/v1': Unable to create '/srv/r.git/./refs/heads/agentv/results/v1.lock': File exists.\n";
+    const refs = [...parsePushPorcelain(stdout).values()];
+    expect(classifyPush(1, true, refs, stderr)).toBe('ref-locked');
+    // A genuine race still reads as one.
+    const race = "remote: error: cannot lock ref 'refs/heads/agentv/results/v1': is at 1111 but expected 2222\n";
+    expect(classifyPush(1, true, refs, race)).toBe('non-fast-forward');
+  });
+
+  for (const transport of ['path', 'git daemon'] as const) {
+    it(`publish --push over ${transport} names the lock and what to do, without 16 race retries; sync lands once it is gone`, async () => {
+      const user = await makeUserRepo();
+      let daemon: Awaited<ReturnType<typeof startGitDaemon>> | null = null;
+      try {
+        if (transport === 'git daemon') {
+          daemon = await startGitDaemon(join(user.remote, '..'));
+          await git(user.work, ['remote', 'set-url', 'origin', daemon.url('remote.git')]);
+        }
+        const first = await makeRunWorkspace({ minute: 1 });
+        const p1 = await cli(['publish', first.dir, '--push'], user.work);
+        expect(p1.code, p1.stderr).toBe(0);
+        const lock = join(user.remote, 'refs/heads/agentv/results/v1.lock');
+        await mkdir(join(lock, '..'), { recursive: true });
+        await writeFile(lock, '');
+        const second = await makeRunWorkspace({ minute: 2, seed: 9 });
+        const p2 = await cli(['publish', second.dir, '--push', '--json'], user.work);
+        expect(p2.code, p2.stderr).toBe(0);
+        const push = (JSON.parse(p2.stdout) as { push: { classification: string; attempts: number; landed: boolean; message: string } }).push;
+        expect(push.classification).toBe('ref-locked');
+        expect(push.landed).toBe(false);
+        expect(push.attempts).toBeLessThanOrEqual(3);
+        expect(push.message).toMatch(/stale ref lock .*refs\/heads\/agentv\/results\/v1\.lock/);
+        expect(push.message).not.toMatch(/lost races/);
+        const req = await cli(['publish', second.dir, '--require-push'], user.work);
+        expect(req.code).toBe(3);
+        expect(req.stderr).toMatch(/stale ref lock/);
+        await rm(lock);
+        const s = await cli(['sync'], user.work);
+        expect(s.code, s.stdout + s.stderr).toBe(0);
+        expect(await git(user.remote, ['rev-parse', RESULTS_REF])).toBe(await tip(user.work, RESULTS_REF));
+      } finally {
+        await daemon?.stop();
+      }
+    }, 120_000);
+  }
+});

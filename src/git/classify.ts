@@ -34,3 +34,16 @@ export function classifyRemoteFailure(stderr: string): RemoteFailureKind {
   if (UNREACHABLE_PATTERNS.some((re) => re.test(stderr))) return 'unreachable';
   return 'other';
 }
+
+/**
+ * A ref lock left on the remote: a push or other git process there was killed while it held
+ * `<ref>.lock`. The server answers every later update of that ref "cannot lock ref ...: Unable to
+ * create '<ref>.lock': File exists" (porcelain: "failed to update ref", or "atomic transaction
+ * failed" for an atomic push). Unlike a lost race ("cannot lock ref ...: is at X but expected Y")
+ * fetching and merging cannot help, so it is not retried as one. Returns the lock file the remote
+ * named (its path on the remote's disk), or null when the stderr shows no such lock.
+ */
+export function remoteRefLock(stderr: string): string | null {
+  const m = /Unable to create '([^'\n]*\.lock)': File exists/.exec(stderr);
+  return m ? m[1]!.replace(/\/\.\//g, '/') : null;
+}

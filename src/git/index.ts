@@ -35,7 +35,7 @@ export { catFile, readBlobs, readObjects } from './cat-file.js';
 export type { GitObject, ObjectType } from './cat-file.js';
 export { deleteRef, updateRef, updateRefs } from './refs.js';
 export type { RefUpdate, UpdateRefsOptions } from './refs.js';
-export { classifyRemoteFailure } from './classify.js';
+export { classifyRemoteFailure, remoteRefLock } from './classify.js';
 export { classifyPush, parsePushPorcelain, push } from './push.js';
 export type { PushClassification, PushOptions, PushRefResult, PushRefStatus, PushResult, PushUpdate } from './push.js';
 export { fetchRefs, lsRemote } from './remote.js';

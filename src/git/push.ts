@@ -9,7 +9,7 @@
 //    with an "absent" expectation the only possible update is a creation, so nothing can be lost.
 //  - delete (a WIP branch after its final publish): `:<dst>` guarded by `--force-with-lease=<dst>:<sha>`,
 //    so a branch that moved since we looked is not deleted.
-import { classifyRemoteFailure } from './classify.js';
+import { classifyRemoteFailure, remoteRefLock } from './classify.js';
 import { GitError } from './errors.js';
 import { assertNotOption, gitIn, transportCwd, type Repo } from './repo.js';
 
@@ -33,7 +33,8 @@ export interface PushRefResult {
   reason: string | null;
 }
 
-export type PushClassification = 'ok' | 'non-fast-forward' | 'unreachable' | 'auth' | 'other';
+/** `ref-locked`: the remote holds a stale `<ref>.lock` (see remoteRefLock); retrying as a race cannot help. */
+export type PushClassification = 'ok' | 'non-fast-forward' | 'ref-locked' | 'unreachable' | 'auth' | 'other';
 
 export interface PushResult {
   classification: PushClassification;
@@ -151,6 +152,8 @@ function atomicRaceOnServer(refs: PushRefResult[], stderr: string): boolean {
 /** How a finished push ended, from its exit code, per-ref porcelain statuses and stderr. */
 export function classifyPush(exitCode: number | null, gotRefStatus: boolean, refs: PushRefResult[], stderr: string): PushClassification {
   if (exitCode === 0 && refs.every((r) => r.status === 'ok' || r.status === 'up-to-date')) return 'ok';
+  // Checked before the race: a lock file on the remote also reads "cannot lock ref".
+  if (refs.some((r) => r.status === 'remote-rejected') && remoteRefLock(stderr) !== null) return 'ref-locked';
   const lostRace = refs.some(
     (r) => r.status === 'rejected-non-ff' || r.status === 'rejected-fetch-first' || (r.status === 'remote-rejected' && REMOTE_RACE.test(r.reason ?? '')),
   );

@@ -20,7 +20,7 @@
  * or a push), and setting a conflict aside holds it across that one push so that a run committed
  * meanwhile is never dropped from the branch.
  */
-import { push, updateRefs, type PushClassification } from '../git/index.js';
+import { push, remoteRefLock, updateRefs, type PushClassification } from '../git/index.js';
 import { divertToSyncBranch } from './fallback.js';
 import { fetchBothBranches, integrateRemote, readTips, type BranchTips, type FetchedBranches } from './integrate.js';
 import type { PathConflict, PathResolver } from './merge-commits.js';
@@ -96,6 +96,9 @@ export function backoffDelay(retry: number, backoff: { baseMs: number; capMs: nu
   return sharedBackoffDelay(retry, { ...backoff, jitter: 'full' }, random, roundMs);
 }
 
+/** Waits before pushing again into a ref lock on the remote: a concurrent push holding it is done long before. */
+const LOCK_RETRY_DELAYS_MS = [250, 1000] as const;
+
 function describe(classification: PushClassification, remote: string, stderr: string): string {
   switch (classification) {
     case 'ok':
@@ -106,6 +109,10 @@ function describe(classification: PushClassification, remote: string, stderr: st
       return `${remote} is unreachable`;
     case 'auth':
       return `${remote} refused our credentials`;
+    case 'ref-locked': {
+      const lock = remoteRefLock(stderr) ?? '<ref>.lock';
+      return `${remote} refused the update: a stale ref lock ${lock} is left on the remote (a git process there was killed mid-update); if no push to ${remote} is running, remove that file on the remote (or ask its administrator)`;
+    }
     default:
       return `push to ${remote} failed: ${gitCause(stderr)}`;
   }
@@ -237,6 +244,7 @@ class PushLoop {
   private readonly started = Date.now();
   private readonly remote: string;
   private readonly maxAttempts: number;
+  private lockRetries = 0;
   private readonly backoff: { baseMs: number; capMs: number };
   private readonly sleep: (ms: number) => Promise<void>;
   private attempts = 0;
@@ -321,6 +329,13 @@ class PushLoop {
         // up to the cap while the remote sat idle (traced in the 8 x 10 benchmark).
         this.rejections = 0;
         continue; // loops once more: stops if nothing new was committed meanwhile
+      }
+      // A lock on the remote: the server already waited for it (core.filesRefLockTimeout). Give a
+      // push in flight there two short chances to finish, then say what is wrong: no fetch or
+      // merge can clear it, so it is never retried as a lost race.
+      if (r.classification === 'ref-locked' && this.lockRetries < LOCK_RETRY_DELAYS_MS.length) {
+        await this.sleep(LOCK_RETRY_DELAYS_MS[this.lockRetries++]!);
+        continue;
       }
       if (r.classification !== 'non-fast-forward')
         return this.done({ landed: false, classification: r.classification, message: describe(r.classification, remote, r.stderr) });
