@@ -236,6 +236,31 @@ describe('request checks', () => {
     expect(cross.body.error).toMatch(/origin/);
   });
 
+  it('without an Origin, a cross-site Referer refuses a token-bearing write; our own Referer is fine (issue 30 item 7)', async () => {
+    const { request } = await import('node:http');
+    // fetch() always adds an Origin to a POST; a raw request sends exactly the headers given.
+    const raw = (headers: Record<string, string>) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(
+          { host: '127.0.0.1', port: server.port, path: '/api/remote/status', method: 'POST', headers: { 'content-type': 'application/json', ...headers } },
+          (res) => {
+            let body = '';
+            res.on('data', (d: Buffer) => (body += d.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        req.end('{}');
+      });
+    const cross = await raw({ [TOKEN_HEADER]: server.token, referer: 'https://evil.example/page?secret=1' });
+    expect(cross.status).toBe(403);
+    expect(JSON.parse(cross.body).error).toMatch(/referer origin "https:\/\/evil\.example"/);
+    expect(cross.body).not.toContain('secret=1');
+    expect((await raw({ [TOKEN_HEADER]: server.token, referer: 'not a url' })).status).toBe(403);
+    const own = await raw({ [TOKEN_HEADER]: server.token, referer: `http://127.0.0.1:${server.port}/` });
+    expect(own.status).not.toBe(403);
+  });
+
   it('refuses a Host that is not this server (DNS rebinding)', async () => {
     const { request } = await import('node:http');
     const status = await new Promise<number>((resolve, reject) => {

@@ -8,7 +8,9 @@
  * Cross-site writes: a page on another origin can POST to 127.0.0.1 (a "simple" request needs no
  * preflight). Every write must carry the per-server token, which only our own page knows (it is
  * embedded in the Dashboard, which another origin cannot read), and an Origin header, when the
- * browser sends one, must be our own origin.
+ * browser sends one, must be our own origin. Without an Origin, a Referer (which some browsers and
+ * proxies send instead) must name our own origin too; a write with neither is a non-browser client
+ * and is judged by its token alone.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -59,18 +61,29 @@ function sameToken(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** For POST/PUT/DELETE: our origin (when the browser says) and our token. */
+/** True when `url` (an Origin or a Referer) is http(s) on the host this request was sent to. */
+function sameOrigin(url: string, req: IncomingMessage): boolean {
+  try {
+    const u = new URL(url);
+    return u.host === (req.headers.host ?? '').toLowerCase() && (u.protocol === 'http:' || u.protocol === 'https:');
+  } catch {
+    return false;
+  }
+}
+
+/** For POST/PUT/DELETE: our origin (when the browser says, by Origin or else by Referer) and our token. */
 export function checkWrite(req: IncomingMessage, token: string): Refusal | null {
   const origin = req.headers.origin;
-  if (origin !== undefined) {
-    let ok = false;
+  if (origin !== undefined && !sameOrigin(origin, req))
+    return { status: 403, message: `refused: a write from origin ${JSON.stringify(origin)} (cross-site requests may only read)` };
+  const referer = req.headers.referer;
+  if (origin === undefined && referer !== undefined && !sameOrigin(referer, req)) {
+    // Only the origin part is echoed: a Referer's path and query may carry someone's data.
+    let from = 'an unparsable Referer';
     try {
-      const u = new URL(origin);
-      ok = u.host === (req.headers.host ?? '').toLowerCase() && (u.protocol === 'http:' || u.protocol === 'https:');
-    } catch {
-      ok = false;
-    }
-    if (!ok) return { status: 403, message: `refused: a write from origin ${JSON.stringify(origin)} (cross-site requests may only read)` };
+      from = `referer origin ${JSON.stringify(new URL(referer).origin)}`;
+    } catch {}
+    return { status: 403, message: `refused: a write from ${from} without an Origin (cross-site requests may only read)` };
   }
   const got = req.headers[TOKEN_HEADER];
   if (typeof got !== 'string' || !sameToken(got, token)) {
