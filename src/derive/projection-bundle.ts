@@ -5,18 +5,9 @@
  * block records which, so downstream processing is auditable.
  */
 import type { IndexRow } from '../model/artifacts.js';
+import { BUNDLE_FILE_FIELDS } from '../model/paths.js';
 
 const RAW_BEARING = new Set(['grading_path', 'answer_path', 'transcript_path', 'transcript_raw_path', 'input_path']);
-const ARTIFACT_KEYS = [
-  'result_path',
-  'grading_path',
-  'metrics_path',
-  'timing_path',
-  'transcript_path',
-  'transcript_raw_path',
-  'answer_path',
-  'file_changes_path',
-] as const;
 
 export interface RawContent {
   input?: string;
@@ -25,7 +16,7 @@ export interface RawContent {
 
 export function projectionEntry(row: IndexRow, opts: { includeRawContent: boolean; raw?: RawContent }) {
   const artifacts: Record<string, string> = {};
-  for (const key of ARTIFACT_KEYS) {
+  for (const key of BUNDLE_FILE_FIELDS) {
     const value = row[key];
     if (typeof value !== 'string') continue;
     if (!opts.includeRawContent && RAW_BEARING.has(key)) continue;

@@ -8,7 +8,7 @@
 import { checkRunPath, specialInputMessage } from '../util/run-files.js';
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { safeRelativePath, sanitizeSegment } from '../model/paths.js';
+import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment } from '../model/paths.js';
 import { AgentvResultsError } from '../util/errors.js';
 
 export interface ResolvedSource {
@@ -278,29 +278,7 @@ export function isIndexRow(row: Record<string, unknown>): boolean {
 
 /** Paths, ids and bookkeeping of the layouts we read that must not leak into a re-derived row. */
 const INDEX_ONLY_KEYS = [
-  'result_dir',
-  'result_path',
-  'grading_path',
-  'metrics_path',
-  'timing_path',
-  'transcript_path',
-  'transcript_raw_path',
-  'answer_path',
-  'output_path',
-  'response_path',
-  'input_path',
-  'file_changes_path',
-  'summary_path',
-  'stdout_path',
-  'stderr_path',
-  'target_execution_path',
-  'test_dir',
-  'task_dir',
-  'artifact_dir',
-  'targets_path',
-  'providers_path',
-  'files_path',
-  'graders_path',
+  ...ROW_PATH_FIELDS,
   'projection_identity',
   'artifact_pointers',
   'assertions_summary',

@@ -59,3 +59,48 @@ export function slugToIso(slug: string): string | null {
   if (!m) return null;
   return `${m[1]}T${m[2]}:${m[3]}:${m[4]}.${m[5] ?? '000'}Z`;
 }
+
+/**
+ * The fields of our bundle's index rows that name one file of the attempt (the sidecars export
+ * writes). Every other list below includes them.
+ */
+export const BUNDLE_FILE_FIELDS = [
+  'result_path',
+  'grading_path',
+  'metrics_path',
+  'timing_path',
+  'transcript_path',
+  'transcript_raw_path',
+  'answer_path',
+  'file_changes_path',
+] as const;
+
+/**
+ * Every field of an index row, in any layout we read (ours, AgentV 5's `.internal/index.jsonl`,
+ * AgentV 4.42's `artifact_dir`/`targets_path`, older bundles), that names a file or directory of the run, relative to the run directory. The one
+ * list every reader and writer uses: validate checks each, publish and pull refuse a row whose any
+ * field escapes the run, combine copies them, derive drops them from a re-derived row. `eval_path`
+ * is not here: ours records the eval file in the user's project (never opened), and AgentV's copy
+ * inside the run is also named by `test_dir`.
+ */
+export const ROW_PATH_FIELDS = [
+  'result_dir',
+  'summary_path',
+  ...BUNDLE_FILE_FIELDS,
+  'output_path',
+  'response_path',
+  'input_path',
+  'stdout_path',
+  'stderr_path',
+  'target_execution_path',
+  'test_dir',
+  'task_dir',
+  'artifact_dir',
+  'targets_path',
+  'providers_path',
+  'files_path',
+  'graders_path',
+] as const;
+
+/** The fields of ROW_PATH_FIELDS that name a directory, not a file. */
+export const ROW_DIR_FIELDS: ReadonlySet<string> = new Set(['result_dir', 'test_dir', 'task_dir', 'artifact_dir', 'files_path']);

@@ -13,20 +13,7 @@ import { json } from '../derive/row-files.js';
 import { parseIndexRows, rederiveRunDocs } from '../derive/rederive.js';
 import type { IndexRow } from '../model/artifacts.js';
 import type { SplitFile } from './split.js';
-
-/** Index fields that name a row's files, relative to the run (where a kept row's files are). */
-const PATH_FIELDS = [
-  'result_dir',
-  'summary_path',
-  'result_path',
-  'grading_path',
-  'metrics_path',
-  'timing_path',
-  'transcript_path',
-  'transcript_raw_path',
-  'answer_path',
-  'file_changes_path',
-] as const;
+import { ROW_PATH_FIELDS } from '../model/paths.js';
 
 export interface KeptRows {
   /** The run's files with index.jsonl and the derived documents over the union. */
@@ -83,7 +70,7 @@ export function keepBranchRows(metadata: SplitFile[], branchIndex: Buffer | null
     } catch {
       continue;
     }
-    for (const field of PATH_FIELDS) if (typeof r[field] === 'string') keepPaths.add(r[field] as string);
+    for (const field of ROW_PATH_FIELDS) if (typeof r[field] === 'string') keepPaths.add(r[field] as string);
   }
   const files = metadata.map((f) => (f.path === 'index.jsonl' ? { path: f.path, data: Buffer.from(indexText) } : f));
   // Rows we cannot parse are still kept verbatim; only the recount needs them parsed.

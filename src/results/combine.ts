@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { IndexRow } from '../model/artifacts.js';
-import { safeRelativePath, sanitizeSegment, timestampSlug } from '../model/paths.js';
+import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment, timestampSlug } from '../model/paths.js';
 import { RunAggregator } from '../derive/aggregate.js';
 import { AtomicDir } from '../derive/atomic-dir.js';
 import { InputError } from '../derive/export.js';
@@ -66,17 +66,6 @@ interface Kept {
   source: number;
   line: number;
 }
-
-const PATH_FIELDS = [
-  'result_path',
-  'grading_path',
-  'metrics_path',
-  'timing_path',
-  'transcript_path',
-  'transcript_raw_path',
-  'answer_path',
-  'file_changes_path',
-] as const;
 
 const timeOf = (row: IndexRow): number => {
   const t = row.timestamp ? Date.parse(row.timestamp) : NaN;
@@ -168,8 +157,8 @@ function checkPaths(kept: Kept[], paths: string[]): void {
   const owner = new Map<string, Kept>();
   for (const k of kept) {
     const where = `${paths[k.source]} (index.jsonl:${k.line})`;
-    for (const field of ['result_dir', ...PATH_FIELDS] as const) {
-      const value = k.row[field];
+    for (const field of ROW_PATH_FIELDS) {
+      const value = (k.row as Record<string, unknown>)[field];
       if (typeof value === 'string' && safeRelativePath(value) === null)
         throw new InputError(`${where}: ${field} ${JSON.stringify(value)} escapes the run directory — refusing to copy it`);
     }
@@ -242,8 +231,9 @@ export async function combineRuns(opts: CombineOptions): Promise<CombineResult> 
       const resultDir = safeRelativePath(row.result_dir)!;
       if (await exists(join(srcDir, resultDir))) await dir.copyIn(join(srcDir, resultDir), resultDir);
       // Sidecars a foreign writer placed outside the attempt directory travel too.
-      for (const field of PATH_FIELDS) {
-        const rel = row[field];
+      for (const field of ROW_PATH_FIELDS) {
+        if (field === 'result_dir') continue;
+        const rel = (row as Record<string, unknown>)[field];
         if (typeof rel !== 'string') continue;
         const safe = safeRelativePath(rel)!;
         if (safe.startsWith(resultDir + '/')) continue;

@@ -12,21 +12,14 @@ import { createReadStream } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
 import type * as z from 'zod';
 import { AttemptTimingSchema, GradingSchema, MetricsSchema, ResultSchema, TranscriptSchema, type IndexRow } from '../model/artifacts.js';
-import { safeRelativePath } from '../model/paths.js';
-import { checkRunPathSync } from '../util/run-files.js';
+import { BUNDLE_FILE_FIELDS, ROW_DIR_FIELDS, ROW_PATH_FIELDS, safeRelativePath } from '../model/paths.js';
+import { pointerList } from '../model/artifacts.js';
+import { checkRunPathSync, readRunFileSync } from '../util/run-files.js';
 import { rangeProblems } from '../model/ranges.js';
 import { identityFieldsOf, projectionIdentity } from '../derive/identity.js';
 import type { ValidationProblem } from './validate-types.js';
 
-type PathField =
-  | 'result_path'
-  | 'grading_path'
-  | 'metrics_path'
-  | 'timing_path'
-  | 'transcript_path'
-  | 'transcript_raw_path'
-  | 'answer_path'
-  | 'file_changes_path';
+type PathField = (typeof BUNDLE_FILE_FIELDS)[number];
 
 /** The sidecars a row can name; JSON ones are parsed against the schema of what export writes. */
 const SIDECARS: { field: PathField; schema: z.ZodType | null; what: string }[] = [
@@ -140,6 +133,11 @@ export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number
     crossCheck(ctx, row, field, parsed.data as Record<string, unknown>, rel, where);
   }
 
+  // The path fields beyond our sidecars (summary_path, AgentV's stdout_path, test_dir, ...).
+  const bundle = new Set<string>([...BUNDLE_FILE_FIELDS, 'result_dir']);
+  const extra = ROW_PATH_FIELDS.filter((f) => !bundle.has(f));
+  checkPathFields(ctx, row as unknown as Record<string, unknown>, extra, new Set(pointers.keys()), problem);
+
   checkIdentity(row, problem);
   for (const p of rangeProblems(row as unknown as Record<string, unknown>)) problem(p);
   for (const pointer of row.artifact_pointers ?? []) await checkPointer(ctx, pointer, line);
@@ -184,4 +182,123 @@ async function checkPointer(ctx: RowCheckContext, pointer: NonNullable<IndexRow[
   if (size !== pointer.size) problem(`size is ${pointer.size} but the local payload has ${size} bytes`);
   const sha = await sha256File(at.abs);
   if (sha !== pointer.sha256) problem(`sha256 ${pointer.sha256} does not match the local payload (${sha})`);
+}
+
+/**
+ * Each of `fields` the row carries must be a string naming a file (or, for ROW_DIR_FIELDS, a
+ * directory) inside the run that exists, unless an artifact pointer says its bytes live on the
+ * artifacts branch.
+ */
+function checkPathFields(
+  ctx: Pick<RowCheckContext, 'dir' | 'realDir'>,
+  row: Record<string, unknown>,
+  fields: readonly string[],
+  detached: ReadonlySet<string>,
+  problem: (message: string) => void,
+  missing: (field: string, rel: string) => void = (field, rel) => problem(`${field} ${rel} does not exist`),
+): void {
+  for (const field of fields) {
+    const rel = row[field];
+    if (rel === null || rel === undefined) continue;
+    if (typeof rel !== 'string') {
+      problem(`${field} is not a string`);
+      continue;
+    }
+    const at = checkRunPathSync(ctx.dir, rel, ctx.realDir);
+    if (at.kind === 'bad') problem(`${field} ${at.message}`);
+    else if (at.kind === 'missing') {
+      if (!detached.has(safeRelativePath(rel) ?? rel)) missing(field, rel);
+    } else if (ROW_DIR_FIELDS.has(field) !== at.isDir) problem(`${field} ${rel} is ${at.isDir ? 'a directory, not a file' : 'a file, not a directory'}`);
+  }
+}
+
+/** AgentV's verdict node: `pass`, `score` and `reason` at every level of `component_results`. */
+function gradingNodeProblems(node: unknown, label: string): string[] {
+  if (typeof node !== 'object' || node === null || Array.isArray(node)) return [`${label} is not an object`];
+  const n = node as Record<string, unknown>;
+  const out: string[] = [];
+  if (typeof n.pass !== 'boolean' || typeof n.score !== 'number' || typeof n.reason !== 'string') out.push(`${label} lacks pass, score or reason`);
+  if (n.component_results !== undefined) {
+    if (!Array.isArray(n.component_results)) out.push(`${label}.component_results is not an array`);
+    else n.component_results.forEach((c, i) => out.push(...gradingNodeProblems(c, `${label}.component_results[${i}]`)));
+  }
+  return out;
+}
+
+/**
+ * The checks a run of another layout (AgentV 5's `.internal/index.jsonl`, plain result rows)
+ * needs on its own files: the derived copy validate reads cannot show a sidecar the source lacks.
+ * Every row names its test, target, score and `summary_path`; every path field stays inside the
+ * run, and the test's summary and grading exist; each sample has its result.json and grading.json; grading and metrics parse;
+ * the run has its summary.json. `manifest` is the manifest's path relative to `dir`.
+ */
+export function checkSourceRows(dir: string, realDir: string, manifest: string, problems: ValidationProblem[], notes: ValidationProblem[]): void {
+  const read = readRunFileSync(dir, manifest, realDir);
+  if (read.kind !== 'ok') return; // loadRun already refused or reported it
+  // AgentV 5's own layout (`.internal/index.jsonl`): AgentV's rules apply in full. Older layouts
+  // (pipeline bench, Era-A) never had a summary_path, per-sample result.json or summary.json.
+  const agentv5 = manifest !== 'index.jsonl';
+  const lines = read.data.toString('utf8').split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i]!.trim();
+    if (!text) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      continue; // reported with the derived copy's problems
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+    const row = value as Record<string, unknown>;
+    const problem = (message: string) => problems.push({ file: manifest, line: i + 1, message });
+    if (typeof row.test_id !== 'string' || row.test_id === '') problem('test_id is missing');
+    if (typeof row.target !== 'string' || row.target === '') problem('target is missing');
+    if (typeof row.score !== 'number' || !(row.score >= 0 && row.score <= 1)) problem(`score ${JSON.stringify(row.score ?? null)} is not a number in [0, 1]`);
+    if (agentv5 && typeof row.summary_path !== 'string') problem('summary_path is missing');
+    const detached = new Set<string>();
+    const pointers = pointerList(row.artifact_pointers);
+    if (Array.isArray(pointers)) for (const p of pointers) if (typeof (p as { path?: unknown })?.path === 'string') detached.add((p as { path: string }).path);
+    const ctx = { dir, realDir };
+    // A missing file is an error where AgentV says so (the test's summary, its grading); other
+    // files a row names may be absent from a copy (AgentV keeps some on its artifacts branch).
+    checkPathFields(ctx, row, ROW_PATH_FIELDS, detached, problem, (field, rel) =>
+      field === 'summary_path' || field === 'grading_path'
+        ? problem(`${field} ${rel} does not exist`)
+        : notes.push({ file: manifest, line: i + 1, message: `${field} ${rel} is not in this copy of the run` }),
+    );
+    const resultDir = typeof row.result_dir === 'string' ? safeRelativePath(row.result_dir) : null;
+    const samples = [row.samples, row.attempts, row.trials].find(Array.isArray) as unknown[] | undefined;
+    for (const s of samples ?? []) {
+      const sample = (s ?? {}) as Record<string, unknown>;
+      const rel = [sample.sample_path, sample.attempt_path, sample.run_path].find((x) => typeof x === 'string') as string | undefined;
+      if (!agentv5 || rel === undefined || resultDir === null) continue;
+      for (const name of ['result.json', 'grading.json']) {
+        const at = checkRunPathSync(dir, `${resultDir}/${rel}/${name}`, realDir);
+        if (at.kind === 'bad') problem(`sample ${rel}: ${at.message}`);
+        else if (at.kind === 'missing') problem(`sample ${rel}: ${resultDir}/${rel}/${name} does not exist`);
+      }
+    }
+    for (const [field, what] of [
+      ['grading_path', 'grading'],
+      ['metrics_path', 'metrics'],
+    ] as const) {
+      const rel = row[field];
+      if (typeof rel !== 'string') continue;
+      const doc = readRunFileSync(dir, rel, realDir);
+      if (doc.kind !== 'ok') continue; // reported above
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(doc.data.toString('utf8'));
+      } catch (err) {
+        problems.push({ file: rel, message: `not valid JSON (${(err as Error).message}) — the ${what} of ${manifest}:${i + 1}` });
+        continue;
+      }
+      if (field === 'grading_path')
+        for (const m of gradingNodeProblems(parsed, 'grading.json')) problems.push({ file: rel, message: `${m} — the grading of ${manifest}:${i + 1}` });
+      else if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        problems.push({ file: rel, message: `is not a JSON object — the metrics of ${manifest}:${i + 1}` });
+    }
+  }
+  if (agentv5 && checkRunPathSync(dir, 'summary.json', realDir).kind === 'missing')
+    problems.push({ file: 'summary.json', message: 'missing — the run has no summary.json' });
 }

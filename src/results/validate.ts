@@ -7,14 +7,16 @@
  * validate tells the user everything to fix. Facts that are fine but worth knowing (a payload
  * detached to the artifacts branch, an optional file that is absent) are notes, not problems.
  */
-import { readFile, realpath } from 'node:fs/promises';
-import { join } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { relative } from 'node:path';
 import type * as z from 'zod';
 import { BenchmarkSchema, FeedbackSchema, RunTimingSchema, SummarySchema, TagsSchema, type IndexRow } from '../model/artifacts.js';
 import { caseKey, describeCase } from './keys.js';
 import { loadRun, type LoadedRun } from './run-reader.js';
 import { recomputeSummary } from './summary.js';
-import { checkRow, type RowCheckContext } from './validate-rows.js';
+import { checkRow, checkSourceRows, type RowCheckContext } from './validate-rows.js';
+import { readRunFileSync } from '../util/run-files.js';
+import { runManifestOf } from '../derive/source.js';
 import type { ValidationProblem } from './validate-types.js';
 
 export type { ValidationProblem } from './validate-types.js';
@@ -39,14 +41,12 @@ export interface ValidationReport {
 
 type ReadJson = { state: 'missing' } | { state: 'invalid'; message: string } | { state: 'ok'; value: unknown };
 
-async function readJson(path: string): Promise<ReadJson> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { state: 'missing' };
-    return { state: 'invalid', message: (err as Error).message };
-  }
+/** A run-level file, read only through the run-path check (never through a link out of the run). */
+async function readJson(dir: string, name: string): Promise<ReadJson> {
+  const read = readRunFileSync(dir, name);
+  if (read.kind === 'missing') return { state: 'missing' };
+  if (read.kind === 'bad') return { state: 'invalid', message: `not read: ${read.message}` };
+  const text = read.data.toString('utf8');
   try {
     return { state: 'ok', value: JSON.parse(text) };
   } catch (err) {
@@ -153,7 +153,7 @@ async function checkRunFiles(dir: string, rows: number, problems: ValidationProb
     { name: 'feedback.json', schema: FeedbackSchema, what: 'feedback', required: false },
   ];
   for (const f of files) {
-    const read = await readJson(join(dir, f.name));
+    const read = await readJson(dir, f.name);
     if (read.state === 'missing') {
       if (f.required) notes.push({ file: f.name, message: 'missing — re-export the run to write it' });
       continue;
@@ -182,6 +182,12 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
   }
   const ctx: RowCheckContext = { dir, realDir: await realpath(dir), requirePayloads: opts.requirePayloads ?? false, problems, notes };
   for (let i = 0; i < run.rows.length; i++) await checkRow(ctx, run.rows[i]!, run.rowLines[i]!);
+  // Another layout is read through a derived copy, which cannot show what the source lacks: its
+  // own manifest and files are checked as AgentV's `results validate` checks them, and more.
+  if (run.layout === 'agentv' && run.sourceDir !== null) {
+    const manifest = await runManifestOf(run.sourceDir);
+    if (manifest) checkSourceRows(run.sourceDir, await realpath(run.sourceDir), relative(run.sourceDir, manifest.file), problems, notes);
+  }
   checkUniqueness(run, problems);
   checkRunIdentity(run, problems);
   checkSummary(run, run.rows, problems, notes);

@@ -12,7 +12,7 @@
 import { lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { safeRelativePath } from '../model/paths.js';
+import { ROW_PATH_FIELDS, safeRelativePath } from '../model/paths.js';
 
 export type RunPathCheck = { kind: 'ok'; abs: string; isDir: boolean; size: number } | { kind: 'missing' } | { kind: 'bad'; message: string };
 
@@ -148,18 +148,7 @@ function badMessage(check: RunPathCheck): string | null {
   return check.kind === 'bad' ? check.message : null;
 }
 
-/** Every path field an index row can carry (result_dir is a directory, the others files). */
-export const ROW_PATH_FIELDS = [
-  'result_dir',
-  'result_path',
-  'grading_path',
-  'metrics_path',
-  'timing_path',
-  'transcript_path',
-  'transcript_raw_path',
-  'answer_path',
-  'file_changes_path',
-] as const;
+export { ROW_PATH_FIELDS } from '../model/paths.js';
 
 /**
  * The problems `validate` would report about where a run's rows and files point, for commands
