@@ -177,3 +177,64 @@ describe('a ref lock left on the remote (item 3)', () => {
     }, 120_000);
   }
 });
+
+describe('publish runs the validation validate runs (item 4; issue 24 item 3)', () => {
+  const editRow = async (dir: string, edit: (row: Record<string, unknown>) => void) => {
+    const idx = join(dir, 'index.jsonl');
+    const row = JSON.parse((await readFile(idx, 'utf8')).trim()) as Record<string, unknown>;
+    edit(row);
+    await writeFile(idx, JSON.stringify(row) + '\n');
+  };
+
+  it('refuses a row whose answer_path names a missing file (exit 2, nothing committed); --allow-invalid publishes it', async () => {
+    const user = await makeUserRepo();
+    const dir = await freshRun();
+    await unlink(join(dir, `${ATTEMPT}/outputs/answer.md`));
+    const v = await cli(['validate', dir], dir);
+    expect(v.code).toBe(1);
+    const r = await cli(['publish', dir], user.work);
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/refusing to publish a run `validate` rejects: .*answer_path .*answer\.md does not exist/);
+    expect(r.stderr).toMatch(/--allow-invalid/);
+    expect(await tip(user.work, RESULTS_REF)).toBeNull();
+    const forced = await cli(['publish', dir, '--allow-invalid'], user.work);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(await tip(user.work, RESULTS_REF)).not.toBeNull();
+  });
+
+  for (const [field, value] of [
+    ['summary_path', '../../../../etc/passwd'],
+    ['summary_path', '/etc/passwd'],
+    ['stdout_path', '../outside.txt'],
+    ['test_dir', 's/.git'],
+  ] as const) {
+    it(`refuses ${field}=${JSON.stringify(value)} even with --allow-invalid, committing nothing`, async () => {
+      const user = await makeUserRepo();
+      const dir = await freshRun();
+      await editRow(dir, (row) => {
+        row[field] = value;
+      });
+      for (const args of [
+        ['publish', dir],
+        ['publish', dir, '--allow-invalid'],
+      ]) {
+        const r = await cli(args, user.work);
+        expect(r.code, r.stdout + r.stderr).toBe(2);
+        expect(r.stderr).toContain(field);
+        expect(r.stderr).toMatch(/escapes the run directory/);
+        expect(await tip(user.work, RESULTS_REF)).toBeNull();
+      }
+      const v = await cli(['validate', dir], dir);
+      expect(v.code).toBe(1);
+      expect(v.stdout + v.stderr).toContain(field);
+    });
+  }
+
+  it("validate reports a deleted test summary.json (the file its row's summary_path names)", async () => {
+    const dir = await freshRun();
+    await unlink(join(dir, `${ATTEMPT}/summary.json`));
+    const v = await cli(['validate', dir], dir);
+    expect(v.code).toBe(1);
+    expect(v.stdout + v.stderr).toMatch(/summary_path .*summary\.json does not exist/);
+  });
+});

@@ -139,7 +139,12 @@ describe('bad situations', () => {
       await writeFile(summaryPath, JSON.stringify({ ...summary, run_id: bad }));
       const r = await expectUntouched(user.work, () => cli(['publish', run.dir], user.work));
       expect(r.code, bad).toBe(2);
-      expect(r.stderr).toMatch(/run id .* (is neither <run_id> nor <experiment>\/<timestamp>|has an unsafe segment).*fix the run id there/);
+      // validate's check (the summary's run_id disagrees with the rows') refuses it first; with
+      // --allow-invalid, the layout check still does.
+      expect(r.stderr).toMatch(/refusing to publish a run `validate` rejects: summary\.json: run_id .* differs from the rows'/);
+      const forced = await expectUntouched(user.work, () => cli(['publish', run.dir, '--allow-invalid'], user.work));
+      expect(forced.code, bad).toBe(2);
+      expect(forced.stderr).toMatch(/run id .* (is neither <run_id> nor <experiment>\/<timestamp>|has an unsafe segment).*fix the run id there/);
       expect(await tip(user.work, RESULTS_REF)).toBeNull();
       expect(await tip(user.work, ARTIFACTS_REF)).toBeNull();
     }

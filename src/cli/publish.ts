@@ -22,6 +22,7 @@ export function registerPublish(cli: Cli): void {
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
     .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')
+    .option('--allow-invalid', 'Publish a run `validate` rejects (missing sidecars, counts that disagree); paths out of the run are refused all the same')
     .option('--json', 'Machine-readable output')
     .example('agentv-results publish .agentv/results/my-exp/2026-03-01T10-00-00-000Z --push')
     .example('agentv-results publish results.jsonl --experiment nightly --require-push')
@@ -38,6 +39,7 @@ export function registerPublish(cli: Cli): void {
           remote: flags.remote as string | undefined,
           message: flags.message as string | undefined,
           experiment: flags.experiment as string | undefined,
+          allowInvalid: flags.allowInvalid ? true : undefined,
           ...configFlags(flags),
           onStep: progress.step,
         }).finally(progress.done);

@@ -19,6 +19,7 @@ import { chooseLayout, type LayoutChoice } from '../branch/layout-choice.js';
 import { workspaceDirOf } from '../results/run-reader.js';
 import { runManifestOf } from '../derive/source.js';
 import { splitRun, type SplitFile } from './split.js';
+import { refuseInvalidRun } from './validate-gate.js';
 import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
 import { PublishError, resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
@@ -34,6 +35,8 @@ export interface PublishOptions extends TargetOptions {
   requirePush?: boolean;
   message?: string;
   experiment?: string;
+  /** Publish a run `validate` rejects (path checks still apply). */
+  allowInvalid?: boolean;
   /** Commit time (tests); defaults to now. */
   now?: () => Date;
   /** Told each step as it starts (reading the run, committing its files, pushing): the CLI's progress line. */
@@ -107,6 +110,9 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   const stable = await publishIfStableLayout(target, opts, settings);
   if (stable.result) return afterCommit(target, opts, stable.result, settings);
   const layout = stable.layout;
+  // Reads only the user's run: before the lock, so other publishers do not wait for it. (A run
+  // in AgentV 4.42's layout, published above as AgentV wrote it, is not judged by our validate.)
+  if (!opts.allowInvalid) await refuseInvalidRun(opts.run, opts.cwd ?? process.cwd());
   const lock = await acquirePublishLock(repo.commonDir);
   let result: PublishResult;
   try {

@@ -50,6 +50,7 @@ export const PublishOptionsSchema = z.looseObject({
   requirePush: optBool,
   message: optStr,
   experiment: optStr,
+  allowInvalid: optBool,
   now: optFn,
   onStep: optFn,
 });
