@@ -238,3 +238,66 @@ describe('publish runs the validation validate runs (item 4; issue 24 item 3)', 
     expect(v.stdout + v.stderr).toMatch(/summary_path .*summary\.json does not exist/);
   });
 });
+
+describe('our branches are ours alone (item 1)', () => {
+  const setup = async (config: string | null) => {
+    const user = await makeUserRepo();
+    // Another branch checked out, as in the trial: main is not protected by being checked out.
+    await git(user.work, ['checkout', '-q', '-b', 'feature']);
+    await git(user.work, ['branch', '-f', 'release', 'main']);
+    await git(user.work, ['push', '-q', 'origin', 'main', 'release']);
+    if (config !== null) {
+      await mkdir(join(user.work, '.agentv'), { recursive: true });
+      await writeFile(join(user.work, '.agentv', 'config.yaml'), config);
+    }
+    const heads = async () => [
+      await git(user.work, ['for-each-ref', '--format=%(refname) %(objectname)']),
+      await git(user.remote, ['for-each-ref', '--format=%(refname) %(objectname)']),
+    ];
+    return { user, heads };
+  };
+
+  for (const [name, config, env, setting] of [
+    ['AGENTV_RESULTS_BRANCH=main', null, { AGENTV_RESULTS_BRANCH: 'main' }, 'results.branch'],
+    ['results.branch: main', 'results:\n  branch: main\n', {}, 'results.branch'],
+    ['results.artifacts_branch: main', 'results:\n  artifacts_branch: main\n', {}, 'results.artifacts_branch'],
+    ['results.branch: release, allowed outside agentv/', 'results:\n  branch: release\n  allow_branch_outside_agentv: true\n', {}, 'results.branch'],
+    ['results.branch: main, allowed outside agentv/', 'results:\n  branch: main\n  allow_branch_outside_agentv: true\n', {}, 'results.branch'],
+    ['results.branch: agentv/mine, a user branch in our namespace', 'results:\n  branch: agentv/mine\n', {}, 'results.branch'],
+  ] as const) {
+    it(`${name}: publish --push refuses (exit 2, naming the setting); no ref moves here or on the remote`, async () => {
+      const { user, heads } = await setup(config);
+      await git(user.work, ['branch', 'agentv/mine', 'main']);
+      const before = await heads();
+      const run = await makeRunWorkspace();
+      for (const args of [['publish', run.dir, '--push'], ['list'], ['sync']]) {
+        const r = await cli(args, user.work, { env });
+        expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+        expect(r.stderr).toContain(setting);
+        expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      }
+      expect(await heads()).toEqual(before);
+    });
+  }
+
+  it("a branch known only as the remote's tracking ref, with a history of its own, is refused too", async () => {
+    const { user, heads } = await setup('results:\n  branch: agentv/shared\n');
+    await git(user.work, ['push', '-q', 'origin', 'main:refs/heads/agentv/shared']);
+    await git(user.work, ['fetch', '-q', 'origin']);
+    const before = await heads();
+    const r = await cli(['publish', (await makeRunWorkspace()).dir, '--push'], user.work);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/origin\/agentv\/shared starts at .* not at AgentV's results genesis/);
+    expect(await heads()).toEqual(before);
+  });
+
+  it('a new name outside agentv/, allowed in config, is published to (and then stays ours)', async () => {
+    const { user } = await setup('results:\n  branch: results-only\n  artifacts_branch: results-payloads\n  allow_branch_outside_agentv: true\n');
+    const run = await makeRunWorkspace();
+    const r = await cli(['publish', run.dir, '--push'], user.work);
+    expect(r.code, r.stderr).toBe(0);
+    const again = await cli(['publish', (await makeRunWorkspace({ minute: 3, seed: 5 })).dir, '--push'], user.work);
+    expect(again.code, again.stderr).toBe(0);
+    expect(await git(user.remote, ['rev-parse', 'refs/heads/results-only'])).toBe(await tip(user.work, 'refs/heads/results-only'));
+  });
+});

@@ -76,6 +76,8 @@ export const ResultsConfigSchema = z.strictObject({
   path: z.string().min(1).optional(),
   branch: branchName.default(DEFAULT_RESULTS_BRANCH),
   artifacts_branch: branchName.default(DEFAULT_ARTIFACTS_BRANCH),
+  /** Allow branch names outside `agentv/` (never the checked-out branch or one with a history of its own). */
+  allow_branch_outside_agentv: z.boolean().default(false),
   remote: z
     .string()
     .regex(/^[A-Za-z0-9._-]+$/, 'a remote name')

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { assertGitVersion, listRemotes, NotARepositoryError, openRepo, worktreeBranches, type Repo } from '../git/index.js';
 import { ensureBareClone } from '../git/clone.js';
 import { ConfigError, loadResultsConfig, type ResultsConfig } from './config.js';
+import { refuseForeignBranches } from './ownership.js';
 import { AgentvResultsError } from '../util/errors.js';
 
 export interface PublishTarget {
@@ -96,6 +97,8 @@ export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTa
   }
   const resultsRef = `refs/heads/${config.branch}`;
   const artifactsRef = `refs/heads/${config.artifacts_branch}`;
+  // A branch the user works on is never ours to write (branch/ownership.ts), checked out or not.
+  await refuseForeignBranches(repo, config, remote, file);
   for (const ref of [resultsRef, artifactsRef]) {
     if (checkedOut.includes(ref)) {
       throw new PublishError(

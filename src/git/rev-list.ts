@@ -34,3 +34,17 @@ export async function findDescendantByMessage(repo: Repo, from: string, to: stri
   const sha = text(r.stdout).trim();
   return sha === '' ? null : sha;
 }
+
+/**
+ * The root commits of each ref that exists (ids and first lines of their messages), in one
+ * `git log --max-parents=0` per ref. Walks the whole history: callers use it only for branches
+ * whose owner is in doubt, never on the hot path.
+ */
+export async function rootCommits(repo: Repo, ref: string): Promise<{ commit: string; subject: string }[]> {
+  assertNotOption(ref, 'ref');
+  const r = await gitIn(repo, ['log', '--max-parents=0', '--format=%H %s', ref, '--']);
+  return text(r.stdout)
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => ({ commit: l.slice(0, l.indexOf(' ')), subject: l.slice(l.indexOf(' ') + 1) }));
+}

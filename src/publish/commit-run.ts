@@ -18,13 +18,8 @@ import type { SplitFile } from './split.js';
 /** Overlays are edited on the branch by teammates; a publish never overwrites them. */
 const OVERLAYS = new Set(['tags.json', 'feedback.json']);
 
-/**
- * AgentV's genesis: an empty tree committed with a fixed message, identity and date, so every
- * client that starts `agentv/results/v1` (or the artifacts branch) starts it at this same commit
- * and the two tools' histories join instead of running side by side from different roots.
- */
-export const GENESIS_COMMIT = 'ad59c1e92bfd55877f9b51251d51cde0bb97dfa9';
-export const GENESIS_MESSAGE = 'chore(results): initialize AgentV results branch';
+import { GENESIS_MESSAGE } from '../branch/genesis.js';
+export { GENESIS_COMMIT, GENESIS_MESSAGE } from '../branch/genesis.js';
 export const AGENTV_IDENT = { name: 'AgentV Results', email: 'agentv@results-repo' } as const;
 
 /** Writes (or finds) the genesis commit; `kind` is kept for callers of the older API: both branches share it. */
