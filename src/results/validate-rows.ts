@@ -281,6 +281,7 @@ export function checkSourceRows(dir: string, realDir: string, manifest: string, 
     for (const [field, what] of [
       ['grading_path', 'grading'],
       ['metrics_path', 'metrics'],
+      ['summary_path', 'test summary'],
     ] as const) {
       const rel = row[field];
       if (typeof rel !== 'string') continue;
@@ -295,10 +296,19 @@ export function checkSourceRows(dir: string, realDir: string, manifest: string, 
       }
       if (field === 'grading_path')
         for (const m of gradingNodeProblems(parsed, 'grading.json')) problems.push({ file: rel, message: `${m} — the grading of ${manifest}:${i + 1}` });
+      else if (field === 'summary_path') continue;
       else if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
         problems.push({ file: rel, message: `is not a JSON object — the metrics of ${manifest}:${i + 1}` });
     }
   }
-  if (agentv5 && checkRunPathSync(dir, 'summary.json', realDir).kind === 'missing')
-    problems.push({ file: 'summary.json', message: 'missing — the run has no summary.json' });
+  if (!agentv5) return;
+  const summary = readRunFileSync(dir, 'summary.json', realDir);
+  if (summary.kind === 'missing') problems.push({ file: 'summary.json', message: 'missing — the run has no summary.json' });
+  else if (summary.kind === 'ok') {
+    try {
+      JSON.parse(summary.data.toString('utf8'));
+    } catch (err) {
+      problems.push({ file: 'summary.json', message: `not valid JSON (${(err as Error).message})` });
+    }
+  }
 }
