@@ -64,7 +64,7 @@ describe('symbolic links leading out of a run', () => {
       const dir = await freshRun();
       await linkOut(dir, `${ATTEMPT}/${file}`, secret);
       const out = join(dir, '..', 'r.html');
-      const r = await cli(['report', dir, '--out', out], dir);
+      const r = await cli(['report', dir, '--out', out, '--skip-unsafe'], dir);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toContain(`${ATTEMPT}/${file}`);
       expect(r.stderr).toMatch(/outside the run directory/);
@@ -80,8 +80,8 @@ describe('symbolic links leading out of a run', () => {
     for (const args of [
       ['summary', dir],
       ['summary', dir, '--json'],
-      ['show', dir],
-      ['report', dir, '--out', join(dir, '..', 's.html')],
+      ['show', dir, '--skip-unsafe'],
+      ['report', dir, '--out', join(dir, '..', 's.html'), '--skip-unsafe'],
     ]) {
       const r = await cli(args, dir);
       expect(leaked(r), `${args[0]}: ${r.stdout}${r.stderr}`).toBe(false);
@@ -96,7 +96,7 @@ describe('symbolic links leading out of a run', () => {
   it('show does not read a linked grading.json', async () => {
     const dir = await freshRun();
     await linkOut(dir, `${ATTEMPT}/grading.json`, secretJson);
-    const r = await cli(['show', dir, '--json'], dir);
+    const r = await cli(['show', dir, '--json', '--skip-unsafe'], dir);
     expect(r.code, r.stderr).toBe(0);
     expect(leaked(r)).toBe(false);
     expect(r.stderr + r.stdout).toContain(`${ATTEMPT}/grading.json`);
@@ -119,7 +119,7 @@ describe('symbolic links leading out of a run', () => {
     const dir = await freshRun();
     await unlink(join(dir, `${ATTEMPT}/outputs/answer.md`));
     execFileSync('mkfifo', [join(dir, `${ATTEMPT}/outputs/answer.md`)]);
-    const r = await cli(['report', dir, '--out', join(dir, '..', 'p.html')], dir, { timeoutMs: 20_000 });
+    const r = await cli(['report', dir, '--out', join(dir, '..', 'p.html'), '--skip-unsafe'], dir, { timeoutMs: 20_000 });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/outputs\/answer\.md is a named pipe/);
   });
@@ -169,7 +169,7 @@ describe('row paths that escape the run', () => {
     row.answer_path = '../x/a.md';
     await writeFile(idx, JSON.stringify(row) + '\n');
     const out = join(dir, '..', 'e.html');
-    const r = await cli(['report', dir, '--out', out], dir);
+    const r = await cli(['report', dir, '--out', out, '--skip-unsafe'], dir);
     expect(await readFile(out, 'utf8')).not.toContain(CANARY);
     expect(r.stderr).toMatch(/answer_path .*escapes the run directory/);
   });

@@ -301,3 +301,65 @@ describe('our branches are ours alone (item 1)', () => {
     expect(await git(user.remote, ['rev-parse', 'refs/heads/results-only'])).toBe(await tip(user.work, 'refs/heads/results-only'));
   });
 });
+
+describe('hostile run directories make report, show and export exit non-zero (item 5)', () => {
+  const editRow = async (dir: string, field: string, value: string) => {
+    const idx = join(dir, 'index.jsonl');
+    const row = JSON.parse((await readFile(idx, 'utf8')).trim()) as Record<string, unknown>;
+    row[field] = value;
+    await writeFile(idx, JSON.stringify(row) + '\n');
+  };
+  const setups: [string, (dir: string) => Promise<void>][] = [
+    ['answer_path ../../x', (d) => editRow(d, 'answer_path', '../../passwd')],
+    ['answer_path /etc/passwd', (d) => editRow(d, 'answer_path', '/etc/passwd')],
+    ['grading_path into .git', (d) => editRow(d, 'grading_path', 's/.git/config')],
+    ['transcript_path with a control character', (d) => editRow(d, 'transcript_path', 's/a\u0001b.json')],
+    [
+      'answer.md linked out of the run',
+      async (d) => {
+        await unlink(join(d, `${ATTEMPT}/outputs/answer.md`));
+        await symlink(join(outside, 'passwd'), join(d, `${ATTEMPT}/outputs/answer.md`));
+      },
+    ],
+    [
+      'outputs/ linked to a folder outside',
+      async (d) => {
+        await rm(join(d, `${ATTEMPT}/outputs`), { recursive: true });
+        await symlink(outside, join(d, `${ATTEMPT}/outputs`));
+      },
+    ],
+    [
+      'a FIFO as answer.md',
+      async (d) => {
+        await unlink(join(d, `${ATTEMPT}/outputs/answer.md`));
+        execFileSync('mkfifo', [join(d, `${ATTEMPT}/outputs/answer.md`)]);
+      },
+    ],
+  ];
+  for (const [name, setup] of setups) {
+    it(`${name}: report, show and export refuse it (exit 2), one line per problem, none of its bytes`, async () => {
+      const dir = await freshRun();
+      await setup(dir);
+      const base = join(dir, '..', `out-${Math.random().toString(36).slice(2, 8)}`);
+      for (const args of [
+        ['report', dir, '--out', `${base}.html`],
+        ['show', dir],
+        ['export', dir, '--out', base],
+      ]) {
+        const r = await cli(args, dir, { timeoutMs: 20_000 });
+        expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+        expect(leaked(r), args[0]).toBe(false);
+        expect(r.stdout, args[0]).not.toMatch(/etc\/passwd/);
+      }
+      // --skip-unsafe reads the rest: a warning per problem, and nothing shown as the run's content.
+      const s = await cli(['show', dir, '--skip-unsafe'], dir, { timeoutMs: 20_000 });
+      expect(s.code, s.stderr).toBe(0);
+      expect(s.stderr).toMatch(/warning: unsafe, not read: /);
+      expect(s.stdout).not.toMatch(/passwd|\.git\/config/);
+      expect(leaked(s)).toBe(false);
+      const r = await cli(['report', dir, '--out', `${base}-skip.html`, '--skip-unsafe'], dir, { timeoutMs: 20_000 });
+      expect(r.code, r.stderr).toBe(0);
+      expect(await readFile(`${base}-skip.html`, 'utf8')).not.toContain(CANARY);
+    });
+  }
+});

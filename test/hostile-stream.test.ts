@@ -19,13 +19,13 @@ function endless(unit: Buffer): Readable {
 }
 
 describe('streaming limits', () => {
-  it('export /dev/zero exits 2 by itself, naming the limit', async () => {
+  it('export /dev/zero exits 2: a device is refused before it is read (issue 30 item 6)', async () => {
     const cwd = await makeTempDir('agentv-zero');
-    // /dev/zero never ends: exit 2 and the limit's message can only come from the limit (a kill
+    // /dev/zero never ends: exit 2 and this message can only come from the up-front refusal (a kill
     // by the harness' timeout would be another code and no such message).
     const r = await cli(['export', '/dev/zero', '--out', `${cwd}/out`], cwd, { timeoutMs: 30_000 });
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(/over the \d+-byte (line )?limit/);
+    expect(r.stderr).toMatch(/\/dev\/zero: is a device, not a regular file/);
   });
 
   it('an endless line is reported as soon as it passes the line limit', async () => {

@@ -11,6 +11,7 @@ export function registerReport(cli: Cli): void {
     .option('-o, --out <file>', 'Output HTML file; a device or FIFO is written through, a directory gets report.html (default: <run-dir>/report.html)')
     .option('-d, --dir <dir>', 'Working directory used to resolve the run and output paths')
     .option('--json', 'Machine-readable output: { out, tests, bytes, mode, warnings }')
+    .option('--skip-unsafe', 'Read a run holding unsafe paths (links out of it, pipes, row paths out of it) with a warning per path instead of refusing it')
     .example('agentv-results report .agentv/results/my-eval/2026-03-14T10-32-00-000Z')
     .example('agentv-results report .agentv/results/my-eval/2026-03-14T10-32-00-000Z/index.jsonl --out docs/index.html')
     .action((run: string, flags: Record<string, unknown>) =>
@@ -20,6 +21,7 @@ export function registerReport(cli: Cli): void {
           run,
           out: flags.out as string | undefined,
           cwd: (flags.dir as string | undefined) ?? process.cwd(),
+          skipUnsafe: flags.skipUnsafe ? true : undefined,
           onProgress: progress.update,
         }).finally(progress.done);
         // Warnings never fail the command: the report is written, the user decides what to publish.

@@ -60,13 +60,14 @@ export function registerShow(cli: Cli): void {
     .option('--target <name>', 'Only this target (repeatable)')
     .option('--dir <dir>', 'Working directory used to resolve relative paths')
     .option('--json', 'Machine-readable output (paths relative to the run directory)')
+    .option('--skip-unsafe', 'Read a run holding unsafe paths (links out of it, pipes, row paths out of it) with a warning per path instead of refusing it')
     .example('agentv-results show .agentv/results/my-eval/2026-03-14T10-32-00-000Z --test-id "code-review-*"')
     .action((run: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
         const cwd = (flags.dir as string | undefined) ?? process.cwd();
         const testIds = stringFlags('test-id', flags.testId);
         const targets = stringFlags('target', flags.target);
-        const report = await showCases({ run, cwd, testIds, targets });
+        const report = await showCases({ run, cwd, testIds, targets, skipUnsafe: flags.skipUnsafe ? true : undefined });
         for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
         if (report.cases.length === 0 && (testIds.length > 0 || targets.length > 0)) {
           const filters = [...testIds.map((t) => `--test-id ${JSON.stringify(t)}`), ...targets.map((t) => `--target ${JSON.stringify(t)}`)].join(' ');

@@ -24,6 +24,7 @@ import { json } from './row-files.js';
 import { resolveSource, type ResolvedSource } from './source.js';
 import { checkOptions, ExportOptionsSchema } from '../util/verb-options.js';
 import { checkOutputDir } from '../util/output-target.js';
+import { hostileEntries, hostileEntryMessage, unsafeRunMessage } from '../util/run-files.js';
 
 export { InputError } from './input-error.js';
 export type { DuplicatePolicy } from './export-pass.js';
@@ -103,6 +104,10 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
   const src = await resolveSource(opts.source, cwd);
   const experiment = experimentOf(opts, src);
   const displayName = relative(cwd, src.file) || src.file;
+  // A run folder holding a link out of it, a pipe or a device is refused before anything is read
+  // (one line per entry); a row path that escapes is refused where the row is read.
+  const hostile = src.dir === null ? [] : hostileEntries(src.dir);
+  if (hostile.length > 0) throw new InputError(unsafeRunMessage(relative(cwd, src.dir!) || src.dir!, hostile.map(hostileEntryMessage)));
   const dest = destinationOf(opts, src, cwd);
   // The output-target rule: a file, device, FIFO, link or foreign directory there is refused up front.
   if (!opts.dryRun && dest.name !== null) await checkOutputDir(join(dest.parent, dest.name), { command: 'export' });

@@ -5,7 +5,7 @@
  * index rows that point at sidecars; the latter are hydrated back into result rows from their
  * sidecars so that derivation has one input shape either way.
  */
-import { checkRunPath, specialInputMessage } from '../util/run-files.js';
+import { checkRunPath, specialInputMessage, unsafeRowPath } from '../util/run-files.js';
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment } from '../model/paths.js';
@@ -384,6 +384,10 @@ function turnsToMessages(turns: unknown[]): Record<string, unknown>[] {
  * when there is one: AgentV and pipeline bench decide pass/fail there, not by our threshold.
  */
 export async function hydrateIndexRow(dir: string, row: Record<string, unknown>): Promise<Record<string, unknown>> {
+  // Every path the row names, read or not: a run naming a file outside itself is refused whole.
+  // (AgentV writes some as `./x`: still relative to the run directory.)
+  const unsafe = unsafeRowPath(Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'string' ? v.replace(/^(\.\/)+/, '') : v])));
+  if (unsafe) throw new SourceError(`refusing a row whose ${unsafe}`);
   const out: Record<string, unknown> = { ...row };
   for (const key of INDEX_ONLY_KEYS) delete out[key];
   const resultDir = str(row.result_dir);

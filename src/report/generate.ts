@@ -4,7 +4,7 @@
  * stats (the figures), secret scan (warnings), template (the document) and an atomic write.
  */
 import { join, resolve } from 'node:path';
-import { loadRun, RunReadError } from '../results/run-reader.js';
+import { loadRun, refuseUnsafeRun, RunReadError } from '../results/run-reader.js';
 import { notesByTest, readRunOverlays } from '../results/overlays.js';
 import { projectRun } from './projection.js';
 import { SecretScanner } from './secrets.js';
@@ -27,6 +27,8 @@ export interface ReportOptions {
   /** Characters embedded per test over all its fields (default 100,000). */
   testChars?: number;
   onProgress?: (done: number, total: number) => void;
+  /** Read a run holding unsafe paths (links out, pipes, row paths out of the run) with warnings instead of refusing it. */
+  skipUnsafe?: boolean;
 }
 
 export interface ReportResult {
@@ -44,6 +46,7 @@ export async function generateReport(opts: ReportOptions): Promise<ReportResult>
   const run = await loadRun(opts.run, { cwd });
   // loadRun without allowResultsFile always returns a workspace directory; keep the type honest.
   if (run.dir === null) throw new RunReadError(`${opts.run}: not a run workspace`);
+  const unsafe = await refuseUnsafeRun(run, opts.run, opts.skipUnsafe ?? false);
   if (run.rows.length === 0 && run.problems.length > 0) {
     throw new RunReadError(
       `${run.indexPath}: none of its ${run.problems.length} row(s) is a valid run manifest row (first: ${run.problems[0]}) — is this a workspace written by \`agentv-results export\`? Export the results first`,
@@ -56,7 +59,7 @@ export async function generateReport(opts: ReportOptions): Promise<ReportResult>
     ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
   });
   // After projecting: reading the sidecars adds the files it refused (links out of the run, pipes).
-  const warnings = run.problems.map((p) => `skipped ${p}`);
+  const warnings = [...unsafe, ...run.problems.map((p) => `skipped ${p}`)];
   const stats = computeStats(data);
   const overlays = await readRunOverlays(run.sourceDir ?? run.dir);
   warnings.push(...overlays.warnings);

@@ -13,7 +13,7 @@ import { IndexRowSchema, type IndexRow } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
 import { exportRun } from '../derive/export.js';
 import { runManifestOf } from '../derive/source.js';
-import { checkRunPathSync, readRunFileSync, realRunDir } from '../util/run-files.js';
+import { runPathProblems, unsafeRunMessage, checkRunPathSync, readRunFileSync, realRunDir } from '../util/run-files.js';
 import { AgentvResultsError } from '../util/errors.js';
 
 export class RunReadError extends AgentvResultsError {
@@ -289,4 +289,24 @@ export async function readSidecarJson<T = Record<string, unknown>>(run: LoadedRu
   } catch {
     return null;
   }
+}
+
+/**
+ * Reading commands (`report`, `show`, `export`) refuse a run holding hostile paths: a row path
+ * out of the run (lexically or through a link), a link leading out, a pipe or a device. One line
+ * per problem, exit 2; with `skipUnsafe` they are warnings instead and the command reads the rest
+ * (the unsafe files are never opened, never shown as the run's content).
+ */
+export async function unsafeRunProblems(run: LoadedRun): Promise<string[]> {
+  if (run.dir === null) return [];
+  return runPathProblems(run.dir, run.rows as unknown as Record<string, unknown>[], run.rowLines, {
+    linksInside: 'allow',
+    entriesOf: run.sourceDir ?? run.dir,
+  });
+}
+
+export async function refuseUnsafeRun(run: LoadedRun, path: string, skipUnsafe: boolean): Promise<string[]> {
+  const problems = await unsafeRunProblems(run);
+  if (problems.length === 0 || skipUnsafe) return problems.map((p) => `unsafe, not read: ${p}`);
+  throw new RunReadError(unsafeRunMessage(path, problems));
 }

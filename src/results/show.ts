@@ -8,7 +8,8 @@
  */
 import type { IndexRow } from '../model/artifacts.js';
 import { filterTargets, mapLimit, matchAny } from './keys.js';
-import { loadRun, readSidecarJson, type LoadedRun } from './run-reader.js';
+import { loadRun, readSidecarJson, refuseUnsafeRun, type LoadedRun } from './run-reader.js';
+import { checkRunPathSync } from '../util/run-files.js';
 import { overlaysForCases } from './overlays.js';
 import type { FeedbackNote } from '../merge/index.js';
 
@@ -18,6 +19,8 @@ export interface ShowOptions {
   /** Test-id globs (`*`, `?`); a case is shown when any matches. None: every case. */
   testIds?: string[];
   targets?: string[];
+  /** Read a run holding unsafe paths with warnings instead of refusing it; unsafe paths are then shown as absent. */
+  skipUnsafe?: boolean;
 }
 
 export interface CaseDetails {
@@ -41,13 +44,13 @@ export interface CaseDetails {
   tool_calls: { total: number; by_tool: Record<string, number> } | null;
   graders: { name: string; type: string; score: number; verdict?: string }[];
   projection_id: string;
-  /** Paths relative to the run directory, as in the manifest. */
+  /** Paths relative to the run directory, as in the manifest; null when absent (or unsafe, with skipUnsafe). */
   paths: {
     result_dir: string;
-    result: string;
-    grading: string;
-    metrics: string;
-    timing: string;
+    result: string | null;
+    grading: string | null;
+    metrics: string | null;
+    timing: string | null;
     transcript: string | null;
     transcript_raw: string | null;
     answer: string | null;
@@ -126,6 +129,7 @@ async function caseDetails(run: LoadedRun, row: IndexRow): Promise<CaseDetails> 
 
 export async function showCases(opts: ShowOptions): Promise<ShowReport> {
   const run = await loadRun(opts.run, { cwd: opts.cwd });
+  const unsafe = await refuseUnsafeRun(run, opts.run, opts.skipUnsafe ?? false);
   const matches = matchAny(opts.testIds);
   const rows = filterTargets(run.rows, opts.targets).filter((r) => matches(r.test_id));
   const cases = await mapLimit(rows, 16, (row) => caseDetails(run, row));
@@ -137,7 +141,17 @@ export async function showCases(opts: ShowOptions): Promise<ShowReport> {
     dir,
     layout: run.layout,
     tags: overlays.tags,
-    cases: cases.map((c) => ({ ...c, feedback: overlays.notesOf(c.test_id) })),
-    warnings: [...run.problems, ...overlays.warnings],
+    cases: cases.map((c) => ({ ...c, paths: unsafe.length > 0 ? safePaths(run, c.paths) : c.paths, feedback: overlays.notesOf(c.test_id) })),
+    warnings: [...unsafe, ...run.problems, ...overlays.warnings],
   };
+}
+
+/** A path that is not safe to open is not shown as the run's file: it reads as absent. */
+function safePaths(run: LoadedRun, paths: CaseDetails['paths']): CaseDetails['paths'] {
+  const dir = run.dir!;
+  const out = { ...paths } as Record<string, string | null>;
+  for (const [key, rel] of Object.entries(paths)) {
+    if (key !== 'result_dir' && typeof rel === 'string' && checkRunPathSync(dir, rel).kind === 'bad') out[key] = null;
+  }
+  return out as CaseDetails['paths'];
 }

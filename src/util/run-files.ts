@@ -144,6 +144,28 @@ export function irregularEntries(root: string, limit = 20): { path: string; what
   return out;
 }
 
+/**
+ * The entries of a run folder a reader must not open: links leading out of it (or dangling), pipes,
+ * sockets and devices. A link that stays inside the run is followed: it exposes nothing the run
+ * does not hold.
+ */
+export function hostileEntries(root: string, limit = 20): { path: string; what: string }[] {
+  const irregular = irregularEntries(root, limit);
+  if (irregular.length === 0) return irregular;
+  const realRoot = realpathSync.native(root);
+  return irregular.filter((e) => e.what !== 'a symbolic link' || checkRunPathSync(root, e.path, realRoot).kind === 'bad');
+}
+
+/** One line about a hostile entry, for commands that read a run. */
+export function hostileEntryMessage(e: { path: string; what: string }): string {
+  return `${e.path} is ${e.what === 'a symbolic link' ? 'a symbolic link leading out of the run' : e.what} — only regular files inside the run are read`;
+}
+
+/** The refusal of a run with unsafe paths: one line per problem (reading commands, exit 2). */
+export function unsafeRunMessage(path: string, problems: readonly string[]): string {
+  return `${path}: refusing to read a run with unsafe paths (report and show read the rest with --skip-unsafe):\n${problems.map((p) => `  ${p}`).join('\n')}`;
+}
+
 function badMessage(check: RunPathCheck): string | null {
   return check.kind === 'bad' ? check.message : null;
 }
@@ -157,13 +179,19 @@ export { ROW_PATH_FIELDS } from '../model/paths.js';
  * would otherwise be dropped silently while a row keeps pointing at it). Missing files are not
  * problems here: a run pulled without its payloads names files that live on the artifacts branch.
  */
-export async function runPathProblems(dir: string, rows: readonly Record<string, unknown>[], rowLines: readonly number[] = []): Promise<string[]> {
+export async function runPathProblems(
+  dir: string,
+  rows: readonly Record<string, unknown>[],
+  rowLines: readonly number[] = [],
+  opts: { linksInside?: 'refuse' | 'allow'; entriesOf?: string } = {},
+): Promise<string[]> {
   const problems: string[] = [];
   // One walk of the folder first. With no link and no special file anywhere under the run, a
   // lexically safe path can only name a regular file or directory inside it, or nothing: the
   // per-path look at the disk (three system calls each, thousands of paths in a big run) is only
   // needed to explain a problem the walk found.
-  const irregular = irregularEntries(dir);
+  const entriesDir = opts.entriesOf ?? dir;
+  const irregular = opts.linksInside === 'allow' ? hostileEntries(entriesDir) : irregularEntries(entriesDir);
   const realDir = irregular.length > 0 ? realpathSync.native(dir) : '';
   for (let i = 0; i < rows.length && problems.length < 20; i++) {
     const row = rows[i]!;
@@ -181,7 +209,12 @@ export async function runPathProblems(dir: string, rows: readonly Record<string,
       if (message !== null) problems.push(`${where}: ${field} ${message}`);
     }
   }
-  for (const e of irregular) problems.push(`${e.path} is ${e.what} — only regular files are published; replace it by the file itself or remove it`);
+  for (const e of irregular)
+    problems.push(
+      opts.linksInside === 'allow'
+        ? hostileEntryMessage(e)
+        : `${e.path} is ${e.what} — only regular files are published; replace it by the file itself or remove it`,
+    );
   return problems;
 }
 
