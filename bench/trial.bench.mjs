@@ -74,7 +74,7 @@ const ATT = 's/alpha/m/attempt-0';
 
 export async function run() {
   const root = mkdtempSync(join(tmpdir(), 'agentv-trial-'));
-  const counts = { inputs: 0, inputsHeld: 0, kills: 0, killsRecovered: 0, faults: 0, faultsHeld: 0 };
+  const counts = { inputs: 0, inputsHeld: 0, branches: 0, branchesHeld: 0, kills: 0, killsRecovered: 0, faults: 0, faultsHeld: 0 };
   const failures = [];
   try {
     writeFileSync(join(root, 'secret.txt'), `root:x:${CANARY}\n`);
@@ -99,7 +99,13 @@ export async function run() {
     const cases = [];
     for (const rel of [`${ATT}/outputs/answer.md`, `${ATT}/outputs/file_changes.diff`, `${ATT}/grading.json`, `${ATT}/transcript.json`, 'summary.json']) {
       for (const cmd of ['report', 'summary', 'show', 'validate', 'export', 'publish'])
-        cases.push({ name: `${cmd} with linked ${rel}`, setup: (d) => link(d, rel), cmd, codes: cmd === 'publish' ? [2] : [0, 1, 2] });
+        cases.push({
+          name: `${cmd} with linked ${rel}`,
+          setup: (d) => link(d, rel),
+          cmd,
+          // Issue 30: the reading commands refuse a run holding a link out (summary and validate report it).
+          codes: ['publish', 'report', 'show', 'export'].includes(cmd) ? [2] : [0, 1, 2],
+        });
     }
     for (const [field, value] of [
       ['answer_path', '../../../../etc/passwd'],
@@ -107,8 +113,8 @@ export async function run() {
       ['result_dir', '../x'],
       ['grading_path', 's/.git/config'],
     ]) {
-      for (const cmd of ['report', 'validate', 'publish'])
-        cases.push({ name: `${cmd} with ${field}=${value}`, setup: (d) => editRow(d, field, value), cmd, codes: cmd === 'publish' ? [2] : [0, 1, 2] });
+      for (const cmd of ['report', 'show', 'export', 'validate', 'publish'])
+        cases.push({ name: `${cmd} with ${field}=${value}`, setup: (d) => editRow(d, field, value), cmd, codes: cmd === 'validate' ? [1, 2] : [2] });
     }
     cases.push({
       name: 'report with a FIFO answer',
@@ -117,8 +123,18 @@ export async function run() {
         execFileSync('mkfifo', [join(d, `${ATT}/outputs/answer.md`)]);
       },
       cmd: 'report',
-      codes: [0],
+      codes: [2],
     });
+    // Round two (issue 30): the index itself linked out, a summary_path out, a sidecar missing.
+    for (const cmd of ['export', 'show', 'validate', 'publish'])
+      cases.push({
+        name: `${cmd} with index.jsonl linked to /etc/passwd-like bytes`,
+        setup: (d) => link(d, 'index.jsonl'),
+        cmd,
+        codes: [2],
+      });
+    cases.push({ name: 'publish with summary_path=../../../../etc/passwd', setup: (d) => editRow(d, 'summary_path', '../../../../etc/passwd'), cmd: 'publish', codes: [2] });
+    cases.push({ name: 'publish with a missing answer (validate rejects it)', setup: (d) => unlinkSync(join(d, `${ATT}/outputs/answer.md`)), cmd: 'publish', codes: [2] });
     cases.push({ name: 'validate with score 42', setup: (d) => editRow(d, 'score', 42), cmd: 'validate', codes: [1] });
     mkdirSync(join(root, 'inputs'));
     const { work } = userRepo(join(root, 'inputs'));
@@ -127,7 +143,11 @@ export async function run() {
       const d = copy();
       c.setup(d);
       const args =
-        c.cmd === 'report' ? ['report', d, '--out', join(root, `r${n}.html`)] : c.cmd === 'export' ? ['export', d, '--out', join(root, `e${n}`)] : [c.cmd, d];
+        c.cmd === 'report'
+          ? ['report', d, '--out', join(root, `r${n}.html`)]
+          : c.cmd === 'export'
+            ? ['export', d, '--out', join(root, `e${n}`), '--skip-invalid']
+            : [c.cmd, d];
       const before = tipOf(work, RESULTS);
       const r = cli(args, c.cmd === 'publish' ? work : d, {}, 20_000);
       const written = c.cmd === 'report' ? join(root, `r${n}.html`) : c.cmd === 'export' ? join(root, `e${n}`) : null;
@@ -141,6 +161,42 @@ export async function run() {
     const z = cli(['export', '/dev/zero', '--out', join(root, 'zero')], root, {}, 60_000);
     if (z.code === 2 && Date.now() - t0 < 60_000) counts.inputsHeld++;
     else failures.push(`export /dev/zero: exit ${z.code}`);
+    // A FIFO nothing writes to: refused up front, never a hang (the 20 s timeout would say 128).
+    execFileSync('mkfifo', [join(root, 'fifo.jsonl')]);
+    for (const args of [
+      ['export', join(root, 'fifo.jsonl'), '--out', join(root, 'fifo-out')],
+      ['compare', join(root, 'fifo.jsonl'), join(root, 'fifo.jsonl')],
+    ]) {
+      counts.inputs++;
+      const f = cli(args, root, {}, 20_000);
+      if (f.code === 2) counts.inputsHeld++;
+      else failures.push(`${args[0]} of a FIFO: exit ${f.code}`);
+    }
+
+    // Our branches are ours alone: a configured branch the user works on is refused, nothing moves.
+    mkdirSync(join(root, 'branches'));
+    const b = userRepo(join(root, 'branches'));
+    git(b.work, 'checkout', '-q', '-b', 'feature');
+    git(b.work, 'branch', 'release', 'HEAD');
+    git(b.work, 'push', '-q', 'origin', 'HEAD:refs/heads/main', 'release');
+    const refsOf = () => git(b.work, 'for-each-ref') + git(b.remote, 'for-each-ref');
+    for (const [name, env, config] of [
+      ['AGENTV_RESULTS_BRANCH=main', { AGENTV_RESULTS_BRANCH: 'main' }, null],
+      ['AGENTV_RESULTS_ARTIFACTS_BRANCH=main', { AGENTV_RESULTS_ARTIFACTS_BRANCH: 'main' }, null],
+      ['branch: release (allowed outside agentv/)', {}, 'results:\n  branch: release\n  allow_branch_outside_agentv: true\n'],
+      ['branch: feature (checked out)', {}, 'results:\n  branch: feature\n  allow_branch_outside_agentv: true\n'],
+    ]) {
+      counts.branches++;
+      rmSync(join(b.work, '.agentv'), { recursive: true, force: true });
+      if (config) {
+        mkdirSync(join(b.work, '.agentv'));
+        writeFileSync(join(b.work, '.agentv', 'config.yaml'), config);
+      }
+      const before = refsOf();
+      const p = cli(['publish', pristine, '--push'], b.work, env);
+      if (p.code === 2 && refsOf() === before) counts.branchesHeld++;
+      else failures.push(`${name}: publish exit ${p.code}`);
+    }
 
     // 2. kill -9 during publish (seeded delays); after each, the next publish must work and the pair be consistent.
     const kills = Number(process.env.TRIAL_KILLS ?? 12);
@@ -158,7 +214,7 @@ export async function run() {
       const again = cli(['publish', d], k.work);
       const listed = cli(['list', '--json'], k.work).out;
       const fsck = spawnSync('git', ['fsck', '--no-dangling'], { cwd: k.work, env: ENV }).status === 0;
-      if (again.code === 0 && listed.includes(`trial/`) && fsck && tipOf(k.work, ARTIFACTS) !== null) counts.killsRecovered++;
+      if (again.code === 0 && listed.includes('"experiment": "trial"') && fsck && tipOf(k.work, ARTIFACTS) !== null) counts.killsRecovered++;
       else failures.push(`kill ${i} after ${delay} ms: republish exit ${again.code} ${again.out.split('\n')[0]}`);
     }
 
@@ -199,6 +255,18 @@ export async function run() {
     const lp = cli(['publish', exportRun(root, 'l2', 51)], l.work);
     if (lp.code === 0 && !existsSync(lock)) counts.faultsHeld++;
     else failures.push(`stale lock: exit ${lp.code}`);
+    // A ref lock left on the remote (a push killed mid-way): named, not retried as 16 lost races.
+    counts.faults++;
+    cli(['publish', exportRun(root, 'rl1', 52), '--push'], l.work);
+    const remoteLock = join(l.remote, `${RESULTS}.lock`);
+    writeFileSync(remoteLock, '');
+    const rl = cli(['publish', exportRun(root, 'rl2', 53), '--push', '--json'], l.work);
+    let push = null;
+    try {
+      push = JSON.parse(rl.out.slice(rl.out.indexOf('{'))).push;
+    } catch {}
+    if (push?.classification === 'ref-locked' && push.attempts <= 3 && /stale ref lock/.test(push.message)) counts.faultsHeld++;
+    else failures.push(`remote ref lock: ${push ? `${push.classification} after ${push.attempts} attempts` : `exit ${rl.code}`}`);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -210,9 +278,10 @@ export async function run() {
     '',
     '| matrix | cases | held |',
     '| --- | ---: | ---: |',
-    `| hostile inputs (links, escaping row paths, FIFO, /dev/zero, impossible scores) | ${counts.inputs} | ${counts.inputsHeld} |`,
+    `| hostile inputs (links incl. the index, escaping row paths, FIFOs, /dev/zero, invalid runs, impossible scores) | ${counts.inputs} | ${counts.inputsHeld} |`,
+    `| a results/artifacts branch the user works on (main, release, the checked-out one) | ${counts.branches} | ${counts.branchesHeld} |`,
     `| kill -9 during publish (seed 1313, 100-1000 ms), then republish | ${counts.kills} | ${counts.killsRecovered} |`,
-    `| remote faults (token URL on a closed port, missing path remote, stale ref lock) | ${counts.faults} | ${counts.faultsHeld} |`,
+    `| remote faults (token URL on a closed port, missing path remote, stale local ref lock, ref lock on the remote) | ${counts.faults} | ${counts.faultsHeld} |`,
     '',
     failures.length ? `Not held:\n${failures.map((f) => `- ${f}`).join('\n')}` : 'Every case held.',
   ].join('\n');

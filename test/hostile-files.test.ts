@@ -3,53 +3,32 @@
  * a named pipe, and an index row whose path climbs out with `..`. No command may copy bytes from
  * outside the run into its output, print them, or publish such a run; each says which file and why.
  */
-import { cp, mkdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
+import { isolateGitForSuite } from './helpers/git-fixtures.js';
+import { HOSTILE_ATTEMPT, hostileRuns } from './helpers/hostile-run.js';
 import { RESULTS_REF, ARTIFACTS_REF, cli, makeUserRepo, tip } from './publish-helpers.js';
 
 isolateGitForSuite();
 
 const CANARY = 'CANARY-outside-the-run-7f3a';
-const ROW = {
-  test_id: 'alpha',
-  suite: 's',
-  target: 'm1',
-  score: 1,
-  timestamp: '2026-03-01T10:00:00Z',
-  assertions: [{ text: 'says hi', passed: true }],
-  answer: 'hi there',
-  file_changes: 'diff --git a/x b/x\n+ok\n',
-};
-const ATTEMPT = 's/alpha/m1/attempt-0';
-
-let pristine: string | null = null;
+const ATTEMPT = HOSTILE_ATTEMPT;
 let secret = '';
 let secretJson = '';
 
 /** A fresh exported run, plus files outside it that hold the canary. */
-async function freshRun(): Promise<string> {
-  const root = await makeTempDir('agentv-hostile');
-  if (pristine === null) {
-    const src = join(root, 'r.jsonl');
-    await writeFile(src, JSON.stringify(ROW) + '\n');
-    const r = await cli(['export', src, '--out', join(root, 'pristine'), '--experiment', 'hostile'], root);
-    expect(r.code, r.stderr).toBe(0);
-    pristine = join(root, 'pristine');
-    secret = join(root, 'secret.txt');
-    await writeFile(secret, `root:x:0:0:${CANARY}\n`);
-    secretJson = join(root, 'secret.json');
-    await writeFile(
-      secretJson,
-      JSON.stringify({ run_id: CANARY, total: 1, summary: { passed: 1, failed: 0, total: 1, pass_rate: 1 }, evaluators: [{ name: CANARY }] }),
-    );
-  }
-  const dir = join(root, `run-${Math.random().toString(36).slice(2, 8)}`);
-  await cp(pristine, dir, { recursive: true });
-  return dir;
-}
+const runs = hostileRuns('agentv-hostile', async (root) => {
+  secret = join(root, 'secret.txt');
+  await writeFile(secret, `root:x:0:0:${CANARY}\n`);
+  secretJson = join(root, 'secret.json');
+  await writeFile(
+    secretJson,
+    JSON.stringify({ run_id: CANARY, total: 1, summary: { passed: 1, failed: 0, total: 1, pass_rate: 1 }, evaluators: [{ name: CANARY }] }),
+  );
+});
+const freshRun = () => runs.fresh();
 
 async function linkOut(dir: string, rel: string, target: string): Promise<void> {
   await unlink(join(dir, rel));

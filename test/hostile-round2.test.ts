@@ -3,49 +3,28 @@
  * round one. Each case runs the built CLI on real files, real repositories and real bare remotes.
  */
 import { execFileSync } from 'node:child_process';
-import { cp, mkdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { classifyPush, parsePushPorcelain } from '../src/git/push.js';
 import { git, isolateGitForSuite, makeTempDir, startGitDaemon } from './helpers/git-fixtures.js';
+import { HOSTILE_ATTEMPT, HOSTILE_ROW, hostileRuns } from './helpers/hostile-run.js';
 import { RESULTS_REF, cli, makeRunWorkspace, makeUserRepo, tip } from './publish-helpers.js';
 
 isolateGitForSuite();
 
 const CANARY = 'CANARY-round-two-41c7';
-const ROW = {
-  test_id: 'alpha',
-  suite: 's',
-  target: 'm1',
-  score: 1,
-  timestamp: '2026-03-01T10:00:00Z',
-  assertions: [{ text: 'says hi', passed: true }],
-  answer: 'hi there',
-  file_changes: 'diff --git a/x b/x\n+ok\n',
-};
-const ATTEMPT = 's/alpha/m1/attempt-0';
-
-let pristine: string | null = null;
+const ATTEMPT = HOSTILE_ATTEMPT;
 let outside = '';
 
 /** A fresh exported run in its own folder, and files outside it holding the canary. */
-async function freshRun(): Promise<string> {
-  const root = await makeTempDir('agentv-round2');
-  if (pristine === null) {
-    const src = join(root, 'r.jsonl');
-    await writeFile(src, JSON.stringify(ROW) + '\n');
-    const r = await cli(['export', src, '--out', join(root, 'pristine'), '--experiment', 'round2'], root);
-    expect(r.code, r.stderr).toBe(0);
-    pristine = join(root, 'pristine');
-    outside = root;
-    await writeFile(join(root, 'passwd'), `root:x:0:0:${CANARY}:/root:/bin/sh\ndaemon:x:1:1:${CANARY}\n`);
-    // Valid result rows outside the run: exporting them through a link must not succeed either.
-    await writeFile(join(root, 'valid.jsonl'), JSON.stringify({ ...ROW, answer: CANARY }) + '\n');
-  }
-  const dir = join(root, `run-${Math.random().toString(36).slice(2, 8)}`);
-  await cp(pristine, dir, { recursive: true });
-  return dir;
-}
+const runs = hostileRuns('agentv-round2', async (root) => {
+  outside = root;
+  await writeFile(join(root, 'passwd'), `root:x:0:0:${CANARY}:/root:/bin/sh\ndaemon:x:1:1:${CANARY}\n`);
+  // Valid result rows outside the run: exporting them through a link must not succeed either.
+  await writeFile(join(root, 'valid.jsonl'), JSON.stringify({ ...HOSTILE_ROW, answer: CANARY }) + '\n');
+});
+const freshRun = () => runs.fresh();
 
 const leaked = (r: { stdout: string; stderr: string }) => (r.stdout + r.stderr).includes(CANARY);
 
