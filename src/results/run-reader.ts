@@ -292,17 +292,21 @@ export async function readSidecarJson<T = Record<string, unknown>>(run: LoadedRu
 }
 
 /**
- * Reading commands (`report`, `show`, `export`) refuse a run holding hostile paths: a row path
- * out of the run (lexically or through a link), a link leading out, a pipe or a device. One line
- * per problem, exit 2; with `skipUnsafe` they are warnings instead and the command reads the rest
+ * `report` and `show` refuse a run whose rows or run files are hostile paths: out of the run
+ * (lexically or through a link), a pipe or a device (`export` refuses a folder holding any such
+ * entry, derive/export.ts). One line per problem, exit 2; with `skipUnsafe` they are warnings instead and the command reads the rest
  * (the unsafe files are never opened, never shown as the run's content).
  */
 export async function unsafeRunProblems(run: LoadedRun): Promise<string[]> {
   if (run.dir === null) return [];
-  return runPathProblems(run.dir, run.rows as unknown as Record<string, unknown>[], run.rowLines, {
-    linksInside: 'allow',
-    entriesOf: run.sourceDir ?? run.dir,
-  });
+  const problems = await runPathProblems(run.dir, run.rows as unknown as Record<string, unknown>[], run.rowLines, { reader: true });
+  // The run-level files a reader opens besides the rows' (another layout's were refused by its derivation).
+  const dir = run.sourceDir ?? run.dir;
+  for (const name of ['summary.json', 'benchmark.json', 'timing.json', 'tags.json', 'feedback.json']) {
+    const at = checkRunPathSync(dir, name);
+    if (at.kind === 'bad') problems.push(at.message);
+  }
+  return problems;
 }
 
 export async function refuseUnsafeRun(run: LoadedRun, path: string, skipUnsafe: boolean): Promise<string[]> {

@@ -166,6 +166,18 @@ export function unsafeRunMessage(path: string, problems: readonly string[]): str
   return `${path}: refusing to read a run with unsafe paths (report and show read the rest with --skip-unsafe):\n${problems.map((p) => `  ${p}`).join('\n')}`;
 }
 
+/** A path a reader would open: bad itself, or missing under a folder that leads out of the run. */
+function readerMessage(dir: string, rel: string, realDir: string): string | null {
+  const at = checkRunPathSync(dir, rel, realDir);
+  if (at.kind !== 'missing') return badMessage(at);
+  for (let up = rel.lastIndexOf('/'); up > 0; up = rel.lastIndexOf('/', up - 1)) {
+    const parent = checkRunPathSync(dir, rel.slice(0, up), realDir);
+    if (parent.kind === 'bad') return parent.message;
+    if (parent.kind === 'ok') return null;
+  }
+  return null;
+}
+
 function badMessage(check: RunPathCheck): string | null {
   return check.kind === 'bad' ? check.message : null;
 }
@@ -183,16 +195,18 @@ export async function runPathProblems(
   dir: string,
   rows: readonly Record<string, unknown>[],
   rowLines: readonly number[] = [],
-  opts: { linksInside?: 'refuse' | 'allow'; entriesOf?: string } = {},
+  opts: { reader?: boolean } = {},
 ): Promise<string[]> {
   const problems: string[] = [];
-  // One walk of the folder first. With no link and no special file anywhere under the run, a
-  // lexically safe path can only name a regular file or directory inside it, or nothing: the
+  // Publish: one walk of the folder first. With no link and no special file anywhere under the run,
+  // a lexically safe path can only name a regular file or directory inside it, or nothing: the
   // per-path look at the disk (three system calls each, thousands of paths in a big run) is only
-  // needed to explain a problem the walk found.
-  const entriesDir = opts.entriesOf ?? dir;
-  const irregular = opts.linksInside === 'allow' ? hostileEntries(entriesDir) : irregularEntries(entriesDir);
-  const realDir = irregular.length > 0 ? realpathSync.native(dir) : '';
+  // needed to explain a problem the walk found. A reader (`opts.reader`: report, show) opens only
+  // what the run names, so it looks at exactly that: each path on disk, no walk (a file it never
+  // reads, such as a report.html link beside the run's files, is no concern of it).
+  const irregular = opts.reader ? [] : irregularEntries(dir);
+  const full = opts.reader || irregular.length > 0;
+  const realDir = full ? realpathSync.native(dir) : '';
   for (let i = 0; i < rows.length && problems.length < 20; i++) {
     const row = rows[i]!;
     const where = `index.jsonl:${rowLines[i] ?? i + 1}`;
@@ -205,16 +219,11 @@ export async function runPathProblems(
         problems.push(`${where}: ${field} is not a string`);
         continue;
       }
-      const message = irregular.length > 0 ? badMessage(checkRunPathSync(dir, rel, realDir)) : unsafePathMessage(rel);
+      const message = opts.reader ? readerMessage(dir, rel, realDir) : full ? badMessage(checkRunPathSync(dir, rel, realDir)) : unsafePathMessage(rel);
       if (message !== null) problems.push(`${where}: ${field} ${message}`);
     }
   }
-  for (const e of irregular)
-    problems.push(
-      opts.linksInside === 'allow'
-        ? hostileEntryMessage(e)
-        : `${e.path} is ${e.what} — only regular files are published; replace it by the file itself or remove it`,
-    );
+  for (const e of irregular) problems.push(`${e.path} is ${e.what} — only regular files are published; replace it by the file itself or remove it`);
   return problems;
 }
 
