@@ -69,7 +69,10 @@ describe('publish ends the WIP', () => {
     const index = join(run.dir, 'index.jsonl');
     const lines = (await readFile(index, 'utf8')).split('\n').filter(Boolean);
     await writeFile(index, lines.slice(0, -1).join('\n') + '\n'); // a row the WIP holds is gone
-    const p = await cli(['publish', run.dir, '--push'], user.work, { env: ENV });
+    // The summary still counts the row, so `validate` (and publish by default) rejects the run.
+    const refused = await cli(['publish', run.dir, '--push'], user.work, { env: ENV });
+    expect(refused.code).toBe(2);
+    const p = await cli(['publish', run.dir, '--push', '--allow-invalid'], user.work, { env: ENV });
     expect(p.code, p.stderr).toBe(0);
     expect(p.stdout).toMatch(/WIP branch agentv\/wip\/laptop\/\S+ kept: .*holds rows the published workspace does not/);
     expect(await wipRefs(user.work)).toHaveLength(1);
