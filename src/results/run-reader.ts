@@ -300,9 +300,10 @@ export async function readSidecarJson<T = Record<string, unknown>>(run: LoadedRu
 export async function unsafeRunProblems(run: LoadedRun): Promise<string[]> {
   if (run.dir === null) return [];
   const problems = await runPathProblems(run.dir, run.rows as unknown as Record<string, unknown>[], run.rowLines, { reader: true });
-  // The run-level files a reader opens besides the rows' (another layout's were refused by its derivation).
+  // The run-level files a reader opens besides the rows' (another layout's were refused by its
+  // derivation). The overlays (tags.json, feedback.json) have their own reader, which warns.
   const dir = run.sourceDir ?? run.dir;
-  for (const name of ['summary.json', 'benchmark.json', 'timing.json', 'tags.json', 'feedback.json']) {
+  for (const name of ['summary.json', 'benchmark.json', 'timing.json']) {
     const at = checkRunPathSync(dir, name);
     if (at.kind === 'bad') problems.push(at.message);
   }
