@@ -133,8 +133,18 @@ export async function run() {
         cmd,
         codes: [2],
       });
-    cases.push({ name: 'publish with summary_path=../../../../etc/passwd', setup: (d) => editRow(d, 'summary_path', '../../../../etc/passwd'), cmd: 'publish', codes: [2] });
-    cases.push({ name: 'publish with a missing answer (validate rejects it)', setup: (d) => unlinkSync(join(d, `${ATT}/outputs/answer.md`)), cmd: 'publish', codes: [2] });
+    cases.push({
+      name: 'publish with summary_path=../../../../etc/passwd',
+      setup: (d) => editRow(d, 'summary_path', '../../../../etc/passwd'),
+      cmd: 'publish',
+      codes: [2],
+    });
+    cases.push({
+      name: 'publish with a missing answer (validate rejects it)',
+      setup: (d) => unlinkSync(join(d, `${ATT}/outputs/answer.md`)),
+      cmd: 'publish',
+      codes: [2],
+    });
     cases.push({ name: 'validate with score 42', setup: (d) => editRow(d, 'score', 42), cmd: 'validate', codes: [1] });
     mkdirSync(join(root, 'inputs'));
     const { work } = userRepo(join(root, 'inputs'));
@@ -207,10 +217,12 @@ export async function run() {
       counts.kills++;
       const d = exportRun(root, `k${i}`, i + 1);
       const child = spawn(process.execPath, [CLI, 'publish', d], { cwd: k.work, env: ENV, stdio: 'ignore' });
+      // Listened for at once: a publish that ends before the kill must not leave this waiting forever.
+      const closed = new Promise((res) => child.on('close', res));
       const delay = 100 + Math.floor(r() * 900);
       await new Promise((res) => setTimeout(res, delay));
       child.kill('SIGKILL');
-      await new Promise((res) => child.on('close', res));
+      await closed;
       const again = cli(['publish', d], k.work);
       const listed = cli(['list', '--json'], k.work).out;
       const fsck = spawnSync('git', ['fsck', '--no-dangling'], { cwd: k.work, env: ENV }).status === 0;
