@@ -294,9 +294,10 @@ export function checkSourceRows(dir: string, realDir: string, manifest: string, 
         problems.push({ file: rel, message: `not valid JSON (${(err as Error).message}) — the ${what} of ${manifest}:${i + 1}` });
         continue;
       }
-      if (field === 'grading_path')
+      // AgentV 5's verdict tree; older layouts (AgentV 4.42, pipeline bench) grade in their own shape.
+      if (field === 'grading_path' && agentv5)
         for (const m of gradingNodeProblems(parsed, 'grading.json')) problems.push({ file: rel, message: `${m} — the grading of ${manifest}:${i + 1}` });
-      else if (field === 'summary_path') continue;
+      else if (field !== 'metrics_path') continue;
       else if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
         problems.push({ file: rel, message: `is not a JSON object — the metrics of ${manifest}:${i + 1}` });
     }
