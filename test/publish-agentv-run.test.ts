@@ -32,7 +32,12 @@ async function agentvWorkspace(root: string, opts: { badChecksum?: boolean } = {
     );
     files[`${rd}/sample-1/transcript.json`] = transcript;
     files[`${rd}/sample-1/outputs/answer.md`] = `answer ${test}\n`;
-    files[`${rd}/sample-1/grading.json`] = JSON.stringify({ assertions: [{ text: 'ok', passed: i === 0 }] });
+    files[`${rd}/sample-1/grading.json`] = JSON.stringify({
+      pass: i === 0,
+      score: i === 0 ? 1 : 0,
+      reason: i === 0 ? 'contains x' : 'no x',
+      component_results: [{ pass: i === 0, score: i === 0 ? 1 : 0, reason: 'contains-x', assertion: { name: 'contains-x', type: 'contains', weight: 1 } }],
+    });
     files[`${rd}/summary.json`] = JSON.stringify({ test_id: test });
     const row: Record<string, unknown> = {
       timestamp: '2026-11-20T10:00:01.000Z',
@@ -44,6 +49,7 @@ async function agentvWorkspace(root: string, opts: { badChecksum?: boolean } = {
       scores: [{ name: 'contains-x', type: 'contains', pass: i === 0, score: i === 0 ? 1 : 0, weight: 1 }],
       execution_status: 'ok',
       result_dir: rd,
+      summary_path: `${rd}/summary.json`,
       grading_path: `${rd}/sample-1/grading.json`,
       answer_path: `${rd}/sample-1/outputs/answer.md`,
       transcript_path: `${rd}/sample-1/transcript.json`,
@@ -176,7 +182,8 @@ describe("an AgentV 5.x workspace with transcript pointers, published by AgentV'
     await symlink('/etc/passwd', join(linked, 'alpha--000000000000', 'passwd'));
     const r2 = await cli(['publish', linked], user.work);
     expect(r2.code).toBe(2);
-    expect(r2.stderr).toMatch(/not a regular file/);
+    expect(r2.stderr).toMatch(/unsafe paths/);
+    expect(r2.stderr).toMatch(/passwd/);
     expect(await git(user.work, ['rev-parse', RESULTS_REF, ARTIFACTS_REF])).toBe(before);
   });
 });
