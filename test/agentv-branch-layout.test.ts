@@ -11,7 +11,7 @@ import { resolveConflictedPath } from '../src/merge/index.js';
 import { ownedMergeKind } from '../src/merge/paths.js';
 import { GENESIS_COMMIT, rootCommit } from '../src/publish/commit-run.js';
 import { AGENTV_GITATTRIBUTES, gitattributesUpdate, RESULTS_GITATTRIBUTES, runLocation } from '../src/branch/layout.js';
-import { foreignRow } from '../src/history/list.js';
+import { runFilesRow as foreignRow } from '../src/branch/run-index.js';
 import { splitRun } from '../src/publish/split.js';
 import { git, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
 import { cli, makeRunWorkspace, makeUserRepo, RESULTS_REF } from './publish-helpers.js';

@@ -21,10 +21,10 @@ import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch
 import { rootCommit } from '../publish/commit-run.js';
 import { InvalidArgumentsError } from '../util/errors.js';
 import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, monthOf } from '../branch/archive-refs.js';
-import { DEFAULT_MAX_LISTING_BYTES, listingSize, overBudget } from './listing-budget.js';
+import { DEFAULT_MAX_LISTING_BYTES, listingSize, overBudget } from '../branch/listing-budget.js';
 
 export { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archiveRefFor } from '../branch/archive-refs.js';
-export { DEFAULT_MAX_LISTING_BYTES } from './listing-budget.js';
+export { DEFAULT_MAX_LISTING_BYTES } from '../branch/listing-budget.js';
 
 /**
  * The live window's defaults: 30 days, never more than 200 runs, and never more than

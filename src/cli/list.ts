@@ -59,6 +59,7 @@ export function registerList(cli: Cli): void {
               ? `nothing published yet: ${result.branch} does not exist here${result.remote ? ` (try --fetch to see what ${result.remote} has)` : ''}\n`
               : `no runs match on ${result.branch}\n`,
           );
+          if (!none) process.stdout.write(dim(`${result.read.description}\n`));
           return;
         }
         const showWhere = result.remote !== null && !flags.remoteOnly;
@@ -88,6 +89,7 @@ export function registerList(cli: Cli): void {
         process.stdout.write(table(headers, rows) + '\n');
         const shown = result.runs.length < result.matched ? ` (showing the newest ${result.runs.length})` : '';
         process.stdout.write(dim(`${result.matched} run${result.matched === 1 ? '' : 's'} on ${result.branch}${shown}\n`));
+        process.stdout.write(dim(`${result.read.description}\n`));
       }),
     );
 }

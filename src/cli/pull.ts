@@ -40,14 +40,21 @@ export function registerPull(cli: Cli): void {
         }
         const from =
           result.source === 'local'
-            ? 'the local results branch'
+            ? result.read.relation === 'local-ahead'
+              ? 'the local results branch (ahead of the remote-tracking one)'
+              : result.read.relation === 'diverged'
+                ? 'the local results branch (it diverged from the remote-tracking one: `agentv-results sync` merges them)'
+                : 'the local results branch'
             : result.source === 'archive'
               ? 'the archive branch (rolled over)'
               : result.source === 'history'
                 ? 'history'
-                : 'the remote-tracking results branch';
+                : result.read.relation === 'remote-ahead'
+                  ? 'the remote-tracking results branch (newer than the local one)'
+                  : 'the remote-tracking results branch';
         process.stdout.write(`${green('Pulled')} ${result.runId} from ${from} (${result.commit.slice(0, 12)}) into ${result.dir}\n`);
         process.stdout.write(dim(`  ${result.files} files from the results branch\n`));
+        process.stdout.write(dim(`  ${result.read.description}\n`));
         const { pointed, written, fetched } = result.payloads;
         if (pointed > 0) {
           process.stdout.write(

@@ -8,6 +8,7 @@ import { runReadCommand } from './list.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { bold, dim, green, printJson, red, yellow } from './format.js';
 import { progressReporter } from './progress.js';
+import { describeAge } from '../branch/remote-seen.js';
 
 const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '—');
 
@@ -70,7 +71,15 @@ export function renderStatus(report: StatusReport): string {
   if (report.layout) lines.push(`${bold('layout')}      ${layoutName(report.layout.layout)} ${dim(`— ${report.layout.reason}`)}`);
   if (report.fetch && !report.fetch.ok) lines.push(yellow(`fetch failed: ${report.fetch.message}`));
   else if (report.fetch?.ok && report.fetch.missing.length > 0) lines.push(dim(`the remote does not have ${report.fetch.missing.join(', ')}`));
-  else if (!report.fetch && report.remote) lines.push(dim('(as of the last fetch or push; --fetch to refresh)'));
+  else if (!report.fetch && report.remote)
+    lines.push(
+      dim(
+        report.remoteSeenAt
+          ? `(the remote side as of the last fetch or push, ${describeAge(new Date(report.remoteSeenAt))}; --fetch to refresh)`
+          : '(the remote side as of the last fetch or push; none by agentv-results is recorded here; --fetch to refresh)',
+      ),
+    );
+  if (report.listing?.warning) lines.push(yellow(`warning: ${report.listing.warning}`));
   if (report.pending) {
     const commits = report.branches.reduce((n, b) => n + (b.state === 'local-only' ? 0 : b.ahead), 0);
     const what = report.branches.some((b) => b.state === 'local-only')

@@ -1,7 +1,7 @@
 import type { Cli } from './program.js';
 import { describeSyncBranch } from '../sync/fallback.js';
 import type { PushOutcome } from '../sync/push-branches.js';
-import { sync } from '../sync/sync.js';
+import { sync, type SyncFetch } from '../sync/sync.js';
 import { resolveSyncBranch } from '../sync/resolve.js';
 import { EXIT, runCommand } from './errors.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
@@ -21,11 +21,22 @@ export function pushLines(outcome: PushOutcome): string[] {
   return [yellow(`not pushed: ${outcome.message}; the results are committed locally and pending (\`agentv-results sync\` retries)`)];
 }
 
+/** What the fetch half of a sync brought in, for people. */
+export function fetchLine(remote: string, f: SyncFetch): string {
+  if (f.conflict) return yellow(`fetched ${remote}: its results conflict with ours here (set aside below)`);
+  const changed = (['results', 'artifacts'] as const).filter((b) => f.before[b] !== f.after[b]);
+  if (changed.length === 0) return `fetched ${remote}: nothing new`;
+  const how = [f.fastForwards > 0 ? `${f.fastForwards} branch${f.fastForwards === 1 ? '' : 'es'} fast-forwarded` : '', f.merges > 0 ? `${f.merges} merged` : '']
+    .filter(Boolean)
+    .join(', ');
+  return green(`fetched ${remote}: took in what others pushed (${how}); reads here now see it`);
+}
+
 export function registerSync(cli: Cli): void {
   cli
     .command(
       'sync',
-      'Push results committed here but not yet on the remote: merges concurrent publishes, never forces; a genuine conflict goes to a sync branch',
+      'Fetch and take in what others pushed, then push results committed here but not yet on the remote: merges concurrent publishes, never forces; a genuine conflict goes to a sync branch',
     )
     .option('--resolve <sync-branch>', 'After fixing the conflict on the results branch: merge this sync branch into it, push, delete the sync branch')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
@@ -58,7 +69,10 @@ export function registerSync(cli: Cli): void {
         const progress = progressReporter('syncing', { quiet: Boolean(flags.json) });
         const r = await sync(common).finally(progress.done);
         if (flags.json) printJson(r);
-        else for (const l of pushLines(r.push)) process.stdout.write(l + '\n');
+        else {
+          if (r.fetch) process.stdout.write(fetchLine(r.remote!, r.fetch) + '\n');
+          for (const l of pushLines(r.push)) process.stdout.write(l + '\n');
+        }
         return pushExitCode(r.push);
       }),
     );

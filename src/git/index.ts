@@ -29,7 +29,7 @@ export { writeCommit } from './fast-import.js';
 export type { WriteCommitOptions, WrittenCommit } from './fast-import.js';
 export { writeTree } from './index-tree.js';
 export type { WriteTreeOptions } from './index-tree.js';
-export { commitTree, gcAuto, lsTree } from './objects.js';
+export { commitTree, gcAuto, listingBytes, lsTree } from './objects.js';
 export type { CommitTreeOptions, GcConfig, LsTreeOptions, TreeEntry } from './objects.js';
 export { catFile, readBlobs, readObjects } from './cat-file.js';
 export type { GitObject, ObjectType } from './cat-file.js';

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { normalizeIdent, normalizeMessage, identEnv, type Ident } from './ident.js';
 import { assertNotOption, gitIn, text, type Repo } from './repo.js';
 import { processAlive } from '../util/process-alive.js';
+import { spawnGit } from './runner.js';
 
 export interface CommitTreeOptions {
   tree: string;
@@ -143,4 +144,32 @@ async function sweepOurCrashReports(repo: Repo): Promise<void> {
       if (report.includes('refs/agentv-tmp/')) await unlink(file).catch(() => undefined);
     }
   }
+}
+
+/**
+ * Bytes of `git ls-tree -r --name-only <tip>` (each path and its newline: what AgentV's Dashboard
+ * reads), streamed and counted without keeping the paths; reading stops (git is killed) once the
+ * count passes `stopAfter`, so checking a budget costs at most the budget's worth of output.
+ */
+export async function listingBytes(repo: Repo, tip: string, opts: { stopAfter?: number } = {}): Promise<{ bytes: number; complete: boolean }> {
+  assertNotOption(tip, 'tree-ish');
+  const proc = spawnGit(['ls-tree', '-r', '-z', '--name-only', '--full-tree', '--end-of-options', tip], { gitDir: repo.gitDir });
+  proc.stdin.end();
+  let bytes = 0;
+  let stopped = false;
+  const stopAfter = opts.stopAfter ?? Number.POSITIVE_INFINITY;
+  for await (const chunk of proc.stdout as AsyncIterable<Buffer>) {
+    bytes += chunk.length; // -z: each path ends in NUL, the same byte count as a newline
+    if (bytes > stopAfter) {
+      stopped = true;
+      proc.kill('SIGKILL');
+      break;
+    }
+  }
+  try {
+    await proc.exited;
+  } catch (err) {
+    if (!stopped) throw err;
+  }
+  return { bytes, complete: !stopped };
 }

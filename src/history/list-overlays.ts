@@ -4,7 +4,6 @@
  * and `list --tag baseline` can find the baseline run.
  */
 import { readBlobs, type Repo } from '../git/index.js';
-import { overlayDirOf } from '../branch/layout.js';
 import { feedbackNotes, normalizeFeedbackEntries } from '../merge/index.js';
 
 export interface RunOverlaySummary {
@@ -22,17 +21,21 @@ function parseObject(text: string | undefined): Record<string, unknown> | null {
   }
 }
 
-/** Overlays of each run, keyed by run id; `tipOf` says which commit a run was listed from. */
+/**
+ * Overlays of each run, keyed by run id; `dirOf` names the run's directory as a tree-ish: its tree
+ * id when the caller has it (from the root listing), else `<tip>:<path>`. A tree id matters at
+ * scale: `<tip>:<path>/tags.json` makes git search the root tree for every run, which was
+ * quadratic in the runs on the branch (29 s for 5,000 runs, against well under a second by tree id).
+ */
 export async function readListOverlays(
   repo: Repo,
   runs: { run_id: string; path: string }[],
-  tipOf: (run: { run_id: string }) => string | null,
+  dirOf: (run: { run_id: string; path: string }) => string | null,
 ): Promise<Map<string, RunOverlaySummary>> {
   const specs: { id: string; tags: string; feedback: string }[] = [];
   for (const r of runs) {
-    const tip = tipOf(r);
-    const dir = overlayDirOf(r.path);
-    if (tip) specs.push({ id: r.run_id, tags: `${tip}:${dir}/tags.json`, feedback: `${tip}:${dir}/feedback.json` });
+    const dir = dirOf(r);
+    if (dir) specs.push({ id: r.run_id, tags: `${dir}:tags.json`, feedback: `${dir}:feedback.json` });
   }
   const blobs =
     specs.length > 0

@@ -14,12 +14,11 @@
  */
 import { missingRunsWarning, runsMissingFromCatalog } from '../branch/catalog-check.js';
 import { readListOverlays } from './list-overlays.js';
-import { foreignCacheKey, loadForeignCache, saveForeignCache } from './foreign-cache.js';
-import { jsonlObjects } from '../util/jsonl-objects.js';
 import { lsTree, readBlobs, type Repo } from '../git/index.js';
-import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, listRunDirs, stableRunId, type BranchRunDir } from '../branch/layout.js';
+import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, isStableRunPath, listRunDirs, overlayDirOf, type BranchRunDir } from '../branch/layout.js';
+import { readRunFiles } from '../branch/run-index.js';
 import { ReadError } from '../branch/read-errors.js';
-import { branchRefs, branchTips, fetchBranches } from './remote-view.js';
+import { branchRefs, fetchBranches, readView, type ReadView } from './remote-view.js';
 import { resolveTarget, type TargetOptions } from '../branch/target.js';
 import { checkOptions, ListOptionsSchema } from '../util/verb-options.js';
 
@@ -62,6 +61,8 @@ export interface CatalogRead {
   unreadable: number;
   /** Tips whose root has the older layout's `runs/` directory (only those need the catalog check). */
   legacyRunsOn?: Set<string>;
+  /** Per tip: each run directory at its root and the directory's tree id (for reading run files by tree). */
+  dirTrees?: Map<string, Map<string, string>>;
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -132,19 +133,22 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
   for (const rows of parsed.values()) for (const r of rows) catalogued.add(r.path);
   const foreignTrees = new Map<string, BranchRunDir>(); // tree sha -> its directory
   for (const { dirs } of perTip) for (const d of dirs) if (!catalogued.has(d.path)) foreignTrees.set(d.sha, d);
-  const foreign = await readForeignRuns(repo, foreignTrees);
+  const foreign = await readRunFiles(repo, foreignTrees);
   unreadable += foreign.bad;
 
+  // Sources come newest first (listRuns orders them): the first tip listing a run gives its row,
+  // so a run that changed on the newer tip is shown as it is there.
   const runs = new Map<string, ListedRun>();
   const add = (row: Row, where: RunWhere) => {
     const seen = runs.get(row.run_id);
-    // The local row wins when both list a run (it may carry a republished summary).
     if (!seen) runs.set(row.run_id, { ...row, where });
-    else if (seen.where !== where) runs.set(row.run_id, seen.where === 'local' ? { ...seen, where: 'both' } : { ...row, where: 'both' });
+    else if (seen.where !== where) seen.where = 'both';
   };
+  const dirTrees = new Map<string, Map<string, string>>();
   for (const { tip, blobs, dirs } of perTip) {
     const whereSet = byTip.get(tip)!;
     const where: RunWhere = whereSet.size === 2 ? 'both' : whereSet.has('local') ? 'local' : 'remote';
+    dirTrees.set(tip, new Map(dirs.map((d) => [d.path, d.sha])));
     for (const b of blobs) for (const row of parsed.get(b.sha) ?? []) add(row, where);
     for (const d of dirs) {
       const row = foreign.rows.get(d.sha);
@@ -152,112 +156,7 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
     }
   }
   const sorted = [...runs.values()].sort(newestFirst);
-  return { runs: sorted, unreadable, legacyRunsOn };
-}
-
-/**
- * Rows for run directories without a catalog line: their summary.json (AgentV's counts and
- * metadata) and their index (AgentV 5 `.internal/index.jsonl`, else `index.jsonl`), one batch for all.
- */
-async function readForeignRuns(repo: Repo, trees: Map<string, BranchRunDir>): Promise<{ rows: Map<string, Row>; bad: number }> {
-  const rows = new Map<string, Row>();
-  if (trees.size === 0) return { rows, bad: 0 };
-  // Rows derived before (foreign-cache.ts: keyed by tree and path, so never stale) are not read again.
-  const cache = await loadForeignCache<Row>(repo.commonDir);
-  const used = new Set<string>();
-  const toRead = new Map<string, BranchRunDir>();
-  for (const [sha, dir] of trees) {
-    const key = foreignCacheKey(sha, dir.path);
-    used.add(key);
-    const hit = cache.get(key);
-    if (hit) rows.set(sha, hit);
-    else toRead.set(sha, dir);
-  }
-  if (toRead.size === 0) return { rows, bad: 0 };
-  const specs: string[] = [];
-  // 4.42 runs keep only a root index.jsonl (no summary.json, no .internal/).
-  for (const [sha, dir] of toRead)
-    if (dir.layout === 'stable') specs.push(`${sha}:index.jsonl`);
-    else specs.push(`${sha}:summary.json`, `${sha}:.internal/index.jsonl`, `${sha}:index.jsonl`);
-  let blobs: Map<string, Buffer | null>;
-  try {
-    blobs = await readBlobs(repo, specs);
-  } catch {
-    return { rows, bad: toRead.size };
-  }
-  let bad = 0;
-  let added = 0;
-  for (const [sha, dir] of toRead) {
-    const summaryText = blobs.get(`${sha}:summary.json`)?.toString('utf8');
-    const indexText = (blobs.get(`${sha}:.internal/index.jsonl`) ?? blobs.get(`${sha}:index.jsonl`))?.toString('utf8');
-    if (summaryText === undefined && indexText === undefined) continue; // not a run: some other directory
-    const row =
-      dir.layout === 'stable'
-        ? foreignRow(stableRunId(dir.experiment!, dir.timestamp!), summaryText, indexText, { path: dir.path, experiment: dir.experiment })
-        : foreignRow(dir.path, summaryText, indexText);
-    if (row) {
-      rows.set(sha, row);
-      cache.set(foreignCacheKey(sha, dir.path), row);
-      added++;
-    } else bad++;
-  }
-  if (added > 0) await saveForeignCache(repo.commonDir, cache, used);
-  return { rows, bad };
-}
-
-function num(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
-}
-
-/** One listed run from AgentV's files; counts are AgentV's own (summary.json `counts`) when present. */
-export function foreignRow(
-  dir: string,
-  summaryText: string | undefined,
-  indexText: string | undefined,
-  at: { path?: string; experiment?: string } = {},
-): Row | null {
-  let summary: Record<string, unknown> = {};
-  if (summaryText !== undefined) {
-    try {
-      const v = JSON.parse(summaryText) as unknown;
-      if (v && typeof v === 'object' && !Array.isArray(v)) summary = v as Record<string, unknown>;
-    } catch {
-      if (indexText === undefined) return null;
-    }
-  }
-  // A bad line costs only itself.
-  const lines = jsonlObjects(indexText ?? '');
-  const meta = (summary.metadata && typeof summary.metadata === 'object' ? summary.metadata : {}) as Record<string, unknown>;
-  const counts = (summary.counts && typeof summary.counts === 'object' ? summary.counts : {}) as Record<string, unknown>;
-  const sep = dir.lastIndexOf('::');
-  const experiment =
-    (typeof meta.experiment === 'string' && meta.experiment.trim()) ||
-    (typeof summary.experiment === 'string' && summary.experiment) ||
-    at.experiment ||
-    (sep === -1 ? 'default' : dir.slice(0, sep));
-  const timestamp =
-    (typeof meta.timestamp === 'string' && meta.timestamp) ||
-    (typeof summary.timestamp === 'string' && summary.timestamp) ||
-    (typeof lines[0]?.timestamp === 'string' ? (lines[0].timestamp as string) : dir);
-  const rowPass = (r: Record<string, unknown>) =>
-    typeof r.verdict === 'string' ? r.verdict === 'pass' : r.execution_status !== 'execution_error' && (num(r.score) ?? 0) >= 1;
-  const total = num(counts.total_tests) ?? lines.length;
-  const passed = num(counts.passed_tests) ?? lines.filter(rowPass).length;
-  const targets = [...new Set(lines.map((r) => r.target).filter((t): t is string => typeof t === 'string'))].sort();
-  const m = /(\d{4}-\d{2}-\d{2})/.exec(timestamp);
-  return {
-    run_id: dir,
-    experiment,
-    day: m ? (m[1] as string) : 'undated',
-    timestamp,
-    path: at.path ?? dir,
-    targets,
-    total,
-    passed,
-    failed: total - passed,
-    pass_rate: total === 0 ? 0 : Math.round((passed / total) * 10000) / 10000,
-    writer: 'agentv',
-  };
+  return { runs: sorted, unreadable, legacyRunsOn, dirTrees };
 }
 
 /**
@@ -335,6 +234,8 @@ export interface ListResult {
   /** Runs whose folders are on the local branch but that no catalog line lists (catalog-check.ts). */
   missingFromCatalog?: string[];
   warnings?: string[];
+  /** What was read: the newest of the local branch and the remote-tracking ref, and how fresh the remote side is. */
+  read: ReadView;
 }
 
 export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
@@ -351,19 +252,34 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
     throw new ReadError(`--remote-only: ${target.repo.workTree ?? target.repo.gitDir} has no remote (add one, or set results.remote)`, 'input');
   }
   if (opts.fetch) await fetchBranches(target, [results], { timeoutMs: opts.timeoutMs });
-  const tips = await branchTips(target, results);
+  const view = await readView(target, results, { fetched: opts.fetch === true });
+  const tips = view.tips;
   const sources: CatalogSource[] = [];
   if (tips.local && !opts.remoteOnly) sources.push({ tip: tips.local, where: 'local' });
   if (tips.remote) sources.push({ tip: tips.remote, where: 'remote' });
-  const read = sources.length > 0 ? await readCatalog(target.repo, sources, { since: opts.since }) : { runs: [], unreadable: 0 };
+  // The newest tip first: where both list a run, its row is the one shown.
+  if (view.newest === 'remote') sources.reverse();
+  const read: CatalogRead = sources.length > 0 ? await readCatalog(target.repo, sources, { since: opts.since }) : { runs: [], unreadable: 0 };
   let filtered = opts.experiment === undefined ? read.runs : read.runs.filter((r) => r.experiment === opts.experiment);
   const wantTags = (opts.tag ?? []).filter((t) => t !== '');
+  const matchedBeforeLimit = wantTags.length > 0 ? null : filtered.length;
+  // Without a tag filter, --limit applies first: only the runs shown have their overlays read.
+  if (matchedBeforeLimit !== null && opts.limit !== undefined) filtered = filtered.slice(0, opts.limit);
   if (opts.withOverlays || wantTags.length > 0) {
-    // A run listed by both tips is read at the local one: that is where a tag edit lands first.
-    const overlays = await readListOverlays(target.repo, filtered, (r) => {
-      const where = (r as ListedRun).where;
-      return where === 'remote' ? tips.remote : tips.local;
-    });
+    // A run is read where its row came from: the newest tip that lists it.
+    const first = sources[0]?.tip ?? null;
+    const other = sources[1]?.tip ?? null;
+    const dirOf = (r: { path: string }): string | null => {
+      // AgentV 4.42 keeps a run's overlays beside it, under metadata/runs/<exp>/<ts>/.
+      if (isStableRunPath(r.path)) return first ? `${first}:${overlayDirOf(r.path)}` : null;
+      for (const tip of [first, other]) {
+        if (tip === null) continue;
+        const tree = read.dirTrees?.get(tip)?.get(r.path);
+        if (tree) return tree;
+      }
+      return r.path.includes('/') && first ? `${first}:${r.path}` : null;
+    };
+    const overlays = await readListOverlays(target.repo, filtered, dirOf);
     filtered = filtered.map((r) => ({ ...r, ...(overlays.get(r.run_id) ?? { tags: [], feedback_notes: 0 }) }));
     if (wantTags.length > 0) filtered = filtered.filter((r) => wantTags.every((t) => r.tags!.includes(t)));
   }
@@ -380,8 +296,9 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
     branch: results.name,
     remote: target.remote,
     tips,
-    matched: filtered.length,
+    matched: matchedBeforeLimit ?? filtered.length,
     runs: opts.limit === undefined ? filtered : filtered.slice(0, opts.limit),
     unreadable: read.unreadable,
+    read: view,
   };
 }

@@ -26,7 +26,7 @@ import { safeRelativePath } from '../model/paths.js';
 import { LayoutError, presumedRunLocation, runLocationCandidates, type RunLocation } from '../branch/layout.js';
 import { ReadError, RunExpiredError } from '../branch/read-errors.js';
 import { findRetentionRemoval, parseRetentionLog, RETENTION_LOG_PATH } from '../branch/retention-log.js';
-import { archiveBranchRefs, branchRefs, branchTips, fetchBranches, type BranchRefs } from './remote-view.js';
+import { archiveBranchRefs, branchRefs, branchTips, fetchBranches, readView, type BranchRefs, type ReadView } from './remote-view.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { trackingRef } from '../branch/refs.js';
 import { parseRestoreManifest, RESTORE_DIR, RESTORE_MANIFEST, type RestoreEntry } from '../publish/agentv-run.js';
@@ -58,6 +58,8 @@ export interface PullResult {
   /** `archive`: rollover moved the run to its month's archive branch (src/archive/rollover.ts); `history`: read `at` a commit. */
   source: 'local' | 'remote' | 'archive' | 'history';
   commit: string;
+  /** The live branch as this pull saw it: which tip is newest, and how fresh the remote side is. */
+  read: ReadView;
   /** Files written from the results branch, and their total size. */
   files: number;
   bytes: number;
@@ -98,7 +100,8 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   const results = branchRefs(target, 'results');
   if (opts.fetch) await fetchBranches(target, [results], { timeoutMs: opts.timeoutMs });
 
-  const found = opts.at !== undefined ? await findRunAt(target, loc, opts.at) : await findRunTree(target, results, loc, opts.fetch ?? false);
+  const view = await readView(target, results, { fetched: opts.fetch === true });
+  const found = opts.at !== undefined ? await findRunAt(target, loc, opts.at) : await findRunTree(target, results, loc, opts.fetch ?? false, view);
   loc = found.loc;
   const files = await readRunFiles(target.repo, loc, found.entries);
   const pointers = payloadPointers(loc, files);
@@ -132,6 +135,7 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
     dir: dest,
     source: found.source,
     commit: found.tip,
+    read: view,
     files: files.length,
     bytes: files.reduce((n, f) => n + f.data.length, 0),
     payloads: { pointed: pointers.length, written: payloadFiles.length, bytes: payloadFiles.reduce((n, f) => n + f.data.length, 0), fetched },
@@ -147,11 +151,15 @@ async function findRunTree(
   results: BranchRefs,
   loc: RunLocation,
   fetched: boolean,
+  view: ReadView,
 ): Promise<{ tip: string; source: 'local' | 'remote' | 'archive'; entries: TreeEntry[]; loc: RunLocation }> {
-  const tips = await branchTips(target, results);
+  const tips = view.tips;
   const candidates: { tip: string; source: 'local' | 'remote' | 'archive' }[] = [];
   if (tips.local) candidates.push({ tip: tips.local, source: 'local' });
   if (tips.remote && tips.remote !== tips.local) candidates.push({ tip: tips.remote, source: 'remote' });
+  // The newest tip first (after --fetch: what the remote has), so a run others added rows to is
+  // materialized as they left it, not from a local branch that is behind.
+  if (view.newest === 'remote') candidates.reverse();
   const places = runLocationCandidates(loc.runId);
   const search = async (list: typeof candidates) => {
     for (const where of places) {

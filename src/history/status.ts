@@ -13,6 +13,8 @@
 import { aheadBehind, remoteUrl } from '../git/index.js';
 import { redactUrl } from '../util/redact.js';
 import { ReadError } from '../branch/read-errors.js';
+import { remoteSeenAt } from '../branch/remote-seen.js';
+import { checkListing, DEFAULT_MAX_LISTING_BYTES, listingWarning } from '../branch/listing-budget.js';
 import { branchRefs, branchTips, fetchBranches, type BranchKind, type BranchRefs } from './remote-view.js';
 import { chooseLayout, type LayoutChoice } from '../branch/layout-choice.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
@@ -47,6 +49,13 @@ export interface StatusReport {
   branches: BranchStatus[];
   /** Something local has not reached the remote (a later publish or `sync` pushes it). */
   pending: boolean;
+  /** When a fetch or push of ours last reached the remote (ISO): how old the remote side shown is. Null when none is recorded. */
+  remoteSeenAt: string | null;
+  /**
+   * The live listing of the results branch (the newest of local and remote-tracking) against the
+   * listing budget, whichever tool wrote its runs; `warning` is set when it is past the budget.
+   */
+  listing: { bytes: number; max: number; over: boolean; complete: boolean; warning: string | null } | null;
   /** With --fetch: what the fetch did, or why it failed (the rest is then as of the last fetch). */
   fetch: { ok: true; missing: string[] } | { ok: false; message: string } | null;
   /** Which AgentV's branch layout the next publish writes, and why (branch/layout-choice.ts). */
@@ -128,8 +137,16 @@ export async function status(opts: StatusOptions = {}): Promise<StatusReport> {
   // Without a remote nothing can be waiting for one: a local-only branch is simply local.
   const pending = target.remote !== null && branches.some((b) => b.state === 'ahead' || b.state === 'diverged' || b.state === 'local-only');
   const url = target.remote ? await remoteUrl(target.repo, target.remote) : null;
-  const results = branches.find((b) => b.kind === 'results');
-  const layout = await chooseLayout(target.repo, [results?.local ?? null, results?.remote ?? null], target.config.layout);
+  const results = branches.find((b) => b.kind === 'results')!;
+  const layout = await chooseLayout(target.repo, [results.local ?? null, results.remote ?? null], target.config.layout);
+  const seen = target.remote ? await remoteSeenAt(target.repo, target.remote) : null;
+  const liveTip = results.state === 'behind' || results.state === 'remote-only' ? results.remote : results.local;
+  const max = target.config.archive?.max_listing_bytes ?? DEFAULT_MAX_LISTING_BYTES;
+  let listing: StatusReport['listing'] = null;
+  if (liveTip && max > 0) {
+    const check = await checkListing(target.repo, liveTip, max);
+    listing = { ...check, warning: check.over ? listingWarning(results.name, check) : null };
+  }
   const core: Omit<StatusReport, 'extra'> = {
     layout,
     repo: target.repo.workTree ?? target.repo.gitDir,
@@ -139,6 +156,8 @@ export async function status(opts: StatusOptions = {}): Promise<StatusReport> {
     project: target.project,
     branches,
     pending,
+    remoteSeenAt: seen ? seen.toISOString() : null,
+    listing,
     fetch,
   };
   const ctx: StatusContext = { target, report: core, fetched: fetch?.ok === true };

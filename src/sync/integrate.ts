@@ -14,6 +14,7 @@ import { acquirePublishLock } from '../branch/lock.js';
 import { mergeCommits, type PathConflict, type PathResolver } from './merge-commits.js';
 import type { PublishTarget } from '../branch/target.js';
 import { trackingRef } from '../branch/refs.js';
+import { noteRemoteSeen } from '../branch/remote-seen.js';
 
 export interface BranchTips {
   results: string | null;
@@ -48,6 +49,7 @@ export async function fetchBranches(
     refs.map((r) => `+${r}:${trackingRef(remote, r)}`),
     { timeoutMs: opts.timeoutMs ?? 120_000 },
   );
+  await noteRemoteSeen(target.repo, remote);
   const missing = new Set(result.missing.map((m) => m.src));
   const tips = await readRefs(
     target.repo,
@@ -76,6 +78,7 @@ export async function fetchBothBranches(target: PublishTarget, opts: NetworkOpti
     refs.map((r) => `+${r}:${trackingRef(remote, r)}`),
     { timeoutMs: opts.timeoutMs ?? 120_000 },
   );
+  await noteRemoteSeen(target.repo, remote);
   const missing = new Set(result.missing.map((m) => m.src));
   return { fetched: { results: !missing.has(target.resultsRef), artifacts: !missing.has(target.artifactsRef) } };
 }

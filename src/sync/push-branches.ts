@@ -29,6 +29,7 @@ import type { PublishTarget } from '../branch/target.js';
 import { gitCause } from '../util/redact.js';
 
 import { trackingRef } from '../branch/refs.js';
+import { noteRemoteSeen } from '../branch/remote-seen.js';
 import { backoffDelay as sharedBackoffDelay } from '../util/backoff.js';
 export type { BranchTips } from './integrate.js';
 
@@ -158,6 +159,7 @@ async function pushTips(target: PublishTarget, local: BranchTips, timeoutMs: num
     ...(local.results ? [{ src: local.results, dst: target.resultsRef }] : []),
   ];
   const result = await push(target.repo, remote, updates, { atomic: true, timeoutMs: timeoutMs ?? 120_000 });
+  if (result.classification === 'ok' || result.classification === 'non-fast-forward') await noteRemoteSeen(target.repo, remote);
   if (result.classification !== 'ok') return { result, after: null };
   const after = await readTips(target);
   return { result, after: { local: after.local, tracking: await recordRemoteTips(target, local, before, after.tracking) } };

@@ -1,8 +1,12 @@
 /**
- * The library behind `agentv-results sync`: push whatever this repository has committed and not yet
- * pushed (publishes that could not reach the remote, tag and feedback edits, runs queued by other
- * processes), with the full protocol of push-branches.ts.
+ * The library behind `agentv-results sync`, two-way: first fetch both branches and integrate what
+ * others pushed (fast-forward, or merge with the remote tip as first parent: integrate.ts), even
+ * when this machine has nothing to push, so every later read here sees the remote's runs; then push
+ * whatever this repository has committed and not yet pushed (publishes that could not reach the
+ * remote, tag and feedback edits, runs queued by other processes, the merge itself), with the full
+ * protocol of push-branches.ts.
  */
+import { fetchBothBranches, integrateRemote, type BranchTips } from './integrate.js';
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from './push-branches.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 
@@ -11,15 +15,32 @@ export interface SyncOptions extends TargetOptions, PushBranchesOptions {
   target?: PublishTarget;
 }
 
+/** What the fetch at the start of a sync brought in. */
+export interface SyncFetch {
+  /** Local branches fast-forwarded to the remote's tips. */
+  fastForwards: number;
+  /** Merge commits made to take in the remote's work next to ours (pushed by the push that follows). */
+  merges: number;
+  /** Local tips before and after the fetch and integration. */
+  before: BranchTips;
+  after: BranchTips;
+  /** The remote's tips as fetched (null for a branch it does not have). */
+  remote: BranchTips;
+  /** Set when the remote's work conflicts with ours: the push that follows sets ours aside. */
+  conflict?: boolean;
+}
+
 export interface SyncResult {
   repo: string;
   remote: string | null;
   resultsBranch: string;
   artifactsBranch: string;
+  /** The fetch-and-integrate half; null without a remote, or when the fetch failed (then `push` says why). */
+  fetch: SyncFetch | null;
   push: PushOutcome;
 }
 
-export function targetSummary(target: PublishTarget): Omit<SyncResult, 'push'> {
+export function targetSummary(target: PublishTarget): Omit<SyncResult, 'push' | 'fetch'> {
   return {
     repo: target.repo.workTree ?? target.repo.gitDir,
     remote: target.remote,
@@ -30,14 +51,35 @@ export function targetSummary(target: PublishTarget): Omit<SyncResult, 'push'> {
 
 export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
   const target = opts.target ?? (await resolveTarget(opts));
-  const push: PushOutcome =
-    target.remote === null
-      ? {
-          landed: false,
-          classification: 'no-remote',
-          message: `no remote to push to: ${target.repo.workTree ?? target.repo.gitDir} has none (set results.remote or add one)`,
-          attempts: 0,
-        }
-      : await pushBranches(target, opts);
-  return { ...targetSummary(target), push };
+  if (target.remote === null) {
+    return {
+      ...targetSummary(target),
+      fetch: null,
+      push: {
+        landed: false,
+        classification: 'no-remote',
+        message: `no remote to push to: ${target.repo.workTree ?? target.repo.gitDir} has none (set results.remote or add one)`,
+        attempts: 0,
+      },
+    };
+  }
+  let fetch: SyncFetch | null = null;
+  try {
+    const fetched = await fetchBothBranches(target, { timeoutMs: opts.timeoutMs });
+    const integrated = await integrateRemote(target, fetched, { now: opts.now, resolve: opts.resolver });
+    fetch =
+      integrated.kind === 'ready'
+        ? { fastForwards: integrated.fastForwards, merges: integrated.merges, before: integrated.before, after: integrated.local, remote: integrated.remote }
+        : { fastForwards: 0, merges: 0, before: integrated.local, after: integrated.local, remote: integrated.remote, conflict: true };
+  } catch (err) {
+    const kind = (err as { kind?: string }).kind;
+    const classification = kind === 'unreachable' || kind === 'auth' ? kind : 'other';
+    return {
+      ...targetSummary(target),
+      fetch: null,
+      push: { landed: false, classification, message: `fetching from ${target.remote} failed: ${(err as Error).message}`, attempts: 0 },
+    };
+  }
+  const push = await pushBranches(target, opts);
+  return { ...targetSummary(target), fetch, push };
 }

@@ -6,7 +6,7 @@
  * Dashboard alive on its own; the rollover also archives the oldest live runs until the listing
  * fits this budget, whatever their age.
  */
-import { lsTree, type Repo } from '../git/index.js';
+import { listingBytes, lsTree, type Repo } from '../git/index.js';
 
 /** AgentV's buffer is 1 MiB; 768 KiB leaves room for the runs published between two rollovers. */
 export const DEFAULT_MAX_LISTING_BYTES = 768 * 1024;
@@ -51,4 +51,26 @@ export function overBudget<T extends { path: string }>(size: ListingSize, newest
     bytes -= size.byDir.get(r.path) ?? 0;
   }
   return out;
+}
+
+export interface ListingCheck {
+  /** Bytes counted; a lower bound when `complete` is false (counting stopped past the budget). */
+  bytes: number;
+  max: number;
+  over: boolean;
+  complete: boolean;
+}
+
+/** Whether the live listing of `tip` passes `max` bytes; reads at most `max` bytes of listing. */
+export async function checkListing(repo: Repo, tip: string, max: number): Promise<ListingCheck> {
+  if (max <= 0) return { bytes: 0, max, over: false, complete: false };
+  const { bytes, complete } = await listingBytes(repo, tip, { stopAfter: max });
+  return { bytes, max, over: bytes > max, complete };
+}
+
+const kib = (n: number) => `${Math.round(n / 1024).toLocaleString('en-US')} KiB`;
+
+/** What `publish` and `status` say when the live listing is past the budget, and what to run. */
+export function listingWarning(branch: string, check: ListingCheck): string {
+  return `the listing of ${branch} is ${check.complete ? '' : 'over '}${kib(check.bytes)}, past the listing budget of ${kib(check.max)} (AgentV's Dashboard lists nothing once it passes 1 MiB): run \`agentv-results archive\` to move the oldest runs to the archive branches`;
 }

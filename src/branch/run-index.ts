@@ -1,0 +1,245 @@
+/**
+ * Every run directory on a results tip, whichever tool wrote it. Runs we published have a catalog
+ * line (`.indexes/agentv-results.<day>.jsonl`); runs another writer put on the branch (AgentV's own
+ * `auto_push`) have none, and are read from their own files instead: the run's `summary.json`
+ * (AgentV's `counts` and `metadata`, or our shape) and, only when that summary does not say the
+ * counts, targets and time, its index. All of them in one `git cat-file --batch` stream, never a
+ * process per run.
+ *
+ * What was read is cached on this machine (`<git dir>/agentv-results/run-rows.v1.json`) by the
+ * run's tree id and directory: a tree id names the exact bytes, so an entry is never stale, and a
+ * second `list`, `archive` or `expire` of the same runs reads no run file at all.
+ *
+ * `list`, `pull`, `archive`, `expire`, `status`, `trend --published` and `serve` all see runs
+ * through here (or through `list`, which does).
+ */
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { lsTree, readBlobs, type Repo, type TreeEntry } from '../git/index.js';
+import { isRunDirEntry } from './layout.js';
+
+/** One run as `list` shows it, read from the run's files (the catalog line of a run we did not publish). */
+export interface RunFilesRow {
+  run_id: string;
+  experiment: string;
+  /** YYYY-MM-DD of the run's timestamp, or "undated". */
+  day: string;
+  timestamp: string;
+  path: string;
+  targets: string[];
+  total: number;
+  passed: number;
+  failed: number;
+  pass_rate: number;
+  writer: 'agentv';
+}
+
+/** Run directories at the root of a tip (the one place: layout.ts's `isRunDirEntry`), from its root listing. */
+export function runDirs(root: readonly TreeEntry[]): TreeEntry[] {
+  return root.filter(isRunDirEntry);
+}
+
+/** The run directories of `tip`: one `ls-tree` of its root. */
+export async function runDirsOn(repo: Repo, tip: string): Promise<TreeEntry[]> {
+  return runDirs(await lsTree(repo, tip));
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+function object(v: unknown): Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+function parseObject(text: string | undefined): Record<string, unknown> | null {
+  if (text === undefined) return null;
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a summary alone says what a listed run shows: counts, targets and time. AgentV's own
+ * summary.json does (`counts`, `metadata.targets`, `metadata.timestamp`); ours does (`total`,
+ * `passed`, `targets`, `timestamp`). Anything else needs the index too.
+ */
+export function summaryIsEnough(summary: Record<string, unknown>): boolean {
+  const meta = object(summary.metadata);
+  const counts = object(summary.counts);
+  const agentv =
+    num(counts.total_tests) !== undefined && num(counts.passed_tests) !== undefined && Array.isArray(meta.targets) && typeof meta.timestamp === 'string';
+  const ours = num(summary.total) !== undefined && num(summary.passed) !== undefined && Array.isArray(summary.targets) && typeof summary.timestamp === 'string';
+  return agentv || ours;
+}
+
+/**
+ * One listed run from its files. Counts are the summary's own (AgentV's `counts`, or our `total` /
+ * `passed`) when present, else counted from the index rows; null when neither file can be read.
+ */
+export function runFilesRow(dir: string, summaryText: string | undefined, indexText: string | undefined): RunFilesRow | null {
+  let summary = parseObject(summaryText);
+  if (summary === null) {
+    if (indexText === undefined) return null;
+    summary = {};
+  }
+  const lines: Record<string, unknown>[] = [];
+  for (const l of (indexText ?? '').split('\n')) {
+    if (l.trim() === '') continue;
+    const v = parseObject(l);
+    if (v) lines.push(v); // a bad line costs only itself
+  }
+  const meta = object(summary.metadata);
+  const counts = object(summary.counts);
+  const sep = dir.lastIndexOf('::');
+  const experiment =
+    (typeof meta.experiment === 'string' && meta.experiment.trim()) ||
+    (typeof summary.experiment === 'string' && summary.experiment) ||
+    (sep === -1 ? 'default' : dir.slice(0, sep));
+  const timestamp =
+    (typeof meta.timestamp === 'string' && meta.timestamp) ||
+    (typeof summary.timestamp === 'string' && summary.timestamp) ||
+    (typeof lines[0]?.timestamp === 'string' ? (lines[0].timestamp as string) : dir);
+  const rowPass = (r: Record<string, unknown>) =>
+    typeof r.verdict === 'string' ? r.verdict === 'pass' : r.execution_status !== 'execution_error' && (num(r.score) ?? 0) >= 1;
+  const total = num(counts.total_tests) ?? num(summary.total) ?? lines.length;
+  const passed = num(counts.passed_tests) ?? num(summary.passed) ?? lines.filter(rowPass).length;
+  const declared = Array.isArray(meta.targets) ? meta.targets : Array.isArray(summary.targets) ? summary.targets : null;
+  const targets = [
+    ...new Set(
+      (declared ?? lines.map((r) => r.target)).map((t) => (typeof t === 'string' ? t : object(t).name)).filter((t): t is string => typeof t === 'string'),
+    ),
+  ].sort();
+  const m = /(\d{4}-\d{2}-\d{2})/.exec(timestamp);
+  return {
+    run_id: dir,
+    experiment,
+    day: m ? (m[1] as string) : 'undated',
+    timestamp,
+    path: dir,
+    targets,
+    total,
+    passed,
+    failed: total - passed,
+    pass_rate: total === 0 ? 0 : Math.round((passed / total) * 10000) / 10000,
+    writer: 'agentv',
+  };
+}
+
+type CachedRow = Omit<RunFilesRow, 'run_id' | 'path'> | null;
+
+/** Entries kept in the cache file: about 250 bytes each, so at most ~50 MB. */
+const CACHE_LIMIT = 200_000;
+const CACHE_FILE = 'run-rows.v1.json';
+
+function cachePath(repo: Repo): string {
+  return join(repo.commonDir, 'agentv-results', CACHE_FILE);
+}
+
+async function loadCache(repo: Repo): Promise<Map<string, CachedRow>> {
+  try {
+    const doc = JSON.parse(await readFile(cachePath(repo), 'utf8')) as unknown;
+    if (doc && typeof doc === 'object' && !Array.isArray(doc)) return new Map(Object.entries(doc as Record<string, CachedRow>));
+  } catch {
+    // none yet, or unreadable: it is only a cache
+  }
+  return new Map();
+}
+
+/** Best effort, atomic (temp file + rename): a reader never sees half a cache, and a failure costs only a re-read later. */
+async function saveCache(repo: Repo, cache: Map<string, CachedRow>, fresh: ReadonlySet<string>): Promise<void> {
+  let entries = [...cache];
+  if (entries.length > CACHE_LIMIT) entries = [...entries.filter(([k]) => fresh.has(k)), ...entries.filter(([k]) => !fresh.has(k))].slice(0, CACHE_LIMIT);
+  const file = cachePath(repo);
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    await mkdir(join(repo.commonDir, 'agentv-results'), { recursive: true });
+    await writeFile(tmp, JSON.stringify(Object.fromEntries(entries)));
+    await rename(tmp, file);
+  } catch {
+    // a read-only repository still lists
+  }
+}
+
+export interface RunFilesRead {
+  /** Rows by the run directory's tree id. */
+  rows: Map<string, RunFilesRow>;
+  /** Directories that hold a summary or an index neither of which could be read. */
+  bad: number;
+  /** Directories read from the object store now (not from the cache). */
+  read: number;
+}
+
+/**
+ * Rows for run directories (tree id -> directory name) from their own files: the cache first, then
+ * one batch of every summary.json, then one batch of the indexes of those whose summary is not
+ * enough (AgentV 5's `.internal/index.jsonl`, else `index.jsonl`). A directory with neither file is
+ * not a run and is left out.
+ */
+export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, string>, opts: { cache?: boolean } = {}): Promise<RunFilesRead> {
+  const rows = new Map<string, RunFilesRow>();
+  if (trees.size === 0) return { rows, bad: 0, read: 0 };
+  const useCache = opts.cache !== false;
+  const cache = useCache ? await loadCache(repo) : new Map<string, CachedRow>();
+  const key = (sha: string, dir: string) => `${sha} ${dir}`;
+  const missing: [string, string][] = [];
+  const seen = new Set<string>();
+  for (const [sha, dir] of trees) {
+    const k = key(sha, dir);
+    seen.add(k);
+    if (!cache.has(k)) {
+      missing.push([sha, dir]);
+      continue;
+    }
+    const c = cache.get(k);
+    if (c) rows.set(sha, { ...c, run_id: dir, path: dir });
+  }
+  let bad = 0;
+  if (missing.length > 0) {
+    let summaries: Map<string, Buffer | null>;
+    try {
+      summaries = await readBlobs(
+        repo,
+        missing.map(([sha]) => `${sha}:summary.json`),
+      );
+    } catch {
+      return { rows, bad: missing.length, read: 0 }; // e.g. a summary.json that is a directory: say so, list the rest
+    }
+    const needIndex: [string, string][] = [];
+    for (const [sha, dir] of missing) {
+      const s = parseObject(summaries.get(`${sha}:summary.json`)?.toString('utf8'));
+      if (s === null || !summaryIsEnough(s)) needIndex.push([sha, dir]);
+    }
+    let indexes = new Map<string, Buffer | null>();
+    if (needIndex.length > 0) {
+      try {
+        indexes = await readBlobs(
+          repo,
+          needIndex.flatMap(([sha]) => [`${sha}:.internal/index.jsonl`, `${sha}:index.jsonl`]),
+        );
+      } catch {
+        indexes = new Map();
+      }
+    }
+    for (const [sha, dir] of missing) {
+      const summaryText = summaries.get(`${sha}:summary.json`)?.toString('utf8');
+      const indexText = (indexes.get(`${sha}:.internal/index.jsonl`) ?? indexes.get(`${sha}:index.jsonl`))?.toString('utf8');
+      let row: RunFilesRow | null = null;
+      if (summaryText !== undefined || indexText !== undefined) {
+        row = runFilesRow(dir, summaryText, indexText);
+        if (row) rows.set(sha, row);
+        else bad++;
+      }
+      if (row) {
+        const { run_id: _id, path: _path, ...rest } = row;
+        cache.set(key(sha, dir), rest);
+      } else if (summaryText === undefined && indexText === undefined) cache.set(key(sha, dir), null); // not a run: never read again
+      // an unreadable run is not cached: it is read (and reported) again next time
+    }
+    if (useCache) await saveCache(repo, cache, seen);
+  }
+  return { rows, bad, read: missing.length };
+}
