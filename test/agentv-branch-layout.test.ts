@@ -171,7 +171,8 @@ describe('AgentV WIP branches', () => {
     const entry = (JSON.parse(listed.stdout) as { branches: { branch: string; writer: string; runId: string; host: string }[] }).branches.find(
       (b) => b.branch === `agentv/wip/pod-7/${run}`,
     );
-    expect(entry).toMatchObject({ writer: 'agentv', runId: run, host: 'pod-7' });
+    // Rows from the index AgentV checkpointed, the time from its commit message.
+    expect(entry).toMatchObject({ writer: 'agentv', runId: run, host: 'pod-7', rows: 2, updatedAt: '2026-11-24T07:28:00.000Z' });
     const human = await cli(['wip', 'list'], work);
     expect(human.stdout).toContain('AgentV checkpoint');
 

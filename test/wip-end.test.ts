@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
 import { appendRows, row } from './helpers/wip-fixtures.js';
 import { cli, makeRunWorkspace, makeUserRepo } from './publish-helpers.js';
+import { openRepo, updateRef, writeCommit } from '../src/git/index.js';
 
 const ENV = { AGENTV_RESULTS_HOST: 'laptop' };
 let restore: () => void;
@@ -74,7 +75,7 @@ describe('publish ends the WIP', () => {
     expect(refused.code).toBe(2);
     const p = await cli(['publish', run.dir, '--push', '--allow-invalid'], user.work, { env: ENV });
     expect(p.code, p.stderr).toBe(0);
-    expect(p.stdout).toMatch(/WIP branch agentv\/wip\/laptop\/\S+ kept: .*holds rows the published workspace does not/);
+    expect(p.stdout).toMatch(/WIP branch agentv\/wip\/laptop\/\S+ kept: .*holds rows the published run does not have/);
     expect(await wipRefs(user.work)).toHaveLength(1);
     expect(await wipRefs(user.remote)).toHaveLength(1);
   });
@@ -117,7 +118,48 @@ describe('publish ends the WIP', () => {
     await writeFile(join(dir, 'index.jsonl'), [1, 2, 3].map((i) => `${JSON.stringify(row(i))}\n`).join(''));
     const p = await cli(['publish', dir, '--push'], user.work, { env: ENV });
     expect(p.code, p.stderr).toBe(0);
-    expect(p.stdout).toMatch(/WIP branch agentv\/wip\/laptop\/\S+ kept: .*holds rows the published workspace does not/);
+    expect(p.stdout).toMatch(/WIP branch agentv\/wip\/laptop\/\S+ kept: .*holds rows the published run does not have/);
     expect(await wipRefs(user.remote)).toHaveLength(1);
+  });
+
+  // Issue 24: the end is by row identity, whatever the workspace's index looks like and wherever
+  // it was published from.
+  it('ends the WIP when a copy of the checkpointed workspace (plain rows) is published from another directory', async () => {
+    const { user, dir } = await inProgress(3);
+    const copy = join(await makeTempDir('agentv-copy'), 'nightly', 'run-7');
+    appendRows(copy, 0, 4); // the same rows (and one more), written elsewhere: other bytes once derived
+    const p = await cli(['publish', copy, '--push', '--json'], user.work, { env: ENV });
+    expect(p.code, p.stderr).toBe(0);
+    expect((JSON.parse(p.stdout) as { wip: { status: string }[] }).wip).toMatchObject([{ status: 'deleted' }]);
+    expect(await wipRefs(user.remote)).toEqual([]);
+    expect(dir).not.toBe(copy);
+  });
+
+  it("ends AgentV's own checkpoint of the published run directory once its rows are on the branch; keeps one holding a row the run lacks", async () => {
+    const user = await makeUserRepo();
+    const run = await makeRunWorkspace({ seed: 9, rows: 4, minute: 9 });
+    const repo = await openRepo(user.work);
+    const lines = (await readFile(join(run.dir, 'index.jsonl'), 'utf8')).split('\n').filter(Boolean);
+    const checkpoint = async (host: string, rows: string[]) => {
+      const { commit } = await writeCommit(repo, {
+        parent: null,
+        files: [
+          { path: `${run.runId}/.internal/index.jsonl`, data: `${rows.join('\n')}\n` },
+          { path: `${run.runId}/summary.json`, data: '{}\n' },
+        ],
+        message: `wip(results): checkpoint agentv/wip/${host}/${run.runId} 2026-03-14T10:09:30.000Z`,
+        author: { name: 'AgentV', email: 'agentv@results-repo', date: '2026-03-14T10:09:30Z' },
+      });
+      await updateRef(repo, `refs/heads/agentv/wip/${host}/${run.runId}`, commit, null);
+      await git(user.work, ['push', '-q', 'origin', `agentv/wip/${host}/${run.runId}`]);
+    };
+    await checkpoint('pod-1', lines.slice(0, 2));
+    await checkpoint('pod-2', [lines[0]!, JSON.stringify(row(99))]);
+    const p = await cli(['publish', run.dir, '--push', '--json'], user.work, { env: ENV });
+    expect(p.code, p.stderr).toBe(0);
+    const wip = (JSON.parse(p.stdout) as { wip: { branch: string; status: string }[] }).wip;
+    expect(wip.find((w) => w.branch.includes('pod-1'))).toMatchObject({ status: 'deleted' });
+    expect(wip.find((w) => w.branch.includes('pod-2'))).toMatchObject({ status: 'kept' });
+    expect(await wipRefs(user.remote)).toEqual([`refs/heads/agentv/wip/pod-2/${run.runId}`]);
   });
 });

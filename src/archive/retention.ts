@@ -33,7 +33,7 @@ import {
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { syncIdent } from '../sync/integrate.js';
 import { InvalidArgumentsError } from '../util/errors.js';
-import { readCatalogFiles, type CatalogLine } from './rollover.js';
+import { readCatalogFiles, runsOnTip, type CatalogLine } from './rollover.js';
 
 /** Runs tagged `baseline` are what compare and the keep/discard loop measure against: kept unless the policy says otherwise. */
 export const DEFAULT_KEEP_TAGS = ['baseline'];
@@ -117,13 +117,19 @@ export function retentionPolicy(opts: Pick<RetentionOptions, 'keepDays' | 'keepR
   return policy;
 }
 
-/** Every catalogued run on the live results tip, newest first (by catalog day, then timestamp). */
-function catalogRuns(catalogs: CatalogLine[]): CatalogRun[] {
-  const seen = new Map<string, CatalogRun>();
-  for (const c of catalogs)
-    for (const r of c.rows)
-      if (r && !seen.has(r.run_id)) seen.set(r.run_id, { run_id: r.run_id, path: r.path, day: c.day, timestamp: r.timestamp, archived: r.archived ?? null });
-  return [...seen.values()].sort((a, b) => (a.day === b.day ? b.timestamp.localeCompare(a.timestamp) : b.day.localeCompare(a.day)));
+/**
+ * Every run on the live results tip, whichever tool wrote it (catalogued ones and run directories
+ * no catalog line names: rollover.ts `runsOnTip`), newest first (by day, then timestamp).
+ */
+async function branchRuns(repo: Repo, tip: string, catalogs: CatalogLine[]): Promise<CatalogRun[]> {
+  const runs = (await runsOnTip(repo, tip, catalogs)).map((r) => ({
+    run_id: r.run_id,
+    path: r.path,
+    day: r.day,
+    timestamp: r.timestamp,
+    archived: r.archived ?? null,
+  }));
+  return runs.sort((a, b) => (a.day === b.day ? b.timestamp.localeCompare(a.timestamp) : b.day.localeCompare(a.day)));
 }
 
 /** Runs neither the age rule nor the count rule keeps. */
@@ -154,7 +160,7 @@ async function monthTips(target: PublishTarget, months: string[]): Promise<Map<s
 export async function monthsPastTheRules(target: PublishTarget, policy: RetentionPolicyRecord, now: Date): Promise<string[]> {
   const tip = (await readRefs(target.repo, [target.resultsRef])).get(target.resultsRef);
   if (!tip) return [];
-  const runs = pastTheRules(catalogRuns(await readCatalogFiles(target.repo, tip)), policy, now);
+  const runs = pastTheRules(await branchRuns(target.repo, tip, await readCatalogFiles(target.repo, tip)), policy, now);
   return [...new Set(runs.map((r) => r.archived).filter((m): m is string => m !== null))].sort();
 }
 
@@ -196,7 +202,7 @@ async function expireWithLock(
   if (!resultsTip) return result;
 
   const catalogs = await readCatalogFiles(repo, resultsTip);
-  const runs = catalogRuns(catalogs);
+  const runs = await branchRuns(repo, resultsTip, catalogs);
   const candidates = pastTheRules(runs, policy, now);
   const months = [...new Set(candidates.map((r) => r.archived).filter((m): m is string => m !== null))].sort();
   const archives = await monthTips(target, months);

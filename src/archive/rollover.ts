@@ -16,7 +16,9 @@
  * file and a new root directory, so the two commits touch different paths and merge cleanly.
  */
 import { lsTree, readBlobs, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
-import { CATALOG_DIR, CATALOG_PREFIX } from '../branch/layout.js';
+import { CATALOG_DIR, CATALOG_PREFIX, catalogPathFor } from '../branch/layout.js';
+import { updatedCatalog } from '../branch/catalog-rows.js';
+import { readRunFiles, runDirsOn, type RunFilesRow } from '../branch/run-index.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { rootCommit } from '../publish/commit-run.js';
 import { InvalidArgumentsError } from '../util/errors.js';
@@ -62,12 +64,17 @@ export interface ArchivedRun {
 export interface RolloverResult {
   dryRun: boolean;
   archived: ArchivedRun[];
-  /** Live runs left on the results branch (catalogued ones). */
+  /** Live runs left on the results branch, whichever tool wrote them. */
   live: number;
   /** Bytes of the live branch's recursive listing (what AgentV's Dashboard reads) before and after, and the budget. */
   listing: { before: number; after: number; max: number };
   /** Refs moved (empty on a dry run or when nothing expired). */
   refs: { ref: string; before: string | null; after: string }[];
+}
+
+function catalogText(catalogs: CatalogLine[], file: string): string {
+  const c = catalogs.find((x) => x.file === file);
+  return c && c.lines.length > 0 ? `${c.lines.join('\n')}\n` : '';
 }
 
 export interface CatalogLine {
@@ -103,6 +110,43 @@ export async function readCatalogFiles(repo: Repo, tip: string): Promise<Catalog
   });
 }
 
+/** A run on the live results tip, whichever tool wrote it. */
+export interface TipRun {
+  run_id: string;
+  path: string;
+  day: string;
+  timestamp: string;
+  archived?: string;
+  /** Set for a run with no catalog line (AgentV's auto_push): what its own files say. */
+  files?: RunFilesRow;
+}
+
+/**
+ * Every run of the live tip: the catalogued ones (archived rows included), then each run directory
+ * no catalog line names, read from its own files (src/branch/run-index.ts: one batch, cached).
+ */
+export async function runsOnTip(repo: Repo, tip: string, catalogs: CatalogLine[]): Promise<TipRun[]> {
+  const out: TipRun[] = [];
+  const seen = new Set<string>();
+  const paths = new Set<string>();
+  for (const c of catalogs)
+    for (const r of c.rows) {
+      if (!r || seen.has(r.run_id)) continue;
+      seen.add(r.run_id);
+      paths.add(r.path);
+      out.push({ run_id: r.run_id, path: r.path, day: c.day, timestamp: r.timestamp, ...(r.archived !== undefined ? { archived: r.archived } : {}) });
+    }
+  const trees = new Map<string, string>();
+  for (const d of await runDirsOn(repo, tip)) if (!paths.has(d.path)) trees.set(d.sha, d.path);
+  const { rows } = await readRunFiles(repo, trees);
+  for (const row of rows.values()) {
+    if (seen.has(row.run_id)) continue;
+    seen.add(row.run_id);
+    out.push({ run_id: row.run_id, path: row.path, day: row.day, timestamp: row.timestamp, files: row });
+  }
+  return out;
+}
+
 function positiveInt(v: number | undefined, name: string): void {
   if (v !== undefined && !(Number.isInteger(v) && v >= 0))
     throw new InvalidArgumentsError('rollover', [{ path: name, message: `expected a whole number >= 0, got ${JSON.stringify(v)}` }]);
@@ -124,8 +168,8 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   if (!resultsTip) return { dryRun: !!opts.dryRun, archived: [], live: 0, listing: { before: 0, after: 0, max: maxListing }, refs: [] };
 
   const catalogs = await readCatalogFiles(repo, resultsTip);
-  const live: { run_id: string; path: string; day: string; timestamp: string }[] = [];
-  for (const c of catalogs) for (const r of c.rows) if (r && r.archived === undefined) live.push({ ...r, day: c.day });
+  // Every live run, whoever wrote it: AgentV's auto_push fills the listing as much as our publish.
+  const live = (await runsOnTip(repo, resultsTip, catalogs)).filter((r) => r.archived === undefined);
   // Newest first by (day, timestamp): the first keepRuns stay whatever their age.
   live.sort((a, b) => (a.day === b.day ? b.timestamp.localeCompare(a.timestamp) : b.day.localeCompare(a.day)));
   const now = opts.now ?? new Date();
@@ -136,6 +180,7 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   const expired = maxListing > 0 ? [...byAgeOrCount, ...overBudget(size, live, gone, maxListing)] : byAgeOrCount;
   let after = size.total;
   for (const r of expired) after -= size.byDir.get(r.path) ?? 0;
+  const filesOf = new Map(expired.filter((r) => r.files).map((r) => [r.run_id, r.files!]));
   const archived: ArchivedRun[] = expired.map((r) => ({
     run_id: r.run_id,
     path: r.path,
@@ -189,6 +234,34 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
       return JSON.stringify({ ...(JSON.parse(l) as object), archived: month });
     });
     if (changed) liveChanges.push({ path: c.file, data: lines.join('\n') + '\n' });
+  }
+  // A run with no catalog line (AgentV wrote it) gains one, marked archived: it is how `list` keeps
+  // showing it and `pull` finds its month, and it caches what its files said.
+  const added = new Map<string, string>();
+  for (const a of archived) {
+    const f = filesOf.get(a.run_id);
+    if (!f) continue;
+    const file = catalogPathFor(a.day);
+    const prior = liveChanges.find((c) => c.path === file);
+    const base = added.get(file) ?? (prior && 'data' in prior ? prior.data.toString() : catalogText(catalogs, file));
+    const row = {
+      run_id: f.run_id,
+      experiment: f.experiment,
+      timestamp: f.timestamp,
+      path: f.path,
+      targets: f.targets,
+      total: f.total,
+      passed: f.passed,
+      failed: f.failed,
+      pass_rate: f.pass_rate,
+      archived: a.month,
+    };
+    added.set(file, updatedCatalog(base, row));
+  }
+  for (const [file, data] of added) {
+    const i = liveChanges.findIndex((c) => c.path === file);
+    if (i >= 0) liveChanges.splice(i, 1);
+    liveChanges.push({ path: file, data });
   }
   const message = `chore(results): roll ${archived.length} run${archived.length === 1 ? '' : 's'} over to the archive\n`;
   const resultsAfter = (await writeCommit(repo, { parent: resultsTip, files: liveChanges, message, author })).commit;

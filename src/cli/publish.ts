@@ -44,6 +44,7 @@ export function registerPublish(cli: Cli): void {
           onStep: progress.step,
         }).finally(progress.done);
         if (flags.json) {
+          if (result.listing?.warning) process.stderr.write(`warning: ${result.listing.warning}\n`);
           printJson(result);
           return result.push?.classification === 'conflict' ? EXIT.check : undefined;
         }
@@ -63,6 +64,7 @@ export function registerPublish(cli: Cli): void {
           process.stdout.write(dim(`  layout: ${layoutName(result.layout.layout)} — ${result.layout.reason}\n`));
         }
         if (result.push) for (const line of pushLines(result.push)) process.stdout.write(`${line}\n`);
+        if (result.listing?.warning) process.stderr.write(yellow(`warning: ${result.listing.warning}\n`));
         for (const w of result.wip) {
           process.stdout.write(
             w.status === 'deleted'

@@ -9,6 +9,7 @@
  * the next publish or `sync` pushes it. With require_push a push that did not land is exit 3.
  */
 import { configGetMany, gcAuto, resolveRef, type GcConfig, type Ident } from '../git/index.js';
+import { checkListing, DEFAULT_MAX_LISTING_BYTES, listingWarning } from '../branch/listing-budget.js';
 import { acquirePublishLock } from '../branch/lock.js';
 import { repairInterrupted } from '../git/ref-recovery.js';
 import { runLocation, type RunLocation } from '../branch/layout.js';
@@ -59,6 +60,12 @@ export interface PublishResult {
   /** Which AgentV's branch layout the run was written in, and why (branch/layout-choice.ts). */
   layout: LayoutChoice;
   target: { repo: string; resultsBranch: string; artifactsBranch: string; remote: string | null };
+  /**
+   * The live listing of the results branch after this publish (every run on it, whoever wrote it)
+   * against the listing budget; `warning` says what to run when it is past it. Null when the budget
+   * is off (0) or nothing was committed.
+   */
+  listing?: { bytes: number; max: number; over: boolean; complete: boolean; warning: string | null } | null;
 }
 
 /** Who the commits are by, and gc's thresholds for after the publish: one config read for both. */
@@ -175,6 +182,12 @@ async function afterCommit(target: PublishTarget, opts: PublishOptions, result: 
   const { repo, config } = target;
   // Packs accumulate one per publish; gc --auto repacks only past git's thresholds.
   if (result.status !== 'already-published') await gcAuto(repo, { config: (await settings).gc }).catch(() => {});
+  const maxListing = config.archive?.max_listing_bytes ?? DEFAULT_MAX_LISTING_BYTES;
+  if (result.status !== 'already-published' && maxListing > 0) {
+    // Reads at most the budget's worth of listing: the check costs little however large the branch.
+    const check = await checkListing(repo, result.commits.results, maxListing);
+    result.listing = { ...check, warning: check.over ? listingWarning(config.branch, check) : null };
+  }
 
   const wantPush = opts.push ?? config.auto_push;
   const requirePush = opts.requirePush ?? config.require_push;

@@ -42,7 +42,8 @@ export async function trend(opts: TrendAllOptions = {}): Promise<TrendReport> {
     const runs: LoadedTrendRun[] = [];
     let i = 0;
     for (const run of listed.runs.filter((r) => wanted.has(r.run_id))) {
-      const pulled = await pull({ ...opts.list, cwd, runId: run.run_id, out: join(tmp, String(i++)) });
+      // The listing fetched already (when asked): every pull reads what it saw, without fetching again.
+      const pulled = await pull({ ...opts.list, fetch: false, cwd, runId: run.run_id, out: join(tmp, String(i++)) });
       const { warnings: w, ...loaded } = await loadTrendRun(pulled.dir, cwd, run.run_id, run.experiment);
       warnings.push(...w);
       // The temporary pull directory is gone after this call: name the run by its id instead.

@@ -3,7 +3,7 @@
  * run id, rows, checkpoint number, last checkpoint time). One ls-remote + at most one fetch for the
  * remote side, one cat-file for every wip.json: cost does not grow with the runs' sizes.
  */
-import { isAncestor, listRefs, readBlobs, RemoteError, type Repo } from '../git/index.js';
+import { isAncestor, listRefs, readBlobs, readObjects, RemoteError, type GitObject, type Repo } from '../git/index.js';
 import { hostOfBranch, parseWipMeta, WIP_META_PATH, WIP_REF_PREFIX, type WipMeta } from './layout.js';
 import { refreshRemoteWip, wipTrackingRef } from './remote.js';
 
@@ -79,6 +79,15 @@ export async function listWip(opts: ListWipOptions): Promise<WipListing> {
     shas.map((s) => `${s}:${WIP_META_PATH}`),
   );
   const metaOf = (sha: string | null): WipMeta | null => (sha === null ? null : parseWipMeta(blobs.get(`${sha}:${WIP_META_PATH}`)));
+  // AgentV's own checkpoints have no wip.json: their rows and time come from the checkpoint itself
+  // (the run index it holds, and the time in its commit message), in one more batch for all of them.
+  const agentvTips = new Map<string, string>(); // tip -> run dir
+  for (const ref of refs) {
+    const branch = ref.slice('refs/heads/'.length);
+    const dir = branch.split('/').length === 4 ? branch.split('/')[3]! : null;
+    for (const sha of [local.get(ref), remoteTips.get(ref)]) if (sha && dir && !metaOf(sha)) agentvTips.set(sha, dir);
+  }
+  const agentv = await agentvCheckpoints(repo, agentvTips);
   const now = (opts.now ?? new Date()).getTime();
   const entries: WipEntry[] = [];
   for (const ref of refs) {
@@ -87,7 +96,9 @@ export async function listWip(opts: ListWipOptions): Promise<WipListing> {
     const where = await locate(repo, l, r);
     const newer = where === 'remote-ahead' || where === 'remote-only' ? r : l;
     const meta = metaOf(newer) ?? metaOf(l) ?? metaOf(r);
-    const updated = meta ? Date.parse(meta.updated_at) : NaN;
+    const theirs = meta ? null : (agentv.get(newer ?? '') ?? agentv.get(l ?? '') ?? agentv.get(r ?? '') ?? null);
+    const updatedAt = meta?.updated_at ?? theirs?.updatedAt ?? null;
+    const updated = updatedAt ? Date.parse(updatedAt) : NaN;
     const branch = ref.slice('refs/heads/'.length);
     entries.push({
       branch,
@@ -95,10 +106,10 @@ export async function listWip(opts: ListWipOptions): Promise<WipListing> {
       host: meta?.host ?? hostOfBranch(branch),
       // AgentV names its WIP branch after the run directory, which is the run id.
       runId: meta?.run_id ?? (branch.split('/').length === 4 ? branch.split('/')[3]! : null),
-      rows: meta?.rows ?? null,
+      rows: meta?.rows ?? theirs?.rows ?? null,
       checkpoint: meta?.checkpoint ?? null,
       finished: meta?.finished ?? null,
-      updatedAt: meta?.updated_at ?? null,
+      updatedAt,
       ageSeconds: Number.isNaN(updated) ? null : Math.max(0, Math.round((now - updated) / 1000)),
       local: l,
       remote: r,
@@ -108,6 +119,45 @@ export async function listWip(opts: ListWipOptions): Promise<WipListing> {
     });
   }
   return { entries, remote, remoteError };
+}
+
+/**
+ * Rows and time of AgentV's checkpoints (tip -> run dir): the non-empty lines of the run's index
+ * (`.internal/index.jsonl`, else `index.jsonl`) and the time AgentV writes in the commit message
+ * (`wip(results): checkpoint <branch> <ISO time>`), else the committer time. One cat-file for all.
+ */
+async function agentvCheckpoints(repo: Repo, tips: Map<string, string>): Promise<Map<string, { rows: number | null; updatedAt: string | null }>> {
+  const out = new Map<string, { rows: number | null; updatedAt: string | null }>();
+  if (tips.size === 0) return out;
+  const specs: string[] = [];
+  for (const [sha, dir] of tips) specs.push(sha, `${sha}:${dir}/.internal/index.jsonl`, `${sha}:${dir}/index.jsonl`);
+  let objects: Map<string, GitObject | null>;
+  try {
+    objects = await readObjects(repo, specs);
+  } catch {
+    return out; // e.g. an index path that is a directory: shown as unknown
+  }
+  for (const [sha, dir] of tips) {
+    const index = objects.get(`${sha}:${dir}/.internal/index.jsonl`) ?? objects.get(`${sha}:${dir}/index.jsonl`);
+    const rows =
+      index?.type === 'blob'
+        ? index.data
+            .toString('utf8')
+            .split('\n')
+            .filter((l) => l.trim() !== '').length
+        : null;
+    const commit = objects.get(sha);
+    let updatedAt: string | null = null;
+    if (commit?.type === 'commit') {
+      const text = commit.data.toString('utf8');
+      const stated = /^wip\(results\): checkpoint \S+ (\d{4}-\d{2}-\d{2}T[\d:.]+Z)\s*$/m.exec(text)?.[1];
+      const committed = /^committer .* (\d+) [+-]\d{4}$/m.exec(text)?.[1];
+      if (stated && !Number.isNaN(Date.parse(stated))) updatedAt = new Date(Date.parse(stated)).toISOString();
+      else if (committed && Number(committed) > 0) updatedAt = new Date(Number(committed) * 1000).toISOString();
+    }
+    out.set(sha, { rows, updatedAt });
+  }
+  return out;
 }
 
 /** The tracking ref holding the remote copy of a WIP ref (re-exported for callers of the listing). */
