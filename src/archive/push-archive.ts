@@ -116,6 +116,9 @@ export async function pushArchiveThenLive(target: PublishTarget, opts: PushArchi
 /** Rollover, then (unless a dry run) push archive and live branches: what the CLI and the daemon run. */
 export async function rolloverAndPush(opts: RolloverOptions & { push?: boolean; timeoutMs?: number }): Promise<RolloverResult & { push?: PushArchiveOutcome }> {
   const target = opts.target ?? (await resolveTarget(opts));
+  // With a remote, the live branches first take in what others pushed (AgentV's auto_push among
+  // them), so the listing budget counts every run the remote's Dashboard lists; a dry run stays offline.
+  if (opts.push && !opts.dryRun && target.remote !== null) await catchUpLive(target, { timeoutMs: opts.timeoutMs });
   const result = await rollover({ ...opts, target });
   if (!opts.push || opts.dryRun) return result;
   return { ...result, push: await pushArchiveThenLive(target, { timeoutMs: opts.timeoutMs }) };
