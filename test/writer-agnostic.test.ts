@@ -1,0 +1,173 @@
+/**
+ * Issue 24, every run on the branch is first-class whoever wrote it: runs in AgentV's own layout
+ * (what its `auto_push` writes: `<run_id>/summary.json` with AgentV's `counts` and `metadata`,
+ * `<run_id>/.internal/index.jsonl`, no catalog line of ours) next to runs we published. `archive`
+ * counts them against the listing budget and moves them, `list` and `pull` still find them,
+ * `expire` removes them, `publish` and `status` warn when the live listing passes the budget, and
+ * what `list` read from their files is cached by tree id. (The real client's auto_push is in
+ * test/conformance/branch-two-writers.test.ts.)
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lsTree, openRepo, readRefs, updateRefs, writeCommit } from '../src/git/index.js';
+import { readRunFiles, runDirsOn } from '../src/branch/run-index.js';
+import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { cli, makeRunWorkspace, makeUserRepo, RESULTS_REF } from './publish-helpers.js';
+
+let restore: () => void;
+beforeAll(() => {
+  restore = useIsolatedGitEnv();
+});
+afterAll(async () => {
+  restore();
+  await cleanupTempDirs();
+});
+
+const AUTHOR = { name: 'AgentV', email: 'agentv@results-repo', date: '2026-03-01T10:00:00Z' };
+
+/** One AgentV-written run (6 tests, `passed` of them passing) as its auto_push lays it out. */
+function agentvRunFiles(runId: string, iso: string, passed: number, tests = 6) {
+  const targets = ['flaky-agent', 'steady-agent'];
+  const summary = {
+    index_path: '.internal/index.jsonl',
+    run_id: runId,
+    counts: { total_tests: tests, passed_tests: passed, failed_tests: tests - passed, total_samples: tests, errored_samples: 0 },
+    metadata: { eval_file: 'evals/demo.eval.yaml', timestamp: iso, targets, experiment: 'theirs' },
+  };
+  const rows = Array.from({ length: tests }, (_, i) => ({ timestamp: iso, test_id: `t-${i}`, target: targets[i % 2], score: i < passed ? 1 : 0 }));
+  const files = [
+    { path: `${runId}/summary.json`, data: `${JSON.stringify(summary, null, 2)}\n` },
+    { path: `${runId}/.internal/index.jsonl`, data: rows.map((r) => JSON.stringify(r)).join('\n') + '\n' },
+  ];
+  for (let i = 0; i < tests; i++) files.push({ path: `${runId}/t-${i}--0123abcd/sample-1/result.json`, data: `{"test_id":"t-${i}"}\n` });
+  return files;
+}
+
+/** Commits AgentV-written runs onto the local results branch (as a pull of AgentV's push would bring them). */
+async function addAgentvRuns(work: string, runs: { id: string; iso: string; passed: number }[]): Promise<void> {
+  const repo = await openRepo(work);
+  const old = (await readRefs(repo, [RESULTS_REF])).get(RESULTS_REF) ?? null;
+  const files = runs.flatMap((r) => agentvRunFiles(r.id, r.iso, r.passed));
+  const { commit } = await writeCommit(repo, { parent: old, files, message: 'feat(results): theirs - auto_push', author: AUTHOR });
+  await updateRefs(repo, [{ ref: RESULTS_REF, new: commit, old }]);
+}
+
+const THEIRS = [
+  { id: '2026-03-01T09-00-00-000Z', iso: '2026-03-01T09:00:00.000Z', passed: 3 },
+  { id: '2026-03-02T09-00-00-000Z', iso: '2026-03-02T09:00:00.000Z', passed: 4 },
+  { id: '2026-03-03T09-00-00-000Z', iso: '2026-03-03T09:00:00.000Z', passed: 6 },
+];
+
+async function mixedBranch() {
+  const user = await makeUserRepo();
+  const ours = await makeRunWorkspace({ experiment: 'ours', rows: 3, day: 10 });
+  const p = await cli(['publish', ours.dir, '--no-push', '--json'], user.work);
+  expect(p.code, p.stderr).toBe(0);
+  await addAgentvRuns(user.work, THEIRS);
+  return { user, ours: (JSON.parse(p.stdout) as { location: { path: string } }).location.path };
+}
+
+interface ListedRun {
+  run_id: string;
+  writer: string;
+  total: number;
+  passed: number;
+  targets: string[];
+  archived?: string;
+}
+
+async function listed(work: string): Promise<ListedRun[]> {
+  const r = await cli(['list', '--json'], work);
+  expect(r.code, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout) as { runs: ListedRun[] }).runs;
+}
+
+describe('runs AgentV wrote are first-class', () => {
+  it('list reads their counts from their own summary.json; what it read is cached by tree id', async () => {
+    const { user, ours } = await mixedBranch();
+    const runs = await listed(user.work);
+    expect(runs.map((r) => r.run_id).sort()).toEqual([...THEIRS.map((t) => t.id), ours].sort());
+    expect(runs.find((r) => r.run_id === THEIRS[1]!.id)).toMatchObject({ writer: 'agentv', total: 6, passed: 4, targets: ['flaky-agent', 'steady-agent'] });
+
+    const repo = await openRepo(user.work);
+    const tip = (await readRefs(repo, [RESULTS_REF])).get(RESULTS_REF)!;
+    const trees = new Map((await runDirsOn(repo, tip)).filter((d) => d.path !== ours).map((d) => [d.sha, d.path]));
+    const cached = await readRunFiles(repo, trees);
+    expect(cached.read).toBe(0); // list already read them: nothing read again
+    expect([...cached.rows.values()].map((r) => r.passed).sort()).toEqual([3, 4, 6]);
+    const uncached = await readRunFiles(repo, trees, { cache: false });
+    expect(uncached.read).toBe(3);
+    expect([...uncached.rows.values()]).toEqual([...cached.rows.values()]);
+  });
+
+  it("archive counts their listing against the budget and moves the oldest; list and pull still find them; AgentV's layout survives byte for byte", async () => {
+    const { user, ours } = await mixedBranch();
+    const repo = await openRepo(user.work);
+    const before = (await readRefs(repo, [RESULTS_REF])).get(RESULTS_REF)!;
+    const dry = await cli(['archive', '--keep-days', '100000', '--keep-runs', '1000', '--max-listing-bytes', '1', '--dry-run', '--json'], user.work);
+    expect(dry.code, dry.stderr).toBe(0);
+    const plan = JSON.parse(dry.stdout) as { archived: { run_id: string }[]; live: number };
+    // Everything but the newest run goes (the budget of 1 byte cannot be met), AgentV's runs included.
+    expect(plan.archived.map((a) => a.run_id).sort()).toEqual(THEIRS.map((t) => t.id).sort());
+    expect(plan.live).toBe(1);
+
+    const real = await cli(['archive', '--keep-days', '100000', '--keep-runs', '1000', '--max-listing-bytes', '1', '--no-push', '--json'], user.work);
+    expect(real.code, real.stderr).toBe(0);
+    const after = (await readRefs(repo, [RESULTS_REF])).get(RESULTS_REF)!;
+    const root = (await lsTree(repo, after)).map((e) => e.path);
+    for (const t of THEIRS) expect(root).not.toContain(t.id);
+    expect(root).toContain(ours);
+    const runs = await listed(user.work);
+    for (const t of THEIRS) expect(runs.find((r) => r.run_id === t.id)).toMatchObject({ archived: '2026-03', total: 6, passed: t.passed });
+
+    const out = join(await makeTempDir('agentv-pulled'), 'run');
+    const pulled = await cli(['pull', THEIRS[0]!.id, '--out', out, '--json'], user.work);
+    expect(pulled.code, pulled.stderr).toBe(0);
+    expect(JSON.parse(pulled.stdout)).toMatchObject({ source: 'archive' });
+    const original = await git(user.work, ['show', `${before}:${THEIRS[0]!.id}/.internal/index.jsonl`]);
+    expect(await readFile(join(out, '.internal', 'index.jsonl'), 'utf8')).toBe(`${original}\n`);
+    expect(existsSync(join(out, 't-0--0123abcd', 'sample-1', 'result.json'))).toBe(true);
+    // A second rollover has nothing left to move.
+    const again = await cli(['archive', '--keep-days', '100000', '--keep-runs', '1000', '--max-listing-bytes', '1', '--no-push', '--json'], user.work);
+    expect((JSON.parse(again.stdout) as { archived: unknown[] }).archived).toEqual([]);
+  });
+
+  it('expire removes the runs AgentV wrote that no rule keeps, like ours', async () => {
+    const { user, ours } = await mixedBranch();
+    const r = await cli(['expire', '--keep-runs', '2', '--no-push', '--json'], user.work);
+    expect(r.code, r.stderr).toBe(0);
+    const res = JSON.parse(r.stdout) as { expired: { run_id: string }[]; kept: number };
+    expect(res.expired.map((e) => e.run_id).sort()).toEqual([THEIRS[0]!.id, THEIRS[1]!.id]);
+    expect(res.kept).toBe(2);
+    const left = (await listed(user.work)).map((x) => x.run_id).sort();
+    expect(left).toEqual([THEIRS[2]!.id, ours].sort());
+  });
+
+  it('publish and status warn when the live listing passes the budget, and say what to run', async () => {
+    const { user } = await mixedBranch();
+    await mkdir(join(user.work, '.agentv'), { recursive: true });
+    await writeFile(join(user.work, '.agentv', 'config.yaml'), 'results:\n  archive:\n    max_listing_bytes: 600\n');
+    const status = await cli(['status', '--json'], user.work);
+    expect(status.code, status.stderr).toBe(0);
+    const listing = (JSON.parse(status.stdout) as { listing: { over: boolean; max: number; warning: string } }).listing;
+    expect(listing).toMatchObject({ over: true, max: 600 });
+    expect(listing.warning).toContain('agentv-results archive');
+    expect((await cli(['status'], user.work)).stdout).toMatch(/warning: the listing of agentv\/results\/v1 is over \d+ KiB, past the listing budget of 1 KiB/);
+
+    const run = await makeRunWorkspace({ experiment: 'ours', rows: 2, day: 11 });
+    const p = await cli(['publish', run.dir, '--no-push'], user.work);
+    expect(p.code, p.stderr).toBe(0);
+    expect(p.stderr).toMatch(/warning: the listing of agentv\/results\/v1 .*run `agentv-results archive`/);
+
+    // Under the budget: no warning.
+    await writeFile(join(user.work, '.agentv', 'config.yaml'), 'results:\n  archive:\n    max_listing_bytes: 10000000\n');
+    const quiet = await cli(['status', '--json'], user.work);
+    expect((JSON.parse(quiet.stdout) as { listing: { over: boolean; warning: string | null; complete: boolean } }).listing).toMatchObject({
+      over: false,
+      warning: null,
+      complete: true,
+    });
+  });
+});
