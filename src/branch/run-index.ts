@@ -80,8 +80,8 @@ export function summaryIsEnough(summary: Record<string, unknown>): boolean {
  * One listed run from its files. Counts are the summary's own (AgentV's `counts`, or our `total` /
  * `passed`) when present, else counted from the index rows; null when neither file can be read.
  */
-export function runFilesRow(dir: string, summaryText: string | undefined, indexText: string | undefined): RunFilesRow | null {
-  let summary = parseObject(summaryText);
+export function runFilesRow(dir: string, summaryText: string | Record<string, unknown> | null | undefined, indexText: string | undefined): RunFilesRow | null {
+  let summary = typeof summaryText === 'string' || summaryText === undefined ? parseObject(summaryText) : summaryText;
   if (summary === null) {
     if (indexText === undefined) return null;
     summary = {};
@@ -127,6 +127,63 @@ export function runFilesRow(dir: string, summaryText: string | undefined, indexT
     pass_rate: total === 0 ? 0 : Math.round((passed / total) * 10000) / 10000,
     writer: 'agentv',
   };
+}
+
+/** The summary members a listed run needs (AgentV's and ours). */
+const SUMMARY_KEYS = ['counts', 'metadata', 'total', 'passed', 'targets', 'timestamp', 'experiment'] as const;
+const PRETTY = Buffer.from('{\n  "');
+
+/** Where the JSON value starting at `start` ends (exclusive), strings and nesting respected; -1 if it does not. */
+function valueEnd(buf: Buffer, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < buf.length; i++) {
+    const c = buf[i]!;
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped byte
+      else if (c === 0x22) {
+        inString = false;
+        if (depth === 0) return i + 1;
+      }
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) {
+      depth--;
+      if (depth === 0) return i + 1;
+      if (depth < 0) return i;
+    } else if (depth === 0 && (c === 0x2c || c === 0x0a)) return i;
+  }
+  return -1;
+}
+
+/**
+ * The members of a summary.json that a listed run needs. A large summary written pretty-printed
+ * with two spaces (AgentV's and ours: its per-test `tests` array is most of its bytes) has each
+ * top-level member on a line of its own starting `\n  "<key>": ` — a raw newline cannot occur
+ * inside a JSON string — so only those members are parsed. Anything else is parsed whole. (A
+ * crafted file can make this show other counts; it could as well write other counts.)
+ */
+export function summaryMembers(buf: Buffer | null | undefined): Record<string, unknown> | null {
+  if (!buf) return null;
+  if (buf.length < 1024 || !buf.subarray(0, PRETTY.length).equals(PRETTY)) return parseObject(buf.toString('utf8'));
+  const out: Record<string, unknown> = {};
+  for (const k of SUMMARY_KEYS) {
+    const marker = `\n  "${k}": `;
+    const at = buf.indexOf(marker);
+    if (at < 0) continue;
+    const start = at + Buffer.byteLength(marker);
+    const end = valueEnd(buf, start);
+    if (end < 0) return parseObject(buf.toString('utf8'));
+    try {
+      out[k] = JSON.parse(buf.subarray(start, end).toString('utf8'));
+    } catch {
+      return parseObject(buf.toString('utf8'));
+    }
+  }
+  return out;
 }
 
 type CachedRow = Omit<RunFilesRow, 'run_id' | 'path'> | null;
@@ -208,9 +265,11 @@ export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, string
     } catch {
       return { rows, bad: missing.length, read: 0 }; // e.g. a summary.json that is a directory: say so, list the rest
     }
+    const parsed = new Map<string, Record<string, unknown> | null>();
     const needIndex: [string, string][] = [];
     for (const [sha, dir] of missing) {
-      const s = parseObject(summaries.get(`${sha}:summary.json`)?.toString('utf8'));
+      const s = summaryMembers(summaries.get(`${sha}:summary.json`));
+      parsed.set(sha, s);
       if (s === null || !summaryIsEnough(s)) needIndex.push([sha, dir]);
     }
     let indexes = new Map<string, Buffer | null>();
@@ -225,18 +284,20 @@ export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, string
       }
     }
     for (const [sha, dir] of missing) {
-      const summaryText = summaries.get(`${sha}:summary.json`)?.toString('utf8');
+      const hasSummary = summaries.get(`${sha}:summary.json`) != null;
+      const summary = parsed.get(sha) ?? null;
       const indexText = (indexes.get(`${sha}:.internal/index.jsonl`) ?? indexes.get(`${sha}:index.jsonl`))?.toString('utf8');
       let row: RunFilesRow | null = null;
-      if (summaryText !== undefined || indexText !== undefined) {
-        row = runFilesRow(dir, summaryText, indexText);
+      if (hasSummary || indexText !== undefined) {
+        // An unreadable summary with an index: counted from the index rows.
+        row = summary === null && indexText === undefined ? null : runFilesRow(dir, summary ?? {}, indexText);
         if (row) rows.set(sha, row);
         else bad++;
       }
       if (row) {
         const { run_id: _id, path: _path, ...rest } = row;
         cache.set(key(sha, dir), rest);
-      } else if (summaryText === undefined && indexText === undefined) cache.set(key(sha, dir), null); // not a run: never read again
+      } else if (!hasSummary && indexText === undefined) cache.set(key(sha, dir), null); // not a run: never read again
       // an unreadable run is not cached: it is read (and reported) again next time
     }
     if (useCache) await saveCache(repo, cache, seen);

@@ -150,4 +150,39 @@ describeWithAgentV('one results branch, two writers (the real AgentV client)', (
       expect.stringMatching(/^\.indexes\/agentv-results\.\d{4}-\d{2}-\d{2}\.jsonl$/),
     ]);
   }, 240_000);
+
+  it("our archive moves runs AgentV's auto_push wrote until the listing fits; AgentV's Dashboard then lists what stayed, and we still list and pull every run (issue 24)", async () => {
+    const { project } = await projectWithRemote(true);
+    const ours = await makeRunWorkspace({ experiment: 'ours', rows: 3, seed: 8 });
+    const pub = await cli(['publish', ours.dir, '--push', '--json'], project);
+    expect(pub.code, pub.stderr).toBe(0);
+    const ourPath = (JSON.parse(pub.stdout) as { location: { path: string } }).location.path;
+    const first = (await agentvEval(project, { experiment: 'theirs' })).split('/').pop()!;
+    const second = (await agentvEval(project, { experiment: 'theirs' })).split('/').pop()!;
+
+    // A budget no listing meets: everything but the newest run goes, whoever wrote it.
+    const r = await cli(['archive', '--keep-days', '100000', '--keep-runs', '1000', '--max-listing-bytes', '1', '--json'], project);
+    expect(r.code, r.stderr).toBe(0);
+    const res = JSON.parse(r.stdout) as { archived: { run_id: string }[]; live: number; listing: { before: number; after: number } };
+    expect(res.archived.map((a) => a.run_id).sort()).toEqual([first, ourPath].sort());
+    expect(res.live).toBe(1);
+    expect(res.listing.after).toBeLessThan(res.listing.before);
+
+    await git(project, ['fetch', '-q', 'origin']);
+    server = await startAgentVServe(project);
+    // AgentV lists its local runs too; on the branch (on_remote) only the one that stayed live.
+    const api = await apiRuns(server);
+    const onBranch = (id: string) => api.find((x) => x.filename === id || x.run_id === id)?.on_remote === true;
+    expect(onBranch(second)).toBe(true);
+    expect(onBranch(first)).toBe(false);
+    expect(JSON.stringify(api)).not.toContain(ourPath);
+
+    const listed = await ourList(project);
+    expect(listed.map((x) => x.run_id).sort()).toEqual([first, second, ourPath].sort());
+    const out = join(await makeTempDir('agentv-pulled'), 'run');
+    const pulled = await cli(['pull', first, '--out', out, '--json'], project);
+    expect(pulled.code, pulled.stderr).toBe(0);
+    expect(JSON.parse(pulled.stdout)).toMatchObject({ source: 'archive' });
+    expect(JSON.parse(await readFile(join(out, 'summary.json'), 'utf8')).run_id).toBe(first);
+  }, 360_000);
 });
