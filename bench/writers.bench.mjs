@@ -14,8 +14,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { ROOT, fmtMs, fmtRatio, median } from './lib.mjs';
+import { ROOT, fmtMs, fmtRatio, median, timeIt } from './lib.mjs';
 import {
   freshRepo,
   git,
@@ -38,11 +37,7 @@ const { rollover } = await import(join(ROOT, 'dist/archive/rollover.js'));
 const log = (m) => process.stderr.write(`  ${m}\n`);
 const pass = (ok) => (ok ? '✅' : '❌');
 
-async function time(fn) {
-  const t0 = performance.now();
-  await fn();
-  return performance.now() - t0;
-}
+const time = async (fn) => (await timeIt(fn)).ms;
 
 const cacheFile = (repo) => join(repo, '.git', 'agentv-results', 'run-rows.v1.json');
 const list = (cwd, extra = {}) => listRuns({ cwd, withOverlays: true, ...extra });

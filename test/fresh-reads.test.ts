@@ -7,24 +7,17 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupTempDirs, makeTempDir, startGitDaemon, useIsolatedGitEnv, type GitDaemon } from './helpers/git-fixtures.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isolateGitForSuite, makeTempDir, startGitDaemon, type GitDaemon } from './helpers/git-fixtures.js';
 import { cli } from './publish-helpers.js';
 import { makeClone, makeRemote, makeRun, refOf, RESULTS_REF } from './sync-helpers.js';
 import { git } from './helpers/git-fixtures.js';
 
-let restore: () => void;
+isolateGitForSuite();
 let daemon: GitDaemon | null = null;
-beforeAll(() => {
-  restore = useIsolatedGitEnv();
-});
 afterEach(async () => {
   await daemon?.stop();
   daemon = null;
-});
-afterAll(async () => {
-  restore();
-  await cleanupTempDirs();
 });
 
 interface Listed {

@@ -10,20 +10,13 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { lsTree, openRepo, readRefs, updateRefs, writeCommit } from '../src/git/index.js';
 import { readRunFiles, runDirsOn } from '../src/branch/run-index.js';
-import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { git, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
 import { cli, makeRunWorkspace, makeUserRepo, RESULTS_REF } from './publish-helpers.js';
 
-let restore: () => void;
-beforeAll(() => {
-  restore = useIsolatedGitEnv();
-});
-afterAll(async () => {
-  restore();
-  await cleanupTempDirs();
-});
+isolateGitForSuite();
 
 const AUTHOR = { name: 'AgentV', email: 'agentv@results-repo', date: '2026-03-01T10:00:00Z' };
 

@@ -18,19 +18,24 @@ import { join } from 'node:path';
 import { lsTree, readBlobs, type Repo, type TreeEntry } from '../git/index.js';
 import { isRunDirEntry } from './layout.js';
 
-/** One run as `list` shows it, read from the run's files (the catalog line of a run we did not publish). */
-export interface RunFilesRow {
+/** What `list` shows of a run, whichever source it came from (a catalog line, or the run's own files). */
+export interface RunSummaryRow {
   run_id: string;
   experiment: string;
-  /** YYYY-MM-DD of the run's timestamp, or "undated". */
+  /** The catalog day (YYYY-MM-DD of the run's timestamp, or "undated"). */
   day: string;
   timestamp: string;
+  /** The run's directory on both branches. */
   path: string;
   targets: string[];
   total: number;
   passed: number;
   failed: number;
   pass_rate: number;
+}
+
+/** One run as `list` shows it, read from the run's files (the catalog line of a run we did not publish). */
+export interface RunFilesRow extends RunSummaryRow {
   writer: 'agentv';
 }
 

@@ -16,7 +16,7 @@ import { missingRunsWarning, runsMissingFromCatalog } from '../branch/catalog-ch
 import { readListOverlays } from './list-overlays.js';
 import { lsTree, readBlobs, type Repo } from '../git/index.js';
 import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, isStableRunPath, listRunDirs, overlayDirOf, type BranchRunDir } from '../branch/layout.js';
-import { readRunFiles } from '../branch/run-index.js';
+import { readRunFiles, type RunSummaryRow } from '../branch/run-index.js';
 import { ReadError } from '../branch/read-errors.js';
 import { branchRefs, fetchBranches, readView, type ReadView } from './remote-view.js';
 import { resolveTarget, type TargetOptions } from '../branch/target.js';
@@ -24,19 +24,7 @@ import { checkOptions, ListOptionsSchema } from '../util/verb-options.js';
 
 export type RunWhere = 'local' | 'remote' | 'both';
 
-export interface ListedRun {
-  run_id: string;
-  experiment: string;
-  /** The catalog day (YYYY-MM-DD, or "undated"). */
-  day: string;
-  timestamp: string;
-  /** The run's directory on both branches. */
-  path: string;
-  targets: string[];
-  total: number;
-  passed: number;
-  failed: number;
-  pass_rate: number;
+export interface ListedRun extends RunSummaryRow {
   /** Which tip lists it: only local = not pushed yet; only remote = published elsewhere, not merged here. */
   where: RunWhere;
   /** Who wrote it: our publish (catalogued), or another writer such as AgentV's auto_push. */
