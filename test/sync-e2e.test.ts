@@ -371,7 +371,9 @@ describe('over a plain file-path remote', () => {
     await appendRows(b, runPath(), ['late-b']);
     await publishRun(b, { experiment: 'only-b', minute: 2 }, { push: false });
     const out = await sync({ cwd: b });
-    expect(out.push).toMatchObject({ landed: true, merges: 2 });
+    // sync takes in the remote's work first (one merge per branch), then pushes the merges.
+    expect(out.fetch).toMatchObject({ merges: 2 });
+    expect(out.push).toMatchObject({ landed: true });
     const tool = (await refOf(b, RESULTS_REF))!;
 
     // A person: a checkout of the branch at the remote's tip, drivers installed, `git merge` ours.

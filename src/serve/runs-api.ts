@@ -39,6 +39,8 @@ export interface RunsPage {
   /** Filter choices over every run. */
   facets: { experiments: string[]; targets: string[] };
   unreadable: number;
+  /** Which tip was read (the newest of local and remote-tracking) and how fresh the remote side is. */
+  read: ListResult['read'];
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -74,8 +76,11 @@ export function parseRunsQuery(q: URLSearchParams): RunsQuery {
 }
 
 /** Which tip holds a listed run's files (the local branch unless only the remote has it). */
-function tipOf(run: ListedRun, tips: ListResult['tips']): string | null {
-  return run.where === 'remote' ? tips.remote : (tips.local ?? tips.remote);
+/** Where a listed run is read: the tip that lists it, the newest one when both do (history/remote-view.ts). */
+function tipOf(run: ListedRun, tips: ListResult['tips'], newest: ListResult['read']['newest'] = 'local'): string | null {
+  if (run.where === 'remote') return tips.remote;
+  if (run.where === 'both' && newest === 'remote') return tips.remote ?? tips.local;
+  return tips.local ?? tips.remote;
 }
 
 function tagsFrom(text: string | undefined): string[] {
@@ -109,13 +114,18 @@ export class RunsData {
     return p;
   }
 
-  private async tagsOf(opts: TargetOptions, runs: ListedRun[], tips: ListResult['tips']): Promise<Map<string, string[]>> {
+  private async tagsOf(
+    opts: TargetOptions,
+    runs: ListedRun[],
+    tips: ListResult['tips'],
+    newest?: ListResult['read']['newest'],
+  ): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
     if (runs.length === 0) return out;
     const repo = await this.repoOf(opts);
     const specs = new Map<string, string>();
     for (const r of runs) {
-      const tip = tipOf(r, tips);
+      const tip = tipOf(r, tips, newest);
       if (tip) specs.set(r.run_id, `${tip}:${r.path}/tags.json`);
     }
     const blobs = await readBlobs(repo, [...specs.values()]);
@@ -139,12 +149,12 @@ export class RunsData {
     );
     if (q.tag !== undefined) {
       const key = `${opts.project ?? ''}\0${listed.tips.local}\0${listed.tips.remote}`;
-      if (this.allTags?.key !== key) this.allTags = { key, tags: await this.tagsOf(opts, listed.runs, listed.tips) };
+      if (this.allTags?.key !== key) this.allTags = { key, tags: await this.tagsOf(opts, listed.runs, listed.tips, listed.read.newest) };
       const all = this.allTags.tags;
       rows = rows.filter((r) => all.get(r.run_id)?.includes(q.tag!) ?? false);
     }
     const page = rows.slice(q.offset, q.offset + q.limit);
-    const tags = await this.tagsOf(opts, page, listed.tips);
+    const tags = await this.tagsOf(opts, page, listed.tips, listed.read.newest);
     return {
       branch: listed.branch,
       remote: listed.remote,
@@ -155,6 +165,7 @@ export class RunsData {
       runs: page.map((r) => ({ ...r, tags: tags.get(r.run_id) ?? [] })),
       facets: { experiments: [...experiments].sort(), targets: [...targets].sort() },
       unreadable: listed.unreadable,
+      read: listed.read,
     };
   }
 
