@@ -146,5 +146,9 @@ describe('fresh reads over a bare remote by path', () => {
     const fetched = await listJson(c, ['--fetch']);
     expect(fetched.read).toMatchObject({ relation: 'remote-only', newest: 'remote' });
     expect(fetched.runs.length).toBe((await listJson(b)).runs.length);
+    // trend over published runs reads the same view, and says so.
+    const t = await cli(['trend', '--published', '--json'], c);
+    expect(t.code, t.stderr).toBe(0);
+    expect((JSON.parse(t.stdout) as { read: string }).read).toMatch(/^read origin\/agentv\/results\/v1 .*no local agentv\/results\/v1/);
   }, 120_000);
 });

@@ -88,6 +88,7 @@ export function registerTrend(cli: Cli): void {
               }
             }
           for (const w of report.warnings) process.stderr.write(yellow(`warning: ${namedPaths(w, resolved)}`) + '\n');
+          if (report.read) process.stderr.write(dim(report.read) + '\n');
           if (format === 'json') printJson(report);
           else if (format === 'markdown') process.stdout.write(trendMarkdown(report));
           else printReport(report);

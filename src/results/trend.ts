@@ -67,6 +67,8 @@ export interface TrendReport {
   /** True when failOnDegrading and some series is degrading (the CLI exits 1). */
   triggered: boolean;
   warnings: string[];
+  /** With published runs: which tip of the results branch was read, and how fresh the remote side is. */
+  read?: string;
 }
 
 export interface TrendOptions {

@@ -53,7 +53,7 @@ export async function trend(opts: TrendAllOptions = {}): Promise<TrendReport> {
       throw new InputError(
         `no published runs${opts.experiment ? ` of experiment ${opts.experiment}` : ''}${opts.target ? ` for target ${opts.target}` : ''} on ${listed.branch}`,
       );
-    return trendOfRuns(runs, opts, 'published', warnings);
+    return { ...trendOfRuns(runs, opts, 'published', warnings), read: listed.read.description };
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
