@@ -224,9 +224,12 @@ describe('wip list / clean and deletion after the final publish', () => {
     appendRows(other, 0, 2);
     await (await Checkpointer.open({ repo: a.repo, runDir: other, author: AUTHOR, host: 'hosta' })).checkpoint();
     writeFileSync(join(a.runDir, 'summary.json'), '{}\n');
-    expect((await publish({ cwd: a.work, run: a.runDir, push: true })).push?.landed).toBe(true);
-
+    // Published without the publish's own push (which would end its WIP by row identity at once):
+    // pushed later, the run's WIP is what `clean` finds stale and published.
+    expect((await publish({ cwd: a.work, run: a.runDir, push: false })).wip).toEqual([]);
     const target = await resolveTarget({ cwd: a.work });
+    expect((await pushBranches(target)).landed).toBe(true);
+
     const recent = await cleanWip({ repo: a.repo, remote: 'origin', resultsRef: target.resultsRef, olderThanMs: 3600_000 });
     expect(recent.decisions.every((d) => d.action === 'kept' && d.reason === 'recent')).toBe(true);
 
