@@ -135,8 +135,9 @@ export function runFilesRow(dir: string, summaryText: string | Record<string, un
 }
 
 /** The summary members a listed run needs (AgentV's and ours). */
-const SUMMARY_KEYS = ['counts', 'metadata', 'total', 'passed', 'targets', 'timestamp', 'experiment'] as const;
+const WANTED = new Set(['counts', 'metadata', 'total', 'passed', 'targets', 'timestamp', 'experiment']);
 const PRETTY = Buffer.from('{\n  "');
+const MEMBER = Buffer.from('\n  "');
 
 /** Where the JSON value starting at `start` ends (exclusive), strings and nesting respected; -1 if it does not. */
 function valueEnd(buf: Buffer, start: number): number {
@@ -175,18 +176,25 @@ export function summaryMembers(buf: Buffer | null | undefined): Record<string, u
   if (!buf) return null;
   if (buf.length < 1024 || !buf.subarray(0, PRETTY.length).equals(PRETTY)) return parseObject(buf.toString('utf8'));
   const out: Record<string, unknown> = {};
-  for (const k of SUMMARY_KEYS) {
-    const marker = `\n  "${k}": `;
-    const at = buf.indexOf(marker);
-    if (at < 0) continue;
-    const start = at + Buffer.byteLength(marker);
-    const end = valueEnd(buf, start);
-    if (end < 0) return parseObject(buf.toString('utf8'));
-    try {
-      out[k] = JSON.parse(buf.subarray(start, end).toString('utf8'));
-    } catch {
-      return parseObject(buf.toString('utf8'));
-    }
+  // Each top-level member starts a line with exactly two spaces and a quote; deeper members have
+  // more indentation, so one memmem per member walks the top level without reading the values
+  // skipped (the tests array).
+  for (let at = 1; at >= 0 && at < buf.length; ) {
+    const keyStart = at + MEMBER.length;
+    const keyEnd = buf.indexOf(0x22, keyStart);
+    if (keyEnd < 0) break;
+    const key = buf.toString('latin1', keyStart, keyEnd);
+    if (WANTED.has(key)) {
+      const start = keyEnd + 3; // '": '
+      const end = valueEnd(buf, start);
+      if (end < 0 || buf[keyEnd + 1] !== 0x3a) return parseObject(buf.toString('utf8'));
+      try {
+        out[key] = JSON.parse(buf.toString('utf8', start, end));
+      } catch {
+        return parseObject(buf.toString('utf8'));
+      }
+      at = buf.indexOf(MEMBER, end);
+    } else at = buf.indexOf(MEMBER, keyEnd);
   }
   return out;
 }
