@@ -49,7 +49,8 @@ async function listing(work) {
   log(`seeding ${BIG} + ${SMALL} AgentV-written runs and ${BIG} catalogued runs…`);
   await seedAgentvRuns(avBig, { count: BIG });
   await seedAgentvRuns(avSmall, { count: SMALL });
-  const template = await makeWorkspace(work, { rows: 6, seed: 4, turns: 1 });
+  // One row per run: the catalog list reads catalog lines, never run files, so the run's size does not matter.
+  const template = await makeWorkspace(work, { rows: 1, seed: 4, turns: 1 });
   await seedRuns(ours, template, { count: BIG, days: 60 });
   const s = { cold: [], warm: [], catalog: [] };
   let counts = null;
@@ -75,7 +76,16 @@ async function listing(work) {
     await rm(cacheFile(avBig), { force: true });
     lin.big.push(await time(() => list(avBig)));
   }
-  return { avBig, counts, cold: median(s.cold), warm: median(s.warm), catalog: median(s.catalog), coldBig: median(lin.big), coldSmall: median(lin.small) };
+  return {
+    avBig,
+    ours,
+    counts,
+    cold: median(s.cold),
+    warm: median(s.warm),
+    catalog: median(s.catalog),
+    coldBig: median(lin.big),
+    coldSmall: median(lin.small),
+  };
 }
 
 async function archiveAndPublish(work, avBig) {
@@ -104,10 +114,7 @@ async function archiveAndPublish(work, avBig) {
   return { archiveMs, res, seeded, onto: median(onto), fresh: median(fresh) };
 }
 
-async function fetchCost(work) {
-  const repo = await freshRepo(work, 'fetch-catalog');
-  const template = await makeWorkspace(work, { rows: 6, seed: 5, turns: 1 });
-  await seedRuns(repo, template, { count: BIG, days: 60 });
+async function fetchCost(work, repo) {
   const bare = join(work, 'remote.git');
   await git.runGit(['init', '-q', '--bare', bare]);
   await git.runGit(['remote', 'add', 'origin', bare], { cwd: repo });
@@ -132,7 +139,7 @@ export async function run() {
   try {
     const l = await listing(work);
     const a = await archiveAndPublish(work, l.avBig);
-    const f = await fetchCost(work);
+    const f = await fetchCost(work, l.ours);
     const coldRatio = l.cold / l.catalog;
     const warmRatio = l.warm / l.catalog;
     const linRatio = l.coldBig / l.coldSmall;
