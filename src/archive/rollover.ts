@@ -17,7 +17,6 @@
  */
 import { lsTree, readBlobs, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
 import { CATALOG_DIR, CATALOG_PREFIX, catalogPathFor } from '../branch/layout.js';
-import { updatedCatalog } from '../branch/catalog-rows.js';
 import { readRunFiles, runDirsOn, type RunFilesRow } from '../branch/run-index.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { rootCommit } from '../publish/commit-run.js';
@@ -237,13 +236,10 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   }
   // A run with no catalog line (AgentV wrote it) gains one, marked archived: it is how `list` keeps
   // showing it and `pull` finds its month, and it caches what its files said.
-  const added = new Map<string, string>();
+  const added = new Map<string, string[]>(); // catalog file -> lines to append
   for (const a of archived) {
     const f = filesOf.get(a.run_id);
     if (!f) continue;
-    const file = catalogPathFor(a.day);
-    const prior = liveChanges.find((c) => c.path === file);
-    const base = added.get(file) ?? (prior && 'data' in prior ? prior.data.toString() : catalogText(catalogs, file));
     const row = {
       run_id: f.run_id,
       experiment: f.experiment,
@@ -256,12 +252,18 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
       pass_rate: f.pass_rate,
       archived: a.month,
     };
-    added.set(file, updatedCatalog(base, row));
+    const file = catalogPathFor(a.day);
+    const lines = added.get(file) ?? [];
+    lines.push(JSON.stringify(row));
+    added.set(file, lines);
   }
-  for (const [file, data] of added) {
+  // No line of these runs is in the catalog (that is how they were found): appended, one write per day file.
+  for (const [file, lines] of added) {
     const i = liveChanges.findIndex((c) => c.path === file);
+    const prior = i >= 0 ? liveChanges[i]! : null;
+    const base = prior && 'data' in prior ? prior.data.toString() : catalogText(catalogs, file);
     if (i >= 0) liveChanges.splice(i, 1);
-    liveChanges.push({ path: file, data });
+    liveChanges.push({ path: file, data: `${base}${lines.join('\n')}\n` });
   }
   const message = `chore(results): roll ${archived.length} run${archived.length === 1 ? '' : 's'} over to the archive\n`;
   const resultsAfter = (await writeCommit(repo, { parent: resultsTip, files: liveChanges, message, author })).commit;
