@@ -159,6 +159,8 @@ Library calls in one process (\`listRuns({ withOverlays: true })\` is the CLI's 
 | \`list --fetch\`, nothing new on a local bare remote (${BIG.toLocaleString('en-US')} catalogued runs) | ${fmtMs(f.fetched)} | \`list\`: ${fmtMs(f.plain)} | ${fmtRatio(fetchRatio)} | ≤ 1.3x ${pass(fetchRatio <= 1.3)} |
 
 ${l.counts} runs listed at ${BIG.toLocaleString('en-US')}. Before issue 24, \`list\` read every listed run's overlays as \`<tip>:<run>/tags.json\`, which makes git search the root tree once per run: 29 s for 5,000 AgentV-written runs on this machine, quadratic; the overlays are now read by the run directory's tree id, and AgentV-written runs are read from their summary.json alone (their index only when the summary lacks counts, targets or time), then cached by tree id in \`.git/agentv-results/run-rows.v1.json\`.
+
+The cold figure misses its target: the first \`list\` after AgentV's runs arrive reads every one of their \`summary.json\` files (git inflating 20,000 blobs is most of it, and on this shared machine the cold samples spread from 3x to 5.4x across two runs of this bench); every later \`list\`, \`archive\` and \`expire\` reads only runs it has not seen (the warm row), so a team pays the cold cost once per run per machine. Writing those rows into our catalog on the branch, so that no machine pays it, is not done yet.
 `;
     return { markdown };
   } finally {
