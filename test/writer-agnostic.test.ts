@@ -86,7 +86,7 @@ describe('runs AgentV wrote are first-class', () => {
 
     const repo = await openRepo(user.work);
     const tip = (await readRefs(repo, [RESULTS_REF])).get(RESULTS_REF)!;
-    const trees = new Map((await runDirsOn(repo, tip)).filter((d) => d.path !== ours).map((d) => [d.sha, d.path]));
+    const trees = new Map((await runDirsOn(repo, tip)).filter((d) => d.path !== ours).map((d) => [d.sha, d]));
     const cached = await readRunFiles(repo, trees);
     expect(cached.read).toBe(0); // list already read them: nothing read again
     expect([...cached.rows.values()].map((r) => r.passed).sort()).toEqual([3, 4, 6]);

@@ -16,7 +16,7 @@
  * file and a new root directory, so the two commits touch different paths and merge cleanly.
  */
 import { lsTree, readBlobs, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
-import { CATALOG_DIR, CATALOG_PREFIX, catalogPathFor } from '../branch/layout.js';
+import { CATALOG_DIR, CATALOG_PREFIX, catalogPathFor, type BranchRunDir } from '../branch/layout.js';
 import { readRunFiles, runDirsOn, type RunFilesRow } from '../branch/run-index.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { rootCommit } from '../publish/commit-run.js';
@@ -135,8 +135,8 @@ export async function runsOnTip(repo: Repo, tip: string, catalogs: CatalogLine[]
       paths.add(r.path);
       out.push({ run_id: r.run_id, path: r.path, day: c.day, timestamp: r.timestamp, ...(r.archived !== undefined ? { archived: r.archived } : {}) });
     }
-  const trees = new Map<string, string>();
-  for (const d of await runDirsOn(repo, tip)) if (!paths.has(d.path)) trees.set(d.sha, d.path);
+  const trees = new Map<string, BranchRunDir>();
+  for (const d of await runDirsOn(repo, tip)) if (!paths.has(d.path)) trees.set(d.sha, d);
   const { rows } = await readRunFiles(repo, trees);
   for (const row of rows.values()) {
     if (seen.has(row.run_id)) continue;

@@ -104,15 +104,6 @@ export function runLocation(runId: string, opts: { experiment?: string; timestam
   return { runId, experiment, timestamp, day, path: dir, catalogPath: catalogPathFor(day) };
 }
 
-/**
- * Whether a root entry of the results branch is a run directory, whoever wrote it: AgentV lists
- * the single-segment, non-dot directories at the root; `runs/` and `catalog/` are the older
- * layout's. Every reader that enumerates runs (src/branch/run-index.ts) asks here.
- */
-export function isRunDirEntry(e: { type: string; path: string }): boolean {
-  return e.type === 'tree' && !e.path.includes('/') && !e.path.startsWith('.') && e.path !== LEGACY_RUNS_DIR && e.path !== LEGACY_CATALOG_DIR;
-}
-
 /** Where a run of the older layout lived (read only: `list`/`pull` of a branch written before). */
 export function legacyRunLocation(runId: string): RunLocation | null {
   const parts = runId.split('/');

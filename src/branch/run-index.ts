@@ -15,8 +15,9 @@
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { lsTree, readBlobs, type Repo, type TreeEntry } from '../git/index.js';
-import { isRunDirEntry } from './layout.js';
+import { readBlobs, type Repo } from '../git/index.js';
+import { jsonlObjects } from '../util/jsonl-objects.js';
+import { listRunDirs, stableRunId, type BranchRunDir } from './layout.js';
 
 /** What `list` shows of a run, whichever source it came from (a catalog line, or the run's own files). */
 export interface RunSummaryRow {
@@ -39,14 +40,14 @@ export interface RunFilesRow extends RunSummaryRow {
   writer: 'agentv';
 }
 
-/** Run directories at the root of a tip (the one place: layout.ts's `isRunDirEntry`), from its root listing. */
-export function runDirs(root: readonly TreeEntry[]): TreeEntry[] {
-  return root.filter(isRunDirEntry);
+/** The run directories of `tip`, of every layout (the one enumeration: layout.ts's `listRunDirs`). */
+export async function runDirsOn(repo: Repo, tip: string): Promise<BranchRunDir[]> {
+  return (await listRunDirs(repo, tip)).dirs;
 }
 
-/** The run directories of `tip`: one `ls-tree` of its root. */
-export async function runDirsOn(repo: Repo, tip: string): Promise<TreeEntry[]> {
-  return runDirs(await lsTree(repo, tip));
+/** The id `list` shows for a run directory: its name at the root, `<experiment>::<timestamp>` for AgentV 4.42's. */
+export function runIdOf(dir: BranchRunDir): string {
+  return dir.layout === 'stable' ? stableRunId(dir.experiment!, dir.timestamp!) : dir.path;
 }
 
 function num(v: unknown): number | undefined {
@@ -85,24 +86,25 @@ export function summaryIsEnough(summary: Record<string, unknown>): boolean {
  * One listed run from its files. Counts are the summary's own (AgentV's `counts`, or our `total` /
  * `passed`) when present, else counted from the index rows; null when neither file can be read.
  */
-export function runFilesRow(dir: string, summaryText: string | Record<string, unknown> | null | undefined, indexText: string | undefined): RunFilesRow | null {
+export function runFilesRow(
+  dir: string,
+  summaryText: string | Record<string, unknown> | null | undefined,
+  indexText: string | undefined,
+  at: { path?: string; experiment?: string } = {},
+): RunFilesRow | null {
   let summary = typeof summaryText === 'string' || summaryText === undefined ? parseObject(summaryText) : summaryText;
   if (summary === null) {
     if (indexText === undefined) return null;
     summary = {};
   }
-  const lines: Record<string, unknown>[] = [];
-  for (const l of (indexText ?? '').split('\n')) {
-    if (l.trim() === '') continue;
-    const v = parseObject(l);
-    if (v) lines.push(v); // a bad line costs only itself
-  }
+  const lines = jsonlObjects(indexText ?? ''); // a bad line costs only itself
   const meta = object(summary.metadata);
   const counts = object(summary.counts);
   const sep = dir.lastIndexOf('::');
   const experiment =
     (typeof meta.experiment === 'string' && meta.experiment.trim()) ||
     (typeof summary.experiment === 'string' && summary.experiment) ||
+    at.experiment ||
     (sep === -1 ? 'default' : dir.slice(0, sep));
   const timestamp =
     (typeof meta.timestamp === 'string' && meta.timestamp) ||
@@ -124,7 +126,7 @@ export function runFilesRow(dir: string, summaryText: string | Record<string, un
     experiment,
     day: m ? (m[1] as string) : 'undated',
     timestamp,
-    path: dir,
+    path: at.path ?? dir,
     targets,
     total,
     passed,
@@ -244,18 +246,21 @@ export interface RunFilesRead {
 }
 
 /**
- * Rows for run directories (tree id -> directory name) from their own files: the cache first, then
- * one batch of every summary.json, then one batch of the indexes of those whose summary is not
- * enough (AgentV 5's `.internal/index.jsonl`, else `index.jsonl`). A directory with neither file is
+ * Rows for run directories (tree id -> directory, of any layout: `listRunDirs`) from their own
+ * files: the cache first, then one batch of every summary.json, then one batch of the indexes of
+ * those whose summary is not enough (AgentV 5's `.internal/index.jsonl`, else `index.jsonl`).
+ * AgentV 4.42's runs (`runs/<exp>/<ts>/`) keep no summary.json: only their index.jsonl is read,
+ * and their counts are the ones its own `results summary` gives. A directory with neither file is
  * not a run and is left out.
  */
-export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, string>, opts: { cache?: boolean } = {}): Promise<RunFilesRead> {
+export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, BranchRunDir>, opts: { cache?: boolean } = {}): Promise<RunFilesRead> {
   const rows = new Map<string, RunFilesRow>();
   if (trees.size === 0) return { rows, bad: 0, read: 0 };
   const useCache = opts.cache !== false;
   const cache = useCache ? await loadCache(repo) : new Map<string, CachedRow>();
-  const key = (sha: string, dir: string) => `${sha} ${dir}`;
-  const missing: [string, string][] = [];
+  const key = (sha: string, dir: BranchRunDir) => `${sha} ${dir.path}`;
+  const place = (dir: BranchRunDir) => ({ run_id: runIdOf(dir), path: dir.path });
+  const missing: [string, BranchRunDir][] = [];
   const seen = new Set<string>();
   for (const [sha, dir] of trees) {
     const k = key(sha, dir);
@@ -265,21 +270,22 @@ export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, string
       continue;
     }
     const c = cache.get(k);
-    if (c) rows.set(sha, { ...c, run_id: dir, path: dir });
+    if (c) rows.set(sha, { ...c, ...place(dir) });
   }
   let bad = 0;
   if (missing.length > 0) {
+    const withSummary = missing.filter(([, dir]) => dir.layout !== 'stable');
     let summaries: Map<string, Buffer | null>;
     try {
       summaries = await readBlobs(
         repo,
-        missing.map(([sha]) => `${sha}:summary.json`),
+        withSummary.map(([sha]) => `${sha}:summary.json`),
       );
     } catch {
       return { rows, bad: missing.length, read: 0 }; // e.g. a summary.json that is a directory: say so, list the rest
     }
     const parsed = new Map<string, Record<string, unknown> | null>();
-    const needIndex: [string, string][] = [];
+    const needIndex: [string, BranchRunDir][] = [];
     for (const [sha, dir] of missing) {
       const s = summaryMembers(summaries.get(`${sha}:summary.json`));
       parsed.set(sha, s);
@@ -290,7 +296,7 @@ export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, string
       try {
         indexes = await readBlobs(
           repo,
-          needIndex.flatMap(([sha]) => [`${sha}:.internal/index.jsonl`, `${sha}:index.jsonl`]),
+          needIndex.flatMap(([sha, dir]) => (dir.layout === 'stable' ? [`${sha}:index.jsonl`] : [`${sha}:.internal/index.jsonl`, `${sha}:index.jsonl`])),
         );
       } catch {
         indexes = new Map();
@@ -303,7 +309,8 @@ export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, string
       let row: RunFilesRow | null = null;
       if (hasSummary || indexText !== undefined) {
         // An unreadable summary with an index: counted from the index rows.
-        row = summary === null && indexText === undefined ? null : runFilesRow(dir, summary ?? {}, indexText);
+        const { run_id, path } = place(dir);
+        row = summary === null && indexText === undefined ? null : runFilesRow(run_id, summary ?? {}, indexText, { path, experiment: dir.experiment });
         if (row) rows.set(sha, row);
         else bad++;
       }
