@@ -35,7 +35,9 @@ export async function readListOverlays(
   const specs: { id: string; tags: string; feedback: string }[] = [];
   for (const r of runs) {
     const dir = dirOf(r);
-    if (dir) specs.push({ id: r.run_id, tags: `${dir}:tags.json`, feedback: `${dir}:feedback.json` });
+    // A tree id takes `<id>:<file>`; `<tip>:<path>` already names a path, so its files are `/<file>`.
+    const sep = dir?.includes(':') ? '/' : ':';
+    if (dir) specs.push({ id: r.run_id, tags: `${dir}${sep}tags.json`, feedback: `${dir}${sep}feedback.json` });
   }
   const blobs =
     specs.length > 0
