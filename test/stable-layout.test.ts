@@ -11,7 +11,8 @@ import { openRepo, writeCommit, type FileChange } from '../src/git/index.js';
 import { listRunDirs, locateRun, overlayDirOf, parseStableRunId, presumedRunLocation, runLocationCandidates, stableRunId } from '../src/branch/layout.js';
 import { chooseLayout } from '../src/branch/layout-choice.js';
 import { loadResultsConfig } from '../src/branch/config.js';
-import { stableCounts } from '../src/publish/stable-publish.js';
+import { readRunFiles, runDirsOn, stableCounts } from '../src/branch/run-index.js';
+import { runsOnTip } from '../src/archive/rollover.js';
 import { resolveConflictedPath } from '../src/merge/index.js';
 import { ownedMergeKind } from '../src/merge/paths.js';
 import { git, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
@@ -122,5 +123,30 @@ describe("AgentV 4.42's branch layout", () => {
     ];
     const counts = stableCounts(`${rows.map((r) => JSON.stringify(r)).join('\n')}\nnot json\n`);
     expect(counts).toEqual({ total: 3, passed: 2, failed: 1, meanScore: 2.5 / 3, targets: ['x', 'y'] });
+  });
+  it('reads a 4.42 run without a catalog line through the one run index: its id, path and its own counts; archive leaves it in place', async () => {
+    const rows = [
+      { test_id: 'a', target: 'x', score: 1 },
+      { test_id: 'b', target: 'x', score: 0 },
+      { test_id: 'b', target: 'x', score: 1 }, // a rerun: 4.42 keeps the last line
+    ];
+    const index = `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
+    const dir = await makeTempDir('stable-index');
+    await git(dir, ['init', '-q']);
+    const repo = await openRepo(dir);
+    const files: FileChange[] = [
+      { path: 'runs/nightly/2026-11-26T07-44-45-269Z/index.jsonl', data: index },
+      { path: '2026-11-24T07-27-55-252Z/summary.json', data: '{}\n' },
+      { path: '2026-11-24T07-27-55-252Z/index.jsonl', data: `${JSON.stringify({ test_id: 'a', target: 'x', score: 1 })}\n` },
+    ];
+    const { commit: tip } = await writeCommit(repo, { parent: null, files, message: 'runs', author: AUTHOR });
+    const dirs = await runDirsOn(repo, tip);
+    const read = await readRunFiles(repo, new Map(dirs.map((d) => [d.sha, d])), { cache: false });
+    const stable = [...read.rows.values()].find((r) => r.path === 'runs/nightly/2026-11-26T07-44-45-269Z');
+    const counts = stableCounts(index);
+    expect(stable).toMatchObject({ run_id: 'nightly::2026-11-26T07-44-45-269Z', experiment: 'nightly', total: counts.total, passed: counts.passed });
+    expect(counts).toMatchObject({ total: 2, passed: 2 });
+    // archive and expire move root directories only: a 4.42 run is not among their candidates.
+    expect((await runsOnTip(repo, tip, [])).map((r) => r.path)).toEqual(['2026-11-24T07-27-55-252Z']);
   });
 });

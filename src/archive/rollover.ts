@@ -136,7 +136,9 @@ export async function runsOnTip(repo: Repo, tip: string, catalogs: CatalogLine[]
       out.push({ run_id: r.run_id, path: r.path, day: c.day, timestamp: r.timestamp, ...(r.archived !== undefined ? { archived: r.archived } : {}) });
     }
   const trees = new Map<string, BranchRunDir>();
-  for (const d of await runDirsOn(repo, tip)) if (!paths.has(d.path)) trees.set(d.sha, d);
+  // AgentV 4.42's runs (runs/<exp>/<ts>/, overlays under metadata/runs/) are not moved yet: the
+  // grafts, deletes and listing sizes here are per root directory, so they are left where they are.
+  for (const d of await runDirsOn(repo, tip)) if (d.layout === 'root' && !paths.has(d.path)) trees.set(d.sha, d);
   const { rows } = await readRunFiles(repo, trees);
   for (const row of rows.values()) {
     if (seen.has(row.run_id)) continue;

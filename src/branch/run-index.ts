@@ -82,6 +82,32 @@ export function summaryIsEnough(summary: Record<string, unknown>): boolean {
   return agentv || ours;
 }
 
+/** What AgentV 4.42 counts of a run (its Dashboard and `results summary` show these). */
+export interface StableRunCounts {
+  total: number;
+  /** Rows with a score of 1 (4.42's own count). */
+  passed: number;
+  failed: number;
+  meanScore: number;
+  targets: string[];
+}
+
+/**
+ * 4.42's counts of a run from its index.jsonl: one row per (test, target), the last line winning
+ * as its reader keeps it; passed = score >= 1; the mean score over those rows.
+ */
+export function stableCounts(indexText: string): StableRunCounts {
+  const rows = new Map<string, { score: number; target: string }>();
+  for (const r of jsonlObjects(indexText)) {
+    const target = typeof r.target === 'string' ? r.target : 'unknown';
+    rows.set(`${String(r.test_id)}\u0000${target}`, { score: typeof r.score === 'number' && Number.isFinite(r.score) ? r.score : 0, target });
+  }
+  const list = [...rows.values()];
+  const passed = list.filter((r) => r.score >= 1).length;
+  const meanScore = list.length === 0 ? 0 : list.reduce((n, r) => n + r.score, 0) / list.length;
+  return { total: list.length, passed, failed: list.length - passed, meanScore, targets: [...new Set(list.map((r) => r.target))].sort() };
+}
+
 /**
  * One listed run from its files. Counts are the summary's own (AgentV's `counts`, or our `total` /
  * `passed`) when present, else counted from the index rows; null when neither file can be read.
@@ -90,7 +116,7 @@ export function runFilesRow(
   dir: string,
   summaryText: string | Record<string, unknown> | null | undefined,
   indexText: string | undefined,
-  at: { path?: string; experiment?: string } = {},
+  at: { path?: string; experiment?: string; stable?: boolean } = {},
 ): RunFilesRow | null {
   let summary = typeof summaryText === 'string' || summaryText === undefined ? parseObject(summaryText) : summaryText;
   if (summary === null) {
@@ -112,8 +138,10 @@ export function runFilesRow(
     (typeof lines[0]?.timestamp === 'string' ? (lines[0].timestamp as string) : dir);
   const rowPass = (r: Record<string, unknown>) =>
     typeof r.verdict === 'string' ? r.verdict === 'pass' : r.execution_status !== 'execution_error' && (num(r.score) ?? 0) >= 1;
-  const total = num(counts.total_tests) ?? num(summary.total) ?? lines.length;
-  const passed = num(counts.passed_tests) ?? num(summary.passed) ?? lines.filter(rowPass).length;
+  // AgentV 4.42's runs keep no summary: counted as its own `results summary` counts them.
+  const stable = at.stable ? stableCounts(indexText ?? '') : null;
+  const total = stable?.total ?? num(counts.total_tests) ?? num(summary.total) ?? lines.length;
+  const passed = stable?.passed ?? num(counts.passed_tests) ?? num(summary.passed) ?? lines.filter(rowPass).length;
   const declared = Array.isArray(meta.targets) ? meta.targets : Array.isArray(summary.targets) ? summary.targets : null;
   const targets = [
     ...new Set(
@@ -310,7 +338,7 @@ export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, Branch
       if (hasSummary || indexText !== undefined) {
         // An unreadable summary with an index: counted from the index rows.
         const { run_id, path } = place(dir);
-        row = summary === null && indexText === undefined ? null : runFilesRow(run_id, summary ?? {}, indexText, { path, experiment: dir.experiment });
+        row = summary === null && indexText === undefined ? null : runFilesRow(run_id, summary ?? {}, indexText, { path, experiment: dir.experiment, stable: dir.layout === 'stable' });
         if (row) rows.set(sha, row);
         else bad++;
       }

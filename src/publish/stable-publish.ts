@@ -19,32 +19,7 @@ import { type FileChange, type FileMode, type Ident, lsTree, type Repo, resolveR
 import { stableRunId, stableRunLocation, type RunLocation } from '../branch/layout.js';
 import { InputError } from '../derive/input-error.js';
 import { rootCommit } from './commit-run.js';
-import { jsonlObjects } from '../util/jsonl-objects.js';
-
-export interface StableRunCounts {
-  total: number;
-  /** Rows with a score of 1 (4.42's own count). */
-  passed: number;
-  failed: number;
-  meanScore: number;
-  targets: string[];
-}
-
-/**
- * 4.42's counts of a run from its index.jsonl: one row per (test, target), the last line winning
- * as its reader keeps it; passed = score >= 1; the mean score over those rows.
- */
-export function stableCounts(indexText: string): StableRunCounts {
-  const rows = new Map<string, { score: number; target: string }>();
-  for (const r of jsonlObjects(indexText)) {
-    const target = typeof r.target === 'string' ? r.target : 'unknown';
-    rows.set(`${String(r.test_id)}\u0000${target}`, { score: typeof r.score === 'number' && Number.isFinite(r.score) ? r.score : 0, target });
-  }
-  const list = [...rows.values()];
-  const passed = list.filter((r) => r.score >= 1).length;
-  const meanScore = list.length === 0 ? 0 : list.reduce((n, r) => n + r.score, 0) / list.length;
-  return { total: list.length, passed, failed: list.length - passed, meanScore, targets: [...new Set(list.map((r) => r.target))].sort() };
-}
+import { stableCounts, type StableRunCounts } from '../branch/run-index.js';
 
 /** 4.42's commit message for a run it publishes. */
 export function stableCommitMessage(experiment: string, timestamp: string, counts: StableRunCounts, custom?: string): string {
