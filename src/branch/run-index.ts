@@ -338,7 +338,10 @@ export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, Branch
       if (hasSummary || indexText !== undefined) {
         // An unreadable summary with an index: counted from the index rows.
         const { run_id, path } = place(dir);
-        row = summary === null && indexText === undefined ? null : runFilesRow(run_id, summary ?? {}, indexText, { path, experiment: dir.experiment, stable: dir.layout === 'stable' });
+        row =
+          summary === null && indexText === undefined
+            ? null
+            : runFilesRow(run_id, summary ?? {}, indexText, { path, experiment: dir.experiment, stable: dir.layout === 'stable' });
         if (row) rows.set(sha, row);
         else bad++;
       }
