@@ -220,7 +220,10 @@ function gradingNodeProblems(node: unknown, label: string): string[] {
   if (typeof n.pass !== 'boolean' || typeof n.score !== 'number' || typeof n.reason !== 'string') out.push(`${label} lacks pass, score or reason`);
   if (n.component_results !== undefined) {
     if (!Array.isArray(n.component_results)) out.push(`${label}.component_results is not an array`);
-    else n.component_results.forEach((c, i) => out.push(...gradingNodeProblems(c, `${label}.component_results[${i}]`)));
+    else
+      n.component_results.forEach((c, i) => {
+        out.push(...gradingNodeProblems(c, `${label}.component_results[${i}]`));
+      });
   }
   return out;
 }
