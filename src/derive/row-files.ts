@@ -4,7 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import type * as z from 'zod';
-import { IndexRowSchema, METRICS_SCHEMA_VERSION, TRANSCRIPT_SCHEMA_VERSION } from '../model/artifacts.js';
+import { IndexRowSchema, METRICS_SCHEMA_VERSION } from '../model/artifacts.js';
+import { normalizedTranscript } from '../model/transcript.js';
 import type { EvaluatorResult } from '../model/input-row.js';
 import { sanitizeSegment } from '../model/paths.js';
 import { DEFAULT_THRESHOLD, type NormalizedRow } from './normalize.js';
@@ -342,16 +343,17 @@ function resultDoc(row: NormalizedRow, p: AttemptPaths): Record<string, unknown>
 
 function transcriptDoc(row: NormalizedRow): Record<string, unknown> {
   const messages = [...row.input_messages, ...row.messages];
-  return {
-    schema_version: TRANSCRIPT_SCHEMA_VERSION,
+  return normalizedTranscript({
+    testId: row.test_id,
+    target: row.target,
     messages,
-    transcript_summary: {
+    summary: {
       messages: messages.length,
       turns: row.metrics.total_turns,
       tool_calls: row.metrics.total_tool_calls,
       chars: row.metrics.transcript_chars,
     },
-  };
+  });
 }
 
 /** The run's index.jsonl line for this attempt: what AgentV lists, with paths from the run's root. */

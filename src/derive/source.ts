@@ -9,6 +9,7 @@ import { checkRunPath, specialInputMessage, unsafeRowPath } from '../util/run-fi
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment } from '../model/paths.js';
+import { transcriptMessages } from '../model/transcript.js';
 import { AgentvResultsError } from '../util/errors.js';
 
 export interface ResolvedSource {
@@ -352,29 +353,6 @@ function inlineScore(s: unknown, component: Record<string, unknown> | undefined)
   return out;
 }
 
-/** AgentV's normalized transcript (`turns[]` of content blocks) -> role/content messages. */
-function turnsToMessages(turns: unknown[]): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const t of turns) {
-    if (!isObject(t)) continue;
-    const role = str(t.type) ?? str(t.role) ?? 'assistant';
-    const blocks = Array.isArray(t.content) ? t.content : [t.content];
-    const text: string[] = [];
-    const toolCalls: Record<string, unknown>[] = [];
-    for (const b of blocks) {
-      if (typeof b === 'string') text.push(b);
-      else if (isObject(b) && typeof b.text === 'string') text.push(b.text);
-      else if (isObject(b) && /tool/.test(String(b.type)) && (str(b.name) ?? str(b.tool_name))) {
-        toolCalls.push({ tool_name: str(b.name) ?? str(b.tool_name), input: b.input });
-      }
-    }
-    const m: Record<string, unknown> = { role, content: text.join('\n') };
-    if (toolCalls.length > 0) m.tool_calls = toolCalls;
-    out.push(m);
-  }
-  return out;
-}
-
 /**
  * Rebuild a result row from an index row and its sidecars. Pointer-only rows (payloads on the
  * artifacts branch, not present locally) hydrate from whatever is present.
@@ -434,14 +412,7 @@ export async function hydrateIndexRow(dir: string, row: Record<string, unknown>)
   }
   if (typeof row.pass === 'boolean' && out.verdict === undefined) out.verdict = row.pass ? 'pass' : 'fail';
 
-  const messages =
-    !foreign && isObject(transcript)
-      ? Array.isArray(transcript.messages)
-        ? (transcript.messages as Record<string, unknown>[])
-        : Array.isArray(transcript.turns)
-          ? turnsToMessages(transcript.turns)
-          : null
-      : null;
+  const messages = !foreign && isObject(transcript) ? transcriptMessages(transcript) : undefined;
   if (messages && out.input === undefined && out.output === undefined) {
     const firstAssistant = messages.findIndex((m) => m.role !== 'user');
     const split = firstAssistant === -1 ? messages.length : firstAssistant;

@@ -7,9 +7,10 @@
 import * as z from 'zod';
 import { AssertionSchema, EvaluatorResultSchema, TokenUsageSchema } from './input-row.js';
 
+export { TRANSCRIPT_SCHEMA_VERSION, TranscriptMessageSchema, TranscriptSchema } from './transcript.js';
+
 export const METRICS_SCHEMA_VERSION = 'agentv.metrics.v2';
 export const SUMMARY_SCHEMA_VERSION = 'agentv.summary.v1';
-export const TRANSCRIPT_SCHEMA_VERSION = 'agentv.transcript.v1';
 export const PROJECTION_FORMAT = 'agentv.projection';
 export const PROJECTION_VERSION = 1;
 
@@ -344,20 +345,6 @@ export const ResultSchema = z.looseObject({
   transcript: nullableString,
   output: nullableString,
   file_changes_path: nullableString,
-});
-
-export const TranscriptMessageSchema = z.looseObject({
-  role: z.string(),
-  content: z.string(),
-  tool_calls: z.array(
-    z.looseObject({ tool_name: z.string(), input: z.unknown().optional(), output: z.unknown().optional(), duration_ms: z.number().optional() }),
-  ),
-});
-
-export const TranscriptSchema = z.looseObject({
-  schema_version: z.literal(TRANSCRIPT_SCHEMA_VERSION),
-  messages: z.array(TranscriptMessageSchema),
-  transcript_summary: z.looseObject({ messages: z.number(), turns: z.number(), tool_calls: z.number(), chars: z.number() }),
 });
 
 export const TagsSchema = z.looseObject({

@@ -19,7 +19,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ArtifactPointerSchema, type ArtifactPointer, type IndexRow } from '../model/artifacts.js';
+import { ArtifactPointerSchema, TRANSCRIPT_SCHEMA_VERSION, type ArtifactPointer, type IndexRow } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
 import type { FileMode } from '../git/index.js';
 
@@ -56,7 +56,6 @@ const RECORD_NAMES = new Set([
 /** Run-level files that never move, whatever their size: every reader starts from them. */
 const ALWAYS_LIGHT = new Set(['index.jsonl', '.internal/index.jsonl', 'summary.json', 'benchmark.json', 'timing.json', 'tags.json', 'feedback.json']);
 
-export const AGENTV_TRANSCRIPT_SCHEMA = 'agentv.normalized_transcript.v1';
 export const AGENTV_TRANSCRIPT_MEDIA_TYPE = 'application/vnd.agentv.normalized-transcript.v1+json';
 const PAYLOAD_SCHEMA = 'agentv-results.payload.v1';
 
@@ -141,7 +140,7 @@ export async function splitRun(runDir: string, rows: IndexRow[], opts: { runPath
         path: rel,
         sha256,
         size: data.length,
-        schema_version: fam === 'transcripts' ? AGENTV_TRANSCRIPT_SCHEMA : PAYLOAD_SCHEMA,
+        schema_version: fam === 'transcripts' ? TRANSCRIPT_SCHEMA_VERSION : PAYLOAD_SCHEMA,
         media_type: mediaType(rel),
         family: fam,
       } as ArtifactPointer);

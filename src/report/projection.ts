@@ -8,6 +8,7 @@
  */
 import { gradingExpectations } from '../model/grading.js';
 import type { IndexRow } from '../model/artifacts.js';
+import { transcriptMessages } from '../model/transcript.js';
 import { readSidecarJson, readSidecarText, type LoadedRun } from '../results/run-reader.js';
 import { DEFAULT_FIELD_CHARS, DEFAULT_TEST_CHARS, oneLine, PROMPT_CHARS, stringify, TextBudget } from './text.js';
 import type { ReportAssertion, ReportData, ReportDetail, ReportGrader, ReportMessage, ReportTest } from './types.js';
@@ -67,8 +68,7 @@ function gradingExtra(grading: Json | null, key: string): unknown {
   return isObject(grading.metadata) ? grading.metadata[key] : undefined;
 }
 
-function messagesOf(transcript: Json | null, budget: TextBudget): { messages: ReportMessage[]; omitted: number } {
-  const list = transcript ? arr(transcript.messages) : [];
+function messagesOf(list: Json[], budget: TextBudget): { messages: ReportMessage[]; omitted: number } {
   const messages: ReportMessage[] = [];
   let omitted = 0;
   for (const m of list) {
@@ -91,8 +91,8 @@ function messagesOf(transcript: Json | null, budget: TextBudget): { messages: Re
 }
 
 /** The criteria/prompt column: the first user message, else what the assertions check. */
-function promptOf(transcript: Json | null, grading: Json | null): Pick<ReportTest, 'prompt' | 'prompt_kind'> {
-  for (const m of transcript ? arr(transcript.messages) : []) {
+function promptOf(transcript: Json[], grading: Json | null): Pick<ReportTest, 'prompt' | 'prompt_kind'> {
+  for (const m of transcript) {
     if (isObject(m) && m.role === 'user' && typeof m.content === 'string' && m.content.trim() !== '') {
       return { prompt: oneLine(m.content, PROMPT_CHARS), prompt_kind: 'prompt' };
     }
@@ -121,7 +121,8 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
     readSidecarJson<Json>(run, row, 'result'),
   ]);
   const gradingDoc = isObject(grading) ? grading : null;
-  const transcriptDoc = isObject(transcript) ? transcript : null;
+  // Either schema of transcript.json: AgentV's normalized turns (written now) or our earlier messages.
+  const rawMessages = transcriptMessages(transcript);
   const budget = new TextBudget(opts.fieldChars, opts.testChars);
 
   const error = budget.clipOrNull(row.error ?? null);
@@ -131,12 +132,11 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
   const graderSource =
     isObject(result) && Array.isArray(result.scores) ? result.scores : gradingDoc && Array.isArray(gradingDoc.evaluators) ? gradingDoc.evaluators : row.scores;
   const graders = graderSource.map((g) => graderOf(g, budget, 0)).filter((g): g is ReportGrader => g !== null);
-  const rawMessages = transcriptDoc ? arr(transcriptDoc.messages) : [];
   const last = rawMessages[rawMessages.length - 1];
   const answerInTranscript = answerText !== null && isObject(last) && last.role === 'assistant' && last.content === answerText;
   const answer = answerText !== null && !answerInTranscript ? budget.clip(answerText) : null;
   const diff = budget.clipOrNull(diffText);
-  const { messages, omitted } = messagesOf(transcriptDoc, budget);
+  const { messages, omitted } = messagesOf(rawMessages, budget);
   const workspaceChanges = gradingExtra(gradingDoc, 'workspace_changes');
   const changes = isObject(workspaceChanges) ? str(workspaceChanges.diff_summary) : null;
 
@@ -155,7 +155,7 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
     answer_in_transcript: answerInTranscript,
     diff,
   };
-  return { detail, prompt: promptOf(transcriptDoc, gradingDoc), assertions: [passed, total] as [number, number], truncated: budget.truncated };
+  return { detail, prompt: promptOf(rawMessages, gradingDoc), assertions: [passed, total] as [number, number], truncated: budget.truncated };
 }
 
 export async function projectRun(run: LoadedRun, opts: ProjectionOptions = {}): Promise<Projection> {

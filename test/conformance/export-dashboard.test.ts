@@ -3,7 +3,8 @@
  * list shows our pass rate (AgentV averages summary.json's per-target `run_summary.<t>.pass_rate.mean`
  * and falls back to the mean score when that is not an object), for every real result file; an
  * eval's graders carry the names, types and weights of our rows (read from grading.json); a run
- * whose rows carry AgentV's `category` is grouped by it.
+ * whose rows carry AgentV's `category` is grouped by it; an eval's transcript is served in the
+ * schema its pointer names and parses the way the Dashboard's Transcript tab parses it.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { describeWithAgentV, makeSampleProject, startAgentVServe, type AgentVSer
 import { fixtureFiles, HAS_FIXTURES, describeWithFixtures } from '../helpers/fixtures.js';
 import { git, isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
 import { cli } from '../publish-helpers.js';
+import { transcriptMessages } from '../../src/model/transcript.js';
 
 const BRANCH = 'agentv/results/v1';
 
@@ -21,6 +23,7 @@ const BRANCH = 'agentv/results/v1';
   let viewerDir = '';
   const published = new Map<string, { pass_rate: number; run_summary: Record<string, { passed: number; total: number }> }>();
   const runDirs = new Map<string, string>();
+  const runOfFixture = new Map<string, string>();
   let categorizedRun = '';
 
   beforeAll(async () => {
@@ -34,6 +37,7 @@ const BRANCH = 'agentv/results/v1';
       const out = JSON.parse(r.stdout) as { location: { path: string }; runDir: string };
       published.set(out.location.path, JSON.parse(await readFile(join(out.runDir, 'summary.json'), 'utf8')));
       runDirs.set(out.location.path, out.runDir);
+      runOfFixture.set(file, out.location.path);
     }
     // A results file whose rows carry AgentV's `category` (the fixtures' rows carry none).
     const lines = (await readFile(fixtureFiles().find((f) => f.includes('weighted-graders'))!, 'utf8')).trim().split('\n');
@@ -99,5 +103,53 @@ const BRANCH = 'agentv/results/v1';
     };
     expect(body.categories.map((c) => c.name)).not.toContain('Uncategorized');
     expect(body.categories.map((c) => c.name).join(' ')).toContain('reasoning');
+  });
+
+  it("serves a transcript the Dashboard parses: AgentV's normalized turns, the messages we wrote", async () => {
+    let checked = 0;
+    for (const name of ['benchmark-tooling', 'trace-analysis']) {
+      const file = [...runOfFixture.keys()].find((f) => f.includes(name))!;
+      const path = runOfFixture.get(file)!;
+      const dir = runDirs.get(path)!;
+      // The row as published (its artifact pointer is added on the way to the branch).
+      const row = (await git(viewerDir, ['show', `origin/${BRANCH}:${path}/index.jsonl`]))
+        .trim()
+        .split('\n')
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              test_id: string;
+              result_dir: string;
+              transcript_path?: string | null;
+              artifact_pointers?: { transcript?: { schema_version: string } };
+            },
+        )
+        .find((r) => typeof r.transcript_path === 'string')!;
+      expect(row, name).toBeDefined();
+      expect(row.artifact_pointers?.transcript?.schema_version, name).toBe('agentv.normalized_transcript.v1');
+      const url = `${server!.url}/api/runs/${encodeURIComponent(`remote::${path}`)}/evals/${encodeURIComponent(row.test_id)}/transcript?result_dir=${encodeURIComponent(row.result_dir)}`;
+      const body = (await (await fetch(url)).json()) as { status: string; content?: string; message?: string };
+      expect(body.status, `${name}: ${body.message}`).toBe('ok');
+      // The Transcript tab's parse: one JSON document with `turns`, each a `{v: 1, agent, type, content[]}` line.
+      const doc = JSON.parse(body.content!) as { schema_version: string; turns: Record<string, unknown>[] };
+      expect(doc.schema_version).toBe(row.artifact_pointers!.transcript!.schema_version);
+      expect(doc.turns.length, name).toBeGreaterThan(0);
+      for (const t of doc.turns) {
+        expect(t.v).toBe(1);
+        expect(typeof t.agent).toBe('string');
+        expect(['system', 'user', 'assistant']).toContain(t.type);
+        expect(Array.isArray(t.content)).toBe(true);
+      }
+      // What AgentV served reads back to the messages of the transcript we wrote.
+      const local = JSON.parse(await readFile(join(dir, row.transcript_path!.replace(`${path}/`, '')), 'utf8'));
+      const messages = transcriptMessages(doc);
+      expect(messages).toEqual(transcriptMessages(local));
+      expect(
+        messages.some((m) => m.role === 'assistant' && typeof m.content === 'string' && m.content.length > 0),
+        name,
+      ).toBe(true);
+      checked++;
+    }
+    expect(checked).toBe(2);
   });
 });
