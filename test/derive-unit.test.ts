@@ -9,6 +9,7 @@ import { readJsonlLines } from '../src/derive/jsonl-reader.js';
 import { RunAggregator } from '../src/derive/aggregate.js';
 import { attemptDir } from '../src/derive/row-files.js';
 import { projectionIdentity } from '../src/derive/identity.js';
+import { normalizedTranscript, TranscriptSchema, transcriptMessages } from '../src/model/transcript.js';
 
 const tmp = await mkdtemp(join(tmpdir(), 'agentv-unit-'));
 afterAll(() => rm(tmp, { recursive: true, force: true }));
@@ -271,5 +272,46 @@ describe('aggregates', () => {
       pass_rate: number;
     };
     expect([s.total, s.passed, s.failed, s.pass_rate]).toEqual([3, 1, 2, 0.3333]);
+  });
+});
+
+describe('transcript.json: one shape written, both read', () => {
+  const messages = [
+    { role: 'system', content: 'be brief', tool_calls: [] },
+    { role: 'user', content: 'hi', tool_calls: [] },
+    {
+      role: 'assistant',
+      content: 'looking',
+      tool_calls: [
+        { tool_name: 'Read', input: { path: 'a' }, output: 'x', duration_ms: 5 },
+        { tool_name: 'Ls', input: {} },
+      ],
+    },
+    { role: 'tool', content: 'x', tool_calls: [] },
+    { role: 'assistant', content: '', tool_calls: [] },
+  ];
+  const summary = { messages: 5, turns: 1, tool_calls: 2, chars: 17 };
+
+  it("writes AgentV's normalized shape, which reads back to the same messages", () => {
+    const doc = normalizedTranscript({ testId: 't', target: 'm', messages, summary });
+    expect(TranscriptSchema.safeParse(doc).success).toBe(true);
+    expect(doc.schema_version).toBe('agentv.normalized_transcript.v1');
+    const turns = doc.turns as { type: string }[];
+    expect(turns.map((t) => t.type)).toEqual(['system', 'user', 'assistant', 'user', 'assistant']);
+    expect(transcriptMessages(JSON.parse(JSON.stringify(doc)))).toEqual([
+      messages[0],
+      messages[1],
+      { ...messages[2], tool_calls: [messages[2]!.tool_calls[0], { tool_name: 'Ls', input: {} }] },
+      messages[3],
+      messages[4],
+    ]);
+  });
+
+  it('still reads the earlier agentv.transcript.v1 documents, and nothing from others', () => {
+    const legacy = { schema_version: 'agentv.transcript.v1', messages, transcript_summary: summary };
+    expect(TranscriptSchema.safeParse(legacy).success).toBe(true);
+    expect(transcriptMessages(legacy)).toEqual(messages);
+    expect(transcriptMessages({ schema_version: 'x' })).toEqual([]);
+    expect(transcriptMessages('not a doc')).toEqual([]);
   });
 });
