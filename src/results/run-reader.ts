@@ -15,6 +15,7 @@ import { exportRun } from '../derive/export.js';
 import { runManifestOf } from '../derive/source.js';
 import { runPathProblems, unsafeRunMessage, checkRunPathSync, readRunFileSync, realRunDir } from '../util/run-files.js';
 import { AgentvResultsError } from '../util/errors.js';
+import { jsonlObjects } from '../util/jsonl-objects.js';
 
 export class RunReadError extends AgentvResultsError {
   readonly code = 'run-read';
@@ -83,16 +84,9 @@ export async function needsDerivation(dir: string): Promise<boolean> {
     return false;
   }
   let sawObject = false;
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      continue;
-    }
+  for (const value of jsonlObjects(text)) {
     if (IndexRowSchema.safeParse(value).success) return false;
-    if (value && typeof value === 'object' && !Array.isArray(value) && typeof (value as { test_id?: unknown }).test_id === 'string') sawObject = true;
+    if (typeof value.test_id === 'string') sawObject = true;
   }
   return sawObject;
 }
