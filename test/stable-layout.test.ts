@@ -4,18 +4,24 @@
  * is enumerated once and each run found by its id; the layout choice follows the branch and the
  * configuration; 4.42's config spellings are read; its counts are its own (score 1 passes).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { openRepo, writeCommit, type FileChange } from '../src/git/index.js';
-import { listRunDirs, locateRun, overlayDirOf, parseStableRunId, presumedRunLocation, runLocationCandidates, stableRunId } from '../src/branch/layout.js';
+import { catalogPathFor, listRunDirs, locateRun, overlayDirOf, parseStableRunId, presumedRunLocation, runLocationCandidates, stableRunId } from '../src/branch/layout.js';
 import { chooseLayout } from '../src/branch/layout-choice.js';
 import { loadResultsConfig } from '../src/branch/config.js';
 import { readRunFiles, runDirsOn, stableCounts } from '../src/branch/run-index.js';
-import { runsOnTip } from '../src/archive/rollover.js';
+import { ARCHIVE_RESULTS_PREFIX, rollover, runsOnTip } from '../src/archive/rollover.js';
+import { expireRuns } from '../src/archive/retention.js';
+import { listingSize } from '../src/branch/listing-budget.js';
+import { listRuns } from '../src/history/list.js';
+import { pull } from '../src/history/pull.js';
+import { publish } from '../src/publish/publish.js';
 import { resolveConflictedPath } from '../src/merge/index.js';
 import { ownedMergeKind } from '../src/merge/paths.js';
-import { git, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
+import { git, isolateGitForSuite, makeTempDir, type UserRepoFixture } from './helpers/git-fixtures.js';
+import { RESULTS_REF, expectFsckClean, makeRunWorkspace, makeUserRepo, tip, type RunWorkspace } from './publish-helpers.js';
 
 isolateGitForSuite();
 
@@ -124,7 +130,7 @@ describe("AgentV 4.42's branch layout", () => {
     const counts = stableCounts(`${rows.map((r) => JSON.stringify(r)).join('\n')}\nnot json\n`);
     expect(counts).toEqual({ total: 3, passed: 2, failed: 1, meanScore: 2.5 / 3, targets: ['x', 'y'] });
   });
-  it('reads a 4.42 run without a catalog line through the one run index: its id, path and its own counts; archive leaves it in place', async () => {
+  it('reads a 4.42 run without a catalog line through the one run index: its id, path and its own counts; archive and expire see it', async () => {
     const rows = [
       { test_id: 'a', target: 'x', score: 1 },
       { test_id: 'b', target: 'x', score: 0 },
@@ -146,7 +152,118 @@ describe("AgentV 4.42's branch layout", () => {
     const counts = stableCounts(index);
     expect(stable).toMatchObject({ run_id: 'nightly::2026-11-26T07-44-45-269Z', experiment: 'nightly', total: counts.total, passed: counts.passed });
     expect(counts).toMatchObject({ total: 2, passed: 2 });
-    // archive and expire move root directories only: a 4.42 run is not among their candidates.
-    expect((await runsOnTip(repo, tip, [])).map((r) => r.path)).toEqual(['2026-11-24T07-27-55-252Z']);
+    // archive and expire see every layout: the 4.42 run is among their candidates, with its own counts.
+    const onTip = await runsOnTip(repo, tip, []);
+    expect(onTip.map((r) => r.path).sort()).toEqual(['2026-11-24T07-27-55-252Z', 'runs/nightly/2026-11-26T07-44-45-269Z']);
+    expect(onTip.find((r) => r.path.startsWith('runs/'))).toMatchObject({ run_id: 'nightly::2026-11-26T07-44-45-269Z', day: '2026-11-26' });
+  });
+});
+
+/** AgentV 4.42's runs (auto_push: `runs/<exp>/<ts>/`, tags under `metadata/runs/<exp>/<ts>/`) next to one we published. */
+describe('archive and expire take AgentV 4.42 runs like any other', () => {
+  let user: UserRepoFixture;
+  let published: RunWorkspace;
+  const NOW = new Date('2026-03-20T12:00:00Z');
+  const ARCHIVE = `${ARCHIVE_RESULTS_PREFIX}2026-03`;
+  // Oldest first. S2 is tagged baseline; S1 and S4 carry another tag; S3 is 4.42's default experiment (a bare timestamp id).
+  const S = [
+    { exp: 'nightly', ts: '2026-03-10T10-00-00-000Z', tags: ['wip'] },
+    { exp: 'nightly', ts: '2026-03-12T10-00-00-000Z', tags: ['baseline'] },
+    { exp: 'default', ts: '2026-03-17T10-00-00-000Z', tags: ['x'] },
+    { exp: 'nightly', ts: '2026-03-18T10-00-00-000Z', tags: ['y'] },
+    { exp: 'nightly', ts: '2026-03-19T10-00-00-000Z', tags: null },
+  ];
+  const idOf = (i: number) => stableRunId(S[i]!.exp, S[i]!.ts);
+  const pathOf = (i: number) => `runs/${S[i]!.exp}/${S[i]!.ts}`;
+  const listing = async (ref: string) => (await git(user.work, ['ls-tree', '-r', '--name-only', ref])).split('\n').filter(Boolean);
+  const holds = (paths: string[], dir: string) => paths.some((p) => p.startsWith(`${dir}/`));
+
+  beforeAll(async () => {
+    user = await makeUserRepo();
+    published = await makeRunWorkspace({ experiment: 'smoke', day: 2, minute: 9, rows: 2, seed: 5 }); // 2026-03-16
+    await publish({ run: published.dir, cwd: user.work, push: false });
+    const repo = await openRepo(user.work);
+    const files: FileChange[] = S.flatMap((s, i) => {
+      const rows = [
+        { test_id: 'greets', target: 'x', score: 1, timestamp: s.ts },
+        { test_id: 'counts', target: 'x', score: i % 2 },
+      ];
+      const run = `runs/${s.exp}/${s.ts}`;
+      return [
+        { path: `${run}/index.jsonl`, data: `${rows.map((r) => JSON.stringify(r)).join('\n')}\n` },
+        { path: `${run}/benchmark.json`, data: '{}\n' },
+        { path: `${run}/demo/greets/grading.json`, data: '{"score":1}\n' },
+        ...(s.tags ? [{ path: `metadata/${run}/tags.json`, data: `${JSON.stringify({ tags: s.tags })}\n` }] : []),
+      ];
+    });
+    const parent = (await tip(user.work, RESULTS_REF))!;
+    const { commit } = await writeCommit(repo, { parent, files, message: 'auto_push of AgentV 4.42', author: AUTHOR });
+    await git(user.work, ['update-ref', RESULTS_REF, commit, parent]);
+  });
+
+  it('archive by count grafts the oldest 4.42 runs with their overlays onto the month branch, as they were', async () => {
+    const before = await tip(user.work, RESULTS_REF);
+    const trees = await Promise.all([0, 1].flatMap((i) => [pathOf(i), `metadata/${pathOf(i)}`]).map((p) => git(user.work, ['rev-parse', `${before}:${p}`])));
+    const r = await rollover({ cwd: user.work, keepDays: 365, keepRuns: 4, maxListingBytes: 0, now: NOW });
+    expect(r.archived.map((a) => a.run_id).sort()).toEqual([idOf(0), idOf(1)].sort());
+    expect(r.archived.every((a) => a.month === '2026-03')).toBe(true);
+    expect(r.live).toBe(4);
+    const live = await listing(RESULTS_REF);
+    for (const i of [0, 1]) {
+      expect(holds(live, pathOf(i))).toBe(false);
+      expect(holds(live, `metadata/${pathOf(i)}`)).toBe(false);
+    }
+    for (const i of [2, 3, 4]) expect(holds(live, pathOf(i))).toBe(true);
+    // The archive branch keeps the layout readers expect: runs/<exp>/<ts> and metadata/runs/<exp>/<ts>, the same trees.
+    const after = await Promise.all([0, 1].flatMap((i) => [pathOf(i), `metadata/${pathOf(i)}`]).map((p) => git(user.work, ['rev-parse', `${ARCHIVE}:${p}`])));
+    expect(after).toEqual(trees);
+    await expectFsckClean(user.work);
+  });
+
+  it('list still shows the archived 4.42 runs, marked archived, with their own counts; pull finds one on its archive branch', async () => {
+    const out = await listRuns({ cwd: user.work });
+    const byId = new Map(out.runs.map((r) => [r.run_id, r]));
+    expect([...byId.keys()].sort()).toEqual([published.runId, ...S.map((_, i) => idOf(i))].sort());
+    expect(byId.get(idOf(0))).toMatchObject({ archived: '2026-03', total: 2, passed: 1, experiment: 'nightly' });
+    expect(byId.get(idOf(1))!.archived).toBe('2026-03');
+    expect(byId.get(idOf(2))!.archived).toBeUndefined();
+    const dest = join(user.root, 'pulled-stable');
+    const pulled = await pull({ cwd: user.work, runId: idOf(0), out: dest });
+    expect(pulled.source).toBe('archive');
+    expect((await readFile(join(dest, 'index.jsonl'), 'utf8')).split('\n').filter(Boolean)).toHaveLength(2);
+    await expect(readFile(join(dest, 'demo/greets/grading.json'), 'utf8')).resolves.toContain('score');
+  });
+
+  it('the listing budget counts a 4.42 run with its overlays, per run, and archives the oldest live runs until it fits', async () => {
+    const repo = await openRepo(user.work);
+    const size = await listingSize(repo, (await tip(user.work, RESULTS_REF))!);
+    const own = (await listing(RESULTS_REF)).filter((p) => p.startsWith(`${pathOf(2)}/`) || p.startsWith(`metadata/${pathOf(2)}/`));
+    expect(size.byDir.get(pathOf(2))).toBe(own.reduce((n, p) => n + Buffer.byteLength(p) + 1, 0));
+    expect(size.byDir.has('runs')).toBe(false);
+    // One byte short of dropping only the published run (the oldest live): the 4.42 run after it goes too.
+    const max = size.total - size.byDir.get(published.runId)! - 1;
+    const r = await rollover({ cwd: user.work, keepDays: 365, keepRuns: 100, maxListingBytes: max, now: NOW });
+    expect(r.archived.map((a) => a.run_id)).toEqual([published.runId, idOf(2)]);
+    expect(r.listing.after).toBeLessThanOrEqual(max);
+    const live = await listing(RESULTS_REF);
+    // What the estimate leaves out: the catalog file of the 4.42 run's day, new with its archived line.
+    expect(live.reduce((n, p) => n + Buffer.byteLength(p) + 1, 0)).toBe(r.listing.after + Buffer.byteLength(catalogPathFor('2026-03-17')) + 1);
+    expect(holds(live, pathOf(2)) || holds(live, `metadata/${pathOf(2)}`)).toBe(false);
+    expect(holds(await listing(ARCHIVE), `metadata/${pathOf(2)}`)).toBe(true);
+  });
+
+  it('expire removes 4.42 runs, live and archived, with their overlays; a baseline tag in metadata/runs/ keeps one', async () => {
+    const r = await expireRuns({ cwd: user.work, keepDays: 0, keepRuns: 1, now: NOW });
+    expect(r.keptByTag).toEqual([{ run_id: idOf(1), tags: ['baseline'] }]);
+    expect(r.expired.map((e) => e.run_id).sort()).toEqual([idOf(0), idOf(2), idOf(3), published.runId].sort());
+    const live = await listing(RESULTS_REF);
+    expect(holds(live, pathOf(4))).toBe(true);
+    expect(holds(live, pathOf(3)) || holds(live, `metadata/${pathOf(3)}`)).toBe(false);
+    const archive = await listing(ARCHIVE);
+    for (const i of [0, 2]) expect(holds(archive, pathOf(i)) || holds(archive, `metadata/${pathOf(i)}`)).toBe(false);
+    expect(holds(archive, pathOf(1)) && holds(archive, `metadata/${pathOf(1)}`)).toBe(true);
+    const ids = (await listRuns({ cwd: user.work })).runs.map((x) => x.run_id).sort();
+    expect(ids).toEqual([idOf(1), idOf(4)].sort());
+    await expectFsckClean(user.work);
   });
 });

@@ -22,6 +22,7 @@ import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX } from '../branch/arch
 import type { ResultsConfig } from '../branch/config.js';
 import { acquirePublishLock, type HeldLock } from '../branch/lock.js';
 import { trackingRef } from '../branch/refs.js';
+import { overlayDirOf } from '../branch/layout.js';
 import {
   describePolicy,
   RETENTION_LOG_PATH,
@@ -222,15 +223,16 @@ async function expireWithLock(
   const dirOf = await dirIndex(
     repo,
     tipsToIndex.filter((t): t is string => t !== null),
-    candidates.map((r) => r.path),
+    candidates.flatMap((r) => [r.path, overlayDirOf(r.path)]),
   );
-  const tagSpec = (r: CatalogRun) => `${dirOf(resultsTipOf(r), r.path)}:tags.json`;
-  const withDir = located.filter((r) => dirOf(resultsTipOf(r), r.path) !== null);
+  // Tags live in the run's overlay directory: its own for most runs, metadata/runs/<exp>/<ts>/ for AgentV 4.42's.
+  const tagSpec = (r: CatalogRun) => `${dirOf(resultsTipOf(r), overlayDirOf(r.path))}:tags.json`;
+  const withDir = located.filter((r) => dirOf(resultsTipOf(r), overlayDirOf(r.path)) !== null);
   const tagBlobs = await readBlobs(repo, withDir.map(tagSpec));
   const untagged: CatalogRun[] = [];
   for (const r of located) {
     const dir = dirOf(resultsTipOf(r), r.path);
-    const tags = dir === null ? [] : tagsOf(tagBlobs.get(tagSpec(r)));
+    const tags = dir === null || dirOf(resultsTipOf(r), overlayDirOf(r.path)) === null ? [] : tagsOf(tagBlobs.get(tagSpec(r)));
     const keeping = tags.filter((t) => policy.keep_tags.includes(t));
     if (keeping.length > 0) result.keptByTag.push({ run_id: r.run_id, tags: keeping });
     else untagged.push(r);
@@ -262,7 +264,9 @@ async function expireWithLock(
     .slice(0, 16);
   const message = `chore(results): expire ${expired.length} run${expired.length === 1 ? '' : 's'} (retention: ${describePolicy(policy)})\n\n${RETENTION_TRAILER}: ${id}\n`;
   const deletions = (tip: string | null, list: CatalogRun[]): FileChange[] =>
-    tip === null ? [] : list.filter((r) => dirOf(tip, r.path) !== null).map((r) => ({ path: r.path, delete: true as const }));
+    tip === null
+      ? []
+      : list.flatMap((r) => [...new Set([r.path, overlayDirOf(r.path)])].filter((p) => dirOf(tip, p) !== null).map((p) => ({ path: p, delete: true as const })));
 
   const updates: { ref: string; new: string; old: string | null }[] = [];
   const from: RetentionArea[] = [];

@@ -15,8 +15,8 @@
  * Only rows of expired (old) days are rewritten; a concurrent publish writes today's catalog
  * file and a new root directory, so the two commits touch different paths and merge cleanly.
  */
-import { lsTree, readBlobs, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
-import { CATALOG_DIR, CATALOG_PREFIX, catalogPathFor, type BranchRunDir } from '../branch/layout.js';
+import { lsTree, readBlobs, readObjects, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo, type TreeEntry } from '../git/index.js';
+import { CATALOG_DIR, CATALOG_PREFIX, catalogPathFor, overlayDirOf, type BranchRunDir } from '../branch/layout.js';
 import { readRunFiles, runDirsOn, type RunFilesRow } from '../branch/run-index.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { rootCommit } from '../publish/commit-run.js';
@@ -136,14 +136,41 @@ export async function runsOnTip(repo: Repo, tip: string, catalogs: CatalogLine[]
       out.push({ run_id: r.run_id, path: r.path, day: c.day, timestamp: r.timestamp, ...(r.archived !== undefined ? { archived: r.archived } : {}) });
     }
   const trees = new Map<string, BranchRunDir>();
-  // AgentV 4.42's runs (runs/<exp>/<ts>/, overlays under metadata/runs/) are not moved yet: the
-  // grafts, deletes and listing sizes here are per root directory, so they are left where they are.
-  for (const d of await runDirsOn(repo, tip)) if (d.layout === 'root' && !paths.has(d.path)) trees.set(d.sha, d);
+  // Every layout: 5.x runs at the root and AgentV 4.42's runs/<exp>/<ts>/ (moved with their
+  // overlays under metadata/runs/: runDirTrees).
+  for (const d of await runDirsOn(repo, tip)) if (!paths.has(d.path)) trees.set(d.sha, d);
   const { rows } = await readRunFiles(repo, trees);
   for (const row of rows.values()) {
     if (seen.has(row.run_id)) continue;
     seen.add(row.run_id);
     out.push({ run_id: row.run_id, path: row.path, day: row.day, timestamp: row.timestamp, files: row });
+  }
+  return out;
+}
+
+/**
+ * The trees to move for each run path on `tip`: the run's directory and, for AgentV 4.42's
+ * `runs/<exp>/<ts>`, its overlay directory `metadata/runs/<exp>/<ts>` (layout.ts overlayDirOf),
+ * each kept at its path. Root directories come from `root` (one ls-tree); nested ones from one
+ * cat-file for all.
+ */
+export async function runDirTrees(repo: Repo, tip: string, root: TreeEntry[], paths: string[]): Promise<Map<string, { path: string; tree: string }[]>> {
+  const top = new Map(root.filter((e) => e.type === 'tree').map((e) => [e.path, e.sha]));
+  const wanted = (p: string) => [...new Set([p, overlayDirOf(p)])];
+  const nested = [...new Set(paths.flatMap(wanted).filter((p) => p.includes('/')))];
+  const objects = nested.length > 0 ? await readObjects(repo, nested.map((p) => `${tip}:${p}`)) : new Map();
+  const treeAt = (p: string): string | null => {
+    if (!p.includes('/')) return top.get(p) ?? null;
+    const o = objects.get(`${tip}:${p}`);
+    return o?.type === 'tree' ? o.sha : null;
+  };
+  const out = new Map<string, { path: string; tree: string }[]>();
+  for (const p of paths) {
+    const found = wanted(p).flatMap((w) => {
+      const tree = treeAt(w);
+      return tree ? [{ path: w, tree }] : [];
+    });
+    if (found.length > 0) out.set(p, found);
   }
   return out;
 }
@@ -193,11 +220,11 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   const result: RolloverResult = { dryRun: !!opts.dryRun, archived, live: live.length - archived.length, listing, refs: [] };
   if (opts.dryRun || archived.length === 0) return result;
 
-  // One listing of each root gives every run's tree object.
+  // One listing of each root (and one cat-file for nested runs) gives every run's tree objects.
   const [resultsRoot, artifactsRoot] = await Promise.all([lsTree(repo, resultsTip), artifactsTip ? lsTree(repo, artifactsTip) : Promise.resolve([])]);
-  const treeOf = (entries: { path: string; sha: string; type: string }[]) => new Map(entries.filter((e) => e.type === 'tree').map((e) => [e.path, e.sha]));
-  const resultsTrees = treeOf(resultsRoot);
-  const artifactsTrees = treeOf(artifactsRoot);
+  const paths = archived.map((a) => a.path);
+  const resultsTrees = await runDirTrees(repo, resultsTip, resultsRoot, paths);
+  const artifactsTrees = artifactsTip ? await runDirTrees(repo, artifactsTip, artifactsRoot, paths) : new Map<string, { path: string; tree: string }[]>();
 
   const byMonth = new Map<string, ArchivedRun[]>();
   for (const a of archived) byMonth.set(a.month, [...(byMonth.get(a.month) ?? []), a]);
@@ -212,11 +239,12 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
       [ARCHIVE_RESULTS_PREFIX, resultsTrees],
       [ARCHIVE_ARTIFACTS_PREFIX, artifactsTrees],
     ] as const) {
-      const grafts = runs.filter((r) => trees.has(r.path)).map((r) => ({ path: r.path, tree: trees.get(r.path)! }));
+      const grafts = runs.flatMap((r) => trees.get(r.path) ?? []);
       if (grafts.length === 0) continue;
       const ref = prefix + month;
       const old = archiveTips.get(ref) ?? null;
-      const message = `chore(results): archive ${grafts.length} run${grafts.length === 1 ? '' : 's'} of ${month}\n\nAgentV-Results-Archive: ${month}\n`;
+      const moved = runs.filter((r) => trees.has(r.path)).length;
+      const message = `chore(results): archive ${moved} run${moved === 1 ? '' : 's'} of ${month}\n\nAgentV-Results-Archive: ${month}\n`;
       const { commit } = await writeCommit(repo, { parent: old ?? genesis, files: [], trees: grafts, message, author });
       updates.push({ ref, new: commit, old });
     }
@@ -224,7 +252,9 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
 
   // Live results: drop the run directories, mark the catalog rows.
   const expiredIds = new Map(archived.map((a) => [a.run_id, a.month]));
-  const liveChanges: FileChange[] = archived.filter((a) => resultsTrees.has(a.path)).map((a) => ({ path: a.path, delete: true as const }));
+  const deletes = (trees: Map<string, { path: string; tree: string }[]>): FileChange[] =>
+    archived.flatMap((a) => (trees.get(a.path) ?? []).map((t) => ({ path: t.path, delete: true as const })));
+  const liveChanges: FileChange[] = deletes(resultsTrees);
   for (const c of catalogs) {
     let changed = false;
     const lines = c.lines.map((l, i) => {
@@ -270,7 +300,7 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   const message = `chore(results): roll ${archived.length} run${archived.length === 1 ? '' : 's'} over to the archive\n`;
   const resultsAfter = (await writeCommit(repo, { parent: resultsTip, files: liveChanges, message, author })).commit;
   updates.push({ ref: resultsRef, new: resultsAfter, old: resultsTip });
-  const artifactDeletes: FileChange[] = archived.filter((a) => artifactsTrees.has(a.path)).map((a) => ({ path: a.path, delete: true as const }));
+  const artifactDeletes: FileChange[] = deletes(artifactsTrees);
   if (artifactsTip && artifactDeletes.length > 0) {
     const after = (await writeCommit(repo, { parent: artifactsTip, files: artifactDeletes, message, author })).commit;
     updates.push({ ref: artifactsRef, new: after, old: artifactsTip });

@@ -7,6 +7,7 @@
  * fits this budget, whatever their age.
  */
 import { listingBytes, lsTree, type Repo } from '../git/index.js';
+import { isLegacyDayDir, STABLE_METADATA_DIR, STABLE_RUNS_DIR } from './layout.js';
 
 /** AgentV's buffer is 1 MiB; 768 KiB leaves room for the runs published between two rollovers. */
 export const DEFAULT_MAX_LISTING_BYTES = 768 * 1024;
@@ -14,7 +15,11 @@ export const DEFAULT_MAX_LISTING_BYTES = 768 * 1024;
 export interface ListingSize {
   /** Bytes of `git ls-tree -r --name-only` of the tip: each path and its newline. */
   total: number;
-  /** The same, per top-level directory (a run at the root, `.indexes`, ...). */
+  /**
+   * The same, per run: a run at the root by its directory, AgentV 4.42's `runs/<exp>/<ts>` with its
+   * overlays under `metadata/runs/<exp>/<ts>/` counted to it, the older layout's
+   * `runs/<exp>/<day>/<ts>`; anything else by its top-level directory (`.indexes`, ...).
+   */
   byDir: Map<string, number>;
 }
 
@@ -28,11 +33,23 @@ export async function listingSize(repo: Repo, tip: string): Promise<ListingSize>
   for (const e of await lsTree(repo, tip, { recursive: true })) {
     const bytes = Buffer.byteLength(e.path) + 1;
     total += bytes;
-    const slash = e.path.indexOf('/');
-    const dir = slash === -1 ? e.path : e.path.slice(0, slash);
+    const dir = listingKey(e.path);
     byDir.set(dir, (byDir.get(dir) ?? 0) + bytes);
   }
   return { total, byDir };
+}
+
+/** The run (or top-level directory) a listed path counts to: see ListingSize.byDir. */
+export function listingKey(path: string): string {
+  const parts = path.split('/');
+  const overlay = path.startsWith(`${STABLE_METADATA_DIR}/`);
+  const run = overlay ? parts.slice(1) : parts;
+  if (run[0] === STABLE_RUNS_DIR && run.length >= 4) {
+    const legacy = isLegacyDayDir(run[2]!);
+    if (!legacy) return run.slice(0, 3).join('/');
+    if (!overlay && run.length >= 5) return run.slice(0, 4).join('/');
+  }
+  return parts[0]!;
 }
 
 /**
