@@ -8,7 +8,16 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openRepo, writeCommit, type FileChange } from '../src/git/index.js';
-import { catalogPathFor, listRunDirs, locateRun, overlayDirOf, parseStableRunId, presumedRunLocation, runLocationCandidates, stableRunId } from '../src/branch/layout.js';
+import {
+  catalogPathFor,
+  listRunDirs,
+  locateRun,
+  overlayDirOf,
+  parseStableRunId,
+  presumedRunLocation,
+  runLocationCandidates,
+  stableRunId,
+} from '../src/branch/layout.js';
 import { chooseLayout } from '../src/branch/layout-choice.js';
 import { loadResultsConfig } from '../src/branch/config.js';
 import { readRunFiles, runDirsOn, stableCounts } from '../src/branch/run-index.js';

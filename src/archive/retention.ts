@@ -266,7 +266,9 @@ async function expireWithLock(
   const deletions = (tip: string | null, list: CatalogRun[]): FileChange[] =>
     tip === null
       ? []
-      : list.flatMap((r) => [...new Set([r.path, overlayDirOf(r.path)])].filter((p) => dirOf(tip, p) !== null).map((p) => ({ path: p, delete: true as const })));
+      : list.flatMap((r) =>
+          [...new Set([r.path, overlayDirOf(r.path)])].filter((p) => dirOf(tip, p) !== null).map((p) => ({ path: p, delete: true as const })),
+        );
 
   const updates: { ref: string; new: string; old: string | null }[] = [];
   const from: RetentionArea[] = [];

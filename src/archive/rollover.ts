@@ -158,7 +158,13 @@ export async function runDirTrees(repo: Repo, tip: string, root: TreeEntry[], pa
   const top = new Map(root.filter((e) => e.type === 'tree').map((e) => [e.path, e.sha]));
   const wanted = (p: string) => [...new Set([p, overlayDirOf(p)])];
   const nested = [...new Set(paths.flatMap(wanted).filter((p) => p.includes('/')))];
-  const objects = nested.length > 0 ? await readObjects(repo, nested.map((p) => `${tip}:${p}`)) : new Map();
+  const objects =
+    nested.length > 0
+      ? await readObjects(
+          repo,
+          nested.map((p) => `${tip}:${p}`),
+        )
+      : new Map();
   const treeAt = (p: string): string | null => {
     if (!p.includes('/')) return top.get(p) ?? null;
     const o = objects.get(`${tip}:${p}`);
