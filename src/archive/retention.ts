@@ -17,7 +17,7 @@
  * explains a run that is gone. Every commit carries the trailer `AgentV-Retention: <id>`.
  */
 import { createHash } from 'node:crypto';
-import { lsTree, readBlobs, readObjects, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
+import { readBlobs, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
 import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX } from '../branch/archive-refs.js';
 import type { ResultsConfig } from '../branch/config.js';
 import { acquirePublishLock, type HeldLock } from '../branch/lock.js';
@@ -34,7 +34,7 @@ import {
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { syncIdent } from '../sync/integrate.js';
 import { InvalidArgumentsError } from '../util/errors.js';
-import { readCatalogFiles, runsOnTip, type CatalogLine } from './rollover.js';
+import { readCatalogFiles, runsOnTip, runTreeIndex, type CatalogLine } from './rollover.js';
 
 /** Runs tagged `baseline` are what compare and the keep/discard loop measure against: kept unless the policy says otherwise. */
 export const DEFAULT_KEEP_TAGS = ['baseline'];
@@ -220,7 +220,7 @@ async function expireWithLock(
   // a path lookup per run (`<tip>:<dir>` re-reads the root tree each time: 10,000 runs on a root of
   // 10,000 entries took 20 s that way).
   const tipsToIndex = [resultsTip, artifactsTip, ...[...archives.values()].flatMap((a) => [a.results.base, a.artifacts.base])];
-  const dirOf = await dirIndex(
+  const dirOf = await runTreeIndex(
     repo,
     tipsToIndex.filter((t): t is string => t !== null),
     candidates.flatMap((r) => [r.path, overlayDirOf(r.path)]),
@@ -312,29 +312,4 @@ async function expireWithLock(
   result.id = id;
   result.refs = updates.map((u) => ({ ref: u.ref, before: u.old, after: u.new }));
   return result;
-}
-
-/**
- * A lookup of run directories: `(tip, path) -> tree id or null`. Runs at the branch root (every
- * layout we write) come from one `ls-tree` of each tip's root; a nested path of the older layout
- * (`runs/<experiment>/<day>/<ts>`) from one `cat-file` for all of them.
- */
-async function dirIndex(repo: Repo, tips: string[], paths: string[]): Promise<(tip: string | null, path: string) => string | null> {
-  const unique = [...new Set(tips)];
-  const roots = new Map<string, Map<string, string>>();
-  await Promise.all(
-    unique.map(async (tip) => {
-      const entries = await lsTree(repo, tip);
-      roots.set(tip, new Map(entries.filter((e) => e.type === 'tree').map((e) => [e.path, e.sha])));
-    }),
-  );
-  const nested = [...new Set(paths.filter((p) => p.includes('/')))];
-  const specs = unique.flatMap((tip) => nested.map((p) => `${tip}:${p}`));
-  const objects = specs.length > 0 ? await readObjects(repo, specs) : new Map();
-  return (tip, path) => {
-    if (tip === null) return null;
-    if (!path.includes('/')) return roots.get(tip)?.get(path) ?? null;
-    const o = objects.get(`${tip}:${path}`);
-    return o?.type === 'tree' ? o.sha : null;
-  };
 }

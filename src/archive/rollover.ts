@@ -15,7 +15,7 @@
  * Only rows of expired (old) days are rewritten; a concurrent publish writes today's catalog
  * file and a new root directory, so the two commits touch different paths and merge cleanly.
  */
-import { lsTree, readBlobs, readObjects, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo, type TreeEntry } from '../git/index.js';
+import { lsTree, readBlobs, readObjects, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
 import { CATALOG_DIR, CATALOG_PREFIX, catalogPathFor, overlayDirOf, type BranchRunDir } from '../branch/layout.js';
 import { readRunFiles, runDirsOn, type RunFilesRow } from '../branch/run-index.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
@@ -151,34 +151,45 @@ export async function runsOnTip(repo: Repo, tip: string, catalogs: CatalogLine[]
 /**
  * The trees to move for each run path on `tip`: the run's directory and, for AgentV 4.42's
  * `runs/<exp>/<ts>`, its overlay directory `metadata/runs/<exp>/<ts>` (layout.ts overlayDirOf),
- * each kept at its path. Root directories come from `root` (one ls-tree); nested ones from one
- * cat-file for all.
+ * each kept at its path.
  */
-export async function runDirTrees(repo: Repo, tip: string, root: TreeEntry[], paths: string[]): Promise<Map<string, { path: string; tree: string }[]>> {
-  const top = new Map(root.filter((e) => e.type === 'tree').map((e) => [e.path, e.sha]));
+export async function runDirTrees(repo: Repo, tip: string, paths: string[]): Promise<Map<string, { path: string; tree: string }[]>> {
   const wanted = (p: string) => [...new Set([p, overlayDirOf(p)])];
-  const nested = [...new Set(paths.flatMap(wanted).filter((p) => p.includes('/')))];
-  const objects =
-    nested.length > 0
-      ? await readObjects(
-          repo,
-          nested.map((p) => `${tip}:${p}`),
-        )
-      : new Map();
-  const treeAt = (p: string): string | null => {
-    if (!p.includes('/')) return top.get(p) ?? null;
-    const o = objects.get(`${tip}:${p}`);
-    return o?.type === 'tree' ? o.sha : null;
-  };
+  const treeAt = await runTreeIndex(repo, [tip], paths.flatMap(wanted));
   const out = new Map<string, { path: string; tree: string }[]>();
   for (const p of paths) {
     const found = wanted(p).flatMap((w) => {
-      const tree = treeAt(w);
+      const tree = treeAt(tip, w);
       return tree ? [{ path: w, tree }] : [];
     });
     if (found.length > 0) out.set(p, found);
   }
   return out;
+}
+
+/**
+ * A lookup of run directories: `(tip, path) -> tree id or null`. Runs at the branch root (every
+ * layout we write) come from one `ls-tree` of each tip's root; a nested path of the older layout
+ * (`runs/<experiment>/<day>/<ts>`) from one `cat-file` for all of them.
+ */
+export async function runTreeIndex(repo: Repo, tips: string[], paths: string[]): Promise<(tip: string | null, path: string) => string | null> {
+  const unique = [...new Set(tips)];
+  const roots = new Map<string, Map<string, string>>();
+  await Promise.all(
+    unique.map(async (tip) => {
+      const entries = await lsTree(repo, tip);
+      roots.set(tip, new Map(entries.filter((e) => e.type === 'tree').map((e) => [e.path, e.sha])));
+    }),
+  );
+  const nested = [...new Set(paths.filter((p) => p.includes('/')))];
+  const specs = unique.flatMap((tip) => nested.map((p) => `${tip}:${p}`));
+  const objects = specs.length > 0 ? await readObjects(repo, specs) : new Map();
+  return (tip, path) => {
+    if (tip === null) return null;
+    if (!path.includes('/')) return roots.get(tip)?.get(path) ?? null;
+    const o = objects.get(`${tip}:${path}`);
+    return o?.type === 'tree' ? o.sha : null;
+  };
 }
 
 function positiveInt(v: number | undefined, name: string): void {
@@ -227,10 +238,9 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   if (opts.dryRun || archived.length === 0) return result;
 
   // One listing of each root (and one cat-file for nested runs) gives every run's tree objects.
-  const [resultsRoot, artifactsRoot] = await Promise.all([lsTree(repo, resultsTip), artifactsTip ? lsTree(repo, artifactsTip) : Promise.resolve([])]);
   const paths = archived.map((a) => a.path);
-  const resultsTrees = await runDirTrees(repo, resultsTip, resultsRoot, paths);
-  const artifactsTrees = artifactsTip ? await runDirTrees(repo, artifactsTip, artifactsRoot, paths) : new Map<string, { path: string; tree: string }[]>();
+  const resultsTrees = await runDirTrees(repo, resultsTip, paths);
+  const artifactsTrees = artifactsTip ? await runDirTrees(repo, artifactsTip, paths) : new Map<string, { path: string; tree: string }[]>();
 
   const byMonth = new Map<string, ArchivedRun[]>();
   for (const a of archived) byMonth.set(a.month, [...(byMonth.get(a.month) ?? []), a]);
