@@ -171,4 +171,28 @@ describeWithAgentVStable('AgentV 4.42 on the results branch', () => {
     const status = JSON.parse((await cli(['status', '--fetch', '--json'], team)).stdout) as { layout?: { layout: string; reason: string } };
     expect(status.layout?.reason).toMatch(/both layouts/);
   });
+  it("after archive moves the oldest runs (4.42's with their overlays), 4.42's Dashboard still lists exactly the runs left live", async () => {
+    const out = JSON.parse((await cli(['archive', '--keep-days', '365', '--keep-runs', '2', '--max-listing-bytes', '0', '--json'], team)).stdout) as {
+      archived: { run_id: string; path: string }[];
+    };
+    expect(out.archived).toHaveLength(2);
+    expect(out.archived.some((a) => a.path.startsWith('runs/'))).toBe(true);
+    const listed = JSON.parse((await cli(['list', '--json'], team)).stdout) as { runs: { run_id: string; path: string; archived?: string }[] };
+    const liveStable = listed.runs.filter((r) => r.archived === undefined && r.path.startsWith('runs/'));
+    expect(liveStable.length).toBeGreaterThan(0);
+    for (const a of out.archived) expect(listed.runs.find((r) => r.run_id === a.run_id)?.archived).toBeDefined();
+    const viewer = join(base, 'viewer-archived');
+    await git(base, ['clone', '-q', origin, viewer]);
+    await git(viewer, ['branch', '-q', BRANCH, `origin/${BRANCH}`]);
+    await mkdir(join(viewer, '.agentv'), { recursive: true });
+    await writeFile(join(viewer, '.agentv', 'config.yaml'), `results:\n  repo_path: .\n  branch: ${BRANCH}\n`);
+    await server?.stop();
+    server = await startAgentVServe(viewer, [], { bin: AGENTV_STABLE_BIN });
+    const body = (await (await fetch(`${server.url}/api/runs`)).json()) as { runs: { filename: string }[] };
+    const name = (path: string) => {
+      const [, exp, ts] = path.split('/') as [string, string, string];
+      return exp === 'default' ? `remote::${ts}` : `remote::${exp}::${ts}`;
+    };
+    expect(body.runs.map((r) => r.filename).sort()).toEqual(liveStable.map((r) => name(r.path)).sort());
+  });
 });
