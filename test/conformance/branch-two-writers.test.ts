@@ -5,10 +5,10 @@
  * pulled by us; the two tools interleaved on one bare remote both list every run.
  */
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { agentvEval, describeWithAgentV, makeSampleProject, startAgentVServe, type AgentVServer } from '../helpers/agentv-client.js';
+import { agentvEval, describeWithAgentV, projectWithRemote, startAgentVServe, type AgentVServer } from '../helpers/agentv-client.js';
 import { git, isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
 import { cli, makeRunWorkspace } from '../publish-helpers.js';
 
@@ -22,21 +22,6 @@ interface ApiRun {
   experiment?: string;
   source?: string;
   [k: string]: unknown;
-}
-
-/** A sample project whose origin is a fresh bare remote that refuses non-fast-forward pushes. */
-async function projectWithRemote(autoPush: boolean): Promise<{ project: string; remote: string }> {
-  const project = await makeSampleProject();
-  const remote = join(await makeTempDir('agentv-remote'), 'results.git');
-  await git(project, ['init', '-q', '--bare', remote]);
-  await git(remote, ['config', 'receive.denyNonFastForwards', 'true']);
-  await git(project, ['remote', 'add', 'origin', remote]);
-  await git(project, ['push', '-q', 'origin', 'main']);
-  // AgentV's Dashboard reads a results branch only when the project configures one.
-  const cfgPath = join(project, '.agentv', 'config.yaml');
-  const cfg = await readFile(cfgPath, 'utf8');
-  await writeFile(cfgPath, `${cfg.trimEnd()}\nresults:\n  path: .\n  branch: ${BRANCH}\n  auto_push: ${autoPush}\n`);
-  return { project, remote };
 }
 
 async function apiRuns(server: AgentVServer): Promise<ApiRun[]> {

@@ -13,7 +13,15 @@
 import { cp, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { agentvEval, describeWithAgentV, makeSampleProject, startAgentVServe, type AgentVServer } from '../helpers/agentv-client.js';
+import {
+  agentvEval,
+  configureResults,
+  describeWithAgentV,
+  makeSampleProject,
+  projectWithRemote,
+  startAgentVServe,
+  type AgentVServer,
+} from '../helpers/agentv-client.js';
 import { git, isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
 import { cli } from '../publish-helpers.js';
 import { mapLimit } from '../../src/util/map-limit.js';
@@ -71,23 +79,6 @@ async function viewer(remote: string): Promise<Viewer> {
   await git(project, ['fetch', '-q', 'origin']);
   const server = await startAgentVServe(project, [], { home: await makeTempDir('agentv-viewer-home') });
   return { project, server };
-}
-
-async function configureResults(project: string, autoPush: boolean): Promise<void> {
-  const cfgPath = join(project, '.agentv', 'config.yaml');
-  const cfg = await readFile(cfgPath, 'utf8');
-  await writeFile(cfgPath, `${cfg.trimEnd()}\nresults:\n  path: .\n  branch: ${BRANCH}\n  auto_push: ${autoPush}\n`);
-}
-
-async function projectWithRemote(autoPush: boolean): Promise<{ project: string; remote: string }> {
-  const project = await makeSampleProject();
-  const remote = join(await makeTempDir('agentv-remote'), 'results.git');
-  await git(project, ['init', '-q', '--bare', remote]);
-  await git(remote, ['config', 'receive.denyNonFastForwards', 'true']);
-  await git(project, ['remote', 'add', 'origin', remote]);
-  await git(project, ['push', '-q', 'origin', 'main']);
-  await configureResults(project, autoPush);
-  return { project, remote };
 }
 
 /** Every file under `dir`, relative, with its bytes and executable bit. */

@@ -9,12 +9,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'vitest';
 import { REPO_ROOT, sharedMissing } from './fixtures.js';
-import { canConnect, freePort, git } from './git-fixtures.js';
+import { canConnect, freePort, git, makeTempDir } from './git-fixtures.js';
 
 export const AGENTV_CLIENT_DIR = process.env.AGENTV_CLIENT_DIR ?? resolve(REPO_ROOT, '../shared/agentv-client');
 export const AGENTV_BIN = join(AGENTV_CLIENT_DIR, 'agentv');
@@ -84,6 +84,25 @@ export async function makeSampleProject(parent?: string, sample = AGENTV_SAMPLE_
   await git(dir, ['add', '-A']);
   await git(dir, ['-c', 'user.name=Sample', '-c', 'user.email=sample@example.invalid', 'commit', '-q', '-m', 'sample project']);
   return dir;
+}
+
+/** Points a sample project's AgentV config at the results branch (AgentV's Dashboard reads one only when configured). */
+export async function configureResults(project: string, autoPush: boolean, branch = 'agentv/results/v1'): Promise<void> {
+  const cfgPath = join(project, '.agentv', 'config.yaml');
+  const cfg = await readFile(cfgPath, 'utf8');
+  await writeFile(cfgPath, `${cfg.trimEnd()}\nresults:\n  path: .\n  branch: ${branch}\n  auto_push: ${autoPush}\n`);
+}
+
+/** A sample project whose origin is a fresh bare remote that refuses non-fast-forward pushes, its results branch configured. */
+export async function projectWithRemote(autoPush: boolean): Promise<{ project: string; remote: string }> {
+  const project = await makeSampleProject();
+  const remote = join(await makeTempDir('agentv-remote'), 'results.git');
+  await git(project, ['init', '-q', '--bare', remote]);
+  await git(remote, ['config', 'receive.denyNonFastForwards', 'true']);
+  await git(project, ['remote', 'add', 'origin', remote]);
+  await git(project, ['push', '-q', 'origin', 'main']);
+  await configureResults(project, autoPush);
+  return { project, remote };
 }
 
 /** Names of the run directories AgentV keeps directly under `.agentv/results/`. */
