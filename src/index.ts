@@ -29,8 +29,8 @@ export { generateReport, type ReportOptions, type ReportResult } from './report/
 export { compareRuns, DEFAULT_COMPARE_THRESHOLD, type CompareOptions, type CompareReport } from './results/compare.js';
 export { gateRuns, DEFAULT_GATE_TOLERANCE, type GateOptions, type GateReport, type GateTest, type TestSetPolicy } from './results/gate.js';
 export { decide, type DecideOptions, type Decision } from './results/decide.js';
-export { trend, type TrendAllOptions } from './trend/index.js';
-export type { TrendReport } from './results/trend.js';
+export { trend, DEFAULT_SLOPE_THRESHOLD, type TrendAllOptions } from './trend/index.js';
+export type { TrendReport, TrendSeries, TrendRunPoint, TrendDirection, SkippedSeries, TrendOptions } from './trend/index.js';
 export { readIterations, recordCycle, type Iteration, type RecordCycleOptions, type RecordCycleResult } from './autoresearch/index.js';
 
 // Publish, sync, and read the shared branches.

@@ -22,7 +22,7 @@ interface TrendJson {
   series: {
     experiment: string;
     target: string;
-    runs: { mean_score: number; run_id?: string; matched_test_count: number }[];
+    runs: { mean_score: number; run_id?: string; matched_test_count: number; regression: boolean }[];
     summary: { slope: number; direction: string; run_count: number; matched_test_count: number; r_squared: number };
     regression: { triggered: boolean };
   }[];
@@ -39,8 +39,20 @@ async function trendCli(args: string[], cwd?: string): Promise<{ code: number; j
 describeWithFixtures('trend: the three real trend fixtures', () => {
   const files = DAYS.map((d) => fixture(`trend--${d}--index.jsonl`));
 
-  it('one series per target, hand-computed slopes and directions', async () => {
+  it('pooled by default: one series over every target, as agentv trend without --target', async () => {
     const { code, json } = await trendCli(files);
+    expect(code).toBe(0);
+    expect(json.series).toHaveLength(1);
+    // (0.94+0.90+0.88)/3, (0.88+0.84+0.90)/3, (0.82+0.78+0.91)/3 -> slope -0.035
+    expect(json.series[0]!.runs.map((r) => r.mean_score)).toEqual([0.906667, 0.873333, 0.836667]);
+    expect(json.series[0]).toMatchObject({ experiment: null, target: null, targets: ['claude-sonnet', 'gpt-5'] });
+    expect(json.series[0]!.summary).toMatchObject({ slope: -0.035, direction: 'degrading', matched_test_count: 2 });
+    // Marks where the falling line fell, none on the first point.
+    expect(json.series[0]!.runs.map((r) => r.regression)).toEqual([false, true, true]);
+  });
+
+  it('--by-target: one series per target, hand-computed slopes and directions', async () => {
+    const { code, json } = await trendCli([...files, '--by-target']);
     expect(code).toBe(0);
     const [claude, gpt] = json.series;
     // claude-sonnet: (0.94+0.90)/2 = 0.92, (0.88+0.84)/2 = 0.86, (0.82+0.78)/2 = 0.80 -> slope -0.06
@@ -54,16 +66,16 @@ describeWithFixtures('trend: the three real trend fixtures', () => {
   });
 
   it('--slope-threshold 0.02 makes gpt-5 stable; --fail-on-degrading exits 1 on claude-sonnet only', async () => {
-    const { json } = await trendCli([...files, '--slope-threshold', '0.02']);
+    const { json } = await trendCli([...files, '--by-target', '--slope-threshold', '0.02']);
     expect(json.series.map((s) => s.summary.direction)).toEqual(['degrading', 'stable']);
-    const gate = await trendCli([...files, '--fail-on-degrading']);
+    const gate = await trendCli([...files, '--by-target', '--fail-on-degrading']);
     expect(gate.code).toBe(1);
     expect(gate.json.triggered).toBe(true);
     expect(gate.json.series.map((s) => s.regression.triggered)).toEqual([true, false]);
     expect((await trendCli([...files, '--fail-on-degrading', '--target', 'gpt-5'])).code).toBe(0);
-    const human = await runCli(['trend', ...files, '--fail-on-degrading']);
+    const human = await runCli(['trend', ...files, '--by-target', '--fail-on-degrading']);
     expect(human.code).toBe(1);
-    expect(human.stdout).toMatch(/code-review × claude-sonnet|× claude-sonnet: degrading \(slope -0\.0600 per run/);
+    expect(human.stdout).toMatch(/all experiments × claude-sonnet: degrading \(slope -0\.0600 per run/);
   });
 
   it('--last 2 keeps the two newest runs of each series', async () => {
@@ -73,10 +85,11 @@ describeWithFixtures('trend: the three real trend fixtures', () => {
   });
 
   it('a single run is reported as not classified, and bad flags are usage errors', async () => {
-    const { code, json } = await trendCli([files[0]!]);
+    const { code, json } = await trendCli([files[0]!, '--by-target']);
     expect(code).toBe(0);
     expect(json.series).toEqual([]);
     expect(json.skipped[0]).toMatchObject({ target: 'claude-sonnet', reason: 'a trend needs at least 2 runs' });
+    expect((await trendCli([files[0]!])).json.skipped).toEqual([{ experiment: null, target: null, runs: 1, reason: 'a trend needs at least 2 runs' }]);
     expect((await runCli(['trend', ...files, '--slope-threshold', '-1'])).code).toBe(2);
     expect((await runCli(['trend', ...files, '--last', '1'])).code).toBe(2);
     expect((await runCli(['trend', join(tmp, 'missing-run')])).code).toBe(2);
@@ -92,7 +105,7 @@ describeWithFixtures('trend: the three real trend fixtures', () => {
     }
     await mkdir(join(project, '.agentv', 'results', 'runs', 'exp', '_autoresearch'), { recursive: true });
     await writeFile(join(project, '.agentv', 'results', 'runs', 'exp', '_autoresearch', 'iterations.jsonl'), '{"cycle":1}\n');
-    const { code, json } = await trendCli([], project);
+    const { code, json } = await trendCli(['--by-target'], project);
     expect(code).toBe(0);
     expect(json.source).toBe('local');
     expect(json.series[0]!.summary.run_count).toBe(3);
@@ -129,7 +142,7 @@ describeWithFixtures('trend --published: runs listed and pulled from the results
   });
 
   it('classifies the published series as the local ones, naming runs by their run ids', async () => {
-    const r = await cli(['trend', '--published', '--json'], work);
+    const r = await cli(['trend', '--published', '--by-experiment', '--by-target', '--json'], work);
     expect(r.code, r.stderr).toBe(0);
     const json = JSON.parse(r.stdout) as TrendJson;
     expect(json.source).toBe('published');

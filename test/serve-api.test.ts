@@ -9,6 +9,7 @@ import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { publish } from '../src/publish/publish.js';
 import { compareRuns } from '../src/results/compare.js';
+import { trend } from '../src/trend/index.js';
 import { startServer, TOKEN_HEADER, type RunningServer } from '../src/serve/index.js';
 import { agentvMissing, HAS_AGENTV, startAgentVServe } from './helpers/agentv-client.js';
 import { CLI_PATH, startServing } from './helpers/cli.js';
@@ -165,26 +166,51 @@ describe('runs, run, compare, trend', () => {
     const [a, b] = [runs[0]!, runs[1]!];
     const { status, body } = await get(`/api/compare?baseline=${encodeURIComponent(a.runId)}&candidate=${encodeURIComponent(b.runId)}`);
     expect(status).toBe(200);
-    const direct = await compareRuns({ baseline: a.dir, candidate: b.dir });
+    const direct = await compareRuns({ baseline: a.dir, candidate: b.dir, allTargets: 'auto' });
     expect(body.summary).toEqual(direct.summary);
     expect(body.matched).toEqual(direct.matched);
-    expect(body.matched.length).toBe(3); // 6 rows: 3 test ids x 2 targets, matched by test id as agentv compare does
+    // 6 rows: 3 test ids x 2 targets, matched per (test id, target): no target dropped.
+    expect(body.match).toBe('test+target');
+    expect(body.matched.length).toBe(6);
+    expect(new Set(body.matched.map((m: any) => m.target))).toEqual(new Set(['model-a', 'model-b']));
     expect(body.sources.baseline.source).toBe(a.runId);
     expect(body.sources.candidate.path).toBe(b.runId);
+    // agentv compare's matching on request, and one target only.
+    const byId = (await get(`/api/compare?baseline=${encodeURIComponent(a.runId)}&candidate=${encodeURIComponent(b.runId)}&all_targets=0`)).body;
+    expect(byId.matched).toEqual((await compareRuns({ baseline: a.dir, candidate: b.dir })).matched);
+    const one = (await get(`/api/compare?baseline=${encodeURIComponent(a.runId)}&candidate=${encodeURIComponent(b.runId)}&target=model-b`)).body;
+    expect(one.matched.length).toBe(3);
+    expect(one.sources.baseline.targets).toEqual(['model-b']);
   });
 
-  it('builds trend series per experiment x target from the runs summaries', async () => {
-    const { body } = await get('/api/trend?experiment=nightly');
-    expect(body.series.map((s: any) => `${s.experiment}/${s.target}`)).toEqual(['nightly/model-a', 'nightly/model-b']);
-    const a = body.series[0];
-    expect(a.points.map((p: any) => p.run_id)).toEqual([runs[0]!.runId, runs[1]!.runId]);
-    const detail = (await get(`/api/runs/${encodeURIComponent(runs[1]!.runId)}`)).body;
-    const perTarget = detail.summary.run_summary['model-a'];
-    // summary.json keeps AgentV's shape ({mean, stddev}); the trend point is its mean.
-    expect(a.points[1].pass_rate).toBe(perTarget.pass_rate.mean);
-    expect(a.points[1].mean_score).toBe(perTarget.mean_score);
-    expect(a.points[1].cost_usd).toBe(perTarget.cost_usd);
-    expect(a.points[1].duration_ms).toBe(perTarget.duration_ms);
+  it('takes the older run as the baseline when given two runs in either order', async () => {
+    const [a, b] = [runs[0]!, runs[1]!];
+    const fwd = (await get(`/api/compare?runs=${encodeURIComponent(a.runId)},${encodeURIComponent(b.runId)}`)).body;
+    const rev = (await get(`/api/compare?runs=${encodeURIComponent(b.runId)},${encodeURIComponent(a.runId)}`)).body;
+    expect(fwd.order).toEqual({ rule: 'older-first', swapped: false });
+    expect(rev.order).toEqual({ rule: 'older-first', swapped: true });
+    for (const r of [fwd, rev]) {
+      expect(r.sources.baseline.source).toBe(a.runId);
+      expect(r.sources.candidate.source).toBe(b.runId);
+    }
+    expect(rev.matched).toEqual(fwd.matched);
+    expect(rev.summary).toEqual(fwd.summary);
+    expect((await get(`/api/compare?runs=${encodeURIComponent(a.runId)}`)).status).toBe(400);
+  });
+
+  it('answers trend as the library does on the published runs: pooled by default, split on request', async () => {
+    const pooled = (await get('/api/trend?experiment=nightly')).body;
+    expect(pooled.series).toHaveLength(1);
+    expect(pooled.series[0]).toMatchObject({ experiment: 'nightly', target: null, targets: ['model-a', 'model-b'] });
+    expect(pooled.series[0].runs.map((p: any) => p.run_id)).toEqual([runs[0]!.runId, runs[1]!.runId]);
+    const lib = await trend({ cwd: user.work, published: true, experiment: 'nightly' });
+    expect(pooled.series).toEqual(lib.series);
+    const split = (await get('/api/trend?experiment=nightly&by=target')).body;
+    expect(split.series.map((s: any) => `${s.experiment}/${s.target}`).sort()).toEqual(['nightly/model-a', 'nightly/model-b']);
+    expect(split.series).toEqual((await trend({ cwd: user.work, published: true, experiment: 'nightly', byTarget: true })).series);
+    expect(split.experiments).toEqual(['nightly', 'smoke']);
+    expect((await get('/api/trend?experiment=nobody')).body.series).toEqual([]);
+    expect((await get('/api/trend?by=suite')).status).toBe(400);
   });
 });
 

@@ -176,12 +176,12 @@ describe('the Dashboard in Chromium', () => {
     await page.click('#tab-trends');
     await page.selectOption('#t-experiment', 'nightly');
     await page.waitForSelector('section.series[data-series="nightly × model-a"]');
-    const trend = await api('/api/trend?experiment=nightly');
+    const trend = await api('/api/trend?experiment=nightly&by=experiment,target');
     const a = trend.series.find((s: any) => s.target === 'model-a');
     const chartPoints = await page.$$eval('section.series[data-series="nightly × model-a"] [data-metric="pass_rate"] circle', (c) => c.length);
-    expect(chartPoints).toBe(a.points.length);
+    expect(chartPoints).toBe(a.runs.length);
     const marked = await page.$$eval('section.series [data-metric="mean_score"] circle.regression', (c) => c.length);
-    const expected = trend.series.reduce((n: number, s: any) => n + s.points.filter((p: any) => p.regression && p.mean_score !== null).length, 0);
+    const expected = trend.series.reduce((n: number, s: any) => n + s.runs.filter((p: any) => p.regression).length, 0);
     expect(marked).toBe(expected);
     await page.context().close();
   }, 120_000);

@@ -16,7 +16,13 @@ const listFlag = (name: string, parsed: unknown) => {
 
 function printReport(r: CompareReport): void {
   const headers = ['Test', 'Baseline', 'Candidate', 'Delta', 'Outcome'];
-  const rows = r.matched.map((t) => [t.test_id, t.score1.toFixed(3), t.score2.toFixed(3), signed(t.delta), outcomeText(t.outcome)]);
+  const rows = r.matched.map((t) => [
+    t.target === undefined ? t.test_id : `${t.test_id} (${t.target})`,
+    t.score1.toFixed(3),
+    t.score2.toFixed(3),
+    signed(t.delta),
+    outcomeText(t.outcome),
+  ]);
   const side = (s: CompareReport['sources']['baseline']) => `${s.source}${s.targets.length > 0 ? ` (${s.targets.join(', ')})` : ''}`;
   process.stdout.write(
     `baseline:  ${side(r.sources.baseline)}\ncandidate: ${side(r.sources.candidate)}\nwin: delta >= ${r.threshold}, loss: delta <= -${r.threshold}\n\n`,
@@ -77,6 +83,8 @@ export function registerCompare(cli: Cli): void {
     .option('--baseline <target>', "One run only, agentv compare's spelling of --baseline-target")
     .option('--candidate <target>', "One run only, agentv compare's spelling of --candidate-target")
     .option('--targets <name>', "One run only: the targets in the matrix (repeatable; agentv compare's spelling of --target)")
+    .option('--all-targets', 'Two runs: match rows per (test id, target) instead of test id alone, so every target of a multi-target run is compared')
+    .option('--older-baseline', 'Two runs: the older run (earliest row timestamp) is the baseline, whichever is given first (as the Dashboard compares)')
     .option('--decide', 'Print the keep/discard decision (wins > losses -> keep; mean_delta == 0 and the candidate artifact is simpler -> keep; else discard)')
     .option('--baseline-artifact <path>', 'Baseline prompt/skill for the simplicity rule (file: line count; directory: total bytes)')
     .option('--candidate-artifact <path>', 'Candidate prompt/skill for the simplicity rule')
@@ -134,18 +142,21 @@ export function registerCompare(cli: Cli): void {
             targets: listFlag('target', flags.target),
             baselineTargets: listFlag('baseline-target', flags.baselineTarget),
             candidateTargets: listFlag('candidate-target', flags.candidateTarget),
+            allTargets: Boolean(flags.allTargets),
+            order: flags.olderBaseline ? 'older-first' : 'given',
             decide: Boolean(flags.decide),
             baselineArtifact: stringFlag('baseline-artifact', flags.baselineArtifact),
             candidateArtifact: stringFlag('candidate-artifact', flags.candidateArtifact),
           });
           for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [b!, c!])}\n`);
-          report.sources.baseline.source = b!.runId ?? b!.name;
-          report.sources.candidate.source = c!.runId ?? c!.name;
+          const [base, cand] = report.order.swapped ? [c!, b!] : [b!, c!];
+          report.sources.baseline.source = base.runId ?? base.name;
+          report.sources.candidate.source = cand.runId ?? cand.name;
           if (format === 'json') {
             const { regression: _regression, ...out } = report;
             printJson(out);
           } else if (format === 'markdown') {
-            process.stdout.write(compareMarkdown(report, { baseline: runLink(b!), candidate: runLink(c!) }));
+            process.stdout.write(compareMarkdown(report, { baseline: runLink(base), candidate: runLink(cand) }));
           } else {
             printReport(report);
           }

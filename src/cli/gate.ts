@@ -60,6 +60,7 @@ export function registerGate(cli: Cli): void {
       .option('--webhook <url>', 'POST a JSON event when the gate fails (default: AGENTV_RESULTS_WEBHOOK_URL); the URL is never printed')
       .option('--format <format>', 'text (default), json or markdown (a PR comment or job summary: regressions first, escaped, under 65,536 characters)')
       .option('--json', 'Same as --format json: { passed, failures[], regressions[], improvements[], new_tests[], removed_tests[], summary, tolerance, … }')
+      .option('--all-targets', 'Match rows per (test id, target) instead of test id alone (every target of a multi-target run is gated)')
       .option('--dir <dir>', 'Working directory used to resolve relative paths'),
   )
     .example('agentv-results gate @baseline .agentv/results/2026-11-24T07-27-55-252Z --format markdown >> "$GITHUB_STEP_SUMMARY"')
@@ -117,6 +118,7 @@ export function registerGate(cli: Cli): void {
               targets: listFlag('target', flags.target),
               baselineTargets: listFlag('baseline-target', flags.baselineTarget),
               candidateTargets: listFlag('candidate-target', flags.candidateTarget),
+              allTargets: Boolean(flags.allTargets),
             });
             report.sources.baseline.source = b.runId ?? b.name;
             report.sources.candidate.source = cand!.runId ?? cand!.name;

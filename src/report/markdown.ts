@@ -1,5 +1,5 @@
 /**
- * `--format markdown`: what `gate`, `compare`, `summary` and `trend` write for a pull-request
+ * `--format markdown`: what `gate`, `compare` and `summary` write (`trend`'s: src/trend/markdown.ts, with these helpers) for a pull-request
  * comment or a CI job summary (`$GITHUB_STEP_SUMMARY`).
  *
  * Safe to post: every value that comes from a run (test ids, targets, experiments, run ids) is
@@ -12,7 +12,6 @@
 import { targetPassRate, type Summary } from '../model/artifacts.js';
 import type { CompareReport } from '../results/compare.js';
 import type { GateReport } from '../results/gate.js';
-import type { TrendReport } from '../results/trend.js';
 
 /** GitHub's limit on an issue or pull-request comment body, in characters. */
 export const MARKDOWN_LIMIT = 65_536;
@@ -40,9 +39,9 @@ function runRef(r: RunLink): string {
   return r.url && /^https:\/\/[^\s()<>]+$/.test(r.url) ? `[${text}](${r.url})` : text;
 }
 
-const signed = (n: number, digits = 3) => (n > 0 ? '+' : n < 0 ? '−' : '±') + Math.abs(n).toFixed(digits);
-const fixed = (n: number) => n.toFixed(3);
-const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+export const signed = (n: number, digits = 3) => (n > 0 ? '+' : n < 0 ? '−' : '±') + Math.abs(n).toFixed(digits);
+export const fixed = (n: number) => n.toFixed(3);
+export const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
 /**
  * Joins `head` and as many `rows` as fit under `limit` (with `tail` after them), then a line saying
@@ -153,28 +152,4 @@ export function summaryMarkdown(report: { experiment: string; summary: Summary }
     .sort(([, a], [, b]) => targetRate(a) - targetRate(b) || a.mean_score - b.mean_score)
     .map(([t, v]) => `| ${mdText(t)} | ${v.total} | ${v.passed} | ${v.failed + v.errors} | ${(targetRate(v) * 100).toFixed(1)}% | ${fixed(v.mean_score)} |`);
   return fitMarkdown(head, rows);
-}
-
-export function trendMarkdown(r: TrendReport): string {
-  const degrading = r.series.filter((s) => s.summary.direction === 'degrading').length;
-  const head = [
-    `### ${r.triggered ? '❌' : degrading > 0 ? '⚠️' : '✅'} Trend: ${plural(r.series.length, 'series', 'series')}, ${degrading} degrading`,
-    '',
-    `Slope per run; degrading when slope ≤ −${r.slope_threshold}.`,
-    '',
-    '| Experiment | Target | Direction | Slope | r² | Runs | Last mean |',
-    '|---|---|---|--:|--:|--:|--:|',
-  ];
-  const rank = { degrading: 0, stable: 1, improving: 2 } as Record<string, number>;
-  const rows = [...r.series]
-    .sort((a, b) => (rank[a.summary.direction] ?? 1) - (rank[b.summary.direction] ?? 1) || a.summary.slope - b.summary.slope)
-    .map(
-      (s) =>
-        `| ${mdText(s.experiment)} | ${mdText(s.target)} | ${s.summary.direction} | ${signed(s.summary.slope, 4)} | ${s.summary.r_squared.toFixed(3)} | ${s.summary.run_count} | ${s.runs.length > 0 ? fixed(s.runs[s.runs.length - 1]!.mean_score) : '—'} |`,
-    );
-  return fitMarkdown(
-    head,
-    rows,
-    r.skipped.length > 0 ? [`\n${plural(r.skipped.length, 'series', 'series')} not classified (too few runs or shared tests).`] : [],
-  );
 }

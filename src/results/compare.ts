@@ -15,6 +15,14 @@
  * - the check fails (exit 1) when the rounded mean_delta is below 0.
  * Our extras ride along without renaming any of those: the unmatched test ids, the threshold,
  * what each side was read from, warnings, and the agentv-bench skill's keep/discard decision.
+ *
+ * Two choices of ours, off by default (so the CLI answers as agentv compare does) and on for the
+ * Dashboard's `/api/compare` — one function either way, so they cannot answer differently:
+ * - `order: 'older-first'`: the older run is the baseline whatever order the two were given in
+ *   (a run's time is its earliest row timestamp; `order.swapped` says when the sides were turned);
+ * - `allTargets`: rows are matched per (test id, target), so a run holding two targets compares
+ *   both instead of the last row of each test id; `'auto'` does so only when a side holds more than
+ *   one target and the two sides share a target (otherwise matching by test id loses nothing).
  */
 import { InputError } from '../derive/export.js';
 import { decide, type Decision } from './decide.js';
@@ -36,6 +44,10 @@ export interface CompareOptions {
   /** Narrow one side (overrides `targets` for that side). */
   baselineTargets?: string[];
   candidateTargets?: string[];
+  /** Match rows per (test id, target) instead of test id alone; `'auto'`: when a side holds several targets. Default false (AgentV's). */
+  allTargets?: boolean | 'auto';
+  /** `older-first`: the older run is the baseline, whichever was given first. Default `given`. */
+  order?: 'given' | 'older-first';
   /** Apply the agentv-bench skill's keep/discard rules. */
   decide?: boolean;
   /** Artifacts for the simplicity rule: line count of a file, total bytes of a directory. */
@@ -47,6 +59,8 @@ export type Outcome = 'win' | 'loss' | 'tie';
 
 export interface MatchedTest {
   test_id: string;
+  /** The target of the pair, when rows are matched per (test id, target). */
+  target?: string;
   score1: number;
   score2: number;
   delta: number;
@@ -74,10 +88,30 @@ export interface CompareSide {
   targets: string[];
 }
 
+/** A (test id, target) pair without a partner, when rows are matched per (test id, target). */
+export interface UnmatchedPair {
+  test_id: string;
+  target: string;
+}
+
 export interface CompareReport {
   matched: MatchedTest[];
-  /** file1/file2: rows without a partner (AgentV); the *_only lists: their test ids (ours). */
-  unmatched: { file1: number; file2: number; baseline_only: string[]; candidate_only: string[] };
+  /**
+   * file1/file2: rows without a partner (AgentV); the *_only lists: their test ids (ours); with
+   * rows matched per (test id, target), the *_only_pairs lists too.
+   */
+  unmatched: {
+    file1: number;
+    file2: number;
+    baseline_only: string[];
+    candidate_only: string[];
+    baseline_only_pairs?: UnmatchedPair[];
+    candidate_only_pairs?: UnmatchedPair[];
+  };
+  /** How rows were matched: by test id (AgentV's) or per (test id, target). */
+  match: 'test' | 'test+target';
+  /** Which rule picked the baseline, and whether the sides were turned from the order given. */
+  order: { rule: 'given' | 'older-first'; swapped: boolean };
   summary: CompareSummary;
   threshold: number;
   sources: { baseline: CompareSide; candidate: CompareSide };
@@ -111,9 +145,19 @@ function narrow(rows: ScoreRow[], side: string, source: string, targets: string[
   return kept;
 }
 
-function duplicateWarning(side: string, source: string, rows: ScoreRow[]): string | null {
+/** The key rows are matched by: the test id, or the (test id, target) pair. */
+const pairKey = (r: ScoreRow) => JSON.stringify([r.test_id, r.target ?? null]);
+
+function duplicateWarning(side: string, source: string, rows: ScoreRow[], byTarget = false): string | null {
   const count = new Map<string, number>();
-  for (const r of rows) count.set(r.test_id, (count.get(r.test_id) ?? 0) + 1);
+  for (const r of rows) {
+    const k = byTarget ? pairKey(r) : r.test_id;
+    count.set(k, (count.get(k) ?? 0) + 1);
+  }
+  if (byTarget) {
+    const dup = [...count].filter(([, n]) => n > 1).length;
+    return dup === 0 ? null : `${side} ${source}: ${dup} (test id, target) pair(s) appear in more than one row; the last row of each is compared`;
+  }
   const dup = [...count].filter(([, n]) => n > 1).map(([id]) => id);
   if (dup.length === 0) return null;
   const targets = [...new Set(rows.map((r) => r.target).filter((t): t is string => !!t))];
@@ -121,26 +165,37 @@ function duplicateWarning(side: string, source: string, rows: ScoreRow[]): strin
   return `${side} ${source}: ${dup.length} test id(s) appear in more than one row (${dup.slice(0, 3).join(', ')}${dup.length > 3 ? ', …' : ''}); the last row of each is compared, as agentv compare does${hint}`;
 }
 
-/** Compare two already-loaded row lists (the pure core, shared with autoresearch). */
+/**
+ * Compare two already-loaded row lists (the pure core, shared with autoresearch). `byTarget`:
+ * rows are matched per (test id, target) instead of test id alone.
+ */
 export function compareScoreRows(
   baseline: ScoreRow[],
   candidate: ScoreRow[],
   threshold = DEFAULT_COMPARE_THRESHOLD,
+  byTarget = false,
 ): Pick<CompareReport, 'matched' | 'unmatched' | 'summary'> {
-  // Map insertion keeps the first position of an id and set() keeps its last value: the order
+  const keyOf = byTarget ? pairKey : (r: ScoreRow) => r.test_id;
+  // Map insertion keeps the first position of a key and set() keeps its last value: the order
   // and the "last row wins" rule AgentV's output has.
-  const base = new Map<string, number>();
-  for (const r of baseline) base.set(r.test_id, r.score);
-  const cand = new Map<string, number>();
-  for (const r of candidate) cand.set(r.test_id, r.score);
+  const base = new Map<string, ScoreRow>();
+  for (const r of baseline) base.set(keyOf(r), r);
+  const cand = new Map<string, ScoreRow>();
+  for (const r of candidate) cand.set(keyOf(r), r);
   const matched: MatchedTest[] = [];
-  for (const [id, score1] of base) {
-    const score2 = cand.get(id);
-    if (score2 === undefined) continue;
+  for (const [key, b] of base) {
+    const c = cand.get(key);
+    if (c === undefined) continue;
+    const [score1, score2] = [b.score, c.score];
     const delta = score2 - score1;
-    matched.push({ test_id: id, score1, score2, delta, normalized_gain: normalizedGain(score1, score2), outcome: classify(delta, threshold) });
+    const m: MatchedTest = { test_id: b.test_id, score1, score2, delta, normalized_gain: normalizedGain(score1, score2), outcome: classify(delta, threshold) };
+    if (byTarget && b.target !== undefined) m.target = b.target;
+    matched.push(m);
   }
-  const matchedIds = new Set(matched.map((m) => m.test_id));
+  const matchedKeys = new Set([...base.keys()].filter((k) => cand.has(k)));
+  const ids = (rows: Map<string, ScoreRow>, other: Map<string, ScoreRow>) => [...new Set([...rows].filter(([k]) => !other.has(k)).map(([, r]) => r.test_id))];
+  const pairs = (rows: Map<string, ScoreRow>, other: Map<string, ScoreRow>): UnmatchedPair[] =>
+    [...rows].filter(([k]) => !other.has(k)).map(([, r]) => ({ test_id: r.test_id, target: r.target ?? '' }));
   const gains = matched.map((m) => m.normalized_gain).filter((g): g is number => g !== null);
   const summary: CompareSummary = {
     total: baseline.length + candidate.length,
@@ -151,16 +206,34 @@ export function compareScoreRows(
     mean_delta: matched.length > 0 ? round3(matched.reduce((s, m) => s + m.delta, 0) / matched.length) : 0,
     mean_normalized_gain: gains.length > 0 ? round3(gains.reduce((s, g) => s + g, 0) / gains.length) : null,
   };
-  return {
-    matched,
-    unmatched: {
-      file1: baseline.filter((r) => !matchedIds.has(r.test_id)).length,
-      file2: candidate.filter((r) => !base.has(r.test_id)).length,
-      baseline_only: [...base.keys()].filter((id) => !matchedIds.has(id)),
-      candidate_only: [...cand.keys()].filter((id) => !base.has(id)),
-    },
-    summary,
+  const unmatched: CompareReport['unmatched'] = {
+    file1: baseline.filter((r) => !matchedKeys.has(keyOf(r))).length,
+    file2: candidate.filter((r) => !base.has(keyOf(r))).length,
+    baseline_only: ids(base, cand),
+    candidate_only: ids(cand, base),
   };
+  if (byTarget) {
+    unmatched.baseline_only_pairs = pairs(base, cand);
+    unmatched.candidate_only_pairs = pairs(cand, base);
+  }
+  return { matched, unmatched, summary };
+}
+
+/** A run's time for `older-first`: its earliest row timestamp (ISO strings compare as times), null when no row has one. */
+function earliest(rows: ScoreRow[]): number | null {
+  let min: number | null = null;
+  for (const r of rows) {
+    const t = r.timestamp === undefined ? Number.NaN : Date.parse(r.timestamp);
+    if (!Number.isNaN(t) && (min === null || t < min)) min = t;
+  }
+  return min;
+}
+
+/** `allTargets: 'auto'`: per (test id, target) when a side holds several targets and the sides share one. */
+function autoByTarget(baseline: ScoreRow[], candidate: ScoreRow[]): boolean {
+  const targets = (rows: ScoreRow[]) => new Set(rows.map((r) => r.target ?? ''));
+  const [b, c] = [targets(baseline), targets(candidate)];
+  return (b.size > 1 || c.size > 1) && [...b].some((t) => c.has(t));
 }
 
 export async function compareRuns(opts: CompareOptions): Promise<CompareReport> {
@@ -175,12 +248,38 @@ export async function loadComparison(opts: CompareOptions): Promise<{ report: Co
   if (!opts.decide && (opts.baselineArtifact !== undefined || opts.candidateArtifact !== undefined)) {
     throw new InputError('--baseline-artifact and --candidate-artifact are used by --decide; add --decide');
   }
-  const [baseSrc, candSrc] = await Promise.all([loadScoreRows(opts.baseline, { cwd: opts.cwd }), loadScoreRows(opts.candidate, { cwd: opts.cwd })]);
-  const baseRows = narrow(baseSrc.rows, 'baseline', opts.baseline, opts.baselineTargets ?? opts.targets);
-  const candRows = narrow(candSrc.rows, 'candidate', opts.candidate, opts.candidateTargets ?? opts.targets);
-  const core = compareScoreRows(baseRows, candRows, threshold);
+  const [first, second] = await Promise.all([loadScoreRows(opts.baseline, { cwd: opts.cwd }), loadScoreRows(opts.candidate, { cwd: opts.cwd })]);
+  const preWarnings: string[] = [];
+  let swapped = false;
+  if (opts.order === 'older-first') {
+    const [t1, t2] = [earliest(first.rows), earliest(second.rows)];
+    if (t1 === null || t2 === null)
+      preWarnings.push(
+        `cannot tell which run is older (${t1 === null ? opts.baseline : opts.candidate} has no row timestamp): the first given is the baseline`,
+      );
+    else swapped = t2 < t1;
+  }
+  // After a swap the names, target narrowing and artifacts follow their run.
+  const o: CompareOptions = swapped
+    ? {
+        ...opts,
+        baseline: opts.candidate,
+        candidate: opts.baseline,
+        baselineTargets: opts.candidateTargets,
+        candidateTargets: opts.baselineTargets,
+        baselineArtifact: opts.candidateArtifact,
+        candidateArtifact: opts.baselineArtifact,
+      }
+    : opts;
+  const [baseSrc, candSrc] = swapped ? [second, first] : [first, second];
+  const baseRows = narrow(baseSrc.rows, 'baseline', o.baseline, o.baselineTargets ?? o.targets);
+  const candRows = narrow(candSrc.rows, 'candidate', o.candidate, o.candidateTargets ?? o.targets);
+  const byTarget = o.allTargets === 'auto' ? autoByTarget(baseRows, candRows) : Boolean(o.allTargets);
+  const core = compareScoreRows(baseRows, candRows, threshold, byTarget);
   if (core.summary.matched === 0) {
-    throw new InputError(`no test id matched between baseline ${opts.baseline} and candidate ${opts.candidate} — are they runs of the same eval?`);
+    throw new InputError(
+      `no ${byTarget ? '(test id, target) pair' : 'test id'} matched between baseline ${o.baseline} and candidate ${o.candidate} — are they runs of the same eval?`,
+    );
   }
   const side = (src: typeof baseSrc, rows: ScoreRow[]): CompareSide => ({
     source: src.source,
@@ -188,17 +287,20 @@ export async function loadComparison(opts: CompareOptions): Promise<{ report: Co
     rows: rows.length,
     targets: [...new Set(rows.map((r) => r.target).filter((t): t is string => t !== undefined))],
   });
-  const warnings = [...baseSrc.warnings, ...candSrc.warnings];
-  for (const w of [duplicateWarning('baseline', opts.baseline, baseRows), duplicateWarning('candidate', opts.candidate, candRows)]) if (w) warnings.push(w);
+  const warnings = [...preWarnings, ...baseSrc.warnings, ...candSrc.warnings];
+  for (const w of [duplicateWarning('baseline', o.baseline, baseRows, byTarget), duplicateWarning('candidate', o.candidate, candRows, byTarget)])
+    if (w) warnings.push(w);
   const report: CompareReport = {
     ...core,
+    match: byTarget ? 'test+target' : 'test',
+    order: { rule: opts.order ?? 'given', swapped },
     threshold,
     sources: { baseline: side(baseSrc, baseRows), candidate: side(candSrc, candRows) },
     warnings,
     regression: core.summary.mean_delta < 0,
   };
-  if (opts.decide) {
-    report.decision = await decide(core.summary, { baselineArtifact: opts.baselineArtifact, candidateArtifact: opts.candidateArtifact, cwd: opts.cwd });
+  if (o.decide) {
+    report.decision = await decide(core.summary, { baselineArtifact: o.baselineArtifact, candidateArtifact: o.candidateArtifact, cwd: o.cwd });
   }
   return { report, baseline: baseRows, candidate: candRows };
 }

@@ -29,7 +29,8 @@ const EPSILON = 1e-9;
 
 export type TestSetPolicy = 'allow' | 'fail';
 
-export interface GateOptions extends Pick<CompareOptions, 'baseline' | 'candidate' | 'cwd' | 'targets' | 'baselineTargets' | 'candidateTargets'> {
+export interface GateOptions
+  extends Pick<CompareOptions, 'baseline' | 'candidate' | 'cwd' | 'targets' | 'baselineTargets' | 'candidateTargets' | 'allTargets' | 'order'> {
   /** A score drop of more than this regresses a test. Default 0.1. */
   tolerance?: number;
   /** The gate fails when more tests than this regress. Default 0. */
@@ -42,6 +43,8 @@ export interface GateOptions extends Pick<CompareOptions, 'baseline' | 'candidat
 
 export interface GateTest {
   test_id: string;
+  /** The target, when rows are matched per (test id, target) (`allTargets`). */
+  target?: string;
   baseline: number;
   candidate: number;
   delta: number;
@@ -82,9 +85,10 @@ export interface GateReport {
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-function lastVerdicts(rows: ScoreRow[]): Map<string, string | undefined> {
+/** The last verdict per test id, or per (test id, target) when compare matched pairs. */
+function lastVerdicts(rows: ScoreRow[], byTarget: boolean): Map<string, string | undefined> {
   const out = new Map<string, string | undefined>();
-  for (const r of rows) out.set(r.test_id, r.verdict);
+  for (const r of rows) out.set(byTarget ? JSON.stringify([r.test_id, r.target ?? null]) : r.test_id, r.verdict);
   return out;
 }
 
@@ -109,9 +113,12 @@ export async function gateRuns(opts: GateOptions): Promise<GateReport> {
     targets: opts.targets,
     baselineTargets: opts.baselineTargets,
     candidateTargets: opts.candidateTargets,
+    allTargets: opts.allTargets,
+    order: opts.order,
   });
-  const baseVerdicts = lastVerdicts(baseline);
-  const candVerdicts = lastVerdicts(candidate);
+  const byTarget = report.match === 'test+target';
+  const baseVerdicts = lastVerdicts(baseline, byTarget);
+  const candVerdicts = lastVerdicts(candidate, byTarget);
   const regressions: GateTest[] = [];
   const improvements: GateTest[] = [];
   let baseSum = 0;
@@ -119,10 +126,12 @@ export async function gateRuns(opts: GateOptions): Promise<GateReport> {
   for (const m of report.matched) {
     baseSum += m.score1;
     candSum += m.score2;
-    const bv = baseVerdicts.get(m.test_id);
-    const cv = candVerdicts.get(m.test_id);
+    const key = byTarget ? JSON.stringify([m.test_id, m.target ?? null]) : m.test_id;
+    const bv = baseVerdicts.get(key);
+    const cv = candVerdicts.get(key);
     const test = (reason: GateTest['reason']): GateTest => {
       const t: GateTest = { test_id: m.test_id, baseline: m.score1, candidate: m.score2, delta: m.delta, reason };
+      if (m.target !== undefined) t.target = m.target;
       if (bv !== undefined) t.baseline_verdict = bv;
       if (cv !== undefined) t.candidate_verdict = cv;
       return t;

@@ -35,5 +35,3 @@ export type { ScoreRow, ScoreSource } from './score-rows.js';
 export { decide, measureArtifact, countLines } from './decide.js';
 export type { Decision, DecideOptions, DecisionSummary, ArtifactMeasure } from './decide.js';
 export { caseKey, describeCase, globToRegExp, matchAny } from './keys.js';
-export { trendLocal, trendOfRuns, loadTrendRun, localRunDirs, linearFit, classifyTrend, DEFAULT_SLOPE_THRESHOLD } from './trend.js';
-export type { TrendOptions, TrendReport, TrendSeries, TrendRunPoint, TrendDirection, SkippedSeries, LoadedTrendRun } from './trend.js';

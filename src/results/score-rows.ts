@@ -28,6 +28,8 @@ export interface ScoreRow {
   timestamp?: string;
   experiment?: string;
   cost_usd?: number;
+  /** The row's duration when it carries one (`duration_ms`). */
+  duration_ms?: number;
   /** Per-assertion scores when the row carries them (`scores[]`). */
   scores?: { name?: string; type?: string; score: number }[];
   /** The row's own verdict when it states one (`verdict`, or an `execution_error` status); the gate's pass -> fail rule reads it. */
@@ -86,6 +88,8 @@ function toScoreRow(value: Record<string, unknown>): ScoreRow | null {
   if (experiment !== undefined) row.experiment = experiment;
   const cost = value.cost_usd ?? value.costUsd;
   if (typeof cost === 'number' && Number.isFinite(cost)) row.cost_usd = cost;
+  const duration = value.duration_ms ?? value.durationMs;
+  if (typeof duration === 'number' && Number.isFinite(duration)) row.duration_ms = duration;
   const verdict = value.execution_status === 'execution_error' ? 'error' : value.verdict;
   if (verdict === 'pass' || verdict === 'fail' || verdict === 'error') row.verdict = verdict;
   if (Array.isArray(value.scores)) {
@@ -159,6 +163,7 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
     if (r.timestamp) row.timestamp = r.timestamp;
     if (r.experiment) row.experiment = r.experiment;
     if (typeof r.cost_usd === 'number') row.cost_usd = r.cost_usd;
+    if (typeof r.duration_ms === 'number') row.duration_ms = r.duration_ms;
     if (r.scores.length > 0) row.scores = r.scores.map((s) => ({ name: s.name, type: s.type, score: s.score }));
     row.verdict = r.verdict;
     return row;

@@ -17,7 +17,9 @@ import { listProjects } from './projects.js';
 import { remoteStatus, remoteSync, RemoteState } from './remote-api.js';
 import { RunCache } from './run-cache.js';
 import { parseRunsQuery, RunsData } from './runs-api.js';
-import { buildSeries } from './trend-series.js';
+import { summarizeRun } from '../results/summary.js';
+import { listRuns } from '../history/list.js';
+import { DEFAULT_SLOPE_THRESHOLD, trend, type TrendReport } from '../trend/index.js';
 
 export interface ApiContext {
   base: TargetOptions;
@@ -54,12 +56,13 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
   const id = req.params.runId!;
   const { run } = await ctx.runs.find(opts, id);
   const dir = await ctx.cache.workspace(opts, id);
-  const loaded = await loadRun(dir);
+  // The run's figures come from the function `summary` prints (summary.json when valid, else recomputed).
+  const [loaded, summarized] = await Promise.all([loadRun(dir), summarizeRun({ run: dir })]);
   const [tags, fb] = await Promise.all([readTags({ ...opts, runId: id }).catch(() => null), readFeedback({ ...opts, runId: id }).catch(() => null)]);
   return {
     json: {
       run,
-      summary: loaded.summary,
+      summary: summarized.summary,
       tests: loaded.rows.map((r) => ({
         test_id: r.test_id,
         suite: r.suite,
@@ -86,34 +89,109 @@ async function runReport(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
   return { html: await readFile(file, 'utf8'), csp: CONTENT_SECURITY_POLICY };
 }
 
+/**
+ * `compare` of two published runs: compareRuns, as the CLI calls it. `?runs=a,b` (or `?a=&b=`):
+ * the older run is the baseline whatever the order; `?baseline=&candidate=`: as given (the page's
+ * swap). `?target=<t>` narrows both sides; without one, rows are matched per (test id, target)
+ * when a side holds several targets (`?all_targets=0` keeps agentv compare's test-id matching).
+ */
 async function compareTwo(ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
-  const baseline = req.query.get('baseline');
-  const candidate = req.query.get('candidate');
-  if (!baseline || !candidate) throw new HttpError(400, 'compare needs ?baseline=<run id>&candidate=<run id>');
-  await Promise.all([ctx.runs.find(opts, baseline), ctx.runs.find(opts, candidate)]);
-  const [a, b] = await Promise.all([ctx.cache.workspace(opts, baseline), ctx.cache.workspace(opts, candidate)]);
-  const target = req.query.get('target');
-  const threshold = req.query.get('threshold');
+  const q = req.query;
+  const unordered = q.get('runs')?.split(',') ?? (q.get('a') && q.get('b') ? [q.get('a')!, q.get('b')!] : null);
+  const [first, second] = unordered ?? [q.get('baseline'), q.get('candidate')];
+  if (!first || !second || (unordered && unordered.length !== 2))
+    throw new HttpError(400, 'compare needs ?runs=<run id>,<run id> (the older is the baseline) or ?baseline=<run id>&candidate=<run id>');
+  await Promise.all([ctx.runs.find(opts, first), ctx.runs.find(opts, second)]);
+  const [a, b] = await Promise.all([ctx.cache.workspace(opts, first), ctx.cache.workspace(opts, second)]);
+  const target = q.get('target');
+  const threshold = q.get('threshold');
+  const allTargets = q.get('all_targets');
   const report = await compareRuns({
     baseline: a,
     candidate: b,
     ...(target ? { targets: [target] } : {}),
     ...(threshold ? { threshold: Number(threshold) } : {}),
+    allTargets: allTargets === null || allTargets === '' ? 'auto' : allTargets !== '0' && allTargets !== 'false',
+    order: unordered ? 'older-first' : 'given',
   });
   // The cache paths mean nothing to a client: name the sides by run id.
+  const [baseline, candidate] = report.order.swapped ? [second, first] : [first, second];
+  const byId = (text: string) => text.split(a).join(first).split(b).join(second);
   const sources = {
     baseline: { ...report.sources.baseline, source: baseline, path: baseline },
     candidate: { ...report.sources.candidate, source: candidate, path: candidate },
   };
-  return { json: { ...report, sources } };
+  return { json: { ...report, sources, warnings: report.warnings.map(byId) } };
 }
 
+const flag = (v: string | null) => v !== null && v !== '' && v !== '0' && v !== 'false';
+
+/**
+ * `trend --published` of the server's repository: the library's trend, as the CLI calls it, with
+ * the runs read through the server's run cache. `?by=target`, `?by=experiment` or
+ * `?by=experiment,target` split the series (default: one series, every target pooled, as agentv
+ * trend). Also `experiment`, `target`, `suite`, `last`, `slope_threshold`, `allow_missing_tests`,
+ * `fail_on_degrading`. An empty branch answers no series (not an error); `experiments` and
+ * `targets` are the filter choices over every run.
+ */
 async function trendSeries(ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
-  const experiment = req.query.get('experiment') || undefined;
-  const target = req.query.get('target') || undefined;
-  const listed = await ctx.runs.list(opts, { experiment, target, limit: Number.MAX_SAFE_INTEGER, offset: 0 });
-  const summaries = await ctx.runs.summaries(opts, listed.runs, listed.tips);
-  return { json: { experiments: listed.facets.experiments, series: buildSeries(listed.runs, summaries, { experiment, target }) } };
+  const q = req.query;
+  const str = (k: string) => q.get(k) || undefined;
+  const num = (k: string) => {
+    const v = str(k);
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isFinite(n)) throw new HttpError(400, `${k}=${JSON.stringify(v)}: expected a number`);
+    return n;
+  };
+  const by = new Set((str('by') ?? '').split(',').filter(Boolean));
+  for (const b of by) if (b !== 'target' && b !== 'experiment') throw new HttpError(400, `by=${JSON.stringify(b)}: expected target and/or experiment`);
+  const listed = await listRuns({ ...opts });
+  const experiments = [...new Set(listed.runs.map((r) => r.experiment))].sort();
+  const targets = [...new Set(listed.runs.flatMap((r) => r.targets))].sort();
+  const options = {
+    experiment: str('experiment'),
+    target: str('target'),
+    suite: str('suite'),
+    byTarget: by.has('target'),
+    byExperiment: by.has('experiment'),
+    last: num('last'),
+    slopeThreshold: num('slope_threshold'),
+    allowMissingTests: flag(q.get('allow_missing_tests')),
+    failOnDegrading: flag(q.get('fail_on_degrading')),
+  };
+  const filtered = {
+    ...listed,
+    runs: listed.runs.filter(
+      (r) => (options.experiment === undefined || r.experiment === options.experiment) && (options.target === undefined || r.targets.includes(options.target)),
+    ),
+  };
+  let report: TrendReport;
+  // An empty branch, or filters no run matches: no series (the page says so), not an error.
+  if (filtered.runs.length === 0) {
+    report = {
+      series: [],
+      skipped: [],
+      filters: {
+        experiment: options.experiment,
+        target: options.target,
+        suite: options.suite,
+        allow_missing_tests: options.allowMissingTests,
+        last: options.last,
+        by_target: options.byTarget,
+        by_experiment: options.byExperiment,
+      },
+      source: 'published',
+      slope_threshold: options.slopeThreshold ?? DEFAULT_SLOPE_THRESHOLD,
+      fail_on_degrading: options.failOnDegrading,
+      triggered: false,
+      warnings: [],
+      read: listed.read.description,
+    };
+  } else {
+    report = await trend({ ...options, cwd: opts.cwd, published: true, list: opts, listed: filtered, materialize: (id) => ctx.cache.workspace(opts, id) });
+  }
+  return { json: { ...report, experiments, targets } };
 }
 
 async function postTags(_ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {

@@ -303,19 +303,19 @@ export const DASHBOARD_JS = String.raw`
     return panel;
   }
   function loadTrend() {
-    var q = '?experiment=' + encodeURIComponent(byId('t-experiment').value);
+    var q = '?by=experiment,target&experiment=' + encodeURIComponent(byId('t-experiment').value);
     return api('/trend' + q).then(function (t) {
       fillSelect(byId('t-experiment'), t.experiments, true);
       var box = byId('trend-charts'); clear(box);
       t.series.forEach(function (s) {
         var sec = el('section', 'series'); sec.setAttribute('data-series', s.experiment + ' × ' + s.target);
-        var regs = s.points.filter(function (p) { return p.regression; }).length;
-        sec.appendChild(el('h3', null, s.experiment + ' × ' + s.target + ' · ' + s.points.length + ' runs' + (regs ? ' · ' + regs + ' regression(s)' : '')));
+        var regs = s.runs.filter(function (p) { return p.regression; }).length;
+        sec.appendChild(el('h3', null, s.experiment + ' × ' + s.target + ' · ' + s.runs.length + ' runs' + (regs ? ' · ' + regs + ' regression(s)' : '')));
         var row = el('div', 'charts');
-        row.appendChild(chart('Pass rate', s.points, 'pass_rate', pct));
-        row.appendChild(chart('Mean score', s.points, 'mean_score', score));
-        row.appendChild(chart('Cost', s.points, 'cost_usd', cost));
-        row.appendChild(chart('Duration', s.points, 'duration_ms', dur));
+        row.appendChild(chart('Pass rate', s.runs, 'pass_rate', pct));
+        row.appendChild(chart('Mean score', s.runs, 'mean_score', score));
+        row.appendChild(chart('Cost', s.runs, 'cost_usd', cost));
+        row.appendChild(chart('Duration', s.runs, 'duration_ms', dur));
         sec.appendChild(row); box.appendChild(sec);
       });
       if (!t.series.length) box.appendChild(el('p', 'muted', 'no runs to chart'));

@@ -177,29 +177,6 @@ export class RunsData {
     return { run, tips: listed.tips };
   }
 
-  /** summary.json of each run (one batch read); runs without a readable one are left out. */
-  async summaries(opts: TargetOptions, runs: ListedRun[], tips: ListResult['tips']): Promise<Map<string, Record<string, unknown>>> {
-    const repo = await this.repoOf(opts);
-    const specs = new Map<string, string>();
-    for (const r of runs) {
-      const tip = tipOf(r, tips);
-      if (tip) specs.set(r.run_id, `${tip}:${r.path}/summary.json`);
-    }
-    const blobs = await readBlobs(repo, [...specs.values()]);
-    const out = new Map<string, Record<string, unknown>>();
-    for (const [id, spec] of specs) {
-      const b = blobs.get(spec);
-      if (!b) continue;
-      try {
-        const doc = JSON.parse(b.toString('utf8')) as unknown;
-        if (doc && typeof doc === 'object' && !Array.isArray(doc)) out.set(id, doc as Record<string, unknown>);
-      } catch {
-        // an unreadable summary leaves the run out of the series, like a run without one
-      }
-    }
-    return out;
-  }
-
   get defaults(): TargetOptions {
     return this.base;
   }

@@ -1,21 +1,32 @@
 /**
- * `trend` over every source: local runs (src/results/trend.ts) or published ones. Published runs
- * are found with the branch listing and materialized with `pull` — both from the publish library,
- * so this module sits above publish and never reads the results branch itself.
+ * `trend` over every source: runs given as paths, the local `.agentv/results/` runs, or published
+ * ones. The computation, its types and its regression rule are in ./series.ts; this module finds
+ * the runs. Published runs are found with the branch listing and materialized with `pull` (or the
+ * caller's own materializer: the Dashboard's run cache) — both from the history library, so this
+ * module never reads the results branch itself.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '../derive/export.js';
-import { listRuns, type ListOptions } from '../history/list.js';
+import { listRuns, type ListOptions, type ListResult } from '../history/list.js';
 import { pull } from '../history/pull.js';
-import { checkTrendOptions, loadTrendRun, trendLocal, trendOfRuns, type LoadedTrendRun, type TrendOptions, type TrendReport } from '../results/trend.js';
+import { checkTrendOptions, loadTrendRun, seriesKeysOf, trendLocal, trendOfRuns, type LoadedTrendRun, type TrendOptions, type TrendReport } from './series.js';
+
+export * from './series.js';
 
 export interface TrendAllOptions extends TrendOptions {
   /** Read published runs from the results branch instead of local ones. */
   published?: boolean;
   /** Listing options (remote, fetch, config file, project …) when `published`. */
   list?: Omit<ListOptions, 'experiment' | 'limit' | 'cwd'>;
+  /**
+   * With `published`: where a listed run's files are read from (a directory the caller keeps, e.g.
+   * a server's run cache). Default: each run pulled into a temporary directory removed afterwards.
+   */
+  materialize?: (runId: string) => Promise<string>;
+  /** With `published`: a listing the caller already made with the same `list` options (not fetched again). */
+  listed?: ListResult;
 }
 
 export async function trend(opts: TrendAllOptions = {}): Promise<TrendReport> {
@@ -23,30 +34,31 @@ export async function trend(opts: TrendAllOptions = {}): Promise<TrendReport> {
   checkTrendOptions(opts);
   if ((opts.sources ?? []).length > 0) throw new InputError('pass run paths or --published, not both');
   const cwd = opts.cwd ?? process.cwd();
-  const listed = await listRuns({ ...opts.list, cwd, experiment: opts.experiment });
-  // Pull only what a series will use: the newest `last` runs of each experiment × target
-  // (the listing is newest first).
+  const listed = opts.listed ?? (await listRuns({ ...opts.list, cwd, experiment: opts.experiment }));
+  // Pull only what a series will use: the newest `last` runs of each series (the listing is newest first).
   const wanted = new Set<string>();
   const perSeries = new Map<string, number>();
   for (const run of listed.runs) {
-    for (const t of opts.target ? run.targets.filter((x) => x === opts.target) : run.targets) {
-      const key = JSON.stringify([run.experiment, t]);
-      const n = perSeries.get(key) ?? 0;
+    for (const key of seriesKeysOf(run, opts)) {
+      const id = JSON.stringify([key.experiment, key.target]);
+      const n = perSeries.get(id) ?? 0;
       if (opts.last === undefined || n < opts.last) wanted.add(run.run_id);
-      perSeries.set(key, n + 1);
+      perSeries.set(id, n + 1);
     }
   }
-  const tmp = await mkdtemp(join(tmpdir(), 'agentv-trend-'));
+  const tmp = opts.materialize ? null : await mkdtemp(join(tmpdir(), 'agentv-trend-'));
   try {
     const warnings: string[] = [];
     const runs: LoadedTrendRun[] = [];
     let i = 0;
     for (const run of listed.runs.filter((r) => wanted.has(r.run_id))) {
       // The listing fetched already (when asked): every pull reads what it saw, without fetching again.
-      const pulled = await pull({ ...opts.list, fetch: false, cwd, runId: run.run_id, out: join(tmp, String(i++)) });
-      const { warnings: w, ...loaded } = await loadTrendRun(pulled.dir, cwd, run.run_id, run.experiment);
-      warnings.push(...w);
-      // The temporary pull directory is gone after this call: name the run by its id instead.
+      const dir = opts.materialize
+        ? await opts.materialize(run.run_id)
+        : (await pull({ ...opts.list, fetch: false, cwd, runId: run.run_id, out: join(tmp!, String(i++)) })).dir;
+      const { warnings: w, ...loaded } = await loadTrendRun(dir, cwd, run.run_id, run.experiment);
+      warnings.push(...w.map((x) => x.split(dir).join(run.run_id)));
+      // A pull directory means nothing to the reader: name the run by its id instead.
       runs.push({ ...loaded, path: `${run.run_id}/index.jsonl` });
     }
     if (runs.length === 0)
@@ -55,6 +67,6 @@ export async function trend(opts: TrendAllOptions = {}): Promise<TrendReport> {
       );
     return { ...trendOfRuns(runs, opts, 'published', warnings), read: listed.read.description };
   } finally {
-    await rm(tmp, { recursive: true, force: true });
+    if (tmp) await rm(tmp, { recursive: true, force: true });
   }
 }

@@ -63,6 +63,8 @@ export const CompareOptionsSchema = z.looseObject({
   targets: optStrList,
   baselineTargets: optStrList,
   candidateTargets: optStrList,
+  allTargets: z.union([z.boolean(), z.literal('auto')]).optional(),
+  order: z.enum(['given', 'older-first']).optional(),
   decide: optBool,
   baselineArtifact: optStr,
   candidateArtifact: optStr,

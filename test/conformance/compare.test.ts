@@ -126,7 +126,7 @@ describeWithAgentV("compare and trend give AgentV's answers", () => {
   );
 
   itWithFixtures(
-    'trend on the three fixtures: each target series classified as agentv trend --target classifies it',
+    'trend on the three fixtures: pooled as agentv trend, and each target series (--by-target) as agentv trend --target classifies it',
     async () => {
       const dir = join(tmp, 'trend-runs');
       const names = ['2026-03-01T10-00-00-000Z', '2026-03-08T10-00-00-000Z', '2026-03-15T10-00-00-000Z'];
@@ -136,7 +136,13 @@ describeWithAgentV("compare and trend give AgentV's answers", () => {
         await copyFile(fixture(`trend--${d}--index.jsonl`), join(dir, d, 'index.jsonl'));
         paths.push(join(dir, d, 'index.jsonl'));
       }
-      const ours = await runCli(['trend', ...paths, '--json']);
+      // Default: one series, every target pooled, exactly agentv trend without --target.
+      const pooled = await sideBySide('trend', paths, tmp);
+      expect(pooled.ours.series).toHaveLength(1);
+      expectSuperset(pooled.theirs.summary, pooled.ours.series[0].summary);
+      expectSuperset(pooled.theirs.runs, pooled.ours.series[0].runs);
+      expect(pooled.ours.series[0].summary).toMatchObject({ slope: -0.035, direction: 'degrading' });
+      const ours = await runCli(['trend', ...paths, '--by-target', '--json']);
       expect(ours.code, ours.stderr).toBe(0);
       const report = JSON.parse(ours.stdout) as { series: { target: string; summary: Record<string, unknown>; runs: unknown[] }[] };
       expect(report.series.map((s) => s.target)).toEqual(['claude-sonnet', 'gpt-5']);
@@ -169,11 +175,16 @@ describeWithAgentV("compare and trend give AgentV's answers", () => {
     expectSuperset(pair.theirs, pair.ours);
     const matrix = await sideBySide('compare', [runs[1]!], project);
     expectSuperset(matrix.theirs, matrix.ours);
-    // trend with no paths reads .agentv/results/ like `agentv trend --last`.
-    const ours = await runCli(['trend', '--json'], { cwd: project });
+    // trend with no paths reads .agentv/results/ like `agentv trend --last`: pooled, then per target.
+    const pooledOurs = JSON.parse((await runCli(['trend', '--json'], { cwd: project })).stdout) as { series: { summary: unknown; runs: unknown }[] };
+    const pooledTheirs = JSON.parse((await runAgentV(['trend', ...runs, '--json'], { cwd: project })).stdout) as { summary: unknown; runs: unknown };
+    expect(pooledOurs.series).toHaveLength(1);
+    expectSuperset(pooledTheirs.summary, pooledOurs.series[0]!.summary);
+    expectSuperset(pooledTheirs.runs, pooledOurs.series[0]!.runs);
+    const ours = await runCli(['trend', '--by-experiment', '--by-target', '--json'], { cwd: project });
     expect(ours.code, ours.stderr).toBe(0);
     const report = JSON.parse(ours.stdout) as { series: { experiment: string; target: string; summary: Record<string, unknown>; runs: unknown[] }[] };
-    expect(report.series.map((s) => `${s.experiment}/${s.target}`)).toEqual(['conf/flaky-agent', 'conf/steady-agent']);
+    expect(report.series.map((s) => `${s.experiment}/${s.target}`).sort()).toEqual(['conf/flaky-agent', 'conf/steady-agent']);
     for (const s of report.series) {
       const theirs = await runAgentV(['trend', ...runs, '--target', s.target, '--json'], { cwd: project });
       expect(theirs.code, theirs.stderr).toBe(0);

@@ -1,29 +1,40 @@
 /**
- * `trend`: is an experiment × target getting better or worse over its runs?
+ * The trend of runs: its types, its computation and its regression rule — the one home of both
+ * `trend` (CLI), `/api/trend` (the Dashboard's charts) and the library's `trend()`.
  *
- * One series per (experiment, target). Each series is computed as `agentv trend --target <t>`
- * computes it on the same runs, so the two tools classify alike:
- * - runs in chronological order by the timestamp of their first (filtered) row, else the name of
- *   the directory holding the manifest;
+ * Each series is computed as `agentv trend` computes it on the same runs, so the tools classify
+ * alike:
+ * - the series' runs in chronological order by the timestamp of their first (filtered) row, else
+ *   the name of the directory holding the manifest;
  * - only the test ids every run of the series has count (unless `allowMissingTests`);
  * - a run's point is the mean score of its rows for those ids, rounded to 6 decimals;
  * - least-squares slope over the run index 0..n-1; degrading when slope <= -threshold, improving
  *   when slope >= threshold, else stable (threshold 0.01 by default).
- * Each series object carries AgentV's `runs`/`summary`/`regression` field names.
  *
- * Sources here: run directories / index.jsonl / results files given by the caller, or the local
- * `.agentv/results/` runs. Published runs are listed and pulled one layer up (src/trend), which
- * hands the loaded runs to `trendOfRuns`.
+ * Which runs form a series: by default ONE series of every run selected, every target pooled, as
+ * `agentv trend` without `--target` forms it (AgentV knows no experiment in a trend either: the
+ * runs given, or the last N, are the series). `byTarget` splits it per target (as `agentv trend
+ * --target <t>` for each target); `byExperiment` per experiment. The `experiment`/`target` filters
+ * narrow the runs first.
+ *
+ * Regression marks on the points (what the Dashboard draws red): a point is marked when its mean
+ * score is below the previous point's AND the trend of the series up to and including that point
+ * is degrading by the same rule — so a flat or rising line never carries a mark, and a falling
+ * one carries them where it fell.
+ *
+ * Series order: the most recent first (the timestamp of the last point), then the larger (more
+ * runs), then by experiment and target.
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../derive/export.js';
-import { loadScoreRows, resolveManifest, type ScoreRow } from './score-rows.js';
+import { loadScoreRows, resolveManifest, type ScoreRow } from '../results/score-rows.js';
 
 export const DEFAULT_SLOPE_THRESHOLD = 0.01;
 export type TrendDirection = 'improving' | 'stable' | 'degrading';
 
+/** One run of a series (AgentV's `runs[]` entry, plus ours). */
 export interface TrendRunPoint {
   label: string;
   path: string;
@@ -32,11 +43,22 @@ export interface TrendRunPoint {
   mean_score: number;
   /** Ours: the run id, when the run came from the results branch or a summary.json names it. */
   run_id?: string;
+  /** Ours, for charts: of the rows counted, the share whose verdict is pass (null when no row states a verdict). */
+  pass_rate: number | null;
+  /** Ours, for charts: the counted rows' total cost and duration (null when no row carries one). */
+  cost_usd: number | null;
+  duration_ms: number | null;
+  /** Ours: the regression mark of this point (see the module comment). */
+  regression: boolean;
 }
 
 export interface TrendSeries {
-  experiment: string;
-  target: string;
+  /** The experiment of a series split by experiment (or filtered to one); null: every experiment selected. */
+  experiment: string | null;
+  /** The target of a series split by target (or filtered to one); null: every target pooled, as agentv trend without --target. */
+  target: string | null;
+  /** The targets whose rows the series holds. */
+  targets: string[];
   runs: TrendRunPoint[];
   summary: {
     run_count: number;
@@ -51,8 +73,8 @@ export interface TrendSeries {
 }
 
 export interface SkippedSeries {
-  experiment: string;
-  target: string;
+  experiment: string | null;
+  target: string | null;
   runs: number;
   reason: string;
 }
@@ -60,7 +82,15 @@ export interface SkippedSeries {
 export interface TrendReport {
   series: TrendSeries[];
   skipped: SkippedSeries[];
-  filters: { experiment?: string; target?: string; suite?: string; allow_missing_tests: boolean; last?: number };
+  filters: {
+    experiment?: string;
+    target?: string;
+    suite?: string;
+    allow_missing_tests: boolean;
+    last?: number;
+    by_target: boolean;
+    by_experiment: boolean;
+  };
   source: 'paths' | 'local' | 'published';
   slope_threshold: number;
   fail_on_degrading: boolean;
@@ -78,6 +108,10 @@ export interface TrendOptions {
   experiment?: string;
   target?: string;
   suite?: string;
+  /** One series per target instead of every target pooled. */
+  byTarget?: boolean;
+  /** One series per experiment instead of every run selected. */
+  byExperiment?: boolean;
   /** Only the most recent N runs of each series. */
   last?: number;
   slopeThreshold?: number;
@@ -121,6 +155,11 @@ export function linearFit(values: number[]): { slope: number; intercept: number;
     ssRes += (values[i]! - (intercept + slope * i)) ** 2;
   }
   return { slope, intercept, r_squared: ssTot === 0 ? 1 : 1 - ssRes / ssTot };
+}
+
+/** The regression marks of a series' points, oldest first (see the module comment). */
+export function regressionMarks(scores: number[], threshold = DEFAULT_SLOPE_THRESHOLD): boolean[] {
+  return scores.map((s, i) => i > 0 && s < scores[i - 1]! && classifyTrend(linearFit(scores.slice(0, i + 1)).slope, threshold) === 'degrading');
 }
 
 async function experimentOf(runDir: string | null, rows: ScoreRow[]): Promise<string> {
@@ -169,14 +208,46 @@ function sortKey(run: { path: string }, rows: ScoreRow[]): string {
   return rows[0]?.timestamp ?? basename(dirname(run.path));
 }
 
-function buildSeries(
-  experiment: string,
-  target: string,
-  runs: LoadedTrendRun[],
-  opts: Required<Pick<TrendOptions, 'slopeThreshold' | 'failOnDegrading' | 'allowMissingTests'>> & { suite?: string; last?: number },
-): TrendSeries | SkippedSeries {
+/** Which series a row belongs to, given the split asked for. */
+export interface SeriesKey {
+  experiment: string | null;
+  target: string | null;
+}
+
+/** How a series is named to a reader: `experiment × target`, `all` for what is pooled. */
+export function seriesName(s: SeriesKey): string {
+  return `${s.experiment ?? 'all experiments'} × ${s.target ?? 'all targets'}`;
+}
+
+const keyId = (k: SeriesKey) => JSON.stringify([k.experiment, k.target]);
+
+/** The keys of the series a run feeds (after the filters), for a caller that selects runs before loading them. */
+export function seriesKeysOf(
+  run: { experiment: string; targets: string[] },
+  opts: Pick<TrendOptions, 'experiment' | 'target' | 'byTarget' | 'byExperiment'>,
+): SeriesKey[] {
+  if (opts.experiment !== undefined && run.experiment !== opts.experiment) return [];
+  const targets = opts.target !== undefined ? run.targets.filter((t) => t === opts.target) : run.targets;
+  if (targets.length === 0) return [];
+  const experiment = opts.byExperiment || opts.experiment !== undefined ? run.experiment : null;
+  if (!opts.byTarget) return [{ experiment, target: opts.target ?? null }];
+  return targets.map((target) => ({ experiment, target }));
+}
+
+type SeriesParams = Required<Pick<TrendOptions, 'slopeThreshold' | 'failOnDegrading' | 'allowMissingTests'>> & { suite?: string; last?: number };
+
+const sum = (xs: (number | undefined)[]): number | null => {
+  const present = xs.filter((x): x is number => x !== undefined);
+  return present.length === 0 ? null : Number(present.reduce((s, x) => s + x, 0).toFixed(6));
+};
+
+function buildSeries(key: SeriesKey, runs: LoadedTrendRun[], opts: SeriesParams): TrendSeries | SkippedSeries {
+  const { experiment, target } = key;
   let filtered = runs
-    .map((run) => ({ run, rows: run.rows.filter((r) => (r.target ?? 'default') === target && (opts.suite ? r.suite === opts.suite : true)) }))
+    .map((run) => ({
+      run,
+      rows: run.rows.filter((r) => (target === null || (r.target ?? 'default') === target) && (opts.suite ? r.suite === opts.suite : true)),
+    }))
     .filter((x) => x.rows.length > 0)
     .map((x) => ({ ...x, key: sortKey(x.run, x.rows) }))
     .sort((a, b) => a.key.localeCompare(b.key));
@@ -191,24 +262,39 @@ function buildSeries(
     }
     if (ids.size === 0) return { experiment, target, runs: filtered.length, reason: 'no test id is shared by all runs (use --allow-missing-tests)' };
   }
+  const targets = new Set<string>();
   const points: TrendRunPoint[] = filtered.map(({ run, rows }) => {
     const used = ids ? rows.filter((r) => ids!.has(r.test_id)) : rows;
+    for (const r of used) targets.add(r.target ?? 'default');
     const timestamp = used[0]?.timestamp ?? rows[0]?.timestamp;
+    const verdicts = used.filter((r) => r.verdict !== undefined);
     const p: TrendRunPoint = {
       label: timestamp ?? basename(dirname(run.path)),
       path: run.path,
       matched_test_count: used.length,
       mean_score: round6(mean(used.map((r) => r.score))),
+      pass_rate: verdicts.length === 0 ? null : round6(verdicts.filter((r) => r.verdict === 'pass').length / verdicts.length),
+      cost_usd: sum(used.map((r) => r.cost_usd)),
+      duration_ms: sum(used.map((r) => r.duration_ms)),
+      regression: false,
     };
     if (timestamp !== undefined) p.timestamp = timestamp;
     if (run.runId) p.run_id = run.runId;
     return p;
+  });
+  const marks = regressionMarks(
+    points.map((p) => p.mean_score),
+    opts.slopeThreshold,
+  );
+  points.forEach((p, i) => {
+    p.regression = marks[i]!;
   });
   const fit = linearFit(points.map((p) => p.mean_score));
   const direction = classifyTrend(fit.slope, opts.slopeThreshold);
   return {
     experiment,
     target,
+    targets: [...targets].sort(),
     runs: points,
     summary: {
       run_count: points.length,
@@ -230,45 +316,58 @@ export function checkTrendOptions(opts: TrendOptions): void {
     throw new InputError(`--last must be a whole number >= 2 (got ${opts.last})`);
 }
 
-/** Trend of runs already loaded (local or pulled): one series per experiment × target. */
+/** Most recent first, then the larger, then by name. */
+function seriesOrder(a: TrendSeries, b: TrendSeries): number {
+  const end = (s: TrendSeries) => s.runs.at(-1)?.timestamp ?? s.runs.at(-1)?.label ?? '';
+  return (
+    end(b).localeCompare(end(a)) ||
+    b.summary.run_count - a.summary.run_count ||
+    (a.experiment ?? '').localeCompare(b.experiment ?? '') ||
+    (a.target ?? '').localeCompare(b.target ?? '')
+  );
+}
+
+/** Trend of runs already loaded (local, given or pulled). */
 export function trendOfRuns(loaded: LoadedTrendRun[], opts: TrendOptions, source: TrendReport['source'], warnings: string[] = []): TrendReport {
   checkTrendOptions(opts);
   const slopeThreshold = opts.slopeThreshold ?? DEFAULT_SLOPE_THRESHOLD;
   const runs = opts.experiment ? loaded.filter((r) => r.experiment === opts.experiment) : loaded;
-  const keys = new Map<string, { experiment: string; target: string }>();
+  const keys = new Map<string, SeriesKey>();
   for (const run of runs) {
-    for (const row of run.rows) {
-      const target = row.target ?? 'default';
-      if (opts.target && target !== opts.target) continue;
-      keys.set(JSON.stringify([run.experiment, target]), { experiment: run.experiment, target });
-    }
+    const targets = [...new Set(run.rows.map((r) => r.target ?? 'default'))];
+    for (const k of seriesKeysOf({ experiment: run.experiment, targets }, opts)) keys.set(keyId(k), k);
   }
   const series: TrendSeries[] = [];
   const skipped: SkippedSeries[] = [];
-  const params = {
+  const params: SeriesParams = {
     slopeThreshold,
     failOnDegrading: Boolean(opts.failOnDegrading),
     allowMissingTests: Boolean(opts.allowMissingTests),
     suite: opts.suite,
     last: opts.last,
   };
-  for (const { experiment, target } of [...keys.values()].sort((a, b) => a.experiment.localeCompare(b.experiment) || a.target.localeCompare(b.target))) {
-    const s = buildSeries(
-      experiment,
-      target,
-      runs.filter((r) => r.experiment === experiment),
-      params,
-    );
+  for (const key of keys.values()) {
+    const s = buildSeries(key, key.experiment === null ? runs : runs.filter((r) => r.experiment === key.experiment), params);
     if ('summary' in s) series.push(s);
     else skipped.push(s);
   }
   if (series.length === 0 && skipped.length === 0) {
     throw new InputError(`no runs match${opts.experiment ? ` experiment ${opts.experiment}` : ''}${opts.target ? ` target ${opts.target}` : ''}`);
   }
+  series.sort(seriesOrder);
+  skipped.sort((a, b) => (a.experiment ?? '').localeCompare(b.experiment ?? '') || (a.target ?? '').localeCompare(b.target ?? ''));
   return {
     series,
     skipped,
-    filters: { experiment: opts.experiment, target: opts.target, suite: opts.suite, allow_missing_tests: params.allowMissingTests, last: opts.last },
+    filters: {
+      experiment: opts.experiment,
+      target: opts.target,
+      suite: opts.suite,
+      allow_missing_tests: params.allowMissingTests,
+      last: opts.last,
+      by_target: Boolean(opts.byTarget),
+      by_experiment: Boolean(opts.byExperiment),
+    },
     source,
     slope_threshold: slopeThreshold,
     fail_on_degrading: params.failOnDegrading,

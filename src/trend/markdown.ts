@@ -1,0 +1,27 @@
+/** `trend --format markdown`: a job summary, degrading series first, every run-supplied value escaped (src/report/markdown.ts). */
+import { fitMarkdown, fixed, mdText, plural, signed } from '../report/markdown.js';
+import type { TrendReport } from './series.js';
+
+export function trendMarkdown(r: TrendReport): string {
+  const degrading = r.series.filter((s) => s.summary.direction === 'degrading').length;
+  const head = [
+    `### ${r.triggered ? '❌' : degrading > 0 ? '⚠️' : '✅'} Trend: ${plural(r.series.length, 'series', 'series')}, ${degrading} degrading`,
+    '',
+    `Slope per run; degrading when slope ≤ −${r.slope_threshold}.`,
+    '',
+    '| Experiment | Target | Direction | Slope | r² | Runs | Last mean |',
+    '|---|---|---|--:|--:|--:|--:|',
+  ];
+  const rank = { degrading: 0, stable: 1, improving: 2 } as Record<string, number>;
+  const rows = [...r.series]
+    .sort((a, b) => (rank[a.summary.direction] ?? 1) - (rank[b.summary.direction] ?? 1) || a.summary.slope - b.summary.slope)
+    .map(
+      (s) =>
+        `| ${mdText(s.experiment ?? 'all')} | ${mdText(s.target ?? 'all')} | ${s.summary.direction} | ${signed(s.summary.slope, 4)} | ${s.summary.r_squared.toFixed(3)} | ${s.summary.run_count} | ${s.runs.length > 0 ? fixed(s.runs[s.runs.length - 1]!.mean_score) : '—'} |`,
+    );
+  return fitMarkdown(
+    head,
+    rows,
+    r.skipped.length > 0 ? [`\n${plural(r.skipped.length, 'series', 'series')} not classified (too few runs or shared tests).`] : [],
+  );
+}
