@@ -258,7 +258,7 @@ describe('runs by name on a results branch', () => {
     const s = await runCli(['summary', '@latest:experiment=pr', '--json'], { cwd: user.work });
     expect(s.code, s.stderr).toBe(0);
     expect(JSON.parse(s.stdout).summary.total).toBe(3);
-    const t = await runCli(['trend', '@baseline', goodId, '--json'], { cwd: user.work });
+    const t = await runCli(['trend', '@baseline', goodId, '--by-experiment', '--json'], { cwd: user.work });
     expect(t.code, t.stderr).toBe(0);
     const series = (JSON.parse(t.stdout) as { series: { experiment: string; runs: { run_id?: string; path: string }[] }[] }).series;
     expect(series.map((x) => [x.experiment, x.runs.map((r) => r.run_id)])).toEqual([['nightly', [baseId, goodId]]]);
