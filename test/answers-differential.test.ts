@@ -78,21 +78,6 @@ const ourView = (s: Record<string, any>) => {
   };
 };
 
-/** The list fields the CLI and the API both show. */
-const listView = (runs: Record<string, any>[]) =>
-  runs.map((r) => ({
-    run_id: r.run_id,
-    experiment: r.experiment,
-    day: r.day,
-    timestamp: r.timestamp,
-    targets: r.targets,
-    total: r.total,
-    passed: r.passed,
-    failed: r.failed,
-    pass_rate: r.pass_rate,
-    tags: r.tags ?? [],
-  }));
-
 interface Published {
   work: string;
   server: RunningServer;
@@ -188,13 +173,20 @@ function sameAnswers(get: () => Published, targets: () => string[], expectPooled
     }
   }, 120_000);
 
-  it('list: CLI = API', async () => {
+  it('list: CLI = API, filters and pages included', async () => {
     const { work, server, runIds } = get();
     const ours = await cliJson(['list'], work);
     const api = await apiJson(server, '/api/runs?limit=500');
-    expect(listView(api.runs)).toEqual(listView(ours.runs));
+    // The API's page carries every field list --json prints, tags included (its own: offset, facets).
+    expect(api.runs).toEqual(ours.runs);
     expect(api.matched).toBe(ours.matched);
     expect(ours.runs.map((r: any) => r.run_id).sort()).toEqual([...runIds].sort());
+    const t = targets()[0]!;
+    const page = await cliJson(['list', '--target', t, '--offset', '1', '--limit', '1'], work);
+    const apiPage = await apiJson(server, `/api/runs?target=${encodeURIComponent(t)}&offset=1&limit=1`);
+    expect(apiPage.runs).toEqual(page.runs);
+    expect(page.runs.map((r: any) => r.run_id)).toEqual([ours.runs[1].run_id]);
+    expect(apiPage.matched).toBe(page.matched);
   }, 60_000);
 }
 

@@ -17,8 +17,11 @@ export function registerList(cli: Cli): void {
   cli
     .command('list', 'List the runs published on the results branch (reads the catalog: a few blob reads, never the run trees)')
     .option('--experiment <name>', 'Only runs of this experiment')
+    .option('--target <name>', 'Only runs holding this target')
     .option('--since <day>', 'Only runs of this day or later (YYYY-MM-DD)')
+    .option('--until <day>', 'Only runs of this day or earlier (YYYY-MM-DD)')
     .option('--limit <n>', 'At most n runs, newest first')
+    .option('--offset <n>', 'Skip the n newest matching runs first (with --limit: one page)')
     .option('--tag <tag>', 'Only runs with this tag (repeatable: runs with every one), e.g. --tag baseline')
     .option('--remote-only', 'List what the remote has (its tracking ref as of the last fetch) instead of this machine and the remote together')
     .option('--fetch', 'Fetch the results branch from the remote first')
@@ -36,8 +39,11 @@ export function registerList(cli: Cli): void {
         const result = await listRuns({
           cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
           experiment: stringFlag('experiment', flags.experiment),
+          target: stringFlag('target', flags.target),
           since: flags.since === undefined ? undefined : String(flags.since),
+          until: flags.until === undefined ? undefined : String(flags.until),
           limit,
+          offset: flags.offset === undefined ? undefined : numberFlag('offset', flags.offset, 0),
           remoteOnly: Boolean(flags.remoteOnly),
           tag: stringFlags('tag', flags.tag),
           withOverlays: true,
@@ -87,7 +93,13 @@ export function registerList(cli: Cli): void {
           ...(showTags ? [overlay(r)] : []),
         ]);
         process.stdout.write(table(headers, rows) + '\n');
-        const shown = result.runs.length < result.matched ? ` (showing the newest ${result.runs.length})` : '';
+        const skipped = flags.offset === undefined ? 0 : Number(flags.offset);
+        const shown =
+          result.runs.length < result.matched
+            ? skipped > 0
+              ? ` (showing ${result.runs.length} after the newest ${skipped})`
+              : ` (showing the newest ${result.runs.length})`
+            : '';
         process.stdout.write(dim(`${result.matched} run${result.matched === 1 ? '' : 's'} on ${result.branch}${shown}\n`));
         process.stdout.write(dim(`${result.read.description}\n`));
       }),

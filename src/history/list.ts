@@ -196,10 +196,16 @@ function catalogEntry(v: unknown, day: string): Row | null {
 
 export interface ListOptions extends TargetOptions {
   experiment?: string;
+  /** Only runs holding this target. */
+  target?: string;
   /** Only runs of this day or later (YYYY-MM-DD). */
   since?: string;
+  /** Only runs of this day or earlier (YYYY-MM-DD). */
+  until?: string;
   /** At most this many runs (newest first). */
   limit?: number;
+  /** Skip this many matching runs first (a page of the listing: offset, then limit). */
+  offset?: number;
   /** Only what the remote has (its tracking ref, as of the last fetch), not the local branch. */
   remoteOnly?: boolean;
   /** Refresh the remote-tracking ref first. */
@@ -215,8 +221,12 @@ export interface ListResult {
   branch: string;
   remote: string | null;
   tips: { local: string | null; remote: string | null };
+  /** Runs read (since --since), before the other filters. */
+  total: number;
   /** Runs matching the filters before --limit. */
   matched: number;
+  /** The filter choices over every run read: experiments and targets, sorted. */
+  facets: { experiments: string[]; targets: string[] };
   runs: ListedRun[];
   unreadable: number;
   /** Runs whose folders are on the local branch but that no catalog line lists (catalog-check.ts). */
@@ -231,8 +241,14 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
   if (opts.since !== undefined && !(DAY.test(opts.since) && !Number.isNaN(Date.parse(opts.since)))) {
     throw new ReadError(`--since ${JSON.stringify(opts.since)}: expected a day as YYYY-MM-DD`, 'input');
   }
+  if (opts.until !== undefined && !(DAY.test(opts.until) && !Number.isNaN(Date.parse(opts.until)))) {
+    throw new ReadError(`--until ${JSON.stringify(opts.until)}: expected a day as YYYY-MM-DD`, 'input');
+  }
   if (opts.limit !== undefined && !(Number.isInteger(opts.limit) && opts.limit > 0)) {
     throw new ReadError(`--limit ${JSON.stringify(opts.limit)}: expected a positive whole number`, 'input');
+  }
+  if (opts.offset !== undefined && !(Number.isInteger(opts.offset) && opts.offset >= 0)) {
+    throw new ReadError(`--offset ${JSON.stringify(opts.offset)}: expected a whole number`, 'input');
   }
   const target = await resolveTarget(opts);
   const results = branchRefs(target, 'results');
@@ -248,11 +264,18 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
   // The newest tip first: where both list a run, its row is the one shown.
   if (view.newest === 'remote') sources.reverse();
   const read: CatalogRead = sources.length > 0 ? await readCatalog(target.repo, sources, { since: opts.since }) : { runs: [], unreadable: 0 };
-  let filtered = opts.experiment === undefined ? read.runs : read.runs.filter((r) => r.experiment === opts.experiment);
+  let filtered = read.runs.filter(
+    (r) =>
+      (opts.experiment === undefined || r.experiment === opts.experiment) &&
+      (opts.target === undefined || r.targets.includes(opts.target)) &&
+      (opts.until === undefined || r.day <= opts.until),
+  );
+  const offset = opts.offset ?? 0;
+  const page = <T>(xs: T[]): T[] => xs.slice(offset, opts.limit === undefined ? undefined : offset + opts.limit);
   const wantTags = (opts.tag ?? []).filter((t) => t !== '');
   const matchedBeforeLimit = wantTags.length > 0 ? null : filtered.length;
-  // Without a tag filter, --limit applies first: only the runs shown have their overlays read.
-  if (matchedBeforeLimit !== null && opts.limit !== undefined) filtered = filtered.slice(0, opts.limit);
+  // Without a tag filter, the page is cut first: only the runs shown have their overlays read.
+  if (matchedBeforeLimit !== null) filtered = page(filtered);
   if (opts.withOverlays || wantTags.length > 0) {
     // A run is read where its row came from: the newest tip that lists it.
     const first = sources[0]?.tip ?? null;
@@ -278,14 +301,22 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
     tips.local && hasLegacyRuns && !opts.remoteOnly && opts.since === undefined
       ? await runsMissingFromCatalog(target.repo, tips.local, new Set(read.runs.map((r) => r.run_id)))
       : [];
+  const experiments = new Set<string>();
+  const targets = new Set<string>();
+  for (const r of read.runs) {
+    experiments.add(r.experiment);
+    for (const t of r.targets) targets.add(t);
+  }
   return {
     missingFromCatalog: missing,
     warnings: missing.length > 0 ? [missingRunsWarning(results.name, missing)] : [],
     branch: results.name,
     remote: target.remote,
     tips,
+    total: read.runs.length,
     matched: matchedBeforeLimit ?? filtered.length,
-    runs: opts.limit === undefined ? filtered : filtered.slice(0, opts.limit),
+    facets: { experiments: [...experiments].sort(), targets: [...targets].sort() },
+    runs: matchedBeforeLimit === null ? page(filtered) : filtered,
     unreadable: read.unreadable,
     read: view,
   };

@@ -2,13 +2,13 @@
  * The read side of the Dashboard: the run listing (the catalog through `listRuns`, never a walk of
  * the run trees), one run, and the overlays (tags, feedback) that ride along with it.
  *
- * Tags are per-run overlay files, not catalog fields. The listing reads them only for the page
- * it returns (one `cat-file --batch` for at most `limit` runs); filtering by tag needs every run's
- * tags, read once per branch tip and kept until the tip moves.
+ * Tags are per-run overlay files, not catalog fields. The listing is `listRuns`, the function
+ * `list` prints: it reads the overlays only for the page it returns (one `cat-file --batch` for at
+ * most `limit` runs, wherever the run's writer keeps them — AgentV 4.42 under `metadata/runs/`);
+ * filtering by tag reads every matching run's tags.
  */
-import { readBlobs, type Repo } from '../git/index.js';
 import { listRuns, type ListedRun, type ListResult } from '../history/list.js';
-import { resolveTarget, type TargetOptions } from '../branch/target.js';
+import type { TargetOptions } from '../branch/target.js';
 import { HttpError } from './http.js';
 
 export interface RunsQuery {
@@ -75,95 +75,31 @@ export function parseRunsQuery(q: URLSearchParams): RunsQuery {
   };
 }
 
-/** Which tip holds a listed run's files (the local branch unless only the remote has it). */
-/** Where a listed run is read: the tip that lists it, the newest one when both do (history/remote-view.ts). */
-function tipOf(run: ListedRun, tips: ListResult['tips'], newest: ListResult['read']['newest'] = 'local'): string | null {
-  if (run.where === 'remote') return tips.remote;
-  if (run.where === 'both' && newest === 'remote') return tips.remote ?? tips.local;
-  return tips.local ?? tips.remote;
-}
-
-function tagsFrom(text: string | undefined): string[] {
-  if (text === undefined) return [];
-  try {
-    const doc = JSON.parse(text) as { tags?: unknown };
-    return Array.isArray(doc.tags) ? doc.tags.filter((t): t is string => typeof t === 'string') : [];
-  } catch {
-    return [];
-  }
-}
-
 export class RunsData {
-  /** Tags of every run, for the tips they were read at. */
-  private allTags: { key: string; tags: Map<string, string[]> } | null = null;
-
-  /** The repository per project: resolving a target spawns several git processes, and the
-   * repository a server reads does not move while it runs (the listing itself re-reads the tips). */
-  private repos = new Map<string, Promise<Repo>>();
-
   constructor(private readonly base: TargetOptions) {}
 
-  private repoOf(opts: TargetOptions): Promise<Repo> {
-    const key = opts.project ?? '';
-    let p = this.repos.get(key);
-    if (!p) {
-      p = resolveTarget(opts).then((t) => t.repo);
-      this.repos.set(key, p);
-      p.catch(() => this.repos.delete(key));
-    }
-    return p;
-  }
-
-  private async tagsOf(
-    opts: TargetOptions,
-    runs: ListedRun[],
-    tips: ListResult['tips'],
-    newest?: ListResult['read']['newest'],
-  ): Promise<Map<string, string[]>> {
-    const out = new Map<string, string[]>();
-    if (runs.length === 0) return out;
-    const repo = await this.repoOf(opts);
-    const specs = new Map<string, string>();
-    for (const r of runs) {
-      const tip = tipOf(r, tips, newest);
-      if (tip) specs.set(r.run_id, `${tip}:${r.path}/tags.json`);
-    }
-    const blobs = await readBlobs(repo, [...specs.values()]);
-    for (const [id, spec] of specs) out.set(id, tagsFrom(blobs.get(spec)?.toString('utf8')));
-    return out;
-  }
-
+  /** The listing `list --json` prints (listRuns: the same filters, page and overlays), shaped as the page reads it. */
   async list(opts: TargetOptions, q: RunsQuery): Promise<RunsPage> {
-    const listed = await listRuns({ ...opts, since: q.since });
-    const experiments = new Set<string>();
-    const targets = new Set<string>();
-    for (const r of listed.runs) {
-      experiments.add(r.experiment);
-      for (const t of r.targets) targets.add(t);
-    }
-    let rows = listed.runs.filter(
-      (r) =>
-        (q.experiment === undefined || r.experiment === q.experiment) &&
-        (q.target === undefined || r.targets.includes(q.target)) &&
-        (q.until === undefined || r.day <= q.until),
-    );
-    if (q.tag !== undefined) {
-      const key = `${opts.project ?? ''}\0${listed.tips.local}\0${listed.tips.remote}`;
-      if (this.allTags?.key !== key) this.allTags = { key, tags: await this.tagsOf(opts, listed.runs, listed.tips, listed.read.newest) };
-      const all = this.allTags.tags;
-      rows = rows.filter((r) => all.get(r.run_id)?.includes(q.tag!) ?? false);
-    }
-    const page = rows.slice(q.offset, q.offset + q.limit);
-    const tags = await this.tagsOf(opts, page, listed.tips, listed.read.newest);
+    const listed = await listRuns({
+      ...opts,
+      experiment: q.experiment,
+      target: q.target,
+      since: q.since,
+      until: q.until,
+      tag: q.tag === undefined ? undefined : [q.tag],
+      offset: q.offset,
+      limit: q.limit,
+      withOverlays: true,
+    });
     return {
       branch: listed.branch,
       remote: listed.remote,
       tips: listed.tips,
-      total: listed.runs.length,
-      matched: rows.length,
+      total: listed.total,
+      matched: listed.matched,
       offset: q.offset,
-      runs: page.map((r) => ({ ...r, tags: tags.get(r.run_id) ?? [] })),
-      facets: { experiments: [...experiments].sort(), targets: [...targets].sort() },
+      runs: listed.runs.map((r) => ({ ...r, tags: r.tags ?? [] })),
+      facets: listed.facets,
       unreadable: listed.unreadable,
       read: listed.read,
     };

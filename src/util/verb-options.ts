@@ -73,8 +73,11 @@ export const CompareOptionsSchema = z.looseObject({
 export const ListOptionsSchema = z.looseObject({
   ...TargetFields,
   experiment: optStr,
+  target: optStr,
   since: optStr,
+  until: optStr,
   limit: optNum,
+  offset: optNum,
   remoteOnly: optBool,
   fetch: optBool,
   timeoutMs: optNum,
