@@ -321,3 +321,41 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
     read: view,
   };
 }
+
+/** The tip a listed run is read from: the one that lists it, the newest when both do (as `list` shows it). */
+export function tipOfListed(run: ListedRun, listed: Pick<ListResult, 'tips' | 'read'>): string | null {
+  const { tips } = listed;
+  if (run.where === 'remote') return tips.remote;
+  if (run.where === 'both' && listed.read.newest === 'remote') return tips.remote ?? tips.local;
+  return tips.local ?? tips.remote;
+}
+
+/**
+ * Each listed run's result manifest as the branch holds it (`.internal/index.jsonl`, else
+ * `index.jsonl`, as a reader resolves a run directory), all in one `cat-file --batch` — the rows
+ * `trend` reads, without materializing the runs. A run whose manifest is not found here (archived,
+ * or another layout) is absent from the map: the caller pulls it.
+ */
+export async function readListedManifests(
+  opts: TargetOptions,
+  listed: Pick<ListResult, 'tips' | 'read'>,
+  runs: ListedRun[],
+): Promise<Map<string, { path: string; text: string }>> {
+  const out = new Map<string, { path: string; text: string }>();
+  const specs: { runId: string; path: string; spec: string }[] = [];
+  for (const r of runs) {
+    const tip = tipOfListed(r, listed);
+    if (tip === null || r.archived !== undefined) continue;
+    for (const name of ['.internal/index.jsonl', 'index.jsonl']) specs.push({ runId: r.run_id, path: `${r.path}/${name}`, spec: `${tip}:${r.path}/${name}` });
+  }
+  if (specs.length === 0) return out;
+  const blobs = await readBlobs(
+    (await resolveTarget(opts)).repo,
+    specs.map((s) => s.spec),
+  );
+  for (const s of specs) {
+    const b = blobs.get(s.spec);
+    if (b && !out.has(s.runId)) out.set(s.runId, { path: s.path, text: b.toString('utf8') });
+  }
+  return out;
+}

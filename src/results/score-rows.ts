@@ -101,6 +101,48 @@ function toScoreRow(value: Record<string, unknown>): ScoreRow | null {
   return row;
 }
 
+/**
+ * The score rows of a manifest's text (one JSON object per line), in file order: malformed lines
+ * are skipped with a warning naming `source` and the line; `foreign` counts rows without a
+ * test_id or numeric score (another producer's format: the caller derives those instead).
+ */
+export function parseScoreRows(text: string, source: string): { rows: ScoreRow[]; warnings: string[]; foreign: number } {
+  const rows: ScoreRow[] = [];
+  const warnings: string[] = [];
+  let foreign = 0;
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (!line) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (err) {
+      warnings.push(`${source}:${i + 1}: not valid JSON, line skipped (${(err as Error).message})`);
+      continue;
+    }
+    if (!value || typeof value !== 'object' || Array.isArray(value)) {
+      warnings.push(`${source}:${i + 1}: not a JSON object, line skipped`);
+      continue;
+    }
+    const row = toScoreRow(value as Record<string, unknown>);
+    if (row) rows.push(row);
+    else foreign++;
+  }
+  return { rows, warnings, foreign };
+}
+
+/**
+ * A manifest's rows as the readers take them: null when it holds only another producer's rows
+ * (the run reader derives those); otherwise its rows (maybe none) with a warning for any skipped.
+ */
+export function manifestRows(text: string, source: string): { rows: ScoreRow[]; warnings: string[] } | null {
+  const { rows, warnings, foreign } = parseScoreRows(text, source);
+  if (foreign > 0 && rows.length === 0) return null;
+  if (foreign > 0) warnings.push(`${source}: ${foreign} row(s) without a test_id or numeric score skipped`);
+  return { rows, warnings };
+}
+
 /** Read the score rows of a run directory, an index.jsonl, or a results JSONL file. */
 export async function loadScoreRows(source: string, opts: { cwd?: string } = {}): Promise<ScoreSource> {
   const cwd = opts.cwd ?? process.cwd();
@@ -128,32 +170,10 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
     } catch (err) {
       throw new InputError(`${source}: cannot read ${manifest.path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
-    const rows: ScoreRow[] = [];
-    const warnings: string[] = [];
-    let foreign = 0;
-    const lines = text.split(/\r?\n/);
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!.trim();
-      if (!line) continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch (err) {
-        warnings.push(`${source}:${i + 1}: not valid JSON, line skipped (${(err as Error).message})`);
-        continue;
-      }
-      if (!value || typeof value !== 'object' || Array.isArray(value)) {
-        warnings.push(`${source}:${i + 1}: not a JSON object, line skipped`);
-        continue;
-      }
-      const row = toScoreRow(value as Record<string, unknown>);
-      if (row) rows.push(row);
-      else foreign++;
-    }
-    if (foreign === 0 || rows.length > 0) {
-      if (foreign > 0) warnings.push(`${source}: ${foreign} row(s) without a test_id or numeric score skipped`);
-      if (rows.length === 0) throw new InputError(`${source}: no result rows in ${manifest.path}`);
-      return { source, path: manifest.path, runDir: manifest.runDir, rows, warnings };
+    const parsed = manifestRows(text, source);
+    if (parsed) {
+      if (parsed.rows.length === 0) throw new InputError(`${source}: no result rows in ${manifest.path}`);
+      return { source, path: manifest.path, runDir: manifest.runDir, ...parsed };
     }
   }
   // Not AgentV-shaped rows, or a directory in another layout: let the run reader derive them.

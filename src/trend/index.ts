@@ -1,15 +1,17 @@
 /**
  * `trend` over every source: runs given as paths, the local `.agentv/results/` runs, or published
  * ones. The computation, its types and its regression rule are in ./series.ts; this module finds
- * the runs. Published runs are found with the branch listing and materialized with `pull` (or the
- * caller's own materializer: the Dashboard's run cache) — both from the history library, so this
- * module never reads the results branch itself.
+ * the runs. Published runs are found with the branch listing and their result manifests read in
+ * one batch (`readListedManifests`); a run whose manifest is not there as rows (archived, another
+ * layout) is materialized with `pull` (or the caller's own materializer: the Dashboard's run
+ * cache) — all from the history library, so this module never reads the results branch itself.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '../derive/export.js';
-import { listRuns, type ListOptions, type ListResult } from '../history/list.js';
+import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../history/list.js';
+import { manifestRows } from '../results/score-rows.js';
 import { pull } from '../history/pull.js';
 import { checkTrendOptions, loadTrendRun, seriesKeysOf, trendLocal, trendOfRuns, type LoadedTrendRun, type TrendOptions, type TrendReport } from './series.js';
 
@@ -46,20 +48,31 @@ export async function trend(opts: TrendAllOptions = {}): Promise<TrendReport> {
       perSeries.set(id, n + 1);
     }
   }
-  const tmp = opts.materialize ? null : await mkdtemp(join(tmpdir(), 'agentv-trend-'));
+  const selected = listed.runs.filter((r) => wanted.has(r.run_id));
+  const manifests = await readListedManifests({ ...opts.list, cwd }, listed, selected);
+  let tmp: string | null = null;
   try {
     const warnings: string[] = [];
     const runs: LoadedTrendRun[] = [];
     let i = 0;
-    for (const run of listed.runs.filter((r) => wanted.has(r.run_id))) {
+    for (const run of selected) {
+      // Named by its id: where the rows were read from means nothing to the reader.
+      const path = `${run.run_id}/index.jsonl`;
+      const m = manifests.get(run.run_id);
+      const parsed = m ? manifestRows(m.text, run.run_id) : null;
+      if (parsed && parsed.rows.length > 0) {
+        warnings.push(...parsed.warnings);
+        runs.push({ path, runId: run.run_id, experiment: run.experiment, rows: parsed.rows });
+        continue;
+      }
+      if (!opts.materialize) tmp ??= await mkdtemp(join(tmpdir(), 'agentv-trend-'));
       // The listing fetched already (when asked): every pull reads what it saw, without fetching again.
       const dir = opts.materialize
         ? await opts.materialize(run.run_id)
         : (await pull({ ...opts.list, fetch: false, cwd, runId: run.run_id, out: join(tmp!, String(i++)) })).dir;
       const { warnings: w, ...loaded } = await loadTrendRun(dir, cwd, run.run_id, run.experiment);
       warnings.push(...w.map((x) => x.split(dir).join(run.run_id)));
-      // A pull directory means nothing to the reader: name the run by its id instead.
-      runs.push({ ...loaded, path: `${run.run_id}/index.jsonl` });
+      runs.push({ ...loaded, path });
     }
     if (runs.length === 0)
       throw new InputError(

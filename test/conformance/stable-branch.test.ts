@@ -164,6 +164,11 @@ describeWithAgentVStable('AgentV 4.42 on the results branch', () => {
       const stableId = runs.runs.find((r) => r.path.startsWith('runs/nightly/'))!.run_id;
       const detail = (await (await fetch(`${ourServer.url}/api/runs/${encodeURIComponent(stableId)}`)).json()) as { tests: unknown[] };
       expect(detail.tests.length).toBe(6);
+      // Tags of a 4.42 run (kept under metadata/runs/) are the ones list shows: one listing for both.
+      const apiTagged = (await (await fetch(`${ourServer.url}/api/runs?tag=baseline`)).json()) as { runs: { run_id: string; tags: string[] }[] };
+      const cliTagged = JSON.parse((await cli(['list', '--tag', 'baseline', '--json'], team)).stdout) as { runs: { run_id: string; tags: string[] }[] };
+      expect(apiTagged.runs.map((r) => [r.run_id, r.tags])).toEqual(cliTagged.runs.map((r) => [r.run_id, r.tags]));
+      expect(apiTagged.runs.length).toBe(1);
     } finally {
       await ourServer.close();
     }
