@@ -17,7 +17,7 @@ afterAll(() => rm(tmp, { recursive: true, force: true }));
 let n = 0;
 
 interface CompareJson {
-  matched: { test_id: string; score1: number; score2: number; delta: number; normalized_gain: number | null; outcome: string }[];
+  matched: { test_id: string; target?: string; score1: number; score2: number; delta: number; normalized_gain: number | null; outcome: string }[];
   unmatched: { file1: number; file2: number; baseline_only: string[]; candidate_only: string[] };
   summary: { total: number; matched: number; wins: number; losses: number; ties: number; mean_delta: number; mean_normalized_gain: number | null };
   threshold: number;
@@ -213,6 +213,56 @@ describe('compare: hand-written runs', () => {
     const r = await runCli(['compare', f, f, '--baseline-artifact', f, '--candidate-artifact', f]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('add --decide');
+  });
+});
+
+describe('compare --all-targets and --older-baseline (what the Dashboard compares)', () => {
+  const at = (day: number, rows: Record<string, unknown>[]) => rows.map((r) => ({ ...r, timestamp: `2026-03-0${day}T10:00:00.000Z` }));
+
+  it('--all-targets matches per (test, target): no target dropped, a pair only one side has is listed', async () => {
+    const base = await results(at(1, [...scores('gpt', { a: 0.5, b: 0.5 }), ...scores('claude', { a: 0.9, b: 0.9 })]));
+    const cand = await results(at(2, [...scores('gpt', { a: 0.9, b: 0.5 }), ...scores('claude', { a: 0.5 })]));
+    // By test id (AgentV's), claude's rows are the last of each id: one of the two targets is all that counts.
+    const byId = await compare([base, cand]);
+    expect(byId.json.matched.map((m) => [m.test_id, m.score1, m.score2])).toEqual([
+      ['a', 0.9, 0.5],
+      ['b', 0.9, 0.5],
+    ]);
+    const all = await compare([base, cand, '--all-targets']);
+    const json = all.json as CompareJson & { match: string; unmatched: { baseline_only_pairs: unknown[] } };
+    expect(json.match).toBe('test+target');
+    expect(json.matched.map((m) => [m.test_id, m.target, m.outcome])).toEqual([
+      ['a', 'gpt', 'win'],
+      ['b', 'gpt', 'tie'],
+      ['a', 'claude', 'loss'],
+    ]);
+    expect(json.unmatched.baseline_only_pairs).toEqual([{ test_id: 'b', target: 'claude' }]);
+    expect(json.unmatched.file1).toBe(1);
+    expect(json.summary).toMatchObject({ matched: 3, wins: 1, losses: 1, ties: 1 });
+    // The gate counts the same pairs.
+    const gate = await runCli(['gate', base, cand, '--all-targets', '--removed-tests', 'allow', '--json']);
+    const g = JSON.parse(gate.stdout) as { regressions: { test_id: string; target?: string }[]; summary: { matched: number } };
+    expect(g.summary.matched).toBe(3);
+    expect(g.regressions.map((r) => [r.test_id, r.target])).toEqual([['a', 'claude']]);
+  });
+
+  it('--older-baseline takes the older run as the baseline in either order, and says it swapped', async () => {
+    const older = await results(at(1, scores('m', { a: 0.9, b: 0.9 })));
+    const newer = await results(at(2, scores('m', { a: 0.5, b: 0.6 })));
+    const given = await compare([newer, older]);
+    expect(counts(given.json)).toMatchObject({ wins: 2, losses: 0 });
+    for (const args of [
+      [older, newer],
+      [newer, older],
+    ]) {
+      const r = await compare([...args, '--older-baseline']);
+      expect(r.code).toBe(1);
+      expect(counts(r.json)).toMatchObject({ wins: 0, losses: 2, mean_delta: -0.35 });
+      expect((r.json as CompareJson & { order: unknown }).order).toEqual({ rule: 'older-first', swapped: args[0] === newer });
+    }
+    // No timestamps: the order given stands, with a warning.
+    const undated = await compare([await results(scores('m', { a: 0.5 })), await results(scores('m', { a: 0.9 })), '--older-baseline']);
+    expect(undated.json.warnings.join('\n')).toMatch(/cannot tell which run is older/);
   });
 });
 
