@@ -3,10 +3,12 @@
  * - `agentv-results compare a b --json` on two 20,000-row result manifests, as a ratio of the
  *   same command on 100 rows (how it scales) and of the real `agentv compare a b --json` on the
  *   same 20,000-row files (when ../shared/agentv-client is present);
- * - `agentv-results trend` over 30 local runs of 1,000 rows against 3 such runs.
+ * - `agentv-results trend` over 30 local runs of 1,000 rows against 3 such runs;
+ * - `agentv-results trend --published` over 30 published runs of 200 rows (their manifests read
+ *   from the branch in one batch) against `trend` over the same 30 workspaces on disk.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, ROOT, fmtMs, fmtRatio, median, runMeasured } from './lib.mjs';
@@ -71,6 +73,19 @@ export async function run() {
     const trendMany = await timed(process.execPath, [CLI, 'trend', '--json'], { cwd: project });
     const trendFew = await timed(process.execPath, [CLI, 'trend', '--json'], { cwd: few });
 
+    // The same 30 runs published, and on disk.
+    const { freshRepo, isolateGitEnv, makeWorkspace, publish } = await import('./publish-lib.mjs');
+    isolateGitEnv();
+    const repo = await freshRepo(work, 'repo');
+    const onDisk = join(work, 'on-disk');
+    for (let i = 0; i < 30; i++) {
+      const ws = await makeWorkspace(work, { rows: 200, seed: 200 + i, day: i, turns: 1 });
+      await publish({ run: ws.dir, cwd: repo });
+      await cp(ws.dir, join(onDisk, '.agentv', 'results', `run-${String(i).padStart(2, '0')}`), { recursive: true });
+    }
+    const trendPublished = await timed(process.execPath, [CLI, 'trend', '--published', '--json'], { cwd: repo });
+    const trendOnDisk = await timed(process.execPath, [CLI, 'trend', '--json'], { cwd: onDisk });
+
     const lines = [
       '## compare and trend',
       '',
@@ -85,6 +100,8 @@ export async function run() {
         : `| agentv compare, 20,000 rows (real client) | ${fmtMs(agentv)} | ours = ${fmtRatio(big / agentv)} of AgentV's |`,
       `| trend, 3 local runs × 1,000 rows | ${fmtMs(trendFew)} | 1.00× (baseline) |`,
       `| trend, 30 local runs × 1,000 rows | ${fmtMs(trendMany)} | ${fmtRatio(trendMany / trendFew)} of 3 runs |`,
+      `| trend, 30 runs × 200 rows on disk | ${fmtMs(trendOnDisk)} | 1.00× (baseline) |`,
+      `| trend --published, the same 30 runs on the results branch | ${fmtMs(trendPublished)} | ${fmtRatio(trendPublished / trendOnDisk)} of on disk |`,
     ];
     return { markdown: lines.join('\n') };
   } finally {
