@@ -239,6 +239,9 @@ describe('compare --all-targets and --older-baseline (what the Dashboard compare
     expect(json.unmatched.baseline_only_pairs).toEqual([{ test_id: 'b', target: 'claude' }]);
     expect(json.unmatched.file1).toBe(1);
     expect(json.summary).toMatchObject({ matched: 3, wins: 1, losses: 1, ties: 1 });
+    // The Markdown names each pair's target (escaped like every value from a run).
+    const md = await runCli(['compare', base, cand, '--all-targets', '--format', 'markdown']);
+    expect(md.stdout).toContain('| a (claude) |');
     // The gate counts the same pairs.
     const gate = await runCli(['gate', base, cand, '--all-targets', '--removed-tests', 'allow', '--json']);
     const g = JSON.parse(gate.stdout) as { regressions: { test_id: string; target?: string }[]; summary: { matched: number } };

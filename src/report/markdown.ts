@@ -47,6 +47,9 @@ export const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocal
  * Joins `head` and as many `rows` as fit under `limit` (with `tail` after them), then a line saying
  * how many rows were left out. Rows are whole lines: a table is never cut inside a row.
  */
+/** A test's cell: its id, and its target when rows were matched per (test id, target). */
+const testCell = (t: { test_id: string; target?: string }) => (t.target === undefined ? mdText(t.test_id) : `${mdText(t.test_id)} (${mdText(t.target)})`);
+
 export function fitMarkdown(head: string[], rows: string[], tail: string[] = [], limit = MARKDOWN_LIMIT): string {
   const headText = head.join('\n');
   const tailText = tail.length > 0 ? `\n${tail.join('\n')}` : '';
@@ -93,8 +96,7 @@ export function gateMarkdown(r: GateReport, runs: { baseline: RunLink; candidate
   if (r.failures.length > 0) head.push('', ...r.failures.map((f) => `- ${mdText(f)}`));
   const why = (t: GateReport['regressions'][number]) =>
     t.reason === 'verdict' ? `${mdText(t.baseline_verdict ?? '?')} → ${mdText(t.candidate_verdict ?? '?')}` : 'score';
-  const row = (t: GateReport['regressions'][number]) =>
-    `| ${mdText(t.test_id)} | ${fixed(t.baseline)} | ${fixed(t.candidate)} | ${signed(t.delta)} | ${why(t)} |`;
+  const row = (t: GateReport['regressions'][number]) => `| ${testCell(t)} | ${fixed(t.baseline)} | ${fixed(t.candidate)} | ${signed(t.delta)} | ${why(t)} |`;
   const list = (ids: string[]) => ids.map((id) => `| ${mdText(id)} |`);
   const rows = sectionRows([
     { title: `#### Regressions (${s.regressions})`, header: TEST_TABLE, rows: r.regressions.map(row) },
@@ -126,7 +128,7 @@ export function compareMarkdown(r: CompareReport, runs: { baseline: RunLink; can
     {
       title: '',
       header: ['| Test | Baseline | Candidate | Δ | Outcome |', '|---|--:|--:|--:|---|'],
-      rows: sorted.map((t) => `| ${mdText(t.test_id)} | ${fixed(t.score1)} | ${fixed(t.score2)} | ${signed(t.delta)} | ${t.outcome} |`),
+      rows: sorted.map((t) => `| ${testCell(t)} | ${fixed(t.score1)} | ${fixed(t.score2)} | ${signed(t.delta)} | ${t.outcome} |`),
     },
   ]);
   const only = [
