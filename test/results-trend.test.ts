@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trend } from '../src/index.js';
+import { regressionMarks } from '../src/trend/index.js';
 import { runCli } from './helpers/cli.js';
 import { describeWithFixtures, fixture } from './helpers/fixtures.js';
 import { cleanupTempDirs, useIsolatedGitEnv } from './helpers/git-fixtures.js';
@@ -35,6 +36,20 @@ async function trendCli(args: string[], cwd?: string): Promise<{ code: number; j
   const r = await runCli(['trend', ...args, '--json'], { cwd });
   return { code: r.code, json: r.code === 2 ? (undefined as never) : (JSON.parse(r.stdout) as TrendJson), stderr: r.stderr, stdout: r.stdout };
 }
+
+describe('trend: regression marks follow the slope rule', () => {
+  it('never on a flat or rising line, only where a degrading line fell', () => {
+    expect(regressionMarks([0.8, 0.8, 0.8, 0.8])).toEqual([false, false, false, false]);
+    expect(regressionMarks([0.5, 0.6, 0.7])).toEqual([false, false, false]);
+    // A dip inside an improving series is not a regression by the rule (the series is not degrading).
+    expect(regressionMarks([0.5, 0.7, 0.69, 0.9])).toEqual([false, false, false, false]);
+    // A noisy flat line: drops smaller than the threshold's slope are not marked.
+    expect(regressionMarks([0.8, 0.805, 0.8, 0.805, 0.8])).toEqual([false, false, false, false, false]);
+    expect(regressionMarks([0.9, 0.8, 0.85, 0.7])).toEqual([false, true, false, true]);
+    // The threshold is the trend's: at 0.2 per run, the same fall is stable.
+    expect(regressionMarks([0.9, 0.8, 0.85, 0.7], 0.2)).toEqual([false, false, false, false]);
+  });
+});
 
 describeWithFixtures('trend: the three real trend fixtures', () => {
   const files = DAYS.map((d) => fixture(`trend--${d}--index.jsonl`));
