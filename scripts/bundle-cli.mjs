@@ -34,6 +34,8 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
+  // The S3 SDK (storage_mode hybrid) stays a package of its own, loaded from node_modules on first use.
+  external: ['@aws-sdk/client-s3'],
   // CommonJS dependencies (proper-lockfile, graceful-fs) call require() for node built-ins; every
   // chunk is its own module, so each gets its own require.
   banner: { js: "import { createRequire as __agentvCreateRequire } from 'node:module'; const require = __agentvCreateRequire(import.meta.url);" },

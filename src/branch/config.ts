@@ -71,6 +71,39 @@ export const RetentionConfigSchema = z
   })
   .refine((r) => r.keep_days !== undefined || r.keep_runs !== undefined, 'set keep_days or keep_runs (a policy with neither would delete every untagged run)');
 
+/** Names of environment variables: the config file never holds a secret, only where to find one. */
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the name of an environment variable');
+
+/**
+ * `object_store` (AgentV's results-storage plan, snake_case): where `storage_mode: hybrid` puts heavy
+ * payloads. Credentials come from environment variables (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
+ * unless `credentials` names others); a literal key in the file is refused.
+ */
+export const ObjectStoreConfigSchema = z.strictObject({
+  endpoint: z
+    .string()
+    .regex(/^https?:\/\/[^\s]+$/, 'an http(s) URL')
+    .optional(),
+  region: z.string().min(1).default('us-east-1'),
+  bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name (3-63 lowercase letters, digits, "." and "-")'),
+  prefix: z
+    .string()
+    .regex(/^([A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*)?$/, 'a key prefix of letters, digits, ".", "_", "-" and "/"')
+    .refine((p) => !p.split('/').includes('..'), 'not a valid key prefix')
+    .default('agentv'),
+  force_path_style: z.boolean().default(false),
+  credentials: z
+    .strictObject({
+      access_key_id_env: envName.default('AWS_ACCESS_KEY_ID'),
+      secret_access_key_env: envName.default('AWS_SECRET_ACCESS_KEY'),
+      session_token_env: envName.optional(),
+    })
+    .default({ access_key_id_env: 'AWS_ACCESS_KEY_ID', secret_access_key_env: 'AWS_SECRET_ACCESS_KEY' }),
+});
+export type ObjectStoreConfig = z.infer<typeof ObjectStoreConfigSchema>;
+
+export const STORAGE_MODES = ['git-native', 'hybrid'] as const;
+
 export const ResultsConfigSchema = z.strictObject({
   repo: z.string().min(1).optional(),
   path: z.string().min(1).optional(),
@@ -88,6 +121,9 @@ export const ResultsConfigSchema = z.strictObject({
   archive: ArchiveConfigSchema.optional(),
   retention: RetentionConfigSchema.optional(),
   layout: z.enum(['auto', 'next', 'stable']).default('auto'),
+  /** AgentV's storage modes: `git-native` (default) keeps payloads on the artifacts branch; `hybrid` in `object_store`. */
+  storage_mode: z.enum(STORAGE_MODES).default('git-native'),
+  object_store: ObjectStoreConfigSchema.optional(),
 });
 export type ResultsConfig = z.infer<typeof ResultsConfigSchema>;
 
@@ -181,6 +217,17 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
   bool('AGENTV_RESULTS_REQUIRE_PUSH', 'require_push');
   str('AGENTV_RESULTS_LAYOUT', 'layout');
   if (env.AGENTV_RESULTS_HEAVY_THRESHOLD_BYTES) out.heavy_threshold_bytes = Number(env.AGENTV_RESULTS_HEAVY_THRESHOLD_BYTES);
+  str('AGENTV_RESULTS_STORAGE_MODE', 'storage_mode');
+  // AgentV's plan names these for the object tier; each overrides its key of `object_store`.
+  const store: Record<string, unknown> = {};
+  for (const [name, key] of [
+    ['AGENTV_RESULTS_S3_ENDPOINT', 'endpoint'],
+    ['AGENTV_RESULTS_S3_BUCKET', 'bucket'],
+    ['AGENTV_RESULTS_S3_PREFIX', 'prefix'],
+    ['AGENTV_RESULTS_S3_REGION', 'region'],
+  ] as const)
+    if (env[name]) store[key] = env[name];
+  if (Object.keys(store).length > 0) out.object_store = store;
   return out;
 }
 
@@ -226,7 +273,13 @@ export async function loadResultsConfig(
   }
   if (wanted !== undefined && project === null)
     throw new ConfigError(`no project ${JSON.stringify(wanted)}: ${file ? `${file} declares no projects` : 'no .agentv/config.yaml found'}`);
-  const merged: Record<string, unknown> = { ...stableAliases(fromFile, file), ...fromEnv(env), ...stripUndefined(opts.overrides ?? {}) };
+  const envBlock = fromEnv(env);
+  const fileBlock = stableAliases(fromFile, file);
+  refuseLiteralSecrets(fileBlock.object_store, file);
+  const merged: Record<string, unknown> = { ...fileBlock, ...envBlock, ...stripUndefined(opts.overrides ?? {}) };
+  // The environment's object_store keys override the file's one by one, not the whole block.
+  if (envBlock.object_store && fileBlock.object_store && typeof fileBlock.object_store === 'object')
+    merged.object_store = { ...(fileBlock.object_store as object), ...(envBlock.object_store as object) };
   const parsed = ResultsConfigSchema.safeParse(merged);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -246,9 +299,28 @@ export async function loadResultsConfig(
         : `${key}: ${issue.message}`;
     throw new ConfigError(`${where}${message}`);
   }
+  if (parsed.data.storage_mode === 'hybrid' && parsed.data.object_store === undefined)
+    throw new ConfigError(
+      `${file ? `${file}: ` : ''}results.storage_mode is hybrid but results.object_store is not set (endpoint, region, bucket, prefix, force_path_style; credentials from the environment)`,
+    );
   if (parsed.data.branch === parsed.data.artifacts_branch)
     throw new ConfigError(`results.branch and results.artifacts_branch must differ (both ${parsed.data.branch})`);
   return { config: parsed.data, file, baseDir, project: project?.id ?? null };
+}
+
+/**
+ * Secrets never live in the config file (it is committed): a literal key under
+ * `object_store.credentials` is refused without repeating its value.
+ */
+function refuseLiteralSecrets(store: unknown, file: string | null): void {
+  if (store === null || typeof store !== 'object') return;
+  const creds = (store as Record<string, unknown>).credentials;
+  const keys = creds !== null && typeof creds === 'object' ? Object.keys(creds) : [];
+  const literal = keys.filter((k) => !k.endsWith('_env'));
+  if (literal.length > 0)
+    throw new ConfigError(
+      `${file ? `${file}: ` : ''}results.object_store.credentials.${literal[0]}: credentials are never read from the config file — name environment variables instead (access_key_id_env, secret_access_key_env, session_token_env)`,
+    );
 }
 
 /** AgentV 4.42 names the keys `repo_path` and `repo_url`: read as `path` and `repo` (both spellings at once must agree). */

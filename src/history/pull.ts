@@ -29,6 +29,8 @@ import { findRetentionRemoval, parseRetentionLog, RETENTION_LOG_PATH } from '../
 import { archiveBranchRefs, branchRefs, branchTips, fetchBranches, readView, type BranchRefs, type ReadView } from './remote-view.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { trackingRef } from '../branch/refs.js';
+import { objectStoreForReading } from '../branch/storage.js';
+import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
 import { parseRestoreManifest, RESTORE_DIR, RESTORE_MANIFEST, type RestoreEntry } from '../publish/agentv-run.js';
 
 export interface PullOptions extends TargetOptions {
@@ -299,8 +301,11 @@ export function payloadPointers(loc: RunLocation, files: RunFile[]): ArtifactPoi
       const p = parsed.data;
       if (safeRelativePath(p.path) !== p.path)
         throw new ReadError(`${where}: refusing artifact pointer path ${JSON.stringify(p.path)}: it would land outside the run directory`, 'input');
-      if (p.key !== `${loc.path}/${p.path}`)
-        throw new ReadError(`${where}: refusing artifact pointer key ${JSON.stringify(p.key)}: it is not this run's ${loc.path}/${p.path}`, 'input');
+      if (p.ref === OBJECT_STORE_REF ? !isContentKey(p.key, p.sha256) : p.key !== `${loc.path}/${p.path}`)
+        throw new ReadError(
+          `${where}: refusing artifact pointer key ${JSON.stringify(p.key)}: it is not ${p.ref === OBJECT_STORE_REF ? `the content address of sha256 ${p.sha256}` : `this run's ${loc.path}/${p.path}`}`,
+          'input',
+        );
       if (onBranch.has(p.path))
         throw new ReadError(`${where}: artifact pointer ${p.path} collides with a file of the same name on the results branch`, 'input');
       const seen = byPath.get(p.path);
@@ -373,7 +378,13 @@ async function readArtifactBlobs(
   return { got, fetched };
 }
 
-/** The pointed payloads, each checked against its pointer, and the run's restore manifest when the artifacts branch has one. */
+/**
+ * The pointed payloads, each checked against its pointer, and the run's restore manifest when the
+ * artifacts branch has one. THE one reader of a payload for a pointer (pull, and through it
+ * report, serve and run names): a pointer whose `ref` is the artifacts branch is read from git, one
+ * whose `ref` is `object_store` (storage_mode hybrid) from the configured bucket; either way nothing
+ * is trusted before its sha256 and size match the pointer.
+ */
 async function readPayloads(
   target: PublishTarget,
   loc: RunLocation,
@@ -383,15 +394,17 @@ async function readPayloads(
 ): Promise<{ files: RunFile[]; fetched: boolean; restore: Buffer | null }> {
   const art = branchRefs(target, 'artifacts');
   const restoreKey = `${loc.path}/${RESTORE_MANIFEST}`;
+  const inBucket = pointers.filter((p) => p.ref === OBJECT_STORE_REF);
+  const inGit = pointers.filter((p) => p.ref !== OBJECT_STORE_REF);
   const { got, fetched } = await readArtifactBlobs(
     target,
     loc,
-    pointers.map((p) => p.key),
+    inGit.map((p) => p.key),
     [restoreKey],
     timeoutMs,
     extraTips,
   );
-  const absent = pointers.filter((p) => !got.has(p.key));
+  const absent = inGit.filter((p) => !got.has(p.key));
   if (absent.length > 0) {
     const where = art.tracking ? `${art.name} or ${art.tracking.slice('refs/remotes/'.length)}` : art.name;
     throw new ReadError(
@@ -400,12 +413,42 @@ async function readPayloads(
     );
   }
   const files: RunFile[] = [];
-  for (const p of pointers) {
+  for (const p of inGit) {
     const data = got.get(p.key)!;
     checkContent(loc, p.path, data, p.size, p.sha256, art.name);
     files.push({ path: p.path, data, executable: false });
   }
+  if (inBucket.length > 0) files.push(...(await readBucketPayloads(target, loc, inBucket, timeoutMs)));
   return { files, fetched, restore: got.get(restoreKey) ?? null };
+}
+
+/** Payloads a hybrid publish put in the bucket, each verified against its pointer. */
+async function readBucketPayloads(target: PublishTarget, loc: RunLocation, pointers: ArtifactPointer[], timeoutMs?: number): Promise<RunFile[]> {
+  const store = objectStoreForReading(target.config, timeoutMs !== undefined ? { timeoutMs } : {});
+  if (!store)
+    throw new ReadError(
+      `the payloads of ${loc.runId} are in an object store (storage_mode hybrid) but results.object_store is not configured here; nothing was written — pull without --with-artifacts to get the run without them`,
+      'input',
+    );
+  try {
+    const files: RunFile[] = [];
+    // One key per content: two pointers to the same bytes read them once.
+    const cache = new Map<string, Buffer | null>();
+    for (const p of pointers) {
+      if (!cache.has(p.key)) cache.set(p.key, await store.get(p.key));
+      const data = cache.get(p.key);
+      if (!data)
+        throw new ReadError(
+          `payload ${p.path} of ${loc.runId} is missing from ${store.where} (key ${p.key}); nothing was written — pull without --with-artifacts to get the run without them`,
+          'git',
+        );
+      checkContent(loc, p.path, data, p.size, p.sha256, store.where);
+      files.push({ path: p.path, data, executable: false });
+    }
+    return files;
+  } finally {
+    await store.close();
+  }
 }
 
 function checkContent(loc: RunLocation, path: string, data: Buffer, size: number | undefined, sha256: string, where: string): void {

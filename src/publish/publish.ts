@@ -20,6 +20,9 @@ import { chooseLayout, type LayoutChoice } from '../branch/layout-choice.js';
 import { workspaceDirOf } from '../results/run-reader.js';
 import { runManifestOf } from '../derive/source.js';
 import { splitRun, type SplitFile } from './split.js';
+import { offloadPayloads } from './offload.js';
+import { objectStoreFor } from '../branch/storage.js';
+import { AGENTV_ARTIFACTS_REF_NAME } from './agentv-run.js';
 import { refuseInvalidRun } from './validate-gate.js';
 import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
 import { PublishError, resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
@@ -66,6 +69,8 @@ export interface PublishResult {
    * is off (0) or nothing was committed.
    */
   listing?: { bytes: number; max: number; over: boolean; complete: boolean; warning: string | null } | null;
+  /** `storage_mode: hybrid`: payloads the run points at in the bucket, how many this publish sent, their bytes; null in git-native mode. */
+  stored?: { objects: number; uploaded: number; bytes: number; where: string } | null;
 }
 
 /** Who the commits are by, and gc's thresholds for after the publish: one config read for both. */
@@ -131,9 +136,21 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
       ? await prepareAgentvRun(agentvDir, { cwd: opts.cwd, experiment: opts.experiment })
       : await prepareRun(opts.run, { cwd: opts.cwd, experiment: opts.experiment });
     const location = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
-    const split = agentvDir
+    let split = agentvDir
       ? agentvSplit(agentvDir, location.path)
       : await splitRun(run.dir, run.rows, { runPath: location.path, artifactsRef: target.artifactsRef, threshold: config.heavy_threshold_bytes });
+    // hybrid: the payloads go to the bucket first; the commit below then carries only pointers.
+    const store = objectStoreFor(config);
+    let stored: PublishResult['stored'] = null;
+    if (store) {
+      try {
+        const off = await offloadPayloads(split, store, [config.artifacts_branch, AGENTV_ARTIFACTS_REF_NAME], opts.onStep);
+        split = off;
+        stored = { objects: off.stored, uploaded: off.uploaded, bytes: off.bytes, where: store.where };
+      } finally {
+        await store.close();
+      }
+    }
     // Counted from the reader's rows (one per test and attempt), not the manifest's lines.
     const catalog = catalogRow(location, run.summary, run.rows);
     opts.onStep?.(`committing ${split.metadata.length + split.payloads.length} files`);
@@ -169,6 +186,7 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
       push: null,
       wip: [],
       layout,
+      stored,
       target: { repo: repo.workTree ?? repo.gitDir, resultsBranch: config.branch, artifactsBranch: config.artifacts_branch, remote: target.remote },
     };
   } finally {

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { ArtifactPointerSchema, TRANSCRIPT_SCHEMA_VERSION, type ArtifactPointer, type IndexRow } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/paths.js';
 import type { FileMode } from '../git/index.js';
+import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
 
 export interface SplitFile {
   path: string;
@@ -219,13 +220,16 @@ function readManifestLines(file: string): Record<string, unknown>[] | null {
   return out;
 }
 
-/** Pointers of a row's previous manifest whose payload is absent locally and that name this very run's key. */
+/** Pointers of a row's previous manifest whose payload is absent locally and that name this very run's key (or a bucket object). */
 function carriedPointers(old: unknown, local: Set<string>, runPath: string): ArtifactPointer[] {
   const list = Array.isArray(old) ? old : old !== null && typeof old === 'object' ? Object.values(old) : [];
   const out: ArtifactPointer[] = [];
   for (const raw of list) {
     const p = ArtifactPointerSchema.safeParse(raw);
-    if (!p.success || local.has(p.data.path) || safeRelativePath(p.data.path) !== p.data.path || p.data.key !== `${runPath}/${p.data.path}`) continue;
+    if (!p.success || local.has(p.data.path) || safeRelativePath(p.data.path) !== p.data.path) continue;
+    // On the artifacts branch at this run's key, or (hybrid) in the bucket at its content address.
+    const here = p.data.ref === OBJECT_STORE_REF ? isContentKey(p.data.key, p.data.sha256) : p.data.key === `${runPath}/${p.data.path}`;
+    if (!here) continue;
     // The pointer as it was written (parsing would reorder its keys and change the line).
     out.push(raw as ArtifactPointer);
   }

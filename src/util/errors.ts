@@ -46,6 +46,7 @@ export const EXIT_CODE_BY_ERROR = {
   lock: 3,
   outbox: 3,
   'no-space': 3,
+  'object-store': 3,
 } as const satisfies Record<string, FailureExitCode>;
 
 export type ErrorCode = keyof typeof EXIT_CODE_BY_ERROR;

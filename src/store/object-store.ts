@@ -1,0 +1,312 @@
+/**
+ * The object tier of `storage_mode: hybrid` (AgentV's results-storage plan): heavy payloads live
+ * in an S3-compatible bucket under content-addressed keys, `<prefix>/sha256/<hex>`, and git keeps
+ * only pointers to them. This is the one place that talks to the bucket.
+ *
+ * - Content addressing makes uploads idempotent: a key that exists with the right size is not sent
+ *   again, and two machines uploading the same bytes write the same object.
+ * - A read is trusted only after its sha256 and size match what the pointer says (`getVerified`).
+ * - Large payloads go up in parts (multipart upload), so one failed part is retried, not the whole.
+ * - Each request is retried with backoff (util/backoff.ts) while the failure is transient (the
+ *   server is unreachable, 5xx, throttling); wrong credentials and a missing bucket fail at once.
+ * - Credentials are read from the environment variables the config names, never from the config
+ *   file, and never appear in an error message (messages are built from the request, not echoed
+ *   from the SDK's request dump).
+ *
+ * `@aws-sdk/client-s3` is loaded on first use only, so commands that never touch a bucket (and
+ * every command in `git-native` mode) do not pay for it at start-up.
+ */
+import { createHash } from 'node:crypto';
+import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
+import { AgentvResultsError } from '../util/errors.js';
+import { redactText } from '../util/redact.js';
+
+/** The `results.object_store` block of `.agentv/config.yaml` (snake_case, AgentV's plan). */
+export interface ObjectStoreSettings {
+  endpoint?: string;
+  region: string;
+  bucket: string;
+  prefix: string;
+  force_path_style: boolean;
+  credentials: { access_key_id_env: string; secret_access_key_env: string; session_token_env?: string };
+}
+
+/** The pointer `ref` of a payload in the bucket (git-native pointers name the artifacts branch). */
+export const OBJECT_STORE_REF = 'object_store';
+
+/** Payloads at least this large go up as a multipart upload (S3's minimum part is 5 MiB). */
+export const MULTIPART_THRESHOLD = 16 * 1024 * 1024;
+export const PART_SIZE = 8 * 1024 * 1024;
+
+export type ObjectStoreFailure = 'unreachable' | 'credentials' | 'no-bucket' | 'server' | 'config';
+
+export class ObjectStoreError extends AgentvResultsError {
+  readonly code = 'object-store';
+  constructor(
+    message: string,
+    /** What failed: `unreachable` and `server` are worth retrying later (the run stays pending). */
+    readonly failure: ObjectStoreFailure,
+  ) {
+    super(message);
+  }
+  get transient(): boolean {
+    return this.failure === 'unreachable' || this.failure === 'server';
+  }
+}
+
+/** `<prefix>/sha256/<hex>`: the content address of bytes whose sha256 is `sha256`. */
+export function objectKey(prefix: string, sha256: string): string {
+  const p = prefix.replace(/^\/+|\/+$/g, '');
+  return p === '' ? `sha256/${sha256}` : `${p}/sha256/${sha256}`;
+}
+
+/** A key a pointer may name: a content address of exactly that sha256 under some safe prefix. */
+export function isContentKey(key: string, sha256: string): boolean {
+  if (!key.endsWith(`sha256/${sha256}`)) return false;
+  const prefix = key.slice(0, key.length - `sha256/${sha256}`.length);
+  return prefix === '' || /^([A-Za-z0-9._-]+\/)+$/.test(prefix);
+}
+
+export function sha256Of(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export interface ObjectStoreOptions {
+  /** Retries of one request after the first try (default 4). */
+  retries?: number;
+  backoff?: BackoffPolicy;
+  /** Per-request timeout (default 60 s). */
+  timeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface PutOutcome {
+  key: string;
+  /** False when the object was already there (content addressing: nothing sent). */
+  uploaded: boolean;
+}
+
+type S3Module = typeof import('@aws-sdk/client-s3');
+type S3Client = import('@aws-sdk/client-s3').S3Client;
+
+let sdk: Promise<S3Module> | null = null;
+function loadSdk(): Promise<S3Module> {
+  sdk ??= import('@aws-sdk/client-s3');
+  return sdk;
+}
+
+export class ObjectStore {
+  private client: Promise<S3Client> | null = null;
+  private readonly secrets: string[];
+  private readonly retries: number;
+  private readonly policy: BackoffPolicy;
+  private readonly timeoutMs: number;
+
+  constructor(
+    readonly settings: ObjectStoreSettings,
+    private readonly opts: ObjectStoreOptions = {},
+  ) {
+    const env = opts.env ?? process.env;
+    const c = settings.credentials;
+    this.secrets = [env[c.secret_access_key_env], c.session_token_env ? env[c.session_token_env] : undefined].filter((s): s is string => !!s);
+    this.retries = opts.retries ?? 4;
+    this.policy = opts.backoff ?? { baseMs: 200, capMs: 5_000 };
+    this.timeoutMs = opts.timeoutMs ?? 60_000;
+  }
+
+  /** Where the store is, for messages: endpoint (credentials stripped) and bucket. */
+  get where(): string {
+    const ep = this.settings.endpoint ? redactText(this.settings.endpoint) : `s3 (${this.settings.region})`;
+    return `bucket ${this.settings.bucket} at ${ep}`;
+  }
+
+  keyFor(sha256: string): string {
+    return objectKey(this.settings.prefix, sha256);
+  }
+
+  private async s3(): Promise<S3Client> {
+    this.client ??= (async () => {
+      const env = this.opts.env ?? process.env;
+      const c = this.settings.credentials;
+      const accessKeyId = env[c.access_key_id_env];
+      const secretAccessKey = env[c.secret_access_key_env];
+      if (!accessKeyId || !secretAccessKey)
+        throw new ObjectStoreError(
+          `storage_mode hybrid: no credentials for ${this.where}: set the environment variables ${c.access_key_id_env} and ${c.secret_access_key_env} (results.object_store.credentials names them)`,
+          'config',
+        );
+      const sessionToken = c.session_token_env ? env[c.session_token_env] : undefined;
+      const { S3Client } = await loadSdk();
+      return new S3Client({
+        region: this.settings.region,
+        ...(this.settings.endpoint ? { endpoint: this.settings.endpoint } : {}),
+        forcePathStyle: this.settings.force_path_style,
+        credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) },
+        // Our own retries (below) decide what is transient; the SDK's would hide a dead server for long.
+        maxAttempts: 1,
+        requestHandler: { requestTimeout: this.timeoutMs, connectionTimeout: Math.min(this.timeoutMs, 10_000) },
+      });
+    })();
+    this.client.catch(() => {
+      this.client = null;
+    });
+    return this.client;
+  }
+
+  /** One request, retried with backoff while its failure is transient. */
+  private async request<T>(what: string, fn: (s3: S3Client, m: S3Module) => Promise<T>): Promise<T> {
+    const s3 = await this.s3();
+    const m = await loadSdk();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn(s3, m);
+      } catch (err) {
+        if (err instanceof ObjectStoreError) throw err;
+        const failure = this.classify(err);
+        if ((failure === 'unreachable' || failure === 'server') && attempt < this.retries) {
+          await new Promise((r) => setTimeout(r, backoffDelay(attempt + 1, this.policy)));
+          continue;
+        }
+        throw new ObjectStoreError(`${what} (${this.where}): ${this.describe(err, failure)}`, failure);
+      }
+    }
+  }
+
+  private classify(err: unknown): ObjectStoreFailure {
+    const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
+    const status = e.$metadata?.httpStatusCode;
+    if (e.name === 'NoSuchBucket') return 'no-bucket';
+    if (
+      e.name === 'InvalidAccessKeyId' ||
+      e.name === 'SignatureDoesNotMatch' ||
+      e.name === 'AccessDenied' ||
+      e.name === 'InvalidToken' ||
+      e.name === 'ExpiredToken' ||
+      status === 401 ||
+      status === 403
+    )
+      return 'credentials';
+    if (status !== undefined && (status >= 500 || status === 429)) return 'server';
+    if (status === undefined) return 'unreachable';
+    return 'server';
+  }
+
+  /** A message from the failure's kind and the server's error name, with any secret masked. */
+  private describe(err: unknown, failure: ObjectStoreFailure): string {
+    const e = err as { name?: string; message?: string; code?: string; $metadata?: { httpStatusCode?: number } };
+    const status = e.$metadata?.httpStatusCode;
+    const detail =
+      failure === 'credentials'
+        ? `the server refused the credentials (${e.name ?? 'HTTP ' + status}); check ${this.settings.credentials.access_key_id_env} and ${this.settings.credentials.secret_access_key_env}`
+        : failure === 'no-bucket'
+          ? `the bucket ${this.settings.bucket} does not exist`
+          : failure === 'unreachable'
+            ? `the server could not be reached (${e.code ?? e.name ?? 'network error'}: ${(e.message ?? '').split('\n')[0]})`
+            : `the server failed (${e.name ?? 'error'}${status ? `, HTTP ${status}` : ''})`;
+    return this.mask(detail);
+  }
+
+  private mask(text: string): string {
+    let out = redactText(text);
+    for (const s of this.secrets) out = out.split(s).join('***');
+    return out;
+  }
+
+  /** The object's size, or null when there is none. */
+  async head(key: string): Promise<number | null> {
+    return this.request(`checking ${key}`, async (s3, m) => {
+      try {
+        const r = await s3.send(new m.HeadObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+        return r.ContentLength ?? 0;
+      } catch (err) {
+        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+        if (e.name === 'NotFound' || e.name === 'NoSuchKey') return null;
+        // HEAD has no body: a missing bucket is a bare 404 too; tell the two apart once.
+        if (e.$metadata?.httpStatusCode === 404) {
+          await s3.send(new m.HeadBucketCommand({ Bucket: this.settings.bucket })).catch((b: unknown) => {
+            const be = b as { name?: string; $metadata?: { httpStatusCode?: number } };
+            if (be.name === 'NotFound' || be.name === 'NoSuchBucket' || be.$metadata?.httpStatusCode === 404)
+              throw Object.assign(new Error('no such bucket'), { name: 'NoSuchBucket', $metadata: { httpStatusCode: 404 } });
+            throw b;
+          });
+          return null;
+        }
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * Store `data` under its content address. Skips the upload when an object of that size is already
+   * there (the key is the sha256: same key, same bytes — a read verifies that anyway).
+   */
+  async put(data: Buffer, opts: { sha256?: string; mediaType?: string } = {}): Promise<PutOutcome> {
+    const sha = opts.sha256 ?? sha256Of(data);
+    const key = this.keyFor(sha);
+    const size = await this.head(key);
+    if (size === data.length) return { key, uploaded: false };
+    if (data.length >= MULTIPART_THRESHOLD) await this.putMultipart(key, data, opts.mediaType);
+    else
+      await this.request(`uploading ${key}`, (s3, m) =>
+        s3.send(
+          new m.PutObjectCommand({
+            Bucket: this.settings.bucket,
+            Key: key,
+            Body: data,
+            ContentLength: data.length,
+            ...(opts.mediaType ? { ContentType: opts.mediaType } : {}),
+          }),
+        ),
+      );
+    return { key, uploaded: true };
+  }
+
+  private async putMultipart(key: string, data: Buffer, mediaType?: string): Promise<void> {
+    const bucket = this.settings.bucket;
+    const created = await this.request(`starting the upload of ${key}`, (s3, m) =>
+      s3.send(new m.CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ...(mediaType ? { ContentType: mediaType } : {}) })),
+    );
+    const uploadId = created.UploadId;
+    if (!uploadId) throw new ObjectStoreError(`starting the upload of ${key} (${this.where}): the server returned no upload id`, 'server');
+    try {
+      const parts: { ETag: string; PartNumber: number }[] = [];
+      for (let offset = 0, n = 1; offset < data.length; offset += PART_SIZE, n++) {
+        const body = data.subarray(offset, Math.min(offset + PART_SIZE, data.length));
+        const r = await this.request(`uploading part ${n} of ${key}`, (s3, m) =>
+          s3.send(new m.UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: n, Body: body, ContentLength: body.length })),
+        );
+        parts.push({ ETag: r.ETag ?? '', PartNumber: n });
+      }
+      await this.request(`completing the upload of ${key}`, (s3, m) =>
+        s3.send(new m.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } })),
+      );
+    } catch (err) {
+      // Best effort: a bucket lifecycle rule cleans up what an unreachable server leaves behind.
+      const s3 = await this.s3();
+      const m = await loadSdk();
+      await s3.send(new m.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => {});
+      throw err;
+    }
+  }
+
+  /** The object's bytes, or null when there is none (unverified: see getVerified). */
+  async get(key: string): Promise<Buffer | null> {
+    return this.request(`reading ${key}`, async (s3, m) => {
+      try {
+        const r = await s3.send(new m.GetObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+        if (!r.Body) return Buffer.alloc(0);
+        return Buffer.from(await r.Body.transformToByteArray());
+      } catch (err) {
+        if ((err as { name?: string }).name === 'NoSuchKey') return null;
+        throw err;
+      }
+    });
+  }
+
+  /** Drop the client's sockets (a CLI command would otherwise wait for keep-alive to time out). */
+  async close(): Promise<void> {
+    const c = this.client;
+    this.client = null;
+    if (c) (await c.catch(() => null))?.destroy();
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * `storage_mode: hybrid` against a real S3 API server on 127.0.0.1 (test/helpers/s3.ts: s3rver
+ * behind a SigV4-verifying front) with the AWS SDK as our client: publish puts payloads in the
+ * bucket before it commits pointers, pull --with-artifacts reads and verifies them, and every
+ * failure (wrong credentials, missing bucket, a server gone mid-upload, a corrupted object) leaves
+ * no pointer naming a missing object and no secret in what we print.
+ */
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lsTree, openRepo, readBlobs } from '../src/git/index.js';
+import { runLocation } from '../src/branch/layout.js';
+import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { objectStoreYaml, S3_SECRET, startS3, type S3Server } from './helpers/s3.js';
+import { ARTIFACTS_REF, RESULTS_REF, cli, makeRunWorkspace, makeUserRepo, readTree, tip, type RunWorkspace } from './publish-helpers.js';
+import type { UserRepoFixture } from './helpers/git-fixtures.js';
+
+let restore: () => void;
+let s3: S3Server;
+let user: UserRepoFixture;
+let run: RunWorkspace;
+
+function writeConfig(dir: string, s: S3Server, extra = ''): void {
+  mkdirSync(join(dir, '.agentv'), { recursive: true });
+  writeFileSync(join(dir, '.agentv', 'config.yaml'), `results:\n${objectStoreYaml(s)}\n${extra}`);
+}
+
+function client(s: S3Server, secret = S3_SECRET): S3Client {
+  return new S3Client({
+    endpoint: s.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: s.env.AWS_ACCESS_KEY_ID!, secretAccessKey: secret },
+  });
+}
+
+function sha(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+interface Pointer {
+  ref: string;
+  key: string;
+  path: string;
+  sha256: string;
+  size: number;
+  object_version: string;
+  media_type: string;
+}
+
+async function publishedPointers(dir: string, runId: string): Promise<Pointer[]> {
+  const repo = await openRepo(dir);
+  const spec = `${RESULTS_REF}:${runLocation(runId).path}/index.jsonl`;
+  const index = (await readBlobs(repo, [spec])).get(spec)!;
+  return index
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .flatMap((l) => Object.values((JSON.parse(l) as { artifact_pointers?: Record<string, Pointer> }).artifact_pointers ?? {}));
+}
+
+/** The run's paths on the artifacts branch (hybrid: none of its payloads). */
+async function artifactPaths(dir: string, runId: string): Promise<string[]> {
+  const repo = await openRepo(dir);
+  const t = await tip(dir, ARTIFACTS_REF);
+  if (!t) return [];
+  const prefix = `${runLocation(runId).path}/`;
+  return (await lsTree(repo, t, { recursive: true })).map((e) => e.path).filter((p) => p.startsWith(prefix));
+}
+
+function files(dir: string): string[] {
+  const out: string[] = [];
+  const go = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) go(join(d, e.name));
+      else out.push(relative(dir, join(d, e.name)));
+    }
+  };
+  go(dir);
+  return out;
+}
+
+beforeAll(async () => {
+  restore = useIsolatedGitEnv();
+  s3 = await startS3();
+  user = await makeUserRepo();
+  writeConfig(user.work, s3);
+  run = await makeRunWorkspace({ rows: 4, experiment: 'hybrid' });
+}, 60_000);
+
+afterAll(async () => {
+  await s3?.close();
+  restore();
+  await cleanupTempDirs();
+});
+
+describe('hybrid: publish and pull through the bucket', () => {
+  it('publish stores payloads in the bucket and commits only pointers to them, in AgentV’s pointer shape', async () => {
+    const r = await cli(['publish', run.dir, '--push', '--json'], user.work, { env: s3.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).not.toContain(S3_SECRET);
+    const out = JSON.parse(r.stdout) as { stored: { objects: number; uploaded: number } };
+    expect(out.stored.objects).toBeGreaterThan(0);
+    expect(out.stored.uploaded).toBe(out.stored.objects);
+
+    const pointers = await publishedPointers(user.work, run.runId);
+    expect(pointers.length).toBeGreaterThan(0);
+    const c = client(s3);
+    for (const p of pointers) {
+      expect(p.ref).toBe('object_store');
+      expect(p.key).toBe(`agentv/sha256/${p.sha256}`);
+      expect(p.object_version).toBe(`sha256:${p.sha256}`);
+      const local = readFileSync(join(run.dir, p.path));
+      expect(sha(local)).toBe(p.sha256);
+      expect(p.size).toBe(local.length);
+      const got = Buffer.from(await (await c.send(new GetObjectCommand({ Bucket: s3.bucket, Key: p.key }))).Body!.transformToByteArray());
+      expect(got.equals(local)).toBe(true);
+    }
+    // None of the run's payloads went to git.
+    expect(await artifactPaths(user.work, run.runId)).toEqual([]);
+  });
+
+  it('publishing again sends nothing (content addressing) and makes no commit', async () => {
+    const before = await tip(user.work, RESULTS_REF);
+    const seen = s3.requests.length;
+    const r = await cli(['publish', run.dir, '--json'], user.work, { env: s3.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(await tip(user.work, RESULTS_REF)).toBe(before);
+    const sent = s3.requests.slice(seen);
+    expect(sent.filter((q) => q.method === 'PUT')).toEqual([]);
+    expect(sent.filter((q) => q.method === 'HEAD').length).toBeGreaterThan(0);
+  });
+
+  it('pull --with-artifacts on another clone reads every payload from the bucket, verified, byte for byte', async () => {
+    const other = await makeTempDir('agentv-hybrid-clone');
+    await git(other, ['clone', '-q', user.remote, 'c']);
+    const clone = join(other, 'c');
+    writeConfig(clone, s3);
+    const out = join(other, 'pulled');
+    const r = await cli(['pull', run.runId, '--with-artifacts', '--fetch', '--out', out, '--json'], clone, { env: s3.env });
+    expect(r.code, r.stderr).toBe(0);
+    const res = JSON.parse(r.stdout) as { payloads: { pointed: number; written: number } };
+    expect(res.payloads.written).toBe(res.payloads.pointed);
+    const published = await readTree(run.dir);
+    const pulled = await readTree(out);
+    for (const [path, bytes] of published) {
+      if (path.endsWith('index.jsonl')) continue;
+      expect(pulled.get(path)?.equals(bytes), path).toBe(true);
+    }
+  });
+
+  it('a corrupted object is refused on read (sha256 mismatch, exit 1) and nothing is written', async () => {
+    const p = (await publishedPointers(user.work, run.runId))[0]!;
+    const c = client(s3);
+    const good = Buffer.from(await (await c.send(new GetObjectCommand({ Bucket: s3.bucket, Key: p.key }))).Body!.transformToByteArray());
+    const bad = Buffer.from(good);
+    bad[0] = bad[0]! ^ 0xff;
+    await c.send(new PutObjectCommand({ Bucket: s3.bucket, Key: p.key, Body: bad }));
+    try {
+      const out = join(await makeTempDir('agentv-hybrid-corrupt'), 'run');
+      const r = await cli(['pull', run.runId, '--with-artifacts', '--out', out], user.work, { env: s3.env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('does not match its pointer');
+      expect(() => readdirSync(out)).toThrow();
+    } finally {
+      await c.send(new PutObjectCommand({ Bucket: s3.bucket, Key: p.key, Body: good }));
+    }
+  });
+});
+
+describe('hybrid: failures leave no pointer to a missing object', () => {
+  it('wrong credentials: exit 3, nothing committed, the secret never printed', async () => {
+    const r0 = await makeRunWorkspace({ rows: 2, experiment: 'hybrid', minute: 7 });
+    const before = await tip(user.work, RESULTS_REF);
+    const wrong = 'not-the-secret-0000000000000000';
+    const r = await cli(['publish', r0.dir, '--json'], user.work, { env: { ...s3.env, AWS_SECRET_ACCESS_KEY: wrong } });
+    expect(r.code).toBe(3);
+    expect(r.stdout + r.stderr).toContain('refused the credentials');
+    expect(r.stdout + r.stderr).not.toContain(wrong);
+    expect(r.stdout + r.stderr).not.toContain(S3_SECRET);
+    expect(await tip(user.work, RESULTS_REF)).toBe(before);
+    // The front refuses a wrong secret as S3 does (s3rver alone would not).
+    await expect(client(s3, wrong).send(new HeadObjectCommand({ Bucket: s3.bucket, Key: 'x' }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 403 } });
+  });
+
+  it('a bucket that does not exist: exit 3 saying so, nothing committed', async () => {
+    const dir = await makeTempDir('agentv-hybrid-nobucket');
+    await git(dir, ['clone', '-q', user.remote, 'c']);
+    const clone = join(dir, 'c');
+    writeConfig(clone, { ...s3, bucket: 'no-such-bucket' });
+    const before = await tip(clone, RESULTS_REF);
+    const r0 = await makeRunWorkspace({ rows: 2, experiment: 'hybrid', minute: 8 });
+    const r = await cli(['publish', r0.dir], clone, { env: s3.env });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('bucket no-such-bucket does not exist');
+    expect(await tip(clone, RESULTS_REF)).toBe(before);
+  });
+
+  it('the server goes away mid multipart upload: exit 3, nothing committed; once it is back, publish completes and pull verifies', async () => {
+    const big = await makeRunWorkspace({ rows: 2, experiment: 'hybrid', minute: 9 });
+    const transcript = files(big.dir).find((f) => f.endsWith('transcript.json'))!;
+    // 20 MiB of transcript-like text: three parts of a multipart upload.
+    const line = `${JSON.stringify({ role: 'assistant', content: 'x'.repeat(200) })}\n`;
+    const payload = Buffer.from(line.repeat(Math.ceil((20 * 1024 * 1024) / line.length)));
+    const bigPath = join(big.dir, transcript.replace(/transcript\.json$/, 'transcript-raw.log'));
+    writeFileSync(bigPath, payload);
+    const before = await tip(user.work, RESULTS_REF);
+    s3.goAway((req) => req.method === 'PUT' && /partNumber=2/.test(req.url ?? ''));
+    try {
+      const r = await cli(['publish', big.dir], user.work, { env: s3.env });
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain('could not be reached');
+      expect(await tip(user.work, RESULTS_REF)).toBe(before);
+    } finally {
+      await s3.comeBack();
+    }
+    const r2 = await cli(['publish', big.dir, '--json'], user.work, { env: s3.env });
+    expect(r2.code, r2.stderr).toBe(0);
+    const parts = s3.requests.filter((q) => q.method === 'PUT' && /partNumber=3/.test(q.path));
+    expect(parts.length).toBeGreaterThan(0);
+    const p = (await publishedPointers(user.work, big.runId)).find((x) => x.path.endsWith('transcript-raw.log'))!;
+    expect(p.size).toBe(payload.length);
+    const out = join(await makeTempDir('agentv-hybrid-big'), 'run');
+    const r3 = await cli(['pull', big.runId, '--with-artifacts', '--out', out], user.work, { env: s3.env });
+    expect(r3.code, r3.stderr).toBe(0);
+    expect(readFileSync(join(out, p.path)).equals(payload)).toBe(true);
+  }, 120_000);
+});
