@@ -228,3 +228,52 @@ describe('hybrid: failures leave no pointer to a missing object', () => {
     expect(readFileSync(join(out, p.path)).equals(payload)).toBe(true);
   }, 120_000);
 });
+
+describe('hybrid: the daemon publishes through the outbox', () => {
+  it('an upload that cannot finish leaves the run pending (never dead), nothing committed; once the bucket is back the run is published', async () => {
+    const { OutboxWorker } = await import('../src/daemon/outbox-worker.js');
+    const { Outbox } = await import('../src/daemon/outbox.js');
+    const { silentLogger } = await import('../src/daemon/log.js');
+    const { resolveTarget } = await import('../src/branch/target.js');
+    const r0 = await makeRunWorkspace({ rows: 2, experiment: 'hybrid-daemon', minute: 20 });
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    Object.assign(process.env, s3.env);
+    try {
+      const target = await resolveTarget({ cwd: user.work });
+      const outbox = new Outbox(join(await makeTempDir('agentv-outbox'), 'outbox.jsonl'));
+      const worker = new OutboxWorker({
+        target,
+        targetOptions: { cwd: user.work },
+        outbox,
+        logger: silentLogger,
+        push: false,
+        maxPublishAttempts: 2,
+        backoff: { baseMs: 1, capMs: 2 },
+      });
+      await outbox.put({ kind: 'publish', run_dir: r0.dir, run_id: r0.runId, wip_ref: null });
+      const before = await tip(user.work, RESULTS_REF);
+      s3.goAway();
+      try {
+        for (let i = 0; i < 4; i++) expect((await worker.round({ force: true })).published).toBe(0);
+        const pending = await outbox.pending();
+        expect(pending.map((p) => [p.job.kind, p.state])).toEqual([['publish', 'pending']]);
+        expect(pending[0]!.lastError).toContain('could not be reached');
+        expect(await tip(user.work, RESULTS_REF)).toBe(before);
+      } finally {
+        await s3.comeBack();
+      }
+      expect((await worker.round({ force: true })).published).toBe(1);
+      expect(await outbox.pending()).toEqual([]);
+      const pointers = await publishedPointers(user.work, r0.runId);
+      expect(pointers.length).toBeGreaterThan(0);
+      for (const p of pointers) expect(p.ref).toBe('object_store');
+    } finally {
+      for (const [k, v] of [
+        ['AWS_ACCESS_KEY_ID', saved.id],
+        ['AWS_SECRET_ACCESS_KEY', saved.secret],
+      ] as const)
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+    }
+  }, 120_000);
+});

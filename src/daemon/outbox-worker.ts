@@ -6,7 +6,8 @@
  * The remote is treated as one resource: a network job that finds it unreachable backs every
  * network job off together (exponential with jitter); the first success clears the backoff and
  * everything queued goes out in the same round. Publishes are retried a few times (a summary.json
- * half-written, a transient read error), then marked dead with their error for `status`.
+ * half-written, a transient read error), then marked dead with their error for `status`; a publish
+ * whose payloads could not reach the object store (storage_mode hybrid) stays pending until it can.
  */
 import { resolveRef } from '../git/index.js';
 import { publish } from '../publish/publish.js';
@@ -19,6 +20,7 @@ import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js'
 import type { Logger } from './log.js';
 import type { Outbox, OutboxItem, OutboxJob } from './outbox.js';
 import { inspectRun } from './runs.js';
+import { ObjectStoreError } from '../store/object-store.js';
 
 export interface WorkerOptions {
   target: PublishTarget;
@@ -211,6 +213,14 @@ export class OutboxWorker {
     } catch (err) {
       const message = (err as Error).message;
       const attempts = item.attempts + 1;
+      if (err instanceof ObjectStoreError && err.transient) {
+        // storage_mode hybrid, the bucket unreachable: like a remote that is down, the run stays
+        // pending (never dead for it) and nothing was committed, so no pointer names a missing object.
+        const delay = backoffDelay(attempts, this.backoff);
+        await outbox.retry(item, now + delay, message);
+        logger.warn('object store not reachable; the run stays pending', { run: job.run_id, attempts, retry_in_ms: delay, error: message });
+        return 'retry';
+      }
       if (attempts >= (this.opts.maxPublishAttempts ?? 5)) {
         await outbox.dead(item, message);
         logger.error('publish failed; giving up (see `agentv-results status`)', { run: job.run_id, attempts, error: message });
