@@ -277,3 +277,53 @@ describe('hybrid: the daemon publishes through the outbox', () => {
     }
   }, 120_000);
 });
+
+describe('hybrid: storage migrate', () => {
+  it('copies git-native payloads to the bucket and rewrites pointers in one ordinary commit; the artifacts branch keeps them, a second run moves nothing', async () => {
+    const repo = await makeUserRepo();
+    const old = await makeRunWorkspace({ rows: 3, experiment: 'legacy', minute: 30 });
+    const p0 = await cli(['publish', old.dir, '--push'], repo.work);
+    expect(p0.code, p0.stderr).toBe(0);
+    const gitPointers = await publishedPointers(repo.work, old.runId);
+    expect(gitPointers.every((p) => p.ref === 'agentv/artifacts/v1')).toBe(true);
+    const artifactsBefore = await tip(repo.work, ARTIFACTS_REF);
+    const resultsBefore = await tip(repo.work, RESULTS_REF);
+
+    writeConfig(repo.work, s3, '  auto_push: true\n');
+    const dry = await cli(['storage', 'migrate', '--dry-run', '--json'], repo.work, { env: s3.env });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect((JSON.parse(dry.stdout) as { payloads: number; commit: null }).payloads).toBe(gitPointers.length);
+    expect(await tip(repo.work, RESULTS_REF)).toBe(resultsBefore);
+
+    const r = await cli(['storage', 'migrate', '--json'], repo.work, { env: s3.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).not.toContain(S3_SECRET);
+    const res = JSON.parse(r.stdout) as { payloads: number; uploaded: number; commit: string; push: { landed: boolean } };
+    expect(res.payloads).toBe(gitPointers.length);
+    expect(res.push.landed).toBe(true);
+    // An ordinary commit on top of the old tip; the artifacts branch untouched.
+    expect((await git(repo.work, ['rev-parse', `${res.commit}^`])).trim()).toBe(resultsBefore);
+    expect(await tip(repo.work, ARTIFACTS_REF)).toBe(artifactsBefore);
+    const moved = await publishedPointers(repo.work, old.runId);
+    expect(moved.map((p) => [p.path, p.sha256, p.size])).toEqual(gitPointers.map((p) => [p.path, p.sha256, p.size]));
+    for (const p of moved) {
+      expect(p.ref).toBe('object_store');
+      expect(p.key).toBe(`agentv/sha256/${p.sha256}`);
+    }
+    // Old pointers (the commit before) still resolve on the artifacts branch.
+    const oldKeys = gitPointers.map((p) => `${artifactsBefore}:${p.key}`);
+    const blobs = await readBlobs(await openRepo(repo.work), oldKeys);
+    expect(oldKeys.every((k) => blobs.get(k) !== null && blobs.get(k) !== undefined)).toBe(true);
+
+    // Pulled from the bucket, byte for byte.
+    const out = join(await makeTempDir('agentv-migrated'), 'run');
+    const pr = await cli(['pull', old.runId, '--with-artifacts', '--out', out], repo.work, { env: s3.env });
+    expect(pr.code, pr.stderr).toBe(0);
+    for (const p of moved) expect(readFileSync(join(out, p.path)).equals(readFileSync(join(old.dir, p.path)))).toBe(true);
+
+    const again = await cli(['storage', 'migrate', '--json'], repo.work, { env: s3.env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ payloads: 0, commit: null });
+    expect(await tip(repo.work, RESULTS_REF)).toBe(res.commit);
+  }, 120_000);
+});

@@ -37,6 +37,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   serve: () => import('./serve.js').then((m) => m.registerServe),
   archive: () => import('./archive.js').then((m) => m.registerArchive),
   expire: () => import('./expire.js').then((m) => m.registerExpire),
+  storage: () => import('./storage.js').then((m) => m.registerStorage),
 };
 
 /** The command names, in help order. */
