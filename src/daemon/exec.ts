@@ -12,7 +12,7 @@
  * waiting for the command. A run without summary.json when the command exits did not finish: it
  * gets a final full checkpoint and stays on its WIP branch for `wip recover`.
  */
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import type { PublishResult } from '../publish/publish.js';
 import type { PushOutcome } from '../sync/push-branches.js';
 import { resolveTarget, type TargetOptions } from '../branch/target.js';
@@ -20,6 +20,7 @@ import { DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS } from '../wip/index.js';
 import { FORWARDED_SIGNALS, startCommand } from './child.js';
 import { DEFAULT_ROOT } from './daemon.js';
 import { finishRun } from './finish-run.js';
+import { ObjectStoreError } from '../store/object-store.js';
 import { silentLogger, type Logger } from './log.js';
 import { Outbox } from './outbox.js';
 import { RunFollower, type Followed } from './exec-follow.js';
@@ -207,6 +208,20 @@ async function finishOne(
       fail({ code: 3, message: `${done.push.message}; the run is committed locally and queued` });
   } catch (err) {
     report.error = (err as Error).message;
+    if (err instanceof ObjectStoreError && err.transient) {
+      // storage_mode hybrid, the bucket unreachable: nothing was committed; the run waits in the
+      // outbox (a daemon, or `daemon --once`, publishes it) as a push waits for its remote.
+      const id = await ctx.outbox.put({
+        kind: 'publish',
+        run_dir: f.dir,
+        run_id: report.runId ?? basename(f.dir),
+        wip_ref: f.session?.checkpointer.ref ?? null,
+      });
+      report.queued.push(id);
+      logger.warn('object store not reachable; the run is queued for publish', { dir: f.dir, error: report.error });
+      fail({ code: 3, message: `${report.error}; the run is queued in the outbox (agentv-results daemon --once publishes it)`, cause: err });
+      return report;
+    }
     logger.error('publish failed', { dir: f.dir, error: report.error });
     fail({ code: 3, message: report.error, cause: err });
   }

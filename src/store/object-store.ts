@@ -91,6 +91,10 @@ type S3Client = import('@aws-sdk/client-s3').S3Client;
 
 let sdk: Promise<S3Module> | null = null;
 function loadSdk(): Promise<S3Module> {
+  // The SDK warns in every process on Node < 22 that its releases after January 2027 will need
+  // Node 22; ours is pinned to a release that supports our engines (Node >= 20.19). Left on unless
+  // the user decided.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   sdk ??= import('@aws-sdk/client-s3');
   return sdk;
 }
