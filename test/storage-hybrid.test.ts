@@ -327,3 +327,56 @@ describe('hybrid: storage migrate', () => {
     expect(await tip(repo.work, RESULTS_REF)).toBe(res.commit);
   }, 120_000);
 });
+
+describe('hybrid: round trips and hostile input', () => {
+  it('a pulled hybrid run validates, and republishing it (with or without its payloads) makes no commit', async () => {
+    const dir = await makeTempDir('agentv-hybrid-roundtrip');
+    const before = await tip(user.work, RESULTS_REF);
+    const full = join(dir, 'full');
+    expect((await cli(['pull', run.runId, '--with-artifacts', '--out', full], user.work, { env: s3.env })).code).toBe(0);
+    const v = await cli(['validate', full, '--require-payloads'], user.work);
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    const bare = join(dir, 'bare');
+    expect((await cli(['pull', run.runId, '--out', bare], user.work, { env: s3.env })).code).toBe(0);
+    for (const ws of [full, bare]) {
+      const r = await cli(['publish', ws, '--json'], user.work, { env: s3.env });
+      expect(r.code, r.stderr).toBe(0);
+      expect((JSON.parse(r.stdout) as { status: string }).status).toBe('already-published');
+    }
+    expect(await tip(user.work, RESULTS_REF)).toBe(before);
+  });
+
+  it('an object_store pointer key must be the content address of its own sha256 under a safe prefix (pull and validate check it)', async () => {
+    const { isContentKey } = await import('../src/store/object-store.js');
+    const h = 'a'.repeat(64);
+    expect(isContentKey(`agentv/sha256/${h}`, h)).toBe(true);
+    expect(isContentKey(`sha256/${h}`, h)).toBe(true);
+    for (const bad of [`agentv/sha256/${'b'.repeat(64)}`, `../sha256/${h}`, `a/../sha256/${h}`, `/sha256/${h}`, `a b/sha256/${h}`])
+      expect(isContentKey(bad, h), bad).toBe(false);
+  });
+});
+
+describe('hybrid: configuration', () => {
+  it('refuses a literal secret in the file without repeating it, and hybrid without object_store', async () => {
+    const { loadResultsConfig } = await import('../src/branch/config.js');
+    const dir = await makeTempDir('agentv-hybrid-config');
+    mkdirSync(join(dir, '.agentv'));
+    const secret = 'literal-secret-in-file-123';
+    writeFileSync(
+      join(dir, '.agentv', 'config.yaml'),
+      `results:\n  storage_mode: hybrid\n  object_store:\n    bucket: b-1\n    credentials:\n      secret_access_key: ${secret}\n`,
+    );
+    const err = await loadResultsConfig({ cwd: dir, env: {} }).catch((e: Error) => e);
+    expect(err).toMatchObject({ code: 'config' });
+    expect((err as Error).message).toContain('never read from the config file');
+    expect((err as Error).message).not.toContain(secret);
+    writeFileSync(join(dir, '.agentv', 'config.yaml'), 'results:\n  storage_mode: hybrid\n');
+    await expect(loadResultsConfig({ cwd: dir, env: {} })).rejects.toThrow(/object_store is not set/);
+    // The environment fills object_store key by key; git-native stays the default.
+    writeFileSync(join(dir, '.agentv', 'config.yaml'), 'results:\n  object_store:\n    bucket: from-file\n    prefix: p\n');
+    const c = await loadResultsConfig({ cwd: dir, env: { AGENTV_RESULTS_S3_BUCKET: 'from-env', AGENTV_RESULTS_STORAGE_MODE: 'hybrid' } });
+    expect(c.config.storage_mode).toBe('hybrid');
+    expect(c.config.object_store).toMatchObject({ bucket: 'from-env', prefix: 'p', region: 'us-east-1', force_path_style: false });
+    expect((await loadResultsConfig({ cwd: await makeTempDir('agentv-empty'), env: {} })).config.storage_mode).toBe('git-native');
+  });
+});

@@ -20,11 +20,12 @@ import { objectStoreForReading } from '../branch/storage.js';
 import { trackingRef } from '../branch/refs.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { AGENTV_ARTIFACTS_REF_NAME } from '../publish/agentv-run.js';
-import { offloadPayloads } from '../publish/offload.js';
+import { offloadPayloads, pointersOf } from '../publish/offload.js';
 import { OBJECT_STORE_REF, sha256Of } from '../store/object-store.js';
 import { syncIdent } from '../sync/integrate.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
 import { safeRelativePath } from '../model/paths.js';
+import { jsonlObjects } from '../util/jsonl-objects.js';
 
 export interface MigrateOptions extends TargetOptions {
   /** List what would move; upload and commit nothing. */
@@ -55,24 +56,12 @@ interface PointerRef {
   size: number | null;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** The pointers of a manifest that name the artifacts branch. */
 function gitPointers(text: string, refs: Set<string>): PointerRef[] {
   const out: PointerRef[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (!isRecord(row)) continue;
-    const p = row.artifact_pointers;
-    const list = Array.isArray(p) ? p : isRecord(p) ? Object.values(p) : [];
-    for (const q of list) {
-      if (!isRecord(q) || q.ref === OBJECT_STORE_REF || typeof q.ref !== 'string' || !refs.has(q.ref)) continue;
+  for (const row of jsonlObjects(text)) {
+    for (const q of pointersOf(row)) {
+      if (q.ref === OBJECT_STORE_REF || typeof q.ref !== 'string' || !refs.has(q.ref)) continue;
       if (typeof q.key !== 'string' || typeof q.path !== 'string' || typeof q.sha256 !== 'string') continue;
       out.push({ path: q.path, key: q.key, sha256: q.sha256, size: typeof q.size === 'number' ? q.size : null });
     }

@@ -31,7 +31,7 @@ function isManifest(path: string): boolean {
 }
 
 /** Each pointer object of a row (AgentV's object keyed by kind, or an older array). */
-function pointersOf(row: Record<string, unknown>): Record<string, unknown>[] {
+export function pointersOf(row: Record<string, unknown>): Record<string, unknown>[] {
   const p = row.artifact_pointers;
   const list = Array.isArray(p) ? p : isRecord(p) ? Object.values(p) : [];
   return list.filter(isRecord);

@@ -14,6 +14,7 @@ import type * as z from 'zod';
 import { AttemptTimingSchema, GradingSchema, MetricsSchema, ResultSchema, TranscriptSchema, type IndexRow } from '../model/artifacts.js';
 import { BUNDLE_FILE_FIELDS, ROW_DIR_FIELDS, ROW_PATH_FIELDS, safeRelativePath } from '../model/paths.js';
 import { pointerList } from '../model/artifacts.js';
+import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
 import { checkRunPathSync, readRunFileSync } from '../util/run-files.js';
 import { rangeProblems } from '../model/ranges.js';
 import { identityFieldsOf, projectionIdentity } from '../derive/identity.js';
@@ -160,7 +161,10 @@ async function checkPointer(ctx: RowCheckContext, pointer: NonNullable<IndexRow[
     problem('path escapes the run directory');
     return;
   }
-  if (pointer.key !== safe && !pointer.key.endsWith(`/${safe}`)) problem(`key ${pointer.key} does not end with its path`);
+  // A pointer into the bucket (storage_mode hybrid) names the content address of its bytes; one into the artifacts branch ends with its path.
+  if (pointer.ref === OBJECT_STORE_REF) {
+    if (!isContentKey(pointer.key, pointer.sha256)) problem(`key ${pointer.key} is not the content address of sha256 ${pointer.sha256}`);
+  } else if (pointer.key !== safe && !pointer.key.endsWith(`/${safe}`)) problem(`key ${pointer.key} does not end with its path`);
   const at = await locate(ctx, safe);
   if (at.kind === 'bad') {
     problem(at.message);

@@ -64,7 +64,7 @@ export function objectKey(prefix: string, sha256: string): string {
 export function isContentKey(key: string, sha256: string): boolean {
   if (!key.endsWith(`sha256/${sha256}`)) return false;
   const prefix = key.slice(0, key.length - `sha256/${sha256}`.length);
-  return prefix === '' || /^([A-Za-z0-9._-]+\/)+$/.test(prefix);
+  return prefix === '' || (/^([A-Za-z0-9._-]+\/)+$/.test(prefix) && !prefix.split('/').some((seg) => seg === '.' || seg === '..'));
 }
 
 export function sha256Of(data: Buffer): string {
