@@ -52,8 +52,9 @@ interface Pointer {
 
 async function publishedPointers(dir: string, runId: string): Promise<Pointer[]> {
   const repo = await openRepo(dir);
-  const spec = `${RESULTS_REF}:${runLocation(runId).path}/index.jsonl`;
-  const index = (await readBlobs(repo, [spec])).get(spec)!;
+  const specs = ['.internal/index.jsonl', 'index.jsonl'].map((m) => `${RESULTS_REF}:${runLocation(runId).path}/${m}`);
+  const blobs = await readBlobs(repo, specs);
+  const index = (blobs.get(specs[0]!) ?? blobs.get(specs[1]!))!;
   return index
     .toString('utf8')
     .split('\n')
@@ -378,5 +379,67 @@ describe('hybrid: configuration', () => {
     expect(c.config.storage_mode).toBe('hybrid');
     expect(c.config.object_store).toMatchObject({ bucket: 'from-env', prefix: 'p', region: 'us-east-1', force_path_style: false });
     expect((await loadResultsConfig({ cwd: await makeTempDir('agentv-empty'), env: {} })).config.storage_mode).toBe('git-native');
+  });
+});
+
+describe('hybrid: an AgentV 5.x workspace with a transcript pointer', () => {
+  it('its pointed transcript goes to the bucket; pull --with-artifacts gives back the workspace byte for byte (originals restored)', async () => {
+    const RUN = '2026-11-21T10-00-00-000Z';
+    const root = await makeTempDir('agentv-v5-hybrid');
+    const dir = join(root, '.agentv', 'results', RUN);
+    const rd = 'alpha--000000000000';
+    const transcript = JSON.stringify(
+      { schema_version: 'agentv.normalized_transcript.v1', messages: [{ role: 'assistant', content: 'hybrid answer' }] },
+      null,
+      2,
+    );
+    const row = {
+      timestamp: '2026-11-21T10:00:01.000Z',
+      test_id: 'alpha',
+      suite: 'demo',
+      score: 1,
+      target: 'steady-agent',
+      execution_status: 'ok',
+      result_dir: rd,
+      summary_path: `${rd}/summary.json`,
+      transcript_path: `${rd}/sample-1/transcript.json`,
+      artifact_pointers: {
+        transcript: {
+          ref: 'agentv/artifacts/v1',
+          key: `local/${rd}/sample-1/transcript.json`,
+          object_version: `sha256:${sha(Buffer.from(transcript))}`,
+          path: `${rd}/sample-1/transcript.json`,
+          sha256: sha(Buffer.from(transcript)),
+          size: Buffer.byteLength(transcript),
+          schema_version: 'agentv.normalized_transcript.v1',
+          media_type: 'application/vnd.agentv.normalized-transcript.v1+json',
+          family: 'transcripts',
+        },
+      },
+    };
+    const ws: Record<string, string> = {
+      [`${rd}/sample-1/transcript.json`]: transcript,
+      [`${rd}/summary.json`]: JSON.stringify({ test_id: 'alpha' }),
+      '.internal/index.jsonl': `${JSON.stringify(row)}\n`,
+      'summary.json': JSON.stringify({
+        index_path: '.internal/index.jsonl',
+        run_id: RUN,
+        metadata: { experiment: 'demo', timestamp: row.timestamp, targets: ['steady-agent'] },
+      }),
+    };
+    for (const [rel, data] of Object.entries(ws)) {
+      mkdirSync(join(dir, rel, '..'), { recursive: true });
+      writeFileSync(join(dir, rel), data);
+    }
+    const r = await cli(['publish', dir, '--json'], user.work, { env: s3.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { stored: { objects: number } }).stored.objects).toBe(1);
+    const onBranch = await publishedPointers(user.work, RUN);
+    expect(onBranch.map((p) => [p.ref, p.key])).toEqual([['object_store', `agentv/sha256/${sha(Buffer.from(transcript))}`]]);
+    expect((await artifactPaths(user.work, RUN)).some((p) => p.endsWith('transcript.json'))).toBe(false);
+    const out = join(root, 'pulled');
+    const pr = await cli(['pull', RUN, '--with-artifacts', '--out', out], user.work, { env: s3.env });
+    expect(pr.code, pr.stderr).toBe(0);
+    for (const [rel, data] of Object.entries(ws)) expect(readFileSync(join(out, rel), 'utf8'), rel).toBe(data);
   });
 });
