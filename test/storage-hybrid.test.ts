@@ -443,3 +443,36 @@ describe('hybrid: an AgentV 5.x workspace with a transcript pointer', () => {
     for (const [rel, data] of Object.entries(ws)) expect(readFileSync(join(out, rel), 'utf8'), rel).toBe(data);
   });
 });
+
+describe('hybrid: WIP checkpoints', () => {
+  it('a checkpoint stores heavy files in the bucket and commits their pointers; recover rebuilds them, verified', async () => {
+    const ws = await makeRunWorkspace({ rows: 2, experiment: 'hybrid-wip', minute: 40 });
+    const transcript = files(ws.dir).find((f) => f.endsWith('transcript.json'))!;
+    const heavyRel = transcript.replace(/transcript\.json$/, 'transcript-raw.log');
+    const heavy = Buffer.from('raw log line\n'.repeat(40_000)); // ~520 KB, over the 256 KiB threshold
+    writeFileSync(join(ws.dir, heavyRel), heavy);
+    const r = await cli(['wip', 'checkpoint', ws.dir, '--full', '--no-push', '--json'], user.work, { env: s3.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).not.toContain(S3_SECRET);
+    const branch = (JSON.parse(r.stdout) as { result: { branch: string } }[])[0]!.result.branch;
+    const tree = (await git(user.work, ['ls-tree', '-r', '--name-only', `refs/heads/${branch}`])).split('\n');
+    expect(tree).toContain(`objects/${heavyRel}`);
+    expect(tree).not.toContain(`run/${heavyRel}`);
+    const pointer = JSON.parse(await git(user.work, ['show', `refs/heads/${branch}:objects/${heavyRel}`])) as { key: string; sha256: string; size: number };
+    expect(pointer).toMatchObject({ key: `agentv/sha256/${sha(heavy)}`, sha256: sha(heavy), size: heavy.length });
+    const got = Buffer.from(await (await client(s3).send(new GetObjectCommand({ Bucket: s3.bucket, Key: pointer.key }))).Body!.transformToByteArray());
+    expect(got.equals(heavy)).toBe(true);
+
+    const out = join(await makeTempDir('agentv-hybrid-recover'), 'run');
+    const rec = await cli(['wip', 'recover', branch, '--out', out, '--no-fetch'], user.work, { env: s3.env });
+    expect(rec.code, rec.stderr).toBe(0);
+    expect(readFileSync(join(out, heavyRel)).equals(heavy)).toBe(true);
+    // Without the bucket's configuration, recover refuses rather than leaving the file out.
+    const plain = await makeTempDir('agentv-hybrid-recover-plain');
+    await git(plain, ['clone', '-q', user.work, 'c']);
+    await git(join(plain, 'c'), ['fetch', '-q', user.work, `refs/heads/${branch}:refs/heads/${branch}`]);
+    const bad = await cli(['wip', 'recover', branch, '--out', join(plain, 'out'), '--no-fetch'], join(plain, 'c'), { env: s3.env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('object_store is not configured');
+  });
+});

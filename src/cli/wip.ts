@@ -2,6 +2,7 @@
  * `wip <action>`: checkpoint | list | recover | clean. cac cannot match two-word commands, so this
  * one command dispatches its actions itself (ARCHITECTURE.md rule 6).
  */
+import { objectStoreForReading } from '../branch/storage.js';
 import type { Cli, CommandBuilder, Flags } from './program.js';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { resolveTarget } from '../branch/target.js';
@@ -126,6 +127,7 @@ async function listAction(flags: Record<string, unknown>): Promise<number> {
 async function recoverAction(source: string | undefined, flags: Record<string, unknown>): Promise<number> {
   if (!source) throw new UsageError('wip recover needs a WIP branch or a run id (see `agentv-results wip list`)');
   const target = await resolveTarget(targetOpts(flags));
+  const store = objectStoreForReading(target.config);
   const r = await recoverWip({
     repo: target.repo,
     remote: target.remote,
@@ -133,7 +135,8 @@ async function recoverAction(source: string | undefined, flags: Record<string, u
     out: flags.out as string | undefined,
     cwd: targetOpts(flags).cwd,
     fetch: flags.fetch !== false,
-  });
+    store,
+  }).finally(() => store?.close());
   if (flags.json) printJson(r);
   else {
     process.stdout.write(`${green('Recovered')} ${r.runId} from ${r.branch} (checkpoint ${r.checkpoint}, ${r.from}) into ${r.out}\n`);

@@ -9,6 +9,7 @@
  *
  * `once`: scan, checkpoint what is in progress, publish what is finished, push, exit: for cron/CI.
  */
+import { objectStoreFor } from '../branch/storage.js';
 import { resolve } from 'node:path';
 import { isAncestor, resolveRef } from '../git/index.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
@@ -294,6 +295,8 @@ function trackerOptions(opts: DaemonOptions, target: PublishTarget, push: boolea
     checkpointPollMs: opts.checkpointPollMs,
     settleMs: opts.settleMs,
     dormantAfterMs: opts.dormantAfterMs,
+    store: objectStoreFor(target.config),
+    heavyBytes: target.config.heavy_threshold_bytes,
   };
 }
 

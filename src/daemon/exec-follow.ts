@@ -6,6 +6,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PublishTarget } from '../branch/target.js';
+import { objectStoreFor } from '../branch/storage.js';
 import { WipSession, type WipEvent } from '../wip/index.js';
 import type { Logger } from './log.js';
 import { findRunDirs, inspectRun } from './runs.js';
@@ -84,6 +85,8 @@ export class RunFollower {
     f.starting = WipSession.start({
       repo: o.target.repo,
       remoteName: o.target.remote,
+      store: objectStoreFor(o.target.config),
+      heavyBytes: o.target.config.heavy_threshold_bytes,
       push: o.push,
       runDir: dir,
       host: o.host,

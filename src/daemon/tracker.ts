@@ -3,6 +3,7 @@
  * it), finished (queued for publish), or handled. `examine(dir)` is idempotent and cheap: it is
  * called for every watcher event and for every run on every rescan.
  */
+import type { ObjectStore } from '../store/object-store.js';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { readBlobs, readObjects, resolveRef, type Repo } from '../git/index.js';
@@ -35,6 +36,9 @@ export interface TrackerOptions {
   dormantAfterMs?: number;
   /** Something was queued: the work loop should run. */
   wake: () => void;
+  /** storage_mode hybrid: where checkpoints put heavy files. */
+  store?: ObjectStore | null;
+  heavyBytes?: number;
 }
 
 interface Tracked {
@@ -194,6 +198,8 @@ export class RunTracker {
         everyRows: this.opts.everyRows,
         pollMs: this.opts.checkpointPollMs,
         noStartCheckpoint: true,
+        store: this.opts.store ?? null,
+        ...(this.opts.heavyBytes !== undefined ? { heavyBytes: this.opts.heavyBytes } : {}),
         onEvent: (e) => this.onSessionEvent(dir, e),
       });
       this.runs.set(dir, { phase: 'active', session, summarySeenAt: null, retryAt: 0 });

@@ -23,6 +23,7 @@ import {
   segmentPath,
   WIP_INDEX_DIR,
   WIP_META_PATH,
+  WIP_OBJECTS_DIR,
   WIP_RUN_DIR,
   WIP_SCHEMA_VERSION,
   wipBranch,
@@ -41,6 +42,8 @@ import {
   type StatKey,
 } from './scan.js';
 import { AgentvResultsError } from '../util/errors.js';
+import { OBJECT_STORE_REF, sha256Of, type ObjectStore } from '../store/object-store.js';
+import { DEFAULT_HEAVY_THRESHOLD } from '../branch/config.js';
 
 export class WipError extends AgentvResultsError {
   readonly code: 'wip' | 'no-space';
@@ -67,6 +70,9 @@ export interface CheckpointerOptions {
   /** Branch name without refs/heads/ (defaults to the recovery marker's, else wipBranch(host, runId)). */
   branch?: string;
   now?: () => Date;
+  /** storage_mode hybrid: files of the run larger than `heavyBytes` go to this bucket; the branch keeps their pointers. */
+  store?: ObjectStore | null;
+  heavyBytes?: number;
 }
 
 export interface CheckpointResult {
@@ -126,6 +132,8 @@ export class Checkpointer {
   readonly ref: string;
   private readonly author: { name: string; email: string };
   private readonly now: () => Date;
+  private readonly store: ObjectStore | null;
+  private readonly heavyBytes: number;
   private tip: string | null = null;
   private meta: WipMeta | null = null;
   /** Top-level stat keys as of the last checkpoint: an unchanged stat skips re-reading the file. */
@@ -142,6 +150,8 @@ export class Checkpointer {
     this.ref = `refs/heads/${branch}`;
     this.author = opts.author;
     this.now = opts.now ?? (() => new Date());
+    this.store = opts.store ?? null;
+    this.heavyBytes = opts.heavyBytes ?? DEFAULT_HEAVY_THRESHOLD;
   }
 
   /** Opens the checkpointer of a workspace and loads the branch state (one or two git calls). */
@@ -299,24 +309,39 @@ export class Checkpointer {
     return { names: new Set(top.keys()), topFiles, files };
   }
 
-  /** Nested files: the sidecars of the new rows, or (full) everything, diffed against the tip. Appends to `changes`. */
+  /**
+   * Nested files: the sidecars of the new rows, or (full) everything, diffed against the tip.
+   * Appends to `changes`. In hybrid mode a file over the heavy threshold is stored in the bucket
+   * first and only its pointer is committed (under `objects/`), as a publish does.
+   */
   private async nestedChanges(full: boolean, newRows: Buffer, changes: FileChange[]): Promise<number> {
     const nested = (full ? await walkWorkspace(this.runDir) : await filesOfRows(this.runDir, rowReferencedPaths(newRows))).filter((p) => p.includes('/'));
     const existing = new Map<string, string>();
     if (full && this.tip) {
-      for (const e of await lsTree(this.repo, this.tip, { path: `${WIP_RUN_DIR}/`, recursive: true })) {
-        if (e.type === 'blob' && e.path.slice(WIP_RUN_DIR.length + 1).includes('/')) existing.set(e.path, e.sha);
-      }
+      for (const dir of [WIP_RUN_DIR, WIP_OBJECTS_DIR])
+        for (const e of await lsTree(this.repo, this.tip, { path: `${dir}/`, recursive: true })) {
+          if (e.type === 'blob' && (dir === WIP_OBJECTS_DIR || e.path.slice(dir.length + 1).includes('/'))) existing.set(e.path, e.sha);
+        }
     }
     const kept = new Set<string>();
     let files = 0;
+    const { store, heavyBytes: heavy } = this;
     for (const rel of nested) {
-      const path = `${WIP_RUN_DIR}/${rel}`;
+      let path = `${WIP_RUN_DIR}/${rel}`;
       if (!validPath(path)) continue;
-      const data = await readWorkspaceFile(this.runDir, rel);
+      let data = await readWorkspaceFile(this.runDir, rel);
       if (data === null) continue;
+      let payload: Buffer | null = null;
+      if (store && data.length > heavy) {
+        const sha256 = sha256Of(data);
+        payload = data;
+        path = `${WIP_OBJECTS_DIR}/${rel}`;
+        data = Buffer.from(`${JSON.stringify({ ref: OBJECT_STORE_REF, key: store.keyFor(sha256), path: rel, sha256, size: payload.length })}\n`);
+      }
       kept.add(path);
       if (existing.get(path) === blobId(this.repo, data)) continue;
+      // The object before its pointer: a checkpoint never names an object the bucket lacks.
+      if (payload && store) await store.put(payload);
       changes.push({ path, data });
       files++;
     }

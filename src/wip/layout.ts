@@ -24,6 +24,8 @@ export const WIP_SCHEMA_VERSION = 'agentv.wip.v1';
 export const WIP_META_PATH = 'wip.json';
 export const WIP_INDEX_DIR = 'index';
 export const WIP_RUN_DIR = 'run';
+/** storage_mode hybrid: a heavy file of the run is in the bucket; `objects/<rel>` holds its pointer (ref, key, sha256, size). */
+export const WIP_OBJECTS_DIR = 'objects';
 /**
  * Written by `wip recover` into the workspace it materializes, so an eval resumed there keeps
  * checkpointing onto the branch it came from (a fast-forward of the remote copy). Hidden: the

@@ -15,11 +15,22 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { AtomicDir } from '../derive/atomic-dir.js';
-import { lsTree, readBlobs, RefConflictError, updateRef, type Repo } from '../git/index.js';
+import { lsTree, readBlobs, RefConflictError, updateRef, type Repo, type TreeEntry } from '../git/index.js';
 import { indexRowIdentity } from '../merge/identity.js';
 import { isSafeSegment, safeRelativePath } from '../model/paths.js';
 import { WipError } from './checkpoint.js';
-import { parseWipBranch, parseWipMeta, RECOVERY_MARKER, runIdOfDir, WIP_INDEX_DIR, WIP_META_PATH, WIP_RUN_DIR, type WipMeta } from './layout.js';
+import {
+  parseWipBranch,
+  parseWipMeta,
+  RECOVERY_MARKER,
+  runIdOfDir,
+  WIP_INDEX_DIR,
+  WIP_META_PATH,
+  WIP_OBJECTS_DIR,
+  WIP_RUN_DIR,
+  type WipMeta,
+} from './layout.js';
+import { isContentKey, sha256Of, type ObjectStore } from '../store/object-store.js';
 import { listWip, type WipEntry } from './list.js';
 import { checkOutputDir } from '../util/output-target.js';
 
@@ -34,6 +45,8 @@ export interface RecoverOptions {
   /** Look at the remote's WIP branches too (default true). */
   fetch?: boolean;
   timeoutMs?: number;
+  /** storage_mode hybrid: the bucket a checkpoint's `objects/` pointers name. */
+  store?: ObjectStore | null;
 }
 
 export interface RecoverResult {
@@ -54,6 +67,37 @@ export interface RecoverResult {
   remoteError: string | null;
   /** Who wrote the checkpoint: us (wip.json + segments) or AgentV's own `agentv/wip/<host>/<run>`. */
   writer?: 'agentv-results' | 'agentv';
+}
+
+/** The `objects/` pointers of a hybrid checkpoint: each object read from the bucket, checked, written. */
+async function writeObjects(repo: Repo, objects: TreeEntry[], store: ObjectStore | null, staging: AtomicDir, branch: string): Promise<void> {
+  if (!store)
+    throw new WipError(`${branch} holds files in an object store (storage_mode hybrid) but results.object_store is not configured here; nothing was written`);
+  for (const e of objects) {
+    const ptr = (await readBlobs(repo, [e.sha])).get(e.sha);
+    let p: { key?: unknown; path?: unknown; sha256?: unknown; size?: unknown } = {};
+    try {
+      p = JSON.parse(ptr?.toString('utf8') ?? '') as typeof p;
+    } catch {
+      // refused below
+    }
+    const rel = safeRelativePath(e.path.slice(WIP_OBJECTS_DIR.length + 1));
+    if (
+      rel === null ||
+      p.path !== rel ||
+      typeof p.sha256 !== 'string' ||
+      typeof p.key !== 'string' ||
+      typeof p.size !== 'number' ||
+      !isContentKey(p.key, p.sha256) ||
+      rel.split('/').some((s) => s.startsWith('.'))
+    )
+      throw new WipError(`${branch}: refusing the object pointer ${e.path}: it is not a content-addressed pointer to a file of the run`);
+    const data = await store.get(p.key);
+    if (!data) throw new WipError(`${branch}: ${rel} is missing from ${store.where} (key ${p.key}); nothing was written`);
+    if (data.length !== p.size || sha256Of(data) !== p.sha256)
+      throw new WipError(`${branch}: ${rel} in ${store.where} does not match its pointer (sha256/size); nothing was written`);
+    staging.writeSync(rel, data);
+  }
 }
 
 /** Batches keep memory bounded for runs with many large sidecars. */
@@ -176,6 +220,7 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
     .filter((e) => e.type === 'blob' && e.path.startsWith(`${WIP_RUN_DIR}/`))
     .map((e) => ({ sha: e.sha, rel: safeRelativePath(e.path.slice(WIP_RUN_DIR.length + 1)) }))
     .filter((f): f is { sha: string; rel: string } => f.rel !== null && f.rel !== 'index.jsonl' && !f.rel.split('/').some((s) => s.startsWith('.')));
+  const objects = tree.filter((e) => e.type === 'blob' && e.path.startsWith(`${WIP_OBJECTS_DIR}/`));
 
   const out = opts.out ? resolve(cwd, opts.out) : defaultOut(cwd, meta);
   // The output-target rule: no file, device, FIFO or link is replaced; a directory is judged below.
@@ -206,6 +251,9 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
         if (data) staging.writeSync(f.rel, data);
       }
     }
+    // Heavy files a hybrid checkpoint put in the bucket: read after the branch's own copies (a file
+    // that grew past the threshold has both; the bucket's is the later one), each verified.
+    if (objects.length > 0) await writeObjects(repo, objects, opts.store ?? null, staging, entry.branch);
     // Segments hold complete lines only, so their concatenation is index.jsonl as captured.
     const captured: string[] = [];
     for (let i = 0; i < segments.length; i += BLOB_BATCH) {
@@ -237,7 +285,7 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
       from,
       out,
       rows: index.rows,
-      files: files.length,
+      files: files.length + objects.length,
       duplicatesDropped: index.dropped,
       merged,
       finished: meta.finished,

@@ -14,6 +14,8 @@ import { configGet, gcAuto, type Repo } from '../git/index.js';
 import { Checkpointer, type CheckpointResult } from './checkpoint.js';
 import { pushWipBranches, type WipPushResult } from './remote.js';
 import { resolveTarget, type TargetOptions } from '../branch/target.js';
+import { objectStoreFor } from '../branch/storage.js';
+import type { ObjectStore } from '../store/object-store.js';
 
 export const DEFAULT_INTERVAL_MS = 30_000;
 export const DEFAULT_EVERY_ROWS = 50;
@@ -49,6 +51,9 @@ export interface WipSessionOptions extends TargetOptions {
   noStartCheckpoint?: boolean;
   onEvent?: (event: WipEvent) => void;
   now?: () => Date;
+  /** storage_mode hybrid: where heavy files go (with `repo`; else from the configuration). */
+  store?: ObjectStore | null;
+  heavyBytes?: number;
 }
 
 export async function authorOf(repo: Repo): Promise<{ name: string; email: string }> {
@@ -84,11 +89,15 @@ export class WipSession {
     let repo = opts.repo;
     let remote = opts.remoteName ?? null;
     let push = opts.push ?? false;
+    let store = opts.store ?? null;
+    let heavyBytes = opts.heavyBytes;
     if (!repo) {
       const target = await resolveTarget(opts);
       repo = target.repo;
       remote = target.remote;
       push = opts.push ?? target.config.auto_push;
+      store ??= objectStoreFor(target.config);
+      heavyBytes ??= target.config.heavy_threshold_bytes;
     }
     const cp = await Checkpointer.open({
       repo,
@@ -96,6 +105,8 @@ export class WipSession {
       author: await authorOf(repo),
       host: opts.host,
       now: opts.now,
+      store,
+      ...(heavyBytes !== undefined ? { heavyBytes } : {}),
     });
     const session = new WipSession(cp, remote, push, opts);
     if (!opts.noStartCheckpoint) await session.checkpoint();
