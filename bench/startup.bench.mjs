@@ -35,6 +35,8 @@ async function oneFileBundle(dir) {
     platform: 'node',
     format: 'esm',
     target: 'node20',
+    // As the shipped bundle (scripts/bundle-cli.mjs): the S3 SDK stays outside, loaded only in hybrid mode.
+    external: ['@aws-sdk/client-s3'],
     banner: { js: "import { createRequire as __agentvCreateRequire } from 'node:module'; const require = __agentvCreateRequire(import.meta.url);" },
     logLevel: 'warning',
   });
