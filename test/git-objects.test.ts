@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   catFile,
   commitTree,
+  forEachBlob,
   formatGitDate,
   gcAuto,
   GitError,
@@ -448,6 +449,33 @@ describe('reading objects', () => {
     expect(result.get(`${'e'.repeat(40)}:x`)).toBeNull();
     await expect(readBlobs(repo, [`${commit}:catalog`])).rejects.toThrow(/is a tree, not a file/);
     expect((await readBlobs(repo, [])).size).toBe(0);
+  });
+
+  it('forEachBlob streams blobs of every size, split across processes, the same bytes readBlobs gives', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    // Sizes around and far past a pipe chunk (64 KiB), so objects and headers straddle chunks.
+    const sizes = [0, 1, 65_535, 65_536, 65_537, 3 * 1024 * 1024 + 7, 10, 200_000, ...Array.from({ length: 1200 }, (_, i) => (i * 97) % 5000)];
+    const files = sizes.map((n, i) => ({ path: `d${i}/summary.json`, data: randomBytes(n) }));
+    const { commit } = await writeCommit(repo, { parent: null, files, message: 'c', author: TEST_AUTHOR });
+    const specs = [...files.map((f) => `${commit}:${f.path}`), `${commit}:absent.json`];
+    const want = await readBlobs(repo, specs);
+    for (const processes of [1, 2]) {
+      const got = new Map<string, string | null>();
+      const { argvs } = await traceGitProcesses(() =>
+        forEachBlob(repo, specs, (spec, data) => got.set(spec, data === null ? null : createHash('sha256').update(data).digest('hex')), { processes }),
+      );
+      expect(argvs.map(subcommand)).toEqual(Array(processes).fill('cat-file'));
+      expect(got.size).toBe(specs.length);
+      for (const spec of specs) {
+        const w = want.get(spec);
+        expect(got.get(spec)).toBe(w == null ? null : createHash('sha256').update(w).digest('hex'));
+      }
+    }
+    expect(want.get(`${commit}:absent.json`)).toBeNull();
+    await expect(forEachBlob(repo, [`${commit}:d0/summary.json`, `${commit}:d1`], () => undefined)).rejects.toThrow(/is a tree, not a file/);
+    let calls = 0;
+    await forEachBlob(repo, [], () => calls++);
+    expect(calls).toBe(0);
   });
 
   it('catFile returns one object of any type', async () => {

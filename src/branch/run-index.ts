@@ -15,7 +15,8 @@
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readBlobs, type Repo } from '../git/index.js';
+import { availableParallelism } from 'node:os';
+import { forEachBlob, readBlobs, type Repo } from '../git/index.js';
 import { jsonlObjects } from '../util/jsonl-objects.js';
 import { listRunDirs, stableRunId, type BranchRunDir } from './layout.js';
 
@@ -264,6 +265,12 @@ async function saveCache(repo: Repo, cache: Map<string, CachedRow>, fresh: Reado
   }
 }
 
+/**
+ * Summaries of many runs are read by up to two `cat-file` processes side by side: git's inflating
+ * of the blobs is most of a first `list` of AgentV-written runs, and it parallelises perfectly.
+ */
+const CAT_FILE_PROCESSES = Math.min(2, availableParallelism());
+
 export interface RunFilesRead {
   /** Rows by the run directory's tree id. */
   rows: Map<string, RunFilesRow>;
@@ -302,21 +309,24 @@ export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, Branch
   }
   let bad = 0;
   if (missing.length > 0) {
-    const withSummary = missing.filter(([, dir]) => dir.layout !== 'stable');
-    let summaries: Map<string, Buffer | null>;
+    // Only the few members a listed run needs are kept of each summary, as it streams in (a
+    // summary is mostly its per-test array: 134 MB for 20,000 of AgentV's sample runs).
+    const parsed = new Map<string, Record<string, unknown> | null>(); // tree id -> members; absent: no summary.json
     try {
-      summaries = await readBlobs(
+      await forEachBlob(
         repo,
-        withSummary.map(([sha]) => `${sha}:summary.json`),
+        missing.filter(([, dir]) => dir.layout !== 'stable').map(([sha]) => `${sha}:summary.json`),
+        (spec, data) => {
+          if (data !== null) parsed.set(spec.slice(0, spec.indexOf(':')), summaryMembers(data));
+        },
+        { processes: CAT_FILE_PROCESSES },
       );
     } catch {
       return { rows, bad: missing.length, read: 0 }; // e.g. a summary.json that is a directory: say so, list the rest
     }
-    const parsed = new Map<string, Record<string, unknown> | null>();
     const needIndex: [string, BranchRunDir][] = [];
     for (const [sha, dir] of missing) {
-      const s = summaryMembers(summaries.get(`${sha}:summary.json`));
-      parsed.set(sha, s);
+      const s = parsed.get(sha) ?? null;
       if (s === null || !summaryIsEnough(s)) needIndex.push([sha, dir]);
     }
     let indexes = new Map<string, Buffer | null>();
@@ -331,7 +341,7 @@ export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, Branch
       }
     }
     for (const [sha, dir] of missing) {
-      const hasSummary = summaries.get(`${sha}:summary.json`) != null;
+      const hasSummary = parsed.has(sha);
       const summary = parsed.get(sha) ?? null;
       const indexText = (indexes.get(`${sha}:.internal/index.jsonl`) ?? indexes.get(`${sha}:index.jsonl`))?.toString('utf8');
       let row: RunFilesRow | null = null;

@@ -1,7 +1,7 @@
 // Reading objects in bulk: one `git cat-file --batch` process for any number of objects (listing
 // runs reads a few catalog blobs per day; one process each would dominate the cost).
 import type { Repo } from './repo.js';
-import { runGit } from './runner.js';
+import { spawnGit } from './runner.js';
 
 export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag';
 
@@ -11,44 +11,118 @@ export interface GitObject {
   data: Buffer;
 }
 
-/** Reads each spec ("<rev>:<path>", an object id, a ref...) in order; null for a missing object. */
-async function batch(repo: Repo, specs: readonly string[]): Promise<(GitObject | null)[]> {
-  if (specs.length === 0) return [];
+function checkSpecs(specs: readonly string[]): void {
   for (const s of specs) {
     if (s.length === 0 || /[\n\0]/.test(s)) throw new Error(`invalid object spec ${JSON.stringify(s)}`);
   }
-  const input = Buffer.from(`${specs.join('\n')}\n`, 'utf8');
+}
+
+const HEADER = /^([0-9a-f]+) (blob|tree|commit|tag) (\d+)$/;
+
+/**
+ * The one reader of `git cat-file --batch` output. Output is, per input line and in order, either
+ * "<id> <type> <size>\n<content>\n" or "<spec> missing\n" / "<spec> ambiguous\n". It is parsed as
+ * it streams in, so git inflates the next objects while we read the last ones, and nothing holds
+ * the whole output: `each` gets a view of each object's bytes that is valid only during the call
+ * (copy what you keep). Sizes are exact, so content is sliced, never scanned; an object larger
+ * than a pipe chunk is joined once, when all of it has arrived.
+ */
+async function streamBatch(repo: Repo, specs: readonly string[], each: (index: number, object: GitObject | null) => void): Promise<void> {
+  if (specs.length === 0) return;
+  checkSpecs(specs);
   // --buffer: we close stdin right away, so there is no need to flush after every object.
-  const r = await runGit(['cat-file', '--batch', '--buffer'], { gitDir: repo.gitDir, input });
-  return parseBatchOutput(r.stdout, specs);
+  const proc = spawnGit(['cat-file', '--batch', '--buffer'], { gitDir: repo.gitDir });
+  let next = 0; // index of the spec whose object comes next
+  let parked: Buffer[] = []; // bytes received and not yet consumed
+  let parkedBytes = 0;
+  let wanted = 1; // bytes needed before parsing can move on
+  let failure: unknown = null;
+  const feed = (chunk: Buffer): void => {
+    parked.push(chunk);
+    parkedBytes += chunk.length;
+    if (parkedBytes < wanted || next >= specs.length) return;
+    const buf = parked.length === 1 ? (parked[0] as Buffer) : Buffer.concat(parked, parkedBytes);
+    let pos = 0;
+    wanted = 1;
+    while (next < specs.length) {
+      const spec = specs[next] as string;
+      const nl = buf.indexOf(0x0a, pos);
+      if (nl < 0) {
+        wanted = buf.length - pos + 1;
+        break;
+      }
+      const header = buf.toString('utf8', pos, nl);
+      if (header.endsWith(' missing')) {
+        each(next++, null);
+        pos = nl + 1;
+        continue;
+      }
+      if (header.endsWith(' ambiguous')) throw new Error(`object spec ${JSON.stringify(spec)} is ambiguous`);
+      const m = HEADER.exec(header);
+      if (!m) throw new Error(`unexpected cat-file header ${JSON.stringify(header)} for ${JSON.stringify(spec)}`);
+      const end = nl + 1 + Number(m[3]);
+      if (end + 1 > buf.length) {
+        wanted = end + 1 - pos;
+        break;
+      }
+      each(next++, { sha: m[1] as string, type: m[2] as ObjectType, data: buf.subarray(nl + 1, end) });
+      pos = end + 1;
+    }
+    const rest = buf.subarray(pos);
+    parked = rest.length > 0 ? [rest] : [];
+    parkedBytes = rest.length;
+  };
+  proc.stdout.on('data', (chunk: Buffer) => {
+    if (failure !== null) return;
+    try {
+      feed(chunk);
+    } catch (err) {
+      failure = err;
+      proc.kill();
+    }
+  });
+  proc.stdin.end(Buffer.from(`${specs.join('\n')}\n`, 'utf8'));
+  try {
+    await proc.exited;
+  } catch (err) {
+    throw failure ?? err;
+  }
+  if (failure !== null) throw failure;
+  if (next < specs.length) throw new Error(`truncated cat-file output while reading ${JSON.stringify(specs[next])}`);
+}
+
+/** Reads each spec ("<rev>:<path>", an object id, a ref...) in order; null for a missing object. */
+async function batch(repo: Repo, specs: readonly string[]): Promise<(GitObject | null)[]> {
+  const results: (GitObject | null)[] = new Array(specs.length).fill(null);
+  await streamBatch(repo, specs, (i, o) => {
+    results[i] = o && { ...o, data: Buffer.from(o.data) };
+  });
+  return results;
+}
+
+function blobOnly(spec: string, o: GitObject | null): Buffer | null {
+  if (o && o.type !== 'blob') throw new Error(`${spec} is a ${o.type}, not a file`);
+  return o ? o.data : null;
 }
 
 /**
- * Output is, per input line and in order, either "<id> <type> <size>\n<content>\n" or
- * "<spec> missing\n" / "<spec> ambiguous\n". Sizes are exact, so content is sliced, never scanned.
+ * Many blobs without keeping them: `each(spec, bytes)` as each arrives (null when missing), the
+ * bytes a view valid only during the call. For reads that keep a little of many blobs (the
+ * summaries of 20,000 runs), where holding and copying all of them would cost more than reading.
+ * With `processes` > 1 the specs are split across that many `cat-file` processes run side by side
+ * (git inflates on as many cores); `each` is then called in no particular order. A spec naming a
+ * tree, commit or tag rejects, as `readBlobs` does.
  */
-function parseBatchOutput(out: Buffer, specs: readonly string[]): (GitObject | null)[] {
-  const results: (GitObject | null)[] = [];
-  let pos = 0;
-  for (const spec of specs) {
-    const nl = out.indexOf(0x0a, pos);
-    if (nl < 0) throw new Error(`truncated cat-file output while reading ${JSON.stringify(spec)}`);
-    const header = out.subarray(pos, nl).toString('utf8');
-    pos = nl + 1;
-    if (header.endsWith(' missing')) {
-      results.push(null);
-      continue;
-    }
-    if (header.endsWith(' ambiguous')) throw new Error(`object spec ${JSON.stringify(spec)} is ambiguous`);
-    const m = /^([0-9a-f]+) (blob|tree|commit|tag) (\d+)$/.exec(header);
-    if (!m) throw new Error(`unexpected cat-file header ${JSON.stringify(header)} for ${JSON.stringify(spec)}`);
-    const size = Number(m[3]);
-    const data = out.subarray(pos, pos + size);
-    if (data.length !== size) throw new Error(`truncated object ${JSON.stringify(spec)}`);
-    pos += size + 1;
-    results.push({ sha: m[1] as string, type: m[2] as ObjectType, data: Buffer.from(data) });
-  }
-  return results;
+export async function forEachBlob(
+  repo: Repo,
+  specs: readonly string[],
+  each: (spec: string, data: Buffer | null) => void,
+  opts: { processes?: number } = {},
+): Promise<void> {
+  const n = Math.max(1, Math.min(opts.processes ?? 1, Math.ceil(specs.length / 1000)));
+  const per = Math.ceil(specs.length / n);
+  const slices = Array.from({ length: n }, (_, k) => specs.slice(k * per, (k + 1) * per));
+  await Promise.all(slices.map((slice) => streamBatch(repo, slice, (i, o) => each(slice[i] as string, blobOnly(slice[i] as string, o)))));
 }
 
 /**
@@ -58,13 +132,7 @@ function parseBatchOutput(out: Buffer, specs: readonly string[]): (GitObject | n
  */
 export async function readBlobs(repo: Repo, specs: string[]): Promise<Map<string, Buffer | null>> {
   const objects = await batch(repo, specs);
-  const map = new Map<string, Buffer | null>();
-  specs.forEach((spec, i) => {
-    const o = objects[i] ?? null;
-    if (o && o.type !== 'blob') throw new Error(`${spec} is a ${o.type}, not a file`);
-    map.set(spec, o ? o.data : null);
-  });
-  return map;
+  return new Map(specs.map((spec, i) => [spec, blobOnly(spec, objects[i] ?? null)]));
 }
 
 /** One object of any type, raw (a tree comes back in git's binary tree format); null when missing. */

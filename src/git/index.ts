@@ -31,7 +31,7 @@ export { writeTree } from './index-tree.js';
 export type { WriteTreeOptions } from './index-tree.js';
 export { commitTree, gcAuto, listingBytes, lsTree } from './objects.js';
 export type { CommitTreeOptions, GcConfig, LsTreeOptions, TreeEntry } from './objects.js';
-export { catFile, readBlobs, readObjects } from './cat-file.js';
+export { catFile, forEachBlob, readBlobs, readObjects } from './cat-file.js';
 export type { GitObject, ObjectType } from './cat-file.js';
 export { deleteRef, updateRef, updateRefs } from './refs.js';
 export type { RefUpdate, UpdateRefsOptions } from './refs.js';
