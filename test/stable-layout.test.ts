@@ -19,6 +19,7 @@ import {
   stableRunId,
 } from '../src/branch/layout.js';
 import { chooseLayout } from '../src/branch/layout-choice.js';
+import { exitCodeFor } from '../src/util/errors.js';
 import { loadResultsConfig } from '../src/branch/config.js';
 import { readRunFiles, runDirsOn, stableCounts } from '../src/branch/run-index.js';
 import { ARCHIVE_RESULTS_PREFIX, rollover, runsOnTip } from '../src/archive/rollover.js';
@@ -274,5 +275,49 @@ describe('archive and expire take AgentV 4.42 runs like any other', () => {
     const ids = (await listRuns({ cwd: user.work })).runs.map((x) => x.run_id).sort();
     expect(ids).toEqual([idOf(1), idOf(4)].sort());
     await expectFsckClean(user.work);
+  });
+});
+
+describe('a publish in AgentV 4.42 layout goes through the validate gate', () => {
+  /** A 4.42 run as its `agentv eval` leaves it: `.agentv/results/runs/<exp>/<ts>/`, a root index naming each test's folder. */
+  async function stableRun(ts: string, opts: { dropGrading?: boolean } = {}): Promise<string> {
+    const root = await makeTempDir('stable-gate-run');
+    const dir = join(root, '.agentv', 'results', 'runs', 'nightly', ts);
+    const rows = ['greets', 'counts'].map((t, i) => ({
+      timestamp: '2026-03-20T10:00:00.000Z',
+      test_id: t,
+      suite: 'demo',
+      score: i === 0 ? 1 : 0,
+      target: 'steady-agent',
+      execution_status: 'ok',
+      artifact_dir: `demo/${t}`,
+      grading_path: `demo/${t}/grading.json`,
+    }));
+    for (const t of ['greets', 'counts']) {
+      await mkdir(join(dir, 'demo', t), { recursive: true });
+      if (!(opts.dropGrading && t === 'counts')) await writeFile(join(dir, 'demo', t, 'grading.json'), '{"assertions":[]}\n');
+    }
+    await writeFile(join(dir, 'index.jsonl'), `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    return dir;
+  }
+
+  it('refuses a 4.42 run whose row names a missing sidecar, committing nothing; --allow-invalid publishes it where 4.42 would', async () => {
+    const user = await makeUserRepo();
+    const ts = '2026-03-20T10-00-00-000Z';
+    const bad = await stableRun(ts, { dropGrading: true });
+    const before = await tip(user.work, RESULTS_REF);
+    const refused = await publish({ run: bad, cwd: user.work, push: false }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(Error);
+    expect(String((refused as Error).message)).toMatch(
+      /refusing to publish a run `validate` rejects: .*grading_path demo\/counts\/grading\.json does not exist/,
+    );
+    expect(exitCodeFor(refused)).toBe(2);
+    expect(await tip(user.work, RESULTS_REF)).toBe(before);
+    const forced = await publish({ run: bad, cwd: user.work, push: false, allowInvalid: true });
+    expect(forced.layout?.layout).toBe('stable');
+    expect(forced.location.path).toBe(`runs/nightly/${ts}`);
+    // A valid 4.42 run is not refused.
+    const good = await publish({ run: await stableRun('2026-03-21T10-00-00-000Z'), cwd: user.work, push: false });
+    expect(good.location.path).toBe('runs/nightly/2026-03-21T10-00-00-000Z');
   });
 });

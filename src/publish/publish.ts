@@ -118,13 +118,13 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   // sync round in this or another process may be waiting for.
   const settings = publishConfig(target, opts.now?.() ?? new Date());
   settings.catch(() => {});
+  // One gate for every layout a publish writes (a 4.42 run too: our validate reads its layout).
+  // Reads only the user's run: before the lock, so other publishers do not wait for it.
+  if (!opts.allowInvalid) await refuseInvalidRun(opts.run, opts.cwd ?? process.cwd());
   // The layout the team's AgentV reads; AgentV 4.42's is written beside this path (stable-publish.ts).
   const stable = await publishIfStableLayout(target, opts, settings);
   if (stable.result) return afterCommit(target, opts, stable.result, settings);
   const layout = stable.layout;
-  // Reads only the user's run: before the lock, so other publishers do not wait for it. (A run
-  // in AgentV 4.42's layout, published above as AgentV wrote it, is not judged by our validate.)
-  if (!opts.allowInvalid) await refuseInvalidRun(opts.run, opts.cwd ?? process.cwd());
   const lock = await acquirePublishLock(repo.commonDir);
   let result: PublishResult;
   try {
