@@ -20,6 +20,7 @@ import {
 } from '../src/branch/layout.js';
 import { chooseLayout } from '../src/branch/layout-choice.js';
 import { exitCodeFor } from '../src/util/errors.js';
+import { startServer } from '../src/serve/server.js';
 import { loadResultsConfig } from '../src/branch/config.js';
 import { readRunFiles, runDirsOn, stableCounts } from '../src/branch/run-index.js';
 import { ARCHIVE_RESULTS_PREFIX, rollover, runsOnTip } from '../src/archive/rollover.js';
@@ -319,5 +320,22 @@ describe('a publish in AgentV 4.42 layout goes through the validate gate', () =>
     // A valid 4.42 run is not refused.
     const good = await publish({ run: await stableRun('2026-03-21T10-00-00-000Z'), cwd: user.work, push: false });
     expect(good.location.path).toBe('runs/nightly/2026-03-21T10-00-00-000Z');
+  });
+
+  it("our Dashboard's run detail of a 4.42 run shows its listed id, not the name of the server's private copy", async () => {
+    const user = await makeUserRepo();
+    await publish({ run: await stableRun('2026-03-22T10-00-00-000Z'), cwd: user.work, push: false });
+    const id = stableRunId('nightly', '2026-03-22T10-00-00-000Z');
+    const server = await startServer({ cwd: user.work, port: 0 });
+    try {
+      const res = await fetch(`${server.url}/api/runs/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${server.token}` } });
+      expect(res.status).toBe(200);
+      const detail = (await res.json()) as { run: { run_id: string }; summary: { run_id: string; total: number; passed: number }; tests: unknown[] };
+      expect(detail.run.run_id).toBe(id);
+      expect(detail.summary.run_id).toBe(id);
+      expect([detail.summary.total, detail.summary.passed, detail.tests.length]).toEqual([2, 1, 2]);
+    } finally {
+      await server.close();
+    }
   });
 });

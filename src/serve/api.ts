@@ -10,14 +10,12 @@ import { editTags, readFeedback, readTags, setFeedback } from '../overlays/write
 import type { TargetOptions } from '../branch/target.js';
 import { CONTENT_SECURITY_POLICY } from '../report/template.js';
 import { compareRuns } from '../results/compare.js';
-import { loadRun } from '../results/run-reader.js';
 import { asHttpError } from './errors.js';
 import { HttpError, type Handler, type Reply, type Request, type Router } from './http.js';
 import { listProjects } from './projects.js';
 import { remoteStatus, remoteSync, RemoteState } from './remote-api.js';
 import { RunCache } from './run-cache.js';
 import { parseRunsQuery, RunsData } from './runs-api.js';
-import { summarizeRun } from '../results/summary.js';
 import { listRuns } from '../history/list.js';
 import { DEFAULT_SLOPE_THRESHOLD, trend, type TrendReport } from '../trend/index.js';
 
@@ -55,14 +53,14 @@ type ScopedHandler = (ctx: ApiContext, opts: TargetOptions, req: Request) => Pro
 async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
   const id = req.params.runId!;
   const { run } = await ctx.runs.find(opts, id);
-  const dir = await ctx.cache.workspace(opts, id);
-  // The run's figures come from the function `summary` prints (summary.json when valid, else recomputed).
-  const [loaded, summarized] = await Promise.all([loadRun(dir), summarizeRun({ run: dir })]);
+  // The run's figures come from the function `summary` prints (summary.json when valid, else
+  // recomputed), under the id the run is listed by.
+  const { loaded, summary } = await ctx.cache.load(opts, run);
   const [tags, fb] = await Promise.all([readTags({ ...opts, runId: id }).catch(() => null), readFeedback({ ...opts, runId: id }).catch(() => null)]);
   return {
     json: {
       run,
-      summary: summarized.summary,
+      summary,
       tests: loaded.rows.map((r) => ({
         test_id: r.test_id,
         suite: r.suite,

@@ -8,10 +8,13 @@
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { pull } from '../history/pull.js';
 import type { TargetOptions } from '../branch/target.js';
 import { generateReport } from '../report/generate.js';
+import { loadRun, type LoadedRun } from '../results/run-reader.js';
+import { summarizeRun, type RunSummaryReport } from '../results/summary.js';
+import type { ListedRun } from '../history/list.js';
 
 export class RunCache {
   private root: Promise<string> | null = null;
@@ -38,6 +41,20 @@ export class RunCache {
       p.catch(() => this.pulled.delete(key));
     }
     return p;
+  }
+
+  /**
+   * The run as the run reader loads it and its figures as `summary` gives them, under the id it is
+   * listed by. The private copy's directory is named by a hash; a run whose files record no id of
+   * their own (AgentV 4.42's keep no summary.json) would otherwise be called by that hash, so it
+   * takes the listed id (`<experiment>::<timestamp>` for a 4.42 run). An id the run's files do
+   * record is kept.
+   */
+  async load(opts: TargetOptions, run: ListedRun): Promise<{ loaded: LoadedRun; summary: RunSummaryReport['summary'] }> {
+    const dir = await this.workspace(opts, run.run_id);
+    const [loaded, summarized] = await Promise.all([loadRun(dir), summarizeRun({ run: dir })]);
+    if (loaded.runId !== basename(dir)) return { loaded, summary: summarized.summary };
+    return { loaded: { ...loaded, runId: run.run_id }, summary: { ...summarized.summary, run_id: run.run_id } };
   }
 
   /** The report's HTML file for the run, generated once. */
