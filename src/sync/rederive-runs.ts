@@ -14,7 +14,8 @@ import { basename } from 'node:path';
 import { readBlobs, type FileChange, type Repo } from '../git/index.js';
 import { catalogRowIdentity, mergeJsonl, type ConflictedPathInput, type TreeResolution } from '../merge/index.js';
 import { catalogCounts } from '../branch/catalog-rows.js';
-import type { IndexRow } from '../model/artifacts.js';
+import type { CatalogRow } from '../model/artifacts.js';
+import { agentvRunSummary } from '../derive/agentv-summary.js';
 import { catalogPathFor, LayoutError, runLocation } from '../branch/layout.js';
 import { json } from '../derive/row-files.js';
 import { parseIndexRows, rederiveRunDocs } from '../derive/rederive.js';
@@ -37,6 +38,12 @@ const isCatalogFile = (path: string): boolean => /^\.indexes\/agentv-results\.[^
 
 const INDEX = new Set(['index.jsonl']);
 
+/** The run directory of AgentV 5's own index, `<run_id>/.internal/index.jsonl` at the root. */
+function agentvRunDirOf(path: string): string | null {
+  const parts = path.split('/');
+  return parts.length === 3 && parts[1] === '.internal' && parts[2] === 'index.jsonl' && !parts[0]!.startsWith('.') ? parts[0]! : null;
+}
+
 function lineIdentity(line: string): string | null {
   try {
     return catalogRowIdentity(JSON.parse(line), line);
@@ -57,7 +64,7 @@ export class Rederive {
 
   /** Notes the runs whose rows a resolution merged. */
   noteResolved(path: string): void {
-    const run = runDirOf(path, INDEX);
+    const run = runDirOf(path, INDEX) ?? agentvRunDirOf(path);
     if (run) this.runs.add(run);
   }
 
@@ -123,7 +130,7 @@ export class Rederive {
     for (const c of changes) written.set(c.path, 'delete' in c ? null : c.data);
     const specs: string[] = [];
     for (const run of this.runs) {
-      specs.push(`${at.tree}:${run}/index.jsonl`);
+      specs.push(`${at.tree}:${run}/index.jsonl`, `${at.tree}:${run}/.internal/index.jsonl`);
       for (const name of DERIVED) specs.push(`${at.first}:${run}/${name}`, `${at.second}:${run}/${name}`);
     }
     const catalogFiles = new Map<string, string>();
@@ -148,8 +155,24 @@ export class Rederive {
       }
     };
     const catalogText = new Map<string, string>();
+    const prev = (run: string, name: string) => [parse(`${at.first}:${run}/${name}`), parse(`${at.second}:${run}/${name}`)];
     for (const run of this.runs) {
       const index = read(`${run}/index.jsonl`);
+      const agentvIndex = index === null ? read(`${run}/.internal/index.jsonl`) : null;
+      if (agentvIndex !== null) {
+        // A run in AgentV 5's layout: its summary.json is AgentV's, recomputed as AgentV does;
+        // the run has no benchmark or timing of ours.
+        const summary = agentvRunSummary(agentvIndex, prev(run, 'summary.json'), basename(run));
+        const current = read(`${run}/summary.json`);
+        const next = json(summary);
+        if (current !== null && current !== next) out.push({ path: `${run}/summary.json`, data: next });
+        const file = catalogFiles.get(run);
+        if (file) {
+          const before = catalogText.get(file) ?? read(file);
+          if (before !== null) catalogText.set(file, withRecountedLine(before, basename(run), agentvCatalogCounts(summary)));
+        }
+        continue;
+      }
       if (index === null) {
         // No rows to derive from (not a run of ours, or deleted on one side): a diverged file stays a conflict.
         for (const name of DERIVED) {
@@ -168,11 +191,11 @@ export class Rederive {
         });
         continue;
       }
-      const prev = (name: string) => parse(`${at.first}:${run}/${name}`) ?? parse(`${at.second}:${run}/${name}`);
+      const prevDoc = (name: string) => prev(run, name).find((d) => d !== null) ?? null;
       const docs = rederiveRunDocs(rows, {
-        summary: prev('summary.json'),
-        benchmark: prev('benchmark.json'),
-        timing: prev('timing.json'),
+        summary: prevDoc('summary.json'),
+        benchmark: prevDoc('benchmark.json'),
+        timing: prevDoc('timing.json'),
         runId: basename(run),
       });
       const byName: Record<string, unknown> = { 'summary.json': docs.summary, 'benchmark.json': docs.benchmark, 'timing.json': docs.timing };
@@ -185,7 +208,7 @@ export class Rederive {
       const file = catalogFiles.get(run);
       if (file) {
         const before = catalogText.get(file) ?? read(file);
-        if (before !== null) catalogText.set(file, withRecountedLine(before, String(docs.summary.run_id), rows));
+        if (before !== null) catalogText.set(file, withRecountedLine(before, String(docs.summary.run_id), catalogCounts(rows)));
       }
     }
     for (const [file, text] of catalogText) if (text !== read(file)) out.push({ path: file, data: text });
@@ -204,8 +227,17 @@ export class Rederive {
   }
 }
 
-/** The catalog with this run's line recounted from its rows; its other fields (experiment, path, archived, …) kept. */
-function withRecountedLine(text: string, runId: string, rows: IndexRow[]): string {
+/** A catalog line's counts of a run in AgentV 5's layout: its tests as AgentV's summary counts them. */
+function agentvCatalogCounts(summary: Record<string, unknown>): Pick<CatalogRow, 'targets' | 'total' | 'passed' | 'failed' | 'pass_rate'> {
+  const counts = summary.counts as { total_tests: number; passed_tests: number };
+  const total = counts.total_tests;
+  const passed = counts.passed_tests;
+  const targets = (summary.metadata as { targets: string[] }).targets;
+  return { targets, total, passed, failed: total - passed, pass_rate: total === 0 ? 0 : Math.round((passed / total) * 10000) / 10000 };
+}
+
+/** The catalog with this run's line recounted; its other fields (experiment, path, archived, …) kept. */
+function withRecountedLine(text: string, runId: string, counts: Pick<CatalogRow, 'targets' | 'total' | 'passed' | 'failed' | 'pass_rate'>): string {
   return text
     .split('\n')
     .map((l) => {
@@ -216,7 +248,7 @@ function withRecountedLine(text: string, runId: string, rows: IndexRow[]): strin
       } catch {
         return l;
       }
-      return row.run_id === runId ? JSON.stringify({ ...row, ...catalogCounts(rows) }) : l;
+      return row.run_id === runId ? JSON.stringify({ ...row, ...counts }) : l;
     })
     .join('\n');
 }
