@@ -22,11 +22,12 @@ import { HttpError } from '../src/serve/http.js';
 import { ServeError } from '../src/serve/server.js';
 import { WipError } from '../src/wip/checkpoint.js';
 
-const README = join(import.meta.dirname, '..', 'README.md');
+const CLI_DOC = join(import.meta.dirname, '..', 'docs', 'cli.md');
+const GUIDE_DOC = join(import.meta.dirname, '..', 'docs', 'guide.md');
 
-/** The README's "Exit codes" table as { error code -> exit code }. */
+/** The "Exit codes" table of the CLI conventions (docs/cli.md) as { error code -> exit code }. */
 function readmeExitTable(): Map<string, number> {
-  const text = readFileSync(README, 'utf8');
+  const text = readFileSync(CLI_DOC, 'utf8');
   const section = text.slice(text.indexOf('## Exit codes'));
   const rows = section.split('\n').filter((l) => /^\| \d \|/.test(l));
   expect(rows.map((r) => r.slice(2, 3))).toEqual(['0', '1', '2', '3']);
@@ -43,7 +44,7 @@ function readmeExitTable(): Map<string, number> {
 }
 
 describe('one error model', () => {
-  it("the README's exit-code table is the exported map, code for code", () => {
+  it('the documented exit-code table is the exported map, code for code', () => {
     expect(Object.fromEntries(readmeExitTable())).toEqual({ ...EXIT_CODE_BY_ERROR });
   });
 
@@ -128,15 +129,15 @@ describe('one error model', () => {
     expect(exitCodeFor(new TypeError('bug'))).toBe(1);
   });
 
-  it('not a git repository is an input error (exit 2), as the README says', async () => {
+  it('not a git repository is an input error (exit 2), as the guide says', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'avr-notrepo-'));
     try {
       await expect(openRepo(dir)).rejects.toBeInstanceOf(NotARepositoryError);
       const err = await resolveTarget({ cwd: dir, env: { ...process.env, GIT_CEILING_DIRECTORIES: tmpdir() } }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(AgentvResultsError);
       expect(exitCodeFor(err)).toBe(2);
-      const readme = readFileSync(README, 'utf8');
-      expect(readme).toMatch(/\| not a git repository \| exit 2/);
+      const doc = readFileSync(GUIDE_DOC, 'utf8');
+      expect(doc).toMatch(/\| not a git repository \| exit 2/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
