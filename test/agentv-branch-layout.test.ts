@@ -168,11 +168,11 @@ describe('AgentV WIP branches', () => {
     await updateRef(repo, `refs/heads/agentv/wip/pod-7/${run}`, commit, null);
     const listed = await cli(['wip', 'list', '--json'], work);
     expect(listed.code, listed.stderr).toBe(0);
-    const entry = (JSON.parse(listed.stdout) as { branches: { branch: string; writer: string; runId: string; host: string }[] }).branches.find(
+    const entry = (JSON.parse(listed.stdout) as { branches: { branch: string; writer: string; run_id: string; host: string }[] }).branches.find(
       (b) => b.branch === `agentv/wip/pod-7/${run}`,
     );
     // Rows from the index AgentV checkpointed, the time from its commit message.
-    expect(entry).toMatchObject({ writer: 'agentv', runId: run, host: 'pod-7', rows: 2, updatedAt: '2026-11-24T07:28:00.000Z' });
+    expect(entry).toMatchObject({ writer: 'agentv', run_id: run, host: 'pod-7', rows: 2, updated_at: '2026-11-24T07:28:00.000Z' });
     const human = await cli(['wip', 'list'], work);
     expect(human.stdout).toContain('AgentV checkpoint');
 

@@ -50,8 +50,8 @@ describe('archive (CLI)', () => {
     const before = await tip(user.remote, RESULTS_REF);
     const r = await cli(['archive', ...WINDOW, '--dry-run', '--json'], user.work);
     expect(r.code, r.stderr).toBe(0);
-    const j = JSON.parse(r.stdout) as { dryRun: boolean; archived: { run_id: string }[]; live: number };
-    expect(j.dryRun).toBe(true);
+    const j = JSON.parse(r.stdout) as { dry_run: boolean; archived: { run_id: string }[]; live: number };
+    expect(j.dry_run).toBe(true);
     expect(j.archived.map((a) => a.run_id).sort()).toEqual([runs[0]!.runId, runs[1]!.runId].sort());
     expect(j.live).toBe(1);
     expect(await tip(user.remote, RESULTS_REF)).toBe(before);

@@ -228,7 +228,7 @@ describe('runs by name on a results branch', () => {
     const f = await results(rows);
     const r = await cli(['publish', f, '--experiment', experiment, '--push', '--json'], user.work);
     expect(r.code, r.stderr).toBe(0);
-    return (JSON.parse(r.stdout) as { location: { runId: string } }).location.runId;
+    return (JSON.parse(r.stdout) as { location: { run_id: string } }).location.run_id;
   }
   const rowsAt = (minute: number, s: Record<string, number>): Row[] =>
     Object.entries(s).map(([test_id, score], i) => ({ test_id, score, timestamp: `2026-03-14T10:${String(minute).padStart(2, '0')}:0${i}.000Z` }) as Row);

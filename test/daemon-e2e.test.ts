@@ -215,8 +215,8 @@ describe('daemon', () => {
     // Still alive and working; the deleted run is recoverable from its WIP branch.
     finishedRun(work, 'exp/2026-03-09T10-00-00-000Z', 3);
     await waitFor('next run published', () => logs(d).some((l) => l.msg === 'published' && l.run === '2026-03-09T10-00-00-000Z'), 20_000);
-    const list = JSON.parse((await runCli(['wip', 'list', '--json', '--no-fetch', '--dir', work])).stdout) as { branches: { runId: string; rows: number }[] };
-    expect(list.branches).toContainEqual(expect.objectContaining({ runId: 'exp/2026-03-08T10-00-00-000Z', rows: 4 }));
+    const list = JSON.parse((await runCli(['wip', 'list', '--json', '--no-fetch', '--dir', work])).stdout) as { branches: { run_id: string; rows: number }[] };
+    expect(list.branches).toContainEqual(expect.objectContaining({ run_id: 'exp/2026-03-08T10-00-00-000Z', rows: 4 }));
     d.kill('SIGTERM');
     expect(await d.exited).toBe(0);
   });

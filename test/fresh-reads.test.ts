@@ -22,7 +22,7 @@ afterEach(async () => {
 
 interface Listed {
   runs: { run_id: string; total: number; where: string }[];
-  read: { relation: string; newest: string; fetched: boolean; remoteSeenAt: string | null; description: string };
+  read: { relation: string; newest: string; fetched: boolean; remote_seen_at: string | null; description: string };
 }
 
 async function listJson(dir: string, extra: string[] = []): Promise<Listed> {
@@ -95,8 +95,8 @@ describe('fresh reads over a git daemon on 127.0.0.1', () => {
     const localBefore = await refOf(a, RESULTS_REF);
     const s = await cli(['sync', '--json'], a);
     expect(s.code, s.stderr).toBe(0);
-    const synced = JSON.parse(s.stdout) as { fetch: { fastForwards: number }; push: { classification: string } };
-    expect(synced.fetch.fastForwards).toBeGreaterThan(0);
+    const synced = JSON.parse(s.stdout) as { fetch: { fast_forwards: number }; push: { classification: string } };
+    expect(synced.fetch.fast_forwards).toBeGreaterThan(0);
     expect(synced.push.classification).toBe('nothing-to-push');
     expect(await refOf(a, RESULTS_REF)).not.toBe(localBefore);
     expect(await refOf(a, RESULTS_REF)).toBe(await refOf(a, `refs/remotes/origin/agentv/results/v1`));
@@ -109,10 +109,10 @@ describe('fresh reads over a git daemon on 127.0.0.1', () => {
     const after = await listJson(a);
     expect(after.runs.find((r) => r.run_id === runId)?.total).toBe(9);
     expect(after.runs.map((r) => r.run_id)).toContain(otherId);
-    expect(after.read.remoteSeenAt).not.toBeNull();
+    expect(after.read.remote_seen_at).not.toBeNull();
     expect(after.read.description).toMatch(/origin last seen (just now|\d+ min ago) \(--fetch to refresh\)/);
     const status = await cli(['status', '--json'], a);
-    expect((JSON.parse(status.stdout) as { remoteSeenAt: string | null }).remoteSeenAt).toBe(after.read.remoteSeenAt);
+    expect((JSON.parse(status.stdout) as { remote_seen_at: string | null }).remote_seen_at).toBe(after.read.remote_seen_at);
     expect((await cli(['status'], a)).stdout).toMatch(/as of the last fetch or push, (just now|\d+ min ago)/);
     // A fetching read that cannot reach the remote fails plainly (exit 3), it does not pretend.
     const failed = await cli(['list', '--fetch'], a);
@@ -129,8 +129,8 @@ describe('fresh reads over a bare remote by path', () => {
     expect(s.stdout).toMatch(/fetched origin: took in what others pushed \(2 branches fast-forwarded\)/);
     expect((await listJson(a)).runs.map((r) => r.run_id)).toContain(otherId);
     const again = await cli(['sync', '--json'], a);
-    const r = JSON.parse(again.stdout) as { fetch: { fastForwards: number; merges: number }; push: { classification: string } };
-    expect(r.fetch).toMatchObject({ fastForwards: 0, merges: 0 });
+    const r = JSON.parse(again.stdout) as { fetch: { fast_forwards: number; merges: number }; push: { classification: string } };
+    expect(r.fetch).toMatchObject({ fast_forwards: 0, merges: 0 });
     expect(r.push.classification).toBe('nothing-to-push');
   }, 120_000);
 
@@ -139,7 +139,7 @@ describe('fresh reads over a bare remote by path', () => {
     const { b } = await twoMachines(remote);
     const c = await makeClone(remote, 'c');
     const never = await listJson(c);
-    expect(never.read.remoteSeenAt).toBeNull();
+    expect(never.read.remote_seen_at).toBeNull();
     expect(never.runs).toEqual([]);
     const r = await cli(['list'], c);
     expect(r.stdout).toContain('nothing published yet');

@@ -48,10 +48,10 @@ describe('a results repository URL with credentials, unreachable', () => {
     }
     for (const o of outputs) expect(o).not.toContain(TOKEN);
     const st = await cli(['status', '--json'], home, { env });
-    const report = JSON.parse(st.stdout) as { pending: boolean; managed: boolean; remoteUrl: string };
+    const report = JSON.parse(st.stdout) as { pending: boolean; managed: boolean; remote_url: string };
     expect(report.managed).toBe(true);
     expect(report.pending).toBe(true);
-    expect(report.remoteUrl).not.toContain(TOKEN);
+    expect(report.remote_url).not.toContain(TOKEN);
     const list = await cli(['list', '--json'], home, { env });
     expect(list.stdout).toContain(run.runId);
   }, 180_000);

@@ -55,15 +55,15 @@ afterAll(async () => {
 });
 
 interface ExpireJson {
-  dryRun: boolean;
+  dry_run: boolean;
   policy: { keep_days: number | null; keep_runs: number | null; keep_tags: string[] };
   expired: { run_id: string; path: string; day: string; archived: string | null; branch: string }[];
-  keptByTag: { run_id: string; tags: string[] }[];
+  kept_by_tag: { run_id: string; tags: string[] }[];
   skipped: unknown[];
   kept: number;
   id: string | null;
   refs: { ref: string; before: string | null; after: string }[];
-  push?: { archiveLanded: boolean; live: { landed: boolean } | null };
+  push?: { archive_landed: boolean; live: { landed: boolean } | null };
 }
 
 describe('expire (CLI)', () => {
@@ -72,13 +72,13 @@ describe('expire (CLI)', () => {
     const r = await cli(['expire', '--keep-runs', '2', '--dry-run', '--json'], user.work);
     expect(r.code, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout) as ExpireJson;
-    expect(Object.keys(j).sort()).toEqual(['dryRun', 'expired', 'id', 'kept', 'keptByTag', 'policy', 'refs', 'skipped'].sort());
-    expect(j.dryRun).toBe(true);
+    expect(Object.keys(j).sort()).toEqual(['dry_run', 'expired', 'id', 'kept', 'kept_by_tag', 'policy', 'refs', 'skipped'].sort());
+    expect(j.dry_run).toBe(true);
     expect(j.policy).toEqual({ keep_days: null, keep_runs: 2, keep_tags: ['baseline'] });
     expect(j.expired.map((e) => e.run_id)).toEqual([runs[2]!.runId, runs[0]!.runId]);
     expect(j.expired[0]).toEqual({ run_id: runs[2]!.runId, path: runs[2]!.runId, day: '2026-03-16', archived: null, branch: 'agentv/results/v1' });
     expect(j.expired[1]).toMatchObject({ archived: '2026-03', branch: 'agentv/results-archive/v1/2026-03' });
-    expect(j.keptByTag).toEqual([{ run_id: runs[1]!.runId, tags: ['baseline'] }]);
+    expect(j.kept_by_tag).toEqual([{ run_id: runs[1]!.runId, tags: ['baseline'] }]);
     expect(j.kept).toBe(3);
     expect([j.id, j.refs]).toEqual([null, []]);
     expect(await state(user.work)).toEqual(here);
@@ -97,7 +97,7 @@ describe('expire (CLI)', () => {
     const r = await expectUntouched(user.work, () => cli(['expire', '--keep-runs', '2', '--json'], user.work));
     expect(r.code, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout) as ExpireJson;
-    expect(j.push?.archiveLanded).toBe(true);
+    expect(j.push?.archive_landed).toBe(true);
     expect(j.push?.live?.landed).toBe(true);
     expect(j.id).toMatch(/^[0-9a-f]{16}$/);
     expect(j.refs.map((x) => x.ref).sort()).toEqual([RESULTS_REF, ARTIFACTS_REF, MONTH, MONTH_ART].sort());

@@ -135,7 +135,7 @@ describe('shards of one run from two machines', () => {
     // B's workspace has never seen rows 5-6; publishing it must not take them off the run.
     const b = await cli(['publish', await shard('kb1', [...base, row(7, 11), row(8, 11)]), '--push', '--json'], clone);
     expect(b.code, b.stderr).toBe(0);
-    expect(JSON.parse(b.stdout)).toMatchObject({ keptRows: 2, counts: { total: 9 } });
+    expect(JSON.parse(b.stdout)).toMatchObject({ kept_rows: 2, counts: { total: 9 } });
     expect(await onB()).toBe(9);
     const remoteIndex = await git(user.remote, ['show', `refs/heads/agentv/results/v1:${runId}/index.jsonl`]);
     expect(

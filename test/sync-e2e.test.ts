@@ -236,7 +236,7 @@ describe('over git daemon (denyNonFastForwards)', () => {
     await setFeedback({ cwd: a, runId: run.runId, testId, text: 'agreed: version B', reviewer: 'ana' });
     const resolved = await runCli(['sync', '--resolve', branch!, '--json'], { cwd: b });
     expect(resolved.code, resolved.stderr).toBe(0);
-    expect(JSON.parse(resolved.stdout)).toMatchObject({ status: 'merged', deletedRemote: true });
+    expect(JSON.parse(resolved.stdout)).toMatchObject({ status: 'merged', deleted_remote: true });
     expect(await refOf(remote, `refs/heads/${branch}`)).toBeNull();
     const final = await fb(RESULTS_REF);
     expect(final[testId].ana.feedback).toBe('agreed: version B');

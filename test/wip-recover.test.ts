@@ -137,10 +137,10 @@ describe('wip list / clean and deletion after the final publish', () => {
     const { a } = await twoMachines();
     const res = await runCli(['wip', 'list', '--json', '--dir', a.work]);
     expect(res.code).toBe(0);
-    const out = JSON.parse(res.stdout) as { branches: { branch: string; where: string; rows: number; runId: string; ageSeconds: number }[] };
+    const out = JSON.parse(res.stdout) as { branches: { branch: string; where: string; rows: number; run_id: string; age_seconds: number }[] };
     expect(out.branches).toHaveLength(1);
-    expect(out.branches[0]).toMatchObject({ where: 'in-sync', rows: 3, runId: RUN_ID });
-    expect(out.branches[0]!.ageSeconds).toBeGreaterThanOrEqual(0);
+    expect(out.branches[0]).toMatchObject({ where: 'in-sync', rows: 3, run_id: RUN_ID });
+    expect(out.branches[0]!.age_seconds).toBeGreaterThanOrEqual(0);
     const human = await runCli(['wip', 'list', '--dir', a.work]);
     expect(human.stdout).toMatch(/agentv\/wip\/hosta\/exp--2026-03-01T10-00-00-000Z\s+hosta\s+exp\/2026-03-01T10-00-00-000Z\s+3/);
   });

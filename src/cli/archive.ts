@@ -22,7 +22,7 @@ export function registerArchive(cli: Cli): void {
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
     .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository is found from here)')
-    .option('--json', 'Machine-readable output: { dryRun, archived: [...], live, listing: { before, after, max }, refs, push }')
+    .option('--json', 'Machine-readable output: { dry_run, archived: [...], live, listing: { before, after, max }, refs, push }')
     .example('agentv-results archive --keep-days 14 --dry-run')
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {

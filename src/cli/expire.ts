@@ -23,7 +23,7 @@ export function registerExpire(cli: Cli): void {
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
     .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository is found from here)')
-    .option('--json', 'Machine-readable output: { dryRun, policy, expired: [...], keptByTag, skipped, kept, id, refs, push }')
+    .option('--json', 'Machine-readable output: { dry_run, policy, expired: [...], kept_by_tag, skipped, kept, id, refs, push }')
     .example('agentv-results expire --keep-days 365 --dry-run')
     .example('agentv-results expire --keep-runs 5000 --keep-tag baseline --keep-tag release')
     .action((flags: Record<string, unknown>) =>

@@ -1,7 +1,7 @@
 import type { Cli } from './program.js';
 import { SCHEMAS, jsonSchema } from '../model/json-schema.js';
 import { UsageError, runCommand } from './errors.js';
-import { printJson, table } from './format.js';
+import { printDocument, printJson, table } from './format.js';
 
 export function registerSchema(cli: Cli): void {
   cli
@@ -21,7 +21,7 @@ export function registerSchema(cli: Cli): void {
           return;
         }
         if (!SCHEMAS[name]) throw new UsageError(`unknown schema ${JSON.stringify(name)} — run \`agentv-results schema\` to list them`);
-        printJson(jsonSchema(name));
+        printDocument(jsonSchema(name));
       }),
     );
 }

@@ -34,9 +34,9 @@ const BRANCH = 'agentv/results/v1';
     for (const file of fixtureFiles()) {
       const r = await cli(['publish', file, '--push', '--json'], project);
       expect(r.code, `${file}\n${r.stderr}`).toBe(0);
-      const out = JSON.parse(r.stdout) as { location: { path: string }; runDir: string };
-      published.set(out.location.path, JSON.parse(await readFile(join(out.runDir, 'summary.json'), 'utf8')));
-      runDirs.set(out.location.path, out.runDir);
+      const out = JSON.parse(r.stdout) as { location: { path: string }; run_dir: string };
+      published.set(out.location.path, JSON.parse(await readFile(join(out.run_dir, 'summary.json'), 'utf8')));
+      runDirs.set(out.location.path, out.run_dir);
       runOfFixture.set(file, out.location.path);
     }
     // A results file whose rows carry AgentV's `category` (the fixtures' rows carry none).

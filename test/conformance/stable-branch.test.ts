@@ -97,13 +97,13 @@ describeWithAgentVStable('AgentV 4.42 on the results branch', () => {
     const status = JSON.parse((await cli(['status', '--json'], team)).stdout) as { layout?: { layout: string; reason: string } };
     expect(status.layout?.layout).toBe('stable');
     const r = JSON.parse((await cli(['publish', ours, '--push', '--json'], team)).stdout) as {
-      runId: string;
+      run_id: string;
       layout: { layout: string; reason: string };
       counts: { total: number; passed: number };
     };
     expect(r.layout.layout).toBe('stable');
     expect(r.layout.reason).toMatch(/4\.42/);
-    expect(r.runId).toBe(`nightly::${ts}`);
+    expect(r.run_id).toBe(`nightly::${ts}`);
     const tree = join(base, 'tree');
     await git(team, ['worktree', 'add', '-q', '--detach', tree, BRANCH]);
     expect(await filesUnder(join(tree, 'runs', 'nightly', ts))).toEqual(await filesUnder(ours));
@@ -128,7 +128,7 @@ describeWithAgentVStable('AgentV 4.42 on the results branch', () => {
     // A plain results file, published on this 4.42 branch: written as our bundle under runs/.
     const other = join(base, 'other-run');
     await cli(['export', fixture('basic--suite.baseline.jsonl'), '--out', other, '--experiment', 'basic'], team);
-    const published = JSON.parse((await cli(['publish', other, '--push', '--json'], team)).stdout) as { runId: string; location: { path: string } };
+    const published = JSON.parse((await cli(['publish', other, '--push', '--json'], team)).stdout) as { run_id: string; location: { path: string } };
     expect(published.location.path).toMatch(/^runs\/basic\//);
     const viewer = join(base, 'viewer');
     await git(base, ['clone', '-q', origin, viewer]);
@@ -139,7 +139,7 @@ describeWithAgentVStable('AgentV 4.42 on the results branch', () => {
     const body = (await (await fetch(`${server.url}/api/runs`)).json()) as { runs: { filename: string; test_count: number; avg_score: number }[] };
     const oursTs = ours.split('/').pop()!;
     const autoTs = autoRun.split('/').pop()!;
-    expect(body.runs.map((r) => r.filename).sort()).toEqual([`remote::nightly::${autoTs}`, `remote::nightly::${oursTs}`, `remote::${published.runId}`].sort());
+    expect(body.runs.map((r) => r.filename).sort()).toEqual([`remote::nightly::${autoTs}`, `remote::nightly::${oursTs}`, `remote::${published.run_id}`].sort());
     const listed = body.runs.find((r) => r.filename === `remote::nightly::${oursTs}`)!;
     const summary = JSON.parse((await runAgentVStable(['results', 'summary', ours], { cwd: team })).stdout) as { total: number; pass_rate: { mean: number } };
     expect(listed.test_count).toBe(summary.total);
