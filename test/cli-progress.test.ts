@@ -79,7 +79,7 @@ function inTerminal(args: string[], cwd: string): Promise<{ code: number; out: s
 }
 
 describe.skipIf(!HAS_SCRIPT)(`commands on a terminal${NO_SCRIPT}`, () => {
-  it('export, report, publish --push, sync and pull --with-artifacts show their steps, then erase them', async () => {
+  it('export, report, publish --push, sync, pull --with-artifacts, list/status --fetch and archive show their steps, then erase them', async () => {
     const user = await makeUserRepo();
     const example = join(REPO_ROOT, 'examples/results/demo-agent.jsonl');
     const exported = await inTerminal(['export', example, '--out', join(user.root, 'run')], user.work);
@@ -101,9 +101,21 @@ describe.skipIf(!HAS_SCRIPT)(`commands on a terminal${NO_SCRIPT}`, () => {
     expect(synced.code, synced.out).toBe(0);
     expect(synced.out).toMatch(/\r\u001b\[2Ksyncing… \d+s/);
 
-    const pulled = await inTerminal(['pull', '2026-11-20T09-00-00-000Z', '--with-artifacts', '--out', join(user.root, 'pulled')], user.work);
+    const pulled = await inTerminal(['pull', '2026-11-20T09-00-00-000Z', '--with-artifacts', '--fetch', '--out', join(user.root, 'pulled')], user.work);
     expect(pulled.code, pulled.out).toBe(0);
-    expect(pulled.out).toMatch(/\r\u001b\[2Kpulling… \d+s/);
+    for (const step of ['fetching from origin', 'reading the run', 'reading \\d+ payloads', 'writing \\d+ files'])
+      expect(pulled.out).toMatch(new RegExp(`\\r\\u001b\\[2Kpulling: ${step}… \\d+s`));
+
+    // The other reads and writes that talk to the remote: list and status with --fetch, archive.
+    for (const [args, line] of [
+      [['list', '--fetch'], /\r\u001b\[2Kfetching… \d+s/],
+      [['status', '--fetch'], /\r\u001b\[2Kfetching… \d+s/],
+      [['archive', '--keep-days', '100000', '--keep-runs', '0'], /\r\u001b\[2Karchiving… \d+s/],
+    ] as const) {
+      const r = await inTerminal([...args], user.work);
+      expect(r.code, r.out).toBe(0);
+      expect(r.out, args.join(' ')).toMatch(line);
+    }
   }, 180_000);
 
   it('--json on a terminal and a piped stderr show no progress', async () => {

@@ -33,6 +33,7 @@ export function registerPull(cli: Cli): void {
           at: stringFlag('at', flags.at),
           remote: stringFlag('remote', flags.remote),
           ...configFlags(flags),
+          onStep: progress.step,
         }).finally(progress.done);
         if (flags.json) {
           printJson(result);

@@ -50,6 +50,8 @@ export interface PullOptions extends TargetOptions {
    * removed them, from the artifacts tip that retention recorded.
    */
   at?: string;
+  /** What the pull is doing now (`fetching from origin`, `reading 17 payloads`), for a progress line. */
+  onStep?: (step: string) => void;
   timeoutMs?: number;
 }
 
@@ -100,8 +102,12 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   }
   const target = await resolveTarget(opts);
   const results = branchRefs(target, 'results');
-  if (opts.fetch) await fetchBranches(target, [results], { timeoutMs: opts.timeoutMs });
+  if (opts.fetch) {
+    opts.onStep?.(`fetching from ${target.remote ?? 'the remote'}`);
+    await fetchBranches(target, [results], { timeoutMs: opts.timeoutMs });
+  }
 
+  opts.onStep?.('reading the run');
   const view = await readView(target, results, { fetched: opts.fetch === true });
   const found = opts.at !== undefined ? await findRunAt(target, loc, opts.at) : await findRunTree(target, results, loc, opts.fetch ?? false, view);
   loc = found.loc;
@@ -112,6 +118,7 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   let originals: RunFile[] = [];
   let fetched = false;
   if (opts.withArtifacts && pointers.length > 0) {
+    opts.onStep?.(`reading ${pointers.length} payloads`);
     const extra = opts.at !== undefined ? await retainedArtifactTips(target, results, found.tip) : [];
     let restore: Buffer | null;
     ({ files: payloadFiles, fetched, restore } = await readPayloads(target, loc, pointers, opts.timeoutMs, extra));
@@ -121,6 +128,7 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   // An original replaces the branch's version of its file (a map: one write per path).
   const byPath = new Map<string, RunFile>();
   for (const f of [...files, ...payloadFiles, ...originals]) byPath.set(f.path, f);
+  opts.onStep?.(`writing ${byPath.size} files`);
   const out = await AtomicDir.create(dirname(dest), { hint: basename(dest) });
   try {
     for (const f of byPath.values()) {
