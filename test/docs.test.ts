@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLI_PATH, startServing } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
-import { git, gitEnvForTests, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
+import { git, gitEnvForTests, isolateGitForSuite, makeTempDir, makeUserRepoWithRemote } from './helpers/git-fixtures.js';
 
 isolateGitForSuite();
 const exec = promisify(execFile);
@@ -72,17 +72,10 @@ describe("the README's commands", () => {
   let env: NodeJS.ProcessEnv = {};
 
   beforeAll(async () => {
-    const root = await makeTempDir('agentv-readme');
-    const remote = join(root, 'remote.git');
-    project = join(root, 'project');
-    await exec('git', ['init', '-q', '--bare', '-b', 'main', remote]);
-    await git(remote, ['config', 'receive.denyNonFastForwards', 'true']);
-    await exec('git', ['init', '-q', '-b', 'main', project]);
-    writeFileSync(join(project, 'README.md'), '# a project that runs evals\n');
-    await git(project, ['add', 'README.md']);
-    await git(project, ['commit', '-q', '-m', 'init']);
-    await git(project, ['remote', 'add', 'origin', remote]);
-    await git(project, ['push', '-q', 'origin', 'main']);
+    // A user's repository (a commit, uncommitted work, a stash) with a bare remote as origin.
+    const user = await makeUserRepoWithRemote();
+    const root = user.root;
+    project = user.work;
     // The README's results file: AgentV's results of the bundled example.
     copyFileSync(join(REPO_ROOT, 'examples', 'results', 'demo-agent.jsonl'), join(project, 'results.jsonl'));
     // `agentv-results` on PATH is the built CLI, as `npm i -g` would put it there.
