@@ -63,6 +63,8 @@ describe('docs/commands.md', () => {
     for (const name of ['export', 'publish', 'list', 'serve', 'wip recover', 'drivers install', 'autoresearch record'])
       expect(fresh).toContain(`\n## ${name}\n`);
     expect(readFileSync(mod.COMMANDS_DOC, 'utf8'), 'docs/commands.md is stale: run `npm run docs`').toBe(fresh);
+    // export's default output, as its help says it, is where the README's commands find the run (run below).
+    expect(fresh).toContain('--out <dir>                  Output directory (default: .agentv/results/<run_id>, where AgentV lists runs');
   }, 120_000);
 });
 
@@ -134,6 +136,8 @@ describe("the README's commands", () => {
     }
     expect(ran.length).toBe(commands.length - commands.filter((c) => notRunReason(c)).length);
     // What they did is there: the run published and pushed, the report written, the step summary.
+    // export wrote where its help says (default .agentv/results/<run_id>), with no --out.
+    expect(existsSync(join(project, '.agentv', 'results', '2026-11-20T09-00-00-000Z', 'summary.json'))).toBe(true);
     const remoteRuns = await git(project, ['ls-tree', '--name-only', 'origin/agentv/results/v1']);
     expect(remoteRuns.split('\n')).toContain('2026-11-20T09-00-00-000Z');
     expect(readFileSync(join(project, 'report.html'), 'utf8')).toContain('<html');

@@ -86,14 +86,21 @@ describe('the packed tarball', () => {
     expect(pkg.license).toBe('MIT');
   });
 
-  it('points nowhere outside itself: no sourceMappingURL, README links resolve inside the package', () => {
+  it('points nowhere outside itself: no sourceMappingURL, the links of the README and its docs resolve inside the package', () => {
     const js = packed.filter((f) => f.endsWith('.js'));
     expect(js.length).toBeGreaterThan(50);
     expect(js.filter((f) => readFileSync(join(installed, f), 'utf8').includes('sourceMappingURL'))).toEqual([]);
-    const readme = readFileSync(join(installed, 'README.md'), 'utf8');
-    const relative = [...readme.matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!).filter((l) => !/^[a-z]+:/i.test(l));
-    expect(relative.length).toBeGreaterThan(0);
-    expect(relative.filter((l) => !packed.includes(posix.normalize(l)))).toEqual([]);
+    // The README and every page it leads to (docs/, CONTRIBUTING.md): links resolve in the package.
+    const pages = packed.filter((f) => f.endsWith('.md'));
+    expect(pages).toEqual(expect.arrayContaining(['README.md', 'docs/commands.md', 'docs/guide.md']));
+    const relative = pages.flatMap((page) =>
+      [...readFileSync(join(installed, page), 'utf8').matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)]
+        .map((m) => m[1]!)
+        .filter((l) => !/^[a-z]+:/i.test(l))
+        .map((l) => posix.normalize(posix.join(posix.dirname(page), l))),
+    );
+    expect(relative.length).toBeGreaterThan(10);
+    expect(relative.filter((l) => !packed.includes(l) && !packed.some((f) => f.startsWith(`${l}/`)))).toEqual([]);
   });
 
   it('installs offline without a warning and runs no install-time script', () => {
