@@ -5,6 +5,7 @@ import { runCommand } from './errors.js';
 import { dim, printJson } from './format.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { pushExitCode, pushLines } from './sync.js';
+import { progressReporter } from './progress.js';
 
 function noteLines(notes: FeedbackNote[]): string[] {
   if (notes.length === 0) return ['(no feedback)'];
@@ -47,6 +48,7 @@ export function registerFeedback(cli: Cli): void {
           return 0;
         }
         const expectRaw = flags.expectRevision;
+        const progress = progressReporter('saving feedback', { quiet: Boolean(flags.json) });
         const r = await setFeedback({
           ...common,
           testId: String(testId),
@@ -54,7 +56,7 @@ export function registerFeedback(cli: Cli): void {
           reviewer: stringFlag('reviewer', flags.reviewer),
           expectRevision: expectRaw === undefined ? undefined : String(expectRaw === true ? '' : expectRaw),
           push: flags.push !== false,
-        });
+        }).finally(progress.done);
         if (flags.json) printJson(r);
         else {
           const mine = r.entry;

@@ -5,6 +5,7 @@ import { GATE_COMMENT_MARKER, gateMarkdown, mdText } from '../report/markdown.js
 import { notifyWebhook, webhookFrom } from '../util/webhook.js';
 import { EXIT, numberFlag, oneOf, runCommand, UsageError } from './errors.js';
 import { bold, dim, green, printJson, red, table, yellow } from './format.js';
+import { progressReporter } from './progress.js';
 import { configFlags, stringFlag, stringFlags } from './flags.js';
 import { outputFormat, resolveNames, RUN_NAME_HELP, runLink, runNameOptions, withRunNames, namedPaths } from './run-names.js';
 import { pushExitCode, pushLines } from './sync.js';
@@ -80,6 +81,7 @@ export function registerGate(cli: Cli): void {
             throw new UsageError(`--update-baseline: ${candidate} is a local path; publish it and name it by its run id (\`publish --json\` prints it)`);
           const updateBaseline = async (): Promise<number> => {
             if (!flags.updateBaseline || cand!.runId === null) return EXIT.ok;
+            const progress = progressReporter('moving the baseline tag', { quiet: format === 'json' });
             const moved = await moveTag({
               cwd,
               runId: cand!.runId,
@@ -87,7 +89,7 @@ export function registerGate(cli: Cli): void {
               push: flags.push !== false,
               remote: stringFlag('remote', flags.remote),
               ...configFlags(flags),
-            });
+            }).finally(progress.done);
             const out = format === 'text' ? process.stdout : process.stderr;
             out.write(
               `baseline -> ${moved.runId}${moved.removedFrom.length > 0 ? ` (was ${moved.removedFrom.join(', ')})` : ''}\n${moved.last.push ? pushLines(moved.last.push).join('\n') + '\n' : ''}`,

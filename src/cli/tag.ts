@@ -2,6 +2,7 @@ import type { ActionContext, Cli } from './program.js';
 import { editTags, readTags } from '../overlays/write.js';
 import { runCommand, UsageError } from './errors.js';
 import { dim, printJson } from './format.js';
+import { progressReporter } from './progress.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { pushExitCode, pushLines } from './sync.js';
 
@@ -53,7 +54,8 @@ export function registerTag(cli: Cli): void {
           return;
         }
         const expect = stringFlag('expect-revision', flags.expectRevision);
-        const r = await editTags({ ...common, add, remove, expectRevision: expect, push: flags.push !== false });
+        const progress = progressReporter('tagging', { quiet: Boolean(flags.json) });
+        const r = await editTags({ ...common, add, remove, expectRevision: expect, push: flags.push !== false }).finally(progress.done);
         if (flags.json) printJson(r);
         else {
           process.stdout.write(
