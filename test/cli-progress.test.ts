@@ -79,7 +79,7 @@ function inTerminal(args: string[], cwd: string): Promise<{ code: number; out: s
 }
 
 describe.skipIf(!HAS_SCRIPT)(`commands on a terminal${NO_SCRIPT}`, () => {
-  it('export, report, publish --push, sync, pull --with-artifacts, list/status --fetch, tag, feedback, gate --update-baseline and archive show their progress, then erase it', async () => {
+  it('export, report, publish --push, sync, pull --with-artifacts, list/status --fetch, tag, feedback, gate --update-baseline, wip list/clean and archive show their progress, then erase it', async () => {
     const user = await makeUserRepo();
     const example = join(REPO_ROOT, 'examples/results/demo-agent.jsonl');
     const exported = await inTerminal(['export', example, '--out', join(user.root, 'run')], user.work);
@@ -107,13 +107,15 @@ describe.skipIf(!HAS_SCRIPT)(`commands on a terminal${NO_SCRIPT}`, () => {
       expect(pulled.out).toMatch(new RegExp(`\\r\\u001b\\[2Kpulling: ${step}… \\d+s`));
 
     // The other reads and writes that talk to the remote: list and status with --fetch, tag and
-    // feedback edits, the gate's baseline move, archive.
+    // feedback edits, the gate's baseline move, the WIP branches' listing and clean-up, archive.
     for (const [args, line] of [
       [['list', '--fetch'], /\r\u001b\[2Kfetching… \d+s/],
       [['status', '--fetch'], /\r\u001b\[2Kfetching… \d+s/],
       [['tag', '2026-11-20T09-00-00-000Z', '+nightly'], /\r\u001b\[2Ktagging… \d+s/],
       [['feedback', '2026-11-20T09-00-00-000Z', 'refund-eligibility', 'fine', '--reviewer', 'ana'], /\r\u001b\[2Ksaving feedback… \d+s/],
       [['gate', '@nightly', '2026-11-20T09-00-00-000Z', '--update-baseline'], /\r\u001b\[2Kmoving the baseline tag… \d+s/],
+      [['wip', 'list'], /\r\u001b\[2Kfetching… \d+s/],
+      [['wip', 'clean'], /\r\u001b\[2Kcleaning… \d+s/],
       [['archive', '--keep-days', '100000', '--keep-runs', '0'], /\r\u001b\[2Karchiving… \d+s/],
     ] as const) {
       const r = await inTerminal([...args], user.work);

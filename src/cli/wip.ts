@@ -11,6 +11,7 @@ import { inspectRun } from '../daemon/runs.js';
 import { onSignals, signalStatus } from '../daemon/signals.js';
 import { numberFlag, parseDuration, runCommand, UsageError } from './errors.js';
 import { dim, green, printJson, table, yellow } from './format.js';
+import { progressReporter } from './progress.js';
 
 export function fmtAge(seconds: number | null): string {
   if (seconds === null) return '—';
@@ -102,7 +103,8 @@ async function checkpointAction(run: string | undefined, flags: Record<string, u
 
 async function listAction(flags: Record<string, unknown>): Promise<number> {
   const target = await resolveTarget(targetOpts(flags));
-  const listing = await listWip({ repo: target.repo, remote: target.remote, fetch: flags.fetch !== false });
+  const progress = progressReporter(flags.fetch !== false ? 'fetching' : 'reading', { quiet: Boolean(flags.json) });
+  const listing = await listWip({ repo: target.repo, remote: target.remote, fetch: flags.fetch !== false }).finally(progress.done);
   if (flags.json) {
     printJson({ remote: listing.remote, remoteError: listing.remoteError, branches: listing.entries.map(({ meta: _meta, ...e }) => e) });
   } else if (listing.entries.length === 0) {
@@ -128,6 +130,7 @@ async function recoverAction(source: string | undefined, flags: Record<string, u
   if (!source) throw new UsageError('wip recover needs a WIP branch or a run id (see `agentv-results wip list`)');
   const target = await resolveTarget(targetOpts(flags));
   const store = objectStoreForReading(target.config);
+  const progress = progressReporter('recovering', { quiet: Boolean(flags.json) });
   const r = await recoverWip({
     repo: target.repo,
     remote: target.remote,
@@ -136,7 +139,10 @@ async function recoverAction(source: string | undefined, flags: Record<string, u
     cwd: targetOpts(flags).cwd,
     fetch: flags.fetch !== false,
     store,
-  }).finally(() => store?.close());
+  }).finally(() => {
+    progress.done();
+    return store?.close();
+  });
   if (flags.json) printJson(r);
   else {
     process.stdout.write(`${green('Recovered')} ${r.runId} from ${r.branch} (checkpoint ${r.checkpoint}, ${r.from}) into ${r.out}\n`);
@@ -153,6 +159,7 @@ async function recoverAction(source: string | undefined, flags: Record<string, u
 
 async function cleanAction(flags: Record<string, unknown>): Promise<number> {
   const target = await resolveTarget(targetOpts(flags));
+  const progress = progressReporter(flags.dryRun ? 'reading' : 'cleaning', { quiet: Boolean(flags.json) });
   const r = await cleanWip({
     repo: target.repo,
     remote: target.remote,
@@ -160,7 +167,7 @@ async function cleanAction(flags: Record<string, unknown>): Promise<number> {
     olderThanMs: parseDuration('older-than', flags.olderThan, 14 * 86400 * 1000),
     forceUnpublished: Boolean(flags.forceUnpublished),
     dryRun: Boolean(flags.dryRun),
-  });
+  }).finally(progress.done);
   if (flags.json) printJson(r);
   else {
     for (const d of r.decisions) {
