@@ -7,7 +7,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { JSON_DATA_KEYED_FIELDS, JSON_VERBATIM_FIELDS, jsonKeys, snakeKey } from '../src/cli/format.js';
+import { createLogger } from '../src/daemon/log.js';
+import { JSON_DATA_KEYED_FIELDS, JSON_VERBATIM_FIELDS, jsonKeys, snakeKey } from '../src/util/json-keys.js';
 import { runCli } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 import { isolateGitForSuite, makeUserRepoWithRemote } from './helpers/git-fixtures.js';
@@ -66,6 +67,23 @@ describe('jsonKeys', () => {
   it('converts objects without a prototype too, and leaves values alone', () => {
     const o = Object.assign(Object.create(null) as Record<string, unknown>, { fastForwards: 1 });
     expect(jsonKeys([o, 'runId', 3, null])).toEqual([{ fast_forwards: 1 }, 'runId', 3, null]);
+  });
+});
+
+describe('--log-format json (daemon, exec)', () => {
+  it('writes the same key style: snake_case fields, data keys kept', () => {
+    const lines: string[] = [];
+    const log = createLogger({ format: 'json', write: (l) => lines.push(l), now: () => new Date(0) });
+    log.warn('push failed; retrying', { retryAt: 'soon', runId: 'r', run_summary: { gptTurbo: { passRate: 1 } }, error: new Error('offline') });
+    expect(JSON.parse(lines[0]!)).toEqual({
+      ts: '1970-01-01T00:00:00.000Z',
+      level: 'warn',
+      msg: 'push failed; retrying',
+      retry_at: 'soon',
+      run_id: 'r',
+      run_summary: { gptTurbo: { pass_rate: 1 } },
+      error: 'offline',
+    });
   });
 });
 

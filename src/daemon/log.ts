@@ -3,6 +3,7 @@
  * either human text (`2026-03-01T10:00:00.000Z info  published run=exp/ts`) or JSON
  * (`{"ts":…,"level":"info","msg":"published","run":"exp/ts"}`) for log shippers (`--log-format json`).
  */
+import { jsonKeys } from '../util/json-keys.js';
 import { redactText } from '../util/redact.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -36,7 +37,8 @@ export function createLogger(opts: { format?: LogFormat; level?: LogLevel; write
     if (format === 'json') {
       const clean: LogFields = {};
       for (const [k, v] of Object.entries(fields)) clean[k] = v instanceof Error ? v.message : v;
-      write(`${JSON.stringify({ ts, level, msg, ...clean })}\n`);
+      // snake_case keys, as every JSON we print (util/json-keys.ts).
+      write(`${JSON.stringify({ ts, level, msg, ...(jsonKeys(clean) as LogFields) })}\n`);
     } else {
       const extra = Object.entries(fields)
         .filter(([, v]) => v !== undefined)
