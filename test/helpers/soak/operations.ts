@@ -152,8 +152,8 @@ export async function finishWip(s: Soak, c: Clone, run: SoakRun, r: () => number
     if (wip.onRemote === 'present') wip.onRemote = 'unknown';
     return;
   }
-  const out = JSON.parse(res.stdout) as { runId: string; push?: { landed?: boolean }; wip?: { branch: string; status: string; note: string | null }[] };
-  if (out.runId !== run.id) s.violate(`the WIP run ${run.id} was published as ${out.runId}`);
+  const out = JSON.parse(res.stdout) as { run_id: string; push?: { landed?: boolean }; wip?: { branch: string; status: string; note: string | null }[] };
+  if (out.run_id !== run.id) s.violate(`the WIP run ${run.id} was published as ${out.run_id}`);
   for (const k of range(0, wip.rows)) run.expected.add(k);
   run.publishers.add(c.index);
   // The publish that lands ends the run's WIP on the remote; one that did not land keeps it.

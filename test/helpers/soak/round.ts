@@ -99,7 +99,7 @@ async function injectConflict(soak: Soak, r: () => number): Promise<boolean> {
     );
     return true;
   }
-  const branch = (JSON.parse(aside[0]!.res.stdout) as { push: { syncBranch?: { branch: string } } }).push.syncBranch?.branch;
+  const branch = (JSON.parse(aside[0]!.res.stdout) as { push: { sync_branch?: { branch: string } } }).push.sync_branch?.branch;
   if (!branch?.startsWith('agentv/results-sync/')) soak.violate(`injected conflict: no sync branch in ${aside[0]!.res.stdout.slice(0, 300)}`);
   // The results branch keeps the note that landed; `sync --resolve` keeps it (the other stays in history).
   setFeedback(soak.model, run.id, test, reviewer, texts.get(landed[0]!.c)!);
@@ -121,7 +121,7 @@ async function resolveAll(soak: Soak, r: () => number, injected: boolean): Promi
       soak.violate(`sync --resolve ${branch} on clone ${c.index} exited ${res.code}: ${res.stdout.slice(0, 300)}${res.stderr.trim().slice(0, 300)}`);
       continue;
     }
-    const out = JSON.parse(res.stdout) as { status: string; deletedRemote: boolean };
+    const out = JSON.parse(res.stdout) as { status: string; deleted_remote: boolean };
     if (out.status !== 'merged' && out.status !== 'already-merged') soak.violate(`sync --resolve ${branch}: status ${out.status}`);
   }
 }
