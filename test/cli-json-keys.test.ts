@@ -48,6 +48,8 @@ describe('jsonKeys', () => {
       runId: 'r',
       summary: { run_summary: { gptTurbo: { passRate: 1 } }, metadata: { gitCommit: 'abc', nested: { someKey: 1 } } },
       cases: [{ tool_calls: { total: 2, by_tool: { readFile: 1, Bash: 1 } } }],
+      matrix: [{ test_id: 't', scores: { gptTurbo: 1 } }],
+      rows: [{ scores: [{ scoreName: 'x' }] }],
       document: { entries: { testOne: { reviewerName: { text: 'x' } } } },
       push: { remoteTips: { results: 'a' }, elapsedMs: 3 },
     };
@@ -55,6 +57,8 @@ describe('jsonKeys', () => {
       run_id: 'r',
       summary: { run_summary: { gptTurbo: { pass_rate: 1 } }, metadata: { gitCommit: 'abc', nested: { someKey: 1 } } },
       cases: [{ tool_calls: { total: 2, by_tool: { readFile: 1, Bash: 1 } } }],
+      matrix: [{ test_id: 't', scores: { gptTurbo: 1 } }],
+      rows: [{ scores: [{ score_name: 'x' }] }],
       document: { entries: { testOne: { reviewerName: { text: 'x' } } } },
       push: { remote_tips: { results: 'a' }, elapsed_ms: 3 },
     });
@@ -126,6 +130,9 @@ describe("every command's --json", () => {
     expect(shown.cases.flatMap((c) => Object.keys(c.tool_calls?.by_tool ?? {}))).toContain('lookupOrder');
     await json(['validate', dir]);
     await json(['compare', dir, dir]);
+    // One run, its targets against each other: the matrix's scores are keyed by target name.
+    const matrix = (await json(['compare', dir])) as { matrix: { scores: Record<string, number> }[] };
+    expect(Object.keys(matrix.matrix[0]!.scores)).toContain('claudeSonnet');
     await json(['gate', dir, dir]);
     await json(['trend', dir, dir]);
     await json(['report', dir, '--out', 'report.html']);
@@ -144,7 +151,7 @@ describe("every command's --json", () => {
     await json(['delete', 'combined', '--yes']);
     await json(['schema']);
 
-    expect(outputs.size).toBe(26);
+    expect(outputs.size).toBe(27);
     for (const [cmd, out] of outputs) expect(camelKeys(out), cmd).toEqual([]);
   }, 300_000);
 

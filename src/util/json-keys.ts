@@ -4,8 +4,12 @@
  * identifier key in camelCase becomes snake_case (`runId` -> `run_id`, `remoteSeenAt` ->
  * `remote_seen_at`). Keys that are data are never touched, and these fields say where data keys are:
  */
-/** Maps keyed by data — target, tool and evaluator names: their keys are kept, their values converted. */
-export const JSON_DATA_KEYED_FIELDS: ReadonlySet<string> = new Set(['run_summary', 'per_evaluator_summary', 'by_tool']);
+/**
+ * Maps keyed by data — target, tool and evaluator names: their keys are kept, their values
+ * converted. (`scores` is compare's matrix, target -> score; where `scores` is a list, as in a row,
+ * its items are ordinary objects.)
+ */
+export const JSON_DATA_KEYED_FIELDS: ReadonlySet<string> = new Set(['run_summary', 'per_evaluator_summary', 'by_tool', 'scores']);
 /** Documents in a format of their own — a run's metadata (the user's), a tags or feedback document as stored on the branch (feedback's entries are keyed by test id and reviewer): printed as they are. */
 export const JSON_VERBATIM_FIELDS: ReadonlySet<string> = new Set(['metadata', 'document']);
 
