@@ -17,12 +17,15 @@
  */
 import { createHash } from 'node:crypto';
 import { scoreHistogram, targetPassRateChart } from './charts.js';
-import { CLIENT_JS } from './client.js';
+import { clientScript } from '../util/client-script.js';
 import { escapeHtml, jsonForScript } from './escape.js';
 import { fmtCost, fmtDuration, fmtInt, fmtPct, fmtScore } from './format.js';
 import type { ReportStats, Tally } from './stats.js';
 import { REPORT_CSS } from './styles.js';
 import type { ReportData, ReportDetail } from './types.js';
+
+/** The report's script: TypeScript in src/report/client/, compiled by esbuild (util/client-script.ts). */
+const CLIENT_JS = clientScript('report');
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 

@@ -4,17 +4,13 @@
  * the report's (src/report/template.ts), with one addition: `connect-src 'self'`, so the page can
  * call this server's API and nothing else. The markup is static; the only server-side value is the
  * write token, escaped into a meta tag. Run data reaches the page only through the script's
- * textContent/setAttribute (see page-client.ts).
+ * textContent/setAttribute (the client: src/serve/client/, compiled by util/client-script.ts).
  */
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../report/escape.js';
 import { REPORT_CSS } from '../report/styles.js';
 import { TRAJECTORY_CHART_CSS } from '../autoresearch/trajectory-html.js';
-import { AUTORESEARCH_JS } from './page-autoresearch.js';
-import { DASHBOARD_JS as RUNS_JS } from './page-client.js';
-
-// One inline script (one hash): the runs/trends client, then the autoresearch tab's.
-const DASHBOARD_JS = RUNS_JS + AUTORESEARCH_JS;
+import { clientScript } from '../util/client-script.js';
 
 const DASHBOARD_CSS =
   REPORT_CSS +
@@ -26,7 +22,7 @@ nav.tabs button[aria-selected=true]{border-color:var(--accent);color:var(--accen
 .btn:disabled{opacity:.5;cursor:default}
 .remote{display:flex;flex-wrap:wrap;gap:14px;align-items:center}
 .remote .kv{font-size:13px}.remote .kv b{font-weight:600}
-.msg{margin-left:8px;color:var(--muted)}.msg.bad{color:var(--fail)}
+span.msg{margin:0 0 0 8px;border:0;padding:0;color:var(--muted)}span.msg:empty{display:none}.msg.bad{color:var(--fail)}
 .tag{display:inline-block;border:1px solid var(--line);border-radius:10px;padding:0 8px;margin:0 4px 2px 0;font-size:12px;background:var(--bg)}
 .tag-x{border:0;background:none;color:var(--muted);cursor:pointer;padding:0 0 0 4px;font:inherit}
 .linkish{border:0;background:none;color:var(--accent);cursor:pointer;padding:0;text-align:left;word-break:break-all}
@@ -41,29 +37,47 @@ svg .trend-line{fill:none;stroke:var(--accent);stroke-width:2}
 svg .pt{fill:var(--accent)}svg .pt.regression{fill:var(--fail);stroke:var(--bg);stroke-width:1.5}
 .series h3{margin:18px 0 6px;font-size:14px}
 ul.plain{margin:4px 0;padding-left:18px}
+.empty{padding:12px;margin:0;color:var(--muted)}
+ul.warnings{margin:6px 0;padding:8px 8px 8px 26px;border:1px solid var(--err);border-radius:6px;color:var(--err)}
+svg .grid{stroke:var(--line);stroke-width:1;opacity:.6}svg .tick{font-size:11px;fill:var(--muted)}
+#test-detail{margin-top:12px}#test-tabs a{border:1px solid var(--line);border-radius:6px;padding:4px 12px;text-decoration:none;color:var(--fg)}
+#test-tabs a[aria-selected=true]{border-color:var(--accent);color:var(--accent);font-weight:600}
+.pre{white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,monospace;font-size:12px;background:var(--bg);border:1px solid var(--line);border-radius:4px;padding:6px;margin:4px 0;max-height:480px;overflow:auto}
+ul.assertions{list-style:none;padding-left:0}ul.assertions li{margin:6px 0}ul.assertions .pass .mark{color:var(--pass)}ul.assertions .fail .mark{color:var(--fail)}
+ul.assertions .text{display:inline}.evidence{font-size:12px;margin:2px 0 0 18px;white-space:pre-wrap}
+.msg-turn{margin:8px 0}.msg-turn .role{font-size:12px;font-weight:600;color:var(--muted);text-transform:uppercase}
+.note{font-size:12px;color:var(--muted)}.pager a.btn{text-decoration:none}
 ${TRAJECTORY_CHART_CSS}`;
 
-for (const [name, text] of [
-  ['script', DASHBOARD_JS],
-  ['stylesheet', DASHBOARD_CSS],
-] as const) {
-  if (/<\/(script|style)|<!--/i.test(text)) throw new Error(`dashboard ${name} contains a sequence that would end its element`);
-}
-
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
-const CSP = [
-  "default-src 'none'",
-  `script-src ${sha256(DASHBOARD_JS)}`,
-  `style-src ${sha256(DASHBOARD_CSS)}`,
-  "connect-src 'self'",
-  'img-src data:',
-  "base-uri 'none'",
-  "form-action 'none'",
-].join('; ');
+
+/** The script and the policy that pins it, computed once (from source, the first call compiles the client). */
+let page: { js: string; csp: string } | null = null;
+function compiled(): { js: string; csp: string } {
+  if (page) return page;
+  const js = clientScript('dashboard');
+  for (const [name, text] of [
+    ['script', js],
+    ['stylesheet', DASHBOARD_CSS],
+  ] as const) {
+    if (/<\/(script|style)|<!--/i.test(text)) throw new Error(`dashboard ${name} contains a sequence that would end its element`);
+  }
+  const csp = [
+    "default-src 'none'",
+    `script-src ${sha256(js)}`,
+    `style-src ${sha256(DASHBOARD_CSS)}`,
+    "connect-src 'self'",
+    'img-src data:',
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+  page = { js, csp };
+  return page;
+}
 
 /** The header adds frame-ancestors, which browsers ignore (and warn about) in a meta element. */
 export function dashboardCsp(): string {
-  return `${CSP}; frame-ancestors 'none'`;
+  return `${compiled().csp}; frame-ancestors 'none'`;
 }
 
 const BODY = `<main>
@@ -92,23 +106,29 @@ const BODY = `<main>
 <label>From<input id="f-since" type="date"></label>
 <label>To<input id="f-until" type="date"></label>
 </div>
-<div class="panel"><table id="runs-table"><thead><tr><th></th><th>Run</th><th>Time</th><th>Experiment</th><th>Targets</th><th class="num">Passed</th><th class="num">Pass rate</th><th>Tags</th><th>Where</th></tr></thead><tbody id="runs-body"></tbody></table></div>
+<div class="panel"><table id="runs-table"><thead><tr><th></th><th>Run</th><th>Time</th><th>Experiment</th><th>Targets</th><th class="num">Passed</th><th class="num">Pass rate</th><th>Tags</th><th>Where</th></tr></thead><tbody id="runs-body"></tbody></table><p id="runs-empty" class="empty" hidden></p></div>
 <div class="pager"><button type="button" class="btn" id="runs-prev">‹ Prev</button> <span id="runs-count" class="muted"></span> <button type="button" class="btn" id="runs-next">Next ›</button> <button type="button" class="btn" id="compare-btn" disabled>Compare selected</button><span id="runs-msg" class="msg"></span></div>
 <section id="run-detail" hidden><h2 id="run-title"></h2><span id="run-msg" class="msg"></span>
 <div id="run-stats" class="stats"></div>
 <p><a id="run-report" href="#" target="_blank" rel="noopener">Open the full report of this run</a></p>
 <div class="edit"><strong>Tags</strong> <span id="run-tags"></span> <input id="tag-input" placeholder="new tag" aria-label="New tag"> <button type="button" class="btn" id="tag-add">Add tag</button><span id="tag-msg" class="msg"></span></div>
-<div class="panel"><table><thead><tr><th>Test</th><th>Target</th><th>Status</th><th class="num">Score</th><th class="num">Duration</th><th>Feedback</th></tr></thead><tbody id="tests-body"></tbody></table></div>
+<div class="panel"><table><thead><tr><th>Test</th><th>Target</th><th>Status</th><th class="num">Score</th><th class="num">Duration</th><th>Feedback</th></tr></thead><tbody id="tests-body"></tbody></table><div id="tests-pager" class="pager" hidden></div></div>
+<section id="test-detail" class="panel" hidden><h3 id="test-title" class="mono"></h3><div id="test-meta"></div><span id="test-msg" class="msg" role="status"></span>
+<nav id="test-tabs" class="tabs" role="tablist"></nav>
+<div id="test-grading"></div><div id="test-answer" hidden></div><div id="test-transcript" hidden></div>
+</section>
 <div class="edit"><strong>Feedback</strong> <select id="fb-test" aria-label="Test"></select> <textarea id="fb-text" aria-label="Feedback"></textarea> <input id="fb-reviewer" placeholder="your name (reviewer)" aria-label="Reviewer"> <button type="button" class="btn" id="fb-save">Save feedback</button><span id="fb-msg" class="msg"></span></div>
 </section>
-<section id="compare-view" hidden><h2>Compare <span id="compare-title"></span></h2><span id="compare-msg" class="msg"></span>
+<section id="compare-view" hidden><h2>Compare <span id="compare-title"></span></h2>
+<div class="filters"><button type="button" class="btn" id="compare-swap">⇄ Swap baseline and candidate</button><label>Target<select id="compare-target" aria-label="Compare target"><option value="">all targets</option></select></label><span id="compare-msg" class="msg" role="status"></span></div>
+<ul id="compare-warnings" class="warnings" hidden></ul>
 <div id="compare-stats" class="stats"></div>
-<div class="panel"><table><thead><tr><th>Test</th><th class="num">Baseline</th><th class="num">Candidate</th><th class="num">Delta</th><th>Outcome</th></tr></thead><tbody id="compare-body"></tbody></table></div>
+<div class="panel"><table><thead><tr><th>Test</th><th id="compare-target-col" hidden>Target</th><th class="num">Baseline</th><th class="num">Candidate</th><th class="num">Delta</th><th>Outcome</th></tr></thead><tbody id="compare-body"></tbody></table></div>
 </section>
 </div>
 <div id="view-trends" hidden>
-<div class="filters"><label>Experiment<select id="t-experiment"><option value="">all</option></select></label><span id="trend-msg" class="msg"></span></div>
-<p class="muted">Per experiment × target, oldest run left. A red point is a regression: its mean score more than 0.05, or its pass rate more than 10 points, below the median of the five runs before it.</p>
+<div class="filters"><label>Experiment<select id="t-experiment"><option value="">all</option></select></label><label>Target<select id="t-target"><option value="">all</option></select></label><label>Series<select id="t-by" aria-label="Series"><option value="">one (targets pooled)</option><option value="target">per target</option><option value="experiment">per experiment</option><option value="experiment,target">per experiment × target</option></select></label><span id="trend-msg" class="msg" role="status"></span></div>
+<p class="muted">By default one series with every target pooled, as <code>agentv trend</code> (and <code>agentv-results trend</code>); split it per target or experiment above. Runs are placed by date, the most recent series first. A red point is a run the trend rule flags as a regression.</p>
 <div id="trend-charts"></div>
 </div>
 <div id="view-autoresearch" hidden>
@@ -120,9 +140,10 @@ const BODY = `<main>
 </main>`;
 
 export function renderDashboard(opts: { token: string; readOnly: boolean }): string {
+  const { js, csp } = compiled();
   return [
     '<!doctype html><html lang="en"><head><meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(CSP)}">`,
+    `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     '<meta name="referrer" content="no-referrer">',
     `<meta name="agentv-results-token" content="${escapeHtml(opts.token)}">`,
@@ -130,6 +151,6 @@ export function renderDashboard(opts: { token: string; readOnly: boolean }): str
     '<title>AgentV results — Dashboard</title>',
     `<style>${DASHBOARD_CSS}</style></head><body data-read-only="${opts.readOnly ? 'true' : 'false'}">`,
     BODY,
-    `<script>${DASHBOARD_JS}</script></body></html>\n`,
+    `<script>${js}</script></body></html>\n`,
   ].join('');
 }

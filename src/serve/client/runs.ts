@@ -1,0 +1,490 @@
+/** The Runs view: the listing (filters, pages, selection for compare), one run (tests paged), and one test (grading, answer, transcript). */
+import { api, ApiError, type Json, painted, prefix, READ_ONLY, scope } from './api.js';
+import { badge, byId, bytes, clear, cost, d, dur, el, fillSelect, flash, link, pct, score, stat } from './dom.js';
+import { go, href, type Route } from './route.js';
+
+const PAGE = 50;
+export const TESTS_PAGE = 100;
+const FILTERS = ['experiment', 'target', 'tag', 'since', 'until'] as const;
+
+/** Runs ticked for compare (with their timestamps). */
+const selected = new Map<string, string>();
+let runsKey = '';
+let runsSeq = 0;
+let runSeq = 0;
+let testSeq = 0;
+let run: Json = null;
+let runKey = '';
+let testKey = '';
+/** The listing's route query as last shown (its filters stay while a run is open). */
+let lastQuery = new URLSearchParams();
+
+const withProject = (p: Record<string, string | number | null | undefined>) => ({ ...p, project: scope.project || null });
+
+/** The listing's query from the route: filters, offset. */
+function filtersOf(q: URLSearchParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of FILTERS) {
+    const v = q.get(k);
+    if (v) out[k] = v;
+  }
+  return out;
+}
+
+function runsHash(q: URLSearchParams, change: Record<string, string | null>): string {
+  const f: Record<string, string | null> = { ...filtersOf(q), offset: q.get('offset'), ...change };
+  return href('runs', withProject(f));
+}
+
+function loadRuns(q: URLSearchParams): Promise<void> {
+  const f = filtersOf(q);
+  const offset = Math.max(0, Number(q.get('offset')) || 0);
+  const query = new URLSearchParams({ ...f, limit: String(PAGE), offset: String(offset) });
+  const key = `${scope.project}\0${query}`;
+  if (key === runsKey) return Promise.resolve();
+  runsKey = key;
+  for (const k of FILTERS) {
+    const input = byId<HTMLInputElement | HTMLSelectElement>(`f-${k}`);
+    if (input.value !== (f[k] ?? '')) input.value = f[k] ?? '';
+  }
+  lastQuery = q;
+  const seq = ++runsSeq;
+  flash('runs-msg', '');
+  return api(`/runs?${query}`)
+    .then((page: Json) => {
+      // Filters change faster than answers come back: only the newest request may paint.
+      if (seq !== runsSeq) return;
+      fillSelect(byId<HTMLSelectElement>('f-experiment'), page.facets.experiments, f.experiment ?? '');
+      fillSelect(byId<HTMLSelectElement>('f-target'), page.facets.targets, f.target ?? '');
+      const body = byId('runs-body');
+      clear(body);
+      for (const r of page.runs) body.appendChild(runRow(r));
+      const empty = byId('runs-empty');
+      clear(empty);
+      empty.hidden = page.runs.length > 0;
+      if (page.total === 0) {
+        empty.appendChild(el('strong', null, `No runs on ${page.branch} yet. `));
+        empty.appendChild(el('span', null, 'Publish one with '));
+        empty.appendChild(el('code', null, 'agentv-results publish'));
+        empty.appendChild(
+          el('span', null, page.remote ? ', or press Sync to bring the runs of the remote.' : ' (this repository has no remote to sync with).'),
+        );
+      } else if (page.matched === 0) {
+        empty.appendChild(el('strong', null, `No run matches these filters (${page.total} runs on ${page.branch}). `));
+        empty.appendChild(link('Clear the filters', href('runs', withProject({}))));
+      } else if (page.runs.length === 0) {
+        empty.appendChild(el('span', null, `Past the last page (${page.matched} matching runs). `));
+        empty.appendChild(link('First page', runsHash(q, { offset: null })));
+      }
+      const end = Math.min(page.offset + page.runs.length, page.matched);
+      byId('runs-count').textContent = `${page.matched === 0 ? 0 : page.offset + 1}–${end} of ${page.matched} matching runs (${page.total} on ${page.branch})`;
+      byId<HTMLButtonElement>('runs-prev').disabled = page.offset === 0;
+      byId<HTMLButtonElement>('runs-next').disabled = end >= page.matched;
+      byId<HTMLButtonElement>('runs-prev').onclick = () => go(runsHash(q, { offset: page.offset - PAGE > 0 ? String(page.offset - PAGE) : null }));
+      byId<HTMLButtonElement>('runs-next').onclick = () => go(runsHash(q, { offset: String(page.offset + PAGE) }));
+      painted('runs');
+    })
+    .catch((e: Error) => {
+      runsKey = '';
+      if (seq === runsSeq) flash('runs-msg', e.message, true);
+    });
+}
+
+function runRow(r: Json): HTMLTableRowElement {
+  const tr = el('tr');
+  tr.setAttribute('data-run', r.run_id);
+  const pick = el('input');
+  pick.type = 'checkbox';
+  pick.checked = selected.has(r.run_id);
+  pick.setAttribute('aria-label', 'select for compare');
+  pick.addEventListener('change', () => {
+    if (pick.checked) selected.set(r.run_id, r.timestamp);
+    else selected.delete(r.run_id);
+    while (selected.size > 2) selected.delete(selected.keys().next().value as string);
+    for (const box of d.querySelectorAll<HTMLInputElement>('#runs-body input[type=checkbox]'))
+      box.checked = selected.has(box.closest('tr')?.getAttribute('data-run') ?? '');
+    updateCompareBtn();
+  });
+  const c0 = el('td');
+  c0.appendChild(pick);
+  tr.appendChild(c0);
+  const c1 = el('td');
+  c1.appendChild(link(r.run_id, href('runs', withProject({}), r.run_id), 'mono run-link'));
+  tr.appendChild(c1);
+  tr.appendChild(el('td', 'muted', r.timestamp));
+  tr.appendChild(el('td', null, r.experiment));
+  tr.appendChild(el('td', null, r.targets.join(', ')));
+  tr.appendChild(el('td', 'num', `${r.passed}/${r.total}`));
+  tr.appendChild(el('td', 'num pass-rate', pct(r.pass_rate)));
+  const tags = el('td');
+  for (const t of r.tags) tags.appendChild(el('span', 'tag', t));
+  tr.appendChild(tags);
+  tr.appendChild(el('td', 'muted', r.where));
+  return tr;
+}
+
+function updateCompareBtn(): void {
+  const b = byId<HTMLButtonElement>('compare-btn');
+  b.disabled = selected.size !== 2;
+  b.textContent = `Compare selected (${selected.size}/2)`;
+}
+
+/** Compare the two ticked runs: the API makes the older one the baseline. */
+function compareSelected(): void {
+  if (selected.size !== 2) return;
+  go(href('compare', withProject({ runs: [...selected.keys()].join(',') })));
+}
+
+// ── one run ──────────────────────────────────────────────────────────
+function showRun(id: string, q: URLSearchParams): Promise<void> {
+  const sec = byId('run-detail');
+  sec.hidden = false;
+  const key = `${scope.project}\0${id}`;
+  const page = Math.max(1, Number(q.get('page')) || 1);
+  if (key === runKey && run) {
+    renderTests(id, page);
+    return Promise.resolve();
+  }
+  runKey = key;
+  flash('run-msg', 'loading…');
+  const seq = ++runSeq;
+  return api(`/runs/${encodeURIComponent(id)}`)
+    .then((r: Json) => {
+      if (seq !== runSeq) return;
+      run = r;
+      byId('run-title').textContent = r.run.run_id;
+      const s = r.summary ?? {};
+      const stats = byId('run-stats');
+      clear(stats);
+      stats.appendChild(stat('Tests', String(r.run.total), 'total'));
+      stats.appendChild(stat('Passed', String(r.run.passed), 'passed'));
+      stats.appendChild(stat('Failed', String(r.run.failed), 'failed'));
+      stats.appendChild(stat('Pass rate', pct(r.run.pass_rate), 'pass_rate'));
+      stats.appendChild(stat('Mean score', score(s.mean_score), 'mean_score'));
+      stats.appendChild(stat('Cost', cost(s.cost_usd), 'cost'));
+      stats.appendChild(stat('Duration', dur(s.duration_ms), 'duration'));
+      byId('run-report').setAttribute('href', `${prefix()}/runs/${encodeURIComponent(id)}/report`);
+      renderTags();
+      const sel = byId<HTMLSelectElement>('fb-test');
+      fillSelect(sel, [...new Set<string>(r.tests.map((t: Json) => t.test_id))], sel.value, 0);
+      renderTests(id, page);
+      flash('run-msg', '');
+      painted('run');
+    })
+    .catch((e: Error) => {
+      runKey = '';
+      if (seq === runSeq) flash('run-msg', e instanceof ApiError && e.status === 404 ? `${e.message} — it may have been archived or expired` : e.message, true);
+    });
+}
+
+function renderTests(id: string, page: number): void {
+  const tests: Json[] = run.tests;
+  const pages = Math.max(1, Math.ceil(tests.length / TESTS_PAGE));
+  const p = Math.min(page, pages);
+  const body = byId('tests-body');
+  clear(body);
+  const fb = run.feedback?.entries ?? {};
+  const targetsOf = new Map<string, number>();
+  for (const t of tests) targetsOf.set(t.test_id, (targetsOf.get(t.test_id) ?? 0) + 1);
+  const noted = new Set<string>();
+  const frag = d.createDocumentFragment();
+  for (const t of tests.slice((p - 1) * TESTS_PAGE, p * TESTS_PAGE)) {
+    const tr = el('tr');
+    tr.setAttribute('data-test', t.test_id);
+    tr.setAttribute('data-target', t.target);
+    const c = el('td', 'mono');
+    c.appendChild(link(t.test_id, href('runs', withProject({ target: t.target, attempt: t.attempt > 1 ? t.attempt : null }), id, t.test_id), 'test-link'));
+    tr.appendChild(c);
+    tr.appendChild(el('td', null, t.target));
+    const v = el('td', 'verdict');
+    v.appendChild(badge(t.verdict));
+    tr.appendChild(v);
+    tr.appendChild(el('td', 'num', score(t.score)));
+    tr.appendChild(el('td', 'num', dur(t.duration_ms)));
+    // Feedback is keyed by test, not by target: shown once, on the test's first row.
+    const cell = el('td', 'feedback');
+    const notes = Object.hasOwn(fb, t.test_id) && !noted.has(t.test_id) ? fb[t.test_id] : null;
+    if (notes) {
+      noted.add(t.test_id);
+      for (const who of Object.keys(notes)) cell.appendChild(el('div', null, `${notes[who].feedback} — ${who}`));
+      if ((targetsOf.get(t.test_id) ?? 0) > 1) cell.appendChild(el('div', 'muted', '(on the test, every target)'));
+    }
+    tr.appendChild(cell);
+    frag.appendChild(tr);
+  }
+  body.appendChild(frag);
+  const pager = byId('tests-pager');
+  clear(pager);
+  pager.hidden = pages <= 1;
+  if (pages > 1) {
+    const at = (n: number) => href('runs', withProject({ page: n > 1 ? n : null }), id);
+    if (p > 1) pager.appendChild(link('‹ Prev', at(p - 1), 'btn'));
+    pager.appendChild(
+      el('span', 'muted', ` tests ${(p - 1) * TESTS_PAGE + 1}–${Math.min(p * TESTS_PAGE, tests.length)} of ${tests.length} · page ${p} of ${pages} `),
+    );
+    if (p < pages) pager.appendChild(link('Next ›', at(p + 1), 'btn'));
+  }
+}
+
+function renderTags(): void {
+  const box = byId('run-tags');
+  clear(box);
+  const tags: string[] = run?.tags?.tags ?? [];
+  for (const t of tags) {
+    const chip = el('span', 'tag', t);
+    if (!READ_ONLY) {
+      const x = el('button', 'tag-x', '×');
+      x.type = 'button';
+      x.setAttribute('aria-label', 'remove tag');
+      x.addEventListener('click', () => editTags([], [t]));
+      chip.appendChild(x);
+    }
+    box.appendChild(chip);
+  }
+  if (!tags.length) box.appendChild(el('span', 'muted', 'no tags'));
+}
+
+function reloadRun(): Promise<void> {
+  runKey = '';
+  runsKey = '';
+  return refresh();
+}
+
+function editTags(add: string[], remove: string[]): void {
+  if (!run) return;
+  flash('tag-msg', 'saving…');
+  api(`/runs/${encodeURIComponent(run.run.run_id)}/tags`, 'POST', { add, remove, expect_revision: run.tags?.tag_revision ?? '' })
+    .then((res: Json) => {
+      run.tags = res.tags;
+      renderTags();
+      flash('tag-msg', res.changed ? 'saved' : 'no change');
+      runsKey = '';
+      void refresh();
+    })
+    .catch((e: ApiError) => {
+      flash('tag-msg', e.status === 409 ? 'someone else changed the tags; reloaded — try again' : e.message, true);
+      if (e.status === 409) void reloadRun();
+    });
+}
+
+// ── one test ─────────────────────────────────────────────────────────
+type Clipped = string | { head: string; bytes: number } | null;
+function clipped(t: Clipped, cls = 'pre'): HTMLElement {
+  const box = el('div', cls);
+  if (t && typeof t === 'object') {
+    box.textContent = t.head;
+    box.appendChild(el('div', 'note', `truncated (${bytes(t.bytes)}) — the full text: agentv-results pull --with-artifacts`));
+  } else box.textContent = t ?? '';
+  return box;
+}
+
+const TABS = ['grading', 'answer', 'transcript'] as const;
+
+function showTest(id: string, testId: string, q: URLSearchParams): Promise<void> {
+  const sec = byId('test-detail');
+  sec.hidden = false;
+  const target = q.get('target');
+  const attempt = q.get('attempt');
+  const tab = (TABS as readonly string[]).includes(q.get('tab') ?? '') ? (q.get('tab') as (typeof TABS)[number]) : 'grading';
+  const qs = new URLSearchParams();
+  if (target !== null) qs.set('target', target);
+  if (attempt) qs.set('attempt', attempt);
+  const key = `${scope.project}\0${id}\0${testId}\0${qs}`;
+  byId('test-title').textContent = `${testId}${target ? ` · ${target}` : ''}`;
+  const tabs = byId('test-tabs');
+  clear(tabs);
+  for (const t of TABS) {
+    const a = link(t[0]!.toUpperCase() + t.slice(1), href('runs', withProject({ target, attempt, tab: t === 'grading' ? null : t }), id, testId), 'tab');
+    a.setAttribute('role', 'tab');
+    a.setAttribute('aria-selected', String(t === tab));
+    a.id = `test-tab-${t}`;
+    tabs.appendChild(a);
+  }
+  const show = (detail: Json) => {
+    for (const t of TABS) byId(`test-${t}`).hidden = t !== tab;
+    sec.setAttribute('data-tab', tab);
+    void detail;
+  };
+  if (key === testKey) {
+    show(null);
+    return Promise.resolve();
+  }
+  testKey = key;
+  for (const t of TABS) clear(byId(`test-${t}`));
+  flash('test-msg', 'loading the test’s grading and transcript…');
+  const seq = ++testSeq;
+  const started = performance.now();
+  return api(`/runs/${encodeURIComponent(id)}/tests/${encodeURIComponent(testId)}?${qs}`)
+    .then((r: Json) => {
+      if (seq !== testSeq) return;
+      renderTest(r);
+      show(r);
+      const missing: Json[] = r.missing ?? [];
+      if (missing.length)
+        flash(
+          'test-msg',
+          `${missing.length} payload${missing.length === 1 ? '' : 's'} of this test ${missing.length === 1 ? 'is' : 'are'} not on the artifacts branch (local or remote): ${missing.map((m) => m.path).join(', ')} — shown without ${missing.length === 1 ? 'it' : 'them'}`,
+          true,
+        );
+      else flash('test-msg', r.fetched ? 'payloads fetched from the remote' : '');
+      sec.setAttribute('data-ms', String(Math.round(performance.now() - started)));
+      painted('test');
+    })
+    .catch((e: Error) => {
+      testKey = '';
+      if (seq === testSeq) flash('test-msg', e.message, true);
+    });
+}
+
+function renderTest(r: Json): void {
+  const t = r.test;
+  const det = r.detail;
+  const meta = byId('test-meta');
+  clear(meta);
+  meta.appendChild(badge(t.verdict));
+  meta.appendChild(
+    el('span', 'muted', ` score ${score(t.score)} · ${dur(t.duration_ms)} · ${cost(t.cost_usd)} · attempt ${t.attempt} · ${det.execution_status}`),
+  );
+  // Grading: assertions with pass/fail and evidence, then the graders with their reasons.
+  const g = byId('test-grading');
+  if (det.error) {
+    g.appendChild(el('h4', null, 'Error'));
+    g.appendChild(clipped(det.error, 'pre bad'));
+  }
+  g.appendChild(el('h4', null, `Assertions (${det.assertions.filter((a: Json) => a.passed).length}/${det.assertions.length} passed)`));
+  const ul = el('ul', 'assertions');
+  for (const a of det.assertions) {
+    const li = el('li', a.passed ? 'pass' : 'fail');
+    li.setAttribute('data-passed', String(a.passed));
+    li.appendChild(el('span', 'mark', a.passed ? '✓ ' : '✗ '));
+    li.appendChild(clipped(a.text, 'text'));
+    if (a.evidence) li.appendChild(clipped(a.evidence, 'evidence muted'));
+    ul.appendChild(li);
+  }
+  if (!det.assertions.length) ul.appendChild(el('li', 'muted', 'no assertions recorded'));
+  g.appendChild(ul);
+  const graders = (list: Json[], into: HTMLElement) => {
+    for (const gr of list) {
+      const li = el('li');
+      li.appendChild(el('strong', null, gr.name));
+      li.appendChild(
+        el(
+          'span',
+          'muted',
+          ` ${gr.type} · score ${score(gr.score)}${gr.verdict ? ` · ${gr.verdict}` : ''}${gr.weight !== null ? ` · weight ${gr.weight}` : ''}`,
+        ),
+      );
+      if (gr.reasoning) li.appendChild(clipped(gr.reasoning, 'evidence'));
+      if (gr.children?.length) {
+        const sub = el('ul', 'graders');
+        graders(gr.children, sub);
+        li.appendChild(sub);
+      }
+      into.appendChild(li);
+    }
+  };
+  if (det.graders.length) {
+    g.appendChild(el('h4', null, 'Graders'));
+    const gl = el('ul', 'graders');
+    graders(det.graders, gl);
+    g.appendChild(gl);
+  }
+  // Answer.
+  const ans = byId('test-answer');
+  if (det.answer) ans.appendChild(clipped(det.answer));
+  else if (det.answer_in_transcript) ans.appendChild(el('p', 'muted', 'The answer is the last assistant message of the transcript.'));
+  else ans.appendChild(el('p', 'muted', 'No answer recorded for this test.'));
+  if (det.diff) {
+    ans.appendChild(el('h4', null, 'File changes'));
+    ans.appendChild(clipped(det.diff));
+  }
+  // Transcript.
+  const tr = byId('test-transcript');
+  for (const m of det.messages) {
+    const box = el('div', 'msg-turn');
+    box.setAttribute('data-role', m.role);
+    box.appendChild(el('div', 'role', m.role));
+    box.appendChild(clipped(m.content));
+    for (const tool of m.tools) {
+      const tb = el('details', 'tool');
+      tb.appendChild(el('summary', null, `tool ${tool.name}${tool.duration_ms !== null ? ` · ${dur(tool.duration_ms)}` : ''}`));
+      if (tool.input) tb.appendChild(clipped(tool.input));
+      if (tool.output) tb.appendChild(clipped(tool.output));
+      box.appendChild(tb);
+    }
+    tr.appendChild(box);
+  }
+  if (det.omitted_messages) tr.appendChild(el('p', 'note', `${det.omitted_messages} more message(s) left out: over the page’s size cap`));
+  if (!det.messages.length)
+    tr.appendChild(el('p', 'muted', (r.missing ?? []).length ? 'The transcript is not available (see above).' : 'No transcript recorded for this test.'));
+}
+
+// ── the view ─────────────────────────────────────────────────────────
+let refresh: () => Promise<void> = () => Promise.resolve();
+
+export function renderRuns(route: Route): Promise<void> {
+  refresh = () => renderRuns(route);
+  const jobs: Promise<void>[] = [];
+  if (!route.run) jobs.push(loadRuns(route.q));
+  else if (!runsKey) jobs.push(loadRuns(new URLSearchParams()));
+  if (route.run) jobs.push(showRun(route.run, route.q));
+  else {
+    byId('run-detail').hidden = true;
+    runKey = '';
+  }
+  if (route.run && route.test) jobs.push(showTest(route.run, route.test, route.q));
+  else {
+    byId('test-detail').hidden = true;
+    testKey = '';
+  }
+  if (route.run) (route.test ? byId('test-detail') : byId('run-detail')).scrollIntoView({ block: 'start' });
+  return Promise.all(jobs).then(() => undefined);
+}
+
+export function resetRuns(): void {
+  selected.clear();
+  runsKey = '';
+  runKey = '';
+  testKey = '';
+  run = null;
+  updateCompareBtn();
+}
+
+export function initRuns(): void {
+  for (const k of FILTERS) {
+    byId(`f-${k}`).addEventListener('change', () => {
+      const value = byId<HTMLInputElement>(`f-${k}`).value.trim();
+      go(runsHash(lastQuery, { [k]: value || null, offset: null }));
+    });
+  }
+  byId('compare-btn').addEventListener('click', compareSelected);
+  byId('tag-add').addEventListener('click', () => {
+    const input = byId<HTMLInputElement>('tag-input');
+    const v = input.value.trim();
+    if (v) editTags([v], []);
+    input.value = '';
+  });
+  byId('fb-save').addEventListener('click', () => {
+    if (!run) return;
+    const who = byId<HTMLInputElement>('fb-reviewer').value.trim();
+    if (!who) return flash('fb-msg', 'enter your name as reviewer', true);
+    flash('fb-msg', 'saving…');
+    const test = byId<HTMLSelectElement>('fb-test').value;
+    const entries = run.feedback?.entries ?? {};
+    const mine = Object.hasOwn(entries, test) && Object.hasOwn(entries[test], who) ? entries[test][who] : null;
+    api(`/runs/${encodeURIComponent(run.run.run_id)}/feedback`, 'POST', {
+      test_id: test,
+      text: byId<HTMLTextAreaElement>('fb-text').value,
+      reviewer: who,
+      expect_revision: mine ? mine.revision : '',
+    })
+      .then(() => {
+        flash('fb-msg', 'saved');
+        byId<HTMLTextAreaElement>('fb-text').value = '';
+        return reloadRun();
+      })
+      .catch((e: Error) => flash('fb-msg', e.message, true));
+  });
+  if (READ_ONLY) for (const id of ['tag-add', 'fb-save']) byId<HTMLButtonElement>(id).disabled = true;
+  updateCompareBtn();
+}
