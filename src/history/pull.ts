@@ -15,7 +15,8 @@
  * run directory, and only regular files are written (no symlinks, no submodules).
  */
 import { createHash } from 'node:crypto';
-import { chmodSync } from 'node:fs';
+import { chmodSync, existsSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { checkOutputDir } from '../util/output-target.js';
 import { unsafeRowPath } from '../util/run-files.js';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -279,7 +280,7 @@ async function readRunFiles(repo: Repo, loc: RunLocation, entries: TreeEntry[]):
  * the run and a key that is exactly this run's directory plus that path, so a crafted index cannot
  * make pull read another run's payload or write outside the workspace.
  */
-export function payloadPointers(loc: RunLocation, files: RunFile[]): ArtifactPointer[] {
+export function payloadPointers(loc: RunLocation, files: RunFile[], rowFilter?: (row: Record<string, unknown>) => boolean): ArtifactPointer[] {
   const index = files.find((f) => f.path === '.internal/index.jsonl') ?? files.find((f) => f.path === 'index.jsonl');
   if (!index) return [];
   const onBranch = new Set(files.map((f) => f.path));
@@ -296,6 +297,7 @@ export function payloadPointers(loc: RunLocation, files: RunFile[]): ArtifactPoi
     // A hand-edited branch may carry rows that point out of the run: never materialize those.
     const unsafe = unsafeRowPath(row);
     if (unsafe) throw new ReadError(`refusing to pull ${loc.runId}: ${loc.path}/index.jsonl:${i + 1}: ${unsafe}`, 'input');
+    if (rowFilter && !(row && typeof row === 'object' && rowFilter(row as Record<string, unknown>))) return;
     const list = pointerList((row as { artifact_pointers?: unknown })?.artifact_pointers);
     if (!Array.isArray(list)) return;
     for (const raw of list) {
@@ -399,7 +401,8 @@ async function readPayloads(
   pointers: ArtifactPointer[],
   timeoutMs?: number,
   extraTips: string[] = [],
-): Promise<{ files: RunFile[]; fetched: boolean; restore: Buffer | null }> {
+  allowMissing = false,
+): Promise<{ files: RunFile[]; fetched: boolean; restore: Buffer | null; missing: ArtifactPointer[] }> {
   const art = branchRefs(target, 'artifacts');
   const restoreKey = `${loc.path}/${RESTORE_MANIFEST}`;
   const inBucket = pointers.filter((p) => p.ref === OBJECT_STORE_REF);
@@ -413,7 +416,7 @@ async function readPayloads(
     extraTips,
   );
   const absent = inGit.filter((p) => !got.has(p.key));
-  if (absent.length > 0) {
+  if (absent.length > 0 && !allowMissing) {
     const where = art.tracking ? `${art.name} or ${art.tracking.slice('refs/remotes/'.length)}` : art.name;
     throw new ReadError(
       `${absent.length} payload${absent.length === 1 ? '' : 's'} of ${loc.runId} not found on ${where} (first: ${absent[0]!.key}); nothing was written — pull without --with-artifacts to get the run without them`,
@@ -422,17 +425,30 @@ async function readPayloads(
   }
   const files: RunFile[] = [];
   for (const p of inGit) {
-    const data = got.get(p.key)!;
+    const data = got.get(p.key);
+    if (!data) continue;
     checkContent(loc, p.path, data, p.size, p.sha256, art.name);
     files.push({ path: p.path, data, executable: false });
   }
-  if (inBucket.length > 0) files.push(...(await readBucketPayloads(target, loc, inBucket, timeoutMs)));
-  return { files, fetched, restore: got.get(restoreKey) ?? null };
+  const missing = [...absent];
+  if (inBucket.length > 0) {
+    const bucket = await readBucketPayloads(target, loc, inBucket, timeoutMs, allowMissing);
+    files.push(...bucket.files);
+    missing.push(...bucket.missing);
+  }
+  return { files, fetched, restore: got.get(restoreKey) ?? null, missing };
 }
 
 /** Payloads a hybrid publish put in the bucket, each verified against its pointer. */
-async function readBucketPayloads(target: PublishTarget, loc: RunLocation, pointers: ArtifactPointer[], timeoutMs?: number): Promise<RunFile[]> {
+async function readBucketPayloads(
+  target: PublishTarget,
+  loc: RunLocation,
+  pointers: ArtifactPointer[],
+  timeoutMs?: number,
+  allowMissing = false,
+): Promise<{ files: RunFile[]; missing: ArtifactPointer[] }> {
   const store = objectStoreForReading(target.config, timeoutMs !== undefined ? { timeoutMs } : {});
+  if (!store && allowMissing) return { files: [], missing: pointers };
   if (!store)
     throw new ReadError(
       `the payloads of ${loc.runId} are in an object store (storage_mode hybrid) but results.object_store is not configured here; nothing was written — pull without --with-artifacts to get the run without them`,
@@ -440,11 +456,16 @@ async function readBucketPayloads(target: PublishTarget, loc: RunLocation, point
     );
   try {
     const files: RunFile[] = [];
+    const missing: ArtifactPointer[] = [];
     // One key per content: two pointers to the same bytes read them once.
     const cache = new Map<string, Buffer | null>();
     for (const p of pointers) {
       if (!cache.has(p.key)) cache.set(p.key, await store.get(p.key));
       const data = cache.get(p.key);
+      if (!data && allowMissing) {
+        missing.push(p);
+        continue;
+      }
       if (!data)
         throw new ReadError(
           `payload ${p.path} of ${loc.runId} is missing from ${store.where} (key ${p.key}); nothing was written — pull without --with-artifacts to get the run without them`,
@@ -453,7 +474,7 @@ async function readBucketPayloads(target: PublishTarget, loc: RunLocation, point
       checkContent(loc, p.path, data, p.size, p.sha256, store.where);
       files.push({ path: p.path, data, executable: false });
     }
-    return files;
+    return { files, missing };
   } finally {
     await store.close();
   }
@@ -504,4 +525,43 @@ async function restoredFiles(
     checkContent(loc, e.path, data, e.size, e.sha256, art);
     return { path: e.path, data, executable: files.find((f) => f.path === e.path)?.executable ?? false };
   });
+}
+
+export interface PayloadsResult {
+  /** Payload files written into the workspace (paths inside the run). */
+  written: string[];
+  /** Payloads the index points at that no artifacts branch (local, tracking, fetched, archive) holds. */
+  missing: { path: string; key: string; size: number | undefined }[];
+  /** True when the artifacts branch had to be fetched to find them. */
+  fetched: boolean;
+}
+
+/**
+ * Add the payloads of some rows (all when `rows` is omitted) to a workspace `pull` wrote without
+ * them: the Dashboard's drill-down reads one test's transcript this way, on demand. Payloads are
+ * read by the same reader as `pull --with-artifacts` (local branch, tracking ref, a fetch only when
+ * missing, the month's archive), each checked against its pointer; unlike `pull`, a missing payload
+ * is reported, not fatal, and files already in the workspace are left as they are.
+ */
+export async function pullPayloads(
+  opts: TargetOptions & { runId: string; dir: string; rows?: (row: Record<string, unknown>) => boolean; timeoutMs?: number; target?: PublishTarget },
+): Promise<PayloadsResult> {
+  const loc = presumedRunLocation(opts.runId);
+  const index = ['.internal/index.jsonl', 'index.jsonl'].find((p) => existsSync(join(opts.dir, p)));
+  if (!index) return { written: [], missing: [], fetched: false };
+  const files: RunFile[] = [{ path: index, data: await readFile(join(opts.dir, index)), executable: false }];
+  const pointers = payloadPointers(loc, files, opts.rows).filter((p) => !existsSync(join(opts.dir, p.path)));
+  if (pointers.length === 0) return { written: [], missing: [], fetched: false };
+  const target = opts.target ?? (await resolveTarget(opts));
+  const { files: got, fetched, missing } = await readPayloads(target, loc, pointers, opts.timeoutMs, [], true);
+  const written: string[] = [];
+  for (const f of got) {
+    const to = join(opts.dir, f.path);
+    await mkdir(dirname(to), { recursive: true });
+    const tmp = `${to}.${process.pid}.tmp`;
+    await writeFile(tmp, f.data);
+    await rename(tmp, to);
+    written.push(f.path);
+  }
+  return { written, missing: missing.map((p) => ({ path: p.path, key: p.key, size: p.size })), fetched };
 }

@@ -158,6 +158,12 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
   return { detail, prompt: promptOf(rawMessages, gradingDoc), assertions: [passed, total] as [number, number], truncated: budget.truncated };
 }
 
+/** One row's detail (assertions, graders, transcript, answer, diff), clipped like the report's: the Dashboard's drill-down. */
+export async function projectTest(run: LoadedRun, row: IndexRow, opts: ProjectionOptions = {}): Promise<{ detail: ReportDetail; truncated: number }> {
+  const p = await projectRow(run, row, opts);
+  return { detail: p.detail, truncated: p.truncated };
+}
+
 export async function projectRun(run: LoadedRun, opts: ProjectionOptions = {}): Promise<Projection> {
   const groupIndex = new Map<string, number>();
   const targetIndex = new Map<string, number>();

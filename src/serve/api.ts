@@ -10,6 +10,7 @@ import { editTags, readFeedback, readTags, setFeedback } from '../overlays/write
 import type { TargetOptions } from '../branch/target.js';
 import { CONTENT_SECURITY_POLICY } from '../report/template.js';
 import { compareRuns } from '../results/compare.js';
+import { projectTest } from '../report/projection.js';
 import { asHttpError } from './errors.js';
 import { HttpError, type Handler, type Reply, type Request, type Router } from './http.js';
 import { listProjects } from './projects.js';
@@ -83,8 +84,52 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
 
 async function runReport(ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
   await ctx.runs.find(opts, req.params.runId!);
-  const file = await ctx.cache.report(opts, req.params.runId!);
+  const { file } = await ctx.cache.report(opts, req.params.runId!);
   return { html: await readFile(file, 'utf8'), csp: CONTENT_SECURITY_POLICY };
+}
+
+/**
+ * One test of a run, for the Dashboard's drill-down: its row, and its grading (assertions with
+ * pass/fail and evidence, graders with reasons), answer and transcript, clipped like the report's.
+ * Its payloads are read from the artifacts branch on first open (fetched when not local); the ones
+ * no branch holds are listed in `missing`.
+ */
+async function testDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
+  const id = req.params.runId!;
+  const testId = req.params.testId!;
+  const target = req.query.get('target');
+  const attemptText = req.query.get('attempt');
+  const attempt = attemptText === null || attemptText === '' ? null : Number(attemptText);
+  if (attempt !== null && !Number.isInteger(attempt)) throw new HttpError(400, `attempt=${JSON.stringify(attemptText)}: expected a whole number`);
+  // A run already read by this server is known; otherwise check it is listed (404 when not).
+  if (!ctx.cache.has(opts, id)) await ctx.runs.find(opts, id);
+  const pick = (r: { test_id?: unknown; target?: unknown; attempt?: unknown }) =>
+    r.test_id === testId && (target === null || r.target === target) && (attempt === null || (r.attempt ?? 1) === attempt);
+  const first = (await ctx.cache.run(opts, id)).rows.find(pick);
+  if (!first) throw new HttpError(404, `test ${testId}${target === null ? '' : ` (target ${target})`} is not in run ${id}`);
+  const payloads = await ctx.cache.payloads(opts, id, (r) => r.test_id === testId && (target === null || r.target === target), await ctx.runs.target(opts));
+  const loaded = await ctx.cache.run(opts, id);
+  const row = loaded.rows.find(pick) ?? first;
+  const { detail, truncated } = await projectTest(loaded, row);
+  return {
+    json: {
+      run_id: id,
+      test: {
+        test_id: row.test_id,
+        suite: row.suite,
+        target: row.target,
+        attempt: row.attempt,
+        verdict: row.verdict,
+        score: row.score,
+        duration_ms: row.duration_ms,
+        cost_usd: row.cost_usd,
+      },
+      detail,
+      truncated,
+      missing: payloads.missing,
+      fetched: payloads.fetched,
+    },
+  };
 }
 
 /**
@@ -99,19 +144,24 @@ async function compareTwo(ctx: ApiContext, opts: TargetOptions, req: Request): P
   const [first, second] = unordered ?? [q.get('baseline'), q.get('candidate')];
   if (!first || !second || (unordered && unordered.length !== 2))
     throw new HttpError(400, 'compare needs ?runs=<run id>,<run id> (the older is the baseline) or ?baseline=<run id>&candidate=<run id>');
-  await Promise.all([ctx.runs.find(opts, first), ctx.runs.find(opts, second)]);
+  // Runs this server has already read are known; others must be listed (404 when not).
+  await Promise.all([first, second].map((id) => (ctx.cache.has(opts, id) ? null : ctx.runs.find(opts, id))));
   const [a, b] = await Promise.all([ctx.cache.workspace(opts, first), ctx.cache.workspace(opts, second)]);
   const target = q.get('target');
   const threshold = q.get('threshold');
   const allTargets = q.get('all_targets');
-  const report = await compareRuns({
-    baseline: a,
-    candidate: b,
-    ...(target ? { targets: [target] } : {}),
-    ...(threshold ? { threshold: Number(threshold) } : {}),
-    allTargets: allTargets === null || allTargets === '' ? 'auto' : allTargets !== '0' && allTargets !== 'false',
-    order: unordered ? 'older-first' : 'given',
-  });
+  // Published runs do not change: the same question gets the same answer, computed once.
+  const key = JSON.stringify(['compare', opts.project ?? '', first, second, target, threshold, allTargets, Boolean(unordered)]);
+  const report = await ctx.cache.memo(key, () =>
+    compareRuns({
+      baseline: a,
+      candidate: b,
+      ...(target ? { targets: [target] } : {}),
+      ...(threshold ? { threshold: Number(threshold) } : {}),
+      allTargets: allTargets === null || allTargets === '' ? 'auto' : allTargets !== '0' && allTargets !== 'false',
+      order: unordered ? 'older-first' : 'given',
+    }),
+  );
   // The cache paths mean nothing to a client: name the sides by run id.
   const [baseline, candidate] = report.order.swapped ? [second, first] : [first, second];
   const byId = (text: string) => text.split(a).join(first).split(b).join(second);
@@ -256,6 +306,7 @@ export function registerApi(router: Router, ctx: ApiContext): void {
   both('GET', '/runs', async (c, opts, req) => ({ json: await c.runs.list(opts, parseRunsQuery(req.query)) }));
   both('GET', '/runs/:runId', runDetail);
   both('GET', '/runs/:runId/report', runReport);
+  both('GET', '/runs/:runId/tests/:testId', testDetail);
   both('GET', '/compare', compareTwo);
   both('GET', '/trend', trendSeries);
   both('POST', '/runs/:runId/tags', postTags, true);

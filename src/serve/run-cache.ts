@@ -9,8 +9,8 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { pull } from '../history/pull.js';
-import type { TargetOptions } from '../branch/target.js';
+import { pull, pullPayloads, type PayloadsResult } from '../history/pull.js';
+import type { PublishTarget, TargetOptions } from '../branch/target.js';
 import { generateReport } from '../report/generate.js';
 import { loadRun, type LoadedRun } from '../results/run-reader.js';
 import { summarizeRun, type RunSummaryReport } from '../results/summary.js';
@@ -19,7 +19,9 @@ import type { ListedRun } from '../history/list.js';
 export class RunCache {
   private root: Promise<string> | null = null;
   private pulled = new Map<string, Promise<string>>();
-  private reports = new Map<string, Promise<string>>();
+  private reports = new Map<string, Promise<{ file: string; missing: PayloadsResult['missing'] }>>();
+  private loaded = new Map<string, Promise<LoadedRun>>();
+  private answers = new Map<string, Promise<unknown>>();
 
   private dirRoot(): Promise<string> {
     this.root ??= mkdtemp(join(tmpdir(), 'agentv-results-serve-'));
@@ -43,6 +45,23 @@ export class RunCache {
     return p;
   }
 
+  /** True when this server has pulled the run, or is pulling it (a failed pull is forgotten). */
+  has(opts: TargetOptions, runId: string): boolean {
+    return this.pulled.has(`${opts.project ?? ''}\0${runId}`);
+  }
+
+  /** The run as the run reader loads it from its workspace (once; again after payloads arrive in a derived layout). */
+  run(opts: TargetOptions, runId: string): Promise<LoadedRun> {
+    const key = `${opts.project ?? ''}\0${runId}`;
+    let p = this.loaded.get(key);
+    if (!p) {
+      p = this.workspace(opts, runId).then((dir) => loadRun(dir));
+      this.loaded.set(key, p);
+      p.catch(() => this.loaded.delete(key));
+    }
+    return p;
+  }
+
   /**
    * The run as the run reader loads it and its figures as `summary` gives them, under the id it is
    * listed by. The private copy's directory is named by a hash; a run whose files record no id of
@@ -52,19 +71,48 @@ export class RunCache {
    */
   async load(opts: TargetOptions, run: ListedRun): Promise<{ loaded: LoadedRun; summary: RunSummaryReport['summary'] }> {
     const dir = await this.workspace(opts, run.run_id);
-    const [loaded, summarized] = await Promise.all([loadRun(dir), summarizeRun({ run: dir })]);
+    const [loaded, summarized] = await Promise.all([this.run(opts, run.run_id), summarizeRun({ run: dir })]);
     if (loaded.runId !== basename(dir)) return { loaded, summary: summarized.summary };
     return { loaded: { ...loaded, runId: run.run_id }, summary: { ...summarized.summary, run_id: run.run_id } };
   }
 
-  /** The report's HTML file for the run, generated once. */
-  report(opts: TargetOptions, runId: string): Promise<string> {
+  /**
+   * Bring the payloads of the rows `rows` picks (all when omitted) into the run's workspace, from
+   * the artifacts branch, fetched when this machine lacks them (history/pull.ts pullPayloads).
+   * Returns what is still missing; the loaded run is refreshed when the run reader reads a derived copy.
+   */
+  async payloads(opts: TargetOptions, runId: string, rows?: (row: Record<string, unknown>) => boolean, target?: PublishTarget): Promise<PayloadsResult> {
+    const dir = await this.workspace(opts, runId);
+    const res = await pullPayloads({ ...opts, runId, dir, rows, target });
+    const key = `${opts.project ?? ''}\0${runId}`;
+    if (res.written.length > 0 && (await this.loaded.get(key)?.catch(() => null))?.layout !== 'bundle') this.loaded.delete(key);
+    return res;
+  }
+
+  /**
+   * An answer computed from published runs only (a compare of two runs, say), kept for the life of
+   * the server: a published run's files do not change. A failure is not kept. At most 64 answers.
+   */
+  memo<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    let p = this.answers.get(key) as Promise<T> | undefined;
+    if (!p) {
+      if (this.answers.size >= 64) this.answers.delete(this.answers.keys().next().value as string);
+      p = compute();
+      this.answers.set(key, p);
+      p.catch(() => this.answers.delete(key));
+    }
+    return p;
+  }
+
+  /** The report's HTML file for the run, with every payload the artifacts branch has (like the local report), generated once. */
+  report(opts: TargetOptions, runId: string): Promise<{ file: string; missing: PayloadsResult['missing'] }> {
     const key = `${opts.project ?? ''}\0${runId}`;
     let p = this.reports.get(key);
     if (!p) {
       p = (async () => {
         const dir = await this.workspace(opts, runId);
-        return (await generateReport({ run: dir, out: join(dir, '.agentv-results-report.html') })).out;
+        const { missing } = await this.payloads(opts, runId);
+        return { file: (await generateReport({ run: dir, out: join(dir, '.agentv-results-report.html') })).out, missing };
       })();
       this.reports.set(key, p);
       p.catch(() => this.reports.delete(key));

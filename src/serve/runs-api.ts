@@ -8,7 +8,7 @@
  * filtering by tag reads every matching run's tags.
  */
 import { listRuns, type ListedRun, type ListResult } from '../history/list.js';
-import type { TargetOptions } from '../branch/target.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { HttpError } from './http.js';
 
 export interface RunsQuery {
@@ -76,7 +76,23 @@ export function parseRunsQuery(q: URLSearchParams): RunsQuery {
 }
 
 export class RunsData {
+  /** The repository and branches per project: resolving a target spawns several git processes,
+   * and the repository a server reads does not move while it runs. */
+  private targets = new Map<string, Promise<PublishTarget>>();
+
   constructor(private readonly base: TargetOptions) {}
+
+  /** The project's repository and branches, resolved once. */
+  target(opts: TargetOptions): Promise<PublishTarget> {
+    const key = opts.project ?? '';
+    let p = this.targets.get(key);
+    if (!p) {
+      p = resolveTarget(opts);
+      this.targets.set(key, p);
+      p.catch(() => this.targets.delete(key));
+    }
+    return p;
+  }
 
   /** The listing `list --json` prints (listRuns: the same filters, page and overlays), shaped as the page reads it. */
   async list(opts: TargetOptions, q: RunsQuery): Promise<RunsPage> {

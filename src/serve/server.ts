@@ -5,7 +5,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TargetOptions } from '../branch/target.js';
+import { resolveTarget, type TargetOptions } from '../branch/target.js';
+import { ConfigError } from '../branch/config.js';
 import { newApiContext, registerApi } from './api.js';
 import { registerAutoresearchApi } from './autoresearch-api.js';
 import { HttpError, readJsonBody, Router, send, sendError } from './http.js';
@@ -59,6 +60,12 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
     project: opts.project,
     overrides: opts.overrides,
   };
+  // Outside a git repository (and without results.path/results.repo) there is nothing to serve:
+  // refuse to start with the one-line configuration error, as every other command does. Any other
+  // failure (a results.repo that cannot be cloned yet) is the page's to show: the server starts.
+  await resolveTarget(base).catch((err: unknown) => {
+    if (err instanceof ConfigError) throw err;
+  });
   const ctx = newApiContext(base, opts.readOnly ?? false);
   const router = new Router();
   router.add('GET', '/', async () => ({ html: renderDashboard({ token, readOnly: ctx.readOnly }), csp: dashboardCsp() }));
