@@ -13,8 +13,9 @@
  *
  * The runs: the three real trend fixtures from ../shared exported as they are (each export's
  * experiment is its file name, so only the pooled series forms AgentV's), and runs the real AgentV
- * client made in its sample project (two targets), published with our `publish`. The page leg
- * (read from the DOM in Chromium) is added by the Dashboard work on top of this file.
+ * client made in its sample project (two targets), published with our `publish`. The page leg:
+ * the same views opened by URL in headless Chromium, the figures read from the DOM, equal the
+ * API's (trend pooled and per target, compare, a run's summary, the run list).
  *
  * CLI keys are compared through `snakeKeys`, so the comparison holds whether `--json` prints
  * snake_case or camelCase keys.
@@ -28,6 +29,8 @@ import { agentvEval, HAS_AGENTV, agentvMissing, makeSampleProject, runAgentV } f
 import { describeWithFixtures, fixture } from './helpers/fixtures.js';
 import { git, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { cli, makeUserRepo } from './publish-helpers.js';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from './helpers/browser.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -104,6 +107,41 @@ async function publishAndServe(runDirs: string[], scratch: string): Promise<Publ
   }
   return { work: user.work, server: await startServer({ cwd: user.work }), runIds, pulled };
 }
+
+let browser: Browser;
+
+/** The Dashboard at `hash`, once the view has painted (`loaded`: the body attribute it sets). */
+async function openPage(server: RunningServer, hash: string, loaded: string): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`${server.url}/${hash}`);
+  await page.waitForSelector(`body[data-${loaded}-loaded]`, { state: 'attached', timeout: 60_000 });
+  return page;
+}
+
+// The page's number formats (src/serve/client/dom.ts), applied to the API's numbers.
+const pct = (x: number | null) => (typeof x === 'number' ? `${(Math.round(x * 1000) / 10).toFixed(1)}%` : '—');
+const score3 = (x: number | null) => (typeof x === 'number' ? x.toFixed(3) : '—');
+const signed = (x: number) => `${x > 0 ? '+' : ''}${x.toFixed(3)}`;
+const seriesName = (s: any) => `${s.experiment ?? 'all experiments'} × ${s.target ?? 'all targets'}`;
+
+/** What the trend charts show: per series, each mean-score point (run, value) and the flagged runs. */
+async function trendOnPage(page: Page) {
+  return page.$$eval('#trend-charts section.series', (secs) =>
+    secs.map((sec) => ({
+      name: sec.getAttribute('data-series'),
+      direction: sec.getAttribute('data-direction'),
+      points: [...sec.querySelectorAll('[data-metric="mean_score"] circle')].map((c) => [c.getAttribute('data-run'), Number(c.getAttribute('data-value'))]),
+      flagged: [...sec.querySelectorAll('[data-metric="mean_score"] circle.regression')].map((c) => c.getAttribute('data-run')),
+    })),
+  );
+}
+const trendOfApi = (api: Record<string, any>) =>
+  api.series.map((s: any) => ({
+    name: seriesName(s),
+    direction: s.summary.direction,
+    points: s.runs.filter((p: any) => typeof p.mean_score === 'number').map((p: any) => [p.run_id, p.mean_score]),
+    flagged: s.runs.filter((p: any) => p.regression === true).map((p: any) => p.run_id),
+  }));
 
 /** The checks every set of runs must pass. */
 function sameAnswers(get: () => Published, targets: () => string[], expectPooled?: { slope: number; direction: string }) {
@@ -188,13 +226,73 @@ function sameAnswers(get: () => Published, targets: () => string[], expectPooled
     expect(page.runs.map((r: any) => r.run_id)).toEqual([ours.runs[1].run_id]);
     expect(apiPage.matched).toBe(page.matched);
   }, 60_000);
+
+  it('page: the trend charts (pooled, per target) show the API’s series, points and regression marks', async () => {
+    const { server } = get();
+    for (const by of ['', 'target']) {
+      const api = await apiJson(server, `/api/trend${by ? `?by=${by}` : ''}`);
+      const page = await openPage(server, `#/trends${by ? `?by=${by}` : ''}`, 'trend');
+      expect(await trendOnPage(page), by || 'pooled').toEqual(trendOfApi(api));
+      await page.context().close();
+    }
+  }, 120_000);
+
+  it('page: a comparison shows the API’s figures and rows (older run the baseline, every target)', async () => {
+    const { server, runIds } = get();
+    const [older, newer] = [runIds[0]!, runIds.at(-1)!];
+    const runs = `${encodeURIComponent(newer)},${encodeURIComponent(older)}`;
+    const api = await apiJson(server, `/api/compare?runs=${runs}`);
+    const page = await openPage(server, `#/compare?runs=${runs}`, 'compare');
+    const stat = (k: string) => page.textContent(`[data-stat="${k}"] .v`);
+    expect({ wins: await stat('wins'), losses: await stat('losses'), ties: await stat('ties'), delta: await stat('mean_delta') }).toEqual({
+      wins: String(api.summary.wins),
+      losses: String(api.summary.losses),
+      ties: String(api.summary.ties),
+      delta: signed(api.summary.mean_delta),
+    });
+    expect(await page.textContent('#compare-title')).toBe(`${older} (baseline) → ${newer} (candidate)`);
+    const rows = await page.$$eval('#compare-body tr', (trs) =>
+      trs.map((tr) => [...tr.children].filter((c) => !c.hasAttribute('hidden')).map((c) => c.textContent)),
+    );
+    const perTarget = api.match === 'test+target';
+    expect(rows).toEqual(
+      api.matched.map((m: any) => [m.test_id, ...(perTarget ? [m.target] : []), score3(m.score1), score3(m.score2), signed(m.delta), m.outcome]),
+    );
+    await page.context().close();
+  }, 120_000);
+
+  it('page: each run’s figures and the run list are the API’s', async () => {
+    const { server, runIds } = get();
+    for (const id of runIds) {
+      const api = await apiJson(server, `/api/runs/${encodeURIComponent(id)}`);
+      const page = await openPage(server, `#/runs/${encodeURIComponent(id)}`, 'run');
+      const stat = (k: string) => page.textContent(`[data-stat="${k}"] .v`);
+      expect({ total: await stat('total'), passed: await stat('passed'), rate: await stat('pass_rate'), mean: await stat('mean_score') }, id).toEqual({
+        total: String(api.run.total),
+        passed: String(api.run.passed),
+        rate: pct(api.run.pass_rate),
+        mean: score3(api.summary?.mean_score ?? null),
+      });
+      expect(await page.$$eval('#tests-body tr', (t) => t.length)).toBe(Math.min(100, api.tests.length));
+      await page.context().close();
+    }
+    const list = await apiJson(server, '/api/runs?limit=50');
+    const page = await openPage(server, '#/runs', 'runs');
+    const shown = await page.$$eval('#runs-body tr', (trs) =>
+      trs.map((tr) => [tr.getAttribute('data-run'), tr.children[5]?.textContent, tr.children[6]?.textContent]),
+    );
+    expect(shown).toEqual(list.runs.map((r: any) => [r.run_id, `${r.passed}/${r.total}`, pct(r.pass_rate)]));
+    await page.context().close();
+  }, 120_000);
 }
 
 isolateGitForSuite();
 let tmp: string;
 beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'agentv-answers-'));
-});
+  browser = await launchChromium();
+}, 120_000);
+afterAll(() => browser?.close());
 
 describeWithFixtures('the same answers on the three real trend fixtures, exported as they are', () => {
   let pub: Published;

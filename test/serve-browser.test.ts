@@ -135,7 +135,7 @@ describe('the Dashboard in Chromium', () => {
     await page.dispatchEvent('#f-until', 'change');
     await poll(count).toBe(5);
     // Tag a run from its detail view, then filter by that tag.
-    await page.click(`#runs-body tr[data-run="${runs[0]!.runId}"] button`);
+    await page.click(`#runs-body tr[data-run="${runs[0]!.runId}"] a`);
     await poll(() => page.textContent('#run-title')).toBe(runs[0]!.runId);
     await page.fill('#tag-input', 'release-candidate');
     await page.click('#tag-add');
@@ -151,7 +151,7 @@ describe('the Dashboard in Chromium', () => {
   it('shows a run, compares two, and charts the trend with the right figures', async () => {
     const { page } = await open();
     const id = runs[2]!.runId;
-    await page.click(`#runs-body tr[data-run="${id}"] button`);
+    await page.click(`#runs-body tr[data-run="${id}"] a`);
     await poll(() => page.textContent('#run-title')).toBe(id);
     const detail = await api(`/api/runs/${encodeURIComponent(id)}`);
     expect(await page.textContent('[data-stat="mean_score"] .v')).toBe(detail.summary.mean_score.toFixed(3));
@@ -175,6 +175,7 @@ describe('the Dashboard in Chromium', () => {
     // Trends.
     await page.click('#tab-trends');
     await page.selectOption('#t-experiment', 'nightly');
+    await page.selectOption('#t-by', 'experiment,target');
     await page.waitForSelector('section.series[data-series="nightly × model-a"]');
     const trend = await api('/api/trend?experiment=nightly&by=experiment,target');
     const a = trend.series.find((s: any) => s.target === 'model-a');
@@ -195,7 +196,7 @@ describe('the Dashboard in Chromium', () => {
     expect(res.status).toBe(200);
     const { page, dialogs, foreign } = await open();
     expect(await page.textContent(`#runs-body tr[data-run="${hostile.runId}"] td:nth-child(5)`)).toContain(XSS_TARGET);
-    await page.click(`#runs-body tr[data-run="${hostile.runId}"] button`);
+    await page.click(`#runs-body tr[data-run="${hostile.runId}"] a`);
     await page.waitForSelector('#tests-body tr');
     const cells = await page.$$eval('#tests-body tr td:first-child', (t) => t.map((x) => x.textContent));
     expect(cells).toContain(`${XSS_ID}0`);
