@@ -65,3 +65,18 @@ export function fmtRatio(x) {
 export function fmtMs(ms) {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`;
 }
+
+/**
+ * For `page.evaluate` in a browser benchmark: resolves with the page's first contentful paint (ms
+ * from navigation) once the browser has one. Evaluated over CDP, which a page's CSP (no eval)
+ * does not apply to.
+ */
+export const firstContentfulPaint = () =>
+  new Promise((resolve) => {
+    const poll = () => {
+      const entry = performance.getEntriesByName('first-contentful-paint')[0];
+      if (entry) resolve(entry.startTime);
+      else setTimeout(poll, 10);
+    };
+    poll();
+  });

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CHROMIUM_ARGS, chromiumExecutable } from '../scripts/chromium.mjs';
-import { CLI, fmtMs, fmtRatio, median, runMeasured } from './lib.mjs';
+import { CLI, firstContentfulPaint, fmtMs, fmtRatio, median, runMeasured } from './lib.mjs';
 import { writeSyntheticResults } from './synthetic.mjs';
 
 const ROWS = 10_000;
@@ -44,17 +44,7 @@ async function browserFigures(file) {
       await page.locator('tr.test-row').first().waitFor({ timeout: 60_000 });
       const rowsMs = performance.now() - t0;
       // Evaluated over CDP, which the report's CSP (no eval) does not apply to.
-      const paint = await page.evaluate(
-        () =>
-          new Promise((resolve) => {
-            const poll = () => {
-              const entry = performance.getEntriesByName('first-contentful-paint')[0];
-              if (entry) resolve(entry.startTime);
-              else setTimeout(poll, 10);
-            };
-            poll();
-          }),
-      );
+      const paint = await page.evaluate(firstContentfulPaint);
       await page.waitForLoadState('load');
       const t1 = performance.now();
       await page.locator('tr.test-row').first().click();

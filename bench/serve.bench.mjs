@@ -16,7 +16,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fmtMs, fmtRatio, median, ROOT } from './lib.mjs';
+import { firstContentfulPaint, fmtMs, fmtRatio, median, ROOT } from './lib.mjs';
 import { freshRepo, git, isolateGitEnv, makeWorkspace, seedRuns } from './publish-lib.mjs';
 import { CHROMIUM_ARGS, chromiumExecutable } from '../scripts/chromium.mjs';
 
@@ -70,17 +70,7 @@ async function pageFigures(url, rowSelector) {
         await page.locator(rowSelector).first().waitFor({ timeout: 60_000 });
         rowsMs = performance.now() - t0;
       } else await page.waitForLoadState('load');
-      const paint = await page.evaluate(
-        () =>
-          new Promise((resolve) => {
-            const poll = () => {
-              const entry = performance.getEntriesByName('first-contentful-paint')[0];
-              if (entry) resolve(entry.startTime);
-              else setTimeout(poll, 10);
-            };
-            poll();
-          }),
-      );
+      const paint = await page.evaluate(firstContentfulPaint);
       await context.close();
       if (i === 0) continue;
       fcp.push(paint);
