@@ -217,6 +217,15 @@ describe('the Dashboard by URL', () => {
     await poll(() => page.textContent('#tests-pager')).toContain('tests 101–200 of 250');
     await page.goto(`${server.url}/#/runs/${enc(big.runId)}?page=3`);
     await poll(() => page.$$eval('#tests-body tr', (t) => t.length)).toBe(50);
+    // A comparison of 250 (test, target) pairs: 200 rows a page.
+    const self = `#/compare?baseline=${enc(big.runId)}&candidate=${enc(big.runId)}`;
+    await page.goto(`${server.url}/${self}`);
+    await poll(() => page.$$eval('#compare-body tr', (t) => t.length)).toBe(200);
+    expect(await page.textContent('#compare-pager')).toContain('page 1 of 2');
+    await page.click('#compare-pager a:last-child');
+    await poll(() => hashOf(page)).toBe(`${self}&page=2`);
+    await poll(() => page.$$eval('#compare-body tr', (t) => t.length)).toBe(50);
+    expect(await page.textContent('[data-stat="matched"] .v')).toBe('250');
     await page.goto(`${server.url}/#/runs?experiment=nightly&tag=no-such-tag`);
     await poll(() => page.textContent('#runs-empty')).toContain('No run matches these filters');
     expect(await page.$$eval('#runs-body tr', (t) => t.length)).toBe(0);

@@ -9,6 +9,9 @@ import { go, href, type Route } from './route.js';
 
 let key = '';
 let seq = 0;
+/** The comparison on screen (its pages render without asking again). */
+let last: Json = null;
+export const ROWS_PAGE = 200;
 /** Targets seen per pair of runs (a filtered answer names only its own target). */
 const pairTargets = new Map<string, Set<string>>();
 
@@ -29,8 +32,12 @@ export function renderCompare(route: Route): Promise<void> {
   }
   const q = new URLSearchParams(sides);
   if (target) q.set('target', target);
+  const page = Math.max(1, Number(route.q.get('page')) || 1);
   const k = `${scope.project}\0${q}`;
-  if (k === key) return Promise.resolve();
+  if (k === key) {
+    if (last) renderRows(last, page, at({ ...sides }, target));
+    return Promise.resolve();
+  }
   key = k;
   const s = ++seq;
   flash('compare-msg', 'comparing…');
@@ -72,32 +79,8 @@ export function renderCompare(route: Route): Promise<void> {
       if (c.order?.swapped) warnings.unshift('the older run is the baseline (the runs were given newest first)');
       for (const w of warnings) warn.appendChild(el('li', null, w));
       warn.hidden = warnings.length === 0;
-      const perTarget = c.matched.some((t: Json) => typeof t.target === 'string');
-      byId('compare-target-col').hidden = !perTarget;
-      const body = byId('compare-body');
-      clear(body);
-      const frag = d.createDocumentFragment();
-      for (const t of c.matched) {
-        const tr = el('tr');
-        tr.setAttribute('data-test', t.test_id);
-        tr.appendChild(el('td', 'mono', t.test_id));
-        const tc = el('td', null, perTarget ? (t.target ?? '') : '');
-        tc.hidden = !perTarget;
-        tr.appendChild(tc);
-        tr.appendChild(el('td', 'num', score(t.score1)));
-        tr.appendChild(el('td', 'num', score(t.score2)));
-        tr.appendChild(el('td', 'num', signed(t.delta)));
-        const o = el('td');
-        o.appendChild(badge(t.outcome));
-        tr.appendChild(o);
-        frag.appendChild(tr);
-      }
-      body.appendChild(frag);
-      if (!c.matched.length)
-        body
-          .appendChild(el('tr'))
-          .appendChild(el('td', 'muted', 'No test is in both runs for this target.'))
-          .setAttribute('colspan', '6');
+      last = c;
+      renderRows(c, page, at({ ...sides }, target));
       flash('compare-msg', c.regression ? 'regression: the candidate scores lower than the baseline' : '', Boolean(c.regression));
       painted('compare');
     })
@@ -109,4 +92,49 @@ export function renderCompare(route: Route): Promise<void> {
 
 export function resetCompare(): void {
   key = '';
+  last = null;
+}
+
+/** One page of the matched rows (a comparison of thousands of tests is shown a page at a time). */
+function renderRows(c: Json, page: number, base: string): void {
+  const matched: Json[] = c.matched;
+  const pages = Math.max(1, Math.ceil(matched.length / ROWS_PAGE));
+  const p = Math.min(Math.max(1, page), pages);
+  const perTarget = matched.some((t: Json) => typeof t.target === 'string');
+  byId('compare-target-col').hidden = !perTarget;
+  const body = byId('compare-body');
+  clear(body);
+  const frag = d.createDocumentFragment();
+  for (const t of matched.slice((p - 1) * ROWS_PAGE, p * ROWS_PAGE)) {
+    const tr = el('tr');
+    tr.setAttribute('data-test', t.test_id);
+    tr.appendChild(el('td', 'mono', t.test_id));
+    const tc = el('td', null, perTarget ? (t.target ?? '') : '');
+    tc.hidden = !perTarget;
+    tr.appendChild(tc);
+    tr.appendChild(el('td', 'num', score(t.score1)));
+    tr.appendChild(el('td', 'num', score(t.score2)));
+    tr.appendChild(el('td', 'num', signed(t.delta)));
+    const o = el('td');
+    o.appendChild(badge(t.outcome));
+    tr.appendChild(o);
+    frag.appendChild(tr);
+  }
+  body.appendChild(frag);
+  if (!matched.length)
+    body
+      .appendChild(el('tr'))
+      .appendChild(el('td', 'muted', 'No test is in both runs for this target.'))
+      .setAttribute('colspan', '6');
+  const pager = byId('compare-pager');
+  clear(pager);
+  pager.hidden = pages <= 1;
+  if (pages > 1) {
+    const to = (n: number) => `${base}${base.includes('?') ? '&' : '?'}page=${n}`;
+    if (p > 1) pager.appendChild(link('‹ Prev', to(p - 1), 'btn'));
+    pager.appendChild(
+      el('span', 'muted', ` rows ${(p - 1) * ROWS_PAGE + 1}–${Math.min(p * ROWS_PAGE, matched.length)} of ${matched.length} · page ${p} of ${pages} `),
+    );
+    if (p < pages) pager.appendChild(link('Next ›', to(p + 1), 'btn'));
+  }
 }
