@@ -40,7 +40,8 @@ export { resolveSyncBranch, type ResolveSyncOptions, type ResolveSyncResult } fr
 export { listRuns, type ListedRun, type ListOptions, type ListResult } from './history/list.js';
 export { pull, type PullOptions, type PullResult } from './history/pull.js';
 export { resolveRunNames, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './history/run-names.js';
-export { status, type StatusOptions, type StatusReport } from './history/status.js';
+export { status, type StatusExtra, type StatusReport } from './daemon/status-sections.js';
+export type { StatusOptions } from './history/status.js';
 export { loadResultsConfig, ConfigError, type ResultsConfig } from './branch/config.js';
 export { PublishError, type TargetOptions } from './branch/target.js';
 export { installDrivers, uninstallDrivers } from './merge/install.js';

@@ -3,11 +3,14 @@
  * when something local has not reached the remote, sections other features register, and the
  * failure of --fetch reported without hiding what this machine knows.
  */
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openRepo, resolveRef, updateRef } from '../src/git/index.js';
 import { publish } from '../src/publish/publish.js';
-import { branchState, redactUrl, registerStatusSection, status, type StatusReport } from '../src/history/status.js';
+import { branchState, redactUrl, statusWithSections } from '../src/history/status.js';
+import { status, type StatusReport } from '../src/index.js';
+import { Outbox } from '../src/daemon/outbox.js';
 import { renderStatus, renderValue } from '../src/cli/status.js';
 import { git, makeTempDir, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { ARTIFACTS_REF, RESULTS_REF, cli, expectUntouched, makeRunWorkspace, makeUserRepo } from './publish-helpers.js';
@@ -162,31 +165,46 @@ describe('status through a publish, a push and a teammate', () => {
   });
 });
 
-describe('status sections registered by other features', () => {
-  it('puts each section under extra, keeps going when one throws, and lets one mark the report pending', async () => {
+describe('status sections', () => {
+  it('puts each section passed under extra, keeps going when one throws, and lets one mark the report pending', async () => {
     const user = await makeUserRepo();
-    const offA = registerStatusSection('outbox', (ctx) => ({ pending: true, queued: [{ run: 'nightly/x', attempts: 2 }], remote: ctx.report.remote }));
-    const offB = registerStatusSection('wip', () => {
-      throw new Error('wip scan failed');
+    const report = await statusWithSections(
+      { cwd: user.work },
+      {
+        outbox: (ctx) => ({ pending: true, queued: [{ run: 'nightly/x', attempts: 2 }], remote: ctx.report.remote }),
+        wip: () => {
+          throw new Error('wip scan failed');
+        },
+        quiet: () => undefined,
+      },
+    );
+    expect(report.pending).toBe(true);
+    expect(report.extra).toEqual({
+      outbox: { pending: true, queued: [{ run: 'nightly/x', attempts: 2 }], remote: 'origin' },
+      wip: { error: 'wip scan failed' },
     });
-    const offC = registerStatusSection('quiet', () => undefined);
-    try {
-      const report = await status({ cwd: user.work });
-      expect(report.pending).toBe(true);
-      expect(report.extra).toEqual({
-        outbox: { pending: true, queued: [{ run: 'nightly/x', attempts: 2 }], remote: 'origin' },
-        wip: { error: 'wip scan failed' },
-      });
-      const text = renderStatus(report);
-      expect(text).toContain('outbox\n  pending: true\n  queued:\n    - run: nightly/x\n      attempts: 2\n  remote: origin\n');
-      expect(text).toContain('wip\n  error: wip scan failed\n');
-    } finally {
-      offA();
-      offB();
-      offC();
-    }
-    expect((await status({ cwd: user.work })).extra).toEqual({});
-    expect(() => registerStatusSection('Bad Name', () => 1)).toThrow(/lowercase/);
+    const text = renderStatus(report);
+    expect(text).toContain('outbox\n  pending: true\n  queued:\n    - run: nightly/x\n      attempts: 2\n  remote: origin\n');
+    expect(text).toContain('wip\n  error: wip scan failed\n');
+    expect((await statusWithSections({ cwd: user.work })).extra).toEqual({});
+  });
+
+  it("the library's status() returns exactly what `status --json` prints, every section included", async () => {
+    const user = await makeUserRepo();
+    const run = await makeRunWorkspace({ rows: 2 });
+    await publish({ run: run.dir, cwd: user.work, push: false });
+    // An interrupted update (a ref lock left behind) and a queued outbox job: two sections beyond the branches.
+    await writeFile(join(user.work, '.git', `${RESULTS_REF}.lock`), '');
+    await Outbox.forCommonDir(join(user.work, '.git')).put({ kind: 'push-results' });
+    const lib = await status({ cwd: user.work });
+    const printed = await statusJson(user.work);
+    expect(printed.code).toBe(0);
+    expect(Object.keys(lib.extra).sort()).toEqual(['interrupted-update', 'outbox']);
+    expect(lib.extra.outbox).toMatchObject({ pending: true, queued: [{ kind: 'push-results' }] });
+    // The CLI's JSON is the library's report, every section alike, serialised (the lock's age in
+    // seconds is read at each call, so it is masked).
+    const masked = (v: unknown) => JSON.parse(JSON.stringify(v).replace(/\(\d+s old/g, '(Ns old'));
+    expect(masked(printed.report)).toEqual(masked(lib));
   });
 
   it('renders any JSON-like value generically', () => {

@@ -1,9 +1,6 @@
 import { layoutName } from '../branch/layout-choice.js';
-import { registerInterruptedStatus } from '../history/interrupted-status.js';
-import { registerSyncStatus } from '../history/sync-status.js';
-import { registerDaemonStatusSections } from '../daemon/status-sections.js';
+import { status, type StatusReport } from '../daemon/status-sections.js';
 import type { Cli } from './program.js';
-import { status, type StatusReport } from '../history/status.js';
 import { runReadCommand } from './list.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { bold, dim, green, printJson, red, yellow } from './format.js';
@@ -100,11 +97,6 @@ export function renderStatus(report: StatusReport): string {
 }
 
 export function registerStatus(cli: Cli): void {
-  // Every section the report shows, registered here: the command table loads only this command's
-  // module, so nothing else registers them in a `status` process.
-  registerInterruptedStatus();
-  registerSyncStatus();
-  registerDaemonStatusSections();
   cli
     .command('status', 'Local results and artifacts branches against the remote: ahead/behind/diverged, and what is pending a push')
     .option('--fetch', 'Fetch both branches from the remote first (otherwise no network is used)')

@@ -1,9 +1,15 @@
 /**
- * `status` sections for the outbox and the WIP branches (registered through history/status.ts).
- * Both read only local state: the journal file and local refs (remote WIP copies as last fetched).
+ * The public `status()`: the branches against the remote (history/status.ts) and every section the
+ * CLI prints — an interrupted update, open sync branches, the daemon's outbox, WIP branches — so
+ * the library returns exactly what `agentv-results status` shows. It lives here because the outbox
+ * is the highest-layer section. The outbox and WIP sections read only local state: the journal
+ * file and local refs (remote WIP copies as last fetched).
  */
-import { registerStatusSection, type StatusContext } from '../history/status.js';
+import { statusWithSections, type CoreStatusReport, type StatusContext, type StatusOptions } from '../history/status.js';
+import { interruptedSection, type InterruptedStatus } from '../history/interrupted-status.js';
+import { syncStatusSection, type SyncStatusSection } from '../history/sync-status.js';
 import { listWip } from '../wip/index.js';
+import type { WipLocation } from '../wip/list.js';
 import { daemonRunning } from './instance-lock.js';
 import { Outbox, type OutboxItem } from './outbox.js';
 
@@ -51,7 +57,7 @@ export async function outboxStatusSection(ctx: Pick<StatusContext, 'target'>): P
   };
 }
 
-export async function wipStatusSection(ctx: Pick<StatusContext, 'target'>): Promise<Record<string, unknown> | undefined> {
+export async function wipStatusSection(ctx: Pick<StatusContext, 'target'>): Promise<WipStatus | undefined> {
   const listing = await listWip({ repo: ctx.target.repo, remote: ctx.target.remote, fetch: false });
   if (listing.entries.length === 0) return undefined;
   return {
@@ -65,12 +71,42 @@ export async function wipStatusSection(ctx: Pick<StatusContext, 'target'>): Prom
   };
 }
 
-let registered = false;
+/** The `wip` section: WIP branches of running (or interrupted) evals. */
+export interface WipStatus {
+  branches: { branch: string; run: string | null; rows: number | null; last_checkpoint: string | null; where: WipLocation }[];
+}
 
-/** Adds the "outbox" and "wip" sections to `status` (idempotent). */
-export function registerDaemonStatusSections(): void {
-  if (registered) return;
-  registered = true;
-  registerStatusSection('outbox', outboxStatusSection);
-  registerStatusSection('wip', wipStatusSection);
+/** A section whose computation failed: shown instead of failing the whole report. */
+export interface StatusSectionError {
+  error: string;
+}
+
+/** The sections of `status`, each present only when it has something to say. */
+export type StatusExtra = {
+  'interrupted-update'?: InterruptedStatus | StatusSectionError;
+  'sync-branches'?: SyncStatusSection | StatusSectionError;
+  outbox?: OutboxStatus | StatusSectionError;
+  wip?: WipStatus | StatusSectionError;
+};
+
+/** Everything `agentv-results status` prints (`--json` prints this object). */
+export interface StatusReport extends Omit<CoreStatusReport, 'extra'> {
+  extra: StatusExtra;
+}
+
+/** The sections, in the order the report shows them. */
+const SECTIONS = {
+  'interrupted-update': interruptedSection,
+  'sync-branches': (ctx: StatusContext) => syncStatusSection(ctx.target),
+  outbox: outboxStatusSection,
+  wip: wipStatusSection,
+} as const;
+
+/**
+ * Where this machine's results and artifacts branches stand against the remote's, and whether
+ * anything is waiting: exactly what `agentv-results status` prints. Never touches the network
+ * unless `fetch` is set.
+ */
+export async function status(opts: StatusOptions = {}): Promise<StatusReport> {
+  return (await statusWithSections(opts, SECTIONS)) as StatusReport;
 }

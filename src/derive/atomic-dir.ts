@@ -15,7 +15,7 @@ import { lstat, mkdir, rename, rm, readdir, cp } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { safeRelativePath } from '../model/paths.js';
-import { assertReplaceableDir, notReplaceable } from '../util/output-target.js';
+import { assertReplaceableDir, notReplaceable, OutputTargetError } from '../util/output-target.js';
 import { processAlive } from '../util/process-alive.js';
 
 const STAGING = /^\.(.+)\.(tmp|old)-(\d+)-[0-9a-f]+$/;
@@ -56,7 +56,7 @@ export class AtomicDir {
 
   private resolve(rel: string): string {
     const safe = safeRelativePath(rel);
-    if (safe === null) throw new Error(`refusing to write outside the output directory: ${JSON.stringify(rel)}`);
+    if (safe === null) throw new OutputTargetError(`refusing to write outside the output directory: ${JSON.stringify(rel)}`, rel);
     return join(this.staging, safe);
   }
 
@@ -117,7 +117,7 @@ export class AtomicDir {
    */
   async commit(name: string): Promise<string> {
     const finalPath = join(this.parent, name);
-    if (basename(finalPath) !== name || name.startsWith('.')) throw new Error(`invalid output name ${JSON.stringify(name)}`);
+    if (basename(finalPath) !== name || name.startsWith('.')) throw new OutputTargetError(`invalid output name ${JSON.stringify(name)}`, name);
     await assertReplaceableDir(finalPath);
     const old = join(this.parent, `.${name}.old-${process.pid}-${randomBytes(4).toString('hex')}`);
     let moved = false;

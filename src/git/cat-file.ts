@@ -2,6 +2,7 @@
 // runs reads a few catalog blobs per day; one process each would dominate the cost).
 import type { Repo } from './repo.js';
 import { spawnGit } from './runner.js';
+import { GitArgumentError, GitOutputError } from './errors.js';
 
 export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag';
 
@@ -13,7 +14,7 @@ export interface GitObject {
 
 function checkSpecs(specs: readonly string[]): void {
   for (const s of specs) {
-    if (s.length === 0 || /[\n\0]/.test(s)) throw new Error(`invalid object spec ${JSON.stringify(s)}`);
+    if (s.length === 0 || /[\n\0]/.test(s)) throw new GitArgumentError(`invalid object spec ${JSON.stringify(s)}`);
   }
 }
 
@@ -57,9 +58,9 @@ async function streamBatch(repo: Repo, specs: readonly string[], each: (index: n
         pos = nl + 1;
         continue;
       }
-      if (header.endsWith(' ambiguous')) throw new Error(`object spec ${JSON.stringify(spec)} is ambiguous`);
+      if (header.endsWith(' ambiguous')) throw new GitArgumentError(`object spec ${JSON.stringify(spec)} is ambiguous`);
       const m = HEADER.exec(header);
-      if (!m) throw new Error(`unexpected cat-file header ${JSON.stringify(header)} for ${JSON.stringify(spec)}`);
+      if (!m) throw new GitOutputError(`unexpected cat-file header ${JSON.stringify(header)} for ${JSON.stringify(spec)}`);
       const end = nl + 1 + Number(m[3]);
       if (end + 1 > buf.length) {
         wanted = end + 1 - pos;
@@ -88,7 +89,7 @@ async function streamBatch(repo: Repo, specs: readonly string[], each: (index: n
     throw failure ?? err;
   }
   if (failure !== null) throw failure;
-  if (next < specs.length) throw new Error(`truncated cat-file output while reading ${JSON.stringify(specs[next])}`);
+  if (next < specs.length) throw new GitOutputError(`truncated cat-file output while reading ${JSON.stringify(specs[next])}`);
 }
 
 /** Reads each spec ("<rev>:<path>", an object id, a ref...) in order; null for a missing object. */
@@ -101,7 +102,7 @@ async function batch(repo: Repo, specs: readonly string[]): Promise<(GitObject |
 }
 
 function blobOnly(spec: string, o: GitObject | null): Buffer | null {
-  if (o && o.type !== 'blob') throw new Error(`${spec} is a ${o.type}, not a file`);
+  if (o && o.type !== 'blob') throw new GitArgumentError(`${spec} is a ${o.type}, not a file`);
   return o ? o.data : null;
 }
 

@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { runGit } from './runner.js';
 import { openRepo, type Repo } from './repo.js';
 import { classifyRemoteFailure } from './classify.js';
-import { RemoteError } from './errors.js';
+import { GitArgumentError, RemoteError } from './errors.js';
 
 /** `offline: false` refuses to start an empty clone when the remote cannot be reached now. */
 export async function ensureBareClone(url: string, dir: string, opts: { timeoutMs?: number; offline?: boolean } = {}): Promise<Repo> {
-  if (url.startsWith('-')) throw new Error(`invalid repository URL ${JSON.stringify(url)}`);
+  if (url.startsWith('-')) throw new GitArgumentError(`invalid repository URL ${JSON.stringify(url)}`);
   const exists = await stat(dir).then(
     () => true,
     () => false,

@@ -76,6 +76,23 @@ export class InvalidPathError extends AgentvResultsError {
   }
 }
 
+/**
+ * The git layer refused an argument before running git: a ref, refspec, object id, key, value or
+ * identity that git would misread (a leading "-", a newline, a NUL, a name outside our namespace).
+ * The value came from the caller's input, so this is bad input (exit 2), never a git failure.
+ */
+export class GitArgumentError extends AgentvResultsError {
+  readonly code = 'git-argument';
+}
+
+/**
+ * git ran and printed something the layer cannot parse (a truncated object, an unknown record):
+ * the installed git or the repository is not what we expect (exit 3, like any git failure).
+ */
+export class GitOutputError extends AgentvResultsError {
+  readonly code = 'git-output';
+}
+
 /** Classification of a failed network operation (push, fetch, ls-remote). */
 export type RemoteFailureKind = 'unreachable' | 'auth' | 'other';
 

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GitError } from './errors.js';
+import { GitArgumentError, GitError, GitOutputError } from './errors.js';
 import { normalizeIdent, normalizeMessage, identLine, type Ident } from './ident.js';
 import { assertValidPath, collect, normalizeChanges, quotePath, type FileChange } from './paths.js';
 import type { Repo } from './repo.js';
@@ -84,11 +84,11 @@ export async function writeCommit(repo: Repo, opts: WriteCommitOptions): Promise
   const committer = normalizeIdent(opts.committer ?? opts.author, 'committer');
   const message = Buffer.from(normalizeMessage(opts.message), 'utf8');
   const parents = [opts.parent, ...(opts.mergeParents ?? [])].filter((p): p is string => p !== null);
-  for (const p of parents) if (!REV.test(p)) throw new Error(`invalid parent ${JSON.stringify(p)}`);
-  if (opts.parent === null && parents.length > 0) throw new Error('mergeParents need a first parent');
-  if (opts.baseTree !== undefined && !/^[0-9a-f]{40,64}$/.test(opts.baseTree)) throw new Error(`invalid base tree ${JSON.stringify(opts.baseTree)}`);
-  if (opts.baseTree !== undefined && opts.deleteAll) throw new Error('baseTree and deleteAll exclude each other');
-  if (opts.onRoot && opts.parent !== null) throw new Error('onRoot replaces the parent: give parent null');
+  for (const p of parents) if (!REV.test(p)) throw new GitArgumentError(`invalid parent ${JSON.stringify(p)}`);
+  if (opts.parent === null && parents.length > 0) throw new GitArgumentError('mergeParents need a first parent');
+  if (opts.baseTree !== undefined && !/^[0-9a-f]{40,64}$/.test(opts.baseTree)) throw new GitArgumentError(`invalid base tree ${JSON.stringify(opts.baseTree)}`);
+  if (opts.baseTree !== undefined && opts.deleteAll) throw new GitArgumentError('baseTree and deleteAll exclude each other');
+  if (opts.onRoot && opts.parent !== null) throw new GitArgumentError('onRoot replaces the parent: give parent null');
   const root = opts.onRoot
     ? { author: normalizeIdent(opts.onRoot.author, 'author'), message: Buffer.from(normalizeMessage(opts.onRoot.message), 'utf8') }
     : null;
@@ -139,7 +139,7 @@ export async function writeCommit(repo: Repo, opts: WriteCommitOptions): Promise
     // A tree as the root path replaces the whole tree (fast-import's "M 040000 <tree> \"\"").
     if (opts.baseTree !== undefined) await emit(`M 040000 ${opts.baseTree} ""\n`);
     for (const t of opts.trees ?? []) {
-      if (!/^[0-9a-f]{40,64}$/.test(t.tree)) throw new Error(`invalid tree ${JSON.stringify(t.tree)}`);
+      if (!/^[0-9a-f]{40,64}$/.test(t.tree)) throw new GitArgumentError(`invalid tree ${JSON.stringify(t.tree)}`);
       assertValidPath(t.path);
       await emit(`M 040000 ${t.tree} ${quotePath(t.path)}\n`);
     }
@@ -167,10 +167,10 @@ export async function writeCommit(repo: Repo, opts: WriteCommitOptions): Promise
   // ls prints "<mode> SP tree SP <id> TAB <path>" with an empty path for the root.
   const tree = /^040000 tree ([0-9a-f]+)\t/.exec(lines[1] ?? '')?.[1];
   if (!/^[0-9a-f]{40,64}$/.test(commit) || !tree) {
-    throw new Error(`unexpected fast-import output: ${JSON.stringify(lines.slice(0, 3))}`);
+    throw new GitOutputError(`unexpected fast-import output: ${JSON.stringify(lines.slice(0, 3))}`);
   }
   const rootCommit = root ? lines[2] : undefined;
-  if (root && !/^[0-9a-f]{40,64}$/.test(rootCommit ?? '')) throw new Error(`unexpected fast-import output: ${JSON.stringify(lines.slice(0, 3))}`);
+  if (root && !/^[0-9a-f]{40,64}$/.test(rootCommit ?? '')) throw new GitOutputError(`unexpected fast-import output: ${JSON.stringify(lines.slice(0, 3))}`);
   return rootCommit ? { commit, tree, root: rootCommit } : { commit, tree };
 }
 

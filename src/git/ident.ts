@@ -1,6 +1,7 @@
 // Author/committer identities. Commits must be deterministic (ARCHITECTURE.md rule 5), so the date is
 // always explicit and identities are normalized the same way whether the commit is written by
 // fast-import (verbatim) or commit-tree (which trims "crud" characters itself).
+import { GitArgumentError } from './errors.js';
 
 export interface Ident {
   name: string;
@@ -28,11 +29,11 @@ export function formatGitDate(date: Date | string): string {
     const raw = RAW_DATE.exec(date.trim());
     if (raw) return `${raw[1]} ${raw[2]}`;
     const ms = Date.parse(date);
-    if (Number.isNaN(ms)) throw new Error(`invalid commit date ${JSON.stringify(date)}`);
+    if (Number.isNaN(ms)) throw new GitArgumentError(`invalid commit date ${JSON.stringify(date)}`);
     return formatGitDate(new Date(ms));
   }
   const ms = date.getTime();
-  if (Number.isNaN(ms) || ms < 0) throw new Error(`invalid commit date ${String(date)}`);
+  if (Number.isNaN(ms) || ms < 0) throw new GitArgumentError(`invalid commit date ${String(date)}`);
   return `${Math.floor(ms / 1000)} +0000`;
 }
 
@@ -48,11 +49,11 @@ export function normalizeIdent(id: Ident, role: string): NormalizedIdent {
     ['name', id.name],
     ['email', id.email],
   ] as const) {
-    if (typeof value !== 'string') throw new Error(`${role} ${field} must be a string`);
-    if (/[<>\n\0]/.test(value)) throw new Error(`${role} ${field} must not contain <, >, newline or NUL: ${JSON.stringify(value)}`);
+    if (typeof value !== 'string') throw new GitArgumentError(`${role} ${field} must be a string`);
+    if (/[<>\n\0]/.test(value)) throw new GitArgumentError(`${role} ${field} must not contain <, >, newline or NUL: ${JSON.stringify(value)}`);
   }
   const name = trimCrud(id.name);
-  if (name.length === 0) throw new Error(`${role} name must not be empty`);
+  if (name.length === 0) throw new GitArgumentError(`${role} name must not be empty`);
   return { name, email: trimCrud(id.email), date: formatGitDate(id.date) };
 }
 
@@ -75,6 +76,6 @@ export function identEnv(author: NormalizedIdent, committer: NormalizedIdent): R
 
 /** Commit messages end with exactly the text given plus one newline, in every write path. */
 export function normalizeMessage(message: string): string {
-  if (message.includes('\0')) throw new Error('commit message must not contain NUL');
+  if (message.includes('\0')) throw new GitArgumentError('commit message must not contain NUL');
   return message.endsWith('\n') ? message : `${message}\n`;
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { normalizeChanges, type FileChange, type NormalizedChange } from './paths.js';
 import { assertNotOption, gitIn, text, zeroId, type Repo } from './repo.js';
 import { withTempDir } from './temp.js';
+import { GitOutputError } from './errors.js';
 
 export interface WriteTreeOptions {
   /** Tree-ish the changes apply to (a tree or commit id, a ref); null = start from an empty tree. */
@@ -74,6 +75,6 @@ async function hashBlobs(
   }
   // --no-filters: bytes are stored exactly as given, whatever attributes/autocrlf say.
   const shas = text((await hash(`${files.join('\n')}\n`)).stdout).split('\n');
-  if (shas.length !== writes.length) throw new Error(`hash-object returned ${shas.length} ids for ${writes.length} files`);
+  if (shas.length !== writes.length) throw new GitOutputError(`hash-object returned ${shas.length} ids for ${writes.length} files`);
   return shas;
 }

@@ -2,11 +2,12 @@
 // command that writes config.
 import type { Repo } from './repo.js';
 import { runGit } from './runner.js';
+import { GitArgumentError } from './errors.js';
 
 const KEY = /^[A-Za-z0-9-]+(\.[^\0\n]+)?\.[A-Za-z0-9-]+$/;
 
 function assertKey(key: string): void {
-  if (!KEY.test(key) || key.startsWith('-')) throw new Error(`invalid config key ${JSON.stringify(key)}`);
+  if (!KEY.test(key) || key.startsWith('-')) throw new GitArgumentError(`invalid config key ${JSON.stringify(key)}`);
 }
 
 /** Value of `key` in the repository's local config file only (never global/system), or null. */
@@ -19,7 +20,7 @@ export async function localConfigGet(repo: Repo, key: string): Promise<string | 
 /** Set `key` in the local config file (git writes it atomically under config.lock). */
 export async function localConfigSet(repo: Repo, key: string, value: string): Promise<void> {
   assertKey(key);
-  if (/[\0\n]/.test(value)) throw new Error(`config value for ${key} must be one line`);
+  if (/[\0\n]/.test(value)) throw new GitArgumentError(`config value for ${key} must be one line`);
   await runGit(['config', '--local', '--replace-all', key, value], { gitDir: repo.gitDir });
 }
 

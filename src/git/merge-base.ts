@@ -7,12 +7,13 @@ import { parseMergeTreeOutput, type MergeTreeResult } from './merge-tree.js';
 import type { Repo } from './repo.js';
 import { runGit } from './runner.js';
 import { assertGitVersion } from './version.js';
+import { GitArgumentError } from './errors.js';
 
 const OID = /^[0-9a-f]{40,64}$/;
 
 /** Every best common ancestor of `a` and `b` (several in a criss-cross history, none if unrelated). */
 export async function mergeBases(repo: Repo, a: string, b: string): Promise<string[]> {
-  for (const c of [a, b]) if (!OID.test(c)) throw new Error(`mergeBases needs object ids, got ${JSON.stringify(c)}`);
+  for (const c of [a, b]) if (!OID.test(c)) throw new GitArgumentError(`mergeBases needs object ids, got ${JSON.stringify(c)}`);
   const r = await runGit(['merge-base', '--all', a, b], { gitDir: repo.gitDir, okCodes: [0, 1] });
   return r.stdout
     .toString('utf8')
@@ -28,7 +29,7 @@ export async function mergeBases(repo: Repo, a: string, b: string): Promise<stri
  * stages, which our resolver decides exactly as the installed drivers would.
  */
 export async function mergeTreeWithAttributes(repo: Repo, ours: string, theirs: string, attributes: string): Promise<MergeTreeResult> {
-  for (const c of [ours, theirs]) if (!OID.test(c)) throw new Error(`mergeTreeWithAttributes needs object ids, got ${JSON.stringify(c)}`);
+  for (const c of [ours, theirs]) if (!OID.test(c)) throw new GitArgumentError(`mergeTreeWithAttributes needs object ids, got ${JSON.stringify(c)}`);
   await assertGitVersion();
   // Synchronous: three tiny operations, which through the thread pool of a busy process cost a sync
   // round more latency than they take.

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { assertNotOption, gitIn, type Repo } from './repo.js';
 import { withTempDir } from './temp.js';
 import { assertGitVersion } from './version.js';
+import { GitOutputError } from './errors.js';
 
 export interface StageEntry {
   mode: string;
@@ -72,14 +73,14 @@ export async function mergeTree(repo: Repo, ours: string, theirs: string, opts: 
 export function parseMergeTreeOutput(out: string, clean: boolean): MergeTreeResult {
   const fields = out.split('\0');
   const tree = fields[0] ?? '';
-  if (!/^[0-9a-f]{40,64}$/.test(tree)) throw new Error(`unexpected merge-tree output ${JSON.stringify(out.slice(0, 100))}`);
+  if (!/^[0-9a-f]{40,64}$/.test(tree)) throw new GitOutputError(`unexpected merge-tree output ${JSON.stringify(out.slice(0, 100))}`);
   const byPath = new Map<string, MergeConflict>();
   let i = 1;
   if (!clean) {
     for (; i < fields.length && fields[i] !== ''; i++) {
       const f = fields[i] as string;
       const m = /^(\d+) ([0-9a-f]+) ([123])\t(.*)$/s.exec(f);
-      if (!m) throw new Error(`unexpected merge-tree conflict record ${JSON.stringify(f)}`);
+      if (!m) throw new GitOutputError(`unexpected merge-tree conflict record ${JSON.stringify(f)}`);
       const [, mode = '', sha = '', stage = '1', path = ''] = m;
       let c = byPath.get(path);
       if (!c) {

@@ -5,6 +5,7 @@ import { normalizeIdent, normalizeMessage, identEnv, type Ident } from './ident.
 import { assertNotOption, gitIn, text, type Repo } from './repo.js';
 import { processAlive } from '../util/process-alive.js';
 import { spawnGit } from './runner.js';
+import { GitOutputError } from './errors.js';
 
 export interface CommitTreeOptions {
   tree: string;
@@ -75,7 +76,7 @@ export async function lsTree(repo: Repo, treeish: string, opts: LsTreeOptions = 
     if (rec.length === 0) continue;
     const tab = rec.indexOf('\t');
     const [mode, type, sha, size] = rec.slice(0, tab).split(/ +/);
-    if (!mode || !type || !sha) throw new Error(`unexpected ls-tree record ${JSON.stringify(rec)}`);
+    if (!mode || !type || !sha) throw new GitOutputError(`unexpected ls-tree record ${JSON.stringify(rec)}`);
     const entry: TreeEntry = { mode, type: type as TreeEntry['type'], sha, path: rec.slice(tab + 1) };
     if (size !== undefined && size !== '-') entry.size = Number(size);
     entries.push(entry);

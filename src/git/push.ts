@@ -10,7 +10,7 @@
 //  - delete (a WIP branch after its final publish): `:<dst>` guarded by `--force-with-lease=<dst>:<sha>`,
 //    so a branch that moved since we looked is not deleted.
 import { classifyRemoteFailure, remoteRefLock } from './classify.js';
-import { GitError } from './errors.js';
+import { GitArgumentError, GitError } from './errors.js';
 import { assertNotOption, gitIn, transportCwd, type Repo } from './repo.js';
 
 export type PushUpdate = { src: string; dst: string; createOnly?: boolean } | { dst: string; delete: true; expect: string };
@@ -46,13 +46,13 @@ export interface PushResult {
 const REF_PART = /^[^\s:*?[\\^~\0]+$/;
 
 function assertPushable(u: PushUpdate): void {
-  if (!u.dst.startsWith('refs/') || !REF_PART.test(u.dst)) throw new Error(`push destination must be a full ref name: ${JSON.stringify(u.dst)}`);
+  if (!u.dst.startsWith('refs/') || !REF_PART.test(u.dst)) throw new GitArgumentError(`push destination must be a full ref name: ${JSON.stringify(u.dst)}`);
   if ('delete' in u) {
-    if (!/^[0-9a-f]{40,64}$/.test(u.expect)) throw new Error(`deleting ${u.dst} needs the expected object id, got ${JSON.stringify(u.expect)}`);
+    if (!/^[0-9a-f]{40,64}$/.test(u.expect)) throw new GitArgumentError(`deleting ${u.dst} needs the expected object id, got ${JSON.stringify(u.expect)}`);
     return;
   }
   // A leading "+" would force; an empty source would delete; ":" would smuggle a second refspec.
-  if (u.src.startsWith('+') || !REF_PART.test(u.src.replace(/[~^]/g, ''))) throw new Error(`invalid push source ${JSON.stringify(u.src)}`);
+  if (u.src.startsWith('+') || !REF_PART.test(u.src.replace(/[~^]/g, ''))) throw new GitArgumentError(`invalid push source ${JSON.stringify(u.src)}`);
   assertNotOption(u.src, 'push source');
 }
 
@@ -62,10 +62,10 @@ function assertPushable(u: PushUpdate): void {
  */
 export async function push(repo: Repo, remote: string, updates: PushUpdate[], opts: PushOptions): Promise<PushResult> {
   assertNotOption(remote, 'remote');
-  if (updates.length === 0) throw new Error('push needs at least one update');
+  if (updates.length === 0) throw new GitArgumentError('push needs at least one update');
   updates.forEach(assertPushable);
   const dsts = new Set(updates.map((u) => u.dst));
-  if (dsts.size !== updates.length) throw new Error('push: the same destination appears twice');
+  if (dsts.size !== updates.length) throw new GitArgumentError('push: the same destination appears twice');
 
   // --no-verify: a user's pre-push hook (linters, test suites) is about their code, not our data
   // branches, and must not block or slow a results publish. The other --no-* flags keep user config

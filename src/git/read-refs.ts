@@ -1,6 +1,7 @@
 // Several refs read with one process (the sync loop reads four per attempt).
 import type { Repo } from './repo.js';
 import { runGit } from './runner.js';
+import { GitArgumentError } from './errors.js';
 
 /**
  * Current values of several full ref names with ONE process (listRefs takes a single prefix); a
@@ -8,7 +9,7 @@ import { runGit } from './runner.js';
  */
 export async function readRefs(repo: Repo, refs: string[]): Promise<Map<string, string>> {
   const wanted = new Set(refs);
-  for (const r of wanted) if (!/^refs\/[^\0\n\s]+$/.test(r) || r.includes('*')) throw new Error(`readRefs needs full ref names, got ${JSON.stringify(r)}`);
+  for (const r of wanted) if (!/^refs\/[^\0\n\s]+$/.test(r) || r.includes('*')) throw new GitArgumentError(`readRefs needs full ref names, got ${JSON.stringify(r)}`);
   const out = new Map<string, string>();
   if (wanted.size === 0) return out;
   const r = await runGit(['for-each-ref', '--format=%(objectname) %(refname)', ...wanted], { gitDir: repo.gitDir });

@@ -1,6 +1,6 @@
 // Compare-and-swap ref updates (ARCHITECTURE.md rule 4). Every update states the value it expects;
 // several refs move in one `update-ref --stdin` transaction, so either all move or none does.
-import { GitError, RefConflictError } from './errors.js';
+import { GitArgumentError, GitError, RefConflictError } from './errors.js';
 import { gitIn, resolveRef, zeroId, type Repo } from './repo.js';
 import { gitCause } from '../util/redact.js';
 import { clearJournal, inspectInterrupted, lockAdvice, repairInterrupted, writeJournal } from './ref-recovery.js';
@@ -24,11 +24,11 @@ const OID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 function validate(updates: readonly RefUpdate[]): void {
   const seen = new Set<string>();
   for (const u of updates) {
-    if (!u.ref.startsWith('refs/') || /[\0\n\s]/.test(u.ref)) throw new Error(`refusing to update ${JSON.stringify(u.ref)}: not a full ref name under refs/`);
-    if (seen.has(u.ref)) throw new Error(`ref ${u.ref} appears twice in one transaction`);
+    if (!u.ref.startsWith('refs/') || /[\0\n\s]/.test(u.ref)) throw new GitArgumentError(`refusing to update ${JSON.stringify(u.ref)}: not a full ref name under refs/`);
+    if (seen.has(u.ref)) throw new GitArgumentError(`ref ${u.ref} appears twice in one transaction`);
     seen.add(u.ref);
     for (const v of [u.new, u.old]) {
-      if (v !== null && !OID.test(v)) throw new Error(`ref ${u.ref}: ${JSON.stringify(v)} is not a full object id`);
+      if (v !== null && !OID.test(v)) throw new GitArgumentError(`ref ${u.ref}: ${JSON.stringify(v)} is not a full object id`);
     }
   }
 }

@@ -2,7 +2,7 @@
 // refs/remotes/<remote>/agentv/...; the user's other remote-tracking refs, FETCH_HEAD, tags and
 // submodules are left alone.
 import { classifyRemoteFailure } from './classify.js';
-import { GitError, RemoteError } from './errors.js';
+import { GitArgumentError, GitError, RemoteError } from './errors.js';
 import { assertNotOption, gitIn, transportCwd, type RefEntry, type Repo } from './repo.js';
 
 export interface FetchRefspec {
@@ -25,11 +25,11 @@ export interface NetworkOptions {
 
 function parseFetchRefspec(remote: string, spec: string): FetchRefspec {
   const m = /^(\+?)([^:\s]+):([^:\s]+)$/.exec(spec);
-  if (!m) throw new Error(`invalid fetch refspec ${JSON.stringify(spec)}: expected [+]<src>:<dst>`);
+  if (!m) throw new GitArgumentError(`invalid fetch refspec ${JSON.stringify(spec)}: expected [+]<src>:<dst>`);
   const [, plus, src = '', dst = ''] = m;
   const ns = `refs/remotes/${remote}/agentv/`;
-  if (!dst.startsWith(ns)) throw new Error(`fetch destination ${dst} is outside our namespace ${ns}`);
-  if (src.startsWith('-')) throw new Error(`invalid fetch source ${JSON.stringify(src)}`);
+  if (!dst.startsWith(ns)) throw new GitArgumentError(`fetch destination ${dst} is outside our namespace ${ns}`);
+  if (src.startsWith('-')) throw new GitArgumentError(`invalid fetch source ${JSON.stringify(src)}`);
   return { src, dst, force: plus === '+' };
 }
 

@@ -3,7 +3,7 @@
 // commands: the worktree's top, where git resolves relative remote URLs; see transportCwd).
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { GitError, NotARepositoryError } from './errors.js';
+import { GitArgumentError, GitError, GitOutputError, NotARepositoryError } from './errors.js';
 import { runGit, type RunGitOptions } from './runner.js';
 import { assertGitVersion } from './version.js';
 
@@ -40,9 +40,9 @@ export function text(buf: Buffer): string {
 
 /** Rejects values that git would parse as an option instead of a revision or name. */
 export function assertNotOption(value: string, what: string): void {
-  if (value.length === 0) throw new Error(`${what} must not be empty`);
-  if (value.startsWith('-')) throw new Error(`${what} must not start with "-": ${JSON.stringify(value)}`);
-  if (/[\0\n]/.test(value)) throw new Error(`${what} must not contain NUL or newline: ${JSON.stringify(value)}`);
+  if (value.length === 0) throw new GitArgumentError(`${what} must not be empty`);
+  if (value.startsWith('-')) throw new GitArgumentError(`${what} must not start with "-": ${JSON.stringify(value)}`);
+  if (/[\0\n]/.test(value)) throw new GitArgumentError(`${what} must not contain NUL or newline: ${JSON.stringify(value)}`);
 }
 
 export function zeroId(repo: Repo): string {
@@ -83,9 +83,9 @@ export async function openRepo(path: string): Promise<Repo> {
   }
   const [gitDir, commonDir, bare, inside, format, top] = text(probe.stdout).split('\n');
   if (!gitDir || !commonDir || !bare || !inside || !format) {
-    throw new Error(`unexpected output from git rev-parse in ${abs}: ${JSON.stringify(probe.stdout.toString())}`);
+    throw new GitOutputError(`unexpected output from git rev-parse in ${abs}: ${JSON.stringify(probe.stdout.toString())}`);
   }
-  if (inside === 'true' && !top) throw new Error(`git rev-parse --show-toplevel printed nothing inside the worktree ${abs}`);
+  if (inside === 'true' && !top) throw new GitOutputError(`git rev-parse --show-toplevel printed nothing inside the worktree ${abs}`);
   const workTree = inside === 'true' ? (top as string) : null;
   return {
     gitDir,
@@ -157,7 +157,7 @@ export async function configGetMany(repo: Repo, keys: string[]): Promise<Map<str
   // git prints these keys lower-cased; matching is case-insensitive like git's own.
   const byCanonical = new Map(keys.map((k) => [k.toLowerCase(), k]));
   for (const k of byCanonical.keys())
-    if (!/^[a-z][a-z0-9-]*\.[a-z][a-z0-9-]*$/.test(k)) throw new Error(`configGetMany takes plain section.name keys, got ${JSON.stringify(k)}`);
+    if (!/^[a-z][a-z0-9-]*\.[a-z][a-z0-9-]*$/.test(k)) throw new GitArgumentError(`configGetMany takes plain section.name keys, got ${JSON.stringify(k)}`);
   const pattern = `^(${[...byCanonical.keys()].map((k) => k.replace('.', '\\.')).join('|')})$`;
   // Exit 1: none of them is set.
   const r = await gitIn(repo, ['config', '--null', '--get-regexp', pattern], { okCodes: [0, 1] });

@@ -1,4 +1,5 @@
 // Counting commits between two tips, for `status` (ahead/behind of our branches versus the remote's).
+import { GitArgumentError, GitOutputError } from './errors.js';
 import { assertNotOption, gitIn, text, type Repo } from './repo.js';
 
 export interface AheadBehind {
@@ -17,7 +18,7 @@ export async function aheadBehind(repo: Repo, local: string, remote: string): Pr
   assertNotOption(remote, 'commit');
   const r = await gitIn(repo, ['rev-list', '--left-right', '--count', `${local}...${remote}`, '--']);
   const m = /^(\d+)\s+(\d+)$/.exec(text(r.stdout).trim());
-  if (!m) throw new Error(`unexpected output from git rev-list --left-right --count: ${JSON.stringify(r.stdout.toString('utf8'))}`);
+  if (!m) throw new GitOutputError(`unexpected output from git rev-list --left-right --count: ${JSON.stringify(r.stdout.toString('utf8'))}`);
   return { ahead: Number(m[1]), behind: Number(m[2]) };
 }
 
@@ -29,7 +30,7 @@ export async function aheadBehind(repo: Repo, local: string, remote: string): Pr
 export async function findDescendantByMessage(repo: Repo, from: string, to: string, needle: string): Promise<string | null> {
   assertNotOption(from, 'commit');
   assertNotOption(to, 'commit');
-  if (/[\n\0]/.test(needle)) throw new Error(`invalid message needle ${JSON.stringify(needle)}`);
+  if (/[\n\0]/.test(needle)) throw new GitArgumentError(`invalid message needle ${JSON.stringify(needle)}`);
   const r = await gitIn(repo, ['rev-list', '--ancestry-path', '--fixed-strings', `--grep=${needle}`, '-n', '1', `${from}..${to}`, '--']);
   const sha = text(r.stdout).trim();
   return sha === '' ? null : sha;

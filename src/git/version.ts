@@ -1,6 +1,6 @@
 // git version detection. The floor is 2.38 because `merge-tree --write-tree` (a merge without a
 // checkout or index) appeared there; everything else we use is older.
-import { GitVersionError } from './errors.js';
+import { GitOutputError, GitVersionError } from './errors.js';
 import { runGit } from './runner.js';
 
 export interface GitVersion {
@@ -17,7 +17,7 @@ export const MIN_GIT_VERSION = { major: 2, minor: 38, patch: 0 } as const;
 export function parseGitVersion(output: string): GitVersion {
   const raw = output.trim().replace(/^git version\s+/, '');
   const m = /^(\d+)\.(\d+)(?:\.(\d+))?/.exec(raw);
-  if (!m) throw new Error(`cannot parse git version from ${JSON.stringify(output.trim())}`);
+  if (!m) throw new GitOutputError(`cannot parse git version from ${JSON.stringify(output.trim())}`);
   return { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3] ?? 0), raw };
 }
 

@@ -4,9 +4,18 @@
  * would say "in sync" while every write fails.
  */
 import { inspectInterrupted, lockAdvice } from '../git/ref-recovery.js';
-import { registerStatusSection, type StatusContext } from './status.js';
+import type { StatusContext } from './status.js';
 
-export async function interruptedSection(ctx: StatusContext): Promise<unknown> {
+/** The `interrupted-update` section: what was left half-done, and how the next write repairs it. */
+export interface InterruptedStatus {
+  /** Always true: nothing is in sync until the interrupted update is completed. */
+  pending: true;
+  message: string;
+  locks: string[];
+  fix: string;
+}
+
+export async function interruptedSection(ctx: Pick<StatusContext, 'target'>): Promise<InterruptedStatus | undefined> {
   const { target } = ctx;
   const found = await inspectInterrupted(target.repo, [target.resultsRef, target.artifactsRef]);
   if (!found) return undefined;
@@ -20,13 +29,4 @@ export async function interruptedSection(ctx: StatusContext): Promise<unknown> {
     locks: found.locks.map(lockAdvice),
     fix: 'the next `publish`, `tag` or `sync` repairs it first (stale locks removed, the interrupted pair completed)',
   };
-}
-
-let registered = false;
-
-/** Adds the section to `status` (idempotent). */
-export function registerInterruptedStatus(): void {
-  if (registered) return;
-  registered = true;
-  registerStatusSection('interrupted-update', interruptedSection);
 }

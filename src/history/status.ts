@@ -5,10 +5,12 @@
  * The remote side is the remote-tracking ref (refs/remotes/<remote>/<branch>): what the last fetch
  * or push saw. `--fetch` refreshes it first; without it, status never touches the network.
  *
- * Other features add their own sections (WIP branches, the daemon's outbox, sync fallbacks) with
- * `registerStatusSection`: each section's value lands in `report.extra[name]`, the JSON output
- * carries it as is and the human output renders it generically. A section that fails is reported
- * as `{ error }` instead of failing the whole command.
+ * This module computes the branches' part; the sections of other features (WIP branches, the
+ * daemon's outbox, sync fallbacks, an interrupted update) are passed in by the caller, no global
+ * registry: the public `status()` (daemon/status-sections.ts, the one layer that can see them all)
+ * passes every one, so the library returns exactly what the CLI prints. Each section's value lands
+ * in `report.extra[name]`; a section that fails is reported as `{ error }` instead of failing the
+ * whole command.
  */
 import { aheadBehind, remoteUrl } from '../git/index.js';
 import { redactUrl } from '../util/redact.js';
@@ -36,7 +38,8 @@ export interface BranchStatus {
   state: BranchState;
 }
 
-export interface StatusReport {
+/** The branches' part of `status` and the sections' values by name (the public, typed report is `StatusReport` in daemon/status-sections.ts). */
+export interface CoreStatusReport {
   /** The repository's worktree (or git dir when bare / managed). */
   repo: string;
   /** Remote name, or null when there is none to push to. */
@@ -60,14 +63,14 @@ export interface StatusReport {
   fetch: { ok: true; missing: string[] } | { ok: false; message: string } | null;
   /** Which AgentV's branch layout the next publish writes, and why (branch/layout-choice.ts). */
   layout: LayoutChoice;
-  /** Sections registered by other features, by name. */
+  /** The sections the caller passed, by name (a section that returned undefined is absent). */
   extra: Record<string, unknown>;
 }
 
 export interface StatusContext {
   target: PublishTarget;
   /** The core report so far (branches, pending, fetch), read-only. */
-  report: Readonly<Omit<StatusReport, 'extra'>>;
+  report: Readonly<Omit<CoreStatusReport, 'extra'>>;
   /** True when --fetch refreshed the tracking refs (sections may then trust them as current). */
   fetched: boolean;
 }
@@ -78,20 +81,8 @@ export interface StatusContext {
  */
 export type StatusSection = (ctx: StatusContext) => unknown | Promise<unknown>;
 
-const sections = new Map<string, StatusSection>();
-
-/** Adds (or replaces) a section; returns a function that removes it again. */
-export function registerStatusSection(name: string, fn: StatusSection): () => void {
-  if (!/^[a-z][a-z0-9_-]*$/.test(name)) throw new Error(`status section name ${JSON.stringify(name)}: use lowercase letters, digits, "-" and "_"`);
-  sections.set(name, fn);
-  return () => {
-    if (sections.get(name) === fn) sections.delete(name);
-  };
-}
-
-export function statusSectionNames(): string[] {
-  return [...sections.keys()];
-}
+/** Sections by name, computed in this order after the branches' part. */
+export type StatusSections = Readonly<Record<string, StatusSection>>;
 
 export function branchState(local: string | null, remote: string | null, ahead: number, behind: number): BranchState {
   if (local === null) return remote === null ? 'missing' : 'remote-only';
@@ -119,10 +110,11 @@ export interface StatusOptions extends TargetOptions {
   timeoutMs?: number;
 }
 
-export async function status(opts: StatusOptions = {}): Promise<StatusReport> {
+/** The branches against the remote, then each of `sections` (see the module comment). */
+export async function statusWithSections(opts: StatusOptions = {}, sections: StatusSections = {}): Promise<CoreStatusReport> {
   const target = await resolveTarget(opts);
   const refs = [branchRefs(target, 'results'), branchRefs(target, 'artifacts')];
-  let fetch: StatusReport['fetch'] = null;
+  let fetch: CoreStatusReport['fetch'] = null;
   if (opts.fetch) {
     try {
       const f = await fetchBranches(target, refs, { timeoutMs: opts.timeoutMs });
@@ -142,12 +134,12 @@ export async function status(opts: StatusOptions = {}): Promise<StatusReport> {
   const seen = target.remote ? await remoteSeenAt(target.repo, target.remote) : null;
   const liveTip = results.state === 'behind' || results.state === 'remote-only' ? results.remote : results.local;
   const max = target.config.archive?.max_listing_bytes ?? DEFAULT_MAX_LISTING_BYTES;
-  let listing: StatusReport['listing'] = null;
+  let listing: CoreStatusReport['listing'] = null;
   if (liveTip && max > 0) {
     const check = await checkListing(target.repo, liveTip, max);
     listing = { ...check, warning: check.over ? listingWarning(results.name, check) : null };
   }
-  const core: Omit<StatusReport, 'extra'> = {
+  const core: Omit<CoreStatusReport, 'extra'> = {
     layout,
     repo: target.repo.workTree ?? target.repo.gitDir,
     remote: target.remote,
@@ -163,12 +155,13 @@ export async function status(opts: StatusOptions = {}): Promise<StatusReport> {
   const ctx: StatusContext = { target, report: core, fetched: fetch?.ok === true };
   const extra: Record<string, unknown> = {};
   let extraPending = false;
-  const entries = [...sections.entries()];
+  const entries = Object.entries(sections);
   const values = await Promise.all(
     entries.map(async ([, fn]) => {
       try {
         return await fn(ctx);
       } catch (err) {
+        // Swallowed on purpose: one failing section is shown as { error } and the rest of status still answers.
         return { error: err instanceof Error ? err.message : String(err) };
       }
     }),

@@ -5,7 +5,6 @@
  */
 import { listRefs } from '../git/index.js';
 import { trackingRef } from '../branch/refs.js';
-import { registerStatusSection, type StatusContext } from './status.js';
 import { openSyncBranches } from '../sync/records.js';
 import type { PublishTarget } from '../branch/target.js';
 
@@ -48,13 +47,4 @@ export async function syncStatusSection(target: PublishTarget): Promise<SyncStat
       on_remote: tracked === null ? null : tracked.has(trackingRef(r.remote, `refs/heads/${r.branch}`)),
     })),
   };
-}
-
-let registered = false;
-
-/** Adds the section to `status` (idempotent). */
-export function registerSyncStatus(): void {
-  if (registered) return;
-  registered = true;
-  registerStatusSection('sync-branches', (ctx: StatusContext) => syncStatusSection(ctx.target));
 }

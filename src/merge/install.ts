@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset, openRepo, type Repo } from '../git/index.js';
 import type { MergeKind } from './index.js';
+import { InvalidArgumentsError } from '../util/errors.js';
 
 const DRIVERS: { kind: MergeKind; section: string; name: string }[] = [
   { kind: 'jsonl', section: 'merge.agentv-jsonl', name: 'agentv-results: union of append-only JSONL rows' },
@@ -38,6 +39,7 @@ export function cliEntryPath(): string {
     if (isOurPackage(join(dir, 'package.json'))) return join(dir, 'dist', 'cli', 'main.js');
     dir = dirname(dir);
   }
+  // A plain Error on purpose: only a broken installation gets here (a bug to report, not an input to fix).
   throw new Error(`agentv-results: no package.json of agentv-results above ${fileURLToPath(import.meta.url)}`);
 }
 
@@ -86,7 +88,8 @@ async function repoAt(cwd?: string): Promise<Repo> {
 export async function installDrivers(opts: { cwd?: string; entry?: string } = {}): Promise<DriversResult> {
   const repo = await repoAt(opts.cwd);
   const entry = opts.entry ?? cliEntryPath();
-  if (!existsSync(entry)) throw new Error(`the agentv-results entry ${entry} does not exist (build the package first: npm run build)`);
+  if (!existsSync(entry))
+    throw new InvalidArgumentsError('installDrivers', [{ path: 'entry', message: `${entry} does not exist (build the package first: npm run build)` }]);
   const keys: DriverKey[] = [];
   for (const { key, value } of expectedKeys(entry)) {
     const previous = await localConfigGet(repo, key);

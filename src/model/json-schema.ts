@@ -42,6 +42,7 @@ export const SCHEMAS: Record<string, { schema: z.ZodType; file: string; descript
 
 export function jsonSchema(name: string): Record<string, unknown> {
   const entry = SCHEMAS[name];
+  // A plain Error on purpose: model/ is layer 0, below the error model; the CLI checks the name first (UsageError, exit 2).
   if (!entry) throw new Error(`unknown schema ${JSON.stringify(name)}; known: ${Object.keys(SCHEMAS).join(', ')}`);
   const doc = z.toJSONSchema(entry.schema, { io: 'input', unrepresentable: 'any', cycles: 'ref', reused: 'inline' }) as Record<string, unknown>;
   return { ...doc, $id: `https://agentv.dev/schemas/agentv-results/${name}.json`, title: entry.file, description: entry.description };

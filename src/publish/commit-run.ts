@@ -19,6 +19,7 @@ import type { SplitFile } from './split.js';
 const OVERLAYS = new Set(['tags.json', 'feedback.json']);
 
 import { GENESIS_MESSAGE } from '../branch/genesis.js';
+import { PublishError } from '../branch/target.js';
 export { GENESIS_COMMIT, GENESIS_MESSAGE } from '../branch/genesis.js';
 export const AGENTV_IDENT = { name: 'AgentV Results', email: 'agentv@results-repo' } as const;
 
@@ -140,7 +141,7 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
     runTreeChanges(repo, present(resultsDirSpec) ? resultsTip : null, location.path, keep?.metadata ?? input.metadata, true, keep?.keepPaths),
   ]);
   const catalogObject = catalogSpec ? found.get(catalogSpec) : null;
-  if (catalogObject && catalogObject.type !== 'blob') throw new Error(`${location.catalogPath} on ${input.resultsRef} is a ${catalogObject.type}, not a file`);
+  if (catalogObject && catalogObject.type !== 'blob') throw new PublishError(`${location.catalogPath} on ${input.resultsRef} is a ${catalogObject.type}, not a file`);
   const currentCatalog = catalogObject ? catalogObject.data.toString('utf8') : '';
   const nextCatalog = updatedCatalog(currentCatalog, catalog);
   if (nextCatalog !== currentCatalog) metadataChanges.push({ path: location.catalogPath, data: nextCatalog });

@@ -95,7 +95,7 @@ export async function prepareRun(run: string, opts: { cwd?: string; experiment?:
   }
   const loaded = await loadRun(dir, { cwd });
   if (loaded.problems.length > 0) throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${loaded.problems[0]}`);
-  if (loaded.rows.length === 0) throw new Error(`${dir}: the run has no rows; nothing to publish`);
+  if (loaded.rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
   // Paths come from data: checked as validate checks them, before anything is split or written.
   const unsafe = await runPathProblems(dir, loaded.rows, loaded.rowLines);
   if (unsafe.length > 0)

@@ -64,6 +64,7 @@ export function fitMarkdown(head: string[], rows: string[], tail: string[] = [],
     size = next;
     kept++;
   }
+  // A plain Error on purpose: an internal invariant (the caller sizes head and tail under the limit), a bug if reached.
   if (kept < rows.length && size + reserve > limit) throw new Error('markdown head and tail exceed the limit');
   const body = rows.slice(0, kept);
   const out = [headText, ...body].join('\n') + (kept < rows.length ? note(rows.length - kept) : '') + tailText;

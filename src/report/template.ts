@@ -34,6 +34,7 @@ for (const [name, text] of [
   ['client script', CLIENT_JS],
   ['stylesheet', REPORT_CSS],
 ] as const) {
+  // A plain Error on purpose: checked when the module loads, about our own bundled asset (a build bug, never user input).
   if (/<\/(script|style)|<!--/i.test(text)) throw new Error(`report ${name} contains a sequence that would end its element`);
 }
 

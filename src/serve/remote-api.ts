@@ -11,10 +11,10 @@
  * empty; a conflict we set aside is reported the way AgentV reports its own: sync_status
  * "needs_human_merge" with a pending_merge.
  */
-import { registerDaemonStatusSections } from '../daemon/status-sections.js';
 import { listRuns } from '../history/list.js';
-import { status, type BranchStatus, type StatusReport } from '../history/status.js';
-import { registerSyncStatus, type SyncStatusSection } from '../history/sync-status.js';
+import type { BranchStatus } from '../history/status.js';
+import { status, type StatusReport } from '../daemon/status-sections.js';
+import type { SyncStatusSection } from '../history/sync-status.js';
 import { sync } from '../sync/sync.js';
 import type { TargetOptions } from '../branch/target.js';
 import type { OutboxStatus } from '../daemon/status-sections.js';
@@ -72,14 +72,6 @@ export class RemoteState {
   lastSync = new Map<string, { at: string; results: string | null; artifacts: string | null; error?: string }>();
 }
 
-let sectionsRegistered = false;
-function registerSections(): void {
-  if (sectionsRegistered) return;
-  sectionsRegistered = true;
-  registerDaemonStatusSections();
-  registerSyncStatus();
-}
-
 function agentvState(b: BranchStatus, report: StatusReport, openSync: number): AgentVSyncStatus {
   if (report.remote === null) return 'unavailable';
   if (openSync > 0) return 'needs_human_merge';
@@ -100,7 +92,6 @@ function agentvState(b: BranchStatus, report: StatusReport, openSync: number): A
 const key = (opts: TargetOptions) => opts.project ?? '';
 
 export async function remoteStatus(opts: TargetOptions, state: RemoteState): Promise<RemoteStatus> {
-  registerSections();
   let report: StatusReport;
   try {
     report = await status(opts);

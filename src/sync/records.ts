@@ -9,6 +9,7 @@ import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { PathConflict } from './merge-commits.js';
+import { InputError } from '../derive/input-error.js';
 
 export const SYNC_PREFIX = 'agentv/results-sync/';
 export const ARTIFACTS_SYNC_PREFIX = 'agentv/artifacts-sync/';
@@ -48,7 +49,7 @@ export function normalizeSyncBranch(name: string): string {
   if (!b.startsWith(SYNC_PREFIX)) b = SYNC_PREFIX + b;
   const suffix = b.slice(SYNC_PREFIX.length);
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(suffix) || suffix.includes('..'))
-    throw new Error(`${JSON.stringify(name)} is not a sync branch name (${SYNC_PREFIX}<YYYYMMDDTHHMMSSZ>-<host>-<rand6>)`);
+    throw new InputError(`${JSON.stringify(name)} is not a sync branch name (${SYNC_PREFIX}<YYYYMMDDTHHMMSSZ>-<host>-<rand6>)`);
   return b;
 }
 

@@ -31,6 +31,8 @@ export const EXIT_CODE_BY_ERROR = {
   'overlay-input': 2,
   'not-a-repository': 2,
   'invalid-path': 2,
+  'git-argument': 2,
+  'not-found': 2,
   wip: 2,
   command: 2,
   serve: 2,
@@ -39,6 +41,7 @@ export const EXIT_CODE_BY_ERROR = {
   // 3: git, remote or environment failure (retrying later, or fixing the machine, can help).
   git: 3,
   'git-version': 3,
+  'git-output': 3,
   'ref-conflict': 3,
   remote: 3,
   publish: 3,

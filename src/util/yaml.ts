@@ -13,6 +13,7 @@ let parser: Promise<YamlModule['parse']> | undefined;
 export function yamlParser(): Promise<YamlModule['parse']> {
   parser ??= import('yaml').then((mod) => {
     const parse = mod.parse ?? (mod as unknown as { default?: YamlModule }).default?.parse;
+    // A plain Error on purpose: only a broken installation gets here (a bug to report, not an input to fix).
     if (typeof parse !== 'function') throw new Error('the yaml package has no parse function');
     return parse;
   });
