@@ -124,6 +124,18 @@ describe('publish and sync exit codes', () => {
     await git(lonely, ['init', '-q']);
     await expectExit(runCli(['sync'], { cwd: lonely }), 3);
   });
+
+  it('sync --resolve with a name that is no sync branch name is bad input: exit 2, nothing fetched or written', async () => {
+    const remote = await makeRemote();
+    const a = await makeClone(remote);
+    const refsBefore = await git(a, ['for-each-ref']);
+    for (const name of ['bad name!', '../../heads/main', 'agentv/results-sync/-x']) {
+      const r = await runCli(['sync', '--resolve', name], { cwd: a });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/is not a sync branch name/);
+    }
+    expect(await git(a, ['for-each-ref'])).toBe(refsBefore);
+  });
 });
 
 describe('drivers', () => {

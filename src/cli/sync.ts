@@ -62,6 +62,7 @@ export function registerSync(cli: Cli): void {
               process.stdout.write(
                 r.deletedRemote ? `deleted ${r.remote}/${r.branch}\n` : `${r.remote}/${r.branch} was not deleted (gone already, or it moved since)\n`,
               );
+              for (const ref of r.keptLocal) process.stdout.write(`kept ${ref} here: it moved since the merge (delete it by hand once checked)\n`);
             } else for (const l of pushLines(r.push)) process.stdout.write(l + '\n');
           }
           return r.status === 'merged' || r.status === 'already-merged' ? EXIT.ok : pushExitCode(r.push) || EXIT.git;

@@ -13,7 +13,7 @@
  * done under the publish lock, after checking nothing was committed since we merged: a run
  * committed meanwhile is never dropped from the branch.
  */
-import { configGet, push, remoteUrl, resolveRef, updateRefs, type PushClassification, type Repo } from '../git/index.js';
+import { configGet, push, RefConflictError, remoteUrl, resolveRef, updateRefs, type PushClassification, type Repo } from '../git/index.js';
 import { compareUrl, reviewHint } from './compare-link.js';
 import { trackingRef } from '../branch/refs.js';
 import type { BranchTips, IntegrateResult } from './integrate.js';
@@ -90,13 +90,6 @@ export async function divertToSyncBranch(
       ...(artifactsAside ? [{ ref: `refs/heads/${artifactsAside}`, new: local.artifacts, old: null }] : []),
     ].filter((u) => u.new !== u.old);
     await updateRefs(repo, localUpdates, { message: `agentv-results: conflict set aside on ${branch}` });
-    const tracking = [
-      { ref: trackingRef(remote, `refs/heads/${branch}`), new: local.results, old: await resolveRef(repo, trackingRef(remote, `refs/heads/${branch}`)) },
-      ...(artifactsAfter && !artifactsAside
-        ? [{ ref: trackingRef(remote, target.artifactsRef), new: artifactsAfter, old: await resolveRef(repo, trackingRef(remote, target.artifactsRef)) }]
-        : []),
-    ].filter((u) => u.new !== u.old);
-    await updateRefs(repo, tracking).catch(() => {});
 
     const url = await linkableUrl(repo, remote, baseBranch, branch);
     const record: SyncBranchRecord = {
@@ -114,6 +107,18 @@ export async function divertToSyncBranch(
       review_hint: reviewHint(remote, baseBranch, branch),
     };
     await appendSyncRecord(repo.commonDir, record);
+    // The remote-tracking refs follow what the push landed, after the record is safe. A lost CAS
+    // means a concurrent fetch moved them, to what the remote holds now: as current as ours, so kept.
+    // Any other failure propagates.
+    const tracking = [
+      { ref: trackingRef(remote, `refs/heads/${branch}`), new: local.results, old: await resolveRef(repo, trackingRef(remote, `refs/heads/${branch}`)) },
+      ...(artifactsAfter && !artifactsAside
+        ? [{ ref: trackingRef(remote, target.artifactsRef), new: artifactsAfter, old: await resolveRef(repo, trackingRef(remote, target.artifactsRef)) }]
+        : []),
+    ].filter((u) => u.new !== u.old);
+    await updateRefs(repo, tracking).catch((err: unknown) => {
+      if (!(err instanceof RefConflictError)) throw err;
+    });
     return {
       kind: 'diverted',
       record,

@@ -14,7 +14,7 @@
  * A sync branch already contained in the results branch (merged by hand, or through the host's
  * UI) is simply deleted.
  */
-import { isAncestor, push, resolveRef, updateRefs, type Repo } from '../git/index.js';
+import { deleteRef, isAncestor, push, RefConflictError, resolveRef, updateRefs, type Repo } from '../git/index.js';
 import { fetchBranches, integrateRemote, syncIdent } from './integrate.js';
 import { trackingRef } from '../branch/refs.js';
 import { acquirePublishLock } from '../branch/lock.js';
@@ -42,6 +42,11 @@ export interface ResolveSyncResult {
   commit: string | null;
   push: PushOutcome;
   deletedRemote: boolean;
+  /**
+   * Local copies of the sync branch (or their remote-tracking refs) left in place because they
+   * moved between our read and the delete (compare-and-swap lost): delete them by hand once checked.
+   */
+  keptLocal: string[];
 }
 
 export async function resolveSyncBranch(opts: ResolveSyncOptions): Promise<ResolveSyncResult> {
@@ -71,12 +76,12 @@ export async function resolveSyncBranch(opts: ResolveSyncOptions): Promise<Resol
 
   const merged = await mergeIntoMain(target, syncTip, asideTip, branch, opts.now);
   const outcome = await pushBranches(target, { ...opts, resolver: undefined });
-  const base = { ...targetSummary(target), branch, push: outcome, deletedRemote: false };
+  const base = { ...targetSummary(target), branch, push: outcome, deletedRemote: false, keptLocal: [] as string[] };
   if (!outcome.landed) return { ...base, status: outcome.classification === 'conflict' ? 'conflict' : 'not-landed', commit: merged.commit };
   const remoteResults = outcome.remoteTips?.results ?? (await resolveRef(repo, trackingRef(remote, target.resultsRef)));
   if (remoteResults === null || !(await isAncestor(repo, syncTip, remoteResults))) return { ...base, status: 'not-landed', commit: merged.commit };
 
-  const deletedRemote = await deleteSyncBranches(
+  const { deletedRemote, keptLocal } = await deleteSyncBranches(
     target,
     [
       { ref: syncRef, remoteTip: remoteSync, tip: syncTip },
@@ -91,7 +96,7 @@ export async function resolveSyncBranch(opts: ResolveSyncOptions): Promise<Resol
     commit: remoteResults,
     deleted_remote: deletedRemote,
   });
-  return { ...base, status: merged.already ? 'already-merged' : 'merged', commit: merged.commit ?? remoteResults, deletedRemote };
+  return { ...base, status: merged.already ? 'already-merged' : 'merged', commit: merged.commit ?? remoteResults, deletedRemote, keptLocal };
 }
 
 /** Merge the sync branch (and its artifacts twin) into the local branches, under the publish lock. */
@@ -141,7 +146,11 @@ async function mergeOne(repo: Repo, main: string, side: string, message: string,
 }
 
 /** Delete merged sync branches on the remote (lease: only if still at the merged commit), then locally. */
-async function deleteSyncBranches(target: PublishTarget, refs: { ref: string; remoteTip: string | null; tip: string }[], timeoutMs?: number): Promise<boolean> {
+async function deleteSyncBranches(
+  target: PublishTarget,
+  refs: { ref: string; remoteTip: string | null; tip: string }[],
+  timeoutMs?: number,
+): Promise<{ deletedRemote: boolean; keptLocal: string[] }> {
   const { repo } = target;
   const remote = target.remote!;
   const onRemote = refs.filter((r) => r.remoteTip !== null && r.remoteTip === r.tip);
@@ -155,14 +164,21 @@ async function deleteSyncBranches(target: PublishTarget, refs: { ref: string; re
     );
     deleted = r.classification === 'ok';
   }
-  if (!deleted && onRemote.length > 0) return false;
-  const local = [];
+  if (!deleted && onRemote.length > 0) return { deletedRemote: false, keptLocal: [] };
+  // Each local ref is deleted on its own lease (the tip we merged): one that moved since is kept
+  // and reported, never dropped silently; any other failure propagates.
+  const keptLocal: string[] = [];
   for (const r of refs) {
     for (const ref of [r.ref, trackingRef(remote, r.ref)]) {
       const sha = await resolveRef(repo, ref);
-      if (sha === r.tip) local.push({ ref, new: null, old: sha });
+      if (sha !== r.tip) continue;
+      try {
+        await deleteRef(repo, ref, sha, { message: 'agentv-results: sync branch resolved' });
+      } catch (err) {
+        if (!(err instanceof RefConflictError)) throw err;
+        keptLocal.push(ref);
+      }
     }
   }
-  await updateRefs(repo, local, { message: 'agentv-results: sync branch resolved' }).catch(() => {});
-  return deleted;
+  return { deletedRemote: deleted, keptLocal };
 }
