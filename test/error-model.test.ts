@@ -5,7 +5,19 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgentvResultsError, EXIT_CODE_BY_ERROR, exitCodeFor } from '../src/util/errors.js';
 import { CheckFailed, UsageError, exitCodeFor as cliExitCodeFor } from '../src/cli/errors.js';
-import { GitError, GitVersionError, InvalidPathError, NotARepositoryError, RefConflictError, RemoteError, openRepo } from '../src/git/index.js';
+import {
+  GitArgumentError,
+  GitError,
+  GitOutputError,
+  GitVersionError,
+  InvalidPathError,
+  NotARepositoryError,
+  RefConflictError,
+  RemoteError,
+  openRepo,
+} from '../src/git/index.js';
+import { asHttpError } from '../src/serve/errors.js';
+import { readdirSync } from 'node:fs';
 import { ConfigError } from '../src/branch/config.js';
 import { LayoutError } from '../src/branch/layout.js';
 import { LockError } from '../src/branch/lock.js';
@@ -59,7 +71,11 @@ describe('one error model', () => {
     [new RefConflictError('refs/heads/x', null, 'a'.repeat(40)), 'ref-conflict', 3],
     [new NotARepositoryError('/nowhere'), 'not-a-repository', 2],
     [new InvalidPathError('../etc/passwd', 'escapes the run'), 'invalid-path', 2],
+    [new GitArgumentError('refusing to update "HEAD": not a full ref name under refs/'), 'git-argument', 2],
+    [new GitOutputError('unexpected cat-file header'), 'git-output', 3],
+    [new ReadError('run x is not on agentv/results/v1', 'not-found'), 'not-found', 2],
     [new ConfigError('bad config'), 'config', 2],
+    [new ConfigError('no project "x"', { notFound: true }), 'not-found', 2],
     [new LayoutError('bad run id'), 'layout', 2],
     [new LockError('could not take the publish lock'), 'lock', 3],
     [new ReadError('no such run', 'input'), 'read-input', 2],
@@ -89,7 +105,8 @@ describe('one error model', () => {
     [new OutboxError('no space left', true), 'no-space', 3],
     [new InputError('x.jsonl:3: bad line', 'x.jsonl', 3), 'input', 2],
     [new SourceError('no such file'), 'source', 2],
-    [new OverlayInputError('unknown run'), 'overlay-input', 2],
+    [new OverlayInputError('tag too long'), 'overlay-input', 2],
+    [new OverlayInputError('run x has no test "t"', { notFound: true }), 'not-found', 2],
     [new TagRevisionMismatch('abc', 'def'), 'tag-revision-mismatch', 1],
     [new FeedbackRevisionMismatch('t1', 'ana', 'abc', null), 'feedback-revision-mismatch', 1],
     [new RunReadError('not a run workspace'), 'run-read', 2],
@@ -107,6 +124,39 @@ describe('one error model', () => {
     expect(exitCodeFor(err)).toBe(exit);
     // The CLI maps through the same function (it used to match constructor names, and missed some).
     expect(cliExitCodeFor(err)).toBe(exit);
+  });
+
+  it('the Dashboard API picks the HTTP status from the code, never from the message', () => {
+    const expected = (code: string, exit: number) =>
+      ({ 'not-found': 404, 'run-expired': 404, 'tag-revision-mismatch': 409, 'feedback-revision-mismatch': 409, 'read-check': 422 })[code] ??
+      (exit === 2 ? 400 : exit === 3 ? 502 : 422);
+    for (const [err, code, exit] of samples) {
+      if (err instanceof HttpError) continue;
+      expect(asHttpError(err).status, code).toBe(expected(code, exit));
+    }
+    // The same message under two codes answers two statuses: the message plays no part.
+    expect(asHttpError(new ReadError('run x is not on the branch', 'input')).status).toBe(400);
+    expect(asHttpError(new ReadError('run x is not on the branch', 'not-found')).status).toBe(404);
+    expect(asHttpError(new TypeError('a bug')).status).toBe(500);
+    expect(asHttpError(new HttpError(418, 'teapot')).status).toBe(418);
+  });
+
+  it('no plain `throw new Error` in src/ unless a comment right above says why it is not a user-facing failure', () => {
+    const unjustified: string[] = [];
+    const walk = (dir: string): void => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const p = join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (e.name.endsWith('.ts')) {
+          const lines = readFileSync(p, 'utf8').split('\n');
+          lines.forEach((l, i) => {
+            if (l.includes('throw new Error(') && !/plain Error on purpose|Browser code/.test(lines[i - 1] ?? '')) unjustified.push(`${p}:${i + 1}`);
+          });
+        }
+      }
+    };
+    walk(join(import.meta.dirname, '..', 'src'));
+    expect(unjustified).toEqual([]);
   });
 
   it('LockError, OutboxError and InvalidPathError are not "check failed" (they used to exit 1)', () => {

@@ -127,8 +127,13 @@ export const ResultsConfigSchema = z.strictObject({
 });
 export type ResultsConfig = z.infer<typeof ResultsConfigSchema>;
 
+/** A configuration that cannot be used (exit 2); `notFound`: it names a project that is not there (code `not-found`). */
 export class ConfigError extends AgentvResultsError {
-  readonly code = 'config';
+  readonly code: 'config' | 'not-found';
+  constructor(message: string, opts: { notFound?: boolean } = {}) {
+    super(message);
+    this.code = opts.notFound ? 'not-found' : 'config';
+  }
 }
 
 // Other keys of a project entry (name, targets, …) belong to AgentV and are left alone.
@@ -161,7 +166,7 @@ function selectProject(projects: Project[], wanted: string | undefined, cwd: str
     const hit = projects.find((p) => p.id === wanted);
     if (!hit) {
       const known = projects.length ? `known: ${projects.map((p) => p.id).join(', ')}` : 'it declares no projects';
-      throw new ConfigError(`${file ?? 'configuration'}: no project ${JSON.stringify(wanted)} (${known})`);
+      throw new ConfigError(`${file ?? 'configuration'}: no project ${JSON.stringify(wanted)} (${known})`, { notFound: true });
     }
     return hit;
   }
@@ -272,7 +277,7 @@ export async function loadResultsConfig(
     }
   }
   if (wanted !== undefined && project === null)
-    throw new ConfigError(`no project ${JSON.stringify(wanted)}: ${file ? `${file} declares no projects` : 'no .agentv/config.yaml found'}`);
+    throw new ConfigError(`no project ${JSON.stringify(wanted)}: ${file ? `${file} declares no projects` : 'no .agentv/config.yaml found'}`, { notFound: true });
   const envBlock = fromEnv(env);
   const fileBlock = stableAliases(fromFile, file);
   refuseLiteralSecrets(fileBlock.object_store, file);

@@ -1,23 +1,24 @@
 /**
  * Errors of the reading commands (list, status, pull). Each says which exit code family it belongs
  * to (ARCHITECTURE.md, exit codes), so the CLI maps it without parsing messages:
- *   input  -> 2  (a run id that does not exist or could escape runs/, a destination that exists)
+ *   input  -> 2  (a run id that could escape runs/, a destination that exists)
+ *   not-found -> 2 (a run, commit or name that is not there; code `not-found`, HTTP 404)
  *   check  -> 1  (the command ran and what it verified failed: a payload's sha256 or size)
  *   git    -> 3  (the remote could not be fetched, an object the branch points at is missing)
  */
 import { AgentvResultsError } from '../util/errors.js';
 import { describePolicy, type RetentionRemoval } from './retention-log.js';
 
-export type ReadErrorKind = 'input' | 'check' | 'git';
+export type ReadErrorKind = 'input' | 'not-found' | 'check' | 'git';
 
 export class ReadError extends AgentvResultsError {
-  readonly code: 'read-input' | 'read-check' | 'read-git';
+  readonly code: 'read-input' | 'not-found' | 'read-check' | 'read-git';
   constructor(
     message: string,
     readonly kind: ReadErrorKind,
   ) {
     super(message);
-    this.code = `read-${kind}`;
+    this.code = kind === 'not-found' ? 'not-found' : `read-${kind}`;
   }
 }
 

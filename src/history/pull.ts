@@ -208,7 +208,7 @@ async function findRunTree(
   if (removal) throw new RunExpiredError(loc.runId, removal);
   const where = results.tracking ? `${results.name} (local) nor on ${results.tracking.slice('refs/remotes/'.length)}` : results.name;
   const hint = target.remote && !fetched ? '; pass --fetch to look at what the remote has now' : '';
-  throw new ReadError(`run ${loc.runId} is not on ${where} — \`agentv-results list\` shows the published runs${hint}`, 'input');
+  throw new ReadError(`run ${loc.runId} is not on ${where} — \`agentv-results list\` shows the published runs${hint}`, 'not-found');
 }
 
 /** The run as it was in commit `at` (any commit of the branches' history). */
@@ -218,12 +218,12 @@ async function findRunAt(
   at: string,
 ): Promise<{ tip: string; source: 'history'; entries: TreeEntry[]; loc: RunLocation }> {
   const commit = /[\n\0]/.test(at) ? null : await catFile(target.repo, `${at}^{commit}`);
-  if (!commit) throw new ReadError(`--at ${JSON.stringify(at)}: no such commit in ${target.repo.commonDir} (fetch the branch whose history holds it)`, 'input');
+  if (!commit) throw new ReadError(`--at ${JSON.stringify(at)}: no such commit in ${target.repo.commonDir} (fetch the branch whose history holds it)`, 'not-found');
   for (const where of runLocationCandidates(loc.runId)) {
     const entries = await lsTree(target.repo, commit.sha, { path: `${where.path}/`, recursive: true });
     if (entries.length > 0) return { tip: commit.sha, source: 'history', entries, loc: where };
   }
-  throw new ReadError(`run ${loc.runId} is not in commit ${commit.sha.slice(0, 12)} (looked for ${loc.path}/)`, 'input');
+  throw new ReadError(`run ${loc.runId} is not in commit ${commit.sha.slice(0, 12)} (looked for ${loc.path}/)`, 'not-found');
 }
 
 /** The artifacts tips that retentions recorded next to the results tip `at`: where a removed run's payloads still are. */

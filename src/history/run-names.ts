@@ -150,7 +150,7 @@ async function newest(sel: RunSelector, name: string, opts: RunNameOptions): Pro
   const run = listed.runs[0];
   if (!run) {
     const what = [tags.length > 0 ? `tagged ${tags.join(' and ')}` : null, sel.experiment ? `of experiment ${sel.experiment}` : null].filter(Boolean).join(' ');
-    throw new ReadError(`${name}: no published run ${what || 'at all'} on ${listed.branch}${listed.remote ? ` (local or ${listed.remote})` : ''}`, 'input');
+    throw new ReadError(`${name}: no published run ${what || 'at all'} on ${listed.branch}${listed.remote ? ` (local or ${listed.remote})` : ''}`, 'not-found');
   }
   return run;
 }
@@ -159,7 +159,8 @@ async function pullFetchingWhenMissing(opts: Parameters<typeof pull>[0]): Return
   try {
     return await pull(opts);
   } catch (err) {
-    if (opts.fetch || !(err instanceof ReadError) || err.kind !== 'input') throw err;
+    if (opts.fetch || !(err instanceof ReadError) || (err.kind !== 'input' && err.kind !== 'not-found')) throw err;
+    // Swallowed on purpose: the retry with a fetch is a second chance; its failure leaves the first error to report.
     const again = await pull({ ...opts, fetch: true }).catch(() => null);
     if (again) return again;
     throw err;

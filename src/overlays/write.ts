@@ -30,9 +30,13 @@ import { pushBranches, type PushBranchesOptions, type PushOutcome } from '../syn
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { AgentvResultsError } from '../util/errors.js';
 
-/** Wrong input (unknown run or test, invalid tag): exit 2. */
+/** Wrong input (invalid tag, text) or, with `notFound`, an unknown run or test (code `not-found`): exit 2. */
 export class OverlayInputError extends AgentvResultsError {
-  readonly code = 'overlay-input';
+  readonly code: 'overlay-input' | 'not-found';
+  constructor(message: string, opts: { notFound?: boolean } = {}) {
+    super(message);
+    this.code = opts.notFound ? 'not-found' : 'overlay-input';
+  }
 }
 
 /** `expectRevision` did not match: someone changed the tags since the caller read them (exit 1). */
@@ -123,7 +127,7 @@ async function editOverlay<D>(
   try {
     const tip = await resolveRef(target.repo, target.resultsRef);
     if (tip === null)
-      throw new OverlayInputError(`nothing is published in ${target.repo.workTree ?? target.repo.gitDir} yet (branch ${target.config.branch} does not exist)`);
+      throw new OverlayInputError(`nothing is published in ${target.repo.workTree ?? target.repo.gitDir} yet (branch ${target.config.branch} does not exist)`, { notFound: true });
     // A run of AgentV 4.42 (`<experiment>::<timestamp>`) lives under runs/, its overlays under metadata/runs/.
     loc = (await locateRun(target.repo, tip, opts.runId)) ?? loc;
     const stable = isStableRunPath(loc.path);
@@ -132,7 +136,7 @@ async function editOverlay<D>(
     const specs = [`${tip}:${loc.path}/index.jsonl`, `${tip}:${path}`, `${tip}:.gitattributes`, `${tip}:${loc.path}/.internal/index.jsonl`];
     const blobs = await readBlobs(target.repo, specs);
     const index = blobs.get(specs[0]!) ?? blobs.get(specs[3]!);
-    if (!index) throw new OverlayInputError(`run ${opts.runId} is not on ${target.config.branch} (looked for ${loc.path}/index.jsonl)`);
+    if (!index) throw new OverlayInputError(`run ${opts.runId} is not on ${target.config.branch} (looked for ${loc.path}/index.jsonl)`, { notFound: true });
     const current = blobs.get(specs[1]!)?.toString('utf8') ?? null;
     const next = edit({ loc, current, index: index.toString('utf8'), now });
     if (next === null) {
@@ -290,7 +294,7 @@ export async function setFeedback(opts: FeedbackOptions): Promise<OverlayResult<
       const ids = testIdsOf(index);
       if (!ids.has(opts.testId)) {
         const some = [...ids].slice(0, 5).join(', ');
-        throw new OverlayInputError(`run ${opts.runId} has no test ${JSON.stringify(opts.testId)}${some ? ` (tests include ${some})` : ''}`);
+        throw new OverlayInputError(`run ${opts.runId} has no test ${JSON.stringify(opts.testId)}${some ? ` (tests include ${some})` : ''}`, { notFound: true });
       }
       const doc = feedbackOf(current);
       const mine = Object.hasOwn(doc.entries, opts.testId) ? doc.entries[opts.testId]! : undefined;

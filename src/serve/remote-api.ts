@@ -19,6 +19,13 @@ import { sync } from '../sync/sync.js';
 import type { TargetOptions } from '../branch/target.js';
 import type { OutboxStatus } from '../daemon/status-sections.js';
 import { asHttpError } from './errors.js';
+import { NotARepositoryError } from '../git/index.js';
+import type { HttpError } from './http.js';
+
+/** The request named something wrong (an unknown project, bad input): answered as such. No repository is not that: AgentV reports it as "not configured". */
+function isRequestProblem(err: unknown, e: HttpError): boolean {
+  return e.status === 404 || (e.status === 400 && !(err instanceof NotARepositoryError));
+}
 
 export type AgentVSyncStatus = 'clean' | 'unavailable' | 'behind' | 'ahead' | 'diverged' | 'needs_human_merge' | 'syncing';
 
@@ -97,7 +104,7 @@ export async function remoteStatus(opts: TargetOptions, state: RemoteState): Pro
     report = await status(opts);
   } catch (err) {
     const e = asHttpError(err);
-    if (e.status === 404 || e.status === 400) throw e;
+    if (isRequestProblem(err, e)) throw e;
     // No repository to read: AgentV's "not configured" shape.
     return { configured: false, available: false, repo: '', local_dir: '', sync_status: 'unavailable', run_count: 0, last_error: e.message };
   }
@@ -183,7 +190,7 @@ export async function remoteSync(opts: TargetOptions, state: RemoteState): Promi
     outcome = await sync(opts);
   } catch (err) {
     const e = asHttpError(err);
-    if (e.status === 404 || e.status === 400) throw e;
+    if (isRequestProblem(err, e)) throw e;
     failure = e.message;
   } finally {
     state.inFlight.delete(k);
