@@ -9,14 +9,13 @@
  *   4. list and status from the results branch, and an HTML report.
  *
  * Run with `npm run quickstart` (builds first). Nothing outside the printed temp directory is
- * written. Git setup goes through the project's own git layer (dist/git).
+ * written. It uses only what the package ships: the `agentv-results` command (its `bin`) and git.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runGit } from '../dist/git/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(root, 'dist/cli/main.js');
@@ -30,6 +29,15 @@ const identity = {
   GIT_COMMITTER_EMAIL: 'quickstart@example.invalid',
 };
 Object.assign(process.env, identity);
+
+function git(args, cwd) {
+  const r = spawnSync('git', args, { cwd, encoding: 'utf8', env: process.env });
+  if (r.status !== 0) {
+    process.stderr.write(`quickstart: \`git ${args.join(' ')}\` exited ${r.status}\n${r.stderr}`);
+    process.exit(r.status ?? 1);
+  }
+  return r.stdout;
+}
 
 function step(title) {
   process.stdout.write(`\n\u001b[1m== ${title}\u001b[0m\n`);
@@ -49,21 +57,21 @@ const remote = join(work, 'remote.git');
 const project = join(work, 'project');
 
 step('A throwaway project with a local bare remote');
-await runGit(['init', '--bare', '-q', '-b', 'main', remote]);
-await runGit(['config', 'receive.denyNonFastForwards', 'true'], { gitDir: remote });
-await runGit(['init', '-q', '-b', 'main', project]);
+git(['init', '--bare', '-q', '-b', 'main', remote]);
+git(['--git-dir', remote, 'config', 'receive.denyNonFastForwards', 'true']);
+git(['init', '-q', '-b', 'main', project]);
 await writeFile(join(project, 'README.md'), '# demo agent\n');
 await writeFile(join(project, '.gitignore'), '.agentv/results/\n');
-await runGit(['add', 'README.md', '.gitignore'], { cwd: project });
-await runGit(['commit', '-q', '-m', 'Initial commit'], { cwd: project });
-await runGit(['remote', 'add', 'origin', remote], { cwd: project });
-await runGit(['push', '-q', 'origin', 'main'], { cwd: project });
+git(['add', 'README.md', '.gitignore'], project);
+git(['commit', '-q', '-m', 'Initial commit'], project);
+git(['remote', 'add', 'origin', remote], project);
+git(['push', '-q', 'origin', 'main'], project);
 // Work in progress that publishing must leave alone.
 await writeFile(join(project, 'README.md'), '# demo agent\n\nuncommitted edit\n');
 await mkdir(join(project, 'src'), { recursive: true });
 await writeFile(join(project, 'src/staged.ts'), 'export const staged = true;\n');
-await runGit(['add', 'src/staged.ts'], { cwd: project });
-const before = (await runGit(['status', '--porcelain'], { cwd: project })).stdout.toString();
+git(['add', 'src/staged.ts'], project);
+const before = git(['status', '--porcelain'], project);
 process.stdout.write(`project: ${project}\nremote:  ${remote}\n`);
 
 step('Export the example results into a run workspace');
@@ -81,7 +89,7 @@ agentv(['status'], project);
 step('A self-contained HTML report');
 agentv(['report', runDir], project);
 
-const after = (await runGit(['status', '--porcelain'], { cwd: project })).stdout.toString();
+const after = git(['status', '--porcelain'], project);
 step('Your checkout was not touched');
 process.stdout.write(
   after === before ? 'git status is exactly what it was before publishing.\n' : `git status changed!\nbefore:\n${before}\nafter:\n${after}\n`,

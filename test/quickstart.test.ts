@@ -4,7 +4,7 @@
  * git identity, no global config), the environment is nothing but that. npm test has built dist/.
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants, existsSync, readdirSync, symlinkSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -49,4 +49,22 @@ describe('the quick start', () => {
     expect(work).toMatch(/^agentv-results-quickstart-/);
     expect(existsSync(join(tmp, work!, 'project', '.agentv', 'results', '2026-11-20T09-00-00-000Z', 'report.html'))).toBe(true);
   }, 120_000);
+});
+
+describe('the examples', () => {
+  it("import only Node.js built-ins and the package's own exports (never dist/ internals)", () => {
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, unknown> };
+    const allowed = new Set(Object.keys(pkg.exports).map((k) => (k === '.' ? pkg.name : `${pkg.name}/${k.slice(2)}`)));
+    const files = readdirSync(join(REPO_ROOT, 'examples'), { recursive: true, encoding: 'utf8' }).filter((f) => /\.(m?js|ts)$/.test(f));
+    expect(files).toContain('quickstart.mjs');
+    const bad: string[] = [];
+    for (const f of files) {
+      const text = readFileSync(join(REPO_ROOT, 'examples', f), 'utf8');
+      for (const m of text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm)) {
+        const spec = m[1]!;
+        if (!spec.startsWith('node:') && !allowed.has(spec)) bad.push(`${f}: ${spec}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
 });
