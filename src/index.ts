@@ -46,6 +46,11 @@ export { loadResultsConfig, ConfigError, type ResultsConfig } from './branch/con
 export { PublishError, type TargetOptions } from './branch/target.js';
 export { installDrivers, uninstallDrivers } from './merge/install.js';
 
+// Archive (rollover) and retention (expire): each alone, or with the push the CLI and the daemon do.
+export { rollover, DEFAULT_KEEP_DAYS, DEFAULT_KEEP_RUNS, type ArchivedRun, type RolloverOptions, type RolloverResult } from './archive/rollover.js';
+export { expireRuns, DEFAULT_KEEP_TAGS, type ExpiredRun, type RetentionOptions, type RetentionResult } from './archive/retention.js';
+export { expireAndPush, rolloverAndPush, type PushArchiveOutcome } from './archive/push-archive.js';
+
 // Tags and feedback.
 export {
   editTags,
@@ -69,4 +74,75 @@ export { execRun, runDaemon, type DaemonOptions, type DaemonReport, type ExecOpt
 export { startServer, ServeError, type RunningServer, type ServeOptions } from './serve/index.js';
 
 // The error model: every failure is an AgentvResultsError with a stable `code` and its exit code.
-export { AgentvResultsError, EXIT_CODE_BY_ERROR, exitCodeFor, InvalidArgumentsError, type ErrorCode } from './util/errors.js';
+export { AgentvResultsError, EXIT, EXIT_CODE_BY_ERROR, exitCodeFor, InvalidArgumentsError, type ErrorCode } from './util/errors.js';
+// The failures a caller can meet, each with its code (README, exit codes); branch on the class or `code`.
+export {
+  GitArgumentError,
+  GitError,
+  GitOutputError,
+  GitVersionError,
+  InvalidPathError,
+  NotARepositoryError,
+  RefConflictError,
+  RemoteError,
+  type RemoteFailureKind,
+} from './git/errors.js';
+export { LayoutError } from './branch/layout.js';
+export { LockError } from './branch/lock.js';
+export { ReadError, RunExpiredError, type ReadErrorKind } from './branch/read-errors.js';
+export { SourceError } from './derive/source.js';
+export { OverlayInputError } from './overlays/write.js';
+export { OutputTargetError } from './util/output-target.js';
+export { WebhookError } from './util/webhook.js';
+export { OutboxError } from './daemon/outbox.js';
+export { DaemonLockedError } from './daemon/instance-lock.js';
+export { CommandError } from './daemon/child.js';
+export { HttpError } from './serve/http.js';
+
+// Types the verbs' options and results refer to (TypeDoc's notExported check keeps this list complete).
+export { IterationSchema } from './autoresearch/iterations.js';
+export type { IterationsFile } from './autoresearch/iterations.js';
+export type { AutoresearchPaths } from './autoresearch/record.js';
+export { ResultsConfigSchema } from './branch/config.js';
+export type { LoadedConfig } from './branch/config.js';
+export type { LayoutChoice } from './branch/layout-choice.js';
+export type { BranchLayout, RunLocation } from './branch/layout.js';
+export type { RetentionArea, RetentionPolicyRecord, RetentionRecord, RetentionRemoval, RetentionTip } from './branch/retention-log.js';
+export type { PublishTarget } from './branch/target.js';
+export type { ArchiveScheduleOptions } from './daemon/archive-schedule.js';
+export type { ExecRunReport } from './daemon/exec.js';
+export type { DaemonInfo } from './daemon/instance-lock.js';
+export type { LogFields, Logger } from './daemon/log.js';
+export type { OutboxStatus, StatusSectionError, WipStatus } from './daemon/status-sections.js';
+export type { Ident } from './git/ident.js';
+export type { PushClassification } from './git/push.js';
+export type { Repo } from './git/repo.js';
+export type { InterruptedStatus } from './history/interrupted-status.js';
+export type { RunWhere } from './history/list.js';
+export type { BranchKind, ReadView, TipRelation, Tips } from './history/remote-view.js';
+export type { BranchState, BranchStatus } from './history/status.js';
+export type { SyncBranchStatus, SyncStatusSection } from './history/sync-status.js';
+export type { DriverKey, DriversResult } from './merge/install.js';
+export type { OverlayResult } from './overlays/write.js';
+export type { CombineSourceReport, OnDuplicate } from './results/combine.js';
+export type { CompareSide, CompareSummary, MatchedTest, Outcome } from './results/compare.js';
+export type { ArtifactMeasure, DecisionSummary } from './results/decide.js';
+export type { DeleteTarget } from './results/delete.js';
+export type { FailedAssertion, FailedGrader, FailingCase } from './results/failures.js';
+export type { CaseDetails } from './results/show.js';
+export type { SkippedSeries, TrendDirection, TrendRunPoint, TrendSeries } from './results/trend.js';
+export type { BranchTips } from './sync/integrate.js';
+export type { PathConflict } from './sync/merge-commits.js';
+export type { PushBranchesOptions, PushOutcome } from './sync/push-branches.js';
+export type { SyncBranchRecord } from './sync/records.js';
+export type { PathResolver } from './sync/rederive-runs.js';
+export type { SyncFetch } from './sync/sync.js';
+export type { BackoffPolicy, Jitter } from './util/backoff.js';
+export type { FailureExitCode } from './util/errors.js';
+export type { Webhook } from './util/webhook.js';
+export type { Checkpointer, CheckpointResult } from './wip/checkpoint.js';
+export type { CleanDecision } from './wip/clean.js';
+export type { EndedWip } from './wip/end.js';
+export type { WipLocation } from './wip/list.js';
+export type { WipPushResult } from './wip/remote.js';
+export type { WipEvent } from './wip/session.js';

@@ -9,7 +9,8 @@ import { GitArgumentError } from './errors.js';
  */
 export async function readRefs(repo: Repo, refs: string[]): Promise<Map<string, string>> {
   const wanted = new Set(refs);
-  for (const r of wanted) if (!/^refs\/[^\0\n\s]+$/.test(r) || r.includes('*')) throw new GitArgumentError(`readRefs needs full ref names, got ${JSON.stringify(r)}`);
+  for (const r of wanted)
+    if (!/^refs\/[^\0\n\s]+$/.test(r) || r.includes('*')) throw new GitArgumentError(`readRefs needs full ref names, got ${JSON.stringify(r)}`);
   const out = new Map<string, string>();
   if (wanted.size === 0) return out;
   const r = await runGit(['for-each-ref', '--format=%(objectname) %(refname)', ...wanted], { gitDir: repo.gitDir });

@@ -24,7 +24,8 @@ const OID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 function validate(updates: readonly RefUpdate[]): void {
   const seen = new Set<string>();
   for (const u of updates) {
-    if (!u.ref.startsWith('refs/') || /[\0\n\s]/.test(u.ref)) throw new GitArgumentError(`refusing to update ${JSON.stringify(u.ref)}: not a full ref name under refs/`);
+    if (!u.ref.startsWith('refs/') || /[\0\n\s]/.test(u.ref))
+      throw new GitArgumentError(`refusing to update ${JSON.stringify(u.ref)}: not a full ref name under refs/`);
     if (seen.has(u.ref)) throw new GitArgumentError(`ref ${u.ref} appears twice in one transaction`);
     seen.add(u.ref);
     for (const v of [u.new, u.old]) {

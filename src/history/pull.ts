@@ -218,7 +218,8 @@ async function findRunAt(
   at: string,
 ): Promise<{ tip: string; source: 'history'; entries: TreeEntry[]; loc: RunLocation }> {
   const commit = /[\n\0]/.test(at) ? null : await catFile(target.repo, `${at}^{commit}`);
-  if (!commit) throw new ReadError(`--at ${JSON.stringify(at)}: no such commit in ${target.repo.commonDir} (fetch the branch whose history holds it)`, 'not-found');
+  if (!commit)
+    throw new ReadError(`--at ${JSON.stringify(at)}: no such commit in ${target.repo.commonDir} (fetch the branch whose history holds it)`, 'not-found');
   for (const where of runLocationCandidates(loc.runId)) {
     const entries = await lsTree(target.repo, commit.sha, { path: `${where.path}/`, recursive: true });
     if (entries.length > 0) return { tip: commit.sha, source: 'history', entries, loc: where };

@@ -11,6 +11,7 @@ export { canonicalJson, jsonEqual } from './canonical.js';
 export { MARKER_BASE, MARKER_OURS, MARKER_SEP, MARKER_THEIRS } from './conflict-markers.js';
 export { catalogRowIdentity, contentRowIdentity, defaultRowIdentity, indexRowIdentity, type RowIdentity } from './identity.js';
 export { mergeJsonl, type JsonlConflict, type JsonlMergeOptions, type JsonlMergeResult } from './jsonl-union.js';
+export type { KeyedConflictReason } from './keyed-merge.js';
 export { laterTimestamp, mergeJson, type JsonConflict, type JsonMergeOptions, type JsonMergeResult, type JsonSide } from './json-union.js';
 export {
   computeFeedbackRevision,

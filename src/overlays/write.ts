@@ -127,7 +127,9 @@ async function editOverlay<D>(
   try {
     const tip = await resolveRef(target.repo, target.resultsRef);
     if (tip === null)
-      throw new OverlayInputError(`nothing is published in ${target.repo.workTree ?? target.repo.gitDir} yet (branch ${target.config.branch} does not exist)`, { notFound: true });
+      throw new OverlayInputError(`nothing is published in ${target.repo.workTree ?? target.repo.gitDir} yet (branch ${target.config.branch} does not exist)`, {
+        notFound: true,
+      });
     // A run of AgentV 4.42 (`<experiment>::<timestamp>`) lives under runs/, its overlays under metadata/runs/.
     loc = (await locateRun(target.repo, tip, opts.runId)) ?? loc;
     const stable = isStableRunPath(loc.path);
@@ -294,7 +296,9 @@ export async function setFeedback(opts: FeedbackOptions): Promise<OverlayResult<
       const ids = testIdsOf(index);
       if (!ids.has(opts.testId)) {
         const some = [...ids].slice(0, 5).join(', ');
-        throw new OverlayInputError(`run ${opts.runId} has no test ${JSON.stringify(opts.testId)}${some ? ` (tests include ${some})` : ''}`, { notFound: true });
+        throw new OverlayInputError(`run ${opts.runId} has no test ${JSON.stringify(opts.testId)}${some ? ` (tests include ${some})` : ''}`, {
+          notFound: true,
+        });
       }
       const doc = feedbackOf(current);
       const mine = Object.hasOwn(doc.entries, opts.testId) ? doc.entries[opts.testId]! : undefined;

@@ -141,7 +141,8 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
     runTreeChanges(repo, present(resultsDirSpec) ? resultsTip : null, location.path, keep?.metadata ?? input.metadata, true, keep?.keepPaths),
   ]);
   const catalogObject = catalogSpec ? found.get(catalogSpec) : null;
-  if (catalogObject && catalogObject.type !== 'blob') throw new PublishError(`${location.catalogPath} on ${input.resultsRef} is a ${catalogObject.type}, not a file`);
+  if (catalogObject && catalogObject.type !== 'blob')
+    throw new PublishError(`${location.catalogPath} on ${input.resultsRef} is a ${catalogObject.type}, not a file`);
   const currentCatalog = catalogObject ? catalogObject.data.toString('utf8') : '';
   const nextCatalog = updatedCatalog(currentCatalog, catalog);
   if (nextCatalog !== currentCatalog) metadataChanges.push({ path: location.catalogPath, data: nextCatalog });
