@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { describeWithFixtures, fixture, fixtureFiles } from './helpers/fixtures.js';
 import { summarizeRun } from '../src/results/index.js';
-import { exportRun } from '../src/index.js';
+import { exportRun, InputError, listFailures, showCases } from '../src/index.js';
 
 const tmp = await mkdtemp(join(tmpdir(), 'agentv-inspect-'));
 afterAll(() => rm(tmp, { recursive: true, force: true }));
@@ -199,6 +199,25 @@ describe('show', () => {
     const r = await runCli(['show', hand, '--test-id', 'nothing-*']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('matches --test-id "nothing-*"');
+  });
+
+  it('failures and show share one filter rule: the library verbs refuse a filter matching nothing alike, and accept one that matches', async () => {
+    for (const filters of [{ targets: ['typo'] }, { testIds: ['nothing-*'] }, { targets: ['m1'], testIds: ['nothing-*'] }]) {
+      const errors = await Promise.all(
+        [listFailures({ run: hand, ...filters }), showCases({ run: hand, ...filters })].map((p) =>
+          p.then(
+            () => null,
+            (e: unknown) => e,
+          ),
+        ),
+      );
+      for (const err of errors) expect(err).toBeInstanceOf(InputError);
+      expect((errors[0] as Error).message).toBe((errors[1] as Error).message);
+    }
+    const shown = await showCases({ run: hand, targets: ['m1'] });
+    const failing = await listFailures({ run: hand, targets: ['m1'] });
+    expect(shown.cases.length).toBeGreaterThan(0);
+    expect(failing.total).toBe(shown.cases.length);
   });
 });
 

@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { appendFile, mkdir, open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as z from 'zod';
+import { jsonlLines } from '../util/jsonl-objects.js';
 
 export const IterationSchema = z.looseObject({
   cycle: z.number().int().positive(),
@@ -44,21 +45,15 @@ export async function readIterations(path: string): Promise<IterationsFile> {
 export function parseIterations(text: string, label = 'iterations.jsonl'): IterationsFile {
   const iterations: Iteration[] = [];
   const warnings: string[] = [];
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (!line) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      warnings.push(`${label}:${i + 1}: not valid JSON, line skipped`);
+  for (const { line, value, error } of jsonlLines(text)) {
+    if (error !== undefined) {
+      warnings.push(`${label}:${line}: not valid JSON, line skipped`);
       continue;
     }
     const parsed = IterationSchema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      warnings.push(`${label}:${i + 1}: ${issue?.path.join('.') || 'line'}: ${issue?.message ?? 'invalid'}, line skipped`);
+      warnings.push(`${label}:${line}: ${issue?.path.join('.') || 'line'}: ${issue?.message ?? 'invalid'}, line skipped`);
       continue;
     }
     iterations.push(parsed.data);

@@ -97,7 +97,7 @@ export function registerGate(cli: Cli): void {
             return moved.last.push ? pushExitCode(moved.last.push) : EXIT.ok;
           };
           const base = await resolveNames([baseline], flags).catch((err: unknown) => {
-            if (missing === 'pass' && (err as { code?: string }).code === 'read-input') return null;
+            if (missing === 'pass' && (err as { code?: string }).code === 'not-found') return null;
             throw err;
           });
           if (base === null) {

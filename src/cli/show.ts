@@ -1,6 +1,5 @@
 import type { Cli } from './program.js';
 import { join } from 'node:path';
-import { InputError } from '../derive/export.js';
 import { showCases, type CaseDetails } from '../results/show.js';
 import { runCommand } from './errors.js';
 import { displayPath, stringFlags, verdictText } from './flags.js';
@@ -69,10 +68,6 @@ export function registerShow(cli: Cli): void {
         const targets = stringFlags('target', flags.target);
         const report = await showCases({ run, cwd, testIds, targets, skipUnsafe: flags.skipUnsafe ? true : undefined });
         for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
-        if (report.cases.length === 0 && (testIds.length > 0 || targets.length > 0)) {
-          const filters = [...testIds.map((t) => `--test-id ${JSON.stringify(t)}`), ...targets.map((t) => `--target ${JSON.stringify(t)}`)].join(' ');
-          throw new InputError(`no case of ${report.run_id} matches ${filters} — run \`agentv-results show ${run}\` to list every case`);
-        }
         if (flags.json) {
           printJson(report);
           return;

@@ -131,7 +131,7 @@ export async function resolveRunNames(names: string[], opts: RunNameOptions = {}
       } catch (err) {
         // Most likely a path with a typo: say that first. A git or remote failure keeps its exit code.
         if (exitCodeFor(err) === EXIT.git) throw err;
-        throw new ReadError(`${name}: no such file or directory, and not a published run (${(err as Error).message})`, 'input');
+        throw new ReadError(`${name}: no such file or directory, and not a published run (${(err as Error).message})`, 'not-found');
       }
     }
     return { runs, dispose };

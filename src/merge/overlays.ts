@@ -42,12 +42,8 @@ import { canonicalJson, isJsonObject, newJsonObject } from './canonical.js';
 export const MAX_TAGS = 20;
 export const MAX_TAG_LENGTH = 60;
 
-/** Assumed shape of `tags.json`. */
-export interface TagsDocument {
-  tags: string[];
-  updated_at: string;
-  tag_revision: string;
-}
+/** The shape of `tags.json` (model/artifacts.ts owns it). */
+export type { TagsDocument } from '../model/artifacts.js';
 
 /** One reviewer's note on one test in `feedback.json`. */
 export interface FeedbackEntry {
@@ -59,10 +55,14 @@ export interface FeedbackEntry {
   replaces?: string;
 }
 
-/** Assumed shape of `feedback.json`: entries keyed by test_id, then by reviewer. */
+/**
+ * `feedback.json` as merged, read and written: entries keyed by test_id, then by reviewer (the one
+ * definition; overlays/write.ts names it FeedbackDoc). Unknown keys are kept.
+ */
 export interface FeedbackDocument {
   entries: Record<string, Record<string, FeedbackEntry>>;
-  updated_at: string;
+  updated_at: string | null;
+  [key: string]: unknown;
 }
 
 /**

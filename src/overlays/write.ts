@@ -20,6 +20,7 @@ import {
   MAX_TAGS,
   normalizeFeedbackEntries,
   validateTags,
+  type FeedbackDocument,
   type FeedbackEntry,
   type FeedbackNote,
 } from '../merge/index.js';
@@ -29,6 +30,7 @@ import { acquirePublishLock } from '../branch/lock.js';
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from '../sync/push-branches.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
 import { AgentvResultsError } from '../util/errors.js';
+import type { TagsDocument } from '../model/artifacts.js';
 
 /** Wrong input (invalid tag, text) or, with `notFound`, an unknown run or test (code `not-found`): exit 2. */
 export class OverlayInputError extends AgentvResultsError {
@@ -69,19 +71,11 @@ export interface OverlayResult<D> {
   push: PushOutcome | null;
 }
 
-export interface TagsDoc {
-  tags: string[];
-  updated_at: string | null;
-  tag_revision: string;
-  [key: string]: unknown;
-}
+/** `tags.json` as read and written: the model's TagsDocument (one definition), under the name the API has always used. */
+export type TagsDoc = TagsDocument;
 
-export interface FeedbackDoc {
-  /** test_id -> reviewer -> entry */
-  entries: Record<string, Record<string, FeedbackEntry>>;
-  updated_at: string | null;
-  [key: string]: unknown;
-}
+/** `feedback.json` as read and written: merge/overlays.ts's FeedbackDocument (one definition), under the name the API has always used. */
+export type FeedbackDoc = FeedbackDocument;
 
 /** `expectRevision` of a feedback edit did not match the reviewer's current entry (exit 1). */
 export class FeedbackRevisionMismatch extends AgentvResultsError {

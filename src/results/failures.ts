@@ -9,8 +9,7 @@
 import { gradingExpectations } from '../model/grading.js';
 import type { IndexRow } from '../model/artifacts.js';
 import type { EvaluatorResult } from '../model/input-row.js';
-import { InputError } from '../derive/export.js';
-import { distinct, filterTargets, matchAny } from './keys.js';
+import { selectCases } from './keys.js';
 import { loadRun, readSidecarJson, type LoadedRun } from './run-reader.js';
 import { overlaysForCases } from './overlays.js';
 import type { FeedbackNote } from '../merge/index.js';
@@ -121,16 +120,8 @@ async function describeFailure(run: Awaited<ReturnType<typeof loadRun>>, row: In
 
 export async function listFailures(opts: FailuresOptions): Promise<FailuresReport> {
   const run = await loadRun(opts.run, { cwd: opts.cwd });
-  const matches = matchAny(opts.testIds);
-  const rows = filterTargets(run.rows, opts.targets).filter((r) => matches(r.test_id));
-  // "No failing cases" must not be the answer to a mistyped filter.
-  if (rows.length === 0 && run.rows.length > 0 && ((opts.targets?.length ?? 0) > 0 || (opts.testIds?.length ?? 0) > 0)) {
-    const filters = [
-      ...(opts.targets ?? []).map((t) => `--target ${JSON.stringify(t)}`),
-      ...(opts.testIds ?? []).map((t) => `--test-id ${JSON.stringify(t)}`),
-    ].join(' ');
-    throw new InputError(`no case of ${run.runId} matches ${filters} (targets: ${distinct(run.rows.map((r) => r.target)).join(', ')})`);
-  }
+  // "No failing cases" must not be the answer to a mistyped filter (selectCases refuses it).
+  const rows = selectCases(run, opts);
   const failures: FailingCase[] = [];
   for (const row of rows) {
     if (row.verdict === 'pass') continue;

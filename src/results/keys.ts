@@ -2,6 +2,7 @@
  * Small shared helpers: how rows are keyed, filtered and displayed across the results commands.
  */
 import type { IndexRow } from '../model/artifacts.js';
+import { InputError } from '../derive/input-error.js';
 
 /**
  * The case a row records: (suite, test_id, target, source_target, attempt, variant).
@@ -47,6 +48,24 @@ export function filterTargets(rows: IndexRow[], targets: readonly string[] | und
   if (!targets || targets.length === 0) return rows;
   const wanted = new Set(targets);
   return rows.filter((r) => wanted.has(r.target));
+}
+
+/**
+ * The cases `--target` and `--test-id` select, for every command that shows cases (failures, show):
+ * a filter that matches no case of a non-empty run is a mistyped filter (InputError, exit 2), never
+ * an empty answer.
+ */
+export function selectCases(run: { runId: string; rows: IndexRow[] }, filters: { targets?: readonly string[]; testIds?: readonly string[] }): IndexRow[] {
+  const matches = matchAny(filters.testIds);
+  const rows = filterTargets(run.rows, filters.targets).filter((r) => matches(r.test_id));
+  if (rows.length === 0 && run.rows.length > 0 && ((filters.targets?.length ?? 0) > 0 || (filters.testIds?.length ?? 0) > 0)) {
+    const given = [
+      ...(filters.targets ?? []).map((t) => `--target ${JSON.stringify(t)}`),
+      ...(filters.testIds ?? []).map((t) => `--test-id ${JSON.stringify(t)}`),
+    ].join(' ');
+    throw new InputError(`no case of ${run.runId} matches ${given} (targets: ${distinct(run.rows.map((r) => r.target)).join(', ')})`);
+  }
+  return rows;
 }
 
 /** Distinct values in first-seen order. */

@@ -15,7 +15,7 @@ import { exportRun } from '../derive/export.js';
 import { runManifestOf } from '../derive/source.js';
 import { runPathProblems, unsafeRunMessage, checkRunPathSync, readRunFileSync, realRunDir } from '../util/run-files.js';
 import { AgentvResultsError } from '../util/errors.js';
-import { jsonlObjects } from '../util/jsonl-objects.js';
+import { jsonlLines, jsonlObjects } from '../util/jsonl-objects.js';
 
 export class RunReadError extends AgentvResultsError {
   readonly code = 'run-read';
@@ -196,25 +196,19 @@ export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<
   const rows: IndexRow[] = [];
   const rowLines: number[] = [];
   const issues: RunIssue[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (!line) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (err) {
-      issues.push({ file: 'index.jsonl', line: i + 1, message: `not valid JSON (${(err as Error).message})` });
+  for (const l of jsonlLines(text)) {
+    if (l.error !== undefined) {
+      issues.push({ file: 'index.jsonl', line: l.line, message: `not valid JSON (${l.error})` });
       continue;
     }
-    const parsed = IndexRowSchema.safeParse(value);
+    const parsed = IndexRowSchema.safeParse(l.value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      issues.push({ file: 'index.jsonl', line: i + 1, message: `${issue?.path.join('.') || 'row'}: ${issue?.message ?? 'invalid'}` });
+      issues.push({ file: 'index.jsonl', line: l.line, message: `${issue?.path.join('.') || 'row'}: ${issue?.message ?? 'invalid'}` });
       continue;
     }
     rows.push(parsed.data);
-    rowLines.push(i + 1);
+    rowLines.push(l.line);
   }
   let summary: Record<string, unknown> | null = null;
   const summaryAt = readRunFileSync(dir, 'summary.json');

@@ -19,6 +19,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { checkRunPathSync, specialInputMessage } from '../util/run-files.js';
 import { loadRun } from './run-reader.js';
 import { InputError } from '../derive/export.js';
+import { jsonlLines } from '../util/jsonl-objects.js';
 
 export interface ScoreRow {
   test_id: string;
@@ -110,19 +111,13 @@ export function parseScoreRows(text: string, source: string): { rows: ScoreRow[]
   const rows: ScoreRow[] = [];
   const warnings: string[] = [];
   let foreign = 0;
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (!line) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (err) {
-      warnings.push(`${source}:${i + 1}: not valid JSON, line skipped (${(err as Error).message})`);
+  for (const { line, value, error } of jsonlLines(text)) {
+    if (error !== undefined) {
+      warnings.push(`${source}:${line}: not valid JSON, line skipped (${error})`);
       continue;
     }
     if (!value || typeof value !== 'object' || Array.isArray(value)) {
-      warnings.push(`${source}:${i + 1}: not a JSON object, line skipped`);
+      warnings.push(`${source}:${line}: not a JSON object, line skipped`);
       continue;
     }
     const row = toScoreRow(value as Record<string, unknown>);

@@ -7,7 +7,7 @@
  * leaves its facts null rather than failing the command — `validate` is where that is an error.
  */
 import type { IndexRow } from '../model/artifacts.js';
-import { filterTargets, mapLimit, matchAny } from './keys.js';
+import { mapLimit, selectCases } from './keys.js';
 import { loadRun, readSidecarJson, refuseUnsafeRun, type LoadedRun } from './run-reader.js';
 import { checkRunPathSync } from '../util/run-files.js';
 import { overlaysForCases } from './overlays.js';
@@ -130,8 +130,8 @@ async function caseDetails(run: LoadedRun, row: IndexRow): Promise<CaseDetails> 
 export async function showCases(opts: ShowOptions): Promise<ShowReport> {
   const run = await loadRun(opts.run, { cwd: opts.cwd });
   const unsafe = await refuseUnsafeRun(run, opts.run, opts.skipUnsafe ?? false);
-  const matches = matchAny(opts.testIds);
-  const rows = filterTargets(run.rows, opts.targets).filter((r) => matches(r.test_id));
+  // "No cases" must not be the answer to a mistyped filter (selectCases refuses it).
+  const rows = selectCases(run, opts);
   const cases = await mapLimit(rows, 16, (row) => caseDetails(run, row));
   const dir = run.sourceDir ?? run.dir!;
   const overlays = await overlaysForCases(dir);
