@@ -159,6 +159,59 @@ describe('one error model', () => {
     expect(unjustified).toEqual([]);
   });
 
+  it('every catch in src/ that neither rethrows nor uses the error says in a comment why it may swallow', () => {
+    // The pages' browser code is not the library's error model.
+    const BROWSER = new Set([
+      'serve/page-client.ts',
+      'serve/page-autoresearch.ts',
+      'serve/page.ts',
+      'report/client.ts',
+      'report/template.ts',
+      'autoresearch/trajectory-html.ts',
+    ]);
+    const SRC = join(import.meta.dirname, '..', 'src');
+    /** The index after the bracket that closes the one opened just before `from`. */
+    const closing = (text: string, from: number, open: string, close: string): number => {
+      let depth = 1;
+      let i = from;
+      for (; depth > 0 && i < text.length; i++) {
+        if (text[i] === open) depth++;
+        else if (text[i] === close) depth--;
+      }
+      return i - 1;
+    };
+    const silent: string[] = [];
+    let seen = 0;
+    for (const rel of readdirSync(SRC, { recursive: true, encoding: 'utf8' })) {
+      if (!rel.endsWith('.ts') || BROWSER.has(rel)) continue;
+      const text = readFileSync(join(SRC, rel), 'utf8');
+      const lines = text.split('\n');
+      const check = (at: number, bodyStart: number, bodyEnd: number, errVar: string | undefined): void => {
+        seen++;
+        const body = text.slice(bodyStart, bodyEnd);
+        const line = text.slice(0, at).split('\n').length;
+        const rethrows = /\bthrow\b/.test(body);
+        const usesError = errVar !== undefined && new RegExp(`\\b${errVar}\\b`).test(body);
+        const before = (lines[line - 2] ?? '').trim();
+        const says = /\/\/|\/\*/.test(body) || lines[line - 1]!.includes('//') || before.startsWith('//') || before.startsWith('*');
+        if (!rethrows && !usesError && !says) silent.push(`src/${rel}:${line}`);
+      };
+      for (const m of text.matchAll(/catch\s*(?:\(\s*(\w+)[^)]*\))?\s*\{/g)) {
+        if (text[m.index - 1] === '.') continue;
+        const start = m.index + m[0].length;
+        check(m.index, start, closing(text, start, '{', '}'), m[1]);
+      }
+      for (const m of text.matchAll(/\.catch\(/g)) {
+        const start = m.index + m[0].length;
+        const end = closing(text, start, '(', ')');
+        const param = /^\s*\(?\s*(\w+)/.exec(text.slice(start, end));
+        check(m.index, start, end, text.slice(start, end).trim().startsWith('()') ? undefined : param?.[1]);
+      }
+    }
+    expect(seen).toBeGreaterThan(200);
+    expect(silent).toEqual([]);
+  });
+
   it('LockError, OutboxError and InvalidPathError are not "check failed" (they used to exit 1)', () => {
     expect(cliExitCodeFor(new LockError('lost'))).toBe(3);
     expect(cliExitCodeFor(new OutboxError('could not lock'))).toBe(3);

@@ -111,6 +111,7 @@ async function timingCost(runDir: string | null): Promise<number | null> {
     const t = JSON.parse(await readFile(join(runDir, 'timing.json'), 'utf8')) as { cost_usd?: unknown };
     return typeof t.cost_usd === 'number' && Number.isFinite(t.cost_usd) ? t.cost_usd : null;
   } catch {
+    // optional: no timing.json, no cost
     return null;
   }
 }

@@ -50,6 +50,7 @@ function readOwner(ownerFile: string): Owner | null {
     const o = JSON.parse(readFileSync(ownerFile, 'utf8')) as Partial<Owner>;
     return typeof o.pid === 'number' && typeof o.host === 'string' && typeof o.ino === 'number' ? { pid: o.pid, host: o.host, ino: o.ino } : null;
   } catch {
+    // absent: no owner file (or a torn one)
     return null;
   }
 }
@@ -62,6 +63,7 @@ export const ORPHAN_GRACE_MS = 3_000;
  * of this host, or it has had no record at all for longer than ORPHAN_GRACE_MS.
  */
 async function reclaimIfOwnerDead(lockDir: string, ownerFile: string): Promise<boolean> {
+  // absent: the lock went away meanwhile
   const current = await stat(lockDir).catch(() => null);
   if (!current) return false;
   const recorded = readOwner(ownerFile);
@@ -77,6 +79,7 @@ async function reclaimIfOwnerDead(lockDir: string, ownerFile: string): Promise<b
   } catch {
     return false; // released or reclaimed by someone else meanwhile: just retry
   }
+  // absent: the moved lock went away meanwhile
   if ((await stat(moved).catch(() => null))?.ino !== current.ino) {
     // A live process re-took the lock between our stat and our rename: give it back. Should that
     // fail, its periodic update notices the loss and it aborts before moving any ref.
@@ -136,6 +139,7 @@ export async function acquirePublishLock(commonDir: string, opts: { waitMs?: num
     } catch {
       // never written
     }
+    // best effort: the LockError below is the failure reported
     await release().catch(() => undefined);
     throw new LockError(`could not record the owner of the publish lock in ${ownerFile}: ${(err as Error).message}`);
   }

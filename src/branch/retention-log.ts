@@ -140,6 +140,7 @@ export async function findRetentionRemoval(
     const results = hit.area.results!;
     let commit: string | null = null;
     for (const tip of await branchTips(results.branch)) {
+      // optional: the commit is a detail of the message; the tip is the answer
       commit = await findDescendantByMessage(repo, results.tip, tip, `${RETENTION_TRAILER}: ${hit.record.id}`).catch(() => null);
       if (commit) break;
     }

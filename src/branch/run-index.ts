@@ -65,6 +65,7 @@ function parseObject(text: string | undefined): Record<string, unknown> | null {
     const v = JSON.parse(text) as unknown;
     return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
   } catch {
+    // unparsable: not a catalog line
     return null;
   }
 }
@@ -222,6 +223,7 @@ export function summaryMembers(buf: Buffer | null | undefined): Record<string, u
       try {
         out[key] = JSON.parse(buf.toString('utf8', start, end));
       } catch {
+        // fallback: parsed whole below
         return parseObject(buf.toString('utf8'));
       }
       at = buf.indexOf(MEMBER, end);
@@ -337,6 +339,7 @@ export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, Branch
           needIndex.flatMap(([sha, dir]) => (dir.layout === 'stable' ? [`${sha}:index.jsonl`] : [`${sha}:.internal/index.jsonl`, `${sha}:index.jsonl`])),
         );
       } catch {
+        // unreadable: runs are then described from their summaries alone
         indexes = new Map();
       }
     }

@@ -172,6 +172,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport>
     unwire();
     await watcher.close();
     await tracker.stopAll({ flush: false });
+    // best effort: compacting at shutdown; the journal stays valid uncompacted
     await outbox.compact().catch(() => undefined);
     await lock.release();
   }

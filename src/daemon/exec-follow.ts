@@ -129,6 +129,7 @@ export class RunFollower {
 }
 
 async function indexKey(dir: string): Promise<string> {
+  // absent: no index yet reads as "none"
   const st = (await stat(join(dir, 'index.jsonl')).catch(() => null)) ?? (await stat(join(dir, '.internal', 'index.jsonl')).catch(() => null));
   return st ? `${st.size}:${st.mtimeMs}` : 'none';
 }

@@ -118,6 +118,7 @@ export async function execRun(opts: ExecOptions): Promise<ExecReport> {
   const { status } = await exit;
   unsubscribe();
   logger.info('command exited', { status });
+  // best effort: a last look for runs after the command ended; the runs already found are kept
   await follower.discover(true).catch(() => undefined);
 
   const runs: ExecRunReport[] = [];

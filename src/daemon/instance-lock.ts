@@ -47,6 +47,7 @@ export async function readDaemonInfo(commonDir: string): Promise<DaemonInfo | nu
     const v = JSON.parse(await readFile(join(commonDir, OUTBOX_DIR, 'daemon.json'), 'utf8')) as DaemonInfo;
     return typeof v.pid === 'number' ? v : null;
   } catch {
+    // absent: no daemon.json (or a torn one) means no daemon info
     return null;
   }
 }
@@ -54,6 +55,7 @@ export async function readDaemonInfo(commonDir: string): Promise<DaemonInfo | nu
 /** Is a daemon holding this repository's lock right now (lock present and refreshed)? */
 export async function daemonRunning(commonDir: string): Promise<DaemonInfo | null> {
   const file = join(commonDir, OUTBOX_DIR, 'daemon');
+  // unknown: a lock that cannot be checked counts as not held
   const held = await lockfile.check(file, { realpath: false, lockfilePath: `${file}.lock`, stale: STALE_MS }).catch(() => false);
   return held ? ((await readDaemonInfo(commonDir)) ?? { pid: 0, host: '?', started_at: '?', root: '?' }) : null;
 }
@@ -108,6 +110,7 @@ export async function acquireDaemonLock(
     async release() {
       const current = await readDaemonInfo(commonDir);
       if (current?.pid === process.pid) await rm(infoFile, { force: true });
+      // best effort: releasing at exit; the lock goes stale by itself
       await release().catch(() => undefined);
     },
   };

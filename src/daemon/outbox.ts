@@ -148,9 +148,11 @@ export class Outbox {
 
   /** Current state (re-read only when the journal changed on disk). */
   async items(): Promise<OutboxItem[]> {
+    // absent: no journal yet is an empty outbox
     const st = await stat(this.file).catch(() => null);
     if (!st) return [];
     if (this.cache && this.cache.size === st.size && this.cache.mtimeMs === st.mtimeMs) return [...this.cache.items.values()];
+    // absent: removed between stat and read, an empty outbox
     const text = await readFile(this.file, 'utf8').catch(() => '');
     const items = fold(text);
     this.cache = { size: st.size, mtimeMs: st.mtimeMs, items };
@@ -200,6 +202,7 @@ export class Outbox {
   async compact(opts: { now?: Date } = {}): Promise<void> {
     const now = (opts.now ?? new Date()).getTime();
     await this.withLock(async () => {
+      // absent: nothing to compact
       const text = await readFile(this.file, 'utf8').catch(() => null);
       if (text === null) return;
       const live = [...fold(text).values()].filter((i) => i.state === 'pending' || now - Date.parse(i.deadAt ?? '') < DEAD_RETENTION_MS);
@@ -261,12 +264,14 @@ export class Outbox {
     try {
       return await fn();
     } finally {
+      // best effort: the lock goes stale by itself; the operation's result is already decided
       await release().catch(() => undefined);
     }
   }
 }
 
 async function endsWithNewline(file: string): Promise<boolean> {
+  // absent: a file that cannot be opened ends in no torn line
   const fh = await open(file, 'r').catch(() => null);
   if (!fh) return true;
   try {

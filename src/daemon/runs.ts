@@ -44,6 +44,7 @@ async function isFile(path: string): Promise<boolean> {
 }
 
 async function subdirs(dir: string): Promise<string[]> {
+  // absent: no results directory yet, no runs
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   return entries.filter((e) => e.isDirectory() && !hidden(e.name)).map((e) => join(dir, e.name));
 }
@@ -96,6 +97,7 @@ async function stableFinished(dir: string, benchmark: unknown): Promise<boolean>
  * of the split is the unterminated rest); -1 when a complete one does not parse.
  */
 async function completeIndexLines(file: string): Promise<number> {
+  // absent: no index yet, zero rows
   const text = await readFile(file, 'utf8').catch(() => '');
   let complete = 0;
   for (const line of text.split('\n').slice(0, -1)) {
@@ -104,6 +106,7 @@ async function completeIndexLines(file: string): Promise<number> {
       JSON.parse(line);
       complete++;
     } catch {
+      // torn: a partial line means the run is still being written
       return -1;
     }
   }
@@ -112,13 +115,16 @@ async function completeIndexLines(file: string): Promise<number> {
 
 /** null when the directory is gone. */
 export async function inspectRun(dir: string): Promise<RunDirState | null> {
+  // absent: a run directory removed meanwhile is no run
   const st = await stat(dir).catch(() => null);
   if (!st?.isDirectory()) return null;
   const manifest = await runManifestOf(dir);
   const layout: RunDirState['layout'] = manifest?.layout ?? 'bundle';
+  // absent: no manifest yet
   const index = manifest ? await stat(manifest.file).catch(() => null) : null;
   const hasIndex = index?.isFile() === true;
   const summaryName = layout === 'agentv-stable' ? 'benchmark.json' : 'summary.json';
+  // absent: no summary yet
   const summary = await stat(join(dir, summaryName)).catch(() => null);
   let hasSummary = Boolean(summary?.isFile());
   let summaryComplete = false;
@@ -130,6 +136,7 @@ export async function inspectRun(dir: string): Promise<RunDirState | null> {
       if (layout === 'agentv' && !(await agentvFinished(dir, parsed))) hasSummary = summaryComplete = false;
       if (layout === 'agentv-stable' && !(await stableFinished(dir, parsed))) hasSummary = summaryComplete = false;
     } catch {
+      // incomplete: a summary that does not parse is not a finished run
       summaryComplete = false;
     }
   }

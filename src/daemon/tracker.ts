@@ -112,6 +112,7 @@ export class RunTracker {
       if (t) {
         const branch = t.session?.checkpointer.branch;
         const rows = t.session?.checkpointer.state.meta?.rows;
+        // best effort: the run is dropped; its WIP branch stays as it is
         await t.session?.stop({ flush: false }).catch(() => undefined);
         this.runs.delete(dir);
         if (state === null && t.phase === 'active')
@@ -139,6 +140,7 @@ export class RunTracker {
       if (idle && (await t.session.checkpointer.pendingRows()) === 0) {
         const session = t.session;
         t.session = null;
+        // logged by the session: the last checkpoint failing leaves the previous one
         const last = await session.stop({ flush: true }).catch(() => null);
         if (last && last.status !== 'unchanged') this.afterCheckpoint(dir, session, last.commit);
         this.runs.set(dir, { phase: 'dormant', session: null, summarySeenAt: null, retryAt: 0, dormantAt: state.indexMtimeMs });
@@ -160,6 +162,7 @@ export class RunTracker {
     const { logger, outbox } = this.opts;
     // The runner is done: no more checkpoints. The publish captures the whole workspace.
     const session = t?.session ?? null;
+    // best effort: the run is finished and published from its files, not from the session
     if (session) await session.stop({ flush: false }).catch(() => undefined);
     const runId = await runIdOf(dir);
     const wipRef = session?.checkpointer.ref ?? (await this.existingWipRef(dir, await wipRunIdOf(dir)));
@@ -263,6 +266,7 @@ export class RunTracker {
   private async isPublished(runId: string, dir: string): Promise<boolean> {
     if ((await runManifestOf(dir))?.layout === 'agentv-stable') {
       const spec = `${this.opts.resultsRef}:${STABLE_RUNS_DIR}/${basename(dirname(dir))}/${basename(dir)}`;
+      // unknown: an unreadable tip reads as "not published yet"; the next scan asks again
       const found = await readObjects(this.opts.repo, [spec]).catch(() => new Map());
       if (found.get(spec)?.type === 'tree') return true;
     }
@@ -274,6 +278,7 @@ export class RunTracker {
       throw err;
     }
     const spec = `${this.opts.resultsRef}:${catalogPath}`;
+    // unknown: an unreadable catalog reads as "not published yet"; the next scan asks again
     const blob = (await readBlobs(this.opts.repo, [spec]).catch(() => new Map<string, Buffer | null>())).get(spec);
     return blob ? catalogListsRun(blob.toString('utf8'), runId) : false;
   }

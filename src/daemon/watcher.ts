@@ -76,6 +76,7 @@ export class RunWatcher {
     const w = this.watcher;
     this.watcher = null;
     this._mode = 'polling';
+    // best effort: closing a watcher at shutdown
     if (w) await w.close().catch(() => undefined);
   }
 

@@ -25,6 +25,7 @@ export async function removeStaleStaging(parent: string): Promise<void> {
   try {
     names = await readdir(parent);
   } catch {
+    // absent: no parent directory, no leftovers to clean
     return;
   }
   for (const name of names) {

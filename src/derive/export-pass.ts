@@ -208,6 +208,7 @@ export async function* spilledRows(pass: Pick<RowPassResult, 'spillPath' | 'spil
   try {
     await stat(pass.spillPath);
   } catch {
+    // absent: no spill file to remove
     return;
   }
   for await (const text of createInterface({ input: createReadStream(pass.spillPath), crlfDelay: Infinity })) {

@@ -304,6 +304,7 @@ async function readExistingIndex(runDir: string): Promise<{ runId: string; exper
   try {
     text = await readFile(join(runDir, 'index.jsonl'), 'utf8');
   } catch {
+    // absent: no index, nothing to carry
     return null;
   }
   const rows: IndexRow[] = [];
@@ -329,6 +330,7 @@ async function carryRunnerFiles(sourceDir: string, dir: AtomicDir): Promise<void
         try {
           await stat(dir.path(childRel));
         } catch {
+          // absent: not written yet, so copied in
           await dir.copyIn(join(sourceDir, childRel), childRel);
         }
       }

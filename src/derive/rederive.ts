@@ -27,6 +27,7 @@ export function parseIndexRows(text: string): IndexRow[] | null {
     try {
       value = JSON.parse(line);
     } catch {
+      // unparsable: not a row
       return null;
     }
     const r = IndexRowSchema.safeParse(value);

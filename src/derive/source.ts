@@ -40,6 +40,7 @@ async function statOrNull(path: string) {
   try {
     return await stat(path);
   } catch {
+    // absent: null is the answer
     return null;
   }
 }
@@ -52,6 +53,7 @@ async function readRunJsonOrNull(dir: string, rel: string): Promise<Record<strin
     const value = JSON.parse(await readFile(at.abs, 'utf8'));
     return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
   } catch {
+    // unparsable: no manifest object
     return null;
   }
 }
@@ -86,6 +88,7 @@ async function firstLine(path: string): Promise<string | null> {
     }
     return Buffer.concat(chunks).toString('utf8');
   } catch {
+    // unreadable: no first line to sniff
     return null;
   } finally {
     await handle?.close();
@@ -100,6 +103,7 @@ async function isStableIndex(file: string): Promise<boolean> {
     const row: unknown = JSON.parse(line);
     return isObject(row) && typeof row.artifact_dir === 'string' && typeof row.test_id === 'string' && row.result_dir === undefined;
   } catch {
+    // unparsable: not this layout's row
     return false;
   }
 }

@@ -188,8 +188,10 @@ async function explainFailure(repo: Repo, pid: number | undefined, err: unknown,
   if (pid === undefined) return exitErr;
   for (const dir of new Set([repo.gitDir, repo.commonDir])) {
     const file = join(dir, `fast_import_crash_${pid}`);
+    // absent: no crash report written
     const report = await readFile(file, 'utf8').catch(() => null);
     if (report === null) continue;
+    // best effort: the report was read; a leftover file is harmless
     await unlink(file).catch(() => undefined);
     const fatal = /^fatal: .*$/m.exec(report)?.[0];
     if (exitErr instanceof GitError && fatal) {

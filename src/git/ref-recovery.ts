@@ -65,6 +65,7 @@ function readJournal(repo: Repo): Journal | null {
   try {
     names = readdirSync(join(repo.commonDir, 'agentv-results'));
   } catch {
+    // absent: no journal directory, nothing interrupted
     return null;
   }
   for (const name of names) {
@@ -108,6 +109,7 @@ function lockFiles(repo: Repo, refs: readonly string[]): InterruptedUpdate['lock
     try {
       mtime = statSync(path).mtimeMs;
     } catch {
+      // absent: the lock went away meanwhile
       continue;
     }
     const ageMs = Math.max(0, now - mtime);

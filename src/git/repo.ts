@@ -55,6 +55,7 @@ export function zeroId(repo: Repo): string {
  */
 export async function openRepo(path: string): Promise<Repo> {
   const abs = resolve(path);
+  // absent: reported as "no such directory" just below
   const st = await stat(abs).catch(() => null);
   if (!st) throw new NotARepositoryError(abs, 'no such directory');
   if (!st.isDirectory()) throw new NotARepositoryError(abs, 'not a directory');

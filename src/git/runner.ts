@@ -126,6 +126,7 @@ function watchExit(child: ChildProcessWithoutNullStreams, argv: string[], opts: 
       }
     });
   });
+  // observed: `done` is returned and awaited by the caller; this only keeps it from being unhandled early
   done.catch(() => undefined);
   return { done };
 }

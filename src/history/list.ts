@@ -160,6 +160,7 @@ function parseCatalog(text: string, day: string): { rows: Row[]; bad: number } {
     values = JSON.parse(`[${lines.join(',')}]`) as unknown[];
     if (values.length !== lines.length) values = null; // a line holding two values: be careful
   } catch {
+    // fallback: one bad line; parsed line by line below
     values = null;
   }
   if (values === null) {
@@ -167,6 +168,7 @@ function parseCatalog(text: string, day: string): { rows: Row[]; bad: number } {
       try {
         return JSON.parse(l) as unknown;
       } catch {
+        // unparsable: that line counts as no row; validate reports it
         return undefined;
       }
     });

@@ -82,6 +82,7 @@ export function decodeUtf8(bytes: Uint8Array): string | null {
   try {
     return utf8.decode(bytes);
   } catch {
+    // not UTF-8: the caller treats the bytes as binary
     return null;
   }
 }

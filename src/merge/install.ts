@@ -47,6 +47,7 @@ function isOurPackage(file: string): boolean {
   try {
     return (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name === 'agentv-results';
   } catch {
+    // absent: not our package.json
     return false;
   }
 }

@@ -106,6 +106,7 @@ class RowParser {
       const value: unknown = JSON.parse(line);
       return { line, key: `v${this.identity(value, line)}`, valid: true };
     } catch {
+      // unparsable: kept by its line, never merged as a row
       return { line, key: `o${line}`, valid: false };
     }
   }

@@ -44,6 +44,7 @@ function tagsOf(text: string): unknown {
     const doc: unknown = JSON.parse(text);
     return isJsonObject(doc) ? doc['tags'] : undefined;
   } catch {
+    // unparsable: no tags to read
     return undefined;
   }
 }

@@ -44,6 +44,7 @@ function sameJsonContent(a: string, b: string): boolean {
   try {
     return canonicalJson(JSON.parse(stripBom(a))) === canonicalJson(JSON.parse(stripBom(b)));
   } catch {
+    // unparsable: not the same JSON
     return false;
   }
 }

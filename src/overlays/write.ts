@@ -346,6 +346,7 @@ async function defaultReviewer(opts: TargetOptions): Promise<string> {
   try {
     return userInfo().username;
   } catch {
+    // fallback: no OS user name (a container) leaves "unknown"
     return 'unknown';
   }
 }

@@ -124,6 +124,7 @@ function publishedLine(line: string, runPath: string): string {
   try {
     row = JSON.parse(line);
   } catch {
+    // unparsable: the line is kept as AgentV wrote it
     return line;
   }
   if (!isRecord(row) || !isRecord(row.artifact_pointers)) return line;

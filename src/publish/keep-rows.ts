@@ -30,6 +30,7 @@ const lineIdentity = (line: string): string | null => {
   try {
     return indexRowIdentity(JSON.parse(line), line);
   } catch {
+    // unparsable: not a row we can key; kept by its bytes
     return null;
   }
 };
@@ -40,6 +41,7 @@ const doc = (files: SplitFile[], name: string): Record<string, unknown> | null =
   try {
     return JSON.parse(f.data.toString('utf8')) as Record<string, unknown>;
   } catch {
+    // unparsable: a document that does not parse is not kept
     return null;
   }
 };
@@ -68,6 +70,7 @@ export function keepBranchRows(metadata: SplitFile[], branchIndex: Buffer | null
     try {
       r = JSON.parse(l) as Record<string, unknown>;
     } catch {
+      // unparsable: a line with no paths to keep
       continue;
     }
     for (const field of ROW_PATH_FIELDS) if (typeof r[field] === 'string') keepPaths.add(r[field] as string);

@@ -24,8 +24,10 @@ async function isDerived(dir: string): Promise<boolean> {
     await access(join(dir, 'summary.json'));
     await access(join(dir, 'benchmark.json'));
   } catch {
+    // absent: not a derived bundle
     return false;
   }
+  // absent: no index, not a derived bundle
   const text = await readFile(join(dir, 'index.jsonl'), 'utf8').catch(() => '');
   const lines = text.split('\n').filter((l) => l.trim());
   if (lines.length === 0) return false;
@@ -33,6 +35,7 @@ async function isDerived(dir: string): Promise<boolean> {
     try {
       return IndexRowSchema.safeParse(JSON.parse(l)).success;
     } catch {
+      // unparsable: not a derived bundle
       return false;
     }
   });

@@ -117,6 +117,7 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   // Who the commits are by does not depend on the branch: read it before taking the lock, which a
   // sync round in this or another process may be waiting for.
   const settings = publishConfig(target, opts.now?.() ?? new Date());
+  // observed: settings is awaited below; this only keeps an early rejection from being unhandled
   settings.catch(() => {});
   // One gate for every layout a publish writes (a 4.42 run too: our validate reads its layout).
   // Reads only the user's run: before the lock, so other publishers do not wait for it.

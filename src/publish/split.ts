@@ -206,6 +206,7 @@ function readManifestLines(file: string): Record<string, unknown>[] | null {
   try {
     text = readFileSync(file, 'utf8');
   } catch {
+    // absent: no such file means no rows
     return null;
   }
   const out: Record<string, unknown>[] = [];
@@ -214,6 +215,7 @@ function readManifestLines(file: string): Record<string, unknown>[] | null {
     try {
       out.push(JSON.parse(line) as Record<string, unknown>);
     } catch {
+      // unparsable: the caller treats the whole file as unreadable
       return null;
     }
   }

@@ -70,6 +70,7 @@ export function stringify(value: unknown): string | null {
   try {
     return JSON.stringify(value, null, 2) ?? String(value);
   } catch {
+    // fallback: a value JSON cannot render (a cycle) is shown as text
     return String(value);
   }
 }

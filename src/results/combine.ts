@@ -214,6 +214,7 @@ export async function combineRuns(opts: CombineOptions): Promise<CombineResult> 
     throw new InputError(`${shown} already exists and is not empty — combine writes a new run workspace; choose another --out or delete it first`);
   for (const [i, run] of runs.entries()) {
     const src = await realpath(run.dir!);
+    // absent: a parent that does not exist yet compares as given
     const parent = await realpath(dirname(out)).catch(() => resolve(dirname(out)));
     const target = join(parent, basename(out));
     if (target === src || target.startsWith(src + sep))

@@ -57,6 +57,7 @@ async function directoryBytes(dir: string): Promise<number> {
 
 export async function measureArtifact(path: string, cwd = process.cwd()): Promise<ArtifactMeasure> {
   const abs = resolve(cwd, path);
+  // absent: reported as an InputError just below
   const st = await lstat(abs).catch(() => null);
   if (!st) throw new InputError(`artifact ${path}: no such file or directory`);
   if (st.isDirectory()) return { path, kind: 'directory', unit: 'bytes', size: await directoryBytes(abs) };

@@ -70,6 +70,7 @@ const STAGING = /^\..+\.(tmp|old)-\d+-[0-9a-f]+$/;
 const isWithin = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 
 async function realOrSelf(path: string): Promise<string> {
+  // absent: a path that does not exist compares as itself
   return realpath(path).catch(() => resolve(path));
 }
 
@@ -110,6 +111,7 @@ async function readSummary(dir: string): Promise<Record<string, unknown> | null>
     const value = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8'));
     return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
   } catch {
+    // unparsable: no summary to read facts from
     return null;
   }
 }
@@ -117,6 +119,7 @@ async function readSummary(dir: string): Promise<Record<string, unknown> | null>
 /** Why `given` must not be deleted, or the target it resolves to. */
 async function inspect(given: string, cwd: string, home: string): Promise<{ target: DeleteTarget } | { refusal: string }> {
   let abs = resolve(cwd, given);
+  // absent: reported as "does not exist" just below
   let st = await lstat(abs).catch(() => null);
   if (!st) return { refusal: 'does not exist' };
   if (st.isFile() && basename(abs) === 'index.jsonl') {

@@ -24,6 +24,7 @@ async function readOverlayJson(dir: string, name: string, warnings: string[]): P
       return null;
     }
   } catch {
+    // absent: no overlay file
     return null;
   }
   try {

@@ -56,6 +56,7 @@ async function isDir(path: string): Promise<boolean> {
   try {
     return (await stat(path)).isDirectory();
   } catch {
+    // absent: not a directory
     return false;
   }
 }
@@ -81,6 +82,7 @@ export async function needsDerivation(dir: string): Promise<boolean> {
   try {
     text = await readFile(manifest.file, 'utf8');
   } catch {
+    // absent: no manifest, not this layout
     return false;
   }
   let sawObject = false;
@@ -275,6 +277,7 @@ export async function readSidecarJson<T = Record<string, unknown>>(run: LoadedRu
   try {
     return JSON.parse(text) as T;
   } catch {
+    // unparsable: reported by the caller as missing or not valid JSON
     return null;
   }
 }

@@ -52,6 +52,7 @@ function isDir(p: string): boolean {
   try {
     return statSync(p).isDirectory();
   } catch {
+    // absent: not a directory
     return false;
   }
 }
@@ -154,6 +155,7 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
       try {
         st = statSync(manifest.path);
       } catch {
+        // absent: read (and reported) just below
         st = null;
       }
       const special = st && specialInputMessage(st);

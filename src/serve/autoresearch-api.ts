@@ -37,6 +37,7 @@ async function logOf(cwd: string, experiment: string) {
     throw new HttpError(400, `experiment ${JSON.stringify(experiment)}: use only letters, digits, ".", "_" and "-"`);
   const paths = autoresearchPaths({ experiment, cwd });
   for (const p of [paths.experimentDir, paths.dir, paths.iterations]) {
+    // absent: answered as 404 just below
     const st = await lstat(p).catch(() => null);
     if (!st)
       throw new HttpError(
@@ -51,6 +52,7 @@ async function logOf(cwd: string, experiment: string) {
 
 export async function listAutoresearch(cwd: string): Promise<AutoresearchEntry[]> {
   const root = resolve(cwd, '.agentv', 'results', 'runs');
+  // absent: no autoresearch directory, no experiments
   const names = await readdir(root).catch(() => [] as string[]);
   const out: AutoresearchEntry[] = [];
   for (const name of names.sort()) {
@@ -59,6 +61,7 @@ export async function listAutoresearch(cwd: string): Promise<AutoresearchEntry[]
     try {
       log = await logOf(cwd, name);
     } catch {
+      // skipped: an experiment whose log cannot be read is not listed
       continue;
     }
     const s = trajectoryData(log.iterations);

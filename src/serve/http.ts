@@ -62,6 +62,7 @@ export class Router {
         try {
           s = decodeURIComponent(segs[i]!);
         } catch {
+          // answered: bad percent-encoding is a 400
           return new HttpError(400, 'malformed percent-encoding in the path');
         }
         if (p.startsWith(':')) params[p.slice(1)] = s;

@@ -108,6 +108,7 @@ export async function remoteStatus(opts: TargetOptions, state: RemoteState): Pro
     // No repository to read: AgentV's "not configured" shape.
     return { configured: false, available: false, repo: '', local_dir: '', sync_status: 'unavailable', run_count: 0, last_error: e.message };
   }
+  // optional: run_count is 0 when the branch cannot be listed; the status itself answered
   const list = await listRuns(opts).catch(() => null);
   const results = report.branches.find((b) => b.kind === 'results')!;
   const artifacts = report.branches.find((b) => b.kind === 'artifacts')!;
@@ -170,6 +171,7 @@ async function configOf(opts: TargetOptions) {
   try {
     return await loadResultsConfig({ cwd: opts.cwd, env: opts.env, configFile: opts.configFile, project: opts.project });
   } catch {
+    // optional: no configuration reads as AgentV's defaults
     return { config: null };
   }
 }

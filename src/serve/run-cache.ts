@@ -115,6 +115,7 @@ export class RunCache {
         return { file: (await generateReport({ run: dir, out: join(dir, '.agentv-results-report.html') })).out, missing };
       })();
       this.reports.set(key, p);
+      // observed: the caller awaits p and gets the error; this only forgets the cached failure
       p.catch(() => this.reports.delete(key));
     }
     return p;

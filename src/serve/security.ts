@@ -67,6 +67,7 @@ function sameOrigin(url: string, req: IncomingMessage): boolean {
     const u = new URL(url);
     return u.host === (req.headers.host ?? '').toLowerCase() && (u.protocol === 'http:' || u.protocol === 'https:');
   } catch {
+    // refused: an unparsable URL is not same-origin
     return false;
   }
 }
@@ -82,7 +83,9 @@ export function checkWrite(req: IncomingMessage, token: string): Refusal | null 
     let from = 'an unparsable Referer';
     try {
       from = `referer origin ${JSON.stringify(new URL(referer).origin)}`;
-    } catch {}
+    } catch {
+      // described: an unparsable Referer keeps the default wording
+    }
     return { status: 403, message: `refused: a write from ${from} without an Origin (cross-site requests may only read)` };
   }
   const got = req.headers[TOKEN_HEADER];

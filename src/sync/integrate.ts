@@ -94,6 +94,7 @@ export async function syncIdent(repo: Repo, now: Date): Promise<Ident> {
       email: c.get('user.email') ?? 'agentv-results@localhost',
     }));
     identities.set(repo.gitDir, who);
+    // observed: the caller awaits `who`; this only forgets the cached failure
     who.catch(() => identities.delete(repo.gitDir));
   }
   return { ...(await who), date: now };

@@ -92,6 +92,7 @@ export async function mergeCommits(repo: Repo, input: MergeCommitsInput): Promis
   // deterministic (commit-run.ts), so our branches share history; a branch created by something
   // else still merges, from an empty base.
   const merging = mergeTreeWithAttributes(repo, first, second, OWNED_BINARY);
+  // observed: `merging` is awaited below; this only keeps an early rejection from being unhandled
   merging.catch(() => {});
   const bases = await mergeBases(repo, first, second);
   if (bases.includes(second)) return { kind: 'up-to-date', commit: first };
@@ -147,6 +148,7 @@ export async function mergeCommits(repo: Repo, input: MergeCommitsInput): Promis
           entries.map((e, i) => ({ path: e.sides.path, data: candidates[i]!, mode: e.mode })),
         )
       : null;
+  // observed: awaited below when used; this only keeps an early rejection from being unhandled
   speculative?.catch(() => {});
   let allAppends = speculative !== null;
   entries.forEach((e, i) => {

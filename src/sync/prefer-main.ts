@@ -40,6 +40,7 @@ export function plantJson(base: string, ours: string, theirs: string): string | 
     baseDoc = base.trim() === '' ? {} : JSON.parse(base);
     theirsDoc = JSON.parse(theirs);
   } catch {
+    // unparsable: no JSON preference possible; the caller merges as usual
     return null;
   }
   if (!isJsonObject(baseDoc)) baseDoc = {};

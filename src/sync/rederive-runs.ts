@@ -48,6 +48,7 @@ function lineIdentity(line: string): string | null {
   try {
     return catalogRowIdentity(JSON.parse(line), line);
   } catch {
+    // unparsable: keyed by its bytes
     return null;
   }
 }
@@ -151,6 +152,7 @@ export class Rederive {
       try {
         return JSON.parse(blobs.get(spec)?.toString('utf8') ?? 'null') as Record<string, unknown> | null;
       } catch {
+        // unparsable: a document that does not parse is not re-derived
         return null;
       }
     };
@@ -246,6 +248,7 @@ function withRecountedLine(text: string, runId: string, counts: Pick<CatalogRow,
       try {
         row = JSON.parse(l) as Record<string, unknown>;
       } catch {
+        // unparsable: the line is kept as it is
         return l;
       }
       return row.run_id === runId ? JSON.stringify({ ...row, ...counts }) : l;

@@ -171,6 +171,7 @@ export async function writeOutputFile(path: string, chunks: Iterable<string>, o:
     }
     await rename(tmp, plan.path);
   } catch (err) {
+    // best effort: closing before the temp file is removed; the write's own error is what counts
     await fh.close().catch(() => undefined);
     await rm(tmp, { force: true });
     throw err;
@@ -217,6 +218,7 @@ export async function checkOutputDir(path: string, o: OutputDirOptions): Promise
   const st = await lstatOrNull(path);
   if (!st) return 'absent';
   if (st.isSymbolicLink()) {
+    // dangling: a link that resolves nowhere is reported just below
     const to = await realpath(path).catch(() => null);
     throw new OutputTargetError(
       `${label} ${path} is a symbolic link${to ? ` to ${to}` : ' to nothing'}; ${o.command} never writes a run directory through a link — pass ${to ? 'the directory it points at' : 'a new directory'} instead`,

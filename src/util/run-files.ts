@@ -68,6 +68,7 @@ export async function checkRunPath(dir: string, rel: string, realDir?: string): 
   try {
     real = await realpath(abs);
   } catch {
+    // dangling: reported as a bad path, the answer of this check
     return { kind: 'bad', message: `${safe} is a dangling symbolic link` };
   }
   return judge(safe, real, realDir ?? (await realpath(dir)), await stat(real));
@@ -83,6 +84,7 @@ export function checkRunPathSync(dir: string, rel: string, realDir?: string): Ru
   try {
     st = lstatSync(abs);
   } catch {
+    // absent: a missing file is the answer
     return { kind: 'missing' };
   }
   // Fast path: a regular file whose real path is its lexical one has no link anywhere on the way.
@@ -90,6 +92,7 @@ export function checkRunPathSync(dir: string, rel: string, realDir?: string): Ru
   try {
     real = realpathSync.native(abs);
   } catch {
+    // dangling: reported as a bad path, the answer of this check
     return { kind: 'bad', message: `${safe} is a dangling symbolic link` };
   }
   if (!st.isSymbolicLink() && real === join(realDir ?? realpathSync.native(dir), safe)) return judge(safe, real, realDir ?? real, st);

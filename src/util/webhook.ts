@@ -49,6 +49,7 @@ export async function notifyWebhook(hook: Webhook, event: WebhookEvent): Promise
       redirect: 'error',
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
+    // drain only: the status decides, the body is not needed
     await res.arrayBuffer().catch(() => undefined);
     if (!res.ok) return { ok: false, error: `the webhook at ${hook.url.host} answered HTTP ${res.status}` };
     return { ok: true, status: res.status };

@@ -106,6 +106,7 @@ async function readMarker(runDir: string): Promise<RecoveryMarker | null> {
     const v = JSON.parse(await readFile(join(runDir, RECOVERY_MARKER), 'utf8')) as unknown;
     return typeof v === 'object' && v !== null ? (v as RecoveryMarker) : null;
   } catch {
+    // absent: no recovery marker (or a torn one)
     return null;
   }
 }
@@ -189,6 +190,7 @@ export class Checkpointer {
   async pendingRows(): Promise<number> {
     const offset = this.meta?.index_bytes ?? 0;
     if (this.pending.from !== offset) this.pending = { from: offset, end: offset, rows: 0 };
+    // absent: the index went away; the pending count stands
     const more = await countRowsSince(join(this.runDir, INDEX_FILE), this.pending.end).catch(() => null);
     if (more === null) return this.pending.rows;
     if (more.size < this.pending.end) {
@@ -221,6 +223,7 @@ export class Checkpointer {
   }
 
   private async once(full: boolean): Promise<CheckpointResult> {
+    // absent: reported as a WipError just below
     const st = await stat(this.runDir).catch(() => null);
     if (!st?.isDirectory()) throw new WipError(`${this.runDir}: the run directory is gone${this.tip ? ` (its last checkpoint is on ${this.branch})` : ''}`);
     const indexPath = join(this.runDir, INDEX_FILE);

@@ -56,6 +56,7 @@ export async function holdsWipRun(repo: Repo, commit: string | null, runId: stri
     if (experiment === 'results') return true;
     return s.experiment === experiment || s.metadata?.experiment === experiment;
   } catch {
+    // unparsable: a summary that does not parse names no experiment
     return false;
   }
 }

@@ -46,6 +46,7 @@ function rowKey(line: string): string | null {
   try {
     value = JSON.parse(line);
   } catch {
+    // unparsable: not a row we can identify
     return null;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;

@@ -126,6 +126,7 @@ export function parseWipMeta(data: Buffer | string | null | undefined): WipMeta 
     const parsed = WipMetaSchema.safeParse(JSON.parse(data.toString()));
     return parsed.success ? parsed.data : null;
   } catch {
+    // unparsable: wip.json that does not parse is no metadata
     return null;
   }
 }

@@ -153,6 +153,7 @@ async function existingRunId(dir: string): Promise<{ runId: string | null; empty
   } catch {
     // no marker: look at the rows
   }
+  // absent: no index, no run id
   const index = await readFile(join(dir, 'index.jsonl'), 'utf8').catch(() => null);
   if (index === null) return { runId: null, empty: false };
   for (const line of index.split('\n')) {
@@ -170,6 +171,7 @@ function identityOf(line: string): string {
   try {
     return indexRowIdentity(JSON.parse(line), line);
   } catch {
+    // unparsable: keyed by its bytes
     return `raw:${line}`;
   }
 }
@@ -271,6 +273,7 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
         if (name === 'index.jsonl' || name.startsWith('.')) continue;
         await staging.copyIn(join(out, name), name);
       }
+      // absent: an output without index adds no rows
       sources.push(await readFile(join(out, 'index.jsonl'), 'utf8').catch(() => ''));
     }
     const index = unionRows(sources);
@@ -292,6 +295,7 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
       remoteError: listing.remoteError,
     };
   } catch (err) {
+    // best effort: the staging cleanup after a failure that is reported
     await staging.abort().catch(() => undefined);
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOSPC' || code === 'EDQUOT') {
@@ -358,6 +362,7 @@ async function recoverAgentvWip(
     }
     await staging.commit(basename(out));
   } catch (err) {
+    // best effort: the staging cleanup; the original error is rethrown
     await staging.abort().catch(() => undefined);
     throw err;
   }

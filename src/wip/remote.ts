@@ -88,6 +88,7 @@ export async function refreshRemoteWip(repo: Repo, remote: string, opts: { timeo
   }
   const live = new Set(onRemote.map((e) => wipTrackingRef(remote, e.ref)));
   const gone = [...tracking].filter(([ref]) => !live.has(ref)).map(([ref, sha]) => ({ ref, new: null, old: sha }));
+  // cache only: tracking refs of deleted WIP branches; a lost CAS means a fetch moved them
   if (gone.length > 0) await updateRefs(repo, gone).catch(() => undefined);
   return onRemote;
 }
@@ -105,6 +106,7 @@ export async function deleteRemoteWip(
   if (deleted) {
     const tracking = wipTrackingRef(remote, ref);
     const current = await resolveRef(repo, tracking);
+    // cache only: a tracking ref; a lost CAS means a fetch moved it
     if (current !== null) await updateRefs(repo, [{ ref: tracking, new: null, old: current }]).catch(() => undefined);
   }
   const why = result.refs[0]?.reason ?? result.stderr.trim().split('\n').pop() ?? '';

@@ -154,6 +154,7 @@ function filesUnder(runDir: string, rel: string, out: Set<string>): void {
   try {
     st = lstatSync(join(runDir, rel));
   } catch {
+    // absent: removed meanwhile
     return;
   }
   if (st.isFile()) {
@@ -165,6 +166,7 @@ function filesUnder(runDir: string, rel: string, out: Set<string>): void {
   try {
     entries = readdirSync(join(runDir, rel), { withFileTypes: true });
   } catch {
+    // absent: removed meanwhile
     return;
   }
   for (const e of entries) {
@@ -198,6 +200,7 @@ export async function topLevelFiles(runDir: string): Promise<Map<string, StatKey
   const out = new Map<string, StatKey>();
   for (const e of await readdir(runDir, { withFileTypes: true })) {
     if (!e.isFile() || hidden(e.name) || e.name === INDEX_FILE) continue;
+    // absent: removed meanwhile
     const st = await lstat(join(runDir, e.name)).catch(() => null);
     if (st?.isFile()) out.set(e.name, { size: st.size, mtimeMs: st.mtimeMs });
   }

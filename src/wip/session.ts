@@ -127,6 +127,7 @@ export class WipSession {
     // Housekeeping runs after the caller has its result; the next checkpoint waits for it.
     this.chain = run
       .then((r) => (r.status !== 'unchanged' && r.checkpoint % GC_EVERY === 0 ? gcAuto(this.checkpointer.repo) : undefined))
+      // logged: the checkpoint reports through onEvent; the loop goes on
       .catch(() => undefined);
     return run;
   }
