@@ -100,10 +100,10 @@ export { CommandError } from './daemon/child.js';
 export { HttpError } from './serve/http.js';
 
 // Types the verbs' options and results refer to (TypeDoc's notExported check keeps this list complete).
-export { IterationSchema } from './autoresearch/iterations.js';
+export type { IterationSchema } from './autoresearch/iterations.js';
 export type { IterationsFile } from './autoresearch/iterations.js';
 export type { AutoresearchPaths } from './autoresearch/record.js';
-export { ResultsConfigSchema } from './branch/config.js';
+export type { ResultsConfigSchema } from './branch/config.js';
 export type { LoadedConfig } from './branch/config.js';
 export type { LayoutChoice } from './branch/layout-choice.js';
 export type { BranchLayout, RunLocation } from './branch/layout.js';
