@@ -36,7 +36,7 @@ export { readIterations, recordCycle, type Iteration, type RecordCycleOptions, t
 // Publish, sync, and read the shared branches.
 export { publish, type PublishOptions, type PublishResult } from './publish/publish.js';
 export { sync, type SyncOptions, type SyncResult } from './sync/sync.js';
-export { resolveSyncBranch, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
+export { resolveSyncBranch, SyncConflictError, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
 export { listRuns, type ListedRun, type ListOptions, type ListResult } from './history/list.js';
 export { pull, type PullOptions, type PullResult } from './history/pull.js';
 export { resolveRunNames, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './history/run-names.js';

@@ -33,6 +33,7 @@ import { RunReadError } from '../src/results/run-reader.js';
 import { HttpError } from '../src/serve/http.js';
 import { ServeError } from '../src/serve/server.js';
 import { WipError } from '../src/wip/checkpoint.js';
+import { SyncConflictError } from '../src/sync/resolve.js';
 
 const CLI_DOC = join(import.meta.dirname, '..', 'docs', 'cli.md');
 const GUIDE_DOC = join(import.meta.dirname, '..', 'docs', 'guide.md');
@@ -113,6 +114,7 @@ describe('one error model', () => {
     [new HttpError(404, 'no such run'), 'http', 2],
     [new ServeError('refusing to listen'), 'serve', 2],
     [new WipError('no WIP branch'), 'wip', 2],
+    [new SyncConflictError('cannot merge automatically even preferring the results branch'), 'sync-conflict', 1],
     [new WipError('no space left', true), 'no-space', 3],
   ];
 

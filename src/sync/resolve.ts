@@ -24,6 +24,17 @@ import { pushBranches, type PushOutcome } from './push-branches.js';
 import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, normalizeSyncBranch, readSyncLog, SYNC_PREFIX } from './records.js';
 import { targetSummary, type SyncOptions } from './sync.js';
 import { PublishError, resolveTarget, type PublishTarget } from '../branch/target.js';
+import { ReadError } from '../branch/read-errors.js';
+import { AgentvResultsError } from '../util/errors.js';
+
+/**
+ * `sync --resolve` cannot finish without a person: this repository's unpushed results conflict with
+ * the remote's, or the sync branch does not merge even preferring the results branch (exit 1, like
+ * a conflict set aside: the command ran, and what it checked needs a human).
+ */
+export class SyncConflictError extends AgentvResultsError {
+  readonly code = 'sync-conflict';
+}
 
 export interface ResolveSyncOptions extends SyncOptions {
   /** The sync branch, with or without the `agentv/results-sync/` prefix. */
@@ -63,13 +74,13 @@ export async function resolveSyncBranch(opts: ResolveSyncOptions): Promise<Resol
   const fetched = await fetchBranches(target, { timeoutMs: opts.timeoutMs, extra: [syncRef, ...(asideRef ? [asideRef] : [])] });
   const remoteSync = fetched.extra.get(syncRef) ?? null;
   const syncTip = remoteSync ?? (await resolveRef(repo, syncRef));
-  if (syncTip === null) throw new PublishError(`no sync branch ${branch} on ${remote} or here (already resolved? see \`agentv-results status\`)`);
+  if (syncTip === null) throw new ReadError(`no sync branch ${branch} on ${remote} or here (already resolved? see \`agentv-results status\`)`, 'not-found');
   const asideTip = asideRef ? (fetched.extra.get(asideRef) ?? (await resolveRef(repo, asideRef))) : null;
 
   // Local results must contain the remote's (the human's fix) before we merge into it.
   const integrated = await integrateRemote(target, fetched, { now: opts.now });
   if (integrated.kind === 'conflict') {
-    throw new PublishError(
+    throw new SyncConflictError(
       `this repository has unpushed results that conflict with ${remote} (${integrated.conflicts[0]?.reason ?? 'conflict'}); run \`agentv-results sync\` first`,
     );
   }
@@ -137,7 +148,7 @@ async function mergeIntoMain(
 async function mergeOne(repo: Repo, main: string, side: string, message: string, author: Parameters<typeof mergeCommits>[1]['author']): Promise<string> {
   const r = await mergeCommits(repo, { first: main, second: side, message, author, resolve: preferMainResolver });
   if (r.kind === 'conflict') {
-    throw new PublishError(
+    throw new SyncConflictError(
       `cannot merge automatically even preferring the results branch: ${r.conflicts.map((c) => c.reason).join('; ')} — merge it by hand (the merge drivers help: \`agentv-results drivers install\`)`,
     );
   }

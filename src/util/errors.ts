@@ -18,6 +18,7 @@ export const EXIT_CODE_BY_ERROR = {
   'feedback-revision-mismatch': 1,
   'daemon-locked': 1,
   'read-check': 1,
+  'sync-conflict': 1,
   // 2: usage or input error.
   usage: 2,
   'invalid-arguments': 2,
