@@ -49,7 +49,9 @@ describe('exec', () => {
     // While it runs, the WIP branch lands on the remote.
     await waitFor('WIP branch on the remote', async () => (await git(fx.remote, ['for-each-ref', 'refs/heads/agentv/wip'])) !== '', 30_000);
     const code = await p.exited;
-    expect(p.stderr()).toMatch(/checkpoint run=exp\/2026-03-01T10-00-00-000Z checkpoint=2/);
+    // How many checkpoints land while a one-second writer runs depends on the machine's load (on a
+    // loaded host the first may come only with the flush at exit): that one was made is what holds.
+    expect(p.stderr()).toMatch(/checkpoint run=exp\/2026-03-01T10-00-00-000Z checkpoint=[1-9]\d* rows=\d+/);
     expect(code).toBe(0);
     expect(p.stderr()).toMatch(/published run=2026-03-01T10-00-00-000Z/);
     expect(p.stderr()).toMatch(/WIP branch deleted/);
