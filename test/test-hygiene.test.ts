@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT, sharedMissing } from './helpers/fixtures.js';
 
 const TEST_DIR = import.meta.dirname;
 const files = readdirSync(TEST_DIR, { recursive: true, encoding: 'utf8' })
@@ -39,5 +40,16 @@ describe('test hygiene', () => {
     expect(offending(/\.(skipIf|runIf)\(/, (line, next) => /\$\{|skipped/.test(line + next))).toEqual([]);
     // A bare it.skip / describe.skip outside the helpers that build a reason into the title.
     expect(offending(/\b(it|describe|test)\.skip\(\s*['"`]/, (line) => /\$\{|skipped/.test(line))).toEqual([]);
+  });
+
+  it('the conformance suites cannot skip in CI: a missing ../shared throws when CI is set, and .ci/run sets it before npm test', () => {
+    expect(sharedMissing('the real AgentV client', '/nowhere', 'set AGENTV_CLIENT_DIR', false)).toMatch(
+      /^skipped: the real AgentV client was not found at \/nowhere/,
+    );
+    expect(() => sharedMissing('the real AgentV client', '/nowhere', 'set AGENTV_CLIENT_DIR', true)).toThrow(/CI is set but .* must run, not skip/);
+    const ci = readFileSync(join(REPO_ROOT, '.ci', 'run'), 'utf8');
+    const setsCi = ci.search(/^export CI=true$/m);
+    expect(setsCi).toBeGreaterThan(-1);
+    expect(ci.search(/^npm test$/m)).toBeGreaterThan(setsCi);
   });
 });

@@ -33,9 +33,9 @@ export const IN_CI = !!process.env.CI && process.env.CI !== 'false' && process.e
  * not found at …`. In CI the same absence throws instead: the conformance suites must fail the run
  * rather than pass by not running.
  */
-export function sharedMissing(what: string, path: string, how: string): string {
+export function sharedMissing(what: string, path: string, how: string, inCi: boolean = IN_CI): string {
   const reason = `${what} was not found at ${path}; ${how}`;
-  if (IN_CI) throw new Error(`CI is set but ${reason} — in CI the conformance suites must run, not skip`);
+  if (inCi) throw new Error(`CI is set but ${reason} — in CI the conformance suites must run, not skip`);
   return `skipped: ${reason}`;
 }
 
