@@ -15,6 +15,7 @@ import {
   RefConflictError,
   RemoteError,
   openRepo,
+  tolerateLostRace,
 } from '../src/git/index.js';
 import { asHttpError } from '../src/serve/errors.js';
 import { readdirSync } from 'node:fs';
@@ -218,6 +219,12 @@ describe('one error model', () => {
     expect(cliExitCodeFor(new LockError('lost'))).toBe(3);
     expect(cliExitCodeFor(new OutboxError('could not lock'))).toBe(3);
     expect(cliExitCodeFor(new InvalidPathError('a/../../b', 'escapes'))).toBe(2);
+  });
+
+  it('a tracking ref update tolerates only a lost compare-and-swap; any other failure still throws', () => {
+    expect(() => tolerateLostRace(new RefConflictError('refs/remotes/origin/agentv/x', 'a'.repeat(40), 'b'.repeat(40)))).not.toThrow();
+    expect(() => tolerateLostRace(new GitError(['git', 'update-ref'], 128, 'fatal: unable to write'))).toThrow(GitError);
+    expect(() => tolerateLostRace(new TypeError('a bug'))).toThrow(TypeError);
   });
 
   it('errors keep their data as typed fields', () => {

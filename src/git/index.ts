@@ -33,7 +33,7 @@ export { commitTree, gcAuto, listingBytes, lsTree } from './objects.js';
 export type { CommitTreeOptions, GcConfig, LsTreeOptions, TreeEntry } from './objects.js';
 export { catFile, forEachBlob, readBlobs, readObjects } from './cat-file.js';
 export type { GitObject, ObjectType } from './cat-file.js';
-export { deleteRef, updateRef, updateRefs } from './refs.js';
+export { deleteRef, tolerateLostRace, updateRef, updateRefs } from './refs.js';
 export type { RefUpdate, UpdateRefsOptions } from './refs.js';
 export { classifyRemoteFailure, remoteRefLock } from './classify.js';
 export { classifyPush, parsePushPorcelain, push } from './push.js';

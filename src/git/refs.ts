@@ -99,3 +99,12 @@ async function conflictOrError(repo: Repo, updates: readonly RefUpdate[], stderr
   }
   return new GitError(argv, 128, stderr);
 }
+
+/**
+ * For `.catch` on a remote-tracking ref update: a lost compare-and-swap means a concurrent fetch
+ * moved the ref to what the remote holds now, as current as ours, so it stands; any other failure
+ * is rethrown. Only for tracking refs (a cache of the remote), never for our own branches.
+ */
+export function tolerateLostRace(err: unknown): void {
+  if (!(err instanceof RefConflictError)) throw err;
+}

@@ -13,7 +13,7 @@
  * done under the publish lock, after checking nothing was committed since we merged: a run
  * committed meanwhile is never dropped from the branch.
  */
-import { configGet, push, RefConflictError, remoteUrl, resolveRef, updateRefs, type PushClassification, type Repo } from '../git/index.js';
+import { configGet, push, remoteUrl, resolveRef, tolerateLostRace, updateRefs, type PushClassification, type Repo } from '../git/index.js';
 import { compareUrl, reviewHint } from './compare-link.js';
 import { trackingRef } from '../branch/refs.js';
 import type { BranchTips, IntegrateResult } from './integrate.js';
@@ -116,9 +116,7 @@ export async function divertToSyncBranch(
         ? [{ ref: trackingRef(remote, target.artifactsRef), new: artifactsAfter, old: await resolveRef(repo, trackingRef(remote, target.artifactsRef)) }]
         : []),
     ].filter((u) => u.new !== u.old);
-    await updateRefs(repo, tracking).catch((err: unknown) => {
-      if (!(err instanceof RefConflictError)) throw err;
-    });
+    await updateRefs(repo, tracking).catch(tolerateLostRace);
     return {
       kind: 'diverted',
       record,

@@ -3,7 +3,18 @@
  * branches, and the lease-guarded delete after a final publish. Never forced: a WIP push is a plain
  * `<sha>:<ref>` refspec, so a remote that moved (another machine continued the run) rejects it.
  */
-import { fetchRefs, listRefs, lsRemote, push, resolveRef, updateRefs, type PushClassification, type RefEntry, type Repo } from '../git/index.js';
+import {
+  fetchRefs,
+  listRefs,
+  lsRemote,
+  push,
+  resolveRef,
+  tolerateLostRace,
+  updateRefs,
+  type PushClassification,
+  type RefEntry,
+  type Repo,
+} from '../git/index.js';
 import { WIP_REF_PREFIX } from './layout.js';
 import { gitCause } from '../util/redact.js';
 import { trackingRef } from '../branch/refs.js';
@@ -88,8 +99,9 @@ export async function refreshRemoteWip(repo: Repo, remote: string, opts: { timeo
   }
   const live = new Set(onRemote.map((e) => wipTrackingRef(remote, e.ref)));
   const gone = [...tracking].filter(([ref]) => !live.has(ref)).map(([ref, sha]) => ({ ref, new: null, old: sha }));
-  // cache only: tracking refs of deleted WIP branches; a lost CAS means a fetch moved them
-  if (gone.length > 0) await updateRefs(repo, gone).catch(() => undefined);
+  // Tracking refs of deleted WIP branches: a lost CAS means a concurrent fetch moved them, to what
+  // the remote holds now; any other failure propagates.
+  if (gone.length > 0) await updateRefs(repo, gone).catch(tolerateLostRace);
   return onRemote;
 }
 
@@ -106,8 +118,7 @@ export async function deleteRemoteWip(
   if (deleted) {
     const tracking = wipTrackingRef(remote, ref);
     const current = await resolveRef(repo, tracking);
-    // cache only: a tracking ref; a lost CAS means a fetch moved it
-    if (current !== null) await updateRefs(repo, [{ ref: tracking, new: null, old: current }]).catch(() => undefined);
+    if (current !== null) await updateRefs(repo, [{ ref: tracking, new: null, old: current }]).catch(tolerateLostRace);
   }
   const why = result.refs[0]?.reason ?? result.stderr.trim().split('\n').pop() ?? '';
   return {
