@@ -130,7 +130,6 @@ export type { ArtifactMeasure, DecisionSummary } from './results/decide.js';
 export type { DeleteTarget } from './results/delete.js';
 export type { FailedAssertion, FailedGrader, FailingCase } from './results/failures.js';
 export type { CaseDetails } from './results/show.js';
-export type { SkippedSeries, TrendDirection, TrendRunPoint, TrendSeries } from './results/trend.js';
 export type { BranchTips } from './sync/integrate.js';
 export type { PathConflict } from './sync/merge-commits.js';
 export type { PushBranchesOptions, PushOutcome } from './sync/push-branches.js';

@@ -277,7 +277,9 @@ export async function loadResultsConfig(
     }
   }
   if (wanted !== undefined && project === null)
-    throw new ConfigError(`no project ${JSON.stringify(wanted)}: ${file ? `${file} declares no projects` : 'no .agentv/config.yaml found'}`, { notFound: true });
+    throw new ConfigError(`no project ${JSON.stringify(wanted)}: ${file ? `${file} declares no projects` : 'no .agentv/config.yaml found'}`, {
+      notFound: true,
+    });
   const envBlock = fromEnv(env);
   const fileBlock = stableAliases(fromFile, file);
   refuseLiteralSecrets(fileBlock.object_store, file);

@@ -63,6 +63,7 @@ export async function offloadPayloads(
           const r = JSON.parse(line) as unknown;
           return isRecord(r) ? r : line;
         } catch {
+          // unparsable: the line is kept as it is
           return line;
         }
       });

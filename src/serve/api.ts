@@ -57,6 +57,7 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
   // The run's figures come from the function `summary` prints (summary.json when valid, else
   // recomputed), under the id the run is listed by.
   const { loaded, summary } = await ctx.cache.load(opts, run);
+  // optional: a run without overlays (or unreadable ones) shows none
   const [tags, fb] = await Promise.all([readTags({ ...opts, runId: id }).catch(() => null), readFeedback({ ...opts, runId: id }).catch(() => null)]);
   return {
     json: {

@@ -151,6 +151,7 @@ export class ObjectStore {
         requestHandler: { requestTimeout: this.timeoutMs, connectionTimeout: Math.min(this.timeoutMs, 10_000) },
       });
     })();
+    // observed: whoever awaits the client gets the error; this only forgets the failed one
     this.client.catch(() => {
       this.client = null;
     });
@@ -288,6 +289,7 @@ export class ObjectStore {
       // Best effort: a bucket lifecycle rule cleans up what an unreachable server leaves behind.
       const s3 = await this.s3();
       const m = await loadSdk();
+      // best effort: aborting the upload; the original error is rethrown
       await s3.send(new m.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => {});
       throw err;
     }
@@ -311,6 +313,7 @@ export class ObjectStore {
   async close(): Promise<void> {
     const c = this.client;
     this.client = null;
+    // absent: a client that never connected has nothing to destroy
     if (c) (await c.catch(() => null))?.destroy();
   }
 }
