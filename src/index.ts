@@ -98,6 +98,7 @@ export { OutboxError } from './daemon/outbox.js';
 export { DaemonLockedError } from './daemon/instance-lock.js';
 export { CommandError } from './daemon/child.js';
 export { HttpError } from './serve/http.js';
+export { ObjectStoreError, type ObjectStore, type ObjectStoreFailure, type ObjectStoreSettings, type PutOutcome } from './store/object-store.js';
 
 // Types the verbs' options and results refer to (TypeDoc's notExported check keeps this list complete).
 export type { IterationSchema } from './autoresearch/iterations.js';
@@ -125,7 +126,7 @@ export type { SyncBranchStatus, SyncStatusSection } from './history/sync-status.
 export type { DriverKey, DriversResult } from './merge/install.js';
 export type { OverlayResult } from './overlays/write.js';
 export type { CombineSourceReport, OnDuplicate } from './results/combine.js';
-export type { CompareSide, CompareSummary, MatchedTest, Outcome } from './results/compare.js';
+export type { CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './results/compare.js';
 export type { ArtifactMeasure, DecisionSummary } from './results/decide.js';
 export type { DeleteTarget } from './results/delete.js';
 export type { FailedAssertion, FailedGrader, FailingCase } from './results/failures.js';
