@@ -11,6 +11,7 @@ import { publish } from '../src/publish/publish.js';
 import { branchState, redactUrl, statusWithSections } from '../src/history/status.js';
 import { status, type StatusReport } from '../src/index.js';
 import { Outbox } from '../src/daemon/outbox.js';
+import { jsonKeys } from '../src/util/json-keys.js';
 import { renderStatus, renderValue } from '../src/cli/status.js';
 import { git, makeTempDir, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { ARTIFACTS_REF, RESULTS_REF, cli, expectUntouched, makeRunWorkspace, makeUserRepo } from './publish-helpers.js';
@@ -201,10 +202,10 @@ describe('status sections', () => {
     expect(printed.code).toBe(0);
     expect(Object.keys(lib.extra).sort()).toEqual(['interrupted-update', 'outbox']);
     expect(lib.extra.outbox).toMatchObject({ pending: true, queued: [{ kind: 'push-results' }] });
-    // The CLI's JSON is the library's report, every section alike, serialised (the lock's age in
-    // seconds is read at each call, so it is masked).
+    // The CLI's JSON is the library's report, every section alike, in the printed key style
+    // (jsonKeys: snake_case); the lock's age in seconds is read at each call, so it is masked.
     const masked = (v: unknown) => JSON.parse(JSON.stringify(v).replace(/\(\d+s old/g, '(Ns old'));
-    expect(masked(printed.report)).toEqual(masked(lib));
+    expect(masked(printed.report)).toEqual(masked(jsonKeys(lib)));
   });
 
   it('renders any JSON-like value generically', () => {
