@@ -60,6 +60,7 @@ function compiled(): { js: string; csp: string } {
     ['script', js],
     ['stylesheet', DASHBOARD_CSS],
   ] as const) {
+    // A plain Error on purpose: about our own bundled asset (a build bug, never user input).
     if (/<\/(script|style)|<!--/i.test(text)) throw new Error(`dashboard ${name} contains a sequence that would end its element`);
   }
   const csp = [

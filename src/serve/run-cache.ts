@@ -57,6 +57,7 @@ export class RunCache {
     if (!p) {
       p = this.workspace(opts, runId).then((dir) => loadRun(dir));
       this.loaded.set(key, p);
+      // observed: the caller awaits p and gets the error; this only forgets the cached failure
       p.catch(() => this.loaded.delete(key));
     }
     return p;
@@ -85,6 +86,7 @@ export class RunCache {
     const dir = await this.workspace(opts, runId);
     const res = await pullPayloads({ ...opts, runId, dir, rows, target });
     const key = `${opts.project ?? ''}\0${runId}`;
+    // absent: a failed cached load has no layout to keep; it is dropped
     if (res.written.length > 0 && (await this.loaded.get(key)?.catch(() => null))?.layout !== 'bundle') this.loaded.delete(key);
     return res;
   }
@@ -99,6 +101,7 @@ export class RunCache {
       if (this.answers.size >= 64) this.answers.delete(this.answers.keys().next().value as string);
       p = compute();
       this.answers.set(key, p);
+      // observed: the caller awaits p and gets the error; this only forgets the cached failure
       p.catch(() => this.answers.delete(key));
     }
     return p;

@@ -89,6 +89,7 @@ export class RunsData {
     if (!p) {
       p = resolveTarget(opts);
       this.targets.set(key, p);
+      // observed: the caller awaits p and gets the error; this only forgets the cached failure
       p.catch(() => this.targets.delete(key));
     }
     return p;

@@ -7,6 +7,7 @@ export const d = document;
 
 export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   const e = d.getElementById(id);
+  // Browser code: a page without its own element is a build bug; not the library's error model.
   if (!e) throw new Error(`the page has no #${id}`);
   return e as T;
 }

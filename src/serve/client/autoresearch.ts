@@ -26,6 +26,7 @@ const msg = (text: string, bad = false) => flash('ar-msg', text, bad);
 async function get(path: string): Promise<Json> {
   const r = await fetch(path, { credentials: 'same-origin' });
   const j = await r.json();
+  // Browser code: the page's own rejection, shown on the page; not the library's error model.
   if (!r.ok) throw new Error(j?.error ? j.error : `HTTP ${r.status}`);
   return j;
 }
