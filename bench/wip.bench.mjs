@@ -24,7 +24,7 @@ import { writeSyntheticResults } from './synthetic.mjs';
 
 const { runGit, openRepo } = await import(join(ROOT, 'dist/git/index.js'));
 const { Checkpointer } = await import(join(ROOT, 'dist/wip/index.js'));
-const { exportRun } = await import(join(ROOT, 'dist/derive/export.js'));
+const { exportRun } = await import(join(ROOT, 'dist/runs/export/export.js'));
 
 const BASE_ROWS = 5_000;
 const TICK_ROWS = 50;

@@ -12,38 +12,38 @@
  */
 
 // Derive: AgentV output in, the run bundle out.
-export { exportRun, InputError, type DuplicatePolicy, type ExportOptions, type ExportResult } from './derive/export.js';
-export { LAYOUTS, type LayoutName } from './derive/layouts.js';
+export { exportRun, InputError, type DuplicatePolicy, type ExportOptions, type ExportResult } from './runs/export/export.js';
+export { LAYOUTS, type LayoutName } from './runs/export/output-layouts.js';
 
 // Load and inspect a run of any AgentV layout.
-export { loadRun, RunReadError, type LoadedRun, type LoadRunOptions, type RunIssue } from './results/run-reader.js';
-export { summarizeRun, type RunSummaryReport, type SummaryOptions } from './results/summary.js';
-export { listFailures, type FailuresOptions, type FailuresReport } from './results/failures.js';
-export { showCases, type ShowOptions, type ShowReport } from './results/show.js';
-export { validateRun, type ValidateOptions, type ValidationProblem, type ValidationReport } from './results/validate.js';
-export { combineRuns, type CombineOptions, type CombineResult } from './results/combine.js';
-export { deleteRuns, planDelete, type DeleteOptions, type DeletePlan } from './results/delete.js';
+export { loadRun, RunReadError, type LoadedRun, type LoadRunOptions, type RunIssue } from './runs/read/run-reader.js';
+export { summarizeRun, type RunSummaryReport, type SummaryOptions } from './runs/summary.js';
+export { listFailures, type FailuresOptions, type FailuresReport } from './runs/failures.js';
+export { showCases, type ShowOptions, type ShowReport } from './runs/show.js';
+export { validateRun, type ValidateOptions, type ValidationProblem, type ValidationReport } from './runs/validate.js';
+export { combineRuns, type CombineOptions, type CombineResult } from './runs/combine.js';
+export { deleteRuns, planDelete, type DeleteOptions, type DeletePlan } from './runs/delete.js';
 
 // Report, compare, trend, autoresearch.
 export { generateReport, type ReportOptions, type ReportResult } from './report/generate.js';
-export { compareRuns, DEFAULT_COMPARE_THRESHOLD, type CompareOptions, type CompareReport } from './results/compare.js';
-export { gateRuns, DEFAULT_GATE_TOLERANCE, type GateOptions, type GateReport, type GateTest, type TestSetPolicy } from './results/gate.js';
-export { decide, type DecideOptions, type Decision } from './results/decide.js';
+export { compareRuns, DEFAULT_COMPARE_THRESHOLD, type CompareOptions, type CompareReport } from './compare/compare.js';
+export { gateRuns, DEFAULT_GATE_TOLERANCE, type GateOptions, type GateReport, type GateTest, type TestSetPolicy } from './compare/gate.js';
+export { decide, type DecideOptions, type Decision } from './compare/keep-discard.js';
 export { trend, DEFAULT_SLOPE_THRESHOLD, type TrendAllOptions } from './trend/index.js';
 export type { TrendReport, TrendSeries, TrendRunPoint, TrendDirection, SkippedSeries, TrendOptions } from './trend/index.js';
 export { readIterations, recordCycle, type Iteration, type RecordCycleOptions, type RecordCycleResult } from './autoresearch/index.js';
 
 // Publish, sync, and read the shared branches.
-export { publish, type PublishOptions, type PublishResult } from './publish/publish.js';
+export { publish, type PublishOptions, type PublishResult } from './results-branch/publish/publish.js';
 export { sync, type SyncOptions, type SyncResult } from './sync/sync.js';
 export { resolveSyncBranch, SyncConflictError, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
-export { listRuns, type ListedRun, type ListOptions, type ListResult } from './history/list.js';
-export { pull, type PullOptions, type PullResult } from './history/pull.js';
-export { resolveRunNames, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './history/run-names.js';
+export { listRuns, type ListedRun, type ListOptions, type ListResult } from './results-branch/read/list.js';
+export { pull, type PullOptions, type PullResult } from './results-branch/read/pull.js';
+export { resolveRunNames, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './results-branch/read/run-names.js';
 export { status, type StatusExtra, type StatusReport } from './daemon/status-sections.js';
-export type { StatusOptions } from './history/status.js';
-export { loadResultsConfig, ConfigError, type ResultsConfig } from './branch/config.js';
-export { PublishError, type TargetOptions } from './branch/target.js';
+export type { StatusOptions } from './results-branch/read/status.js';
+export { loadResultsConfig, ConfigError, type ResultsConfig } from './results-branch/repo/config.js';
+export { PublishError, type TargetOptions } from './results-branch/repo/target.js';
 export { installDrivers, uninstallDrivers } from './merge/install.js';
 
 // Archive (rollover) and retention (expire): each alone, or with the push the CLI and the daemon do.
@@ -87,10 +87,10 @@ export {
   RemoteError,
   type RemoteFailureKind,
 } from './git/errors.js';
-export { LayoutError } from './branch/layout.js';
-export { LockError } from './branch/lock.js';
-export { ReadError, RunExpiredError, type ReadErrorKind } from './branch/read-errors.js';
-export { SourceError } from './derive/source.js';
+export { LayoutError } from './results-branch/layout/branch-layout.js';
+export { LockError } from './results-branch/repo/publish-lock.js';
+export { ReadError, RunExpiredError, type ReadErrorKind } from './results-branch/layout/read-errors.js';
+export { SourceError } from './runs/export/source.js';
 export { OverlayInputError } from './overlays/write.js';
 export { OutputTargetError } from './util/output-target.js';
 export { WebhookError } from './util/webhook.js';
@@ -104,12 +104,12 @@ export { ObjectStoreError, type ObjectStore, type ObjectStoreFailure, type Objec
 export type { IterationSchema } from './autoresearch/iterations.js';
 export type { IterationsFile } from './autoresearch/iterations.js';
 export type { AutoresearchPaths } from './autoresearch/record.js';
-export type { ResultsConfigSchema } from './branch/config.js';
-export type { LoadedConfig } from './branch/config.js';
-export type { LayoutChoice } from './branch/layout-choice.js';
-export type { BranchLayout, RunLocation } from './branch/layout.js';
-export type { RetentionArea, RetentionPolicyRecord, RetentionRecord, RetentionRemoval, RetentionTip } from './branch/retention-log.js';
-export type { PublishTarget } from './branch/target.js';
+export type { ResultsConfigSchema } from './results-branch/repo/config.js';
+export type { LoadedConfig } from './results-branch/repo/config.js';
+export type { LayoutChoice } from './results-branch/layout/layout-choice.js';
+export type { BranchLayout, RunLocation } from './results-branch/layout/branch-layout.js';
+export type { RetentionArea, RetentionPolicyRecord, RetentionRecord, RetentionRemoval, RetentionTip } from './results-branch/layout/retention-log.js';
+export type { PublishTarget } from './results-branch/repo/target.js';
 export type { ArchiveScheduleOptions } from './daemon/archive-schedule.js';
 export type { ExecRunReport } from './daemon/exec.js';
 export type { DaemonInfo } from './daemon/instance-lock.js';
@@ -118,24 +118,24 @@ export type { OutboxStatus, StatusSectionError, WipStatus } from './daemon/statu
 export type { Ident } from './git/ident.js';
 export type { PushClassification } from './git/push.js';
 export type { Repo } from './git/repo.js';
-export type { InterruptedStatus } from './history/interrupted-status.js';
-export type { RunWhere } from './history/list.js';
-export type { BranchKind, ReadView, TipRelation, Tips } from './history/remote-view.js';
-export type { BranchState, BranchStatus } from './history/status.js';
-export type { SyncBranchStatus, SyncStatusSection } from './history/sync-status.js';
+export type { InterruptedStatus } from './results-branch/read/status-interrupted.js';
+export type { RunWhere } from './results-branch/read/list.js';
+export type { BranchKind, ReadView, TipRelation, Tips } from './results-branch/read/remote-view.js';
+export type { BranchState, BranchStatus } from './results-branch/read/status.js';
+export type { SyncBranchStatus, SyncStatusSection } from './results-branch/read/status-sync-branches.js';
 export type { DriverKey, DriversResult } from './merge/install.js';
 export type { OverlayResult } from './overlays/write.js';
-export type { CombineSourceReport, OnDuplicate } from './results/combine.js';
-export type { CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './results/compare.js';
-export type { ArtifactMeasure, DecisionSummary } from './results/decide.js';
-export type { DeleteTarget } from './results/delete.js';
-export type { FailedAssertion, FailedGrader, FailingCase } from './results/failures.js';
-export type { CaseDetails } from './results/show.js';
+export type { CombineSourceReport, OnDuplicate } from './runs/combine.js';
+export type { CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './compare/compare.js';
+export type { ArtifactMeasure, DecisionSummary } from './compare/keep-discard.js';
+export type { DeleteTarget } from './runs/delete.js';
+export type { FailedAssertion, FailedGrader, FailingCase } from './runs/failures.js';
+export type { CaseDetails } from './runs/show.js';
 export type { BranchTips } from './sync/integrate.js';
 export type { PathConflict } from './sync/merge-commits.js';
 export type { PushBranchesOptions, PushOutcome } from './sync/push-branches.js';
-export type { SyncBranchRecord } from './sync/records.js';
-export type { PathResolver } from './sync/rederive-runs.js';
+export type { SyncBranchRecord } from './sync/sync-branch-log.js';
+export type { PathResolver } from './sync/recompute-derived.js';
 export type { SyncFetch } from './sync/sync.js';
 export type { BackoffPolicy, Jitter } from './util/backoff.js';
 export type { FailureExitCode } from './util/errors.js';

@@ -13,7 +13,7 @@ import { runCli } from './helpers/cli.js';
 import { cleanupTempDirs, freePort, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { appendRows } from './helpers/wip-fixtures.js';
 import { makeClone, makeRemote, publishRun, RESULTS_REF, showFile } from './sync-helpers.js';
-import { resolveTarget } from '../src/branch/target.js';
+import { resolveTarget } from '../src/results-branch/repo/target.js';
 import { silentLogger } from '../src/daemon/log.js';
 import { Outbox } from '../src/daemon/outbox.js';
 import { OutboxWorker } from '../src/daemon/outbox-worker.js';
@@ -22,7 +22,7 @@ import { cli, makeUserRepo } from './publish-helpers.js';
 import { describeWithFixtures, fixture } from './helpers/fixtures.js';
 import { fitMarkdown, gateMarkdown, mdText, MARKDOWN_LIMIT } from '../src/report/markdown.js';
 import { treeUrl } from '../src/sync/compare-link.js';
-import type { GateReport } from '../src/results/gate.js';
+import type { GateReport } from '../src/compare/gate.js';
 
 let tmp: string;
 let n = 0;

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseInputRow } from '../src/model/input-row.js';
-import { safeRelativePath, sanitizeSegment, timestampSlug, slugToIso } from '../src/model/paths.js';
-import { normalizeRow, diffFiles } from '../src/derive/normalize.js';
-import { readJsonlLines } from '../src/derive/jsonl-reader.js';
-import { RunAggregator } from '../src/derive/aggregate.js';
-import { attemptDir } from '../src/derive/row-files.js';
-import { projectionIdentity } from '../src/derive/identity.js';
+import { safeRelativePath, sanitizeSegment, timestampSlug, slugToIso } from '../src/model/path-segments.js';
+import { normalizeRow, diffFiles } from '../src/runs/export/normalize.js';
+import { readJsonlLines } from '../src/runs/export/jsonl-reader.js';
+import { RunAggregator } from '../src/runs/export/aggregate.js';
+import { attemptDir } from '../src/runs/export/row-files.js';
+import { projectionIdentity } from '../src/runs/export/projection-identity.js';
 import { normalizedTranscript, TranscriptSchema, transcriptMessages } from '../src/model/transcript.js';
 
 const tmp = await mkdtemp(join(tmpdir(), 'agentv-unit-'));

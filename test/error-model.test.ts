@@ -17,20 +17,20 @@ import {
   openRepo,
   tolerateLostRace,
 } from '../src/git/index.js';
-import { asHttpError } from '../src/serve/errors.js';
+import { asHttpError } from '../src/serve/http-status.js';
 import { readdirSync } from 'node:fs';
-import { ConfigError } from '../src/branch/config.js';
-import { LayoutError } from '../src/branch/layout.js';
-import { LockError } from '../src/branch/lock.js';
-import { ReadError, RunExpiredError } from '../src/branch/read-errors.js';
-import { PublishError, resolveTarget } from '../src/branch/target.js';
+import { ConfigError } from '../src/results-branch/repo/config.js';
+import { LayoutError } from '../src/results-branch/layout/branch-layout.js';
+import { LockError } from '../src/results-branch/repo/publish-lock.js';
+import { ReadError, RunExpiredError } from '../src/results-branch/layout/read-errors.js';
+import { PublishError, resolveTarget } from '../src/results-branch/repo/target.js';
 import { CommandError } from '../src/daemon/child.js';
 import { DaemonLockedError } from '../src/daemon/instance-lock.js';
 import { OutboxError } from '../src/daemon/outbox.js';
-import { InputError } from '../src/derive/export.js';
-import { SourceError } from '../src/derive/source.js';
+import { InputError } from '../src/runs/export/export.js';
+import { SourceError } from '../src/runs/export/source.js';
 import { FeedbackRevisionMismatch, OverlayInputError, TagRevisionMismatch } from '../src/overlays/write.js';
-import { RunReadError } from '../src/results/run-reader.js';
+import { RunReadError } from '../src/runs/read/run-reader.js';
 import { HttpError } from '../src/serve/http.js';
 import { ServeError } from '../src/serve/server.js';
 import { WipError } from '../src/wip/checkpoint.js';
@@ -258,10 +258,10 @@ describe('one error model', () => {
 
 describe('public verbs check their options at the boundary', () => {
   it('a wrong type is one InvalidArgumentsError naming the field (exit 2), not a TypeError inside', async () => {
-    const { exportRun } = await import('../src/derive/export.js');
-    const { publish } = await import('../src/publish/publish.js');
-    const { compareRuns } = await import('../src/results/compare.js');
-    const { listRuns } = await import('../src/history/list.js');
+    const { exportRun } = await import('../src/runs/export/export.js');
+    const { publish } = await import('../src/results-branch/publish/publish.js');
+    const { compareRuns } = await import('../src/compare/compare.js');
+    const { listRuns } = await import('../src/results-branch/read/list.js');
     const { InvalidArgumentsError } = await import('../src/util/errors.js');
     const cases: [Promise<unknown>, RegExp][] = [
       [exportRun({ source: 42 } as never), /^exportRun: invalid options: source: /],

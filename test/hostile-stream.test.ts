@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { readJsonlLines } from '../src/derive/jsonl-reader.js';
+import { readJsonlLines } from '../src/runs/export/jsonl-reader.js';
 import { cli } from './publish-helpers.js';
 import { makeTempDir } from './helpers/git-fixtures.js';
 

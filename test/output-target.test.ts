@@ -409,7 +409,7 @@ describe('autoresearch trajectory: trajectory.html is a default path', () => {
 
 describe('AtomicDir.commit: the last line of defence for every run-directory writer', () => {
   it('refuses to rename a staged run over a FIFO or a link that appeared after the checks, and leaves it', async () => {
-    const { AtomicDir } = await import('../src/derive/atomic-dir.js');
+    const { AtomicDir } = await import('../src/runs/export/atomic-dir.js');
     for (const kind of ['FIFO', 'symbolic link to a directory'] as const) {
       const dir = await fresh();
       const staged = await AtomicDir.create(dir, { hint: 'late' });

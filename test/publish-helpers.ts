@@ -11,7 +11,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { rng, syntheticRow } from '../bench/synthetic.mjs';
-import { exportRun } from '../src/derive/export.js';
+import { exportRun } from '../src/runs/export/export.js';
 import { openRepo, readBlobs, resolveRef, runGit, lsTree } from '../src/git/index.js';
 import { runCli, spawnCli, type CliResult } from './helpers/cli.js';
 import { gitEnvForTests, makeTempDir, snapshotCheckout, startGitDaemonOn, type GitDaemon, type UserRepoFixture } from './helpers/git-fixtures.js';

@@ -6,8 +6,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRepo, resolveRef, updateRef, writeCommit, readBlobs } from '../src/git/index.js';
-import { listRuns } from '../src/history/list.js';
-import { publish } from '../src/publish/publish.js';
+import { listRuns } from '../src/results-branch/read/list.js';
+import { publish } from '../src/results-branch/publish/publish.js';
 import { cleanupTempDirs, git, makeTempDir, subcommand, traceGitProcesses, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { RESULTS_REF, cli, expectUntouched, makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
 

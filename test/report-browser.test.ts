@@ -11,7 +11,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportRun } from '../src/derive/export.js';
+import { exportRun } from '../src/runs/export/export.js';
 import { generateReport } from '../src/report/generate.js';
 import { runCli } from './helpers/cli.js';
 import { describeWithFixtures, fixtureFiles } from './helpers/fixtures.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { describeWithFixtures, fixture, fixtureFiles } from './helpers/fixtures.js';
-import { summarizeRun } from '../src/results/index.js';
+import { summarizeRun } from '../src/runs/index.js';
 import { exportRun, InputError, listFailures, showCases } from '../src/index.js';
 
 const tmp = await mkdtemp(join(tmpdir(), 'agentv-inspect-'));

@@ -15,7 +15,7 @@
  *   in the run folder or its parent.
  *
  * Python's rounding is reimplemented here on the exact binary value with BigInt arithmetic, a
- * different route from src/derive/py-compat.ts (decimal strings), so the two check each other.
+ * different route from src/runs/export/python-numbers.ts (decimal strings), so the two check each other.
  */
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,5 @@
 /**
- * AgentV 4.42's branch layout in branch/layout.ts, without the client: a tip holding runs of all
+ * AgentV 4.42's branch layout in results-branch/layout/branch-layout.ts, without the client: a tip holding runs of all
  * three layouts (5.x at the root, 4.42's `runs/<exp>/<ts>/`, our older `runs/<exp>/<day>/<ts>/`)
  * is enumerated once and each run found by its id; the layout choice follows the branch and the
  * configuration; 4.42's config spellings are read; its counts are its own (score 1 passes).
@@ -17,20 +17,20 @@ import {
   presumedRunLocation,
   runLocationCandidates,
   stableRunId,
-} from '../src/branch/layout.js';
-import { chooseLayout } from '../src/branch/layout-choice.js';
+} from '../src/results-branch/layout/branch-layout.js';
+import { chooseLayout } from '../src/results-branch/layout/layout-choice.js';
 import { exitCodeFor } from '../src/util/errors.js';
 import { startServer } from '../src/serve/server.js';
-import { loadResultsConfig } from '../src/branch/config.js';
-import { readRunFiles, runDirsOn, stableCounts } from '../src/branch/run-index.js';
+import { loadResultsConfig } from '../src/results-branch/repo/config.js';
+import { readRunFiles, runDirsOn, stableCounts } from '../src/results-branch/layout/run-index.js';
 import { ARCHIVE_RESULTS_PREFIX, rollover, runsOnTip } from '../src/archive/rollover.js';
 import { expireRuns } from '../src/archive/retention.js';
-import { listingSize } from '../src/branch/listing-budget.js';
-import { listRuns } from '../src/history/list.js';
-import { pull } from '../src/history/pull.js';
-import { publish } from '../src/publish/publish.js';
+import { listingSize } from '../src/results-branch/layout/listing-budget.js';
+import { listRuns } from '../src/results-branch/read/list.js';
+import { pull } from '../src/results-branch/read/pull.js';
+import { publish } from '../src/results-branch/publish/publish.js';
 import { resolveConflictedPath } from '../src/merge/index.js';
-import { ownedMergeKind } from '../src/merge/paths.js';
+import { ownedMergeKind } from '../src/merge/owned-paths.js';
 import { git, isolateGitForSuite, makeTempDir, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { RESULTS_REF, expectFsckClean, makeRunWorkspace, makeUserRepo, tip, type RunWorkspace } from './publish-helpers.js';
 

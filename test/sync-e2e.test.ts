@@ -13,9 +13,9 @@ import { fetchBranches, integrateRemote } from '../src/sync/integrate.js';
 import { editTags, setFeedback } from '../src/overlays/write.js';
 import { pushBranches } from '../src/sync/push-branches.js';
 import { sync } from '../src/sync/sync.js';
-import { openSyncBranches } from '../src/sync/records.js';
-import { syncStatusSection } from '../src/history/sync-status.js';
-import { resolveTarget } from '../src/branch/target.js';
+import { openSyncBranches } from '../src/sync/sync-branch-log.js';
+import { syncStatusSection } from '../src/results-branch/read/status-sync-branches.js';
+import { resolveTarget } from '../src/results-branch/repo/target.js';
 import { runCli } from './helpers/cli.js';
 import {
   cleanupTempDirs,

@@ -5,10 +5,10 @@ import { computeTagRevision, mergeOwnedText } from '../src/merge/index.js';
 import { appendOnlyMerge } from '../src/sync/append-merge.js';
 import { compareUrl, parseHostedRemote, reviewHint } from '../src/sync/compare-link.js';
 import { driverCommand, shellQuote } from '../src/merge/install.js';
-import { plantJson, preferMainResolver } from '../src/sync/prefer-main.js';
+import { plantJson, preferMainResolver } from '../src/sync/resolve-merger.js';
 import { classifyPush } from '../src/git/index.js';
 import { backoffDelay } from '../src/sync/push-branches.js';
-import { hostSlug, normalizeSyncBranch, rand6, syncSuffix } from '../src/sync/records.js';
+import { hostSlug, normalizeSyncBranch, rand6, syncSuffix } from '../src/sync/sync-branch-log.js';
 import { parseTagEdits } from '../src/cli/tag.js';
 
 const BASE = 'agentv/results/v1';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lsTree, openRepo, readBlobs, resolveRef, type Repo } from '../src/git/index.js';
 import { Checkpointer, WipSession, parseWipMeta, runIdSlug, wipBranch, wipHost, type WipEvent } from '../src/wip/index.js';
-import { refComponent } from '../src/wip/layout.js';
+import { refComponent } from '../src/wip/checkpoint-layout.js';
 import { countRows, readIndexDelta } from '../src/wip/scan.js';
 import { git, makeTempDir, makeUserRepoWithRemote, snapshotCheckout, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { appendRows, row, testIds, waitFor } from './helpers/wip-fixtures.js';

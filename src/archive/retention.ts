@@ -13,16 +13,16 @@
  *
  * One commit per branch changed, all refs moved in one compare-and-swap transaction under the
  * publish lock. The live results commit appends a line to the retention log
- * (src/branch/retention-log.ts) naming each changed branch's tip before it, which is how `pull`
+ * (src/results-branch/layout/retention-log.ts) naming each changed branch's tip before it, which is how `pull`
  * explains a run that is gone. Every commit carries the trailer `AgentV-Retention: <id>`.
  */
 import { createHash } from 'node:crypto';
 import { readBlobs, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
-import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX } from '../branch/archive-refs.js';
-import type { ResultsConfig } from '../branch/config.js';
-import { acquirePublishLock, type HeldLock } from '../branch/lock.js';
-import { trackingRef } from '../branch/refs.js';
-import { overlayDirOf } from '../branch/layout.js';
+import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX } from '../results-branch/layout/archive-refs.js';
+import type { ResultsConfig } from '../results-branch/repo/config.js';
+import { acquirePublishLock, type HeldLock } from '../results-branch/repo/publish-lock.js';
+import { trackingRef } from '../results-branch/repo/tracking-refs.js';
+import { overlayDirOf } from '../results-branch/layout/branch-layout.js';
 import {
   describePolicy,
   RETENTION_LOG_PATH,
@@ -30,8 +30,8 @@ import {
   retentionLogLine,
   type RetentionArea,
   type RetentionPolicyRecord,
-} from '../branch/retention-log.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
+} from '../results-branch/layout/retention-log.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { syncIdent } from '../sync/integrate.js';
 import { InvalidArgumentsError } from '../util/errors.js';
 import { readCatalogFiles, runsOnTip, runTreeIndex, type CatalogLine } from './rollover.js';

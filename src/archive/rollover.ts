@@ -16,16 +16,16 @@
  * file and a new root directory, so the two commits touch different paths and merge cleanly.
  */
 import { lsTree, readBlobs, readObjects, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
-import { CATALOG_DIR, CATALOG_PREFIX, catalogPathFor, overlayDirOf, type BranchRunDir } from '../branch/layout.js';
-import { readRunFiles, runDirsOn, type RunFilesRow } from '../branch/run-index.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
-import { rootCommit } from '../publish/commit-run.js';
+import { CATALOG_DIR, CATALOG_PREFIX, catalogPathFor, overlayDirOf, type BranchRunDir } from '../results-branch/layout/branch-layout.js';
+import { readRunFiles, runDirsOn, type RunFilesRow } from '../results-branch/layout/run-index.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
+import { rootCommit } from '../results-branch/publish/commit-run.js';
 import { InvalidArgumentsError } from '../util/errors.js';
-import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, monthOf } from '../branch/archive-refs.js';
-import { DEFAULT_MAX_LISTING_BYTES, listingSize, overBudget } from '../branch/listing-budget.js';
+import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, monthOf } from '../results-branch/layout/archive-refs.js';
+import { DEFAULT_MAX_LISTING_BYTES, listingSize, overBudget } from '../results-branch/layout/listing-budget.js';
 
-export { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archiveRefFor } from '../branch/archive-refs.js';
-export { DEFAULT_MAX_LISTING_BYTES } from '../branch/listing-budget.js';
+export { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archiveRefFor } from '../results-branch/layout/archive-refs.js';
+export { DEFAULT_MAX_LISTING_BYTES } from '../results-branch/layout/listing-budget.js';
 
 /**
  * The live window's defaults: 30 days, never more than 200 runs, and never more than
@@ -122,7 +122,7 @@ export interface TipRun {
 
 /**
  * Every run of the live tip: the catalogued ones (archived rows included), then each run directory
- * no catalog line names, read from its own files (src/branch/run-index.ts: one batch, cached).
+ * no catalog line names, read from its own files (src/results-branch/layout/run-index.ts: one batch, cached).
  */
 export async function runsOnTip(repo: Repo, tip: string, catalogs: CatalogLine[]): Promise<TipRun[]> {
   const out: TipRun[] = [];

@@ -15,9 +15,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { InputError } from '../derive/export.js';
-import { compareRuns, DEFAULT_COMPARE_THRESHOLD } from '../results/compare.js';
-import { loadScoreRows, type ScoreRow } from '../results/score-rows.js';
+import { InputError } from '../runs/export/export.js';
+import { compareRuns, DEFAULT_COMPARE_THRESHOLD } from '../compare/compare.js';
+import { loadScoreRows, type ScoreRow } from '../compare/score-rows.js';
 import { appendIteration, readIterations, type Iteration } from './iterations.js';
 import { renderTrajectoryHtml } from './trajectory-html.js';
 import { writeOutputFile } from '../util/output-target.js';

@@ -1,6 +1,6 @@
 import type { Cli, CommandBuilder } from './program.js';
 import { recordCycle, renderTrajectory } from '../autoresearch/record.js';
-import { DEFAULT_COMPARE_THRESHOLD } from '../results/compare.js';
+import { DEFAULT_COMPARE_THRESHOLD } from '../compare/compare.js';
 import { EXIT, numberFlag, runCommand, UsageError } from './errors.js';
 import { stringFlag } from './flags.js';
 import { bold, green, printJson, red, yellow } from './format.js';

@@ -1,5 +1,5 @@
 import type { Cli } from './program.js';
-import { combineRuns, type OnDuplicate } from '../results/combine.js';
+import { combineRuns, type OnDuplicate } from '../runs/combine.js';
 import { oneOf, runCommand } from './errors.js';
 import { printJson } from './format.js';
 import { printRunSummary } from './run-summary.js';

@@ -1,5 +1,5 @@
 import type { Cli } from './program.js';
-import { compareRuns, compareTargets, DEFAULT_COMPARE_THRESHOLD, type CompareReport, type MatrixReport, type TargetPairReport } from '../results/compare.js';
+import { compareRuns, compareTargets, DEFAULT_COMPARE_THRESHOLD, type CompareReport, type MatrixReport, type TargetPairReport } from '../compare/compare.js';
 import { UsageError } from './errors.js';
 import { EXIT, numberFlag, runCommand } from './errors.js';
 import { bold, green, printJson, red, table } from './format.js';

@@ -1,6 +1,6 @@
 import type { Cli } from './program.js';
 import { createInterface } from 'node:readline/promises';
-import { deleteRuns, planDelete, type DeleteTarget } from '../results/delete.js';
+import { deleteRuns, planDelete, type DeleteTarget } from '../runs/delete.js';
 import { EXIT, UsageError, runCommand } from './errors.js';
 import { printJson } from './format.js';
 import { displayPath } from './flags.js';

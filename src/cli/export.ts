@@ -1,6 +1,6 @@
 import type { Cli } from './program.js';
-import { exportRun, type DuplicatePolicy } from '../derive/export.js';
-import { LAYOUTS, type LayoutName } from '../derive/layouts.js';
+import { exportRun, type DuplicatePolicy } from '../runs/export/export.js';
+import { LAYOUTS, type LayoutName } from '../runs/export/output-layouts.js';
 import { numberFlag, oneOf, runCommand } from './errors.js';
 import { printJson } from './format.js';
 import { printRunSummary } from './run-summary.js';

@@ -1,6 +1,6 @@
 import type { Cli } from './program.js';
 import { join } from 'node:path';
-import { listFailures } from '../results/failures.js';
+import { listFailures } from '../runs/failures.js';
 import { runCommand } from './errors.js';
 import { bold, dim, green, printJson, red } from './format.js';
 import { displayPath, stringFlags, verdictText } from './flags.js';

@@ -1,6 +1,6 @@
 import type { Cli } from './program.js';
-import { DEFAULT_GATE_TOLERANCE, gateRuns, type GateReport } from '../results/gate.js';
-import { moveTag } from '../history/move-tag.js';
+import { DEFAULT_GATE_TOLERANCE, gateRuns, type GateReport } from '../compare/gate.js';
+import { moveTag } from '../overlays/move-tag.js';
 import { GATE_COMMENT_MARKER, gateMarkdown, mdText } from '../report/markdown.js';
 import { notifyWebhook, webhookFrom } from '../util/webhook.js';
 import { EXIT, numberFlag, oneOf, runCommand, UsageError } from './errors.js';

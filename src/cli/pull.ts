@@ -1,5 +1,5 @@
 import type { Cli } from './program.js';
-import { pull } from '../history/pull.js';
+import { pull } from '../results-branch/read/pull.js';
 import { runReadCommand } from './list.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { dim, green, printJson } from './format.js';

@@ -1,9 +1,9 @@
 /**
  * The options and the call every command that reads a run shares: each run argument may be a path,
- * a published run id, `@<tag>` or `@latest[:experiment=<e>]` (src/history/run-names.ts).
+ * a published run id, `@<tag>` or `@latest[:experiment=<e>]` (src/results-branch/read/run-names.ts).
  */
 import type { CommandBuilder } from './program.js';
-import { resolveRunNames, type ResolvedRun, type ResolvedRuns } from '../history/run-names.js';
+import { resolveRunNames, type ResolvedRun, type ResolvedRuns } from '../results-branch/read/run-names.js';
 import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
 import { oneOf } from './errors.js';
 

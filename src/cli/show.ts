@@ -1,6 +1,6 @@
 import type { Cli } from './program.js';
 import { join } from 'node:path';
-import { showCases, type CaseDetails } from '../results/show.js';
+import { showCases, type CaseDetails } from '../runs/show.js';
 import { runCommand } from './errors.js';
 import { displayPath, stringFlags, verdictText } from './flags.js';
 import { bold, int, money, printJson, seconds } from './format.js';

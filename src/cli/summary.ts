@@ -1,5 +1,5 @@
 import type { Cli } from './program.js';
-import { summarizeRun } from '../results/summary.js';
+import { summarizeRun } from '../runs/summary.js';
 import { runCommand } from './errors.js';
 import { dim, printJson } from './format.js';
 import { printRunSummary } from './run-summary.js';

@@ -1,6 +1,6 @@
 import type { Cli } from './program.js';
 import { join } from 'node:path';
-import { validateRun, type ValidationProblem } from '../results/validate.js';
+import { validateRun, type ValidationProblem } from '../runs/validate.js';
 import { EXIT, runCommand } from './errors.js';
 import { dim, green, printJson, red } from './format.js';
 import { displayPath } from './flags.js';

@@ -2,10 +2,10 @@
  * `wip <action>`: checkpoint | list | recover | clean. cac cannot match two-word commands, so this
  * one command dispatches its actions itself (ARCHITECTURE.md rule 6).
  */
-import { objectStoreForReading } from '../branch/storage.js';
+import { objectStoreForReading } from '../results-branch/repo/storage.js';
 import type { Cli, CommandBuilder, Flags } from './program.js';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
-import { resolveTarget } from '../branch/target.js';
+import { resolveTarget } from '../results-branch/repo/target.js';
 import { cleanWip, listWip, recoverWip, WipError, WipSession, type CheckpointResult, type WipEvent } from '../wip/index.js';
 import { inspectRun } from '../daemon/runs.js';
 import { onSignals, signalStatus } from '../daemon/signals.js';

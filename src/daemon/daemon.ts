@@ -9,11 +9,11 @@
  *
  * `once`: scan, checkpoint what is in progress, publish what is finished, push, exit: for cron/CI.
  */
-import { objectStoreFor } from '../branch/storage.js';
+import { objectStoreFor } from '../results-branch/repo/storage.js';
 import { resolve } from 'node:path';
 import { isAncestor, resolveRef } from '../git/index.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
-import { trackingRef } from '../branch/refs.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
+import { trackingRef } from '../results-branch/repo/tracking-refs.js';
 import { wipHost, DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS } from '../wip/index.js';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { ArchiveSchedule, type ArchiveScheduleOptions } from './archive-schedule.js';

@@ -5,8 +5,8 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PublishTarget } from '../branch/target.js';
-import { objectStoreFor } from '../branch/storage.js';
+import type { PublishTarget } from '../results-branch/repo/target.js';
+import { objectStoreFor } from '../results-branch/repo/storage.js';
 import { WipSession, type WipEvent } from '../wip/index.js';
 import type { Logger } from './log.js';
 import { findRunDirs, inspectRun } from './runs.js';

@@ -10,9 +10,9 @@
  * whose payloads could not reach the object store (storage_mode hybrid) stays pending until it can.
  */
 import { resolveRef } from '../git/index.js';
-import { publish } from '../publish/publish.js';
+import { publish } from '../results-branch/publish/publish.js';
 import { pushBranches } from '../sync/push-branches.js';
-import type { PublishTarget, TargetOptions } from '../branch/target.js';
+import type { PublishTarget, TargetOptions } from '../results-branch/repo/target.js';
 import { finalizeWip, pushWipBranches } from '../wip/index.js';
 import { redactText } from '../util/redact.js';
 import type { WebhookEvent } from '../util/webhook.js';

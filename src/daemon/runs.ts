@@ -1,7 +1,7 @@
 /**
  * Finding run workspaces under a results root and telling what state each is in.
  *
- * A run workspace is a directory holding a manifest (derive/source.ts `runManifestOf` says which
+ * A run workspace is a directory holding a manifest (runs/export/source.ts `runManifestOf` says which
  * layout): `index.jsonl` (ours, AgentV's results docs' runners, `<root>/<experiment>/<timestamp>/`
  * or `<root>/<name>/`), AgentV 5's `.internal/index.jsonl` (`<root>/<run_id>/`) or AgentV 4.42's
  * root index.jsonl (`<root>/runs/<experiment>/<timestamp>/`).
@@ -18,7 +18,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runManifestOf, type RunDirLayout } from '../derive/source.js';
+import { runManifestOf, type RunDirLayout } from '../runs/export/source.js';
 
 export interface RunDirState {
   dir: string;

@@ -1,13 +1,13 @@
 /**
- * The public `status()`: the branches against the remote (history/status.ts) and every section the
+ * The public `status()`: the branches against the remote (results-branch/read/status.ts) and every section the
  * CLI prints — an interrupted update, open sync branches, the daemon's outbox, WIP branches — so
  * the library returns exactly what `agentv-results status` shows. It lives here because the outbox
  * is the highest-layer section. The outbox and WIP sections read only local state: the journal
  * file and local refs (remote WIP copies as last fetched).
  */
-import { statusWithSections, type CoreStatusReport, type StatusContext, type StatusOptions } from '../history/status.js';
-import { interruptedSection, type InterruptedStatus } from '../history/interrupted-status.js';
-import { syncStatusSection, type SyncStatusSection } from '../history/sync-status.js';
+import { statusWithSections, type CoreStatusReport, type StatusContext, type StatusOptions } from '../results-branch/read/status.js';
+import { interruptedSection, type InterruptedStatus } from '../results-branch/read/status-interrupted.js';
+import { syncStatusSection, type SyncStatusSection } from '../results-branch/read/status-sync-branches.js';
 import { listWip } from '../wip/index.js';
 import type { WipLocation } from '../wip/list.js';
 import { daemonRunning } from './instance-lock.js';

@@ -7,14 +7,14 @@ import type { ObjectStore } from '../store/object-store.js';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { readBlobs, readObjects, resolveRef, type Repo } from '../git/index.js';
-import { sanitizeSegment } from '../model/paths.js';
-import { LayoutError, runLocation, STABLE_RUNS_DIR } from '../branch/layout.js';
-import { runManifestOf } from '../derive/source.js';
+import { sanitizeSegment } from '../model/path-segments.js';
+import { LayoutError, runLocation, STABLE_RUNS_DIR } from '../results-branch/layout/branch-layout.js';
+import { runManifestOf } from '../runs/export/source.js';
 import { RECOVERY_MARKER, runIdOfDir, WipSession, wipBranch, type WipEvent } from '../wip/index.js';
 import type { Logger } from './log.js';
 import type { Outbox } from './outbox.js';
 import { inspectRun } from './runs.js';
-import { catalogListsRun } from '../branch/catalog-check.js';
+import { catalogListsRun } from '../results-branch/layout/catalog-check.js';
 
 export interface TrackerOptions {
   repo: Repo;

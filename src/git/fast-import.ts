@@ -13,7 +13,7 @@ import { readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GitArgumentError, GitError, GitOutputError } from './errors.js';
 import { normalizeIdent, normalizeMessage, identLine, type Ident } from './ident.js';
-import { assertValidPath, collect, normalizeChanges, quotePath, type FileChange } from './paths.js';
+import { assertValidPath, collect, normalizeChanges, quotePath, type FileChange } from './tree-paths.js';
 import type { Repo } from './repo.js';
 import { spawnGit } from './runner.js';
 

@@ -4,7 +4,7 @@
 // directory. The number of git processes is constant (at most 5), whatever the number of files.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { normalizeChanges, type FileChange, type NormalizedChange } from './paths.js';
+import { normalizeChanges, type FileChange, type NormalizedChange } from './tree-paths.js';
 import { assertNotOption, gitIn, text, zeroId, type Repo } from './repo.js';
 import { withTempDir } from './temp.js';
 import { GitOutputError } from './errors.js';

@@ -21,8 +21,8 @@ export {
   zeroId,
 } from './repo.js';
 export type { RefEntry, Repo } from './repo.js';
-export { assertValidPath, normalizeChanges } from './paths.js';
-export type { FileChange, FileMode } from './paths.js';
+export { assertValidPath, normalizeChanges } from './tree-paths.js';
+export type { FileChange, FileMode } from './tree-paths.js';
 export { formatGitDate } from './ident.js';
 export type { Ident } from './ident.js';
 export { writeCommit } from './fast-import.js';

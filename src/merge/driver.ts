@@ -8,9 +8,9 @@
  * Only the three files git names are touched; no git process is spawned.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { decodeUtf8 } from './canonical.js';
-import { mergeOwnedText } from './owned.js';
-import { driverKindForPath, type MergeKind } from './paths.js';
+import { decodeUtf8 } from '../util/canonical-json.js';
+import { mergeOwnedText } from './owned-text.js';
+import { driverKindForPath, type MergeKind } from './owned-paths.js';
 
 export const DRIVER_CLEAN = 0;
 export const DRIVER_CONFLICT = 1;

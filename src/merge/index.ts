@@ -7,9 +7,9 @@
  *
  * @module agentv-results/merge
  */
-export { canonicalJson, jsonEqual } from './canonical.js';
+export { canonicalJson, jsonEqual } from '../util/canonical-json.js';
 export { MARKER_BASE, MARKER_OURS, MARKER_SEP, MARKER_THEIRS } from './conflict-markers.js';
-export { catalogRowIdentity, contentRowIdentity, defaultRowIdentity, indexRowIdentity, type RowIdentity } from './identity.js';
+export { catalogRowIdentity, contentRowIdentity, defaultRowIdentity, indexRowIdentity, type RowIdentity } from './row-identity.js';
 export { mergeJsonl, type JsonlConflict, type JsonlMergeOptions, type JsonlMergeResult } from './jsonl-union.js';
 export type { KeyedConflictReason } from './keyed-merge.js';
 export { laterTimestamp, mergeJson, type JsonConflict, type JsonMergeOptions, type JsonMergeResult, type JsonSide } from './json-union.js';
@@ -26,8 +26,8 @@ export {
   type FeedbackNote,
   type TagsDocument,
   type TagValidation,
-} from './overlays.js';
-export { driverKindForPath, ownedMergeKind, rowIdentityForPath, type MergeKind } from './paths.js';
-export { mergeOwnedText, type OwnedMergeResult } from './owned.js';
+} from '../overlays/document.js';
+export { driverKindForPath, ownedMergeKind, rowIdentityForPath, type MergeKind } from './owned-paths.js';
+export { mergeOwnedText, type OwnedMergeResult } from './owned-text.js';
 export { DRIVER_CLEAN, DRIVER_CONFLICT, runMergeDriver } from './driver.js';
 export { resolveConflictedPath, type ConflictedPathInput, type TreeResolution } from './tree-resolve.js';

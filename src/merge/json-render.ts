@@ -4,7 +4,7 @@
  * conflicting object entry or array element, so a person sees exactly which value to choose.
  */
 import { conflictBlockLines } from './conflict-markers.js';
-import { isJsonObject } from './canonical.js';
+import { isJsonObject } from '../util/canonical-json.js';
 
 /**
  * Placeholder for an unresolved value inside a merged tree. Each side lists the value(s) that side

@@ -18,11 +18,11 @@
  * Output: pretty JSON, 2-space indent, trailing newline; merged objects keep base key order, then
  * ours' new keys, then theirs'. A value taken whole from one side keeps that side's key order.
  */
-import { canonicalJson, isJsonObject, jsonEqual, newJsonObject, stripBom, type JsonObject } from './canonical.js';
+import { canonicalJson, isJsonObject, jsonEqual, newJsonObject, stripBom, type JsonObject } from '../util/canonical-json.js';
 import { wholeFileConflict } from './conflict-markers.js';
 import { ConflictNode, renderJson } from './json-render.js';
 import { groupByKey, mergeKeyed, type KeyedConflictReason } from './keyed-merge.js';
-import { computeTagRevision } from './overlays.js';
+import { computeTagRevision } from '../overlays/document.js';
 
 export type JsonSide = 'base' | 'ours' | 'theirs';
 

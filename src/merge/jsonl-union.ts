@@ -17,9 +17,9 @@
  * dropped and never throws. "Changed" means the canonical JSON differs, so re-formatting a row
  * (key order, spaces) is not a change.
  */
-import { canonicalJson, stripBom } from './canonical.js';
+import { canonicalJson, stripBom } from '../util/canonical-json.js';
 import { conflictBlockLines } from './conflict-markers.js';
-import { defaultRowIdentity, type RowIdentity } from './identity.js';
+import { defaultRowIdentity, type RowIdentity } from './row-identity.js';
 import { groupByKey, mergeKeyed, type KeyedConflictReason, type KeyedSide } from './keyed-merge.js';
 
 export interface JsonlMergeOptions {

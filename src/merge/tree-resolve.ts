@@ -12,9 +12,9 @@
  * - Anything else changed differently on both sides (a run's summary.json, a file we do not own)
  *   is a genuine conflict.
  */
-import { canonicalJson, decodeUtf8, stripBom } from './canonical.js';
-import { mergeOwnedText } from './owned.js';
-import { ownedMergeKind, unionLines, unionMergePath } from './paths.js';
+import { canonicalJson, decodeUtf8, stripBom } from '../util/canonical-json.js';
+import { mergeOwnedText } from './owned-text.js';
+import { ownedMergeKind, unionLines, unionMergePath } from './owned-paths.js';
 
 export interface ConflictedPathInput {
   readonly path: string;

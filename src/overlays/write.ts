@@ -25,10 +25,17 @@ import {
   type FeedbackNote,
 } from '../merge/index.js';
 import { fetchBranches, integrateRemote, syncIdent } from '../sync/integrate.js';
-import { gitattributesUpdate, isStableRunPath, locateRun, overlayDirOf, presumedRunLocation, type RunLocation } from '../branch/layout.js';
-import { acquirePublishLock } from '../branch/lock.js';
+import {
+  gitattributesUpdate,
+  isStableRunPath,
+  locateRun,
+  overlayDirOf,
+  presumedRunLocation,
+  type RunLocation,
+} from '../results-branch/layout/branch-layout.js';
+import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from '../sync/push-branches.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { AgentvResultsError } from '../util/errors.js';
 import type { TagsDocument } from '../model/artifacts.js';
 
@@ -74,7 +81,7 @@ export interface OverlayResult<D> {
 /** `tags.json` as read and written: the model's TagsDocument (one definition), under the name the API has always used. */
 export type TagsDoc = TagsDocument;
 
-/** `feedback.json` as read and written: merge/overlays.ts's FeedbackDocument (one definition), under the name the API has always used. */
+/** `feedback.json` as read and written: overlays/document.ts's FeedbackDocument (one definition), under the name the API has always used. */
 export type FeedbackDoc = FeedbackDocument;
 
 /** `expectRevision` of a feedback edit did not match the reviewer's current entry (exit 1). */

@@ -4,8 +4,8 @@
  * stats (the figures), secret scan (warnings), template (the document) and an atomic write.
  */
 import { join, resolve } from 'node:path';
-import { loadRun, refuseUnsafeRun, RunReadError } from '../results/run-reader.js';
-import { notesByTest, readRunOverlays } from '../results/overlays.js';
+import { loadRun, refuseUnsafeRun, RunReadError } from '../runs/read/run-reader.js';
+import { notesByTest, readRunOverlays } from '../overlays/read/local-run.js';
 import { projectRun } from './projection.js';
 import { SecretScanner } from './secrets.js';
 import { computeStats } from './stats.js';

@@ -10,8 +10,8 @@
  * how many.
  */
 import { targetPassRate, type Summary } from '../model/artifacts.js';
-import type { CompareReport } from '../results/compare.js';
-import type { GateReport } from '../results/gate.js';
+import type { CompareReport } from '../compare/compare.js';
+import type { GateReport } from '../compare/gate.js';
 
 /** GitHub's limit on an issue or pull-request comment body, in characters. */
 export const MARKDOWN_LIMIT = 65_536;

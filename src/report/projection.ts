@@ -9,7 +9,7 @@
 import { gradingExpectations } from '../model/grading.js';
 import type { IndexRow } from '../model/artifacts.js';
 import { transcriptMessages } from '../model/transcript.js';
-import { readSidecarJson, readSidecarText, type LoadedRun } from '../results/run-reader.js';
+import { readSidecarJson, readSidecarText, type LoadedRun } from '../runs/read/run-reader.js';
 import { DEFAULT_FIELD_CHARS, DEFAULT_TEST_CHARS, oneLine, PROMPT_CHARS, stringify, TextBudget } from './text.js';
 import type { ReportAssertion, ReportData, ReportDetail, ReportGrader, ReportMessage, ReportTest } from './types.js';
 import { mapLimit } from '../util/map-limit.js';

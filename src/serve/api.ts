@@ -7,17 +7,17 @@
  */
 import { readFile } from 'node:fs/promises';
 import { editTags, readFeedback, readTags, setFeedback } from '../overlays/write.js';
-import type { TargetOptions } from '../branch/target.js';
+import type { TargetOptions } from '../results-branch/repo/target.js';
 import { CONTENT_SECURITY_POLICY } from '../report/template.js';
-import { compareRuns } from '../results/compare.js';
+import { compareRuns } from '../compare/compare.js';
 import { projectTest } from '../report/projection.js';
-import { asHttpError } from './errors.js';
+import { asHttpError } from './http-status.js';
 import { HttpError, type Handler, type Reply, type Request, type Router } from './http.js';
 import { listProjects } from './projects.js';
 import { remoteStatus, remoteSync, RemoteState } from './remote-api.js';
 import { RunCache } from './run-cache.js';
 import { parseRunsQuery, RunsData } from './runs-api.js';
-import { listRuns } from '../history/list.js';
+import { listRuns } from '../results-branch/read/list.js';
 import { DEFAULT_SLOPE_THRESHOLD, trend, type TrendReport } from '../trend/index.js';
 
 export interface ApiContext {

@@ -15,7 +15,7 @@ import { autoresearchPaths } from '../autoresearch/record.js';
 import { readIterations } from '../autoresearch/iterations.js';
 import { trajectoryData } from '../autoresearch/trajectory-data.js';
 import { renderTrajectoryHtml, TRAJECTORY_CSP } from '../autoresearch/trajectory-html.js';
-import { asHttpError } from './errors.js';
+import { asHttpError } from './http-status.js';
 import { HttpError, type Handler, type Router } from './http.js';
 
 const NAME = /^[A-Za-z0-9._-]+$/;

@@ -1,7 +1,7 @@
 /** The `projects[]` entries of `.agentv/config.yaml` (id and path), for the project picker. */
 import { readFile } from 'node:fs/promises';
-import { findConfigFile } from '../branch/config.js';
-import type { TargetOptions } from '../branch/target.js';
+import { findConfigFile } from '../results-branch/repo/config.js';
+import type { TargetOptions } from '../results-branch/repo/target.js';
 import { resolve } from 'node:path';
 import { yamlParser } from '../util/yaml.js';
 

@@ -11,14 +11,14 @@
  * empty; a conflict we set aside is reported the way AgentV reports its own: sync_status
  * "needs_human_merge" with a pending_merge.
  */
-import { listRuns } from '../history/list.js';
-import type { BranchStatus } from '../history/status.js';
+import { listRuns } from '../results-branch/read/list.js';
+import type { BranchStatus } from '../results-branch/read/status.js';
 import { status, type StatusReport } from '../daemon/status-sections.js';
-import type { SyncStatusSection } from '../history/sync-status.js';
+import type { SyncStatusSection } from '../results-branch/read/status-sync-branches.js';
 import { sync } from '../sync/sync.js';
-import type { TargetOptions } from '../branch/target.js';
+import type { TargetOptions } from '../results-branch/repo/target.js';
 import type { OutboxStatus } from '../daemon/status-sections.js';
-import { asHttpError } from './errors.js';
+import { asHttpError } from './http-status.js';
 import { NotARepositoryError } from '../git/index.js';
 import type { HttpError } from './http.js';
 
@@ -167,7 +167,7 @@ export async function remoteStatus(opts: TargetOptions, state: RemoteState): Pro
 }
 
 async function configOf(opts: TargetOptions) {
-  const { loadResultsConfig } = await import('../branch/config.js');
+  const { loadResultsConfig } = await import('../results-branch/repo/config.js');
   try {
     return await loadResultsConfig({ cwd: opts.cwd, env: opts.env, configFile: opts.configFile, project: opts.project });
   } catch {

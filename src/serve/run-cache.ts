@@ -9,12 +9,12 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { pull, pullPayloads, type PayloadsResult } from '../history/pull.js';
-import type { PublishTarget, TargetOptions } from '../branch/target.js';
+import { pull, pullPayloads, type PayloadsResult } from '../results-branch/read/pull.js';
+import type { PublishTarget, TargetOptions } from '../results-branch/repo/target.js';
 import { generateReport } from '../report/generate.js';
-import { loadRun, type LoadedRun } from '../results/run-reader.js';
-import { summarizeRun, type RunSummaryReport } from '../results/summary.js';
-import type { ListedRun } from '../history/list.js';
+import { loadRun, type LoadedRun } from '../runs/read/run-reader.js';
+import { summarizeRun, type RunSummaryReport } from '../runs/summary.js';
+import type { ListedRun } from '../results-branch/read/list.js';
 
 export class RunCache {
   private root: Promise<string> | null = null;
@@ -79,7 +79,7 @@ export class RunCache {
 
   /**
    * Bring the payloads of the rows `rows` picks (all when omitted) into the run's workspace, from
-   * the artifacts branch, fetched when this machine lacks them (history/pull.ts pullPayloads).
+   * the artifacts branch, fetched when this machine lacks them (results-branch/read/pull.ts pullPayloads).
    * Returns what is still missing; the loaded run is refreshed when the run reader reads a derived copy.
    */
   async payloads(opts: TargetOptions, runId: string, rows?: (row: Record<string, unknown>) => boolean, target?: PublishTarget): Promise<PayloadsResult> {

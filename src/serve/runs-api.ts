@@ -7,8 +7,8 @@
  * most `limit` runs, wherever the run's writer keeps them — AgentV 4.42 under `metadata/runs/`);
  * filtering by tag reads every matching run's tags.
  */
-import { listRuns, type ListedRun, type ListResult } from '../history/list.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
+import { listRuns, type ListedRun, type ListResult } from '../results-branch/read/list.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { HttpError } from './http.js';
 
 export interface RunsQuery {

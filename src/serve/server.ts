@@ -5,8 +5,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolveTarget, type TargetOptions } from '../branch/target.js';
-import { ConfigError } from '../branch/config.js';
+import { resolveTarget, type TargetOptions } from '../results-branch/repo/target.js';
+import { ConfigError } from '../results-branch/repo/config.js';
 import { newApiContext, registerApi } from './api.js';
 import { registerAutoresearchApi } from './autoresearch-api.js';
 import { HttpError, readJsonBody, Router, send, sendError } from './http.js';

@@ -10,11 +10,11 @@
  * differ at one path are a genuine conflict like any other file we do not own.
  */
 import { configGetMany, fetchRefs, type Ident, type NetworkOptions, readRefs, RefConflictError, type Repo, updateRefs } from '../git/index.js';
-import { acquirePublishLock } from '../branch/lock.js';
+import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
 import { mergeCommits, type PathConflict, type PathResolver } from './merge-commits.js';
-import type { PublishTarget } from '../branch/target.js';
-import { trackingRef } from '../branch/refs.js';
-import { noteRemoteSeen } from '../branch/remote-seen.js';
+import type { PublishTarget } from '../results-branch/repo/target.js';
+import { trackingRef } from '../results-branch/repo/tracking-refs.js';
+import { noteRemoteSeen } from '../results-branch/repo/remote-seen.js';
 
 export interface BranchTips {
   results: string | null;

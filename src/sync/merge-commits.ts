@@ -32,7 +32,7 @@ import {
 } from '../git/index.js';
 import { ownedMergeKind, resolveConflictedPath, type ConflictedPathInput, type TreeResolution } from '../merge/index.js';
 import { appendCandidate, appendRowsUnique } from './append-merge.js';
-import { Rederive, type PathResolver } from './rederive-runs.js';
+import { Rederive, type PathResolver } from './recompute-derived.js';
 
 export type { PathResolver };
 

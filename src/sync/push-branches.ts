@@ -24,12 +24,12 @@ import { push, remoteRefLock, updateRefs, type PushClassification } from '../git
 import { divertToSyncBranch } from './fallback.js';
 import { fetchBothBranches, integrateRemote, readTips, type BranchTips, type FetchedBranches } from './integrate.js';
 import type { PathConflict, PathResolver } from './merge-commits.js';
-import type { SyncBranchRecord } from './records.js';
-import type { PublishTarget } from '../branch/target.js';
+import type { SyncBranchRecord } from './sync-branch-log.js';
+import type { PublishTarget } from '../results-branch/repo/target.js';
 import { gitCause } from '../util/redact.js';
 
-import { trackingRef } from '../branch/refs.js';
-import { noteRemoteSeen } from '../branch/remote-seen.js';
+import { trackingRef } from '../results-branch/repo/tracking-refs.js';
+import { noteRemoteSeen } from '../results-branch/repo/remote-seen.js';
 import { backoffDelay as sharedBackoffDelay } from '../util/backoff.js';
 export type { BranchTips } from './integrate.js';
 

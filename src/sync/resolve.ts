@@ -16,15 +16,15 @@
  */
 import { deleteRef, isAncestor, push, RefConflictError, resolveRef, updateRefs, type Repo } from '../git/index.js';
 import { fetchBranches, integrateRemote, syncIdent } from './integrate.js';
-import { trackingRef } from '../branch/refs.js';
-import { acquirePublishLock } from '../branch/lock.js';
+import { trackingRef } from '../results-branch/repo/tracking-refs.js';
+import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
 import { mergeCommits } from './merge-commits.js';
-import { preferMainResolver } from './prefer-main.js';
+import { preferMainResolver } from './resolve-merger.js';
 import { pushBranches, type PushOutcome } from './push-branches.js';
-import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, normalizeSyncBranch, readSyncLog, SYNC_PREFIX } from './records.js';
+import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, normalizeSyncBranch, readSyncLog, SYNC_PREFIX } from './sync-branch-log.js';
 import { targetSummary, type SyncOptions } from './sync.js';
-import { PublishError, resolveTarget, type PublishTarget } from '../branch/target.js';
-import { ReadError } from '../branch/read-errors.js';
+import { PublishError, resolveTarget, type PublishTarget } from '../results-branch/repo/target.js';
+import { ReadError } from '../results-branch/layout/read-errors.js';
 import { AgentvResultsError } from '../util/errors.js';
 
 /**

@@ -8,7 +8,7 @@
  */
 import { fetchBothBranches, integrateRemote, type BranchTips } from './integrate.js';
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from './push-branches.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../branch/target.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 
 export interface SyncOptions extends TargetOptions, PushBranchesOptions {
   /** An already resolved target (the daemon keeps one); otherwise resolved from cwd/config. */

@@ -28,8 +28,8 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { InputError } from '../derive/export.js';
-import { loadScoreRows, resolveManifest, type ScoreRow } from '../results/score-rows.js';
+import { InputError } from '../runs/export/export.js';
+import { loadScoreRows, resolveManifest, type ScoreRow } from '../compare/score-rows.js';
 
 export const DEFAULT_SLOPE_THRESHOLD = 0.01;
 export type TrendDirection = 'improving' | 'stable' | 'degrading';

@@ -16,7 +16,7 @@
  *     A dangling link is refused either way.
  *
  * Directory outputs (export, combine, pull, wip recover): `checkOutputDir` before writing, and
- * derive/atomic-dir.ts re-checks right before its rename.
+ * runs/export/atomic-dir.ts re-checks right before its rename.
  *   - nothing there, or an empty directory: created;
  *   - a run workspace (a directory holding index.jsonl or benchmark.json, the files every layout
  *     we write has): the command's own rule decides (export updates the same run, pull needs
@@ -24,7 +24,7 @@
  *   - anything else — a file, a device, a FIFO, a socket, a symbolic link, a directory that is not
  *     a run workspace — is refused with exit 2. Nothing is ever renamed over it.
  *
- * Lives in src/util (layer 1) so derive/, report/, history/, wip/ and autoresearch/ share it.
+ * Lives in src/util (layer 1) so runs/, report/, results-branch/, wip/ and autoresearch/ share it.
  */
 import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
@@ -139,7 +139,7 @@ async function writeChunks(fh: import('node:fs/promises').FileHandle, chunks: It
 
 /**
  * Write a file output by the rule above. The temporary name of an atomic write follows the
- * `.name.tmp-<pid>-<hex>` convention of derive/atomic-dir.ts, whose stale-staging cleanup
+ * `.name.tmp-<pid>-<hex>` convention of runs/export/atomic-dir.ts, whose stale-staging cleanup
  * recognises it.
  */
 export async function writeOutputFile(path: string, chunks: Iterable<string>, o: OutputFileOptions): Promise<OutputFileResult> {
@@ -241,7 +241,7 @@ export async function checkOutputDir(path: string, o: OutputDirOptions): Promise
 }
 
 /**
- * The last check before a staged directory is renamed to `path` (derive/atomic-dir.ts): only
+ * The last check before a staged directory is renamed to `path` (runs/export/atomic-dir.ts): only
  * nothing or a real directory may be there. Cheap, and it also covers a default destination.
  */
 export async function assertReplaceableDir(path: string): Promise<void> {

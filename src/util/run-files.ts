@@ -12,7 +12,7 @@
 import { lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { ROW_PATH_FIELDS, safeRelativePath } from '../model/paths.js';
+import { ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
 
 export type RunPathCheck = { kind: 'ok'; abs: string; isDir: boolean; size: number } | { kind: 'missing' } | { kind: 'bad'; message: string };
 
@@ -185,7 +185,7 @@ function badMessage(check: RunPathCheck): string | null {
   return check.kind === 'bad' ? check.message : null;
 }
 
-export { ROW_PATH_FIELDS } from '../model/paths.js';
+export { ROW_PATH_FIELDS } from '../model/path-segments.js';
 
 /**
  * The problems `validate` would report about where a run's rows and files point, for commands

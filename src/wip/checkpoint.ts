@@ -29,7 +29,7 @@ import {
   wipBranch,
   wipHost,
   type WipMeta,
-} from './layout.js';
+} from './checkpoint-layout.js';
 import {
   countRowsSince,
   filesOfRows,
@@ -43,7 +43,7 @@ import {
 } from './scan.js';
 import { AgentvResultsError } from '../util/errors.js';
 import { OBJECT_STORE_REF, sha256Of, type ObjectStore } from '../store/object-store.js';
-import { DEFAULT_HEAVY_THRESHOLD } from '../branch/config.js';
+import { DEFAULT_HEAVY_THRESHOLD } from '../results-branch/repo/config.js';
 
 export class WipError extends AgentvResultsError {
   readonly code: 'wip' | 'no-space';

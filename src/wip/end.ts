@@ -13,12 +13,12 @@
  * back. AgentV's own checkpoint of the published run directory ends the same way.
  */
 import { lsTree, readBlobs, type Repo } from '../git/index.js';
-import { identityFieldsOf, localIdentityKey } from '../derive/identity.js';
-import { normalizeRow } from '../derive/normalize.js';
+import { identityFieldsOf, localIdentityKey } from '../runs/export/projection-identity.js';
+import { normalizeRow } from '../runs/export/normalize.js';
 import { ProjectionIdentitySchema } from '../model/artifacts.js';
 import { parseInputRow } from '../model/input-row.js';
 import { finalizeWip, type FinalizeOutcome } from './clean.js';
-import { WIP_INDEX_DIR } from './layout.js';
+import { WIP_INDEX_DIR } from './checkpoint-layout.js';
 import { listWip, type WipEntry } from './list.js';
 
 export interface EndWipOptions {

@@ -28,5 +28,5 @@ export {
   WIP_SCHEMA_VERSION,
   wipBranch,
   wipHost,
-} from './layout.js';
-export type { WipMeta } from './layout.js';
+} from './checkpoint-layout.js';
+export type { WipMeta } from './checkpoint-layout.js';

@@ -4,7 +4,7 @@
  * remote side, one cat-file for every wip.json: cost does not grow with the runs' sizes.
  */
 import { isAncestor, listRefs, readBlobs, readObjects, RemoteError, type GitObject, type Repo } from '../git/index.js';
-import { hostOfBranch, parseWipMeta, WIP_META_PATH, WIP_REF_PREFIX, type WipMeta } from './layout.js';
+import { hostOfBranch, parseWipMeta, WIP_META_PATH, WIP_REF_PREFIX, type WipMeta } from './checkpoint-layout.js';
 import { refreshRemoteWip, wipTrackingRef } from './remote.js';
 
 export type WipLocation = 'local-only' | 'remote-only' | 'in-sync' | 'local-ahead' | 'remote-ahead' | 'diverged';

@@ -2,7 +2,7 @@
  * `wip recover`: materialize a WIP checkpoint into a run workspace an eval can resume.
  *
  * Atomic: the workspace is built in a hidden staging folder beside the destination and moved into
- * place with one rename (derive/atomic-dir.ts); an interruption or a full disk leaves the
+ * place with one rename (runs/export/atomic-dir.ts); an interruption or a full disk leaves the
  * destination as it was. A destination holding a different run is refused. A destination holding
  * the same run is merged, never clobbered: its own files win (they are at least as new as the
  * checkpoint) and index rows are the union of both, each row once.
@@ -14,10 +14,10 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { AtomicDir } from '../derive/atomic-dir.js';
+import { AtomicDir } from '../runs/export/atomic-dir.js';
 import { lsTree, readBlobs, RefConflictError, updateRef, type Repo, type TreeEntry } from '../git/index.js';
-import { indexRowIdentity } from '../merge/identity.js';
-import { isSafeSegment, safeRelativePath } from '../model/paths.js';
+import { indexRowIdentity } from '../merge/row-identity.js';
+import { isSafeSegment, safeRelativePath } from '../model/path-segments.js';
 import { WipError } from './checkpoint.js';
 import {
   parseWipBranch,
@@ -29,7 +29,7 @@ import {
   WIP_OBJECTS_DIR,
   WIP_RUN_DIR,
   type WipMeta,
-} from './layout.js';
+} from './checkpoint-layout.js';
 import { isContentKey, sha256Of, type ObjectStore } from '../store/object-store.js';
 import { listWip, type WipEntry } from './list.js';
 import { checkOutputDir } from '../util/output-target.js';

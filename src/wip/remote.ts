@@ -15,9 +15,9 @@ import {
   type RefEntry,
   type Repo,
 } from '../git/index.js';
-import { WIP_REF_PREFIX } from './layout.js';
+import { WIP_REF_PREFIX } from './checkpoint-layout.js';
 import { gitCause } from '../util/redact.js';
-import { trackingRef } from '../branch/refs.js';
+import { trackingRef } from '../results-branch/repo/tracking-refs.js';
 
 export const DEFAULT_WIP_NETWORK_TIMEOUT_MS = 30_000;
 

@@ -16,8 +16,8 @@ import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs';
 import { lstat, open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { safeRelativePath } from '../model/paths.js';
-import { TAIL_BYTES } from './layout.js';
+import { safeRelativePath } from '../model/path-segments.js';
+import { TAIL_BYTES } from './checkpoint-layout.js';
 
 export const INDEX_FILE = 'index.jsonl';
 
@@ -147,7 +147,7 @@ const hidden = (name: string): boolean => name.startsWith('.');
 /**
  * Files under `rel` (a file or a directory) in the workspace; missing paths yield nothing.
  * Synchronous on purpose: a checkpoint touches hundreds of small files, and each trip through
- * libuv's thread pool costs more than the syscall itself (the same finding as derive/atomic-dir.ts).
+ * libuv's thread pool costs more than the syscall itself (the same finding as runs/export/atomic-dir.ts).
  */
 function filesUnder(runDir: string, rel: string, out: Set<string>): void {
   let st: Stats;

@@ -11,7 +11,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { agentvEval, describeWithAgentV, makeSampleProject, runAgentV } from '../helpers/agentv-client.js';
 import { runCli } from '../helpers/cli.js';
 import { isolateGitForSuite } from '../helpers/git-fixtures.js';
-import { deriveScratchCopy, loadRun } from '../../src/results/run-reader.js';
+import { deriveScratchCopy, loadRun } from '../../src/runs/read/run-reader.js';
 
 interface AgentVAssertion {
   text: string;

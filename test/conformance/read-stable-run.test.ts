@@ -13,8 +13,8 @@ import { beforeAll, expect, it } from 'vitest';
 import { agentvStableEval, describeEachClient, describeWithAgentVStable, makeStableSampleProject, runAgentVStable } from '../helpers/agentv-client.js';
 import { runCli } from '../helpers/cli.js';
 import { git, isolateGitForSuite } from '../helpers/git-fixtures.js';
-import { deriveScratchCopy, loadRun } from '../../src/results/run-reader.js';
-import { runManifestOf } from '../../src/derive/source.js';
+import { deriveScratchCopy, loadRun } from '../../src/runs/read/run-reader.js';
+import { runManifestOf } from '../../src/runs/export/source.js';
 import { findRunDirs, inspectRun } from '../../src/daemon/runs.js';
 
 /** The JSON document a client printed (after any banner line). */

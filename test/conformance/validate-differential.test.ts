@@ -8,7 +8,7 @@
 import { cp, mkdir, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
-import { ROW_PATH_FIELDS } from '../../src/model/paths.js';
+import { ROW_PATH_FIELDS } from '../../src/model/path-segments.js';
 import { mapLimit } from '../../src/util/map-limit.js';
 import { agentvEval, describeWithAgentV, makeSampleProject, runAgentV } from '../helpers/agentv-client.js';
 import { runCli } from '../helpers/cli.js';

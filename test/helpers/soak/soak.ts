@@ -3,7 +3,7 @@
 // The operations themselves are in operations.ts and round.ts; they act on a Soak.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { exportRun } from '../../../src/derive/export.js';
+import { exportRun } from '../../../src/runs/export/export.js';
 import { openRepo, readBlobs } from '../../../src/git/index.js';
 import { cli, cliProcess } from '../../publish-helpers.js';
 import type { CliResult } from '../cli.js';

@@ -1,0 +1,395 @@
+/**
+ * `compare`: score deltas between a baseline and a candidate run, answering as `agentv compare`
+ * answers on the same two sources — the agentv-bench skill's keep/discard loop reads these
+ * numbers, so the two tools must not decide differently.
+ *
+ * The contract we follow (AgentV 5, two-source mode):
+ * - rows are matched by test_id alone; when a test id has several rows on one side, the last row
+ *   in file order is the one compared (we say so in a warning, and `targets` narrows first);
+ * - outcome: delta >= threshold is a win, delta <= -threshold a loss, anything between a tie, with
+ *   threshold 0.1 by default, on the unrounded delta (so 0.85 - 0.75 = 0.0999… is a tie);
+ * - JSON: `matched[] {test_id, score1, score2, delta, normalized_gain, outcome}`,
+ *   `unmatched {file1, file2}` (row counts), `summary {total, matched, wins, losses, ties,
+ *   mean_delta, mean_normalized_gain}`; means rounded to 3 decimals, per-test values raw;
+ * - normalized gain is Hake's (c - b) / (1 - b), null when the baseline is already 1;
+ * - the check fails (exit 1) when the rounded mean_delta is below 0.
+ * Our extras ride along without renaming any of those: the unmatched test ids, the threshold,
+ * what each side was read from, warnings, and the agentv-bench skill's keep/discard decision.
+ *
+ * Two choices of ours, off by default (so the CLI answers as agentv compare does) and on for the
+ * Dashboard's `/api/compare` — one function either way, so they cannot answer differently:
+ * - `order: 'older-first'`: the older run is the baseline whatever order the two were given in
+ *   (a run's time is its earliest row timestamp; `order.swapped` says when the sides were turned);
+ * - `allTargets`: rows are matched per (test id, target), so a run holding two targets compares
+ *   both instead of the last row of each test id; `'auto'` does so only when a side holds more than
+ *   one target and the two sides share a target (otherwise matching by test id loses nothing).
+ */
+import { InputError } from '../runs/export/export.js';
+import { decide, type Decision } from './keep-discard.js';
+import { loadScoreRows, type ScoreRow } from './score-rows.js';
+import { checkOptions, CompareOptionsSchema } from '../util/verb-options.js';
+
+/** AgentV's default tie band. */
+export const DEFAULT_COMPARE_THRESHOLD = 0.1;
+
+export interface CompareOptions {
+  /** Run workspace, its index.jsonl, or a results JSONL file. */
+  baseline: string;
+  candidate: string;
+  cwd?: string;
+  /** Win when delta >= threshold, loss when delta <= -threshold. Default 0.1 (AgentV's). */
+  threshold?: number;
+  /** Narrow both sides to these targets before matching. */
+  targets?: string[];
+  /** Narrow one side (overrides `targets` for that side). */
+  baselineTargets?: string[];
+  candidateTargets?: string[];
+  /** Match rows per (test id, target) instead of test id alone; `'auto'`: when a side holds several targets. Default false (AgentV's). */
+  allTargets?: boolean | 'auto';
+  /** `older-first`: the older run is the baseline, whichever was given first. Default `given`. */
+  order?: 'given' | 'older-first';
+  /** Apply the agentv-bench skill's keep/discard rules. */
+  decide?: boolean;
+  /** Artifacts for the simplicity rule: line count of a file, total bytes of a directory. */
+  baselineArtifact?: string;
+  candidateArtifact?: string;
+}
+
+export type Outcome = 'win' | 'loss' | 'tie';
+
+export interface MatchedTest {
+  test_id: string;
+  /** The target of the pair, when rows are matched per (test id, target). */
+  target?: string;
+  score1: number;
+  score2: number;
+  delta: number;
+  normalized_gain: number | null;
+  outcome: Outcome;
+}
+
+export interface CompareSummary {
+  /** Rows read on both sides (AgentV's `total`). */
+  total: number;
+  matched: number;
+  wins: number;
+  losses: number;
+  ties: number;
+  mean_delta: number;
+  mean_normalized_gain: number | null;
+}
+
+export interface CompareSide {
+  /** The path as given. */
+  source: string;
+  /** The manifest or file read. */
+  path: string;
+  rows: number;
+  targets: string[];
+}
+
+/** A (test id, target) pair without a partner, when rows are matched per (test id, target). */
+export interface UnmatchedPair {
+  test_id: string;
+  target: string;
+}
+
+export interface CompareReport {
+  matched: MatchedTest[];
+  /**
+   * file1/file2: rows without a partner (AgentV); the *_only lists: their test ids (ours); with
+   * rows matched per (test id, target), the *_only_pairs lists too.
+   */
+  unmatched: {
+    file1: number;
+    file2: number;
+    baseline_only: string[];
+    candidate_only: string[];
+    baseline_only_pairs?: UnmatchedPair[];
+    candidate_only_pairs?: UnmatchedPair[];
+  };
+  /** How rows were matched: by test id (AgentV's) or per (test id, target). */
+  match: 'test' | 'test+target';
+  /** Which rule picked the baseline, and whether the sides were turned from the order given. */
+  order: { rule: 'given' | 'older-first'; swapped: boolean };
+  summary: CompareSummary;
+  threshold: number;
+  sources: { baseline: CompareSide; candidate: CompareSide };
+  decision?: Decision;
+  /** Skipped lines and duplicate test ids of either side. */
+  warnings: string[];
+  /** True when the rounded mean_delta is below 0 (the CLI exits 1, as AgentV does). */
+  regression: boolean;
+}
+
+export function classify(delta: number, threshold: number): Outcome {
+  if (delta >= threshold) return 'win';
+  if (delta <= -threshold) return 'loss';
+  return 'tie';
+}
+
+/** Hake's normalized gain; null when the baseline leaves no headroom. */
+export function normalizedGain(baseline: number, candidate: number): number | null {
+  return baseline >= 1 ? null : (candidate - baseline) / (1 - baseline);
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+function narrow(rows: ScoreRow[], side: string, source: string, targets: string[] | undefined): ScoreRow[] {
+  if (!targets || targets.length === 0) return rows;
+  const kept = rows.filter((r) => r.target !== undefined && targets.includes(r.target));
+  if (kept.length === 0) {
+    const available = [...new Set(rows.map((r) => r.target ?? '(none)'))].join(', ');
+    throw new InputError(`${side} ${source} has no rows for target ${targets.join(', ')} (targets: ${available})`);
+  }
+  return kept;
+}
+
+/** The key rows are matched by: the test id, or the (test id, target) pair. */
+const pairKey = (r: ScoreRow) => JSON.stringify([r.test_id, r.target ?? null]);
+
+function duplicateWarning(side: string, source: string, rows: ScoreRow[], byTarget = false): string | null {
+  const count = new Map<string, number>();
+  for (const r of rows) {
+    const k = byTarget ? pairKey(r) : r.test_id;
+    count.set(k, (count.get(k) ?? 0) + 1);
+  }
+  if (byTarget) {
+    const dup = [...count].filter(([, n]) => n > 1).length;
+    return dup === 0 ? null : `${side} ${source}: ${dup} (test id, target) pair(s) appear in more than one row; the last row of each is compared`;
+  }
+  const dup = [...count].filter(([, n]) => n > 1).map(([id]) => id);
+  if (dup.length === 0) return null;
+  const targets = [...new Set(rows.map((r) => r.target).filter((t): t is string => !!t))];
+  const hint = targets.length > 1 ? ` — it holds targets ${targets.join(', ')}: pick one with --target or --${side}-target` : '';
+  return `${side} ${source}: ${dup.length} test id(s) appear in more than one row (${dup.slice(0, 3).join(', ')}${dup.length > 3 ? ', …' : ''}); the last row of each is compared, as agentv compare does${hint}`;
+}
+
+/**
+ * Compare two already-loaded row lists (the pure core, shared with autoresearch). `byTarget`:
+ * rows are matched per (test id, target) instead of test id alone.
+ */
+export function compareScoreRows(
+  baseline: ScoreRow[],
+  candidate: ScoreRow[],
+  threshold = DEFAULT_COMPARE_THRESHOLD,
+  byTarget = false,
+): Pick<CompareReport, 'matched' | 'unmatched' | 'summary'> {
+  const keyOf = byTarget ? pairKey : (r: ScoreRow) => r.test_id;
+  // Map insertion keeps the first position of a key and set() keeps its last value: the order
+  // and the "last row wins" rule AgentV's output has.
+  const base = new Map<string, ScoreRow>();
+  for (const r of baseline) base.set(keyOf(r), r);
+  const cand = new Map<string, ScoreRow>();
+  for (const r of candidate) cand.set(keyOf(r), r);
+  const matched: MatchedTest[] = [];
+  for (const [key, b] of base) {
+    const c = cand.get(key);
+    if (c === undefined) continue;
+    const [score1, score2] = [b.score, c.score];
+    const delta = score2 - score1;
+    const m: MatchedTest = { test_id: b.test_id, score1, score2, delta, normalized_gain: normalizedGain(score1, score2), outcome: classify(delta, threshold) };
+    if (byTarget && b.target !== undefined) m.target = b.target;
+    matched.push(m);
+  }
+  const matchedKeys = new Set([...base.keys()].filter((k) => cand.has(k)));
+  const ids = (rows: Map<string, ScoreRow>, other: Map<string, ScoreRow>) => [...new Set([...rows].filter(([k]) => !other.has(k)).map(([, r]) => r.test_id))];
+  const pairs = (rows: Map<string, ScoreRow>, other: Map<string, ScoreRow>): UnmatchedPair[] =>
+    [...rows].filter(([k]) => !other.has(k)).map(([, r]) => ({ test_id: r.test_id, target: r.target ?? '' }));
+  const gains = matched.map((m) => m.normalized_gain).filter((g): g is number => g !== null);
+  const summary: CompareSummary = {
+    total: baseline.length + candidate.length,
+    matched: matched.length,
+    wins: matched.filter((m) => m.outcome === 'win').length,
+    losses: matched.filter((m) => m.outcome === 'loss').length,
+    ties: matched.filter((m) => m.outcome === 'tie').length,
+    mean_delta: matched.length > 0 ? round3(matched.reduce((s, m) => s + m.delta, 0) / matched.length) : 0,
+    mean_normalized_gain: gains.length > 0 ? round3(gains.reduce((s, g) => s + g, 0) / gains.length) : null,
+  };
+  const unmatched: CompareReport['unmatched'] = {
+    file1: baseline.filter((r) => !matchedKeys.has(keyOf(r))).length,
+    file2: candidate.filter((r) => !base.has(keyOf(r))).length,
+    baseline_only: ids(base, cand),
+    candidate_only: ids(cand, base),
+  };
+  if (byTarget) {
+    unmatched.baseline_only_pairs = pairs(base, cand);
+    unmatched.candidate_only_pairs = pairs(cand, base);
+  }
+  return { matched, unmatched, summary };
+}
+
+/** A run's time for `older-first`: its earliest row timestamp (ISO strings compare as times), null when no row has one. */
+function earliest(rows: ScoreRow[]): number | null {
+  let min: number | null = null;
+  for (const r of rows) {
+    const t = r.timestamp === undefined ? Number.NaN : Date.parse(r.timestamp);
+    if (!Number.isNaN(t) && (min === null || t < min)) min = t;
+  }
+  return min;
+}
+
+/** `allTargets: 'auto'`: per (test id, target) when a side holds several targets and the sides share one. */
+function autoByTarget(baseline: ScoreRow[], candidate: ScoreRow[]): boolean {
+  const targets = (rows: ScoreRow[]) => new Set(rows.map((r) => r.target ?? ''));
+  const [b, c] = [targets(baseline), targets(candidate)];
+  return (b.size > 1 || c.size > 1) && [...b].some((t) => c.has(t));
+}
+
+export async function compareRuns(opts: CompareOptions): Promise<CompareReport> {
+  return (await loadComparison(opts)).report;
+}
+
+/** The comparison and the (narrowed) rows it was made from: the gate reads the rows' verdicts. */
+export async function loadComparison(opts: CompareOptions): Promise<{ report: CompareReport; baseline: ScoreRow[]; candidate: ScoreRow[] }> {
+  checkOptions('compareRuns', CompareOptionsSchema, opts);
+  const threshold = opts.threshold ?? DEFAULT_COMPARE_THRESHOLD;
+  if (!Number.isFinite(threshold) || threshold < 0) throw new InputError(`--threshold must be a number >= 0 (got ${opts.threshold})`);
+  if (!opts.decide && (opts.baselineArtifact !== undefined || opts.candidateArtifact !== undefined)) {
+    throw new InputError('--baseline-artifact and --candidate-artifact are used by --decide; add --decide');
+  }
+  const [first, second] = await Promise.all([loadScoreRows(opts.baseline, { cwd: opts.cwd }), loadScoreRows(opts.candidate, { cwd: opts.cwd })]);
+  const preWarnings: string[] = [];
+  let swapped = false;
+  if (opts.order === 'older-first') {
+    const [t1, t2] = [earliest(first.rows), earliest(second.rows)];
+    if (t1 === null || t2 === null)
+      preWarnings.push(
+        `cannot tell which run is older (${t1 === null ? opts.baseline : opts.candidate} has no row timestamp): the first given is the baseline`,
+      );
+    else swapped = t2 < t1;
+  }
+  // After a swap the names, target narrowing and artifacts follow their run.
+  const o: CompareOptions = swapped
+    ? {
+        ...opts,
+        baseline: opts.candidate,
+        candidate: opts.baseline,
+        baselineTargets: opts.candidateTargets,
+        candidateTargets: opts.baselineTargets,
+        baselineArtifact: opts.candidateArtifact,
+        candidateArtifact: opts.baselineArtifact,
+      }
+    : opts;
+  const [baseSrc, candSrc] = swapped ? [second, first] : [first, second];
+  const baseRows = narrow(baseSrc.rows, 'baseline', o.baseline, o.baselineTargets ?? o.targets);
+  const candRows = narrow(candSrc.rows, 'candidate', o.candidate, o.candidateTargets ?? o.targets);
+  const byTarget = o.allTargets === 'auto' ? autoByTarget(baseRows, candRows) : Boolean(o.allTargets);
+  const core = compareScoreRows(baseRows, candRows, threshold, byTarget);
+  if (core.summary.matched === 0) {
+    throw new InputError(
+      `no ${byTarget ? '(test id, target) pair' : 'test id'} matched between baseline ${o.baseline} and candidate ${o.candidate} — are they runs of the same eval?`,
+    );
+  }
+  const side = (src: typeof baseSrc, rows: ScoreRow[]): CompareSide => ({
+    source: src.source,
+    path: src.path,
+    rows: rows.length,
+    targets: [...new Set(rows.map((r) => r.target).filter((t): t is string => t !== undefined))],
+  });
+  const warnings = [...preWarnings, ...baseSrc.warnings, ...candSrc.warnings];
+  for (const w of [duplicateWarning('baseline', o.baseline, baseRows, byTarget), duplicateWarning('candidate', o.candidate, candRows, byTarget)])
+    if (w) warnings.push(w);
+  const report: CompareReport = {
+    ...core,
+    match: byTarget ? 'test+target' : 'test',
+    order: { rule: opts.order ?? 'given', swapped },
+    threshold,
+    sources: { baseline: side(baseSrc, baseRows), candidate: side(candSrc, candRows) },
+    warnings,
+    regression: core.summary.mean_delta < 0,
+  };
+  if (o.decide) {
+    report.decision = await decide(core.summary, { baselineArtifact: o.baselineArtifact, candidateArtifact: o.candidateArtifact, cwd: o.cwd });
+  }
+  return { report, baseline: baseRows, candidate: candRows };
+}
+
+/** One run holding several targets: `agentv compare <run>`'s single-source modes. */
+export interface CompareTargetsOptions {
+  run: string;
+  cwd?: string;
+  threshold?: number;
+  /** Keep only these targets (AgentV's `--targets`). */
+  targets?: string[];
+  /** Pairwise: this target against `candidate`. Alone: the target whose regressions fail the matrix. */
+  baseline?: string;
+  candidate?: string;
+}
+
+export interface PairwiseComparison extends Pick<CompareReport, 'matched' | 'summary'> {
+  unmatched: CompareReport['unmatched'];
+  baseline?: string;
+  candidate?: string;
+}
+
+export interface MatrixReport {
+  mode: 'matrix';
+  matrix: { test_id: string; scores: Record<string, number> }[];
+  pairwise: PairwiseComparison[];
+  targets: string[];
+  threshold: number;
+  warnings: string[];
+  /** With a baseline target: some target scored lower than it on average (exit 1). */
+  regression: boolean;
+}
+
+export interface TargetPairReport extends PairwiseComparison {
+  mode: 'pairwise';
+  threshold: number;
+  warnings: string[];
+  regression: boolean;
+}
+
+/**
+ * Targets of one run compared with each other, as `agentv compare <run> [--baseline a
+ * [--candidate b]] [--targets …]` does: every row needs a target; with both names, a pairwise
+ * comparison of the two targets; otherwise a score matrix (targets sorted, test ids sorted) with
+ * every pair compared, failing only when a `baseline` target is given and another target scored
+ * lower than it on average.
+ */
+export async function compareTargets(opts: CompareTargetsOptions): Promise<MatrixReport | TargetPairReport> {
+  const threshold = opts.threshold ?? DEFAULT_COMPARE_THRESHOLD;
+  if (!Number.isFinite(threshold) || threshold < 0) throw new InputError(`--threshold must be a number >= 0 (got ${opts.threshold})`);
+  const src = await loadScoreRows(opts.run, { cwd: opts.cwd });
+  const missing = src.rows.filter((r) => r.target === undefined).length;
+  if (missing > 0) throw new InputError(`${opts.run}: ${missing} row(s) without a target — comparing the targets of one run needs a target on every row`);
+  let groups = new Map<string, ScoreRow[]>();
+  for (const r of src.rows) groups.set(r.target!, [...(groups.get(r.target!) ?? []), r]);
+  if (opts.targets && opts.targets.length > 0) {
+    const kept = new Map([...groups].filter(([t]) => opts.targets!.includes(t)));
+    if (kept.size === 0) throw new InputError(`none of the targets ${opts.targets.join(', ')} is in ${opts.run} (targets: ${[...groups.keys()].join(', ')})`);
+    groups = new Map(opts.targets.filter((t) => kept.has(t)).map((t) => [t, kept.get(t)!]));
+  }
+  const available = () => [...groups.keys()].join(', ');
+  if (opts.baseline !== undefined && !groups.has(opts.baseline))
+    throw new InputError(`baseline target ${opts.baseline} is not in ${opts.run} (targets: ${available()})`);
+  if (opts.candidate !== undefined && opts.baseline === undefined) throw new InputError('a candidate target needs a baseline target too');
+  if (opts.baseline !== undefined && opts.candidate !== undefined) {
+    if (!groups.has(opts.candidate)) throw new InputError(`candidate target ${opts.candidate} is not in ${opts.run} (targets: ${available()})`);
+    const core = compareScoreRows(groups.get(opts.baseline)!, groups.get(opts.candidate)!, threshold);
+    return { mode: 'pairwise', ...core, threshold, warnings: src.warnings, regression: core.summary.mean_delta < 0 };
+  }
+  const targets = [...groups.keys()].sort();
+  const lookup = new Map(targets.map((t) => [t, new Map(groups.get(t)!.map((r) => [r.test_id, r.score]))]));
+  const ids = [...new Set(src.rows.filter((r) => groups.has(r.target!)).map((r) => r.test_id))].sort();
+  const matrix = ids.map((test_id) => {
+    const scores: Record<string, number> = {};
+    for (const t of targets) {
+      const v = lookup.get(t)!.get(test_id);
+      if (v !== undefined) scores[t] = v;
+    }
+    return { test_id, scores };
+  });
+  const pairwise: PairwiseComparison[] = [];
+  for (let i = 0; i < targets.length; i++) {
+    for (let j = i + 1; j < targets.length; j++) {
+      pairwise.push({ ...compareScoreRows(groups.get(targets[i]!)!, groups.get(targets[j]!)!, threshold), baseline: targets[i], candidate: targets[j] });
+    }
+  }
+  // The baseline target can sit on either side of a sorted pair.
+  const regression =
+    opts.baseline !== undefined &&
+    pairwise.some((p) => (p.baseline === opts.baseline && p.summary.mean_delta < 0) || (p.candidate === opts.baseline && p.summary.mean_delta > 0));
+  return { mode: 'matrix', matrix, pairwise, targets, threshold, warnings: src.warnings, regression };
+}

@@ -1,0 +1,190 @@
+/**
+ * The light view of a run that `compare` and `trend` need: one (test_id, score, target, suite,
+ * timestamp) record per result row, in file order.
+ *
+ * Why not the full run reader: AgentV's `compare`/`trend` read the manifest rows as they are —
+ * file order, duplicates included, the row's own `score` — and "last row of a test id wins". To
+ * give the same answers on the same inputs we must see the same rows, not the rows our derivation
+ * regroups into attempts. So a source resolves as AgentV resolves it: a directory to its
+ * `.internal/index.jsonl` (AgentV 5 workspace) or `index.jsonl`; a file to itself. Only when the
+ * rows do not carry `test_id` and a numeric `score` (another producer's format) or the directory
+ * has no manifest (other run layouts) do we fall back to the run reader, which derives them.
+ *
+ * Unlike AgentV, one malformed line does not abort the command: it is skipped and reported as a
+ * warning, as every other command of ours does.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { checkRunPathSync, specialInputMessage } from '../util/run-files.js';
+import { loadRun } from '../runs/read/run-reader.js';
+import { InputError } from '../runs/export/export.js';
+import { jsonlLines } from '../util/jsonl-objects.js';
+
+export interface ScoreRow {
+  test_id: string;
+  score: number;
+  target?: string;
+  suite?: string;
+  timestamp?: string;
+  experiment?: string;
+  cost_usd?: number;
+  /** The row's duration when it carries one (`duration_ms`). */
+  duration_ms?: number;
+  /** Per-assertion scores when the row carries them (`scores[]`). */
+  scores?: { name?: string; type?: string; score: number }[];
+  /** The row's own verdict when it states one (`verdict`, or an `execution_error` status); the gate's pass -> fail rule reads it. */
+  verdict?: 'pass' | 'fail' | 'error';
+}
+
+export interface ScoreSource {
+  /** The path as given. */
+  source: string;
+  /** The manifest or file actually read. */
+  path: string;
+  /** The run directory when the source is a workspace (or a manifest inside one). */
+  runDir: string | null;
+  rows: ScoreRow[];
+  warnings: string[];
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    // absent: not a directory
+    return false;
+  }
+}
+
+/** AgentV's resolution of a run source to its manifest; null when a directory has none. */
+export function resolveManifest(source: string, cwd = process.cwd()): { path: string; runDir: string | null } | null {
+  const abs = resolve(cwd, source);
+  if (isDir(abs)) {
+    for (const candidate of [join(abs, '.internal', 'index.jsonl'), join(abs, 'index.jsonl')]) {
+      if (existsSync(candidate)) return { path: candidate, runDir: abs };
+    }
+    return null;
+  }
+  if (basename(abs) === 'index.jsonl') {
+    const parent = dirname(abs);
+    return { path: abs, runDir: basename(parent) === '.internal' ? dirname(parent) : parent };
+  }
+  return { path: abs, runDir: null };
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+function toScoreRow(value: Record<string, unknown>): ScoreRow | null {
+  const testId = str(value.test_id) ?? str(value.testId);
+  const score = value.score;
+  if (testId === undefined || typeof score !== 'number' || !Number.isFinite(score)) return null;
+  const row: ScoreRow = { test_id: testId, score };
+  const target = str(value.target);
+  if (target !== undefined) row.target = target;
+  const suite = str(value.suite);
+  if (suite !== undefined) row.suite = suite;
+  const timestamp = str(value.timestamp);
+  if (timestamp !== undefined) row.timestamp = timestamp;
+  const experiment = str(value.experiment);
+  if (experiment !== undefined) row.experiment = experiment;
+  const cost = value.cost_usd ?? value.costUsd;
+  if (typeof cost === 'number' && Number.isFinite(cost)) row.cost_usd = cost;
+  const duration = value.duration_ms ?? value.durationMs;
+  if (typeof duration === 'number' && Number.isFinite(duration)) row.duration_ms = duration;
+  const verdict = value.execution_status === 'execution_error' ? 'error' : value.verdict;
+  if (verdict === 'pass' || verdict === 'fail' || verdict === 'error') row.verdict = verdict;
+  if (Array.isArray(value.scores)) {
+    const scores = value.scores
+      .filter((s): s is Record<string, unknown> => !!s && typeof s === 'object' && typeof (s as Record<string, unknown>).score === 'number')
+      .map((s) => ({ name: str(s.name), type: str(s.type), score: s.score as number }));
+    if (scores.length > 0) row.scores = scores;
+  }
+  return row;
+}
+
+/**
+ * The score rows of a manifest's text (one JSON object per line), in file order: malformed lines
+ * are skipped with a warning naming `source` and the line; `foreign` counts rows without a
+ * test_id or numeric score (another producer's format: the caller derives those instead).
+ */
+export function parseScoreRows(text: string, source: string): { rows: ScoreRow[]; warnings: string[]; foreign: number } {
+  const rows: ScoreRow[] = [];
+  const warnings: string[] = [];
+  let foreign = 0;
+  for (const { line, value, error } of jsonlLines(text)) {
+    if (error !== undefined) {
+      warnings.push(`${source}:${line}: not valid JSON, line skipped (${error})`);
+      continue;
+    }
+    if (!value || typeof value !== 'object' || Array.isArray(value)) {
+      warnings.push(`${source}:${line}: not a JSON object, line skipped`);
+      continue;
+    }
+    const row = toScoreRow(value as Record<string, unknown>);
+    if (row) rows.push(row);
+    else foreign++;
+  }
+  return { rows, warnings, foreign };
+}
+
+/**
+ * A manifest's rows as the readers take them: null when it holds only another producer's rows
+ * (the run reader derives those); otherwise its rows (maybe none) with a warning for any skipped.
+ */
+export function manifestRows(text: string, source: string): { rows: ScoreRow[]; warnings: string[] } | null {
+  const { rows, warnings, foreign } = parseScoreRows(text, source);
+  if (foreign > 0 && rows.length === 0) return null;
+  if (foreign > 0) warnings.push(`${source}: ${foreign} row(s) without a test_id or numeric score skipped`);
+  return { rows, warnings };
+}
+
+/** Read the score rows of a run directory, an index.jsonl, or a results JSONL file. */
+export async function loadScoreRows(source: string, opts: { cwd?: string } = {}): Promise<ScoreSource> {
+  const cwd = opts.cwd ?? process.cwd();
+  const manifest = resolveManifest(source, cwd);
+  if (manifest) {
+    // The same checks as every reader of a run: the manifest of a run directory stays inside it
+    // (never read through a link out), and no named pipe or device is opened.
+    if (manifest.runDir !== null) {
+      const rel = relative(manifest.runDir, manifest.path);
+      const at = checkRunPathSync(manifest.runDir, rel);
+      if (at.kind === 'bad') throw new InputError(`${source}: refusing to read ${rel}: ${at.message}`);
+    } else {
+      let st: ReturnType<typeof statSync> | null = null;
+      try {
+        st = statSync(manifest.path);
+      } catch {
+        // absent: read (and reported) just below
+        st = null;
+      }
+      const special = st && specialInputMessage(st);
+      if (special) throw new InputError(`${source}: ${special}`);
+    }
+    let text: string;
+    try {
+      text = await readFile(manifest.path, 'utf8');
+    } catch (err) {
+      throw new InputError(`${source}: cannot read ${manifest.path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    const parsed = manifestRows(text, source);
+    if (parsed) {
+      if (parsed.rows.length === 0) throw new InputError(`${source}: no result rows in ${manifest.path}`);
+      return { source, path: manifest.path, runDir: manifest.runDir, ...parsed };
+    }
+  }
+  // Not AgentV-shaped rows, or a directory in another layout: let the run reader derive them.
+  const run = await loadRun(source, { cwd, allowResultsFile: true });
+  const rows = run.rows.map((r) => {
+    const row: ScoreRow = { test_id: r.test_id, score: r.score, target: r.target, suite: r.suite };
+    if (r.timestamp) row.timestamp = r.timestamp;
+    if (r.experiment) row.experiment = r.experiment;
+    if (typeof r.cost_usd === 'number') row.cost_usd = r.cost_usd;
+    if (typeof r.duration_ms === 'number') row.duration_ms = r.duration_ms;
+    if (r.scores.length > 0) row.scores = r.scores.map((s) => ({ name: s.name, type: s.type, score: s.score }));
+    row.verdict = r.verdict;
+    return row;
+  });
+  if (rows.length === 0) throw new InputError(`${source}: no result rows`);
+  return { source, path: run.indexPath, runDir: run.dir, rows, warnings: run.problems.map((p) => `${source}: ${p}`) };
+}

@@ -1,0 +1,28 @@
+/**
+ * Move a tag to one run (`gate --update-baseline` moves `baseline`): the run gains the tag, then
+ * every other run carrying it loses it — two ordinary tag writes through src/overlays/write.ts,
+ * never a force, and the order means readers of `@<tag>` always find a run (for a moment two).
+ * Only the last write pushes: one push carries every commit.
+ */
+import { editTags, type OverlayResult, type TagsDoc } from './write.js';
+import type { TargetOptions } from '../results-branch/repo/target.js';
+import { listRuns } from '../results-branch/read/list.js';
+
+export interface MoveTagResult {
+  runId: string;
+  tag: string;
+  /** Runs the tag was removed from. */
+  removedFrom: string[];
+  /** The last write: its push outcome is the one that carried all of them. */
+  last: OverlayResult<TagsDoc>;
+}
+
+export async function moveTag(opts: TargetOptions & { runId: string; tag: string; push?: boolean }): Promise<MoveTagResult> {
+  const { runId, tag, push, ...target } = opts;
+  const holders = (await listRuns({ ...target, tag: [tag] })).runs.map((r) => r.run_id).filter((id) => id !== runId);
+  let last = await editTags({ ...target, runId, add: [tag], push: holders.length === 0 ? push : false });
+  for (const [i, other] of holders.entries()) {
+    last = await editTags({ ...target, runId: other, remove: [tag], push: i === holders.length - 1 ? push : false });
+  }
+  return { runId, tag, removedFrom: holders, last };
+}

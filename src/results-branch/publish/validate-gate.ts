@@ -1,0 +1,24 @@
+/**
+ * Publish runs the checks `validate` runs and refuses a run they reject: a row naming a missing
+ * sidecar, a summary that disagrees with its rows, a path out of the run. Published, such a run
+ * would fail `validate` (ours and AgentV's) on every machine that pulls it. `--allow-invalid`
+ * publishes it anyway; nothing overrides the path checks (prepare.ts), which keep every file the
+ * run names inside it.
+ */
+import { InputError } from '../../runs/export/export.js';
+import { workspaceDirOf } from '../../runs/read/run-reader.js';
+import { validateRun } from '../../runs/validate.js';
+
+export async function refuseInvalidRun(run: string, cwd: string): Promise<void> {
+  // A results file is exported first (the export is valid by construction); a workspace is
+  // judged as the user has it.
+  if ((await workspaceDirOf(run, cwd)) === null) return;
+  const report = await validateRun({ run, cwd });
+  if (report.valid) return;
+  const where = (p: { file: string; line?: number }) => `${p.file}${p.line === undefined ? '' : `:${p.line}`}`;
+  const shown = report.problems.slice(0, 3).map((p) => `${where(p)}: ${p.message}`);
+  const more = report.problems.length > 3 ? ` (and ${report.problems.length - 3} more)` : '';
+  throw new InputError(
+    `${run}: refusing to publish a run \`validate\` rejects: ${shown.join('; ')}${more} — run \`agentv-results validate ${run}\` to see every problem, fix them, or pass --allow-invalid to publish it as it is`,
+  );
+}

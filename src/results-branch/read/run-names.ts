@@ -1,0 +1,176 @@
+/**
+ * Runs by name: what every command that reads a run (`compare`, `gate`, `summary`, `trend`)
+ * accepts in place of a path, resolved to a directory the run reader can open.
+ *
+ *   <path>                         a run directory, an index.jsonl or a results .jsonl on disk
+ *   <run_id>                       a run published on the results branch (as `list` shows it)
+ *   @<tag>                         the newest published run carrying the tag (`@baseline`)
+ *   @latest                        the newest published run
+ *   …:experiment=<e>,tag=<t>       narrows either form (`@latest:experiment=nightly`)
+ *
+ * A path that exists always wins, so a local directory is never shadowed by a run id. Published
+ * runs are found with `list` and materialized with `pull` (their public functions: nothing here
+ * reads the branch itself) into a scratch directory that `dispose()` removes — the user's checkout
+ * is never touched. When the run is not found on this machine's refs and a remote is configured,
+ * the results branch is fetched once and the lookup retried; `fetch` fetches first.
+ *
+ * This sits in front of the run reader (src/runs/read/run-reader.ts), which only ever sees paths.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { remoteUrl } from '../../git/index.js';
+import { LayoutError, runDirName } from '../layout/branch-layout.js';
+import { ReadError } from '../layout/read-errors.js';
+import { resolveTarget, type TargetOptions } from '../repo/target.js';
+import { treeUrl } from '../../sync/compare-link.js';
+import { EXIT, exitCodeFor } from '../../util/errors.js';
+import { redactUrl } from '../../util/redact.js';
+import { listRuns, type ListedRun } from './list.js';
+import { pull } from './pull.js';
+
+export interface RunNameOptions extends TargetOptions {
+  /** Fetch the results branch before looking a published run up (else only when it is missing). */
+  fetch?: boolean;
+  timeoutMs?: number;
+}
+
+export interface ResolvedRun {
+  /** The name as given. */
+  name: string;
+  /** What to read: the path as given for a local run, the scratch directory for a published one. */
+  path: string;
+  /** The published run id; null for a local path. */
+  runId: string | null;
+  experiment?: string;
+  /** The run on the results branch's web page, when the remote is a GitHub or GitLab repository. */
+  url?: string;
+}
+
+export interface ResolvedRuns {
+  runs: ResolvedRun[];
+  /** Remove the scratch copies of published runs. */
+  dispose(): Promise<void>;
+}
+
+export interface RunSelector {
+  /** `latest`, or the tag the run must carry. */
+  pick: { latest: true } | { tag: string };
+  experiment?: string;
+  tags: string[];
+}
+
+/** Parse `@latest`, `@<tag>` and their `:key=value,…` filters; null when `name` is not a selector. */
+export function parseRunSelector(name: string): RunSelector | null {
+  if (!name.startsWith('@')) return null;
+  const [head, query] = splitOnce(name.slice(1), ':');
+  if (!/^[A-Za-z0-9][A-Za-z0-9._\-+=]*$/.test(head))
+    throw new ReadError(`${JSON.stringify(name)}: expected @latest or @<tag>, optionally followed by :experiment=<name>`, 'input');
+  const sel: RunSelector = { pick: head === 'latest' ? { latest: true } : { tag: head }, tags: [] };
+  for (const part of query === undefined ? [] : query.split(',')) {
+    const [key, value] = splitOnce(part, '=');
+    if (value === undefined || value === '') throw new ReadError(`${JSON.stringify(name)}: ${JSON.stringify(part)} is not key=value`, 'input');
+    if (key === 'experiment') sel.experiment = value;
+    else if (key === 'tag') sel.tags.push(value);
+    else if (key === 'branch')
+      throw new ReadError(
+        `${JSON.stringify(name)}: a run does not record the git branch it was made on; tag the runs of a branch when publishing them (\`tag <run_id> +main\`) and select them with :tag=main`,
+        'input',
+      );
+    else throw new ReadError(`${JSON.stringify(name)}: unknown filter ${JSON.stringify(key)} (known: experiment, tag)`, 'input');
+  }
+  return sel;
+}
+
+function splitOnce(s: string, sep: string): [string, string | undefined] {
+  const i = s.indexOf(sep);
+  return i < 0 ? [s, undefined] : [s.slice(0, i), s.slice(i + 1)];
+}
+
+/** Resolve each name (in order); the scratch directory is removed on failure too. */
+export async function resolveRunNames(names: string[], opts: RunNameOptions = {}): Promise<ResolvedRuns> {
+  const cwd = opts.cwd ?? process.cwd();
+  let scratch: string | null = null;
+  const dispose = async () => {
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+    scratch = null;
+  };
+  let pulls = 0;
+  let link: ((run: ListedRun | { path: string }) => string | undefined) | null = null;
+  const published = async (runId: string, listed?: ListedRun): Promise<ResolvedRun & { runId: string }> => {
+    scratch ??= await mkdtemp(join(tmpdir(), 'agentv-run-names-'));
+    let dirName: string;
+    try {
+      dirName = runDirName(runId);
+    } catch (err) {
+      if (err instanceof LayoutError) throw new ReadError(err.message, 'input');
+      throw err;
+    }
+    const out = join(scratch, String(pulls++), dirName);
+    const pulled = await pullFetchingWhenMissing({ ...opts, cwd, runId, out });
+    link ??= await linker(opts);
+    const url = link(listed ?? { path: dirName });
+    return { name: runId, path: pulled.dir, runId: pulled.runId, ...(listed ? { experiment: listed.experiment } : {}), ...(url ? { url } : {}) };
+  };
+  try {
+    const runs: ResolvedRun[] = [];
+    for (const name of names) {
+      const sel = parseRunSelector(name);
+      if (sel) {
+        const run = await newest(sel, name, { ...opts, cwd });
+        runs.push({ ...(await published(run.run_id, run)), name });
+        continue;
+      }
+      if (existsSync(resolve(cwd, name))) {
+        runs.push({ name, path: name, runId: null });
+        continue;
+      }
+      try {
+        runs.push({ ...(await published(name)), name });
+      } catch (err) {
+        // Most likely a path with a typo: say that first. A git or remote failure keeps its exit code.
+        if (exitCodeFor(err) === EXIT.git) throw err;
+        throw new ReadError(`${name}: no such file or directory, and not a published run (${(err as Error).message})`, 'not-found');
+      }
+    }
+    return { runs, dispose };
+  } catch (err) {
+    await dispose();
+    throw err;
+  }
+}
+
+/** The newest run the selector matches: this machine's view first, then (if that has none) the remote's after a fetch. */
+async function newest(sel: RunSelector, name: string, opts: RunNameOptions): Promise<ListedRun> {
+  const tags = 'tag' in sel.pick ? [sel.pick.tag, ...sel.tags] : sel.tags;
+  const query = { ...opts, experiment: sel.experiment, tag: tags.length > 0 ? tags : undefined, limit: 1 };
+  let listed = await listRuns({ ...query, fetch: opts.fetch });
+  if (listed.runs.length === 0 && !opts.fetch && listed.remote !== null) listed = await listRuns({ ...query, fetch: true });
+  const run = listed.runs[0];
+  if (!run) {
+    const what = [tags.length > 0 ? `tagged ${tags.join(' and ')}` : null, sel.experiment ? `of experiment ${sel.experiment}` : null].filter(Boolean).join(' ');
+    throw new ReadError(`${name}: no published run ${what || 'at all'} on ${listed.branch}${listed.remote ? ` (local or ${listed.remote})` : ''}`, 'not-found');
+  }
+  return run;
+}
+
+async function pullFetchingWhenMissing(opts: Parameters<typeof pull>[0]): ReturnType<typeof pull> {
+  try {
+    return await pull(opts);
+  } catch (err) {
+    if (opts.fetch || !(err instanceof ReadError) || (err.kind !== 'input' && err.kind !== 'not-found')) throw err;
+    // Swallowed on purpose: the retry with a fetch is a second chance; its failure leaves the first error to report.
+    const again = await pull({ ...opts, fetch: true }).catch(() => null);
+    if (again) return again;
+    throw err;
+  }
+}
+
+/** A function giving a published run's web page, when the remote is a known host. */
+async function linker(opts: TargetOptions): Promise<(run: { path: string }) => string | undefined> {
+  const target = await resolveTarget(opts);
+  const url = target.remote ? await remoteUrl(target.repo, target.remote) : null;
+  const branch = target.resultsRef.replace(/^refs\/heads\//, '');
+  return (run) => (url ? (treeUrl(redactUrl(url), branch, run.path) ?? undefined) : undefined);
+}

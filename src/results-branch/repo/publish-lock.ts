@@ -1,0 +1,164 @@
+/**
+ * The local publish lock (ARCHITECTURE.md rule 6): serializes publishers on one machine. Compare-and-swap
+ * on refs is the real guarantee; the lock only keeps two local publishers from wasting work
+ * racing each other. A compromised lock (its holder stalled past `stale`) must abort the holder
+ * before it moves any ref, so `assertHeld()` is checked right before ref updates.
+ *
+ * A holder killed with SIGKILL (or by the OOM killer) cannot remove its lock, and proper-lockfile
+ * treats it as stale only after `stale` (30 s) without updates. So the holder also records its pid,
+ * host and the lock directory's inode in `<lock>.owner` beside the lock (not inside: proper-lockfile
+ * removes its lock with rmdir), and a waiter on the same host that finds that pid gone reclaims the
+ * lock at once. The inode ties the record to this very lock directory: a lock another process has
+ * just created (whose owner record is not written yet) has a different inode and is left alone.
+ *
+ * A holder can also die in the two gaps where the lock exists without a record of it: between
+ * proper-lockfile's mkdir and our record write, and between removing the record and the rmdir on
+ * release (CI caught a kill -9 landing in the first one: the next publish waited out the 30 s
+ * staleness). A live holder writes its record within microseconds of the mkdir and never releases
+ * slowly, so a lock directory with no record of its inode that is older than ORPHAN_GRACE_MS is an
+ * orphan and is reclaimed too. Should that ever misjudge a stalled live holder, its next periodic
+ * update sees the lock replaced, and `assertHeld()` stops it before it moves a ref. For the same
+ * reason a holder that cannot write its record gives the lock back and fails instead of holding a
+ * lock that others would judge orphaned.
+ */
+import lockfile from 'proper-lockfile';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { processAlive } from '../../util/process-alive.js';
+import { AgentvResultsError } from '../../util/errors.js';
+
+export class LockError extends AgentvResultsError {
+  readonly code = 'lock';
+}
+
+export interface HeldLock {
+  assertHeld(): void;
+  release(): Promise<void>;
+}
+
+interface Owner {
+  pid: number;
+  host: string;
+  ino: number;
+}
+
+function readOwner(ownerFile: string): Owner | null {
+  try {
+    const o = JSON.parse(readFileSync(ownerFile, 'utf8')) as Partial<Owner>;
+    return typeof o.pid === 'number' && typeof o.host === 'string' && typeof o.ino === 'number' ? { pid: o.pid, host: o.host, ino: o.ino } : null;
+  } catch {
+    // absent: no owner file (or a torn one)
+    return null;
+  }
+}
+
+/** How long a lock directory may exist without its owner record before it counts as orphaned. */
+export const ORPHAN_GRACE_MS = 3_000;
+
+/**
+ * True when the lock was removed because its holder is gone: its recorded owner is a dead process
+ * of this host, or it has had no record at all for longer than ORPHAN_GRACE_MS.
+ */
+async function reclaimIfOwnerDead(lockDir: string, ownerFile: string): Promise<boolean> {
+  // absent: the lock went away meanwhile
+  const current = await stat(lockDir).catch(() => null);
+  if (!current) return false;
+  const recorded = readOwner(ownerFile);
+  const owner = recorded?.ino === current.ino ? recorded : null;
+  if (owner) {
+    if (owner.host !== hostname() || owner.pid === process.pid || processAlive(owner.pid)) return false;
+  } else if (Date.now() - current.mtimeMs < ORPHAN_GRACE_MS) {
+    return false; // just created: its holder is about to write the record
+  }
+  const moved = `${lockDir}.dead-${owner?.pid ?? 'orphan'}-${randomBytes(4).toString('hex')}`;
+  try {
+    await rename(lockDir, moved);
+  } catch {
+    return false; // released or reclaimed by someone else meanwhile: just retry
+  }
+  // absent: the moved lock went away meanwhile
+  if ((await stat(moved).catch(() => null))?.ino !== current.ino) {
+    // A live process re-took the lock between our stat and our rename: give it back. Should that
+    // fail, its periodic update notices the loss and it aborts before moving any ref.
+    await rename(moved, lockDir).catch(() => rm(moved, { recursive: true, force: true }));
+    return false;
+  }
+  if (owner) {
+    try {
+      unlinkSync(ownerFile);
+    } catch {
+      // already gone
+    }
+  }
+  await rm(moved, { recursive: true, force: true });
+  return true;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function acquirePublishLock(commonDir: string, opts: { waitMs?: number } = {}): Promise<HeldLock> {
+  const file = join(commonDir, 'agentv-results.lock');
+  const lockDir = `${file}.lock`;
+  const ownerFile = `${file}.owner`;
+  let compromised: Error | null = null;
+  const waitMs = opts.waitMs ?? 120_000;
+  const started = Date.now();
+  let release: () => Promise<void>;
+  // Our own retry loop (not proper-lockfile's) so a dead owner is noticed on every attempt.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      release = await lockfile.lock(file, {
+        realpath: false,
+        stale: 30_000,
+        update: 5_000,
+        retries: 0,
+        onCompromised: (err) => {
+          compromised = err;
+        },
+      });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ELOCKED' || Date.now() - started > waitMs) {
+        throw new LockError(`could not take the publish lock ${lockDir}: ${(err as Error).message}`);
+      }
+      if (await reclaimIfOwnerDead(lockDir, ownerFile)) continue;
+      const backoff = Math.min(1_000, 50 * 1.3 ** attempt);
+      await sleep(backoff / 2 + Math.random() * backoff);
+    }
+  }
+  const tmp = `${ownerFile}.tmp-${process.pid}`;
+  try {
+    writeFileSync(tmp, JSON.stringify({ pid: process.pid, host: hostname(), ino: statSync(lockDir).ino }));
+    renameSync(tmp, ownerFile);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never written
+    }
+    // best effort: the LockError below is the failure reported
+    await release().catch(() => undefined);
+    throw new LockError(`could not record the owner of the publish lock in ${ownerFile}: ${(err as Error).message}`);
+  }
+  return {
+    assertHeld() {
+      if (compromised) throw new LockError(`the publish lock was lost (${(compromised as Error).message}); nothing was moved — run the command again`);
+    },
+    async release() {
+      try {
+        // Our record goes before the lock itself, so it never outlives the lock it describes.
+        if (readOwner(ownerFile)?.pid === process.pid) unlinkSync(ownerFile);
+      } catch {
+        // already gone
+      }
+      try {
+        await release();
+      } catch {
+        // Already released or compromised: nothing left to undo.
+      }
+    },
+  };
+}

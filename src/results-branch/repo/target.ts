@@ -1,0 +1,110 @@
+/**
+ * Which repository, branches and remote a publish goes to, from the configuration.
+ *
+ * `results.repo` is either the name of an existing remote of the local checkout, or a URL. A URL
+ * with no `results.path` means a managed bare clone in the cache directory: the user's checkout is
+ * never used for it. Remotes are never added or rewritten in a user's repository.
+ */
+import { createHash } from 'node:crypto';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { assertGitVersion, listRemotes, NotARepositoryError, openRepo, worktreeBranches, type Repo } from '../../git/index.js';
+import { ensureBareClone } from '../../git/clone.js';
+import { ConfigError, loadResultsConfig, type ResultsConfig } from './config.js';
+import { refuseForeignBranches } from './ownership.js';
+import { AgentvResultsError } from '../../util/errors.js';
+
+export interface PublishTarget {
+  repo: Repo;
+  config: ResultsConfig;
+  configFile: string | null;
+  /** The `projects[]` entry whose settings apply, if any. */
+  project: string | null;
+  resultsRef: string;
+  artifactsRef: string;
+  /** null when the repository has no remote to push to. */
+  remote: string | null;
+  managed: boolean;
+}
+
+export class PublishError extends AgentvResultsError {
+  readonly code = 'publish';
+}
+
+export function looksLikeUrl(value: string): boolean {
+  return (
+    /^[a-z][a-z0-9+.-]*:\/\//i.test(value) || /^[^/\s]+@[^:\s]+:/.test(value) || value.startsWith('/') || value.startsWith('./') || value.startsWith('../')
+  );
+}
+
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.AGENTV_RESULTS_CACHE) return resolve(env.AGENTV_RESULTS_CACHE);
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'agentv-results');
+}
+
+export interface TargetOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  remote?: string;
+  configFile?: string;
+  /** The `projects[]` entry to use (default: AGENTV_PROJECT, else the one holding `cwd`). */
+  project?: string;
+  overrides?: Partial<ResultsConfig>;
+}
+
+export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTarget> {
+  const cwd = opts.cwd ?? process.cwd();
+  const env = opts.env ?? process.env;
+  await assertGitVersion();
+  const { config, file, baseDir, project } = await loadResultsConfig({
+    cwd,
+    env,
+    configFile: opts.configFile,
+    project: opts.project,
+    overrides: opts.overrides,
+  });
+  let repo: Repo;
+  let managed = false;
+  let remote: string | null = opts.remote ?? config.remote ?? null;
+  if (config.repo && looksLikeUrl(config.repo) && !config.path) {
+    // A relative path is relative to the folder holding .agentv/, like every path in the file; made
+    // absolute before it keys the cache, so one string from two places never shares a clone.
+    const url = config.repo.startsWith('./') || config.repo.startsWith('../') ? resolve(baseDir, config.repo) : config.repo;
+    const dir = join(cacheDir(env), 'repos', createHash('sha256').update(url).digest('hex').slice(0, 16) + '.git');
+    repo = await ensureBareClone(url, dir, { timeoutMs: 120_000 });
+    managed = true;
+    remote = remote ?? 'origin';
+  } else {
+    repo = await openRepo(config.path ? resolve(baseDir, config.path) : cwd).catch((err: unknown) => {
+      // Where the results go is configuration: say how to point us at a repository (exit 2).
+      if (err instanceof NotARepositoryError) {
+        throw new ConfigError(
+          `${err.message} — run agentv-results inside a git checkout, or set results.path (a local checkout) or results.repo (a URL) in .agentv/config.yaml`,
+        );
+      }
+      throw err;
+    });
+    if (config.repo && !looksLikeUrl(config.repo)) remote = remote ?? config.repo;
+  }
+  const [remotes, checkedOut] = await Promise.all([listRemotes(repo), worktreeBranches(repo)]);
+  if (remote === null && remotes.includes('origin')) remote = 'origin';
+  if (remote !== null && !remotes.includes(remote)) {
+    const hint =
+      config.repo && looksLikeUrl(config.repo)
+        ? ' (agentv-results never adds remotes to your checkout: add it yourself, or drop results.path to use a managed clone)'
+        : '';
+    throw new ConfigError(`remote ${JSON.stringify(remote)} does not exist in ${repo.workTree ?? repo.gitDir}${hint}`);
+  }
+  const resultsRef = `refs/heads/${config.branch}`;
+  const artifactsRef = `refs/heads/${config.artifacts_branch}`;
+  // A branch the user works on is never ours to write (results-branch/repo/ownership.ts), checked out or not.
+  await refuseForeignBranches(repo, config, remote, file);
+  for (const ref of [resultsRef, artifactsRef]) {
+    if (checkedOut.includes(ref)) {
+      throw new PublishError(
+        `${ref.slice('refs/heads/'.length)} is checked out in a worktree of ${repo.commonDir}; agentv-results writes that branch without a checkout — switch that worktree to another branch first`,
+      );
+    }
+  }
+  return { repo, config, configFile: file, project, resultsRef, artifactsRef, remote, managed };
+}

@@ -1,0 +1,290 @@
+/**
+ * `combine`: several partial run workspaces (CI shards, a re-run of the failures) -> one NEW run
+ * workspace, written atomically.
+ *
+ * - Experiment: the sources' common experiment, or `experiment` when given. Sources that span
+ *   experiments without one are refused (AgentV's results docs: never invent a mixed-experiment label).
+ * - Duplicates, keyed by case (see caseKey): `error` (default) names both sources; `latest` keeps
+ *   the row with the later timestamp, ties going to the source given later.
+ * - run_id: `<timestampSlug(earliest kept row)>` as AgentV forms run ids (the experiment is in
+ *   the summary), derived from the data and never
+ *   from the destination (AgentV's results docs' rule for export), so combining the same shards anywhere
+ *   yields the same run_id and projection ids. Shards of one run therefore combine into that
+ *   run's id. Without timestamps: `<experiment>/undated-<hash of the kept cases>`.
+ * - Each kept row's attempt directory is copied as is; rows get the new run_id, experiment and
+ *   projection identity; summary.json, benchmark.json and timing.json are recomputed with the
+ *   export aggregator. Artifact pointers are kept unchanged: they locate bytes that already live
+ *   on the artifacts branch under the source run's key.
+ */
+import { createHash } from 'node:crypto';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import type { IndexRow } from '../model/artifacts.js';
+import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment, timestampSlug } from '../model/path-segments.js';
+import { RunAggregator } from './export/aggregate.js';
+import { AtomicDir } from './export/atomic-dir.js';
+import { InputError } from './export/export.js';
+import { projectionIdentity } from './export/projection-identity.js';
+import { DEFAULT_THRESHOLD } from './export/normalize.js';
+import { json } from './export/row-files.js';
+import { caseKey, describeCase, distinct } from './read/case-keys.js';
+import { loadRun, type LoadedRun } from './read/run-reader.js';
+import { checkOutputDir } from '../util/output-target.js';
+
+export type OnDuplicate = 'error' | 'latest';
+
+export interface CombineOptions {
+  /** Run workspace directories or their index.jsonl files, in command-line order. */
+  sources: string[];
+  /** Destination; must not exist or be empty. Default: `.agentv/results/<run_id>`. */
+  out?: string;
+  experiment?: string;
+  onDuplicate?: OnDuplicate;
+  cwd?: string;
+}
+
+export interface CombineSourceReport {
+  path: string;
+  run_id: string;
+  experiment: string;
+  rows: number;
+  kept: number;
+}
+
+export interface CombineResult {
+  run_id: string;
+  experiment: string;
+  out_dir: string;
+  rows: number;
+  duplicates_replaced: number;
+  sources: CombineSourceReport[];
+  summary: Record<string, unknown>;
+}
+
+interface Kept {
+  row: IndexRow;
+  source: number;
+  line: number;
+}
+
+const timeOf = (row: IndexRow): number => {
+  const t = row.timestamp ? Date.parse(row.timestamp) : NaN;
+  // An undated row loses to any dated one under `latest`.
+  return Number.isNaN(t) ? -Infinity : t;
+};
+
+async function loadSources(paths: string[], cwd: string): Promise<LoadedRun[]> {
+  if (paths.length === 0) throw new InputError('combine needs at least one source run workspace');
+  const runs: LoadedRun[] = [];
+  const seen = new Map<string, string>();
+  for (const path of paths) {
+    const run = await loadRun(path, { cwd });
+    const real = await realpath(run.dir!);
+    const twice = seen.get(real);
+    if (twice !== undefined) throw new InputError(`${path}: the same run workspace as ${twice} — pass each source once`);
+    seen.set(real, path);
+    const bad = run.issues.find((p) => p.file === 'index.jsonl');
+    if (bad)
+      throw new InputError(
+        `${path}: index.jsonl:${bad.line ?? '?'}: ${bad.message} — fix the source (see \`agentv-results validate\`) before combining; combining it would drop rows silently`,
+      );
+    if (run.rows.length === 0) throw new InputError(`${path}: index.jsonl has no rows — nothing to combine`);
+    runs.push(run);
+  }
+  return runs;
+}
+
+function chooseExperiment(runs: LoadedRun[], paths: string[], requested: string | undefined): string {
+  if (requested !== undefined) {
+    if (requested.trim() === '') throw new InputError('--experiment must not be empty');
+    return sanitizeSegment(requested);
+  }
+  const byExperiment = new Map<string, string[]>();
+  runs.forEach((run, i) => {
+    for (const e of distinct([run.experiment, ...run.rows.map((r) => r.experiment)])) byExperiment.set(e, [...(byExperiment.get(e) ?? []), paths[i]!]);
+  });
+  if (byExperiment.size === 1) return [...byExperiment.keys()][0]!;
+  const listing = [...byExperiment].map(([e, srcs]) => `${e} (${distinct(srcs).join(', ')})`).join('; ');
+  throw new InputError(
+    `the sources span experiments ${listing} — pass --experiment <name> to label the combined run (a mixed-experiment label is never invented)`,
+  );
+}
+
+function mergeRows(runs: LoadedRun[], paths: string[], policy: OnDuplicate): { kept: Kept[]; replaced: number } {
+  const byKey = new Map<string, Kept>();
+  let replaced = 0;
+  runs.forEach((run, source) => {
+    run.rows.forEach((row, i) => {
+      const line = run.rowLines[i]!;
+      const key = caseKey(row);
+      const prev = byKey.get(key);
+      if (!prev) {
+        byKey.set(key, { row, source, line });
+        return;
+      }
+      if (policy === 'error') {
+        throw new InputError(
+          `${describeCase(row)} is in both ${paths[prev.source]} (index.jsonl:${prev.line}) and ${paths[source]} (index.jsonl:${line}) — drop one, or pass --on-duplicate latest to keep the later one`,
+        );
+      }
+      replaced++;
+      // Later source wins ties: sources are visited in command-line order.
+      if (timeOf(row) >= timeOf(prev.row)) byKey.set(key, { row, source, line });
+    });
+  });
+  return { kept: [...byKey.values()], replaced };
+}
+
+function runIdFor(experiment: string, kept: Kept[]): { runId: string; earliest: string | null } {
+  let earliest: IndexRow | null = null;
+  for (const { row } of kept) if (timeOf(row) !== -Infinity && (earliest === null || timeOf(row) < timeOf(earliest))) earliest = row;
+  const slug = earliest?.timestamp ? timestampSlug(earliest.timestamp) : null;
+  void experiment;
+  if (slug) return { runId: slug, earliest: new Date(timeOf(earliest!)).toISOString() };
+  const hash = createHash('sha256')
+    .update(
+      kept
+        .map((k) => caseKey(k.row))
+        .sort()
+        .join('\n'),
+    )
+    .digest('hex');
+  return { runId: `undated-${hash.slice(0, 12)}`, earliest: null };
+}
+
+/** Every kept row gets its own attempt directory and only safe paths (they are copied from data). */
+function checkPaths(kept: Kept[], paths: string[]): void {
+  const owner = new Map<string, Kept>();
+  for (const k of kept) {
+    const where = `${paths[k.source]} (index.jsonl:${k.line})`;
+    for (const field of ROW_PATH_FIELDS) {
+      const value = (k.row as Record<string, unknown>)[field];
+      if (typeof value === 'string' && safeRelativePath(value) === null)
+        throw new InputError(`${where}: ${field} ${JSON.stringify(value)} escapes the run directory — refusing to copy it`);
+    }
+    const dir = safeRelativePath(k.row.result_dir)!;
+    const other = owner.get(dir);
+    if (other)
+      throw new InputError(
+        `${where}: result_dir ${dir} is also used by ${describeCase(other.row)} in ${paths[other.source]} — the sources were not written by one exporter`,
+      );
+    owner.set(dir, k);
+  }
+}
+
+/** The output-target rule (util/output-target.ts); combine writes only a new run, so any non-empty directory is refused too. */
+async function isEmptyOrAbsent(path: string): Promise<boolean> {
+  const there = await checkOutputDir(path, { command: 'combine', foreign: 'caller' });
+  return there === 'absent' || there === 'empty';
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The sources' benchmark eval_file labels, for the combined benchmark.json's metadata. */
+async function evalFileOf(runs: LoadedRun[]): Promise<string> {
+  const names: string[] = [];
+  for (const run of runs) {
+    try {
+      const doc = JSON.parse(await readFile(join(run.dir!, 'benchmark.json'), 'utf8')) as { metadata?: { eval_file?: unknown } };
+      if (typeof doc.metadata?.eval_file === 'string' && doc.metadata.eval_file) names.push(doc.metadata.eval_file);
+    } catch {
+      // No benchmark.json in that source: nothing to carry.
+    }
+  }
+  return distinct(names).join(', ') || 'combined';
+}
+
+export async function combineRuns(opts: CombineOptions): Promise<CombineResult> {
+  const cwd = opts.cwd ?? process.cwd();
+  const policy = opts.onDuplicate ?? 'error';
+  const runs = await loadSources(opts.sources, cwd);
+  const experiment = chooseExperiment(runs, opts.sources, opts.experiment);
+  const { kept, replaced } = mergeRows(runs, opts.sources, policy);
+  checkPaths(kept, opts.sources);
+  const { runId, earliest } = runIdFor(experiment, kept);
+
+  const out = resolve(cwd, opts.out ?? join('.agentv/results', runId));
+  const shown = relative(cwd, out) || out;
+  if (!(await isEmptyOrAbsent(out)))
+    throw new InputError(`${shown} already exists and is not empty — combine writes a new run workspace; choose another --out or delete it first`);
+  for (const [i, run] of runs.entries()) {
+    const src = await realpath(run.dir!);
+    // absent: a parent that does not exist yet compares as given
+    const parent = await realpath(dirname(out)).catch(() => resolve(dirname(out)));
+    const target = join(parent, basename(out));
+    if (target === src || target.startsWith(src + sep))
+      throw new InputError(`--out ${shown} is inside source ${opts.sources[i]} — choose a directory outside the sources`);
+  }
+
+  const thresholds = runs.map((r) => r.summary?.threshold).filter((t): t is number => typeof t === 'number');
+  const meta = { run_id: runId, experiment, timestamp: earliest, eval_file: await evalFileOf(runs), threshold: thresholds[0] ?? DEFAULT_THRESHOLD };
+  const dir = await AtomicDir.create(dirname(out), { hint: basename(out) });
+  try {
+    const agg = new RunAggregator();
+    let index = '';
+    for (const { row, source } of kept) {
+      const srcDir = runs[source]!.dir!;
+      const resultDir = safeRelativePath(row.result_dir)!;
+      if (await exists(join(srcDir, resultDir))) await dir.copyIn(join(srcDir, resultDir), resultDir);
+      // Sidecars a foreign writer placed outside the attempt directory travel too.
+      for (const field of ROW_PATH_FIELDS) {
+        if (field === 'result_dir') continue;
+        const rel = (row as Record<string, unknown>)[field];
+        if (typeof rel !== 'string') continue;
+        const safe = safeRelativePath(rel)!;
+        if (safe.startsWith(resultDir + '/')) continue;
+        if (await exists(join(srcDir, safe))) await dir.copyIn(join(srcDir, safe), safe);
+      }
+      const rewritten: IndexRow = {
+        ...row,
+        run_id: runId,
+        experiment,
+        projection_identity: projectionIdentity(runId, {
+          suite: row.suite,
+          eval_path: row.eval_path ?? null,
+          test_id: row.test_id,
+          target: row.target,
+          source_target: row.source_target,
+          attempt: row.attempt,
+          variant: row.variant,
+          envelope_id: row.envelope_id ?? null,
+          trace_id: row.trace_id ?? null,
+          root_span_id: row.root_span_id ?? null,
+        }),
+      };
+      agg.add(rewritten);
+      index += JSON.stringify(rewritten) + '\n';
+    }
+    const sources: CombineSourceReport[] = runs.map((run, i) => ({
+      path: opts.sources[i]!,
+      run_id: run.runId,
+      experiment: run.experiment,
+      rows: run.rows.length,
+      kept: kept.filter((k) => k.source === i).length,
+    }));
+    const summary = agg.summary(meta);
+    // Provenance without local paths: artifacts stay deterministic and free of machine details.
+    summary.combine_metadata = {
+      sources: sources.map(({ run_id, experiment: e, rows, kept: k }) => ({ run_id, experiment: e, rows, kept: k })),
+      on_duplicate: policy,
+      duplicates_replaced: replaced,
+    };
+    await dir.write('index.jsonl', index);
+    await dir.write('summary.json', json(summary));
+    await dir.write('benchmark.json', json(agg.benchmark(meta)));
+    await dir.write('timing.json', json(agg.timing()));
+    await dir.flush();
+    // Checked again right before the rename: commit replaces whatever is at `out`.
+    if (!(await isEmptyOrAbsent(out))) throw new InputError(`${shown} was written to while combining — nothing was changed; choose another --out`);
+    const outDir = await dir.commit(basename(out));
+    return { run_id: runId, experiment, out_dir: outDir, rows: kept.length, duplicates_replaced: replaced, sources, summary };
+  } catch (err) {
+    await dir.abort();
+    throw err;
+  }
+}

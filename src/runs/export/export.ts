@@ -1,0 +1,340 @@
+/**
+ * `export`: stream a results source into a run directory in one of the layouts.
+ *
+ * Memory stays bounded whatever the input size: rows are parsed one at a time, their files are
+ * written as soon as they are derived, and their index rows are spilled to a staging file. The
+ * run id (which needs the earliest timestamp) is only known at the end, so the index is
+ * finished in a second, cheap pass over the spilled rows: that is also where duplicates are
+ * resolved and the run-level aggregates are folded.
+ */
+import { createHash } from 'node:crypto';
+import { appendFile, readdir, readFile, stat } from 'node:fs/promises';
+import { basename, join, relative, resolve } from 'node:path';
+import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
+import { sanitizeSegment, timestampSlug } from '../../model/path-segments.js';
+import { RunAggregator } from './aggregate.js';
+import { AtomicDir } from './atomic-dir.js';
+import { readRowsPass, spilledRows, type DuplicatePolicy, type Spilled } from './export-pass.js';
+import { identityFieldsOf, localIdentityKey, projectionIdentity } from './projection-identity.js';
+import { InputError } from './input-error.js';
+import { layoutWriter, type LayoutName, type LayoutWriter } from './output-layouts.js';
+import { DEFAULT_THRESHOLD } from './normalize.js';
+import { projectionBundle, projectionEntry } from './projection-bundle.js';
+import { json } from './row-files.js';
+import { resolveSource, type ResolvedSource } from './source.js';
+import { checkOptions, ExportOptionsSchema } from '../../util/verb-options.js';
+import { checkOutputDir } from '../../util/output-target.js';
+import { hostileEntries, hostileEntryMessage, unsafeRunMessage } from '../../util/run-files.js';
+
+export { InputError } from './input-error.js';
+export type { DuplicatePolicy } from './export-pass.js';
+
+export interface ExportOptions {
+  source: string;
+  out?: string;
+  layout?: LayoutName;
+  experiment?: string;
+  duplicatePolicy?: DuplicatePolicy;
+  projectionBundle?: boolean;
+  dryRun?: boolean;
+  includeRawContent?: boolean;
+  skipInvalid?: boolean;
+  threshold?: number;
+  cwd?: string;
+  maxLineBytes?: number;
+  /** Copy files the runner wrote into a re-derived workspace (default true); readers that only need our bundle skip it. */
+  carryRunnerFiles?: boolean;
+  /** With dryRun: return the derived index rows (for commands that read results files in memory). */
+  collectIndexRows?: boolean;
+  onWarning?: (message: string) => void;
+  onProgress?: (bytesRead: number, totalBytes: number) => void;
+}
+
+export interface ExportResult {
+  runId: string;
+  experiment: string;
+  layout: LayoutName;
+  outDir: string | null;
+  rows: number;
+  skippedInvalid: number;
+  duplicates: { updated: number; skipped: number };
+  summary: Record<string, unknown>;
+  bundle?: Record<string, unknown>;
+  indexRows?: IndexRow[];
+}
+
+function experimentOf(opts: ExportOptions, src: ResolvedSource): string {
+  if (opts.experiment) return sanitizeSegment(opts.experiment);
+  if (src.recordedExperiment) return sanitizeSegment(src.recordedExperiment);
+  return src.defaultExperiment;
+}
+
+/**
+ * Run ids as AgentV forms them: the run directory's name, an ISO timestamp slug
+ * (`2026-03-14T10-32-00-000Z`, here the earliest row's), with the experiment kept apart in the
+ * summary (`experiment`, `metadata.experiment`). A workspace keeps the id it recorded.
+ */
+function runIdOf(opts: ExportOptions, src: ResolvedSource, earliest: string | null, contentHash: string): string {
+  if (src.kind === 'workspace') {
+    if (!opts.experiment && src.recordedRunId) return src.recordedRunId;
+    return sanitizeSegment(src.dir!.split('/').pop() ?? 'run');
+  }
+  const slug = earliest ? timestampSlug(earliest) : null;
+  return slug ?? `undated-${contentHash.slice(0, 12)}`;
+}
+
+/**
+ * Where the run will land: an explicit --out, or .agentv/results/<run_id> where AgentV lists runs
+ * (the name is then only known once the run id is). A workspace of ours (or of the attempt-N
+ * layout) is re-derived in place, as before.
+ */
+function destinationOf(opts: ExportOptions, src: ResolvedSource, cwd: string): { parent: string; name: string | null } {
+  if (opts.out) return { parent: resolve(cwd, opts.out, '..'), name: resolve(cwd, opts.out).split('/').pop()! };
+  if (src.kind === 'workspace' && src.layout === 'bundle') return { parent: resolve(src.dir!, '..'), name: src.dir!.split('/').pop()! };
+  return { parent: resolve(cwd, '.agentv/results'), name: null };
+}
+
+export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
+  checkOptions('exportRun', ExportOptionsSchema, opts);
+  const cwd = opts.cwd ?? process.cwd();
+  const policy = opts.duplicatePolicy ?? 'update';
+  const layout = layoutWriter(opts.layout ?? 'bundle');
+  const threshold = opts.threshold ?? DEFAULT_THRESHOLD;
+  const includeRaw = opts.includeRawContent ?? false;
+  const src = await resolveSource(opts.source, cwd);
+  const experiment = experimentOf(opts, src);
+  const displayName = relative(cwd, src.file) || src.file;
+  // A run folder holding a link out of it, a pipe or a device is refused before anything is read
+  // (one line per entry); a row path that escapes is refused where the row is read.
+  const hostile = src.dir === null ? [] : hostileEntries(src.dir);
+  if (hostile.length > 0) throw new InputError(unsafeRunMessage(relative(cwd, src.dir!) || src.dir!, hostile.map(hostileEntryMessage)));
+  const dest = destinationOf(opts, src, cwd);
+  // The output-target rule: a file, device, FIFO, link or foreign directory there is refused up front.
+  if (!opts.dryRun && dest.name !== null) await checkOutputDir(join(dest.parent, dest.name), { command: 'export' });
+  const dir = opts.dryRun ? null : await AtomicDir.create(dest.parent, { hint: dest.name ?? 'run' });
+
+  try {
+    const pass = await readRowsPass({
+      src,
+      displayName,
+      layout,
+      policy,
+      threshold,
+      includeRaw,
+      skipInvalid: opts.skipInvalid ?? false,
+      maxLineBytes: opts.maxLineBytes,
+      dir,
+      warn: opts.onWarning ?? (() => {}),
+      onProgress: opts.onProgress,
+    });
+    const runId = runIdOf(opts, src, pass.earliest, pass.contentHash);
+    const finalName = dest.name ?? runId.split('/').pop()!;
+    const finalPath = join(dest.parent, finalName);
+    const shown = relative(cwd, finalPath) || finalPath;
+    if (!opts.dryRun && dest.name === null) await checkOutputDir(finalPath, { command: 'export' });
+    if (!opts.dryRun && (src.layout === 'agentv' || src.layout === 'agentv-stable') && resolve(finalPath) === resolve(src.dir!)) {
+      throw new InputError(
+        `${shown} is AgentV's own run directory: every command reads it as it is, and export never rewrites it — pass --out <dir> to write our bundle elsewhere`,
+      );
+    }
+
+    // Second pass over the spill: the last version of each identity wins, at its position.
+    const lastPos = new Map<string, number>();
+    let pos = 0;
+    for await (const s of spilledRows(pass)) lastPos.set(s.key, pos++);
+    const keep = new Set<string>(lastPos.keys());
+    // Re-deriving a workspace in place: its index is the source itself, not a run to merge with.
+    const inPlace = src.kind === 'workspace' && resolve(finalPath) === resolve(src.dir!);
+    const existing = dir && layout.name === 'bundle' && !inPlace ? await readExistingIndex(finalPath) : null;
+    const carried = existing
+      ? await carryExistingRows({ existing, runId, experiment, finalPath, shown, policy, keep, duplicates: pass.duplicates, dir: dir! })
+      : [];
+
+    const meta = {
+      run_id: runId,
+      experiment,
+      timestamp: pass.earliest,
+      eval_file: pass.evalFile ?? src.recordedEvalFile ?? basename(src.file),
+      threshold,
+      // Only the policy: counts depend on what was already on disk, and the same input must give the same bytes.
+      export_metadata: { duplicate_policy: policy },
+    };
+    const wantEntries = (opts.dryRun && !opts.collectIndexRows) || !!opts.projectionBundle;
+    const index = new IndexWriter(layout, dir, { wantEntries, includeRaw, collect: !!opts.collectIndexRows && !dir });
+    await index.start();
+    for (const row of carried) await index.emit(row);
+    pos = 0;
+    for await (const s of spilledRows(pass)) {
+      const mine = lastPos.get(s.key) === pos++;
+      if (!mine || !keep.has(s.key)) continue;
+      await index.emit({ run_id: runId, experiment, ...s.index, projection_identity: projectionIdentity(runId, s.index) }, s.raw, s.slot);
+    }
+    await index.finish();
+    if (index.rows === 0 && pass.skippedInvalid === 0) {
+      throw new InputError(`${displayName}: no result rows — the file is empty; nothing to export`, displayName);
+    }
+
+    const summary = index.agg.summary(meta);
+    const warnings: string[] = [];
+    if (pass.earliest === null && src.kind === 'results-file') warnings.push('no row carries a timestamp: the run id uses a content hash instead');
+    const status = opts.dryRun ? 'planned_export' : 'emitted';
+    const bundle = wantEntries ? projectionBundle(meta, index.entries, { includeRawContent: includeRaw, status, warnings }) : undefined;
+    const base = {
+      runId,
+      experiment,
+      layout: layout.name,
+      rows: index.rows,
+      skippedInvalid: pass.skippedInvalid,
+      duplicates: pass.duplicates,
+      summary,
+      bundle,
+    };
+
+    if (!dir) return { ...base, outDir: null, indexRows: index.collected };
+    if (layout.runFiles.summary) await dir.write(layout.runFiles.summary, json(summary));
+    await dir.write(layout.runFiles.benchmark, json(index.agg.benchmark(meta)));
+    if (layout.runFiles.timing) await dir.write(layout.runFiles.timing, json(index.agg.timing()));
+    if (bundle) await dir.write('projection_bundle.json', json(bundle));
+    await dir.removeDir('.pending-index.jsonl');
+    if (src.kind === 'workspace' && layout.name === 'bundle' && opts.carryRunnerFiles !== false) await carryRunnerFiles(src.dir!, dir);
+    return { ...base, outDir: await dir.commit(finalName) };
+  } catch (err) {
+    await dir?.abort();
+    throw err;
+  }
+}
+
+/**
+ * Exporting into a directory that already holds this run: rows of the existing index that this
+ * input does not rewrite are carried over (with their files), per the duplicate policy; a
+ * different run or experiment there is refused. Updates `keep` and `duplicates` in place.
+ */
+async function carryExistingRows(o: {
+  existing: { runId: string; experiment: string; rows: IndexRow[] };
+  runId: string;
+  experiment: string;
+  finalPath: string;
+  shown: string;
+  policy: DuplicatePolicy;
+  keep: Set<string>;
+  duplicates: { updated: number; skipped: number };
+  dir: AtomicDir;
+}): Promise<IndexRow[]> {
+  const { existing, runId, experiment, shown } = o;
+  if (existing.runId !== runId) {
+    throw new InputError(`${shown} already holds run ${existing.runId}; this input is run ${runId} — choose another --out or delete that run first`);
+  }
+  // Run ids are timestamps: two experiments can start in the same millisecond; never mix them.
+  if (existing.experiment !== experiment) {
+    throw new InputError(
+      `${shown} already holds run ${runId} of experiment ${existing.experiment}; this input is experiment ${experiment} — choose another --out`,
+    );
+  }
+  const carried: IndexRow[] = [];
+  for (const row of existing.rows) {
+    const key = createHash('sha1')
+      .update(localIdentityKey(identityFieldsOf(row.projection_identity)))
+      .digest('base64');
+    if (!o.keep.has(key)) {
+      carried.push(row);
+      continue;
+    }
+    if (o.policy === 'error') {
+      throw new InputError(
+        `${shown}: ${row.test_id} (target ${row.target}, attempt ${row.attempt}) is already exported there — pass --duplicate-policy update to rewrite it or skip to keep it`,
+      );
+    }
+    if (o.policy === 'skip') {
+      o.keep.delete(key);
+      o.duplicates.skipped++;
+      carried.push(row);
+    } else {
+      o.duplicates.updated++;
+    }
+  }
+  for (const row of carried) {
+    await o.dir.removeDir(row.result_dir);
+    await o.dir.copyIn(join(o.finalPath, row.result_dir), row.result_dir);
+  }
+  return carried;
+}
+
+/** Folds the final index rows: aggregates, the index file (flushed every MiB), bundle entries. */
+class IndexWriter {
+  readonly agg = new RunAggregator();
+  readonly entries: unknown[] = [];
+  readonly collected: IndexRow[] | undefined;
+  rows = 0;
+  private text = '';
+
+  constructor(
+    private readonly layout: LayoutWriter,
+    private readonly dir: AtomicDir | null,
+    private readonly o: { wantEntries: boolean; includeRaw: boolean; collect: boolean },
+  ) {
+    this.collected = o.collect ? [] : undefined;
+  }
+
+  async start(): Promise<void> {
+    if (this.dir && this.layout.runFiles.index) await this.dir.write(this.layout.runFiles.index, '');
+    await this.dir?.flush();
+  }
+
+  async emit(indexRow: IndexRow, raw?: Spilled['raw'], slot?: Spilled['slot']): Promise<void> {
+    this.agg.add(indexRow, slot);
+    this.collected?.push(indexRow);
+    this.rows++;
+    if (this.layout.runFiles.index) this.text += JSON.stringify(indexRow) + '\n';
+    if (this.o.wantEntries) this.entries.push(projectionEntry(indexRow, { includeRawContent: this.o.includeRaw, raw }));
+    if (this.text.length > 1 << 20) await this.flush();
+  }
+
+  async finish(): Promise<void> {
+    if (this.text) await this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    if (this.dir && this.layout.runFiles.index) await appendFile(this.dir.path(this.layout.runFiles.index), this.text);
+    this.text = '';
+  }
+}
+
+async function readExistingIndex(runDir: string): Promise<{ runId: string; experiment: string; rows: IndexRow[] } | null> {
+  let text: string;
+  try {
+    text = await readFile(join(runDir, 'index.jsonl'), 'utf8');
+  } catch {
+    // absent: no index, nothing to carry
+    return null;
+  }
+  const rows: IndexRow[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const parsed = IndexRowSchema.safeParse(JSON.parse(line));
+    if (!parsed.success) throw new InputError(`${join(runDir, 'index.jsonl')}: not a run written by this tool; choose another --out`);
+    rows.push(parsed.data);
+  }
+  const runId = rows[0]?.run_id ?? '';
+  return { runId, experiment: rows[0]?.experiment ?? '', rows };
+}
+
+/** Files a runner wrote into its workspace that export does not regenerate are kept, never discarded. */
+async function carryRunnerFiles(sourceDir: string, dir: AtomicDir): Promise<void> {
+  const walk = async (rel: string): Promise<void> => {
+    const entries = await readdir(join(sourceDir, rel), { withFileTypes: true });
+    for (const e of entries) {
+      const childRel = rel ? `${rel}/${e.name}` : e.name;
+      if (e.name.startsWith('.')) continue;
+      if (e.isDirectory()) await walk(childRel);
+      else if (e.isFile()) {
+        try {
+          await stat(dir.path(childRel));
+        } catch {
+          // absent: not written yet, so copied in
+          await dir.copyIn(join(sourceDir, childRel), childRel);
+        }
+      }
+    }
+  };
+  await walk('');
+}

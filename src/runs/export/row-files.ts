@@ -1,0 +1,429 @@
+/**
+ * One normalized row -> its attempt directory (relative path -> bytes) and its index row.
+ * Pure. Only files the row has data for are produced ("only what the row carries").
+ */
+import { createHash } from 'node:crypto';
+import type * as z from 'zod';
+import { IndexRowSchema, METRICS_SCHEMA_VERSION } from '../../model/artifacts.js';
+import { normalizedTranscript } from '../../model/transcript.js';
+import type { EvaluatorResult } from '../../model/input-row.js';
+import { sanitizeSegment } from '../../model/path-segments.js';
+import { DEFAULT_THRESHOLD, type NormalizedRow } from './normalize.js';
+
+export interface DerivedFile {
+  path: string;
+  data: string | Buffer;
+}
+
+/**
+ * The index row before the run id is known (run_id, experiment and projection_identity are added at
+ * the end): the published row's own schema minus those, so the two cannot drift apart.
+ */
+// What readers accept as optional (older rows) the writer always writes: required here.
+export const PendingIndexRowSchema = IndexRowSchema.omit({ run_id: true, experiment: true, projection_identity: true, artifact_pointers: true }).required({
+  eval_path: true,
+  envelope_id: true,
+  trace_id: true,
+  root_span_id: true,
+  token_usage: true,
+  total_tool_calls: true,
+  errors_encountered: true,
+  output_chars: true,
+  conversation_id: true,
+  error: true,
+});
+export type PendingIndexRow = z.infer<typeof PendingIndexRowSchema>;
+
+export function json(value: unknown): string {
+  return JSON.stringify(value, null, 2) + '\n';
+}
+
+/** `<suite>/<test_id>/<target>/attempt-<n>[-v<variant>][-from-<source>]`, every segment sanitized. */
+export function attemptDir(row: NormalizedRow): string {
+  let leaf = `attempt-${row.attempt}`;
+  if (row.variant !== null) leaf += `-v${row.variant}`;
+  if (row.source_target !== row.target) leaf += `-from-${row.source_target}`;
+  return [row.suite, row.test_id, row.target, leaf].map(sanitizeSegment).join('/');
+}
+
+export function gradingDoc(row: NormalizedRow) {
+  const passed = row.expectations.filter((e) => e.passed).length;
+  const total = row.expectations.length;
+  const doc: Record<string, unknown> = {
+    expectations: row.expectations,
+    assertions: row.expectations,
+    summary: { passed, failed: total - passed, total, pass_rate: total === 0 ? 0 : round4(passed / total) },
+    execution_metrics: {
+      tool_calls: row.metrics.tool_calls,
+      total_tool_calls: row.metrics.total_tool_calls,
+      total_steps: row.metrics.total_steps,
+      errors_encountered: row.metrics.errors_encountered,
+      output_chars: row.metrics.output_chars,
+      transcript_chars: row.metrics.transcript_chars,
+    },
+    evaluators: row.evaluators,
+  };
+  if (row.file_changes !== null) {
+    const m = row.metrics;
+    const parts = [
+      m.files_modified.length ? `modified ${m.files_modified.join(', ')}` : '',
+      m.files_created.length ? `created ${m.files_created.join(', ')}` : '',
+      m.files_deleted.length ? `deleted ${m.files_deleted.join(', ')}` : '',
+    ].filter(Boolean);
+    doc.workspace_changes = {
+      files_modified: m.files_modified.length,
+      files_created: m.files_created.length,
+      files_deleted: m.files_deleted.length,
+      diff_summary: parts.join('; '),
+    };
+  }
+  if (row.conversation_id !== null || row.input_messages.length > 1) {
+    doc.conversation = { turns: row.metrics.total_turns, conversation_id: row.conversation_id };
+  }
+  return doc;
+}
+
+/**
+ * grading.json of the bundle, in AgentV's shape: `{pass, score, reason, component_results[]}`
+ * with one component per expectation (AgentV's `results show/failures` list the components'
+ * labels, verdicts and reasons as assertions). AgentV rejects skill-creator's field names
+ * (`expectations[].passed/evidence`, `assertions`, `verdict`) anywhere in this file, so the
+ * skill-creator grading lives only in the skill-creator and companion layouts; the full grader
+ * results ride in result.json (`scores`).
+ */
+export function agentvGradingDoc(row: NormalizedRow) {
+  const passed = row.expectations.filter((e) => e.passed).length;
+  const total = row.expectations.length;
+  const pass = row.verdict === 'pass';
+  const metadata: Record<string, unknown> = {
+    execution_status: row.execution_status,
+    pass_count: passed,
+    fail_count: total - passed,
+    assertion_count: total,
+    pass_rate: total === 0 ? 0 : round4(passed / total),
+    execution_metrics: {
+      tool_calls: row.metrics.tool_calls,
+      total_tool_calls: row.metrics.total_tool_calls,
+      total_steps: row.metrics.total_steps,
+      errors_encountered: row.metrics.errors_encountered,
+      output_chars: row.metrics.output_chars,
+      transcript_chars: row.metrics.transcript_chars,
+    },
+  };
+  const sc = gradingDoc(row);
+  if (sc.workspace_changes !== undefined) metadata.workspace_changes = sc.workspace_changes;
+  if (sc.conversation !== undefined) metadata.conversation = sc.conversation;
+  return {
+    pass,
+    score: row.score,
+    reason:
+      row.error ??
+      (pass ? 'All grading components passed.' : row.verdict === 'error' ? 'The target did not run to completion.' : 'One or more grading components failed.'),
+    component_results: gradingComponents(row),
+    ...(row.evaluators.length > 0 ? { named_scores: Object.fromEntries(row.evaluators.map((e) => [e.name, e.score])) } : {}),
+    metadata,
+  };
+}
+
+type Expectation = NormalizedRow['expectations'][number];
+
+/** The texts a grader contributes to the row's expectations, in order (normalize.ts, deriveExpectations). */
+function graderTexts(e: EvaluatorResult): string[] {
+  const texts = [...(e.assertions ?? []).map((a) => a.text), ...(e.hits ?? []), ...(e.misses ?? [])];
+  return texts.length > 0 ? texts : [e.name];
+}
+
+/**
+ * AgentV's tree: one component per grader (`assertion: {name, type, weight}`, which its Dashboard
+ * shows as the grader), holding that grader's assertions as leaves. Only when the row's
+ * expectations are exactly its graders' assertions in order (AgentV's readers list the leaves as
+ * the test's assertions, and they must stay ours); otherwise one flat component per expectation.
+ */
+function gradingComponents(row: NormalizedRow): Record<string, unknown>[] {
+  const leaf = (x: Expectation, e?: EvaluatorResult) => ({
+    pass: x.passed,
+    score: x.passed ? 1 : 0,
+    reason: x.evidence,
+    assertion: { ...(e ? graderIdentity(e) : {}), value: x.text },
+  });
+  const groups: { e: EvaluatorResult; leaves: Expectation[] }[] = [];
+  let i = 0;
+  for (const e of row.evaluators) {
+    if (e.scores && e.scores.length > 0) return row.expectations.map((x) => leaf(x));
+    const texts = graderTexts(e);
+    const leaves = row.expectations.slice(i, i + texts.length);
+    if (leaves.length !== texts.length || leaves.some((x, j) => x.text !== texts[j])) return row.expectations.map((x) => leaf(x));
+    groups.push({ e, leaves });
+    i += texts.length;
+  }
+  if (groups.length === 0 || i !== row.expectations.length) return row.expectations.map((x) => leaf(x));
+  return groups.map(({ e, leaves }) => ({
+    pass: graderPassed(e, DEFAULT_THRESHOLD),
+    score: e.score,
+    reason: graderReason(e),
+    component_results: leaves.map((x) => leaf(x, e)),
+    assertion: graderIdentity(e),
+    // Where AgentV's Dashboard reads a grader's weight (its own files carry it in `assertion` only).
+    ...(e.weight !== undefined ? { weight: e.weight } : {}),
+  }));
+}
+
+function graderIdentity(e: EvaluatorResult): Record<string, unknown> {
+  return { name: e.name, type: e.type, ...(e.weight !== undefined ? { weight: e.weight } : {}) };
+}
+
+function graderReason(e: EvaluatorResult): string {
+  if (typeof e.reasoning === 'string' && e.reasoning) return e.reasoning;
+  if (typeof e.reason === 'string' && e.reason) return e.reason;
+  return `${e.type} scored ${e.score}`;
+}
+
+/** A grader's own verdict when it gave one, else our threshold on its score. */
+function graderPassed(e: EvaluatorResult, threshold: number): boolean {
+  if (e.verdict === 'pass') return true;
+  if (e.verdict === 'fail') return false;
+  if (typeof e.pass === 'boolean') return e.pass;
+  return e.score >= threshold;
+}
+
+/** AgentV's per-test summary.json, for one attempt. */
+export function testSummaryDoc(row: NormalizedRow) {
+  const ms = row.duration_ms ?? 0;
+  return {
+    total_samples: 1,
+    passed_samples: row.verdict === 'pass' ? 1 : 0,
+    pass_rate: row.verdict === 'pass' ? '100%' : '0%',
+    mean_duration_ms: ms,
+    mean_duration_seconds: round4(ms / 1000),
+    test_id: row.test_id,
+    target: row.target,
+    attempt: row.attempt,
+    verdict: row.verdict,
+    score: row.score,
+    execution: { status: row.execution_status },
+  };
+}
+
+export function attemptTimingDoc(row: NormalizedRow) {
+  const duration = row.duration_ms ?? 0;
+  return {
+    total_tokens: row.usage.total,
+    duration_ms: duration,
+    total_duration_seconds: round4(duration / 1000),
+    token_usage: { input: row.usage.input, output: row.usage.output, cached: row.usage.cached },
+    cost_usd: row.cost_usd,
+    usage_source: row.usage.source,
+    executor_start: row.start_time,
+    executor_end: row.end_time,
+  };
+}
+
+/**
+ * metrics.json exactly in AgentV's `agentv.metrics.v2` shape: AgentV's reader is strict (no
+ * field beyond its own), so this file carries nothing of ours. Deterministic: `generated_at` is
+ * the row's own end time or timestamp (empty when it has neither), `artifact_id` a hash of the
+ * row's identity.
+ */
+export function metricsDoc(row: NormalizedRow) {
+  const m = row.metrics;
+  const ms = Math.max(0, row.duration_ms ?? 0);
+  const unavailable = row.usage.source === 'unavailable';
+  const int = (n: number) => Math.max(0, Math.round(n));
+  const id = createHash('sha256')
+    .update(JSON.stringify([row.suite, row.test_id, row.target, row.source_target, row.attempt, row.variant]))
+    .digest('hex')
+    .slice(0, 20);
+  const doc: Record<string, unknown> = {
+    schema_version: METRICS_SCHEMA_VERSION,
+    artifact_id: `metrics-${id}`,
+    generated_at: row.end_time ?? row.timestamp ?? '',
+    test_id: row.test_id,
+    target: row.target,
+    suite: row.suite,
+    source_artifacts: {
+      grading_path: 'grading.json',
+      ...(row.messages.length > 0 || row.input_messages.length > 0 ? { transcript_path: 'transcript.json' } : {}),
+      ...(row.file_changes !== null ? { file_changes_path: 'outputs/file_changes.diff' } : {}),
+    },
+    tool_calls: m.tool_calls,
+    tool_call_counts: m.tool_calls,
+    tool_category_counts: {},
+    total_tool_calls: int(m.total_tool_calls),
+    total_steps: int(m.total_steps),
+    total_turns: int(m.total_turns),
+    tool_call_events: [],
+    shell_commands: [],
+    files_read: [],
+    files_modified: m.files_modified.map((path) => ({ path, source: 'file_changes' })),
+    files_created: m.files_created,
+    files_deleted: m.files_deleted,
+    web_fetches: [],
+    errors: [],
+    errors_encountered: int(m.errors_encountered),
+    output_chars: int(m.output_chars),
+    transcript_chars: int(m.transcript_chars),
+    reasoning_blocks: [],
+    thinking_blocks: 0,
+    duration: { total_ms: ms, total_seconds: round4(ms / 1000), source: row.duration_ms === null ? 'unavailable' : 'provider_reported' },
+    tokens: {
+      total: int(row.usage.total),
+      input: int(row.usage.input),
+      output: int(row.usage.output),
+      reasoning: 0,
+      source: unavailable ? 'unavailable' : 'provider_reported',
+    },
+    cost: { usd: row.cost_usd === null ? null : Math.max(0, row.cost_usd), source: row.cost_usd === null ? 'unavailable' : 'provider_reported' },
+    execution: { status: row.execution_status },
+    trajectory: { total_turns: int(m.total_turns), total_tool_calls: int(m.total_tool_calls), tool_calls: m.tool_calls },
+  };
+  return doc;
+}
+
+export function round4(n: number): number {
+  return Math.round(n * 10000) / 10000;
+}
+
+export interface RowFilesOptions {
+  /** The row's original line; written as transcript-raw.jsonl only when raw content is requested. */
+  rawLine?: string;
+  includeRawContent: boolean;
+}
+
+/** Where one attempt's optional files go (null: the row has nothing to put there). */
+interface AttemptPaths {
+  dir: string;
+  transcript: string | null;
+  raw: string | null;
+  answer: string | null;
+  diff: string | null;
+}
+
+function attemptPaths(row: NormalizedRow, opts: RowFilesOptions): AttemptPaths {
+  const dir = attemptDir(row);
+  const hasTranscript = row.messages.length > 0 || row.input_messages.length > 0;
+  return {
+    dir,
+    transcript: hasTranscript ? `${dir}/transcript.json` : null,
+    raw: opts.includeRawContent && opts.rawLine !== undefined ? `${dir}/transcript-raw.jsonl` : null,
+    answer: row.answer !== null ? `${dir}/outputs/answer.md` : null,
+    diff: row.file_changes !== null ? `${dir}/outputs/file_changes.diff` : null,
+  };
+}
+
+/** The attempt's result.json: its verdict and the names of its sibling files (relative to the attempt). */
+function resultDoc(row: NormalizedRow, p: AttemptPaths): Record<string, unknown> {
+  return {
+    test_id: row.test_id,
+    suite: row.suite,
+    target: row.target,
+    source_target: row.source_target,
+    attempt: row.attempt,
+    variant: row.variant,
+    score: row.score,
+    verdict: row.verdict,
+    execution_status: row.execution_status,
+    timestamp: row.timestamp,
+    error: row.error,
+    conversation_id: row.conversation_id,
+    grading_path: 'grading.json',
+    metrics_path: 'metrics.json',
+    timing_path: 'timing.json',
+    summary_path: 'summary.json',
+    transcript: p.transcript ? 'transcript.json' : null,
+    transcript_raw_path: p.raw ? 'transcript-raw.jsonl' : null,
+    output: p.answer ? 'outputs/answer.md' : null,
+    file_changes_path: p.diff ? 'outputs/file_changes.diff' : null,
+    attempts: row.attempts,
+    aggregation: row.aggregation,
+    // The full grader results and expectations (grading.json holds AgentV's verdict tree).
+    scores: row.evaluators,
+    expectations: row.expectations,
+  };
+}
+
+function transcriptDoc(row: NormalizedRow): Record<string, unknown> {
+  const messages = [...row.input_messages, ...row.messages];
+  return normalizedTranscript({
+    testId: row.test_id,
+    target: row.target,
+    messages,
+    summary: {
+      messages: messages.length,
+      turns: row.metrics.total_turns,
+      tool_calls: row.metrics.total_tool_calls,
+      chars: row.metrics.transcript_chars,
+    },
+  });
+}
+
+/** The run's index.jsonl line for this attempt: what AgentV lists, with paths from the run's root. */
+function indexRowOf(row: NormalizedRow, p: AttemptPaths): PendingIndexRow {
+  const at = (name: string) => `${p.dir}/${name}`;
+  const passed = row.expectations.filter((e) => e.passed).length;
+  return {
+    test_id: row.test_id,
+    suite: row.suite,
+    ...(row.category !== null ? { category: row.category } : {}),
+    eval_path: row.eval_path,
+    target: row.target,
+    source_target: row.source_target,
+    attempt: row.attempt,
+    variant: row.variant,
+    envelope_id: row.envelope_id,
+    trace_id: row.trace_id,
+    root_span_id: row.root_span_id,
+    timestamp: row.timestamp,
+    score: row.score,
+    verdict: row.verdict,
+    execution_status: row.execution_status,
+    duration_ms: row.duration_ms,
+    total_tokens: row.usage.source === 'unavailable' ? null : row.usage.total,
+    token_usage: row.usage.source === 'unavailable' ? null : { input: row.usage.input, output: row.usage.output, cached: row.usage.cached },
+    cost_usd: row.cost_usd,
+    total_tool_calls: row.metrics.total_tool_calls,
+    errors_encountered: row.metrics.errors_encountered,
+    output_chars: row.metrics.output_chars,
+    conversation_id: row.conversation_id,
+    error: row.error,
+    assertions_summary: { passed, failed: row.expectations.length - passed, total: row.expectations.length },
+    scores: row.evaluators.map((e) => {
+      const s: PendingIndexRow['scores'][number] = {
+        name: e.name,
+        type: e.type,
+        score: e.score,
+        pass: graderPassed(e, DEFAULT_THRESHOLD),
+        reason: graderReason(e),
+      };
+      if (e.weight !== undefined) s.weight = e.weight;
+      if (e.verdict !== undefined) s.verdict = e.verdict;
+      return s;
+    }),
+    result_dir: p.dir,
+    summary_path: at('summary.json'),
+    result_path: at('result.json'),
+    grading_path: at('grading.json'),
+    metrics_path: at('metrics.json'),
+    timing_path: at('timing.json'),
+    transcript_path: p.transcript,
+    transcript_raw_path: p.raw,
+    answer_path: p.answer,
+    file_changes_path: p.diff,
+  };
+}
+
+export function deriveRowFiles(row: NormalizedRow, opts: RowFilesOptions): { dir: string; files: DerivedFile[]; index: PendingIndexRow } {
+  const p = attemptPaths(row, opts);
+  const at = (name: string) => `${p.dir}/${name}`;
+  const files: DerivedFile[] = [
+    { path: at('result.json'), data: json(resultDoc(row, p)) },
+    { path: at('grading.json'), data: json(agentvGradingDoc(row)) },
+    { path: at('summary.json'), data: json(testSummaryDoc(row)) },
+    { path: at('metrics.json'), data: json(metricsDoc(row)) },
+    { path: at('timing.json'), data: json(attemptTimingDoc(row)) },
+  ];
+  if (p.transcript) files.push({ path: p.transcript, data: json(transcriptDoc(row)) });
+  if (p.raw) files.push({ path: p.raw, data: opts.rawLine!.endsWith('\n') ? opts.rawLine! : opts.rawLine + '\n' });
+  if (p.answer) files.push({ path: p.answer, data: row.answer! });
+  if (p.diff) files.push({ path: p.diff, data: row.file_changes! });
+  return { dir: p.dir, files, index: indexRowOf(row, p) };
+}

@@ -1,0 +1,142 @@
+/**
+ * `failures`: only the failing cases of a run (verdict fail or error), each with what failed and
+ * why — the failed assertions with their evidence, the graders that failed, and the error text.
+ *
+ * The index row says *that* a case failed; grading.json says *why*, so it is read per failing
+ * row. A missing or unreadable grading.json is reported on the case instead of being skipped:
+ * a failure without evidence is still a failure.
+ */
+import { gradingExpectations } from '../model/grading.js';
+import type { IndexRow } from '../model/artifacts.js';
+import type { EvaluatorResult } from '../model/input-row.js';
+import { selectCases } from './read/case-keys.js';
+import { loadRun, readSidecarJson, type LoadedRun } from './read/run-reader.js';
+import { overlaysForCases } from '../overlays/read/local-run.js';
+import type { FeedbackNote } from '../merge/index.js';
+
+export interface FailuresOptions {
+  run: string;
+  cwd?: string;
+  targets?: string[];
+  /** Test-id globs (`*`, `?`). */
+  testIds?: string[];
+}
+
+export interface FailedAssertion {
+  text: string;
+  evidence: string;
+}
+
+export interface FailedGrader {
+  name: string;
+  type: string;
+  score: number;
+  verdict: string | null;
+  reasoning: string | null;
+}
+
+export interface FailingCase {
+  test_id: string;
+  suite: string;
+  target: string;
+  attempt: number;
+  variant: string | null;
+  verdict: 'fail' | 'error';
+  execution_status: string;
+  score: number;
+  error: string | null;
+  assertions: { passed: number; total: number };
+  failed_assertions: FailedAssertion[];
+  failed_graders: FailedGrader[];
+  /** Set when grading.json could not be read, so the evidence above is incomplete. */
+  grading_problem: string | null;
+  result_dir: string;
+  grading_path: string;
+}
+
+export interface FailuresReport {
+  run_id: string;
+  experiment: string;
+  dir: string;
+  /** The run's tags (tags.json), as `pull` brought them down. */
+  tags: string[];
+  /** `agentv`: the run is in another layout, read through a derived copy; `grading_path` is that copy's. */
+  layout: LoadedRun['layout'];
+  /** Rows considered (after filters). */
+  total: number;
+  /** Each failing case with its reviewers' notes (feedback.json). */
+  failures: (FailingCase & { feedback: FeedbackNote[] })[];
+  warnings: string[];
+}
+
+interface GradingDoc {
+  expectations?: { text?: unknown; passed?: unknown; evidence?: unknown }[];
+  evaluators?: EvaluatorResult[];
+}
+
+/**
+ * Graders that report a fail/error verdict. A grader without a verdict makes no pass/fail claim
+ * (only a score), so it is not listed: the row's verdict already says the case failed.
+ */
+function failedGraders(evaluators: EvaluatorResult[] | undefined): FailedGrader[] {
+  const out: FailedGrader[] = [];
+  const walk = (list: EvaluatorResult[]) => {
+    for (const e of list) {
+      if (e.verdict === 'fail' || e.verdict === 'error') {
+        out.push({ name: e.name, type: e.type, score: e.score, verdict: e.verdict, reasoning: typeof e.reasoning === 'string' ? e.reasoning : null });
+      }
+      // assert-set graders nest their members' results.
+      if (Array.isArray(e.scores)) walk(e.scores);
+    }
+  };
+  if (Array.isArray(evaluators)) walk(evaluators);
+  return out;
+}
+
+async function describeFailure(run: Awaited<ReturnType<typeof loadRun>>, row: IndexRow): Promise<FailingCase> {
+  const grading = await readSidecarJson<GradingDoc>(run, row, 'grading');
+  const result = await readSidecarJson<{ scores?: EvaluatorResult[] }>(run, row, 'result');
+  const expectations = gradingExpectations(grading) ?? [];
+  return {
+    test_id: row.test_id,
+    suite: row.suite,
+    target: row.target,
+    attempt: row.attempt,
+    variant: row.variant,
+    verdict: row.verdict as 'fail' | 'error',
+    execution_status: row.execution_status,
+    score: row.score,
+    error: row.error ?? null,
+    assertions: { passed: row.assertions_summary.passed, total: row.assertions_summary.total },
+    failed_assertions: expectations
+      .filter((e) => e && e.passed === false)
+      .map((e) => ({ text: String(e.text ?? ''), evidence: typeof e.evidence === 'string' ? e.evidence : '' })),
+    failed_graders: failedGraders(Array.isArray(result?.scores) ? result.scores : grading?.evaluators),
+    grading_problem: grading === null ? `${row.grading_path} is missing or not valid JSON` : null,
+    result_dir: row.result_dir,
+    grading_path: row.grading_path,
+  };
+}
+
+export async function listFailures(opts: FailuresOptions): Promise<FailuresReport> {
+  const run = await loadRun(opts.run, { cwd: opts.cwd });
+  // "No failing cases" must not be the answer to a mistyped filter (selectCases refuses it).
+  const rows = selectCases(run, opts);
+  const failures: FailingCase[] = [];
+  for (const row of rows) {
+    if (row.verdict === 'pass') continue;
+    failures.push(await describeFailure(run, row));
+  }
+  const dir = run.sourceDir ?? run.dir!;
+  const overlays = await overlaysForCases(dir);
+  return {
+    run_id: run.runId,
+    experiment: run.experiment,
+    dir,
+    layout: run.layout,
+    tags: overlays.tags,
+    total: rows.length,
+    failures: failures.map((f) => ({ ...f, feedback: overlays.notesOf(f.test_id) })),
+    warnings: [...run.problems, ...overlays.warnings],
+  };
+}

@@ -1,0 +1,308 @@
+/**
+ * Reading a run back: a run workspace directory, its index.jsonl, or (for commands that accept
+ * one) a plain results JSONL file, which is derived in memory without writing anything.
+ *
+ * Sidecar paths come from the manifest, i.e. from data: every one is checked to stay inside the
+ * run directory before it is opened.
+ */
+import { rmSync } from 'node:fs';
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
+import { safeRelativePath } from '../../model/path-segments.js';
+import { exportRun } from '../export/export.js';
+import { runManifestOf } from '../export/source.js';
+import { runPathProblems, unsafeRunMessage, checkRunPathSync, readRunFileSync, realRunDir } from '../../util/run-files.js';
+import { AgentvResultsError } from '../../util/errors.js';
+import { jsonlLines, jsonlObjects } from '../../util/jsonl-objects.js';
+
+export class RunReadError extends AgentvResultsError {
+  readonly code = 'run-read';
+}
+
+export interface LoadedRun {
+  /**
+   * The run workspace directory whose index.jsonl and sidecars are read; null when the run was
+   * derived in memory from a results file. For a run in another layout (AgentV 5's
+   * `.internal/index.jsonl`, AgentV 4.42's `runs/<experiment>/<timestamp>/`, pipeline bench, Era-A) this is a derived copy in a temporary
+   * directory, removed when the process exits: `sourceDir` is what the user named.
+   */
+  dir: string | null;
+  /** The directory the user pointed at (equals `dir` for one of our bundles). */
+  sourceDir: string | null;
+  /** `bundle`: our index.jsonl; `agentv`: read from another layout through a derived copy; `results-file`: derived in memory. */
+  layout: 'bundle' | 'agentv' | 'results-file';
+  indexPath: string;
+  runId: string;
+  experiment: string;
+  rows: IndexRow[];
+  summary: Record<string, unknown> | null;
+  /** Manifest problems found while loading (validate reports them; other commands warn). */
+  problems: string[];
+  /** The same problems, structured (file relative to the run directory, 1-based line when known). */
+  issues: RunIssue[];
+  /** 1-based index.jsonl line of each entry of `rows` (empty for a run derived in memory). */
+  rowLines: number[];
+}
+
+export interface RunIssue {
+  file: string;
+  line?: number;
+  message: string;
+}
+
+async function isDir(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    // absent: not a directory
+    return false;
+  }
+}
+
+/** Resolve `<run-dir>`, `<run-dir>/index.jsonl` or AgentV's `<run-dir>/.internal/index.jsonl` to the run directory, or null. */
+export async function workspaceDirOf(path: string, cwd = process.cwd()): Promise<string | null> {
+  const abs = resolve(cwd, path);
+  if (await isDir(abs)) return abs;
+  if (basename(abs) === 'index.jsonl') return basename(dirname(abs)) === '.internal' ? dirname(dirname(abs)) : dirname(abs);
+  return null;
+}
+
+/**
+ * True when the run directory must be read through a derived copy: it has no root index.jsonl
+ * (AgentV 5, today's pipeline bench), its index is AgentV 4.42's, or its root index.jsonl holds no row of ours (AgentV's results docs'
+ * plain result rows, Era-A and older pipeline bench manifests).
+ */
+export async function needsDerivation(dir: string): Promise<boolean> {
+  const manifest = await runManifestOf(dir);
+  if (!manifest) return false;
+  if (manifest.layout !== 'bundle') return true;
+  let text: string;
+  try {
+    text = await readFile(manifest.file, 'utf8');
+  } catch {
+    // absent: no manifest, not this layout
+    return false;
+  }
+  let sawObject = false;
+  for (const value of jsonlObjects(text)) {
+    if (IndexRowSchema.safeParse(value).success) return false;
+    if (typeof value.test_id === 'string') sawObject = true;
+  }
+  return sawObject;
+}
+
+let scratchRoot: string | null = null;
+async function scratchDir(): Promise<string> {
+  if (!scratchRoot) {
+    scratchRoot = await mkdtemp(join(tmpdir(), 'agentv-results-read-'));
+    const root = scratchRoot;
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+  }
+  return mkdtemp(join(scratchRoot, 'run-'));
+}
+
+export interface DeriveCopyOptions {
+  cwd?: string;
+  experiment?: string;
+  /** Keep the files the runner wrote beside ours (publish wants them; readers do not). */
+  carryRunnerFiles?: boolean;
+  /** Skip rows that are not results (reported through onWarning) instead of failing. */
+  skipInvalid?: boolean;
+  onWarning?: (message: string) => void;
+}
+
+/**
+ * Derive a run of another layout into a bundle of ours in a scratch directory (removed when the
+ * process exits) and return that directory. The user's run directory is never written: AgentV
+ * keeps reading it as it is.
+ */
+export async function deriveScratchCopy(dir: string, opts: DeriveCopyOptions = {}): Promise<string> {
+  const out = join(await scratchDir(), basename(dir) || 'run');
+  const derived = await exportRun({
+    source: dir,
+    out,
+    cwd: opts.cwd,
+    experiment: opts.experiment,
+    skipInvalid: opts.skipInvalid,
+    carryRunnerFiles: opts.carryRunnerFiles ?? false,
+    onWarning: opts.onWarning,
+  });
+  return derived.outDir!;
+}
+
+/** Derive a run of another layout into a scratch bundle and read that; rows the source could not give are reported, not fatal. */
+async function loadDerived(dir: string, cwd: string): Promise<LoadedRun> {
+  const warnings: string[] = [];
+  const manifest = await runManifestOf(dir);
+  const copy = await deriveScratchCopy(dir, { cwd, skipInvalid: true, onWarning: (w) => warnings.push(w) });
+  const loaded = await loadRun(copy, { cwd });
+  const file = manifest ? relative(dir, manifest.file) : 'index.jsonl';
+  const issues: RunIssue[] = warnings.map((w) => {
+    const m = /:(\d+): skipped: (.*)$/.exec(w);
+    return m ? { file, line: Number(m[1]), message: m[2]! } : { file, message: w };
+  });
+  return {
+    ...loaded,
+    sourceDir: dir,
+    layout: 'agentv',
+    issues: [...issues, ...loaded.issues],
+    problems: [...issues.map((p) => `${p.file}${p.line === undefined ? '' : `:${p.line}`}: ${p.message}`), ...loaded.problems],
+  };
+}
+
+export interface LoadRunOptions {
+  cwd?: string;
+  /** Accept a plain results JSONL file (derived in memory). */
+  allowResultsFile?: boolean;
+}
+
+export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<LoadedRun> {
+  const cwd = opts.cwd ?? process.cwd();
+  const dir = await workspaceDirOf(path, cwd);
+  if (dir === null) {
+    if (!opts.allowResultsFile) {
+      throw new RunReadError(
+        `${path}: not a run workspace — pass a run directory or its index.jsonl (export a results file first with \`agentv-results export\`)`,
+      );
+    }
+    const derived = await exportRun({ source: path, cwd, dryRun: true, collectIndexRows: true });
+    return {
+      dir: null,
+      sourceDir: null,
+      layout: 'results-file',
+      indexPath: resolve(cwd, path),
+      runId: derived.runId,
+      experiment: derived.experiment,
+      rows: derived.indexRows ?? [],
+      summary: derived.summary,
+      problems: [],
+      issues: [],
+      rowLines: [],
+    };
+  }
+  if (await needsDerivation(dir)) return loadDerived(dir, cwd);
+  const indexPath = join(dir, 'index.jsonl');
+  let text: string;
+  // The manifest itself may be a link out of the run (a downloaded workspace): never read through one.
+  const indexAt = checkRunPathSync(dir, 'index.jsonl');
+  if (indexAt.kind === 'bad') throw new RunReadError(`${path}: refusing to read index.jsonl: ${indexAt.message}`);
+  try {
+    text = await readFile(indexPath, 'utf8');
+  } catch {
+    throw new RunReadError(
+      `${path}: not a run workspace (neither index.jsonl nor .internal/index.jsonl) — pass a run directory such as .agentv/results/<run_id>, or its index.jsonl`,
+    );
+  }
+  const rows: IndexRow[] = [];
+  const rowLines: number[] = [];
+  const issues: RunIssue[] = [];
+  for (const l of jsonlLines(text)) {
+    if (l.error !== undefined) {
+      issues.push({ file: 'index.jsonl', line: l.line, message: `not valid JSON (${l.error})` });
+      continue;
+    }
+    const parsed = IndexRowSchema.safeParse(l.value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      issues.push({ file: 'index.jsonl', line: l.line, message: `${issue?.path.join('.') || 'row'}: ${issue?.message ?? 'invalid'}` });
+      continue;
+    }
+    rows.push(parsed.data);
+    rowLines.push(l.line);
+  }
+  let summary: Record<string, unknown> | null = null;
+  const summaryAt = readRunFileSync(dir, 'summary.json');
+  if (summaryAt.kind === 'bad') issues.push({ file: 'summary.json', message: `not read: ${summaryAt.message}` });
+  else if (summaryAt.kind === 'ok') {
+    try {
+      summary = JSON.parse(summaryAt.data.toString('utf8'));
+    } catch (err) {
+      issues.push({ file: 'summary.json', message: `not valid JSON (${(err as Error).message})` });
+    }
+  }
+  const problems = issues.map((p) => `${p.file}${p.line === undefined ? '' : `:${p.line}`}: ${p.message}`);
+  const runId = (typeof summary?.run_id === 'string' ? summary.run_id : rows[0]?.run_id) ?? `${basename(dirname(dir))}/${basename(dir)}`;
+  const experiment = (typeof summary?.experiment === 'string' ? summary.experiment : rows[0]?.experiment) ?? basename(dirname(dir));
+  return { dir, sourceDir: dir, layout: 'bundle', indexPath, runId, experiment, rows, summary, problems, issues, rowLines };
+}
+
+export type SidecarKind = 'result' | 'grading' | 'metrics' | 'timing' | 'transcript' | 'transcript_raw' | 'answer' | 'file_changes';
+
+const SIDECAR_FIELD: Record<SidecarKind, keyof IndexRow> = {
+  result: 'result_path',
+  grading: 'grading_path',
+  metrics: 'metrics_path',
+  timing: 'timing_path',
+  transcript: 'transcript_path',
+  transcript_raw: 'transcript_raw_path',
+  answer: 'answer_path',
+  file_changes: 'file_changes_path',
+};
+
+/** The absolute path of a row's sidecar, or null when the row has none or its path is unsafe. */
+export function sidecarPath(run: LoadedRun, row: IndexRow, kind: SidecarKind): string | null {
+  const rel = row[SIDECAR_FIELD[kind]];
+  if (run.dir === null || typeof rel !== 'string') return null;
+  const safe = safeRelativePath(rel);
+  return safe === null ? null : join(run.dir, safe);
+}
+
+/**
+ * Read a sidecar as text (null when absent); JSON sidecars can be parsed by the caller.
+ * Synchronous on purpose: commands read tens of thousands of small sidecars, and routing each
+ * through libuv's thread pool cost several times the read itself (measured on `report`).
+ */
+export async function readSidecarText(run: LoadedRun, row: IndexRow, kind: SidecarKind): Promise<string | null> {
+  const rel = row[SIDECAR_FIELD[kind]];
+  if (run.dir === null || typeof rel !== 'string') return null;
+  // A link out of the run, a pipe or a `..` path is skipped and reported, never read.
+  const at = readRunFileSync(run.dir, rel, realRunDir(run.dir));
+  if (at.kind === 'bad') noteIssue(run, { file: 'index.jsonl', message: `${String(SIDECAR_FIELD[kind])} ${at.message} — skipped` });
+  return at.kind === 'ok' ? at.data.toString('utf8') : null;
+}
+
+/** Record a problem found after loading (once): commands print `run.problems` as warnings. */
+function noteIssue(run: LoadedRun, issue: RunIssue): void {
+  const text = `${issue.file}${issue.line === undefined ? '' : `:${issue.line}`}: ${issue.message}`;
+  if (run.problems.includes(text)) return;
+  run.issues.push(issue);
+  run.problems.push(text);
+}
+
+export async function readSidecarJson<T = Record<string, unknown>>(run: LoadedRun, row: IndexRow, kind: SidecarKind): Promise<T | null> {
+  const text = await readSidecarText(run, row, kind);
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    // unparsable: reported by the caller as missing or not valid JSON
+    return null;
+  }
+}
+
+/**
+ * `report` and `show` refuse a run whose rows or run files are hostile paths: out of the run
+ * (lexically or through a link), a pipe or a device (`export` refuses a folder holding any such
+ * entry, runs/export/export.ts). One line per problem, exit 2; with `skipUnsafe` they are warnings instead and the command reads the rest
+ * (the unsafe files are never opened, never shown as the run's content).
+ */
+export async function unsafeRunProblems(run: LoadedRun): Promise<string[]> {
+  if (run.dir === null) return [];
+  const problems = await runPathProblems(run.dir, run.rows as unknown as Record<string, unknown>[], run.rowLines, { reader: true });
+  // The run-level files a reader opens besides the rows' (another layout's were refused by its
+  // derivation). The overlays (tags.json, feedback.json) have their own reader, which warns.
+  const dir = run.sourceDir ?? run.dir;
+  for (const name of ['summary.json', 'benchmark.json', 'timing.json']) {
+    const at = checkRunPathSync(dir, name);
+    if (at.kind === 'bad') problems.push(at.message);
+  }
+  return problems;
+}
+
+export async function refuseUnsafeRun(run: LoadedRun, path: string, skipUnsafe: boolean): Promise<string[]> {
+  const problems = await unsafeRunProblems(run);
+  if (problems.length === 0 || skipUnsafe) return problems.map((p) => `unsafe, not read: ${p}`);
+  throw new RunReadError(unsafeRunMessage(path, problems));
+}

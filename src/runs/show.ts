@@ -1,0 +1,157 @@
+/**
+ * `show`: case-level rows matching test-id globs, each with the key facts of its sidecars.
+ *
+ * The index row already carries score, verdict, duration, tokens and cost; the sidecars add what
+ * it summarizes: the tool-call breakdown (metrics.json), the token split and its source label
+ * (timing.json) and the assertion counts as graded (grading.json). A sidecar that is missing
+ * leaves its facts null rather than failing the command — `validate` is where that is an error.
+ */
+import type { IndexRow } from '../model/artifacts.js';
+import { mapLimit, selectCases } from './read/case-keys.js';
+import { loadRun, readSidecarJson, refuseUnsafeRun, type LoadedRun } from './read/run-reader.js';
+import { checkRunPathSync } from '../util/run-files.js';
+import { overlaysForCases } from '../overlays/read/local-run.js';
+import type { FeedbackNote } from '../merge/index.js';
+
+export interface ShowOptions {
+  run: string;
+  cwd?: string;
+  /** Test-id globs (`*`, `?`); a case is shown when any matches. None: every case. */
+  testIds?: string[];
+  targets?: string[];
+  /** Read a run holding unsafe paths with warnings instead of refusing it; unsafe paths are then shown as absent. */
+  skipUnsafe?: boolean;
+}
+
+export interface CaseDetails {
+  test_id: string;
+  suite: string;
+  target: string;
+  source_target: string;
+  attempt: number;
+  variant: string | null;
+  timestamp: string | null;
+  score: number;
+  verdict: 'pass' | 'fail' | 'error';
+  execution_status: string;
+  error: string | null;
+  duration_ms: number | null;
+  total_tokens: number | null;
+  token_usage: { input: number; output: number; cached: number } | null;
+  usage_source: string | null;
+  cost_usd: number | null;
+  assertions: { passed: number; failed: number; total: number };
+  tool_calls: { total: number; by_tool: Record<string, number> } | null;
+  graders: { name: string; type: string; score: number; verdict?: string }[];
+  projection_id: string;
+  /** Paths relative to the run directory, as in the manifest; null when absent (or unsafe, with skipUnsafe). */
+  paths: {
+    result_dir: string;
+    result: string | null;
+    grading: string | null;
+    metrics: string | null;
+    timing: string | null;
+    transcript: string | null;
+    transcript_raw: string | null;
+    answer: string | null;
+    file_changes: string | null;
+  };
+}
+
+export interface ShowReport {
+  run_id: string;
+  experiment: string;
+  dir: string;
+  /** The run's tags (tags.json), as `pull` brought them down. */
+  tags: string[];
+  /** `agentv`: the run is in another layout, read through a derived copy; `paths` are that copy's and are not shown. */
+  layout: LoadedRun['layout'];
+  /** Each case with its reviewers' notes (feedback.json). */
+  cases: (CaseDetails & { feedback: FeedbackNote[] })[];
+  warnings: string[];
+}
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+async function caseDetails(run: LoadedRun, row: IndexRow): Promise<CaseDetails> {
+  const [metrics, timing, grading] = await Promise.all([
+    readSidecarJson(run, row, 'metrics'),
+    readSidecarJson(run, row, 'timing'),
+    readSidecarJson(run, row, 'grading'),
+  ]);
+  const gradedSummary = grading?.summary as { passed?: unknown; failed?: unknown; total?: unknown } | undefined;
+  const assertions =
+    gradedSummary && num(gradedSummary.total) !== null
+      ? { passed: num(gradedSummary.passed) ?? 0, failed: num(gradedSummary.failed) ?? 0, total: num(gradedSummary.total)! }
+      : { passed: row.assertions_summary.passed, failed: row.assertions_summary.failed, total: row.assertions_summary.total };
+  const byTool = metrics?.tool_calls;
+  const tool_calls =
+    metrics && num(metrics.total_tool_calls) !== null
+      ? {
+          total: num(metrics.total_tool_calls)!,
+          by_tool: byTool && typeof byTool === 'object' && !Array.isArray(byTool) ? (byTool as Record<string, number>) : {},
+        }
+      : null;
+  return {
+    test_id: row.test_id,
+    suite: row.suite,
+    target: row.target,
+    source_target: row.source_target,
+    attempt: row.attempt,
+    variant: row.variant,
+    timestamp: row.timestamp,
+    score: row.score,
+    verdict: row.verdict,
+    execution_status: row.execution_status,
+    error: row.error ?? null,
+    duration_ms: row.duration_ms ?? num(timing?.duration_ms),
+    total_tokens: row.total_tokens ?? num(timing?.total_tokens),
+    token_usage: row.token_usage ? { input: row.token_usage.input, output: row.token_usage.output, cached: row.token_usage.cached } : null,
+    usage_source: typeof timing?.usage_source === 'string' ? timing.usage_source : null,
+    cost_usd: row.cost_usd ?? num(timing?.cost_usd),
+    assertions,
+    tool_calls,
+    graders: row.scores.map((s) => ({ name: s.name, type: s.type, score: s.score, ...(s.verdict === undefined ? {} : { verdict: s.verdict }) })),
+    projection_id: row.projection_identity.id,
+    paths: {
+      result_dir: row.result_dir,
+      result: row.result_path,
+      grading: row.grading_path,
+      metrics: row.metrics_path,
+      timing: row.timing_path,
+      transcript: row.transcript_path,
+      transcript_raw: row.transcript_raw_path,
+      answer: row.answer_path,
+      file_changes: row.file_changes_path,
+    },
+  };
+}
+
+export async function showCases(opts: ShowOptions): Promise<ShowReport> {
+  const run = await loadRun(opts.run, { cwd: opts.cwd });
+  const unsafe = await refuseUnsafeRun(run, opts.run, opts.skipUnsafe ?? false);
+  // "No cases" must not be the answer to a mistyped filter (selectCases refuses it).
+  const rows = selectCases(run, opts);
+  const cases = await mapLimit(rows, 16, (row) => caseDetails(run, row));
+  const dir = run.sourceDir ?? run.dir!;
+  const overlays = await overlaysForCases(dir);
+  return {
+    run_id: run.runId,
+    experiment: run.experiment,
+    dir,
+    layout: run.layout,
+    tags: overlays.tags,
+    cases: cases.map((c) => ({ ...c, paths: unsafe.length > 0 ? safePaths(run, c.paths) : c.paths, feedback: overlays.notesOf(c.test_id) })),
+    warnings: [...unsafe, ...run.problems, ...overlays.warnings],
+  };
+}
+
+/** A path that is not safe to open is not shown as the run's file: it reads as absent. */
+function safePaths(run: LoadedRun, paths: CaseDetails['paths']): CaseDetails['paths'] {
+  const dir = run.dir!;
+  const out = { ...paths } as Record<string, string | null>;
+  for (const [key, rel] of Object.entries(paths)) {
+    if (key !== 'result_dir' && typeof rel === 'string' && checkRunPathSync(dir, rel).kind === 'bad') out[key] = null;
+  }
+  return out as CaseDetails['paths'];
+}

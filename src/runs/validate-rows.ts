@@ -1,0 +1,322 @@
+/**
+ * Per-row checks of `validate`: every path a row names resolves inside the run directory, exists,
+ * and parses against its schema; the row agrees with its result.json, grading.json and
+ * projection identity; artifact pointers match the payload bytes when those are present.
+ *
+ * Paths come from data, so each is checked twice: lexically (no absolute path, no `..`, no
+ * `.git`) and after resolving symlinks (a link inside the run must not lead outside it).
+ */
+import { componentLeaves } from '../model/grading.js';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, readFile } from 'node:fs/promises';
+import type * as z from 'zod';
+import { AttemptTimingSchema, GradingSchema, MetricsSchema, ResultSchema, TranscriptSchema, type IndexRow } from '../model/artifacts.js';
+import { BUNDLE_FILE_FIELDS, ROW_DIR_FIELDS, ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
+import { pointerList } from '../model/artifacts.js';
+import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
+import { checkRunPathSync, readRunFileSync } from '../util/run-files.js';
+import { rangeProblems } from '../model/ranges.js';
+import { identityFieldsOf, projectionIdentity } from './export/projection-identity.js';
+import type { ValidationProblem } from './validate-types.js';
+
+type PathField = (typeof BUNDLE_FILE_FIELDS)[number];
+
+/** The sidecars a row can name; JSON ones are parsed against the schema of what export writes. */
+const SIDECARS: { field: PathField; schema: z.ZodType | null; what: string }[] = [
+  { field: 'result_path', schema: ResultSchema, what: 'result' },
+  { field: 'grading_path', schema: GradingSchema, what: 'grading' },
+  { field: 'metrics_path', schema: MetricsSchema, what: 'metrics' },
+  { field: 'timing_path', schema: AttemptTimingSchema, what: 'attempt timing' },
+  { field: 'transcript_path', schema: TranscriptSchema, what: 'transcript' },
+  // Raw transcripts keep native provider bytes and outputs are free text: existence only.
+  { field: 'transcript_raw_path', schema: null, what: 'raw transcript' },
+  { field: 'answer_path', schema: null, what: 'answer' },
+  { field: 'file_changes_path', schema: null, what: 'file changes' },
+];
+
+export interface RowCheckContext {
+  dir: string;
+  /** realpath of `dir`, for the symlink check. */
+  realDir: string;
+  requirePayloads: boolean;
+  problems: ValidationProblem[];
+  notes: ValidationProblem[];
+}
+
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : '';
+  return `${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'}${more}`;
+}
+
+type Located = { kind: 'ok'; abs: string; isDir: boolean } | { kind: 'missing' } | { kind: 'bad'; message: string };
+
+/**
+ * Resolve a manifest path: unsafe, missing, escaping via a symlink, a pipe/device, or the absolute
+ * path (the check every reading command shares). The synchronous twin: a big run names thousands of
+ * paths, and three sequential thread-pool round trips per path were most of `validate`'s time.
+ */
+async function locate(ctx: RowCheckContext, rel: string): Promise<Located> {
+  return checkRunPathSync(ctx.dir, rel, ctx.realDir);
+}
+
+async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+async function parseJsonFile(ctx: RowCheckContext, abs: string, rel: string, where: string): Promise<unknown | undefined> {
+  try {
+    return JSON.parse(await readFile(abs, 'utf8'));
+  } catch (err) {
+    ctx.problems.push({ file: rel, message: `not valid JSON (${(err as Error).message}) — referenced by ${where}` });
+    return undefined;
+  }
+}
+
+/** result.json and grading.json restate facts of the row; a disagreement means one was edited. */
+function crossCheck(ctx: RowCheckContext, row: IndexRow, field: PathField, doc: Record<string, unknown>, rel: string, where: string): void {
+  const differ = (name: string, theirs: unknown, ours: unknown) => {
+    ctx.problems.push({ file: rel, message: `${name} is ${JSON.stringify(theirs)} but ${where} says ${JSON.stringify(ours)}` });
+  };
+  if (field === 'result_path') {
+    for (const key of ['test_id', 'target', 'attempt', 'verdict', 'score'] as const) {
+      if (doc[key] !== row[key]) differ(key, doc[key], row[key]);
+    }
+  }
+  if (field === 'grading_path') {
+    // AgentV's verdict tree: one leaf component per assertion.
+    const leaves = componentLeaves(doc.component_results);
+    const passed = leaves.filter((l) => l.passed).length;
+    if (passed !== row.assertions_summary.passed || leaves.length !== row.assertions_summary.total) {
+      differ('component_results (passed/total)', `${passed}/${leaves.length}`, `${row.assertions_summary.passed}/${row.assertions_summary.total}`);
+    }
+  }
+}
+
+export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number): Promise<void> {
+  const where = `index.jsonl:${line}`;
+  const problem = (message: string) => ctx.problems.push({ file: 'index.jsonl', line, message });
+  const pointers = new Map((row.artifact_pointers ?? []).map((p) => [safeRelativePath(p.path) ?? p.path, p]));
+
+  const dirAt = await locate(ctx, row.result_dir);
+  if (dirAt.kind === 'bad') problem(`result_dir ${dirAt.message}`);
+  else if (dirAt.kind === 'ok' && !dirAt.isDir) problem(`result_dir ${row.result_dir} is not a directory`);
+  // A missing result_dir is reported through the sidecars inside it, which say more.
+
+  for (const { field, schema, what } of SIDECARS) {
+    const rel = row[field];
+    if (rel === null || rel === undefined) continue;
+    const at = await locate(ctx, rel);
+    if (at.kind === 'bad') {
+      problem(`${field} ${at.message}`);
+      continue;
+    }
+    if (at.kind === 'missing') {
+      // A detached payload (its bytes live on the artifacts branch) is reported by checkPointer.
+      if (!pointers.has(safeRelativePath(rel) ?? rel)) problem(`${field} ${rel} does not exist — the ${what} sidecar is missing`);
+      continue;
+    }
+    if (at.isDir) {
+      problem(`${field} ${rel} is a directory, not a file`);
+      continue;
+    }
+    if (!schema) continue;
+    const doc = await parseJsonFile(ctx, at.abs, rel, where);
+    if (doc === undefined) continue;
+    const parsed = schema.safeParse(doc);
+    if (!parsed.success) {
+      ctx.problems.push({ file: rel, message: `does not match the ${what} schema: ${firstIssue(parsed.error)} — referenced by ${where}` });
+      continue;
+    }
+    crossCheck(ctx, row, field, parsed.data as Record<string, unknown>, rel, where);
+  }
+
+  // The path fields beyond our sidecars (summary_path, AgentV's stdout_path, test_dir, ...).
+  const bundle = new Set<string>([...BUNDLE_FILE_FIELDS, 'result_dir']);
+  const extra = ROW_PATH_FIELDS.filter((f) => !bundle.has(f));
+  checkPathFields(ctx, row as unknown as Record<string, unknown>, extra, new Set(pointers.keys()), problem);
+
+  checkIdentity(row, problem);
+  for (const p of rangeProblems(row as unknown as Record<string, unknown>)) problem(p);
+  for (const pointer of row.artifact_pointers ?? []) await checkPointer(ctx, pointer, line);
+}
+
+/** The identity must describe this row and hash to its id, or merges key rows wrongly. */
+function checkIdentity(row: IndexRow, problem: (message: string) => void): void {
+  const id = row.projection_identity;
+  for (const key of ['run_id', 'test_id', 'target', 'suite', 'source_target', 'attempt', 'variant'] as const) {
+    if (id[key] !== row[key]) problem(`projection_identity.${key} is ${JSON.stringify(id[key])} but the row's ${key} is ${JSON.stringify(row[key])}`);
+  }
+  const expected = projectionIdentity(id.run_id, identityFieldsOf(id)).id;
+  if (expected !== id.id) problem(`projection_identity.id ${id.id} does not match its fields (expected ${expected})`);
+}
+
+async function checkPointer(ctx: RowCheckContext, pointer: NonNullable<IndexRow['artifact_pointers']>[number], line: number): Promise<void> {
+  const problem = (message: string) => ctx.problems.push({ file: 'index.jsonl', line, message: `artifact pointer ${pointer.path}: ${message}` });
+  const safe = safeRelativePath(pointer.path);
+  if (safe === null) {
+    problem('path escapes the run directory');
+    return;
+  }
+  // A pointer into the bucket (storage_mode hybrid) names the content address of its bytes; one into the artifacts branch ends with its path.
+  if (pointer.ref === OBJECT_STORE_REF) {
+    if (!isContentKey(pointer.key, pointer.sha256)) problem(`key ${pointer.key} is not the content address of sha256 ${pointer.sha256}`);
+  } else if (pointer.key !== safe && !pointer.key.endsWith(`/${safe}`)) problem(`key ${pointer.key} does not end with its path`);
+  const at = await locate(ctx, safe);
+  if (at.kind === 'bad') {
+    problem(at.message);
+    return;
+  }
+  if (at.kind === 'missing') {
+    // Publishing may detach heavy payloads to the artifacts branch: absent bytes are expected
+    // unless the caller needs a self-contained run.
+    const message = `artifact pointer ${safe}: payload not present locally (it is on ${pointer.ref} as ${pointer.key})`;
+    if (ctx.requirePayloads) ctx.problems.push({ file: 'index.jsonl', line, message: `${message} — fetch it, or drop --require-payloads` });
+    else ctx.notes.push({ file: 'index.jsonl', line, message });
+    return;
+  }
+  if (at.isDir) {
+    problem('path is a directory, not a payload file');
+    return;
+  }
+  const size = (await lstat(at.abs)).size;
+  if (size !== pointer.size) problem(`size is ${pointer.size} but the local payload has ${size} bytes`);
+  const sha = await sha256File(at.abs);
+  if (sha !== pointer.sha256) problem(`sha256 ${pointer.sha256} does not match the local payload (${sha})`);
+}
+
+/**
+ * Each of `fields` the row carries must be a string naming a file (or, for ROW_DIR_FIELDS, a
+ * directory) inside the run that exists, unless an artifact pointer says its bytes live on the
+ * artifacts branch.
+ */
+function checkPathFields(
+  ctx: Pick<RowCheckContext, 'dir' | 'realDir'>,
+  row: Record<string, unknown>,
+  fields: readonly string[],
+  detached: ReadonlySet<string>,
+  problem: (message: string) => void,
+  missing: (field: string, rel: string) => void = (field, rel) => problem(`${field} ${rel} does not exist`),
+): void {
+  for (const field of fields) {
+    const rel = row[field];
+    if (rel === null || rel === undefined) continue;
+    if (typeof rel !== 'string') {
+      problem(`${field} is not a string`);
+      continue;
+    }
+    const at = checkRunPathSync(ctx.dir, rel, ctx.realDir);
+    if (at.kind === 'bad') problem(`${field} ${at.message}`);
+    else if (at.kind === 'missing') {
+      if (!detached.has(safeRelativePath(rel) ?? rel)) missing(field, rel);
+    } else if (ROW_DIR_FIELDS.has(field) !== at.isDir) problem(`${field} ${rel} is ${at.isDir ? 'a directory, not a file' : 'a file, not a directory'}`);
+  }
+}
+
+/** AgentV's verdict node: `pass`, `score` and `reason` at every level of `component_results`. */
+function gradingNodeProblems(node: unknown, label: string): string[] {
+  if (typeof node !== 'object' || node === null || Array.isArray(node)) return [`${label} is not an object`];
+  const n = node as Record<string, unknown>;
+  const out: string[] = [];
+  if (typeof n.pass !== 'boolean' || typeof n.score !== 'number' || typeof n.reason !== 'string') out.push(`${label} lacks pass, score or reason`);
+  if (n.component_results !== undefined) {
+    if (!Array.isArray(n.component_results)) out.push(`${label}.component_results is not an array`);
+    else
+      n.component_results.forEach((c, i) => {
+        out.push(...gradingNodeProblems(c, `${label}.component_results[${i}]`));
+      });
+  }
+  return out;
+}
+
+/**
+ * The checks a run of another layout (AgentV 5's `.internal/index.jsonl`, plain result rows)
+ * needs on its own files: the derived copy validate reads cannot show a sidecar the source lacks.
+ * Every row names its test, target, score and `summary_path`; every path field stays inside the
+ * run, and the test's summary and grading exist; each sample has its result.json and grading.json; grading and metrics parse;
+ * the run has its summary.json. `manifest` is the manifest's path relative to `dir`.
+ */
+export function checkSourceRows(dir: string, realDir: string, manifest: string, problems: ValidationProblem[], notes: ValidationProblem[]): void {
+  const read = readRunFileSync(dir, manifest, realDir);
+  if (read.kind !== 'ok') return; // loadRun already refused or reported it
+  // AgentV 5's own layout (`.internal/index.jsonl`): AgentV's rules apply in full. Older layouts
+  // (pipeline bench, Era-A) never had a summary_path, per-sample result.json or summary.json.
+  const agentv5 = manifest !== 'index.jsonl';
+  const lines = read.data.toString('utf8').split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i]!.trim();
+    if (!text) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      continue; // reported with the derived copy's problems
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+    const row = value as Record<string, unknown>;
+    const problem = (message: string) => problems.push({ file: manifest, line: i + 1, message });
+    if (typeof row.test_id !== 'string' || row.test_id === '') problem('test_id is missing');
+    if (typeof row.target !== 'string' || row.target === '') problem('target is missing');
+    if (typeof row.score !== 'number' || !(row.score >= 0 && row.score <= 1)) problem(`score ${JSON.stringify(row.score ?? null)} is not a number in [0, 1]`);
+    if (agentv5 && typeof row.summary_path !== 'string') problem('summary_path is missing');
+    const detached = new Set<string>();
+    const pointers = pointerList(row.artifact_pointers);
+    if (Array.isArray(pointers)) for (const p of pointers) if (typeof (p as { path?: unknown })?.path === 'string') detached.add((p as { path: string }).path);
+    const ctx = { dir, realDir };
+    // A missing file is an error where AgentV says so (the test's summary, its grading); other
+    // files a row names may be absent from a copy (AgentV keeps some on its artifacts branch).
+    checkPathFields(ctx, row, ROW_PATH_FIELDS, detached, problem, (field, rel) =>
+      field === 'summary_path' || field === 'grading_path'
+        ? problem(`${field} ${rel} does not exist`)
+        : notes.push({ file: manifest, line: i + 1, message: `${field} ${rel} is not in this copy of the run` }),
+    );
+    const resultDir = typeof row.result_dir === 'string' ? safeRelativePath(row.result_dir) : null;
+    const samples = [row.samples, row.attempts, row.trials].find(Array.isArray) as unknown[] | undefined;
+    for (const s of samples ?? []) {
+      const sample = (s ?? {}) as Record<string, unknown>;
+      const rel = [sample.sample_path, sample.attempt_path, sample.run_path].find((x) => typeof x === 'string') as string | undefined;
+      if (!agentv5 || rel === undefined || resultDir === null) continue;
+      for (const name of ['result.json', 'grading.json']) {
+        const at = checkRunPathSync(dir, `${resultDir}/${rel}/${name}`, realDir);
+        if (at.kind === 'bad') problem(`sample ${rel}: ${at.message}`);
+        else if (at.kind === 'missing') problem(`sample ${rel}: ${resultDir}/${rel}/${name} does not exist`);
+      }
+    }
+    for (const [field, what] of [
+      ['grading_path', 'grading'],
+      ['metrics_path', 'metrics'],
+      ['summary_path', 'test summary'],
+    ] as const) {
+      const rel = row[field];
+      if (typeof rel !== 'string') continue;
+      const doc = readRunFileSync(dir, rel, realDir);
+      if (doc.kind !== 'ok') continue; // reported above
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(doc.data.toString('utf8'));
+      } catch (err) {
+        problems.push({ file: rel, message: `not valid JSON (${(err as Error).message}) — the ${what} of ${manifest}:${i + 1}` });
+        continue;
+      }
+      // AgentV 5's verdict tree; older layouts (AgentV 4.42, pipeline bench) grade in their own shape.
+      if (field === 'grading_path' && agentv5)
+        for (const m of gradingNodeProblems(parsed, 'grading.json')) problems.push({ file: rel, message: `${m} — the grading of ${manifest}:${i + 1}` });
+      else if (field !== 'metrics_path') continue;
+      else if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        problems.push({ file: rel, message: `is not a JSON object — the metrics of ${manifest}:${i + 1}` });
+    }
+  }
+  if (!agentv5) return;
+  const summary = readRunFileSync(dir, 'summary.json', realDir);
+  if (summary.kind === 'missing') problems.push({ file: 'summary.json', message: 'missing — the run has no summary.json' });
+  else if (summary.kind === 'ok') {
+    try {
+      JSON.parse(summary.data.toString('utf8'));
+    } catch (err) {
+      problems.push({ file: 'summary.json', message: `not valid JSON (${(err as Error).message})` });
+    }
+  }
+}

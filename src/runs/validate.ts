@@ -1,0 +1,213 @@
+/**
+ * `validate`: does a run workspace resolve? The manifest parses, every row's paths exist inside
+ * the run and parse against their schemas, ids are unique, and the run-level files (summary.json,
+ * benchmark.json, timing.json, overlays) parse and agree with the rows.
+ *
+ * Every problem is collected (not just the first), each located as `file[:line]`, so one run of
+ * validate tells the user everything to fix. Facts that are fine but worth knowing (a payload
+ * detached to the artifacts branch, an optional file that is absent) are notes, not problems.
+ */
+import { realpath } from 'node:fs/promises';
+import { relative } from 'node:path';
+import type * as z from 'zod';
+import { BenchmarkSchema, FeedbackSchema, RunTimingSchema, SummarySchema, TagsSchema, type IndexRow } from '../model/artifacts.js';
+import { caseKey, describeCase } from './read/case-keys.js';
+import { loadRun, type LoadedRun } from './read/run-reader.js';
+import { recomputeSummary } from './summary.js';
+import { checkRow, checkSourceRows, type RowCheckContext } from './validate-rows.js';
+import { readRunFileSync } from '../util/run-files.js';
+import { runManifestOf } from './export/source.js';
+import type { ValidationProblem } from './validate-types.js';
+
+export type { ValidationProblem } from './validate-types.js';
+
+export interface ValidateOptions {
+  run: string;
+  cwd?: string;
+  /** Treat artifact pointers whose payload is absent locally as problems (default: notes). */
+  requirePayloads?: boolean;
+}
+
+export interface ValidationReport {
+  valid: boolean;
+  dir: string;
+  /** `agentv`: another layout (AgentV 5, pipeline bench, Era-A), checked through its derived copy; problems name the source's manifest. */
+  layout: 'bundle' | 'agentv' | 'results-file';
+  run_id: string;
+  rows: number;
+  problems: ValidationProblem[];
+  notes: ValidationProblem[];
+}
+
+type ReadJson = { state: 'missing' } | { state: 'invalid'; message: string } | { state: 'ok'; value: unknown };
+
+/** A run-level file, read only through the run-path check (never through a link out of the run). */
+async function readJson(dir: string, name: string): Promise<ReadJson> {
+  const read = readRunFileSync(dir, name);
+  if (read.kind === 'missing') return { state: 'missing' };
+  if (read.kind === 'bad') return { state: 'invalid', message: `not read: ${read.message}` };
+  const text = read.data.toString('utf8');
+  try {
+    return { state: 'ok', value: JSON.parse(text) };
+  } catch (err) {
+    return { state: 'invalid', message: `not valid JSON (${(err as Error).message})` };
+  }
+}
+
+function schemaMessage(error: z.ZodError, what: string): string {
+  const issue = error.issues[0];
+  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : '';
+  return `does not match the ${what} schema: ${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'}${more}`;
+}
+
+/** Ids must be unique: the projection id (what merges key on) and the case it records. */
+function checkUniqueness(run: LoadedRun, problems: ValidationProblem[]): void {
+  const ids = new Map<string, number>();
+  const cases = new Map<string, number>();
+  run.rows.forEach((row, i) => {
+    const line = run.rowLines[i]!;
+    const id = row.projection_identity.id;
+    const idAt = ids.get(id);
+    if (idAt !== undefined) problems.push({ file: 'index.jsonl', line, message: `duplicate projection_identity.id ${id} (first on line ${idAt})` });
+    else ids.set(id, line);
+    const key = caseKey(row);
+    const caseAt = cases.get(key);
+    if (caseAt !== undefined)
+      problems.push({ file: 'index.jsonl', line, message: `duplicate case ${describeCase(row)} in suite ${row.suite} (first on line ${caseAt})` });
+    else cases.set(key, line);
+  });
+}
+
+/** Rows of one run carry its run_id and experiment; a stray row means the index was spliced. */
+function checkRunIdentity(run: LoadedRun, problems: ValidationProblem[]): void {
+  const first = run.rows[0];
+  if (!first) return;
+  const firstLine = run.rowLines[0]!;
+  run.rows.forEach((row, i) => {
+    const line = run.rowLines[i]!;
+    if (row.run_id !== first.run_id)
+      problems.push({
+        file: 'index.jsonl',
+        line,
+        message: `run_id ${JSON.stringify(row.run_id)} differs from ${JSON.stringify(first.run_id)} on line ${firstLine}`,
+      });
+    if (row.experiment !== first.experiment)
+      problems.push({
+        file: 'index.jsonl',
+        line,
+        message: `experiment ${JSON.stringify(row.experiment)} differs from ${JSON.stringify(first.experiment)} on line ${firstLine}`,
+      });
+  });
+}
+
+const COUNTS = ['total', 'passed', 'failed', 'errors'] as const;
+
+function checkSummary(run: LoadedRun, rows: IndexRow[], problems: ValidationProblem[], notes: ValidationProblem[]): void {
+  if (run.summary === null) {
+    // loadRun already reported a summary.json that exists but is not JSON.
+    if (!run.issues.some((p) => p.file === 'summary.json'))
+      notes.push({ file: 'summary.json', message: 'missing — `summary` recomputes it from index.jsonl; re-export to write it' });
+    return;
+  }
+  const parsed = SummarySchema.safeParse(run.summary);
+  if (!parsed.success) {
+    problems.push({ file: 'summary.json', message: schemaMessage(parsed.error, 'summary') });
+    return;
+  }
+  const written = parsed.data;
+  const expected = recomputeSummary(rows, { run_id: run.runId, experiment: run.experiment });
+  const rowsNote = run.issues.some((p) => p.file === 'index.jsonl') ? ' (malformed index lines are not counted)' : '';
+  for (const key of COUNTS) {
+    if (written[key] !== expected[key])
+      problems.push({ file: 'summary.json', message: `${key} is ${written[key]} but index.jsonl has ${expected[key]}${rowsNote}` });
+  }
+  const targets = new Set([...Object.keys(written.run_summary), ...Object.keys(expected.run_summary)]);
+  for (const target of targets) {
+    const w = written.run_summary[target];
+    const e = expected.run_summary[target];
+    if (!w) problems.push({ file: 'summary.json', message: `run_summary has no entry for target ${target}, which has ${e!.total} row(s) in index.jsonl` });
+    else if (!e) problems.push({ file: 'summary.json', message: `run_summary.${target} counts ${w.total} row(s) but index.jsonl has none for that target` });
+    else {
+      for (const key of COUNTS) {
+        if (w[key] !== e[key])
+          problems.push({ file: 'summary.json', message: `run_summary.${target}.${key} is ${w[key]} but index.jsonl has ${e[key]}${rowsNote}` });
+      }
+    }
+  }
+  const first = rows[0];
+  if (first && written.run_id !== first.run_id)
+    problems.push({ file: 'summary.json', message: `run_id ${JSON.stringify(written.run_id)} differs from the rows' ${JSON.stringify(first.run_id)}` });
+  if (first && written.experiment !== first.experiment)
+    problems.push({
+      file: 'summary.json',
+      message: `experiment ${JSON.stringify(written.experiment)} differs from the rows' ${JSON.stringify(first.experiment)}`,
+    });
+}
+
+/** benchmark.json, timing.json and the overlays: parse, schema, and the counts that must agree. */
+async function checkRunFiles(dir: string, rows: number, problems: ValidationProblem[], notes: ValidationProblem[]): Promise<void> {
+  const files: { name: string; schema: z.ZodType; what: string; required: boolean; count?: (doc: Record<string, unknown>) => number }[] = [
+    { name: 'benchmark.json', schema: BenchmarkSchema, what: 'benchmark', required: true, count: (d) => (d.runs as unknown[]).length },
+    { name: 'timing.json', schema: RunTimingSchema, what: 'run timing', required: true, count: (d) => d.tests as number },
+    { name: 'tags.json', schema: TagsSchema, what: 'tags', required: false },
+    { name: 'feedback.json', schema: FeedbackSchema, what: 'feedback', required: false },
+  ];
+  for (const f of files) {
+    const read = await readJson(dir, f.name);
+    if (read.state === 'missing') {
+      if (f.required) notes.push({ file: f.name, message: 'missing — re-export the run to write it' });
+      continue;
+    }
+    if (read.state === 'invalid') {
+      problems.push({ file: f.name, message: read.message });
+      continue;
+    }
+    const parsed = f.schema.safeParse(read.value);
+    if (!parsed.success) {
+      problems.push({ file: f.name, message: schemaMessage(parsed.error, f.what) });
+      continue;
+    }
+    const n = f.count?.(parsed.data as Record<string, unknown>);
+    if (n !== undefined && n !== rows) problems.push({ file: f.name, message: `counts ${n} result(s) but index.jsonl has ${rows}` });
+  }
+}
+
+export async function validateRun(opts: ValidateOptions): Promise<ValidationReport> {
+  const run = await loadRun(opts.run, { cwd: opts.cwd });
+  const dir = run.dir!;
+  const problems: ValidationProblem[] = run.issues.map((p) => ({ ...p }));
+  const notes: ValidationProblem[] = [];
+  if (run.rows.length === 0 && !run.issues.some((p) => p.file === 'index.jsonl')) {
+    problems.push({ file: 'index.jsonl', message: 'has no rows — an empty run is not a valid workspace' });
+  }
+  const ctx: RowCheckContext = { dir, realDir: await realpath(dir), requirePayloads: opts.requirePayloads ?? false, problems, notes };
+  for (let i = 0; i < run.rows.length; i++) await checkRow(ctx, run.rows[i]!, run.rowLines[i]!);
+  // Another layout is read through a derived copy, which cannot show what the source lacks: its
+  // own manifest and files are checked as AgentV's `results validate` checks them, and more.
+  if (run.layout === 'agentv' && run.sourceDir !== null) {
+    const manifest = await runManifestOf(run.sourceDir);
+    if (manifest) checkSourceRows(run.sourceDir, await realpath(run.sourceDir), relative(run.sourceDir, manifest.file), problems, notes);
+  }
+  checkUniqueness(run, problems);
+  checkRunIdentity(run, problems);
+  checkSummary(run, run.rows, problems, notes);
+  await checkRunFiles(dir, run.rows.length, problems, notes);
+  return {
+    valid: problems.length === 0,
+    dir: run.sourceDir ?? dir,
+    layout: run.layout,
+    run_id: run.runId,
+    rows: run.rows.length,
+    problems: sortProblems(problems),
+    notes: sortProblems(notes),
+  };
+}
+
+/** index.jsonl first in line order, then other files by name: stable output for humans and diffs. */
+function sortProblems(list: ValidationProblem[]): ValidationProblem[] {
+  const rank = (p: ValidationProblem) => (p.file === 'index.jsonl' ? 0 : 1);
+  return list
+    .map((p, i) => ({ p, i }))
+    .sort((a, b) => rank(a.p) - rank(b.p) || (rank(a.p) === 0 ? (a.p.line ?? 0) - (b.p.line ?? 0) : a.p.file.localeCompare(b.p.file)) || a.i - b.i)
+    .map(({ p }) => p);
+}
