@@ -195,6 +195,8 @@ describe('the Dashboard by URL', () => {
       expect(await page.$$eval(`${sel} [data-metric="pass_rate"] circle`, (c) => c.length)).toBe(s.runs.length);
       const flagged = s.runs.filter((p: any) => p.regression === true).map((p: any) => p.run_id);
       expect(await page.$$eval(`${sel} [data-metric="mean_score"] circle.regression`, (c) => c.map((x) => x.getAttribute('data-run')))).toEqual(flagged);
+      // Cost and duration carry no regression mark: the rule judges scores.
+      expect(await page.$$eval(`${sel} [data-metric="cost_usd"] circle.regression, ${sel} [data-metric="duration_ms"] circle.regression`, (c) => c.length)).toBe(0);
       const dates = await page.$$eval(`${sel} [data-metric="pass_rate"] text.date`, (t) => t.map((x) => x.textContent));
       expect(dates[0]).toBe(s.runs[0].timestamp.slice(0, 10));
       expect(dates.at(-1)).toBe(s.runs.at(-1).timestamp.slice(0, 10));

@@ -14,9 +14,13 @@ let seq = 0;
 
 type Fmt = (v: number) => string;
 const compactCost: Fmt = (v) => (v === 0 ? '$0' : Math.abs(v) >= 100 ? `$${Math.round(v)}` : Math.abs(v) >= 1 ? `$${v.toFixed(2)}` : `$${v.toPrecision(2)}`);
-const compactDur: Fmt = (v) => (v >= 60_000 ? `${(v / 60_000).toFixed(1)}m` : v >= 1000 ? `${(v / 1000).toFixed(1)}s` : `${Math.round(v)}ms`);
+const compactDur: Fmt = (v) =>
+  v === 0 ? '0' : v >= 60_000 ? `${(v / 60_000).toFixed(1)} min` : v >= 1000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`;
 const compactPct: Fmt = (v) => `${Math.round(v * 100)}%`;
 const compactScore: Fmt = (v) => v.toFixed(2);
+
+/** The charts a regression mark belongs on: the trend rule judges scores, not cost or time. */
+const SCORED = new Set(['pass_rate', 'mean_score']);
 
 function chart(title: string, points: Json[], metric: string, fmt: (x: unknown) => string, tick: Fmt): HTMLElement {
   const W = 380;
@@ -79,7 +83,8 @@ function chart(title: string, points: Json[], metric: string, fmt: (x: unknown) 
   if (path) s.appendChild(svg('path', { d: path, class: 'trend-line' }));
   points.forEach((p, i) => {
     if (!isNum(p[metric])) return;
-    const reg = p.regression === true;
+    // The trend rule flags a run whose score fell; cost and duration carry no such mark.
+    const reg = p.regression === true && SCORED.has(metric);
     const c = svg('circle', { cx: x(i).toFixed(1), cy: y(p[metric]).toFixed(1), r: reg ? 5 : 3, class: reg ? 'pt regression' : 'pt' });
     c.setAttribute('data-run', p.run_id);
     c.setAttribute('data-value', String(p[metric]));
