@@ -21,6 +21,12 @@ import {
 } from './publish-helpers.js';
 
 const MONTH_REF = 'refs/heads/agentv/results-archive/v1/2026-03';
+
+/** The run directories on an archive branch: one level under its day folders (`<YYYY-MM-DD>/<run>`). */
+async function archivedRuns(dir: string, ref: string): Promise<string[]> {
+  const dirs = (await git(dir, ['ls-tree', '-r', '-d', '--name-only', ref])).split('\n').filter(Boolean);
+  return dirs.filter((p) => p.split('/').length === 2).map((p) => p.split('/')[1]!);
+}
 // The runs are from March 2026: a window this wide keeps them by age, so only --keep-runs decides.
 const WINDOW = ['--keep-days', '100000', '--keep-runs', '1'];
 
@@ -70,8 +76,7 @@ describe('archive (CLI)', () => {
     const live = await git(user.remote, ['ls-tree', '--name-only', RESULTS_REF]);
     expect(live.split('\n')).toContain(runs[2]!.runId);
     expect(live.split('\n')).not.toContain(runs[0]!.runId);
-    const archived = await git(user.remote, ['ls-tree', '--name-only', MONTH_REF]);
-    expect(archived.split('\n').filter(Boolean).sort()).toEqual([runs[0]!.runId, runs[1]!.runId].sort());
+    expect((await archivedRuns(user.remote, MONTH_REF)).sort()).toEqual([runs[0]!.runId, runs[1]!.runId].sort());
 
     const list = await cli(['list', '--json'], user.work);
     const rows = (JSON.parse(list.stdout) as { runs: { run_id: string; archived?: string }[] }).runs;
@@ -121,14 +126,12 @@ describe('archive (CLI)', () => {
   it('the daemon rolls over on its schedule (--once: one rollover after its publishing) and pushes', async () => {
     const extra = await makeRunWorkspace({ day: 3, minute: 9, rows: 2, seed: 9 });
     expect((await cli(['publish', extra.dir, '--push'], user.work)).code).toBe(0);
-    const before = await git(user.remote, ['ls-tree', '--name-only', MONTH_REF]);
-    expect(before.split('\n')).not.toContain(runs[2]!.runId);
+    expect(await archivedRuns(user.remote, MONTH_REF)).not.toContain(runs[2]!.runId);
     const d = await cli(['daemon', '--once', '--archive-every', '1d', ...WINDOW, '--log-format', 'json'], user.work);
     expect(d.code, d.stderr).toBe(0);
     expect(d.stderr).toContain('archive rollover');
     // The run that was the newest before `extra` moved to the archive, on the remote too.
-    const after = await git(user.remote, ['ls-tree', '--name-only', MONTH_REF]);
-    expect(after.split('\n')).toContain(runs[2]!.runId);
+    expect(await archivedRuns(user.remote, MONTH_REF)).toContain(runs[2]!.runId);
     expect((await git(user.remote, ['ls-tree', '--name-only', RESULTS_REF])).split('\n')).toContain(extra.runId);
     const bad = await cli(['daemon', '--once', '--keep-runs', '1'], user.work);
     expect(bad.code).toBe(2);

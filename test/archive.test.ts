@@ -71,13 +71,13 @@ describe('archive rollover', () => {
     const liveAfter = await lsRoot(RESULTS_REF);
     for (const d of archivedDirs) expect(liveAfter.has(d)).toBe(false);
     expect(liveAfter.size).toBe(liveBefore.size - 2);
-    const archive = await lsRoot(`${ARCHIVE_RESULTS_PREFIX}2026-03`);
-    const artifactsArchive = await lsRoot(`${ARCHIVE_ARTIFACTS_PREFIX}2026-03`);
+    // The archive root holds day folders only (one per catalog day); each run sits in its day's.
+    expect([...(await lsRoot(`${ARCHIVE_RESULTS_PREFIX}2026-03`)).keys()].sort()).toEqual([...new Set(r.archived.map((a) => a.day))].sort());
     // The same tree objects: nothing under them was rewritten.
-    for (const d of archivedDirs) {
-      expect(archive.get(d)).toBe(liveBefore.get(d));
-      expect(artifactsArchive.get(d)).toBe(artifactsBefore.get(d));
-      expect((await lsRoot(ARTIFACTS_REF)).has(d)).toBe(false);
+    for (const a of r.archived) {
+      expect(await git(user.work, ['rev-parse', `${ARCHIVE_RESULTS_PREFIX}2026-03:${a.day}/${a.path}`])).toBe(liveBefore.get(a.path));
+      expect(await git(user.work, ['rev-parse', `${ARCHIVE_ARTIFACTS_PREFIX}2026-03:${a.day}/${a.path}`])).toBe(artifactsBefore.get(a.path));
+      expect((await lsRoot(ARTIFACTS_REF)).has(a.path)).toBe(false);
     }
     // Fast-forward: the new live tip descends from the old one.
     await git(user.work, ['merge-base', '--is-ancestor', resultsTipBefore, RESULTS_REF]);

@@ -125,7 +125,7 @@ describe('retention writes', () => {
     // The emptied days' catalog files are gone; the runs are still in history.
     const indexes = await git(user.work, ['ls-tree', '--name-only', `${RESULTS_REF}:.indexes`]);
     expect(indexes).not.toContain('2026-03-14');
-    expect(await git(user.work, ['cat-file', '-t', `${before.month}:${id(0)}`])).toBe('tree');
+    expect(await git(user.work, ['cat-file', '-t', `${before.month}:2026-03-14/${id(0)}`])).toBe('tree');
     await expectFsckClean(user.work);
   });
 });

@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readBlobs, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
-import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX } from '../results-branch/layout/archive-refs.js';
+import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archivedRunPaths } from '../results-branch/layout/archive-refs.js';
 import type { ResultsConfig } from '../results-branch/repo/config.js';
 import { acquirePublishLock, type HeldLock } from '../results-branch/repo/publish-lock.js';
 import { trackingRef } from '../results-branch/repo/tracking-refs.js';
@@ -216,23 +216,37 @@ async function expireWithLock(
     result.skipped.push({ run_id: r.run_id, reason: `archived on ${branch}, which this machine has no copy of (run expire with a remote to fetch it)` });
     return false;
   });
-  // Where every candidate's directory is on each branch it may be on: one ls-tree per tip, never
-  // a path lookup per run (`<tip>:<dir>` re-reads the root tree each time: 10,000 runs on a root of
-  // 10,000 entries took 20 s that way).
-  const tipsToIndex = [resultsTip, artifactsTip, ...[...archives.values()].flatMap((a) => [a.results.base, a.artifacts.base])];
-  const dirOf = await runTreeIndex(
-    repo,
-    tipsToIndex.filter((t): t is string => t !== null),
-    candidates.flatMap((r) => [r.path, overlayDirOf(r.path)]),
-  );
+  // Where every candidate's directory is on each branch it may be on: one ls-tree per tip (and per
+  // archive day folder), never a path lookup per run (`<tip>:<dir>` re-reads the root tree each
+  // time: 10,000 runs on a root of 10,000 entries took 20 s that way).
+  const liveTips = [resultsTip, artifactsTip].filter((t): t is string => t !== null);
+  const ownDirs = (r: CatalogRun) => [...new Set([r.path, overlayDirOf(r.path)])];
+  const pathsOn = new Map<string, string[]>();
+  for (const r of candidates) {
+    if (r.archived === null) continue;
+    const a = archives.get(r.archived);
+    for (const tip of [a?.results.base, a?.artifacts.base])
+      if (tip) pathsOn.set(tip, [...(pathsOn.get(tip) ?? []), ...ownDirs(r).flatMap((d) => archivedRunPaths(r.day, d))]);
+  }
+  const index = await runTreeIndex(repo, liveTips, candidates.filter((r) => r.archived === null).flatMap(ownDirs), pathsOn);
+  /** Where the run's live path `dir` is on `tip`: the path itself on a live tip, its day folder or (older archives) the path itself on an archive tip. */
+  const placeOf = (tip: string | null, r: CatalogRun, dir: string): string | null => {
+    if (tip === null) return null;
+    const places = liveTips.includes(tip) ? [dir] : archivedRunPaths(r.day, dir);
+    return places.find((p) => index(tip, p) !== null) ?? null;
+  };
+  const dirOf = (tip: string | null, r: CatalogRun, dir: string): string | null => {
+    const at = placeOf(tip, r, dir);
+    return at === null ? null : index(tip, at);
+  };
   // Tags live in the run's overlay directory: its own for most runs, metadata/runs/<exp>/<ts>/ for AgentV 4.42's.
-  const tagSpec = (r: CatalogRun) => `${dirOf(resultsTipOf(r), overlayDirOf(r.path))}:tags.json`;
-  const withDir = located.filter((r) => dirOf(resultsTipOf(r), overlayDirOf(r.path)) !== null);
+  const tagSpec = (r: CatalogRun) => `${dirOf(resultsTipOf(r), r, overlayDirOf(r.path))}:tags.json`;
+  const withDir = located.filter((r) => dirOf(resultsTipOf(r), r, overlayDirOf(r.path)) !== null);
   const tagBlobs = await readBlobs(repo, withDir.map(tagSpec));
   const untagged: CatalogRun[] = [];
   for (const r of located) {
-    const dir = dirOf(resultsTipOf(r), r.path);
-    const tags = dir === null || dirOf(resultsTipOf(r), overlayDirOf(r.path)) === null ? [] : tagsOf(tagBlobs.get(tagSpec(r)));
+    const dir = dirOf(resultsTipOf(r), r, r.path);
+    const tags = dir === null || dirOf(resultsTipOf(r), r, overlayDirOf(r.path)) === null ? [] : tagsOf(tagBlobs.get(tagSpec(r)));
     const keeping = tags.filter((t) => policy.keep_tags.includes(t));
     if (keeping.length > 0) result.keptByTag.push({ run_id: r.run_id, tags: keeping });
     else untagged.push(r);
@@ -240,7 +254,7 @@ async function expireWithLock(
   // An archived run missing from this machine's copy of its month (archived elsewhere, not fetched
   // here) is left alone: removing only its catalog row would orphan it on the remote's archive.
   const expired = untagged.filter((r) => {
-    if (r.archived === null || dirOf(resultsTipOf(r), r.path) !== null) return true;
+    if (r.archived === null || dirOf(resultsTipOf(r), r, r.path) !== null) return true;
     result.skipped.push({
       run_id: r.run_id,
       reason: `not on this machine's copy of ${ARCHIVE_RESULTS_PREFIX.slice('refs/heads/'.length)}${r.archived} (fetch it, or run expire with a remote)`,
@@ -267,7 +281,10 @@ async function expireWithLock(
     tip === null
       ? []
       : list.flatMap((r) =>
-          [...new Set([r.path, overlayDirOf(r.path)])].filter((p) => dirOf(tip, p) !== null).map((p) => ({ path: p, delete: true as const })),
+          ownDirs(r).flatMap((d) => {
+            const at = placeOf(tip, r, d);
+            return at === null ? [] : [{ path: at, delete: true as const }];
+          }),
         );
 
   const updates: { ref: string; new: string; old: string | null }[] = [];

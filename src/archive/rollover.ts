@@ -5,8 +5,10 @@
  * Dashboard lists only the live branch, so its one recursive `ls-tree` stays under its 1 MB
  * buffer, and a publish rewrites a bounded root tree.
  *
- * Nothing is rewritten: the archive commit grafts the run's existing tree object
- * (`M 040000 <tree> <dir>`), the live commit deletes the directory. Both are ordinary
+ * Nothing is rewritten: the archive commit grafts the run's existing tree object into the folder
+ * of its catalog day (`M 040000 <tree> <YYYY-MM-DD>/<dir>`: archive-refs.ts archivedPath, so the
+ * commit rewrites that day's tree and a small root, not a month-wide directory), the live commit
+ * deletes the directory. Both are ordinary
  * fast-forward commits; all refs move in one compare-and-swap transaction, so a crash leaves
  * either the old state or the new one, never a run on neither branch.
  *
@@ -21,7 +23,7 @@ import { readRunFiles, runDirsOn, type RunFilesRow } from '../results-branch/lay
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { rootCommit } from '../results-branch/publish/commit-run.js';
 import { InvalidArgumentsError } from '../util/errors.js';
-import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, monthOf } from '../results-branch/layout/archive-refs.js';
+import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archivedPath, monthOf } from '../results-branch/layout/archive-refs.js';
 import { DEFAULT_MAX_LISTING_BYTES, listingSize, overBudget } from '../results-branch/layout/listing-budget.js';
 
 export { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archiveRefFor } from '../results-branch/layout/archive-refs.js';
@@ -167,13 +169,23 @@ export async function runDirTrees(repo: Repo, tip: string, paths: string[]): Pro
   return out;
 }
 
+/** A parent folder with at least this many wanted children is listed once instead of looked up per child. */
+const LIST_PARENT_AT = 8;
+
 /**
  * A lookup of run directories: `(tip, path) -> tree id or null`. Runs at the branch root (every
- * layout we write) come from one `ls-tree` of each tip's root; a nested path of the older layout
- * (`runs/<experiment>/<day>/<ts>`) from one `cat-file` for all of them.
+ * layout we write on the live branch) come from one `ls-tree` of each tip's root; nested paths (a
+ * day folder of an archive branch, the older layout's `runs/<experiment>/<day>/<ts>`) from one
+ * `ls-tree` of each folder many of them share, the rest from one `cat-file` for all. `paths` are
+ * looked up on every tip, `pathsOn` only on the tip they are listed under.
  */
-export async function runTreeIndex(repo: Repo, tips: string[], paths: string[]): Promise<(tip: string | null, path: string) => string | null> {
-  const unique = [...new Set(tips)];
+export async function runTreeIndex(
+  repo: Repo,
+  tips: string[],
+  paths: string[],
+  pathsOn: Map<string, string[]> = new Map(),
+): Promise<(tip: string | null, path: string) => string | null> {
+  const unique = [...new Set([...tips, ...pathsOn.keys()])];
   const roots = new Map<string, Map<string, string>>();
   await Promise.all(
     unique.map(async (tip) => {
@@ -181,12 +193,30 @@ export async function runTreeIndex(repo: Repo, tips: string[], paths: string[]):
       roots.set(tip, new Map(entries.filter((e) => e.type === 'tree').map((e) => [e.path, e.sha])));
     }),
   );
-  const nested = [...new Set(paths.filter((p) => p.includes('/')))];
-  const specs = unique.flatMap((tip) => nested.map((p) => `${tip}:${p}`));
+  const parentOf = (p: string) => p.slice(0, p.lastIndexOf('/'));
+  const listed = new Map<string, Map<string, string>>(); // `${tip}:${parent}` -> path -> tree
+  const specs: string[] = [];
+  for (const tip of unique) {
+    const nested = [...new Set([...paths, ...(pathsOn.get(tip) ?? [])].filter((p) => p.includes('/')))];
+    const byParent = new Map<string, string[]>();
+    for (const p of nested) byParent.set(parentOf(p), [...(byParent.get(parentOf(p)) ?? []), p]);
+    for (const [parent, ps] of byParent) {
+      // The parent must exist for any child to: a root-level parent absent from the root is skipped.
+      if (!parent.includes('/') && !roots.get(tip)?.has(parent)) continue;
+      if (ps.length < LIST_PARENT_AT) {
+        specs.push(...ps.map((p) => `${tip}:${p}`));
+        continue;
+      }
+      const entries = await lsTree(repo, tip, { path: `${parent}/` });
+      listed.set(`${tip}:${parent}`, new Map(entries.filter((e) => e.type === 'tree').map((e) => [e.path, e.sha])));
+    }
+  }
   const objects = specs.length > 0 ? await readObjects(repo, specs) : new Map();
   return (tip, path) => {
     if (tip === null) return null;
     if (!path.includes('/')) return roots.get(tip)?.get(path) ?? null;
+    const folder = listed.get(`${tip}:${parentOf(path)}`);
+    if (folder) return folder.get(path) ?? null;
     const o = objects.get(`${tip}:${path}`);
     return o?.type === 'tree' ? o.sha : null;
   };
@@ -255,7 +285,8 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
       [ARCHIVE_RESULTS_PREFIX, resultsTrees],
       [ARCHIVE_ARTIFACTS_PREFIX, artifactsTrees],
     ] as const) {
-      const grafts = runs.flatMap((r) => trees.get(r.path) ?? []);
+      // Each tree at its day folder (its live path below it): archivedPath is the one home of that rule.
+      const grafts = runs.flatMap((r) => (trees.get(r.path) ?? []).map((t) => ({ path: archivedPath(r.day, t.path), tree: t.tree })));
       if (grafts.length === 0) continue;
       const ref = prefix + month;
       const old = archiveTips.get(ref) ?? null;

@@ -27,6 +27,7 @@ import { safeRelativePath } from '../../model/path-segments.js';
 import { LayoutError, presumedRunLocation, runLocationCandidates, type RunLocation } from '../layout/branch-layout.js';
 import { ReadError, RunExpiredError } from '../layout/read-errors.js';
 import { findRetentionRemoval, parseRetentionLog, RETENTION_LOG_PATH } from '../layout/retention-log.js';
+import { archivedRunPaths, archiveShards } from '../layout/archive-refs.js';
 import { archiveBranchRefs, branchRefs, branchTips, fetchBranches, readView, type BranchRefs, type ReadView } from './remote-view.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { trackingRef } from '../repo/tracking-refs.js';
@@ -112,7 +113,7 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   const view = await readView(target, results, { fetched: opts.fetch === true });
   const found = opts.at !== undefined ? await findRunAt(target, loc, opts.at) : await findRunTree(target, results, loc, opts.fetch ?? false, view);
   loc = found.loc;
-  const files = await readRunFiles(target.repo, loc, found.entries);
+  const files = await readRunFiles(target.repo, loc, found.entries, found.base);
   const pointers = payloadPointers(loc, files);
 
   let payloadFiles: RunFile[] = [];
@@ -163,7 +164,7 @@ async function findRunTree(
   loc: RunLocation,
   fetched: boolean,
   view: ReadView,
-): Promise<{ tip: string; source: 'local' | 'remote' | 'archive'; entries: TreeEntry[]; loc: RunLocation }> {
+): Promise<{ tip: string; source: 'local' | 'remote' | 'archive'; entries: TreeEntry[]; loc: RunLocation; base: string }> {
   const tips = view.tips;
   const candidates: { tip: string; source: 'local' | 'remote' | 'archive' }[] = [];
   if (tips.local) candidates.push({ tip: tips.local, source: 'local' });
@@ -176,20 +177,29 @@ async function findRunTree(
     for (const where of places) {
       for (const c of list) {
         const entries = await lsTree(target.repo, c.tip, { path: `${where.path}/`, recursive: true });
-        if (entries.length > 0) return { ...c, entries, loc: where };
+        if (entries.length > 0) return { ...c, entries, loc: where, base: where.path };
       }
     }
     return null;
   };
   const live = await search(candidates);
   if (live) return live;
+  // On an archive branch the run sits in a day folder (or, in archives from before the sharding,
+  // at its live path): archive-refs.ts archivedRunPaths names the places, in order.
+  const searchArchive = async (list: { tip: string; source: 'archive' }[]) => {
+    for (const c of list) {
+      const found = await inArchive(target.repo, c.tip, places);
+      if (found) return { ...c, ...found };
+    }
+    return null;
+  };
   // Then the archive branch of the run's month, where rollover moved it: this machine's copy, else
   // the remote's (fetched into its tracking ref only now, when the live branch does not have the run).
   const archive = archiveBranchRefs(target, loc.day).results;
-  const archived = await search(await archiveCandidates(target, archive, false));
+  const archived = await searchArchive(await archiveCandidates(target, archive, false));
   if (archived) return archived;
   if (target.remote) {
-    const fetchedArchive = await search(await archiveCandidates(target, archive, true));
+    const fetchedArchive = await searchArchive(await archiveCandidates(target, archive, true));
     if (fetchedArchive) return fetchedArchive;
   }
   // Not on any branch now: did a retention remove it? Then say so, and where history holds it.
@@ -197,7 +207,7 @@ async function findRunTree(
   const removal = await findRetentionRemoval(
     target.repo,
     liveTips,
-    places.map((p) => p.path),
+    places.flatMap((p) => archivedRunPaths(p.day, p.path)),
     async (branch) => {
       const ref = `refs/heads/${branch}`;
       const b: BranchRefs = { kind: 'results', name: branch, ref, tracking: target.remote ? trackingRef(target.remote, ref) : null };
@@ -216,14 +226,18 @@ async function findRunAt(
   target: PublishTarget,
   loc: RunLocation,
   at: string,
-): Promise<{ tip: string; source: 'history'; entries: TreeEntry[]; loc: RunLocation }> {
+): Promise<{ tip: string; source: 'history'; entries: TreeEntry[]; loc: RunLocation; base: string }> {
   const commit = /[\n\0]/.test(at) ? null : await catFile(target.repo, `${at}^{commit}`);
   if (!commit)
     throw new ReadError(`--at ${JSON.stringify(at)}: no such commit in ${target.repo.commonDir} (fetch the branch whose history holds it)`, 'not-found');
-  for (const where of runLocationCandidates(loc.runId)) {
+  const places = runLocationCandidates(loc.runId);
+  for (const where of places) {
     const entries = await lsTree(target.repo, commit.sha, { path: `${where.path}/`, recursive: true });
-    if (entries.length > 0) return { tip: commit.sha, source: 'history', entries, loc: where };
+    if (entries.length > 0) return { tip: commit.sha, source: 'history', entries, loc: where, base: where.path };
   }
+  // A commit of an archive branch (a retention's "before" tip): the run in its day folder.
+  const archived = await inArchive(target.repo, commit.sha, places);
+  if (archived) return { tip: commit.sha, source: 'history', ...archived };
   throw new ReadError(`run ${loc.runId} is not in commit ${commit.sha.slice(0, 12)} (looked for ${loc.path}/)`, 'not-found');
 }
 
@@ -252,8 +266,27 @@ async function archiveCandidates(target: PublishTarget, b: BranchRefs, fetch: bo
   return [...new Set([t.local, t.remote].filter((x): x is string => x !== null))].map((tip) => ({ tip, source: 'archive' as const }));
 }
 
-async function readRunFiles(repo: Repo, loc: RunLocation, entries: TreeEntry[]): Promise<RunFile[]> {
-  const prefix = `${loc.path}/`;
+/**
+ * The run on an archive tip: the places archivedRunPaths names for each location candidate (its
+ * day folder, its live path), then every other day folder of the tip (a run whose catalog day is
+ * not the day of its id). `loc.day` of the answer is the day folder it was found in, so its
+ * payloads are looked up in the same folder of the artifacts archive.
+ */
+async function inArchive(repo: Repo, tip: string, places: RunLocation[]): Promise<{ entries: TreeEntry[]; loc: RunLocation; base: string } | null> {
+  const shards = archiveShards((await lsTree(repo, tip)).filter((e) => e.type === 'tree').map((e) => e.path));
+  for (const where of places)
+    for (const base of archivedRunPaths(where.day, where.path, shards)) {
+      const entries = await lsTree(repo, tip, { path: `${base}/`, recursive: true });
+      if (entries.length === 0) continue;
+      const day = base === where.path ? where.day : base.slice(0, base.length - where.path.length - 1);
+      return { entries, loc: { ...where, day }, base };
+    }
+  return null;
+}
+
+/** The run's files from its tree entries under `base` (its path on the tip it was found on), relative to the run. */
+async function readRunFiles(repo: Repo, loc: RunLocation, entries: TreeEntry[], base: string): Promise<RunFile[]> {
+  const prefix = `${base}/`;
   const wanted: { path: string; sha: string; executable: boolean }[] = [];
   for (const e of entries) {
     const rel = e.path.slice(prefix.length);
@@ -346,45 +379,50 @@ async function readArtifactBlobs(
   const got = new Map<string, Buffer>();
   const tried = new Set<string>();
   const keys = [...required, ...optional];
-  const readFrom = async (tip: string | null): Promise<void> => {
+  // `archived`: an archive tip (or a retention's, which may be one), where a key sits in the run's
+  // day folder, or at the key itself in archives from before the sharding (archivedRunPaths).
+  const readFrom = async (tip: string | null, archived: boolean): Promise<void> => {
     if (!tip || tried.has(tip)) return;
     tried.add(tip);
     const missing = keys.filter((k) => !got.has(k));
     if (missing.length === 0) return;
-    const specs = missing.map((k) => `${tip}:${k}`);
+    const placesOf = (k: string) => (archived ? archivedRunPaths(loc.day, k) : [k]);
+    const specs = missing.flatMap((k) => placesOf(k).map((p) => `${tip}:${p}`));
     let blobs: Map<string, Buffer | null>;
     try {
       blobs = await readBlobs(target.repo, specs);
     } catch (err) {
       throw new ReadError(`reading payloads of ${loc.runId} from ${art.name}: ${(err as Error).message}`, 'input');
     }
-    missing.forEach((k, i) => {
-      const data = blobs.get(specs[i]!);
+    for (const k of missing) {
+      const data = placesOf(k)
+        .map((p) => blobs.get(`${tip}:${p}`))
+        .find((d) => d);
       if (data) got.set(k, data);
-    });
+    }
   };
   const complete = () => required.every((k) => got.has(k));
   // The live artifacts branch, then (a rolled-over run) the artifacts archive of the run's month.
   const branches = [art, archiveBranchRefs(target, loc.day).artifacts];
   for (const b of branches) {
     const tips = await branchTips(target, b);
-    await readFrom(tips.local);
-    await readFrom(tips.remote);
+    await readFrom(tips.local, b !== art);
+    await readFrom(tips.remote, b !== art);
   }
   // A run pulled --at a retention's "before" commit: its payloads as that retention found them.
-  for (const t of extraTips) await readFrom(t);
+  for (const t of extraTips) await readFrom(t, true);
   let fetched = false;
   for (const b of branches) {
     if (complete() || target.remote === null) break;
     await fetchBranches(target, [b], { timeoutMs });
     fetched = true;
-    await readFrom((await branchTips(target, b)).remote);
+    await readFrom((await branchTips(target, b)).remote, b !== art);
   }
   // The retention's tips again: the fetches above brought their history if this clone lacked it.
   if (fetched)
     for (const t of extraTips) {
       tried.delete(t);
-      await readFrom(t);
+      await readFrom(t, true);
     }
   return { got, fetched };
 }
