@@ -75,11 +75,12 @@ describe('rollover over git:// against a remote that refuses non-fast-forward pu
 
     const remote = a.remote;
     const live = await rootDirs(remote, RESULTS_REF);
-    const archive = await rootDirs(remote, `${ARCHIVE_RESULTS_PREFIX}2026-03`);
-    const oldDirs = rolled.archived.map((x) => x.path);
-    for (const d of oldDirs) {
-      expect(live.has(d)).toBe(false);
-      expect(archive.has(d)).toBe(true);
+    const archive = new Set<string>();
+    for (const day of await rootDirs(remote, `${ARCHIVE_RESULTS_PREFIX}2026-03`))
+      for (const d of await rootDirs(remote, `${ARCHIVE_RESULTS_PREFIX}2026-03:${day}`)) archive.add(`${day}/${d}`);
+    for (const x of rolled.archived) {
+      expect(live.has(x.path)).toBe(false);
+      expect(archive.has(`${x.day}/${x.path}`)).toBe(true);
     }
     expect(live.size).toBe(2); // recent + fresh
     // Every run exactly once in the catalog, archived ones marked.

@@ -37,6 +37,14 @@ async function state(dir: string): Promise<{ refs: string; objects: string }> {
 }
 
 const names = async (dir: string, ref: string) => (await git(dir, ['ls-tree', '--name-only', ref])).split('\n').filter(Boolean);
+/** The run directories of an archive branch, one level under its day folders. */
+const archived = async (dir: string, ref: string) =>
+  (await git(dir, ['ls-tree', '-r', '-d', '--name-only', ref]))
+    .split('\n')
+    .filter((p) => p.split('/').length === 2)
+    .map((p) => p.split('/')[1]!);
+/** Where a run sits on its archive branch: in the folder of its catalog day (the day of its id here). */
+const inArchive = (r: { runId: string }) => `${r.runId.slice(0, 10)}/${r.runId}`;
 
 beforeAll(async () => {
   restore = useIsolatedGitEnv();
@@ -46,7 +54,7 @@ beforeAll(async () => {
   expect((await cli(['tag', runs[1]!.runId, '+baseline'], user.work)).code).toBe(0);
   const a = await cli(['archive', '--keep-days', '100000', '--keep-runs', '3'], user.work);
   expect(a.code, a.stderr).toBe(0);
-  expect((await names(user.remote, MONTH)).sort()).toEqual([runs[0]!.runId, runs[1]!.runId].sort());
+  expect((await archived(user.remote, MONTH)).sort()).toEqual([runs[0]!.runId, runs[1]!.runId].sort());
 }, 120_000);
 
 afterAll(async () => {
@@ -114,12 +122,12 @@ describe('expire (CLI)', () => {
     expect(live).not.toContain(runs[2]!.runId);
     expect(live).toEqual(expect.arrayContaining([runs[3]!.runId, runs[4]!.runId]));
     expect(await names(user.remote, ARTIFACTS_REF)).not.toContain(runs[2]!.runId);
-    expect(await names(user.remote, MONTH)).toEqual([runs[1]!.runId]);
-    expect(await names(user.remote, MONTH_ART)).toEqual([runs[1]!.runId]);
+    expect(await archived(user.remote, MONTH)).toEqual([runs[1]!.runId]);
+    expect(await archived(user.remote, MONTH_ART)).toEqual([runs[1]!.runId]);
     // No blob of a kept run changed: their trees are the ones the remote had.
     for (const [ref, dir] of [
       [RESULTS_REF, runs[3]!.runId],
-      [MONTH, runs[1]!.runId],
+      [MONTH, inArchive(runs[1]!)],
     ] as const)
       expect(await git(user.remote, ['rev-parse', `${ref}:${dir}`])).toBe(await git(user.remote, ['rev-parse', `${before.get(ref)}:${dir}`]));
     // The catalog forgets them; the retention log has one line naming the tips before.
@@ -162,7 +170,7 @@ describe('expire (CLI)', () => {
     const archiveCommit = await tip(user.remote, MONTH);
     const r = await cli(['pull', runs[0]!.runId, '--fetch'], mate);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`commit ${archiveCommit!.slice(0, 12)} deleted ${runs[0]!.runId}/ from agentv/results-archive/v1/2026-03`);
+    expect(r.stderr).toContain(`commit ${archiveCommit!.slice(0, 12)} deleted ${inArchive(runs[0]!)}/ from agentv/results-archive/v1/2026-03`);
     const at = /--at ([0-9a-f]{40})/.exec(r.stderr)![1]!;
     const back = await cli(['pull', runs[0]!.runId, '--at', at, '--with-artifacts', '--out', join(user.root, 'mate-back')], mate);
     expect(back.code, back.stderr).toBe(0);
@@ -217,6 +225,6 @@ describe('expire (CLI)', () => {
     // 03-17 went (past the one newest run); 03-18 stays; the baseline stays on its archive.
     expect(await names(user.remote, RESULTS_REF)).not.toContain(runs[3]!.runId);
     expect(await names(user.remote, RESULTS_REF)).toContain(runs[4]!.runId);
-    expect(await names(user.remote, MONTH)).toEqual([runs[1]!.runId]);
+    expect(await archived(user.remote, MONTH)).toEqual([runs[1]!.runId]);
   });
 });

@@ -186,6 +186,8 @@ describe('archive and expire take AgentV 4.42 runs like any other', () => {
   ];
   const idOf = (i: number) => stableRunId(S[i]!.exp, S[i]!.ts);
   const pathOf = (i: number) => `runs/${S[i]!.exp}/${S[i]!.ts}`;
+  /** Where a live path of run i sits on the archive branch: in the folder of its day. */
+  const archivedOf = (i: number, p: string) => `${S[i]!.ts.slice(0, 10)}/${p}`;
   const listing = async (ref: string) => (await git(user.work, ['ls-tree', '-r', '--name-only', ref])).split('\n').filter(Boolean);
   const holds = (paths: string[], dir: string) => paths.some((p) => p.startsWith(`${dir}/`));
 
@@ -225,8 +227,10 @@ describe('archive and expire take AgentV 4.42 runs like any other', () => {
       expect(holds(live, `metadata/${pathOf(i)}`)).toBe(false);
     }
     for (const i of [2, 3, 4]) expect(holds(live, pathOf(i))).toBe(true);
-    // The archive branch keeps the layout readers expect: runs/<exp>/<ts> and metadata/runs/<exp>/<ts>, the same trees.
-    const after = await Promise.all([0, 1].flatMap((i) => [pathOf(i), `metadata/${pathOf(i)}`]).map((p) => git(user.work, ['rev-parse', `${ARCHIVE}:${p}`])));
+    // The archive branch keeps the layout readers expect under each day folder: <day>/runs/<exp>/<ts> and <day>/metadata/runs/<exp>/<ts>, the same trees.
+    const after = await Promise.all(
+      [0, 1].flatMap((i) => [pathOf(i), `metadata/${pathOf(i)}`].map((p) => git(user.work, ['rev-parse', `${ARCHIVE}:${archivedOf(i, p)}`]))),
+    );
     expect(after).toEqual(trees);
     await expectFsckClean(user.work);
   });
@@ -260,7 +264,7 @@ describe('archive and expire take AgentV 4.42 runs like any other', () => {
     // What the estimate leaves out: the catalog file of the 4.42 run's day, new with its archived line.
     expect(live.reduce((n, p) => n + Buffer.byteLength(p) + 1, 0)).toBe(r.listing.after + Buffer.byteLength(catalogPathFor('2026-03-17')) + 1);
     expect(holds(live, pathOf(2)) || holds(live, `metadata/${pathOf(2)}`)).toBe(false);
-    expect(holds(await listing(ARCHIVE), `metadata/${pathOf(2)}`)).toBe(true);
+    expect(holds(await listing(ARCHIVE), archivedOf(2, `metadata/${pathOf(2)}`))).toBe(true);
   });
 
   it('expire removes 4.42 runs, live and archived, with their overlays; a baseline tag in metadata/runs/ keeps one', async () => {
@@ -271,8 +275,8 @@ describe('archive and expire take AgentV 4.42 runs like any other', () => {
     expect(holds(live, pathOf(4))).toBe(true);
     expect(holds(live, pathOf(3)) || holds(live, `metadata/${pathOf(3)}`)).toBe(false);
     const archive = await listing(ARCHIVE);
-    for (const i of [0, 2]) expect(holds(archive, pathOf(i)) || holds(archive, `metadata/${pathOf(i)}`)).toBe(false);
-    expect(holds(archive, pathOf(1)) && holds(archive, `metadata/${pathOf(1)}`)).toBe(true);
+    for (const i of [0, 2]) expect(holds(archive, archivedOf(i, pathOf(i))) || holds(archive, archivedOf(i, `metadata/${pathOf(i)}`))).toBe(false);
+    expect(holds(archive, archivedOf(1, pathOf(1))) && holds(archive, archivedOf(1, `metadata/${pathOf(1)}`))).toBe(true);
     const ids = (await listRuns({ cwd: user.work })).runs.map((x) => x.run_id).sort();
     expect(ids).toEqual([idOf(1), idOf(4)].sort());
     await expectFsckClean(user.work);

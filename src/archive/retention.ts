@@ -17,8 +17,8 @@
  * explains a run that is gone. Every commit carries the trailer `AgentV-Retention: <id>`.
  */
 import { createHash } from 'node:crypto';
-import { readBlobs, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
-import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archivedRunPaths } from '../results-branch/layout/archive-refs.js';
+import { lsTree, readBlobs, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
+import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archivedRunPaths, archiveShards } from '../results-branch/layout/archive-refs.js';
 import type { ResultsConfig } from '../results-branch/repo/config.js';
 import { acquirePublishLock, type HeldLock } from '../results-branch/repo/publish-lock.js';
 import { trackingRef } from '../results-branch/repo/tracking-refs.js';
@@ -221,18 +221,28 @@ async function expireWithLock(
   // time: 10,000 runs on a root of 10,000 entries took 20 s that way).
   const liveTips = [resultsTip, artifactsTip].filter((t): t is string => t !== null);
   const ownDirs = (r: CatalogRun) => [...new Set([r.path, overlayDirOf(r.path)])];
+  // An archive tip's day folders: a run is looked up in its catalog day's, then at its live path
+  // (archives from before the sharding), then in the month's other days (archive-refs.ts).
+  const archiveTips = [...new Set([...archives.values()].flatMap((a) => [a.results.base, a.artifacts.base]).filter((t): t is string => t !== null))];
+  const shardsOf = new Map(
+    await Promise.all(archiveTips.map(async (t) => [t, archiveShards((await lsTree(repo, t)).filter((e) => e.type === 'tree').map((e) => e.path))] as const)),
+  );
   const pathsOn = new Map<string, string[]>();
   for (const r of candidates) {
     if (r.archived === null) continue;
     const a = archives.get(r.archived);
     for (const tip of [a?.results.base, a?.artifacts.base])
-      if (tip) pathsOn.set(tip, [...(pathsOn.get(tip) ?? []), ...ownDirs(r).flatMap((d) => archivedRunPaths(r.day, d))]);
+      if (tip) {
+        const list = pathsOn.get(tip) ?? [];
+        for (const d of ownDirs(r)) list.push(...archivedRunPaths(r.day, d, shardsOf.get(tip)));
+        pathsOn.set(tip, list);
+      }
   }
   const index = await runTreeIndex(repo, liveTips, candidates.filter((r) => r.archived === null).flatMap(ownDirs), pathsOn);
   /** Where the run's live path `dir` is on `tip`: the path itself on a live tip, its day folder or (older archives) the path itself on an archive tip. */
   const placeOf = (tip: string | null, r: CatalogRun, dir: string): string | null => {
     if (tip === null) return null;
-    const places = liveTips.includes(tip) ? [dir] : archivedRunPaths(r.day, dir);
+    const places = liveTips.includes(tip) ? [dir] : archivedRunPaths(r.day, dir, shardsOf.get(tip));
     return places.find((p) => index(tip, p) !== null) ?? null;
   };
   const dirOf = (tip: string | null, r: CatalogRun, dir: string): string | null => {

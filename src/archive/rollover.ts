@@ -199,7 +199,11 @@ export async function runTreeIndex(
   for (const tip of unique) {
     const nested = [...new Set([...paths, ...(pathsOn.get(tip) ?? [])].filter((p) => p.includes('/')))];
     const byParent = new Map<string, string[]>();
-    for (const p of nested) byParent.set(parentOf(p), [...(byParent.get(parentOf(p)) ?? []), p]);
+    for (const p of nested) {
+      const list = byParent.get(parentOf(p)) ?? [];
+      list.push(p);
+      byParent.set(parentOf(p), list);
+    }
     for (const [parent, ps] of byParent) {
       // The parent must exist for any child to: a root-level parent absent from the root is skipped.
       if (!parent.includes('/') && !roots.get(tip)?.has(parent)) continue;
