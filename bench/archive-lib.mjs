@@ -57,9 +57,15 @@ async function templateTrees(r, template) {
  * runs at the root (`livePerDay` a day, the newest on day `lastDay`; day indexes count from
  * 2026-01-01, as publish-lib's makeWorkspace does). With `sameDayArchived`, that many archived runs
  * are on `lastDay` too, before the live ones (a day of more runs than the live window holds: the
- * rest were rolled over the same day).
+ * rest were rolled over the same day). `archiveLayout`: `flat` (archives written before the day
+ * shards: runs at the month root; what archive.bench.mjs measured) or `day` (what the rollover
+ * writes now: each run under its day folder, `<YYYY-MM-DD>/<run>`; archive-shards.bench.mjs).
  */
-export async function seedArchivedState(repo, template, { archived, live, perDay, lastDay, livePerDay = live, sameDayArchived = 0, experiment = 'seed' }) {
+export async function seedArchivedState(
+  repo,
+  template,
+  { archived, live, perDay, lastDay, livePerDay = live, sameDayArchived = 0, experiment = 'seed', archiveLayout = 'flat' },
+) {
   const r = await git.openRepo(repo);
   const genesis = await rootCommit(r);
   const trees = await templateTrees(r, template);
@@ -99,7 +105,7 @@ export async function seedArchivedState(repo, template, { archived, live, perDay
       if (isArchived) {
         line.archived = month;
         if (!months.has(month)) months.set(month, []);
-        months.get(month).push(path);
+        months.get(month).push({ day: iso.slice(0, 10), path });
       } else liveDirs.push(path);
       lines.push(JSON.stringify(line));
     });
@@ -117,14 +123,28 @@ export async function seedArchivedState(repo, template, { archived, live, perDay
   await fastImport(r, pieces);
   // The month archives: one `git mktree` each. fast-import inserts into a directory by a linear
   // scan, so 50,000 entries in one directory cost it minutes; mktree sorts once.
-  for (const [month, paths] of months) {
+  const mktree = async (entries) =>
+    (await git.runGit(['mktree'], { gitDir: r.gitDir, input: Buffer.from(entries.map(([name, tree]) => `040000 tree ${tree}\t${name}\n`).join('')) })).stdout
+      .toString()
+      .trim();
+  for (const [month, runs] of months) {
     for (const [prefix, tree] of [
       [RESULTS_ARCHIVE, trees.light],
       [ARTIFACTS_ARCHIVE, trees.heavy],
     ]) {
       if (!tree) continue;
-      const input = Buffer.from(paths.map((p) => `040000 tree ${tree}\t${p}\n`).join(''));
-      const root = (await git.runGit(['mktree'], { gitDir: r.gitDir, input })).stdout.toString().trim();
+      let root;
+      if (archiveLayout === 'flat') root = await mktree(runs.map((x) => [x.path, tree]));
+      else {
+        const byDay = new Map();
+        for (const x of runs) {
+          if (!byDay.has(x.day)) byDay.set(x.day, []);
+          byDay.get(x.day).push([x.path, tree]);
+        }
+        const days = [];
+        for (const [day, entries] of byDay) days.push([day, await mktree(entries)]);
+        root = await mktree(days);
+      }
       const env = { GIT_COMMITTER_DATE: '1767225600 +0000', GIT_AUTHOR_DATE: '1767225600 +0000' };
       const commit = (await git.runGit(['commit-tree', root, '-p', genesis, '-m', `archive ${month}`], { gitDir: r.gitDir, env })).stdout.toString().trim();
       await git.runGit(['update-ref', prefix + month, commit], { gitDir: r.gitDir });

@@ -13,12 +13,12 @@ import { rng, syntheticRow } from './synthetic.mjs';
 
 const dist = (p) => join(ROOT, 'dist', p);
 export const git = await import(dist('git/index.js'));
-export const { exportRun } = await import(dist('derive/export.js'));
-export const { publish } = await import(dist('publish/publish.js'));
-export const { listRuns } = await import(dist('history/list.js'));
-export const { rootCommit } = await import(dist('publish/commit-run.js'));
-export const { isHeavy } = await import(dist('publish/split.js'));
-export const { RESULTS_GITATTRIBUTES } = await import(dist('branch/layout.js'));
+export const { exportRun } = await import(dist('runs/export/export.js'));
+export const { publish } = await import(dist('results-branch/publish/publish.js'));
+export const { listRuns } = await import(dist('results-branch/read/list.js'));
+export const { rootCommit } = await import(dist('results-branch/publish/commit-run.js'));
+export const { isHeavy } = await import(dist('results-branch/publish/split.js'));
+export const { RESULTS_GITATTRIBUTES } = await import(dist('results-branch/layout/branch-layout.js'));
 
 export const RESULTS_REF = 'refs/heads/agentv/results/v1';
 export const ARTIFACTS_REF = 'refs/heads/agentv/artifacts/v1';
