@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng, syntheticRow } from '../bench/synthetic.mjs';
 import { exportRun } from '../src/runs/export/export.js';
@@ -15,7 +15,7 @@ import { publish } from '../src/results-branch/publish/publish.js';
 import { startServer, TOKEN_HEADER, type RunningServer } from '../src/serve/index.js';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
-import { launchChromium } from './helpers/browser.js';
+import { launchChromium, openWatched, type WatchedPage } from './helpers/browser.js';
 
 const XSS_ID = '<img src=x onerror=alert(1)>';
 const XSS_TARGET = '</script><script>alert(2)</script>';
@@ -64,28 +64,10 @@ afterAll(async () => {
   await cleanupTempDirs();
 });
 
-interface Opened {
-  page: Page;
-  dialogs: string[];
-  foreign: string[];
-  errors: string[];
-}
+type Opened = WatchedPage;
 
 async function open(url = server.url + '/'): Promise<Opened> {
-  const context = await browser.newContext();
-  const opened: Opened = { page: await context.newPage(), dialogs: [], foreign: [], errors: [] };
-  const origin = new URL(url).origin;
-  opened.page.on('request', (r) => {
-    if (!r.url().startsWith(origin) && !r.url().startsWith('data:')) opened.foreign.push(r.url());
-  });
-  opened.page.on('dialog', (d) => {
-    opened.dialogs.push(d.message());
-    void d.dismiss();
-  });
-  opened.page.on('console', (m) => {
-    if (m.type() === 'error') opened.errors.push(m.text());
-  });
-  await opened.page.goto(url);
+  const opened = await openWatched(browser, url);
   await opened.page.waitForSelector('#runs-body tr');
   return opened;
 }

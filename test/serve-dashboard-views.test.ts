@@ -17,7 +17,7 @@ import { publish } from '../src/results-branch/publish/publish.js';
 import { startServer, type RunningServer } from '../src/serve/index.js';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
-import { launchChromium } from './helpers/browser.js';
+import { launchChromium, openWatched, type WatchedPage } from './helpers/browser.js';
 
 let restore: () => void;
 let user: UserRepoFixture;
@@ -48,26 +48,9 @@ afterAll(async () => {
   await cleanupTempDirs();
 });
 
-interface Opened {
-  page: Page;
-  dialogs: string[];
-  errors: string[];
-}
+type Opened = WatchedPage;
 
-async function open(base: string, hash: string): Promise<Opened> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const opened: Opened = { page: await context.newPage(), dialogs: [], errors: [] };
-  opened.page.on('dialog', (d) => {
-    opened.dialogs.push(d.message());
-    void d.dismiss();
-  });
-  opened.page.on('console', (m) => {
-    if (m.type() === 'error') opened.errors.push(m.text());
-  });
-  opened.page.on('pageerror', (e) => opened.errors.push(String(e)));
-  await opened.page.goto(`${base}/${hash}`);
-  return opened;
-}
+const open = (base: string, hash: string): Promise<Opened> => openWatched(browser, `${base}/${hash}`, { width: 1280, height: 900 });
 
 const poll = <T>(fn: () => Promise<T>, timeout = 30_000) => expect.poll(fn, { timeout, interval: 100 });
 const api = async (path: string, base = server.url) => (await (await fetch(base + path)).json()) as Record<string, any>;
@@ -196,7 +179,9 @@ describe('the Dashboard by URL', () => {
       const flagged = s.runs.filter((p: any) => p.regression === true).map((p: any) => p.run_id);
       expect(await page.$$eval(`${sel} [data-metric="mean_score"] circle.regression`, (c) => c.map((x) => x.getAttribute('data-run')))).toEqual(flagged);
       // Cost and duration carry no regression mark: the rule judges scores.
-      expect(await page.$$eval(`${sel} [data-metric="cost_usd"] circle.regression, ${sel} [data-metric="duration_ms"] circle.regression`, (c) => c.length)).toBe(0);
+      expect(
+        await page.$$eval(`${sel} [data-metric="cost_usd"] circle.regression, ${sel} [data-metric="duration_ms"] circle.regression`, (c) => c.length),
+      ).toBe(0);
       const dates = await page.$$eval(`${sel} [data-metric="pass_rate"] text.date`, (t) => t.map((x) => x.textContent));
       expect(dates[0]).toBe(s.runs[0].timestamp.slice(0, 10));
       expect(dates.at(-1)).toBe(s.runs.at(-1).timestamp.slice(0, 10));

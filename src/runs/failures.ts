@@ -11,7 +11,7 @@ import type { IndexRow } from '../model/artifacts.js';
 import type { EvaluatorResult } from '../model/input-row.js';
 import { selectCases } from './read/case-keys.js';
 import { loadRun, readSidecarJson, type LoadedRun } from './read/run-reader.js';
-import { overlaysForCases } from '../overlays/read/local-run.js';
+import { caseListHead } from './read/case-list-head.js';
 import type { FeedbackNote } from '../merge/index.js';
 
 export interface FailuresOptions {
@@ -127,14 +127,9 @@ export async function listFailures(opts: FailuresOptions): Promise<FailuresRepor
     if (row.verdict === 'pass') continue;
     failures.push(await describeFailure(run, row));
   }
-  const dir = run.sourceDir ?? run.dir!;
-  const overlays = await overlaysForCases(dir);
+  const { head, overlays } = await caseListHead(run);
   return {
-    run_id: run.runId,
-    experiment: run.experiment,
-    dir,
-    layout: run.layout,
-    tags: overlays.tags,
+    ...head,
     total: rows.length,
     failures: failures.map((f) => ({ ...f, feedback: overlays.notesOf(f.test_id) })),
     warnings: [...run.problems, ...overlays.warnings],

@@ -10,7 +10,7 @@ import type { IndexRow } from '../model/artifacts.js';
 import { mapLimit, selectCases } from './read/case-keys.js';
 import { loadRun, readSidecarJson, refuseUnsafeRun, type LoadedRun } from './read/run-reader.js';
 import { checkRunPathSync } from '../util/run-files.js';
-import { overlaysForCases } from '../overlays/read/local-run.js';
+import { caseListHead } from './read/case-list-head.js';
 import type { FeedbackNote } from '../merge/index.js';
 
 export interface ShowOptions {
@@ -133,14 +133,9 @@ export async function showCases(opts: ShowOptions): Promise<ShowReport> {
   // "No cases" must not be the answer to a mistyped filter (selectCases refuses it).
   const rows = selectCases(run, opts);
   const cases = await mapLimit(rows, 16, (row) => caseDetails(run, row));
-  const dir = run.sourceDir ?? run.dir!;
-  const overlays = await overlaysForCases(dir);
+  const { head, overlays } = await caseListHead(run);
   return {
-    run_id: run.runId,
-    experiment: run.experiment,
-    dir,
-    layout: run.layout,
-    tags: overlays.tags,
+    ...head,
     cases: cases.map((c) => ({ ...c, paths: unsafe.length > 0 ? safePaths(run, c.paths) : c.paths, feedback: overlays.notesOf(c.test_id) })),
     warnings: [...unsafe, ...run.problems, ...overlays.warnings],
   };

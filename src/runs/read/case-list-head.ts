@@ -1,0 +1,20 @@
+/**
+ * The head every per-case report of one run starts with (`failures`, `show`): which run, where it
+ * was read, its layout and tags, and the overlays the cases' feedback comes from.
+ */
+import { overlaysForCases } from '../../overlays/read/local-run.js';
+import type { LoadedRun } from './run-reader.js';
+
+export interface CaseListHead {
+  run_id: string;
+  experiment: LoadedRun['experiment'];
+  dir: string;
+  layout: LoadedRun['layout'];
+  tags: string[];
+}
+
+export async function caseListHead(run: LoadedRun): Promise<{ head: CaseListHead; overlays: Awaited<ReturnType<typeof overlaysForCases>> }> {
+  const dir = run.sourceDir ?? run.dir!;
+  const overlays = await overlaysForCases(dir);
+  return { head: { run_id: run.runId, experiment: run.experiment, dir, layout: run.layout, tags: overlays.tags }, overlays };
+}
