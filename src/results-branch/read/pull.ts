@@ -405,6 +405,8 @@ async function readArtifactBlobs(
   // The live artifacts branch, then (a rolled-over run) the artifacts archive of the run's month.
   const branches = [art, archiveBranchRefs(target, loc.day).artifacts];
   for (const b of branches) {
+    // Everything asked for is read: no further tip is looked up (each lookup spawns git).
+    if (keys.every((k) => got.has(k))) break;
     const tips = await branchTips(target, b);
     await readFrom(tips.local, b !== art);
     await readFrom(tips.remote, b !== art);
@@ -429,7 +431,7 @@ async function readArtifactBlobs(
 
 /**
  * The pointed payloads, each checked against its pointer, and the run's restore manifest when the
- * artifacts branch has one. THE one reader of a payload for a pointer (pull, and through it
+ * artifacts branch has one (unless `withRestore` is false: pullPayloads has no use for it). THE one reader of a payload for a pointer (pull, and through it
  * report, serve and run names): a pointer whose `ref` is the artifacts branch is read from git, one
  * whose `ref` is `object_store` (storage_mode hybrid) from the configured bucket; either way nothing
  * is trusted before its sha256 and size match the pointer.
@@ -441,6 +443,7 @@ async function readPayloads(
   timeoutMs?: number,
   extraTips: string[] = [],
   allowMissing = false,
+  withRestore = true,
 ): Promise<{ files: RunFile[]; fetched: boolean; restore: Buffer | null; missing: ArtifactPointer[] }> {
   const art = branchRefs(target, 'artifacts');
   const restoreKey = `${loc.path}/${RESTORE_MANIFEST}`;
@@ -450,7 +453,7 @@ async function readPayloads(
     target,
     loc,
     inGit.map((p) => p.key),
-    [restoreKey],
+    withRestore ? [restoreKey] : [],
     timeoutMs,
     extraTips,
   );
@@ -592,7 +595,7 @@ export async function pullPayloads(
   const pointers = payloadPointers(loc, files, opts.rows).filter((p) => !existsSync(join(opts.dir, p.path)));
   if (pointers.length === 0) return { written: [], missing: [], fetched: false };
   const target = opts.target ?? (await resolveTarget(opts));
-  const { files: got, fetched, missing } = await readPayloads(target, loc, pointers, opts.timeoutMs, [], true);
+  const { files: got, fetched, missing } = await readPayloads(target, loc, pointers, opts.timeoutMs, [], true, false);
   const written: string[] = [];
   for (const f of got) {
     const to = join(opts.dir, f.path);
