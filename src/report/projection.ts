@@ -68,12 +68,16 @@ function gradingExtra(grading: Json | null, key: string): unknown {
   return isObject(grading.metadata) ? grading.metadata[key] : undefined;
 }
 
-function messagesOf(list: Json[], budget: TextBudget): { messages: ReportMessage[]; omitted: number } {
+/** The messages of `list` from index `from` within the budget; `next`: the index of the first one left out (null: none). */
+function messagesOf(list: Json[], budget: TextBudget, from = 0): { messages: ReportMessage[]; omitted: number; next: number | null } {
   const messages: ReportMessage[] = [];
   let omitted = 0;
-  for (const m of list) {
+  let next: number | null = null;
+  for (let i = from; i < list.length; i++) {
+    const m = list[i];
     if (!isObject(m)) continue;
     if (budget.exhausted) {
+      next ??= i;
       omitted++;
       continue;
     }
@@ -87,7 +91,7 @@ function messagesOf(list: Json[], budget: TextBudget): { messages: ReportMessage
       }));
     messages.push({ role: str(m.role) ?? 'unknown', content: budget.clip(str(m.content) ?? ''), tools });
   }
-  return { messages, omitted };
+  return { messages, omitted, next };
 }
 
 /** The criteria/prompt column: the first user message, else what the assertions check. */
@@ -112,7 +116,7 @@ function toolCountsOf(grading: Json | null): Record<string, number> {
   return counts;
 }
 
-async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions) {
+async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions & { messagesFrom?: number }) {
   const [grading, transcript, answerText, diffText, result] = await Promise.all([
     readSidecarJson<Json>(run, row, 'grading'),
     readSidecarJson<Json>(run, row, 'transcript'),
@@ -136,7 +140,7 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
   const answerInTranscript = answerText !== null && isObject(last) && last.role === 'assistant' && last.content === answerText;
   const answer = answerText !== null && !answerInTranscript ? budget.clip(answerText) : null;
   const diff = budget.clipOrNull(diffText);
-  const { messages, omitted } = messagesOf(rawMessages, budget);
+  const { messages, omitted, next } = messagesOf(rawMessages, budget, opts.messagesFrom);
   const workspaceChanges = gradingExtra(gradingDoc, 'workspace_changes');
   const changes = isObject(workspaceChanges) ? str(workspaceChanges.diff_summary) : null;
 
@@ -155,13 +159,28 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
     answer_in_transcript: answerInTranscript,
     diff,
   };
-  return { detail, prompt: promptOf(rawMessages, gradingDoc), assertions: [passed, total] as [number, number], truncated: budget.truncated };
+  return {
+    detail,
+    prompt: promptOf(rawMessages, gradingDoc),
+    assertions: [passed, total] as [number, number],
+    truncated: budget.truncated,
+    nextMessage: next,
+    messageCount: rawMessages.length,
+  };
 }
 
-/** One row's detail (assertions, graders, transcript, answer, diff), clipped like the report's: the Dashboard's drill-down. */
-export async function projectTest(run: LoadedRun, row: IndexRow, opts: ProjectionOptions = {}): Promise<{ detail: ReportDetail; truncated: number }> {
+/**
+ * One row's detail (assertions, graders, transcript, answer, diff), clipped like the report's: the
+ * Dashboard's drill-down. The transcript is paged: `messagesFrom` is the index of its first message,
+ * `nextMessage` the index the next page starts at (null when every message is shown).
+ */
+export async function projectTest(
+  run: LoadedRun,
+  row: IndexRow,
+  opts: ProjectionOptions & { messagesFrom?: number } = {},
+): Promise<{ detail: ReportDetail; truncated: number; nextMessage: number | null; messageCount: number }> {
   const p = await projectRow(run, row, opts);
-  return { detail: p.detail, truncated: p.truncated };
+  return { detail: p.detail, truncated: p.truncated, nextMessage: p.nextMessage, messageCount: p.messageCount };
 }
 
 export async function projectRun(run: LoadedRun, opts: ProjectionOptions = {}): Promise<Projection> {

@@ -53,7 +53,9 @@ type ScopedHandler = (ctx: ApiContext, opts: TargetOptions, req: Request) => Pro
 
 async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
   const id = req.params.runId!;
-  const { run } = await ctx.runs.find(opts, id);
+  // The repository and branches are resolved alongside (cached for the server's life): opening one
+  // of the run's tests then reads its payloads without resolving them again (three git processes).
+  const [{ run }] = await Promise.all([ctx.runs.find(opts, id), ctx.runs.target(opts)]);
   // The run's figures come from the function `summary` prints (summary.json when valid, else
   // recomputed), under the id the run is listed by.
   const { loaded, summary } = await ctx.cache.load(opts, run);
@@ -102,6 +104,10 @@ async function testDetail(ctx: ApiContext, opts: TargetOptions, req: Request): P
   const attemptText = req.query.get('attempt');
   const attempt = attemptText === null || attemptText === '' ? null : Number(attemptText);
   if (attempt !== null && !Number.isInteger(attempt)) throw new HttpError(400, `attempt=${JSON.stringify(attemptText)}: expected a whole number`);
+  // The transcript is paged by the size cap: `from` is the index of the first message to show.
+  const fromText = req.query.get('from');
+  const from = fromText === null || fromText === '' ? 0 : Number(fromText);
+  if (!Number.isInteger(from) || from < 0) throw new HttpError(400, `from=${JSON.stringify(fromText)}: expected a whole number, 0 or more`);
   // A run already read by this server is known; otherwise check it is listed (404 when not).
   if (!ctx.cache.has(opts, id)) await ctx.runs.find(opts, id);
   const pick = (r: { test_id?: unknown; target?: unknown; attempt?: unknown }) =>
@@ -111,7 +117,7 @@ async function testDetail(ctx: ApiContext, opts: TargetOptions, req: Request): P
   const payloads = await ctx.cache.payloads(opts, id, (r) => r.test_id === testId && (target === null || r.target === target), await ctx.runs.target(opts));
   const loaded = await ctx.cache.run(opts, id);
   const row = loaded.rows.find(pick) ?? first;
-  const { detail, truncated } = await projectTest(loaded, row);
+  const { detail, truncated, nextMessage, messageCount } = await projectTest(loaded, row, { messagesFrom: from });
   return {
     json: {
       run_id: id,
@@ -127,6 +133,10 @@ async function testDetail(ctx: ApiContext, opts: TargetOptions, req: Request): P
       },
       detail,
       truncated,
+      /** The transcript's page: its first message's index, the next page's (null: the last page), how many there are. */
+      messages_from: from,
+      next_message: nextMessage,
+      message_count: messageCount,
       missing: payloads.missing,
       fetched: payloads.fetched,
     },

@@ -317,7 +317,7 @@ function showTest(id: string, testId: string, q: URLSearchParams): Promise<void>
   return api(`/runs/${encodeURIComponent(id)}/tests/${encodeURIComponent(testId)}?${qs}`)
     .then((r: Json) => {
       if (seq !== testSeq) return;
-      renderTest(r);
+      renderTest(r, `/runs/${encodeURIComponent(id)}/tests/${encodeURIComponent(testId)}`, qs, seq);
       show(r);
       const missing: Json[] = r.missing ?? [];
       if (missing.length)
@@ -336,7 +336,7 @@ function showTest(id: string, testId: string, q: URLSearchParams): Promise<void>
     });
 }
 
-function renderTest(r: Json): void {
+function renderTest(r: Json, path: string, qs: URLSearchParams, seq: number): void {
   const t = r.test;
   const det = r.detail;
   const meta = byId('test-meta');
@@ -400,6 +400,17 @@ function renderTest(r: Json): void {
   }
   // Transcript.
   const tr = byId('test-transcript');
+  appendMessages(tr, r, path, qs, seq);
+  if (!det.messages.length)
+    tr.appendChild(el('p', 'muted', (r.missing ?? []).length ? 'The transcript is not available (see above).' : 'No transcript recorded for this test.'));
+}
+
+/**
+ * One page of the transcript (the server pages it by the size cap), then — when messages remain —
+ * a note saying how many, and a button that appends the next page in place.
+ */
+function appendMessages(tr: HTMLElement, r: Json, path: string, qs: URLSearchParams, seq: number): void {
+  const det = r.detail;
   for (const m of det.messages) {
     const box = el('div', 'msg-turn');
     box.setAttribute('data-role', m.role);
@@ -414,9 +425,35 @@ function renderTest(r: Json): void {
     }
     tr.appendChild(box);
   }
-  if (det.omitted_messages) tr.appendChild(el('p', 'note', `${det.omitted_messages} more message(s) left out: over the page’s size cap`));
-  if (!det.messages.length)
-    tr.appendChild(el('p', 'muted', (r.missing ?? []).length ? 'The transcript is not available (see above).' : 'No transcript recorded for this test.'));
+  const next = r.next_message;
+  if (!det.omitted_messages || typeof next !== 'number') return;
+  const more = el('div', 'more-messages');
+  const shown = tr.querySelectorAll('.msg-turn').length;
+  more.appendChild(
+    el('p', 'note', `${shown} message(s) shown, ${det.omitted_messages} more not shown yet: a long transcript is loaded in parts (the page’s size cap)`),
+  );
+  const btn = el('button', null, 'Show more messages');
+  btn.id = 'test-more';
+  btn.addEventListener('click', () => {
+    btn.disabled = true;
+    btn.textContent = 'loading…';
+    const q = new URLSearchParams(qs);
+    q.set('from', String(next));
+    api(`${path}?${q}`)
+      .then((page: Json) => {
+        if (seq !== testSeq) return;
+        more.remove();
+        appendMessages(tr, page, path, qs, seq);
+        painted('test-more');
+      })
+      .catch((e: Error) => {
+        btn.disabled = false;
+        btn.textContent = 'Show more messages';
+        if (seq === testSeq) flash('test-msg', e.message, true);
+      });
+  });
+  more.appendChild(btn);
+  tr.appendChild(more);
 }
 
 // ── the view ─────────────────────────────────────────────────────────
