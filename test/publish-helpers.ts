@@ -45,6 +45,8 @@ export interface RunSpec {
   /** Day offset from 2026-03-14 and minute of the run: distinct run ids. */
   day?: number;
   minute?: number;
+  /** Each row's transcript grown (by numbered copies of its assistant turn) to about this many characters. */
+  transcriptChars?: number;
 }
 
 export interface RunWorkspace {
@@ -60,6 +62,16 @@ export async function makeRunWorkspace(spec: RunSpec = {}): Promise<RunWorkspace
   const lines: string[] = [];
   for (let i = 0; i < (spec.rows ?? 4); i++) {
     const row = syntheticRow(r, i, { turns: 1 });
+    if (spec.transcriptChars) {
+      const turn = (row.output as Record<string, unknown>[])[0]!;
+      const turns: Record<string, unknown>[] = [];
+      for (let n = 0, size = 0; size < spec.transcriptChars; n++) {
+        const t = { ...turn, content: `${n}: ${turn.content} `.repeat(8) };
+        size += JSON.stringify(t).length;
+        turns.push(t);
+      }
+      row.output = turns;
+    }
     row.timestamp = new Date(base + i * 1000).toISOString();
     lines.push(JSON.stringify(row));
   }
