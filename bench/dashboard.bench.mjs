@@ -174,6 +174,8 @@ export async function run() {
         turns = await page.locator('#test-transcript .msg-turn').count();
         if (i > 0) opens.push(ms);
         // The next part of the transcript, by its button (payloads already read: projection only).
+        await page.click('#test-tab-transcript');
+        await page.locator('#test-more').waitFor({ state: 'visible', timeout: 60_000 });
         const t1 = performance.now();
         await page.click('#test-more');
         await page.locator('body[data-test-more-loaded]').waitFor({ state: 'attached', timeout: 60_000 });
