@@ -13,7 +13,7 @@ import { publish } from '../src/results-branch/publish/publish.js';
 import { startServer, type RunningServer } from '../src/serve/index.js';
 import { cleanupTempDirs, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
-import { launchChromium } from './helpers/browser.js';
+import { launchChromium, openWatched } from './helpers/browser.js';
 
 let restore: () => void;
 let user: UserRepoFixture;
@@ -83,14 +83,10 @@ describe('a transcript over the size cap', () => {
   it('the page says how many messages are not shown yet and shows them with "Show more messages"', async () => {
     const pages = await allPages();
     const first = pages[0]!;
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    page.on('console', (m) => {
-      if (m.type() === 'error') errors.push(m.text());
+    const { page, errors, dialogs, foreign } = await openWatched(browser, `${server.url}/#/runs/${enc(run.runId)}/tests/${enc(testId)}?tab=transcript`, {
+      width: 1280,
+      height: 900,
     });
-    await page.goto(`${server.url}/#/runs/${enc(run.runId)}/tests/${enc(testId)}?tab=transcript`);
     await page.waitForSelector('body[data-test-loaded]');
     const count = () => page.$$eval('#test-transcript .msg-turn', (m) => m.length);
     expect(await count()).toBe(first.detail.messages.length);
@@ -106,6 +102,8 @@ describe('a transcript over the size cap', () => {
     expect(await page.textContent('#test-transcript .msg-turn:last-of-type')).toContain(text(last.content).slice(0, 100));
     expect(await page.locator('#test-transcript .more-messages').count()).toBe(0);
     expect(errors).toEqual([]);
-    await context.close();
+    expect(dialogs).toEqual([]);
+    expect(foreign).toEqual([]);
+    await page.context().close();
   }, 120_000);
 });
