@@ -44,3 +44,6 @@ export async function api(path: string, method = 'GET', body?: unknown): Promise
 export function painted(what: string): void {
   d.body.setAttribute(`data-${what}-loaded`, String(Date.now()));
 }
+
+/** Route parameters with the current project (a projects[] entry) added. */
+export const withProject = (p: Record<string, string | number | null | undefined>) => ({ ...p, project: scope.project || null });

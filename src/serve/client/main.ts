@@ -4,7 +4,7 @@
  * reloads and the back button all land on the same view.
  */
 import { initAutoresearch, renderAutoresearch } from './autoresearch.js';
-import { scope } from './api.js';
+import { scope, withProject } from './api.js';
 import { renderCompare, resetCompare } from './compare.js';
 import { byId, el } from './dom.js';
 import { initRemote, loadRemote } from './remote.js';
@@ -54,10 +54,9 @@ function render(): void {
 }
 
 function init(): void {
-  const withProject = () => ({ project: scope.project || null });
   for (const { tab } of TABS) {
     const b = document.getElementById(`tab-${tab}`);
-    b?.addEventListener('click', () => go(href(tab, withProject())));
+    b?.addEventListener('click', () => go(href(tab, withProject({}))));
   }
   byId('project').addEventListener('change', () => go(href('runs', { project: byId<HTMLSelectElement>('project').value || null })));
   initRemote(() => {
