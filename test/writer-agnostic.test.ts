@@ -8,7 +8,7 @@
  * test/conformance/branch-two-writers.test.ts.)
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lsTree, openRepo, readRefs, updateRefs, writeCommit } from '../src/git/index.js';
@@ -125,6 +125,49 @@ describe('runs AgentV wrote are first-class', () => {
     // A second rollover has nothing left to move.
     const again = await cli(['archive', '--keep-days', '100000', '--keep-runs', '1000', '--max-listing-bytes', '1', '--no-push', '--json'], user.work);
     expect((JSON.parse(again.stdout) as { archived: unknown[] }).archived).toEqual([]);
+  });
+
+  it('archive writes what it read of the live runs AgentV wrote onto the branch: another machine lists them without reading their files, until AgentV changes one', async () => {
+    const { user } = await mixedBranch();
+    const fresh = await listed(user.work); // read from their files
+    const keep = ['--keep-days', '100000', '--keep-runs', '1000', '--max-listing-bytes', '0', '--no-push'];
+    const dry = await cli(['archive', ...keep, '--dry-run', '--json'], user.work);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ archived: [], catalogued: 3, refs: [] });
+    const first = await cli(['archive', ...keep], user.work);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('Catalogued 3 live runs another tool published');
+    const repo = await openRepo(user.work);
+    const tip = (await readRefs(repo, [RESULTS_REF])).get(RESULTS_REF)!;
+    const files = (await lsTree(repo, tip, { path: '.indexes/' })).map((e) => e.path).filter((p) => p.includes('foreign'));
+    expect(files).toEqual([
+      '.indexes/agentv-results-foreign.2026-03-01.jsonl',
+      '.indexes/agentv-results-foreign.2026-03-02.jsonl',
+      '.indexes/agentv-results-foreign.2026-03-03.jsonl',
+    ]);
+    // Nothing new to catalog: a second archive commits nothing.
+    const again = await cli(['archive', ...keep, '--json'], user.work);
+    expect(JSON.parse(again.stdout)).toMatchObject({ catalogued: 0, refs: [] });
+
+    // Another machine: no cache of its own. Its list is the same, and reads no run file (no cache written).
+    const cache = join(user.work, '.git', 'agentv-results', 'run-rows.v1.json');
+    await rm(cache, { force: true });
+    expect(await listed(user.work)).toEqual(fresh);
+    expect(existsSync(cache)).toBe(false);
+
+    // AgentV adds a row to one of its runs: that run's line no longer matches its tree, so it is read again.
+    const changed = agentvRunFiles(THEIRS[1]!.id, THEIRS[1]!.iso, 5, 7);
+    const old = (await readRefs(repo, [RESULTS_REF])).get(RESULTS_REF)!;
+    const { commit } = await writeCommit(repo, { parent: old, files: changed, message: 'feat(results): theirs - auto_push', author: AUTHOR });
+    await updateRefs(repo, [{ ref: RESULTS_REF, new: commit, old }]);
+    const now = await listed(user.work);
+    expect(now.find((r) => r.run_id === THEIRS[1]!.id)).toMatchObject({ total: 7, passed: 5 });
+    expect(existsSync(cache)).toBe(true);
+    // The next archive replaces the stale line, and lists agree with the files again.
+    const third = await cli(['archive', ...keep, '--json'], user.work);
+    expect(JSON.parse(third.stdout)).toMatchObject({ catalogued: 1 });
+    const day = await git(user.work, ['show', `${RESULTS_REF}:.indexes/agentv-results-foreign.2026-03-02.jsonl`]);
+    expect(day.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(day)).toMatchObject({ run_id: THEIRS[1]!.id, total: 7, passed: 5 });
   });
 
   it('expire removes the runs AgentV wrote that no rule keeps, like ours', async () => {

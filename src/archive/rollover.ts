@@ -20,6 +20,7 @@
 import { lsTree, readBlobs, readObjects, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
 import { CATALOG_DIR, CATALOG_PREFIX, catalogPathFor, overlayDirOf, type BranchRunDir } from '../results-branch/layout/branch-layout.js';
 import { readRunFiles, runDirsOn, type RunFilesRow } from '../results-branch/layout/run-index.js';
+import { foreignCatalogChanges, readForeignCatalog, type ForeignCatalog } from '../results-branch/layout/foreign-catalog.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { rootCommit } from '../results-branch/publish/commit-run.js';
 import { InvalidArgumentsError } from '../util/errors.js';
@@ -67,9 +68,18 @@ export interface RolloverResult {
   archived: ArchivedRun[];
   /** Live runs left on the results branch, whichever tool wrote them. */
   live: number;
-  /** Bytes of the live branch's recursive listing (what AgentV's Dashboard reads) before and after, and the budget. */
+  /**
+   * Bytes of the live branch's recursive listing (what AgentV's Dashboard reads) before and after,
+   * and the budget. `after` is measured on the new tip; on a dry run it is the estimate the runs to
+   * move were chosen by (it leaves out the few catalog files a rollover adds: one path per day).
+   */
   listing: { before: number; after: number; max: number };
-  /** Refs moved (empty on a dry run or when nothing expired). */
+  /**
+   * Live runs another tool wrote (AgentV's auto_push) that gained a line in the foreign catalog
+   * (foreign-catalog.ts), so the team's next `list` reads the line instead of their files.
+   */
+  catalogued: number;
+  /** Refs moved (empty on a dry run or when nothing changed). */
   refs: { ref: string; before: string | null; after: string }[];
 }
 
@@ -111,6 +121,11 @@ export async function readCatalogFiles(repo: Repo, tip: string): Promise<Catalog
   });
 }
 
+/** The foreign-catalog lines on `tip` (one `ls-tree` of `.indexes/`, one batch read). */
+export async function foreignCatalogOn(repo: Repo, tip: string): Promise<ForeignCatalog> {
+  return readForeignCatalog(repo, await lsTree(repo, tip, { path: `${CATALOG_DIR}/` }));
+}
+
 /** A run on the live results tip, whichever tool wrote it. */
 export interface TipRun {
   run_id: string;
@@ -120,13 +135,15 @@ export interface TipRun {
   archived?: string;
   /** Set for a run with no catalog line (AgentV's auto_push): what its own files say. */
   files?: RunFilesRow;
+  /** With `files`: the run directory's tree id (what its foreign-catalog line is keyed by). */
+  tree?: string;
 }
 
 /**
  * Every run of the live tip: the catalogued ones (archived rows included), then each run directory
  * no catalog line names, read from its own files (src/results-branch/layout/run-index.ts: one batch, cached).
  */
-export async function runsOnTip(repo: Repo, tip: string, catalogs: CatalogLine[]): Promise<TipRun[]> {
+export async function runsOnTip(repo: Repo, tip: string, catalogs: CatalogLine[], foreign?: ForeignCatalog): Promise<TipRun[]> {
   const out: TipRun[] = [];
   const seen = new Set<string>();
   const paths = new Set<string>();
@@ -141,11 +158,12 @@ export async function runsOnTip(repo: Repo, tip: string, catalogs: CatalogLine[]
   // Every layout: 5.x runs at the root and AgentV 4.42's runs/<exp>/<ts>/ (moved with their
   // overlays under metadata/runs/: runDirTrees).
   for (const d of await runDirsOn(repo, tip)) if (!paths.has(d.path)) trees.set(d.sha, d);
-  const { rows } = await readRunFiles(repo, trees);
-  for (const row of rows.values()) {
+  const known = (foreign ?? (await foreignCatalogOn(repo, tip))).rows;
+  const { rows } = await readRunFiles(repo, trees, { known });
+  for (const [tree, row] of rows) {
     if (seen.has(row.run_id)) continue;
     seen.add(row.run_id);
-    out.push({ run_id: row.run_id, path: row.path, day: row.day, timestamp: row.timestamp, files: row });
+    out.push({ run_id: row.run_id, path: row.path, day: row.day, timestamp: row.timestamp, files: row, tree });
   }
   return out;
 }
@@ -244,11 +262,11 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   const tips = await readRefs(repo, [resultsRef, artifactsRef]);
   const resultsTip = tips.get(resultsRef) ?? null;
   const artifactsTip = tips.get(artifactsRef) ?? null;
-  if (!resultsTip) return { dryRun: !!opts.dryRun, archived: [], live: 0, listing: { before: 0, after: 0, max: maxListing }, refs: [] };
+  if (!resultsTip) return { dryRun: !!opts.dryRun, archived: [], live: 0, listing: { before: 0, after: 0, max: maxListing }, catalogued: 0, refs: [] };
 
-  const catalogs = await readCatalogFiles(repo, resultsTip);
+  const [catalogs, foreign] = await Promise.all([readCatalogFiles(repo, resultsTip), foreignCatalogOn(repo, resultsTip)]);
   // Every live run, whoever wrote it: AgentV's auto_push fills the listing as much as our publish.
-  const live = (await runsOnTip(repo, resultsTip, catalogs)).filter((r) => r.archived === undefined);
+  const live = (await runsOnTip(repo, resultsTip, catalogs, foreign)).filter((r) => r.archived === undefined);
   // Newest first by (day, timestamp): the first keepRuns stay whatever their age.
   live.sort((a, b) => (a.day === b.day ? b.timestamp.localeCompare(a.timestamp) : b.day.localeCompare(a.day)));
   const now = opts.now ?? new Date();
@@ -268,8 +286,26 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
     ref: ARCHIVE_RESULTS_PREFIX + monthOf(r.day),
   }));
   const listing = { before: size.total, after, max: maxListing };
-  const result: RolloverResult = { dryRun: !!opts.dryRun, archived, live: live.length - archived.length, listing, refs: [] };
-  if (opts.dryRun || archived.length === 0) return result;
+  // What was just read of the runs another tool wrote and that stay live goes on the branch, so
+  // no other machine reads their files again (foreign-catalog.ts); lines of runs archived now go.
+  const leaving = new Set(expired.map((r) => r.path));
+  const staying = live.filter((r) => r.files && r.tree && !leaving.has(r.path));
+  const lines = foreignCatalogChanges(
+    foreign,
+    staying.map((r) => ({ tree: r.tree!, row: r.files! })),
+  );
+  const result: RolloverResult = { dryRun: !!opts.dryRun, archived, live: live.length - archived.length, listing, catalogued: lines.added, refs: [] };
+  if (opts.dryRun || (archived.length === 0 && lines.changes.length === 0)) return result;
+  const author: Ident = opts.author ?? { name: 'agentv-results', email: 'agentv-results@localhost', date: now };
+  if (archived.length === 0) {
+    const n = lines.added;
+    const message = `chore(results): catalog ${n} run${n === 1 ? '' : 's'} another tool published\n`;
+    const after = (await writeCommit(repo, { parent: resultsTip, files: lines.changes, message, author })).commit;
+    await updateRefs(repo, [{ ref: resultsRef, new: after, old: resultsTip }], { message: 'agentv-results: catalog runs another tool published' });
+    result.refs = [{ ref: resultsRef, before: resultsTip, after }];
+    result.listing.after = (await listingSize(repo, after)).total;
+    return result;
+  }
 
   // One listing of each root (and one cat-file for nested runs) gives every run's tree objects.
   const paths = archived.map((a) => a.path);
@@ -280,7 +316,6 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   for (const a of archived) byMonth.set(a.month, [...(byMonth.get(a.month) ?? []), a]);
   const archiveRefs = [...byMonth.keys()].flatMap((m) => [ARCHIVE_RESULTS_PREFIX + m, ARCHIVE_ARTIFACTS_PREFIX + m]);
   const archiveTips = await readRefs(repo, archiveRefs);
-  const author: Ident = opts.author ?? { name: 'agentv-results', email: 'agentv-results@localhost', date: now };
   const genesis = await rootCommit(repo);
   const updates: { ref: string; new: string; old: string | null }[] = [];
 
@@ -305,7 +340,7 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   const expiredIds = new Map(archived.map((a) => [a.run_id, a.month]));
   const deletes = (trees: Map<string, { path: string; tree: string }[]>): FileChange[] =>
     archived.flatMap((a) => (trees.get(a.path) ?? []).map((t) => ({ path: t.path, delete: true as const })));
-  const liveChanges: FileChange[] = deletes(resultsTrees);
+  const liveChanges: FileChange[] = [...deletes(resultsTrees), ...lines.changes];
   for (const c of catalogs) {
     let changed = false;
     const lines = c.lines.map((l, i) => {
@@ -358,5 +393,7 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   }
   await updateRefs(repo, updates, { message: `agentv-results: archive rollover of ${archived.length} runs` });
   result.refs = updates.map((u) => ({ ref: u.ref, before: u.old, after: u.new }));
+  // Measured on the new tip: the estimate above leaves out the catalog files the commit adds.
+  result.listing.after = (await listingSize(repo, resultsAfter)).total;
   return result;
 }

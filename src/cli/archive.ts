@@ -22,7 +22,7 @@ export function registerArchive(cli: Cli): void {
     .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
     .option('--project <id>', PROJECT_OPTION_HELP)
     .option('--dir <dir>', 'Working directory (the repository is found from here)')
-    .option('--json', 'Machine-readable output: { dry_run, archived: [...], live, listing: { before, after, max }, refs, push }')
+    .option('--json', 'Machine-readable output: { dry_run, archived: [...], live, listing: { before, after, max }, catalogued, refs, push }')
     .example('agentv-results archive --keep-days 14 --dry-run')
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
@@ -40,6 +40,12 @@ export function registerArchive(cli: Cli): void {
           const listed =
             result.listing.max > 0 ? `; AgentV's listing ${kb(result.listing.before)} -> ${kb(result.listing.after)} (budget ${kb(result.listing.max)})` : '';
           process.stdout.write(`${verb} ${result.archived.length} run${result.archived.length === 1 ? '' : 's'}; ${result.live} live${listed}.\n`);
+          if (result.catalogued > 0) {
+            const n = result.catalogued;
+            process.stdout.write(
+              `${result.dryRun ? 'Would catalog' : 'Catalogued'} ${n} live run${n === 1 ? '' : 's'} another tool published: \`list\` on every machine reads ${n === 1 ? 'its line' : 'their lines'} instead of ${n === 1 ? 'its' : 'their'} files.\n`,
+            );
+          }
           if (result.push)
             process.stdout.write(
               result.push.archiveLanded ? `Pushed the archive; live branches: ${result.push.message}\n` : `Not pushed: ${result.push.message}\n`,

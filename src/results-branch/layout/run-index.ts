@@ -19,6 +19,7 @@ import { availableParallelism } from 'node:os';
 import { forEachBlob, readBlobs, type Repo } from '../../git/index.js';
 import { jsonlObjects } from '../../util/jsonl-objects.js';
 import { listRunDirs, stableRunId, type BranchRunDir } from './branch-layout.js';
+import { foreignKey } from './foreign-catalog.js';
 
 /** What `list` shows of a run, whichever source it came from (a catalog line, or the run's own files). */
 export interface RunSummaryRow {
@@ -290,16 +291,31 @@ export interface RunFilesRead {
  * and their counts are the ones its own `results summary` gives. A directory with neither file is
  * not a run and is left out.
  */
-export async function readRunFiles(repo: Repo, trees: ReadonlyMap<string, BranchRunDir>, opts: { cache?: boolean } = {}): Promise<RunFilesRead> {
+export async function readRunFiles(
+  repo: Repo,
+  trees: ReadonlyMap<string, BranchRunDir>,
+  opts: { cache?: boolean; known?: ReadonlyMap<string, RunFilesRow> } = {},
+): Promise<RunFilesRead> {
   const rows = new Map<string, RunFilesRow>();
   if (trees.size === 0) return { rows, bad: 0, read: 0 };
+  const place = (dir: BranchRunDir) => ({ run_id: runIdOf(dir), path: dir.path });
+  // The branch's own lines for these trees first (foreign-catalog.ts): what a teammate's archive
+  // already read. Only the rest is looked up in this machine's cache, then read.
+  const known = opts.known ?? new Map<string, RunFilesRow>();
+  const unknown: [string, BranchRunDir][] = [];
+  for (const [sha, dir] of trees) {
+    const k = foreignKey(sha, dir.path);
+    const line = known.get(k);
+    if (line) rows.set(sha, { ...line, ...place(dir) });
+    else unknown.push([sha, dir]);
+  }
+  if (unknown.length === 0) return { rows, bad: 0, read: 0 };
   const useCache = opts.cache !== false;
   const cache = useCache ? await loadCache(repo) : new Map<string, CachedRow>();
-  const key = (sha: string, dir: BranchRunDir) => `${sha} ${dir.path}`;
-  const place = (dir: BranchRunDir) => ({ run_id: runIdOf(dir), path: dir.path });
+  const key = (sha: string, dir: BranchRunDir) => foreignKey(sha, dir.path);
   const missing: [string, BranchRunDir][] = [];
   const seen = new Set<string>();
-  for (const [sha, dir] of trees) {
+  for (const [sha, dir] of unknown) {
     const k = key(sha, dir);
     seen.add(k);
     if (!cache.has(k)) {

@@ -4,7 +4,8 @@
  * Runs we published are read from our per-day catalog files (`.indexes/agentv-results.<day>.jsonl`,
  * and `catalog/<day>.jsonl` of the older layout): run trees are never walked for them. Runs another
  * writer put at the branch root (AgentV's own `auto_push`) have no catalog line; for those only, the
- * run's `summary.json` and index are read, all in one `cat-file --batch`. Run directories of every
+ * line an `archive` wrote for the directory's tree is used (foreign-catalog.ts), else the run's
+ * `summary.json` and index are read, all in one `cat-file --batch`. Run directories of every
  * layout (5.x at the root, AgentV 4.42's `runs/<experiment>/<timestamp>/`) come from
  * `listRunDirs` (results-branch/layout/branch-layout.ts).
  *
@@ -17,6 +18,7 @@ import { readListOverlays } from '../../overlays/read/listed-runs.js';
 import { lsTree, readBlobs, type Repo } from '../../git/index.js';
 import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, isStableRunPath, listRunDirs, overlayDirOf, type BranchRunDir } from '../layout/branch-layout.js';
 import { readRunFiles, type RunSummaryRow } from '../layout/run-index.js';
+import { foreignCatalogDay, readForeignCatalog } from '../layout/foreign-catalog.js';
 import { ReadError } from '../layout/read-errors.js';
 import { branchRefs, fetchBranches, readView, type ReadView } from './remote-view.js';
 import { resolveTarget, type TargetOptions } from '../repo/target.js';
@@ -88,11 +90,14 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
         has(LEGACY_CATALOG_DIR) ? lsTree(repo, tip, { path: `${LEGACY_CATALOG_DIR}/` }) : Promise.resolve([]),
         listRunDirs(repo, tip, root),
       ]);
-      return { tip, runDirs, entries: [...indexes, ...legacy] };
+      return { tip, runDirs, entries: [...indexes, ...legacy], indexes };
     }),
   );
   const wanted = new Map<string, string>(); // blob sha -> day
   const perTip: { tip: string; blobs: { sha: string; day: string }[]; dirs: BranchRunDir[] }[] = [];
+  // Lines a teammate's `archive` wrote for runs another tool published (foreign-catalog.ts): read in
+  // the same batch as the catalog, every day (they stand in for reading those runs' files).
+  const foreignEntries = listings.flatMap((l) => l.indexes.filter((e) => e.type === 'blob' && foreignCatalogDay(e.path) !== null));
   for (const { tip, runDirs, entries } of listings) {
     const blobs: { sha: string; day: string }[] = [];
     for (const e of entries) {
@@ -105,7 +110,7 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
     perTip.push({ tip, blobs, dirs: runDirs.dirs });
   }
   const legacyRunsOn = new Set(listings.filter(({ runDirs }) => runDirs.legacyRuns).map((l) => l.tip));
-  const contents = await readBlobs(repo, [...wanted.keys()]);
+  const contents = await readBlobs(repo, [...new Set([...wanted.keys(), ...foreignEntries.map((e) => e.sha)])]);
 
   let unreadable = 0;
   const parsed = new Map<string, Row[]>();
@@ -121,7 +126,8 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
   for (const rows of parsed.values()) for (const r of rows) catalogued.add(r.path);
   const foreignTrees = new Map<string, BranchRunDir>(); // tree sha -> its directory
   for (const { dirs } of perTip) for (const d of dirs) if (!catalogued.has(d.path)) foreignTrees.set(d.sha, d);
-  const foreign = await readRunFiles(repo, foreignTrees);
+  const known = (await readForeignCatalog(repo, foreignEntries, contents)).rows;
+  const foreign = await readRunFiles(repo, foreignTrees, { known });
   unreadable += foreign.bad;
 
   // Sources come newest first (listRuns orders them): the first tip listing a run gives its row,
