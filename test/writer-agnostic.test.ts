@@ -170,6 +170,24 @@ describe('runs AgentV wrote are first-class', () => {
     expect(JSON.parse(day)).toMatchObject({ run_id: THEIRS[1]!.id, total: 7, passed: 5 });
   });
 
+  it("archive's budget leaves room for the catalog files it adds: the listing after is what git lists, and within the budget", async () => {
+    const { user } = await mixedBranch();
+    const listingBytes = async () =>
+      (await git(user.work, ['ls-tree', '-r', '--name-only', RESULTS_REF])).split('\n').reduce((n, p) => n + Buffer.byteLength(p) + 1, 0);
+    const budget = (await listingBytes()) - 1;
+    const args = ['archive', '--keep-days', '100000', '--keep-runs', '1000', '--max-listing-bytes', String(budget), '--no-push', '--json'];
+    const dry = JSON.parse((await cli([...args, '--dry-run'], user.work)).stdout) as { listing: { after: number }; archived: unknown[] };
+    const real = await cli(args, user.work);
+    expect(real.code, real.stderr).toBe(0);
+    const res = JSON.parse(real.stdout) as { listing: { after: number }; archived: unknown[]; catalogued: number };
+    expect(res.archived).toEqual(dry.archived);
+    expect(res.catalogued).toBeGreaterThan(0); // the AgentV runs left live gained foreign-catalog lines
+    const measured = await listingBytes();
+    expect(res.listing.after).toBe(measured);
+    expect(dry.listing.after).toBe(measured);
+    expect(measured).toBeLessThanOrEqual(budget);
+  });
+
   it('expire removes the runs AgentV wrote that no rule keeps, like ours', async () => {
     const { user, ours } = await mixedBranch();
     const r = await cli(['expire', '--keep-runs', '2', '--no-push', '--json'], user.work);

@@ -20,7 +20,7 @@
 import { lsTree, readBlobs, readObjects, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
 import { CATALOG_DIR, CATALOG_PREFIX, catalogPathFor, overlayDirOf, type BranchRunDir } from '../results-branch/layout/branch-layout.js';
 import { readRunFiles, runDirsOn, type RunFilesRow } from '../results-branch/layout/run-index.js';
-import { foreignCatalogChanges, readForeignCatalog, type ForeignCatalog } from '../results-branch/layout/foreign-catalog.js';
+import { foreignCatalogChanges, foreignCatalogPath, readForeignCatalog, type ForeignCatalog } from '../results-branch/layout/foreign-catalog.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { rootCommit } from '../results-branch/publish/commit-run.js';
 import { InvalidArgumentsError } from '../util/errors.js';
@@ -70,8 +70,8 @@ export interface RolloverResult {
   live: number;
   /**
    * Bytes of the live branch's recursive listing (what AgentV's Dashboard reads) before and after,
-   * and the budget. `after` is measured on the new tip; on a dry run it is the estimate the runs to
-   * move were chosen by (it leaves out the few catalog files a rollover adds: one path per day).
+   * and the budget. `after` is measured on the new tip; on a dry run it is what the runs to move
+   * were chosen by (their paths, and the catalog files the rollover adds: one path per day).
    */
   listing: { before: number; after: number; max: number };
   /**
@@ -267,6 +267,21 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   const [catalogs, foreign] = await Promise.all([readCatalogFiles(repo, resultsTip), foreignCatalogOn(repo, resultsTip)]);
   // Every live run, whoever wrote it: AgentV's auto_push fills the listing as much as our publish.
   const live = (await runsOnTip(repo, resultsTip, catalogs, foreign)).filter((r) => r.archived === undefined);
+  /**
+   * Listing bytes of the catalog files a rollover of `moving` adds or removes: our day files that
+   * gain their first (archived) line, and the foreign-catalog day files of the runs that stay.
+   */
+  const addedListing = (moving: TipRun[]): number => {
+    const have = new Set([...catalogs.map((c) => c.file), ...foreign.files.map((f) => f.path)]);
+    const leaving = new Set(moving.map((r) => r.path));
+    const after = new Set<string>();
+    for (const r of moving) if (r.files) after.add(catalogPathFor(r.day));
+    for (const r of live) if (r.files && r.tree && !leaving.has(r.path)) after.add(foreignCatalogPath(r.day));
+    let bytes = 0;
+    for (const p of after) if (!have.has(p)) bytes += Buffer.byteLength(p) + 1;
+    for (const f of foreign.files) if (!after.has(f.path)) bytes -= Buffer.byteLength(f.path) + 1;
+    return bytes;
+  };
   // Newest first by (day, timestamp): the first keepRuns stay whatever their age.
   live.sort((a, b) => (a.day === b.day ? b.timestamp.localeCompare(a.timestamp) : b.day.localeCompare(a.day)));
   const now = opts.now ?? new Date();
@@ -274,8 +289,13 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   const byAgeOrCount = live.filter((r, i) => i >= keepRuns || r.day < cutoff);
   const size = await listingSize(repo, resultsTip);
   const gone = new Set(byAgeOrCount.map((r) => r.path));
-  const expired = maxListing > 0 ? [...byAgeOrCount, ...overBudget(size, live, gone, maxListing)] : byAgeOrCount;
-  let after = size.total;
+  const choose = (max: number) => (max > 0 ? [...byAgeOrCount, ...overBudget(size, live, gone, max)] : byAgeOrCount);
+  // The catalog files the commit adds are listed too (one path per day): the budget leaves room
+  // for them, so the listing after the rollover is within it, not just the runs' part of it.
+  let expired = choose(maxListing);
+  const reserve = addedListing(expired);
+  if (maxListing > 0 && reserve > 0) expired = choose(Math.max(1, maxListing - reserve));
+  let after = size.total + addedListing(expired);
   for (const r of expired) after -= size.byDir.get(r.path) ?? 0;
   const filesOf = new Map(expired.filter((r) => r.files).map((r) => [r.run_id, r.files!]));
   const archived: ArchivedRun[] = expired.map((r) => ({
@@ -393,7 +413,7 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   }
   await updateRefs(repo, updates, { message: `agentv-results: archive rollover of ${archived.length} runs` });
   result.refs = updates.map((u) => ({ ref: u.ref, before: u.old, after: u.new }));
-  // Measured on the new tip: the estimate above leaves out the catalog files the commit adds.
+  // Measured on the new tip (the same as the estimate, unless a catalog file was unreadable).
   result.listing.after = (await listingSize(repo, resultsAfter)).total;
   return result;
 }
