@@ -2,8 +2,9 @@
  * AgentV is the oracle: the same runs published once by AgentV's own `auto_push` and once by our
  * `publish --push`, onto two bare remotes, must look the same in AgentV's Dashboard. A viewer
  * project per remote runs `agentv serve`, and every endpoint its UI calls (serve.ts: runs, run
- * detail, suites, categories, evals/:test, transcript, trace-session, files and each file's
- * content, tags, experiments, targets, compare, index, remote status) is compared field by field.
+ * detail, suites, categories, evals/:test, transcript, trace-session, files and the content of
+ * each kind of file, tags, experiments, targets, compare, index, remote status) is compared field
+ * by field.
  *
  * The runs: the sample project (two targets), one where a target fails to execute (errors), and one
  * with several samples per test (`evaluate_options.repeat`). Besides the Dashboard, the branches
@@ -97,8 +98,10 @@ async function snapshot(dir: string, rel = ''): Promise<Map<string, string>> {
 }
 
 /** Every response the Dashboard's UI would fetch, in one fixed order, by request path. */
-async function crawl(v: Viewer): Promise<Map<string, { status: number; body: Json }>> {
+async function crawl(v: Viewer): Promise<Map<string, { status: number; body: Json }> & { fileNames: Map<string, number> }> {
   const out = new Map<string, { status: number; body: Json }>();
+  /** Per run: how many distinct file names its evals' trees hold (each one's content is fetched). */
+  const fileNames = new Map<string, number>();
   const get = async (path: string): Promise<Json> => {
     const res = await fetch(`${v.server.url}${path}`);
     const text = await res.text();
@@ -119,32 +122,46 @@ async function crawl(v: Viewer): Promise<Map<string, { status: number; body: Jso
     await get(`/api/runs/${r}/suites`);
     const cats = (await get(`/api/runs/${r}/categories`)) as { categories?: { name: string }[] };
     for (const c of cats.categories ?? []) await get(`/api/runs/${r}/categories/${encodeURIComponent(c.name)}/suites`);
-    // Every eval's detail, transcript and file tree; the trace session and every file's content
-    // for the first eval of each target (the same code path serves the others; AgentV answers
-    // each request with git processes of its own, so all of them would take minutes).
+    // Every eval's detail, transcript and file tree; the trace session of the first eval of each
+    // target; and the content of each file name the run's evals have, once per run (first test
+    // giving it, the targets' first evals first). The first test of this suite shows every run's
+    // tree is the same blob for blob on both branches, so another eval's file of the same name
+    // goes through the same code path over the same kind of bytes; AgentV answers each request
+    // with git processes of its own, and fetching every file of every eval took minutes.
     const results = detail.results ?? [];
-    const firstOfTarget = new Set<number>();
+    const firstOfTarget: number[] = [];
     const seenTargets = new Set<string>();
     results.forEach((res, i) => {
       const t = (res as { target?: string }).target ?? '';
       if (seenTargets.has(t)) return;
-      firstOfTarget.add(i);
+      firstOfTarget.push(i);
       seenTargets.add(t);
     });
-    await mapLimit(results, 4, async (res, i) => {
-      const q = res.result_dir ? `?result_dir=${encodeURIComponent(res.result_dir)}` : '';
-      const base = `/api/runs/${r}/evals/${encodeURIComponent(res.testId)}`;
-      await get(`${base}${q}`);
-      await get(`${base}/transcript${q}`);
-      const files = await get(`${base}/files${q}`);
-      if (!firstOfTarget.has(i)) return;
-      await get(`${base}/trace-session${q}`);
-      for (const path of filePaths(files)) await get(`${base}/files/${path.split('/').map(encodeURIComponent).join('/')}${q}`);
+    const query = (res: { result_dir?: string }) => (res.result_dir ? `?result_dir=${encodeURIComponent(res.result_dir)}` : '');
+    const evalBase = (res: { testId: string }) => `/api/runs/${r}/evals/${encodeURIComponent(res.testId)}`;
+    const trees = await mapLimit(results, 4, async (res) => {
+      const q = query(res);
+      await get(`${evalBase(res)}${q}`);
+      await get(`${evalBase(res)}/transcript${q}`);
+      return filePaths(await get(`${evalBase(res)}/files${q}`));
     });
+    await mapLimit(firstOfTarget, 4, (i) => get(`${evalBase(results[i]!)}/trace-session${query(results[i]!)}`));
+    const order = [...firstOfTarget, ...results.keys()].filter((i, k, all) => all.indexOf(i) === k);
+    const named = new Set<string>();
+    const contents: string[] = [];
+    for (const i of order)
+      for (const path of trees[i] ?? []) {
+        const name = path.split('/').pop()!;
+        if (named.has(name)) continue;
+        named.add(name);
+        contents.push(`${evalBase(results[i]!)}/files/${path.split('/').map(encodeURIComponent).join('/')}${query(results[i]!)}`);
+      }
+    fileNames.set(run.filename, named.size);
+    await mapLimit(contents, 4, (path) => get(path));
   }
   for (const p of ['/api/index', '/api/tags', '/api/experiments', '/api/targets', '/api/compare', '/api/remote/status']) await get(p);
   // In one order whatever order the requests finished in.
-  return new Map([...out].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
+  return Object.assign(new Map([...out].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))), { fileNames });
 }
 
 /** The file paths of a `/files` tree (nodes of type file, at any depth). */
@@ -234,7 +251,18 @@ describeWithAgentV("AgentV's Dashboard shows runs we publish exactly as runs its
     expect([...b.keys()]).toEqual([...a.keys()]);
     // The crawl reached every part of the UI: a run's evals, their transcripts and their files.
     const paths = [...a.keys()];
-    expect(paths.filter((p) => /\/evals\/[^/]+\/files\/.+/.test(p)).length).toBeGreaterThan(runDirs.length * 2 * 6);
+    expect(a.fileNames.size).toBe(runDirs.length);
+    for (const [run, names] of a.fileNames) {
+      // Each run's evals hold several kinds of file (answer, grading, timing, transcript, …), and
+      // the content of each kind was fetched.
+      expect(names, run).toBeGreaterThanOrEqual(5);
+      const fetched = new Set(
+        paths
+          .filter((p) => p.startsWith(`/api/runs/${encodeURIComponent(run)}/evals/`) && /\/files\/.+/.test(p))
+          .map((p) => p.replace(/\?.*/, '').split('/').pop()),
+      );
+      expect(fetched.size, run).toBe(names);
+    }
     expect(paths.filter((p) => /\/transcript\?/.test(p)).length).toBeGreaterThanOrEqual(runDirs.length * 6);
     const diffs: string[] = [];
     for (const [path, theirsRes] of a) {
