@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/helpers/longest-first.js';
 
 export default defineConfig({
   test: {
@@ -6,9 +7,12 @@ export default defineConfig({
     setupFiles: ['test/helpers/cpu-report.ts'],
     // Unpack the npm registry's Chromium once, before the browser tests' workers start.
     globalSetup: ['test/helpers/chromium-setup.ts'],
-    // Tests spawn real git processes and Chromium; the machine has 2 cores.
+    // Tests spawn real git processes, AgentV and Chromium, and wait on them and on servers: on the
+    // 2-core machine a third worker fills the cores while another file waits (2 workers left them
+    // half idle). The slowest suites start first, whether or not vitest has timed them before.
     pool: 'forks',
-    maxWorkers: 2,
+    maxWorkers: 3,
+    sequence: { sequencer: LongestFirst },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: ['default'],

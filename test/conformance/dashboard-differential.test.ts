@@ -6,8 +6,8 @@
  * each kind of file, tags, experiments, targets, compare, index, remote status) is compared field
  * by field.
  *
- * The runs: the sample project (two targets), one where a target fails to execute (errors), and one
- * with several samples per test (`evaluate_options.repeat`). Besides the Dashboard, the branches
+ * The runs: the sample project (two targets), and one with several samples per test
+ * (`evaluate_options.repeat`) where one of the two targets fails to execute. Besides the Dashboard, the branches
  * themselves: every path, mode and blob under each run is the same on both remotes, and `pull
  * --with-artifacts` gives back each workspace byte for byte.
  */
@@ -98,10 +98,12 @@ async function snapshot(dir: string, rel = ''): Promise<Map<string, string>> {
 }
 
 /** Every response the Dashboard's UI would fetch, in one fixed order, by request path. */
-async function crawl(v: Viewer): Promise<Map<string, { status: number; body: Json }> & { fileNames: Map<string, number> }> {
+async function crawl(
+  v: Viewer,
+): Promise<Map<string, { status: number; body: Json }> & { coverage: Map<string, { fileNames: number; kinds: number; targets: number }> }> {
   const out = new Map<string, { status: number; body: Json }>();
-  /** Per run: how many distinct file names its evals' trees hold (each one's content is fetched). */
-  const fileNames = new Map<string, number>();
+  /** Per run: the distinct file names its evals' trees hold (each one's content is fetched), the kinds of eval crawled, its targets. */
+  const coverage = new Map<string, { fileNames: number; kinds: number; targets: number }>();
   const get = async (path: string): Promise<Json> => {
     const res = await fetch(`${v.server.url}${path}`);
     const text = await res.text();
@@ -122,46 +124,50 @@ async function crawl(v: Viewer): Promise<Map<string, { status: number; body: Jso
     await get(`/api/runs/${r}/suites`);
     const cats = (await get(`/api/runs/${r}/categories`)) as { categories?: { name: string }[] };
     for (const c of cats.categories ?? []) await get(`/api/runs/${r}/categories/${encodeURIComponent(c.name)}/suites`);
-    // Every eval's detail, transcript and file tree; the trace session of the first eval of each
-    // target; and the content of each file name the run's evals have, once per run (first test
-    // giving it, the targets' first evals first). The first test of this suite shows every run's
-    // tree is the same blob for blob on both branches, so another eval's file of the same name
-    // goes through the same code path over the same kind of bytes; AgentV answers each request
-    // with git processes of its own, and fetching every file of every eval took minutes.
-    const results = detail.results ?? [];
-    const firstOfTarget: number[] = [];
-    const seenTargets = new Set<string>();
+    // Every eval's figures are in the run detail above. Each kind of eval (its target, execution
+    // status, pass or fail, and a second sample of a test) gets its own detail, transcript, file tree
+    // and trace session; and each file name the run's evals hold gets its content fetched once.
+    // The first test of this suite shows every run's tree is the same blob for blob on both
+    // branches, so another eval of the same kind goes through the same code paths over the same
+    // kind of bytes; AgentV answers each request with git processes of its own, and fetching
+    // every file of every eval took minutes.
+    const results = (detail.results ?? []) as (Record<string, Json> & { testId: string; result_dir?: string })[];
+    const kinds = new Map<string, number>();
+    const samples = new Map<string, number>();
     results.forEach((res, i) => {
-      const t = (res as { target?: string }).target ?? '';
-      if (seenTargets.has(t)) return;
-      firstOfTarget.push(i);
-      seenTargets.add(t);
+      const sample = samples.get(res.testId) ?? 0;
+      samples.set(res.testId, sample + 1);
+      const passed = typeof res.score === 'number' ? res.score >= 1 : null;
+      const kind = JSON.stringify([res.target ?? null, res.executionStatus ?? res.execution_status ?? null, passed, Math.min(sample, 1)]);
+      if (!kinds.has(kind)) kinds.set(kind, i);
     });
+    const picked = [...kinds.values()];
     const query = (res: { result_dir?: string }) => (res.result_dir ? `?result_dir=${encodeURIComponent(res.result_dir)}` : '');
     const evalBase = (res: { testId: string }) => `/api/runs/${r}/evals/${encodeURIComponent(res.testId)}`;
-    const trees = await mapLimit(results, 4, async (res) => {
+    const trees = await mapLimit(picked, 4, async (i) => {
+      const res = results[i]!;
       const q = query(res);
       await get(`${evalBase(res)}${q}`);
       await get(`${evalBase(res)}/transcript${q}`);
+      await get(`${evalBase(res)}/trace-session${q}`);
       return filePaths(await get(`${evalBase(res)}/files${q}`));
     });
-    await mapLimit(firstOfTarget, 4, (i) => get(`${evalBase(results[i]!)}/trace-session${query(results[i]!)}`));
-    const order = [...firstOfTarget, ...results.keys()].filter((i, k, all) => all.indexOf(i) === k);
     const named = new Set<string>();
     const contents: string[] = [];
-    for (const i of order)
-      for (const path of trees[i] ?? []) {
+    picked.forEach((i, k) => {
+      for (const path of trees[k] ?? []) {
         const name = path.split('/').pop()!;
         if (named.has(name)) continue;
         named.add(name);
         contents.push(`${evalBase(results[i]!)}/files/${path.split('/').map(encodeURIComponent).join('/')}${query(results[i]!)}`);
       }
-    fileNames.set(run.filename, named.size);
+    });
+    coverage.set(run.filename, { fileNames: named.size, kinds: picked.length, targets: new Set(results.map((x) => x.target)).size });
     await mapLimit(contents, 4, (path) => get(path));
   }
   for (const p of ['/api/index', '/api/tags', '/api/experiments', '/api/targets', '/api/compare', '/api/remote/status']) await get(p);
   // In one order whatever order the requests finished in.
-  return Object.assign(new Map([...out].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))), { fileNames });
+  return Object.assign(new Map([...out].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))), { coverage });
 }
 
 /** The file paths of a `/files` tree (nodes of type file, at any depth). */
@@ -194,11 +200,12 @@ describeWithAgentV("AgentV's Dashboard shows runs we publish exactly as runs its
       `${(await readFile(join(theirs.project, '.agentv', 'providers.yaml'), 'utf8')).trimEnd()}\n- id: cli\n  label: broken-agent\n  command: bash -c 'echo boom >&2; exit 3'\n`,
     );
     runDirs.push(await agentvEval(theirs.project, { experiment: 'demo' }));
-    runDirs.push(await agentvEval(theirs.project, { experiment: 'errors', extraArgs: ['--provider', 'steady-agent', '--provider', 'broken-agent'] }));
-    // Several samples per test.
+    // Several samples per test, one target of which fails to execute.
     const evalFile = join(theirs.project, 'evals', 'demo.eval.yaml');
     await writeFile(evalFile, `${(await readFile(evalFile, 'utf8')).trimEnd()}\nevaluate_options:\n  repeat: 2\n`);
-    runDirs.push(await agentvEval(theirs.project, { experiment: 'samples' }));
+    runDirs.push(
+      await agentvEval(theirs.project, { experiment: 'errors-and-samples', extraArgs: ['--provider', 'steady-agent', '--provider', 'broken-agent'] }),
+    );
     // The same workspaces, published by us onto the other remote.
     for (const dir of runDirs) {
       const copy = join(ours.project, '.agentv', 'results', dir.split('/').pop()!);
@@ -251,19 +258,21 @@ describeWithAgentV("AgentV's Dashboard shows runs we publish exactly as runs its
     expect([...b.keys()]).toEqual([...a.keys()]);
     // The crawl reached every part of the UI: a run's evals, their transcripts and their files.
     const paths = [...a.keys()];
-    expect(a.fileNames.size).toBe(runDirs.length);
-    for (const [run, names] of a.fileNames) {
+    expect(a.coverage.size).toBe(runDirs.length);
+    for (const [run, c] of a.coverage) {
+      const at = `/api/runs/${encodeURIComponent(run)}/evals/`;
+      const ofRun = paths.filter((p) => p.startsWith(at));
+      // Each target's evals (and each sample of a repeated test) were opened: transcript, trace, files.
+      expect(c.kinds, run).toBeGreaterThanOrEqual(c.targets);
+      expect(c.targets, run).toBeGreaterThanOrEqual(2);
+      expect(ofRun.filter((p) => /\/transcript(\?|$)/.test(p)).length, run).toBe(c.kinds);
+      expect(ofRun.filter((p) => /\/trace-session(\?|$)/.test(p)).length, run).toBe(c.kinds);
       // Each run's evals hold several kinds of file (answer, grading, timing, transcript, …), and
       // the content of each kind was fetched.
-      expect(names, run).toBeGreaterThanOrEqual(5);
-      const fetched = new Set(
-        paths
-          .filter((p) => p.startsWith(`/api/runs/${encodeURIComponent(run)}/evals/`) && /\/files\/.+/.test(p))
-          .map((p) => p.replace(/\?.*/, '').split('/').pop()),
-      );
-      expect(fetched.size, run).toBe(names);
+      expect(c.fileNames, run).toBeGreaterThanOrEqual(5);
+      const fetched = new Set(ofRun.filter((p) => /\/files\/.+/.test(p)).map((p) => p.replace(/\?.*/, '').split('/').pop()));
+      expect(fetched.size, run).toBe(c.fileNames);
     }
-    expect(paths.filter((p) => /\/transcript\?/.test(p)).length).toBeGreaterThanOrEqual(runDirs.length * 6);
     const diffs: string[] = [];
     for (const [path, theirsRes] of a) {
       const oursRes = b.get(path)!;
