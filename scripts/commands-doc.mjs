@@ -39,17 +39,26 @@ function commandNames(text) {
     .filter((n) => n !== undefined && n !== 'help');
 }
 
-/** The page's text. */
-export async function renderCommandsDoc() {
-  const overview = await help([]);
-  // Each command's help is its own process; they run side by side and keep the overview's order.
-  const groups = await Promise.all(
-    commandNames(overview).map(async (name) => {
-      const text = await help([name]);
-      const subs = await Promise.all(commandNames(text).map(async (sub) => ({ title: `${name} ${sub}`, text: await help([name, sub]) })));
-      return [{ title: name, text }, ...subs];
-    }),
-  );
+/**
+ * The page's text. `helpOf(words)` gives the help of `agentv-results <words> --help`: by default the
+ * built binary, each command's help its own process, side by side (they keep the overview's order);
+ * test/docs.test.ts passes the built CLI run inside its own process, one help at a time.
+ */
+export async function renderCommandsDoc(helpOf) {
+  const one = helpOf ?? help;
+  const each = helpOf
+    ? async (items, fn) => {
+        const out = [];
+        for (const item of items) out.push(await fn(item));
+        return out;
+      }
+    : (items, fn) => Promise.all(items.map(fn));
+  const overview = await one([]);
+  const groups = await each(commandNames(overview), async (name) => {
+    const text = await one([name]);
+    const subs = await each(commandNames(text), async (sub) => ({ title: `${name} ${sub}`, text: await one([name, sub]) }));
+    return [{ title: name, text }, ...subs];
+  });
   const sections = groups.flat();
   const fence = (t) => `\`\`\`text\n${t}\n\`\`\``;
   return [

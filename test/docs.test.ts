@@ -12,7 +12,7 @@ import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFi
 import { delimiter, dirname, join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CLI_PATH, startServing } from './helpers/cli.js';
+import { CLI_PATH, runCli, startServing } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 import { git, gitEnvForTests, isolateGitForSuite, makeTempDir, makeUserRepoWithRemote } from './helpers/git-fixtures.js';
 
@@ -57,8 +57,17 @@ const notRunReason = (cmd: string) => NOT_RUN_HERE.find((a) => cmd.startsWith(a.
 describe('docs/commands.md', () => {
   it("is exactly what the CLI's --help says (npm run docs rewrites it)", async () => {
     expect(existsSync(CLI_PATH), 'dist/ is built (npm run build)').toBe(true);
-    const mod = (await import(join(REPO_ROOT, 'scripts', 'commands-doc.mjs'))) as { renderCommandsDoc: () => Promise<string>; COMMANDS_DOC: string };
-    const fresh = await mod.renderCommandsDoc();
+    const mod = (await import(join(REPO_ROOT, 'scripts', 'commands-doc.mjs'))) as {
+      renderCommandsDoc: (helpOf?: (words: string[]) => Promise<string>) => Promise<string>;
+      COMMANDS_DOC: string;
+    };
+    // The built commands run in this process (test/helpers/cli.ts), as a pipe sees their help;
+    // `npm run docs` takes the same text from the binary, one process per command.
+    const fresh = await mod.renderCommandsDoc(async (words) => {
+      const r = await runCli([...words, '--help'], { env: { COLUMNS: '' } });
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout.trimEnd();
+    });
     // Every command of the overview has its section, subcommands of the groups included.
     for (const name of ['export', 'publish', 'list', 'serve', 'wip recover', 'drivers install', 'autoresearch record'])
       expect(fresh).toContain(`\n## ${name}\n`);
