@@ -7,11 +7,13 @@ export default defineConfig({
     setupFiles: ['test/helpers/cpu-report.ts'],
     // Unpack the npm registry's Chromium once, before the browser tests' workers start.
     globalSetup: ['test/helpers/chromium-setup.ts'],
-    // Tests spawn real git processes, AgentV and Chromium, and wait on them and on servers: on the
-    // 2-core machine a third worker fills the cores while another file waits (2 workers left them
-    // half idle). The slowest suites start first, whether or not vitest has timed them before.
+    // Tests spawn real git processes, AgentV and Chromium, and wait on them, on servers and on lock
+    // staleness. On the 2-core machine the test files kept 1.55 cores busy with two workers, 1.72
+    // with three and 1.75 with four (BENCHMARKS.md, "Test tiers"); every timeout is several times
+    // what its test takes at four. The slowest suites start first, whether or not vitest has timed
+    // them before.
     pool: 'forks',
-    maxWorkers: 3,
+    maxWorkers: 4,
     sequence: { sequencer: LongestFirst },
     testTimeout: 60_000,
     hookTimeout: 60_000,
