@@ -41,10 +41,11 @@ export class ArchiveSchedule {
       const r = await rolloverAndPush({ target: this.target, keepDays: this.opts.keepDays, keepRuns: this.opts.keepRuns, push: this.push, timeoutMs: 30_000 });
       this.runs++;
       this.archived += r.archived.length;
-      if (r.archived.length > 0 || (r.push && !r.push.archiveLanded)) {
+      if (r.archived.length > 0 || r.catalogued > 0 || (r.push && !r.push.archiveLanded)) {
         this.logger.info('archive rollover', {
           archived: r.archived.length,
           live: r.live,
+          catalogued: r.catalogued,
           pushed: r.push ? r.push.archiveLanded && (r.push.live?.landed ?? true) : false,
           message: r.push?.message,
         });
