@@ -7,9 +7,9 @@
  * by field.
  *
  * The runs: the sample project (two targets), and one with several samples per test
- * (`evaluate_options.repeat`) where one of the two targets fails to execute. Besides the Dashboard, the branches
- * themselves: every path, mode and blob under each run is the same on both remotes, and `pull
- * --with-artifacts` gives back each workspace byte for byte.
+ * (`evaluate_options.repeat`) where one of the two targets fails to execute. Besides the
+ * Dashboard, the branches themselves: every path, mode and blob under each run is the same on
+ * both remotes, and `pull --with-artifacts` gives back each workspace byte for byte.
  */
 import { cp, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -125,8 +125,8 @@ async function crawl(
     const cats = (await get(`/api/runs/${r}/categories`)) as { categories?: { name: string }[] };
     for (const c of cats.categories ?? []) await get(`/api/runs/${r}/categories/${encodeURIComponent(c.name)}/suites`);
     // Every eval's figures are in the run detail above. Each kind of eval (its target, execution
-    // status, pass or fail, and a second sample of a test) gets its own detail, transcript, file tree
-    // and trace session; and each file name the run's evals hold gets its content fetched once.
+    // status, pass or fail, and a second sample of a test) gets its own detail, transcript, file
+    // tree and trace session; and each file name the run's evals hold gets its content fetched once.
     // The first test of this suite shows every run's tree is the same blob for blob on both
     // branches, so another eval of the same kind goes through the same code paths over the same
     // kind of bytes; AgentV answers each request with git processes of its own, and fetching

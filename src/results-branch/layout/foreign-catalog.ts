@@ -131,10 +131,10 @@ export async function readForeignCatalog(repo: Repo, indexEntries: readonly Tree
 }
 
 /**
- * The writes that make the foreign catalog hold exactly one line per run in `live` (its directory's
- * tree id and row): new runs gain a line, a run whose tree changed gets its new one, lines of runs no longer
- * live (archived, deleted) or of an older tree go. Days whose bytes would not change are not
- * written, and a file left with no line is deleted.
+ * The writes that make the foreign catalog hold exactly one line per run in `live` (its
+ * directory's tree id and row): new runs gain a line, a run whose tree changed gets its new one,
+ * lines of runs no longer live (archived, deleted) or of an older tree go. Days whose bytes would
+ * not change are not written, and a file left with no line is deleted.
  */
 export function foreignCatalogChanges(current: ForeignCatalog, live: readonly { tree: string; row: RunFilesRow }[]): { changes: FileChange[]; added: number } {
   const byDay = new Map<string, string[]>();
