@@ -170,6 +170,48 @@ describe('runs AgentV wrote are first-class', () => {
     expect(JSON.parse(day)).toMatchObject({ run_id: THEIRS[1]!.id, total: 7, passed: 5 });
   });
 
+  it('two machines cataloguing at once lose no line: the foreign-catalog day files union-merge on push, and a third machine reads every run from them', async () => {
+    const user = await makeUserRepo();
+    const a = user.work;
+    await addAgentvRuns(a, THEIRS);
+    const pushed = await cli(['sync', '--json'], a);
+    expect(pushed.code, pushed.stderr).toBe(0);
+    const b = join(await makeTempDir('machine-b'), 'work');
+    await git(user.root, ['clone', '--quiet', user.remote, b]);
+    await git(b, ['fetch', '--quiet', 'origin', 'refs/heads/agentv/*:refs/heads/agentv/*']);
+    // Each machine's AgentV adds a run of the same day (the same day file on both sides), then each archives.
+    await addAgentvRuns(a, [{ id: '2026-03-03T10-00-00-000Z', iso: '2026-03-03T10:00:00.000Z', passed: 1 }]);
+    await addAgentvRuns(b, [{ id: '2026-03-03T11-00-00-000Z', iso: '2026-03-03T11:00:00.000Z', passed: 2 }]);
+    // Both commit before either pushes: the second push has to merge the two day files.
+    const keep = ['--keep-days', '100000', '--keep-runs', '1000', '--max-listing-bytes', '0', '--no-push', '--json'];
+    for (const m of [a, b]) {
+      const r = await cli(['archive', ...keep], m);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ catalogued: 4 });
+    }
+    for (const m of [a, b]) {
+      const r = await cli(['sync', '--json'], m);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+    }
+    expect(await git(user.remote, ['ls-remote', '--heads', '.', 'agentv/results-sync/*'])).toBe(''); // merged, not set aside
+    // B's push merged (the tip has two parents): the day file changed on both sides.
+    expect((await git(user.remote, ['rev-list', '--parents', '-n', '1', RESULTS_REF])).split(' ')).toHaveLength(3);
+
+    // The remote's day file holds both machines' lines, each run once.
+    const day = await git(user.remote, ['show', `${RESULTS_REF}:.indexes/agentv-results-foreign.2026-03-03.jsonl`]);
+    const ids = day.split('\n').map((l) => (JSON.parse(l) as { run_id: string }).run_id);
+    expect(ids.sort()).toEqual([THEIRS[2]!.id, '2026-03-03T10-00-00-000Z', '2026-03-03T11-00-00-000Z'].sort());
+
+    // A third machine lists all five from the lines alone: it reads no run file (writes no cache).
+    const c = join(await makeTempDir('machine-c'), 'work');
+    await git(user.root, ['clone', '--quiet', user.remote, c]);
+    await git(c, ['fetch', '--quiet', 'origin', 'refs/heads/agentv/*:refs/heads/agentv/*']);
+    const runs = await listed(c);
+    expect(runs.map((r) => r.run_id).sort()).toEqual([...THEIRS.map((t) => t.id), '2026-03-03T10-00-00-000Z', '2026-03-03T11-00-00-000Z'].sort());
+    expect(runs.find((r) => r.run_id === '2026-03-03T11-00-00-000Z')).toMatchObject({ writer: 'agentv', passed: 2, total: 6 });
+    expect(existsSync(join(c, '.git', 'agentv-results', 'run-rows.v1.json'))).toBe(false);
+  });
+
   it("archive's budget leaves room for the catalog files it adds: the listing after is what git lists, and within the budget", async () => {
     const { user } = await mixedBranch();
     const listingBytes = async () =>
