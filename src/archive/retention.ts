@@ -34,7 +34,7 @@ import {
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { syncIdent } from '../sync/integrate.js';
 import { InvalidArgumentsError } from '../util/errors.js';
-import { readCatalogFiles, runsOnTip, runTreeIndex, type CatalogLine } from './rollover.js';
+import { readCatalogFiles, runsOnTip, runTreeIndex, type CatalogLine } from './tip-runs.js';
 
 /** Runs tagged `baseline` are what compare and the keep/discard loop measure against: kept unless the policy says otherwise. */
 export const DEFAULT_KEEP_TAGS = ['baseline'];
@@ -120,7 +120,7 @@ export function retentionPolicy(opts: Pick<RetentionOptions, 'keepDays' | 'keepR
 
 /**
  * Every run on the live results tip, whichever tool wrote it (catalogued ones and run directories
- * no catalog line names: rollover.ts `runsOnTip`), newest first (by day, then timestamp).
+ * no catalog line names: tip-runs.ts `runsOnTip`), newest first (by day, then timestamp).
  */
 async function branchRuns(repo: Repo, tip: string, catalogs: CatalogLine[]): Promise<CatalogRun[]> {
   const runs = (await runsOnTip(repo, tip, catalogs)).map((r) => ({
