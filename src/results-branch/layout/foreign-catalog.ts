@@ -21,7 +21,7 @@
  */
 import { type FileChange, readBlobs, type Repo, type TreeEntry } from '../../git/index.js';
 import { CATALOG_DIR } from './branch-layout.js';
-import type { RunFilesRow } from './run-index.js';
+import { runDirKey, type RunFilesRow } from './run-index.js';
 
 export const FOREIGN_CATALOG_PREFIX = 'agentv-results-foreign.';
 
@@ -37,11 +37,6 @@ export function foreignCatalogDay(path: string): string | null {
 
 export function foreignCatalogPath(day: string): string {
   return `${CATALOG_DIR}/${FOREIGN_CATALOG_PREFIX}${day}.jsonl`;
-}
-
-/** The key of a run directory's line: its tree id and its path (what run-index.ts caches by, too). */
-export function foreignKey(tree: string, path: string): string {
-  return `${tree} ${path}`;
 }
 
 /** One run's line, its members always in one order (two machines writing it write the same bytes). */
@@ -98,7 +93,7 @@ export function parseForeignCatalog(text: string, day: string, into: Map<string,
       continue;
     }
     const got = lineRow(v, day);
-    if (got) into.set(foreignKey(got.tree, got.row.path), got.row);
+    if (got) into.set(runDirKey(got.tree, got.row.path), got.row);
   }
   return into;
 }
@@ -106,7 +101,7 @@ export function parseForeignCatalog(text: string, day: string, into: Map<string,
 export interface ForeignCatalog {
   /** Each file: its path, day and text. */
   files: { path: string; day: string; text: string }[];
-  /** Every readable line's row, by `foreignKey`. */
+  /** Every readable line's row, by run-index.ts `runDirKey` (tree id and path). */
   rows: Map<string, RunFilesRow>;
 }
 
@@ -141,7 +136,7 @@ export function foreignCatalogChanges(current: ForeignCatalog, live: readonly { 
   let added = 0;
   const sorted = [...live].sort((a, b) => (a.row.path === b.row.path ? (a.tree < b.tree ? -1 : 1) : a.row.path < b.row.path ? -1 : 1));
   for (const { tree, row } of sorted) {
-    if (!current.rows.has(foreignKey(tree, row.path))) added++;
+    if (!current.rows.has(runDirKey(tree, row.path))) added++;
     const lines = byDay.get(row.day) ?? [];
     lines.push(foreignLine(tree, row));
     byDay.set(row.day, lines);

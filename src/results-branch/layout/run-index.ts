@@ -19,7 +19,6 @@ import { availableParallelism } from 'node:os';
 import { forEachBlob, readBlobs, type Repo } from '../../git/index.js';
 import { jsonlObjects } from '../../util/jsonl-objects.js';
 import { listRunDirs, stableRunId, type BranchRunDir } from './branch-layout.js';
-import { foreignKey } from './foreign-catalog.js';
 
 /** What `list` shows of a run, whichever source it came from (a catalog line, or the run's own files). */
 export interface RunSummaryRow {
@@ -45,6 +44,14 @@ export interface RunFilesRow extends RunSummaryRow {
 /** The run directories of `tip`, of every layout (the one enumeration: layout.ts's `listRunDirs`). */
 export async function runDirsOn(repo: Repo, tip: string): Promise<BranchRunDir[]> {
   return (await listRunDirs(repo, tip)).dirs;
+}
+
+/**
+ * The key of what was read of a run directory: its tree id and its path. This machine's cache and
+ * the branch's foreign catalog (foreign-catalog.ts) both key their rows by it.
+ */
+export function runDirKey(tree: string, path: string): string {
+  return `${tree} ${path}`;
 }
 
 /** The id `list` shows for a run directory: its name at the root, `<experiment>::<timestamp>` for AgentV 4.42's. */
@@ -299,12 +306,12 @@ export async function readRunFiles(
   const rows = new Map<string, RunFilesRow>();
   if (trees.size === 0) return { rows, bad: 0, read: 0 };
   const place = (dir: BranchRunDir) => ({ run_id: runIdOf(dir), path: dir.path });
-  // The branch's own lines for these trees first (foreign-catalog.ts): what a teammate's archive
-  // already read. Only the rest is looked up in this machine's cache, then read.
+  // The branch's own lines for these trees first (`known`: foreign-catalog.ts, keyed by runDirKey):
+  // what a teammate's archive already read. Only the rest is looked up in this machine's cache, then read.
   const known = opts.known ?? new Map<string, RunFilesRow>();
   const unknown: [string, BranchRunDir][] = [];
   for (const [sha, dir] of trees) {
-    const k = foreignKey(sha, dir.path);
+    const k = runDirKey(sha, dir.path);
     const line = known.get(k);
     if (line) rows.set(sha, { ...line, ...place(dir) });
     else unknown.push([sha, dir]);
@@ -312,7 +319,7 @@ export async function readRunFiles(
   if (unknown.length === 0) return { rows, bad: 0, read: 0 };
   const useCache = opts.cache !== false;
   const cache = useCache ? await loadCache(repo) : new Map<string, CachedRow>();
-  const key = (sha: string, dir: BranchRunDir) => foreignKey(sha, dir.path);
+  const key = (sha: string, dir: BranchRunDir) => runDirKey(sha, dir.path);
   const missing: [string, BranchRunDir][] = [];
   const seen = new Set<string>();
   for (const [sha, dir] of unknown) {
