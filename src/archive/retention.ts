@@ -34,7 +34,7 @@ import {
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { syncIdent } from '../sync/integrate.js';
 import { InvalidArgumentsError } from '../util/errors.js';
-import { readCatalogFiles, runsOnTip, runTreeIndex, type CatalogLine } from './tip-runs.js';
+import { readTipCatalogs, runsOnTip, runTreeIndex, type TipCatalogs } from './tip-runs.js';
 
 /** Runs tagged `baseline` are what compare and the keep/discard loop measure against: kept unless the policy says otherwise. */
 export const DEFAULT_KEEP_TAGS = ['baseline'];
@@ -122,8 +122,8 @@ export function retentionPolicy(opts: Pick<RetentionOptions, 'keepDays' | 'keepR
  * Every run on the live results tip, whichever tool wrote it (catalogued ones and run directories
  * no catalog line names: tip-runs.ts `runsOnTip`), newest first (by day, then timestamp).
  */
-async function branchRuns(repo: Repo, tip: string, catalogs: CatalogLine[]): Promise<CatalogRun[]> {
-  const runs = (await runsOnTip(repo, tip, catalogs)).map((r) => ({
+async function branchRuns(repo: Repo, tip: string, { catalogs, foreign }: TipCatalogs): Promise<CatalogRun[]> {
+  const runs = (await runsOnTip(repo, tip, catalogs, foreign)).map((r) => ({
     run_id: r.run_id,
     path: r.path,
     day: r.day,
@@ -161,7 +161,7 @@ async function monthTips(target: PublishTarget, months: string[]): Promise<Map<s
 export async function monthsPastTheRules(target: PublishTarget, policy: RetentionPolicyRecord, now: Date): Promise<string[]> {
   const tip = (await readRefs(target.repo, [target.resultsRef])).get(target.resultsRef);
   if (!tip) return [];
-  const runs = pastTheRules(await branchRuns(target.repo, tip, await readCatalogFiles(target.repo, tip)), policy, now);
+  const runs = pastTheRules(await branchRuns(target.repo, tip, await readTipCatalogs(target.repo, tip)), policy, now);
   return [...new Set(runs.map((r) => r.archived).filter((m): m is string => m !== null))].sort();
 }
 
@@ -202,8 +202,9 @@ async function expireWithLock(
   const artifactsTip = tips.get(artifactsRef) ?? null;
   if (!resultsTip) return result;
 
-  const catalogs = await readCatalogFiles(repo, resultsTip);
-  const runs = await branchRuns(repo, resultsTip, catalogs);
+  const read = await readTipCatalogs(repo, resultsTip);
+  const { catalogs } = read;
+  const runs = await branchRuns(repo, resultsTip, read);
   const candidates = pastTheRules(runs, policy, now);
   const months = [...new Set(candidates.map((r) => r.archived).filter((m): m is string => m !== null))].sort();
   const archives = await monthTips(target, months);

@@ -20,7 +20,7 @@
 import { readRefs, updateRefs, writeCommit, type FileChange, type Ident } from '../git/index.js';
 import { catalogPathFor } from '../results-branch/layout/branch-layout.js';
 import { foreignCatalogChanges, foreignCatalogPath } from '../results-branch/layout/foreign-catalog.js';
-import { foreignCatalogOn, readCatalogFiles, runDirTrees, runsOnTip, type CatalogLine, type TipRun } from './tip-runs.js';
+import { readTipCatalogs, runDirTrees, runsOnTip, type CatalogLine, type TipRun } from './tip-runs.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { rootCommit } from '../results-branch/publish/commit-run.js';
 import { InvalidArgumentsError } from '../util/errors.js';
@@ -108,7 +108,7 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   const artifactsTip = tips.get(artifactsRef) ?? null;
   if (!resultsTip) return { dryRun: !!opts.dryRun, archived: [], live: 0, listing: { before: 0, after: 0, max: maxListing }, catalogued: 0, refs: [] };
 
-  const [catalogs, foreign] = await Promise.all([readCatalogFiles(repo, resultsTip), foreignCatalogOn(repo, resultsTip)]);
+  const { catalogs, foreign } = await readTipCatalogs(repo, resultsTip);
   // Every live run, whoever wrote it: AgentV's auto_push fills the listing as much as our publish.
   const live = (await runsOnTip(repo, resultsTip, catalogs, foreign)).filter((r) => r.archived === undefined);
   /**

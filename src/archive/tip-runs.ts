@@ -6,7 +6,7 @@
 import { lsTree, readBlobs, readObjects, type Repo } from '../git/index.js';
 import { CATALOG_DIR, CATALOG_PREFIX, overlayDirOf, type BranchRunDir } from '../results-branch/layout/branch-layout.js';
 import { readRunFiles, runDirsOn, type RunFilesRow } from '../results-branch/layout/run-index.js';
-import { readForeignCatalog, type ForeignCatalog } from '../results-branch/layout/foreign-catalog.js';
+import { foreignCatalogDay, readForeignCatalog, type ForeignCatalog } from '../results-branch/layout/foreign-catalog.js';
 
 export interface CatalogLine {
   file: string;
@@ -15,17 +15,23 @@ export interface CatalogLine {
   rows: ({ run_id: string; path: string; timestamp: string; archived?: string } | null)[];
 }
 
-/** Our catalog files on the results tip, each with its lines and the rows we can read (null for a line we cannot). */
-export async function readCatalogFiles(repo: Repo, tip: string): Promise<CatalogLine[]> {
-  const entries = (await lsTree(repo, tip, { path: `${CATALOG_DIR}/` })).filter(
-    (e) => e.type === 'blob' && e.path.startsWith(`${CATALOG_DIR}/${CATALOG_PREFIX}`) && e.path.endsWith('.jsonl'),
-  );
-  const blobs = await readBlobs(
-    repo,
-    entries.map((e) => `${tip}:${e.path}`),
-  );
-  return entries.map((e) => {
-    const text = blobs.get(`${tip}:${e.path}`)?.toString('utf8') ?? '';
+export interface TipCatalogs {
+  catalogs: CatalogLine[];
+  foreign: ForeignCatalog;
+}
+
+/**
+ * The catalogs on a results tip: ours (each file with its lines and the rows we can read, null for
+ * a line we cannot) and the foreign catalog of runs another tool published. One `ls-tree` of
+ * `.indexes/`, one batch read of both kinds of file.
+ */
+export async function readTipCatalogs(repo: Repo, tip: string): Promise<TipCatalogs> {
+  const listed = await lsTree(repo, tip, { path: `${CATALOG_DIR}/` });
+  const ours = listed.filter((e) => e.type === 'blob' && e.path.startsWith(`${CATALOG_DIR}/${CATALOG_PREFIX}`) && e.path.endsWith('.jsonl'));
+  const theirs = listed.filter((e) => e.type === 'blob' && foreignCatalogDay(e.path) !== null);
+  const blobs = await readBlobs(repo, [...new Set([...ours, ...theirs].map((e) => e.sha))]);
+  const catalogs = ours.map((e) => {
+    const text = blobs.get(e.sha)?.toString('utf8') ?? '';
     const lines = text.split('\n').filter((l) => l.trim() !== '');
     const rows = lines.map((l) => {
       try {
@@ -39,11 +45,7 @@ export async function readCatalogFiles(repo: Repo, tip: string): Promise<Catalog
     });
     return { file: e.path, day: e.path.slice(CATALOG_DIR.length + 1 + CATALOG_PREFIX.length, -'.jsonl'.length), lines, rows };
   });
-}
-
-/** The foreign-catalog lines on `tip` (one `ls-tree` of `.indexes/`, one batch read). */
-export async function foreignCatalogOn(repo: Repo, tip: string): Promise<ForeignCatalog> {
-  return readForeignCatalog(repo, await lsTree(repo, tip, { path: `${CATALOG_DIR}/` }));
+  return { catalogs, foreign: await readForeignCatalog(repo, theirs, blobs) };
 }
 
 /** A run on the live results tip, whichever tool wrote it. */
@@ -78,7 +80,7 @@ export async function runsOnTip(repo: Repo, tip: string, catalogs: CatalogLine[]
   // Every layout: 5.x runs at the root and AgentV 4.42's runs/<exp>/<ts>/ (moved with their
   // overlays under metadata/runs/: runDirTrees).
   for (const d of await runDirsOn(repo, tip)) if (!paths.has(d.path)) trees.set(d.sha, d);
-  const known = (foreign ?? (await foreignCatalogOn(repo, tip))).rows;
+  const known = (foreign ?? (await readTipCatalogs(repo, tip)).foreign).rows;
   const { rows } = await readRunFiles(repo, trees, { known });
   for (const [tree, row] of rows) {
     if (seen.has(row.run_id)) continue;

@@ -97,7 +97,10 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
   const perTip: { tip: string; blobs: { sha: string; day: string }[]; dirs: BranchRunDir[] }[] = [];
   // Lines a teammate's `archive` wrote for runs another tool published (foreign-catalog.ts): read in
   // the same batch as the catalog, every day (they stand in for reading those runs' files).
-  const foreignEntries = listings.flatMap((l) => l.indexes.filter((e) => e.type === 'blob' && foreignCatalogDay(e.path) !== null));
+  // (A file both tips hold is the same blob: parsed once.)
+  const foreignEntries = [
+    ...new Map(listings.flatMap((l) => l.indexes.filter((e) => e.type === 'blob' && foreignCatalogDay(e.path) !== null)).map((e) => [e.sha, e])).values(),
+  ];
   for (const { tip, runDirs, entries } of listings) {
     const blobs: { sha: string; day: string }[] = [];
     for (const e of entries) {
