@@ -102,7 +102,7 @@ describe('archive rollover', () => {
     expect(r.source).toBe('archive');
     expect(r.files).toBeGreaterThan(0);
     const summary = JSON.parse(await readFile(join(out, 'summary.json'), 'utf8')) as { run_id?: string };
-    expect(typeof summary).toBe('object');
+    expect(summary.run_id).toBe(runs[0]!.runId);
   });
 
   it('a second rollover with the same policy changes nothing', async () => {
