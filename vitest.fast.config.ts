@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 // `npm run test:fast`: the unit tier, for everyday work (under a minute). Pure functions and small
-// real-git plumbing; no CLI processes, browsers, network remotes or kill loops. `npm test` runs
-// these and everything else.
+// real-git plumbing; no CLI processes, browsers, network remotes or kill loops, and no build: the
+// few commands it runs are run in-process from src/ (AGENTV_TEST_CLI=source), so it never tests a
+// stale dist/. `npm test` runs these and everything else, against the build.
 export default defineConfig({
   test: {
     include: [
@@ -22,6 +23,7 @@ export default defineConfig({
       'test/wip-checkpoint.test.ts',
       'test/agentv-branch-layout.test.ts',
     ],
+    env: { AGENTV_TEST_CLI: 'source' },
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,

@@ -1,6 +1,6 @@
 /**
  * The CLI run inside the test process: the built parser, command table and commands (dist/cli,
- * from `npm run build`) called exactly as dist/cli/main.js calls them, with the process state a
+ * from `npm run build`; src/cli under AGENTV_TEST_CLI=source, the fast tier's setting) called exactly as dist/cli/main.js calls them, with the process state a
  * command can see or change swapped in and restored around the call: stdout and stderr (captured,
  * not terminals), stdin (not a terminal), the working directory, the environment and the exit code.
  *
@@ -34,9 +34,13 @@ let modules: Promise<CliModules> | undefined;
 
 function load(): Promise<CliModules> {
   modules ??= (async () => {
-    const dist = join(REPO_ROOT, 'dist', 'cli');
-    const program = await import(/* @vite-ignore */ pathToFileURL(join(dist, 'program.js')).href);
-    const commands = await import(/* @vite-ignore */ pathToFileURL(join(dist, 'commands.js')).href);
+    // The fast tier (vitest.fast.config.ts) runs the commands from source, so it needs no build
+    // and never tests stale code; every other run uses the build, as a user does.
+    const fromSource = process.env.AGENTV_TEST_CLI === 'source';
+    const dir = join(REPO_ROOT, fromSource ? 'src' : 'dist', 'cli');
+    const ext = fromSource ? '.ts' : '.js';
+    const program = await import(/* @vite-ignore */ pathToFileURL(join(dir, `program${ext}`)).href);
+    const commands = await import(/* @vite-ignore */ pathToFileURL(join(dir, `commands${ext}`)).href);
     const { version } = createRequire(import.meta.url)(join(REPO_ROOT, 'package.json')) as { version: string };
     return { Cli: program.Cli, registerCommands: commands.registerCommands, version };
   })();
