@@ -132,7 +132,11 @@ describe('examples/ci/github-actions.yml (with action.yml)', () => {
     return readFile(join(root, `gh-${scenario - 1}`, 'gate-0', 'runner', 'step-summary.md'), 'utf8').then((s) => ({ gate, summary: s }));
   };
   const comments = async () => JSON.parse(await readFile(ghState, 'utf8').catch(() => '{"comments":[]}')) as { comments: { pr: number; body: string }[] };
-  const gateMd = (s: string) => s.slice(0, s.includes('\n### Trend') ? s.indexOf('\n### Trend') : undefined);
+  /** The gate's part of the job summary (the trend follows it): what the comment holds. */
+  const gateMd = (s: string) => {
+    const at = s.search(/\n### [^\n]*Trend: /);
+    return at < 0 ? s : s.slice(0, at);
+  };
 
   it('never forces, pins what it installs, keeps hidden files, and the recipe is a few lines around the action', async () => {
     const text = await readFile(GITHUB_RECIPE, 'utf8');
@@ -184,6 +188,7 @@ describe('examples/ci/github-actions.yml (with action.yml)', () => {
     expect(gate.steps.at(-1)!.code).toBe(1);
     const s3 = await summaryOf(worse);
     expect(s3.summary).toMatch(/❌ Eval gate failed: 2 regressions/);
+    expect(gate.steps.at(-1)!.outputs).toEqual({ result: 'failed', regressions: '2' });
     expect(s3.summary).toMatch(/\| greets \(steady\\-agent\) \| 1\.000 \| 0\.000 \| −1\.000 \| score \|/);
     expect(s3.summary).toMatch(/\| says\\-42 \(steady\\-agent\) \| 1\.000 \| 0\.000 \| −1\.000 \| score \|/);
     const c3 = (await comments()).comments;
@@ -194,12 +199,14 @@ describe('examples/ci/github-actions.yml (with action.yml)', () => {
     const wobble = await run('pull_request', WOBBLE, 7);
     expect(failedStep(wobble)).toBe('');
     expect((await summaryOf(wobble)).summary).toMatch(/✅ Eval gate passed: no regressions/);
+    expect(wobble.find((j) => j.job === 'gate')!.steps.at(-1)!.outputs).toEqual({ result: 'passed', regressions: '0' });
 
     // 5. The tool crashes: its own exit code (70, not 1), and the summary and comment say the gate could not decide.
     const crash = await run('pull_request', IMPROVED, 7, { FAKE_CRASH_GATE: '1' });
     const crashed = crash.find((j) => j.job === 'gate')!;
     expect(crashed.ok).toBe(false);
     expect(crashed.steps.at(-1)!.code).toBe(70);
+    expect(crashed.steps.at(-1)!.outputs).toEqual({ result: 'error', regressions: '' });
     expect(crashed.steps.at(-1)!.stderr).toMatch(/internal error: .*uv_cwd[\s\S]*this is a bug in agentv-results/);
     const s5 = await summaryOf(crash);
     expect(s5.summary).toMatch(/^<!-- agentv-results:gate -->\n### ⚠️ Eval gate could not decide \(exit 70\)/);
@@ -220,7 +227,7 @@ describe('examples/ci/github-actions.yml (with action.yml)', () => {
     expect(s6).toMatch(/[Tt]rend/);
     // The results branch only ever moved forward.
     await git(remote, ['merge-base', '--is-ancestor', tipAfterMain.trim(), (await git(remote, ['rev-parse', RESULTS])).trim()]);
-  }, 480_000);
+  }, 900_000);
 
   it('shards uploaded without their dot entries (upload-artifact without include-hidden-files) are refused by combine, naming the fix', async () => {
     const text = await readFile(GITHUB_RECIPE, 'utf8');
@@ -352,5 +359,5 @@ describe.skipIf(!HAS_CURL)(`examples/ci/gitlab-ci.yml${HAS_CURL ? '' : ' (skippe
     expect(gateOutput(main2).stdout).toMatch(/[Tt]rend/);
     const tagged = await taggedBaseline(`http://oauth2:${tokens.accessToken}@127.0.0.1:${gitlab.port}/group/project.git`);
     expect(tagged.map((id) => id.replace('/', '--'))).toEqual([newest]);
-  }, 480_000);
+  }, 900_000);
 });

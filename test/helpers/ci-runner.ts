@@ -31,6 +31,8 @@ export interface StepRun {
   code: number;
   stdout: string;
   stderr: string;
+  /** A `uses:` of this project's action: the action's outputs. */
+  outputs?: Record<string, string>;
 }
 
 export interface JobResult {
@@ -258,7 +260,7 @@ async function runGithubJob(
   for (const step of job.steps) {
     const name = step.name ?? step.uses ?? step.run ?? '';
     if (!condition(step.if)) continue;
-    let r: { code: number; stdout: string; stderr: string };
+    let r: { code: number; stdout: string; stderr: string; outputs?: Record<string, string> };
     if (step.uses?.startsWith('actions/checkout@')) {
       r = await runBash(`git clone -q --depth 1 --no-tags "$URL" "$WORK"`, dir, { ...base, URL: event.cloneUrl, WORK: work });
     } else if (step.uses?.startsWith('actions/setup-node@')) {
@@ -292,7 +294,9 @@ async function runGithubJob(
         r = { code: one.code, stdout: r.stdout + one.stdout, stderr: r.stderr + one.stderr };
         if (one.code !== 0) break;
       }
-      if (step.id) outputs[step.id] = Object.fromEntries(Object.entries(action.outputs ?? {}).map(([k, v]) => [k, expr(v.value, inputs, inner)]));
+      const values = Object.fromEntries(Object.entries(action.outputs ?? {}).map(([k, v]) => [k, expr(v.value, inputs, inner)]));
+      if (step.id) outputs[step.id] = values;
+      r = { ...r, outputs: values };
     } else {
       throw new Error(`the simulated runner does not know the step ${name}`);
     }
