@@ -51,7 +51,7 @@ export function registerGate(cli: Cli): void {
     cli
       .command(
         'gate <baseline> <candidate>',
-        `The CI check: fail (exit 1) when a test regresses — its score drops by more than --tolerance, or it passed and now fails — or when baseline tests are missing; the mean delta is reported, not decisive. Each run is ${RUN_NAME_HELP}. \`compare\` keeps agentv compare's mean rule`,
+        `The CI check: fail (exit 1) when a test regresses — its score drops by more than --tolerance, or its verdict flips in a way the score does not explain — or when baseline tests are missing; tests are matched per (test id, target) when a run holds several targets; the mean delta is reported, not decisive; exit 70 is a bug in agentv-results, never a regression. Each run is ${RUN_NAME_HELP}. \`compare\` keeps agentv compare's mean rule`,
       )
       .option('--tolerance <x>', `A score drop of more than x regresses a test (default ${DEFAULT_GATE_TOLERANCE}, agentv compare's tie band)`)
       .option('--max-regressions <n>', 'Fail only when more than n tests regress (default 0)')
