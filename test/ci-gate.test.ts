@@ -83,19 +83,90 @@ describe('gate: the per-test rule', () => {
     expect(g.json.regressions.map((t) => t.test_id)).toEqual(['b']);
   });
 
-  it('pass -> fail is a regression whatever the score does; fail -> pass an improvement', async () => {
+  it('the tolerance governs scores: a verdict flip the score explains counts only past the tolerance; one it does not explain always counts', async () => {
+    // a, b: the verdict restates a score that crossed the pass threshold by 0.02 (within 0.1).
+    // c: same score, the grader says fail now; d: an execution error; e: fail -> pass at the same score.
     const base = await results([
       { test_id: 'a', score: 0.81, verdict: 'pass' },
       { test_id: 'b', score: 0.79, verdict: 'fail' },
+      { test_id: 'c', score: 0.9, verdict: 'pass' },
+      { test_id: 'd', score: 0.9, verdict: 'pass' },
+      { test_id: 'e', score: 0.5, verdict: 'fail' },
     ]);
     const cand = await results([
       { test_id: 'a', score: 0.79, verdict: 'fail' },
       { test_id: 'b', score: 0.81, verdict: 'pass' },
+      { test_id: 'c', score: 0.9, verdict: 'fail' },
+      { test_id: 'd', score: 0.85, verdict: 'error' },
+      { test_id: 'e', score: 0.5, verdict: 'pass' },
     ]);
     const g = await gate([base, cand]);
     expect(g.code).toBe(1);
-    expect(g.json.regressions).toEqual([expect.objectContaining({ test_id: 'a', reason: 'verdict', baseline_verdict: 'pass', candidate_verdict: 'fail' })]);
-    expect(g.json.improvements).toEqual([expect.objectContaining({ test_id: 'b', reason: 'verdict' })]);
+    expect(g.json.regressions.map((t) => [t.test_id, t.reason, t.baseline_verdict, t.candidate_verdict])).toEqual([
+      ['d', 'verdict', 'pass', 'error'],
+      ['c', 'verdict', 'pass', 'fail'],
+    ]);
+    expect(g.json.improvements.map((t) => [t.test_id, t.reason])).toEqual([['e', 'verdict']]);
+    expect(g.json.summary.unchanged).toBe(2);
+    // Past the tolerance, the same kind of flip is a score regression.
+    const tight = await gate([base, cand, '--tolerance', '0.01']);
+    expect(tight.json.regressions.map((t) => [t.test_id, t.reason])).toEqual([
+      ['d', 'verdict'],
+      ['a', 'score'],
+      ['c', 'verdict'],
+    ]);
+    expect(tight.json.improvements.map((t) => t.test_id)).toEqual(['b', 'e']);
+  });
+
+  it("the issue's wobble: baseline 0.80 on five tests, candidate 0.79/0.80 with verdicts derived at 0.8, --tolerance 0.05 passes", async () => {
+    const v = (score: number) => (score >= 0.8 ? 'pass' : 'fail');
+    const base = await results(['t1', 't2', 't3', 't4', 't5'].map((test_id) => ({ test_id, score: 0.8, verdict: 'pass' })));
+    const cand = await results([0.79, 0.79, 0.8, 0.79, 0.8].map((score, i) => ({ test_id: `t${i + 1}`, score, verdict: v(score) })));
+    const g = await gate([base, cand, '--tolerance', '0.05']);
+    expect(g.code, g.stdout).toBe(0);
+    expect(g.json.summary).toMatchObject({ regressions: 0, unchanged: 5 });
+    // With no tolerance left, the three drops are regressions.
+    expect((await gate([base, cand, '--tolerance', '0'])).json.summary.regressions).toBe(3);
+  });
+
+  it('per (test id, target) by default: a regression of one target among two fails, named with its target; compare pools and says so', async () => {
+    // steady-agent falls from 2/3 to 0/3; flaky-agent's rows come last for each test id.
+    const rows = (steady: [number, number]): Row[] => [
+      { test_id: 'says-42', score: steady[0], target: 'steady-agent' },
+      { test_id: 'greets', score: steady[1], target: 'steady-agent' },
+      { test_id: 'counts', score: 0, target: 'steady-agent' },
+      { test_id: 'says-42', score: 1, target: 'flaky-agent' },
+      { test_id: 'greets', score: 0, target: 'flaky-agent' },
+      { test_id: 'counts', score: 1, target: 'flaky-agent' },
+    ];
+    const base = await results(rows([1, 1]));
+    const cand = await results(rows([0, 0]));
+    const g = await gate([base, cand]);
+    expect(g.code).toBe(1);
+    expect(g.json.match).toBe('test+target');
+    expect(g.json.regressions.map((t) => [t.test_id, t.target])).toEqual([
+      ['greets', 'steady-agent'],
+      ['says-42', 'steady-agent'],
+    ]);
+    expect(g.json.failures[0]).toMatch(/2 tests regressed \(allowed: 0\): greets \(steady-agent\), says-42 \(steady-agent\)/);
+    const md = await runCli(['gate', base, cand, '--format', 'markdown']);
+    expect(md.stdout).toMatch(/\| greets \(steady\\-agent\) \| 1\.000 \| 0\.000 \|/);
+    expect(md.stdout).toContain('Matched per \\(test id, target\\)\\: each target is compared');
+    // compare keeps agentv compare's pooled rule (the last row of each id: all ties), and says so in its report and Markdown.
+    const c = await runCli(['compare', base, cand, '--json']);
+    expect(c.code).toBe(0);
+    const report = JSON.parse(c.stdout);
+    expect(report.match).toBe('test');
+    expect(report.summary.losses).toBe(0);
+    expect(report.pooled).toEqual({ collapsed_rows: 6, targets: ['flaky-agent', 'steady-agent'], flag: '--all-targets' });
+    expect(report.match_note).toMatch(/6 row\(s\) of targets flaky-agent, steady-agent were not compared .* --all-targets compares per \(test id, target\)/);
+    const cmd = await runCli(['compare', base, cand, '--format', 'markdown']);
+    expect(cmd.stdout).toMatch(/⚠️ Matched by test id .*\\-\\-all\\-targets compares per/);
+    const perTarget = JSON.parse((await runCli(['compare', base, cand, '--json', '--all-targets'])).stdout);
+    expect([perTarget.match, perTarget.pooled, perTarget.summary.losses]).toEqual(['test+target', null, 2]);
+    // One target's runs: nothing pooled, nothing said.
+    const one = JSON.parse((await runCli(['compare', base, cand, '--json', '--target', 'steady-agent'])).stdout);
+    expect([one.match, one.pooled]).toEqual(['test', null]);
   });
 
   it('removed tests fail by default, new tests pass by default; both policies selectable', async () => {
@@ -193,6 +264,11 @@ describe('--format markdown', () => {
       improvements: [],
       new_tests: [],
       removed_tests: [],
+      new: [],
+      removed: [],
+      match: 'test',
+      pooled: null,
+      match_note: "Matched by test id (agentv compare's rule).",
       summary: {
         matched: 1,
         regressions: 0,
@@ -359,6 +435,76 @@ describe('webhook', () => {
     const before = received.length;
     expect((await runCli(['gate', base, base, '--webhook', `http://127.0.0.1:${port}/hooks/${secret}`])).code).toBe(0);
     expect(received).toHaveLength(before);
+  });
+
+  it('the event says where (CI variables of both systems), which runs, and per row test, target, scores, delta, why; event names what failed', async () => {
+    const base = await results([
+      { test_id: 'a', score: 1, target: 'steady-agent' },
+      { test_id: 'a', score: 1, target: 'flaky-agent' },
+      { test_id: 'b', score: 1, target: 'flaky-agent' },
+    ]);
+    const cand = await results([
+      { test_id: 'a', score: 0.25, target: 'steady-agent' },
+      { test_id: 'a', score: 1, target: 'flaky-agent' },
+    ]);
+    const hook = `http://127.0.0.1:${port}/hooks/ci`;
+    const github = {
+      GITHUB_ACTIONS: 'true',
+      GITHUB_REPOSITORY: 'acme/evals',
+      GITHUB_SHA: 'a'.repeat(40),
+      GITHUB_REF: 'refs/pull/17/merge',
+      GITHUB_HEAD_REF: 'feature/x',
+      GITHUB_SERVER_URL: 'https://github.com',
+      GITHUB_RUN_ID: '991',
+    };
+    const before = received.length;
+    const r = await runCli(['gate', base, cand, '--webhook', hook], { env: github });
+    expect(r.code).toBe(1);
+    const body = received[before]!.body as Record<string, unknown>;
+    expect(body).toMatchObject({
+      event: 'regression',
+      provider: 'github',
+      repository: 'acme/evals',
+      commit: 'a'.repeat(40),
+      ref: 'feature/x',
+      pull_request: 17,
+      link: 'https://github.com/acme/evals/actions/runs/991',
+      baseline: { run_id: null },
+      candidate: { run_id: null },
+      match: 'test+target',
+      regressions: [{ test_id: 'a', target: 'steady-agent', baseline: 1, candidate: 0.25, delta: -0.75, why: 'score' }],
+      removed: [{ test_id: 'b', target: 'flaky-agent' }],
+    });
+    // Only a removed test: `tests-removed`, with GitLab's variables.
+    const gitlab = {
+      GITLAB_CI: 'true',
+      CI_PROJECT_PATH: 'group/evals',
+      CI_COMMIT_SHA: 'b'.repeat(40),
+      CI_COMMIT_REF_NAME: 'feature/y',
+      CI_MERGE_REQUEST_IID: '5',
+      CI_PIPELINE_URL: 'https://gitlab.example.com/group/evals/-/pipelines/12',
+    };
+    const removedOnly = await results([
+      { test_id: 'a', score: 1, target: 'steady-agent' },
+      { test_id: 'a', score: 1, target: 'flaky-agent' },
+    ]);
+    expect((await runCli(['gate', base, removedOnly, '--webhook', hook], { env: gitlab })).code).toBe(1);
+    expect(received[before + 1]!.body).toMatchObject({
+      event: 'tests-removed',
+      provider: 'gitlab',
+      repository: 'group/evals',
+      commit: 'b'.repeat(40),
+      ref: 'feature/y',
+      pull_request: 5,
+      link: 'https://gitlab.example.com/group/evals/-/pipelines/12',
+      regressions: [],
+      removed: [{ test_id: 'b', target: 'flaky-agent' }],
+    });
+    // A gate that could not decide (the candidate is not there): `gate-error` with the exit code.
+    const broken = await runCli(['gate', base, join(tmp, 'missing.jsonl'), '--webhook', hook, '--format', 'markdown'], { env: github });
+    expect(broken.code).toBe(2);
+    expect(broken.stdout).toMatch(/^<!-- agentv-results:gate -->\n### ⚠️ Eval gate could not decide \(exit 2\)/);
+    expect(received[before + 2]!.body).toMatchObject({ event: 'gate-error', repository: 'acme/evals', pull_request: 17, error: { exit_code: 2 } });
   });
 
   it('the outbox worker notifies once per outage, and again after the remote came back and went away', async () => {

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgentvResultsError, EXIT_CODE_BY_ERROR, exitCodeFor } from '../src/util/errors.js';
-import { CheckFailed, UsageError, exitCodeFor as cliExitCodeFor } from '../src/cli/errors.js';
+import { CheckFailed, UsageError, exitCodeFor as cliExitCodeFor, failureText } from '../src/cli/errors.js';
+import { spawnSync } from 'node:child_process';
+import { CLI_PATH } from './helpers/cli.js';
 import {
   GitArgumentError,
   GitError,
@@ -43,8 +45,8 @@ const GUIDE_DOC = join(import.meta.dirname, '..', 'docs', 'guide.md');
 function readmeExitTable(): Map<string, number> {
   const text = readFileSync(CLI_DOC, 'utf8');
   const section = text.slice(text.indexOf('## Exit codes'));
-  const rows = section.split('\n').filter((l) => /^\| \d \|/.test(l));
-  expect(rows.map((r) => r.slice(2, 3))).toEqual(['0', '1', '2', '3']);
+  const rows = section.split('\n').filter((l) => /^\| \d+ \|/.test(l));
+  expect(rows.map((r) => r.split('|')[1]!.trim())).toEqual(['0', '1', '2', '3', '70']);
   const map = new Map<string, number>();
   for (const row of rows) {
     const cells = row.split('|').map((c) => c.trim());
@@ -234,11 +236,36 @@ describe('one error model', () => {
     expect(w.noSpace).toBe(true);
   });
 
-  it('foreign errors: zod is bad input, a full disk is the environment, anything else a failed check', () => {
+  it('foreign errors: zod is bad input, a full disk is the environment, anything else a bug (70, not a failed check)', () => {
     const zodLike = Object.assign(new Error('invalid'), { name: 'ZodError' });
     expect(exitCodeFor(zodLike)).toBe(2);
     expect(exitCodeFor(Object.assign(new Error('write failed'), { code: 'ENOSPC' }))).toBe(3);
-    expect(exitCodeFor(new TypeError('bug'))).toBe(1);
+    expect(exitCodeFor(new TypeError('bug'))).toBe(70);
+    expect(exitCodeFor(Object.assign(new Error('permission denied'), { code: 'EACCES' }))).toBe(70);
+    expect(Object.values(EXIT_CODE_BY_ERROR)).not.toContain(70);
+    const text = failureText(new TypeError("Cannot read properties of undefined (reading 'x')"));
+    expect(text).toMatch(/^agentv-results: internal error: TypeError: Cannot read properties/);
+    expect(text).toMatch(/this is a bug in agentv-results, not a failed check: please report it with the command you ran/);
+    expect(failureText(new UsageError('bad flag'))).toBe('agentv-results: bad flag\n');
+  });
+
+  it('the CLI exits 70 on an unexpected system error (its working directory removed), saying it is a bug', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'avr-gone-'));
+    rmSync(dir, { recursive: true });
+    const r = spawnSync(process.execPath, [CLI_PATH, 'gate', 'a.jsonl', 'b.jsonl'], {
+      cwd: tmpdir(),
+      encoding: 'utf8',
+      shell: false,
+      env: { ...process.env, GONE: dir },
+    });
+    expect(r.status).toBe(2); // control: a missing file is bad input
+    const crash = spawnSync('bash', ['-c', 'mkdir "$GONE" && cd "$GONE" && rmdir "$GONE" && exec "$NODE" "$CLI" gate a.jsonl b.jsonl'], {
+      encoding: 'utf8',
+      env: { ...process.env, GONE: dir, NODE: process.execPath, CLI: CLI_PATH },
+    });
+    expect(crash.status, crash.stderr).toBe(70);
+    expect(crash.stderr).toMatch(/internal error: .*uv_cwd/);
+    expect(crash.stderr).toMatch(/this is a bug in agentv-results/);
   });
 
   it('not a git repository is an input error (exit 2), as the guide says', async () => {

@@ -178,6 +178,10 @@ describe('runs, run, compare, trend', () => {
     // agentv compare's matching on request, and one target only.
     const byId = (await get(`/api/compare?baseline=${encodeURIComponent(a.runId)}&candidate=${encodeURIComponent(b.runId)}&all_targets=0`)).body;
     expect(byId.matched).toEqual((await compareRuns({ baseline: a.dir, candidate: b.dir })).matched);
+    // Which rule, in the library's words: per target by default; by test id, what pooling hid and the flag.
+    expect(body.match_note).toMatch(/^Matched per \(test id, target\)/);
+    expect(byId.pooled).toEqual({ collapsed_rows: 6, targets: ['model-a', 'model-b'], flag: '--all-targets' });
+    expect(byId.match_note).toMatch(/6 row\(s\) of targets model-a, model-b were not compared/);
     const one = (await get(`/api/compare?baseline=${encodeURIComponent(a.runId)}&candidate=${encodeURIComponent(b.runId)}&target=model-b`)).body;
     expect(one.matched.length).toBe(3);
     expect(one.sources.baseline.targets).toEqual(['model-b']);

@@ -144,6 +144,9 @@ describe('the Dashboard by URL', () => {
     expect(all.sources.baseline.source).toBe(a);
     await poll(stats).toEqual(expected(all));
     for (const w of all.warnings) expect(await page.textContent('#compare-warnings')).toContain(w);
+    // The rule line says which rule matched the rows, as the API words it.
+    expect(all.match_note).toMatch(/^Matched per \(test id, target\)/);
+    expect(await page.textContent('#compare-rule')).toBe(all.match_note);
     expect(await page.$$eval('#compare-target option', (o) => o.map((x) => x.textContent))).toEqual(['all targets', 'model-a', 'model-b']);
     // One target.
     await page.selectOption('#compare-target', 'model-b');

@@ -2,7 +2,7 @@ import type { Cli } from './program.js';
 import { compareRuns, compareTargets, DEFAULT_COMPARE_THRESHOLD, type CompareReport, type MatrixReport, type TargetPairReport } from '../compare/compare.js';
 import { UsageError } from './errors.js';
 import { EXIT, numberFlag, runCommand } from './errors.js';
-import { bold, green, printJson, red, table } from './format.js';
+import { bold, green, printJson, red, table, yellow } from './format.js';
 import { stringFlag, stringFlags } from './flags.js';
 import { compareMarkdown } from '../report/markdown.js';
 import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions, withRunNames, namedPaths } from './run-names.js';
@@ -28,6 +28,7 @@ function printReport(r: CompareReport): void {
     `baseline:  ${side(r.sources.baseline)}\ncandidate: ${side(r.sources.candidate)}\nwin: delta >= ${r.threshold}, loss: delta <= -${r.threshold}\n\n`,
   );
   process.stdout.write(table(headers, rows) + '\n');
+  if (r.match === 'test+target' || r.pooled !== null) process.stdout.write(`\n${r.pooled !== null ? yellow(r.match_note) : r.match_note}\n`);
   if (r.unmatched.baseline_only.length > 0) process.stdout.write(`\nonly in baseline:  ${r.unmatched.baseline_only.join(', ')}\n`);
   if (r.unmatched.candidate_only.length > 0)
     process.stdout.write(`${r.unmatched.baseline_only.length > 0 ? '' : '\n'}only in candidate: ${r.unmatched.candidate_only.join(', ')}\n`);

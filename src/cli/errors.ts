@@ -1,13 +1,20 @@
 /**
  * Exit codes (ARCHITECTURE.md, exit codes): 0 ok; 1 the command ran and its check failed; 2 usage or input
- * error; 3 git/remote failure. Every command runs through `runCommand`, so an error always
+ * error; 3 git/remote failure; 70 a bug (an error that is not one of ours), said as such. Every command runs through `runCommand`, so an error always
  * becomes one clear line on stderr and the right code, never a stack trace (unless
  * AGENTV_RESULTS_DEBUG is set).
  */
 import { redactText } from '../util/redact.js';
-import { AgentvResultsError, EXIT, exitCodeFor } from '../util/errors.js';
+import { AgentvResultsError, BUG_REPORT_HINT, EXIT, exitCodeFor } from '../util/errors.js';
 
 export { EXIT, exitCodeFor };
+
+/** The stderr lines of a failure: one line; an unexpected error (exit 70) also says it is a bug and what to report. */
+export function failureText(err: unknown): string {
+  const message = redactText(err instanceof Error ? `${exitCodeFor(err) === EXIT.bug ? `${err.name}: ` : ''}${err.message}` : String(err));
+  if (exitCodeFor(err) !== EXIT.bug) return `agentv-results: ${message}\n`;
+  return `agentv-results: internal error: ${message}\nagentv-results: ${BUG_REPORT_HINT}\n`;
+}
 
 /** Bad flags or arguments (exit 2). */
 export class UsageError extends AgentvResultsError {
@@ -33,8 +40,7 @@ export async function runCommand(fn: () => Promise<number | void>): Promise<void
     const code = exitCodeFor(err);
     const quiet = err instanceof CheckFailed && err.quiet;
     if (!quiet) {
-      const message = redactText(err instanceof Error ? err.message : String(err));
-      process.stderr.write(`agentv-results: ${message}\n`);
+      process.stderr.write(failureText(err));
       if (process.env.AGENTV_RESULTS_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
     }
     process.exitCode = code;

@@ -1,9 +1,13 @@
 import type { Cli } from './program.js';
 import { DEFAULT_GATE_TOLERANCE, gateRuns, type GateReport } from '../compare/gate.js';
 import { moveTag } from '../overlays/move-tag.js';
-import { GATE_COMMENT_MARKER, gateMarkdown, mdText } from '../report/markdown.js';
-import { notifyWebhook, webhookFrom } from '../util/webhook.js';
-import { EXIT, numberFlag, oneOf, runCommand, UsageError } from './errors.js';
+import { gateErrorMarkdown, gateMarkdown, gateNoBaselineMarkdown } from '../report/markdown.js';
+import { notifyWebhook, webhookFrom, type Webhook, type WebhookEvent } from '../util/webhook.js';
+import { gateErrorEvent, gateFailedEvent } from '../compare/gate-event.js';
+import { gateTestName } from '../compare/gate.js';
+import { ciContext } from '../util/ci-context.js';
+import { AgentvResultsError } from '../util/errors.js';
+import { EXIT, exitCodeFor, numberFlag, oneOf, runCommand, UsageError } from './errors.js';
 import { bold, dim, green, printJson, red, table, yellow } from './format.js';
 import { progressReporter } from './progress.js';
 import { configFlags, stringFlag, stringFlags } from './flags.js';
@@ -22,9 +26,10 @@ function printGate(r: GateReport, baseline: string, candidate: string): void {
   process.stdout.write(
     `${s.matched} tests compared, mean ${s.baseline_mean.toFixed(3)} -> ${s.candidate_mean.toFixed(3)} (${signed(s.mean_delta)}), tolerance ${r.tolerance}\n`,
   );
+  if (r.match === 'test+target' || r.pooled !== null) process.stdout.write(`${r.pooled !== null ? yellow(r.match_note) : dim(r.match_note)}\n`);
   const rows = (list: GateReport['regressions']) =>
     list.map((t) => [
-      t.test_id,
+      gateTestName(t),
       t.baseline.toFixed(3),
       t.candidate.toFixed(3),
       signed(t.delta),
@@ -33,8 +38,8 @@ function printGate(r: GateReport, baseline: string, candidate: string): void {
   const headers = ['Test', 'Baseline', 'Candidate', 'Delta', 'Why'];
   if (r.regressions.length > 0) process.stdout.write(`\n${red(`regressions (${r.regressions.length})`)}\n${table(headers, rows(r.regressions))}\n`);
   if (r.improvements.length > 0) process.stdout.write(`\n${green(`improvements (${r.improvements.length})`)}\n${table(headers, rows(r.improvements))}\n`);
-  if (r.removed_tests.length > 0) process.stdout.write(`\nonly in the baseline (${r.removed_tests.length}): ${r.removed_tests.join(', ')}\n`);
-  if (r.new_tests.length > 0) process.stdout.write(`\nonly in the candidate (${r.new_tests.length}): ${r.new_tests.join(', ')}\n`);
+  if (r.removed.length > 0) process.stdout.write(`\nonly in the baseline (${r.removed.length}): ${r.removed.map(gateTestName).join(', ')}\n`);
+  if (r.new.length > 0) process.stdout.write(`\nonly in the candidate (${r.new.length}): ${r.new.map(gateTestName).join(', ')}\n`);
   process.stdout.write(
     `\n${r.passed ? bold(green('PASS')) : bold(red('FAIL'))}: ${s.regressions} regressed, ${s.improvements} improved, ${s.unchanged} within tolerance\n`,
   );
@@ -46,7 +51,7 @@ export function registerGate(cli: Cli): void {
     cli
       .command(
         'gate <baseline> <candidate>',
-        `The CI check: fail (exit 1) when a test regresses — its score drops by more than --tolerance, or it passed and now fails — or when baseline tests are missing; the mean delta is reported, not decisive. Each run is ${RUN_NAME_HELP}. \`compare\` keeps agentv compare's mean rule`,
+        `The CI check: fail (exit 1) when a test regresses — its score drops by more than --tolerance, or its verdict flips in a way the score does not explain — or when baseline tests are missing; tests are matched per (test id, target) when a run holds several targets; the mean delta is reported, not decisive; exit 70 is a bug in agentv-results, never a regression. Each run is ${RUN_NAME_HELP}. \`compare\` keeps agentv compare's mean rule`,
       )
       .option('--tolerance <x>', `A score drop of more than x regresses a test (default ${DEFAULT_GATE_TOLERANCE}, agentv compare's tie band)`)
       .option('--max-regressions <n>', 'Fail only when more than n tests regress (default 0)')
@@ -61,7 +66,10 @@ export function registerGate(cli: Cli): void {
       .option('--webhook <url>', 'POST a JSON event when the gate fails (default: AGENTV_RESULTS_WEBHOOK_URL); the URL is never printed')
       .option('--format <format>', 'text (default), json or markdown (a PR comment or job summary: regressions first, escaped, under 65,536 characters)')
       .option('--json', 'Same as --format json: { passed, failures[], regressions[], improvements[], new_tests[], removed_tests[], summary, tolerance, … }')
-      .option('--all-targets', 'Match rows per (test id, target) instead of test id alone (every target of a multi-target run is gated)')
+      .option(
+        '--all-targets',
+        'Match rows per (test id, target) even when neither run holds several targets (the gate already does whenever one does, so every target of a multi-target run is gated)',
+      )
       .option('--dir <dir>', 'Working directory used to resolve relative paths'),
   )
     .example('agentv-results gate @baseline .agentv/results/2026-11-24T07-27-55-252Z --format markdown >> "$GITHUB_STEP_SUMMARY"')
@@ -69,84 +77,100 @@ export function registerGate(cli: Cli): void {
     .action((baseline: string, candidate: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
         const format = outputFormat(flags);
-        const missing = oneOf('missing-baseline', flags.missingBaseline, ['fail', 'pass'] as const, 'fail');
-        const tolerance = numberFlag('tolerance', flags.tolerance, DEFAULT_GATE_TOLERANCE);
-        const maxRegressions = numberFlag('max-regressions', flags.maxRegressions, 0);
-        const newTests = oneOf('new-tests', flags.newTests, ['allow', 'fail'] as const, 'allow');
-        const removedTests = oneOf('removed-tests', flags.removedTests, ['allow', 'fail'] as const, 'fail');
+        // The webhook is read first: a gate that cannot decide still notifies (gate-error).
         const webhook = webhookFrom(stringFlag('webhook', flags.webhook));
-        const cwd = stringFlag('dir', flags.dir) ?? process.cwd();
-        return withRunNames([candidate], flags, async ([cand]) => {
-          if (flags.updateBaseline && cand!.runId === null)
-            throw new UsageError(`--update-baseline: ${candidate} is a local path; publish it and name it by its run id (\`publish --json\` prints it)`);
-          const updateBaseline = async (): Promise<number> => {
-            if (!flags.updateBaseline || cand!.runId === null) return EXIT.ok;
-            const progress = progressReporter('moving the baseline tag', { quiet: format === 'json' });
-            const moved = await moveTag({
-              cwd,
-              runId: cand!.runId,
-              tag: 'baseline',
-              push: flags.push !== false,
-              remote: stringFlag('remote', flags.remote),
-              ...configFlags(flags),
-            }).finally(progress.done);
-            const out = format === 'text' ? process.stdout : process.stderr;
-            out.write(
-              `baseline -> ${moved.runId}${moved.removedFrom.length > 0 ? ` (was ${moved.removedFrom.join(', ')})` : ''}\n${moved.last.push ? pushLines(moved.last.push).join('\n') + '\n' : ''}`,
-            );
-            return moved.last.push ? pushExitCode(moved.last.push) : EXIT.ok;
-          };
-          const base = await resolveNames([baseline], flags).catch((err: unknown) => {
-            if (missing === 'pass' && (err as { code?: string }).code === 'not-found') return null;
-            throw err;
-          });
-          if (base === null) {
-            const note = `no baseline (${baseline} names no published run): the gate passes (--missing-baseline pass)`;
-            if (format === 'json') printJson({ passed: true, baseline: null, note });
-            else if (format === 'markdown') process.stdout.write(`${GATE_COMMENT_MARKER}\n### ✅ Eval gate passed: no baseline yet\n\n${mdText(note)}\n`);
-            else process.stdout.write(yellow(note) + '\n');
-            return updateBaseline();
-          }
-          try {
-            const b = base.runs[0]!;
-            const report = await gateRuns({
-              baseline: b.path,
-              candidate: cand!.path,
-              cwd,
-              tolerance,
-              maxRegressions,
-              newTests,
-              removedTests,
-              targets: listFlag('target', flags.target),
-              baselineTargets: listFlag('baseline-target', flags.baselineTarget),
-              candidateTargets: listFlag('candidate-target', flags.candidateTarget),
-              allTargets: Boolean(flags.allTargets),
-            });
-            report.sources.baseline.source = b.runId ?? b.name;
-            report.sources.candidate.source = cand!.runId ?? cand!.name;
-            for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [b, cand!])}\n`);
-            if (format === 'json') printJson(report);
-            else if (format === 'markdown') process.stdout.write(gateMarkdown(report, { baseline: runLink(b), candidate: runLink(cand!) }));
-            else printGate(report, b.runId ?? b.name, cand!.runId ?? cand!.name);
-            if (!report.passed && webhook) {
-              const sent = await notifyWebhook(webhook, {
-                event: 'regression',
-                baseline: b.runId ?? b.name,
-                candidate: cand!.runId ?? cand!.name,
-                failures: report.failures,
-                regressions: report.regressions
-                  .slice(0, 50)
-                  .map((t) => ({ test_id: t.test_id, baseline: t.baseline, candidate: t.candidate, reason: t.reason })),
-                summary: report.summary,
-              });
-              if (!sent.ok) process.stderr.write(dim(`warning: webhook not delivered: ${sent.error}\n`));
-            }
-            if (!report.passed) return EXIT.check;
-            return await updateBaseline();
-          } finally {
-            await base.dispose();
-          }
-        });
+        try {
+          return await gateCommand(baseline, candidate, flags, format, webhook);
+        } catch (err) {
+          // A gate that could not decide says so where the team reads it (exit 2, 3 or 70 follows).
+          const message = err instanceof Error ? err.message : String(err);
+          const code = exitCodeFor(err);
+          if (format === 'markdown') process.stdout.write(gateErrorMarkdown(message, code, !(err instanceof AgentvResultsError) && code === EXIT.bug));
+          if (webhook) await notify(webhook, gateErrorEvent({ message, exit_code: code }, { baseline, candidate }, ciContext()));
+          throw err;
+        }
       }),
     );
+}
+
+async function notify(webhook: Webhook, event: WebhookEvent): Promise<void> {
+  const sent = await notifyWebhook(webhook, event);
+  if (!sent.ok) process.stderr.write(dim(`warning: webhook not delivered: ${sent.error}\n`));
+}
+
+async function gateCommand(
+  baseline: string,
+  candidate: string,
+  flags: Record<string, unknown>,
+  format: ReturnType<typeof outputFormat>,
+  webhook: Webhook | null,
+): Promise<number> {
+  const missing = oneOf('missing-baseline', flags.missingBaseline, ['fail', 'pass'] as const, 'fail');
+  const tolerance = numberFlag('tolerance', flags.tolerance, DEFAULT_GATE_TOLERANCE);
+  const maxRegressions = numberFlag('max-regressions', flags.maxRegressions, 0);
+  const newTests = oneOf('new-tests', flags.newTests, ['allow', 'fail'] as const, 'allow');
+  const removedTests = oneOf('removed-tests', flags.removedTests, ['allow', 'fail'] as const, 'fail');
+  const cwd = stringFlag('dir', flags.dir) ?? process.cwd();
+  return withRunNames([candidate], flags, async ([cand]) => {
+    if (flags.updateBaseline && cand!.runId === null)
+      throw new UsageError(`--update-baseline: ${candidate} is a local path; publish it and name it by its run id (\`publish --json\` prints it)`);
+    const updateBaseline = async (): Promise<number> => {
+      if (!flags.updateBaseline || cand!.runId === null) return EXIT.ok;
+      const progress = progressReporter('moving the baseline tag', { quiet: format === 'json' });
+      const moved = await moveTag({
+        cwd,
+        runId: cand!.runId,
+        tag: 'baseline',
+        push: flags.push !== false,
+        remote: stringFlag('remote', flags.remote),
+        ...configFlags(flags),
+      }).finally(progress.done);
+      const out = format === 'text' ? process.stdout : process.stderr;
+      out.write(
+        `baseline -> ${moved.runId}${moved.removedFrom.length > 0 ? ` (was ${moved.removedFrom.join(', ')})` : ''}\n${moved.last.push ? pushLines(moved.last.push).join('\n') + '\n' : ''}`,
+      );
+      return moved.last.push ? pushExitCode(moved.last.push) : EXIT.ok;
+    };
+    const base = await resolveNames([baseline], flags).catch((err: unknown) => {
+      if (missing === 'pass' && (err as { code?: string }).code === 'not-found') return null;
+      throw err;
+    });
+    if (base === null) {
+      const note = `no baseline yet (${baseline} names no published run): the gate passes (--missing-baseline pass); this run becomes the baseline when it lands on main`;
+      if (format === 'json') printJson({ passed: true, baseline: null, note });
+      else if (format === 'markdown') process.stdout.write(gateNoBaselineMarkdown(baseline, runLink(cand!)));
+      else process.stdout.write(yellow(note) + '\n');
+      return updateBaseline();
+    }
+    try {
+      const b = base.runs[0]!;
+      const report = await gateRuns({
+        baseline: b.path,
+        candidate: cand!.path,
+        cwd,
+        tolerance,
+        maxRegressions,
+        newTests,
+        removedTests,
+        targets: listFlag('target', flags.target),
+        baselineTargets: listFlag('baseline-target', flags.baselineTarget),
+        candidateTargets: listFlag('candidate-target', flags.candidateTarget),
+        allTargets: flags.allTargets ? true : 'auto',
+      });
+      report.sources.baseline.source = b.runId ?? b.name;
+      report.sources.candidate.source = cand!.runId ?? cand!.name;
+      for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [b, cand!])}\n`);
+      if (format === 'json') printJson(report);
+      else if (format === 'markdown') process.stdout.write(gateMarkdown(report, { baseline: runLink(b), candidate: runLink(cand!) }));
+      else printGate(report, b.runId ?? b.name, cand!.runId ?? cand!.name);
+      if (!report.passed && webhook) {
+        const run = (r: typeof b) => ({ run_id: r.runId, source: r.runId ?? r.name });
+        await notify(webhook, gateFailedEvent(report, { baseline: run(b), candidate: run(cand!) }, ciContext()));
+      }
+      if (!report.passed) return EXIT.check;
+      return await updateBaseline();
+    } finally {
+      await base.dispose();
+    }
+  });
 }

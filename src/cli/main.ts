@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import { dropWritesAfterBrokenPipe } from './broken-pipe.js';
 import { registerCommands } from './commands.js';
+import { exitCodeFor, failureText } from './errors.js';
 import { Cli } from './program.js';
 
 dropWritesAfterBrokenPipe();
@@ -14,6 +15,13 @@ const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
 
 const cli = new Cli('agentv-results', version);
-await registerCommands(cli, process.argv);
-const code = await cli.run(process.argv);
-if (code !== undefined) process.exitCode = code;
+try {
+  await registerCommands(cli, process.argv);
+  const code = await cli.run(process.argv);
+  if (code !== undefined) process.exitCode = code;
+} catch (err) {
+  // Commands report their own failures (runCommand); what reaches here escaped them.
+  process.stderr.write(failureText(err));
+  if (process.env.AGENTV_RESULTS_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
+  process.exitCode = exitCodeFor(err);
+}

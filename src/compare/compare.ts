@@ -23,10 +23,13 @@
  * - `allTargets`: rows are matched per (test id, target), so a run holding two targets compares
  *   both instead of the last row of each test id; `'auto'` does so only when a side holds more than
  *   one target and the two sides share a target (otherwise matching by test id loses nothing).
+ *   The rule lives in ./match-rule.ts; when matching by test id hides rows, `pooled` says how many
+ *   and `match_note` says so in one sentence (the text, Markdown and Dashboard show it).
  */
 import { InputError } from '../runs/export/export.js';
 import { decide, type Decision } from './keep-discard.js';
 import { loadScoreRows, type ScoreRow } from './score-rows.js';
+import { chooseRule, matchKey, pooledRows, ruleNote, type AllTargets, type Pooled } from './match-rule.js';
 import { checkOptions, CompareOptionsSchema } from '../util/verb-options.js';
 
 /** AgentV's default tie band. */
@@ -45,7 +48,7 @@ export interface CompareOptions {
   baselineTargets?: string[];
   candidateTargets?: string[];
   /** Match rows per (test id, target) instead of test id alone; `'auto'`: when a side holds several targets. Default false (AgentV's). */
-  allTargets?: boolean | 'auto';
+  allTargets?: AllTargets;
   /** `older-first`: the older run is the baseline, whichever was given first. Default `given`. */
   order?: 'given' | 'older-first';
   /** Apply the agentv-bench skill's keep/discard rules. */
@@ -110,6 +113,10 @@ export interface CompareReport {
   };
   /** How rows were matched: by test id (AgentV's) or per (test id, target). */
   match: 'test' | 'test+target';
+  /** Matching by test id hid rows (several rows of a test id, e.g. one per target): how many, and the flag that compares them all. */
+  pooled: Pooled | null;
+  /** One sentence saying which rule matched the rows. */
+  match_note: string;
   /** Which rule picked the baseline, and whether the sides were turned from the order given. */
   order: { rule: 'given' | 'older-first'; swapped: boolean };
   summary: CompareSummary;
@@ -145,8 +152,7 @@ function narrow(rows: ScoreRow[], side: string, source: string, targets: string[
   return kept;
 }
 
-/** The key rows are matched by: the test id, or the (test id, target) pair. */
-const pairKey = (r: ScoreRow) => JSON.stringify([r.test_id, r.target ?? null]);
+const pairKey = (r: ScoreRow) => matchKey(r, 'test+target');
 
 function duplicateWarning(side: string, source: string, rows: ScoreRow[], byTarget = false): string | null {
   const count = new Map<string, number>();
@@ -229,13 +235,6 @@ function earliest(rows: ScoreRow[]): number | null {
   return min;
 }
 
-/** `allTargets: 'auto'`: per (test id, target) when a side holds several targets and the sides share one. */
-function autoByTarget(baseline: ScoreRow[], candidate: ScoreRow[]): boolean {
-  const targets = (rows: ScoreRow[]) => new Set(rows.map((r) => r.target ?? ''));
-  const [b, c] = [targets(baseline), targets(candidate)];
-  return (b.size > 1 || c.size > 1) && [...b].some((t) => c.has(t));
-}
-
 export async function compareRuns(opts: CompareOptions): Promise<CompareReport> {
   return (await loadComparison(opts)).report;
 }
@@ -274,7 +273,9 @@ export async function loadComparison(opts: CompareOptions): Promise<{ report: Co
   const [baseSrc, candSrc] = swapped ? [second, first] : [first, second];
   const baseRows = narrow(baseSrc.rows, 'baseline', o.baseline, o.baselineTargets ?? o.targets);
   const candRows = narrow(candSrc.rows, 'candidate', o.candidate, o.candidateTargets ?? o.targets);
-  const byTarget = o.allTargets === 'auto' ? autoByTarget(baseRows, candRows) : Boolean(o.allTargets);
+  const rule = chooseRule(baseRows, candRows, o.allTargets);
+  const byTarget = rule === 'test+target';
+  const pooled = pooledRows(baseRows, candRows, rule);
   const core = compareScoreRows(baseRows, candRows, threshold, byTarget);
   if (core.summary.matched === 0) {
     throw new InputError(
@@ -292,7 +293,9 @@ export async function loadComparison(opts: CompareOptions): Promise<{ report: Co
     if (w) warnings.push(w);
   const report: CompareReport = {
     ...core,
-    match: byTarget ? 'test+target' : 'test',
+    match: rule,
+    pooled,
+    match_note: ruleNote(rule, pooled),
     order: { rule: opts.order ?? 'given', swapped },
     threshold,
     sources: { baseline: side(baseSrc, baseRows), candidate: side(candSrc, candRows) },

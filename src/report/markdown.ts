@@ -94,26 +94,57 @@ export function gateMarkdown(r: GateReport, runs: { baseline: RunLink; candidate
     '',
     `Baseline ${runRef(runs.baseline)} → candidate ${runRef(runs.candidate)}: ${plural(s.matched, 'test')} compared, mean score ${fixed(s.baseline_mean)} → ${fixed(s.candidate_mean)} (${signed(s.mean_delta)}), tolerance ${r.tolerance}.`,
   ];
+  // Say which rule matched the rows when it matters: several targets, or rows matching by test id hid.
+  if (r.match === 'test+target' || r.pooled !== null) head.push('', mdText(r.match_note));
   if (r.failures.length > 0) head.push('', ...r.failures.map((f) => `- ${mdText(f)}`));
   const why = (t: GateReport['regressions'][number]) =>
     t.reason === 'verdict' ? `${mdText(t.baseline_verdict ?? '?')} → ${mdText(t.candidate_verdict ?? '?')}` : 'score';
   const row = (t: GateReport['regressions'][number]) => `| ${testCell(t)} | ${fixed(t.baseline)} | ${fixed(t.candidate)} | ${signed(t.delta)} | ${why(t)} |`;
-  const list = (ids: string[]) => ids.map((id) => `| ${mdText(id)} |`);
+  const list = (entries: GateReport['removed']) => entries.map((t) => `| ${testCell(t)} |`);
   const rows = sectionRows([
     { title: `#### Regressions (${s.regressions})`, header: TEST_TABLE, rows: r.regressions.map(row) },
     {
       title: `#### Removed tests (${s.removed_tests})${r.policy.removed_tests === 'fail' ? ' — fail the gate' : ''}`,
       header: ['| Test |', '|---|'],
-      rows: list(r.removed_tests),
+      rows: list(r.removed),
     },
     {
       title: `#### New tests (${s.new_tests})${r.policy.new_tests === 'fail' ? ' — fail the gate' : ''}`,
       header: ['| Test |', '|---|'],
-      rows: list(r.new_tests),
+      rows: list(r.new),
     },
     { title: `#### Improvements (${s.improvements})`, header: TEST_TABLE, rows: r.improvements.map(row) },
   ]);
   return fitMarkdown(head, rows, [`\n<sub>${plural(s.unchanged, 'test')} within ±${r.tolerance} · agentv-results gate</sub>`]);
+}
+
+/** The gate's Markdown when there is no baseline yet (`--missing-baseline pass`): never an empty comment. */
+export function gateNoBaselineMarkdown(baseline: string, candidate: RunLink): string {
+  return [
+    GATE_COMMENT_MARKER,
+    '### ✅ Eval gate passed: no baseline yet',
+    '',
+    `No baseline yet: ${mdText(baseline)} names no published run, so there is nothing to compare ${runRef(candidate)} with. This run becomes the baseline when it lands on main.`,
+    '',
+  ].join('\n');
+}
+
+/** The gate's Markdown when it could not decide (bad input, git, a bug): says so, with the error and its exit code. */
+export function gateErrorMarkdown(message: string, exitCode: number, bug: boolean): string {
+  const what = bug
+    ? 'agentv-results hit an unexpected error (a bug in the tool, not a regression of the agent): please report it.'
+    : exitCode === 3
+      ? 'a git or remote failure: retrying the job may help.'
+      : 'bad input: a run or flag it could not use.';
+  return [
+    GATE_COMMENT_MARKER,
+    `### ⚠️ Eval gate could not decide (exit ${exitCode})`,
+    '',
+    `The gate compared nothing: ${what}`,
+    '',
+    `> ${mdText(message.split('\n')[0]!.slice(0, 2000))}`,
+    '',
+  ].join('\n');
 }
 
 export function compareMarkdown(r: CompareReport, runs: { baseline: RunLink; candidate: RunLink }): string {
@@ -123,6 +154,7 @@ export function compareMarkdown(r: CompareReport, runs: { baseline: RunLink; can
     '',
     `Baseline ${runRef(runs.baseline)} → candidate ${runRef(runs.candidate)}: ${plural(s.matched, 'test')} matched; win when Δ ≥ ${r.threshold}, loss when Δ ≤ −${r.threshold}.`,
   ];
+  if (r.match === 'test+target' || r.pooled !== null) head.push('', `${r.pooled !== null ? '⚠️ ' : ''}${mdText(r.match_note)}`);
   const order = { loss: 0, win: 1, tie: 2 } as const;
   const sorted = [...r.matched].sort((a, b) => order[a.outcome] - order[b.outcome] || a.delta - b.delta);
   const rows = sectionRows([

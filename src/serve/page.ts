@@ -122,6 +122,7 @@ const BODY = `<main>
 </section>
 <section id="compare-view" hidden><h2>Compare <span id="compare-title"></span></h2>
 <div class="filters"><button type="button" class="btn" id="compare-swap">⇄ Swap baseline and candidate</button><label>Target<select id="compare-target" aria-label="Compare target"><option value="">all targets</option></select></label><span id="compare-msg" class="msg" role="status"></span></div>
+<p id="compare-rule" class="muted"></p>
 <ul id="compare-warnings" class="warnings" hidden></ul>
 <div id="compare-stats" class="stats"></div>
 <div class="panel"><table><thead><tr><th>Test</th><th id="compare-target-col" hidden>Target</th><th class="num">Baseline</th><th class="num">Candidate</th><th class="num">Delta</th><th>Outcome</th></tr></thead><tbody id="compare-body"></tbody></table><div id="compare-pager" class="pager" hidden></div></div>

@@ -8,8 +8,12 @@
  * Lives in src/util so every layer, src/git included, can import it without a cycle.
  */
 
-export const EXIT = { ok: 0, check: 1, usage: 2, git: 3 } as const;
-export type FailureExitCode = typeof EXIT.check | typeof EXIT.usage | typeof EXIT.git;
+/**
+ * `bug` (70, sysexits' EX_SOFTWARE): an error that is not one of ours — a TypeError, an unexpected
+ * system error — so CI can tell a broken tool from a failed check (1).
+ */
+export const EXIT = { ok: 0, check: 1, usage: 2, git: 3, bug: 70 } as const;
+export type FailureExitCode = typeof EXIT.check | typeof EXIT.usage | typeof EXIT.git | typeof EXIT.bug;
 
 export const EXIT_CODE_BY_ERROR = {
   // 1: the command ran and what it checked failed.
@@ -88,11 +92,21 @@ function isNoSpace(err: unknown): boolean {
 
 /**
  * The exit code for anything thrown: our errors by code; a zod failure is bad input; a full disk is
- * the environment; anything else (a bug, an unexpected system error) is reported as a failed check.
+ * the environment; anything else (a bug, an unexpected system error) is `EXIT.bug` (70), never the
+ * failed check's 1.
  */
 export function exitCodeFor(err: unknown): FailureExitCode {
   if (err instanceof AgentvResultsError) return err.cliExitCode;
   if ((err as Error | null)?.name === 'ZodError') return EXIT.usage;
   if (isNoSpace(err)) return EXIT.git;
-  return EXIT.check;
+  return EXIT.bug;
 }
+
+/** True when `err` is not one of ours (exit 70): the CLI says it is a bug and what to report. */
+export function isUnexpectedError(err: unknown): boolean {
+  return exitCodeFor(err) === EXIT.bug;
+}
+
+/** Where to report a bug, and what to include. */
+export const BUG_REPORT_HINT =
+  'this is a bug in agentv-results, not a failed check: please report it with the command you ran, this message, `agentv-results --version`, and the stack trace printed with AGENTV_RESULTS_DEBUG=1';

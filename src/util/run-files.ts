@@ -9,7 +9,7 @@
  *   - by type: only regular files and directories. A FIFO or device would block or never end.
  * A link that stays inside the run is followed: it cannot expose anything the run does not hold.
  */
-import { lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
@@ -240,4 +240,14 @@ export function unsafeRowPath(row: unknown): string | null {
     if (bad) return `${field} ${bad}`;
   }
   return null;
+}
+
+/**
+ * Why a directory holding a run's other files has no manifest, when that is the likely cause: a
+ * CI artifact upload that dropped names starting with a dot (actions/upload-artifact@v4 does,
+ * unless `include-hidden-files: true`), taking AgentV's `.internal/index.jsonl` with it.
+ */
+export function missingManifestHint(dir: string): string {
+  if (!existsSync(join(dir, 'summary.json')) || existsSync(join(dir, '.internal'))) return '';
+  return '; it holds summary.json but no .internal/ folder: an artifact upload may have dropped names starting with a dot (actions/upload-artifact@v4: set include-hidden-files: true)';
 }

@@ -20,7 +20,8 @@ export interface Webhook {
 }
 
 export interface WebhookEvent {
-  event: 'regression' | 'sync-branch-created' | 'publish-failing';
+  /** The gate: `regression`, `tests-removed`, `tests-added`, `gate-error` (it could not decide); the daemon: the other two. */
+  event: 'regression' | 'tests-removed' | 'tests-added' | 'gate-error' | 'sync-branch-created' | 'publish-failing';
   [key: string]: unknown;
 }
 

@@ -6,15 +6,21 @@
  * copied between jobs, `if:`/`rules:` and `${{ … }}` are evaluated for the few forms the recipes
  * use (anything else throws, so a recipe cannot quietly use what this runner does not know).
  *
- * Programs on PATH: the built CLI as `agentv-results`; `npm install --global` is a no-op; `npx
- * agentv eval` is a stand-in eval (tools/fake-agentv.mjs) writing an AgentV run workspace with the
- * scores the test chose; `gh pr comment` keeps one comment per pull request in a JSON file. git,
- * bash, node and curl are the real ones.
+ * Programs on PATH: the built CLI as `agentv-results` (and `npx agentv-results@<version>`); `npm
+ * install --global agentv-results@<version>` is a no-op that refuses an unpinned install; `npx
+ * agentv eval` is a stand-in eval (tools/fake-agentv.mjs) writing an AgentV 5 run workspace (its
+ * index in `.internal/`) with the scores the test chose; `gh pr comment` keeps one comment per pull
+ * request in a JSON file. git, bash, node and curl are the real ones.
+ *
+ * `actions/upload-artifact@v4` keeps what the real one keeps: entries whose names start with a dot
+ * are dropped unless `include-hidden-files: true`. This project's own action (`uses:
+ * <owner>/agentv-results@<ref>`) runs from action.yml at the repository root, as a composite action:
+ * its inputs (with defaults), its bash steps, its outputs.
  */
 import { spawn } from 'node:child_process';
 import { chmod, cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { parse } from 'yaml';
 import { CLI_PATH } from './cli.js';
 import { REPO_ROOT } from './fixtures.js';
@@ -25,6 +31,8 @@ export interface StepRun {
   code: number;
   stdout: string;
   stderr: string;
+  /** A `uses:` of this project's action: the action's outputs. */
+  outputs?: Record<string, string>;
 }
 
 export interface JobResult {
@@ -36,16 +44,25 @@ export interface JobResult {
 /** The programs the recipes call, as scripts in a directory to put first on PATH. */
 export async function makeShims(dir: string): Promise<string> {
   const bin = join(dir, 'bin');
+  // A crash of the tool itself, on demand: with $FAKE_CRASH_GATE set, `agentv-results gate` starts in a
+  // working directory that no longer exists, a system error the CLI does not expect (exit 70).
   await mkdir(bin, { recursive: true });
   const write = async (name: string, text: string) => {
     await writeFile(join(bin, name), text);
     await chmod(join(bin, name), 0o755);
   };
-  await write('agentv-results', `#!/bin/sh\nexec "${process.execPath}" "${CLI_PATH}" "$@"\n`);
-  await write('npm', `#!/bin/sh\n[ "$1" = install ] && exit 0\necho "npm $* is not simulated" >&2; exit 1\n`);
+  await write(
+    'agentv-results',
+    `#!/bin/sh\nif [ "$1" = gate ] && [ -n "$FAKE_CRASH_GATE" ]; then\n  gone=$(mktemp -d) && cd "$gone" && rmdir "$gone"\nfi\nexec "${process.execPath}" "${CLI_PATH}" "$@"\n`,
+  );
+  // The recipes pin the version they install: an unpinned agentv-results install fails here.
+  await write(
+    'npm',
+    `#!/bin/sh\nif [ "$1" = install ]; then\n  for a in "$@"; do case "$a" in agentv-results) echo "npm: agentv-results must be pinned (agentv-results@<version>)" >&2; exit 1 ;; esac; done\n  exit 0\nfi\necho "npm $* is not simulated" >&2; exit 1\n`,
+  );
   await write(
     'npx',
-    `#!/bin/sh\n[ "$1" = --yes ] && shift\n[ "$1" = agentv ] || { echo "npx $* is not simulated" >&2; exit 1; }\nshift\nexec "${process.execPath}" "${join(REPO_ROOT, 'test/helpers/fake-agentv.mjs')}" "$@"\n`,
+    `#!/bin/sh\n[ "$1" = --yes ] && shift\ncase "$1" in agentv-results@?*) shift; exec "${process.execPath}" "${CLI_PATH}" "$@" ;; esac\n[ "$1" = agentv ] || { echo "npx $* is not simulated" >&2; exit 1; }\nshift\nexec "${process.execPath}" "${join(REPO_ROOT, 'test/helpers/fake-agentv.mjs')}" "$@"\n`,
   );
   await write('gh', `#!/bin/sh\nexec "${process.execPath}" "${join(REPO_ROOT, 'test/helpers/fake-gh.mjs')}" "$@"\n`);
   return bin;
@@ -90,15 +107,34 @@ export function runBash(
   });
 }
 
-async function copyArtifact(from: string, to: string): Promise<void> {
+async function copyArtifact(from: string, to: string, hidden = true): Promise<void> {
   await mkdir(to, { recursive: true });
-  if (existsSync(from)) await cp(from, to, { recursive: true });
+  // upload-artifact@v4 (since v4.4) skips files and folders whose names start with a dot unless include-hidden-files.
+  if (existsSync(from)) await cp(from, to, { recursive: true, filter: (src) => hidden || !basename(src).startsWith('.') || src === from });
 }
 
 // ---------------------------------------------------------------------------------------------
 // GitHub Actions
 
-type GhStep = { name?: string; id?: string; uses?: string; run?: string; if?: string; env?: Record<string, string>; with?: Record<string, unknown> };
+type GhStep = {
+  name?: string;
+  id?: string;
+  uses?: string;
+  run?: string;
+  if?: string;
+  shell?: string;
+  env?: Record<string, string>;
+  with?: Record<string, unknown>;
+};
+type GhAction = {
+  inputs?: Record<string, { default?: string; required?: boolean }>;
+  outputs?: Record<string, { value: string }>;
+  runs: { using: string; steps: GhStep[] };
+};
+
+/** This project's action, as a workflow names it. */
+const OWN_ACTION = /^[\w.-]+\/agentv-results@[\w.-]+$/;
+const ACTION_FILE = join(REPO_ROOT, 'action.yml');
 type GhJob = { needs?: string | string[]; strategy?: { matrix?: Record<string, unknown[]> }; steps: GhStep[] };
 
 export interface GithubEvent {
@@ -106,6 +142,8 @@ export interface GithubEvent {
   pr?: number;
   /** git URL the checkout clones. */
   cloneUrl: string;
+  /** The branch pushed to (default main) or the pull request's head branch. */
+  branch?: string;
 }
 
 /** Runs the workflow's jobs in `needs` order (matrix instances one after another); a job whose needs failed is skipped. */
@@ -157,9 +195,17 @@ async function runGithubJob(
   await writeFile(summary, '');
   const outputs: Record<string, Record<string, string>> = {};
   const jobEnv: Record<string, string> = {};
+  const branch = event.branch ?? (event.name === 'push' ? 'main' : 'feature');
   const base = await runnerEnv(join(dir, 'home'), bin, {
     GITHUB_ACTIONS: 'true',
     GITHUB_EVENT_NAME: event.name,
+    GITHUB_REPOSITORY: 'acme/evals',
+    GITHUB_SERVER_URL: 'https://github.com',
+    GITHUB_RUN_ID: '4242',
+    GITHUB_SHA: 'c0ffee'.padEnd(40, '0'),
+    GITHUB_REF: event.name === 'pull_request' ? `refs/pull/${event.pr}/merge` : `refs/heads/${branch}`,
+    GITHUB_REF_NAME: event.name === 'pull_request' ? `${event.pr}/merge` : branch,
+    ...(event.name === 'pull_request' ? { GITHUB_HEAD_REF: branch } : {}),
     GITHUB_WORKSPACE: work,
     GITHUB_STEP_SUMMARY: summary,
     GITHUB_ENV: envFile,
@@ -167,14 +213,16 @@ async function runGithubJob(
     RUNNER_TEMP: files,
     ...extraEnv,
   });
-  const expr = (text: string): string =>
+  const expr = (text: string, inputs: Record<string, string> = {}, scope = outputs): string =>
     text.replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_, e: string) => {
       if (e.startsWith('matrix.') && e.slice(7) in matrix) return matrix[e.slice(7)]!;
+      if (e.startsWith('inputs.') && e.slice(7) in inputs) return inputs[e.slice(7)]!;
       if (e === 'github.event_name') return event.name;
+      if (e === 'github.ref_name') return base.GITHUB_REF_NAME!;
       if (e === 'github.token') return 'simulated-token';
       if (e === 'github.event.pull_request.number') return String(event.pr ?? '');
       const step = /^steps\.([\w-]+)\.outputs\.([\w-]+)$/.exec(e);
-      if (step) return outputs[step[1]!]?.[step[2]!] ?? '';
+      if (step) return scope[step[1]!]?.[step[2]!] ?? '';
       throw new Error(`the simulated runner does not know the expression ${e}`);
     });
   const condition = (cond: string | undefined): boolean => {
@@ -183,17 +231,43 @@ async function runGithubJob(
     if (!m) throw new Error(`the simulated runner does not know the condition ${cond}`);
     return event.name === m[1];
   };
+  /** A bash step: its env evaluated, $GITHUB_ENV and $GITHUB_OUTPUT read back after it. */
+  const runStep = async (
+    step: GhStep,
+    scope: Record<string, Record<string, string>>,
+    evaluate: (t: string) => string,
+    extra: Record<string, string> = {},
+  ): Promise<{ code: number; stdout: string; stderr: string }> => {
+    const env = { ...base, ...jobEnv, ...extra };
+    for (const [k, v] of Object.entries(step.env ?? {})) env[k] = evaluate(String(v));
+    await writeFile(outputFile, '');
+    const r = await runBash(evaluate(step.run!), work, env);
+    for (const line of (existsSync(envFile) ? await readFile(envFile, 'utf8') : '').split('\n')) {
+      const i = line.indexOf('=');
+      if (i > 0) jobEnv[line.slice(0, i)] = line.slice(i + 1);
+    }
+    if (step.id) {
+      const values: Record<string, string> = {};
+      for (const line of (await readFile(outputFile, 'utf8')).split('\n')) {
+        const i = line.indexOf('=');
+        if (i > 0) values[line.slice(0, i)] = line.slice(i + 1);
+      }
+      scope[step.id] = values;
+    }
+    return r;
+  };
   const steps: StepRun[] = [];
   for (const step of job.steps) {
     const name = step.name ?? step.uses ?? step.run ?? '';
     if (!condition(step.if)) continue;
-    let r: { code: number; stdout: string; stderr: string };
+    let r: { code: number; stdout: string; stderr: string; outputs?: Record<string, string> };
     if (step.uses?.startsWith('actions/checkout@')) {
       r = await runBash(`git clone -q --depth 1 --no-tags "$URL" "$WORK"`, dir, { ...base, URL: event.cloneUrl, WORK: work });
     } else if (step.uses?.startsWith('actions/setup-node@')) {
       r = { code: 0, stdout: '', stderr: '' };
     } else if (step.uses?.startsWith('actions/upload-artifact@')) {
-      await copyArtifact(join(work, String(step.with?.path)), join(artifacts, expr(String(step.with?.name))));
+      const hidden = step.with?.['include-hidden-files'] === true || step.with?.['include-hidden-files'] === 'true';
+      await copyArtifact(join(work, String(step.with?.path)), join(artifacts, expr(String(step.with?.name))), hidden);
       r = { code: 0, stdout: '', stderr: '' };
     } else if (step.uses?.startsWith('actions/download-artifact@')) {
       const pattern = new RegExp(`^${String(step.with?.pattern).replace(/\*/g, '.*')}$`);
@@ -201,22 +275,28 @@ async function runGithubJob(
         if (pattern.test(a)) await copyArtifact(join(artifacts, a), join(work, String(step.with?.path), a));
       r = { code: 0, stdout: '', stderr: '' };
     } else if (step.run !== undefined) {
-      const env = { ...base, ...jobEnv };
-      for (const [k, v] of Object.entries(step.env ?? {})) env[k] = expr(String(v));
-      await writeFile(outputFile, '');
-      r = await runBash(expr(step.run), work, env);
-      for (const line of (existsSync(envFile) ? await readFile(envFile, 'utf8') : '').split('\n')) {
-        const i = line.indexOf('=');
-        if (i > 0) jobEnv[line.slice(0, i)] = line.slice(i + 1);
+      r = await runStep(step, outputs, (t) => expr(t));
+    } else if (step.uses !== undefined && OWN_ACTION.test(step.uses)) {
+      // A composite action: its inputs (given or default), its steps in their own scope, its outputs.
+      const action = parse(await readFile(ACTION_FILE, 'utf8')) as GhAction;
+      if (action.runs.using !== 'composite') throw new Error('the simulated runner runs composite actions only');
+      const inputs: Record<string, string> = {};
+      for (const [k, v] of Object.entries(action.inputs ?? {})) {
+        const given = step.with?.[k];
+        if (given === undefined && v.required) throw new Error(`the action's input ${k} is required`);
+        inputs[k] = given !== undefined ? expr(String(given)) : expr(String(v.default ?? ''));
       }
-      if (step.id) {
-        const values: Record<string, string> = {};
-        for (const line of (await readFile(outputFile, 'utf8')).split('\n')) {
-          const i = line.indexOf('=');
-          if (i > 0) values[line.slice(0, i)] = line.slice(i + 1);
-        }
-        outputs[step.id] = values;
+      const inner: Record<string, Record<string, string>> = {};
+      r = { code: 0, stdout: '', stderr: '' };
+      for (const s of action.runs.steps) {
+        if (s.run === undefined || s.shell !== 'bash' || s.if !== undefined) throw new Error('the simulated runner runs bash steps of an action, without if:');
+        const one = await runStep(s, inner, (t) => expr(t, inputs, inner), { GITHUB_ACTION_PATH: REPO_ROOT });
+        r = { code: one.code, stdout: r.stdout + one.stdout, stderr: r.stderr + one.stderr };
+        if (one.code !== 0) break;
       }
+      const values = Object.fromEntries(Object.entries(action.outputs ?? {}).map(([k, v]) => [k, expr(v.value, inputs, inner)]));
+      if (step.id) outputs[step.id] = values;
+      r = { ...r, outputs: values };
     } else {
       throw new Error(`the simulated runner does not know the step ${name}`);
     }

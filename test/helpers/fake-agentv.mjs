@@ -1,9 +1,11 @@
 // Stand-in for `agentv eval <evals/shard-N.eval.yaml> --experiment <e>` in the simulated CI runner
 // (test/helpers/ci-runner.ts): writes an AgentV run workspace under .agentv/results/ with the scores
-// the test put in $FAKE_EVAL_SCORES ({ "<shard>": { "<test_id>": score } }), at $FAKE_EVAL_TIME.
-// The workspace is derived by the built CLI's `export`, as for any results file.
+// the test put in $FAKE_EVAL_SCORES ({ "<shard>": { "<test_id>": score | { "<target>": score } } }:
+// a bare score is target `agent`), at $FAKE_EVAL_TIME. The workspace is derived by the built CLI's
+// `export` (verdicts at AgentV's 0.8), then laid out as AgentV 5 lays it out: its index in
+// `.internal/index.jsonl`, a dot folder a CI artifact upload may drop.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -20,19 +22,24 @@ if (!scores) {
   process.exit(1);
 }
 const base = Date.parse(process.env.FAKE_EVAL_TIME) + Number(shard) * 1000;
-const rows = Object.entries(scores).map(([test_id, score], i) => ({
-  timestamp: new Date(base + i * 10).toISOString(),
-  test_id,
-  suite: 'ci',
-  target: 'agent',
-  score,
-  input: `question ${test_id}`,
-  answer: `answer ${test_id}`,
-}));
+const rows = Object.entries(scores)
+  .flatMap(([test_id, score]) => Object.entries(typeof score === 'number' ? { agent: score } : score).map(([target, s]) => ({ test_id, target, score: s })))
+  .map(({ test_id, target, score }, i) => ({
+    timestamp: new Date(base + i * 10).toISOString(),
+    test_id,
+    suite: 'ci',
+    target,
+    score,
+    input: `question ${test_id}`,
+    answer: `answer ${test_id}`,
+  }));
 const tmp = mkdtempSync(join(tmpdir(), 'fake-agentv-'));
 writeFileSync(join(tmp, 'results.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
 const runId = new Date(base).toISOString().replace(/[:.]/g, '-');
 mkdirSync(resolve('.agentv/results'), { recursive: true });
-execFileSync('agentv-results', ['export', join(tmp, 'results.jsonl'), '--experiment', experiment, '--out', resolve('.agentv/results', runId)], {
+const out = resolve('.agentv/results', runId);
+execFileSync('agentv-results', ['export', join(tmp, 'results.jsonl'), '--experiment', experiment, '--out', out], {
   stdio: ['ignore', 'ignore', 'inherit'],
 });
+mkdirSync(join(out, '.internal'));
+renameSync(join(out, 'index.jsonl'), join(out, '.internal', 'index.jsonl'));

@@ -5,7 +5,7 @@
  * index rows that point at sidecars; the latter are hydrated back into result rows from their
  * sidecars so that derivation has one input shape either way.
  */
-import { checkRunPath, specialInputMessage, unsafeRowPath } from '../../util/run-files.js';
+import { checkRunPath, specialInputMessage, unsafeRowPath, missingManifestHint } from '../../util/run-files.js';
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment } from '../../model/path-segments.js';
@@ -149,7 +149,7 @@ export async function resolveSource(source: string, cwd = process.cwd()): Promis
     const manifest = await runManifestOf(abs);
     if (!manifest) {
       throw new SourceError(
-        `${source}: not a run workspace (neither index.jsonl nor .internal/index.jsonl inside) — pass a results .jsonl file or a run directory such as .agentv/results/<run_id>`,
+        `${source}: not a run workspace (neither index.jsonl nor .internal/index.jsonl inside${missingManifestHint(abs)}) — pass a results .jsonl file or a run directory such as .agentv/results/<run_id>`,
       );
     }
     file = manifest.file;

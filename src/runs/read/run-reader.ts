@@ -13,7 +13,7 @@ import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
 import { safeRelativePath } from '../../model/path-segments.js';
 import { exportRun } from '../export/export.js';
 import { runManifestOf } from '../export/source.js';
-import { runPathProblems, unsafeRunMessage, checkRunPathSync, readRunFileSync, realRunDir } from '../../util/run-files.js';
+import { runPathProblems, unsafeRunMessage, checkRunPathSync, readRunFileSync, realRunDir, missingManifestHint } from '../../util/run-files.js';
 import { AgentvResultsError } from '../../util/errors.js';
 import { jsonlLines, jsonlObjects } from '../../util/jsonl-objects.js';
 
@@ -192,7 +192,7 @@ export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<
     text = await readFile(indexPath, 'utf8');
   } catch {
     throw new RunReadError(
-      `${path}: not a run workspace (neither index.jsonl nor .internal/index.jsonl) — pass a run directory such as .agentv/results/<run_id>, or its index.jsonl`,
+      `${path}: not a run workspace (neither index.jsonl nor .internal/index.jsonl${missingManifestHint(dir)}) — pass a run directory such as .agentv/results/<run_id>, or its index.jsonl`,
     );
   }
   const rows: IndexRow[] = [];

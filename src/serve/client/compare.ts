@@ -67,6 +67,8 @@ export function renderCompare(route: Route): Promise<void> {
       st.appendChild(stat('Ties', String(c.summary.ties), 'ties'));
       st.appendChild(stat('Mean delta', signed(c.summary.mean_delta), 'mean_delta'));
       st.appendChild(stat('Matched', String(c.summary.matched ?? c.matched.length), 'matched'));
+      // Which rule matched the rows (per target, or by test id and what that left out): the library's sentence.
+      byId('compare-rule').textContent = String(c.match_note ?? '');
       const warn = byId('compare-warnings');
       clear(warn);
       const warnings: string[] = [...(c.warnings ?? [])];
