@@ -4,7 +4,7 @@
  * `status` and `pull`; nothing here moves a local branch.
  */
 import { deleteRef, fetchRefs, RemoteError, resolveRef } from '../../git/index.js';
-import { tipRelation, type TipRelation } from '../repo/team-tip.js';
+import { firstFetchDepth, tipRelation, type TipRelation } from '../repo/team-tip.js';
 import { describeAge, noteRemoteSeen, remoteSeenAt } from '../repo/remote-seen.js';
 import { trackingRef } from '../repo/tracking-refs.js';
 import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, monthOf } from '../layout/archive-refs.js';
@@ -70,7 +70,12 @@ export async function fetchBranches(target: PublishTarget, branches: BranchRefs[
   const specs = branches.map((b) => `+${b.ref}:${b.tracking!}`);
   let result: Awaited<ReturnType<typeof fetchRefs>>;
   try {
-    result = await fetchRefs(target.repo, remote, specs, { timeoutMs: opts.timeoutMs ?? 60_000 });
+    // A clone that never had the branch fetches its tip, not its history (team-tip.ts).
+    const depth = await firstFetchDepth(
+      target,
+      branches.map((b) => b.ref),
+    );
+    result = await fetchRefs(target.repo, remote, specs, { timeoutMs: opts.timeoutMs ?? 60_000, depth });
   } catch (err) {
     if (err instanceof RemoteError) throw new ReadError(describeFetchFailure(remote, err), 'git');
     throw err;

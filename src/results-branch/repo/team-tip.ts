@@ -14,6 +14,7 @@
 import { isAncestor, readRefs, updateRefs } from '../../git/index.js';
 import type { PublishTarget } from './target.js';
 import { trackingRef } from './tracking-refs.js';
+import { DEFAULT_ARTIFACTS_BRANCH, DEFAULT_RESULTS_BRANCH } from './config.js';
 
 /** How the local branch and its remote-tracking ref relate. */
 export type TipRelation = 'same' | 'local-ahead' | 'remote-ahead' | 'diverged' | 'local-only' | 'remote-only' | 'none';
@@ -128,4 +129,18 @@ export async function writeBaseTips(
   if (!opts.dryRun) return adoptTeamTips(target, opts.beforeRefUpdate);
   const tips = await teamTips(target, [target.resultsRef, target.artifactsRef]);
   return { results: tips.get(target.resultsRef)!.tip, artifacts: tips.get(target.artifactsRef)!.tip };
+}
+
+/**
+ * The depth of a fetch of `refs` (full branch refs): 1 when this machine has none of them, neither
+ * the local branch nor its remote-tracking ref (a fresh or depth-1 clone: the tip, not years of
+ * history; a later fetch brings only what is new on top of it); undefined (a full fetch) when it
+ * has one, whose history a merge may need to join. Branches under names other than the defaults
+ * are fetched in full: ownership.ts tells them from a user's branch by their root commit.
+ */
+export async function firstFetchDepth(target: PublishTarget, refs: string[]): Promise<number | undefined> {
+  const defaults = [`refs/heads/${DEFAULT_RESULTS_BRANCH}`, `refs/heads/${DEFAULT_ARTIFACTS_BRANCH}`];
+  if (target.remote === null || refs.some((r) => !defaults.includes(r))) return undefined;
+  const tips = await teamTips(target, refs);
+  return [...tips.values()].every((t) => t.relation === 'none') ? 1 : undefined;
 }
