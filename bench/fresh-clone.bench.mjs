@@ -53,7 +53,15 @@ async function buildHistory(repo, n) {
   for (let i = 0; i < n; i++) {
     const rows = [];
     for (let t = 0; t < 8; t++)
-      rows.push(JSON.stringify({ test_id: `suite/case-${t}`, target: 'agent', timestamp: new Date(base + i * 60_000).toISOString(), score: ((i * 31 + t * 7) % 100) / 100, run: i }));
+      rows.push(
+        JSON.stringify({
+          test_id: `suite/case-${t}`,
+          target: 'agent',
+          timestamp: new Date(base + i * 60_000).toISOString(),
+          score: ((i * 31 + t * 7) % 100) / 100,
+          run: i,
+        }),
+      );
     const data = `${rows.join('\n')}\n`;
     chunk += `commit refs/heads/agentv/results/v1\ncommitter Bench <bench@example.invalid> ${1735689600 + i * 60} +0000\ndata 8\npublish\n`;
     chunk += `M 100644 inline ${id(i)}/index.jsonl\ndata ${Buffer.byteLength(data)}\n${data}\n`;
@@ -80,14 +88,26 @@ async function measure(work, n) {
   await g(seed, ['remote', 'add', 'origin', url]);
   await g(seed, ['push', '-q', 'origin', 'main', 'agentv/results/v1']);
   const out = (s) => JSON.parse(s);
-  const baseline = out(await cli(seed, ['publish', (await makeWorkspace(work, { rows: 40, seed: 1, day: 400, experiment: 'bench' })).dir, '--push', '--json'])).run_id;
-  const candidate = out(await cli(seed, ['publish', (await makeWorkspace(work, { rows: 40, seed: 2, day: 401, experiment: 'bench' })).dir, '--push', '--json'])).run_id;
+  const baseline = out(
+    await cli(seed, ['publish', (await makeWorkspace(work, { rows: 40, seed: 1, day: 400, experiment: 'bench' })).dir, '--push', '--json']),
+  ).run_id;
+  const candidate = out(
+    await cli(seed, ['publish', (await makeWorkspace(work, { rows: 40, seed: 2, day: 401, experiment: 'bench' })).dir, '--push', '--json']),
+  ).run_id;
   await cli(seed, ['tag', baseline, '+baseline']);
 
   // The floor: the tip commit's objects alone, packed.
   const tip = await g(bare, ['rev-parse', 'agentv/results/v1']);
   const objects = await g(bare, ['rev-list', '--objects', '--no-walk', tip]);
-  const tipPack = (await git.runGit(['pack-objects', '--stdout', '-q'], { cwd: bare, input: `${objects.split('\n').map((l) => l.split(' ')[0]).join('\n')}\n` })).stdout.length;
+  const tipPack = (
+    await git.runGit(['pack-objects', '--stdout', '-q'], {
+      cwd: bare,
+      input: `${objects
+        .split('\n')
+        .map((l) => l.split(' ')[0])
+        .join('\n')}\n`,
+    })
+  ).stdout.length;
 
   const depth1 = async (name) => {
     const dir = join(work, `${name}-${n}`);
