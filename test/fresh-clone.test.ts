@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { git, isolateGitForSuite, makeTempDir, startGitDaemon, type GitDaemon } from './helpers/git-fixtures.js';
-import { cli } from './publish-helpers.js';
+import { cli, cliProcess } from './publish-helpers.js';
 import { makeClone, makeRun, refOf, RESULTS_REF, showFile } from './sync-helpers.js';
 
 isolateGitForSuite();
@@ -153,4 +153,39 @@ describe('a fresh clone reads the team branch as the machines that wrote it', ()
     expect(root.sort()).toEqual(['metadata', 'runs'].filter((p) => root.includes(p)).sort());
     expect(root).toContain('runs');
   }, 180_000);
+  it('six depth-1 CI clones publish at once: each fetches the tip only, and every run lands on the remote (never forced)', async () => {
+    const { url, bare } = await served();
+    const writer = await makeClone(url, 'writer');
+    await git(writer, ['push', '-q', 'origin', 'main']);
+    const first = await publishPushed(writer, { experiment: 'nightly', rows: 3, minute: 1 });
+    const second = await publishPushed(writer, { experiment: 'nightly', rows: 3, minute: 2, seed: 2 });
+    const before = await git(bare, ['rev-parse', 'agentv/results/v1']);
+    const root = await makeTempDir('agentv-ci');
+    const clones = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map(async (i) => {
+        await git(root, ['clone', '-q', '--depth', '1', url, `ci-${i}`]);
+        return { dir: join(root, `ci-${i}`), run: await makeRun({ experiment: 'ci', rows: 2, minute: 10 + i, seed: 20 + i }) };
+      }),
+    );
+    const results = await Promise.all(clones.map((c) => cliProcess(['publish', c.run, '--push', '--json'], c.dir, { timeoutMs: 200_000 })));
+    const ids: string[] = [];
+    for (const r of results) {
+      expect(r.code, `${r.stderr}\n${r.stdout}`).toBe(0);
+      const out = JSON.parse(r.stdout) as { run_id: string; push: { landed: boolean } };
+      expect(out.push.landed).toBe(true);
+      ids.push(out.run_id);
+    }
+    expect(new Set(ids).size).toBe(6);
+    // The remote's branch moved forward only, and holds every run.
+    const after = await git(bare, ['rev-parse', 'agentv/results/v1']);
+    expect(await git(bare, ['merge-base', '--is-ancestor', before, after]).then(() => true)).toBe(true);
+    const listed = await json<{ runs: { run_id: string }[] }>(['list', '--fetch'], writer);
+    expect(listed.runs.map((r) => r.run_id).sort()).toEqual([first, second, ...ids].sort());
+    // Each CI clone took the tip of the results branch, not its history: the writer's first publish is beyond its shallow boundary.
+    for (const c of clones) {
+      expect(await git(c.dir, ['rev-parse', '--is-shallow-repository'])).toBe('true');
+      const shallow = (await git(c.dir, ['rev-list', 'refs/remotes/origin/agentv/results/v1'])).split('\n');
+      expect(shallow.length).toBeLessThan(Number(await git(bare, ['rev-list', '--count', 'agentv/results/v1'])));
+    }
+  }, 240_000);
 });
