@@ -10,6 +10,7 @@
  */
 import { configGetMany, gcAuto, RemoteError, resolveRef, type GcConfig, type Ident } from '../../git/index.js';
 import { adoptTeamTips, teamTip } from '../repo/team-tip.js';
+import { remoteSeenAt } from '../repo/remote-seen.js';
 import { fetchBothBranches } from '../../sync/integrate.js';
 import { checkListing, DEFAULT_MAX_LISTING_BYTES, listingWarning } from '../layout/listing-budget.js';
 import { acquirePublishLock } from '../repo/publish-lock.js';
@@ -200,8 +201,8 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
 }
 
 /**
- * A publish that pushes from a clone that never saw the remote's results branch (a depth-1 CI
- * checkout has no remote-tracking ref of it) fetches it first, so the layout, the catalog and the
+ * A publish that pushes from a clone that never heard from the remote and has no results branch
+ * of its own (a depth-1 CI checkout has no remote-tracking ref of it) fetches it first, so the layout, the catalog and the
  * run's rows are decided on the tip the push goes onto, not on an empty branch. Offline is fine:
  * the push then reports it.
  */
@@ -209,7 +210,7 @@ async function firstSightOfRemote(target: PublishTarget, opts: PublishOptions): 
   const wantPush = opts.push ?? (target.config.auto_push || (opts.requirePush ?? target.config.require_push));
   if (!wantPush || target.remote === null) return;
   const known = await teamTip(target);
-  if (known.remote !== null) return;
+  if (known.remote !== null || known.local !== null || (await remoteSeenAt(target.repo, target.remote)) !== null) return;
   try {
     await fetchBothBranches(target);
   } catch (err) {
