@@ -110,6 +110,9 @@ describe('over git daemon (denyNonFastForwards)', () => {
     const a = await makeClone(url, 'a');
     const b = await makeClone(url, 'b');
     const before = [await snapshotCheckout(a), await snapshotCheckout(b)];
+    // B has heard from the remote (empty then): its publish does not fetch first (a clone that never
+    // did fetches the team's tip before deciding, fresh-clone.test.ts), so the two diverge.
+    await sync({ cwd: b });
 
     const ra = await publishRun(a, { experiment: 'alpha' });
     expect(ra.push).toMatchObject({ landed: true, classification: 'ok', attempts: 1 });

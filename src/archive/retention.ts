@@ -22,6 +22,7 @@ import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archivedRunPaths, arc
 import type { ResultsConfig } from '../results-branch/repo/config.js';
 import { acquirePublishLock, type HeldLock } from '../results-branch/repo/publish-lock.js';
 import { trackingRef } from '../results-branch/repo/tracking-refs.js';
+import { teamTip, writeBaseTips } from '../results-branch/repo/team-tip.js';
 import { overlayDirOf } from '../results-branch/layout/branch-layout.js';
 import {
   describePolicy,
@@ -159,7 +160,7 @@ async function monthTips(target: PublishTarget, months: string[]): Promise<Map<s
 
 /** The archive months of the runs that the age and count rules no longer keep (what `expire` may touch). */
 export async function monthsPastTheRules(target: PublishTarget, policy: RetentionPolicyRecord, now: Date): Promise<string[]> {
-  const tip = (await readRefs(target.repo, [target.resultsRef])).get(target.resultsRef);
+  const tip = (await teamTip(target)).tip;
   if (!tip) return [];
   const runs = pastTheRules(await branchRuns(target.repo, tip, await readTipCatalogs(target.repo, tip)), policy, now);
   return [...new Set(runs.map((r) => r.archived).filter((m): m is string => m !== null))].sort();
@@ -197,9 +198,8 @@ async function expireWithLock(
 ): Promise<RetentionResult> {
   const { repo, resultsRef, artifactsRef } = target;
   const result: RetentionResult = { dryRun: !!opts.dryRun, policy, expired: [], keptByTag: [], skipped: [], kept: 0, id: null, refs: [] };
-  const tips = await readRefs(repo, [resultsRef, artifactsRef]);
-  const resultsTip = tips.get(resultsRef) ?? null;
-  const artifactsTip = tips.get(artifactsRef) ?? null;
+  // The team's tips (results-branch/repo/team-tip.ts): a fresh clone's dry run sees the runs its real run removes.
+  const { results: resultsTip, artifacts: artifactsTip } = await writeBaseTips(target, { dryRun: opts.dryRun, beforeRefUpdate: () => lock?.assertHeld() });
   if (!resultsTip) return result;
 
   const read = await readTipCatalogs(repo, resultsTip);

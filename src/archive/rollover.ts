@@ -18,6 +18,7 @@
  * file and a new root directory, so the two commits touch different paths and merge cleanly.
  */
 import { readRefs, updateRefs, writeCommit, type FileChange, type Ident } from '../git/index.js';
+import { writeBaseTips } from '../results-branch/repo/team-tip.js';
 import { catalogPathFor } from '../results-branch/layout/branch-layout.js';
 import { foreignCatalogChanges, foreignCatalogPath } from '../results-branch/layout/foreign-catalog.js';
 import { readTipCatalogs, runDirTrees, runsOnTip, type CatalogLine, type TipRun } from './tip-runs.js';
@@ -103,9 +104,8 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   const keepRuns = opts.keepRuns ?? target.config.archive?.keep_runs ?? DEFAULT_KEEP_RUNS;
   const maxListing = opts.maxListingBytes ?? target.config.archive?.max_listing_bytes ?? DEFAULT_MAX_LISTING_BYTES;
   const { repo, resultsRef, artifactsRef } = target;
-  const tips = await readRefs(repo, [resultsRef, artifactsRef]);
-  const resultsTip = tips.get(resultsRef) ?? null;
-  const artifactsTip = tips.get(artifactsRef) ?? null;
+  // The team's tips (results-branch/repo/team-tip.ts): a fresh clone's dry run sees the runs its real run moves.
+  const { results: resultsTip, artifacts: artifactsTip } = await writeBaseTips(target, { dryRun: opts.dryRun });
   if (!resultsTip) return { dryRun: !!opts.dryRun, archived: [], live: 0, listing: { before: 0, after: 0, max: maxListing }, catalogued: 0, refs: [] };
 
   const { catalogs, foreign } = await readTipCatalogs(repo, resultsTip);

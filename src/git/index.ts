@@ -39,7 +39,7 @@ export { classifyRemoteFailure, remoteRefLock } from './classify.js';
 export { classifyPush, parsePushPorcelain, push } from './push.js';
 export type { PushClassification, PushOptions, PushRefResult, PushRefStatus, PushResult, PushUpdate } from './push.js';
 export { fetchRefs, lsRemote } from './remote.js';
-export type { FetchRefspec, FetchResult, NetworkOptions } from './remote.js';
+export type { FetchOptions, FetchRefspec, FetchResult, NetworkOptions } from './remote.js';
 export { mergeTree, parseMergeTreeOutput } from './merge-tree.js';
 export { aheadBehind, findDescendantByMessage, rootCommits } from './rev-list.js';
 export type { AheadBehind } from './rev-list.js';

@@ -16,6 +16,20 @@ export interface FetchResult {
   fetched: FetchRefspec[];
   /** Refspecs whose source is not on the remote; their destination was left as it was. */
   missing: FetchRefspec[];
+  /**
+   * A `depth` was asked for and the server could not serve a shallow fetch: the fetch was done in
+   * full instead (say so once).
+   */
+  fullFallback?: boolean;
+}
+
+export interface FetchOptions extends NetworkOptions {
+  /**
+   * Fetch only the newest `depth` commits of each source (a shallow fetch: the repository records
+   * the boundary in .git/shallow, and a later fetch of the branch brings only what is new). A
+   * server that refuses it gets a full fetch.
+   */
+  depth?: number;
 }
 
 export interface NetworkOptions {
@@ -39,14 +53,19 @@ function parseFetchRefspec(remote: string, spec: string): FetchRefspec {
  * remote even if the remote was rewritten by someone else; nothing of the user's is overwritten and
  * pushes still never force. A source missing on the remote is reported in `missing`, not thrown.
  */
-export async function fetchRefs(repo: Repo, remote: string, refspecs: string[], opts: NetworkOptions = {}): Promise<FetchResult> {
+export async function fetchRefs(repo: Repo, remote: string, refspecs: string[], opts: FetchOptions = {}): Promise<FetchResult> {
   assertNotOption(remote, 'remote');
+  if (opts.depth !== undefined && !(Number.isInteger(opts.depth) && opts.depth > 0))
+    throw new GitArgumentError(`fetch depth must be a whole number > 0, got ${opts.depth}`);
   let pending = refspecs.map((s) => parseFetchRefspec(remote, s));
   const missing: FetchRefspec[] = [];
-  // Each failed round removes at least one refspec, so this runs at most refspecs.length + 1 times.
+  let depth = opts.depth;
+  let fullFallback = false;
+  // Each failed round removes at least one refspec or the depth, so this runs at most refspecs.length + 2 times.
   while (pending.length > 0) {
     const args = [
       'fetch',
+      ...(depth !== undefined ? [`--depth=${depth}`] : []),
       '--quiet',
       '--no-tags',
       '--no-prune',
@@ -61,10 +80,19 @@ export async function fetchRefs(repo: Repo, remote: string, refspecs: string[], 
       ...pending.map((p) => `${p.force ? '+' : ''}${p.src}:${p.dst}`),
     ];
     const r = await runNetwork(repo, args, opts, [0, 128]);
-    if (r.code === 0) return { fetched: pending, missing };
+    if (r.code === 0) return { fetched: pending, missing, ...(fullFallback ? { fullFallback } : {}) };
     const gone = /couldn't find remote ref (\S+)/.exec(r.stderr)?.[1];
     const miss = pending.filter((p) => p.src === gone);
-    if (miss.length === 0) throw new RemoteError(['git', ...args], r.code, r.stderr, classifyRemoteFailure(r.stderr));
+    if (miss.length === 0) {
+      const kind = classifyRemoteFailure(r.stderr);
+      // A server (or transport: dumb HTTP) that cannot serve a shallow fetch still serves a full one.
+      if (depth !== undefined && kind !== 'unreachable' && kind !== 'auth') {
+        depth = undefined;
+        fullFallback = true;
+        continue;
+      }
+      throw new RemoteError(['git', ...args], r.code, r.stderr, kind);
+    }
     missing.push(...miss);
     pending = pending.filter((p) => p.src !== gone);
   }

@@ -12,7 +12,7 @@
  * that tags changed, and `expectRevision` turns it into an optimistic-concurrency check.
  */
 import { userInfo } from 'node:os';
-import { configGet, readBlobs, resolveRef, updateRefs, writeCommit, type FileChange } from '../git/index.js';
+import { configGet, readBlobs, updateRefs, writeCommit, type FileChange } from '../git/index.js';
 import {
   computeFeedbackRevision,
   computeTagRevision,
@@ -36,6 +36,7 @@ import {
 import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from '../sync/push-branches.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
+import { adoptTeamTips, teamTip } from '../results-branch/repo/team-tip.js';
 import { AgentvResultsError } from '../util/errors.js';
 import type { TagsDocument } from '../model/artifacts.js';
 
@@ -126,7 +127,8 @@ async function editOverlay<D>(
   let commit: string | null = null;
   let document: D;
   try {
-    const tip = await resolveRef(target.repo, target.resultsRef);
+    // Edit the tip the push goes onto: a fresh clone's remote-tracking branch, not nothing.
+    const tip = (await adoptTeamTips(target, () => lock.assertHeld())).results;
     if (tip === null)
       throw new OverlayInputError(`nothing is published in ${target.repo.workTree ?? target.repo.gitDir} yet (branch ${target.config.branch} does not exist)`, {
         notFound: true,
@@ -242,9 +244,7 @@ export async function editTags(opts: TagOptions): Promise<OverlayResult<TagsDoc>
 
 /** The tags of a run as the results branch has them (no network, no lock). */
 export async function readTags(opts: TargetOptions & { runId: string }): Promise<TagsDoc> {
-  const target = await resolveTarget(opts);
-  const spec = `${target.resultsRef}:${await overlayDirOn(target, opts.runId)}/tags.json`;
-  return tagsOf((await readBlobs(target.repo, [spec])).get(spec)?.toString('utf8') ?? null);
+  return tagsOf(await readOverlayText(await resolveTarget(opts), opts.runId, 'tags.json'));
 }
 
 export interface FeedbackOptions extends OverlayOptions {
@@ -333,17 +333,23 @@ export async function setFeedback(opts: FeedbackOptions): Promise<OverlayResult<
 export async function readFeedback(
   opts: TargetOptions & { runId: string; testId?: string },
 ): Promise<{ runId: string; notes: FeedbackNote[]; document: FeedbackDoc }> {
-  const target = await resolveTarget(opts);
-  const spec = `${target.resultsRef}:${await overlayDirOn(target, opts.runId)}/feedback.json`;
-  const document = feedbackOf((await readBlobs(target.repo, [spec])).get(spec)?.toString('utf8') ?? null);
+  const document = feedbackOf(await readOverlayText(await resolveTarget(opts), opts.runId, 'feedback.json'));
   return { runId: opts.runId, notes: feedbackNotes(document, opts.testId), document };
 }
 
-/** The overlay directory of a run on the results branch (AgentV 4.42's runs: under metadata/runs/). */
-async function overlayDirOn(target: PublishTarget, runId: string): Promise<string> {
-  const tip = await resolveRef(target.repo, target.resultsRef);
-  const loc = (tip ? await locateRun(target.repo, tip, runId) : null) ?? presumedRunLocation(runId);
-  return overlayDirOf(loc.path);
+/**
+ * An overlay file of a run as the team's branch has it (results-branch/repo/team-tip.ts: the newer
+ * of the local branch and the remote-tracking ref; when they diverged, the first that holds the
+ * run). Its directory: AgentV 4.42's runs keep theirs under metadata/runs/.
+ */
+async function readOverlayText(target: PublishTarget, runId: string, file: 'tags.json' | 'feedback.json'): Promise<string | null> {
+  for (const tip of (await teamTip(target)).tips) {
+    const loc = await locateRun(target.repo, tip, runId);
+    if (loc === null) continue;
+    const spec = `${tip}:${overlayDirOf(loc.path)}/${file}`;
+    return (await readBlobs(target.repo, [spec])).get(spec)?.toString('utf8') ?? null;
+  }
+  return null;
 }
 
 async function defaultReviewer(opts: TargetOptions): Promise<string> {

@@ -15,6 +15,7 @@ import { mergeCommits, type PathConflict, type PathResolver } from './merge-comm
 import type { PublishTarget } from '../results-branch/repo/target.js';
 import { trackingRef } from '../results-branch/repo/tracking-refs.js';
 import { noteRemoteSeen } from '../results-branch/repo/remote-seen.js';
+import { firstFetchDepth } from '../results-branch/repo/team-tip.js';
 
 export interface BranchTips {
   results: string | null;
@@ -47,7 +48,7 @@ export async function fetchBranches(
     target.repo,
     remote,
     refs.map((r) => `+${r}:${trackingRef(remote, r)}`),
-    { timeoutMs: opts.timeoutMs ?? 120_000 },
+    { timeoutMs: opts.timeoutMs ?? 120_000, depth: opts.extra?.length ? undefined : await firstFetchDepth(target, refs) },
   );
   await noteRemoteSeen(target.repo, remote);
   const missing = new Set(result.missing.map((m) => m.src));
@@ -72,11 +73,13 @@ export interface FetchedBranches {
 export async function fetchBothBranches(target: PublishTarget, opts: NetworkOptions = {}): Promise<FetchedBranches> {
   const remote = target.remote!;
   const refs = [target.resultsRef, target.artifactsRef];
+  // A clone that never had our branches (a depth-1 CI checkout) fetches their tips, not their
+  // history: a publish or merge on top needs nothing older (team-tip.ts).
   const result = await fetchRefs(
     target.repo,
     remote,
     refs.map((r) => `+${r}:${trackingRef(remote, r)}`),
-    { timeoutMs: opts.timeoutMs ?? 120_000 },
+    { timeoutMs: opts.timeoutMs ?? 120_000, depth: await firstFetchDepth(target, refs) },
   );
   await noteRemoteSeen(target.repo, remote);
   const missing = new Set(result.missing.map((m) => m.src));

@@ -8,7 +8,10 @@
  * A push that does not land leaves the run committed locally and pending: `status` shows it and
  * the next publish or `sync` pushes it. With require_push a push that did not land is exit 3.
  */
-import { configGetMany, gcAuto, resolveRef, type GcConfig, type Ident } from '../../git/index.js';
+import { configGetMany, gcAuto, RemoteError, resolveRef, type GcConfig, type Ident } from '../../git/index.js';
+import { adoptTeamTips, teamTip } from '../repo/team-tip.js';
+import { remoteSeenAt } from '../repo/remote-seen.js';
+import { fetchBothBranches } from '../../sync/integrate.js';
 import { checkListing, DEFAULT_MAX_LISTING_BYTES, listingWarning } from '../layout/listing-budget.js';
 import { acquirePublishLock } from '../repo/publish-lock.js';
 import { repairInterrupted } from '../../git/ref-recovery.js';
@@ -122,6 +125,7 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   // One gate for every layout a publish writes (a 4.42 run too: our validate reads its layout).
   // Reads only the user's run: before the lock, so other publishers do not wait for it.
   if (!opts.allowInvalid) await refuseInvalidRun(opts.run, opts.cwd ?? process.cwd());
+  await firstSightOfRemote(target, opts);
   // The layout the team's AgentV reads; AgentV 4.42's is written beside this path (stable-publish.ts).
   const stable = await publishIfStableLayout(target, opts, settings);
   if (stable.result) return afterCommit(target, opts, stable.result, settings);
@@ -196,6 +200,24 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   return afterCommit(target, opts, result, settings);
 }
 
+/**
+ * A publish that pushes from a clone that never heard from the remote and has no results branch
+ * of its own (a depth-1 CI checkout has no remote-tracking ref of it) fetches it first, so the layout, the catalog and the
+ * run's rows are decided on the tip the push goes onto, not on an empty branch. Offline is fine:
+ * the push then reports it.
+ */
+async function firstSightOfRemote(target: PublishTarget, opts: PublishOptions): Promise<void> {
+  const wantPush = opts.push ?? (target.config.auto_push || (opts.requirePush ?? target.config.require_push));
+  if (!wantPush || target.remote === null) return;
+  const known = await teamTip(target);
+  if (known.remote !== null || known.local !== null || (await remoteSeenAt(target.repo, target.remote)) !== null) return;
+  try {
+    await fetchBothBranches(target);
+  } catch (err) {
+    if (!(err instanceof RemoteError)) throw err;
+  }
+}
+
 /** After the commit, outside the lock: gc, the push, the end of the run's WIP. */
 async function afterCommit(target: PublishTarget, opts: PublishOptions, result: PublishResult, settings: Promise<{ gc: GcConfig }>): Promise<PublishResult> {
   const { repo, config } = target;
@@ -255,7 +277,10 @@ async function publishIfStableLayout(
   try {
     await repairInterrupted(repo, [target.resultsRef, target.artifactsRef]);
     const source = await stableRunSource(opts.run, opts.cwd);
-    const layout = await chooseLayout(repo, [await resolveRef(repo, target.resultsRef)], config.layout, source ? 'stable' : undefined);
+    // Decide from the tip the push goes onto (results-branch/repo/team-tip.ts): on a fresh clone
+    // the remote-tracking branch, which the local one first catches up with.
+    await adoptTeamTips(target, () => lock.assertHeld());
+    const layout = await chooseLayout(repo, (await teamTip(target)).tips, config.layout, source ? 'stable' : undefined);
     if (layout.layout !== 'stable') return { layout, result: null };
     return { layout, result: await publishStable(target, opts, source, layout, (await settings).author, () => lock.assertHeld()) };
   } finally {

@@ -3,7 +3,8 @@
  * (refs/remotes/<remote>/<branch>), and the fetch that refreshes the mirror. Shared by `list`,
  * `status` and `pull`; nothing here moves a local branch.
  */
-import { deleteRef, fetchRefs, isAncestor, RemoteError, resolveRef } from '../../git/index.js';
+import { deleteRef, fetchRefs, RemoteError, resolveRef } from '../../git/index.js';
+import { firstFetchDepth, tipRelation, type TipRelation } from '../repo/team-tip.js';
 import { describeAge, noteRemoteSeen, remoteSeenAt } from '../repo/remote-seen.js';
 import { trackingRef } from '../repo/tracking-refs.js';
 import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, monthOf } from '../layout/archive-refs.js';
@@ -69,7 +70,12 @@ export async function fetchBranches(target: PublishTarget, branches: BranchRefs[
   const specs = branches.map((b) => `+${b.ref}:${b.tracking!}`);
   let result: Awaited<ReturnType<typeof fetchRefs>>;
   try {
-    result = await fetchRefs(target.repo, remote, specs, { timeoutMs: opts.timeoutMs ?? 60_000 });
+    // A clone that never had the branch fetches its tip, not its history (team-tip.ts).
+    const depth = await firstFetchDepth(
+      target,
+      branches.map((b) => b.ref),
+    );
+    result = await fetchRefs(target.repo, remote, specs, { timeoutMs: opts.timeoutMs ?? 60_000, depth });
   } catch (err) {
     if (err instanceof RemoteError) throw new ReadError(describeFetchFailure(remote, err), 'git');
     throw err;
@@ -99,8 +105,7 @@ export function describeFetchFailure(remote: string, err: RemoteError): string {
   return `${why}${detail ? ` (${detail})` : ''}; what this machine already has is unchanged — run again without --fetch to use it`;
 }
 
-/** How the local branch and its remote-tracking ref relate. */
-export type TipRelation = 'same' | 'local-ahead' | 'remote-ahead' | 'diverged' | 'local-only' | 'remote-only' | 'none';
+export type { TipRelation } from '../repo/team-tip.js';
 
 /**
  * What a read of a branch reads (issue 24, fresh reads): the newest of the local branch and the
@@ -123,14 +128,9 @@ export interface ReadView {
   description: string;
 }
 
+/** How the tips relate: results-branch/repo/team-tip.ts, the one home of which tip a verb reads. */
 export async function relationOf(target: PublishTarget, tips: Tips): Promise<TipRelation> {
-  const { local, remote } = tips;
-  if (local === null) return remote === null ? 'none' : 'remote-only';
-  if (remote === null) return 'local-only';
-  if (local === remote) return 'same';
-  if (await isAncestor(target.repo, local, remote)) return 'remote-ahead';
-  if (await isAncestor(target.repo, remote, local)) return 'local-ahead';
-  return 'diverged';
+  return tipRelation(target, tips.local, tips.remote);
 }
 
 /** The view of `b` a read should use, after an optional fetch (`fetched`). */

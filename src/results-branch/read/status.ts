@@ -19,6 +19,7 @@ import { remoteSeenAt } from '../repo/remote-seen.js';
 import { checkListing, DEFAULT_MAX_LISTING_BYTES, listingWarning } from '../layout/listing-budget.js';
 import { branchRefs, branchTips, fetchBranches, type BranchKind, type BranchRefs } from './remote-view.js';
 import { chooseLayout, type LayoutChoice } from '../layout/layout-choice.js';
+import { teamTip } from '../repo/team-tip.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
 
 export type BranchState = 'in-sync' | 'ahead' | 'behind' | 'diverged' | 'local-only' | 'remote-only' | 'missing';
@@ -130,9 +131,11 @@ export async function statusWithSections(opts: StatusOptions = {}, sections: Sta
   const pending = target.remote !== null && branches.some((b) => b.state === 'ahead' || b.state === 'diverged' || b.state === 'local-only');
   const url = target.remote ? await remoteUrl(target.repo, target.remote) : null;
   const results = branches.find((b) => b.kind === 'results')!;
-  const layout = await chooseLayout(target.repo, [results.local ?? null, results.remote ?? null], target.config.layout);
+  // The team's tip (results-branch/repo/team-tip.ts): what the next publish decides from.
+  const team = await teamTip(target);
+  const layout = await chooseLayout(target.repo, team.tips, target.config.layout);
   const seen = target.remote ? await remoteSeenAt(target.repo, target.remote) : null;
-  const liveTip = results.state === 'behind' || results.state === 'remote-only' ? results.remote : results.local;
+  const liveTip = team.tip;
   const max = target.config.archive?.max_listing_bytes ?? DEFAULT_MAX_LISTING_BYTES;
   let listing: CoreStatusReport['listing'] = null;
   if (liveTip && max > 0) {
