@@ -154,7 +154,7 @@ describe('the packed tarball', () => {
     expect(statSync(bin()).isFile()).toBe(true);
   });
 
-  it("the README's library example compiles in a consumer with skipLibCheck off and only the package's declared dependencies", async () => {
+  it("the README's library example compiles in a consumer with skipLibCheck off, with the package and the @types/node a TypeScript consumer brings", async () => {
     // The README's library example, as a user would paste it, plus the two subpath entries.
     const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
     const example = /## Library\n[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];

@@ -78,6 +78,7 @@ export function renderCompare(route: Route): Promise<void> {
       const what = c.match === 'test+target' ? '(test, target) pair(s)' : 'test(s)';
       if (c.order?.swapped) warnings.unshift('the older run is the baseline (the runs were given newest first)');
       for (const w of warnings) warn.appendChild(el('li', null, w));
+      let lines = warnings.length;
       // What is only on one side is named, not just counted.
       for (const [side, list] of [
         ['baseline', bOnly],
@@ -92,9 +93,9 @@ export function renderCompare(route: Route): Promise<void> {
         });
         if (list.length > ONLY_SHOWN) li.appendChild(el('span', 'muted', ` and ${list.length - ONLY_SHOWN} more`));
         warn.appendChild(li);
-        warnings.push(side);
+        lines++;
       }
-      warn.hidden = warnings.length === 0;
+      warn.hidden = lines === 0;
       last = c;
       renderRows(c, page, at({ ...sides }, target));
       flash('compare-msg', c.regression ? 'regression: the candidate scores lower than the baseline' : '', Boolean(c.regression));
