@@ -185,3 +185,58 @@ export async function rootEntries(repo, treeish) {
 }
 
 export const ARCHIVE_PREFIXES = { results: RESULTS_ARCHIVE, artifacts: ARTIFACTS_ARCHIVE };
+
+/**
+ * Seeds `count` runs at the root of the live results branch (`perDay` a day from 2026-01-01), each a
+ * graft of the template run's tree, with their catalog rows: a branch of that many runs as publish
+ * leaves it, before any archive policy. The root is written by `git mktree` (fast-import's linear
+ * insertion would take minutes at 100,000 entries), the catalog files by one fast-import.
+ */
+export async function seedLiveRuns(repo, template, { count, perDay = 250, experiment = 'seed' }) {
+  const r = await git.openRepo(repo);
+  const genesis = await rootCommit(r);
+  const trees = await templateTrees(r, template);
+  const catalogs = new Map();
+  const dirs = [];
+  for (let i = 0; i < count; i++) {
+    const iso = new Date(Date.UTC(2026, 0, 1 + Math.floor(i / perDay), 0, 0) + (i % perDay) * 1000).toISOString();
+    const slug = iso.replace(/:/g, '-').replace('.', '-');
+    const path = `${experiment}--${slug}`;
+    dirs.push(path);
+    const line = {
+      run_id: `${experiment}/${slug}`,
+      experiment,
+      timestamp: iso,
+      path,
+      targets: ['model-a', 'model-b'],
+      total: 2,
+      passed: 1,
+      failed: 1,
+      pass_rate: 0.5,
+    };
+    const day = iso.slice(0, 10);
+    catalogs.set(day, `${catalogs.get(day) ?? ''}${JSON.stringify(line)}\n`);
+  }
+  const pieces = [
+    `commit refs/bench/catalog\n${COMMITTER}\ndata 7\ncatalog\n`,
+    `M 100644 inline .gitattributes\ndata ${Buffer.byteLength(RESULTS_GITATTRIBUTES)}\n${RESULTS_GITATTRIBUTES}\n`,
+  ];
+  for (const [day, text] of catalogs) pieces.push(`M 100644 inline ".indexes/agentv-results.${day}.jsonl"\ndata ${Buffer.byteLength(text)}\n${text}\n`);
+  await fastImport(r, pieces);
+  const rev = async (p) => (await git.runGit(['rev-parse', p], { gitDir: r.gitDir })).stdout.toString().trim();
+  const mktree = async (lines) => (await git.runGit(['mktree'], { gitDir: r.gitDir, input: Buffer.from(lines.join('')) })).stdout.toString().trim();
+  const env = { GIT_COMMITTER_DATE: '1767225600 +0000', GIT_AUTHOR_DATE: '1767225600 +0000' };
+  const commitRef = async (ref, root) => {
+    const commit = (await git.runGit(['commit-tree', root, '-p', genesis, '-m', 'seed'], { gitDir: r.gitDir, env })).stdout.toString().trim();
+    await git.runGit(['update-ref', ref, commit], { gitDir: r.gitDir });
+  };
+  const results = await mktree([
+    `100644 blob ${await rev('refs/bench/catalog:.gitattributes')}\t.gitattributes\n`,
+    `040000 tree ${await rev('refs/bench/catalog:.indexes')}\t.indexes\n`,
+    ...dirs.map((d) => `040000 tree ${trees.light}\t${d}\n`),
+  ]);
+  await commitRef(RESULTS_REF, results);
+  if (trees.heavy) await commitRef(ARTIFACTS_REF, await mktree(dirs.map((d) => `040000 tree ${trees.heavy}\t${d}\n`)));
+  for (const ref of ['refs/bench/catalog', 'refs/bench/template']) await git.runGit(['update-ref', '-d', ref], { gitDir: r.gitDir });
+  return { results: await git.resolveRef(r, RESULTS_REF), catalogDays: catalogs.size };
+}

@@ -15,11 +15,11 @@
  *
  * Medians of BENCH_RUNS fresh browser contexts (default 5) after one warm-up.
  */
-import { createServer as createHttpServer } from 'node:http';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { firstContentfulPaint, fmtMs, fmtRatio, median, ROOT } from './lib.mjs';
+import { blankServer, paint as paintMedian } from './dashboard-paint.mjs';
+import { fmtMs, fmtRatio, median, ROOT } from './lib.mjs';
 import { exportRun, freshRepo, isolateGitEnv, makeWorkspace, publish, seedRuns } from './publish-lib.mjs';
 import { seedArchivedState } from './archive-lib.mjs';
 import { rng, syntheticRow } from './synthetic.mjs';
@@ -34,35 +34,8 @@ async function withConfig(dir) {
   return dir;
 }
 
-/** First contentful paint (and, with `selector`, ms from navigation until it is in the DOM), median of RUNS after one warm-up. */
-async function paint(browser, url, selector) {
-  const fcp = [];
-  const ready = [];
-  for (let i = 0; i < RUNS + 1; i++) {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const t0 = performance.now();
-    await page.goto(url, { waitUntil: 'commit' });
-    if (selector) await page.locator(selector).first().waitFor({ state: 'attached', timeout: 120_000 });
-    else await page.waitForLoadState('load');
-    const readyMs = performance.now() - t0;
-    const p = await page.evaluate(firstContentfulPaint);
-    await context.close();
-    if (i === 0) continue;
-    fcp.push(p);
-    ready.push(readyMs);
-  }
-  return { fcp: median(fcp), ready: median(ready) };
-}
-
-async function blankServer() {
-  const server = createHttpServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end('<!doctype html><html><head><title>blank</title></head><body><p>blank</p></body></html>');
-  });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${server.address().port}/`, close: () => new Promise((r) => server.close(r)) };
-}
+/** First contentful paint (and ready time), median of RUNS after one warm-up (bench/dashboard-paint.mjs). */
+const paint = (browser, url, selector) => paintMedian(browser, url, selector, RUNS);
 
 /** A run of one test whose transcript is about `bytes` (many assistant turns with tool calls). */
 async function bigTranscriptRun(parent, bytes) {

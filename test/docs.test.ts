@@ -8,7 +8,7 @@
  * - the README, CONTRIBUTING.md and docs/ name no internal document.
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -152,6 +152,27 @@ describe("the README's commands", () => {
     expect(readFileSync(join(project, 'report.html'), 'utf8')).toContain('<html');
     expect(readFileSync(env.GITHUB_STEP_SUMMARY!, 'utf8')).toContain('<!-- agentv-results:gate -->');
   }, 300_000);
+});
+
+describe("the README's library example", () => {
+  it('runs as written in a throwaway project with a bare remote, against the built package', async () => {
+    const example = /## Library\n[\s\S]*?```ts\n([\s\S]*?)```/.exec(README)?.[1];
+    expect(example).toContain("from 'agentv-results'");
+    const user = await makeUserRepoWithRemote();
+    copyFileSync(join(REPO_ROOT, 'examples', 'results', 'demo-agent.jsonl'), join(user.work, 'results.jsonl'));
+    // `agentv-results` resolves to this build, as an installed package would (test/package-install.test.ts installs the tarball).
+    mkdirSync(join(user.work, 'node_modules'), { recursive: true });
+    symlinkSync(REPO_ROOT, join(user.work, 'node_modules', 'agentv-results'), 'dir');
+    const { transform } = await import('esbuild');
+    const js = (await transform(example!, { loader: 'ts', format: 'esm', target: 'node20' })).code;
+    writeFileSync(join(user.work, 'example.mjs'), js);
+    const r = await exec(process.execPath, ['example.mjs'], { cwd: user.work, env: { ...process.env, ...gitEnvForTests(), NO_COLOR: '1' } });
+    expect(r.stdout).toContain('mean_delta');
+    expect(r.stdout).toContain('total: 16');
+    expect(r.stdout).toContain('matched: 4');
+    const remoteRuns = await git(user.work, ['ls-tree', '--name-only', 'origin/agentv/results/v1']);
+    expect(remoteRuns.split('\n')).toContain('2026-11-20T09-00-00-000Z');
+  }, 120_000);
 });
 
 describe('links and names', () => {

@@ -4,9 +4,9 @@
 // TypeScript consumer against the shipped types and run the installed binary: --help, export,
 // publish to a local bare remote, and serve on 127.0.0.1.
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { join, posix } from 'node:path';
+import { delimiter, join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startServing } from './helpers/cli.js';
@@ -32,11 +32,16 @@ async function npm(args: string[], cwd: string): Promise<{ stdout: string; stder
   return exec('npm', args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...USER_ENV, npm_config_update_notifier: 'false' } });
 }
 
-/** The consumer's lockfile: the tarball, and this project's locked runtime dependencies (not the dev ones). */
-function consumerLock(tarball: string): unknown {
-  const own = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+/**
+ * The consumer's lockfile: the tarball, and this project's locked runtime dependencies (not the dev
+ * ones); `extra` adds packages the consumer depends on itself, locked as this project locks them.
+ */
+function consumerLock(tarball: string, extra: Record<string, string> = {}): unknown {
+  const own = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean; dependencies?: Record<string, string> }>;
+  };
   const packages: Record<string, unknown> = {
-    '': { name: 'consumer', dependencies: { [pkg.name]: `file:${tarball}` } },
+    '': { name: 'consumer', dependencies: { [pkg.name]: `file:${tarball}`, ...extra } },
     [`node_modules/${pkg.name}`]: {
       version: pkg.version,
       resolved: `file:${tarball}`,
@@ -47,7 +52,40 @@ function consumerLock(tarball: string): unknown {
     },
   };
   for (const [path, entry] of Object.entries(own.packages)) if (path !== '' && !entry.dev) packages[path] = entry;
+  // The extras and what they depend on, as this project locked them (dev or not).
+  const todo = Object.keys(extra);
+  while (todo.length) {
+    const name = todo.pop()!;
+    const entry = own.packages[`node_modules/${name}`];
+    if (!entry || packages[`node_modules/${name}`]) continue;
+    const { dev: _dev, ...rest } = entry;
+    packages[`node_modules/${name}`] = rest;
+    todo.push(...Object.keys(entry.dependencies ?? {}));
+  }
   return { name: 'consumer', lockfileVersion: 3, requires: true, packages };
+}
+
+/** The bytes of every file under `dir`. */
+function du(dir: string): number {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) n += du(p);
+    else if (e.isFile()) n += statSync(p).size;
+  }
+  return n;
+}
+
+/** npm-installs the tarball (and `extra`) offline into a new directory; returns it and npm's output. */
+async function installConsumer(tarball: string, extra: Record<string, string> = {}): Promise<{ dir: string; log: string }> {
+  const dir = await makeTempDir('agentv-consumer');
+  await writeFile(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies: { [pkg.name]: `file:${tarball}`, ...extra } }),
+  );
+  await writeFile(join(dir, 'package-lock.json'), JSON.stringify(consumerLock(tarball, extra)));
+  const r = await npm(['ci', '--offline', '--no-audit', '--no-fund'], dir);
+  return { dir, log: r.stdout + r.stderr };
 }
 
 describe('the packed tarball', () => {
@@ -56,6 +94,7 @@ describe('the packed tarball', () => {
   let consumer = '';
   let installed = '';
   let installLog = '';
+  let tarball = '';
   const bin = () => join(consumer, 'node_modules', '.bin', Object.keys(pkg.bin)[0]!);
   const run = (args: string[], cwd: string) =>
     exec(bin(), args, { cwd, env: { ...process.env, ...gitEnvForTests(), NO_COLOR: '1' }, maxBuffer: 64 * 1024 * 1024 });
@@ -67,14 +106,8 @@ describe('the packed tarball', () => {
     const { stdout } = await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', out], REPO_ROOT);
     const [info] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
     packed = info.files.map((f) => f.path);
-    consumer = await makeTempDir('agentv-consumer');
-    await writeFile(
-      join(consumer, 'package.json'),
-      JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies: { [pkg.name]: `file:${join(out, info.filename)}` } }),
-    );
-    await writeFile(join(consumer, 'package-lock.json'), JSON.stringify(consumerLock(join(out, info.filename))));
-    const r = await npm(['ci', '--offline', '--no-audit', '--no-fund'], consumer);
-    installLog = r.stdout + r.stderr;
+    tarball = join(out, info.filename);
+    ({ dir: consumer, log: installLog } = await installConsumer(tarball));
     installed = join(consumer, 'node_modules', pkg.name);
   }, 180_000);
 
@@ -103,6 +136,17 @@ describe('the packed tarball', () => {
     expect(relative.filter((l) => !packed.includes(l) && !packed.some((f) => f.startsWith(`${l}/`)))).toEqual([]);
   });
 
+  it('is lean: the CLI once (the bundle, not tsc’s per-file output), the README’s example data, no S3 client or @types, at most 15 MB installed', () => {
+    expect(packed).toContain('dist/cli/main.js');
+    expect(packed.filter((f) => f.startsWith('dist/cli/chunks/')).length).toBeGreaterThan(3);
+    expect(packed.filter((f) => /^dist\/cli\/[^/]+$/.test(f))).toEqual(['dist/cli/main.js']);
+    expect(packed).toContain('examples/results/demo-agent.jsonl');
+    const modules = readdirSync(join(consumer, 'node_modules'));
+    for (const absent of ['@aws-sdk', '@smithy', '@types']) expect(modules, absent).not.toContain(absent);
+    const bytes = du(join(consumer, 'node_modules'));
+    expect(bytes).toBeLessThanOrEqual(15 * 1024 * 1024);
+  });
+
   it('installs offline without a warning and runs no install-time script', () => {
     expect(installLog).not.toMatch(/npm warn/i);
     const shipped = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
@@ -110,7 +154,7 @@ describe('the packed tarball', () => {
     expect(statSync(bin()).isFile()).toBe(true);
   });
 
-  it("the README's library example compiles in a consumer with skipLibCheck off and only the package's declared dependencies", async () => {
+  it("the README's library example compiles in a consumer with skipLibCheck off, with the package and the @types/node a TypeScript consumer brings", async () => {
     // The README's library example, as a user would paste it, plus the two subpath entries.
     const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
     const example = /## Library\n[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
@@ -132,18 +176,18 @@ describe('the packed tarball', () => {
         files: ['consumer.ts'],
       }),
     );
-    // Only what the tarball's dependencies brought: no @types/node the consumer added itself.
-    expect(readdirSync(join(consumer, 'node_modules', '@types'))).toEqual(
-      Object.keys(pkg.dependencies)
-        .filter((d) => d.startsWith('@types/'))
-        .map((d) => d.slice(7)),
-    );
+    // A TypeScript consumer brings its own @types/node (an optional peer of ours, in the range it names).
+    const peers = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies;
+    expect(Object.keys(peers).sort()).toEqual(['@aws-sdk/client-s3', '@types/node']);
+    const typed = await installConsumer(tarball, { '@types/node': '^20.19.0' });
+    for (const f of ['consumer.ts', 'tsconfig.json']) await writeFile(join(typed.dir, f), readFileSync(join(consumer, f)));
+    expect(readdirSync(join(typed.dir, 'node_modules', '@types'))).toEqual(['node']);
     const tsc = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const r = await exec(process.execPath, [tsc, '-p', consumer], { cwd: consumer }).catch((e: { stdout: string; code: number }) => e);
+    const r = await exec(process.execPath, [tsc, '-p', typed.dir], { cwd: typed.dir }).catch((e: { stdout: string; code: number }) => e);
     expect(r.stdout).toBe('');
   }, 120_000);
 
-  it('runs --help, export, publish to a bare remote and serve', async () => {
+  it('runs --help, the README’s first three commands on the example data it ships, serve, and refuses hybrid mode without the S3 client', async () => {
     const help = await run(['--help'], consumer);
     for (const c of ['export', 'publish', 'serve', 'list']) expect(help.stdout).toContain(`  ${c} `);
 
@@ -151,14 +195,42 @@ describe('the packed tarball', () => {
     const project = await initRepo();
     await git(project, ['commit', '-q', '--allow-empty', '-m', 'init']);
     await git(project, ['remote', 'add', 'origin', remote]);
-    const exported = await run(['export', join(REPO_ROOT, 'examples/results/demo-agent.jsonl'), '--json'], project);
-    const { out } = JSON.parse(exported.stdout) as { out: string };
-    expect(existsSync(join(out, 'index.jsonl'))).toBe(true);
-
-    const published = await run(['publish', out, '--push', '--require-push', '--json'], project);
-    expect((JSON.parse(published.stdout) as { push: { landed: boolean } }).push.landed).toBe(true);
+    // The README's first three commands, as written, on the example data the package ships.
+    copyFileSync(join(installed, 'examples', 'results', 'demo-agent.jsonl'), join(project, 'results.jsonl'));
+    const readme = readFileSync(join(installed, 'README.md'), 'utf8');
+    const first = /## The first three commands\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const commands = first.split('\n').filter((l) => l.trim());
+    expect(commands.map((c) => c.split(/\s+/)[1])).toEqual(['export', 'publish', 'list']);
+    const path = `${join(consumer, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}`;
+    const outputs: string[] = [];
+    for (const cmd of commands) {
+      const r = await exec('bash', ['-c', cmd], { cwd: project, env: { ...process.env, ...gitEnvForTests(), PATH: path, NO_COLOR: '1' } });
+      outputs.push(r.stdout);
+    }
+    expect(existsSync(join(project, '.agentv', 'results', '2026-11-20T09-00-00-000Z', 'index.jsonl'))).toBe(true);
+    expect(outputs[2]).toContain('2026-11-20T09-00-00-000Z');
     const heads = await git(remote, ['for-each-ref', '--format=%(refname)']);
     expect(heads.split('\n')).toEqual(expect.arrayContaining(['refs/heads/agentv/results/v1', 'refs/heads/agentv/artifacts/v1']));
+
+    // Hybrid mode without the S3 client installed: one clear instruction, and nothing published.
+    const hybrid = await initRepo();
+    await git(hybrid, ['commit', '-q', '--allow-empty', '-m', 'init']);
+    const ws = await run(['export', join(project, 'results.jsonl'), '--json'], hybrid);
+    const { out } = JSON.parse(ws.stdout) as { out: string };
+    const s3env = {
+      AGENTV_RESULTS_STORAGE_MODE: 'hybrid',
+      AGENTV_RESULTS_S3_BUCKET: 'bucket',
+      AGENTV_RESULTS_S3_ENDPOINT: 'http://127.0.0.1:9',
+      AGENTV_RESULTS_S3_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'id',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+    };
+    const refused = await exec(bin(), ['publish', out], { cwd: hybrid, env: { ...process.env, ...gitEnvForTests(), ...s3env, NO_COLOR: '1' } }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect('code' in refused ? refused.code : 0).toBe(3);
+    expect(refused.stderr).toContain('npm i @aws-sdk/client-s3@~3.1175.0');
+    expect(await git(hybrid, ['for-each-ref', 'refs/heads/agentv'])).toBe('');
 
     const server = await startServing([bin(), 'serve', '--port', '0', '--host', '127.0.0.1', '--read-only'], {
       cwd: project,

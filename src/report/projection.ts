@@ -116,7 +116,7 @@ function toolCountsOf(grading: Json | null): Record<string, number> {
   return counts;
 }
 
-async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions & { messagesFrom?: number }) {
+async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions & { messagesFrom?: number; answerInline?: boolean }) {
   const [grading, transcript, answerText, diffText, result] = await Promise.all([
     readSidecarJson<Json>(run, row, 'grading'),
     readSidecarJson<Json>(run, row, 'transcript'),
@@ -138,7 +138,12 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
   const graders = graderSource.map((g) => graderOf(g, budget, 0)).filter((g): g is ReportGrader => g !== null);
   const last = rawMessages[rawMessages.length - 1];
   const answerInTranscript = answerText !== null && isObject(last) && last.role === 'assistant' && last.content === answerText;
-  const answer = answerText !== null && !answerInTranscript ? budget.clip(answerText) : null;
+  // The report shows an answer that is the transcript's last message once (inside the transcript);
+  // a drill-down of one test (answerInline) shows it on its own too, from the transcript when no
+  // answer file was written.
+  const lastAssistant = [...rawMessages].reverse().find((m) => isObject(m) && m.role === 'assistant' && typeof m.content === 'string' && m.content !== '');
+  const inline = opts.answerInline ? (answerText ?? (isObject(lastAssistant) ? (lastAssistant.content as string) : null)) : null;
+  const answer = inline !== null ? budget.clip(inline) : answerText !== null && !answerInTranscript ? budget.clip(answerText) : null;
   const diff = budget.clipOrNull(diffText);
   const { messages, omitted, next } = messagesOf(rawMessages, budget, opts.messagesFrom);
   const workspaceChanges = gradingExtra(gradingDoc, 'workspace_changes');
@@ -172,12 +177,14 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
 /**
  * One row's detail (assertions, graders, transcript, answer, diff), clipped like the report's: the
  * Dashboard's drill-down. The transcript is paged: `messagesFrom` is the index of its first message,
- * `nextMessage` the index the next page starts at (null when every message is shown).
+ * `nextMessage` the index the next page starts at (null when every message is shown). With
+ * `answerInline`, `answer` holds the answer text even when it is also the transcript's last message
+ * (and the last assistant message when the test wrote no answer file).
  */
 export async function projectTest(
   run: LoadedRun,
   row: IndexRow,
-  opts: ProjectionOptions & { messagesFrom?: number } = {},
+  opts: ProjectionOptions & { messagesFrom?: number; answerInline?: boolean } = {},
 ): Promise<{ detail: ReportDetail; truncated: number; nextMessage: number | null; messageCount: number }> {
   const p = await projectRow(run, row, opts);
   return { detail: p.detail, truncated: p.truncated, nextMessage: p.nextMessage, messageCount: p.messageCount };

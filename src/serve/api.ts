@@ -117,7 +117,7 @@ async function testDetail(ctx: ApiContext, opts: TargetOptions, req: Request): P
   const payloads = await ctx.cache.payloads(opts, id, (r) => r.test_id === testId && (target === null || r.target === target), await ctx.runs.target(opts));
   const loaded = await ctx.cache.run(opts, id);
   const row = loaded.rows.find(pick) ?? first;
-  const { detail, truncated, nextMessage, messageCount } = await projectTest(loaded, row, { messagesFrom: from });
+  const { detail, truncated, nextMessage, messageCount } = await projectTest(loaded, row, { messagesFrom: from, answerInline: true });
   return {
     json: {
       run_id: id,

@@ -110,6 +110,8 @@ const BODY = `<main>
 <div class="panel"><table id="runs-table"><thead><tr><th></th><th>Run</th><th>Time</th><th>Experiment</th><th>Targets</th><th class="num">Passed</th><th class="num">Pass rate</th><th>Tags</th><th>Where</th></tr></thead><tbody id="runs-body"></tbody></table><p id="runs-empty" class="empty" hidden></p></div>
 <div class="pager"><button type="button" class="btn" id="runs-prev">‹ Prev</button> <span id="runs-count" class="muted"></span> <button type="button" class="btn" id="runs-next">Next ›</button> <button type="button" class="btn" id="compare-btn" disabled>Compare selected</button><span id="runs-msg" class="msg"></span></div>
 <section id="run-detail" hidden><h2 id="run-title"></h2><span id="run-msg" class="msg"></span>
+<div id="run-missing" class="panel empty" role="alert" hidden></div>
+<div id="run-body" hidden>
 <div id="run-stats" class="stats"></div>
 <p><a id="run-report" href="#" target="_blank" rel="noopener">Open the full report of this run</a></p>
 <div class="edit"><strong>Tags</strong> <span id="run-tags"></span> <input id="tag-input" placeholder="new tag" aria-label="New tag"> <button type="button" class="btn" id="tag-add">Add tag</button><span id="tag-msg" class="msg"></span></div>
@@ -119,6 +121,7 @@ const BODY = `<main>
 <div id="test-grading"></div><div id="test-answer" hidden></div><div id="test-transcript" hidden></div>
 </section>
 <div class="edit"><strong>Feedback</strong> <select id="fb-test" aria-label="Test"></select> <textarea id="fb-text" aria-label="Feedback"></textarea> <input id="fb-reviewer" placeholder="your name (reviewer)" aria-label="Reviewer"> <button type="button" class="btn" id="fb-save">Save feedback</button><span id="fb-msg" class="msg"></span></div>
+</div>
 </section>
 <section id="compare-view" hidden><h2>Compare <span id="compare-title"></span></h2>
 <div class="filters"><button type="button" class="btn" id="compare-swap">⇄ Swap baseline and candidate</button><label>Target<select id="compare-target" aria-label="Compare target"><option value="">all targets</option></select></label><span id="compare-msg" class="msg" role="status"></span></div>

@@ -8,6 +8,7 @@
  * filtering by tag reads every matching run's tags.
  */
 import { listRuns, type ListedRun, type ListResult } from '../results-branch/read/list.js';
+import { runWhereabouts } from '../results-branch/read/run-whereabouts.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { HttpError } from './http.js';
 
@@ -122,12 +123,32 @@ export class RunsData {
     };
   }
 
-  /** The listed run (404 when the catalog does not know it). */
+  /**
+   * The listed run. When the catalog does not know it: a 404 whose `run_state` says why, from the
+   * branch and the archive (runWhereabouts) — `archived` (with `archive_branch`), `expired` (with
+   * `expired_at` and `policy`) or `unknown` (a typo, or never published here).
+   */
   async find(opts: TargetOptions, runId: string): Promise<{ run: ListedRun; tips: ListResult['tips'] }> {
     const listed = await listRuns(opts);
     const run = listed.runs.find((r) => r.run_id === runId);
-    if (!run) throw new HttpError(404, `run ${runId} is not on ${listed.branch}`);
-    return { run, tips: listed.tips };
+    if (run) return { run, tips: listed.tips };
+    const where = await runWhereabouts({ ...opts, runId });
+    if (where.state === 'archived')
+      throw new HttpError(404, `run ${runId} was archived: it is on ${where.branch}, no longer on ${listed.branch}`, {
+        run_state: 'archived',
+        archive_branch: where.branch,
+      });
+    if (where.state === 'expired')
+      throw new HttpError(404, `run ${runId} was removed by retention on ${where.at} (${where.policy})`, {
+        run_state: 'expired',
+        expired_at: where.at,
+        policy: where.policy,
+      });
+    if (where.state === 'live')
+      throw new HttpError(404, `run ${runId} is on ${listed.branch} but not in its catalog (not a run this listing shows)`, { run_state: 'uncatalogued' });
+    throw new HttpError(404, `no run ${runId} on ${listed.branch}${where.state === 'unknown' && where.reason === 'not-a-run-id' ? ' (not a run id)' : ''}`, {
+      run_state: 'unknown',
+    });
   }
 
   get defaults(): TargetOptions {

@@ -156,9 +156,10 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
 
 /**
  * The run's tree entries on the local branch, else on the remote-tracking ref; at the branch root
- * first, then where the older layout put it (`runs/<experiment>/<day>/<timestamp>`).
+ * first, then where the older layout put it (`runs/<experiment>/<day>/<timestamp>`); then its
+ * month's archive branch; else why it is gone (RunExpiredError) or that no branch has it (ReadError).
  */
-async function findRunTree(
+export async function findRunTree(
   target: PublishTarget,
   results: BranchRefs,
   loc: RunLocation,

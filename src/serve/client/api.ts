@@ -8,6 +8,8 @@ export class ApiError extends Error {
   constructor(
     message: string,
     readonly status: number,
+    /** The error answer's other fields (a missing run's `run_state`, say). */
+    readonly body: Json = null,
   ) {
     super(message);
   }
@@ -36,7 +38,7 @@ export async function api(path: string, method = 'GET', body?: unknown): Promise
     throw new ApiError('the Dashboard server is not answering (stopped?)', 0);
   }
   const j = await r.json().catch(() => null);
-  if (!r.ok) throw new ApiError(j && typeof j.error === 'string' ? j.error : `HTTP ${r.status}`, r.status);
+  if (!r.ok) throw new ApiError(j && typeof j.error === 'string' ? j.error : `HTTP ${r.status}`, r.status, j);
   return j;
 }
 

@@ -12,6 +12,8 @@ let seq = 0;
 /** The comparison on screen (its pages render without asking again). */
 let last: Json = null;
 export const ROWS_PAGE = 200;
+/** How many of the tests (or pairs) only one side has are named in the warning. */
+const ONLY_SHOWN = 50;
 /** Targets seen per pair of runs (a filtered answer names only its own target). */
 const pairTargets = new Map<string, Set<string>>();
 
@@ -76,11 +78,26 @@ export function renderCompare(route: Route): Promise<void> {
       const bOnly = only.baseline_only_pairs ?? only.baseline_only ?? [];
       const cOnly = only.candidate_only_pairs ?? only.candidate_only ?? [];
       const what = c.match === 'test+target' ? '(test, target) pair(s)' : 'test(s)';
-      if (bOnly.length) warnings.push(`${bOnly.length} ${what} only in the baseline`);
-      if (cOnly.length) warnings.push(`${cOnly.length} ${what} only in the candidate`);
       if (c.order?.swapped) warnings.unshift('the older run is the baseline (the runs were given newest first)');
       for (const w of warnings) warn.appendChild(el('li', null, w));
-      warn.hidden = warnings.length === 0;
+      let lines = warnings.length;
+      // What is only on one side is named, not just counted.
+      for (const [side, list] of [
+        ['baseline', bOnly],
+        ['candidate', cOnly],
+      ] as const) {
+        if (!list.length) continue;
+        const li = el('li', null, `${list.length} ${what} only in the ${side}: `);
+        li.setAttribute('data-only', side);
+        list.slice(0, ONLY_SHOWN).forEach((x: Json, i: number) => {
+          if (i) li.appendChild(el('span', null, ', '));
+          li.appendChild(el('code', 'only-pair', typeof x === 'string' ? x : `${x.test_id} · ${x.target}`));
+        });
+        if (list.length > ONLY_SHOWN) li.appendChild(el('span', 'muted', ` and ${list.length - ONLY_SHOWN} more`));
+        warn.appendChild(li);
+        lines++;
+      }
+      warn.hidden = lines === 0;
       last = c;
       renderRows(c, page, at({ ...sides }, target));
       flash('compare-msg', c.regression ? 'regression: the candidate scores lower than the baseline' : '', Boolean(c.regression));

@@ -15,8 +15,12 @@ let runsSeq = 0;
 let runSeq = 0;
 let run: Json = null;
 let runKey = '';
+/** The key of the run whose figures are on screen ('' when none). */
+let shownKey = '';
 /** The listing's route query as last shown (its filters stay while a run is open). */
 let lastQuery = new URLSearchParams();
+/** The results branch the listing named (for the words of a missing run). */
+let runsBranch = '';
 
 /** The listing's query from the route: filters, offset. */
 function filtersOf(q: URLSearchParams): Record<string, string> {
@@ -51,6 +55,7 @@ function loadRuns(q: URLSearchParams): Promise<void> {
     .then((page: Json) => {
       // Filters change faster than answers come back: only the newest request may paint.
       if (seq !== runsSeq) return;
+      runsBranch = page.branch;
       fillSelect(byId<HTMLSelectElement>('f-experiment'), page.facets.experiments, f.experiment ?? '');
       fillSelect(byId<HTMLSelectElement>('f-target'), page.facets.targets, f.target ?? '');
       const body = byId('runs-body');
@@ -133,14 +138,71 @@ function compareSelected(): void {
 }
 
 // ── one run ──────────────────────────────────────────────────────────
-function showRun(id: string, q: URLSearchParams): Promise<void> {
+/** Forget the run on screen and empty everything it drew (figures, tags, tests, the open test). */
+function clearRun(): void {
+  run = null;
+  shownKey = '';
+  for (const id of ['run-stats', 'run-tags', 'tests-body', 'tests-pager', 'run-missing']) clear(byId(id));
+  byId('run-body').hidden = true;
+  byId('run-missing').hidden = true;
+  byId('run-report').setAttribute('href', '#');
+  hideTest();
+}
+
+/**
+ * The one rendering of "no such run": the id, and why, from the API's `run_state` (the server asked
+ * the branch and the archive) — nothing of a previous run, and no report link, tags or feedback.
+ */
+function showMissing(id: string, e: ApiError): void {
+  clearRun();
+  byId('run-title').textContent = id;
+  flash('run-msg', '');
+  const box = byId('run-missing');
+  const state = String(e.body?.run_state ?? (e.status === 404 ? 'unknown' : 'error'));
+  box.setAttribute('data-state', state);
+  const branch = runsBranch || 'the results branch';
+  if (state === 'archived') {
+    box.appendChild(el('strong', null, 'This run was archived. '));
+    box.appendChild(el('span', null, `Rollover moved it off ${branch} to ${e.body.archive_branch}; read it with `));
+    box.appendChild(el('code', null, `agentv-results pull ${id}`));
+    box.appendChild(el('span', null, '.'));
+  } else if (state === 'expired') {
+    box.appendChild(el('strong', null, `This run was removed by retention on ${e.body.expired_at} `));
+    box.appendChild(el('span', null, `(${e.body.policy}). Git history still holds it: `));
+    box.appendChild(el('code', null, `agentv-results pull ${id}`));
+    box.appendChild(el('span', null, ' names the commit to read it from.'));
+  } else if (state === 'error') {
+    box.appendChild(el('strong', null, 'This run could not be read. '));
+    box.appendChild(el('span', null, e.message));
+  } else {
+    box.appendChild(el('strong', null, `No run ${id} on ${branch}. `));
+    box.appendChild(el('span', null, 'Check the id: the list above shows every published run. '));
+  }
+  box.appendChild(link('Back to the runs', href('runs', withProject({})), 'btn'));
+  box.hidden = false;
+}
+
+/** The feedback form is about the test that is open (else the run's first test). */
+function followTest(test: string | null): void {
+  const sel = byId<HTMLSelectElement>('fb-test');
+  if (test !== null && [...sel.options].some((o) => o.value === test)) sel.value = test;
+}
+
+function showRun(id: string, q: URLSearchParams, test: string | null): Promise<void> {
   const sec = byId('run-detail');
   sec.hidden = false;
   const key = `${scope.project}\0${id}`;
   const page = Math.max(1, Number(q.get('page')) || 1);
   if (key === runKey && run) {
     renderTests(id, page);
+    followTest(test);
     return Promise.resolve();
+  }
+  if (key !== shownKey) {
+    // Another run: nothing of the previous one stays on screen while this one loads (or is missing).
+    // The title too: it names the run whose figures are shown (or the missing one), once answered.
+    clearRun();
+    byId('run-title').textContent = '';
   }
   runKey = key;
   flash('run-msg', 'loading…');
@@ -149,6 +211,7 @@ function showRun(id: string, q: URLSearchParams): Promise<void> {
     .then((r: Json) => {
       if (seq !== runSeq) return;
       run = r;
+      shownKey = key;
       byId('run-title').textContent = r.run.run_id;
       const s = r.summary ?? {};
       const stats = byId('run-stats');
@@ -164,13 +227,21 @@ function showRun(id: string, q: URLSearchParams): Promise<void> {
       renderTags();
       const sel = byId<HTMLSelectElement>('fb-test');
       fillSelect(sel, [...new Set<string>(r.tests.map((t: Json) => t.test_id))], sel.value, 0);
+      followTest(test);
       renderTests(id, page);
+      byId('run-body').hidden = false;
       flash('run-msg', '');
       painted('run');
     })
     .catch((e: Error) => {
-      runKey = '';
-      if (seq === runSeq) flash('run-msg', e instanceof ApiError && e.status === 404 ? `${e.message} — it may have been archived or expired` : e.message, true);
+      if (seq !== runSeq) return;
+      if (e instanceof ApiError && e.status === 404) {
+        showMissing(id, e);
+        painted('run');
+      } else {
+        runKey = '';
+        flash('run-msg', e.message, true);
+      }
     });
 }
 
@@ -272,7 +343,7 @@ export function renderRuns(route: Route): Promise<void> {
   const jobs: Promise<void>[] = [];
   if (!route.run) jobs.push(loadRuns(route.q));
   else if (!runsKey) jobs.push(loadRuns(new URLSearchParams()));
-  if (route.run) jobs.push(showRun(route.run, route.q));
+  if (route.run) jobs.push(showRun(route.run, route.q, route.test));
   else {
     byId('run-detail').hidden = true;
     runKey = '';
@@ -287,8 +358,7 @@ export function resetRuns(): void {
   selected.clear();
   runsKey = '';
   runKey = '';
-  hideTest();
-  run = null;
+  clearRun();
   updateCompareBtn();
 }
 

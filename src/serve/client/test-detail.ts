@@ -139,9 +139,10 @@ function renderTest(r: Json, path: string, qs: URLSearchParams, seq: number): vo
   }
   // Answer.
   const ans = byId('test-answer');
-  if (det.answer) ans.appendChild(clipped(det.answer));
-  else if (det.answer_in_transcript) ans.appendChild(el('p', 'muted', 'The answer is the last assistant message of the transcript.'));
-  else ans.appendChild(el('p', 'muted', 'No answer recorded for this test.'));
+  if (det.answer) {
+    ans.appendChild(clipped(det.answer));
+    if (det.answer_in_transcript) ans.appendChild(el('p', 'note', 'Also the last assistant message of the transcript.'));
+  } else ans.appendChild(el('p', 'muted', 'No answer recorded for this test.'));
   if (det.diff) {
     ans.appendChild(el('h4', null, 'File changes'));
     ans.appendChild(clipped(det.diff));

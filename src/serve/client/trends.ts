@@ -1,7 +1,7 @@
 /**
  * Trend charts: one row of four charts (pass rate, mean score, cost, duration) per series, dates on
  * the x axis (runs placed by time), three labelled ticks on the y axis, and a red mark only on the
- * points the API flags as regressions (the trend rule lives on the server, src/trend). Series are
+ * mean-score points the API flags as regressions (the trend rule lives on the server, src/trend). Series are
  * shown in the API's order (most recent first, then the longer ones) and split as the URL's `by`
  * asks (none: every target pooled, as `agentv trend`).
  */
@@ -17,10 +17,43 @@ const compactCost: Fmt = (v) => (v === 0 ? '$0' : Math.abs(v) >= 100 ? `$${Math.
 const compactDur: Fmt = (v) =>
   v === 0 ? '0' : v >= 60_000 ? `${(v / 60_000).toFixed(1)} min` : v >= 1000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`;
 const compactPct: Fmt = (v) => `${Math.round(v * 100)}%`;
-const compactScore: Fmt = (v) => v.toFixed(2);
+const compactScore: Fmt = (v) => (Math.abs(v * 10 - Math.round(v * 10)) < 1e-9 ? v.toFixed(1) : v.toFixed(2));
 
-/** The charts a regression mark belongs on: the trend rule judges scores, not cost or time. */
-const SCORED = new Set(['pass_rate', 'mean_score']);
+/**
+ * The chart a regression mark belongs on: the trend rule (src/trend/series.ts) judges a run's mean
+ * score, so its marks go on the mean-score line only — never on pass rate, cost or time, which may
+ * be flat where the score fell.
+ */
+const SCORED = new Set(['mean_score']);
+/** Metrics that are shares or scores: their axis never leaves 0..1. */
+const UNIT = new Set(['pass_rate', 'mean_score']);
+
+/**
+ * The y axis of a chart: a pass rate 0..1 always; a score zoomed to its values on steps of 0.1
+ * within 0..1 (a constant 0.917 draws on 0.8..1.0); cost and duration from 0 up to the largest
+ * value (a constant one in the middle of its axis).
+ */
+export function axisRange(metric: string, vals: number[]): [number, number] {
+  if (metric === 'pass_rate') return [0, 1];
+  if (!vals.length) return [0, 1];
+  const min = Math.min(...vals);
+  const max = Math.max(...vals);
+  if (UNIT.has(metric) && min >= 0 && max <= 1) {
+    const step = 0.1;
+    let lo = Math.max(0, Math.floor(min / step - 1e-9) * step);
+    let hi = Math.min(1, Math.ceil(max / step + 1e-9) * step);
+    if (hi - lo < 2 * step) {
+      if (hi >= 1) lo = Math.max(0, hi - 2 * step);
+      else hi = Math.min(1, lo + 2 * step);
+    }
+    lo = Math.round(lo * 10) / 10;
+    hi = Math.round(hi * 10) / 10;
+    return [lo, hi];
+  }
+  const lo = Math.min(min, 0);
+  if (max === lo) return [lo, lo === 0 ? 1 : lo + Math.abs(lo)];
+  return min === max ? [lo, max * 2] : [lo, max];
+}
 
 function chart(title: string, points: Json[], metric: string, fmt: (x: unknown) => string, tick: Fmt): HTMLElement {
   const W = 380;
@@ -34,13 +67,7 @@ function chart(title: string, points: Json[], metric: string, fmt: (x: unknown) 
   panel.setAttribute('data-metric', metric);
   panel.appendChild(el('h3', null, `${title}${vals.length ? ` — last ${fmt(vals[vals.length - 1])}` : ''}`));
   const s = svg('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'aria-label': title });
-  let lo = vals.length ? Math.min(...vals) : 0;
-  let hi = vals.length ? Math.max(...vals) : 1;
-  if (metric === 'pass_rate') {
-    lo = Math.min(lo, 0);
-    hi = Math.max(hi, 1);
-  } else if (lo >= 0 && metric !== 'mean_score') lo = 0;
-  if (hi === lo) hi = lo + (lo === 0 ? 1 : Math.abs(lo) * 0.1);
+  const [lo, hi] = axisRange(metric, vals);
   const times = points.map((p) => Date.parse(p.timestamp));
   const t0 = Math.min(...times);
   const t1 = Math.max(...times);
