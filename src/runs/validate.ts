@@ -16,6 +16,7 @@ import { loadRun, type LoadedRun } from './read/run-reader.js';
 import { recomputeSummary } from './summary.js';
 import { checkRow, checkSourceRows, type RowCheckContext } from './validate-rows.js';
 import { readRunFileSync } from '../util/run-files.js';
+import { runSafetyProblems } from '../util/run-safety.js';
 import { runManifestOf } from './export/source.js';
 import type { ValidationProblem } from './validate-types.js';
 
@@ -187,6 +188,13 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
   if (run.layout === 'agentv' && run.sourceDir !== null) {
     const manifest = await runManifestOf(run.sourceDir);
     if (manifest) checkSourceRows(run.sourceDir, await realpath(run.sourceDir), relative(run.sourceDir, manifest.file), problems, notes);
+  }
+  // The one safety check publish, report and show run (util/run-safety.ts): links, pipes and devices
+  // anywhere in the folder, result files pointing out of the run, unsafe run ids. What checkRow
+  // already said about a row is not repeated.
+  const said = new Set(problems.map((p) => `${p.file}:${p.line ?? ''}:${p.message}`));
+  for (const p of runSafetyProblems(dir, run.rows as unknown as Record<string, unknown>[], run.rowLines, { walkRoot: run.sourceDir ?? dir })) {
+    if (!said.has(`${p.file}:${p.line ?? ''}:${p.message}`)) problems.push(p);
   }
   checkUniqueness(run, problems);
   checkRunIdentity(run, problems);
