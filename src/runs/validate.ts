@@ -174,6 +174,14 @@ async function checkRunFiles(dir: string, rows: number, problems: ValidationProb
 }
 
 export async function validateRun(opts: ValidateOptions): Promise<ValidationReport> {
+  return (await validateRunParts(opts)).report;
+}
+
+/**
+ * validateRun, and which of its problems the run-safety check found (util/run-safety.ts): publish
+ * refuses those whatever the flags, the others unless --allow-invalid (results-branch/publish/validate-gate.ts).
+ */
+export async function validateRunParts(opts: ValidateOptions): Promise<{ report: ValidationReport; unsafe: ValidationProblem[] }> {
   const run = await loadRun(opts.run, { cwd: opts.cwd });
   const dir = run.dir!;
   const problems: ValidationProblem[] = run.issues.map((p) => ({ ...p }));
@@ -193,14 +201,15 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
   // anywhere in the folder, result files pointing out of the run, unsafe run ids. What checkRow
   // already said about a row is not repeated.
   const said = new Set(problems.map((p) => `${p.file}:${p.line ?? ''}:${p.message}`));
-  for (const p of runSafetyProblems(dir, run.rows as unknown as Record<string, unknown>[], run.rowLines, { walkRoot: run.sourceDir ?? dir })) {
+  const unsafe = runSafetyProblems(dir, run.rows as unknown as Record<string, unknown>[], run.rowLines, { walkRoot: run.sourceDir ?? dir });
+  for (const p of unsafe) {
     if (!said.has(`${p.file}:${p.line ?? ''}:${p.message}`)) problems.push(p);
   }
   checkUniqueness(run, problems);
   checkRunIdentity(run, problems);
   checkSummary(run, run.rows, problems, notes);
   await checkRunFiles(dir, run.rows.length, problems, notes);
-  return {
+  const report: ValidationReport = {
     valid: problems.length === 0,
     dir: run.sourceDir ?? dir,
     layout: run.layout,
@@ -209,6 +218,7 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
     problems: sortProblems(problems),
     notes: sortProblems(notes),
   };
+  return { report, unsafe };
 }
 
 /** index.jsonl first in line order, then other files by name: stable output for humans and diffs. */

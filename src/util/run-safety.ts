@@ -71,7 +71,11 @@ function entryMessage(root: string, realRoot: string, e: { path: string; what: s
   const tail = '— only regular files are read or published; replace it by the file itself or remove it';
   if (e.what !== 'a symbolic link') return `is ${e.what} ${tail}`;
   const at: RunPathCheck = checkRunPathSync(root, e.path, realRoot);
-  if (at.kind === 'bad') return `${at.message.startsWith(`${e.path} `) ? at.message.slice(e.path.length + 1) : at.message} ${tail}`;
+  if (at.kind === 'bad') {
+    const out = /\(symbolic link to (.*)\)$/.exec(at.message);
+    if (out) return `is a symbolic link leading out of the run (to ${out[1]}) ${tail}`;
+    return `${at.message.startsWith(`${e.path} `) ? at.message.slice(e.path.length + 1) : at.message} ${tail}`;
+  }
   return `is a symbolic link${at.kind === 'ok' && at.isDir ? ' to a directory' : ''} ${tail}`;
 }
 
