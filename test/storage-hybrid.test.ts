@@ -210,7 +210,8 @@ describe('hybrid: failures leave no pointer to a missing object', () => {
     const before = await tip(user.work, RESULTS_REF);
     s3.goAway((req) => req.method === 'PUT' && /partNumber=2/.test(req.url ?? ''));
     try {
-      const r = await cli(['publish', big.dir], user.work, { env: s3.env });
+      // A short retry budget: the server stays away (test/storage-blip.test.ts rides out a blip).
+      const r = await cli(['publish', big.dir], user.work, { env: { ...s3.env, AGENTV_RESULTS_S3_RETRY_SECONDS: '1' } });
       expect(r.code).toBe(3);
       expect(r.stderr).toContain('could not be reached');
       expect(await tip(user.work, RESULTS_REF)).toBe(before);
@@ -237,8 +238,9 @@ describe('hybrid: the daemon publishes through the outbox', () => {
     const { silentLogger } = await import('../src/daemon/log.js');
     const { resolveTarget } = await import('../src/results-branch/repo/target.js');
     const r0 = await makeRunWorkspace({ rows: 2, experiment: 'hybrid-daemon', minute: 20 });
-    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
-    Object.assign(process.env, s3.env);
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY, retry: process.env.AGENTV_RESULTS_S3_RETRY_SECONDS };
+    // No retry budget: each round gives up at once, and the outbox keeps the run pending.
+    Object.assign(process.env, s3.env, { AGENTV_RESULTS_S3_RETRY_SECONDS: '0' });
     try {
       const target = await resolveTarget({ cwd: user.work });
       const outbox = new Outbox(join(await makeTempDir('agentv-outbox'), 'outbox.jsonl'));
@@ -272,6 +274,7 @@ describe('hybrid: the daemon publishes through the outbox', () => {
       for (const [k, v] of [
         ['AWS_ACCESS_KEY_ID', saved.id],
         ['AWS_SECRET_ACCESS_KEY', saved.secret],
+        ['AGENTV_RESULTS_S3_RETRY_SECONDS', saved.retry],
       ] as const)
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;

@@ -56,13 +56,23 @@ export function registerPull(cli: Cli): void {
         process.stdout.write(`${green('Pulled')} ${result.runId} from ${from} (${result.commit.slice(0, 12)}) into ${result.dir}\n`);
         process.stdout.write(dim(`  ${result.files} files from the results branch\n`));
         process.stdout.write(dim(`  ${result.read.description}\n`));
-        const { pointed, written, fetched } = result.payloads;
+        const { pointed, written, fetched, inBucket, fromBucket } = result.payloads;
+        const plural = (n: number) => `${n} payload${n === 1 ? '' : 's'}`;
+        // Where each payload came from (or stays): the artifacts branch, or the bucket of storage_mode hybrid.
+        const sources = [
+          written - fromBucket > 0 ? `${plural(written - fromBucket)} from the artifacts branch${fetched ? ' (fetched)' : ''}` : '',
+          fromBucket > 0 ? `${plural(fromBucket)} from the object store (results.object_store)` : '',
+        ].filter(Boolean);
+        const left = [
+          pointed - inBucket > 0 ? `${plural(pointed - inBucket)} left on the artifacts branch` : '',
+          inBucket > 0 ? `${plural(inBucket)} left in the object store` : '',
+        ].filter(Boolean);
         if (pointed > 0) {
           process.stdout.write(
             dim(
               written > 0
-                ? `  ${written} payload${written === 1 ? '' : 's'} from the artifacts branch${fetched ? ' (fetched)' : ''}, sha256 and size verified\n`
-                : `  ${pointed} payload${pointed === 1 ? '' : 's'} left on the artifacts branch (index.jsonl points at them; --with-artifacts to get them)\n`,
+                ? `  ${sources.join(', ')}, sha256 and size verified\n`
+                : `  ${left.join(', ')} (index.jsonl points at them; --with-artifacts to get them)\n`,
             ),
           );
         }

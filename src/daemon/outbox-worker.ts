@@ -15,6 +15,7 @@ import { pushBranches } from '../sync/push-branches.js';
 import type { PublishTarget, TargetOptions } from '../results-branch/repo/target.js';
 import { finalizeWip, pushWipBranches } from '../wip/index.js';
 import { redactText } from '../util/redact.js';
+import { exitCodeFor } from '../util/errors.js';
 import type { WebhookEvent } from '../util/webhook.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import type { Logger } from './log.js';
@@ -220,6 +221,17 @@ export class OutboxWorker {
         await outbox.retry(item, now + delay, message);
         logger.warn('object store not reachable; the run stays pending', { run: job.run_id, attempts, retry_in_ms: delay, error: message });
         return 'retry';
+      }
+      if (exitCodeFor(err) === 2) {
+        // Refused for good (the run's own content: a link or pipe inside, an unsafe id, what
+        // `validate` rejects): retrying cannot change the answer until the user fixes the run.
+        // Parked, named in `status` with the reason, never retried.
+        await outbox.dead(item, `refused: ${message}`);
+        logger.error('publish refused; run parked, not retried (see `agentv-results status`; fix the run and publish it by hand)', {
+          run: job.run_id,
+          error: message,
+        });
+        return 'dead';
       }
       if (attempts >= (this.opts.maxPublishAttempts ?? 5)) {
         await outbox.dead(item, message);

@@ -46,7 +46,13 @@ export async function generateReport(opts: ReportOptions): Promise<ReportResult>
   const run = await loadRun(opts.run, { cwd });
   // loadRun without allowResultsFile always returns a workspace directory; keep the type honest.
   if (run.dir === null) throw new RunReadError(`${opts.run}: not a run workspace`);
-  const unsafe = await refuseUnsafeRun(run, opts.run, opts.skipUnsafe ?? false);
+  // The default output (<run-dir>/report.html) is this command's own file, not the run's content.
+  const unsafe = await refuseUnsafeRun(
+    run,
+    opts.run,
+    opts.skipUnsafe ?? false,
+    opts.out === undefined && (run.sourceDir ?? run.dir) === run.dir ? [DEFAULT_REPORT_NAME] : [],
+  );
   if (run.rows.length === 0 && run.problems.length > 0) {
     throw new RunReadError(
       `${run.indexPath}: none of its ${run.problems.length} row(s) is a valid run manifest row (first: ${run.problems[0]}) — is this a workspace written by \`agentv-results export\`? Export the results first`,

@@ -16,6 +16,7 @@ import { loadRun, type LoadedRun } from './read/run-reader.js';
 import { recomputeSummary } from './summary.js';
 import { checkRow, checkSourceRows, type RowCheckContext } from './validate-rows.js';
 import { readRunFileSync } from '../util/run-files.js';
+import { runSafetyProblems } from '../util/run-safety.js';
 import { runManifestOf } from './export/source.js';
 import type { ValidationProblem } from './validate-types.js';
 
@@ -173,6 +174,14 @@ async function checkRunFiles(dir: string, rows: number, problems: ValidationProb
 }
 
 export async function validateRun(opts: ValidateOptions): Promise<ValidationReport> {
+  return (await validateRunParts(opts)).report;
+}
+
+/**
+ * validateRun, and which of its problems the run-safety check found (util/run-safety.ts): publish
+ * refuses those whatever the flags, the others unless --allow-invalid (results-branch/publish/validate-gate.ts).
+ */
+export async function validateRunParts(opts: ValidateOptions): Promise<{ report: ValidationReport; unsafe: ValidationProblem[] }> {
   const run = await loadRun(opts.run, { cwd: opts.cwd });
   const dir = run.dir!;
   const problems: ValidationProblem[] = run.issues.map((p) => ({ ...p }));
@@ -188,11 +197,19 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
     const manifest = await runManifestOf(run.sourceDir);
     if (manifest) checkSourceRows(run.sourceDir, await realpath(run.sourceDir), relative(run.sourceDir, manifest.file), problems, notes);
   }
+  // The one safety check publish, report and show run (util/run-safety.ts): links, pipes and devices
+  // anywhere in the folder, result files pointing out of the run, unsafe run ids. What checkRow
+  // already said about a row is not repeated.
+  const said = new Set(problems.map((p) => `${p.file}:${p.line ?? ''}:${p.message}`));
+  const unsafe = runSafetyProblems(dir, run.rows as unknown as Record<string, unknown>[], run.rowLines, { walkRoot: run.sourceDir ?? dir });
+  for (const p of unsafe) {
+    if (!said.has(`${p.file}:${p.line ?? ''}:${p.message}`)) problems.push(p);
+  }
   checkUniqueness(run, problems);
   checkRunIdentity(run, problems);
   checkSummary(run, run.rows, problems, notes);
   await checkRunFiles(dir, run.rows.length, problems, notes);
-  return {
+  const report: ValidationReport = {
     valid: problems.length === 0,
     dir: run.sourceDir ?? dir,
     layout: run.layout,
@@ -201,6 +218,7 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
     problems: sortProblems(problems),
     notes: sortProblems(notes),
   };
+  return { report, unsafe };
 }
 
 /** index.jsonl first in line order, then other files by name: stable output for humans and diffs. */

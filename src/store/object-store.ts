@@ -28,6 +28,8 @@ export interface ObjectStoreSettings {
   bucket: string;
   prefix: string;
   force_path_style: boolean;
+  /** How long an upload retries a transient failure (seconds, default 60). */
+  retry_seconds?: number;
   credentials: { access_key_id_env: string; secret_access_key_env: string; session_token_env?: string };
 }
 
@@ -71,9 +73,14 @@ export function sha256Of(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
+/** How long an upload keeps retrying a transient failure unless the config says otherwise. */
+export const DEFAULT_UPLOAD_RETRY_SECONDS = 60;
+
 export interface ObjectStoreOptions {
-  /** Retries of one request after the first try (default 4). */
+  /** Retries of one read after the first try (default 4). */
   retries?: number;
+  /** How long an upload request keeps retrying a transient failure (default: the settings' retry_seconds, else 60 s). */
+  uploadRetryMs?: number;
   backoff?: BackoffPolicy;
   /** Per-request timeout (default 60 s). */
   timeoutMs?: number;
@@ -121,6 +128,7 @@ export class ObjectStore {
   private client: Promise<S3Client> | null = null;
   private readonly secrets: string[];
   private readonly retries: number;
+  private readonly uploadRetryMs: number;
   private readonly policy: BackoffPolicy;
   private readonly timeoutMs: number;
 
@@ -132,6 +140,7 @@ export class ObjectStore {
     const c = settings.credentials;
     this.secrets = [env[c.secret_access_key_env], c.session_token_env ? env[c.session_token_env] : undefined].filter((s): s is string => !!s);
     this.retries = opts.retries ?? 4;
+    this.uploadRetryMs = opts.uploadRetryMs ?? (settings.retry_seconds ?? DEFAULT_UPLOAD_RETRY_SECONDS) * 1000;
     this.policy = opts.backoff ?? { baseMs: 200, capMs: 5_000 };
     this.timeoutMs = opts.timeoutMs ?? 60_000;
   }
@@ -176,21 +185,33 @@ export class ObjectStore {
     return this.client;
   }
 
-  /** One request, retried with backoff while its failure is transient. */
-  private async request<T>(what: string, fn: (s3: S3Client, m: S3Module) => Promise<T>): Promise<T> {
+  /**
+   * One request, retried with backoff while its failure is transient: a read a few times (a reader
+   * answers soon), an upload (`upload`) for the upload budget, so that a bucket down for a few
+   * seconds delays a publish instead of failing it.
+   */
+  private async request<T>(what: string, fn: (s3: S3Client, m: S3Module) => Promise<T>, upload = false): Promise<T> {
     const s3 = await this.s3();
     const m = await loadSdk();
+    const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
         return await fn(s3, m);
       } catch (err) {
         if (err instanceof ObjectStoreError) throw err;
         const failure = this.classify(err);
-        if ((failure === 'unreachable' || failure === 'server') && attempt < this.retries) {
-          await new Promise((r) => setTimeout(r, backoffDelay(attempt + 1, this.policy)));
-          continue;
+        if (failure === 'unreachable' || failure === 'server') {
+          const delay = backoffDelay(attempt + 1, this.policy);
+          if (upload ? Date.now() - started + delay <= this.uploadRetryMs : attempt < this.retries) {
+            await new Promise((r) => setTimeout(r, delay));
+            continue;
+          }
         }
-        throw new ObjectStoreError(`${what} (${this.where}): ${this.describe(err, failure)}`, failure);
+        const retried =
+          upload && (failure === 'unreachable' || failure === 'server')
+            ? ` (retried for ${Math.round((Date.now() - started) / 1000)} s; results.object_store.retry_seconds or AGENTV_RESULTS_S3_RETRY_SECONDS sets how long)`
+            : '';
+        throw new ObjectStoreError(`${what} (${this.where}): ${this.describe(err, failure)}${retried}`, failure);
       }
     }
   }
@@ -236,27 +257,31 @@ export class ObjectStore {
   }
 
   /** The object's size, or null when there is none. */
-  async head(key: string): Promise<number | null> {
-    return this.request(`checking ${key}`, async (s3, m) => {
-      try {
-        const r = await s3.send(new m.HeadObjectCommand({ Bucket: this.settings.bucket, Key: key }));
-        return r.ContentLength ?? 0;
-      } catch (err) {
-        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-        if (e.name === 'NotFound' || e.name === 'NoSuchKey') return null;
-        // HEAD has no body: a missing bucket is a bare 404 too; tell the two apart once.
-        if (e.$metadata?.httpStatusCode === 404) {
-          await s3.send(new m.HeadBucketCommand({ Bucket: this.settings.bucket })).catch((b: unknown) => {
-            const be = b as { name?: string; $metadata?: { httpStatusCode?: number } };
-            if (be.name === 'NotFound' || be.name === 'NoSuchBucket' || be.$metadata?.httpStatusCode === 404)
-              throw Object.assign(new Error('no such bucket'), { name: 'NoSuchBucket', $metadata: { httpStatusCode: 404 } });
-            throw b;
-          });
-          return null;
+  async head(key: string, opts: { upload?: boolean } = {}): Promise<number | null> {
+    return this.request(
+      `checking ${key}`,
+      async (s3, m) => {
+        try {
+          const r = await s3.send(new m.HeadObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+          return r.ContentLength ?? 0;
+        } catch (err) {
+          const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+          if (e.name === 'NotFound' || e.name === 'NoSuchKey') return null;
+          // HEAD has no body: a missing bucket is a bare 404 too; tell the two apart once.
+          if (e.$metadata?.httpStatusCode === 404) {
+            await s3.send(new m.HeadBucketCommand({ Bucket: this.settings.bucket })).catch((b: unknown) => {
+              const be = b as { name?: string; $metadata?: { httpStatusCode?: number } };
+              if (be.name === 'NotFound' || be.name === 'NoSuchBucket' || be.$metadata?.httpStatusCode === 404)
+                throw Object.assign(new Error('no such bucket'), { name: 'NoSuchBucket', $metadata: { httpStatusCode: 404 } });
+              throw b;
+            });
+            return null;
+          }
+          throw err;
         }
-        throw err;
-      }
-    });
+      },
+      opts.upload,
+    );
   }
 
   /**
@@ -266,28 +291,33 @@ export class ObjectStore {
   async put(data: Buffer, opts: { sha256?: string; mediaType?: string } = {}): Promise<PutOutcome> {
     const sha = opts.sha256 ?? sha256Of(data);
     const key = this.keyFor(sha);
-    const size = await this.head(key);
+    const size = await this.head(key, { upload: true });
     if (size === data.length) return { key, uploaded: false };
     if (data.length >= MULTIPART_THRESHOLD) await this.putMultipart(key, data, opts.mediaType);
     else
-      await this.request(`uploading ${key}`, (s3, m) =>
-        s3.send(
-          new m.PutObjectCommand({
-            Bucket: this.settings.bucket,
-            Key: key,
-            Body: data,
-            ContentLength: data.length,
-            ...(opts.mediaType ? { ContentType: opts.mediaType } : {}),
-          }),
-        ),
+      await this.request(
+        `uploading ${key}`,
+        (s3, m) =>
+          s3.send(
+            new m.PutObjectCommand({
+              Bucket: this.settings.bucket,
+              Key: key,
+              Body: data,
+              ContentLength: data.length,
+              ...(opts.mediaType ? { ContentType: opts.mediaType } : {}),
+            }),
+          ),
+        true,
       );
     return { key, uploaded: true };
   }
 
   private async putMultipart(key: string, data: Buffer, mediaType?: string): Promise<void> {
     const bucket = this.settings.bucket;
-    const created = await this.request(`starting the upload of ${key}`, (s3, m) =>
-      s3.send(new m.CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ...(mediaType ? { ContentType: mediaType } : {}) })),
+    const created = await this.request(
+      `starting the upload of ${key}`,
+      (s3, m) => s3.send(new m.CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ...(mediaType ? { ContentType: mediaType } : {}) })),
+      true,
     );
     const uploadId = created.UploadId;
     if (!uploadId) throw new ObjectStoreError(`starting the upload of ${key} (${this.where}): the server returned no upload id`, 'server');
@@ -295,13 +325,17 @@ export class ObjectStore {
       const parts: { ETag: string; PartNumber: number }[] = [];
       for (let offset = 0, n = 1; offset < data.length; offset += PART_SIZE, n++) {
         const body = data.subarray(offset, Math.min(offset + PART_SIZE, data.length));
-        const r = await this.request(`uploading part ${n} of ${key}`, (s3, m) =>
-          s3.send(new m.UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: n, Body: body, ContentLength: body.length })),
+        const r = await this.request(
+          `uploading part ${n} of ${key}`,
+          (s3, m) => s3.send(new m.UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: n, Body: body, ContentLength: body.length })),
+          true,
         );
         parts.push({ ETag: r.ETag ?? '', PartNumber: n });
       }
-      await this.request(`completing the upload of ${key}`, (s3, m) =>
-        s3.send(new m.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } })),
+      await this.request(
+        `completing the upload of ${key}`,
+        (s3, m) => s3.send(new m.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } })),
+        true,
       );
     } catch (err) {
       // Best effort: a bucket lifecycle rule cleans up what an unreachable server leaves behind.

@@ -132,7 +132,10 @@ export class Rederive {
     const specs: string[] = [];
     for (const run of this.runs) {
       specs.push(`${at.tree}:${run}/index.jsonl`, `${at.tree}:${run}/.internal/index.jsonl`);
-      for (const name of DERIVED) specs.push(`${at.first}:${run}/${name}`, `${at.second}:${run}/${name}`);
+      // The merged tree's own derived files too: one that merged cleanly (both sides wrote the same
+      // bytes, e.g. two shards with equal counts) is not in `changes`, yet is stale once the rows
+      // were unioned. Without it, `read` answered null and the stale file stayed.
+      for (const name of DERIVED) specs.push(`${at.first}:${run}/${name}`, `${at.second}:${run}/${name}`, `${at.tree}:${run}/${name}`);
     }
     const catalogFiles = new Map<string, string>();
     for (const run of this.runs) {

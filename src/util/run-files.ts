@@ -169,66 +169,7 @@ export function unsafeRunMessage(path: string, problems: readonly string[]): str
   return `${path}: refusing to read a run with unsafe paths (report and show read the rest with --skip-unsafe):\n${problems.map((p) => `  ${p}`).join('\n')}`;
 }
 
-/** A path a reader would open: bad itself, or missing under a folder that leads out of the run. */
-function readerMessage(dir: string, rel: string, realDir: string): string | null {
-  const at = checkRunPathSync(dir, rel, realDir);
-  if (at.kind !== 'missing') return badMessage(at);
-  for (let up = rel.lastIndexOf('/'); up > 0; up = rel.lastIndexOf('/', up - 1)) {
-    const parent = checkRunPathSync(dir, rel.slice(0, up), realDir);
-    if (parent.kind === 'bad') return parent.message;
-    if (parent.kind === 'ok') return null;
-  }
-  return null;
-}
-
-function badMessage(check: RunPathCheck): string | null {
-  return check.kind === 'bad' ? check.message : null;
-}
-
 export { ROW_PATH_FIELDS } from '../model/path-segments.js';
-
-/**
- * The problems `validate` would report about where a run's rows and files point, for commands
- * that must refuse such a run before writing anything (publish): a path that escapes the run
- * lexically or through a link, a pipe or device, and any link or special file in the folder (it
- * would otherwise be dropped silently while a row keeps pointing at it). Missing files are not
- * problems here: a run pulled without its payloads names files that live on the artifacts branch.
- */
-export async function runPathProblems(
-  dir: string,
-  rows: readonly Record<string, unknown>[],
-  rowLines: readonly number[] = [],
-  opts: { reader?: boolean } = {},
-): Promise<string[]> {
-  const problems: string[] = [];
-  // Publish: one walk of the folder first. With no link and no special file anywhere under the run,
-  // a lexically safe path can only name a regular file or directory inside it, or nothing: the
-  // per-path look at the disk (three system calls each, thousands of paths in a big run) is only
-  // needed to explain a problem the walk found. A reader (`opts.reader`: report, show) opens only
-  // what the run names, so it looks at exactly that: each path on disk, no walk (a file it never
-  // reads, such as a report.html link beside the run's files, is no concern of it).
-  const irregular = opts.reader ? [] : irregularEntries(dir);
-  const full = opts.reader || irregular.length > 0;
-  const realDir = full ? realpathSync.native(dir) : '';
-  for (let i = 0; i < rows.length && problems.length < 20; i++) {
-    const row = rows[i]!;
-    const where = `index.jsonl:${rowLines[i] ?? i + 1}`;
-    const paths: [string, unknown][] = ROW_PATH_FIELDS.map((f) => [f, row[f]]);
-    const pointers = Array.isArray(row.artifact_pointers) ? (row.artifact_pointers as { path?: unknown }[]) : [];
-    for (const p of pointers) paths.push(['artifact_pointers[].path', p?.path]);
-    for (const [field, rel] of paths) {
-      if (rel === null || rel === undefined) continue;
-      if (typeof rel !== 'string') {
-        problems.push(`${where}: ${field} is not a string`);
-        continue;
-      }
-      const message = opts.reader ? readerMessage(dir, rel, realDir) : full ? badMessage(checkRunPathSync(dir, rel, realDir)) : unsafePathMessage(rel);
-      if (message !== null) problems.push(`${where}: ${field} ${message}`);
-    }
-  }
-  for (const e of irregular) problems.push(`${e.path} is ${e.what} — only regular files are published; replace it by the file itself or remove it`);
-  return problems;
-}
 
 /** The first path field of a row that escapes the run lexically (`field "value" escapes …`), or null. */
 export function unsafeRowPath(row: unknown): string | null {

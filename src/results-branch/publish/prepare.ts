@@ -17,7 +17,7 @@ import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
 import { deriveScratchCopy, loadRun, workspaceDirOf, type LoadedRun } from '../../runs/read/run-reader.js';
 import { runManifestOf } from '../../runs/export/source.js';
 import { readFile } from 'node:fs/promises';
-import { runPathProblems } from '../../util/run-files.js';
+import { runSafetyLine, runSafetyProblems } from '../../util/run-safety.js';
 
 async function isDerived(dir: string): Promise<boolean> {
   try {
@@ -99,8 +99,9 @@ export async function prepareRun(run: string, opts: { cwd?: string; experiment?:
   const loaded = await loadRun(dir, { cwd });
   if (loaded.problems.length > 0) throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${loaded.problems[0]}`);
   if (loaded.rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
-  // Paths come from data: checked as validate checks them, before anything is split or written.
-  const unsafe = await runPathProblems(dir, loaded.rows, loaded.rowLines);
+  // Paths and ids come from data: the one check validate, report and show run (util/run-safety.ts),
+  // before anything is split or written, with or without --allow-invalid.
+  const unsafe = runSafetyProblems(dir, loaded.rows as unknown as Record<string, unknown>[], loaded.rowLines).map(runSafetyLine);
   if (unsafe.length > 0)
     throw new InputError(
       `${dir}: refusing to publish: ${unsafe.slice(0, 3).join('; ')}${unsafe.length > 3 ? ` (and ${unsafe.length - 3} more)` : ''} — run \`agentv-results validate ${dir}\``,

@@ -7,14 +7,20 @@
  */
 import { InputError } from '../../runs/export/export.js';
 import { workspaceDirOf } from '../../runs/read/run-reader.js';
-import { validateRun } from '../../runs/validate.js';
+import { validateRunParts } from '../../runs/validate.js';
+import { runSafetyLine } from '../../util/run-safety.js';
 
 export async function refuseInvalidRun(run: string, cwd: string): Promise<void> {
   // A results file is exported first (the export is valid by construction); a workspace is
   // judged as the user has it.
   if ((await workspaceDirOf(run, cwd)) === null) return;
-  const report = await validateRun({ run, cwd });
+  const { report, unsafe } = await validateRunParts({ run, cwd });
   if (report.valid) return;
+  // What the run-safety check refuses, --allow-invalid does not publish either (prepare.ts): say so.
+  if (unsafe.length > 0)
+    throw new InputError(
+      `${run}: refusing to publish: ${unsafe.slice(0, 3).map(runSafetyLine).join('; ')}${unsafe.length > 3 ? ` (and ${unsafe.length - 3} more)` : ''} — run \`agentv-results validate ${run}\``,
+    );
   const where = (p: { file: string; line?: number }) => `${p.file}${p.line === undefined ? '' : `:${p.line}`}`;
   const shown = report.problems.slice(0, 3).map((p) => `${where(p)}: ${p.message}`);
   const more = report.problems.length > 3 ? ` (and ${report.problems.length - 3} more)` : '';

@@ -77,6 +77,10 @@ export interface PullResult {
     bytes: number;
     /** True when the artifacts branch had to be fetched to find them. */
     fetched: boolean;
+    /** Of `pointed`, those whose pointer names the object store (storage_mode hybrid), not the artifacts branch. */
+    inBucket: number;
+    /** Of `written`, those read from the object store. */
+    fromBucket: number;
   };
 }
 
@@ -119,11 +123,12 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   let payloadFiles: RunFile[] = [];
   let originals: RunFile[] = [];
   let fetched = false;
+  let fromBucket = 0;
   if (opts.withArtifacts && pointers.length > 0) {
     opts.onStep?.(`reading ${pointers.length} payloads`);
     const extra = opts.at !== undefined ? await retainedArtifactTips(target, results, found.tip) : [];
     let restore: Buffer | null;
-    ({ files: payloadFiles, fetched, restore } = await readPayloads(target, loc, pointers, opts.timeoutMs, extra));
+    ({ files: payloadFiles, fetched, restore, fromBucket } = await readPayloads(target, loc, pointers, opts.timeoutMs, extra));
     if (restore) originals = await restoredFiles(target, loc, files, restore, opts.timeoutMs, extra);
   }
 
@@ -150,7 +155,14 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
     read: view,
     files: files.length,
     bytes: files.reduce((n, f) => n + f.data.length, 0),
-    payloads: { pointed: pointers.length, written: payloadFiles.length, bytes: payloadFiles.reduce((n, f) => n + f.data.length, 0), fetched },
+    payloads: {
+      pointed: pointers.length,
+      written: payloadFiles.length,
+      bytes: payloadFiles.reduce((n, f) => n + f.data.length, 0),
+      fetched,
+      inBucket: pointers.filter((p) => p.ref === OBJECT_STORE_REF).length,
+      fromBucket,
+    },
   };
 }
 
@@ -445,7 +457,7 @@ async function readPayloads(
   extraTips: string[] = [],
   allowMissing = false,
   withRestore = true,
-): Promise<{ files: RunFile[]; fetched: boolean; restore: Buffer | null; missing: ArtifactPointer[] }> {
+): Promise<{ files: RunFile[]; fetched: boolean; restore: Buffer | null; missing: ArtifactPointer[]; fromBucket: number }> {
   const art = branchRefs(target, 'artifacts');
   const restoreKey = `${loc.path}/${RESTORE_MANIFEST}`;
   const inBucket = pointers.filter((p) => p.ref === OBJECT_STORE_REF);
@@ -474,12 +486,14 @@ async function readPayloads(
     files.push({ path: p.path, data, executable: false });
   }
   const missing = [...absent];
+  let fromBucket = 0;
   if (inBucket.length > 0) {
     const bucket = await readBucketPayloads(target, loc, inBucket, timeoutMs, allowMissing);
     files.push(...bucket.files);
     missing.push(...bucket.missing);
+    fromBucket = bucket.files.length;
   }
-  return { files, fetched, restore: got.get(restoreKey) ?? null, missing };
+  return { files, fetched, restore: got.get(restoreKey) ?? null, missing, fromBucket };
 }
 
 /** Payloads a hybrid publish put in the bucket, each verified against its pointer. */

@@ -92,6 +92,8 @@ export const ObjectStoreConfigSchema = z.strictObject({
     .refine((p) => !p.split('/').includes('..'), 'not a valid key prefix')
     .default('agentv'),
   force_path_style: z.boolean().default(false),
+  /** How long an upload keeps retrying a bucket that is unreachable or failing before publish gives up (default 60). */
+  retry_seconds: z.number().min(0).max(3600).optional(),
   credentials: z
     .strictObject({
       access_key_id_env: envName.default('AWS_ACCESS_KEY_ID'),
@@ -232,6 +234,11 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     ['AGENTV_RESULTS_S3_REGION', 'region'],
   ] as const)
     if (env[name]) store[key] = env[name];
+  const retry = env.AGENTV_RESULTS_S3_RETRY_SECONDS;
+  if (retry) {
+    if (!/^\d+(\.\d+)?$/.test(retry.trim())) throw new ConfigError(`AGENTV_RESULTS_S3_RETRY_SECONDS=${retry}: expected a number of seconds`);
+    store.retry_seconds = Number(retry);
+  }
   if (Object.keys(store).length > 0) out.object_store = store;
   return out;
 }
@@ -287,6 +294,8 @@ export async function loadResultsConfig(
   // The environment's object_store keys override the file's one by one, not the whole block.
   if (envBlock.object_store && fileBlock.object_store && typeof fileBlock.object_store === 'object')
     merged.object_store = { ...(fileBlock.object_store as object), ...(envBlock.object_store as object) };
+  // A retry budget alone (set for every job of a CI) configures no object store.
+  else if (envBlock.object_store && Object.keys(envBlock.object_store as object).join() === 'retry_seconds') merged.object_store = fileBlock.object_store;
   const parsed = ResultsConfigSchema.safeParse(merged);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

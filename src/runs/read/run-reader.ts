@@ -13,7 +13,8 @@ import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
 import { safeRelativePath } from '../../model/path-segments.js';
 import { exportRun } from '../export/export.js';
 import { runManifestOf } from '../export/source.js';
-import { runPathProblems, unsafeRunMessage, checkRunPathSync, readRunFileSync, realRunDir, missingManifestHint } from '../../util/run-files.js';
+import { unsafeRunMessage, checkRunPathSync, readRunFileSync, realRunDir, missingManifestHint } from '../../util/run-files.js';
+import { runSafetyLine, runSafetyProblems } from '../../util/run-safety.js';
 import { AgentvResultsError } from '../../util/errors.js';
 import { jsonlLines, jsonlObjects } from '../../util/jsonl-objects.js';
 
@@ -283,26 +284,22 @@ export async function readSidecarJson<T = Record<string, unknown>>(run: LoadedRu
 }
 
 /**
- * `report` and `show` refuse a run whose rows or run files are hostile paths: out of the run
- * (lexically or through a link), a pipe or a device (`export` refuses a folder holding any such
- * entry, runs/export/export.ts). One line per problem, exit 2; with `skipUnsafe` they are warnings instead and the command reads the rest
- * (the unsafe files are never opened, never shown as the run's content).
+ * `report` and `show` refuse a run the one safety check rejects (util/run-safety.ts: what publish
+ * and validate refuse too): a link, pipe or device anywhere in its folder, a row path or a result
+ * file's pointer out of the run, an unsafe run id. One line per problem, exit 2; with `skipUnsafe`
+ * they are warnings instead and the command reads the rest (an unsafe file is never opened, never
+ * shown as the run's content). `except`: run-relative paths that are the command's own output.
  */
-export async function unsafeRunProblems(run: LoadedRun): Promise<string[]> {
+export async function unsafeRunProblems(run: LoadedRun, except: readonly string[] = []): Promise<string[]> {
   if (run.dir === null) return [];
-  const problems = await runPathProblems(run.dir, run.rows as unknown as Record<string, unknown>[], run.rowLines, { reader: true });
-  // The run-level files a reader opens besides the rows' (another layout's were refused by its
-  // derivation). The overlays (tags.json, feedback.json) have their own reader, which warns.
-  const dir = run.sourceDir ?? run.dir;
-  for (const name of ['summary.json', 'benchmark.json', 'timing.json']) {
-    const at = checkRunPathSync(dir, name);
-    if (at.kind === 'bad') problems.push(at.message);
-  }
-  return problems;
+  return runSafetyProblems(run.dir, run.rows as unknown as Record<string, unknown>[], run.rowLines, {
+    walkRoot: run.sourceDir ?? run.dir,
+    except,
+  }).map(runSafetyLine);
 }
 
-export async function refuseUnsafeRun(run: LoadedRun, path: string, skipUnsafe: boolean): Promise<string[]> {
-  const problems = await unsafeRunProblems(run);
+export async function refuseUnsafeRun(run: LoadedRun, path: string, skipUnsafe: boolean, except: readonly string[] = []): Promise<string[]> {
+  const problems = await unsafeRunProblems(run, except);
   if (problems.length === 0 || skipUnsafe) return problems.map((p) => `unsafe, not read: ${p}`);
   throw new RunReadError(unsafeRunMessage(path, problems));
 }

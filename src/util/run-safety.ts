@@ -1,0 +1,166 @@
+/**
+ * The one safety check of a run folder: `validate`, `report`, `show`, `publish` (with or without
+ * `--allow-invalid`), the daemon and WIP all ask it, so what one of them refuses none passes.
+ *
+ * A run is unsafe when
+ *   - any entry of its folder is not a regular file or a directory: a symbolic link (leading out, a
+ *     directory link, even one staying inside: publish copies files, never links), a named pipe, a
+ *     socket or a device — referenced by a row or not (an unreferenced `notes.txt -> /etc/passwd`
+ *     would otherwise ride along into a branch or a tarball);
+ *   - a row's path field escapes the run (lexically, or through such an entry);
+ *   - a row's `run_id` is not a safe path segment (`../x`, a NUL): it becomes a directory name;
+ *   - a per-test `result.json` points (grading_path, output, transcript, …) at an absolute path or
+ *     out of the run: we never follow those pointers, AgentV's reader might.
+ * The folder is walked once; the rows are then checked lexically (with no link or special file in
+ * the folder, a lexically safe path can only name something inside it), and on disk only to explain
+ * a problem the walk found. Missing files are not problems here: `validate` reports them.
+ */
+import { posix } from 'node:path';
+import { isSafeSegment, ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
+import { checkRunPathSync, irregularEntries, readRunFileSync, realRunDir, unsafePathMessage, type RunPathCheck } from './run-files.js';
+
+/** One problem: `file[:line]` it is about, and what is wrong (without the file's name). */
+export interface RunSafetyProblem {
+  file: string;
+  line?: number;
+  message: string;
+}
+
+export interface RunSafetyOptions {
+  /** The folder to walk when it is not `dir` (another layout read through a derived copy: the user's folder). */
+  walkRoot?: string;
+  /** Run-relative paths the walk leaves alone (report's own default output, `report.html`). */
+  except?: readonly string[];
+  /** Stop after this many problems (default 50). */
+  limit?: number;
+}
+
+/** The pointer fields of a per-test result.json (relative to its folder), as export writes them and AgentV reads them. */
+export const RESULT_POINTER_FIELDS = [
+  'grading_path',
+  'metrics_path',
+  'timing_path',
+  'summary_path',
+  'transcript',
+  'transcript_path',
+  'transcript_raw_path',
+  'output',
+  'answer_path',
+  'file_changes_path',
+] as const;
+
+/** Why a run id is not a safe directory name (`<run_id>` or `<experiment>/<timestamp>`), or null. */
+export function unsafeRunIdMessage(runId: unknown): string | null {
+  if (typeof runId !== 'string') return 'is not a string';
+  const parts = runId.split('/');
+  if (parts.length <= 2 && parts.every(isSafeSegment)) return null;
+  return `${JSON.stringify(runId)} is not a safe path segment (letters, digits and ._+=@,- only; at most one "/")`;
+}
+
+/** Why a pointer of a result.json at `resultPath` leaves the run, or null (null/absent pointers are fine). */
+export function unsafePointerMessage(resultPath: string, value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'string') return 'is not a string';
+  const bad = `${JSON.stringify(value)} points outside the run (a result file's pointers must be relative and stay inside the run)`;
+  if (value.includes('\0') || value.includes('\\') || posix.isAbsolute(value) || /^[A-Za-z]:/.test(value)) return bad;
+  const resolved = posix.normalize(posix.join(posix.dirname(resultPath), value));
+  return safeRelativePath(resolved) === null ? bad : null;
+}
+
+function entryMessage(root: string, realRoot: string, e: { path: string; what: string }): string {
+  const tail = '— only regular files are read or published; replace it by the file itself or remove it';
+  if (e.what !== 'a symbolic link') return `is ${e.what} ${tail}`;
+  const at: RunPathCheck = checkRunPathSync(root, e.path, realRoot);
+  if (at.kind === 'bad') {
+    const out = /\(symbolic link to (.*)\)$/.exec(at.message);
+    if (out) return `is a symbolic link leading out of the run (to ${out[1]}) ${tail}`;
+    return `${at.message.startsWith(`${e.path} `) ? at.message.slice(e.path.length + 1) : at.message} ${tail}`;
+  }
+  return `is a symbolic link${at.kind === 'ok' && at.isDir ? ' to a directory' : ''} ${tail}`;
+}
+
+/** A path a reader would open: bad itself, or missing under a folder that leads out of the run. */
+function onDiskMessage(dir: string, rel: string, realDir: string): string | null {
+  const at = checkRunPathSync(dir, rel, realDir);
+  if (at.kind === 'bad') return at.message;
+  if (at.kind === 'ok') return null;
+  for (let up = rel.lastIndexOf('/'); up > 0; up = rel.lastIndexOf('/', up - 1)) {
+    const parent = checkRunPathSync(dir, rel.slice(0, up), realDir);
+    if (parent.kind === 'bad') return parent.message;
+    if (parent.kind === 'ok') return null;
+  }
+  return null;
+}
+
+/** The pointers of one row's result.json that leave the run (the file read only through the run-path check). */
+function resultPointerProblems(dir: string, realDir: string, resultPath: string): RunSafetyProblem[] {
+  const read = readRunFileSync(dir, resultPath, realDir);
+  if (read.kind !== 'ok') return [];
+  let doc: unknown;
+  try {
+    doc = JSON.parse(read.data.toString('utf8'));
+  } catch {
+    // unparsable: validate reports it; a reader shows it as missing
+    return [];
+  }
+  if (typeof doc !== 'object' || doc === null) return [];
+  const out: RunSafetyProblem[] = [];
+  for (const field of RESULT_POINTER_FIELDS) {
+    const bad = unsafePointerMessage(resultPath, (doc as Record<string, unknown>)[field]);
+    if (bad) out.push({ file: safeRelativePath(resultPath) ?? resultPath, message: `${field} ${bad}` });
+  }
+  return out;
+}
+
+/** Every reason `dir` (with its manifest rows) may not be read or published; empty when it is safe. */
+export function runSafetyProblems(
+  dir: string,
+  rows: readonly Record<string, unknown>[],
+  rowLines: readonly number[] = [],
+  opts: RunSafetyOptions = {},
+): RunSafetyProblem[] {
+  const limit = opts.limit ?? 50;
+  const problems: RunSafetyProblem[] = [];
+  const root = opts.walkRoot ?? dir;
+  const except = new Set(opts.except ?? []);
+  const irregular = irregularEntries(root, limit).filter((e) => !except.has(e.path));
+  const realRoot = realRunDir(root);
+  for (const e of irregular) problems.push({ file: e.path, message: entryMessage(root, realRoot, e) });
+  // Through a link or a special file of the rows' own folder a lexically safe path may still lead out.
+  const onDisk = irregular.length > 0 && root === dir;
+  const realDir = realRunDir(dir);
+  for (let i = 0; i < rows.length && problems.length < limit; i++) {
+    const row = rows[i]!;
+    const line = rowLines[i] ?? i + 1;
+    const problem = (message: string) => problems.push({ file: 'index.jsonl', line, message });
+    const runIdBad = unsafeRunIdMessage(row.run_id);
+    if (row.run_id !== undefined && runIdBad) problem(`run_id ${runIdBad}`);
+    const identity = row.projection_identity as Record<string, unknown> | undefined;
+    if (identity && typeof identity === 'object' && identity.run_id !== undefined && identity.run_id !== row.run_id) {
+      const bad = unsafeRunIdMessage(identity.run_id);
+      if (bad) problem(`projection_identity.run_id ${bad}`);
+    }
+    const paths: [string, unknown][] = ROW_PATH_FIELDS.map((f) => [f, row[f]]);
+    const pointers = Array.isArray(row.artifact_pointers) ? (row.artifact_pointers as { path?: unknown }[]) : [];
+    for (const p of pointers) paths.push(['artifact_pointers[].path', p?.path]);
+    for (const [field, rel] of paths) {
+      if (rel === null || rel === undefined) continue;
+      if (typeof rel !== 'string') {
+        problem(`${field} is not a string`);
+        continue;
+      }
+      const message = unsafePathMessage(rel) ?? (onDisk ? onDiskMessage(dir, rel, realDir) : null);
+      if (message !== null) problem(`${field} ${message}`);
+    }
+    if (typeof row.result_path === 'string' && unsafePathMessage(row.result_path) === null)
+      problems.push(...resultPointerProblems(dir, realDir, row.result_path));
+  }
+  return problems.slice(0, limit);
+}
+
+/** One line per problem, as commands print them (`index.jsonl:3: answer_path …`, `notes.txt resolves outside …`). */
+export function runSafetyLine(p: RunSafetyProblem): string {
+  return p.line === undefined
+    ? `${p.file}${p.message.startsWith('is ') || p.message.startsWith('resolves ') ? ' ' : ': '}${p.message}`
+    : `${p.file}:${p.line}: ${p.message}`;
+}
