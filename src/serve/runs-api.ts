@@ -80,7 +80,14 @@ export class RunsData {
    * and the repository a server reads does not move while it runs. */
   private targets = new Map<string, Promise<PublishTarget>>();
 
-  constructor(private readonly base: TargetOptions) {}
+  /**
+   * `listed`: a listing read once and kept (the static site reads the branch once and asks about
+   * every run of it); a server, whose branch moves, lists again for each run it is asked about.
+   */
+  constructor(
+    private readonly base: TargetOptions,
+    private readonly listed?: ListResult,
+  ) {}
 
   /** The project's repository and branches, resolved once. */
   target(opts: TargetOptions): Promise<PublishTarget> {
@@ -122,9 +129,14 @@ export class RunsData {
     };
   }
 
+  /** Every run of the branch (the kept listing, or the branch read now). */
+  async listing(opts: TargetOptions): Promise<ListResult> {
+    return this.listed ?? listRuns(opts);
+  }
+
   /** The listed run (404 when the catalog does not know it). */
   async find(opts: TargetOptions, runId: string): Promise<{ run: ListedRun; tips: ListResult['tips'] }> {
-    const listed = await listRuns(opts);
+    const listed = await this.listing(opts);
     const run = listed.runs.find((r) => r.run_id === runId);
     if (!run) throw new HttpError(404, `run ${runId} is not on ${listed.branch}`);
     return { run, tips: listed.tips };
