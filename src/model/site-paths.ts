@@ -61,6 +61,7 @@ export function siteFile(apiPath: string, ext: 'json' | 'html' = 'json'): string
       try {
         return siteSegment(decodeURIComponent(s));
       } catch {
+        // unparsable: bad percent-encoding names the segment as written
         return siteSegment(s);
       }
     });

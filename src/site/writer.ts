@@ -113,7 +113,9 @@ export class SiteWriter {
     this.files[rel] = [hash, size];
     into?.push(rel);
     this.counts.bytes += size;
-    if (this.prior?.files[rel]?.[0] === hash && (await lstat(join(this.out, rel)).catch(() => null))?.isFile()) {
+    // absent: a file the manifest names but that is gone is written again
+    const there = await lstat(join(this.out, rel)).catch(() => null);
+    if (this.prior?.files[rel]?.[0] === hash && there?.isFile()) {
       this.counts.unchanged++;
       return;
     }
