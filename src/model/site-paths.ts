@@ -54,9 +54,10 @@ export function siteFile(apiPath: string, ext: 'json' | 'html' = 'json'): string
   const at = apiPath.indexOf('?');
   const path = at < 0 ? apiPath : apiPath.slice(0, at);
   const query = new URLSearchParams(at < 0 ? '' : apiPath.slice(at + 1));
+  // An empty segment (an empty id) is a segment too (`~`): two questions never share a file.
   const segs = path
+    .replace(/^\//, '')
     .split('/')
-    .filter(Boolean)
     .map((s) => {
       try {
         return siteSegment(decodeURIComponent(s));

@@ -173,7 +173,9 @@ export async function site(opts: SiteOptions): Promise<SiteResult> {
   await w.put(SITE_CATALOG, JSON.stringify({ branch, remote, tips, facets, unreadable, read, total: oldestFirst.length, page_size: CATALOG_PAGE, pages }));
 
   // Runs and compared pairs, in batches (each batch's run cache dropped after it).
-  const keyOf = new Map(listed.runs.map((r) => [r.run_id, sha(JSON.stringify(r))]));
+  // A run's key: its listing line (counts, tags, feedback count, archive month), but not `where`
+  // (local, remote or both: this machine's view, which a push changes for every run).
+  const keyOf = new Map(listed.runs.map((r) => [r.run_id, sha(JSON.stringify({ ...r, where: undefined }))]));
   type Job = { name: string; key: string; build: (ask: (p: string) => Promise<string>, into: string[]) => Promise<void>; what: string; run: boolean };
   const jobs: Job[] = [];
   for (const r of oldestFirst) {
