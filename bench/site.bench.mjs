@@ -87,8 +87,8 @@ ${
   COUNT < 20_000
     ? `
 Not measured at 20,000 runs here: the first build costs ${fmtMs(first.ms / COUNT)} a run on this host (nearly all of it git
-processes: the Dashboard API's run cache pulls each run, resolves the repository and reads its
-payloads, a few dozen spawns a run), so 20,000 runs would take about ${(((first.ms / COUNT) * 20_000) / 3_600_000).toFixed(1)} h once; a rebuild
+processes: the Dashboard API's run cache pulls each run and reads its payloads, its tags and
+feedback, about 15 spawns a run), so 20,000 runs would take about ${(((first.ms / COUNT) * 20_000) / 3_600_000).toFixed(1)} h once; a rebuild
 after one new run stays what it is above plus listing 20,000 catalog lines (see "publish and list").
 `
     : ''
