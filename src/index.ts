@@ -72,6 +72,7 @@ export type { CleanOptions, CleanResult, ListWipOptions, RecoverOptions, Recover
 // The daemon, exec and the Dashboard server.
 export { execRun, runDaemon, type DaemonOptions, type DaemonReport, type ExecOptions, type ExecReport } from './daemon/index.js';
 export { startServer, ServeError, type RunningServer, type ServeOptions } from './serve/index.js';
+export { site, type SiteOptions, type SiteResult } from './site/index.js';
 
 // The error model: every failure is an AgentvResultsError with a stable `code` and its exit code.
 export { AgentvResultsError, EXIT, EXIT_CODE_BY_ERROR, exitCodeFor, InvalidArgumentsError, type ErrorCode } from './util/errors.js';

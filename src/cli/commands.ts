@@ -35,6 +35,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   exec: () => import('./exec.js').then((m) => m.registerExec),
   daemon: () => import('./daemon.js').then((m) => m.registerDaemon),
   serve: () => import('./serve.js').then((m) => m.registerServe),
+  site: () => import('./site.js').then((m) => m.registerSite),
   archive: () => import('./archive.js').then((m) => m.registerArchive),
   expire: () => import('./expire.js').then((m) => m.registerExpire),
   storage: () => import('./storage.js').then((m) => m.registerStorage),

@@ -17,7 +17,7 @@ import { listProjects } from './projects.js';
 import { remoteStatus, remoteSync, RemoteState } from './remote-api.js';
 import { RunCache } from './run-cache.js';
 import { parseRunsQuery, RunsData } from './runs-api.js';
-import { listRuns } from '../results-branch/read/list.js';
+import type { ListResult } from '../results-branch/read/list.js';
 import { DEFAULT_SLOPE_THRESHOLD, trend, type TrendReport } from '../trend/index.js';
 
 export interface ApiContext {
@@ -28,8 +28,9 @@ export interface ApiContext {
   cache: RunCache;
 }
 
-export function newApiContext(base: TargetOptions, readOnly: boolean): ApiContext {
-  return { base, readOnly, remote: new RemoteState(), runs: new RunsData(base), cache: new RunCache() };
+/** `listed`: answer from this listing of the branch (RunsData), for a reader of a fixed branch such as the static site. */
+export function newApiContext(base: TargetOptions, readOnly: boolean, listed?: ListResult): ApiContext {
+  return { base, readOnly, remote: new RemoteState(), runs: new RunsData(base, listed), cache: new RunCache() };
 }
 
 function stringList(v: unknown, name: string): string[] {
@@ -205,7 +206,7 @@ async function trendSeries(ctx: ApiContext, opts: TargetOptions, req: Request): 
   };
   const by = new Set((str('by') ?? '').split(',').filter(Boolean));
   for (const b of by) if (b !== 'target' && b !== 'experiment') throw new HttpError(400, `by=${JSON.stringify(b)}: expected target and/or experiment`);
-  const listed = await listRuns({ ...opts });
+  const listed = await ctx.runs.listing({ ...opts });
   const experiments = [...new Set(listed.runs.map((r) => r.experiment))].sort();
   const targets = [...new Set(listed.runs.flatMap((r) => r.targets))].sort();
   const options = {

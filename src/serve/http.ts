@@ -21,7 +21,8 @@ export interface Request {
   path: string;
   query: URLSearchParams;
   params: Record<string, string>;
-  raw: IncomingMessage;
+  /** The request as node received it (absent when the static site asks a route: src/site/). */
+  raw?: IncomingMessage;
   /** The parsed JSON body of a write (an object), or {} when there is none. */
   body(): Promise<Record<string, unknown>>;
 }

@@ -47,6 +47,7 @@ ul.assertions{list-style:none;padding-left:0}ul.assertions li{margin:6px 0}ul.as
 ul.assertions .text{display:inline}.evidence{font-size:12px;margin:2px 0 0 18px;white-space:pre-wrap}
 .msg-turn{margin:8px 0}.msg-turn .role{font-size:12px;font-weight:600;color:var(--muted);text-transform:uppercase}
 .note{font-size:12px;color:var(--muted)}.pager a.btn{text-decoration:none}
+body[data-static=true] :is(#remote,#tab-autoresearch,#tag-input,#tag-add,.tag-x,.edit:has(#fb-save),footer.live){display:none}body:not([data-static=true]) footer.static{display:none}
 ${TRAJECTORY_CHART_CSS}`;
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
@@ -141,10 +142,15 @@ const BODY = `<main>
 <p class="muted">The keep/drop loop of <code>autoresearch record</code>, read from <code>.agentv/results/runs/&lt;experiment&gt;/_autoresearch/iterations.jsonl</code> in this directory; it re-reads every 5 s. <a id="ar-page" href="#" target="_blank" rel="noopener" hidden>Open as trajectory.html</a></p>
 <div id="ar-view" class="trajectory"></div>
 </div>
-<footer>agentv-results serve · writes need this page's token; the page talks to nothing but this server.</footer>
+<footer class="live">agentv-results serve · writes need this page's token; the page talks to nothing but this server.</footer>
+<footer class="static">agentv-results site · a read-only copy of the results branch, rebuilt by <code>agentv-results site</code>; the page reads nothing but this site's files.</footer>
 </main>`;
 
-export function renderDashboard(opts: { token: string; readOnly: boolean }): string {
+/**
+ * The page. `static`: the history site's copy (src/site/): read-only, no remote panel, the client
+ * reading the site's JSON files beside the page instead of a server's API.
+ */
+export function renderDashboard(opts: { token: string; readOnly: boolean; static?: boolean }): string {
   const { js, csp } = compiled();
   return [
     '<!doctype html><html lang="en"><head><meta charset="utf-8">',
@@ -154,7 +160,7 @@ export function renderDashboard(opts: { token: string; readOnly: boolean }): str
     `<meta name="agentv-results-token" content="${escapeHtml(opts.token)}">`,
     '<link rel="icon" href="data:,">',
     '<title>AgentV results — Dashboard</title>',
-    `<style>${DASHBOARD_CSS}</style></head><body data-read-only="${opts.readOnly ? 'true' : 'false'}">`,
+    `<style>${DASHBOARD_CSS}</style></head><body data-read-only="${opts.readOnly || opts.static ? 'true' : 'false'}"${opts.static ? ' data-static="true"' : ''}>`,
     BODY,
     `<script>${js}</script></body></html>\n`,
   ].join('');

@@ -81,7 +81,14 @@ export class RunsData {
    * and the repository a server reads does not move while it runs. */
   private targets = new Map<string, Promise<PublishTarget>>();
 
-  constructor(private readonly base: TargetOptions) {}
+  /**
+   * `listed`: a listing read once and kept (the static site reads the branch once and asks about
+   * every run of it); a server, whose branch moves, lists again for each run it is asked about.
+   */
+  constructor(
+    private readonly base: TargetOptions,
+    private readonly listed?: ListResult,
+  ) {}
 
   /** The project's repository and branches, resolved once. */
   target(opts: TargetOptions): Promise<PublishTarget> {
@@ -123,13 +130,18 @@ export class RunsData {
     };
   }
 
+  /** Every run of the branch (the kept listing, or the branch read now). */
+  async listing(opts: TargetOptions): Promise<ListResult> {
+    return this.listed ?? listRuns(opts);
+  }
+
   /**
    * The listed run. When the catalog does not know it: a 404 whose `run_state` says why, from the
    * branch and the archive (runWhereabouts) — `archived` (with `archive_branch`), `expired` (with
    * `expired_at` and `policy`) or `unknown` (a typo, or never published here).
    */
   async find(opts: TargetOptions, runId: string): Promise<{ run: ListedRun; tips: ListResult['tips'] }> {
-    const listed = await listRuns(opts);
+    const listed = await this.listing(opts);
     const run = listed.runs.find((r) => r.run_id === runId);
     if (run) return { run, tips: listed.tips };
     const where = await runWhereabouts({ ...opts, runId });

@@ -70,6 +70,15 @@ export const CompareOptionsSchema = z.looseObject({
   candidateArtifact: optStr,
 });
 
+export const SiteOptionsSchema = z.looseObject({
+  ...TargetFields,
+  out: str,
+  trendLast: optNum,
+  full: optBool,
+  fetch: optBool,
+  onProgress: optFn,
+});
+
 export const ListOptionsSchema = z.looseObject({
   ...TargetFields,
   experiment: optStr,

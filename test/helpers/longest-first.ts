@@ -20,6 +20,7 @@ const SLOWEST = [
   'test/daemon-e2e.test.ts',
   'test/conformance/export-agentv-reads.test.ts',
   'test/storage-hybrid.test.ts',
+  'test/site-browser.test.ts',
   'test/export-e2e.test.ts',
   'test/publish-crash.slow.test.ts',
   'test/wip-killloop.slow.test.ts',

@@ -50,9 +50,15 @@ export interface TargetOptions {
   /** The `projects[]` entry to use (default: AGENTV_PROJECT, else the one holding `cwd`). */
   project?: string;
   overrides?: Partial<ResultsConfig>;
+  /**
+   * The target these options resolve to, resolved once by a reader that asks many questions of one
+   * repository (the static site: src/site/); used as it is, nothing is resolved again.
+   */
+  resolved?: PublishTarget;
 }
 
 export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTarget> {
+  if (opts.resolved) return opts.resolved;
   const cwd = opts.cwd ?? process.cwd();
   const env = opts.env ?? process.env;
   await assertGitVersion();

@@ -1,8 +1,11 @@
 /** The page talks to this server's API only (the CSP's connect-src 'self'); writes carry the page's token. */
 import { d } from './dom.js';
+import { StaticMiss, staticAnswer, staticReport } from './static-source.js';
 
 export const TOKEN = d.querySelector('meta[name="agentv-results-token"]')?.getAttribute('content') ?? '';
 export const READ_ONLY = d.body.getAttribute('data-read-only') === 'true';
+/** The static history site's copy of the page (src/site/): answers come from files beside it, nothing is written. */
+export const STATIC = d.body.getAttribute('data-static') === 'true';
 
 export class ApiError extends Error {
   constructor(
@@ -26,6 +29,12 @@ export function prefix(project = scope.project): string {
 export type Json = any;
 
 export async function api(path: string, method = 'GET', body?: unknown): Promise<Json> {
+  if (STATIC) {
+    if (method !== 'GET') throw new ApiError('this is a read-only copy of the results (agentv-results site): nothing can be changed here', 405);
+    return staticAnswer(path).catch((e: unknown) => {
+      throw e instanceof StaticMiss ? new ApiError(e.message, e.status) : e;
+    });
+  }
   const init: RequestInit = { method, credentials: 'same-origin', headers: {} };
   if (method !== 'GET') {
     init.headers = { 'x-agentv-results-token': TOKEN, 'content-type': 'application/json' };
@@ -41,6 +50,9 @@ export async function api(path: string, method = 'GET', body?: unknown): Promise
   if (!r.ok) throw new ApiError(j && typeof j.error === 'string' ? j.error : `HTTP ${r.status}`, r.status, j);
   return j;
 }
+
+/** Where a run's HTML report is: the server's route, or the site's file. */
+export const reportHref = (runId: string): string => (STATIC ? staticReport(runId) : `${prefix()}/runs/${encodeURIComponent(runId)}/report`);
 
 /** Mark the body when a view has painted (tests and benchmarks wait on it). */
 export function painted(what: string): void {

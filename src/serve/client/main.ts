@@ -4,7 +4,7 @@
  * reloads and the back button all land on the same view.
  */
 import { initAutoresearch, renderAutoresearch } from './autoresearch.js';
-import { scope, withProject } from './api.js';
+import { scope, STATIC, withProject } from './api.js';
 import { renderCompare, resetCompare } from './compare.js';
 import { byId, el } from './dom.js';
 import { initRemote, loadRemote } from './remote.js';
@@ -34,7 +34,7 @@ function render(): void {
       resetCompare();
       resetTrends();
     }
-    void loadRemote();
+    if (!STATIC) void loadRemote();
   }
   for (const v of ['runs', 'trends', 'autoresearch'] as const) {
     const on = route.view === v || (v === 'runs' && route.view === 'compare');
@@ -65,19 +65,21 @@ function init(): void {
   });
   initRuns();
   initAutoresearch();
-  fetch('/api/projects')
-    .then((r) => r.json())
-    .then((p) => {
-      const sel = byId<HTMLSelectElement>('project');
-      for (const x of p.projects ?? []) {
-        const o = el('option', null, x.id);
-        o.value = x.id;
-        sel.appendChild(o);
-      }
-      sel.value = scope.project;
-      if (p.projects?.length) byId('project-box').hidden = false;
-    })
-    .catch(() => {});
+  // The static site is one project's copy: no projects to choose from.
+  if (!STATIC)
+    fetch('/api/projects')
+      .then((r) => r.json())
+      .then((p) => {
+        const sel = byId<HTMLSelectElement>('project');
+        for (const x of p.projects ?? []) {
+          const o = el('option', null, x.id);
+          o.value = x.id;
+          sel.appendChild(o);
+        }
+        sel.value = scope.project;
+        if (p.projects?.length) byId('project-box').hidden = false;
+      })
+      .catch(() => {});
   window.addEventListener('popstate', render);
   window.addEventListener('hashchange', render);
   window.addEventListener('agentv-route', render);

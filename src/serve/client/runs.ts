@@ -1,5 +1,5 @@
 /** The Runs view: the listing (filters, pages, selection for compare) and one run (tests paged); one test is test-detail.ts. */
-import { api, ApiError, type Json, painted, prefix, READ_ONLY, scope, withProject } from './api.js';
+import { api, ApiError, type Json, painted, READ_ONLY, reportHref, scope, withProject } from './api.js';
 import { badge, byId, clear, cost, d, dur, el, fillSelect, flash, link, pct, score, stat } from './dom.js';
 import { go, href, type Route } from './route.js';
 import { hideTest, showTest } from './test-detail.js';
@@ -223,7 +223,7 @@ function showRun(id: string, q: URLSearchParams, test: string | null): Promise<v
       stats.appendChild(stat('Mean score', score(s.mean_score), 'mean_score'));
       stats.appendChild(stat('Cost', cost(s.cost_usd), 'cost'));
       stats.appendChild(stat('Duration', dur(s.duration_ms), 'duration'));
-      byId('run-report').setAttribute('href', `${prefix()}/runs/${encodeURIComponent(id)}/report`);
+      byId('run-report').setAttribute('href', reportHref(id));
       renderTags();
       const sel = byId<HTMLSelectElement>('fb-test');
       fillSelect(sel, [...new Set<string>(r.tests.map((t: Json) => t.test_id))], sel.value, 0);

@@ -1,0 +1,250 @@
+/**
+ * `site`: the Dashboard's read-only views as static files any static host serves (GitHub Pages,
+ * GitLab Pages, a bucket), built from the results branch.
+ *
+ * One home for every answer: the site asks the Dashboard's own API routes (serve/api.ts, through
+ * its router, as a browser would) and writes each answer to the file model/site-paths.ts names;
+ * the page is the Dashboard's (serve/page.ts) in its static mode, whose client reads those files
+ * by relative URL, so the site works under any sub-path. Per run: its detail, its report, every
+ * test's grading, answer and transcript (each transcript page). Per experiment: each run compared
+ * with the one before it. Trends: every experiment, all targets pooled and split. The listing:
+ * the catalog in pages, oldest runs first (a new run changes the last page and the index only).
+ *
+ * It grows by run: a run (a compared pair) whose listing line is unchanged since the last build
+ * is not asked about again, and a file whose bytes are unchanged is not rewritten (writer.ts).
+ */
+import { createHash } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { SITE_CATALOG, siteCatalogPage, siteFile } from '../model/site-paths.js';
+import { listRuns, type ListedRun, type ListResult } from '../results-branch/read/list.js';
+import { resolveTarget, type TargetOptions } from '../results-branch/repo/target.js';
+import { newApiContext, registerApi, type ApiContext } from '../serve/api.js';
+import { HttpError, Router } from '../serve/http.js';
+import { renderDashboard } from '../serve/page.js';
+import { mapLimit } from '../util/map-limit.js';
+import { checkOutputDir, OutputTargetError } from '../util/output-target.js';
+import { checkOptions, SiteOptionsSchema } from '../util/verb-options.js';
+import { MANIFEST, readManifest, SiteWriter } from './writer.js';
+
+export interface SiteOptions extends TargetOptions {
+  /** The site's directory: new, empty, or a site an earlier `site` built (its manifest is there). */
+  out: string;
+  /** Trend charts show the newest this many runs of each series (default 50). */
+  trendLast?: number;
+  /** Ask about every run again, even those unchanged since the last build (files still rewritten only when their bytes differ). */
+  full?: boolean;
+  /** Fetch the results branch from the remote first. */
+  fetch?: boolean;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface SiteResult {
+  out: string;
+  branch: string;
+  runs: number;
+  /** Runs asked about this time (new or changed); the others' files were kept. */
+  runsBuilt: number;
+  runsKept: number;
+  filesWritten: number;
+  filesUnchanged: number;
+  filesRemoved: number;
+  /** The site's size: every file it holds, in bytes. */
+  bytes: number;
+  /** Runs or views that could not be built (each named); the rest of the site is written. */
+  warnings: string[];
+}
+
+/** Runs per listing page. */
+export const CATALOG_PAGE = 500;
+/** Runs asked about per API context (its run cache is dropped after each batch). */
+const BATCH = 64;
+
+const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** The Dashboard API, asked as a browser would: `GET /api<path>`, answered by its own route. */
+function asker(ctx: ApiContext): (path: string) => Promise<string> {
+  const router = new Router();
+  registerApi(router, ctx);
+  return async (path) => {
+    const at = path.indexOf('?');
+    const route = `/api${at < 0 ? path : path.slice(0, at)}`;
+    const m = router.match('GET', route);
+    if (m instanceof HttpError) throw m;
+    const reply = await m.handler({
+      method: 'GET',
+      path: route,
+      query: new URLSearchParams(at < 0 ? '' : path.slice(at + 1)),
+      params: m.params,
+      body: async () => ({}),
+    });
+    if ('json' in reply) return JSON.stringify(reply.json);
+    if ('html' in reply) return reply.html;
+    // A plain Error on purpose: a route the site asks answers JSON or HTML (a bug, never user input).
+    throw new Error(`site: ${path} answered a stream`);
+  };
+}
+
+const enc = encodeURIComponent;
+
+/** One run's files: its detail, its report, each test's detail and every page of its transcript. */
+async function buildRun(ask: (p: string) => Promise<string>, w: SiteWriter, run: ListedRun, into: string[]): Promise<void> {
+  const base = `/runs/${enc(run.run_id)}`;
+  const detail = await ask(base);
+  await w.put(siteFile(base), detail, into);
+  await w.put(siteFile(`${base}/report`, 'html'), await ask(`${base}/report`), into);
+  const tests = (JSON.parse(detail) as { tests: { test_id: string; target?: string | null; attempt?: number | null }[] }).tests;
+  const seen = new Set<string>();
+  for (const t of tests) {
+    // The link the Dashboard's run view makes for the test (runs.ts): its target, its attempt past the first.
+    const q = new URLSearchParams();
+    if (t.target !== null && t.target !== undefined) q.set('target', t.target);
+    if (typeof t.attempt === 'number' && t.attempt > 1) q.set('attempt', String(t.attempt));
+    const path = `${base}/tests/${enc(t.test_id)}`;
+    const first = `${path}?${q}`;
+    if (seen.has(first)) continue;
+    seen.add(first);
+    let from = 0;
+    // Bounded: each page starts past the last; a transcript has at most message_count messages.
+    for (let i = 0; i < 10_000; i++) {
+      const page = new URLSearchParams(q);
+      if (from > 0) page.set('from', String(from));
+      const text = await ask(`${path}?${page}`);
+      await w.put(siteFile(`${path}?${page}`), text, into);
+      const next = (JSON.parse(text) as { next_message?: number | null }).next_message;
+      if (typeof next !== 'number' || next <= from) break;
+      from = next;
+    }
+  }
+}
+
+/** Each run of an experiment with the run before it (by time), as `compare` of the pair. */
+function consecutivePairs(runs: ListedRun[]): [ListedRun, ListedRun][] {
+  const byExperiment = new Map<string, ListedRun[]>();
+  for (const r of runs) byExperiment.set(r.experiment, [...(byExperiment.get(r.experiment) ?? []), r]);
+  const pairs: [ListedRun, ListedRun][] = [];
+  for (const list of byExperiment.values()) {
+    list.sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
+    for (let i = 1; i < list.length; i++) pairs.push([list[i - 1]!, list[i]!]);
+  }
+  return pairs;
+}
+
+/** The trend questions the site answers: every split without filters, each experiment pooled and per target, each target pooled. */
+function trendQuestions(listed: ListResult): URLSearchParams[] {
+  const qs: URLSearchParams[] = [];
+  for (const by of ['', 'target', 'experiment', 'experiment,target']) qs.push(new URLSearchParams(by ? { by } : {}));
+  for (const experiment of listed.facets.experiments) for (const by of ['', 'target']) qs.push(new URLSearchParams(by ? { experiment, by } : { experiment }));
+  for (const target of listed.facets.targets) qs.push(new URLSearchParams({ target }));
+  return qs;
+}
+
+export async function site(opts: SiteOptions): Promise<SiteResult> {
+  checkOptions('site', SiteOptionsSchema, opts);
+  const out = resolve(opts.cwd ?? process.cwd(), opts.out);
+  const state = await checkOutputDir(out, { command: 'site', foreign: 'caller' });
+  const previous = state === 'other' ? await readManifest(out) : null;
+  if (state === 'workspace' || (state === 'other' && previous === null)) {
+    throw new OutputTargetError(
+      `--out ${out} is a directory that is not a site agentv-results built (no ${MANIFEST} in it); site never replaces it — choose a new or empty directory`,
+      out,
+    );
+  }
+  const given: TargetOptions = {
+    cwd: opts.cwd,
+    env: opts.env,
+    remote: opts.remote,
+    configFile: opts.configFile,
+    project: opts.project,
+    overrides: opts.overrides,
+  };
+  // Resolved once: every answer of the build reads the same repository (a resolve is several git processes).
+  const target: TargetOptions = { ...given, resolved: await resolveTarget(given) };
+  const listed = await listRuns({ ...target, fetch: opts.fetch, withOverlays: true });
+  const page = renderDashboard({ token: '', readOnly: true, static: true });
+  await mkdir(out, { recursive: true });
+  const w = new SiteWriter(out, opts.full ? null : previous, sha(page));
+  const warnings: string[] = [];
+  await w.put('index.html', page);
+
+  // The listing: oldest first, in pages, and an index with what the runs view shows above them.
+  const oldestFirst = [...listed.runs].reverse().map((r) => ({ ...r, tags: r.tags ?? [] }));
+  const pages = Math.ceil(oldestFirst.length / CATALOG_PAGE);
+  for (let n = 0; n < pages; n++) await w.put(siteCatalogPage(n), JSON.stringify({ runs: oldestFirst.slice(n * CATALOG_PAGE, (n + 1) * CATALOG_PAGE) }));
+  const { branch, remote, tips, facets, unreadable, read } = listed;
+  await w.put(SITE_CATALOG, JSON.stringify({ branch, remote, tips, facets, unreadable, read, total: oldestFirst.length, page_size: CATALOG_PAGE, pages }));
+
+  // Runs and compared pairs, in batches (each batch's run cache dropped after it).
+  // A run's key: its listing line (counts, tags, feedback count, archive month), but not `where`
+  // (local, remote or both: this machine's view, which a push changes for every run).
+  const keyOf = new Map(listed.runs.map((r) => [r.run_id, sha(JSON.stringify({ ...r, where: undefined }))]));
+  type Job = { name: string; key: string; build: (ask: (p: string) => Promise<string>, into: string[]) => Promise<void>; what: string; run: boolean };
+  const jobs: Job[] = [];
+  for (const r of oldestFirst) {
+    jobs.push({ name: `run:${r.run_id}`, key: keyOf.get(r.run_id)!, what: `run ${r.run_id}`, run: true, build: (ask, into) => buildRun(ask, w, r, into) });
+  }
+  for (const [a, b] of consecutivePairs(oldestFirst)) {
+    const path = `/compare?runs=${enc(a.run_id)},${enc(b.run_id)}`;
+    jobs.push({
+      name: `compare:${a.run_id}\0${b.run_id}`,
+      key: sha(`${keyOf.get(a.run_id)}${keyOf.get(b.run_id)}`),
+      what: `compare of ${a.run_id} and ${b.run_id}`,
+      run: false,
+      build: async (ask, into) => w.put(siteFile(path), await ask(path), into),
+    });
+  }
+  const todo = jobs.filter((j) => !w.keep(j.name, j.key));
+  const runsBuilt = todo.filter((j) => j.run).length;
+  let done = jobs.length - todo.length;
+  opts.onProgress?.(done, jobs.length);
+  for (let i = 0; i < todo.length; i += BATCH) {
+    const ctx = newApiContext(target, true, listed);
+    const ask = asker(ctx);
+    try {
+      await mapLimit(todo.slice(i, i + BATCH), 3, async (j) => {
+        const into = w.begin(j.name, j.key);
+        try {
+          await j.build(ask, into);
+        } catch (err) {
+          w.drop(j.name);
+          warnings.push(`${j.what}: ${(err as Error).message}`);
+        }
+        opts.onProgress?.(++done, jobs.length);
+      });
+    } finally {
+      await ctx.cache.close();
+    }
+  }
+
+  // Trends: over every run, so asked each build (the newest `trendLast` runs of each series).
+  const ctx = newApiContext(target, true, listed);
+  const ask = asker(ctx);
+  try {
+    const last = String(opts.trendLast ?? 50);
+    for (const q of trendQuestions(listed)) {
+      const asked = new URLSearchParams(q);
+      asked.set('last', last);
+      try {
+        await w.put(siteFile(`/trend?${q}`), await ask(`/trend?${asked}`));
+      } catch (err) {
+        warnings.push(`trend ${q}: ${(err as Error).message}`);
+      }
+    }
+  } finally {
+    await ctx.cache.close();
+  }
+  await w.finish();
+  const c = w.counts;
+  return {
+    out,
+    branch,
+    runs: listed.runs.length,
+    runsBuilt,
+    runsKept: listed.runs.length - runsBuilt,
+    filesWritten: c.written,
+    filesUnchanged: c.unchanged,
+    filesRemoved: c.removed,
+    bytes: c.bytes,
+    warnings,
+  };
+}

@@ -1,0 +1,1 @@
+export { site, CATALOG_PAGE, type SiteOptions, type SiteResult } from './build.js';
