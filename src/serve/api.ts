@@ -5,7 +5,6 @@
  * Every data route exists twice, like AgentV's: `/api/...` for the project the server was started
  * in, `/api/projects/:projectId/...` for a `projects[]` entry of `.agentv/config.yaml`.
  */
-import { readFile } from 'node:fs/promises';
 import { editTags, readFeedback, readTags, setFeedback } from '../overlays/write.js';
 import type { TargetOptions } from '../results-branch/repo/target.js';
 import { CONTENT_SECURITY_POLICY } from '../report/template.js';
@@ -19,6 +18,7 @@ import { RunCache } from './run-cache.js';
 import { parseRunsQuery, RunsData } from './runs-api.js';
 import { listRuns } from '../results-branch/read/list.js';
 import { DEFAULT_SLOPE_THRESHOLD, trend, type TrendReport } from '../trend/index.js';
+import { readRegularText } from '../util/safe-open.js';
 
 export interface ApiContext {
   base: TargetOptions;
@@ -88,7 +88,7 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
 async function runReport(ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
   await ctx.runs.find(opts, req.params.runId!);
   const { file } = await ctx.cache.report(opts, req.params.runId!);
-  return { html: await readFile(file, 'utf8'), csp: CONTENT_SECURITY_POLICY };
+  return { html: await readRegularText(file, { kind: 'run-file' }), csp: CONTENT_SECURITY_POLICY };
 }
 
 /**

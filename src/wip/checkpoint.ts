@@ -12,7 +12,7 @@
  * Cost per checkpoint: one fast-import and one update-ref; reading the workspace is O(new rows +
  * their sidecars + a few top-level stats) — see wip/scan.ts. Nothing here needs the publish lock.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { blobId } from '../git/hash.js';
 import { assertValidPath, lsTree, readBlobs, RefConflictError, resolveRef, updateRef, writeCommit, type FileChange, type Repo } from '../git/index.js';
@@ -44,6 +44,7 @@ import {
 import { AgentvResultsError } from '../util/errors.js';
 import { OBJECT_STORE_REF, sha256Of, type ObjectStore } from '../store/object-store.js';
 import { DEFAULT_HEAVY_THRESHOLD } from '../results-branch/repo/config.js';
+import { readRegularText } from '../util/safe-open.js';
 
 export class WipError extends AgentvResultsError {
   readonly code: 'wip' | 'no-space';
@@ -103,7 +104,7 @@ interface RecoveryMarker {
 
 async function readMarker(runDir: string): Promise<RecoveryMarker | null> {
   try {
-    const v = JSON.parse(await readFile(join(runDir, RECOVERY_MARKER), 'utf8')) as unknown;
+    const v = JSON.parse(await readRegularText(join(runDir, RECOVERY_MARKER), { kind: 'run-file' })) as unknown;
     return typeof v === 'object' && v !== null ? (v as RecoveryMarker) : null;
   } catch {
     // absent: no recovery marker (or a torn one)

@@ -33,11 +33,12 @@
  *
  * A project's `results` keys override the top-level ones; keys it does not set are inherited.
  */
-import { readFile } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import * as z from 'zod';
 import { AgentvResultsError } from '../../util/errors.js';
 import { yamlParser } from '../../util/yaml.js';
+import { readRegularText, UnsafeFileError } from '../../util/safe-open.js';
 
 export const DEFAULT_RESULTS_BRANCH = 'agentv/results/v1';
 export const DEFAULT_ARTIFACTS_BRANCH = 'agentv/artifacts/v1';
@@ -188,12 +189,15 @@ export async function findConfigFile(start: string): Promise<string | null> {
   for (;;) {
     for (const name of ['config.yaml', 'config.yml']) {
       const candidate = join(dir, '.agentv', name);
-      try {
-        await readFile(candidate);
+      // Only looked at, never read here: a pipe or a link to a device is found, and then refused by
+      // the one opener when the config is read (exit 2), instead of blocking this search.
+      if (
+        await stat(candidate).then(
+          () => true,
+          () => false,
+        )
+      )
         return candidate;
-      } catch {
-        // keep looking upward
-      }
     }
     const parent = dirname(dir);
     if (parent === dir) return null;
@@ -260,8 +264,15 @@ export async function loadResultsConfig(
     let doc: unknown;
     // Loaded only when there is a file to parse (util/yaml.ts).
     const parseYaml = await yamlParser();
+    let text: string;
     try {
-      doc = parseYaml(await readFile(file, 'utf8'));
+      text = await readRegularText(file, { kind: 'config', label: opts.configFile ? `--config ${file}` : file });
+    } catch (err) {
+      if (err instanceof UnsafeFileError) throw err;
+      throw new ConfigError(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    try {
+      doc = parseYaml(text);
     } catch (err) {
       throw new ConfigError(`${file}: not valid YAML (${(err as Error).message.split('\n')[0]})`);
     }
