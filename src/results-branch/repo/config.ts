@@ -39,6 +39,7 @@ import * as z from 'zod';
 import { AgentvResultsError } from '../../util/errors.js';
 import { yamlParser } from '../../util/yaml.js';
 import { readRegularText, UnsafeFileError } from '../../util/safe-open.js';
+import { refSettingProblem } from './ref-settings.js';
 
 export const DEFAULT_RESULTS_BRANCH = 'agentv/results/v1';
 export const DEFAULT_ARTIFACTS_BRANCH = 'agentv/artifacts/v1';
@@ -298,6 +299,8 @@ export async function loadResultsConfig(
   // The environment's object_store keys override the file's one by one, not the whole block.
   if (envBlock.object_store && fileBlock.object_store && typeof fileBlock.object_store === 'object')
     merged.object_store = { ...(fileBlock.object_store as object), ...(envBlock.object_store as object) };
+  const badRef = refSettingProblem(merged, { file, project, fileBlock, envBlock, overrides: stripUndefined(opts.overrides ?? {}) });
+  if (badRef) throw new ConfigError(badRef);
   const parsed = ResultsConfigSchema.safeParse(merged);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
