@@ -19,7 +19,7 @@ import { checkRunPathSync, specialInputMessage } from '../util/run-files.js';
 import { loadRun } from '../runs/read/run-reader.js';
 import { InputError } from '../runs/export/export.js';
 import { jsonlLines } from '../util/jsonl-objects.js';
-import { readRegularText } from '../util/safe-open.js';
+import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
 
 export interface ScoreRow {
   test_id: string;
@@ -165,6 +165,7 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
     try {
       text = await readRegularText(manifest.path, { kind: 'run-file' });
     } catch (err) {
+      if (err instanceof UnsafeFileError) throw new InputError(`${source}: ${err.message}`);
       throw new InputError(`${source}: cannot read ${manifest.path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
     const parsed = manifestRows(text, source);

@@ -19,6 +19,7 @@ import { parseRunsQuery, RunsData } from './runs-api.js';
 import { listRuns } from '../results-branch/read/list.js';
 import { DEFAULT_SLOPE_THRESHOLD, trend, type TrendReport } from '../trend/index.js';
 import { readRegularText } from '../util/safe-open.js';
+import { jsonKeys } from '../util/json-keys.js';
 
 export interface ApiContext {
   base: TargetOptions;
@@ -265,7 +266,7 @@ async function postTags(_ctx: ApiContext, opts: TargetOptions, req: Request): Pr
     remove: stringList(body.remove, 'remove'),
     expectRevision: expect,
   });
-  return { json: { changed: res.changed, tags: res.document, commit: res.commit, push: res.push } };
+  return { json: { changed: res.changed, tags: res.document, commit: res.commit, push: jsonKeys(res.push) } };
 }
 
 async function postFeedback(_ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
@@ -286,7 +287,7 @@ async function postFeedback(_ctx: ApiContext, opts: TargetOptions, req: Request)
     reviewer: body.reviewer as string | undefined,
     expectRevision: body.expect_revision,
   });
-  return { json: { changed: res.changed, reviewer: res.reviewer, entry: res.entry, feedback: res.document, commit: res.commit, push: res.push } };
+  return { json: { changed: res.changed, reviewer: res.reviewer, entry: res.entry, feedback: res.document, commit: res.commit, push: jsonKeys(res.push) } };
 }
 
 export function registerApi(router: Router, ctx: ApiContext): void {
@@ -314,7 +315,7 @@ export function registerApi(router: Router, ctx: ApiContext): void {
 
   both('GET', '/remote/status', async (c, opts) => ({ json: await remoteStatus(opts, c.remote) }));
   both('POST', '/remote/sync', async (c, opts) => ({ json: await remoteSync(opts, c.remote) }), true);
-  both('GET', '/runs', async (c, opts, req) => ({ json: await c.runs.list(opts, parseRunsQuery(req.query)) }));
+  both('GET', '/runs', async (c, opts, req) => ({ json: jsonKeys(await c.runs.list(opts, parseRunsQuery(req.query))) }));
   both('GET', '/runs/:runId', runDetail);
   both('GET', '/runs/:runId/report', runReport);
   both('GET', '/runs/:runId/tests/:testId', testDetail);

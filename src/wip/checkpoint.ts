@@ -47,14 +47,19 @@ import { DEFAULT_HEAVY_THRESHOLD } from '../results-branch/repo/config.js';
 import { readRegularText } from '../util/safe-open.js';
 
 export class WipError extends AgentvResultsError {
-  readonly code: 'wip' | 'no-space';
-  /** `noSpace`: the disk (or quota) is full — an environment failure (exit 3), not bad input. */
+  readonly code: 'wip' | 'no-space' | 'read-check';
+  /**
+   * `noSpace`: the disk (or quota) is full — an environment failure (exit 3), not bad input.
+   * `corrupt`: a stored object does not match its pointer — the same failure, and code
+   * (`read-check`, exit 1), as `pull` reading that object.
+   */
   constructor(
     message: string,
     readonly noSpace = false,
+    readonly corrupt = false,
   ) {
     super(message);
-    this.code = noSpace ? 'no-space' : 'wip';
+    this.code = noSpace ? 'no-space' : corrupt ? 'read-check' : 'wip';
   }
 }
 

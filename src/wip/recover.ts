@@ -96,7 +96,7 @@ async function writeObjects(repo: Repo, objects: TreeEntry[], store: ObjectStore
     const data = await store.get(p.key);
     if (!data) throw new WipError(`${branch}: ${rel} is missing from ${store.where} (key ${p.key}); nothing was written`);
     if (data.length !== p.size || sha256Of(data) !== p.sha256)
-      throw new WipError(`${branch}: ${rel} in ${store.where} does not match its pointer (sha256/size); nothing was written`);
+      throw new WipError(`${branch}: ${rel} in ${store.where} does not match its pointer (sha256/size); nothing was written`, false, true);
     staging.writeSync(rel, data);
   }
 }

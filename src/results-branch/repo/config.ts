@@ -269,7 +269,8 @@ export async function loadResultsConfig(
     try {
       text = await readRegularText(file, { kind: 'config', label: opts.configFile ? `--config ${file}` : file });
     } catch (err) {
-      if (err instanceof UnsafeFileError) throw err;
+      // A pipe, socket, device or oversized file: a configuration error like any other (exit 2).
+      if (err instanceof UnsafeFileError) throw new ConfigError(err.message);
       throw new ConfigError(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
     try {

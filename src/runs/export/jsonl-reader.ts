@@ -36,7 +36,7 @@ export async function* readJsonlLines(path: string | AsyncIterable<Buffer>, opts
   // A path is opened through the one opener: a pipe or device is refused before a byte is read.
   const stream =
     typeof path === 'string'
-      ? (await openRegularFile(path, { kind: 'run-file', limit: Number.MAX_SAFE_INTEGER })).handle.createReadStream({ highWaterMark: 1024 * 1024 })
+      ? (await openRegularFile(path, { kind: 'run-file', limit: maxTotal })).handle.createReadStream({ highWaterMark: 1024 * 1024 })
       : path;
   let reported = false;
   let parts: Buffer[] = [];
