@@ -141,7 +141,7 @@ export async function run() {
       for (const slot of [0, 1, 2]) {
         const files = [0, 1, 2].map((i) => join(root, `m${n}-${i}`));
         n++;
-        files.forEach((p, i) => i !== slot && writeFileSync(p, ''));
+        for (const [i, p] of files.entries()) if (i !== slot) writeFileSync(p, '');
         await make(files[slot], 600 * MiB);
         for (const driver of ['jsonl', 'json']) {
           const r = cli(['merge-driver', driver, ...files, 'x'], root);
