@@ -244,6 +244,10 @@ export async function run() {
     `| **all** | **${total.tried}** | **${total.held}** |`,
     '',
     failures.length ? `Not held:\n${failures.map((f) => `- ${f}`).join('\n')}` : 'Every case held.',
+    '',
+    'Before this change (the trial of issue 40): a config that is a pipe, a device or a link to /dev/zero',
+    'hung every command, `merge-driver` on pipes and `report --out` onto a pipe with no reader blocked,',
+    "branch names git refuses exited 3 with git's raw message, and six requests on a pipe froze the server.",
   ].join('\n');
   return { markdown, groups, failures };
 }
