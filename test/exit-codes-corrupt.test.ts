@@ -49,7 +49,8 @@ async function corrupt(key: string): Promise<() => Promise<void>> {
 describe('a corrupted object: one failure, one exit code', () => {
   it('wip recover exits 1 (read-check) as pull does, and writes nothing', async () => {
     const ws = await makeRunWorkspace({ rows: 2, experiment: 'corrupt-wip', minute: 41 });
-    const heavyRel = 'heavy-raw.log';
+    const transcript = (readdirSync(ws.dir, { recursive: true, encoding: 'utf8' }) as string[]).find((f) => f.endsWith('transcript.json'))!;
+    const heavyRel = transcript.replace(/transcript\.json$/, 'transcript-raw.log');
     writeFileSync(join(ws.dir, heavyRel), Buffer.from('raw log line\n'.repeat(40_000))); // over the 256 KiB threshold
     const cp = await cli(['wip', 'checkpoint', ws.dir, '--full', '--no-push', '--json'], user.work, { env: s3.env });
     expect(cp.code, cp.stderr).toBe(0);
