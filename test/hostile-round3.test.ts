@@ -235,20 +235,20 @@ describe('ref-name settings are checked where they are read (item 2)', () => {
       await writeFile(file, `results:\n  branch: ${name}\n`);
       let r = await run(['publish', ws.dir], repo);
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toContain(`results.branch ${JSON.stringify(name)} (from ${file})`);
+      expect(r.stderr).toContain(`${file}: results.branch: ${JSON.stringify(name)} is not a git branch name`);
       expect(r.stderr).not.toMatch(/fatal:/);
       await writeFile(file, `results:\n  artifacts_branch: ${name}\n`);
       r = await run(['publish', ws.dir], repo);
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toContain(`results.artifacts_branch ${JSON.stringify(name)} (from ${file})`);
+      expect(r.stderr).toContain(`${file}: results.artifacts_branch: ${JSON.stringify(name)} is not a git branch name`);
       await writeFile(file, `projects:\n  - id: web\n    path: .\n    results:\n      branch: ${name}\n`);
       r = await run(['list', '--project', 'web'], repo);
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toContain(`(from ${file}, projects[id=web].results.branch)`);
+      expect(r.stderr).toContain(`${file}: projects[id=web].results.branch: ${JSON.stringify(name)} is not`);
       await rm(file);
       r = await run(['publish', ws.dir], repo, { AGENTV_RESULTS_BRANCH: name });
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toContain(`results.branch ${JSON.stringify(name)} (from the environment variable AGENTV_RESULTS_BRANCH)`);
+      expect(r.stderr).toContain(`results.branch from the environment variable AGENTV_RESULTS_BRANCH: ${JSON.stringify(name)} is not`);
       expect(await tip(repo, RESULTS_REF)).toBe(before);
     });
   }

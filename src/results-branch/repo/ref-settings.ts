@@ -28,15 +28,16 @@ export function refSettingProblem(merged: Record<string, unknown>, s: RefSetting
     if (typeof value !== 'string') continue;
     const why = problem(value);
     if (why === null) continue;
-    const source =
+    // Worded like every other configuration error: where, the setting, then what is wrong with it.
+    const setting =
       key in s.overrides
         ? `the ${key} option`
         : key in s.envBlock
-          ? `the environment variable ${env}`
+          ? `results.${key} from the environment variable ${env}`
           : s.project?.results && key in s.project.results
-            ? `${s.file}, projects[id=${s.project.id}].results.${key}`
-            : `${s.file ?? 'the configuration'}`;
-    return `results.${key} ${JSON.stringify(value)} (from ${source}) is not ${what}: ${why} — choose a name git accepts (git check-ref-format), e.g. agentv/results/v2`;
+            ? `${s.file}: projects[id=${s.project.id}].results.${key}`
+            : `${s.file ?? 'the configuration'}: results.${key}`;
+    return `${setting}: ${JSON.stringify(value)} is not ${what}: ${why} — choose a name git accepts (git check-ref-format), e.g. agentv/results/v2`;
   }
   return null;
 }
