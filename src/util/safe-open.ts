@@ -25,7 +25,7 @@ export const READ_LIMITS = {
   /** A log we append to and read back: `_autoresearch/iterations.jsonl`, the outbox, journals. */
   log: 64 * MiB,
   /** Our own small state files (a lock owner, a marker, a cache). */
-  state: 64 * MiB,
+  state: 256 * MiB,
   /** What git hands the merge driver: one file of a results branch. */
   'merge-input': 512 * MiB,
   /** A file of a run (index.jsonl, summary.json, a payload) or a results file the user names. */
