@@ -94,6 +94,7 @@ export { ReadError, RunExpiredError, type ReadErrorKind } from './results-branch
 export { SourceError } from './runs/export/source.js';
 export { OverlayInputError } from './overlays/write.js';
 export { OutputTargetError } from './util/output-target.js';
+export { UnsafeFileError } from './util/safe-open.js';
 export { WebhookError } from './util/webhook.js';
 export { OutboxError } from './daemon/outbox.js';
 export { DaemonLockedError } from './daemon/instance-lock.js';

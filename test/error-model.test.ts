@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { UnsafeFileError } from '../src/util/safe-open.js';
 import { describe, expect, it } from 'vitest';
 import { AgentvResultsError, EXIT_CODE_BY_ERROR, exitCodeFor } from '../src/util/errors.js';
 import { CheckFailed, UsageError, exitCodeFor as cliExitCodeFor, failureText } from '../src/cli/errors.js';
@@ -119,6 +120,8 @@ describe('one error model', () => {
     [new WipError('no WIP branch'), 'wip', 2],
     [new SyncConflictError('cannot merge automatically even preferring the results branch'), 'sync-conflict', 1],
     [new WipError('no space left', true), 'no-space', 3],
+    [new WipError('x.log in the bucket does not match its pointer', false, true), 'read-check', 1],
+    [new UnsafeFileError('config.yaml is a named pipe, not a regular file', 'config.yaml', 'not-regular'), 'input', 2],
   ];
 
   it.each(samples.map(([err, code, exit]) => [err.constructor.name, code, err, exit] as const))('%s has code %s', (className, code, err, exit) => {

@@ -83,6 +83,7 @@ describe('public API', () => {
       'LockError',
       'OverlayInputError',
       'OutputTargetError',
+      'UnsafeFileError',
     ])
       expect(classes[name], name).toBe(true);
     expect(Object.entries(classes).filter(([, ok]) => !ok)).toEqual([]);

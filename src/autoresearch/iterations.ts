@@ -8,11 +8,11 @@
  * way. A malformed line is skipped with a warning — the file is appended to by shell one-liners
  * and must never stop the chart from showing the rest.
  */
-import { existsSync } from 'node:fs';
-import { appendFile, mkdir, open, readFile } from 'node:fs/promises';
+import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as z from 'zod';
 import { jsonlLines } from '../util/jsonl-objects.js';
+import { openRegularFile, readRegularText } from '../util/safe-open.js';
 
 export const IterationSchema = z.looseObject({
   cycle: z.number().int().positive(),
@@ -34,7 +34,7 @@ export interface IterationsFile {
 export async function readIterations(path: string): Promise<IterationsFile> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readRegularText(path, { kind: 'log' });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { iterations: [], warnings: [] };
     throw err;
@@ -68,10 +68,15 @@ export function parseIterations(text: string, label = 'iterations.jsonl'): Itera
 export async function appendIteration(path: string, line: Record<string, unknown>): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   let prefix = '';
-  if (existsSync(path)) {
-    const fh = await open(path, 'r');
+  // Opened through the one opener even to append: a pipe or device there is refused, not written.
+  const opened = await openRegularFile(path, { kind: 'log', limit: Number.MAX_SAFE_INTEGER }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null;
+    throw err;
+  });
+  if (opened) {
+    const fh = opened.handle;
     try {
-      const { size } = await fh.stat();
+      const size = opened.size;
       if (size > 0) {
         const last = Buffer.alloc(1);
         await fh.read(last, 0, 1, size - 1);

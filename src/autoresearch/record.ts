@@ -13,7 +13,6 @@
  * with `agentv compare`'s defaults, and the agentv-bench skill's rules turn the summary into keep/drop
  * (wins > losses; equal mean and a simpler artifact; else drop).
  */
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../runs/export/export.js';
 import { compareRuns, DEFAULT_COMPARE_THRESHOLD } from '../compare/compare.js';
@@ -21,6 +20,7 @@ import { loadScoreRows, type ScoreRow } from '../compare/score-rows.js';
 import { appendIteration, readIterations, type Iteration } from './iterations.js';
 import { renderTrajectoryHtml } from './trajectory-html.js';
 import { writeOutputFile } from '../util/output-target.js';
+import { readRegularText } from '../util/safe-open.js';
 
 export interface AutoresearchPaths {
   /** The experiment directory holding `_autoresearch/`. */
@@ -108,7 +108,7 @@ export function cycleMetrics(rows: ScoreRow[]): Omit<CycleMetrics, 'cost_usd'> &
 async function timingCost(runDir: string | null): Promise<number | null> {
   if (!runDir) return null;
   try {
-    const t = JSON.parse(await readFile(join(runDir, 'timing.json'), 'utf8')) as { cost_usd?: unknown };
+    const t = JSON.parse(await readRegularText(join(runDir, 'timing.json'), { kind: 'run-file' })) as { cost_usd?: unknown };
     return typeof t.cost_usd === 'number' && Number.isFinite(t.cost_usd) ? t.cost_usd : null;
   } catch {
     // optional: no timing.json, no cost

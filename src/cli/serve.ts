@@ -74,7 +74,11 @@ export function registerServe(cli: Cli): void {
           const stop = () => {
             process.off('SIGINT', stop);
             process.off('SIGTERM', stop);
-            void server.close().then(resolve);
+            void server.close().then(() => {
+              resolve();
+              // Stop even when some read still holds the event loop (it cannot hold the process).
+              setTimeout(() => process.exit(), 2_000).unref();
+            });
           };
           process.on('SIGINT', stop);
           process.on('SIGTERM', stop);

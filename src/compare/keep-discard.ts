@@ -11,9 +11,10 @@
  * directory by the total bytes of the files in it (`du -sb` without directory overhead; symbolic
  * links are not followed). Both artifacts must be of the same kind.
  */
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { InputError } from '../runs/export/export.js';
+import { readRegularFile } from '../util/safe-open.js';
 
 export interface ArtifactMeasure {
   path: string;
@@ -61,7 +62,7 @@ export async function measureArtifact(path: string, cwd = process.cwd()): Promis
   const st = await lstat(abs).catch(() => null);
   if (!st) throw new InputError(`artifact ${path}: no such file or directory`);
   if (st.isDirectory()) return { path, kind: 'directory', unit: 'bytes', size: await directoryBytes(abs) };
-  if (st.isFile()) return { path, kind: 'file', unit: 'lines', size: countLines(await readFile(abs)) };
+  if (st.isFile()) return { path, kind: 'file', unit: 'lines', size: countLines(await readRegularFile(abs, { kind: 'run-file' })) };
   throw new InputError(`artifact ${path}: not a regular file or directory`);
 }
 

@@ -14,12 +14,12 @@
  * warning, as every other command of ours does.
  */
 import { existsSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { checkRunPathSync, specialInputMessage } from '../util/run-files.js';
 import { loadRun } from '../runs/read/run-reader.js';
 import { InputError } from '../runs/export/export.js';
 import { jsonlLines } from '../util/jsonl-objects.js';
+import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
 
 export interface ScoreRow {
   test_id: string;
@@ -163,8 +163,9 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
     }
     let text: string;
     try {
-      text = await readFile(manifest.path, 'utf8');
+      text = await readRegularText(manifest.path, { kind: 'run-file' });
     } catch (err) {
+      if (err instanceof UnsafeFileError) throw new InputError(`${source}: ${err.message}`);
       throw new InputError(`${source}: cannot read ${manifest.path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
     const parsed = manifestRows(text, source);

@@ -10,13 +10,14 @@
  * through `onCompromised`: the daemon must then stop, so two never run at once for long.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { OUTBOX_DIR } from './outbox.js';
 import { AgentvResultsError } from '../util/errors.js';
 import { processAlive } from '../util/process-alive.js';
+import { readRegularText } from '../util/safe-open.js';
 
 export interface DaemonInfo {
   pid: number;
@@ -44,7 +45,7 @@ const UPDATE_MS = 2_000;
 
 export async function readDaemonInfo(commonDir: string): Promise<DaemonInfo | null> {
   try {
-    const v = JSON.parse(await readFile(join(commonDir, OUTBOX_DIR, 'daemon.json'), 'utf8')) as DaemonInfo;
+    const v = JSON.parse(await readRegularText(join(commonDir, OUTBOX_DIR, 'daemon.json'), { kind: 'state' })) as DaemonInfo;
     return typeof v.pid === 'number' ? v : null;
   } catch {
     // absent: no daemon.json (or a torn one) means no daemon info

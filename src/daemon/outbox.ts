@@ -18,11 +18,12 @@
  * to the live entries (temporary file + fsync + rename), so it stays small.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { redactDeep } from '../util/redact.js';
 import { AgentvResultsError } from '../util/errors.js';
+import { readRegularText } from '../util/safe-open.js';
 
 export type OutboxJob =
   | { kind: 'publish'; run_dir: string; run_id: string; wip_ref: string | null }
@@ -153,7 +154,7 @@ export class Outbox {
     if (!st) return [];
     if (this.cache && this.cache.size === st.size && this.cache.mtimeMs === st.mtimeMs) return [...this.cache.items.values()];
     // absent: removed between stat and read, an empty outbox
-    const text = await readFile(this.file, 'utf8').catch(() => '');
+    const text = await readRegularText(this.file, { kind: 'log' }).catch(() => '');
     const items = fold(text);
     this.cache = { size: st.size, mtimeMs: st.mtimeMs, items };
     return [...items.values()];
@@ -203,7 +204,7 @@ export class Outbox {
     const now = (opts.now ?? new Date()).getTime();
     await this.withLock(async () => {
       // absent: nothing to compact
-      const text = await readFile(this.file, 'utf8').catch(() => null);
+      const text = await readRegularText(this.file, { kind: 'log' }).catch(() => null);
       if (text === null) return;
       const live = [...fold(text).values()].filter((i) => i.state === 'pending' || now - Date.parse(i.deadAt ?? '') < DEAD_RETENTION_MS);
       const records: JournalRecord[] = [];

@@ -16,9 +16,10 @@
  * run is finished once benchmark.json lists the tests it ran and the index holds a complete line
  * per planned test. Its benchmark.json plays the summary's part below.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runManifestOf, type RunDirLayout } from '../runs/export/source.js';
+import { readRegularText } from '../util/safe-open.js';
 
 export interface RunDirState {
   dir: string;
@@ -98,7 +99,7 @@ async function stableFinished(dir: string, benchmark: unknown): Promise<boolean>
  */
 async function completeIndexLines(file: string): Promise<number> {
   // absent: no index yet, zero rows
-  const text = await readFile(file, 'utf8').catch(() => '');
+  const text = await readRegularText(file, { kind: 'run-file' }).catch(() => '');
   let complete = 0;
   for (const line of text.split('\n').slice(0, -1)) {
     if (!line.trim()) continue;
@@ -130,7 +131,7 @@ export async function inspectRun(dir: string): Promise<RunDirState | null> {
   let summaryComplete = false;
   if (summary?.isFile()) {
     try {
-      const parsed: unknown = JSON.parse(await readFile(join(dir, summaryName), 'utf8'));
+      const parsed: unknown = JSON.parse(await readRegularText(join(dir, summaryName), { kind: 'run-file' }));
       summaryComplete = true;
       // AgentV's stub summary (written before the first test) is not the end of the run.
       if (layout === 'agentv' && !(await agentvFinished(dir, parsed))) hasSummary = summaryComplete = false;

@@ -4,7 +4,6 @@
  * called for every watcher event and for every run on every rescan.
  */
 import type { ObjectStore } from '../store/object-store.js';
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { readBlobs, readObjects, resolveRef, type Repo } from '../git/index.js';
 import { sanitizeSegment } from '../model/path-segments.js';
@@ -15,6 +14,7 @@ import type { Logger } from './log.js';
 import type { Outbox } from './outbox.js';
 import { inspectRun } from './runs.js';
 import { catalogListsRun } from '../results-branch/layout/catalog-check.js';
+import { readRegularText } from '../util/safe-open.js';
 
 export interface TrackerOptions {
   repo: Repo;
@@ -250,7 +250,7 @@ export class RunTracker {
   private async existingWipRef(dir: string, runId: string): Promise<string | null> {
     let branch = wipBranch(this.opts.host, runId);
     try {
-      const marker = JSON.parse(await readFile(join(dir, RECOVERY_MARKER), 'utf8')) as { branch?: unknown };
+      const marker = JSON.parse(await readRegularText(join(dir, RECOVERY_MARKER), { kind: 'run-file' })) as { branch?: unknown };
       if (typeof marker.branch === 'string') branch = marker.branch;
     } catch {
       // not a recovered workspace
@@ -286,7 +286,7 @@ export class RunTracker {
 
 async function summaryRunId(dir: string): Promise<string | null> {
   try {
-    const s = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as { run_id?: unknown };
+    const s = JSON.parse(await readRegularText(join(dir, 'summary.json'), { kind: 'run-file' })) as { run_id?: unknown };
     if (typeof s.run_id === 'string' && s.run_id.length > 0) return s.run_id;
   } catch {
     // no summary (yet) or not JSON

@@ -7,17 +7,23 @@
  * %A gets a readable file with every version between `<<<<<<< ours` / `>>>>>>> theirs` markers.
  * Only the three files git names are touched; no git process is spawned.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { decodeUtf8 } from '../util/canonical-json.js';
+import { readRegularFile } from '../util/safe-open.js';
 import { mergeOwnedText } from './owned-text.js';
 import { driverKindForPath, type MergeKind } from './owned-paths.js';
 
 export const DRIVER_CLEAN = 0;
 export const DRIVER_CONFLICT = 1;
 
+/** What git hands over: regular files only (a pipe or device named here would block or never end). */
+function readInput(path: string): Promise<Buffer> {
+  return readRegularFile(path, { kind: 'merge-input' });
+}
+
 async function readOrEmpty(path: string): Promise<Uint8Array> {
   try {
-    return await readFile(path);
+    return await readInput(path);
   } catch (error) {
     // git always provides %O, as an empty file when there is no common ancestor; be equally
     // forgiving when it is missing altogether.
@@ -33,7 +39,7 @@ async function readOrEmpty(path: string): Promise<Uint8Array> {
  */
 export async function runMergeDriver(kind: MergeKind, basePath: string, oursPath: string, theirsPath: string, pathname: string): Promise<number> {
   const effective = driverKindForPath(pathname) ?? kind;
-  const [baseBytes, oursBytes, theirsBytes] = await Promise.all([readOrEmpty(basePath), readFile(oursPath), readFile(theirsPath)]);
+  const [baseBytes, oursBytes, theirsBytes] = await Promise.all([readOrEmpty(basePath), readInput(oursPath), readInput(theirsPath)]);
   const base = decodeUtf8(baseBytes);
   const ours = decodeUtf8(oursBytes);
   const theirs = decodeUtf8(theirsBytes);

@@ -16,12 +16,13 @@
  * Web UIs of git hosts (GitHub, GitLab merge buttons) never run custom drivers: merge sync branches
  * with `sync --resolve` or locally with the drivers installed.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset, openRepo, type Repo } from '../git/index.js';
 import type { MergeKind } from './index.js';
 import { InvalidArgumentsError } from '../util/errors.js';
+import { readRegularTextSync } from '../util/safe-open.js';
 
 const DRIVERS: { kind: MergeKind; section: string; name: string }[] = [
   { kind: 'jsonl', section: 'merge.agentv-jsonl', name: 'agentv-results: union of append-only JSONL rows' },
@@ -45,7 +46,7 @@ export function cliEntryPath(): string {
 
 function isOurPackage(file: string): boolean {
   try {
-    return (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name === 'agentv-results';
+    return (JSON.parse(readRegularTextSync(file, { kind: 'state' })) as { name?: unknown }).name === 'agentv-results';
   } catch {
     // absent: not our package.json
     return false;

@@ -17,7 +17,7 @@
  *   on the artifacts branch under the source run's key.
  */
 import { createHash } from 'node:crypto';
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { IndexRow } from '../model/artifacts.js';
 import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment, timestampSlug } from '../model/path-segments.js';
@@ -30,6 +30,7 @@ import { json } from './export/row-files.js';
 import { caseKey, describeCase, distinct } from './read/case-keys.js';
 import { loadRun, type LoadedRun } from './read/run-reader.js';
 import { checkOutputDir } from '../util/output-target.js';
+import { readRegularText } from '../util/safe-open.js';
 
 export type OnDuplicate = 'error' | 'latest';
 
@@ -190,7 +191,7 @@ async function evalFileOf(runs: LoadedRun[]): Promise<string> {
   const names: string[] = [];
   for (const run of runs) {
     try {
-      const doc = JSON.parse(await readFile(join(run.dir!, 'benchmark.json'), 'utf8')) as { metadata?: { eval_file?: unknown } };
+      const doc = JSON.parse(await readRegularText(join(run.dir!, 'benchmark.json'), { kind: 'run-file' })) as { metadata?: { eval_file?: unknown } };
       if (typeof doc.metadata?.eval_file === 'string' && doc.metadata.eval_file) names.push(doc.metadata.eval_file);
     } catch {
       // No benchmark.json in that source: nothing to carry.

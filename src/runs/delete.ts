@@ -20,13 +20,14 @@
  * interruption never leaves a half-deleted run under the real name.
  */
 import { randomBytes } from 'node:crypto';
-import { lstat, readdir, readFile, realpath, rename, rm } from 'node:fs/promises';
+import { lstat, readdir, realpath, rename, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join, parse, resolve, sep } from 'node:path';
 import { SUMMARY_SCHEMA_VERSION } from '../model/artifacts.js';
 import { safeRelativePath, sanitizeSegment } from '../model/path-segments.js';
 import { InputError } from './export/export.js';
 import { loadRun, needsDerivation, type LoadedRun } from './read/run-reader.js';
+import { readRegularText } from '../util/safe-open.js';
 
 export interface DeleteOptions {
   /** Run workspace directories (or their index.jsonl files). */
@@ -108,7 +109,7 @@ async function expectedTopLevel(dir: string, run: LoadedRun | null, summary: Rec
 
 async function readSummary(dir: string): Promise<Record<string, unknown> | null> {
   try {
-    const value = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8'));
+    const value = JSON.parse(await readRegularText(join(dir, 'summary.json'), { kind: 'run-file' }));
     return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
   } catch {
     // unparsable: no summary to read facts from

@@ -8,8 +8,7 @@
  */
 import { componentLeaves } from '../model/grading.js';
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { lstat, readFile } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import type * as z from 'zod';
 import { AttemptTimingSchema, GradingSchema, MetricsSchema, ResultSchema, TranscriptSchema, type IndexRow } from '../model/artifacts.js';
 import { BUNDLE_FILE_FIELDS, ROW_DIR_FIELDS, ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
@@ -19,6 +18,7 @@ import { checkRunPathSync, readRunFileSync } from '../util/run-files.js';
 import { rangeProblems } from '../model/ranges.js';
 import { identityFieldsOf, projectionIdentity } from './export/projection-identity.js';
 import type { ValidationProblem } from './validate-types.js';
+import { openRegularFile, readRegularText } from '../util/safe-open.js';
 
 type PathField = (typeof BUNDLE_FILE_FIELDS)[number];
 
@@ -63,13 +63,14 @@ async function locate(ctx: RowCheckContext, rel: string): Promise<Located> {
 
 async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  const { handle } = await openRegularFile(path, { kind: 'run-file', limit: Number.MAX_SAFE_INTEGER });
+  for await (const chunk of handle.createReadStream()) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }
 
 async function parseJsonFile(ctx: RowCheckContext, abs: string, rel: string, where: string): Promise<unknown | undefined> {
   try {
-    return JSON.parse(await readFile(abs, 'utf8'));
+    return JSON.parse(await readRegularText(abs, { kind: 'run-file' }));
   } catch (err) {
     ctx.problems.push({ file: rel, message: `not valid JSON (${(err as Error).message}) — referenced by ${where}` });
     return undefined;

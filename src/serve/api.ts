@@ -5,7 +5,6 @@
  * Every data route exists twice, like AgentV's: `/api/...` for the project the server was started
  * in, `/api/projects/:projectId/...` for a `projects[]` entry of `.agentv/config.yaml`.
  */
-import { readFile } from 'node:fs/promises';
 import { editTags, readFeedback, readTags, setFeedback } from '../overlays/write.js';
 import type { TargetOptions } from '../results-branch/repo/target.js';
 import { CONTENT_SECURITY_POLICY } from '../report/template.js';
@@ -19,6 +18,8 @@ import { RunCache } from './run-cache.js';
 import { parseRunsQuery, RunsData } from './runs-api.js';
 import type { ListResult } from '../results-branch/read/list.js';
 import { DEFAULT_SLOPE_THRESHOLD, trend, type TrendReport } from '../trend/index.js';
+import { readRegularText } from '../util/safe-open.js';
+import { jsonKeys } from '../util/json-keys.js';
 
 export interface ApiContext {
   base: TargetOptions;
@@ -89,7 +90,7 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
 async function runReport(ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
   await ctx.runs.find(opts, req.params.runId!);
   const { file } = await ctx.cache.report(opts, req.params.runId!);
-  return { html: await readFile(file, 'utf8'), csp: CONTENT_SECURITY_POLICY };
+  return { html: await readRegularText(file, { kind: 'run-file' }), csp: CONTENT_SECURITY_POLICY };
 }
 
 /**
@@ -266,7 +267,7 @@ async function postTags(_ctx: ApiContext, opts: TargetOptions, req: Request): Pr
     remove: stringList(body.remove, 'remove'),
     expectRevision: expect,
   });
-  return { json: { changed: res.changed, tags: res.document, commit: res.commit, push: res.push } };
+  return { json: { changed: res.changed, tags: res.document, commit: res.commit, push: jsonKeys(res.push) } };
 }
 
 async function postFeedback(_ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
@@ -287,7 +288,7 @@ async function postFeedback(_ctx: ApiContext, opts: TargetOptions, req: Request)
     reviewer: body.reviewer as string | undefined,
     expectRevision: body.expect_revision,
   });
-  return { json: { changed: res.changed, reviewer: res.reviewer, entry: res.entry, feedback: res.document, commit: res.commit, push: res.push } };
+  return { json: { changed: res.changed, reviewer: res.reviewer, entry: res.entry, feedback: res.document, commit: res.commit, push: jsonKeys(res.push) } };
 }
 
 export function registerApi(router: Router, ctx: ApiContext): void {
@@ -315,7 +316,7 @@ export function registerApi(router: Router, ctx: ApiContext): void {
 
   both('GET', '/remote/status', async (c, opts) => ({ json: await remoteStatus(opts, c.remote) }));
   both('POST', '/remote/sync', async (c, opts) => ({ json: await remoteSync(opts, c.remote) }), true);
-  both('GET', '/runs', async (c, opts, req) => ({ json: await c.runs.list(opts, parseRunsQuery(req.query)) }));
+  both('GET', '/runs', async (c, opts, req) => ({ json: jsonKeys(await c.runs.list(opts, parseRunsQuery(req.query))) }));
   both('GET', '/runs/:runId', runDetail);
   both('GET', '/runs/:runId/report', runReport);
   both('GET', '/runs/:runId/tests/:testId', testDetail);

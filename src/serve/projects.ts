@@ -1,8 +1,8 @@
 /** The `projects[]` entries of `.agentv/config.yaml` (id and path), for the project picker. */
-import { readFile } from 'node:fs/promises';
 import { findConfigFile } from '../results-branch/repo/config.js';
 import type { TargetOptions } from '../results-branch/repo/target.js';
 import { resolve } from 'node:path';
+import { readRegularText } from '../util/safe-open.js';
 import { yamlParser } from '../util/yaml.js';
 
 export interface ProjectEntry {
@@ -17,7 +17,7 @@ export async function listProjects(base: TargetOptions): Promise<{ config: strin
   let doc: unknown;
   try {
     const parse = await yamlParser();
-    doc = parse(await readFile(file, 'utf8'));
+    doc = parse(await readRegularText(file, { kind: 'config' }));
   } catch {
     // loadResultsConfig reports a broken file on the first real request; the picker just stays empty
     return { config: file, projects: [] };

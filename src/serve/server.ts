@@ -27,6 +27,21 @@ export interface ServeOptions extends TargetOptions {
   readOnly?: boolean;
   /** The write token (default: a random one per start). */
   token?: string;
+  /** A request whose answer takes longer is answered 503 (default 30 s): no client waits on one file forever. */
+  requestTimeoutMs?: number;
+}
+
+/** Settles with `work`, or rejects with a 503 once `ms` have passed (the work itself is left to finish). */
+function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new HttpError(503, `${what}: no answer within ${Math.round(ms / 1000)} s — a file or the repository did not answer; try again`)),
+      ms,
+    );
+    timer.unref();
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 export interface RunningServer {
@@ -86,7 +101,13 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
         const url = new URL(req.url ?? '/', 'http://localhost');
         const m = router.match(method === 'HEAD' ? 'GET' : method, url.pathname);
         if (m instanceof HttpError) return sendError(res, m.status, m.message);
-        const reply = await m.handler({ method, path: url.pathname, query: url.searchParams, params: m.params, raw: req, body: () => readJsonBody(req) });
+        // Each request answers on its own: one that waits on something (a slow disk, a stuck file)
+        // is answered 503 after the timeout; every other request is served meanwhile.
+        const reply = await withTimeout(
+          m.handler({ method, path: url.pathname, query: url.searchParams, params: m.params, raw: req, body: () => readJsonBody(req) }),
+          opts.requestTimeoutMs ?? 30_000,
+          `${method} ${url.pathname}`,
+        );
         await send(res, reply);
       } catch (err) {
         const e = err instanceof HttpError ? err : new HttpError(500, err instanceof Error ? err.message : String(err));
@@ -116,7 +137,8 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await ctx.cache.close();
+      // Bounded: stopping never waits on a read that does not end.
+      await withTimeout(ctx.cache.close(), 2_000, 'closing').catch(() => undefined);
     },
   };
 }

@@ -5,11 +5,12 @@
  * `appendFile` per event keeps concurrent writers from interleaving inside a line.
  */
 import { randomBytes } from 'node:crypto';
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { appendFile, mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { PathConflict } from './merge-commits.js';
 import { InputError } from '../runs/export/input-error.js';
+import { readRegularText } from '../util/safe-open.js';
 
 export const SYNC_PREFIX = 'agentv/results-sync/';
 export const ARTIFACTS_SYNC_PREFIX = 'agentv/artifacts-sync/';
@@ -98,7 +99,7 @@ export async function appendSyncRecord(commonDir: string, record: SyncLogRecord)
 
 /** Every record, oldest first; lines that do not parse (a torn write after a crash) are skipped. */
 export async function readSyncLog(commonDir: string): Promise<SyncLogRecord[]> {
-  const text = await readFile(syncLogPath(commonDir), 'utf8').catch((err: NodeJS.ErrnoException) => {
+  const text = await readRegularText(syncLogPath(commonDir), { kind: 'log' }).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return '';
     throw err;
   });

@@ -26,10 +26,11 @@
  * runs), then by experiment and target.
  */
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../runs/export/export.js';
 import { loadScoreRows, resolveManifest, type ScoreRow } from '../compare/score-rows.js';
+import { readRegularText } from '../util/safe-open.js';
 
 export const DEFAULT_SLOPE_THRESHOLD = 0.01;
 export type TrendDirection = 'improving' | 'stable' | 'degrading';
@@ -167,7 +168,10 @@ async function experimentOf(runDir: string | null, rows: ScoreRow[]): Promise<st
   if (fromRow) return fromRow;
   if (runDir) {
     try {
-      const summary = JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8')) as { experiment?: unknown; metadata?: { experiment?: unknown } };
+      const summary = JSON.parse(await readRegularText(join(runDir, 'summary.json'), { kind: 'run-file' })) as {
+        experiment?: unknown;
+        metadata?: { experiment?: unknown };
+      };
       const e = summary.metadata?.experiment ?? summary.experiment;
       if (typeof e === 'string' && e) return e;
     } catch {

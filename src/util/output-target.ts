@@ -119,7 +119,15 @@ async function writeChunks(fh: import('node:fs/promises').FileHandle, chunks: It
   const writeAll = async (text: string) => {
     const buf = Buffer.from(text, 'utf8');
     let offset = 0;
-    while (offset < buf.length) offset += (await fh.write(buf, offset, buf.length - offset)).bytesWritten;
+    while (offset < buf.length) {
+      try {
+        offset += (await fh.write(buf, offset, buf.length - offset)).bytesWritten;
+      } catch (err) {
+        // A FIFO opened non-blocking whose reader is behind: wait for it to drain, then go on.
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
     bytes += buf.length;
   };
   let pending: string[] = [];
@@ -145,8 +153,19 @@ async function writeChunks(fh: import('node:fs/promises').FileHandle, chunks: It
 export async function writeOutputFile(path: string, chunks: Iterable<string>, o: OutputFileOptions): Promise<OutputFileResult> {
   const plan = await planFile(path, o);
   if (plan.mode === 'through') {
-    // No O_CREAT, no O_TRUNC: what was checked must still be a device or FIFO once open.
-    const fh = await open(plan.path, constants.O_WRONLY | constants.O_NOCTTY);
+    // No O_CREAT, no O_TRUNC: what was checked must still be a device or FIFO once open. A FIFO is
+    // opened non-blocking: with no reader the open fails at once (ENXIO) instead of waiting forever.
+    const fifo = (await stat(plan.path)).isFIFO();
+    let fh: import('node:fs/promises').FileHandle;
+    try {
+      fh = await open(plan.path, constants.O_WRONLY | constants.O_NOCTTY | (fifo ? constants.O_NONBLOCK : 0));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENXIO') throw err;
+      throw new OutputTargetError(
+        `${o.label ?? '--out'} ${path} is a FIFO (named pipe) with no reader; nothing would ever read what is written — start its reader first or choose another path`,
+        path,
+      );
+    }
     try {
       const st = await fh.stat();
       if (!isStream(st)) throw new OutputTargetError(`${o.label ?? '--out'} ${path} changed while being opened; nothing was written`, path);

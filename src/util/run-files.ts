@@ -9,10 +9,11 @@
  *   - by type: only regular files and directories. A FIFO or device would block or never end.
  * A link that stays inside the run is followed: it cannot expose anything the run does not hold.
  */
-import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
+import { readRegularFileSync, UnsafeFileError } from './safe-open.js';
 
 export type RunPathCheck = { kind: 'ok'; abs: string; isDir: boolean; size: number } | { kind: 'missing' } | { kind: 'bad'; message: string };
 
@@ -107,8 +108,9 @@ export function readRunFileSync(dir: string, rel: string, realDir?: string): Run
   if (at.kind !== 'ok') return at;
   if (at.isDir) return { kind: 'bad', message: `${safeRelativePath(rel)} is a directory, not a file` };
   try {
-    return { kind: 'ok', data: readFileSync(at.abs) };
+    return { kind: 'ok', data: readRegularFileSync(at.abs, { kind: 'run-file', label: safeRelativePath(rel)! }) };
   } catch (err) {
+    if (err instanceof UnsafeFileError) return { kind: 'bad', message: err.message };
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
     return { kind: 'bad', message: `${safeRelativePath(rel)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
   }

@@ -12,7 +12,7 @@
  * Cost per checkpoint: one fast-import and one update-ref; reading the workspace is O(new rows +
  * their sidecars + a few top-level stats) — see wip/scan.ts. Nothing here needs the publish lock.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { blobId } from '../git/hash.js';
 import { assertValidPath, lsTree, readBlobs, RefConflictError, resolveRef, updateRef, writeCommit, type FileChange, type Repo } from '../git/index.js';
@@ -44,16 +44,22 @@ import {
 import { AgentvResultsError } from '../util/errors.js';
 import { OBJECT_STORE_REF, sha256Of, type ObjectStore } from '../store/object-store.js';
 import { DEFAULT_HEAVY_THRESHOLD } from '../results-branch/repo/config.js';
+import { readRegularText } from '../util/safe-open.js';
 
 export class WipError extends AgentvResultsError {
-  readonly code: 'wip' | 'no-space';
-  /** `noSpace`: the disk (or quota) is full — an environment failure (exit 3), not bad input. */
+  readonly code: 'wip' | 'no-space' | 'read-check';
+  /**
+   * `noSpace`: the disk (or quota) is full — an environment failure (exit 3), not bad input.
+   * `corrupt`: a stored object does not match its pointer — the same failure, and code
+   * (`read-check`, exit 1), as `pull` reading that object.
+   */
   constructor(
     message: string,
     readonly noSpace = false,
+    readonly corrupt = false,
   ) {
     super(message);
-    this.code = noSpace ? 'no-space' : 'wip';
+    this.code = noSpace ? 'no-space' : corrupt ? 'read-check' : 'wip';
   }
 }
 
@@ -103,7 +109,7 @@ interface RecoveryMarker {
 
 async function readMarker(runDir: string): Promise<RecoveryMarker | null> {
   try {
-    const v = JSON.parse(await readFile(join(runDir, RECOVERY_MARKER), 'utf8')) as unknown;
+    const v = JSON.parse(await readRegularText(join(runDir, RECOVERY_MARKER), { kind: 'run-file' })) as unknown;
     return typeof v === 'object' && v !== null ? (v as RecoveryMarker) : null;
   } catch {
     // absent: no recovery marker (or a torn one)

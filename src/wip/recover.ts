@@ -12,7 +12,7 @@
  * construction (wip.json records the captured offset); the dedupe is what keeps a merge with a
  * partly re-run workspace, or any future bug, from ever producing duplicate rows.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { AtomicDir } from '../runs/export/atomic-dir.js';
 import { lsTree, readBlobs, RefConflictError, updateRef, type Repo, type TreeEntry } from '../git/index.js';
@@ -33,6 +33,7 @@ import {
 import { isContentKey, sha256Of, type ObjectStore } from '../store/object-store.js';
 import { listWip, type WipEntry } from './list.js';
 import { checkOutputDir } from '../util/output-target.js';
+import { readRegularText } from '../util/safe-open.js';
 
 export interface RecoverOptions {
   repo: Repo;
@@ -95,7 +96,7 @@ async function writeObjects(repo: Repo, objects: TreeEntry[], store: ObjectStore
     const data = await store.get(p.key);
     if (!data) throw new WipError(`${branch}: ${rel} is missing from ${store.where} (key ${p.key}); nothing was written`);
     if (data.length !== p.size || sha256Of(data) !== p.sha256)
-      throw new WipError(`${branch}: ${rel} in ${store.where} does not match its pointer (sha256/size); nothing was written`);
+      throw new WipError(`${branch}: ${rel} in ${store.where} does not match its pointer (sha256/size); nothing was written`, false, true);
     staging.writeSync(rel, data);
   }
 }
@@ -148,13 +149,13 @@ async function existingRunId(dir: string): Promise<{ runId: string | null; empty
   const names = (await readdir(dir)).filter((n) => n !== RECOVERY_MARKER);
   if (names.length === 0) return { runId: null, empty: true };
   try {
-    const marker = JSON.parse(await readFile(join(dir, RECOVERY_MARKER), 'utf8')) as { run_id?: unknown };
+    const marker = JSON.parse(await readRegularText(join(dir, RECOVERY_MARKER), { kind: 'run-file' })) as { run_id?: unknown };
     if (typeof marker.run_id === 'string') return { runId: marker.run_id, empty: false };
   } catch {
     // no marker: look at the rows
   }
   // absent: no index, no run id
-  const index = await readFile(join(dir, 'index.jsonl'), 'utf8').catch(() => null);
+  const index = await readRegularText(join(dir, 'index.jsonl'), { kind: 'run-file' }).catch(() => null);
   if (index === null) return { runId: null, empty: false };
   for (const line of index.split('\n')) {
     try {
@@ -274,7 +275,7 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
         await staging.copyIn(join(out, name), name);
       }
       // absent: an output without index adds no rows
-      sources.push(await readFile(join(out, 'index.jsonl'), 'utf8').catch(() => ''));
+      sources.push(await readRegularText(join(out, 'index.jsonl'), { kind: 'run-file' }).catch(() => ''));
     }
     const index = unionRows(sources);
     staging.writeSync('index.jsonl', index.text);

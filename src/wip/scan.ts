@@ -13,11 +13,12 @@
  */
 import { jsonlObjects } from '../util/jsonl-objects.js';
 import { createHash } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs';
-import { lstat, open, readdir } from 'node:fs/promises';
+import { lstatSync, readdirSync, type Dirent, type Stats } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { safeRelativePath } from '../model/path-segments.js';
 import { TAIL_BYTES } from './checkpoint-layout.js';
+import { openRegularFile, readRegularFileSync } from '../util/safe-open.js';
 
 export const INDEX_FILE = 'index.jsonl';
 
@@ -41,7 +42,7 @@ const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex
 
 async function readRange(path: string, from: number, to: number): Promise<Buffer> {
   if (to <= from) return Buffer.alloc(0);
-  const fh = await open(path, 'r');
+  const { handle: fh } = await openRegularFile(path, { kind: 'run-file', limit: Number.MAX_SAFE_INTEGER });
   try {
     const buf = Buffer.alloc(to - from);
     let got = 0;
@@ -220,7 +221,7 @@ export async function walkWorkspace(runDir: string): Promise<string[]> {
 
 export async function readWorkspaceFile(runDir: string, rel: string): Promise<Buffer | null> {
   try {
-    return readFileSync(join(runDir, rel));
+    return readRegularFileSync(join(runDir, rel), { kind: 'run-file' });
   } catch (err) {
     // Deleted between listing and reading (a runner cleaning up): simply not captured this time.
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;

@@ -4,9 +4,10 @@
  * Both files are optional; a malformed one becomes a warning, never a failure of the command, and
  * a symlink is not followed (a run directory is untrusted input).
  */
-import { lstat, readFile } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { feedbackNotes, normalizeFeedbackEntries, type FeedbackNote } from '../../merge/index.js';
+import { readRegularText } from '../../util/safe-open.js';
 
 export interface RunOverlays {
   tags: string[];
@@ -28,7 +29,7 @@ async function readOverlayJson(dir: string, name: string, warnings: string[]): P
     return null;
   }
   try {
-    const doc: unknown = JSON.parse(await readFile(path, 'utf8'));
+    const doc: unknown = JSON.parse(await readRegularText(path, { kind: 'run-file' }));
     if (doc && typeof doc === 'object' && !Array.isArray(doc)) return doc as Record<string, unknown>;
   } catch {
     // reported below

@@ -13,12 +13,13 @@
  * `list`, `pull`, `archive`, `expire`, `status`, `trend --published` and `serve` all see runs
  * through here (or through `list`, which does).
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { forEachBlob, readBlobs, type Repo } from '../../git/index.js';
 import { jsonlObjects } from '../../util/jsonl-objects.js';
 import { listRunDirs, stableRunId, type BranchRunDir } from './branch-layout.js';
+import { readRegularText } from '../../util/safe-open.js';
 
 /** What `list` shows of a run, whichever source it came from (a catalog line, or the run's own files). */
 export interface RunSummaryRow {
@@ -252,7 +253,7 @@ function cachePath(repo: Repo): string {
 
 async function loadCache(repo: Repo): Promise<Map<string, CachedRow>> {
   try {
-    const doc = JSON.parse(await readFile(cachePath(repo), 'utf8')) as unknown;
+    const doc = JSON.parse(await readRegularText(cachePath(repo), { kind: 'state' })) as unknown;
     if (doc && typeof doc === 'object' && !Array.isArray(doc)) return new Map(Object.entries(doc as Record<string, CachedRow>));
   } catch {
     // none yet, or unreadable: it is only a cache

@@ -21,11 +21,12 @@
  * (4.x's `runs/<experiment>/<timestamp>/`) can sit beside this one.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join, normalize as normalizeNative } from 'node:path';
 import type { FileMode } from '../../git/index.js';
 import { safeRelativePath } from '../../model/path-segments.js';
 import { InputError } from '../../runs/export/export.js';
+import { readRegularFileSync, readRegularTextSync } from '../../util/safe-open.js';
 
 /** The ref AgentV's transcript pointers must name for AgentV to move the payload (a constant in AgentV, whatever the config says). */
 export const AGENTV_ARTIFACTS_REF_NAME = 'agentv/artifacts/v1';
@@ -72,7 +73,7 @@ function workspaceFiles(root: string): RunFile[] {
       else if (e.isFile()) {
         const abs = join(root, child);
         const st = lstatSync(abs);
-        out.push({ path: child, data: readFileSync(abs), mode: st.mode & 0o111 ? '100755' : '100644' });
+        out.push({ path: child, data: readRegularFileSync(abs, { kind: 'run-file' }), mode: st.mode & 0o111 ? '100755' : '100644' });
       } else throw new InputError(`${root}: refusing to publish ${child}: not a regular file (a link or a device is never published)`);
     }
   };
@@ -83,7 +84,7 @@ function workspaceFiles(root: string): RunFile[] {
 /** The manifest AgentV's publish reads pointers from: summary.json's index_path (or manifest_path), else `.internal/index.jsonl`, else `index.jsonl`. */
 function manifestPath(root: string): string | null {
   try {
-    const summary = JSON.parse(readFileSync(join(root, 'summary.json'), 'utf8')) as { index_path?: unknown; manifest_path?: unknown };
+    const summary = JSON.parse(readRegularTextSync(join(root, 'summary.json'), { kind: 'run-file' })) as { index_path?: unknown; manifest_path?: unknown };
     const named = summary.index_path ?? summary.manifest_path;
     if (typeof named === 'string' && named.trim() !== '' && !named.startsWith('/')) {
       const rel = normalizeNative(named).split('\\').join('/');
@@ -152,7 +153,7 @@ export function agentvRunFiles(root: string, runPath: string): AgentvRunFiles {
   const manifest = manifestPath(root);
   const pointers: TranscriptPointer[] = [];
   if (manifest !== null) {
-    for (const line of readFileSync(join(root, manifest), 'utf8').split(/\r?\n/)) {
+    for (const line of readRegularTextSync(join(root, manifest), { kind: 'run-file' }).split(/\r?\n/)) {
       if (!line.trim()) continue;
       try {
         const p = transcriptPointer(JSON.parse(line));

@@ -16,8 +16,8 @@ import { LayoutError, runLocation } from '../layout/branch-layout.js';
 import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
 import { deriveScratchCopy, loadRun, workspaceDirOf, type LoadedRun } from '../../runs/read/run-reader.js';
 import { runManifestOf } from '../../runs/export/source.js';
-import { readFile } from 'node:fs/promises';
 import { runSafetyLine, runSafetyProblems } from '../../util/run-safety.js';
+import { readRegularText } from '../../util/safe-open.js';
 
 async function isDerived(dir: string): Promise<boolean> {
   try {
@@ -28,7 +28,7 @@ async function isDerived(dir: string): Promise<boolean> {
     return false;
   }
   // absent: no index, not a derived bundle
-  const text = await readFile(join(dir, 'index.jsonl'), 'utf8').catch(() => '');
+  const text = await readRegularText(join(dir, 'index.jsonl'), { kind: 'run-file' }).catch(() => '');
   const lines = text.split('\n').filter((l) => l.trim());
   if (lines.length === 0) return false;
   return lines.every((l) => {

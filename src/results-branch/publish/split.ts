@@ -17,12 +17,13 @@
  * keep before the Dashboard lists nothing (README "Working with AgentV").
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ArtifactPointerSchema, TRANSCRIPT_SCHEMA_VERSION, type ArtifactPointer, type IndexRow } from '../../model/artifacts.js';
 import { safeRelativePath } from '../../model/path-segments.js';
 import type { FileMode } from '../../git/index.js';
 import { isContentKey, OBJECT_STORE_REF } from '../../store/object-store.js';
+import { readRegularFileSync, readRegularTextSync } from '../../util/safe-open.js';
 
 export interface SplitFile {
   path: string;
@@ -129,7 +130,7 @@ export async function splitRun(runDir: string, rows: IndexRow[], opts: { runPath
   for (const rel of local) {
     if (safeRelativePath(rel) === null) continue;
     if (rel === manifest) continue;
-    const data = readFileSync(join(runDir, rel));
+    const data = readRegularFileSync(join(runDir, rel), { kind: 'run-file' });
     if (isHeavy(rel, data.length, opts.threshold)) {
       payloads.push({ path: rel, data });
       const sha256 = createHash('sha256').update(data).digest('hex');
@@ -204,7 +205,7 @@ function pointerObject(list: ArtifactPointer[], transcriptPath: string | null): 
 function readManifestLines(file: string): Record<string, unknown>[] | null {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readRegularTextSync(file, { kind: 'run-file' });
   } catch {
     // absent: no such file means no rows
     return null;

@@ -12,7 +12,7 @@
  * publishing the same directory again makes no commit. Beside the 5.x path (results-branch/publish/commit-run.ts),
  * not through it: the two layouts share only the branch.
  */
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { blobId } from '../../git/hash.js';
 import { type FileChange, type FileMode, type Ident, lsTree, type Repo, resolveRef, updateRefs, writeCommit } from '../../git/index.js';
@@ -20,6 +20,7 @@ import { stableRunId, stableRunLocation, type RunLocation } from '../layout/bran
 import { InputError } from '../../runs/export/input-error.js';
 import { rootCommit } from './commit-run.js';
 import { stableCounts, type StableRunCounts } from '../layout/run-index.js';
+import { readRegularFile } from '../../util/safe-open.js';
 
 /** 4.42's commit message for a run it publishes. */
 export function stableCommitMessage(experiment: string, timestamp: string, counts: StableRunCounts, custom?: string): string {
@@ -41,7 +42,7 @@ async function readRunTree(dir: string, rel = ''): Promise<RunFile[]> {
     const path = rel ? `${rel}/${e.name}` : e.name;
     const st = await lstat(join(dir, path));
     if (st.isDirectory()) out.push(...(await readRunTree(dir, path)));
-    else if (st.isFile()) out.push({ rel: path, data: await readFile(join(dir, path)), executable: (st.mode & 0o111) !== 0 });
+    else if (st.isFile()) out.push({ rel: path, data: await readRegularFile(join(dir, path), { kind: 'run-file' }), executable: (st.mode & 0o111) !== 0 });
     else
       throw new InputError(
         `${join(dir, path)}: refusing to publish a ${st.isSymbolicLink() ? 'symbolic link' : 'special file'} (only regular files go on the branch)`,

@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { checkOutputDir } from '../../util/output-target.js';
 import { unsafeRowPath } from '../../util/run-files.js';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -34,6 +34,7 @@ import { trackingRef } from '../repo/tracking-refs.js';
 import { objectStoreForReading } from '../repo/storage.js';
 import { isContentKey, OBJECT_STORE_REF } from '../../store/object-store.js';
 import { parseRestoreManifest, RESTORE_DIR, RESTORE_MANIFEST, type RestoreEntry } from '../publish/agentv-run.js';
+import { readRegularFile } from '../../util/safe-open.js';
 
 export interface PullOptions extends TargetOptions {
   /** `<experiment>/<timestamp>`, as `list` shows it. */
@@ -606,7 +607,7 @@ export async function pullPayloads(
   const loc = presumedRunLocation(opts.runId);
   const index = ['.internal/index.jsonl', 'index.jsonl'].find((p) => existsSync(join(opts.dir, p)));
   if (!index) return { written: [], missing: [], fetched: false };
-  const files: RunFile[] = [{ path: index, data: await readFile(join(opts.dir, index)), executable: false }];
+  const files: RunFile[] = [{ path: index, data: await readRegularFile(join(opts.dir, index), { kind: 'run-file' }), executable: false }];
   const pointers = payloadPointers(loc, files, opts.rows).filter((p) => !existsSync(join(opts.dir, p.path)));
   if (pointers.length === 0) return { written: [], missing: [], fetched: false };
   const target = opts.target ?? (await resolveTarget(opts));

@@ -33,11 +33,13 @@
  *
  * A project's `results` keys override the top-level ones; keys it does not set are inherited.
  */
-import { readFile } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import * as z from 'zod';
 import { AgentvResultsError } from '../../util/errors.js';
 import { yamlParser } from '../../util/yaml.js';
+import { readRegularText, UnsafeFileError } from '../../util/safe-open.js';
+import { refSettingProblem } from './ref-settings.js';
 
 export const DEFAULT_RESULTS_BRANCH = 'agentv/results/v1';
 export const DEFAULT_ARTIFACTS_BRANCH = 'agentv/artifacts/v1';
@@ -190,12 +192,15 @@ export async function findConfigFile(start: string): Promise<string | null> {
   for (;;) {
     for (const name of ['config.yaml', 'config.yml']) {
       const candidate = join(dir, '.agentv', name);
-      try {
-        await readFile(candidate);
+      // Only looked at, never read here: a pipe or a link to a device is found, and then refused by
+      // the one opener when the config is read (exit 2), instead of blocking this search.
+      if (
+        await stat(candidate).then(
+          () => true,
+          () => false,
+        )
+      )
         return candidate;
-      } catch {
-        // keep looking upward
-      }
     }
     const parent = dirname(dir);
     if (parent === dir) return null;
@@ -267,8 +272,16 @@ export async function loadResultsConfig(
     let doc: unknown;
     // Loaded only when there is a file to parse (util/yaml.ts).
     const parseYaml = await yamlParser();
+    let text: string;
     try {
-      doc = parseYaml(await readFile(file, 'utf8'));
+      text = await readRegularText(file, { kind: 'config', label: opts.configFile ? `--config ${file}` : file });
+    } catch (err) {
+      // A pipe, socket, device or oversized file: a configuration error like any other (exit 2).
+      if (err instanceof UnsafeFileError) throw new ConfigError(err.message);
+      throw new ConfigError(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    try {
+      doc = parseYaml(text);
     } catch (err) {
       throw new ConfigError(`${file}: not valid YAML (${(err as Error).message.split('\n')[0]})`);
     }
@@ -296,6 +309,8 @@ export async function loadResultsConfig(
     merged.object_store = { ...(fileBlock.object_store as object), ...(envBlock.object_store as object) };
   // A retry budget alone (set for every job of a CI) configures no object store.
   else if (envBlock.object_store && Object.keys(envBlock.object_store as object).join() === 'retry_seconds') merged.object_store = fileBlock.object_store;
+  const badRef = refSettingProblem(merged, { file, project, fileBlock, envBlock, overrides: stripUndefined(opts.overrides ?? {}) });
+  if (badRef) throw new ConfigError(badRef);
   const parsed = ResultsConfigSchema.safeParse(merged);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

@@ -23,12 +23,13 @@
  */
 import lockfile from 'proper-lockfile';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { processAlive } from '../../util/process-alive.js';
 import { AgentvResultsError } from '../../util/errors.js';
+import { readRegularTextSync } from '../../util/safe-open.js';
 
 export class LockError extends AgentvResultsError {
   readonly code = 'lock';
@@ -47,7 +48,7 @@ interface Owner {
 
 function readOwner(ownerFile: string): Owner | null {
   try {
-    const o = JSON.parse(readFileSync(ownerFile, 'utf8')) as Partial<Owner>;
+    const o = JSON.parse(readRegularTextSync(ownerFile, { kind: 'state' })) as Partial<Owner>;
     return typeof o.pid === 'number' && typeof o.host === 'string' && typeof o.ino === 'number' ? { pid: o.pid, host: o.host, ino: o.ino } : null;
   } catch {
     // absent: no owner file (or a torn one)

@@ -4,9 +4,10 @@
  * not fetch says how old its view of the remote is from this; nothing else depends on it, so a
  * failure to write it never fails a command.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Repo } from '../../git/index.js';
+import { readRegularText } from '../../util/safe-open.js';
 
 function file(repo: Repo): string {
   return join(repo.commonDir, 'agentv-results', 'remote-seen.json');
@@ -14,7 +15,7 @@ function file(repo: Repo): string {
 
 async function readAll(repo: Repo): Promise<Record<string, string>> {
   try {
-    const doc = JSON.parse(await readFile(file(repo), 'utf8')) as unknown;
+    const doc = JSON.parse(await readRegularText(file(repo), { kind: 'state' })) as unknown;
     if (doc && typeof doc === 'object' && !Array.isArray(doc)) return doc as Record<string, string>;
   } catch {
     // never contacted, or unreadable

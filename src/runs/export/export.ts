@@ -8,7 +8,7 @@
  * resolved and the run-level aggregates are folded.
  */
 import { createHash } from 'node:crypto';
-import { appendFile, readdir, readFile, stat } from 'node:fs/promises';
+import { appendFile, readdir, stat } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
 import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
 import { sanitizeSegment, timestampSlug } from '../../model/path-segments.js';
@@ -25,6 +25,7 @@ import { resolveSource, type ResolvedSource } from './source.js';
 import { checkOptions, ExportOptionsSchema } from '../../util/verb-options.js';
 import { checkOutputDir } from '../../util/output-target.js';
 import { hostileEntries, hostileEntryMessage, unsafeRunMessage } from '../../util/run-files.js';
+import { readRegularText } from '../../util/safe-open.js';
 
 export { InputError } from './input-error.js';
 export type { DuplicatePolicy } from './export-pass.js';
@@ -302,7 +303,7 @@ class IndexWriter {
 async function readExistingIndex(runDir: string): Promise<{ runId: string; experiment: string; rows: IndexRow[] } | null> {
   let text: string;
   try {
-    text = await readFile(join(runDir, 'index.jsonl'), 'utf8');
+    text = await readRegularText(join(runDir, 'index.jsonl'), { kind: 'run-file' });
   } catch {
     // absent: no index, nothing to carry
     return null;

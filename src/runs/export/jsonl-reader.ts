@@ -6,8 +6,8 @@
  * longer than the limit is reported (and its bytes discarded as they stream) instead of being
  * buffered without bound.
  */
-import { createReadStream } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
+import { openRegularFile } from '../../util/safe-open.js';
 
 export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
 /** No results file we know of comes near this; an endless input (a pipe, /dev/zero) stops here. */
@@ -33,7 +33,11 @@ export interface ReadJsonlOptions {
 export async function* readJsonlLines(path: string | AsyncIterable<Buffer>, opts: ReadJsonlOptions = {}): AsyncGenerator<JsonlLine> {
   const maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const maxTotal = opts.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
-  const stream = typeof path === 'string' ? createReadStream(path, { highWaterMark: 1024 * 1024 }) : path;
+  // A path is opened through the one opener: a pipe or device is refused before a byte is read.
+  const stream =
+    typeof path === 'string'
+      ? (await openRegularFile(path, { kind: 'run-file', limit: maxTotal })).handle.createReadStream({ highWaterMark: 1024 * 1024 })
+      : path;
   let reported = false;
   let parts: Buffer[] = [];
   let partBytes = 0;

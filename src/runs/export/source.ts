@@ -6,11 +6,12 @@
  * sidecars so that derivation has one input shape either way.
  */
 import { checkRunPath, specialInputMessage, unsafeRowPath, missingManifestHint } from '../../util/run-files.js';
-import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
+import { stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment } from '../../model/path-segments.js';
 import { transcriptMessages } from '../../model/transcript.js';
 import { AgentvResultsError } from '../../util/errors.js';
+import { openRegularFile, readRegularText } from '../../util/safe-open.js';
 
 export interface ResolvedSource {
   kind: 'results-file' | 'workspace';
@@ -50,7 +51,7 @@ async function readRunJsonOrNull(dir: string, rel: string): Promise<Record<strin
   const at = await checkRunPath(dir, rel);
   if (at.kind !== 'ok' || at.isDir) return null;
   try {
-    const value = JSON.parse(await readFile(at.abs, 'utf8'));
+    const value = JSON.parse(await readRegularText(at.abs, { kind: 'run-file' }));
     return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
   } catch {
     // unparsable: no manifest object
@@ -74,7 +75,7 @@ export type RunDirLayout = 'bundle' | 'agentv' | 'agentv-stable';
 async function firstLine(path: string): Promise<string | null> {
   let handle: FileHandle | null = null;
   try {
-    handle = await open(path, 'r');
+    handle = (await openRegularFile(path, { kind: 'run-file', limit: Number.MAX_SAFE_INTEGER })).handle;
     const chunks: Buffer[] = [];
     let size = 0;
     while (size < 1 << 20) {
@@ -246,7 +247,7 @@ async function readSidecar(dir: string, rel: unknown, asJson: boolean | 'transcr
   const at = await checkRunPath(dir, safe);
   if (at.kind === 'bad') throw new SourceError(`refusing to read a sidecar: ${at.message}`);
   try {
-    const text = await readFile(join(dir, safe), 'utf8');
+    const text = await readRegularText(join(dir, safe), { kind: 'run-file' });
     return asJson === 'transcript' ? parseTranscript(safe, text) : asJson ? JSON.parse(text) : text;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;

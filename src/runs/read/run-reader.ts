@@ -6,7 +6,7 @@
  * run directory before it is opened.
  */
 import { rmSync } from 'node:fs';
-import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { mkdtemp, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
@@ -17,6 +17,7 @@ import { unsafeRunMessage, checkRunPathSync, readRunFileSync, realRunDir, missin
 import { runSafetyLine, runSafetyProblems } from '../../util/run-safety.js';
 import { AgentvResultsError } from '../../util/errors.js';
 import { jsonlLines, jsonlObjects } from '../../util/jsonl-objects.js';
+import { readRegularText, UnsafeFileError } from '../../util/safe-open.js';
 
 export class RunReadError extends AgentvResultsError {
   readonly code = 'run-read';
@@ -81,7 +82,7 @@ export async function needsDerivation(dir: string): Promise<boolean> {
   if (manifest.layout !== 'bundle') return true;
   let text: string;
   try {
-    text = await readFile(manifest.file, 'utf8');
+    text = await readRegularText(manifest.file, { kind: 'run-file' });
   } catch {
     // absent: no manifest, not this layout
     return false;
@@ -190,8 +191,9 @@ export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<
   const indexAt = checkRunPathSync(dir, 'index.jsonl');
   if (indexAt.kind === 'bad') throw new RunReadError(`${path}: refusing to read index.jsonl: ${indexAt.message}`);
   try {
-    text = await readFile(indexPath, 'utf8');
-  } catch {
+    text = await readRegularText(indexPath, { kind: 'run-file' });
+  } catch (err) {
+    if (err instanceof UnsafeFileError) throw new RunReadError(`${path}: refusing to read index.jsonl: ${err.message}`);
     throw new RunReadError(
       `${path}: not a run workspace (neither index.jsonl nor .internal/index.jsonl${missingManifestHint(dir)}) — pass a run directory such as .agentv/results/<run_id>, or its index.jsonl`,
     );

@@ -1,0 +1,180 @@
+/**
+ * The one opener: every file the tool reads whole (a config, a results file, a run's files, a
+ * merge driver's inputs, an autoresearch log, our own state files) is opened here.
+ *
+ *   - opened with O_NONBLOCK, so a named pipe with no writer never blocks the open (a pipe, socket
+ *     or device is then refused, not read: it would block or never end);
+ *   - checked with fstat on the open descriptor (a link is followed to what it names: a link to
+ *     /dev/zero is a device), so what was checked is what is read;
+ *   - bounded: a file larger than its kind allows is refused before a byte is read, and a file that
+ *     grows while read stops at the bound.
+ *
+ * Refusals are `UnsafeFileError` (code `input`, exit 2) naming the file; other system errors
+ * (ENOENT, EACCES, …) are passed through unchanged for the caller to judge.
+ */
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { AgentvResultsError } from './errors.js';
+
+const MiB = 1024 * 1024;
+
+/** The most the tool reads of each kind of file. */
+export const READ_LIMITS = {
+  /** `.agentv/config.yaml`, `--config`. */
+  config: 1 * MiB,
+  /** A log we append to and read back: `_autoresearch/iterations.jsonl`, the outbox, journals. */
+  log: 64 * MiB,
+  /** Our own small state files (a lock owner, a marker, a cache). */
+  state: 256 * MiB,
+  /** What git hands the merge driver: one file of a results branch. */
+  'merge-input': 512 * MiB,
+  /** A file of a run (index.jsonl, summary.json, a payload) or a results file the user names. */
+  'run-file': 1024 * MiB,
+} as const;
+export type ReadKind = keyof typeof READ_LIMITS;
+
+export interface SafeOpenOptions {
+  kind: ReadKind;
+  /** How to name the file in a message (default: its path), e.g. `--config /tmp/x`. */
+  label?: string;
+  /** Override the kind's bound (bytes). */
+  limit?: number;
+}
+
+/** A file the tool will not read: not a regular file, or larger than its kind allows (exit 2). */
+export class UnsafeFileError extends AgentvResultsError {
+  readonly code = 'input';
+  constructor(
+    message: string,
+    readonly path: string,
+    readonly reason: 'not-regular' | 'too-large',
+  ) {
+    super(message);
+  }
+}
+
+/** "a named pipe", "a device", …: a non-regular file in words. */
+export function fileTypeName(st: Pick<Stats, 'isFIFO' | 'isSocket' | 'isCharacterDevice' | 'isBlockDevice' | 'isDirectory'>): string {
+  if (st.isFIFO()) return 'a named pipe';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isDirectory()) return 'a directory';
+  return 'not a regular file';
+}
+
+const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+function limitOf(o: SafeOpenOptions): number {
+  return o.limit ?? READ_LIMITS[o.kind];
+}
+
+function notRegular(path: string, o: SafeOpenOptions, what: string): UnsafeFileError {
+  return new UnsafeFileError(
+    `${o.label ?? path} is ${what}, not a regular file — refusing to read it (it could block or never end); pass a regular file`,
+    path,
+    'not-regular',
+  );
+}
+
+function tooLarge(path: string, o: SafeOpenOptions, size: number | null): UnsafeFileError {
+  const limit = limitOf(o);
+  return new UnsafeFileError(
+    `${o.label ?? path} is ${size === null ? 'larger than' : `${size} bytes, over`} the ${limit}-byte limit for ${o.kind === 'run-file' ? 'a run file' : `a ${o.kind.replace('-', ' ')} file`} — refusing to read it`,
+    path,
+    'too-large',
+  );
+}
+
+/** A socket cannot be opened at all (ENXIO); say what it is rather than the errno. */
+function openFailure(path: string, o: SafeOpenOptions, err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENXIO' || code === 'EOPNOTSUPP' || code === 'ENODEV') return notRegular(path, o, 'a socket or device');
+  return err;
+}
+
+function judge(path: string, st: Stats, o: SafeOpenOptions): void {
+  if (!st.isFile()) throw notRegular(path, o, fileTypeName(st));
+  if (st.size > limitOf(o)) throw tooLarge(path, o, st.size);
+}
+
+/**
+ * Open a regular file for reading, refusing anything else before a byte is read. The caller owns
+ * the handle (close it); `size` is what fstat saw.
+ */
+export async function openRegularFile(path: string, o: SafeOpenOptions): Promise<{ handle: FileHandle; size: number }> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, FLAGS);
+  } catch (err) {
+    throw openFailure(path, o, err);
+  }
+  try {
+    const st = await handle.stat();
+    judge(path, st, o);
+    return { handle, size: st.size };
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
+
+/** The bytes of a regular file, bounded by its kind. */
+export async function readRegularFile(path: string, o: SafeOpenOptions): Promise<Buffer> {
+  const { handle, size } = await openRegularFile(path, o);
+  try {
+    const limit = limitOf(o);
+    // One byte past what fstat saw tells a file that grew; reading stops at the bound either way.
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (let want = Math.min(size + 1, limit + 1); total <= limit; want = Math.min(64 * 1024, limit + 1 - total)) {
+      const buf = Buffer.allocUnsafe(Math.max(want, 1));
+      const { bytesRead } = await handle.read(buf, 0, buf.length, total);
+      if (bytesRead === 0) break;
+      chunks.push(buf.subarray(0, bytesRead));
+      total += bytesRead;
+    }
+    if (total > limit) throw tooLarge(path, o, null);
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The text (UTF-8) of a regular file, bounded by its kind. */
+export async function readRegularText(path: string, o: SafeOpenOptions): Promise<string> {
+  return (await readRegularFile(path, o)).toString('utf8');
+}
+
+/** Synchronous twin of readRegularFile, for the hot read paths (thousands of small sidecars). */
+export function readRegularFileSync(path: string, o: SafeOpenOptions): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(path, FLAGS);
+  } catch (err) {
+    throw openFailure(path, o, err);
+  }
+  try {
+    const st = fstatSync(fd);
+    judge(path, st, o);
+    const limit = limitOf(o);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (let want = Math.min(st.size + 1, limit + 1); total <= limit; want = Math.min(64 * 1024, limit + 1 - total)) {
+      const buf = Buffer.allocUnsafe(Math.max(want, 1));
+      const bytesRead = readSync(fd, buf, 0, buf.length, total);
+      if (bytesRead === 0) break;
+      chunks.push(buf.subarray(0, bytesRead));
+      total += bytesRead;
+    }
+    if (total > limit) throw tooLarge(path, o, null);
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The text (UTF-8) of a regular file, synchronously. */
+export function readRegularTextSync(path: string, o: SafeOpenOptions): string {
+  return readRegularFileSync(path, o).toString('utf8');
+}
