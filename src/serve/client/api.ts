@@ -32,7 +32,7 @@ export async function api(path: string, method = 'GET', body?: unknown): Promise
   if (STATIC) {
     if (method !== 'GET') throw new ApiError('this is a read-only copy of the results (agentv-results site): nothing can be changed here', 405);
     return staticAnswer(path).catch((e: unknown) => {
-      throw e instanceof StaticMiss ? new ApiError(e.message, e.status) : e;
+      throw e instanceof StaticMiss ? new ApiError(e.message, e.status, e.status === 404 ? { run_state: 'not_on_site' } : null) : e;
     });
   }
   const init: RequestInit = { method, credentials: 'same-origin', headers: {} };

@@ -171,6 +171,10 @@ function showMissing(id: string, e: ApiError): void {
     box.appendChild(el('span', null, `(${e.body.policy}). Git history still holds it: `));
     box.appendChild(el('code', null, `agentv-results pull ${id}`));
     box.appendChild(el('span', null, ' names the commit to read it from.'));
+  } else if (state === 'not_on_site') {
+    // The static history site: it cannot ask the branch or the archive, only say what it holds.
+    box.appendChild(el('strong', null, 'Not on this site. '));
+    box.appendChild(el('span', null, `${e.message}. `));
   } else if (state === 'error') {
     box.appendChild(el('strong', null, 'This run could not be read. '));
     box.appendChild(el('span', null, e.message));
