@@ -209,6 +209,9 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
 async function firstSightOfRemote(target: PublishTarget, opts: PublishOptions): Promise<void> {
   const wantPush = opts.push ?? (target.config.auto_push || (opts.requirePush ?? target.config.require_push));
   if (!wantPush || target.remote === null) return;
+  // Remote-tracking refs are kept only under refs/remotes/<remote>/agentv/: a branch named outside
+  // agentv/ (allowed in config) has none to fetch into, and its push decides as before.
+  if (![target.resultsRef, target.artifactsRef].every((r) => r.startsWith('refs/heads/agentv/'))) return;
   const known = await teamTip(target);
   if (known.remote !== null || known.local !== null || (await remoteSeenAt(target.repo, target.remote)) !== null) return;
   try {
