@@ -51,7 +51,7 @@ describe('AgentV branch layout', () => {
     for (const bad of ['.indexes', '.cache', 'runs', 'catalog', '../x', 'a/b/c']) expect(() => runLocation(bad), bad).toThrow();
   });
 
-  it('splits by role and size: records stay, payloads move with AgentV-shaped pointers (transcript key)', async () => {
+  it("splits as AgentV's publish does: only the transcript moves, with AgentV's pointer; a file over the threshold moves too", async () => {
     const dir = join(await makeTempDir('agentv-split'), 'run');
     const t = 'greets--873d71f0141c';
     await mkdir(join(dir, '.internal'), { recursive: true });
@@ -68,11 +68,14 @@ describe('AgentV branch layout', () => {
       '.internal/index.jsonl',
       `${t}/sample-1/grading.json`,
       `${t}/sample-1/metrics.json`,
+      `${t}/sample-1/outputs/answer.md`,
       `${t}/sample-1/result.json`,
+      `${t}/sample-1/stdout.txt`,
+      `${t}/sample-1/transcript-raw.jsonl`,
       `${t}/summary.json`,
       'summary.json',
     ]);
-    expect(split.payloads).toHaveLength(4);
+    expect(split.payloads.map((f) => f.path)).toEqual([`${t}/sample-1/transcript.json`]);
     const row = JSON.parse(split.metadata.find((f) => f.path === '.internal/index.jsonl')!.data.toString('utf8')) as {
       artifact_pointers: Record<string, Record<string, unknown>>;
     };
@@ -86,7 +89,12 @@ describe('AgentV branch layout', () => {
       size: 1,
     });
     expect(row.artifact_pointers.transcript!.object_version).toBe(`sha256:${row.artifact_pointers.transcript!.sha256}`);
-    expect(Object.keys(row.artifact_pointers)).toHaveLength(4);
+    expect(Object.keys(row.artifact_pointers)).toEqual(['transcript']);
+    // A file over heavy_threshold_bytes moves too (kept out of the branch every clone fetches): here the 2-byte records.
+    const small = await splitRun(dir, [], { runPath: 'r', artifactsRef: 'refs/heads/agentv/artifacts/v1', threshold: 1 });
+    expect(small.payloads.map((f) => f.path).sort()).toEqual(
+      [`${t}/summary.json`, ...['grading.json', 'metrics.json', 'result.json', 'transcript.json'].map((f) => `${t}/sample-1/${f}`)].sort(),
+    );
   });
 
   it("merges the root layout's files and never drops a line AgentV wrote", () => {

@@ -123,6 +123,9 @@ export const IndexRowSchema = z.looseObject({
   transcript_raw_path: nullableString,
   answer_path: nullableString,
   file_changes_path: nullableString,
+  // AgentV's names: the input file (`input.md`) and the answer again as `output_path` (its readers try both).
+  input_path: z.string().optional(),
+  output_path: z.string().optional(),
   projection_identity: ProjectionIdentitySchema,
   // AgentV writes an object (`{transcript: {...}}`); publish writes that shape with one more key per
   // moved payload. Read either shape as the list of pointers.

@@ -19,6 +19,7 @@ import { runLocation, type RunLocation } from '../layout/branch-layout.js';
 import { agentvWorkspaceOf, prepareAgentvRun, prepareRun } from './prepare.js';
 import { agentvRunFiles } from './agentv-run.js';
 import { commitStableRun } from './stable-publish.js';
+import { stableRunFiles, type StableRunFile } from './stable-shape.js';
 import { chooseLayout, type LayoutChoice } from '../layout/layout-choice.js';
 import { workspaceDirOf } from '../../runs/read/run-reader.js';
 import { runManifestOf } from '../../runs/export/source.js';
@@ -308,6 +309,7 @@ async function publishStable(
   let experiment: string;
   let timestamp: string;
   let derived = false;
+  let files: StableRunFile[] | undefined;
   if (source && opts.experiment === undefined) {
     ({ dir: runDir, experiment, timestamp } = source);
   } else {
@@ -317,6 +319,8 @@ async function publishStable(
     derived = run.derived;
     experiment = loc.experiment;
     timestamp = loc.runId.split('/').pop()!;
+    // Not a run of 4.42's own: our bundle in the files 4.42 writes, so its Dashboard and validate read it.
+    files = stableRunFiles(runDir);
   }
   const committed = await commitStableRun({
     repo,
@@ -326,6 +330,7 @@ async function publishStable(
     timestamp,
     author,
     message: opts.message,
+    files,
     beforeRefUpdate,
   });
   return {

@@ -1,20 +1,16 @@
 /**
- * Split a run workspace into what goes on the results branch (metadata: the control plane AgentV's
- * Dashboard and our `list`/`show` read) and what goes on the artifacts branch (payloads), rewriting
- * the run's index rows to carry AgentV-shaped `artifact_pointers` for every payload that moved.
+ * Split a run workspace into what goes on the results branch and what goes on the artifacts
+ * branch, as AgentV 5.x's own publish splits a run: only the rows' transcripts (the files its
+ * `artifact_pointers.transcript` names) go to `agentv/artifacts/v1`; every other file — the
+ * answer (`outputs/answer.md`), the input (`input.md`), grading, results, metrics, timing, raw
+ * logs, diffs — stays on the results branch, where AgentV's Dashboard and `results show` read it
+ * (a file over `heavy_threshold_bytes` excepted: see isPayload).
+ * The run's index rows are rewritten to carry AgentV-shaped `artifact_pointers` for the moved
+ * transcripts.
  *
- * The split is by a file's role and size, not by where a layout puts it, so it holds for our
- * bundles, runs derived from other layouts and the `attempt-N/` layout of AgentV's results docs
- * (a run `agentv eval` wrote is not split: agentv-run.ts publishes it as AgentV's own publish does):
- *
- * - metadata: the run's manifest and summaries, and per-result records (summary, result, grading,
- *   metrics, timing, eval_metadata, benchmark, overlays, ...) up to the size threshold;
- * - payloads: everything else (transcripts, raw logs, stdout/stderr, outputs, diffs, copied inputs)
- *   and any record over the threshold.
- *
- * Why so much moves: AgentV's Dashboard lists runs with one `git ls-tree -r` of the whole results
- * branch into a 1 MB buffer, so every path a run leaves there lowers the number of runs a team can
- * keep before the Dashboard lists nothing (README "Working with AgentV").
+ * The split holds for our bundles, runs derived from other layouts and the `attempt-N/` layout of
+ * AgentV's results docs (a run `agentv eval` wrote is not split: agentv-run.ts publishes it as
+ * AgentV's own publish does).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
@@ -39,24 +35,6 @@ export interface SplitRun {
   /** The manifest's path inside the run (`.internal/index.jsonl` for AgentV 5 runs, else `index.jsonl`). */
   manifest: string;
 }
-
-/** File names that are records about a result or the run: small, read by listings and reports. */
-const RECORD_NAMES = new Set([
-  'index.jsonl',
-  'summary.json',
-  'benchmark.json',
-  'timing.json',
-  'tags.json',
-  'feedback.json',
-  'projection_bundle.json',
-  'result.json',
-  'grading.json',
-  'metrics.json',
-  'eval_metadata.json',
-]);
-
-/** Run-level files that never move, whatever their size: every reader starts from them. */
-const ALWAYS_LIGHT = new Set(['index.jsonl', '.internal/index.jsonl', 'summary.json', 'benchmark.json', 'timing.json', 'tags.json', 'feedback.json']);
 
 export const AGENTV_TRANSCRIPT_MEDIA_TYPE = 'application/vnd.agentv.normalized-transcript.v1+json';
 const PAYLOAD_SCHEMA = 'agentv-results.payload.v1';
@@ -88,10 +66,17 @@ function mediaType(rel: string): string {
   return 'application/octet-stream';
 }
 
-export function isHeavy(rel: string, size: number, threshold: number): boolean {
+/** Run-level files that never move, whatever their size: every reader starts from them. */
+const ALWAYS_LIGHT = new Set(['index.jsonl', '.internal/index.jsonl', 'summary.json', 'benchmark.json', 'timing.json', 'tags.json', 'feedback.json']);
+
+/**
+ * A payload: a transcript (what AgentV's pointers send to the artifacts branch), or any other
+ * file over `heavy_threshold_bytes` (a multi-megabyte raw log is kept out of the branch every
+ * clone fetches; AgentV's readers then cannot open that one file). Every other file stays.
+ */
+export function isPayload(rel: string, size: number, o: { transcripts: ReadonlySet<string>; threshold: number }): boolean {
   if (ALWAYS_LIGHT.has(rel)) return false;
-  if (!RECORD_NAMES.has(baseName(rel))) return true;
-  return size > threshold;
+  return o.transcripts.has(rel) || baseName(rel) === 'transcript.json' || size > o.threshold;
 }
 
 /**
@@ -127,11 +112,16 @@ export async function splitRun(runDir: string, rows: IndexRow[], opts: { runPath
   // AgentV's pointers name the ref by its short name (`agentv/artifacts/v1`).
   const ref = opts.artifactsRef.replace(/^refs\/heads\//, '');
   const local = walk(runDir);
+  // Rows are rewritten from the manifest's own lines, not from schema-parsed rows: parsing
+  // reorders keys, and a reader's rows need not match the manifest one to one (AgentV 5 writes one
+  // line per test with its samples inside). The published line is the local line plus its pointers.
+  const lines = readManifestLines(join(runDir, manifest)) ?? (rows as unknown as Record<string, unknown>[]);
+  const transcripts = new Set(lines.map((l) => l.transcript_path).filter((t): t is string => typeof t === 'string'));
   for (const rel of local) {
     if (safeRelativePath(rel) === null) continue;
     if (rel === manifest) continue;
     const data = readRegularFileSync(join(runDir, rel), { kind: 'run-file' });
-    if (isHeavy(rel, data.length, opts.threshold)) {
+    if (isPayload(rel, data.length, { transcripts, threshold: opts.threshold })) {
       payloads.push({ path: rel, data });
       const sha256 = createHash('sha256').update(data).digest('hex');
       const fam = family(rel);
@@ -150,10 +140,6 @@ export async function splitRun(runDir: string, rows: IndexRow[], opts: { runPath
       metadata.push({ path: rel, data });
     }
   }
-  // Rows are rewritten from the manifest's own lines, not from schema-parsed rows: parsing
-  // reorders keys, and a reader's rows need not match the manifest one to one (AgentV 5 writes one
-  // line per test with its samples inside). The published line is the local line plus its pointers.
-  const lines = readManifestLines(join(runDir, manifest)) ?? (rows as unknown as Record<string, unknown>[]);
   // Attach each pointer to the line whose result_dir contains it: walk up the pointer's path
   // (a handful of levels) instead of scanning every pointer for every line.
   const dirOf = (l: Record<string, unknown>): string | null => (typeof l.result_dir === 'string' ? l.result_dir : null);

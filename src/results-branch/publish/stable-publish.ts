@@ -28,7 +28,7 @@ export function stableCommitMessage(experiment: string, timestamp: string, count
   return `${title}\n\nAgentV-Run: ${stableRunId(experiment, timestamp)}\n`;
 }
 
-interface RunFile {
+export interface RunFile {
   rel: string;
   data: Buffer;
   executable: boolean;
@@ -60,6 +60,8 @@ export interface StableCommitOptions {
   timestamp: string;
   author: Ident;
   message?: string;
+  /** The run's files when they are not 4.42's own directory as it is (a run of ours in 4.42's shape: stable-shape.ts). */
+  files?: RunFile[];
   /** Called just before the ref moves (the publish lock's check). */
   beforeRefUpdate?: () => void;
 }
@@ -76,7 +78,7 @@ export interface StableCommitResult {
 export async function commitStableRun(opts: StableCommitOptions): Promise<StableCommitResult> {
   const { repo } = opts;
   const location = stableRunLocation(opts.experiment, opts.timestamp);
-  const files = await readRunTree(opts.runDir);
+  const files = opts.files ?? (await readRunTree(opts.runDir));
   const index = files.find((f) => f.rel === 'index.jsonl');
   if (!index) throw new InputError(`${opts.runDir}: no index.jsonl — not a run of AgentV 4.42`);
   const counts = stableCounts(index.data.toString('utf8'));

@@ -1,9 +1,14 @@
 /**
- * The "sync-branches" section of `status`: conflicts this repository set aside and nobody has
- * resolved yet, each with its review link and the command that closes it. Reads the local log
- * (sync/sync-branch-log.ts) and the remote-tracking refs; never touches the network.
+ * The "sync-branches" section of `status`: every sync branch, ours and AgentV's. First the
+ * conflicts this repository set aside and nobody has resolved yet (the local log,
+ * sync/sync-branch-log.ts); then every other `agentv/results-sync/*` branch the remote holds (as
+ * of the last fetch): AgentV's own — 5.x parks a run there when its push cannot merge, and on git
+ * before 2.40 it always does — or another machine's. Each with its review link and the command
+ * that closes it. Reads the local log and the remote-tracking refs; never touches the network.
  */
-import { listRefs } from '../../git/index.js';
+import { listRefs, remoteUrl } from '../../git/index.js';
+import { compareUrl, reviewHint } from '../../sync/compare-link.js';
+import { SYNC_PREFIX } from '../../sync/sync-branch-log.js';
 import { trackingRef } from '../repo/tracking-refs.js';
 import { openSyncBranches } from '../../sync/sync-branch-log.js';
 import type { PublishTarget } from '../repo/target.js';
@@ -20,6 +25,8 @@ export interface SyncBranchStatus {
   resolve_command: string;
   /** Whether the remote-tracking ref still exists (as of the last fetch/push); null without a remote. */
   on_remote: boolean | null;
+  /** `this-repository`: set aside here (the local log); `remote`: on the remote, written elsewhere (AgentV's own, or another machine's). */
+  seen_from?: 'this-repository' | 'remote';
 }
 
 export interface SyncStatusSection {
@@ -30,21 +37,47 @@ export interface SyncStatusSection {
 
 /** The section's value, or undefined when there is nothing open (the section is then omitted). */
 export async function syncStatusSection(target: PublishTarget): Promise<SyncStatusSection | undefined> {
-  const open = await openSyncBranches(target.repo.commonDir);
+  const logged = await openSyncBranches(target.repo.commonDir);
+  const remoteRefs = target.remote ? await listRefs(target.repo, `refs/remotes/${target.remote}/agentv`) : null;
+  const tracked = remoteRefs === null ? null : new Set(remoteRefs.map((e) => e.ref));
+  const open: SyncBranchStatus[] = logged.map((r) => ({
+    branch: r.branch,
+    created_at: r.created_at,
+    host: r.host,
+    conflicts: r.conflicts.length,
+    first_conflict: r.conflicts[0]?.reason ?? null,
+    compare_url: r.compare_url,
+    review_hint: r.review_hint,
+    resolve_command: `agentv-results sync --resolve ${r.branch}`,
+    on_remote: tracked === null ? null : tracked.has(trackingRef(r.remote, `refs/heads/${r.branch}`)),
+    seen_from: 'this-repository',
+  }));
+  if (target.remote !== null && remoteRefs !== null) open.push(...(await remoteOnly(target, target.remote, remoteRefs, new Set(open.map((o) => o.branch)))));
   if (open.length === 0) return undefined;
-  const tracked = target.remote ? new Set((await listRefs(target.repo, `refs/remotes/${target.remote}/agentv`)).map((e) => e.ref)) : null;
-  return {
-    pending: false,
-    open: open.map((r) => ({
-      branch: r.branch,
-      created_at: r.created_at,
-      host: r.host,
-      conflicts: r.conflicts.length,
-      first_conflict: r.conflicts[0]?.reason ?? null,
-      compare_url: r.compare_url,
-      review_hint: r.review_hint,
-      resolve_command: `agentv-results sync --resolve ${r.branch}`,
-      on_remote: tracked === null ? null : tracked.has(trackingRef(r.remote, `refs/heads/${r.branch}`)),
-    })),
-  };
+  return { pending: false, open };
+}
+
+/** The remote's sync branches this repository's log does not name (AgentV's own, another machine's). */
+async function remoteOnly(target: PublishTarget, remote: string, refs: { ref: string }[], known: Set<string>): Promise<SyncBranchStatus[]> {
+  const prefix = `refs/remotes/${remote}/`;
+  const branches = refs
+    .map((e) => e.ref.slice(prefix.length))
+    .filter((b) => b.startsWith(SYNC_PREFIX) && !known.has(b))
+    .sort();
+  if (branches.length === 0) return [];
+  const url = await remoteUrl(target.repo, remote).catch(() => null);
+  const base = target.config.branch;
+  return branches.map((branch) => ({
+    branch,
+    // AgentV's names and ours both start with the UTC time it was made (20260314T103200Z-…).
+    created_at: /^(\d{8}T\d{6}Z)/.exec(branch.slice(SYNC_PREFIX.length))?.[1] ?? '',
+    host: '',
+    conflicts: 0,
+    first_conflict: null,
+    compare_url: url ? compareUrl(url, base, branch) : null,
+    review_hint: reviewHint(remote, base, branch),
+    resolve_command: `agentv-results sync --resolve ${branch}`,
+    on_remote: true,
+    seen_from: 'remote',
+  }));
 }

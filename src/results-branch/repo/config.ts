@@ -24,7 +24,9 @@
  *                                   #   runs at the root), stable (4.42: runs/<exp>/<ts>/), auto
  *                                   #   (the layout the branch's runs already use; next when none)
  *
- * AgentV 4.42's own names are accepted too: `repo_path` for `path`, `repo_url` for `repo`.
+ * AgentV 4.42's own names are accepted too: `repo_path` for `path`, `repo_url` for `repo` (4.42
+ * reads `repo_url`/`repo` and `repo_path`, and warns about a relative `path`; 5.x reads `repo` and
+ * `path` and ignores the 4.42 names). Both spellings of one checkout may stand side by side.
  *
  *   projects:                       # optional: per-project blocks (AgentV's results docs: `projects[].results`)
  *     - id: web                     # chosen with --project web or AGENTV_PROJECT=web, or
@@ -301,7 +303,7 @@ export async function loadResultsConfig(
       notFound: true,
     });
   const envBlock = fromEnv(env);
-  const fileBlock = stableAliases(fromFile, file);
+  const fileBlock = stableAliases(fromFile, file, baseDir);
   refuseLiteralSecrets(fileBlock.object_store, file);
   const merged: Record<string, unknown> = { ...fileBlock, ...envBlock, ...stripUndefined(opts.overrides ?? {}) };
   // The environment's object_store keys override the file's one by one, not the whole block.
@@ -355,18 +357,23 @@ function refuseLiteralSecrets(store: unknown, file: string | null): void {
 }
 
 /** AgentV 4.42 names the keys `repo_path` and `repo_url`: read as `path` and `repo` (both spellings at once must agree). */
-function stableAliases(block: Record<string, unknown>, file: string | null): Record<string, unknown> {
+function stableAliases(block: Record<string, unknown>, file: string | null, baseDir: string): Record<string, unknown> {
   const out = { ...block };
   for (const [alias, key] of [
     ['repo_path', 'path'],
     ['repo_url', 'repo'],
   ] as const) {
     if (!(alias in out)) continue;
-    if (key in out && out[key] !== out[alias])
+    // A team running both lines writes both spellings (4.42 reads repo_path, 5.x path): the same
+    // checkout, however each is written (`.` and its absolute path), is one setting.
+    const same =
+      out[key] === out[alias] ||
+      (key === 'path' && typeof out[key] === 'string' && typeof out[alias] === 'string' && resolve(baseDir, out[key]) === resolve(baseDir, out[alias]));
+    if (key in out && !same)
       throw new ConfigError(
         `${file ? `${file}: ` : ''}results.${alias} and results.${key} name the same setting (AgentV 4.42's and 5.x's spelling) but differ: keep one`,
       );
-    out[key] = out[alias];
+    if (!(key in out)) out[key] = out[alias];
     delete out[alias];
   }
   return out;

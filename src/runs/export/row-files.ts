@@ -296,6 +296,8 @@ interface AttemptPaths {
   raw: string | null;
   answer: string | null;
   diff: string | null;
+  /** The input messages as AgentV writes them (`input.md`, read by its `results show` and Dashboard). */
+  input: string | null;
 }
 
 function attemptPaths(row: NormalizedRow, opts: RowFilesOptions): AttemptPaths {
@@ -307,7 +309,16 @@ function attemptPaths(row: NormalizedRow, opts: RowFilesOptions): AttemptPaths {
     raw: opts.includeRawContent && opts.rawLine !== undefined ? `${dir}/transcript-raw.jsonl` : null,
     answer: row.answer !== null ? `${dir}/outputs/answer.md` : null,
     diff: row.file_changes !== null ? `${dir}/outputs/file_changes.diff` : null,
+    input: row.input_messages.length > 0 ? `${dir}/input.md` : null,
   };
+}
+
+/**
+ * The input as AgentV's `input.md`: each message as an `@[role]:` line and its text, messages
+ * apart by a blank line (the shape AgentV's manifest reader splits back into messages).
+ */
+export function inputMarkdown(messages: { role: string; content: string }[]): string {
+  return messages.map((m) => `@[${m.role}]:\n${m.content}`).join('\n\n');
 }
 
 /** The attempt's result.json: its verdict and the names of its sibling files (relative to the attempt). */
@@ -408,6 +419,9 @@ function indexRowOf(row: NormalizedRow, p: AttemptPaths): PendingIndexRow {
     transcript_raw_path: p.raw,
     answer_path: p.answer,
     file_changes_path: p.diff,
+    // AgentV's names for the files its readers open: the input, and the answer as `output_path`.
+    ...(p.input ? { input_path: p.input } : {}),
+    ...(p.answer ? { output_path: p.answer } : {}),
   };
 }
 
@@ -425,5 +439,6 @@ export function deriveRowFiles(row: NormalizedRow, opts: RowFilesOptions): { dir
   if (p.raw) files.push({ path: p.raw, data: opts.rawLine!.endsWith('\n') ? opts.rawLine! : opts.rawLine + '\n' });
   if (p.answer) files.push({ path: p.answer, data: row.answer! });
   if (p.diff) files.push({ path: p.diff, data: row.file_changes! });
+  if (p.input) files.push({ path: p.input, data: inputMarkdown(row.input_messages) });
   return { dir: p.dir, files, index: indexRowOf(row, p) };
 }
