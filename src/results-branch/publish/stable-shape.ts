@@ -19,11 +19,11 @@
  * 4.42 gives every target and attempt of a test the same directory (the last one written wins);
  * we lose none: a second one gets `--<target>`, then `--attempt-<n>`, appended.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { safeRelativePath, sanitizeSegment } from '../../model/path-segments.js';
 import { transcriptMessages } from '../../model/transcript.js';
 import { InputError } from '../../runs/export/input-error.js';
+import { readRegularFileSync } from '../../util/safe-open.js';
 
 export interface StableRunFile {
   rel: string;
@@ -40,10 +40,12 @@ const pretty = (v: unknown): Buffer => Buffer.from(`${JSON.stringify(v, null, 2)
 function readIn(dir: string, rel: unknown): Buffer | null {
   if (typeof rel !== 'string' || safeRelativePath(rel) !== rel) return null;
   try {
-    return readFileSync(join(dir, rel));
-  } catch {
-    // absent: the row names no such file, nothing to carry
-    return null;
+    return readRegularFileSync(join(dir, rel), { kind: 'run-file' });
+  } catch (err) {
+    // absent: the row names no such file, nothing to carry; anything else is not ours to hide
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw err;
   }
 }
 
