@@ -15,8 +15,10 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 4,
     sequence: { sequencer: LongestFirst },
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // A hang guard, not a measure: the suites that run beside each other (two AgentV Dashboards, the
+    // recipe simulations, the soak) can triple a test's time on the two cores.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
     reporters: ['default'],
     // The built CLI that test/helpers/cli-in-process.ts runs inside the test process is loaded by
     // node itself, as the binary loads it, not transformed module by module.

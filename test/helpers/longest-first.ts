@@ -9,7 +9,6 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const SLOWEST = [
-  'test/conformance/export-both-dashboards.test.ts',
   'test/conformance/dashboard-differential.test.ts',
   'test/conformance/shard-publish-property.test.ts',
   'test/answers-differential.test.ts',
