@@ -112,6 +112,10 @@ describe('publish and sync exit codes', () => {
     const remote = await makeRemote();
     const a = await makeClone(remote);
     const b = await makeClone(remote);
+    // B has heard from the remote (empty then), so its publish is concurrent with A's: it does not
+    // fetch A's run first (a clone that never heard from it takes the team's tip, and republishing a
+    // run it can see is an update: fresh-clone.test.ts).
+    expect((await runCli(['sync'], { cwd: b })).code).toBe(0);
     await publishRun(a, { experiment: 'twice', seed: 1 });
     const other = await makeRun({ experiment: 'twice', seed: 2 });
     const r = await runCli(['publish', other, '--push'], { cwd: b });

@@ -65,6 +65,7 @@ async function remoteOnly(target: PublishTarget, remote: string, refs: { ref: st
     .filter((b) => b.startsWith(SYNC_PREFIX) && !known.has(b))
     .sort();
   if (branches.length === 0) return [];
+  // no compare link without a readable remote url: the branch is still listed, with its review hint
   const url = await remoteUrl(target.repo, remote).catch(() => null);
   const base = target.config.branch;
   return branches.map((branch) => ({
