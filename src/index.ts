@@ -27,7 +27,7 @@ export { deleteRuns, planDelete, type DeleteOptions, type DeletePlan } from './r
 // Report, compare, trend, autoresearch.
 export { generateReport, type ReportOptions, type ReportResult } from './report/generate.js';
 export { compareRuns, DEFAULT_COMPARE_THRESHOLD, type CompareOptions, type CompareReport } from './compare/compare.js';
-export { gateRuns, DEFAULT_GATE_TOLERANCE, type GateOptions, type GateReport, type GateTest, type TestSetPolicy } from './compare/gate.js';
+export { gateRuns, DEFAULT_GATE_TOLERANCE, type GateOptions, type GateReport, type GateSetEntry, type GateTest, type TestSetPolicy } from './compare/gate.js';
 export { decide, type DecideOptions, type Decision } from './compare/keep-discard.js';
 export { trend, DEFAULT_SLOPE_THRESHOLD, type TrendAllOptions } from './trend/index.js';
 export type { TrendReport, TrendSeries, TrendRunPoint, TrendDirection, SkippedSeries, TrendOptions } from './trend/index.js';
@@ -130,6 +130,7 @@ export type { OverlayResult } from './overlays/write.js';
 export type { CombineSourceReport, OnDuplicate } from './runs/combine.js';
 export type { CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './compare/compare.js';
 export type { ArtifactMeasure, DecisionSummary } from './compare/keep-discard.js';
+export type { AllTargets, MatchRule, Pooled } from './compare/match-rule.js';
 export type { DeleteTarget } from './runs/delete.js';
 export type { FailedAssertion, FailedGrader, FailingCase } from './runs/failures.js';
 export type { CaseDetails } from './runs/show.js';

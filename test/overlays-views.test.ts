@@ -83,11 +83,14 @@ describe('overlays in show, failures and report', () => {
     expect(await page.evaluate('typeof (globalThis).__pwned')).toBe('undefined');
   });
 
-  it('a malformed feedback.json or a symlinked tags.json is a warning; the command still works', async () => {
+  it('a malformed feedback.json is a warning; a symlinked tags.json refuses the run (the one safety check) and --skip-unsafe reads the rest', async () => {
     await writeFile(join(run, 'feedback.json'), '{ not json');
     await rm(join(run, 'tags.json'));
     await symlink('/etc/hostname', join(run, 'tags.json'));
-    const r = await runCli(['show', 'run', '--json'], { cwd: dir });
+    const refused = await runCli(['show', 'run', '--json'], { cwd: dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/tags\.json is a symbolic link leading out of the run/);
+    const r = await runCli(['show', 'run', '--json', '--skip-unsafe'], { cwd: dir });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).tags).toEqual([]);
     expect(r.stderr).toMatch(/feedback\.json is not a JSON object/);

@@ -9,7 +9,7 @@
  * the next publish or `sync` pushes it. With require_push a push that did not land is exit 3.
  */
 import { configGetMany, gcAuto, RemoteError, resolveRef, type GcConfig, type Ident } from '../../git/index.js';
-import { adoptTeamTips, teamTip } from '../repo/team-tip.js';
+import { adoptTeamTips, isShallow, teamTip } from '../repo/team-tip.js';
 import { remoteSeenAt } from '../repo/remote-seen.js';
 import { fetchBothBranches } from '../../sync/integrate.js';
 import { checkListing, DEFAULT_MAX_LISTING_BYTES, listingWarning } from '../layout/listing-budget.js';
@@ -282,8 +282,11 @@ async function publishIfStableLayout(
     await repairInterrupted(repo, [target.resultsRef, target.artifactsRef]);
     const source = await stableRunSource(opts.run, opts.cwd);
     // Decide from the tip the push goes onto (results-branch/repo/team-tip.ts): on a fresh clone
-    // the remote-tracking branch, which the local one first catches up with.
-    await adoptTeamTips(target, () => lock.assertHeld());
+    // the remote-tracking branch. The local branch first catches up with it only in a shallow clone
+    // (a depth-1 CI checkout), where a merge could not find its base; elsewhere the commit goes on
+    // the local branch and the push merges row by row, so rows another machine published of the
+    // same run are never replaced (test/conformance/agentv-summary-merge.test.ts).
+    if (isShallow(target)) await adoptTeamTips(target, () => lock.assertHeld());
     const layout = await chooseLayout(repo, (await teamTip(target)).tips, config.layout, source ? 'stable' : undefined);
     if (layout.layout !== 'stable') return { layout, result: null };
     return { layout, result: await publishStable(target, opts, source, layout, (await settings).author, () => lock.assertHeld()) };

@@ -11,6 +11,8 @@
  * never becomes the local tip without the artifacts commit holding its payloads). A diverged pair
  * is left to the push loop, which merges it.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { isAncestor, readRefs, updateRefs } from '../../git/index.js';
 import type { PublishTarget } from './target.js';
 import { trackingRef } from './tracking-refs.js';
@@ -131,8 +133,13 @@ export async function writeBaseTips(
   return { results: tips.get(target.resultsRef)!.tip, artifacts: tips.get(target.artifactsRef)!.tip };
 }
 
+/** Whether the repository is a shallow clone (git records the boundary in <common dir>/shallow). */
+export function isShallow(target: PublishTarget): boolean {
+  return existsSync(join(target.repo.commonDir, 'shallow'));
+}
+
 /**
- * The depth of a fetch of `refs` (full branch refs): 1 when this machine has none of them, neither
+ * The depth of a fetch of `refs` (full branch refs): 1 when this shallow clone has none of them, neither
  * the local branch nor its remote-tracking ref (a fresh or depth-1 clone: the tip, not years of
  * history; a later fetch brings only what is new on top of it); undefined (a full fetch) when it
  * has one, whose history a merge may need to join. Branches under names other than the defaults
@@ -141,6 +148,9 @@ export async function writeBaseTips(
 export async function firstFetchDepth(target: PublishTarget, refs: string[]): Promise<number | undefined> {
   const defaults = [`refs/heads/${DEFAULT_RESULTS_BRANCH}`, `refs/heads/${DEFAULT_ARTIFACTS_BRANCH}`];
   if (target.remote === null || refs.some((r) => !defaults.includes(r))) return undefined;
+  // Only a clone that is shallow already (a depth-1 CI checkout) fetches shallow: a full clone
+  // stays whole, so its writes keep merging with the remote row by row from their common base.
+  if (!isShallow(target)) return undefined;
   const tips = await teamTips(target, refs);
   return [...tips.values()].every((t) => t.relation === 'none') ? 1 : undefined;
 }
