@@ -11,6 +11,7 @@
  * Dashboard, the branches themselves: every path, mode and blob under each run is the same on
  * both remotes, and `pull --with-artifacts` gives back each workspace byte for byte.
  */
+import { performance } from 'node:perf_hooks';
 import { cp, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -112,8 +113,11 @@ async function crawl(v: Viewer): Promise<Map<string, { status: number; body: Jso
   const coverage = new Map<string, Coverage>();
   /** Kinds of eval and file names already opened in an earlier run: a later run opens only what is new. */
   const seenKinds = new Set<string>();
+  /** Requests and their wall time per endpoint kind: printed, so a slow crawl says where its time went. */
+  const timing = new Map<string, { n: number; ms: number }>();
   const seenNames = new Set<string>();
   const get = async (path: string): Promise<Json> => {
+    const started = performance.now();
     const res = await fetch(`${v.server.url}${path}`);
     const text = await res.text();
     let body: Json;
@@ -124,6 +128,13 @@ async function crawl(v: Viewer): Promise<Map<string, { status: number; body: Jso
     }
     body = normalized(body, v.project);
     out.set(path, { status: res.status, body });
+    const kind = path
+      .replace(/\?.*/, '')
+      .replace(/\/api\/runs\/[^/]+/, '/api/runs/:run')
+      .replace(/\/evals\/[^/]+/, '/evals/:test')
+      .replace(/\/files\/.+/, '/files/:path');
+    const t = timing.get(kind) ?? { n: 0, ms: 0 };
+    timing.set(kind, { n: t.n + 1, ms: t.ms + performance.now() - started });
     return body;
   };
   const runs = ((await get('/api/runs')) as { runs: { filename: string }[] }).runs;
@@ -182,6 +193,7 @@ async function crawl(v: Viewer): Promise<Map<string, { status: number; body: Jso
     await mapLimit(contents, 4, (path) => get(path));
   }
   for (const p of ['/api/index', '/api/tags', '/api/experiments', '/api/targets', '/api/compare', '/api/remote/status']) await get(p);
+  console.log(`crawl of ${v.project.split('/').pop()}: ${[...timing].map(([k, t]) => `${k} ${t.n}x ${Math.round(t.ms)} ms`).join('; ')}`);
   // In one order whatever order the requests finished in.
   return Object.assign(new Map([...out].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))), { coverage });
 }
