@@ -146,7 +146,7 @@ export interface GithubEvent {
   branch?: string;
 }
 
-/** Runs the workflow's jobs in `needs` order (matrix instances one after another); a job whose needs failed is skipped. */
+/** Runs the workflow's jobs in `needs` order (a matrix's instances side by side); a job whose needs failed is skipped. */
 export async function runGithubWorkflow(file: string, event: GithubEvent, root: string, bin: string, extraEnv: Record<string, string>): Promise<JobResult[]> {
   const wf = parse(await readFile(file, 'utf8')) as { jobs: Record<string, GhJob> };
   const artifacts = join(root, 'artifacts');
@@ -165,13 +165,15 @@ export async function runGithubWorkflow(file: string, event: GithubEvent, root: 
     const keys = Object.keys(matrix);
     const combos: Record<string, string>[] = keys.length === 0 ? [{}] : (matrix[keys[0]!] ?? []).map((v) => ({ [keys[0]!]: String(v) }));
     if (keys.length > 1) throw new Error('the simulated runner handles a one-dimensional matrix');
-    let ok = true;
-    for (const [i, m] of combos.entries()) {
-      const r = await runGithubJob(`${name}${keys.length > 0 ? `-${i}` : ''}`, job, m, event, join(root, `${name}-${i}`), artifacts, bin, extraEnv);
-      results.push(r);
-      ok &&= r.ok;
-    }
-    done.set(name, ok);
+    // A matrix's instances run side by side, as on GitHub's runners.
+    const ran = await Promise.all(
+      combos.map((m, i) => runGithubJob(`${name}${keys.length > 0 ? `-${i}` : ''}`, job, m, event, join(root, `${name}-${i}`), artifacts, bin, extraEnv)),
+    );
+    results.push(...ran);
+    done.set(
+      name,
+      ran.every((r) => r.ok),
+    );
   }
   return results;
 }
@@ -328,34 +330,43 @@ export async function runGitlabPipeline(file: string, root: string, bin: string,
   const saved: string[] = []; // artifact directories, in order
   const results: JobResult[] = [];
   for (const stage of doc.stages) {
-    let stageOk = true;
-    for (const [name, job] of jobs.filter(([, j]) => j.stage === stage)) {
-      const instances = job.parallel ?? 1;
-      for (let i = 1; i <= instances; i++) {
-        const label = instances > 1 ? `${name} ${i}/${instances}` : name;
+    // A stage's jobs, and a `parallel:` job's instances, run side by side, as on GitLab's runners;
+    // their results and artifacts are kept in the recipe's order.
+    const instances = jobs
+      .filter(([, j]) => j.stage === stage)
+      .flatMap(([name, job]) => Array.from({ length: job.parallel ?? 1 }, (_, k) => ({ name, job, i: k + 1, of: job.parallel ?? 1 })));
+    const ran = await Promise.all(
+      instances.map(async ({ name, job, i, of }) => {
+        const label = of > 1 ? `${name} ${i}/${of}` : name;
         const dir = join(root, `${name}-${i}`);
         const work = join(dir, 'work');
         const env = await runnerEnv(join(dir, 'home'), bin, {
           GITLAB_CI: 'true',
           ...vars,
           ...ciEnv,
-          ...(instances > 1 ? { CI_NODE_INDEX: String(i), CI_NODE_TOTAL: String(instances) } : {}),
+          ...(of > 1 ? { CI_NODE_INDEX: String(i), CI_NODE_TOTAL: String(of) } : {}),
         });
-        if (job.rules && !job.rules.some((r) => gitlabRule(r.if, env))) continue;
+        if (job.rules && !job.rules.some((r) => gitlabRule(r.if, env))) return null;
         const clone = await runBash(`git clone -q --depth "$GIT_DEPTH" --no-tags "$URL" "$WORK"`, dir, { ...env, URL: cloneUrl, WORK: work });
         if (clone.code !== 0) throw new Error(`clone failed: ${clone.stderr}`);
         for (const a of saved) await cp(a, work, { recursive: true });
         // The runner's shell: one bash session for the whole script, stopping at the first failing line.
         const r = await runBash(job.script.join('\n'), work, env);
-        results.push({ job: label, ok: r.code === 0, steps: [{ job: label, step: 'script', ...r }] });
-        stageOk &&= r.code === 0;
+        let kept: string | null = null;
         if (job.artifacts?.paths) {
-          const keep = join(dir, 'artifacts');
-          await mkdir(keep, { recursive: true });
-          for (const p of job.artifacts.paths) if (existsSync(join(work, p))) await cp(join(work, p), join(keep, p), { recursive: true });
-          saved.push(keep);
+          kept = join(dir, 'artifacts');
+          await mkdir(kept, { recursive: true });
+          for (const p of job.artifacts.paths) if (existsSync(join(work, p))) await cp(join(work, p), join(kept, p), { recursive: true });
         }
-      }
+        return { result: { job: label, ok: r.code === 0, steps: [{ job: label, step: 'script', ...r }] }, kept };
+      }),
+    );
+    let stageOk = true;
+    for (const one of ran) {
+      if (one === null) continue;
+      results.push(one.result);
+      stageOk &&= one.result.ok;
+      if (one.kept) saved.push(one.kept);
     }
     if (!stageOk) break;
   }
