@@ -4,12 +4,22 @@
  * A depth-1 clone commits on the team's tip (it cannot find a merge base), so the second publish
  * meets the first one's rows in the run's directory: it must keep them (exactly once each) and
  * recompute the run's summary over the union, as a merge would, so the real client's `results
- * validate` and our `validate` accept the run. The 5.x layout (AgentV's `<run_id>/` workspace).
+ * validate` and our `validate` accept the run. Both layouts: 5.x (AgentV's `<run_id>/` workspace)
+ * and 4.42 (`runs/<experiment>/<timestamp>/`).
  */
 import { cp, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { expect, it } from 'vitest';
-import { agentvEval, describeWithAgentV, projectWithRemote, runAgentV } from '../helpers/agentv-client.js';
+import {
+  agentvEval,
+  agentvStableEval,
+  describeWithAgentV,
+  describeWithAgentVStable,
+  makeStableSampleProject,
+  projectWithRemote,
+  runAgentV,
+  runAgentVStable,
+} from '../helpers/agentv-client.js';
 import { git, isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
 import { cli } from '../publish-helpers.js';
 
@@ -76,5 +86,58 @@ describeWithAgentV('shards of one AgentV run published from two depth-1 clones',
     expect(listed.code, listed.stderr).toBe(0);
     const row = (JSON.parse(listed.stdout) as { runs: { run_id: string; total: number }[] }).runs.find((r) => r.run_id === runId);
     expect(row?.total).toBe((JSON.parse(ours) as { counts: { total_tests: number } }).counts.total_tests);
+  }, 240_000);
+});
+
+describeWithAgentVStable('shards of one AgentV 4.42 run published from two depth-1 clones', () => {
+  isolateGitForSuite();
+
+  it('the remote holds every row exactly once with its files, and both validates accept the run', async () => {
+    const base = await makeTempDir('agentv-shallow-shards-stable');
+    const remote = join(base, 'origin.git');
+    await git(base, ['init', '-q', '--bare', remote]);
+    const project = await makeStableSampleProject(join(base, 'team'));
+    await git(project, ['remote', 'add', 'origin', remote]);
+    await git(project, ['-c', 'user.name=T', '-c', 'user.email=t@example.invalid', 'commit', '-q', '--allow-empty', '-m', 'second']);
+    await git(project, ['push', '-q', 'origin', 'main']);
+    const run = await agentvStableEval(project, { experiment: 'demo' });
+    const rel = relative(project, run);
+    const lines = (await readFile(join(run, 'index.jsonl'), 'utf8')).split('\n').filter(Boolean);
+    const testOf = (l: string) => (JSON.parse(l) as { test_id: string }).test_id;
+    expect(new Set(lines.map(testOf)).size).toBe(3);
+
+    // Each CI job holds the rows of two of the three tests (one test in common), its own files for them.
+    const [first, , third] = [...new Set(lines.map(testOf))].sort();
+    const shard = async (name: string, without: string): Promise<string> => {
+      const clone = join(base, name);
+      await git(base, ['clone', '-q', '--depth', '1', '-b', 'main', `file://${remote}`, clone]);
+      const dir = join(clone, rel);
+      await cp(run, dir, { recursive: true });
+      await writeFile(join(dir, 'index.jsonl'), `${lines.filter((l) => testOf(l) !== without).join('\n')}\n`);
+      return clone;
+    };
+    const a = await shard('a', third!);
+    const b = await shard('b', first!);
+    for (const clone of [a, b]) {
+      const r = await cli(['publish', rel, '--push', '--json'], clone);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as { push: { landed: boolean }; layout: { layout: string } };
+      expect([out.push.landed, out.layout.layout]).toEqual([true, 'stable']);
+    }
+    expect(await git(b, ['rev-parse', '--is-shallow-repository'])).toBe('true');
+
+    const viewer = join(base, 'viewer');
+    await git(base, ['clone', '-q', '-b', BRANCH, remote, viewer]);
+    const onBranch = join(viewer, 'runs', 'demo', run.split('/').pop()!);
+    const onRemote = (await readFile(join(onBranch, 'index.jsonl'), 'utf8')).split('\n').filter(Boolean);
+    expect([...onRemote].sort()).toEqual([...lines].sort());
+    for (const l of onRemote) {
+      const grading = (JSON.parse(l) as { grading_path: string }).grading_path;
+      expect(await readFile(join(onBranch, grading), 'utf8')).toBe(await readFile(join(run, grading), 'utf8'));
+    }
+    const validate = await runAgentVStable(['results', 'validate', onBranch], { cwd: project });
+    expect(validate.code, validate.stdout + validate.stderr).toBe(0);
+    const ourValidate = await cli(['validate', onBranch], project);
+    expect(ourValidate.code, ourValidate.stdout + ourValidate.stderr).toBe(0);
   }, 240_000);
 });

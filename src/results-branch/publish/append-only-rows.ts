@@ -58,7 +58,7 @@ const doc = (files: SplitFile[], name: string): Record<string, unknown> | null =
 };
 
 /** The workspace's manifest text with the branch's lines it lacks appended (keyed as a merge keys rows), and those lines. */
-function unionLines(oursText: string, branchIndex: Buffer): { text: string; extra: string[] } {
+export function unionLines(oursText: string, branchIndex: Buffer): { text: string; extra: string[] } {
   const have = new Set(
     oursText
       .split('\n')
@@ -73,7 +73,7 @@ function unionLines(oursText: string, branchIndex: Buffer): { text: string; extr
 }
 
 /** The files (relative to the run) the kept lines name: a republish must not delete them. */
-function pathsOf(lines: string[]): Set<string> {
+export function pathsOf(lines: string[]): Set<string> {
   const keepPaths = new Set<string>();
   for (const l of lines) {
     let r: Record<string, unknown>;
@@ -86,6 +86,14 @@ function pathsOf(lines: string[]): Set<string> {
     for (const field of ROW_PATH_FIELDS) if (typeof r[field] === 'string') keepPaths.add(r[field] as string);
   }
   return keepPaths;
+}
+
+/** A file of a row the branch keeps: named by the row, or under its result directory. */
+export function keptFile(rel: string, keep: ReadonlySet<string>): boolean {
+  if (keep.size === 0) return false;
+  if (keep.has(rel)) return true;
+  for (let i = rel.lastIndexOf('/'); i > 0; i = rel.lastIndexOf('/', i - 1)) if (keep.has(rel.slice(0, i))) return true;
+  return false;
 }
 
 /** Null when the branch has no row the workspace lacks (or rows we cannot read: nothing is dropped then either, see below). */

@@ -10,7 +10,7 @@ import { blobId } from '../../git/hash.js';
 import { type FileChange, type Ident, lsTree, readObjects, readRefs, type Repo, updateRefs, writeCommit } from '../../git/index.js';
 export { catalogRow, updatedCatalog } from '../layout/catalog-rows.js';
 import { catalogCounts, updatedCatalog } from '../layout/catalog-rows.js';
-import { AGENTV_MANIFESTS, keepAgentvBranchRows, keepBranchRows } from './append-only-rows.js';
+import { AGENTV_MANIFESTS, keepAgentvBranchRows, keepBranchRows, keptFile } from './append-only-rows.js';
 import type { CatalogRow } from '../../model/artifacts.js';
 import { gitattributesUpdate, type RunLocation } from '../layout/branch-layout.js';
 import type { SplitFile } from './split.js';
@@ -69,14 +69,6 @@ async function runTreeChanges(
     if (!wanted.has(path) && !OVERLAYS.has(rel) && !keptFile(rel, keep)) changes.push({ path, delete: true });
   }
   return changes;
-}
-
-/** A file of a row the branch keeps (keep-rows.ts): named by the row, or under its result directory. */
-function keptFile(rel: string, keep: ReadonlySet<string>): boolean {
-  if (keep.size === 0) return false;
-  if (keep.has(rel)) return true;
-  for (let i = rel.lastIndexOf('/'); i > 0; i = rel.lastIndexOf('/', i - 1)) if (keep.has(rel.slice(0, i))) return true;
-  return false;
 }
 
 export interface CommitRunInput {
