@@ -61,6 +61,7 @@ export {
   TagRevisionMismatch,
   type FeedbackDoc,
   type FeedbackOptions,
+  type OverlayReadOptions,
   type TagOptions,
   type TagsDoc,
 } from './overlays/write.js';

@@ -77,9 +77,10 @@ describe('a fresh clone reads the team branch as the machines that wrote it', ()
     expect(await refOf(shallow, 'refs/remotes/origin/agentv/results/v1')).toBeNull();
 
     const verbs: { name: string; args: string[]; pick: (out: any) => unknown; fetch?: string[] }[] = [
+      // tag and feedback first: on the depth-1 clone their --fetch is the first fetch there is.
+      { name: 'tag', args: ['tag', first], pick: sameAnswer, fetch: ['--fetch'] },
+      { name: 'feedback', args: ['feedback', first], pick: sameAnswer, fetch: ['--fetch'] },
       { name: 'list', args: ['list'], pick: runsOf, fetch: ['--fetch'] },
-      { name: 'tag', args: ['tag', first], pick: sameAnswer },
-      { name: 'feedback', args: ['feedback', first], pick: sameAnswer },
       { name: 'summary', args: ['summary', second], pick: sameAnswer, fetch: ['--fetch'] },
       { name: 'gate @baseline', args: ['gate', '@baseline', second, '--target', 'model-a'], pick: sameAnswer, fetch: ['--fetch'] },
       { name: 'compare @baseline', args: ['compare', '@baseline', third, '--target', 'model-a'], pick: sameAnswer, fetch: ['--fetch'] },
@@ -119,6 +120,12 @@ describe('a fresh clone reads the team branch as the machines that wrote it', ()
     expect((await json<{ tags: string[] }>(['tag', first], full)).tags).toEqual(['baseline']);
     expect((await cli(['sync'], a)).code).toBe(0);
     expect((await json<{ tags: string[] }>(['tag', third], a)).tags).toEqual(['reviewed']);
+    // So does a review note written on the depth-1 clone (it merges onto the tip it fetched, never forced).
+    const noted = await json<{ push: { landed: boolean } }>(['feedback', third, testId, 'ok from CI', '--reviewer', 'ci'], shallow);
+    expect(noted.push.landed).toBe(true);
+    expect((await cli(['sync'], a)).code).toBe(0);
+    const seen = await json<{ notes: { reviewer: string; feedback: string }[] }>(['feedback', third], a);
+    expect(seen.notes).toMatchObject([{ reviewer: 'ci', feedback: 'ok from CI' }]);
   }, 240_000);
 
   it("a 4.42 team's publish from a fresh clone and from a depth-1 CI clone writes AgentV 4.42's layout", async () => {

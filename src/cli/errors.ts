@@ -4,6 +4,7 @@
  * becomes one clear line on stderr and the right code, never a stack trace (unless
  * AGENTV_RESULTS_DEBUG is set).
  */
+import { setNoticeSink } from '../util/notices.js';
 import { redactText } from '../util/redact.js';
 import { AgentvResultsError, BUG_REPORT_HINT, EXIT, exitCodeFor } from '../util/errors.js';
 
@@ -33,6 +34,8 @@ export class CheckFailed extends AgentvResultsError {
 }
 
 export async function runCommand(fn: () => Promise<number | void>): Promise<void> {
+  // What the library says once per command (util/notices.ts) goes to stderr, once.
+  setNoticeSink((text) => process.stderr.write(`agentv-results: ${text}\n`));
   try {
     const code = await fn();
     process.exitCode = code ?? 0;

@@ -26,6 +26,7 @@ export function registerFeedback(cli: Cli): void {
     .option('--reviewer <name>', 'Reviewer name (default: git user.name). Each reviewer has their own note per test')
     .option('--expect-revision <rev>', "Only save if your note's revision is still this ('' = only if you have none yet)")
     .option('--no-push', 'Commit locally only (a later publish or `sync` pushes it)')
+    .option('--fetch', 'Showing notes: fetch the results branch from the remote first')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file')
     .option('--project <id>', PROJECT_OPTION_HELP)
@@ -42,7 +43,7 @@ export function registerFeedback(cli: Cli): void {
           ...configFlags(flags),
         };
         if (text === undefined) {
-          const r = await readFeedback({ ...common, testId: testId === undefined ? undefined : String(testId) });
+          const r = await readFeedback({ ...common, testId: testId === undefined ? undefined : String(testId), fetch: Boolean(flags.fetch) });
           if (flags.json) printJson({ run_id: r.runId, notes: r.notes });
           else for (const l of noteLines(r.notes)) process.stdout.write(l + '\n');
           return 0;

@@ -36,6 +36,7 @@ export function registerTag(cli: Cli): void {
     .allowUnknownOptions()
     .option('--expect-revision <rev>', 'Only edit if tag_revision is still this (optimistic concurrency)')
     .option('--no-push', 'Commit locally only (a later publish or `sync` pushes it)')
+    .option('--fetch', 'Showing the tags: fetch the results branch from the remote first')
     .option('--remote <name>', 'Remote (default: results.remote, else origin)')
     .option('--config <file>', 'Configuration file')
     .option('--project <id>', PROJECT_OPTION_HELP)
@@ -48,7 +49,7 @@ export function registerTag(cli: Cli): void {
         if (runId === null) throw usageError('missing <run_id>');
         const common = { runId, cwd: stringFlag('dir', flags.dir) ?? process.cwd(), remote: stringFlag('remote', flags.remote), ...configFlags(flags) };
         if (add.length === 0 && remove.length === 0) {
-          const doc = await readTags(common);
+          const doc = await readTags({ ...common, fetch: Boolean(flags.fetch) });
           if (flags.json) printJson(doc);
           else process.stdout.write(`${doc.tags.length > 0 ? doc.tags.join(' ') : '(no tags)'}\n${dim(`tag_revision ${doc.tag_revision}`)}\n`);
           return;

@@ -4,6 +4,8 @@
 import { classifyRemoteFailure } from './classify.js';
 import { GitArgumentError, GitError, RemoteError } from './errors.js';
 import { assertNotOption, gitIn, transportCwd, type RefEntry, type Repo } from './repo.js';
+import { notice } from '../util/notices.js';
+import { redactText } from '../util/redact.js';
 
 export interface FetchRefspec {
   src: string;
@@ -89,6 +91,7 @@ export async function fetchRefs(repo: Repo, remote: string, refspecs: string[], 
       if (depth !== undefined && kind !== 'unreachable' && kind !== 'auth') {
         depth = undefined;
         fullFallback = true;
+        notice(`full-fetch:${remote}`, `${remote} cannot serve a shallow fetch (git said: ${firstLine(r.stderr)}); fetching the whole history instead`);
         continue;
       }
       throw new RemoteError(['git', ...args], r.code, r.stderr, kind);
@@ -97,6 +100,15 @@ export async function fetchRefs(repo: Repo, remote: string, refspecs: string[], 
     pending = pending.filter((p) => p.src !== gone);
   }
   return { fetched: [], missing };
+}
+
+/** The first `fatal:`/`error:` line of git's stderr (else its first line), for a one-line notice. */
+function firstLine(stderr: string): string {
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  return redactText(lines.find((l) => /^(fatal|error):/.test(l)) ?? lines[0] ?? 'no reason given');
 }
 
 /**

@@ -22,6 +22,7 @@ export {
   TagRevisionMismatch,
   type FeedbackDoc,
   type FeedbackOptions,
+  type OverlayReadOptions,
   type TagOptions,
   type TagsDoc,
 } from './write.js';

@@ -37,6 +37,7 @@ import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from '../sync/push-branches.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { adoptTeamTips, teamTip } from '../results-branch/repo/team-tip.js';
+import { branchRefs, fetchBranches as fetchForRead } from '../results-branch/read/remote-view.js';
 import { AgentvResultsError } from '../util/errors.js';
 import type { TagsDocument } from '../model/artifacts.js';
 
@@ -243,8 +244,21 @@ export async function editTags(opts: TagOptions): Promise<OverlayResult<TagsDoc>
 }
 
 /** The tags of a run as the results branch has them (no network, no lock). */
-export async function readTags(opts: TargetOptions & { runId: string }): Promise<TagsDoc> {
-  return tagsOf(await readOverlayText(await resolveTarget(opts), opts.runId, 'tags.json'));
+/** `fetch`: refresh the results branch's remote-tracking ref first, as `list --fetch` does. */
+export interface OverlayReadOptions extends TargetOptions {
+  runId: string;
+  fetch?: boolean;
+}
+
+export async function readTags(opts: OverlayReadOptions): Promise<TagsDoc> {
+  return tagsOf(await readOverlayText(await readTarget(opts), opts.runId, 'tags.json'));
+}
+
+/** The target of an overlay read, its results branch fetched first when asked. */
+async function readTarget(opts: OverlayReadOptions): Promise<PublishTarget> {
+  const target = await resolveTarget(opts);
+  if (opts.fetch) await fetchForRead(target, [branchRefs(target, 'results')]);
+  return target;
 }
 
 export interface FeedbackOptions extends OverlayOptions {
@@ -330,10 +344,8 @@ export async function setFeedback(opts: FeedbackOptions): Promise<OverlayResult<
 }
 
 /** The feedback of a run (optionally one test) as the results branch has it (no network, no lock). */
-export async function readFeedback(
-  opts: TargetOptions & { runId: string; testId?: string },
-): Promise<{ runId: string; notes: FeedbackNote[]; document: FeedbackDoc }> {
-  const document = feedbackOf(await readOverlayText(await resolveTarget(opts), opts.runId, 'feedback.json'));
+export async function readFeedback(opts: OverlayReadOptions & { testId?: string }): Promise<{ runId: string; notes: FeedbackNote[]; document: FeedbackDoc }> {
+  const document = feedbackOf(await readOverlayText(await readTarget(opts), opts.runId, 'feedback.json'));
   return { runId: opts.runId, notes: feedbackNotes(document, opts.testId), document };
 }
 

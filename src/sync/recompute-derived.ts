@@ -13,7 +13,7 @@
 import { basename } from 'node:path';
 import { readBlobs, type FileChange, type Repo } from '../git/index.js';
 import { catalogRowIdentity, mergeJsonl, type ConflictedPathInput, type TreeResolution } from '../merge/index.js';
-import { catalogCounts } from '../results-branch/layout/catalog-rows.js';
+import { agentvCatalogCounts, catalogCounts } from '../results-branch/layout/catalog-rows.js';
 import type { CatalogRow } from '../model/artifacts.js';
 import { agentvRunSummary } from '../runs/export/agentv-summary.js';
 import { catalogPathFor, LayoutError, runLocation } from '../results-branch/layout/branch-layout.js';
@@ -230,15 +230,6 @@ export class Rederive {
       throw err;
     }
   }
-}
-
-/** A catalog line's counts of a run in AgentV 5's layout: its tests as AgentV's summary counts them. */
-function agentvCatalogCounts(summary: Record<string, unknown>): Pick<CatalogRow, 'targets' | 'total' | 'passed' | 'failed' | 'pass_rate'> {
-  const counts = summary.counts as { total_tests: number; passed_tests: number };
-  const total = counts.total_tests;
-  const passed = counts.passed_tests;
-  const targets = (summary.metadata as { targets: string[] }).targets;
-  return { targets, total, passed, failed: total - passed, pass_rate: total === 0 ? 0 : Math.round((passed / total) * 10000) / 10000 };
 }
 
 /** The catalog with this run's line recounted; its other fields (experiment, path, archived, …) kept. */

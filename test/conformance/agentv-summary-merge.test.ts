@@ -38,6 +38,10 @@ describeWithAgentV("a merge recomputes AgentV's own summary.json of an AgentV-la
       expect(r.code, r.stdout + r.stderr).toBe(0);
     };
     await keep(run, [0, 1, 2, 3]);
+    // AgentV's eval committed the whole run (6 rows) to A's local results branch; a publish never
+    // drops rows the branch has (append-only-rows.ts), so A would publish all 6 and there would be
+    // nothing to merge. Machine A holds only its shard: the branch AgentV wrote is set aside.
+    await git(project, ['update-ref', '-d', `refs/heads/${BRANCH}`]);
     await keep(runB, [0, 1, 4, 5]);
 
     const a = await cli(['publish', run, '--push'], project);

@@ -19,6 +19,15 @@ export function catalogCounts(rows: IndexRow[]): Pick<CatalogRow, 'targets' | 't
   };
 }
 
+/** A catalog line's counts of a run in AgentV 5's layout: its tests as AgentV's own summary.json counts them. */
+export function agentvCatalogCounts(summary: Record<string, unknown>): Pick<CatalogRow, 'targets' | 'total' | 'passed' | 'failed' | 'pass_rate'> {
+  const counts = summary.counts as { total_tests: number; passed_tests: number };
+  const total = counts.total_tests;
+  const passed = counts.passed_tests;
+  const targets = (summary.metadata as { targets: string[] }).targets;
+  return { targets, total, passed, failed: total - passed, pass_rate: total === 0 ? 0 : Math.round((passed / total) * 10000) / 10000 };
+}
+
 export function catalogRow(loc: RunLocation, summary: Record<string, unknown> | null, rows: IndexRow[]): CatalogRow {
   const { targets, total, passed, failed, pass_rate } = catalogCounts(rows);
   return {

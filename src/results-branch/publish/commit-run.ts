@@ -10,7 +10,7 @@ import { blobId } from '../../git/hash.js';
 import { type FileChange, type Ident, lsTree, readObjects, readRefs, type Repo, updateRefs, writeCommit } from '../../git/index.js';
 export { catalogRow, updatedCatalog } from '../layout/catalog-rows.js';
 import { catalogCounts, updatedCatalog } from '../layout/catalog-rows.js';
-import { keepBranchRows } from './append-only-rows.js';
+import { AGENTV_MANIFESTS, keepAgentvBranchRows, keepBranchRows, keptFile } from './append-only-rows.js';
 import type { CatalogRow } from '../../model/artifacts.js';
 import { gitattributesUpdate, type RunLocation } from '../layout/branch-layout.js';
 import type { SplitFile } from './split.js';
@@ -71,14 +71,6 @@ async function runTreeChanges(
   return changes;
 }
 
-/** A file of a row the branch keeps (keep-rows.ts): named by the row, or under its result directory. */
-function keptFile(rel: string, keep: ReadonlySet<string>): boolean {
-  if (keep.size === 0) return false;
-  if (keep.has(rel)) return true;
-  for (let i = rel.lastIndexOf('/'); i > 0; i = rel.lastIndexOf('/', i - 1)) if (keep.has(rel.slice(0, i))) return true;
-  return false;
-}
-
 export interface CommitRunInput {
   repo: Repo;
   resultsRef: string;
@@ -88,8 +80,10 @@ export interface CommitRunInput {
   payloads: SplitFile[];
   catalog: CatalogRow;
   /**
-   * The run's directory on the results branch becomes exactly `metadata` (overlays kept): no row
-   * the branch has and the workspace lacks is kept. AgentV's own publish does this for its runs.
+   * A run AgentV wrote: the run's directory on the results branch becomes exactly `metadata`
+   * (overlays kept), as AgentV's own publish leaves it, except that rows the branch has and the
+   * workspace lacks (another machine's shard) are kept with their files and AgentV's summary.json
+   * is recomputed over the union (append-only-rows.ts).
    */
   replaceRun?: boolean;
   message: string;
@@ -123,17 +117,31 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
   const attributesSpec = resultsTip ? `${resultsTip}:.gitattributes` : null;
   const artifactsAttributesSpec = artifactsTip ? `${artifactsTip}:.gitattributes` : null;
   const indexSpec = resultsTip ? `${resultsTip}:${location.path}/index.jsonl` : null;
+  // A run AgentV wrote keeps its rows in its own manifest, beside AgentV's summary.json.
+  const agentvSpecs =
+    resultsTip && input.replaceRun ? [...AGENTV_MANIFESTS, 'summary.json'].map((rel) => [rel, `${resultsTip}:${location.path}/${rel}`] as const) : [];
   const found = await readObjects(
     repo,
-    [catalogSpec, resultsDirSpec, artifactsDirSpec, attributesSpec, artifactsAttributesSpec, indexSpec].filter((x): x is string => x !== null),
+    [catalogSpec, resultsDirSpec, artifactsDirSpec, attributesSpec, artifactsAttributesSpec, indexSpec, ...agentvSpecs.map(([, spec]) => spec)].filter(
+      (x): x is string => x !== null,
+    ),
   );
   const present = (spec: string | null): boolean => spec !== null && found.get(spec) != null;
-  const branchIndex = indexSpec ? found.get(indexSpec) : null;
-  const keep =
-    present(resultsDirSpec) && !input.replaceRun
-      ? keepBranchRows(input.metadata, branchIndex?.type === 'blob' ? branchIndex.data : null, location.runId)
-      : null;
-  const catalog = keep && keep.rows.length > 0 ? { ...input.catalog, ...catalogCounts(keep.rows) } : input.catalog;
+  const blob = (spec: string | null): Buffer | null => {
+    const o = spec ? found.get(spec) : null;
+    return o?.type === 'blob' ? o.data : null;
+  };
+  const keep = !present(resultsDirSpec)
+    ? null
+    : input.replaceRun
+      ? keepAgentvBranchRows(
+          input.metadata,
+          new Map(agentvSpecs.flatMap(([rel, spec]) => (blob(spec) ? [[rel, blob(spec)!] as const] : []))),
+          location.path.slice(location.path.lastIndexOf('/') + 1),
+        )
+      : keepBranchRows(input.metadata, blob(indexSpec), location.runId);
+  const counts = keep?.counts ?? (keep && keep.rows.length > 0 ? catalogCounts(keep.rows) : null);
+  const catalog = counts ? { ...input.catalog, ...counts } : input.catalog;
   const [payloadChanges, metadataChanges] = await Promise.all([
     // Payloads are never deleted: a republished run may not have them locally (pulled without
     // --with-artifacts) and its index still points at them.

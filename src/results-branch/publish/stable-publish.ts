@@ -9,13 +9,19 @@
  *
  * Nothing goes to the artifacts branch (4.42 has none) and no catalog line is written (our `list`
  * reads 4.42 runs from their own index). One commit on the results ref, moved compare-and-swap;
- * publishing the same directory again makes no commit. Beside the 5.x path (results-branch/publish/commit-run.ts),
+ * publishing the same directory again makes no commit.
+ *
+ * Rows are append-only here too (append-only-rows.ts): when the branch already holds the run with
+ * rows the directory lacks (another machine's shard, met on the team's tip by a depth-1 clone), its
+ * index.jsonl is the union and those rows' files stay. The run's benchmark.json and timing.json are
+ * the directory's own: 4.42's documents are not recomputed over the union (docs/branches.md). Beside the 5.x path (results-branch/publish/commit-run.ts),
  * not through it: the two layouts share only the branch.
  */
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { blobId } from '../../git/hash.js';
-import { type FileChange, type FileMode, type Ident, lsTree, type Repo, resolveRef, updateRefs, writeCommit } from '../../git/index.js';
+import { type FileChange, type FileMode, type Ident, lsTree, readBlobs, type Repo, resolveRef, updateRefs, writeCommit } from '../../git/index.js';
+import { keptFile, pathsOf, unionLines } from './append-only-rows.js';
 import { stableRunId, stableRunLocation, type RunLocation } from '../layout/branch-layout.js';
 import { InputError } from '../../runs/export/input-error.js';
 import { rootCommit } from './commit-run.js';
@@ -78,12 +84,19 @@ export interface StableCommitResult {
 export async function commitStableRun(opts: StableCommitOptions): Promise<StableCommitResult> {
   const { repo } = opts;
   const location = stableRunLocation(opts.experiment, opts.timestamp);
-  const files = opts.files ?? (await readRunTree(opts.runDir));
+  let files = opts.files ?? (await readRunTree(opts.runDir));
   const index = files.find((f) => f.rel === 'index.jsonl');
   if (!index) throw new InputError(`${opts.runDir}: no index.jsonl — not a run of AgentV 4.42`);
-  const counts = stableCounts(index.data.toString('utf8'));
 
   const before = await resolveRef(repo, opts.resultsRef);
+  // Rows the branch has and the directory lacks are kept (append-only-rows.ts), with their files.
+  const indexSpec = `${before}:${location.path}/index.jsonl`;
+  const branchIndex = before ? (await readBlobs(repo, [indexSpec])).get(indexSpec) : null;
+  const union = branchIndex ? unionLines(index.data.toString('utf8'), branchIndex) : null;
+  const grown = union !== null && union.extra.length > 0;
+  const keep = grown ? pathsOf(union.extra) : new Set<string>();
+  if (grown) files = files.map((f) => (f === index ? { ...f, data: Buffer.from(union.text) } : f));
+  const counts = stableCounts(grown ? union.text : index.data.toString('utf8'));
   const existing = new Map<string, string>();
   if (before)
     for (const e of await lsTree(repo, before, { path: `${location.path}/`, recursive: true }))
@@ -97,7 +110,7 @@ export async function commitStableRun(opts: StableCommitOptions): Promise<Stable
     if (existing.get(path) !== `${mode} ${blobId(repo, f.data)}`) changes.push({ path, data: f.data, mode });
   }
   // The directory holds exactly the run's files, as 4.42's publish leaves it.
-  for (const path of existing.keys()) if (!wanted.has(path)) changes.push({ path, delete: true });
+  for (const path of existing.keys()) if (!wanted.has(path) && !keptFile(path.slice(location.path.length + 1), keep)) changes.push({ path, delete: true });
   if (before && changes.length === 0) return { location, status: 'already-published', before, after: before, counts, files: files.length };
 
   const parent = before ?? (await rootCommit(repo));
