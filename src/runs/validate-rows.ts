@@ -75,6 +75,7 @@ async function parseJsonFile(ctx: RowCheckContext, abs: string, rel: string, whe
   try {
     if (!ctx.tree) return JSON.parse(await readRegularText(abs, { kind: 'run-file' }));
     const read = ctx.tree.read(rel);
+    // plain Error on purpose: caught just below, its message becomes the row's problem
     if (read.kind !== 'ok') throw new Error(read.kind === 'bad' ? read.message : `${rel} vanished while it was read`);
     return JSON.parse(read.data.toString('utf8'));
   } catch (err) {

@@ -21,6 +21,28 @@ import { openRun, type RunHandle } from '../runs/read/run-handle.js';
 import { summarizeRun, type RunSummaryReport } from '../runs/summary.js';
 import type { ListedRun } from '../results-branch/read/list.js';
 
+/**
+ * Dispose of a cached run's handle (its derived scratch copy). Best effort: a handle that never
+ * opened (a failed pull) has nothing to remove, and a copy that cannot be removed is left in the
+ * system's temporary directory — the server's answers do not depend on it.
+ */
+async function disposeQuietly(handle: Promise<RunHandle>): Promise<void> {
+  try {
+    await (await handle).dispose();
+  } catch {
+    // nothing to remove (the pull failed) or not removable: best effort, said above
+  }
+}
+
+/** Remove a pulled copy that fell out of the cache (best effort, as disposeQuietly). */
+async function removeQuietly(dir: Promise<string>): Promise<void> {
+  try {
+    await rm(await dir, { recursive: true, force: true });
+  } catch {
+    // a failed pull made no copy; a copy rm cannot remove stays in the temporary directory
+  }
+}
+
 /** How many runs a server keeps pulled at once, unless told otherwise. */
 export const DEFAULT_MAX_CACHED_RUNS = 32;
 
@@ -54,9 +76,7 @@ export class RunCache {
     this.reports.delete(key);
     const loaded = this.loaded.get(key);
     this.loaded.delete(key);
-    // observed: each removal's failure is its own; a failed pull left nothing to remove
-    const handle = loaded?.handle.then((h) => h.dispose()).catch(() => {});
-    void Promise.all([handle, dir.then((d) => rm(d, { recursive: true, force: true })).catch(() => {})]);
+    void Promise.all([loaded && disposeQuietly(loaded.handle), removeQuietly(dir)]);
   }
 
   private dirRoot(): Promise<string> {
@@ -107,7 +127,7 @@ export class RunCache {
     // observed: the caller awaits run and gets the error; this only forgets the cached failure and its handle
     run.catch(() => {
       if (this.loaded.get(key) === entry) this.loaded.delete(key);
-      handle.then((h) => h.dispose()).catch(() => {});
+      void disposeQuietly(handle);
     });
     return run;
   }
@@ -135,11 +155,11 @@ export class RunCache {
     const dir = await this.workspace(opts, runId);
     const res = await pullPayloads({ ...opts, runId, dir, rows, target });
     const key = `${opts.project ?? ''}\0${runId}`;
-    // absent: a failed cached load has no layout to keep; it is dropped
     const cached = this.loaded.get(key);
+    // a failed cached load has no layout to keep: it is dropped
     if (res.written.length > 0 && (await cached?.run.catch(() => null))?.layout !== 'bundle' && cached) {
       this.loaded.delete(key);
-      await cached.handle.then((h) => h.dispose()).catch(() => {});
+      await disposeQuietly(cached.handle);
     }
     return res;
   }
@@ -178,7 +198,7 @@ export class RunCache {
   }
 
   async close(): Promise<void> {
-    const handles = [...this.loaded.values()].map((l) => l.handle.then((h) => h.dispose()).catch(() => {}));
+    const handles = [...this.loaded.values()].map((l) => disposeQuietly(l.handle));
     this.loaded.clear();
     await Promise.all(handles);
     if (this.root) await rm(await this.root, { recursive: true, force: true });

@@ -68,6 +68,7 @@ export class RunHandle {
   }
 
   private async read(choice: DeriveChoice): Promise<LoadedRun> {
+    // plain Error on purpose: a use after dispose is a bug of the caller, not a user-facing failure
     if (this.disposed) throw new Error(`run handle of ${this.named} used after dispose`);
     // A results file or a folder with no manifest: loadRun's own answer (and refusal).
     if (this.dir === null || this.tree === null || this.manifest === null) return loadRun(this.named, { cwd: this.cwd });
