@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UnsafeFileError } from '../src/util/safe-open.js';
 import { describe, expect, it } from 'vitest';
-import { AgentvResultsError, EXIT_CODE_BY_ERROR, exitCodeFor } from '../src/util/errors.js';
+import { absentAs, AgentvResultsError, EXIT_CODE_BY_ERROR, exitCodeFor, isAbsent } from '../src/util/errors.js';
 import { CheckFailed, UsageError, exitCodeFor as cliExitCodeFor, failureText } from '../src/cli/errors.js';
 import { spawnSync } from 'node:child_process';
 import { CLI_PATH } from './helpers/cli.js';
@@ -29,7 +29,7 @@ import { ReadError, RunExpiredError } from '../src/results-branch/layout/read-er
 import { PublishError, resolveTarget } from '../src/results-branch/repo/target.js';
 import { CommandError } from '../src/daemon/child.js';
 import { DaemonLockedError } from '../src/daemon/instance-lock.js';
-import { OutboxError } from '../src/daemon/outbox.js';
+import { Outbox, OutboxError } from '../src/daemon/outbox.js';
 import { InputError } from '../src/runs/export/export.js';
 import { SourceError } from '../src/runs/export/source.js';
 import { FeedbackRevisionMismatch, OverlayInputError, TagRevisionMismatch } from '../src/overlays/write.js';
@@ -169,15 +169,10 @@ describe('one error model', () => {
 
   it('every catch in src/ that neither rethrows nor uses the error says in a comment why it may swallow', () => {
     // The pages' browser code is not the library's error model.
-    const BROWSER = new Set([
-      'serve/page-client.ts',
-      'serve/page-autoresearch.ts',
-      'serve/page.ts',
-      'report/client.ts',
-      'report/template.ts',
-      'autoresearch/trajectory-html.ts',
-    ]);
+    const BROWSER = new Set(['serve/page.ts', 'report/template.ts', 'autoresearch/trajectory-html.ts']);
     const SRC = join(import.meta.dirname, '..', 'src');
+    // An exemption names a file that exists: one that is gone exempts nothing and is dropped.
+    for (const rel of BROWSER) expect(existsSync(join(SRC, rel)), rel).toBe(true);
     /** The index after the bracket that closes the one opened just before `from`. */
     const closing = (text: string, from: number, open: string, close: string): number => {
       let depth = 1;
@@ -218,6 +213,25 @@ describe('one error model', () => {
     }
     expect(seen).toBeGreaterThan(200);
     expect(silent).toEqual([]);
+  });
+
+  it('"absent" means ENOENT: absentAs gives its value only for a missing path; an unreadable outbox journal is named, not read as empty', async () => {
+    const enoent = Object.assign(new Error('no such file'), { code: 'ENOENT' });
+    const eacces = Object.assign(new Error('permission denied'), { code: 'EACCES' });
+    expect(absentAs(null)(enoent)).toBeNull();
+    expect(() => absentAs(null)(eacces)).toThrow('permission denied');
+    expect([isAbsent(enoent), isAbsent(eacces), isAbsent(new TypeError('a bug'))]).toEqual([true, false, false]);
+    const dir = mkdtempSync(join(tmpdir(), 'outbox-absent-'));
+    try {
+      const file = join(dir, 'outbox.jsonl');
+      expect(await new Outbox(file).items()).toEqual([]);
+      // Not a file (a directory where the journal should be): not an empty outbox.
+      mkdirSync(file);
+      await expect(new Outbox(file).items()).rejects.toThrow(OutboxError);
+      await expect(new Outbox(file).items()).rejects.toThrow(/cannot read the outbox journal/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('LockError, OutboxError and InvalidPathError are not "check failed" (they used to exit 1)', () => {

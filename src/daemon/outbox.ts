@@ -22,7 +22,7 @@ import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { redactDeep } from '../util/redact.js';
-import { AgentvResultsError } from '../util/errors.js';
+import { absentAs, AgentvResultsError, isAbsent } from '../util/errors.js';
 import { readRegularText } from '../util/safe-open.js';
 
 export type OutboxJob =
@@ -149,12 +149,15 @@ export class Outbox {
 
   /** Current state (re-read only when the journal changed on disk). */
   async items(): Promise<OutboxItem[]> {
-    // absent: no journal yet is an empty outbox
-    const st = await stat(this.file).catch(() => null);
+    // absent: no journal yet is an empty outbox (only ENOENT: anything else is not an empty outbox)
+    const st = await stat(this.file).catch(absentAs(null));
     if (!st) return [];
     if (this.cache && this.cache.size === st.size && this.cache.mtimeMs === st.mtimeMs) return [...this.cache.items.values()];
-    // absent: removed between stat and read, an empty outbox
-    const text = await readRegularText(this.file, { kind: 'log' }).catch(() => '');
+    // absent: removed between stat and read, an empty outbox; an unreadable journal is named, never read as empty
+    const text = await readRegularText(this.file, { kind: 'log' }).catch((err: unknown) => {
+      if (isAbsent(err)) return '';
+      throw new OutboxError(`cannot read the outbox journal ${this.file}: ${(err as Error).message} — move it aside to start an empty outbox`);
+    });
     const items = fold(text);
     this.cache = { size: st.size, mtimeMs: st.mtimeMs, items };
     return [...items.values()];
@@ -204,7 +207,7 @@ export class Outbox {
     const now = (opts.now ?? new Date()).getTime();
     await this.withLock(async () => {
       // absent: nothing to compact
-      const text = await readRegularText(this.file, { kind: 'log' }).catch(() => null);
+      const text = await readRegularText(this.file, { kind: 'log' }).catch(absentAs(null));
       if (text === null) return;
       const live = [...fold(text).values()].filter((i) => i.state === 'pending' || now - Date.parse(i.deadAt ?? '') < DEAD_RETENTION_MS);
       const records: JournalRecord[] = [];

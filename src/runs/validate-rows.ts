@@ -15,6 +15,7 @@ import { BUNDLE_FILE_FIELDS, ROW_DIR_FIELDS, ROW_PATH_FIELDS, safeRelativePath }
 import { pointerList } from '../model/artifacts.js';
 import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
 import { checkRunPathSync, readRunFileSync } from '../util/run-files.js';
+import type { RunTree } from '../util/run-tree.js';
 import { rangeProblems } from '../model/ranges.js';
 import { identityFieldsOf, projectionIdentity } from './export/projection-identity.js';
 import type { ValidationProblem } from './validate-types.js';
@@ -40,6 +41,8 @@ export interface RowCheckContext {
   /** realpath of `dir`, for the symlink check. */
   realDir: string;
   requirePayloads: boolean;
+  /** The run folder walked once (util/run-tree.ts), when `dir` is the folder it walked: paths are checked and files read through it. */
+  tree?: RunTree;
   problems: ValidationProblem[];
   notes: ValidationProblem[];
 }
@@ -58,7 +61,7 @@ type Located = { kind: 'ok'; abs: string; isDir: boolean } | { kind: 'missing' }
  * paths, and three sequential thread-pool round trips per path were most of `validate`'s time.
  */
 async function locate(ctx: RowCheckContext, rel: string): Promise<Located> {
-  return checkRunPathSync(ctx.dir, rel, ctx.realDir);
+  return ctx.tree ? ctx.tree.check(rel) : checkRunPathSync(ctx.dir, rel, ctx.realDir);
 }
 
 async function sha256File(path: string): Promise<string> {
@@ -70,7 +73,11 @@ async function sha256File(path: string): Promise<string> {
 
 async function parseJsonFile(ctx: RowCheckContext, abs: string, rel: string, where: string): Promise<unknown | undefined> {
   try {
-    return JSON.parse(await readRegularText(abs, { kind: 'run-file' }));
+    if (!ctx.tree) return JSON.parse(await readRegularText(abs, { kind: 'run-file' }));
+    const read = ctx.tree.read(rel);
+    // plain Error on purpose: caught just below, its message becomes the row's problem
+    if (read.kind !== 'ok') throw new Error(read.kind === 'bad' ? read.message : `${rel} vanished while it was read`);
+    return JSON.parse(read.data.toString('utf8'));
   } catch (err) {
     ctx.problems.push({ file: rel, message: `not valid JSON (${(err as Error).message}) — referenced by ${where}` });
     return undefined;

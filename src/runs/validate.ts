@@ -12,12 +12,12 @@ import { relative } from 'node:path';
 import type * as z from 'zod';
 import { BenchmarkSchema, FeedbackSchema, RunTimingSchema, SummarySchema, TagsSchema, type IndexRow } from '../model/artifacts.js';
 import { caseKey, describeCase } from './read/case-keys.js';
-import { loadRun, type LoadedRun } from './read/run-reader.js';
+import type { LoadedRun } from './read/run-reader.js';
 import { recomputeSummary } from './summary.js';
 import { checkRow, checkSourceRows, type RowCheckContext } from './validate-rows.js';
-import { readRunFileSync } from '../util/run-files.js';
+import { readRunFileSync, type RunFileRead } from '../util/run-files.js';
+import { withRun, type RunHandle } from './read/run-handle.js';
 import { runSafetyProblems } from '../util/run-safety.js';
-import { runManifestOf } from './export/source.js';
 import type { ValidationProblem } from './validate-types.js';
 
 export type { ValidationProblem } from './validate-types.js';
@@ -43,8 +43,8 @@ export interface ValidationReport {
 type ReadJson = { state: 'missing' } | { state: 'invalid'; message: string } | { state: 'ok'; value: unknown };
 
 /** A run-level file, read only through the run-path check (never through a link out of the run). */
-async function readJson(dir: string, name: string): Promise<ReadJson> {
-  const read = readRunFileSync(dir, name);
+async function readJson(readFile: (name: string) => RunFileRead, name: string): Promise<ReadJson> {
+  const read = readFile(name);
   if (read.kind === 'missing') return { state: 'missing' };
   if (read.kind === 'bad') return { state: 'invalid', message: `not read: ${read.message}` };
   const text = read.data.toString('utf8');
@@ -146,7 +146,7 @@ function checkSummary(run: LoadedRun, rows: IndexRow[], problems: ValidationProb
 }
 
 /** benchmark.json, timing.json and the overlays: parse, schema, and the counts that must agree. */
-async function checkRunFiles(dir: string, rows: number, problems: ValidationProblem[], notes: ValidationProblem[]): Promise<void> {
+async function checkRunFiles(readFile: (name: string) => RunFileRead, rows: number, problems: ValidationProblem[], notes: ValidationProblem[]): Promise<void> {
   const files: { name: string; schema: z.ZodType; what: string; required: boolean; count?: (doc: Record<string, unknown>) => number }[] = [
     { name: 'benchmark.json', schema: BenchmarkSchema, what: 'benchmark', required: true, count: (d) => (d.runs as unknown[]).length },
     { name: 'timing.json', schema: RunTimingSchema, what: 'run timing', required: true, count: (d) => d.tests as number },
@@ -154,7 +154,7 @@ async function checkRunFiles(dir: string, rows: number, problems: ValidationProb
     { name: 'feedback.json', schema: FeedbackSchema, what: 'feedback', required: false },
   ];
   for (const f of files) {
-    const read = await readJson(dir, f.name);
+    const read = await readJson(readFile, f.name);
     if (read.state === 'missing') {
       if (f.required) notes.push({ file: f.name, message: 'missing — re-export the run to write it' });
       continue;
@@ -181,34 +181,48 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
  * validateRun, and which of its problems the run-safety check found (util/run-safety.ts): publish
  * refuses those whatever the flags, the others unless --allow-invalid (results-branch/publish/validate-gate.ts).
  */
-export async function validateRunParts(opts: ValidateOptions): Promise<{ report: ValidationReport; unsafe: ValidationProblem[] }> {
-  const run = await loadRun(opts.run, { cwd: opts.cwd });
+export async function validateRunParts(opts: ValidateOptions, handle?: RunHandle): Promise<{ report: ValidationReport; unsafe: ValidationProblem[] }> {
+  // The run is opened once (runs/read/run-handle.ts): by the caller when it goes on to use it (publish).
+  if (!handle) return withRun(opts.run, { cwd: opts.cwd }, (opened) => validateRunParts(opts, opened));
+  const run = await handle.load();
   const dir = run.dir!;
+  // The walk answers for the folder it walked: our bundle itself, not another layout's derived copy.
+  const tree = handle.tree && handle.tree.root === dir ? handle.tree : undefined;
   const problems: ValidationProblem[] = run.issues.map((p) => ({ ...p }));
   const notes: ValidationProblem[] = [];
   if (run.rows.length === 0 && !run.issues.some((p) => p.file === 'index.jsonl')) {
     problems.push({ file: 'index.jsonl', message: 'has no rows — an empty run is not a valid workspace' });
   }
-  const ctx: RowCheckContext = { dir, realDir: await realpath(dir), requirePayloads: opts.requirePayloads ?? false, problems, notes };
+  const ctx: RowCheckContext = {
+    dir,
+    realDir: tree ? tree.realDir : await realpath(dir),
+    tree,
+    requirePayloads: opts.requirePayloads ?? false,
+    problems,
+    notes,
+  };
   for (let i = 0; i < run.rows.length; i++) await checkRow(ctx, run.rows[i]!, run.rowLines[i]!);
   // Another layout is read through a derived copy, which cannot show what the source lacks: its
   // own manifest and files are checked as AgentV's `results validate` checks them, and more.
   if (run.layout === 'agentv' && run.sourceDir !== null) {
-    const manifest = await runManifestOf(run.sourceDir);
+    const manifest = handle.manifest;
     if (manifest) checkSourceRows(run.sourceDir, await realpath(run.sourceDir), relative(run.sourceDir, manifest.file), problems, notes);
   }
   // The one safety check publish, report and show run (util/run-safety.ts): links, pipes and devices
   // anywhere in the folder, result files pointing out of the run, unsafe run ids. What checkRow
   // already said about a row is not repeated.
   const said = new Set(problems.map((p) => `${p.file}:${p.line ?? ''}:${p.message}`));
-  const unsafe = runSafetyProblems(dir, run.rows as unknown as Record<string, unknown>[], run.rowLines, { walkRoot: run.sourceDir ?? dir });
+  const unsafe = runSafetyProblems(dir, run.rows as unknown as Record<string, unknown>[], run.rowLines, {
+    walkRoot: run.sourceDir ?? dir,
+    tree: handle.tree ?? undefined,
+  });
   for (const p of unsafe) {
     if (!said.has(`${p.file}:${p.line ?? ''}:${p.message}`)) problems.push(p);
   }
   checkUniqueness(run, problems);
   checkRunIdentity(run, problems);
   checkSummary(run, run.rows, problems, notes);
-  await checkRunFiles(dir, run.rows.length, problems, notes);
+  await checkRunFiles(tree ? (name) => tree.read(name) : (name) => readRunFileSync(dir, name), run.rows.length, problems, notes);
   const report: ValidationReport = {
     valid: problems.length === 0,
     dir: run.sourceDir ?? dir,

@@ -4,6 +4,10 @@
  * the results branch into a private cache directory of this server; a run's light files do not
  * change once published (tags and feedback are read from the branch each time instead), so each
  * run is pulled once per server and concurrent requests share the pull.
+ *
+ * The cache is bounded: it holds the `maxRuns` runs used last (LRU). A run that falls out has its
+ * pulled copy removed and its run handle disposed (the scratch copy a derived layout was read
+ * through goes with it); a later request pulls it again.
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,16 +16,68 @@ import { basename, join } from 'node:path';
 import { pull, pullPayloads, type PayloadsResult } from '../results-branch/read/pull.js';
 import type { PublishTarget, TargetOptions } from '../results-branch/repo/target.js';
 import { generateReport } from '../report/generate.js';
-import { loadRun, type LoadedRun } from '../runs/read/run-reader.js';
+import type { LoadedRun } from '../runs/read/run-reader.js';
+import { openRun, type RunHandle } from '../runs/read/run-handle.js';
 import { summarizeRun, type RunSummaryReport } from '../runs/summary.js';
 import type { ListedRun } from '../results-branch/read/list.js';
 
+/**
+ * Dispose of a cached run's handle (its derived scratch copy). Best effort: a handle that never
+ * opened (a failed pull) has nothing to remove, and a copy that cannot be removed is left in the
+ * system's temporary directory — the server's answers do not depend on it.
+ */
+async function disposeQuietly(handle: Promise<RunHandle>): Promise<void> {
+  try {
+    await (await handle).dispose();
+  } catch {
+    // nothing to remove (the pull failed) or not removable: best effort, said above
+  }
+}
+
+/** Remove a pulled copy that fell out of the cache (best effort, as disposeQuietly). */
+async function removeQuietly(dir: Promise<string>): Promise<void> {
+  try {
+    await rm(await dir, { recursive: true, force: true });
+  } catch {
+    // a failed pull made no copy; a copy rm cannot remove stays in the temporary directory
+  }
+}
+
+/** How many runs a server keeps pulled at once, unless told otherwise. */
+export const DEFAULT_MAX_CACHED_RUNS = 32;
+
 export class RunCache {
   private root: Promise<string> | null = null;
+  /** Pulled runs, least recently used first (a use moves a run to the end). */
   private pulled = new Map<string, Promise<string>>();
   private reports = new Map<string, Promise<{ file: string; missing: PayloadsResult['missing'] }>>();
-  private loaded = new Map<string, Promise<LoadedRun>>();
+  private loaded = new Map<string, { handle: Promise<RunHandle>; run: Promise<LoadedRun> }>();
   private answers = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly maxRuns = DEFAULT_MAX_CACHED_RUNS) {}
+
+  /** How many runs are pulled (or being pulled) now: never more than the bound. */
+  get size(): number {
+    return this.pulled.size;
+  }
+
+  /** Mark `key` used last; past the bound, forget the run used least recently, its copy and its handle. */
+  private touch(key: string, p: Promise<string>): void {
+    this.pulled.delete(key);
+    this.pulled.set(key, p);
+    while (this.pulled.size > this.maxRuns) {
+      const [oldest, dir] = this.pulled.entries().next().value as [string, Promise<string>];
+      this.forget(oldest, dir);
+    }
+  }
+
+  private forget(key: string, dir: Promise<string>): void {
+    this.pulled.delete(key);
+    this.reports.delete(key);
+    const loaded = this.loaded.get(key);
+    this.loaded.delete(key);
+    void Promise.all([loaded && disposeQuietly(loaded.handle), removeQuietly(dir)]);
+  }
 
   private dirRoot(): Promise<string> {
     this.root ??= mkdtemp(join(tmpdir(), 'agentv-results-serve-'));
@@ -32,15 +88,19 @@ export class RunCache {
   workspace(opts: TargetOptions, runId: string): Promise<string> {
     const key = `${opts.project ?? ''}\0${runId}`;
     let p = this.pulled.get(key);
-    if (!p) {
+    if (p) this.touch(key, p);
+    else {
       p = (async () => {
         const dir = join(await this.dirRoot(), createHash('sha256').update(key).digest('hex').slice(0, 24));
         await pull({ ...opts, runId, out: dir, force: true });
         return dir;
       })();
-      this.pulled.set(key, p);
+      this.touch(key, p);
+      const mine = p;
       // A failed pull (unknown run, remote not fetched yet) must not stick.
-      p.catch(() => this.pulled.delete(key));
+      p.catch(() => {
+        if (this.pulled.get(key) === mine) this.pulled.delete(key);
+      });
     }
     return p;
   }
@@ -53,14 +113,23 @@ export class RunCache {
   /** The run as the run reader loads it from its workspace (once; again after payloads arrive in a derived layout). */
   run(opts: TargetOptions, runId: string): Promise<LoadedRun> {
     const key = `${opts.project ?? ''}\0${runId}`;
-    let p = this.loaded.get(key);
-    if (!p) {
-      p = this.workspace(opts, runId).then((dir) => loadRun(dir));
-      this.loaded.set(key, p);
-      // observed: the caller awaits p and gets the error; this only forgets the cached failure
-      p.catch(() => this.loaded.delete(key));
+    const cached = this.loaded.get(key);
+    if (cached) {
+      const pulled = this.pulled.get(key);
+      if (pulled) this.touch(key, pulled);
+      return cached.run;
     }
-    return p;
+    // Opened once and kept with the run: its derived copy (another layout) is removed when the run is forgotten.
+    const handle = this.workspace(opts, runId).then((dir) => openRun(dir));
+    const run = handle.then((h) => h.load());
+    const entry = { handle, run };
+    this.loaded.set(key, entry);
+    // observed: the caller awaits run and gets the error; this only forgets the cached failure and its handle
+    run.catch(() => {
+      if (this.loaded.get(key) === entry) this.loaded.delete(key);
+      void disposeQuietly(handle);
+    });
+    return run;
   }
 
   /**
@@ -86,8 +155,12 @@ export class RunCache {
     const dir = await this.workspace(opts, runId);
     const res = await pullPayloads({ ...opts, runId, dir, rows, target });
     const key = `${opts.project ?? ''}\0${runId}`;
-    // absent: a failed cached load has no layout to keep; it is dropped
-    if (res.written.length > 0 && (await this.loaded.get(key)?.catch(() => null))?.layout !== 'bundle') this.loaded.delete(key);
+    const cached = this.loaded.get(key);
+    // a failed cached load has no layout to keep: it is dropped
+    if (res.written.length > 0 && (await cached?.run.catch(() => null))?.layout !== 'bundle' && cached) {
+      this.loaded.delete(key);
+      await disposeQuietly(cached.handle);
+    }
     return res;
   }
 
@@ -125,6 +198,9 @@ export class RunCache {
   }
 
   async close(): Promise<void> {
+    const handles = [...this.loaded.values()].map((l) => disposeQuietly(l.handle));
+    this.loaded.clear();
+    await Promise.all(handles);
     if (this.root) await rm(await this.root, { recursive: true, force: true });
   }
 }

@@ -110,3 +110,20 @@ export function isUnexpectedError(err: unknown): boolean {
 /** Where to report a bug, and what to include. */
 export const BUG_REPORT_HINT =
   'this is a bug in agentv-results, not a failed check: please report it with the command you ran, this message, `agentv-results --version`, and the stack trace printed with AGENTV_RESULTS_DEBUG=1';
+
+/** True when `err` says the path does not exist (ENOENT; ENOTDIR: a parent is a file). Nothing else counts as absent. */
+export function isAbsent(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/**
+ * A `.catch` handler for "absent is fine": `value` when the path does not exist, and any other
+ * error (unreadable, a pipe, too large, a full disk) thrown on, never read as absence.
+ */
+export function absentAs<T>(value: T): (err: unknown) => T {
+  return (err) => {
+    if (isAbsent(err)) return value;
+    throw err;
+  };
+}

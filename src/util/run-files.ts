@@ -15,7 +15,7 @@ import { join, sep } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
 import { readRegularFileSync, UnsafeFileError } from './safe-open.js';
 
-export type RunPathCheck = { kind: 'ok'; abs: string; isDir: boolean; size: number } | { kind: 'missing' } | { kind: 'bad'; message: string };
+export type RunPathCheck = { kind: 'ok'; abs: string; isDir: boolean } | { kind: 'missing' } | { kind: 'bad'; message: string };
 
 /** Why a path from data is refused before touching the disk, or null when it is lexically safe. */
 export function unsafePathMessage(rel: string): string | null {
@@ -47,9 +47,9 @@ export function specialInputMessage(st: import('node:fs').Stats): string | null 
 
 function judge(safe: string, real: string, realDir: string, st: import('node:fs').Stats): RunPathCheck {
   if (!inside(real, realDir)) return { kind: 'bad', message: `${safe} resolves outside the run directory (symbolic link to ${real})` };
-  if (st.isDirectory()) return { kind: 'ok', abs: real, isDir: true, size: 0 };
+  if (st.isDirectory()) return { kind: 'ok', abs: real, isDir: true };
   if (!st.isFile()) return { kind: 'bad', message: `${safe} is ${typeName(st)} — only regular files are read` };
-  return { kind: 'ok', abs: real, isDir: false, size: st.size };
+  return { kind: 'ok', abs: real, isDir: false };
 }
 
 /** Check `rel` inside `dir` (`realDir`: realpath of dir when the caller has it). */

@@ -17,7 +17,8 @@
  */
 import { posix } from 'node:path';
 import { isSafeSegment, ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
-import { checkRunPathSync, irregularEntries, readRunFileSync, realRunDir, unsafePathMessage, type RunPathCheck } from './run-files.js';
+import { checkRunPathSync, irregularEntries, readRunFileSync, realRunDir, unsafePathMessage, type RunFileRead, type RunPathCheck } from './run-files.js';
+import type { RunTree } from './run-tree.js';
 
 /** One problem: `file[:line]` it is about, and what is wrong (without the file's name). */
 export interface RunSafetyProblem {
@@ -33,6 +34,8 @@ export interface RunSafetyOptions {
   except?: readonly string[];
   /** Stop after this many problems (default 50). */
   limit?: number;
+  /** The walked folder (util/run-tree.ts) when the caller has it: the folder is not walked again, its files not checked again. */
+  tree?: RunTree;
 }
 
 /** The pointer fields of a per-test result.json (relative to its folder), as export writes them and AgentV reads them. */
@@ -92,9 +95,8 @@ function onDiskMessage(dir: string, rel: string, realDir: string): string | null
   return null;
 }
 
-/** The pointers of one row's result.json that leave the run (the file read only through the run-path check). */
-function resultPointerProblems(dir: string, realDir: string, resultPath: string): RunSafetyProblem[] {
-  const read = readRunFileSync(dir, resultPath, realDir);
+/** The pointers of one row's result.json (`read` through the run-path check) that leave the run. */
+function resultPointerProblems(read: RunFileRead, resultPath: string): RunSafetyProblem[] {
   if (read.kind !== 'ok') return [];
   let doc: unknown;
   try {
@@ -123,12 +125,14 @@ export function runSafetyProblems(
   const problems: RunSafetyProblem[] = [];
   const root = opts.walkRoot ?? dir;
   const except = new Set(opts.except ?? []);
-  const irregular = irregularEntries(root, limit).filter((e) => !except.has(e.path));
-  const realRoot = realRunDir(root);
+  const walked = opts.tree && opts.tree.root === root ? opts.tree : null;
+  const irregular = (walked ? walked.irregular.slice(0, limit) : irregularEntries(root, limit)).filter((e) => !except.has(e.path));
+  const realRoot = walked ? walked.realDir : realRunDir(root);
+  const readOwn = opts.tree && opts.tree.root === dir ? opts.tree : null;
   for (const e of irregular) problems.push({ file: e.path, message: entryMessage(root, realRoot, e) });
   // Through a link or a special file of the rows' own folder a lexically safe path may still lead out.
   const onDisk = irregular.length > 0 && root === dir;
-  const realDir = realRunDir(dir);
+  const realDir = readOwn ? readOwn.realDir : realRunDir(dir);
   for (let i = 0; i < rows.length && problems.length < limit; i++) {
     const row = rows[i]!;
     const line = rowLines[i] ?? i + 1;
@@ -153,7 +157,7 @@ export function runSafetyProblems(
       if (message !== null) problem(`${field} ${message}`);
     }
     if (typeof row.result_path === 'string' && unsafePathMessage(row.result_path) === null)
-      problems.push(...resultPointerProblems(dir, realDir, row.result_path));
+      problems.push(...resultPointerProblems(readOwn ? readOwn.read(row.result_path) : readRunFileSync(dir, row.result_path, realDir), row.result_path));
   }
   return problems.slice(0, limit);
 }

@@ -34,6 +34,7 @@ import { isContentKey, sha256Of, type ObjectStore } from '../store/object-store.
 import { listWip, type WipEntry } from './list.js';
 import { checkOutputDir } from '../util/output-target.js';
 import { readRegularText } from '../util/safe-open.js';
+import { absentAs } from '../util/errors.js';
 
 export interface RecoverOptions {
   repo: Repo;
@@ -155,7 +156,7 @@ async function existingRunId(dir: string): Promise<{ runId: string | null; empty
     // no marker: look at the rows
   }
   // absent: no index, no run id
-  const index = await readRegularText(join(dir, 'index.jsonl'), { kind: 'run-file' }).catch(() => null);
+  const index = await readRegularText(join(dir, 'index.jsonl'), { kind: 'run-file' }).catch(absentAs(null));
   if (index === null) return { runId: null, empty: false };
   for (const line of index.split('\n')) {
     try {
@@ -274,8 +275,8 @@ export async function recoverWip(opts: RecoverOptions): Promise<RecoverResult> {
         if (name === 'index.jsonl' || name.startsWith('.')) continue;
         await staging.copyIn(join(out, name), name);
       }
-      // absent: an output without index adds no rows
-      sources.push(await readRegularText(join(out, 'index.jsonl'), { kind: 'run-file' }).catch(() => ''));
+      // absent: an output without index adds no rows; an unreadable one is not zero rows
+      sources.push(await readRegularText(join(out, 'index.jsonl'), { kind: 'run-file' }).catch(absentAs('')));
     }
     const index = unionRows(sources);
     staging.writeSync('index.jsonl', index.text);

@@ -6,49 +6,38 @@
  * A run in AgentV 5's layout (`.internal/index.jsonl`, also today's pipeline bench) is never
  * rewritten in place — AgentV keeps reading that directory. `publish` puts its files on the
  * branches as AgentV wrote them (agentv-run.ts) and reads it only for its catalog line
- * (`prepareAgentvRun`, derived in memory); `prepareRun` still derives such a run into a scratch
- * copy for a caller that wants our bundle of it.
+ * (`prepareAgentvRun`). Both read the run through its handle (runs/read/run-handle.ts): a run of
+ * another layout is derived once, into a scratch copy the handle owns and removes.
  */
-import { access } from 'node:fs/promises';
-import { join } from 'node:path';
 import { exportRun, InputError } from '../../runs/export/export.js';
 import { LayoutError, runLocation } from '../layout/branch-layout.js';
-import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
-import { deriveScratchCopy, loadRun, workspaceDirOf, type LoadedRun } from '../../runs/read/run-reader.js';
-import { runManifestOf } from '../../runs/export/source.js';
+import type { IndexRow } from '../../model/artifacts.js';
+import { loadRun, type LoadedRun } from '../../runs/read/run-reader.js';
+import type { DeriveChoice, RunHandle } from '../../runs/read/run-handle.js';
 import { runSafetyLine, runSafetyProblems } from '../../util/run-safety.js';
-import { readRegularText } from '../../util/safe-open.js';
 
-async function isDerived(dir: string): Promise<boolean> {
-  try {
-    await access(join(dir, 'summary.json'));
-    await access(join(dir, 'benchmark.json'));
-  } catch {
-    // absent: not a derived bundle
-    return false;
-  }
-  // absent: no index, not a derived bundle
-  const text = await readRegularText(join(dir, 'index.jsonl'), { kind: 'run-file' }).catch(() => '');
-  const lines = text.split('\n').filter((l) => l.trim());
-  if (lines.length === 0) return false;
-  return lines.every((l) => {
-    try {
-      return IndexRowSchema.safeParse(JSON.parse(l)).success;
-    } catch {
-      // unparsable: not a derived bundle
-      return false;
-    }
-  });
+/**
+ * How publish derives a run of another layout, by its layout: the runner's files are carried into
+ * the copy (they are published too); an AgentV 5 run keeps the run id it recorded, so `--experiment`
+ * only labels its catalog line (prepareAgentvRun).
+ */
+export function publishDerivation(experiment: string | undefined): (layout: string) => DeriveChoice {
+  return (layout) => (layout === 'agentv' ? { carryRunnerFiles: true } : { experiment, carryRunnerFiles: true });
+}
+
+/** A bundle of ours whose every index line is a row of ours, with its summary and benchmark beside it. */
+function isDerived(run: RunHandle, loaded: LoadedRun): boolean {
+  if (loaded.layout !== 'bundle' || !run.tree) return false;
+  if (!run.tree.files.has('summary.json') || !run.tree.files.has('benchmark.json')) return false;
+  return loaded.rows.length > 0 && !loaded.issues.some((p) => p.file === 'index.jsonl');
 }
 
 /**
- * The AgentV 5.x workspace `run` names (`.internal/index.jsonl`, no index of ours), or null: such
- * a run is published as AgentV wrote it (agentv-run.ts), not derived into a bundle of ours.
+ * True for the AgentV 5.x workspace (`.internal/index.jsonl`, no index of ours): such a run is
+ * published as AgentV wrote it (agentv-run.ts), not derived into a bundle of ours.
  */
-export async function agentvWorkspaceOf(run: string, cwd = process.cwd()): Promise<string | null> {
-  const dir = await workspaceDirOf(run, cwd);
-  if (dir === null) return null;
-  return (await runManifestOf(dir))?.layout === 'agentv' ? dir : null;
+export function isAgentvWorkspace(run: RunHandle): boolean {
+  return run.dir !== null && run.layout === 'agentv';
 }
 
 /** What a publish of an AgentV workspace needs besides its files (results-branch/publish/agentv-run.ts). */
@@ -64,44 +53,57 @@ export interface PreparedAgentvRun {
 }
 
 /**
- * Read an AgentV workspace for its catalog line: derived in memory (nothing written, neither in
- * the workspace nor in a scratch copy). The run id is the one the workspace recorded, which is
- * the directory AgentV's own publish uses; `experiment` only labels the catalog line and title.
+ * Read an AgentV workspace for its catalog line, from the run handle's one derivation (the copy
+ * validation read). The run id is the one the workspace recorded, which is the directory AgentV's
+ * own publish uses; `experiment` only labels the catalog line and title.
  */
-export async function prepareAgentvRun(dir: string, opts: { cwd?: string; experiment?: string } = {}): Promise<PreparedAgentvRun> {
-  const derived = await exportRun({ source: dir, cwd: opts.cwd, dryRun: true, collectIndexRows: true });
-  const rows = derived.indexRows ?? [];
+export async function prepareAgentvRun(run: RunHandle, opts: { experiment?: string } = {}): Promise<PreparedAgentvRun> {
+  const dir = run.dir!;
+  // The reading validation made (derived once, with the run id the workspace recorded).
+  const derived = await run.load();
+  const rows = derived.rows;
   if (rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
+  if (derived.problems.length > 0)
+    throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${derived.problems[0]}`);
   try {
     runLocation(derived.runId);
   } catch (err) {
     if (err instanceof LayoutError) throw new InputError(`${dir}: ${err.message} (taken from summary.json / .internal/index.jsonl) — fix the run id there`);
     throw err;
   }
-  return { dir, runId: derived.runId, experiment: opts.experiment ?? derived.experiment, rows, summary: derived.summary, derived: false };
+  return { dir, runId: derived.runId, experiment: opts.experiment ?? derived.experiment, rows, summary: derived.summary ?? {}, derived: false };
 }
 
-export async function prepareRun(run: string, opts: { cwd?: string; experiment?: string } = {}): Promise<LoadedRun & { dir: string; derived: boolean }> {
-  const cwd = opts.cwd ?? process.cwd();
-  let dir = await workspaceDirOf(run, cwd);
+export async function prepareRun(run: RunHandle, opts: { experiment?: string } = {}): Promise<LoadedRun & { dir: string; derived: boolean }> {
+  let loaded: LoadedRun;
   let derived = false;
-  if (dir === null) {
-    const result = await exportRun({ source: run, cwd, experiment: opts.experiment });
-    dir = result.outDir!;
+  if (run.dir === null) {
+    // A results file: exported first (where export puts it), then read from there.
+    const result = await exportRun({ source: run.named, cwd: run.cwd, experiment: opts.experiment });
+    loaded = await loadRun(result.outDir!, { cwd: run.cwd });
     derived = true;
-  } else if (((await runManifestOf(dir))?.layout ?? 'bundle') !== 'bundle') {
-    dir = await deriveScratchCopy(dir, { cwd, experiment: opts.experiment, carryRunnerFiles: true });
+  } else if ((run.layout ?? 'bundle') !== 'bundle') {
+    // Derived once, into the scratch copy the handle owns (the one validation read).
+    loaded = await run.load(run.layout === 'agentv' && opts.experiment !== undefined ? { experiment: opts.experiment, carryRunnerFiles: true } : undefined);
     derived = true;
-  } else if (!(await isDerived(dir))) {
-    await exportRun({ source: dir, out: dir, cwd });
-    derived = true;
+  } else {
+    loaded = await run.load();
+    if (!isDerived(run, loaded)) {
+      // Our own bundle missing what export writes: derived in place, then read again.
+      await exportRun({ source: run.dir, out: run.dir, cwd: run.cwd });
+      run.reopen();
+      loaded = await run.load();
+      derived = true;
+    }
   }
-  const loaded = await loadRun(dir, { cwd });
+  const dir = loaded.dir!;
   if (loaded.problems.length > 0) throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${loaded.problems[0]}`);
   if (loaded.rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
   // Paths and ids come from data: the one check validate, report and show run (util/run-safety.ts),
   // before anything is split or written, with or without --allow-invalid.
-  const unsafe = runSafetyProblems(dir, loaded.rows as unknown as Record<string, unknown>[], loaded.rowLines).map(runSafetyLine);
+  const unsafe = runSafetyProblems(dir, loaded.rows as unknown as Record<string, unknown>[], loaded.rowLines, {
+    tree: run.tree && run.tree.root === dir ? run.tree : undefined,
+  }).map(runSafetyLine);
   if (unsafe.length > 0)
     throw new InputError(
       `${dir}: refusing to publish: ${unsafe.slice(0, 3).join('; ')}${unsafe.length > 3 ? ` (and ${unsafe.length - 3} more)` : ''} — run \`agentv-results validate ${dir}\``,

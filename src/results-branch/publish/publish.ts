@@ -16,13 +16,12 @@ import { checkListing, DEFAULT_MAX_LISTING_BYTES, listingWarning } from '../layo
 import { acquirePublishLock } from '../repo/publish-lock.js';
 import { repairInterrupted } from '../../git/ref-recovery.js';
 import { runLocation, type RunLocation } from '../layout/branch-layout.js';
-import { agentvWorkspaceOf, prepareAgentvRun, prepareRun } from './prepare.js';
+import { isAgentvWorkspace, prepareAgentvRun, prepareRun, publishDerivation } from './prepare.js';
+import { openRun, type RunHandle } from '../../runs/read/run-handle.js';
 import { agentvRunFiles } from './agentv-run.js';
 import { commitStableRun } from './stable-publish.js';
 import { stableRunFiles, type StableRunFile } from './stable-shape.js';
 import { chooseLayout, type LayoutChoice } from '../layout/layout-choice.js';
-import { workspaceDirOf } from '../../runs/read/run-reader.js';
-import { runManifestOf } from '../../runs/export/source.js';
 import { splitRun, type SplitFile } from './split.js';
 import { offloadPayloads } from './offload.js';
 import { objectStoreFor } from '../repo/storage.js';
@@ -117,6 +116,17 @@ function agentvSplit(dir: string, runPath: string): { metadata: SplitFile[]; pay
 export async function publish(opts: PublishOptions): Promise<PublishResult> {
   checkOptions('publish', PublishOptionsSchema, opts);
   const target = await resolveTarget(opts);
+  // The run is opened once, here (runs/read/run-handle.ts): validation, derivation, the split and
+  // the commit all read it through this handle, and its scratch copy goes when the publish ends.
+  const run = await openRun(opts.run, { cwd: opts.cwd, keepContents: true, derive: publishDerivation(opts.experiment) });
+  try {
+    return await publishRun(target, run, opts);
+  } finally {
+    await run.dispose();
+  }
+}
+
+async function publishRun(target: PublishTarget, handle: RunHandle, opts: PublishOptions): Promise<PublishResult> {
   const { repo, config } = target;
   // Who the commits are by does not depend on the branch: read it before taking the lock, which a
   // sync round in this or another process may be waiting for.
@@ -125,10 +135,10 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   settings.catch(() => {});
   // One gate for every layout a publish writes (a 4.42 run too: our validate reads its layout).
   // Reads only the user's run: before the lock, so other publishers do not wait for it.
-  if (!opts.allowInvalid) await refuseInvalidRun(opts.run, opts.cwd ?? process.cwd());
+  if (!opts.allowInvalid) await refuseInvalidRun(handle);
   await firstSightOfRemote(target, opts);
   // The layout the team's AgentV reads; AgentV 4.42's is written beside this path (stable-publish.ts).
-  const stable = await publishIfStableLayout(target, opts, settings);
+  const stable = await publishIfStableLayout(target, opts, handle, settings);
   if (stable.result) return afterCommit(target, opts, stable.result, settings);
   const layout = stable.layout;
   const lock = await acquirePublishLock(repo.commonDir);
@@ -137,14 +147,17 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
     // Before reading the tips: a kill during an earlier ref update may have left a half-moved pair.
     await repairInterrupted(repo, [target.resultsRef, target.artifactsRef]);
     opts.onStep?.('reading the run');
-    const agentvDir = await agentvWorkspaceOf(opts.run, opts.cwd);
-    const run = agentvDir
-      ? await prepareAgentvRun(agentvDir, { cwd: opts.cwd, experiment: opts.experiment })
-      : await prepareRun(opts.run, { cwd: opts.cwd, experiment: opts.experiment });
+    const agentvDir = isAgentvWorkspace(handle) ? handle.dir : null;
+    const run = agentvDir ? await prepareAgentvRun(handle, { experiment: opts.experiment }) : await prepareRun(handle, { experiment: opts.experiment });
     const location = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
     let split = agentvDir
       ? agentvSplit(agentvDir, location.path)
-      : await splitRun(run.dir, run.rows, { runPath: location.path, artifactsRef: target.artifactsRef, threshold: config.heavy_threshold_bytes });
+      : await splitRun(run.dir, run.rows, {
+          runPath: location.path,
+          artifactsRef: target.artifactsRef,
+          threshold: config.heavy_threshold_bytes,
+          tree: handle.tree && handle.tree.root === run.dir ? handle.tree : undefined,
+        });
     // hybrid: the payloads go to the bucket first; the commit below then carries only pointers.
     const store = objectStoreFor(config);
     let stored: PublishResult['stored'] = null;
@@ -261,9 +274,9 @@ async function afterCommit(target: PublishTarget, opts: PublishOptions, result: 
 }
 
 /** The run directory, experiment and timestamp when `run` names a run of AgentV 4.42's local layout; null otherwise. */
-async function stableRunSource(run: string, cwd?: string): Promise<{ dir: string; experiment: string; timestamp: string } | null> {
-  const dir = await workspaceDirOf(run, cwd);
-  if (dir === null || (await runManifestOf(dir))?.layout !== 'agentv-stable') return null;
+function stableRunSource(run: RunHandle): { dir: string; experiment: string; timestamp: string } | null {
+  const dir = run.dir;
+  if (dir === null || run.layout !== 'agentv-stable') return null;
   return { dir, experiment: basename(dirname(dir)), timestamp: basename(dir) };
 }
 
@@ -274,13 +287,14 @@ async function stableRunSource(run: string, cwd?: string): Promise<{ dir: string
 async function publishIfStableLayout(
   target: PublishTarget,
   opts: PublishOptions,
+  run: RunHandle,
   settings: Promise<{ author: Ident }>,
 ): Promise<{ layout: LayoutChoice; result: PublishResult | null }> {
   const { repo, config } = target;
   const lock = await acquirePublishLock(repo.commonDir);
   try {
     await repairInterrupted(repo, [target.resultsRef, target.artifactsRef]);
-    const source = await stableRunSource(opts.run, opts.cwd);
+    const source = stableRunSource(run);
     // Decide from the tip the push goes onto (results-branch/repo/team-tip.ts): on a fresh clone
     // the remote-tracking branch. The local branch first catches up with it only in a shallow clone
     // (a depth-1 CI checkout), where a merge could not find its base; elsewhere the commit goes on
@@ -289,7 +303,7 @@ async function publishIfStableLayout(
     if (isShallow(target)) await adoptTeamTips(target, () => lock.assertHeld());
     const layout = await chooseLayout(repo, (await teamTip(target)).tips, config.layout, source ? 'stable' : undefined);
     if (layout.layout !== 'stable') return { layout, result: null };
-    return { layout, result: await publishStable(target, opts, source, layout, (await settings).author, () => lock.assertHeld()) };
+    return { layout, result: await publishStable(target, opts, run, source, layout, (await settings).author, () => lock.assertHeld()) };
   } finally {
     await lock.release();
   }
@@ -302,6 +316,7 @@ async function publishIfStableLayout(
 async function publishStable(
   target: PublishTarget,
   opts: PublishOptions,
+  handle: RunHandle,
   source: { dir: string; experiment: string; timestamp: string } | null,
   layout: LayoutChoice,
   author: Ident,
@@ -316,7 +331,7 @@ async function publishStable(
   if (source && opts.experiment === undefined) {
     ({ dir: runDir, experiment, timestamp } = source);
   } else {
-    const run = await prepareRun(opts.run, { cwd: opts.cwd, experiment: opts.experiment });
+    const run = await prepareRun(handle, { experiment: opts.experiment });
     const loc = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
     runDir = run.dir;
     derived = run.derived;

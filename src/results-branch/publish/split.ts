@@ -20,6 +20,7 @@ import { safeRelativePath } from '../../model/path-segments.js';
 import type { FileMode } from '../../git/index.js';
 import { isContentKey, OBJECT_STORE_REF } from '../../store/object-store.js';
 import { readRegularFileSync, readRegularTextSync } from '../../util/safe-open.js';
+import type { RunTree } from '../../util/run-tree.js';
 
 export interface SplitFile {
   path: string;
@@ -103,24 +104,41 @@ export function manifestPathOf(runDir: string): string {
   return existsSync(join(runDir, '.internal', 'index.jsonl')) ? '.internal/index.jsonl' : 'index.jsonl';
 }
 
-/** `runPath` is the run's directory on both branches; `artifactsRef` the full ref payloads live on. */
-export async function splitRun(runDir: string, rows: IndexRow[], opts: { runPath: string; artifactsRef: string; threshold: number }): Promise<SplitRun> {
+/** The files of a walked run the split publishes: dot entries skipped except AgentV's `.internal/` at the root. */
+function publishedFiles(tree: RunTree): string[] {
+  return [...tree.files]
+    .filter((rel) => !rel.split('/').some((seg, i) => seg.startsWith('.') && !(i === 0 && seg === '.internal' && rel.includes('/'))))
+    .sort();
+}
+
+/**
+ * `runPath` is the run's directory on both branches; `artifactsRef` the full ref payloads live on;
+ * `tree` the run folder as the command's run handle walked it (util/run-tree.ts): its file list and
+ * the bytes validation already read are used, so no file is read twice.
+ */
+export async function splitRun(
+  runDir: string,
+  rows: IndexRow[],
+  opts: { runPath: string; artifactsRef: string; threshold: number; tree?: RunTree },
+): Promise<SplitRun> {
   const metadata: SplitFile[] = [];
   const payloads: SplitFile[] = [];
   const pointers = new Map<string, ArtifactPointer>();
-  const manifest = manifestPathOf(runDir);
+  const tree = opts.tree;
+  const manifest = tree ? (tree.files.has('.internal/index.jsonl') ? '.internal/index.jsonl' : 'index.jsonl') : manifestPathOf(runDir);
   // AgentV's pointers name the ref by its short name (`agentv/artifacts/v1`).
   const ref = opts.artifactsRef.replace(/^refs\/heads\//, '');
-  const local = walk(runDir);
+  const local = tree ? publishedFiles(tree) : walk(runDir);
   // Rows are rewritten from the manifest's own lines, not from schema-parsed rows: parsing
   // reorders keys, and a reader's rows need not match the manifest one to one (AgentV 5 writes one
   // line per test with its samples inside). The published line is the local line plus its pointers.
-  const lines = readManifestLines(join(runDir, manifest)) ?? (rows as unknown as Record<string, unknown>[]);
+  const lines =
+    readManifestLines(join(runDir, manifest), tree?.files.has(manifest) ? tree.take(manifest) : undefined) ?? (rows as unknown as Record<string, unknown>[]);
   const transcripts = new Set(lines.map((l) => l.transcript_path).filter((t): t is string => typeof t === 'string'));
   for (const rel of local) {
     if (safeRelativePath(rel) === null) continue;
     if (rel === manifest) continue;
-    const data = readRegularFileSync(join(runDir, rel), { kind: 'run-file' });
+    const data = tree ? tree.take(rel) : readRegularFileSync(join(runDir, rel), { kind: 'run-file' });
     if (isPayload(rel, data.length, { transcripts, threshold: opts.threshold })) {
       payloads.push({ path: rel, data });
       const sha256 = createHash('sha256').update(data).digest('hex');
@@ -187,14 +205,15 @@ function pointerObject(list: ArtifactPointer[], transcriptPath: string | null): 
   return out;
 }
 
-/** The manifest's lines as plain objects (key order kept), or null when one is unreadable. */
-function readManifestLines(file: string): Record<string, unknown>[] | null {
+/** The manifest's lines as plain objects (key order kept), or null when it is absent or one line is unreadable. */
+function readManifestLines(file: string, bytes?: Buffer): Record<string, unknown>[] | null {
   let text: string;
   try {
-    text = readRegularTextSync(file, { kind: 'run-file' });
-  } catch {
-    // absent: no such file means no rows
-    return null;
+    text = bytes ? bytes.toString('utf8') : readRegularTextSync(file, { kind: 'run-file' });
+  } catch (err) {
+    // absent: no such file means no rows; anything else is not absence
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
   }
   const out: Record<string, unknown>[] = [];
   for (const line of text.split('\n')) {

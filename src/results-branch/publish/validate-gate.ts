@@ -6,15 +6,16 @@
  * run names inside it.
  */
 import { InputError } from '../../runs/export/export.js';
-import { workspaceDirOf } from '../../runs/read/run-reader.js';
+import type { RunHandle } from '../../runs/read/run-handle.js';
 import { validateRunParts } from '../../runs/validate.js';
 import { runSafetyLine } from '../../util/run-safety.js';
 
-export async function refuseInvalidRun(run: string, cwd: string): Promise<void> {
+export async function refuseInvalidRun(handle: RunHandle): Promise<void> {
   // A results file is exported first (the export is valid by construction); a workspace is
-  // judged as the user has it.
-  if ((await workspaceDirOf(run, cwd)) === null) return;
-  const { report, unsafe } = await validateRunParts({ run, cwd });
+  // judged as the user has it, through the handle publish opened (the same reading prepare uses).
+  if (handle.dir === null) return;
+  const run = handle.named;
+  const { report, unsafe } = await validateRunParts({ run, cwd: handle.cwd }, handle);
   if (report.valid) return;
   // What the run-safety check refuses, --allow-invalid does not publish either (prepare.ts): say so.
   if (unsafe.length > 0)

@@ -13,11 +13,11 @@ import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
 import { safeRelativePath } from '../../model/path-segments.js';
 import { exportRun } from '../export/export.js';
 import { runManifestOf } from '../export/source.js';
-import { unsafeRunMessage, checkRunPathSync, readRunFileSync, realRunDir, missingManifestHint } from '../../util/run-files.js';
+import { unsafeRunMessage, readRunFileSync, realRunDir, missingManifestHint, type RunFileRead } from '../../util/run-files.js';
 import { runSafetyLine, runSafetyProblems } from '../../util/run-safety.js';
 import { AgentvResultsError } from '../../util/errors.js';
 import { jsonlLines, jsonlObjects } from '../../util/jsonl-objects.js';
-import { readRegularText, UnsafeFileError } from '../../util/safe-open.js';
+import { readRegularText } from '../../util/safe-open.js';
 
 export class RunReadError extends AgentvResultsError {
   readonly code = 'run-read';
@@ -87,12 +87,7 @@ export async function needsDerivation(dir: string): Promise<boolean> {
     // absent: no manifest, not this layout
     return false;
   }
-  let sawObject = false;
-  for (const value of jsonlObjects(text)) {
-    if (IndexRowSchema.safeParse(value).success) return false;
-    if (typeof value.test_id === 'string') sawObject = true;
-  }
-  return sawObject;
+  return foreignIndexText(text);
 }
 
 let scratchRoot: string | null = null;
@@ -134,11 +129,24 @@ export async function deriveScratchCopy(dir: string, opts: DeriveCopyOptions = {
   return derived.outDir!;
 }
 
-/** Derive a run of another layout into a scratch bundle and read that; rows the source could not give are reported, not fatal. */
-async function loadDerived(dir: string, cwd: string): Promise<LoadedRun> {
+/**
+ * Derive a run of another layout into a scratch bundle and read that; rows the source could not give
+ * are reported, not fatal. `manifest`: the source's manifest when the caller has found it already.
+ */
+export async function loadDerived(
+  dir: string,
+  cwd: string,
+  o: { experiment?: string; carryRunnerFiles?: boolean; manifest?: { file: string } | null } = {},
+): Promise<LoadedRun> {
   const warnings: string[] = [];
-  const manifest = await runManifestOf(dir);
-  const copy = await deriveScratchCopy(dir, { cwd, skipInvalid: true, onWarning: (w) => warnings.push(w) });
+  const manifest = o.manifest === undefined ? await runManifestOf(dir) : o.manifest;
+  const copy = await deriveScratchCopy(dir, {
+    cwd,
+    experiment: o.experiment,
+    carryRunnerFiles: o.carryRunnerFiles,
+    skipInvalid: true,
+    onWarning: (w) => warnings.push(w),
+  });
   const loaded = await loadRun(copy, { cwd });
   const file = manifest ? relative(dir, manifest.file) : 'index.jsonl';
   const issues: RunIssue[] = warnings.map((w) => {
@@ -185,19 +193,40 @@ export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<
     };
   }
   if (await needsDerivation(dir)) return loadDerived(dir, cwd);
-  const indexPath = join(dir, 'index.jsonl');
-  let text: string;
   // The manifest itself may be a link out of the run (a downloaded workspace): never read through one.
-  const indexAt = checkRunPathSync(dir, 'index.jsonl');
+  return readBundle(dir, path, (rel) => readRunFileSync(dir, rel, realRunDir(dir)));
+}
+
+/**
+ * True when a root index.jsonl's text holds no row of ours but plain result rows (AgentV's results
+ * docs, Era-A, older pipeline bench manifests): such a run is read through a derived copy.
+ */
+export function foreignIndexText(text: string): boolean {
+  let sawObject = false;
+  for (const value of jsonlObjects(text)) {
+    if (IndexRowSchema.safeParse(value).success) return false;
+    if (typeof value.test_id === 'string') sawObject = true;
+  }
+  return sawObject;
+}
+
+/**
+ * One of our bundles, read through `read` (the run-path check, or a run handle's walk of the
+ * folder: runs/read/run-handle.ts): its index.jsonl and summary.json.
+ */
+export function readBundle(dir: string, path: string, read: (rel: string) => RunFileRead): LoadedRun {
+  const indexPath = join(dir, 'index.jsonl');
+  const indexAt = read('index.jsonl');
   if (indexAt.kind === 'bad') throw new RunReadError(`${path}: refusing to read index.jsonl: ${indexAt.message}`);
-  try {
-    text = await readRegularText(indexPath, { kind: 'run-file' });
-  } catch (err) {
-    if (err instanceof UnsafeFileError) throw new RunReadError(`${path}: refusing to read index.jsonl: ${err.message}`);
+  if (indexAt.kind === 'missing')
     throw new RunReadError(
       `${path}: not a run workspace (neither index.jsonl nor .internal/index.jsonl${missingManifestHint(dir)}) — pass a run directory such as .agentv/results/<run_id>, or its index.jsonl`,
     );
-  }
+  return bundleOf(dir, indexPath, indexAt.data.toString('utf8'), read);
+}
+
+/** The rows and summary of a bundle whose index text has been read. */
+export function bundleOf(dir: string, indexPath: string, text: string, read: (rel: string) => RunFileRead): LoadedRun {
   const rows: IndexRow[] = [];
   const rowLines: number[] = [];
   const issues: RunIssue[] = [];
@@ -216,7 +245,7 @@ export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<
     rowLines.push(l.line);
   }
   let summary: Record<string, unknown> | null = null;
-  const summaryAt = readRunFileSync(dir, 'summary.json');
+  const summaryAt = read('summary.json');
   if (summaryAt.kind === 'bad') issues.push({ file: 'summary.json', message: `not read: ${summaryAt.message}` });
   else if (summaryAt.kind === 'ok') {
     try {

@@ -1,0 +1,161 @@
+/**
+ * A run is opened once per command (src/runs/read/run-handle.ts): the folder walked once answers the
+ * run-path check as the disk does, another layout is derived once into a scratch copy the handle
+ * removes, publish leaves no scratch copy behind, and the Dashboard's run cache keeps a bounded
+ * number of runs, removing what falls out.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { readFile, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { exportRun, publish } from '../src/index.js';
+import { openRun } from '../src/runs/read/run-handle.js';
+import { RunCache } from '../src/serve/run-cache.js';
+import { checkRunPathSync } from '../src/util/run-files.js';
+import { runSafetyProblems } from '../src/util/run-safety.js';
+import { RunTree } from '../src/util/run-tree.js';
+import { fixture, describeWithFixtures } from './helpers/fixtures.js';
+import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+
+let restoreEnv: () => void;
+beforeAll(() => {
+  restoreEnv = useIsolatedGitEnv();
+});
+afterAll(async () => {
+  restoreEnv();
+  await cleanupTempDirs();
+});
+
+/** Every scratch copy the run reader has made in this process (`agentv-results-read-*` / `run-*`). */
+function scratchCopies(): Set<string> {
+  const out = new Set<string>();
+  for (const root of readdirSync(tmpdir()).filter((n) => n.startsWith('agentv-results-read-'))) {
+    const runs = existsSync(join(tmpdir(), root)) ? readdirSync(join(tmpdir(), root)) : [];
+    for (const r of runs) out.add(join(root, r));
+  }
+  return out;
+}
+
+describeWithFixtures('run handle', () => {
+  const RESULTS = 'basic--suite.baseline.jsonl';
+
+  const bundle = () => bundleOf(RESULTS);
+
+  /** A folder whose index.jsonl holds AgentV's plain result rows: read through a derived copy. */
+  async function foreignRun(): Promise<string> {
+    const dir = await makeTempDir('run-handle-foreign');
+    await writeFile(join(dir, 'index.jsonl'), await readFile(fixture(RESULTS)));
+    return dir;
+  }
+
+  it('the walk answers every path as the run-path check on disk does, and a folder with a link is checked on disk', async () => {
+    const dir = await bundle();
+    const tree = RunTree.walk(dir);
+    expect(tree.plain).toBe(true);
+    const index = (await readFile(join(dir, 'index.jsonl'), 'utf8')).split('\n')[0]!;
+    const row = JSON.parse(index) as { result_dir: string; grading_path: string };
+    for (const rel of [
+      'index.jsonl',
+      'summary.json',
+      row.result_dir,
+      row.grading_path,
+      'nope.json',
+      `${row.result_dir}/nope`,
+      '../x',
+      '/etc/passwd',
+      '.git/config',
+    ]) {
+      const disk = checkRunPathSync(dir, rel);
+      const walked = tree.check(rel);
+      expect({ rel, kind: walked.kind, isDir: walked.kind === 'ok' ? walked.isDir : null }).toEqual({
+        rel,
+        kind: disk.kind,
+        isDir: disk.kind === 'ok' ? disk.isDir : null,
+      });
+    }
+    expect(tree.read(row.grading_path)).toEqual({ kind: 'ok', data: await readFile(join(dir, row.grading_path)) });
+
+    await symlink('/etc/passwd', join(dir, 'notes.txt'));
+    const linked = RunTree.walk(dir);
+    expect(linked.plain).toBe(false);
+    expect(linked.irregular).toEqual([{ path: 'notes.txt', what: 'a symbolic link' }]);
+    expect(linked.check('notes.txt').kind).toBe('bad');
+    const rows = (await readFile(join(dir, 'index.jsonl'), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    // The one safety check says the same with the walk as without it.
+    const withTree = runSafetyProblems(dir, rows, [], { tree: linked });
+    expect(withTree.map((p) => p.file)).toEqual(['notes.txt']);
+    expect(withTree).toEqual(runSafetyProblems(dir, rows));
+  });
+
+  it('kept contents are read from disk once: a file changed after the first read is still the bytes validation saw', async () => {
+    const dir = await bundle();
+    const tree = RunTree.walk(dir, { keep: true });
+    const first = tree.read('summary.json');
+    await writeFile(join(dir, 'summary.json'), '{"changed":true}');
+    expect(tree.read('summary.json')).toEqual(first);
+    expect(tree.take('summary.json')).toEqual(first.kind === 'ok' ? first.data : null);
+    // Taken: the next reader reads the disk again.
+    expect(tree.take('summary.json').toString()).toBe('{"changed":true}');
+  });
+
+  it('another layout is derived once into a copy the handle owns, and dispose removes it', async () => {
+    const handle = await openRun(await foreignRun());
+    expect(handle.layout).toBe('bundle');
+    const first = handle.load();
+    expect(handle.load()).toBe(first);
+    const loaded = await first;
+    expect(loaded.layout).toBe('agentv');
+    expect(loaded.rows.length).toBeGreaterThan(0);
+    expect(existsSync(loaded.dir!)).toBe(true);
+    await handle.dispose();
+    expect(existsSync(loaded.dir!)).toBe(false);
+    await expect(handle.load({ experiment: 'other' })).rejects.toThrow(/after dispose/);
+  });
+
+  it('publish leaves no scratch copy behind (validation derived one), and the Dashboard cache holds at most its bound', async () => {
+    const repo = await makeTempDir('run-handle-repo');
+    await git(repo, ['init', '-q', '-b', 'main']);
+    const before = scratchCopies();
+    const published = await publish({ run: await foreignRun(), cwd: repo, push: false });
+    expect(published.status).toBe('published');
+    expect([...scratchCopies()].filter((c) => !before.has(c))).toEqual([]);
+
+    // Two more runs, then a cache of two: the run used least recently falls out, its copy removed.
+    const ids = [published.runId];
+    for (const name of ['assert--suite.baseline.jsonl', 'assert-set--suite.baseline.jsonl'])
+      ids.push((await publish({ run: await bundleOf(name), cwd: repo, push: false })).runId);
+    expect(new Set(ids).size).toBe(3);
+    const cache = new RunCache(2);
+    try {
+      const first = await cache.workspace({ cwd: repo }, ids[0]!);
+      const loaded = await cache.run({ cwd: repo }, ids[0]!);
+      expect(loaded.rows.length).toBeGreaterThan(0);
+      await cache.workspace({ cwd: repo }, ids[1]!);
+      // A use moves the first run to the end: the second one falls out next.
+      await cache.run({ cwd: repo }, ids[0]!);
+      const third = await cache.workspace({ cwd: repo }, ids[2]!);
+      expect(cache.size).toBe(2);
+      expect(cache.has({ cwd: repo }, ids[0]!)).toBe(true);
+      expect(cache.has({ cwd: repo }, ids[1]!)).toBe(false);
+      expect(existsSync(first) && existsSync(third)).toBe(true);
+      // Evicted and asked again: pulled again, and the bound still holds.
+      const again = await cache.run({ cwd: repo }, ids[1]!);
+      expect(again.rows.length).toBeGreaterThan(0);
+      expect(cache.size).toBe(2);
+      expect(cache.has({ cwd: repo }, ids[0]!)).toBe(false);
+    } finally {
+      await cache.close();
+    }
+  });
+
+  async function bundleOf(name: string): Promise<string> {
+    const root = await makeTempDir('run-handle');
+    const out = join(root, 'run');
+    await exportRun({ source: fixture(name), out });
+    return out;
+  }
+});
