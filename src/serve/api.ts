@@ -5,7 +5,7 @@
  * Every data route exists twice, like AgentV's: `/api/...` for the project the server was started
  * in, `/api/projects/:projectId/...` for a `projects[]` entry of `.agentv/config.yaml`.
  */
-import { editTags, readFeedback, readTags, setFeedback } from '../overlays/write.js';
+import { editTags, overlaysOfText, readFeedback, readTags, setFeedback } from '../overlays/write.js';
 import type { TargetOptions } from '../results-branch/repo/target.js';
 import { CONTENT_SECURITY_POLICY } from '../report/template.js';
 import { compareRuns } from '../compare/compare.js';
@@ -61,8 +61,10 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
   // The run's figures come from the function `summary` prints (summary.json when valid, else
   // recomputed), under the id the run is listed by.
   const { loaded, summary } = await ctx.cache.load(opts, run);
-  // optional: a run without overlays (or unreadable ones) shows none
-  const [tags, fb] = await Promise.all([readTags({ ...opts, runId: id }).catch(() => null), readFeedback({ ...opts, runId: id }).catch(() => null)]);
+  // A kept listing (the static site) read the overlays with the run, from the tip that lists it.
+  const pre = ctx.runs.fixed ? ctx.cache.prefetchedOverlays(opts, id) : undefined;
+  const fromPre = pre && safeOverlays(pre);
+  const [tags, fb] = fromPre ? [fromPre.tags, fromPre.feedback] : await branchOverlays(opts, id);
   return {
     json: {
       run,
@@ -85,6 +87,22 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
       notes: fb?.notes ?? [],
     },
   };
+}
+
+/** The run's tags and feedback as the branch has them now. */
+function branchOverlays(opts: TargetOptions, runId: string) {
+  // optional: a run without overlays (or unreadable ones) shows none
+  return Promise.all([readTags({ ...opts, runId }).catch(() => null), readFeedback({ ...opts, runId }).catch(() => null)]);
+}
+
+/** Overlays from their texts, or null when one does not parse (the branch is then read, as without them). */
+function safeOverlays(pre: { tags: string | null; feedback: string | null }): ReturnType<typeof overlaysOfText> | null {
+  try {
+    return overlaysOfText(pre.tags, pre.feedback);
+  } catch {
+    // unparsable: readTags/readFeedback read it again and answer as they always do (no overlays shown)
+    return null;
+  }
 }
 
 async function runReport(ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {

@@ -130,6 +130,14 @@ export class RunsData {
     };
   }
 
+  /** True when answers come from one kept listing (the static site): the branch is not read again. */
+  get fixed(): boolean {
+    return this.listed !== undefined;
+  }
+
+  /** The kept listing's runs by id (built once: the site looks up each of thousands of runs). */
+  private byId: Map<string, ListedRun> | null = null;
+
   /** Every run of the branch (the kept listing, or the branch read now). */
   async listing(opts: TargetOptions): Promise<ListResult> {
     return this.listed ?? listRuns(opts);
@@ -142,7 +150,8 @@ export class RunsData {
    */
   async find(opts: TargetOptions, runId: string): Promise<{ run: ListedRun; tips: ListResult['tips'] }> {
     const listed = await this.listing(opts);
-    const run = listed.runs.find((r) => r.run_id === runId);
+    if (this.listed !== undefined && this.byId === null) this.byId = new Map(this.listed.runs.map((r) => [r.run_id, r]));
+    const run = this.listed !== undefined ? this.byId?.get(runId) : listed.runs.find((r) => r.run_id === runId);
     if (run) return { run, tips: listed.tips };
     const where = await runWhereabouts({ ...opts, runId });
     if (where.state === 'archived')
