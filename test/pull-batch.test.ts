@@ -100,3 +100,18 @@ describe('pullRunsBatch', () => {
     }
   });
 });
+
+describe('listRuns keeps its catalog read per tip', () => {
+  it('answers from the same read while the tips do not move, and reads again after a publish moves them', async () => {
+    const a = await listRuns({ cwd: user.work, limit: 2 });
+    const b = await listRuns({ cwd: user.work, limit: 2, offset: 1 });
+    // One read of the catalog served both pages: the very same row objects.
+    expect(b.runs[0]).toBe(a.runs[1]);
+    const extra = await makeRunWorkspace({ rows: 2, experiment: 'smoke', seed: 41, day: 3 });
+    const r = await cli(['publish', extra.dir], user.work);
+    expect(r.code, r.stderr).toBe(0);
+    const c = await listRuns({ cwd: user.work, limit: 2 });
+    expect(c.total).toBe(a.total + 1);
+    expect(c.runs[0]!.run_id).toBe(extra.runId);
+  });
+});

@@ -107,6 +107,8 @@ export class RunsData {
   async list(opts: TargetOptions, q: RunsQuery): Promise<RunsPage> {
     const listed = await listRuns({
       ...opts,
+      // Resolved once for the server's life (a resolve is several git processes a request).
+      resolved: await this.target(opts),
       experiment: q.experiment,
       target: q.target,
       since: q.since,
@@ -140,7 +142,7 @@ export class RunsData {
 
   /** Every run of the branch (the kept listing, or the branch read now). */
   async listing(opts: TargetOptions): Promise<ListResult> {
-    return this.listed ?? listRuns(opts);
+    return this.listed ?? listRuns({ ...opts, resolved: await this.target(opts) });
   }
 
   /**

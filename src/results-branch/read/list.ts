@@ -205,6 +205,32 @@ function catalogEntry(v: unknown, day: string): Row | null {
   return row;
 }
 
+/**
+ * What readCatalog read, kept in this process for the last few (repository, tips, since) asked: a
+ * commit id names the exact tree, so a kept read is never stale, and a server listing a branch of
+ * 100,000 runs page by page reads and sorts its catalog once per tip, not once per page. Callers
+ * must not change the rows they get (listRuns copies what it adds overlays to).
+ */
+const catalogReads = new Map<string, Promise<CatalogRead>>();
+const CATALOG_READS_KEPT = 4;
+
+function readCatalogOnce(repo: Repo, sources: CatalogSource[], since: string | undefined): Promise<CatalogRead> {
+  const key = JSON.stringify([repo.commonDir, sources, since ?? null]);
+  let p = catalogReads.get(key);
+  if (p) {
+    // Most recently used last: the oldest read is the one dropped.
+    catalogReads.delete(key);
+    catalogReads.set(key, p);
+    return p;
+  }
+  p = readCatalog(repo, sources, { since });
+  catalogReads.set(key, p);
+  if (catalogReads.size > CATALOG_READS_KEPT) catalogReads.delete(catalogReads.keys().next().value as string);
+  // observed: the caller awaits p and gets the error; this only forgets the failed read
+  p.catch(() => catalogReads.delete(key));
+  return p;
+}
+
 export interface ListOptions extends TargetOptions {
   experiment?: string;
   /** Only runs holding this target. */
@@ -274,7 +300,7 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
   if (tips.remote) sources.push({ tip: tips.remote, where: 'remote' });
   // The newest tip first: where both list a run, its row is the one shown.
   if (view.newest === 'remote') sources.reverse();
-  const read: CatalogRead = sources.length > 0 ? await readCatalog(target.repo, sources, { since: opts.since }) : { runs: [], unreadable: 0 };
+  const read: CatalogRead = sources.length > 0 ? await readCatalogOnce(target.repo, sources, opts.since) : { runs: [], unreadable: 0 };
   let filtered = read.runs.filter(
     (r) =>
       (opts.experiment === undefined || r.experiment === opts.experiment) &&
