@@ -15,7 +15,8 @@ import { HttpError, type Handler, type Reply, type Request, type Router } from '
 import { listProjects } from './projects.js';
 import { remoteStatus, remoteSync, RemoteState } from './remote-api.js';
 import { RunCache } from './run-cache.js';
-import { parseRunsQuery, RunsData } from './runs-api.js';
+import { parseRunsQuery, RunsData, runsAnswer } from './runs-api.js';
+import type { ConfigAnswer, FeedbackWriteAnswer, RunDetailAnswer, TagsWriteAnswer, TestDetailAnswer } from './api-types.js';
 import type { ListResult } from '../results-branch/read/list.js';
 import { DEFAULT_SLOPE_THRESHOLD, trend, type TrendReport } from '../trend/index.js';
 import { readRegularText } from '../util/safe-open.js';
@@ -85,7 +86,7 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
       /** entries: test_id -> reviewer -> {feedback, reviewer, updated_at, revision}. */
       feedback: fb?.document ?? null,
       notes: fb?.notes ?? [],
-    },
+    } satisfies RunDetailAnswer,
   };
 }
 
@@ -159,7 +160,7 @@ async function testDetail(ctx: ApiContext, opts: TargetOptions, req: Request): P
       message_count: messageCount,
       missing: payloads.missing,
       fetched: payloads.fetched,
-    },
+    } satisfies TestDetailAnswer,
   };
 }
 
@@ -285,7 +286,7 @@ async function postTags(_ctx: ApiContext, opts: TargetOptions, req: Request): Pr
     remove: stringList(body.remove, 'remove'),
     expectRevision: expect,
   });
-  return { json: { changed: res.changed, tags: res.document, commit: res.commit, push: jsonKeys(res.push) } };
+  return { json: { changed: res.changed, tags: res.document, commit: res.commit, push: jsonKeys(res.push) } satisfies TagsWriteAnswer };
 }
 
 async function postFeedback(_ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
@@ -306,7 +307,16 @@ async function postFeedback(_ctx: ApiContext, opts: TargetOptions, req: Request)
     reviewer: body.reviewer as string | undefined,
     expectRevision: body.expect_revision,
   });
-  return { json: { changed: res.changed, reviewer: res.reviewer, entry: res.entry, feedback: res.document, commit: res.commit, push: jsonKeys(res.push) } };
+  return {
+    json: {
+      changed: res.changed,
+      reviewer: res.reviewer,
+      entry: res.entry,
+      feedback: res.document,
+      commit: res.commit,
+      push: jsonKeys(res.push),
+    } satisfies FeedbackWriteAnswer,
+  };
 }
 
 export function registerApi(router: Router, ctx: ApiContext): void {
@@ -329,12 +339,12 @@ export function registerApi(router: Router, ctx: ApiContext): void {
   router.add(
     'GET',
     '/api/config',
-    wrap(async () => ({ json: { read_only: ctx.readOnly, projects: (await listProjects(ctx.base)).projects } })),
+    wrap(async () => ({ json: { read_only: ctx.readOnly, projects: (await listProjects(ctx.base)).projects } satisfies ConfigAnswer })),
   );
 
   both('GET', '/remote/status', async (c, opts) => ({ json: await remoteStatus(opts, c.remote) }));
   both('POST', '/remote/sync', async (c, opts) => ({ json: await remoteSync(opts, c.remote) }), true);
-  both('GET', '/runs', async (c, opts, req) => ({ json: jsonKeys(await c.runs.list(opts, parseRunsQuery(req.query))) }));
+  both('GET', '/runs', async (c, opts, req) => ({ json: runsAnswer(await c.runs.list(opts, parseRunsQuery(req.query))) }));
   both('GET', '/runs/:runId', runDetail);
   both('GET', '/runs/:runId/report', runReport);
   both('GET', '/runs/:runId/tests/:testId', testDetail);

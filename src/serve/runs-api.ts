@@ -11,6 +11,8 @@ import { listRuns, type ListedRun, type ListResult } from '../results-branch/rea
 import { runWhereabouts } from '../results-branch/read/run-whereabouts.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { HttpError } from './http.js';
+import type { RunsAnswer } from './api-types.js';
+import { jsonKeys } from '../util/json-keys.js';
 
 export interface RunsQuery {
   experiment?: string;
@@ -42,6 +44,14 @@ export interface RunsPage {
   unreadable: number;
   /** Which tip was read (the newest of local and remote-tracking) and how fresh the remote side is. */
   read: ListResult['read'];
+}
+
+/** The page as `GET /api/runs` answers it: its keys in snake_case (jsonKeys), checked against the answer type the page reads. */
+export function runsAnswer(page: RunsPage): RunsAnswer {
+  // Checked here: the page carries every field of the answer under the answer's name (jsonKeys
+  // renames only camelCase keys, which RunsAnswer does not name).
+  const checked: RunsAnswer = page;
+  return jsonKeys(checked) as RunsAnswer;
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
