@@ -205,6 +205,24 @@ function catalogEntry(v: unknown, day: string): Row | null {
   return row;
 }
 
+/** The filter choices over every run read: experiments and targets, sorted (computed once per read). */
+const facetsKept = new WeakMap<CatalogRead, ListResult['facets']>();
+function facetsOf(read: CatalogRead): ListResult['facets'] {
+  let f = facetsKept.get(read);
+  if (!f) {
+    const experiments = new Set<string>();
+    const targets = new Set<string>();
+    for (const r of read.runs) {
+      experiments.add(r.experiment);
+      for (const t of r.targets) targets.add(t);
+    }
+    f = { experiments: [...experiments].sort(), targets: [...targets].sort() };
+    facetsKept.set(read, f);
+  }
+  // A copy: callers may sort or extend what they get.
+  return { experiments: [...f.experiments], targets: [...f.targets] };
+}
+
 /**
  * What readCatalog read, kept in this process for the last few (repository, tips, since) asked: a
  * commit id names the exact tree, so a kept read is never stale, and a server listing a branch of
@@ -301,12 +319,15 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
   // The newest tip first: where both list a run, its row is the one shown.
   if (view.newest === 'remote') sources.reverse();
   const read: CatalogRead = sources.length > 0 ? await readCatalogOnce(target.repo, sources, opts.since) : { runs: [], unreadable: 0 };
-  let filtered = read.runs.filter(
-    (r) =>
-      (opts.experiment === undefined || r.experiment === opts.experiment) &&
-      (opts.target === undefined || r.targets.includes(opts.target)) &&
-      (opts.until === undefined || r.day <= opts.until),
-  );
+  const unfiltered = opts.experiment === undefined && opts.target === undefined && opts.until === undefined;
+  let filtered = unfiltered
+    ? read.runs
+    : read.runs.filter(
+        (r) =>
+          (opts.experiment === undefined || r.experiment === opts.experiment) &&
+          (opts.target === undefined || r.targets.includes(opts.target)) &&
+          (opts.until === undefined || r.day <= opts.until),
+      );
   const offset = opts.offset ?? 0;
   const page = <T>(xs: T[]): T[] => xs.slice(offset, opts.limit === undefined ? undefined : offset + opts.limit);
   const wantTags = (opts.tag ?? []).filter((t) => t !== '');
@@ -338,12 +359,6 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
     tips.local && hasLegacyRuns && !opts.remoteOnly && opts.since === undefined
       ? await runsMissingFromCatalog(target.repo, tips.local, new Set(read.runs.map((r) => r.run_id)))
       : [];
-  const experiments = new Set<string>();
-  const targets = new Set<string>();
-  for (const r of read.runs) {
-    experiments.add(r.experiment);
-    for (const t of r.targets) targets.add(t);
-  }
   return {
     missingFromCatalog: missing,
     warnings: missing.length > 0 ? [missingRunsWarning(results.name, missing)] : [],
@@ -352,7 +367,7 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
     tips,
     total: read.runs.length,
     matched: matchedBeforeLimit ?? filtered.length,
-    facets: { experiments: [...experiments].sort(), targets: [...targets].sort() },
+    facets: facetsOf(read),
     runs: matchedBeforeLimit === null ? page(filtered) : filtered,
     unreadable: read.unreadable,
     read: view,
