@@ -59,10 +59,8 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 type Row = Omit<ListedRun, 'where'>;
 
-/** Newest first; runs without a day ("undated") after every dated one, whatever their timestamp field holds. */
+/** Newest first by timestamp, then run id (the listing puts undated runs after every dated one first: readCatalog). */
 function newestFirst(a: Row, b: Row): number {
-  const dated = Number(DAY.test(b.day)) - Number(DAY.test(a.day));
-  if (dated !== 0) return dated;
   if (a.timestamp !== b.timestamp) return a.timestamp < b.timestamp ? 1 : -1;
   return a.run_id === b.run_id ? 0 : a.run_id < b.run_id ? 1 : -1;
 }
@@ -152,7 +150,12 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
       if (row && !catalogued.has(d.path) && (opts.since === undefined || row.day >= opts.since)) add(row, where);
     }
   }
-  const sorted = [...runs.values()].sort(newestFirst);
+  // Runs without a day ("undated") after every dated one, whatever their timestamp field holds;
+  // whether a run is dated is decided once per run, not per comparison (100,000 runs: 1.7 million).
+  const sorted = [...runs.values()]
+    .map((r) => ({ r, dated: Number(DAY.test(r.day)) }))
+    .sort((a, b) => b.dated - a.dated || newestFirst(a.r, b.r))
+    .map((x) => x.r);
   return { runs: sorted, unreadable, legacyRunsOn, dirTrees };
 }
 
