@@ -96,7 +96,7 @@ describe('pullRunsBatch', () => {
       );
       await expect(pull({ cwd: user.work, runId: victim.runId, out: join(into, 'alone'), withArtifacts: true })).rejects.toThrow(/does not match its pointer/);
     } finally {
-      await updateRef(repo, ARTIFACTS_REF, old, commit);
+      await updateRef(repo, ARTIFACTS_REF, old!, commit);
     }
   });
 });
