@@ -57,6 +57,8 @@ export interface LsTreeOptions {
    * itself, "dir/" lists its children (recursively with `recursive`).
    */
   path?: string;
+  /** Several such paths in one listing (each taken as `path` is; with `path`, both). */
+  paths?: readonly string[];
   recursive?: boolean;
   /** Also report blob sizes (costs one object header lookup per blob). */
   long?: boolean;
@@ -69,7 +71,8 @@ export async function lsTree(repo: Repo, treeish: string, opts: LsTreeOptions = 
   if (opts.recursive) args.push('-r');
   if (opts.long) args.push('-l');
   args.push('--end-of-options', treeish);
-  if (opts.path !== undefined) args.push('--', opts.path);
+  const paths = [...(opts.path === undefined ? [] : [opts.path]), ...(opts.paths ?? [])];
+  if (paths.length > 0) args.push('--', ...paths);
   const r = await gitIn(repo, args);
   const entries: TreeEntry[] = [];
   for (const rec of r.stdout.toString('utf8').split('\0')) {

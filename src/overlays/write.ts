@@ -349,6 +349,12 @@ export async function readFeedback(opts: OverlayReadOptions & { testId?: string 
   return { runId: opts.runId, notes: feedbackNotes(document, opts.testId), document };
 }
 
+/** A run's tags and feedback from its tags.json and feedback.json texts (null: none), as readTags and readFeedback answer. */
+export function overlaysOfText(tags: string | null, feedback: string | null): { tags: TagsDoc; feedback: { notes: FeedbackNote[]; document: FeedbackDoc } } {
+  const document = feedbackOf(feedback);
+  return { tags: tagsOf(tags), feedback: { notes: feedbackNotes(document), document } };
+}
+
 /**
  * An overlay file of a run as the team's branch has it (results-branch/repo/team-tip.ts: the newer
  * of the local branch and the remote-tracking ref; when they diverged, the first that holds the

@@ -5,7 +5,7 @@
  * Every data route exists twice, like AgentV's: `/api/...` for the project the server was started
  * in, `/api/projects/:projectId/...` for a `projects[]` entry of `.agentv/config.yaml`.
  */
-import { editTags, readFeedback, readTags, setFeedback } from '../overlays/write.js';
+import { editTags, overlaysOfText, readFeedback, readTags, setFeedback } from '../overlays/write.js';
 import type { TargetOptions } from '../results-branch/repo/target.js';
 import { CONTENT_SECURITY_POLICY } from '../report/template.js';
 import { compareRuns } from '../compare/compare.js';
@@ -15,7 +15,8 @@ import { HttpError, type Handler, type Reply, type Request, type Router } from '
 import { listProjects } from './projects.js';
 import { remoteStatus, remoteSync, RemoteState } from './remote-api.js';
 import { RunCache } from './run-cache.js';
-import { parseRunsQuery, RunsData } from './runs-api.js';
+import { parseRunsQuery, RunsData, runsAnswer } from './runs-api.js';
+import type { ConfigAnswer, FeedbackWriteAnswer, RunDetailAnswer, TagsWriteAnswer, TestDetailAnswer } from './api-types.js';
 import type { ListResult } from '../results-branch/read/list.js';
 import { DEFAULT_SLOPE_THRESHOLD, trend, type TrendReport } from '../trend/index.js';
 import { readRegularText } from '../util/safe-open.js';
@@ -61,8 +62,10 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
   // The run's figures come from the function `summary` prints (summary.json when valid, else
   // recomputed), under the id the run is listed by.
   const { loaded, summary } = await ctx.cache.load(opts, run);
-  // optional: a run without overlays (or unreadable ones) shows none
-  const [tags, fb] = await Promise.all([readTags({ ...opts, runId: id }).catch(() => null), readFeedback({ ...opts, runId: id }).catch(() => null)]);
+  // A kept listing (the static site) read the overlays with the run, from the tip that lists it.
+  const pre = ctx.runs.fixed ? ctx.cache.prefetchedOverlays(opts, id) : undefined;
+  const fromPre = pre && safeOverlays(pre);
+  const [tags, fb] = fromPre ? [fromPre.tags, fromPre.feedback] : await branchOverlays(opts, id);
   return {
     json: {
       run,
@@ -83,8 +86,24 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
       /** entries: test_id -> reviewer -> {feedback, reviewer, updated_at, revision}. */
       feedback: fb?.document ?? null,
       notes: fb?.notes ?? [],
-    },
+    } satisfies RunDetailAnswer,
   };
+}
+
+/** The run's tags and feedback as the branch has them now. */
+function branchOverlays(opts: TargetOptions, runId: string) {
+  // optional: a run without overlays (or unreadable ones) shows none
+  return Promise.all([readTags({ ...opts, runId }).catch(() => null), readFeedback({ ...opts, runId }).catch(() => null)]);
+}
+
+/** Overlays from their texts, or null when one does not parse (the branch is then read, as without them). */
+function safeOverlays(pre: { tags: string | null; feedback: string | null }): ReturnType<typeof overlaysOfText> | null {
+  try {
+    return overlaysOfText(pre.tags, pre.feedback);
+  } catch {
+    // unparsable: readTags/readFeedback read it again and answer as they always do (no overlays shown)
+    return null;
+  }
 }
 
 async function runReport(ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
@@ -141,7 +160,7 @@ async function testDetail(ctx: ApiContext, opts: TargetOptions, req: Request): P
       message_count: messageCount,
       missing: payloads.missing,
       fetched: payloads.fetched,
-    },
+    } satisfies TestDetailAnswer,
   };
 }
 
@@ -267,7 +286,7 @@ async function postTags(_ctx: ApiContext, opts: TargetOptions, req: Request): Pr
     remove: stringList(body.remove, 'remove'),
     expectRevision: expect,
   });
-  return { json: { changed: res.changed, tags: res.document, commit: res.commit, push: jsonKeys(res.push) } };
+  return { json: { changed: res.changed, tags: res.document, commit: res.commit, push: jsonKeys(res.push) } satisfies TagsWriteAnswer };
 }
 
 async function postFeedback(_ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
@@ -288,7 +307,16 @@ async function postFeedback(_ctx: ApiContext, opts: TargetOptions, req: Request)
     reviewer: body.reviewer as string | undefined,
     expectRevision: body.expect_revision,
   });
-  return { json: { changed: res.changed, reviewer: res.reviewer, entry: res.entry, feedback: res.document, commit: res.commit, push: jsonKeys(res.push) } };
+  return {
+    json: {
+      changed: res.changed,
+      reviewer: res.reviewer,
+      entry: res.entry,
+      feedback: res.document,
+      commit: res.commit,
+      push: jsonKeys(res.push),
+    } satisfies FeedbackWriteAnswer,
+  };
 }
 
 export function registerApi(router: Router, ctx: ApiContext): void {
@@ -311,12 +339,12 @@ export function registerApi(router: Router, ctx: ApiContext): void {
   router.add(
     'GET',
     '/api/config',
-    wrap(async () => ({ json: { read_only: ctx.readOnly, projects: (await listProjects(ctx.base)).projects } })),
+    wrap(async () => ({ json: { read_only: ctx.readOnly, projects: (await listProjects(ctx.base)).projects } satisfies ConfigAnswer })),
   );
 
   both('GET', '/remote/status', async (c, opts) => ({ json: await remoteStatus(opts, c.remote) }));
   both('POST', '/remote/sync', async (c, opts) => ({ json: await remoteSync(opts, c.remote) }), true);
-  both('GET', '/runs', async (c, opts, req) => ({ json: jsonKeys(await c.runs.list(opts, parseRunsQuery(req.query))) }));
+  both('GET', '/runs', async (c, opts, req) => ({ json: runsAnswer(await c.runs.list(opts, parseRunsQuery(req.query))) }));
   both('GET', '/runs/:runId', runDetail);
   both('GET', '/runs/:runId/report', runReport);
   both('GET', '/runs/:runId/tests/:testId', testDetail);

@@ -19,7 +19,11 @@ import { generateReport } from '../report/generate.js';
 import type { LoadedRun } from '../runs/read/run-reader.js';
 import { openRun, type RunHandle } from '../runs/read/run-handle.js';
 import { summarizeRun, type RunSummaryReport } from '../runs/summary.js';
-import type { ListedRun } from '../results-branch/read/list.js';
+import type { ListedRun, ListResult } from '../results-branch/read/list.js';
+import { pullRunsBatch } from '../results-branch/read/pull-batch.js';
+
+/** A run's private copy's directory name: a hash of (project, run id). */
+const dirName = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 24);
 
 /**
  * Dispose of a cached run's handle (its derived scratch copy). Best effort: a handle that never
@@ -53,6 +57,7 @@ export class RunCache {
   private reports = new Map<string, Promise<{ file: string; missing: PayloadsResult['missing'] }>>();
   private loaded = new Map<string, { handle: Promise<RunHandle>; run: Promise<LoadedRun> }>();
   private answers = new Map<string, Promise<unknown>>();
+  private overlays = new Map<string, { tags: string | null; feedback: string | null }>();
 
   constructor(private readonly maxRuns = DEFAULT_MAX_CACHED_RUNS) {}
 
@@ -91,7 +96,7 @@ export class RunCache {
     if (p) this.touch(key, p);
     else {
       p = (async () => {
-        const dir = join(await this.dirRoot(), createHash('sha256').update(key).digest('hex').slice(0, 24));
+        const dir = join(await this.dirRoot(), dirName(key));
         await pull({ ...opts, runId, out: dir, force: true });
         return dir;
       })();
@@ -103,6 +108,29 @@ export class RunCache {
       });
     }
     return p;
+  }
+
+  /**
+   * Many runs pulled at once, with their payloads (results-branch/read/pull-batch.ts: a few git
+   * processes for all of them, where `workspace` spends several on each): the static site asks
+   * about runs by the hundred. A run the batch leaves out is pulled alone on first use, as ever.
+   * Each run's overlays, read from the same tip, are kept for `prefetchedOverlays`.
+   */
+  async prefetch(opts: TargetOptions, listed: Pick<ListResult, 'tips' | 'read'>, runs: ListedRun[]): Promise<void> {
+    const keyOf = (runId: string) => `${opts.project ?? ''}\0${runId}`;
+    const todo = runs.filter((r) => !this.pulled.has(keyOf(r.run_id)));
+    if (todo.length === 0) return;
+    const root = await this.dirRoot();
+    const got = await pullRunsBatch({ ...opts, listed, runs: todo, withArtifacts: true, destOf: (id) => join(root, dirName(keyOf(id))) });
+    for (const [id, r] of got) {
+      this.pulled.set(keyOf(id), Promise.resolve(r.dir));
+      if (r.overlays) this.overlays.set(keyOf(id), r.overlays);
+    }
+  }
+
+  /** The tags.json and feedback.json texts `prefetch` read with the run (undefined: not prefetched). */
+  prefetchedOverlays(opts: TargetOptions, runId: string): { tags: string | null; feedback: string | null } | undefined {
+    return this.overlays.get(`${opts.project ?? ''}\0${runId}`);
   }
 
   /** True when this server has pulled the run, or is pulling it (a failed pull is forgotten). */

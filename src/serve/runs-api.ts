@@ -11,6 +11,8 @@ import { listRuns, type ListedRun, type ListResult } from '../results-branch/rea
 import { runWhereabouts } from '../results-branch/read/run-whereabouts.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { HttpError } from './http.js';
+import type { RunsAnswer } from './api-types.js';
+import { jsonKeys } from '../util/json-keys.js';
 
 export interface RunsQuery {
   experiment?: string;
@@ -42,6 +44,14 @@ export interface RunsPage {
   unreadable: number;
   /** Which tip was read (the newest of local and remote-tracking) and how fresh the remote side is. */
   read: ListResult['read'];
+}
+
+/** The page as `GET /api/runs` answers it: its keys in snake_case (jsonKeys), checked against the answer type the page reads. */
+export function runsAnswer(page: RunsPage): RunsAnswer {
+  // Checked here: the page carries every field of the answer under the answer's name (jsonKeys
+  // renames only camelCase keys, which RunsAnswer does not name).
+  const checked: RunsAnswer = page;
+  return jsonKeys(checked) as RunsAnswer;
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -107,6 +117,8 @@ export class RunsData {
   async list(opts: TargetOptions, q: RunsQuery): Promise<RunsPage> {
     const listed = await listRuns({
       ...opts,
+      // Resolved once for the server's life (a resolve is several git processes a request).
+      resolved: await this.target(opts),
       experiment: q.experiment,
       target: q.target,
       since: q.since,
@@ -130,9 +142,17 @@ export class RunsData {
     };
   }
 
+  /** True when answers come from one kept listing (the static site): the branch is not read again. */
+  get fixed(): boolean {
+    return this.listed !== undefined;
+  }
+
+  /** The kept listing's runs by id (built once: the site looks up each of thousands of runs). */
+  private byId: Map<string, ListedRun> | null = null;
+
   /** Every run of the branch (the kept listing, or the branch read now). */
   async listing(opts: TargetOptions): Promise<ListResult> {
-    return this.listed ?? listRuns(opts);
+    return this.listed ?? listRuns({ ...opts, resolved: await this.target(opts) });
   }
 
   /**
@@ -142,7 +162,8 @@ export class RunsData {
    */
   async find(opts: TargetOptions, runId: string): Promise<{ run: ListedRun; tips: ListResult['tips'] }> {
     const listed = await this.listing(opts);
-    const run = listed.runs.find((r) => r.run_id === runId);
+    if (this.listed !== undefined && this.byId === null) this.byId = new Map(this.listed.runs.map((r) => [r.run_id, r]));
+    const run = this.listed !== undefined ? this.byId?.get(runId) : listed.runs.find((r) => r.run_id === runId);
     if (run) return { run, tips: listed.tips };
     const where = await runWhereabouts({ ...opts, runId });
     if (where.state === 'archived')

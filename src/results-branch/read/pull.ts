@@ -85,7 +85,7 @@ export interface PullResult {
   };
 }
 
-interface RunFile {
+export interface RunFile {
   path: string;
   data: Buffer;
   executable: boolean;
@@ -137,17 +137,7 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   const byPath = new Map<string, RunFile>();
   for (const f of [...files, ...payloadFiles, ...originals]) byPath.set(f.path, f);
   opts.onStep?.(`writing ${byPath.size} files`);
-  const out = await AtomicDir.create(dirname(dest), { hint: basename(dest) });
-  try {
-    for (const f of byPath.values()) {
-      out.writeSync(f.path, f.data);
-      if (f.executable) chmodSync(out.path(f.path), 0o755);
-    }
-    await out.commit(basename(dest));
-  } catch (err) {
-    await out.abort();
-    throw err;
-  }
+  await writeRunDir(dest, byPath.values());
   return {
     runId: loc.runId,
     dir: dest,
@@ -298,10 +288,47 @@ async function inArchive(repo: Repo, tip: string, places: RunLocation[]): Promis
   return null;
 }
 
+/** A run's workspace written atomically at `dest` (a temporary directory beside it, renamed into place). */
+export async function writeRunDir(dest: string, files: Iterable<RunFile>): Promise<void> {
+  const out = await AtomicDir.create(dirname(dest), { hint: basename(dest) });
+  try {
+    for (const f of files) {
+      out.writeSync(f.path, f.data);
+      if (f.executable) chmodSync(out.path(f.path), 0o755);
+    }
+    await out.commit(basename(dest));
+  } catch (err) {
+    await out.abort();
+    throw err;
+  }
+}
+
 /** The run's files from its tree entries under `base` (its path on the tip it was found on), relative to the run. */
 async function readRunFiles(repo: Repo, loc: RunLocation, entries: TreeEntry[], base: string): Promise<RunFile[]> {
+  const wanted = runFileEntries(loc, entries, base);
+  const blobs = await readBlobs(repo, [...new Set(wanted.map((w) => w.sha))]);
+  return runFilesFrom(loc, repo, wanted, blobs);
+}
+
+/** A run's files from the blobs read for its entries (a missing blob is a broken repository). */
+export function runFilesFrom(loc: RunLocation, repo: Repo, wanted: RunFileEntry[], blobs: Map<string, Buffer | null>): RunFile[] {
+  return wanted.map((w) => {
+    const data = blobs.get(w.sha);
+    if (!data) throw new ReadError(`object ${w.sha} (${loc.path}/${w.path}) is missing from ${repo.commonDir} — run \`git fsck\``, 'git');
+    return { path: w.path, data, executable: w.executable };
+  });
+}
+
+export interface RunFileEntry {
+  path: string;
+  sha: string;
+  executable: boolean;
+}
+
+/** The run's tree entries under `base` checked (regular files only, every path inside the run), relative to the run. */
+export function runFileEntries(loc: RunLocation, entries: TreeEntry[], base: string): RunFileEntry[] {
   const prefix = `${base}/`;
-  const wanted: { path: string; sha: string; executable: boolean }[] = [];
+  const wanted: RunFileEntry[] = [];
   for (const e of entries) {
     const rel = e.path.slice(prefix.length);
     if (e.type !== 'blob' || (e.mode !== '100644' && e.mode !== '100755')) {
@@ -315,12 +342,7 @@ async function readRunFiles(repo: Repo, loc: RunLocation, entries: TreeEntry[], 
     }
     wanted.push({ path: rel, sha: e.sha, executable: e.mode === '100755' });
   }
-  const blobs = await readBlobs(repo, [...new Set(wanted.map((w) => w.sha))]);
-  return wanted.map((w) => {
-    const data = blobs.get(w.sha);
-    if (!data) throw new ReadError(`object ${w.sha} (${loc.path}/${w.path}) is missing from ${repo.commonDir} — run \`git fsck\``, 'git');
-    return { path: w.path, data, executable: w.executable };
-  });
+  return wanted;
 }
 
 /**
@@ -538,7 +560,7 @@ async function readBucketPayloads(
   }
 }
 
-function checkContent(loc: RunLocation, path: string, data: Buffer, size: number | undefined, sha256: string, where: string): void {
+export function checkContent(loc: RunLocation, path: string, data: Buffer, size: number | undefined, sha256: string, where: string): void {
   const sha = createHash('sha256').update(data).digest('hex');
   if ((size !== undefined && data.length !== size) || sha !== sha256) {
     throw new ReadError(

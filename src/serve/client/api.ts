@@ -28,7 +28,11 @@ export function prefix(project = scope.project): string {
 // biome-ignore lint/suspicious/noExplicitAny: API answers are JSON read defensively by each view
 export type Json = any;
 
-export async function api(path: string, method = 'GET', body?: unknown): Promise<Json> {
+/**
+ * One request to the API. `T`: the answer's type, from serve/api-types.ts (the server's answer
+ * builders are checked against the same types); the views still not typed there take `Json`.
+ */
+export async function api<T = Json>(path: string, method = 'GET', body?: unknown): Promise<T> {
   if (STATIC) {
     if (method !== 'GET') throw new ApiError('this is a read-only copy of the results (agentv-results site): nothing can be changed here', 405);
     return staticAnswer(path).catch((e: unknown) => {

@@ -1,5 +1,6 @@
 /** The Runs view: the listing (filters, pages, selection for compare) and one run (tests paged); one test is test-detail.ts. */
-import { api, ApiError, type Json, painted, READ_ONLY, reportHref, scope, withProject } from './api.js';
+import { api, ApiError, painted, READ_ONLY, reportHref, scope, withProject } from './api.js';
+import type { FeedbackWriteAnswer, RunDetailAnswer, RunRowAnswer, RunsAnswer, RunTestAnswer, TagsWriteAnswer } from '../api-types.js';
 import { badge, byId, clear, cost, d, dur, el, fillSelect, flash, link, pct, score, stat } from './dom.js';
 import { go, href, type Route } from './route.js';
 import { hideTest, showTest } from './test-detail.js';
@@ -13,7 +14,7 @@ const selected = new Map<string, string>();
 let runsKey = '';
 let runsSeq = 0;
 let runSeq = 0;
-let run: Json = null;
+let run: RunDetailAnswer | null = null;
 let runKey = '';
 /** The key of the run whose figures are on screen ('' when none). */
 let shownKey = '';
@@ -51,8 +52,8 @@ function loadRuns(q: URLSearchParams): Promise<void> {
   lastQuery = q;
   const seq = ++runsSeq;
   flash('runs-msg', '');
-  return api(`/runs?${query}`)
-    .then((page: Json) => {
+  return api<RunsAnswer>(`/runs?${query}`)
+    .then((page) => {
       // Filters change faster than answers come back: only the newest request may paint.
       if (seq !== runsSeq) return;
       runsBranch = page.branch;
@@ -92,7 +93,7 @@ function loadRuns(q: URLSearchParams): Promise<void> {
     });
 }
 
-function runRow(r: Json): HTMLTableRowElement {
+function runRow(r: RunRowAnswer): HTMLTableRowElement {
   const tr = el('tr');
   tr.setAttribute('data-run', r.run_id);
   const pick = el('input');
@@ -211,8 +212,8 @@ function showRun(id: string, q: URLSearchParams, test: string | null): Promise<v
   runKey = key;
   flash('run-msg', 'loading…');
   const seq = ++runSeq;
-  return api(`/runs/${encodeURIComponent(id)}`)
-    .then((r: Json) => {
+  return api<RunDetailAnswer>(`/runs/${encodeURIComponent(id)}`)
+    .then((r) => {
       if (seq !== runSeq) return;
       run = r;
       shownKey = key;
@@ -230,7 +231,7 @@ function showRun(id: string, q: URLSearchParams, test: string | null): Promise<v
       byId('run-report').setAttribute('href', reportHref(id));
       renderTags();
       const sel = byId<HTMLSelectElement>('fb-test');
-      fillSelect(sel, [...new Set<string>(r.tests.map((t: Json) => t.test_id))], sel.value, 0);
+      fillSelect(sel, [...new Set<string>(r.tests.map((t) => t.test_id))], sel.value, 0);
       followTest(test);
       renderTests(id, page);
       byId('run-body').hidden = false;
@@ -250,7 +251,8 @@ function showRun(id: string, q: URLSearchParams, test: string | null): Promise<v
 }
 
 function renderTests(id: string, page: number): void {
-  const tests: Json[] = run.tests;
+  if (!run) return;
+  const tests: RunTestAnswer[] = run.tests;
   const pages = Math.max(1, Math.ceil(tests.length / TESTS_PAGE));
   const p = Math.min(page, pages);
   const body = byId('tests-body');
@@ -275,10 +277,10 @@ function renderTests(id: string, page: number): void {
     tr.appendChild(el('td', 'num', dur(t.duration_ms)));
     // Feedback is keyed by test, not by target: shown once, on the test's first row.
     const cell = el('td', 'feedback');
-    const notes = Object.hasOwn(fb, t.test_id) && !noted.has(t.test_id) ? fb[t.test_id] : null;
+    const notes = Object.hasOwn(fb, t.test_id) && !noted.has(t.test_id) ? fb[t.test_id] : undefined;
     if (notes) {
       noted.add(t.test_id);
-      for (const who of Object.keys(notes)) cell.appendChild(el('div', null, `${notes[who].feedback} — ${who}`));
+      for (const [who, note] of Object.entries(notes)) cell.appendChild(el('div', null, `${note.feedback} — ${who}`));
       if ((targetsOf.get(t.test_id) ?? 0) > 1) cell.appendChild(el('div', 'muted', '(on the test, every target)'));
     }
     tr.appendChild(cell);
@@ -325,9 +327,10 @@ function reloadRun(): Promise<void> {
 function editTags(add: string[], remove: string[]): void {
   if (!run) return;
   flash('tag-msg', 'saving…');
-  api(`/runs/${encodeURIComponent(run.run.run_id)}/tags`, 'POST', { add, remove, expect_revision: run.tags?.tag_revision ?? '' })
-    .then((res: Json) => {
-      run.tags = res.tags;
+  const shown = run;
+  api<TagsWriteAnswer>(`/runs/${encodeURIComponent(run.run.run_id)}/tags`, 'POST', { add, remove, expect_revision: run.tags?.tag_revision ?? '' })
+    .then((res) => {
+      shown.tags = res.tags;
       renderTags();
       flash('tag-msg', res.changed ? 'saved' : 'no change');
       runsKey = '';
@@ -387,8 +390,9 @@ export function initRuns(): void {
     flash('fb-msg', 'saving…');
     const test = byId<HTMLSelectElement>('fb-test').value;
     const entries = run.feedback?.entries ?? {};
-    const mine = Object.hasOwn(entries, test) && Object.hasOwn(entries[test], who) ? entries[test][who] : null;
-    api(`/runs/${encodeURIComponent(run.run.run_id)}/feedback`, 'POST', {
+    const onTest = Object.hasOwn(entries, test) ? entries[test] : undefined;
+    const mine = onTest && Object.hasOwn(onTest, who) ? onTest[who] : undefined;
+    api<FeedbackWriteAnswer>(`/runs/${encodeURIComponent(run.run.run_id)}/feedback`, 'POST', {
       test_id: test,
       text: byId<HTMLTextAreaElement>('fb-text').value,
       reviewer: who,

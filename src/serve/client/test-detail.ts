@@ -2,7 +2,8 @@
  * One test of a run in the Dashboard (#/runs/<run>/tests/<test>): its Grading, Answer and
  * Transcript tabs, read lazily from the API, the transcript in parts under the size cap.
  */
-import { api, type Json, painted, scope, withProject } from './api.js';
+import { api, painted, scope, withProject } from './api.js';
+import type { ReportGrader, TestDetailAnswer } from '../api-types.js';
 import { badge, byId, bytes, clear, cost, dur, el, flash, link, score } from './dom.js';
 import { href } from './route.js';
 
@@ -48,7 +49,7 @@ export function showTest(id: string, testId: string, q: URLSearchParams): Promis
     a.id = `test-tab-${t}`;
     tabs.appendChild(a);
   }
-  const show = (detail: Json) => {
+  const show = (detail: TestDetailAnswer | null) => {
     for (const t of TABS) byId(`test-${t}`).hidden = t !== tab;
     sec.setAttribute('data-tab', tab);
     void detail;
@@ -62,12 +63,12 @@ export function showTest(id: string, testId: string, q: URLSearchParams): Promis
   flash('test-msg', 'loading the test’s grading and transcript…');
   const seq = ++testSeq;
   const started = performance.now();
-  return api(`/runs/${encodeURIComponent(id)}/tests/${encodeURIComponent(testId)}?${qs}`)
-    .then((r: Json) => {
+  return api<TestDetailAnswer>(`/runs/${encodeURIComponent(id)}/tests/${encodeURIComponent(testId)}?${qs}`)
+    .then((r) => {
       if (seq !== testSeq) return;
       renderTest(r, `/runs/${encodeURIComponent(id)}/tests/${encodeURIComponent(testId)}`, qs, seq);
       show(r);
-      const missing: Json[] = r.missing ?? [];
+      const missing = r.missing ?? [];
       if (missing.length)
         flash(
           'test-msg',
@@ -84,7 +85,7 @@ export function showTest(id: string, testId: string, q: URLSearchParams): Promis
     });
 }
 
-function renderTest(r: Json, path: string, qs: URLSearchParams, seq: number): void {
+function renderTest(r: TestDetailAnswer, path: string, qs: URLSearchParams, seq: number): void {
   const t = r.test;
   const det = r.detail;
   const meta = byId('test-meta');
@@ -99,7 +100,7 @@ function renderTest(r: Json, path: string, qs: URLSearchParams, seq: number): vo
     g.appendChild(el('h4', null, 'Error'));
     g.appendChild(clipped(det.error, 'pre bad'));
   }
-  g.appendChild(el('h4', null, `Assertions (${det.assertions.filter((a: Json) => a.passed).length}/${det.assertions.length} passed)`));
+  g.appendChild(el('h4', null, `Assertions (${det.assertions.filter((a) => a.passed).length}/${det.assertions.length} passed)`));
   const ul = el('ul', 'assertions');
   for (const a of det.assertions) {
     const li = el('li', a.passed ? 'pass' : 'fail');
@@ -111,7 +112,7 @@ function renderTest(r: Json, path: string, qs: URLSearchParams, seq: number): vo
   }
   if (!det.assertions.length) ul.appendChild(el('li', 'muted', 'no assertions recorded'));
   g.appendChild(ul);
-  const graders = (list: Json[], into: HTMLElement) => {
+  const graders = (list: ReportGrader[], into: HTMLElement) => {
     for (const gr of list) {
       const li = el('li');
       li.appendChild(el('strong', null, gr.name));
@@ -158,7 +159,7 @@ function renderTest(r: Json, path: string, qs: URLSearchParams, seq: number): vo
  * One page of the transcript (the server pages it by the size cap), then — when messages remain —
  * a note saying how many, and a button that appends the next page in place.
  */
-function appendMessages(tr: HTMLElement, r: Json, path: string, qs: URLSearchParams, seq: number): void {
+function appendMessages(tr: HTMLElement, r: TestDetailAnswer, path: string, qs: URLSearchParams, seq: number): void {
   const det = r.detail;
   for (const m of det.messages) {
     const box = el('div', 'msg-turn');
@@ -188,8 +189,8 @@ function appendMessages(tr: HTMLElement, r: Json, path: string, qs: URLSearchPar
     btn.textContent = 'loading…';
     const q = new URLSearchParams(qs);
     q.set('from', String(next));
-    api(`${path}?${q}`)
-      .then((page: Json) => {
+    api<TestDetailAnswer>(`${path}?${q}`)
+      .then((page) => {
         if (seq !== testSeq) return;
         more.remove();
         appendMessages(tr, page, path, qs, seq);

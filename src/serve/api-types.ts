@@ -1,0 +1,140 @@
+/**
+ * The Dashboard API's answers: one definition of each, imported by the server's answer builders
+ * (api.ts, runs-api.ts: each answer is checked against its type with `satisfies`) and by the
+ * browser client (serve/client/, compiled by tsconfig.client.json in `npm run typecheck:tests`), so
+ * a field renamed on one side fails the build on the other. Only types, and only from modules with
+ * no Node imports (the client compiles against the DOM library alone).
+ */
+import type { ClippedText, ReportDetail, ReportGrader } from '../report/types.js';
+
+/** One run as the listing shows it (a catalog line, or a run another writer published, with its overlays). */
+export interface RunRowAnswer {
+  run_id: string;
+  experiment: string;
+  day: string;
+  timestamp: string;
+  path: string;
+  targets: string[];
+  total: number;
+  passed: number;
+  failed: number;
+  pass_rate: number;
+  where: 'local' | 'remote' | 'both';
+  writer?: 'agentv-results' | 'agentv';
+  tags: string[];
+  feedback_notes?: number;
+  archived?: string;
+}
+
+/** `GET /api/runs`: a page of the listing. */
+export interface RunsAnswer {
+  branch: string;
+  remote: string | null;
+  tips: { local: string | null; remote: string | null };
+  /** Runs on the branch (before filters). */
+  total: number;
+  /** Runs matching the filters. */
+  matched: number;
+  offset: number;
+  runs: RunRowAnswer[];
+  facets: { experiments: string[]; targets: string[] };
+  unreadable: number;
+  /** Which tip was read and how fresh the remote side is (`description`: one line for people). */
+  read: { branch: string; newest: 'local' | 'remote' | null; description: string };
+}
+
+/** One test row of a run. */
+export interface RunTestAnswer {
+  test_id: string;
+  suite: string;
+  target: string;
+  attempt: number;
+  verdict: 'pass' | 'fail' | 'error';
+  score: number;
+  duration_ms: number | null;
+  cost_usd: number | null;
+  error?: unknown;
+}
+
+/** A tags.json as the API answers it. */
+export interface TagsAnswer {
+  tags: string[];
+  updated_at: string | null;
+  tag_revision: string;
+}
+
+/** One reviewer's note on a test. */
+export interface FeedbackEntryAnswer {
+  feedback: string;
+  reviewer: string;
+  updated_at: string;
+  revision: string;
+  /** The revision this edit replaced (absent on a reviewer's first note on a test). */
+  replaces?: string;
+}
+
+/** A feedback.json: test id -> reviewer -> note. */
+export interface FeedbackAnswer {
+  entries: Record<string, Record<string, FeedbackEntryAnswer>>;
+  updated_at: string | null;
+}
+
+/** `GET /api/runs/:runId`. */
+export interface RunDetailAnswer {
+  run: Omit<RunRowAnswer, 'tags'> & { tags?: string[] };
+  /** The run's figures as `summary` prints them (its keys vary with the run's layout and graders). */
+  summary: Record<string, unknown> | null;
+  tests: RunTestAnswer[];
+  problems: unknown[];
+  tags: TagsAnswer | null;
+  feedback: FeedbackAnswer | null;
+  notes: unknown[];
+}
+
+/** `GET /api/runs/:runId/tests/:testId`: one test's grading, answer and a page of its transcript. */
+export interface TestDetailAnswer {
+  run_id: string;
+  test: Omit<RunTestAnswer, 'error'>;
+  detail: ReportDetail;
+  /** How many texts of the test were clipped to the size cap. */
+  truncated: number;
+  messages_from: number;
+  /** The next page's first message (null: this is the last page). */
+  next_message: number | null;
+  message_count: number;
+  missing: { path: string; key: string; size: number | undefined }[];
+  fetched: boolean;
+}
+
+/** `POST /api/runs/:runId/tags`. */
+export interface TagsWriteAnswer {
+  changed: boolean;
+  tags: TagsAnswer;
+  commit: string | null;
+  push: unknown;
+}
+
+/** `POST /api/runs/:runId/feedback`. */
+export interface FeedbackWriteAnswer {
+  changed: boolean;
+  reviewer: string;
+  entry: FeedbackEntryAnswer | null;
+  feedback: FeedbackAnswer;
+  commit: string | null;
+  push: unknown;
+}
+
+/** `GET /api/config`. */
+export interface ConfigAnswer {
+  read_only: boolean;
+  projects: unknown[];
+}
+
+/** Any failed request: `error` says why; a missing run's `run_state` says which kind of missing. */
+export interface ErrorAnswer {
+  error: string;
+  run_state?: 'unknown' | 'expired' | 'archived' | 'uncatalogued' | 'not_on_site';
+  [field: string]: unknown;
+}
+
+export type { ClippedText, ReportDetail, ReportGrader };
