@@ -30,9 +30,13 @@ export interface ApiContext {
   cache: RunCache;
 }
 
-/** `listed`: answer from this listing of the branch (RunsData), for a reader of a fixed branch such as the static site. */
-export function newApiContext(base: TargetOptions, readOnly: boolean, listed?: ListResult): ApiContext {
-  return { base, readOnly, remote: new RemoteState(), runs: new RunsData(base, listed), cache: new RunCache() };
+/**
+ * `listed`: answer from this listing of the branch (RunsData), for a reader of a fixed branch such as
+ * the static site. `maxCachedRuns`: the run cache's bound (the Dashboard's default; the site, whose
+ * context lives for one batch of prefetched runs, holds the whole batch).
+ */
+export function newApiContext(base: TargetOptions, readOnly: boolean, listed?: ListResult, maxCachedRuns?: number): ApiContext {
+  return { base, readOnly, remote: new RemoteState(), runs: new RunsData(base, listed), cache: new RunCache(maxCachedRuns) };
 }
 
 function stringList(v: unknown, name: string): string[] {

@@ -216,7 +216,8 @@ export async function site(opts: SiteOptions): Promise<SiteResult> {
   let done = jobs.length - todo.length;
   opts.onProgress?.(done, jobs.length);
   for (let i = 0; i < todo.length; i += BATCH) {
-    const ctx = newApiContext(target, true, listed);
+    // The batch's context holds every run it prefetched (a bounded cache would drop them unused).
+    const ctx = newApiContext(target, true, listed, Number.POSITIVE_INFINITY);
     const ask = asker(ctx);
     const batch = todo.slice(i, i + BATCH);
     try {
