@@ -88,7 +88,9 @@ describe("sync adopts AgentV's parked runs", () => {
 
     // What stays is named: status (with its resolve command) and list.
     const status = JSON.parse((await runCli(['status', '--json'], { cwd: d })).stdout);
-    expect(status.extra['sync-branches'].open.map((o: { branch: string }) => o.branch)).toEqual([stuck]);
+    expect(status.extra['sync-branches'].open).toEqual([
+      expect.objectContaining({ branch: stuck, seen_from: 'remote', first_conflict: expect.stringContaining('NOTES.md') }),
+    ]);
     const list = await runCli(['list', '--json'], { cwd: d });
     expect(list.code, list.stderr).toBe(0);
     expect(JSON.parse(list.stdout).sync_branches).toEqual([expect.objectContaining({ branch: stuck })]);

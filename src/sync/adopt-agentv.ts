@@ -25,7 +25,7 @@ import { syncIdent } from './integrate.js';
 import { mergeCommits } from './merge-commits.js';
 import type { PushOutcome } from './push-branches.js';
 import { deleteSyncBranches } from './delete-sync-branch.js';
-import { openSyncBranches, SYNC_PREFIX } from './sync-branch-log.js';
+import { appendSyncRecord, keptSyncBranches, openSyncBranches, SYNC_PREFIX } from './sync-branch-log.js';
 
 /** One sync branch as this sync saw it. */
 export interface SeenSyncBranch {
@@ -103,6 +103,13 @@ export async function mergeSyncBranches(target: PublishTarget, opts: { now?: () 
     if (tip !== start && tip !== null) {
       lock.assertHeld();
       await updateRefs(repo, [{ ref: target.resultsRef, new: tip, old: start }], { message: 'agentv-results: sync took in sync branches' });
+    }
+    // Why each one stayed, once per tip (a daemon retries every slot): `status` shows it.
+    const known = kept.length > 0 ? await keptSyncBranches(repo.commonDir) : new Map();
+    const checkedAt = (opts.now ?? (() => new Date()))().toISOString();
+    for (const k of kept) {
+      if (known.get(k.branch)?.tip === k.tip) continue;
+      await appendSyncRecord(repo.commonDir, { event: 'kept', branch: k.branch, tip: k.tip, reason: k.reason, checked_at: checkedAt });
     }
     return { merged, kept };
   } finally {
