@@ -69,6 +69,10 @@ describe("sync adopts AgentV's parked runs", () => {
     await git(c, ['add', 'NOTES.md']);
     await git(c, ['commit', '-q', '--no-gpg-sign', '-m', 'notes, another version']);
     await git(c, ['push', '-q', 'origin', 'HEAD:agentv/results/v1']);
+    // Another machine's set-aside results with their artifacts twin: landing the rows alone would
+    // leave pointers to payloads the artifacts branch lacks, so sync leaves the pair to --resolve.
+    const twin = parkedName('t0t0t0');
+    await git(c, ['push', '-q', 'origin', `${parked.tip}:refs/heads/${twin}`, `${parked.tip}:refs/heads/agentv/artifacts-sync/${twin.split('/').pop()}`]);
 
     const d = await makeClone(remote, 'd');
     const r = await runCli(['sync', '--json'], { cwd: d });
@@ -83,17 +87,20 @@ describe("sync adopts AgentV's parked runs", () => {
     const ids = (await catalogRows(remote, RESULTS_REF)).map((x) => x.run_id);
     expect(ids).toContain(parked.runId);
     expect(await git(remote, ['merge-base', '--is-ancestor', parked.tip, RESULTS_REF]).then(() => true)).toBe(true);
-    expect(await remoteSyncBranches(remote)).toEqual([stuck]);
-    expect(await git(d, ['for-each-ref', '--format=%(refname)', 'refs/remotes/origin/agentv/results-sync/'])).toBe(`refs/remotes/origin/${stuck}`);
+    expect(await remoteSyncBranches(remote)).toEqual([twin, stuck]);
+    expect(await git(d, ['for-each-ref', '--format=%(refname)', 'refs/remotes/origin/agentv/results-sync/'])).toBe(
+      `refs/remotes/origin/${twin}\nrefs/remotes/origin/${stuck}`,
+    );
 
     // What stays is named: status (with its resolve command) and list.
     const status = JSON.parse((await runCli(['status', '--json'], { cwd: d })).stdout);
     expect(status.extra['sync-branches'].open).toEqual([
+      expect.objectContaining({ branch: twin, seen_from: 'remote' }),
       expect.objectContaining({ branch: stuck, seen_from: 'remote', first_conflict: expect.stringContaining('NOTES.md') }),
     ]);
     const list = await runCli(['list', '--json'], { cwd: d });
     expect(list.code, list.stderr).toBe(0);
-    expect(JSON.parse(list.stdout).sync_branches).toEqual([expect.objectContaining({ branch: stuck })]);
+    expect(JSON.parse(list.stdout).sync_branches).toEqual([expect.objectContaining({ branch: twin }), expect.objectContaining({ branch: stuck })]);
     const text = await runCli(['list'], { cwd: d });
     expect(text.stderr).toContain(stuck);
     // `git fsck` on the remote: nothing dangling was referenced, nothing broken.

@@ -15,7 +15,9 @@
  *     and an empty source: a delete only if it still points there, never a force), then here.
  *
  * Sync branches this repository set aside itself (sync-branch-log.ts) are left to `sync --resolve`:
- * our own merge already found them genuinely conflicting, and a person was told so.
+ * our own merge already found them genuinely conflicting, and a person was told so. So is one with
+ * an artifacts twin (`agentv/artifacts-sync/<same suffix>`, another machine's set-aside payloads):
+ * landing its rows alone would leave pointers to payloads the artifacts branch lacks.
  */
 import { deleteRef, fetchRefs, isAncestor, listRefs, lsRemote, RefConflictError, resolveRef, updateRefs } from '../git/index.js';
 import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
@@ -25,7 +27,7 @@ import { syncIdent } from './integrate.js';
 import { mergeCommits } from './merge-commits.js';
 import type { PushOutcome } from './push-branches.js';
 import { deleteSyncBranches } from './delete-sync-branch.js';
-import { appendSyncRecord, keptSyncBranches, openSyncBranches, SYNC_PREFIX } from './sync-branch-log.js';
+import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, keptSyncBranches, openSyncBranches, SYNC_PREFIX } from './sync-branch-log.js';
 
 /** One sync branch as this sync saw it. */
 export interface SeenSyncBranch {
@@ -146,7 +148,9 @@ export async function finishAdoption(target: PublishTarget, plan: AdoptionPlan, 
 async function findSyncBranches(target: PublishTarget, timeoutMs?: number): Promise<SeenSyncBranch[]> {
   const { repo } = target;
   const remote = target.remote!;
-  const onRemote = await lsRemote(repo, remote, [`${SYNC_HEADS}*`], { timeoutMs: timeoutMs ?? 120_000 });
+  const twins = `refs/heads/${ARTIFACTS_SYNC_PREFIX}`;
+  const onRemote = await lsRemote(repo, remote, [`${SYNC_HEADS}*`, `${twins}*`], { timeoutMs: timeoutMs ?? 120_000 });
+  const withTwin = new Set(onRemote.filter((e) => e.ref.startsWith(twins)).map((e) => SYNC_PREFIX + e.ref.slice(twins.length)));
   const remoteTips = new Map(onRemote.filter((e) => e.ref.startsWith(SYNC_HEADS)).map((e) => [e.ref.slice('refs/heads/'.length), e.sha]));
   if (remoteTips.size > 0) {
     await fetchRefs(
@@ -164,7 +168,7 @@ async function findSyncBranches(target: PublishTarget, timeoutMs?: number): Prom
     const branch = e.ref.slice('refs/heads/'.length);
     if (!seen.has(branch)) seen.set(branch, { branch, tip: e.sha, onRemote: false });
   }
-  return [...seen.values()].filter((s) => !ours.has(s.branch)).sort((a, b) => a.branch.localeCompare(b.branch));
+  return [...seen.values()].filter((s) => !ours.has(s.branch) && !withTwin.has(s.branch)).sort((a, b) => a.branch.localeCompare(b.branch));
 }
 
 /** Tracking refs of sync branches the remote no longer has go (each on a lease of what we read). */
