@@ -36,6 +36,7 @@ export { readIterations, recordCycle, type Iteration, type RecordCycleOptions, t
 // Publish, sync, and read the shared branches.
 export { publish, type PublishOptions, type PublishResult } from './results-branch/publish/publish.js';
 export { sync, type SyncOptions, type SyncResult } from './sync/sync.js';
+export type { AdoptedSyncBranch, KeptSyncBranch, SeenSyncBranch, SyncBranchAdoption } from './sync/adopt-agentv.js';
 export { resolveSyncBranch, SyncConflictError, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
 export { listRuns, type ListedRun, type ListOptions, type ListResult } from './results-branch/read/list.js';
 export { pull, type PullOptions, type PullResult } from './results-branch/read/pull.js';

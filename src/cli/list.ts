@@ -58,6 +58,11 @@ export function registerList(cli: Cli): void {
           printJson(result);
           return;
         }
+        // Runs parked on a sync branch are not in the listing: say where they wait, whatever the filters.
+        for (const b of result.syncBranches)
+          process.stderr.write(
+            yellow(`not listed: runs waiting on ${b.branch} (${b.compare_url ? `review: ${b.compare_url}` : b.review_hint}; then ${b.resolve_command})\n`),
+          );
         if (result.runs.length === 0) {
           const none = result.tips.local === null && result.tips.remote === null;
           process.stdout.write(

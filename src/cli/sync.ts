@@ -2,6 +2,7 @@ import type { Cli } from './program.js';
 import { describeSyncBranch } from '../sync/fallback.js';
 import type { PushOutcome } from '../sync/push-branches.js';
 import { sync, type SyncFetch } from '../sync/sync.js';
+import type { SyncBranchAdoption } from '../sync/adopt-agentv.js';
 import { resolveSyncBranch } from '../sync/resolve.js';
 import { EXIT, runCommand } from './errors.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
@@ -30,6 +31,20 @@ export function fetchLine(remote: string, f: SyncFetch): string {
     .filter(Boolean)
     .join(', ');
   return green(`fetched ${remote}: took in what others pushed (${how}); reads here now see it`);
+}
+
+/** What became of the sync branches the remote held (AgentV's parked runs, another machine's), for people. */
+export function syncBranchLines(remote: string, a: SyncBranchAdoption): string[] {
+  const lines: string[] = [];
+  for (const b of a.adopted)
+    lines.push(
+      green(
+        `took in ${b.branch}: its runs are on the results branch${b.deletedRemote ? `; deleted it on ${remote}` : b.onRemote ? ` (not deleted on ${remote}: it moved since, or is gone)` : ''}`,
+      ),
+    );
+  for (const b of a.pending) lines.push(yellow(`merged ${b.branch} here; it is deleted once the push lands (\`agentv-results sync\` retries)`));
+  for (const b of a.kept) lines.push(yellow(`left ${b.branch}: it does not merge (${b.reason}); see \`agentv-results status\``));
+  return lines;
 }
 
 export function registerSync(cli: Cli): void {
@@ -73,6 +88,8 @@ export function registerSync(cli: Cli): void {
         else {
           if (r.fetch) process.stdout.write(fetchLine(r.remote!, r.fetch) + '\n');
           for (const l of pushLines(r.push)) process.stdout.write(l + '\n');
+          if (r.syncBranches) for (const l of syncBranchLines(r.remote!, r.syncBranches)) process.stdout.write(l + '\n');
+          if (r.syncBranchesError) process.stdout.write(yellow(r.syncBranchesError) + '\n');
         }
         return pushExitCode(r.push);
       }),

@@ -17,6 +17,7 @@ import { trackingRef } from '../results-branch/repo/tracking-refs.js';
 import { wipHost, DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS } from '../wip/index.js';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { ArchiveSchedule, type ArchiveScheduleOptions } from './archive-schedule.js';
+import { DEFAULT_SYNC_BRANCHES_EVERY_MS, SyncBranchSchedule } from './sync-branch-schedule.js';
 import { acquireDaemonLock } from './instance-lock.js';
 import { silentLogger, type Logger } from './log.js';
 import { Outbox } from './outbox.js';
@@ -56,6 +57,11 @@ export interface DaemonOptions extends TargetOptions {
   handleSignals?: boolean;
   /** Roll runs past the live window over to the month archives on this schedule (off by default). */
   archive?: ArchiveScheduleOptions;
+  /**
+   * How often a pushing daemon syncs to take in the runs AgentV parked on sync branches (default 5
+   * minutes; 0 turns it off). A `--once` run does it once, after its queue.
+   */
+  syncBranchesEveryMs?: number;
   /** POST a JSON event here when results go to a sync branch or pushes keep failing (src/util/webhook.ts). */
   webhook?: Webhook | null;
   /** How long pushes must fail before the webhook hears of it (default 30 min). */
@@ -131,6 +137,7 @@ interface Loop {
   rescan: boolean;
   scan: () => Promise<void>;
   archive: ArchiveSchedule | null;
+  syncBranches: SyncBranchSchedule | null;
   published: number;
   remoteDown: boolean;
 }
@@ -240,6 +247,10 @@ function assembleLoop(opts: DaemonOptions & { cwd: string }, p: LoopParts): Loop
     dirty: new Set<string>(),
     rescan: true,
     archive: opts.archive ? new ArchiveSchedule(opts.archive, target, push, logger) : null,
+    syncBranches:
+      push && target.remote !== null && opts.syncBranchesEveryMs !== 0
+        ? new SyncBranchSchedule(opts.syncBranchesEveryMs ?? DEFAULT_SYNC_BRANCHES_EVERY_MS, target, logger)
+        : null,
     published: 0,
     remoteDown: false,
     scan: async () => {
@@ -315,6 +326,7 @@ async function runOnceRounds(loop: Loop): Promise<void> {
     if (r.completed === 0 || r.remoteDown) break;
   }
   if (loop.archive && !loop.sw.stopping && !loop.remoteDown) await loop.archive.run();
+  if (loop.syncBranches && !loop.sw.stopping && !loop.remoteDown) await loop.syncBranches.run();
 }
 
 /** The long-running loop: rescan now and then, examine what changed, push, sleep until needed. */
@@ -339,8 +351,9 @@ async function runWatchLoop(loop: Loop): Promise<void> {
     loop.published += r.published;
     loop.remoteDown = r.remoteDown;
     if (loop.archive?.due() && !loop.sw.stopping) await loop.archive.run();
+    if (loop.syncBranches?.due() && !loop.sw.stopping && !loop.remoteDown) await loop.syncBranches.run();
     if (loop.dirty.size > 0 || loop.rescan) continue;
-    await loop.sw.sleepUntil(Math.min(nextScanAt, r.nextAt ?? Infinity, loop.archive?.nextAt ?? Infinity));
+    await loop.sw.sleepUntil(Math.min(nextScanAt, r.nextAt ?? Infinity, loop.archive?.nextAt ?? Infinity, loop.syncBranches?.nextAt ?? Infinity));
   }
 }
 

@@ -14,7 +14,8 @@
  * A sync branch already contained in the results branch (merged by hand, or through the host's
  * UI) is simply deleted.
  */
-import { deleteRef, isAncestor, push, RefConflictError, resolveRef, updateRefs, type Repo } from '../git/index.js';
+import { isAncestor, resolveRef, updateRefs, type Repo } from '../git/index.js';
+import { deleteSyncBranches } from './delete-sync-branch.js';
 import { fetchBranches, integrateRemote, syncIdent } from './integrate.js';
 import { trackingRef } from '../results-branch/repo/tracking-refs.js';
 import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
@@ -154,42 +155,4 @@ async function mergeOne(repo: Repo, main: string, side: string, message: string,
   }
   // A sync branch that only lags behind main (fast-forward) still needs no merge commit.
   return r.kind === 'fast-forward' ? r.commit : r.kind === 'up-to-date' ? main : r.commit;
-}
-
-/** Delete merged sync branches on the remote (lease: only if still at the merged commit), then locally. */
-async function deleteSyncBranches(
-  target: PublishTarget,
-  refs: { ref: string; remoteTip: string | null; tip: string }[],
-  timeoutMs?: number,
-): Promise<{ deletedRemote: boolean; keptLocal: string[] }> {
-  const { repo } = target;
-  const remote = target.remote!;
-  const onRemote = refs.filter((r) => r.remoteTip !== null && r.remoteTip === r.tip);
-  let deleted = onRemote.length > 0;
-  if (onRemote.length > 0) {
-    const r = await push(
-      repo,
-      remote,
-      onRemote.map((x) => ({ dst: x.ref, delete: true as const, expect: x.tip })),
-      { atomic: true, timeoutMs: timeoutMs ?? 120_000 },
-    );
-    deleted = r.classification === 'ok';
-  }
-  if (!deleted && onRemote.length > 0) return { deletedRemote: false, keptLocal: [] };
-  // Each local ref is deleted on its own lease (the tip we merged): one that moved since is kept
-  // and reported, never dropped silently; any other failure propagates.
-  const keptLocal: string[] = [];
-  for (const r of refs) {
-    for (const ref of [r.ref, trackingRef(remote, r.ref)]) {
-      const sha = await resolveRef(repo, ref);
-      if (sha !== r.tip) continue;
-      try {
-        await deleteRef(repo, ref, sha, { message: 'agentv-results: sync branch resolved' });
-      } catch (err) {
-        if (!(err instanceof RefConflictError)) throw err;
-        keptLocal.push(ref);
-      }
-    }
-  }
-  return { deletedRemote: deleted, keptLocal };
 }

@@ -85,7 +85,17 @@ export interface SyncResolvedRecord {
   deleted_remote: boolean;
 }
 
-export type SyncLogRecord = SyncBranchRecord | SyncResolvedRecord;
+/** A sync branch written elsewhere (AgentV's parked run) that `sync` could not take in: why, at that tip. */
+export interface SyncKeptRecord {
+  event: 'kept';
+  branch: string;
+  /** The tip that did not merge (a later tip is tried again). */
+  tip: string;
+  reason: string;
+  checked_at: string;
+}
+
+export type SyncLogRecord = SyncBranchRecord | SyncResolvedRecord | SyncKeptRecord;
 
 export function syncLogPath(commonDir: string): string {
   return join(commonDir, 'agentv-results', 'sync-branches.jsonl');
@@ -108,12 +118,19 @@ export async function readSyncLog(commonDir: string): Promise<SyncLogRecord[]> {
     if (line.trim() === '') continue;
     try {
       const r = JSON.parse(line) as SyncLogRecord;
-      if ((r.event === 'created' || r.event === 'resolved') && typeof r.branch === 'string') out.push(r);
+      if ((r.event === 'created' || r.event === 'resolved' || r.event === 'kept') && typeof r.branch === 'string') out.push(r);
     } catch {
       // skip a torn line
     }
   }
   return out;
+}
+
+/** Why each sync branch `sync` could not take in stayed, by branch, at the tip it last tried (the newest record). */
+export async function keptSyncBranches(commonDir: string): Promise<Map<string, SyncKeptRecord>> {
+  const kept = new Map<string, SyncKeptRecord>();
+  for (const r of await readSyncLog(commonDir)) if (r.event === 'kept') kept.set(r.branch, r);
+  return kept;
 }
 
 /** Sync branches created here and not resolved yet, oldest first. */

@@ -9,6 +9,8 @@
 import { fetchBothBranches, integrateRemote, type BranchTips } from './integrate.js';
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from './push-branches.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
+import { finishAdoption, mergeSyncBranches, type AdoptionPlan, type SyncBranchAdoption } from './adopt-agentv.js';
+import { RemoteError } from '../git/index.js';
 
 export interface SyncOptions extends TargetOptions, PushBranchesOptions {
   /** An already resolved target (the daemon keeps one); otherwise resolved from cwd/config. */
@@ -38,9 +40,16 @@ export interface SyncResult {
   /** The fetch-and-integrate half; null without a remote, or when the fetch failed (then `push` says why). */
   fetch: SyncFetch | null;
   push: PushOutcome;
+  /**
+   * Sync branches on the remote (AgentV's parked runs, another machine's) taken into the results
+   * branch and deleted, or left because they do not merge (adopt-agentv.ts). Null when the fetch
+   * conflicted, or when listing them failed (`syncBranchesError` says why).
+   */
+  syncBranches: SyncBranchAdoption | null;
+  syncBranchesError?: string;
 }
 
-export function targetSummary(target: PublishTarget): Omit<SyncResult, 'push' | 'fetch'> {
+export function targetSummary(target: PublishTarget): Omit<SyncResult, 'push' | 'fetch' | 'syncBranches'> {
   return {
     repo: target.repo.workTree ?? target.repo.gitDir,
     remote: target.remote,
@@ -55,6 +64,7 @@ export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
     return {
       ...targetSummary(target),
       fetch: null,
+      syncBranches: null,
       push: {
         landed: false,
         classification: 'no-remote',
@@ -77,9 +87,23 @@ export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
     return {
       ...targetSummary(target),
       fetch: null,
+      syncBranches: null,
       push: { landed: false, classification, message: `fetching from ${target.remote} failed: ${(err as Error).message}`, attempts: 0 },
     };
   }
+  // AgentV's parked runs join the results branch before the push, so the same push lands them.
+  let plan: AdoptionPlan | null = null;
+  let syncBranchesError: string | undefined;
+  if (!fetch.conflict) {
+    try {
+      plan = await mergeSyncBranches(target, { now: opts.now, timeoutMs: opts.timeoutMs });
+    } catch (err) {
+      // The remote answered the fetch but not this: the sync itself goes on; the next one retries.
+      if (!(err instanceof RemoteError)) throw err;
+      syncBranchesError = `listing the sync branches of ${target.remote} failed: ${err.message}`;
+    }
+  }
   const push = await pushBranches(target, opts);
-  return { ...targetSummary(target), fetch, push };
+  const syncBranches = plan ? await finishAdoption(target, plan, push, opts.timeoutMs) : null;
+  return { ...targetSummary(target), fetch, push, syncBranches, ...(syncBranchesError ? { syncBranchesError } : {}) };
 }

@@ -11,6 +11,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const SLOWEST = [
   'test/conformance/dashboard-differential.test.ts',
   'test/conformance/shard-publish-property.test.ts',
+  'test/conformance/mixed-fleet.test.ts',
   'test/answers-differential.test.ts',
   'test/ci-recipes-gitlab.test.ts',
   'test/ci-recipes-github.test.ts',

@@ -22,6 +22,7 @@ import { foreignCatalogDay, readForeignCatalog } from '../layout/foreign-catalog
 import { ReadError } from '../layout/read-errors.js';
 import { branchRefs, fetchBranches, readView, type ReadView } from './remote-view.js';
 import { resolveTarget, type TargetOptions } from '../repo/target.js';
+import { syncStatusSection, type SyncBranchStatus } from './status-sync-branches.js';
 import { checkOptions, ListOptionsSchema } from '../../util/verb-options.js';
 
 export type RunWhere = 'local' | 'remote' | 'both';
@@ -292,6 +293,11 @@ export interface ListResult {
   warnings?: string[];
   /** What was read: the newest of the local branch and the remote-tracking ref, and how fresh the remote side is. */
   read: ReadView;
+  /**
+   * Runs waiting on a sync branch (`status`'s sync-branches section: AgentV's parked runs that do
+   * not merge, conflicts set aside here): not on the results branch, so not in `runs`.
+   */
+  syncBranches: SyncBranchStatus[];
 }
 
 export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
@@ -374,6 +380,7 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
     runs: matchedBeforeLimit === null ? page(filtered) : filtered,
     unreadable: read.unreadable,
     read: view,
+    syncBranches: (await syncStatusSection(target))?.open ?? [],
   };
 }
 

@@ -10,7 +10,7 @@ import { listRefs, remoteUrl } from '../../git/index.js';
 import { compareUrl, reviewHint } from '../../sync/compare-link.js';
 import { SYNC_PREFIX } from '../../sync/sync-branch-log.js';
 import { trackingRef } from '../repo/tracking-refs.js';
-import { openSyncBranches } from '../../sync/sync-branch-log.js';
+import { keptSyncBranches, openSyncBranches } from '../../sync/sync-branch-log.js';
 import type { PublishTarget } from '../repo/target.js';
 
 export interface SyncBranchStatus {
@@ -58,13 +58,17 @@ export async function syncStatusSection(target: PublishTarget): Promise<SyncStat
 }
 
 /** The remote's sync branches this repository's log does not name (AgentV's own, another machine's). */
-async function remoteOnly(target: PublishTarget, remote: string, refs: { ref: string }[], known: Set<string>): Promise<SyncBranchStatus[]> {
+async function remoteOnly(target: PublishTarget, remote: string, refs: { ref: string; sha: string }[], known: Set<string>): Promise<SyncBranchStatus[]> {
   const prefix = `refs/remotes/${remote}/`;
-  const branches = refs
-    .map((e) => e.ref.slice(prefix.length))
-    .filter((b) => b.startsWith(SYNC_PREFIX) && !known.has(b))
-    .sort();
+  const tips = new Map(refs.map((e) => [e.ref.slice(prefix.length), e.sha]));
+  const branches = [...tips.keys()].filter((b) => b.startsWith(SYNC_PREFIX) && !known.has(b)).sort();
   if (branches.length === 0) return [];
+  // Why `sync` left one (its merge found a conflict at this very tip), when it tried.
+  const kept = await keptSyncBranches(target.repo.commonDir);
+  const why = (b: string): string | null => {
+    const k = kept.get(b);
+    return k && k.tip === tips.get(b) ? k.reason : null;
+  };
   // no compare link without a readable remote url: the branch is still listed, with its review hint
   const url = await remoteUrl(target.repo, remote).catch(() => null);
   const base = target.config.branch;
@@ -73,8 +77,8 @@ async function remoteOnly(target: PublishTarget, remote: string, refs: { ref: st
     // AgentV's names and ours both start with the UTC time it was made (20260314T103200Z-…).
     created_at: /^(\d{8}T\d{6}Z)/.exec(branch.slice(SYNC_PREFIX.length))?.[1] ?? '',
     host: '',
-    conflicts: 0,
-    first_conflict: null,
+    conflicts: why(branch) === null ? 0 : 1,
+    first_conflict: why(branch),
     compare_url: url ? compareUrl(url, base, branch) : null,
     review_hint: reviewHint(remote, base, branch),
     resolve_command: `agentv-results sync --resolve ${branch}`,

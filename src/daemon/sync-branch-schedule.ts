@@ -1,0 +1,52 @@
+/**
+ * The daemon's schedule for sync branches (issue 39): every `everyMs` (and once at the end of a
+ * `--once` run) it syncs, which takes in the runs AgentV parked on `agentv/results-sync/*` and
+ * deletes those branches once their content is on the remote (sync/adopt-agentv.ts). Runs AgentV
+ * committed locally and could not push are the outbox's: `queueUnpushed` already pushes them. A
+ * failed slot is logged and tried again at the next one; it never stops the daemon's publishing.
+ */
+import { sync } from '../sync/sync.js';
+import type { PublishTarget } from '../results-branch/repo/target.js';
+import type { Logger } from './log.js';
+
+/** Five minutes: an ls-remote per slot, a fetch only when there is a sync branch to take in. */
+export const DEFAULT_SYNC_BRANCHES_EVERY_MS = 5 * 60_000;
+
+export class SyncBranchSchedule {
+  /** Epoch ms of the next slot: a watching daemon's first comes one interval after it starts (`--once` runs one at its end). */
+  nextAt: number;
+  /** Sync branches taken in and deleted so far. */
+  adopted = 0;
+
+  constructor(
+    private readonly everyMs: number,
+    private readonly target: PublishTarget,
+    private readonly logger: Logger,
+  ) {
+    this.nextAt = Date.now() + everyMs;
+  }
+
+  due(now = Date.now()): boolean {
+    return now >= this.nextAt;
+  }
+
+  async run(): Promise<void> {
+    this.nextAt = Date.now() + this.everyMs;
+    try {
+      const r = await sync({ target: this.target, timeoutMs: 30_000 });
+      const a = r.syncBranches;
+      if (a) this.adopted += a.adopted.length;
+      if (a && (a.adopted.length > 0 || a.kept.length > 0 || a.pending.length > 0)) {
+        this.logger.info('sync branches', {
+          adopted: a.adopted.map((b) => b.branch),
+          pending: a.pending.map((b) => b.branch),
+          kept: a.kept.map((b) => ({ branch: b.branch, reason: b.reason })),
+        });
+      }
+      if (r.syncBranchesError) this.logger.warn('listing sync branches failed; trying again at the next slot', { error: r.syncBranchesError });
+      if (!r.push.landed) this.logger.warn('sync did not land; trying again at the next slot', { message: r.push.message });
+    } catch (err) {
+      this.logger.warn('sync failed; trying again at the next slot', { error: (err as Error).message });
+    }
+  }
+}
