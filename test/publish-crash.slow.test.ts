@@ -6,7 +6,7 @@
  *  - several publishers started together all land, one after the other (the lock serializes them).
  */
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -183,6 +183,24 @@ setInterval(() => {}, 1000);`;
     // of a holder killed just now can only be taken by noticing that its owner is dead.
     const lock = await acquirePublishLock(commonDir, { waitMs: 20_000 });
     await lock.release();
+  });
+
+  it("sweeps the owner record a holder killed mid-write left (a dead pid's), never a live process's", async () => {
+    const user = await makeUserRepo();
+    const commonDir = join(user.work, '.git');
+    const gone = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => gone.once('close', r));
+    const alive = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+    try {
+      const tmpOf = (pid: number) => `agentv-results.lock.owner.tmp-${pid}`;
+      writeFileSync(join(commonDir, tmpOf(gone.pid!)), '{"pid":');
+      writeFileSync(join(commonDir, tmpOf(alive.pid!)), '{"pid":');
+      const lock = await acquirePublishLock(commonDir, { waitMs: 20_000 });
+      await lock.release();
+      expect(readdirSync(commonDir).filter((n) => n.startsWith('agentv-results.lock'))).toEqual([tmpOf(alive.pid!)]);
+    } finally {
+      alive.kill('SIGKILL');
+    }
   });
 
   it('is reclaimed from a holder killed before it recorded itself, once the grace has passed', async () => {

@@ -23,10 +23,10 @@
  */
 import lockfile from 'proper-lockfile';
 import { randomBytes } from 'node:crypto';
-import { renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { processAlive } from '../../util/process-alive.js';
 import { AgentvResultsError } from '../../util/errors.js';
 import { readRegularTextSync } from '../../util/safe-open.js';
@@ -100,6 +100,32 @@ async function reclaimIfOwnerDead(lockDir: string, ownerFile: string): Promise<b
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The owner records a killed holder was writing (`<owner>.tmp-<pid>`, killed between the write and
+ * the rename): only a lock holder writes one, and we hold the lock now, so one of a process that is
+ * gone is left over for good — removed. One of a live process (a holder the lock was taken from) stays.
+ */
+function sweepDeadOwnerTemps(ownerFile: string): void {
+  const prefix = `${basename(ownerFile)}.tmp-`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(ownerFile));
+  } catch {
+    // best effort: an unreadable git directory fails the owner write just below, with its reason
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length));
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || processAlive(pid)) continue;
+    try {
+      unlinkSync(join(dirname(ownerFile), name));
+    } catch {
+      // best effort: another publisher swept it first, or the file is not ours to remove
+    }
+  }
+}
+
 export async function acquirePublishLock(commonDir: string, opts: { waitMs?: number } = {}): Promise<HeldLock> {
   const file = join(commonDir, 'agentv-results.lock');
   const lockDir = `${file}.lock`;
@@ -130,6 +156,7 @@ export async function acquirePublishLock(commonDir: string, opts: { waitMs?: num
       await sleep(backoff / 2 + Math.random() * backoff);
     }
   }
+  sweepDeadOwnerTemps(ownerFile);
   const tmp = `${ownerFile}.tmp-${process.pid}`;
   try {
     writeFileSync(tmp, JSON.stringify({ pid: process.pid, host: hostname(), ino: statSync(lockDir).ino }));
