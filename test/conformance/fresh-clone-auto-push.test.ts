@@ -18,7 +18,7 @@ import {
   makeSampleProject,
   makeStableSampleProject,
 } from '../helpers/agentv-client.js';
-import { git, isolateGitForSuite, makeTempDir, startGitDaemon, type GitDaemon } from '../helpers/git-fixtures.js';
+import { git, isolateGitForSuite, makeTempDir, startGitDaemon, subcommand, traceGitProcesses, type GitDaemon } from '../helpers/git-fixtures.js';
 import { cli } from '../publish-helpers.js';
 
 const BRANCH = 'agentv/results/v1';
@@ -121,6 +121,16 @@ describeWithAgentV('runs written by AgentV auto_push (5.x and 4.42.4), read from
       const pick = (r: { archived: unknown; live: unknown }) => ({ archived: r.archived, live: r.live });
       expect(pick(await json(dry, ci))).toEqual(pick(await json(dry, writer)));
 
+      // A CI gate on its own fresh depth-1 clone asks the remote once (one depth-1 fetch for the
+      // candidate and the baseline both), and answers as the writer does.
+      const ci2 = join(await makeTempDir('agentv-ci'), 'ci');
+      await git(base, ['clone', '-q', '--depth', '1', url, ci2]);
+      const gate = ['gate', '@baseline', nextRun];
+      const traced = await traceGitProcesses(() => json([...gate, '--fetch'], ci2));
+      const fetches = traced.argvs.filter((a) => subcommand(a) === 'fetch');
+      expect(fetches, JSON.stringify(fetches)).toHaveLength(1);
+      expect(fetches[0]).toContain('--depth=1');
+      expect(sameAnswer(traced.result)).toEqual(sameAnswer(await json(gate, writer)));
       // pull of one run: the same files, byte for byte.
       const pulledHere = join(await makeTempDir('agentv-pulled'), 'run');
       expect((await cli(['pull', nextRun, '--out', pulledHere], writer)).code).toBe(0);
