@@ -17,7 +17,9 @@ export const { exportRun } = await import(dist('runs/export/export.js'));
 export const { publish } = await import(dist('results-branch/publish/publish.js'));
 export const { listRuns } = await import(dist('results-branch/read/list.js'));
 export const { rootCommit } = await import(dist('results-branch/publish/commit-run.js'));
-export const { isHeavy } = await import(dist('results-branch/publish/split.js'));
+const { isPayload } = await import(dist('results-branch/publish/split.js'));
+/** Whether publish sends a file of a run to the artifacts branch (a transcript, or over `threshold` bytes): split.ts isPayload. */
+export const isHeavy = (rel, size, threshold) => isPayload(rel, size, { transcripts: new Set(), threshold });
 export const { RESULTS_GITATTRIBUTES } = await import(dist('results-branch/layout/branch-layout.js'));
 
 export const RESULTS_REF = 'refs/heads/agentv/results/v1';
