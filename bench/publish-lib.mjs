@@ -18,7 +18,7 @@ export const { publish } = await import(dist('results-branch/publish/publish.js'
 export const { listRuns } = await import(dist('results-branch/read/list.js'));
 export const { rootCommit } = await import(dist('results-branch/publish/commit-run.js'));
 const { isPayload } = await import(dist('results-branch/publish/split.js'));
-/** Whether publish sends a file of a run to the artifacts branch (a transcript, or over `threshold` bytes): split.ts isPayload. */
+/** Whether publish sends a template file to the artifacts branch (a transcript, or a file over the threshold). */
 export const isHeavy = (rel, size, threshold) => isPayload(rel, size, { transcripts: new Set(), threshold });
 export const { RESULTS_GITATTRIBUTES } = await import(dist('results-branch/layout/branch-layout.js'));
 
