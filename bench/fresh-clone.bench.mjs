@@ -7,19 +7,26 @@
  *   - the full history: what a fetch of the branch without depth brings;
  *   - `gate @baseline <candidate> --fetch` in a depth-1 clone: bytes it fetched, wall time against
  *     the same gate in a clone that already has everything (no fetch);
- *   - `publish --push` from a depth-1 clone: bytes it fetched.
+ *   - `publish --push` from a depth-1 clone: bytes it fetched;
+ *   - on a live branch of 20,000 runs (one commit, seeded with bench/archive-lib.mjs seedLiveRuns):
+ *     `list --fetch` in a depth-1 clone against `list` where the branch is local, and `serve`'s
+ *     first page (`GET /api/runs`, timed from the process start) on a fresh `git clone` (only the
+ *     remote-tracking ref) against the same in the repository that wrote the branch.
  * Bytes fetched: the size of the packs the fetch kept (fetch.unpackLimit=1 keeps every fetch as
  * one pack, as received). The remote is a bare repository over file://.
  */
+import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, fmtMs, fmtRatio, median, runMeasured } from './lib.mjs';
-import { git, isolateGitEnv, makeWorkspace } from './publish-lib.mjs';
+import { seedLiveRuns } from './archive-lib.mjs';
+import { freshRepo, git, isolateGitEnv, makeWorkspace } from './publish-lib.mjs';
 
-const SIZES = (process.env.BENCH_FRESH_CLONE_PUBLISHES ?? '3000,30000').split(',').map(Number);
+const SIZES = (process.env.BENCH_FRESH_CLONE_PUBLISHES ?? '3000,30000').split(',').filter(Boolean).map(Number);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const LIVE = 40;
+const LIVE_BRANCH_RUNS = Number(process.env.BENCH_FRESH_CLONE_LIVE_RUNS ?? 20000);
 
 const g = async (cwd, args, opts = {}) => (await git.runGit(args, { cwd, ...opts })).stdout.toString('utf8').trim();
 
@@ -146,6 +153,73 @@ async function measure(work, n) {
   return { n, tipPack, historyBytes, gateBytes: median(gateBytes), gateMs: median(gateMs), fullMs: median(fullMs), publishBytes };
 }
 
+/** Milliseconds from starting `serve --port 0` in `cwd` to the first page of /api/runs answered (and the run total). */
+async function serveFirstPage(cwd) {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--read-only'], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  try {
+    const url = await new Promise((resolve, reject) => {
+      let err = '';
+      child.stderr.on('data', (d) => {
+        err += d;
+        const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
+        if (m) resolve(m[1]);
+      });
+      child.on('close', (code) => reject(new Error(`serve exited ${code}: ${err.slice(-1500)}`)));
+    });
+    const body = await (await fetch(`${url}/api/runs`)).json();
+    return { ms: performance.now() - t0, total: body.total };
+  } finally {
+    const closed = new Promise((r) => child.once('close', r));
+    child.kill('SIGTERM');
+    await closed;
+  }
+}
+
+async function measureLive(work) {
+  const n = LIVE_BRANCH_RUNS;
+  const template = await makeWorkspace(work, { rows: 6, seed: 3, turns: 1 });
+  const seed = await freshRepo(work, `live-${n}`);
+  await g(seed, ['commit', '-q', '--allow-empty', '--no-gpg-sign', '-m', 'init']);
+  const t0 = performance.now();
+  await seedLiveRuns(seed, template, { count: n, perDay: 250, experiment: 'bench' });
+  const seedMs = performance.now() - t0;
+  const bare = join(work, `live-${n}.git`);
+  await git.runGit(['init', '-q', '--bare', '-b', 'main', bare]);
+  const url = `file://${bare}`;
+  await g(seed, ['remote', 'add', 'origin', url]);
+  await g(seed, ['push', '-q', 'origin', 'main', 'agentv/results/v1', 'agentv/artifacts/v1']);
+  const listArgs = ['list', '--json', '--limit', '50'];
+  const listFetch = [];
+  const listLocal = [];
+  const serveFresh = [];
+  const serveLocal = [];
+  let total = 0;
+  for (let i = 0; i < RUNS; i++) {
+    const ci = join(work, `live-ci-${i}`);
+    await git.runGit(['clone', '-q', '--depth', '1', url, ci]);
+    listFetch.push((await runMeasured(process.execPath, [CLI, ...listArgs, '--fetch'], { cwd: ci })).ms);
+    listLocal.push((await runMeasured(process.execPath, [CLI, ...listArgs], { cwd: seed })).ms);
+    const teammate = join(work, `live-clone-${i}`);
+    await git.runGit(['clone', '-q', '--no-local', url, teammate]);
+    const fresh = await serveFirstPage(teammate);
+    total = fresh.total;
+    serveFresh.push(fresh.ms);
+    serveLocal.push((await serveFirstPage(seed)).ms);
+    await rm(ci, { recursive: true, force: true });
+    await rm(teammate, { recursive: true, force: true });
+  }
+  return {
+    n,
+    total,
+    seedMs,
+    listFetchMs: median(listFetch),
+    listLocalMs: median(listLocal),
+    serveFreshMs: median(serveFresh),
+    serveLocalMs: median(serveLocal),
+  };
+}
+
 const kib = (b) => `${(b / 1024).toFixed(0)} KiB`;
 
 export async function run() {
@@ -154,6 +228,8 @@ export async function run() {
   try {
     const rows = [];
     for (const n of SIZES) rows.push(await measure(work, n));
+    const live = LIVE_BRANCH_RUNS > 0 ? await measureLive(work) : null;
+    const [load1] = (await import('node:os')).loadavg();
     const lines = [
       '## Fresh clones: the tip, not the history (issue 37)',
       '',
@@ -166,8 +242,20 @@ export async function run() {
           `| ${r.n.toLocaleString('en-US')} | ${kib(r.tipPack)} (1.00x) | ${kib(r.historyBytes)} (${fmtRatio(r.historyBytes / r.tipPack)}) | ${kib(r.gateBytes)} (${fmtRatio(r.gateBytes / r.tipPack)}) | ${kib(r.publishBytes)} (${fmtRatio(r.publishBytes / r.tipPack)}) | ${fmtMs(r.gateMs)} (${fmtRatio(r.gateMs / r.fullMs)}) | ${fmtMs(r.fullMs)} (1.00x) |`,
       ),
       '',
-      `Verdict: gate fetched ${rows.map((r) => fmtRatio(r.gateBytes / r.tipPack)).join(', ')} of the tip pack (target ≤ 2x), publish ${rows.map((r) => fmtRatio(r.publishBytes / r.tipPack)).join(', ')} (target ≤ 3x), gate's wall time ${rows.map((r) => fmtRatio(r.gateMs / r.fullMs)).join(', ')} of a gate with everything local (target ≤ 2x; both are mostly process start and reading two runs). The fetch is depth 1 without a blob filter: the tip's blobs are the floor's own, so a filter could only go below the tip pack, which the targets do not ask for.`,
+      `Host load (1-minute load average on 2 cores) at the end: ${load1.toFixed(1)}; ratios are to a baseline measured alongside, in the same loop.`,
+      '',
+      `Verdict: gate fetched ${rows.map((r) => fmtRatio(r.gateBytes / r.tipPack)).join(', ')} of the tip pack (target ≤ 2x), publish ${rows.map((r) => fmtRatio(r.publishBytes / r.tipPack)).join(', ')} (target ≤ 3x), gate's wall time ${rows.map((r) => fmtRatio(r.gateMs / r.fullMs)).join(', ')} of a gate with everything local (target ≤ 2x; both are mostly process start and reading two runs; before issue 37's third pass a depth-1 gate fetched three times, a depth-1 fetch and then a full one for each run name and pull, 2.30x at 30,000 publishes: run names now resolve with one fetch per command). The fetch is depth 1 without a blob filter: the tip's blobs are the floor's own, so a filter could only go below the tip pack, which the targets do not ask for.`,
     ];
+    if (live)
+      lines.push(
+        '',
+        `**A live branch of ${live.total.toLocaleString('en-US')} runs** (one commit, 6-test runs, seeded in ${fmtMs(live.seedMs)} with bench/archive-lib.mjs seedLiveRuns, pushed to a bare remote over file://). \`list --fetch\` runs in a depth-1 clone of \`main\` (its first fetch of the branch is depth 1); \`serve\`'s first page is \`GET /api/runs\` timed from the process start, on a fresh \`git clone\` (the branch only as \`origin/agentv/results/v1\`). Baselines: the same command in the repository that wrote the branch (local branch, nothing to fetch), alternated with it. Medians of ${RUNS}, fresh processes and fresh clones each time. Both commands read the catalog's day files and the page's overlays, not the runs, so a fresh clone pays only its one depth-1 fetch (list) or nothing at all (serve reads \`origin/agentv/results/v1\`); serve's ratio below 1 is within this loaded host's noise over few samples (not investigated further).`,
+        '',
+        '| on a fresh clone | wall time | where the branch is local (baseline) | ratio |',
+        '|---|---|---|---|',
+        `| \`list --fetch --limit 50\` (depth-1 clone) | ${fmtMs(live.listFetchMs)} | ${fmtMs(live.listLocalMs)} | ${fmtRatio(live.listFetchMs / live.listLocalMs)} |`,
+        `| \`serve\`: start to the first page of \`/api/runs\` (fresh clone) | ${fmtMs(live.serveFreshMs)} | ${fmtMs(live.serveLocalMs)} | ${fmtRatio(live.serveFreshMs / live.serveLocalMs)} |`,
+      );
     return { markdown: lines.join('\n') };
   } finally {
     await rm(work, { recursive: true, force: true });

@@ -40,7 +40,7 @@ export type { AdoptedSyncBranch, KeptSyncBranch, SeenSyncBranch, SyncBranchAdopt
 export { resolveSyncBranch, SyncConflictError, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
 export { listRuns, type ListedRun, type ListOptions, type ListResult } from './results-branch/read/list.js';
 export { pull, type PullOptions, type PullResult } from './results-branch/read/pull.js';
-export { resolveRunNames, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './results-branch/read/run-names.js';
+export { resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './results-branch/read/run-names.js';
 export { status, type StatusExtra, type StatusReport } from './daemon/status-sections.js';
 export type { StatusOptions } from './results-branch/read/status.js';
 export { loadResultsConfig, ConfigError, type ResultsConfig } from './results-branch/repo/config.js';

@@ -11,7 +11,7 @@ import { EXIT, exitCodeFor, numberFlag, oneOf, runCommand, UsageError } from './
 import { bold, dim, green, printJson, red, table, yellow } from './format.js';
 import { progressReporter } from './progress.js';
 import { configFlags, stringFlag, stringFlags } from './flags.js';
-import { outputFormat, resolveNames, RUN_NAME_HELP, runLink, runNameOptions, withRunNames, namedPaths } from './run-names.js';
+import { fetchOnce, outputFormat, resolveNames, RUN_NAME_HELP, runLink, runNameOptions, withRunNames, namedPaths } from './run-names.js';
 import { pushExitCode, pushLines } from './sync.js';
 
 const signed = (n: number) => (n > 0 ? '+' : '') + n.toFixed(3);
@@ -111,66 +111,73 @@ async function gateCommand(
   const newTests = oneOf('new-tests', flags.newTests, ['allow', 'fail'] as const, 'allow');
   const removedTests = oneOf('removed-tests', flags.removedTests, ['allow', 'fail'] as const, 'fail');
   const cwd = stringFlag('dir', flags.dir) ?? process.cwd();
-  return withRunNames([candidate], flags, async ([cand]) => {
-    if (flags.updateBaseline && cand!.runId === null)
-      throw new UsageError(`--update-baseline: ${candidate} is a local path; publish it and name it by its run id (\`publish --json\` prints it)`);
-    const updateBaseline = async (): Promise<number> => {
-      if (!flags.updateBaseline || cand!.runId === null) return EXIT.ok;
-      const progress = progressReporter('moving the baseline tag', { quiet: format === 'json' });
-      const moved = await moveTag({
-        cwd,
-        runId: cand!.runId,
-        tag: 'baseline',
-        push: flags.push !== false,
-        remote: stringFlag('remote', flags.remote),
-        ...configFlags(flags),
-      }).finally(progress.done);
-      const out = format === 'text' ? process.stdout : process.stderr;
-      out.write(
-        `baseline -> ${moved.runId}${moved.removedFrom.length > 0 ? ` (was ${moved.removedFrom.join(', ')})` : ''}\n${moved.last.push ? pushLines(moved.last.push).join('\n') + '\n' : ''}`,
-      );
-      return moved.last.push ? pushExitCode(moved.last.push) : EXIT.ok;
-    };
-    const base = await resolveNames([baseline], flags).catch((err: unknown) => {
-      if (missing === 'pass' && (err as { code?: string }).code === 'not-found') return null;
-      throw err;
-    });
-    if (base === null) {
-      const note = `no baseline yet (${baseline} names no published run): the gate passes (--missing-baseline pass); this run becomes the baseline when it lands on main`;
-      if (format === 'json') printJson({ passed: true, baseline: null, note });
-      else if (format === 'markdown') process.stdout.write(gateNoBaselineMarkdown(baseline, runLink(cand!)));
-      else process.stdout.write(yellow(note) + '\n');
-      return updateBaseline();
-    }
-    try {
-      const b = base.runs[0]!;
-      const report = await gateRuns({
-        baseline: b.path,
-        candidate: cand!.path,
-        cwd,
-        tolerance,
-        maxRegressions,
-        newTests,
-        removedTests,
-        targets: listFlag('target', flags.target),
-        baselineTargets: listFlag('baseline-target', flags.baselineTarget),
-        candidateTargets: listFlag('candidate-target', flags.candidateTarget),
-        allTargets: flags.allTargets ? true : 'auto',
+  // The candidate and the baseline resolve in two calls (a missing baseline may pass): one fetch for both.
+  const once = fetchOnce(flags);
+  return withRunNames(
+    [candidate],
+    flags,
+    async ([cand]) => {
+      if (flags.updateBaseline && cand!.runId === null)
+        throw new UsageError(`--update-baseline: ${candidate} is a local path; publish it and name it by its run id (\`publish --json\` prints it)`);
+      const updateBaseline = async (): Promise<number> => {
+        if (!flags.updateBaseline || cand!.runId === null) return EXIT.ok;
+        const progress = progressReporter('moving the baseline tag', { quiet: format === 'json' });
+        const moved = await moveTag({
+          cwd,
+          runId: cand!.runId,
+          tag: 'baseline',
+          push: flags.push !== false,
+          remote: stringFlag('remote', flags.remote),
+          ...configFlags(flags),
+        }).finally(progress.done);
+        const out = format === 'text' ? process.stdout : process.stderr;
+        out.write(
+          `baseline -> ${moved.runId}${moved.removedFrom.length > 0 ? ` (was ${moved.removedFrom.join(', ')})` : ''}\n${moved.last.push ? pushLines(moved.last.push).join('\n') + '\n' : ''}`,
+        );
+        return moved.last.push ? pushExitCode(moved.last.push) : EXIT.ok;
+      };
+      const base = await resolveNames([baseline], flags, once).catch((err: unknown) => {
+        if (missing === 'pass' && (err as { code?: string }).code === 'not-found') return null;
+        throw err;
       });
-      report.sources.baseline.source = b.runId ?? b.name;
-      report.sources.candidate.source = cand!.runId ?? cand!.name;
-      for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [b, cand!])}\n`);
-      if (format === 'json') printJson(report);
-      else if (format === 'markdown') process.stdout.write(gateMarkdown(report, { baseline: runLink(b), candidate: runLink(cand!) }));
-      else printGate(report, b.runId ?? b.name, cand!.runId ?? cand!.name);
-      if (!report.passed && webhook) {
-        const run = (r: typeof b) => ({ run_id: r.runId, source: r.runId ?? r.name });
-        await notify(webhook, gateFailedEvent(report, { baseline: run(b), candidate: run(cand!) }, ciContext()));
+      if (base === null) {
+        const note = `no baseline yet (${baseline} names no published run): the gate passes (--missing-baseline pass); this run becomes the baseline when it lands on main`;
+        if (format === 'json') printJson({ passed: true, baseline: null, note });
+        else if (format === 'markdown') process.stdout.write(gateNoBaselineMarkdown(baseline, runLink(cand!)));
+        else process.stdout.write(yellow(note) + '\n');
+        return updateBaseline();
       }
-      if (!report.passed) return EXIT.check;
-      return await updateBaseline();
-    } finally {
-      await base.dispose();
-    }
-  });
+      try {
+        const b = base.runs[0]!;
+        const report = await gateRuns({
+          baseline: b.path,
+          candidate: cand!.path,
+          cwd,
+          tolerance,
+          maxRegressions,
+          newTests,
+          removedTests,
+          targets: listFlag('target', flags.target),
+          baselineTargets: listFlag('baseline-target', flags.baselineTarget),
+          candidateTargets: listFlag('candidate-target', flags.candidateTarget),
+          allTargets: flags.allTargets ? true : 'auto',
+        });
+        report.sources.baseline.source = b.runId ?? b.name;
+        report.sources.candidate.source = cand!.runId ?? cand!.name;
+        for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [b, cand!])}\n`);
+        if (format === 'json') printJson(report);
+        else if (format === 'markdown') process.stdout.write(gateMarkdown(report, { baseline: runLink(b), candidate: runLink(cand!) }));
+        else printGate(report, b.runId ?? b.name, cand!.runId ?? cand!.name);
+        if (!report.passed && webhook) {
+          const run = (r: typeof b) => ({ run_id: r.runId, source: r.runId ?? r.name });
+          await notify(webhook, gateFailedEvent(report, { baseline: run(b), candidate: run(cand!) }, ciContext()));
+        }
+        if (!report.passed) return EXIT.check;
+        return await updateBaseline();
+      } finally {
+        await base.dispose();
+      }
+    },
+    once,
+  );
 }

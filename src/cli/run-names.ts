@@ -3,7 +3,7 @@
  * a published run id, `@<tag>` or `@latest[:experiment=<e>]` (src/results-branch/read/run-names.ts).
  */
 import type { CommandBuilder } from './program.js';
-import { resolveRunNames, type ResolvedRun, type ResolvedRuns } from '../results-branch/read/run-names.js';
+import { resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../results-branch/read/run-names.js';
 import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
 import { oneOf } from './errors.js';
 
@@ -19,19 +19,25 @@ export function runNameOptions(cmd: CommandBuilder): CommandBuilder {
     .option('--project <id>', PROJECT_OPTION_HELP);
 }
 
+/** One fetch for all the run names of a command that resolves them in several calls (pass it to each). */
+export function fetchOnce(flags: Record<string, unknown>): FetchOnce {
+  return { wanted: Boolean(flags.fetch), done: false };
+}
+
 /** Resolve the run names with the command's options (the caller disposes). */
-export function resolveNames(names: string[], flags: Record<string, unknown>): Promise<ResolvedRuns> {
+export function resolveNames(names: string[], flags: Record<string, unknown>, once?: FetchOnce): Promise<ResolvedRuns> {
   return resolveRunNames(names, {
     cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
     fetch: Boolean(flags.fetch),
     remote: stringFlag('remote', flags.remote),
     ...configFlags(flags),
+    ...(once ? { fetchOnce: once } : {}),
   });
 }
 
 /** Resolve the run names, run `fn` on the resolved runs, then remove the scratch copies. */
-export async function withRunNames<T>(names: string[], flags: Record<string, unknown>, fn: (runs: ResolvedRun[]) => Promise<T>): Promise<T> {
-  const resolved = await resolveNames(names, flags);
+export async function withRunNames<T>(names: string[], flags: Record<string, unknown>, fn: (runs: ResolvedRun[]) => Promise<T>, once?: FetchOnce): Promise<T> {
+  const resolved = await resolveNames(names, flags, once);
   try {
     return await fn(resolved.runs);
   } catch (err) {

@@ -12,7 +12,9 @@
  * runs are found with `list` and materialized with `pull` (their public functions: nothing here
  * reads the branch itself) into a scratch directory that `dispose()` removes — the user's checkout
  * is never touched. When the run is not found on this machine's refs and a remote is configured,
- * the results branch is fetched once and the lookup retried; `fetch` fetches first.
+ * the results branch is fetched and the lookup retried; `fetch` fetches first. Either way one call
+ * fetches at most once: `gate @baseline <run> --fetch` asks the remote once, not once per name and
+ * once more per pull (each fetch is a round of negotiation with the remote).
  *
  * This sits in front of the run reader (src/runs/read/run-reader.ts), which only ever sees paths.
  */
@@ -34,6 +36,11 @@ export interface RunNameOptions extends TargetOptions {
   /** Fetch the results branch before looking a published run up (else only when it is missing). */
   fetch?: boolean;
   timeoutMs?: number;
+  /**
+   * The fetch state of a command that resolves its names in several calls (gate: the candidate,
+   * then the baseline): shared, so the command fetches at most once in all. Default: per call.
+   */
+  fetchOnce?: FetchOnce;
 }
 
 export interface ResolvedRun {
@@ -97,6 +104,7 @@ export async function resolveRunNames(names: string[], opts: RunNameOptions = {}
     scratch = null;
   };
   let pulls = 0;
+  const once: FetchOnce = opts.fetchOnce ?? { wanted: Boolean(opts.fetch), done: false };
   let link: ((run: ListedRun | { path: string }) => string | undefined) | null = null;
   const published = async (runId: string, listed?: ListedRun): Promise<ResolvedRun & { runId: string }> => {
     scratch ??= await mkdtemp(join(tmpdir(), 'agentv-run-names-'));
@@ -108,7 +116,7 @@ export async function resolveRunNames(names: string[], opts: RunNameOptions = {}
       throw err;
     }
     const out = join(scratch, String(pulls++), dirName);
-    const pulled = await pullFetchingWhenMissing({ ...opts, cwd, runId, out });
+    const pulled = await pullFetchingWhenMissing({ ...opts, cwd, runId, out }, once);
     link ??= await linker(opts);
     const url = link(listed ?? { path: dirName });
     return { name: runId, path: pulled.dir, runId: pulled.runId, ...(listed ? { experiment: listed.experiment } : {}), ...(url ? { url } : {}) };
@@ -118,7 +126,7 @@ export async function resolveRunNames(names: string[], opts: RunNameOptions = {}
     for (const name of names) {
       const sel = parseRunSelector(name);
       if (sel) {
-        const run = await newest(sel, name, { ...opts, cwd });
+        const run = await newest(sel, name, { ...opts, cwd }, once);
         runs.push({ ...(await published(run.run_id, run)), name });
         continue;
       }
@@ -141,12 +149,32 @@ export async function resolveRunNames(names: string[], opts: RunNameOptions = {}
   }
 }
 
+/** The fetch of a command's run names: asked for (`--fetch`) or not, and whether it happened already. */
+export interface FetchOnce {
+  wanted: boolean;
+  done: boolean;
+}
+
+/** Whether this read fetches first: when asked to and no read of this call has fetched yet. */
+function fetchFirst(once: FetchOnce): boolean {
+  const now = once.wanted && !once.done;
+  if (now) once.done = true;
+  return now;
+}
+
+/** Whether a read that found nothing may fetch and look again: only when no read of this call has fetched. */
+function fetchOnMiss(once: FetchOnce): boolean {
+  if (once.done) return false;
+  once.done = true;
+  return true;
+}
+
 /** The newest run the selector matches: this machine's view first, then (if that has none) the remote's after a fetch. */
-async function newest(sel: RunSelector, name: string, opts: RunNameOptions): Promise<ListedRun> {
+async function newest(sel: RunSelector, name: string, opts: RunNameOptions, once: FetchOnce): Promise<ListedRun> {
   const tags = 'tag' in sel.pick ? [sel.pick.tag, ...sel.tags] : sel.tags;
   const query = { ...opts, experiment: sel.experiment, tag: tags.length > 0 ? tags : undefined, limit: 1 };
-  let listed = await listRuns({ ...query, fetch: opts.fetch });
-  if (listed.runs.length === 0 && !opts.fetch && listed.remote !== null) listed = await listRuns({ ...query, fetch: true });
+  let listed = await listRuns({ ...query, fetch: fetchFirst(once) });
+  if (listed.runs.length === 0 && listed.remote !== null && fetchOnMiss(once)) listed = await listRuns({ ...query, fetch: true });
   const run = listed.runs[0];
   if (!run) {
     const what = [tags.length > 0 ? `tagged ${tags.join(' and ')}` : null, sel.experiment ? `of experiment ${sel.experiment}` : null].filter(Boolean).join(' ');
@@ -155,11 +183,11 @@ async function newest(sel: RunSelector, name: string, opts: RunNameOptions): Pro
   return run;
 }
 
-async function pullFetchingWhenMissing(opts: Parameters<typeof pull>[0]): ReturnType<typeof pull> {
+async function pullFetchingWhenMissing(opts: Parameters<typeof pull>[0], once: FetchOnce): ReturnType<typeof pull> {
   try {
-    return await pull(opts);
+    return await pull({ ...opts, fetch: fetchFirst(once) });
   } catch (err) {
-    if (opts.fetch || !(err instanceof ReadError) || (err.kind !== 'input' && err.kind !== 'not-found')) throw err;
+    if (!(err instanceof ReadError) || (err.kind !== 'input' && err.kind !== 'not-found') || !fetchOnMiss(once)) throw err;
     // Swallowed on purpose: the retry with a fetch is a second chance; its failure leaves the first error to report.
     const again = await pull({ ...opts, fetch: true }).catch(() => null);
     if (again) return again;
