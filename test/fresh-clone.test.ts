@@ -9,6 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { git, isolateGitForSuite, makeTempDir, startGitDaemon, type GitDaemon } from './helpers/git-fixtures.js';
+import { startServer } from '../src/serve/index.js';
 import { cli, cliProcess } from './publish-helpers.js';
 import { makeClone, makeRun, refOf, RESULTS_REF, showFile } from './sync-helpers.js';
 
@@ -102,6 +103,26 @@ describe('a fresh clone reads the team branch as the machines that wrote it', ()
       expect(v.pick(await json(v.args, full)), `${v.name} on a fresh clone`).toEqual(writer);
       if (v.fetch) expect(v.pick(await json([...v.args, ...v.fetch], shallow)), `${v.name} --fetch on a depth-1 clone`).toEqual(writer);
     }
+    // serve: the Dashboard's run list and a run's detail (tags, review notes) on the fresh clone are the writer's.
+    const dashboard = async (dir: string) => {
+      const server = await startServer({ cwd: dir, readOnly: true });
+      try {
+        const get = async (path: string) => {
+          const res = await fetch(`${server.url}${path}`);
+          expect(res.status, path).toBe(200);
+          return (await res.json()) as any;
+        };
+        const runs = (await get('/api/runs')).runs.map((r: any) => [r.run_id, r.tags ?? []]);
+        const detail = await get(`/api/runs/${encodeURIComponent(first)}`);
+        return { runs, tags: detail.tags, feedback: detail.feedback };
+      } finally {
+        await server.close();
+      }
+    };
+    const writerView = await dashboard(a);
+    expect(writerView.runs).toHaveLength(3);
+    expect(writerView.tags.tags).toEqual(['baseline']);
+    expect(await dashboard(full), 'serve on a fresh clone').toEqual(writerView);
     // The answers are not empty ones that agree by accident.
     const tags = await json<{ tags: string[] }>(['tag', first], full);
     expect(tags.tags).toEqual(['baseline']);
