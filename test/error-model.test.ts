@@ -184,6 +184,13 @@ describe('one error model', () => {
       return i - 1;
     };
     const silent: string[] = [];
+    // "Absent" means ENOENT: a catch whose comment gives absence as its reason tests for it
+    // (isAbsent/absentAs, or the code itself; an object store's NotFound is its ENOENT) and lets
+    // anything else (EACCES, EISDIR, ELOOP, EIO) through. A catch that means "any failure here is
+    // fine" says so, and why, without claiming absence.
+    const claimsAbsent: string[] = [];
+    const commentsOf = (s: string): string => [...s.matchAll(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g)].map((c) => c[0]).join(' ');
+    let absentSeen = 0;
     let seen = 0;
     for (const rel of readdirSync(SRC, { recursive: true, encoding: 'utf8' })) {
       if (!rel.endsWith('.ts') || BROWSER.has(rel) || /^(serve|report)\/client\//.test(rel)) continue;
@@ -198,6 +205,17 @@ describe('one error model', () => {
         const before = (lines[line - 2] ?? '').trim();
         const says = /\/\/|\/\*/.test(body) || lines[line - 1]!.includes('//') || before.startsWith('//') || before.startsWith('*');
         if (!rethrows && !usesError && !says) silent.push(`src/${rel}:${line}`);
+        const above: string[] = [];
+        for (let i = line - 2; i >= Math.max(0, line - 5); i--) {
+          const l = lines[i]!.trim();
+          if (!/^(\/\/|\/\*|\*)/.test(l)) break;
+          above.unshift(l);
+        }
+        const reason = `${commentsOf(body)} ${commentsOf(lines[line - 1]!)} ${above.join(' ')}`;
+        if (/\babsent\b|\bmissing\b|does not exist|\bno such\b/i.test(reason)) {
+          absentSeen++;
+          if (!/\bisAbsent\b|\babsentAs\b|'ENOENT'|'NotFound'/.test(`${body} ${lines[line - 1]}`)) claimsAbsent.push(`src/${rel}:${line}`);
+        }
       };
       for (const m of text.matchAll(/catch\s*(?:\(\s*(\w+)[^)]*\))?\s*\{/g)) {
         if (text[m.index - 1] === '.') continue;
@@ -213,6 +231,8 @@ describe('one error model', () => {
     }
     expect(seen).toBeGreaterThan(200);
     expect(silent).toEqual([]);
+    expect(absentSeen).toBeGreaterThan(50);
+    expect(claimsAbsent, 'a catch says "absent" but does not test ENOENT').toEqual([]);
   });
 
   it('"absent" means ENOENT: absentAs gives its value only for a missing path; an unreadable outbox journal is named, not read as empty', async () => {
