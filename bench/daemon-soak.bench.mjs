@@ -2,7 +2,7 @@
  * Issue 41: the daemon publishing runs one after another keeps its resident memory and its scratch
  * disk flat. One `agentv-results daemon --push` process (file-system events, JSON log) watches a
  * clone of a bare remote; the bench writes a finished run (AgentV's plain result rows in
- * index.jsonl, so every publish derives the run into a scratch copy, then summary.json), waits for
+ * index.jsonl, a layout publish derives, then summary.json), waits for
  * the daemon's "published" and "results pushed" lines, and writes the next. At run 1, 50, 100, …
  * it reads the daemon's VmRSS from /proc and the bytes under its TMPDIR (a directory of its own:
  * every scratch copy the daemon makes lands there) and under the clone's .git/agentv-results
@@ -184,7 +184,7 @@ export async function run() {
   const markdown = [
     '## The daemon publishing runs in a row: memory and scratch disk (issue 41)',
     '',
-    `\`bench/daemon-soak.bench.mjs\` (opt-in): one \`daemon --push\` process publishes ${r.runs} runs one after another (${r.rows} rows each, AgentV's plain result rows, so each publish derives the run into a scratch copy), each pushed to a bare remote before the next is written; ${new Date().toISOString().slice(0, 10)}, Node ${process.version}. Resident memory is the daemon's VmRSS; scratch is every byte under the daemon's own TMPDIR; state is the clone's \`.git/agentv-results\` (outbox journal, daemon state). Warnings or errors in the daemon's log: ${r.warnings}.`,
+    `\`bench/daemon-soak.bench.mjs\` (opt-in): one \`daemon --push\` process publishes ${r.runs} runs one after another (${r.rows} rows each, AgentV's plain result rows in index.jsonl, a layout publish derives), each pushed to a bare remote before the next is written; ${new Date().toISOString().slice(0, 10)}, Node ${process.version}. Resident memory is the daemon's VmRSS; scratch is every byte under the daemon's own TMPDIR; state is the clone's \`.git/agentv-results\` (outbox journal, daemon state). Warnings or errors in the daemon's log: ${r.warnings}.`,
     '',
     '| run | resident memory | vs run 1 | scratch disk | daemon state | elapsed |',
     '|---|---|---|---|---|---|',
