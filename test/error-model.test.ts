@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,9 @@ import { ReadError, RunExpiredError } from '../src/results-branch/layout/read-er
 import { PublishError, resolveTarget } from '../src/results-branch/repo/target.js';
 import { CommandError } from '../src/daemon/child.js';
 import { DaemonLockedError } from '../src/daemon/instance-lock.js';
-import { Outbox, OutboxError } from '../src/daemon/outbox.js';
+import { Outbox, OUTBOX_DIR, OutboxError } from '../src/daemon/outbox.js';
+import { readDaemonInfo } from '../src/daemon/instance-lock.js';
+import { checkRunPathSync } from '../src/util/run-files.js';
 import { InputError } from '../src/runs/export/export.js';
 import { SourceError } from '../src/runs/export/source.js';
 import { FeedbackRevisionMismatch, OverlayInputError, TagRevisionMismatch } from '../src/overlays/write.js';
@@ -184,6 +186,13 @@ describe('one error model', () => {
       return i - 1;
     };
     const silent: string[] = [];
+    // "Absent" means ENOENT: a catch whose comment gives absence as its reason tests for it
+    // (isAbsent/absentAs, or the code itself; an object store's NotFound is its ENOENT) and lets
+    // anything else (EACCES, EISDIR, ELOOP, EIO) through. A catch that means "any failure here is
+    // fine" says so, and why, without claiming absence.
+    const claimsAbsent: string[] = [];
+    const commentsOf = (s: string): string => [...s.matchAll(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g)].map((c) => c[0]).join(' ');
+    let absentSeen = 0;
     let seen = 0;
     for (const rel of readdirSync(SRC, { recursive: true, encoding: 'utf8' })) {
       if (!rel.endsWith('.ts') || BROWSER.has(rel) || /^(serve|report)\/client\//.test(rel)) continue;
@@ -198,6 +207,17 @@ describe('one error model', () => {
         const before = (lines[line - 2] ?? '').trim();
         const says = /\/\/|\/\*/.test(body) || lines[line - 1]!.includes('//') || before.startsWith('//') || before.startsWith('*');
         if (!rethrows && !usesError && !says) silent.push(`src/${rel}:${line}`);
+        const above: string[] = [];
+        for (let i = line - 2; i >= Math.max(0, line - 5); i--) {
+          const l = lines[i]!.trim();
+          if (!/^(\/\/|\/\*|\*)/.test(l)) break;
+          above.unshift(l);
+        }
+        const reason = `${commentsOf(body)} ${commentsOf(lines[line - 1]!)} ${above.join(' ')}`;
+        if (/\babsent\b|\bmissing\b|does not exist|\bno such\b/i.test(reason)) {
+          absentSeen++;
+          if (!/\bisAbsent\b|\babsentAs\b|'ENOENT'|'NotFound'/.test(`${body} ${lines[line - 1]}`)) claimsAbsent.push(`src/${rel}:${line}`);
+        }
       };
       for (const m of text.matchAll(/catch\s*(?:\(\s*(\w+)[^)]*\))?\s*\{/g)) {
         if (text[m.index - 1] === '.') continue;
@@ -213,9 +233,11 @@ describe('one error model', () => {
     }
     expect(seen).toBeGreaterThan(200);
     expect(silent).toEqual([]);
+    expect(absentSeen).toBeGreaterThan(50);
+    expect(claimsAbsent, 'a catch says "absent" but does not test ENOENT').toEqual([]);
   });
 
-  it('"absent" means ENOENT: absentAs gives its value only for a missing path; an unreadable outbox journal is named, not read as empty', async () => {
+  it('"absent" means ENOENT: absentAs gives its value only for a missing path; an unreadable outbox journal is named, not read as empty; daemon.json and run paths likewise', async () => {
     const enoent = Object.assign(new Error('no such file'), { code: 'ENOENT' });
     const eacces = Object.assign(new Error('permission denied'), { code: 'EACCES' });
     expect(absentAs(null)(enoent)).toBeNull();
@@ -229,6 +251,23 @@ describe('one error model', () => {
       mkdirSync(file);
       await expect(new Outbox(file).items()).rejects.toThrow(OutboxError);
       await expect(new Outbox(file).items()).rejects.toThrow(/cannot read the outbox journal/);
+      // daemon.json: absent or torn is "no daemon"; a directory in its place is not.
+      const common = join(dir, 'common');
+      mkdirSync(join(common, OUTBOX_DIR), { recursive: true });
+      expect(await readDaemonInfo(common)).toBeNull();
+      writeFileSync(join(common, OUTBOX_DIR, 'daemon.json'), '{"pid": 1');
+      expect(await readDaemonInfo(common)).toBeNull();
+      rmSync(join(common, OUTBOX_DIR, 'daemon.json'));
+      mkdirSync(join(common, OUTBOX_DIR, 'daemon.json'));
+      await expect(readDaemonInfo(common)).rejects.toThrow(UnsafeFileError);
+      // A run path: a parent that is a file is absent (ENOTDIR); a loop of links is a bad path, not a missing file.
+      const run = join(dir, 'run');
+      mkdirSync(run);
+      writeFileSync(join(run, 'index.jsonl'), '');
+      symlinkSync('loop', join(run, 'loop'));
+      expect(checkRunPathSync(run, 'index.jsonl/x')).toEqual({ kind: 'missing' });
+      expect(checkRunPathSync(run, 'nope.json')).toEqual({ kind: 'missing' });
+      expect(checkRunPathSync(run, 'loop/x')).toEqual({ kind: 'bad', message: 'loop/x is a loop of symbolic links' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -166,7 +166,7 @@ export class Cli {
     } catch (err) {
       if (err instanceof CommanderError) {
         // Help asked for, or the version: success. Anything else (an unknown option or command, a
-        // missing argument, a group named without its action) is a usage error.
+        // required argument not given, a group named without its action) is a usage error.
         return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' ? 0 : 2;
       }
       throw err;

@@ -15,6 +15,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { InputError } from '../runs/export/export.js';
 import { readRegularFile } from '../util/safe-open.js';
+import { absentAs } from '../util/errors.js';
 
 export interface ArtifactMeasure {
   path: string;
@@ -58,8 +59,8 @@ async function directoryBytes(dir: string): Promise<number> {
 
 export async function measureArtifact(path: string, cwd = process.cwd()): Promise<ArtifactMeasure> {
   const abs = resolve(cwd, path);
-  // absent: reported as an InputError just below
-  const st = await lstat(abs).catch(() => null);
+  // absent: reported as an InputError just below; anything else propagates
+  const st = await lstat(abs).catch(absentAs(null));
   if (!st) throw new InputError(`artifact ${path}: no such file or directory`);
   if (st.isDirectory()) return { path, kind: 'directory', unit: 'bytes', size: await directoryBytes(abs) };
   if (st.isFile()) return { path, kind: 'file', unit: 'lines', size: countLines(await readRegularFile(abs, { kind: 'run-file' })) };

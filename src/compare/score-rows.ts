@@ -20,6 +20,7 @@ import { loadRun } from '../runs/read/run-reader.js';
 import { InputError } from '../runs/export/export.js';
 import { jsonlLines } from '../util/jsonl-objects.js';
 import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
+import { absentAs } from '../util/errors.js';
 
 export interface ScoreRow {
   test_id: string;
@@ -51,9 +52,9 @@ export interface ScoreSource {
 function isDir(p: string): boolean {
   try {
     return statSync(p).isDirectory();
-  } catch {
-    // absent: not a directory
-    return false;
+  } catch (err) {
+    // absent: not a directory; anything else propagates
+    return absentAs(false)(err);
   }
 }
 
@@ -154,9 +155,9 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
       let st: ReturnType<typeof statSync> | null = null;
       try {
         st = statSync(manifest.path);
-      } catch {
-        // absent: read (and reported) just below
-        st = null;
+      } catch (err) {
+        // absent: read (and reported) just below; anything else propagates
+        st = absentAs(null)(err);
       }
       const special = st && specialInputMessage(st);
       if (special) throw new InputError(`${source}: ${special}`);

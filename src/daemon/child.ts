@@ -63,7 +63,7 @@ export function startCommand(argv: string[], opts: { cwd?: string; env?: NodeJS.
           if (!interactive && child.pid) process.kill(-child.pid, signal);
           else child.kill(signal);
         } catch {
-          // already gone
+          // any failure here is fine: a group that already exited (ESRCH) has nobody left to hear it
         }
       };
       resolvePromise({

@@ -140,7 +140,17 @@ interface Loop {
   syncBranches: SyncBranchSchedule | null;
   published: number;
   remoteDown: boolean;
+  outbox: Outbox;
+  /** Jobs completed since the outbox journal was last compacted. */
+  sinceCompact: number;
 }
+
+/**
+ * The outbox journal is append-only (a record per queued, done or dead job): a daemon that runs for
+ * weeks compacts it after this many completed jobs, not only when it starts and stops, so its state
+ * on disk stays flat however many runs it publishes (bench/daemon-soak.bench.mjs).
+ */
+const COMPACT_EVERY_JOBS = 100;
 
 export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport> {
   const cwd = opts.cwd ?? process.cwd();
@@ -253,6 +263,8 @@ function assembleLoop(opts: DaemonOptions & { cwd: string }, p: LoopParts): Loop
         : null,
     published: 0,
     remoteDown: false,
+    outbox,
+    sinceCompact: 0,
     scan: async () => {
       // Watcher first: a run created while the directories are listed is then seen by one or the other.
       if (!opts.once && !opts.poll && !watcher.watching) await watcher.start();
@@ -350,6 +362,11 @@ async function runWatchLoop(loop: Loop): Promise<void> {
     const r = await loop.worker.round();
     loop.published += r.published;
     loop.remoteDown = r.remoteDown;
+    loop.sinceCompact += r.completed;
+    if (loop.sinceCompact >= COMPACT_EVERY_JOBS) {
+      loop.sinceCompact = 0;
+      await loop.outbox.compact().catch((err: unknown) => opts.logger?.warn('could not compact the outbox', { error: (err as Error).message }));
+    }
     if (loop.archive?.due() && !loop.sw.stopping) await loop.archive.run();
     if (loop.syncBranches?.due() && !loop.sw.stopping && !loop.remoteDown) await loop.syncBranches.run();
     if (loop.dirty.size > 0 || loop.rescan) continue;

@@ -10,6 +10,7 @@ import { objectStoreFor } from '../results-branch/repo/storage.js';
 import { WipSession, type WipEvent } from '../wip/index.js';
 import type { Logger } from './log.js';
 import { findRunDirs, inspectRun } from './runs.js';
+import { absentAs } from '../util/errors.js';
 
 export interface Followed {
   dir: string;
@@ -129,7 +130,7 @@ export class RunFollower {
 }
 
 async function indexKey(dir: string): Promise<string> {
-  // absent: no index yet reads as "none"
-  const st = (await stat(join(dir, 'index.jsonl')).catch(() => null)) ?? (await stat(join(dir, '.internal', 'index.jsonl')).catch(() => null));
+  // absent: no index yet reads as "none"; anything else propagates
+  const st = (await stat(join(dir, 'index.jsonl')).catch(absentAs(null))) ?? (await stat(join(dir, '.internal', 'index.jsonl')).catch(absentAs(null)));
   return st ? `${st.size}:${st.mtimeMs}` : 'none';
 }

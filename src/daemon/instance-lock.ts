@@ -15,7 +15,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { OUTBOX_DIR } from './outbox.js';
-import { AgentvResultsError } from '../util/errors.js';
+import { AgentvResultsError, isAbsent } from '../util/errors.js';
 import { processAlive } from '../util/process-alive.js';
 import { readRegularText } from '../util/safe-open.js';
 
@@ -47,9 +47,10 @@ export async function readDaemonInfo(commonDir: string): Promise<DaemonInfo | nu
   try {
     const v = JSON.parse(await readRegularText(join(commonDir, OUTBOX_DIR, 'daemon.json'), { kind: 'state' })) as DaemonInfo;
     return typeof v.pid === 'number' ? v : null;
-  } catch {
-    // absent: no daemon.json (or a torn one) means no daemon info
-    return null;
+  } catch (err) {
+    // absent: no daemon.json (or a torn one, a SyntaxError) means no daemon info; anything else propagates
+    if (isAbsent(err) || err instanceof SyntaxError) return null;
+    throw err;
   }
 }
 

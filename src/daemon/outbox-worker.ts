@@ -216,7 +216,7 @@ export class OutboxWorker {
       const attempts = item.attempts + 1;
       if (err instanceof ObjectStoreError && err.transient) {
         // storage_mode hybrid, the bucket unreachable: like a remote that is down, the run stays
-        // pending (never dead for it) and nothing was committed, so no pointer names a missing object.
+        // pending (never dead for it) and nothing was committed, so no pointer names an object never uploaded.
         const delay = backoffDelay(attempts, this.backoff);
         await outbox.retry(item, now + delay, message);
         logger.warn('object store not reachable; the run stays pending', { run: job.run_id, attempts, retry_in_ms: delay, error: message });

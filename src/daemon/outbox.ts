@@ -275,8 +275,8 @@ export class Outbox {
 }
 
 async function endsWithNewline(file: string): Promise<boolean> {
-  // absent: a file that cannot be opened ends in no torn line
-  const fh = await open(file, 'r').catch(() => null);
+  // absent: no journal yet ends in no torn line; anything else propagates
+  const fh = await open(file, 'r').catch(absentAs(null));
   if (!fh) return true;
   try {
     const { size } = await fh.stat();

@@ -20,6 +20,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runManifestOf, type RunDirLayout } from '../runs/export/source.js';
 import { readRegularText } from '../util/safe-open.js';
+import { absentAs } from '../util/errors.js';
 
 export interface RunDirState {
   dir: string;
@@ -45,8 +46,8 @@ async function isFile(path: string): Promise<boolean> {
 }
 
 async function subdirs(dir: string): Promise<string[]> {
-  // absent: no results directory yet, no runs
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  // absent: no results directory yet, no runs; anything else propagates
+  const entries = await readdir(dir, { withFileTypes: true }).catch(absentAs([]));
   return entries.filter((e) => e.isDirectory() && !hidden(e.name)).map((e) => join(dir, e.name));
 }
 
@@ -98,8 +99,8 @@ async function stableFinished(dir: string, benchmark: unknown): Promise<boolean>
  * of the split is the unterminated rest); -1 when a complete one does not parse.
  */
 async function completeIndexLines(file: string): Promise<number> {
-  // absent: no index yet, zero rows
-  const text = await readRegularText(file, { kind: 'run-file' }).catch(() => '');
+  // absent: no index yet, zero rows; anything else propagates
+  const text = await readRegularText(file, { kind: 'run-file' }).catch(absentAs(''));
   let complete = 0;
   for (const line of text.split('\n').slice(0, -1)) {
     if (!line.trim()) continue;
@@ -116,17 +117,17 @@ async function completeIndexLines(file: string): Promise<number> {
 
 /** null when the directory is gone. */
 export async function inspectRun(dir: string): Promise<RunDirState | null> {
-  // absent: a run directory removed meanwhile is no run
-  const st = await stat(dir).catch(() => null);
+  // absent: a run directory removed meanwhile is no run; anything else propagates
+  const st = await stat(dir).catch(absentAs(null));
   if (!st?.isDirectory()) return null;
   const manifest = await runManifestOf(dir);
   const layout: RunDirState['layout'] = manifest?.layout ?? 'bundle';
-  // absent: no manifest yet
-  const index = manifest ? await stat(manifest.file).catch(() => null) : null;
+  // absent: no manifest yet; anything else propagates
+  const index = manifest ? await stat(manifest.file).catch(absentAs(null)) : null;
   const hasIndex = index?.isFile() === true;
   const summaryName = layout === 'agentv-stable' ? 'benchmark.json' : 'summary.json';
-  // absent: no summary yet
-  const summary = await stat(join(dir, summaryName)).catch(() => null);
+  // absent: no summary yet; anything else propagates
+  const summary = await stat(join(dir, summaryName)).catch(absentAs(null));
   let hasSummary = Boolean(summary?.isFile());
   let summaryComplete = false;
   if (summary?.isFile()) {

@@ -16,6 +16,7 @@ import { normalizeIdent, normalizeMessage, identLine, type Ident } from './ident
 import { assertValidPath, collect, normalizeChanges, quotePath, type FileChange } from './tree-paths.js';
 import type { Repo } from './repo.js';
 import { spawnGit } from './runner.js';
+import { absentAs } from '../util/errors.js';
 
 export interface WriteCommitOptions {
   /** First parent, and the tree the changes apply to. null = a root commit starting from an empty tree. */
@@ -188,8 +189,8 @@ async function explainFailure(repo: Repo, pid: number | undefined, err: unknown,
   if (pid === undefined) return exitErr;
   for (const dir of new Set([repo.gitDir, repo.commonDir])) {
     const file = join(dir, `fast_import_crash_${pid}`);
-    // absent: no crash report written
-    const report = await readFile(file, 'utf8').catch(() => null);
+    // absent: no crash report written; anything else propagates
+    const report = await readFile(file, 'utf8').catch(absentAs(null));
     if (report === null) continue;
     // best effort: the report was read; a leftover file is harmless
     await unlink(file).catch(() => undefined);

@@ -6,6 +6,7 @@ import { assertNotOption, gitIn, text, type Repo } from './repo.js';
 import { processAlive } from '../util/process-alive.js';
 import { spawnGit } from './runner.js';
 import { GitOutputError } from './errors.js';
+import { absentAs } from '../util/errors.js';
 
 export interface CommitTreeOptions {
   tree: string;
@@ -124,12 +125,12 @@ async function mayNeedGc(repo: Repo, config: GcConfig): Promise<boolean> {
   if (auto === null || packLimit === null) return true; // a value we cannot read: let git decide
   if (auto <= 0) return false; // gc.auto=0 turns automatic gc off entirely
   const objects = join(repo.commonDir, 'objects');
-  // absent: no loose objects directory, nothing to count
-  const loose = await readdir(join(objects, '17')).catch(() => [] as string[]);
+  // absent: no loose objects directory, nothing to count; anything else propagates
+  const loose = await readdir(join(objects, '17')).catch(absentAs([] as string[]));
   if (loose.length > Math.ceil(auto / 256)) return true;
   if (packLimit <= 0) return false;
-  // absent: no pack directory, nothing to count
-  const packs = (await readdir(join(objects, 'pack')).catch(() => [] as string[])).filter((f) => f.endsWith('.pack'));
+  // absent: no pack directory, nothing to count; anything else propagates
+  const packs = (await readdir(join(objects, 'pack')).catch(absentAs([] as string[]))).filter((f) => f.endsWith('.pack'));
   return packs.length > packLimit;
 }
 
@@ -141,14 +142,14 @@ async function mayNeedGc(repo: Repo, config: GcConfig): Promise<boolean> {
  */
 async function sweepOurCrashReports(repo: Repo): Promise<void> {
   for (const dir of new Set([repo.gitDir, repo.commonDir])) {
-    // absent: no gc report directory
-    const names = await readdir(dir).catch(() => [] as string[]);
+    // absent: no such git directory, no report; anything else propagates
+    const names = await readdir(dir).catch(absentAs([] as string[]));
     for (const name of names) {
       const m = /^fast_import_crash_(\d+)$/.exec(name);
       if (!m || processAlive(Number(m[1]))) continue;
       const file = join(dir, name);
-      // absent: a report removed meanwhile
-      const report = await readFile(file, 'utf8').catch(() => '');
+      // absent: a report removed meanwhile; anything else propagates
+      const report = await readFile(file, 'utf8').catch(absentAs(''));
       // best effort: a stale gc report, removed by the next gc too
       if (report.includes('refs/agentv-tmp/')) await unlink(file).catch(() => undefined);
     }

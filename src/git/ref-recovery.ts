@@ -21,6 +21,7 @@ import { join, resolve } from 'node:path';
 import { processAlive } from '../util/process-alive.js';
 import { resolveRef, zeroId, type Repo } from './repo.js';
 import { gitIn } from './repo.js';
+import { absentAs, isAbsent } from '../util/errors.js';
 
 /** Git holds a ref lock for the time of a rename; a lock this old with no git around is a leftover. */
 export const STALE_LOCK_MS = 10_000;
@@ -64,9 +65,9 @@ function readJournal(repo: Repo): Journal | null {
   let names: string[];
   try {
     names = readdirSync(join(repo.commonDir, 'agentv-results'));
-  } catch {
-    // absent: no journal directory, nothing interrupted
-    return null;
+  } catch (err) {
+    // absent: no journal directory, nothing interrupted; anything else propagates
+    return absentAs(null)(err);
   }
   for (const name of names) {
     const m = JOURNAL.exec(name);
@@ -93,7 +94,7 @@ function gitRunningIn(repo: Repo): boolean {
       const cwd = readlinkSync(`/proc/${pid}/cwd`);
       if (roots.some((r) => cwd === r || cwd.startsWith(`${r}/`))) return true;
     } catch {
-      // gone, or not ours to look at
+      // any failure here is fine: a process that exited meanwhile, or one not ours to look at, is no git of ours
     }
   }
   return false;
@@ -108,9 +109,10 @@ function lockFiles(repo: Repo, refs: readonly string[]): InterruptedUpdate['lock
     let mtime: number;
     try {
       mtime = statSync(path).mtimeMs;
-    } catch {
-      // absent: the lock went away meanwhile
-      continue;
+    } catch (err) {
+      // absent: the lock went away meanwhile; anything else propagates
+      if (isAbsent(err)) continue;
+      throw err;
     }
     const ageMs = Math.max(0, now - mtime);
     running ??= ageMs >= STALE_LOCK_MS ? gitRunningIn(repo) : true;

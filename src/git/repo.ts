@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { GitArgumentError, GitError, GitOutputError, NotARepositoryError } from './errors.js';
 import { runGit, type RunGitOptions } from './runner.js';
 import { assertGitVersion } from './version.js';
+import { absentAs } from '../util/errors.js';
 
 export interface Repo {
   /** Absolute git directory of this worktree (for a linked worktree: .git/worktrees/<name>). */
@@ -55,8 +56,8 @@ export function zeroId(repo: Repo): string {
  */
 export async function openRepo(path: string): Promise<Repo> {
   const abs = resolve(path);
-  // absent: reported as "no such directory" just below
-  const st = await stat(abs).catch(() => null);
+  // absent: reported as "no such directory" just below; anything else propagates
+  const st = await stat(abs).catch(absentAs(null));
   if (!st) throw new NotARepositoryError(abs, 'no such directory');
   if (!st.isDirectory()) throw new NotARepositoryError(abs, 'not a directory');
   await assertGitVersion();

@@ -42,7 +42,8 @@ let cached: Promise<GitVersion> | null = null;
 export function gitVersion(): Promise<GitVersion> {
   if (!cached) {
     cached = runGit(['version']).then((r) => parseGitVersion(r.stdout.toString('utf8')));
-    // A failed probe (git missing) must not be cached forever: the user may fix PATH and retry.
+    // Any failure here is fine to forget: a failed probe (no git on PATH) must not be cached forever, the
+    // user may fix PATH and retry; the caller still gets the rejection through `cached`.
     cached.catch(() => {
       cached = null;
     });

@@ -21,7 +21,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset, openRepo, type Repo } from '../git/index.js';
 import type { MergeKind } from './index.js';
-import { InvalidArgumentsError } from '../util/errors.js';
+import { InvalidArgumentsError, isAbsent } from '../util/errors.js';
 import { readRegularTextSync } from '../util/safe-open.js';
 
 const DRIVERS: { kind: MergeKind; section: string; name: string }[] = [
@@ -47,9 +47,10 @@ export function cliEntryPath(): string {
 function isOurPackage(file: string): boolean {
   try {
     return (JSON.parse(readRegularTextSync(file, { kind: 'state' })) as { name?: unknown }).name === 'agentv-results';
-  } catch {
-    // absent: not our package.json
-    return false;
+  } catch (err) {
+    // absent (or not JSON, a SyntaxError): not our package.json; anything else propagates
+    if (isAbsent(err) || err instanceof SyntaxError) return false;
+    throw err;
   }
 }
 

@@ -31,6 +31,7 @@ import { caseKey, describeCase, distinct } from './read/case-keys.js';
 import { loadRun, type LoadedRun } from './read/run-reader.js';
 import { checkOutputDir } from '../util/output-target.js';
 import { readRegularText } from '../util/safe-open.js';
+import { absentAs } from '../util/errors.js';
 
 export type OnDuplicate = 'error' | 'latest';
 
@@ -215,8 +216,8 @@ export async function combineRuns(opts: CombineOptions): Promise<CombineResult> 
     throw new InputError(`${shown} already exists and is not empty — combine writes a new run workspace; choose another --out or delete it first`);
   for (const [i, run] of runs.entries()) {
     const src = await realpath(run.dir!);
-    // absent: a parent that does not exist yet compares as given
-    const parent = await realpath(dirname(out)).catch(() => resolve(dirname(out)));
+    // absent: a parent that does not exist yet compares as given; anything else propagates
+    const parent = await realpath(dirname(out)).catch(absentAs(resolve(dirname(out))));
     const target = join(parent, basename(out));
     if (target === src || target.startsWith(src + sep))
       throw new InputError(`--out ${shown} is inside source ${opts.sources[i]} — choose a directory outside the sources`);

@@ -28,6 +28,7 @@ import { safeRelativePath, sanitizeSegment } from '../model/path-segments.js';
 import { InputError } from './export/export.js';
 import { loadRun, needsDerivation, type LoadedRun } from './read/run-reader.js';
 import { readRegularText } from '../util/safe-open.js';
+import { absentAs } from '../util/errors.js';
 
 export interface DeleteOptions {
   /** Run workspace directories (or their index.jsonl files). */
@@ -71,8 +72,8 @@ const STAGING = /^\..+\.(tmp|old)-\d+-[0-9a-f]+$/;
 const isWithin = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 
 async function realOrSelf(path: string): Promise<string> {
-  // absent: a path that does not exist compares as itself
-  return realpath(path).catch(() => resolve(path));
+  // absent: a path that does not exist compares as itself; anything else propagates
+  return realpath(path).catch(absentAs(resolve(path)));
 }
 
 /**
@@ -120,8 +121,8 @@ async function readSummary(dir: string): Promise<Record<string, unknown> | null>
 /** Why `given` must not be deleted, or the target it resolves to. */
 async function inspect(given: string, cwd: string, home: string): Promise<{ target: DeleteTarget } | { refusal: string }> {
   let abs = resolve(cwd, given);
-  // absent: reported as "does not exist" just below
-  let st = await lstat(abs).catch(() => null);
+  // absent: reported as "does not exist" just below; anything else propagates
+  let st = await lstat(abs).catch(absentAs(null));
   if (!st) return { refusal: 'does not exist' };
   if (st.isFile() && basename(abs) === 'index.jsonl') {
     abs = dirname(abs);

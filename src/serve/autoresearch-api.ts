@@ -17,6 +17,7 @@ import { trajectoryData } from '../autoresearch/trajectory-data.js';
 import { renderTrajectoryHtml, TRAJECTORY_CSP } from '../autoresearch/trajectory-html.js';
 import { asHttpError } from './http-status.js';
 import { HttpError, type Handler, type Router } from './http.js';
+import { absentAs } from '../util/errors.js';
 
 const NAME = /^[A-Za-z0-9._-]+$/;
 
@@ -37,8 +38,8 @@ async function logOf(cwd: string, experiment: string) {
     throw new HttpError(400, `experiment ${JSON.stringify(experiment)}: use only letters, digits, ".", "_" and "-"`);
   const paths = autoresearchPaths({ experiment, cwd });
   for (const p of [paths.experimentDir, paths.dir, paths.iterations]) {
-    // absent: answered as 404 just below
-    const st = await lstat(p).catch(() => null);
+    // absent: answered as 404 just below; anything else propagates
+    const st = await lstat(p).catch(absentAs(null));
     if (!st)
       throw new HttpError(
         404,
@@ -52,8 +53,8 @@ async function logOf(cwd: string, experiment: string) {
 
 export async function listAutoresearch(cwd: string): Promise<AutoresearchEntry[]> {
   const root = resolve(cwd, '.agentv', 'results', 'runs');
-  // absent: no autoresearch directory, no experiments
-  const names = await readdir(root).catch(() => [] as string[]);
+  // absent: no autoresearch directory, no experiments; anything else propagates
+  const names = await readdir(root).catch(absentAs([] as string[]));
   const out: AutoresearchEntry[] = [];
   for (const name of names.sort()) {
     if (!NAME.test(name) || name === '.' || name === '..') continue;

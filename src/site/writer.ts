@@ -12,6 +12,7 @@ import { lstat, readFile, rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { safeRelativePath } from '../model/path-segments.js';
 import { writeOutputFile } from '../util/output-target.js';
+import { absentAs } from '../util/errors.js';
 
 export const MANIFEST = '.agentv-site.json';
 const FORMAT = 1;
@@ -44,9 +45,9 @@ export async function readManifest(out: string): Promise<Manifest | null> {
   let text: string;
   try {
     text = await readFile(join(out, MANIFEST), 'utf8');
-  } catch {
-    // absent: no previous build
-    return null;
+  } catch (err) {
+    // absent: no previous build; anything else propagates
+    return absentAs(null)(err);
   }
   try {
     const m = JSON.parse(text) as Manifest;
@@ -113,8 +114,8 @@ export class SiteWriter {
     this.files[rel] = [hash, size];
     into?.push(rel);
     this.counts.bytes += size;
-    // absent: a file the manifest names but that is gone is written again
-    const there = await lstat(join(this.out, rel)).catch(() => null);
+    // absent: a file the manifest names but that is gone is written again; anything else propagates
+    const there = await lstat(join(this.out, rel)).catch(absentAs(null));
     if (this.prior?.files[rel]?.[0] === hash && there?.isFile()) {
       this.counts.unchanged++;
       return;

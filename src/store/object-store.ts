@@ -365,7 +365,8 @@ export class ObjectStore {
   async close(): Promise<void> {
     const c = this.client;
     this.client = null;
-    // absent: a client that never connected has nothing to destroy
+    // any failure here is fine: a client whose creation failed has nothing to destroy (that failure
+    // was reported where the client was awaited)
     if (c) (await c.catch(() => null))?.destroy();
   }
 }

@@ -14,6 +14,7 @@ import { lstat, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
 import { readRegularFileSync, UnsafeFileError } from './safe-open.js';
+import { isAbsent } from './errors.js';
 
 export type RunPathCheck = { kind: 'ok'; abs: string; isDir: boolean } | { kind: 'missing' } | { kind: 'bad'; message: string };
 
@@ -84,8 +85,10 @@ export function checkRunPathSync(dir: string, rel: string, realDir?: string): Ru
   let st: ReturnType<typeof lstatSync>;
   try {
     st = lstatSync(abs);
-  } catch {
-    // absent: a missing file is the answer
+  } catch (err) {
+    // absent: a missing file is the answer; a loop of links is a bad path; anything else propagates
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') return { kind: 'bad', message: `${safe} is a loop of symbolic links` };
+    if (!isAbsent(err)) throw err;
     return { kind: 'missing' };
   }
   // Fast path: a regular file whose real path is its lexical one has no link anywhere on the way.

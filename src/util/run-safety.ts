@@ -102,7 +102,7 @@ function resultPointerProblems(read: RunFileRead, resultPath: string): RunSafety
   try {
     doc = JSON.parse(read.data.toString('utf8'));
   } catch {
-    // unparsable: validate reports it; a reader shows it as missing
+    // unparsable (JSON.parse throws only a SyntaxError): validate reports it; no pointer to check
     return [];
   }
   if (typeof doc !== 'object' || doc === null) return [];

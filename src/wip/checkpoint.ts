@@ -41,7 +41,7 @@ import {
   walkWorkspace,
   type StatKey,
 } from './scan.js';
-import { AgentvResultsError } from '../util/errors.js';
+import { absentAs, AgentvResultsError, isAbsent } from '../util/errors.js';
 import { OBJECT_STORE_REF, sha256Of, type ObjectStore } from '../store/object-store.js';
 import { DEFAULT_HEAVY_THRESHOLD } from '../results-branch/repo/config.js';
 import { readRegularText } from '../util/safe-open.js';
@@ -111,9 +111,10 @@ async function readMarker(runDir: string): Promise<RecoveryMarker | null> {
   try {
     const v = JSON.parse(await readRegularText(join(runDir, RECOVERY_MARKER), { kind: 'run-file' })) as unknown;
     return typeof v === 'object' && v !== null ? (v as RecoveryMarker) : null;
-  } catch {
-    // absent: no recovery marker (or a torn one)
-    return null;
+  } catch (err) {
+    // absent: no recovery marker (or a torn one, a SyntaxError); anything else propagates
+    if (isAbsent(err) || err instanceof SyntaxError) return null;
+    throw err;
   }
 }
 
@@ -196,8 +197,8 @@ export class Checkpointer {
   async pendingRows(): Promise<number> {
     const offset = this.meta?.index_bytes ?? 0;
     if (this.pending.from !== offset) this.pending = { from: offset, end: offset, rows: 0 };
-    // absent: the index went away; the pending count stands
-    const more = await countRowsSince(join(this.runDir, INDEX_FILE), this.pending.end).catch(() => null);
+    // absent: the index went away; the pending count stands; anything else propagates
+    const more = await countRowsSince(join(this.runDir, INDEX_FILE), this.pending.end).catch(absentAs(null));
     if (more === null) return this.pending.rows;
     if (more.size < this.pending.end) {
       // The file shrank, so it was rewritten: report it as pending; the next checkpoint recaptures it.
@@ -229,8 +230,8 @@ export class Checkpointer {
   }
 
   private async once(full: boolean): Promise<CheckpointResult> {
-    // absent: reported as a WipError just below
-    const st = await stat(this.runDir).catch(() => null);
+    // absent: reported as a WipError just below; anything else propagates
+    const st = await stat(this.runDir).catch(absentAs(null));
     if (!st?.isDirectory()) throw new WipError(`${this.runDir}: the run directory is gone${this.tip ? ` (its last checkpoint is on ${this.branch})` : ''}`);
     const indexPath = join(this.runDir, INDEX_FILE);
     const meta = this.meta;

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { safeRelativePath } from '../model/path-segments.js';
 import { TAIL_BYTES } from './checkpoint-layout.js';
 import { openRegularFile, readRegularFileSync } from '../util/safe-open.js';
+import { absentAs, isAbsent } from '../util/errors.js';
 
 export const INDEX_FILE = 'index.jsonl';
 
@@ -154,9 +155,10 @@ function filesUnder(runDir: string, rel: string, out: Set<string>): void {
   let st: Stats;
   try {
     st = lstatSync(join(runDir, rel));
-  } catch {
-    // absent: removed meanwhile
-    return;
+  } catch (err) {
+    // absent: removed meanwhile; anything else propagates
+    if (isAbsent(err)) return;
+    throw err;
   }
   if (st.isFile()) {
     if (!rel.split('/').some(hidden)) out.add(rel);
@@ -166,9 +168,10 @@ function filesUnder(runDir: string, rel: string, out: Set<string>): void {
   let entries: Dirent[] = [];
   try {
     entries = readdirSync(join(runDir, rel), { withFileTypes: true });
-  } catch {
-    // absent: removed meanwhile
-    return;
+  } catch (err) {
+    // absent: removed meanwhile; anything else propagates
+    if (isAbsent(err)) return;
+    throw err;
   }
   for (const e of entries) {
     if (hidden(e.name)) continue;
@@ -201,8 +204,8 @@ export async function topLevelFiles(runDir: string): Promise<Map<string, StatKey
   const out = new Map<string, StatKey>();
   for (const e of await readdir(runDir, { withFileTypes: true })) {
     if (!e.isFile() || hidden(e.name) || e.name === INDEX_FILE) continue;
-    // absent: removed meanwhile
-    const st = await lstat(join(runDir, e.name)).catch(() => null);
+    // absent: removed meanwhile; anything else propagates
+    const st = await lstat(join(runDir, e.name)).catch(absentAs(null));
     if (st?.isFile()) out.set(e.name, { size: st.size, mtimeMs: st.mtimeMs });
   }
   return out;

@@ -8,6 +8,7 @@ import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { feedbackNotes, normalizeFeedbackEntries, type FeedbackNote } from '../../merge/index.js';
 import { readRegularText } from '../../util/safe-open.js';
+import { absentAs } from '../../util/errors.js';
 
 export interface RunOverlays {
   tags: string[];
@@ -24,9 +25,9 @@ async function readOverlayJson(dir: string, name: string, warnings: string[]): P
       warnings.push(`${name} is not a regular file (a symlink?); ignored`);
       return null;
     }
-  } catch {
-    // absent: no overlay file
-    return null;
+  } catch (err) {
+    // absent: no overlay file; anything else propagates
+    return absentAs(null)(err);
   }
   try {
     const doc: unknown = JSON.parse(await readRegularText(path, { kind: 'run-file' }));

@@ -56,7 +56,7 @@ function readDoc(dir: string, rel: unknown): Doc | null {
     const doc = JSON.parse(data.toString('utf8')) as unknown;
     return isDoc(doc) ? doc : null;
   } catch {
-    // unparsable: treated as absent
+    // unparsable (JSON.parse throws only a SyntaxError): no document
     return null;
   }
 }

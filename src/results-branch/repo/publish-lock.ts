@@ -28,7 +28,7 @@ import { rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { processAlive } from '../../util/process-alive.js';
-import { AgentvResultsError } from '../../util/errors.js';
+import { absentAs, AgentvResultsError, isAbsent } from '../../util/errors.js';
 import { readRegularTextSync } from '../../util/safe-open.js';
 
 export class LockError extends AgentvResultsError {
@@ -50,9 +50,10 @@ function readOwner(ownerFile: string): Owner | null {
   try {
     const o = JSON.parse(readRegularTextSync(ownerFile, { kind: 'state' })) as Partial<Owner>;
     return typeof o.pid === 'number' && typeof o.host === 'string' && typeof o.ino === 'number' ? { pid: o.pid, host: o.host, ino: o.ino } : null;
-  } catch {
-    // absent: no owner file (or a torn one)
-    return null;
+  } catch (err) {
+    // absent: no owner file (or a torn one, a SyntaxError); anything else propagates
+    if (isAbsent(err) || err instanceof SyntaxError) return null;
+    throw err;
   }
 }
 
@@ -64,8 +65,8 @@ export const ORPHAN_GRACE_MS = 3_000;
  * of this host, or it has had no record at all for longer than ORPHAN_GRACE_MS.
  */
 async function reclaimIfOwnerDead(lockDir: string, ownerFile: string): Promise<boolean> {
-  // absent: the lock went away meanwhile
-  const current = await stat(lockDir).catch(() => null);
+  // absent: the lock went away meanwhile; anything else propagates
+  const current = await stat(lockDir).catch(absentAs(null));
   if (!current) return false;
   const recorded = readOwner(ownerFile);
   const owner = recorded?.ino === current.ino ? recorded : null;
@@ -80,8 +81,8 @@ async function reclaimIfOwnerDead(lockDir: string, ownerFile: string): Promise<b
   } catch {
     return false; // released or reclaimed by someone else meanwhile: just retry
   }
-  // absent: the moved lock went away meanwhile
-  if ((await stat(moved).catch(() => null))?.ino !== current.ino) {
+  // absent: the moved lock went away meanwhile; anything else propagates
+  if ((await stat(moved).catch(absentAs(null)))?.ino !== current.ino) {
     // A live process re-took the lock between our stat and our rename: give it back. Should that
     // fail, its periodic update notices the loss and it aborts before moving any ref.
     await rename(moved, lockDir).catch(() => rm(moved, { recursive: true, force: true }));
@@ -90,8 +91,9 @@ async function reclaimIfOwnerDead(lockDir: string, ownerFile: string): Promise<b
   if (owner) {
     try {
       unlinkSync(ownerFile);
-    } catch {
-      // already gone
+    } catch (err) {
+      // absent: already gone; anything else propagates
+      if (!isAbsent(err)) throw err;
     }
   }
   await rm(moved, { recursive: true, force: true });
@@ -180,7 +182,8 @@ export async function acquirePublishLock(commonDir: string, opts: { waitMs?: num
         // Our record goes before the lock itself, so it never outlives the lock it describes.
         if (readOwner(ownerFile)?.pid === process.pid) unlinkSync(ownerFile);
       } catch {
-        // already gone
+        // any failure here is fine: the lock itself is released just below either way, and a stale
+        // owner record is judged by its inode (readOwner's callers), never trusted alone
       }
       try {
         await release();

@@ -17,6 +17,7 @@ import { basename, dirname, join } from 'node:path';
 import { safeRelativePath } from '../../model/path-segments.js';
 import { assertReplaceableDir, notReplaceable, OutputTargetError } from '../../util/output-target.js';
 import { processAlive } from '../../util/process-alive.js';
+import { isAbsent } from '../../util/errors.js';
 
 const STAGING = /^\.(.+)\.(tmp|old)-(\d+)-[0-9a-f]+$/;
 
@@ -24,9 +25,10 @@ export async function removeStaleStaging(parent: string): Promise<void> {
   let names: string[];
   try {
     names = await readdir(parent);
-  } catch {
-    // absent: no parent directory, no leftovers to clean
-    return;
+  } catch (err) {
+    // absent: no parent directory, no leftovers to clean; anything else propagates
+    if (isAbsent(err)) return;
+    throw err;
   }
   for (const name of names) {
     const m = STAGING.exec(name);

@@ -20,6 +20,7 @@ import type { LayoutWriter } from './output-layouts.js';
 import { normalizeRow, type NormalizedRow } from './normalize.js';
 import type { PendingIndexRow } from './row-files.js';
 import { hydrateIndexRow, isIndexRow, type ResolvedSource } from './source.js';
+import { isAbsent } from '../../util/errors.js';
 
 export type DuplicatePolicy = 'update' | 'skip' | 'error';
 
@@ -207,9 +208,10 @@ export async function* spilledRows(pass: Pick<RowPassResult, 'spillPath' | 'spil
   }
   try {
     await stat(pass.spillPath);
-  } catch {
-    // absent: no spill file to remove
-    return;
+  } catch (err) {
+    // absent: no spill file, nothing spilled; anything else propagates
+    if (isAbsent(err)) return;
+    throw err;
   }
   for await (const text of createInterface({ input: createReadStream(pass.spillPath), crlfDelay: Infinity })) {
     if (text) yield JSON.parse(text) as Spilled;

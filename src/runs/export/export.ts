@@ -26,6 +26,7 @@ import { checkOptions, ExportOptionsSchema } from '../../util/verb-options.js';
 import { checkOutputDir } from '../../util/output-target.js';
 import { hostileEntries, hostileEntryMessage, unsafeRunMessage } from '../../util/run-files.js';
 import { readRegularText } from '../../util/safe-open.js';
+import { absentAs, isAbsent } from '../../util/errors.js';
 
 export { InputError } from './input-error.js';
 export type { DuplicatePolicy } from './export-pass.js';
@@ -304,9 +305,9 @@ async function readExistingIndex(runDir: string): Promise<{ runId: string; exper
   let text: string;
   try {
     text = await readRegularText(join(runDir, 'index.jsonl'), { kind: 'run-file' });
-  } catch {
-    // absent: no index, nothing to carry
-    return null;
+  } catch (err) {
+    // absent: no index, nothing to carry; anything else propagates
+    return absentAs(null)(err);
   }
   const rows: IndexRow[] = [];
   for (const line of text.split('\n')) {
@@ -330,8 +331,9 @@ async function carryRunnerFiles(sourceDir: string, dir: AtomicDir): Promise<void
       else if (e.isFile()) {
         try {
           await stat(dir.path(childRel));
-        } catch {
-          // absent: not written yet, so copied in
+        } catch (err) {
+          // absent: not written yet, so copied in; anything else propagates
+          if (!isAbsent(err)) throw err;
           await dir.copyIn(join(sourceDir, childRel), childRel);
         }
       }

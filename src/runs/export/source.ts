@@ -10,7 +10,7 @@ import { stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment } from '../../model/path-segments.js';
 import { transcriptMessages } from '../../model/transcript.js';
-import { AgentvResultsError } from '../../util/errors.js';
+import { absentAs, AgentvResultsError } from '../../util/errors.js';
 import { openRegularFile, readRegularText } from '../../util/safe-open.js';
 
 export interface ResolvedSource {
@@ -40,9 +40,9 @@ export class SourceError extends AgentvResultsError {
 async function statOrNull(path: string) {
   try {
     return await stat(path);
-  } catch {
-    // absent: null is the answer
-    return null;
+  } catch (err) {
+    // absent: null is the answer; anything else propagates
+    return absentAs(null)(err);
   }
 }
 

@@ -15,7 +15,7 @@ import { exportRun } from '../export/export.js';
 import { runManifestOf } from '../export/source.js';
 import { unsafeRunMessage, readRunFileSync, realRunDir, missingManifestHint, type RunFileRead } from '../../util/run-files.js';
 import { runSafetyLine, runSafetyProblems } from '../../util/run-safety.js';
-import { AgentvResultsError } from '../../util/errors.js';
+import { absentAs, AgentvResultsError } from '../../util/errors.js';
 import { jsonlLines, jsonlObjects } from '../../util/jsonl-objects.js';
 import { readRegularText } from '../../util/safe-open.js';
 
@@ -57,9 +57,9 @@ export interface RunIssue {
 async function isDir(path: string): Promise<boolean> {
   try {
     return (await stat(path)).isDirectory();
-  } catch {
-    // absent: not a directory
-    return false;
+  } catch (err) {
+    // absent: not a directory; anything else propagates
+    return absentAs(false)(err);
   }
 }
 
@@ -83,9 +83,9 @@ export async function needsDerivation(dir: string): Promise<boolean> {
   let text: string;
   try {
     text = await readRegularText(manifest.file, { kind: 'run-file' });
-  } catch {
-    // absent: no manifest, not this layout
-    return false;
+  } catch (err) {
+    // absent: no manifest, not this layout; anything else propagates
+    return absentAs(false)(err);
   }
   return foreignIndexText(text);
 }
@@ -309,7 +309,7 @@ export async function readSidecarJson<T = Record<string, unknown>>(run: LoadedRu
   try {
     return JSON.parse(text) as T;
   } catch {
-    // unparsable: reported by the caller as missing or not valid JSON
+    // unparsable (JSON.parse throws only a SyntaxError): the caller reports it as not valid JSON
     return null;
   }
 }
