@@ -6,19 +6,10 @@
  * no Node imports (the client compiles against the DOM library alone).
  */
 import type { ClippedText, ReportDetail, ReportGrader } from '../report/types.js';
+import type { RunSummaryRow } from '../model/run-row.js';
 
 /** One run as the listing shows it (a catalog line, or a run another writer published, with its overlays). */
-export interface RunRowAnswer {
-  run_id: string;
-  experiment: string;
-  day: string;
-  timestamp: string;
-  path: string;
-  targets: string[];
-  total: number;
-  passed: number;
-  failed: number;
-  pass_rate: number;
+export interface RunRowAnswer extends RunSummaryRow {
   where: 'local' | 'remote' | 'both';
   writer?: 'agentv-results' | 'agentv';
   tags: string[];

@@ -20,22 +20,9 @@ import { forEachBlob, readBlobs, type Repo } from '../../git/index.js';
 import { jsonlObjects } from '../../util/jsonl-objects.js';
 import { listRunDirs, stableRunId, type BranchRunDir } from './branch-layout.js';
 import { readRegularText } from '../../util/safe-open.js';
+import type { RunSummaryRow } from '../../model/run-row.js';
 
-/** What `list` shows of a run, whichever source it came from (a catalog line, or the run's own files). */
-export interface RunSummaryRow {
-  run_id: string;
-  experiment: string;
-  /** The catalog day (YYYY-MM-DD of the run's timestamp, or "undated"). */
-  day: string;
-  timestamp: string;
-  /** The run's directory on both branches. */
-  path: string;
-  targets: string[];
-  total: number;
-  passed: number;
-  failed: number;
-  pass_rate: number;
-}
+export type { RunSummaryRow } from '../../model/run-row.js';
 
 /** One run as `list` shows it, read from the run's files (the catalog line of a run we did not publish). */
 export interface RunFilesRow extends RunSummaryRow {
