@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolveTarget, type TargetOptions } from '../results-branch/repo/target.js';
+import { resolveTarget, targetOptionsOf, type TargetOptions } from '../results-branch/repo/target.js';
 import { ConfigError } from '../results-branch/repo/config.js';
 import { newApiContext, registerApi } from './api.js';
 import { registerAutoresearchApi } from './autoresearch-api.js';
@@ -67,14 +67,7 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
     throw new ServeError(`refusing to listen on ${host}: the API can sync and edit the results branch; pass --allow-remote to expose it beyond this machine`);
   }
   const token = opts.token ?? newToken();
-  const base: TargetOptions = {
-    cwd: opts.cwd,
-    env: opts.env,
-    remote: opts.remote,
-    configFile: opts.configFile,
-    project: opts.project,
-    overrides: opts.overrides,
-  };
+  const base = targetOptionsOf(opts);
   // Outside a git repository (and without results.path/results.repo) there is nothing to serve:
   // refuse to start with the one-line configuration error, as every other command does. Any other
   // failure (a results.repo that cannot be cloned yet) is the page's to show: the server starts.

@@ -18,7 +18,7 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SITE_CATALOG, siteCatalogPage, siteFile } from '../model/site-paths.js';
 import { listRuns, type ListedRun, type ListResult } from '../results-branch/read/list.js';
-import { resolveTarget, type TargetOptions } from '../results-branch/repo/target.js';
+import { resolveTarget, targetOptionsOf, type TargetOptions } from '../results-branch/repo/target.js';
 import { newApiContext, registerApi, type ApiContext } from '../serve/api.js';
 import { HttpError, Router } from '../serve/http.js';
 import { renderDashboard } from '../serve/page.js';
@@ -150,14 +150,7 @@ export async function site(opts: SiteOptions): Promise<SiteResult> {
       out,
     );
   }
-  const given: TargetOptions = {
-    cwd: opts.cwd,
-    env: opts.env,
-    remote: opts.remote,
-    configFile: opts.configFile,
-    project: opts.project,
-    overrides: opts.overrides,
-  };
+  const given = targetOptionsOf(opts);
   // Resolved once: every answer of the build reads the same repository (a resolve is several git processes).
   const target: TargetOptions = { ...given, resolved: await resolveTarget(given) };
   const listed = await listRuns({ ...target, fetch: opts.fetch, withOverlays: true });

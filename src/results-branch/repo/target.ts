@@ -57,6 +57,12 @@ export interface TargetOptions {
   resolved?: PublishTarget;
 }
 
+/** Just the target options of a verb's wider options (serve's, site's): what resolveTarget reads, nothing else. */
+export function targetOptionsOf(opts: TargetOptions): TargetOptions {
+  const { cwd, env, remote, configFile, project, overrides } = opts;
+  return { cwd, env, remote, configFile, project, overrides };
+}
+
 export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTarget> {
   if (opts.resolved) return opts.resolved;
   const cwd = opts.cwd ?? process.cwd();
