@@ -59,7 +59,7 @@ export { status, type StatusExtra, type StatusReport } from './daemon/status-sec
 export type { StatusOptions } from './results-branch/read/status.js';
 export { loadResultsConfig, ConfigError, type ResultsConfig } from './results-branch/repo/config.js';
 export { PublishError, type TargetOptions } from './results-branch/repo/target.js';
-export { installDrivers, uninstallDrivers } from './merge/install.js';
+export { driversState, installDrivers, uninstallDrivers } from './merge/install.js';
 
 // Archive (rollover) and retention (expire): each alone, or with the push the CLI and the daemon do.
 export { rollover, DEFAULT_KEEP_DAYS, DEFAULT_KEEP_RUNS, type ArchivedRun, type RolloverOptions, type RolloverResult } from './archive/rollover.js';
@@ -105,6 +105,12 @@ export {
 
 // The daemon, exec and the Dashboard server.
 export { execRun, runDaemon, type DaemonOptions, type DaemonReport, type ExecOptions, type ExecReport } from './daemon/index.js';
+// What the daemon's and exec's options take: their logger, the webhook read from an option or the environment.
+export { createLogger, type LogFormat, type LogLevel } from './daemon/log.js';
+export { DEFAULT_NOTIFY_AFTER_MS } from './daemon/outbox-worker.js';
+export { webhookFrom } from './util/webhook.js';
+// Notices a verb tells once (a remote that cannot serve a shallow fetch): the CLI prints them on stderr; a program sets its own sink.
+export { setNoticeSink, type NoticeSink } from './util/notices.js';
 export { startServer, ServeError, type RunningServer, type ServeOptions } from './serve/index.js';
 export { site, type SiteOptions, type SiteResult } from './site/index.js';
 

@@ -80,9 +80,9 @@ describe('public API', () => {
     }
     // Beside the error classes a caller can meet (issue 28 exports them all) and the verbs' option
     // schemas (each verb's options type is inferred from its schema), the root stays small: the
-    // verbs, the Markdown renderers of the verdict commands, a few defaults (issue 41: 62 then).
+    // verbs (the wip verbs and the gate among them), the Markdown renderers of the verdict commands, the daemon's logger and webhook, a few defaults (issue 41: 70 then).
     const verbsAndConstants = Object.keys(api).filter((k) => !/(Error|Mismatch|Schema)$/.test(k));
-    expect(verbsAndConstants.length).toBeLessThan(70);
+    expect(verbsAndConstants.length).toBeLessThan(80);
     for (const schema of Object.keys(api).filter((k) => k.endsWith('Schema'))) expect(api[schema], schema).toBe('object');
   });
 
