@@ -27,11 +27,25 @@ export { deleteRuns, planDelete, type DeleteOptions, type DeletePlan } from './r
 // Report, compare, trend, autoresearch.
 export { generateReport, type ReportOptions, type ReportResult } from './report/generate.js';
 export { compareRuns, DEFAULT_COMPARE_THRESHOLD, type CompareOptions, type CompareReport } from './compare/compare.js';
+export {
+  compareTargets,
+  CompareTargetsOptionsSchema,
+  type CompareTargetsOptions,
+  type MatrixReport,
+  type PairwiseComparison,
+  type TargetPairReport,
+} from './compare/compare.js';
+export { gateCheck, GateCheckOptionsSchema, type GateCheckOptions, type GateCheckResult, type GateVerdict } from './ci/gate-check.js';
 export { gateRuns, DEFAULT_GATE_TOLERANCE, type GateOptions, type GateReport, type GateSetEntry, type GateTest, type TestSetPolicy } from './compare/gate.js';
 export { decide, type DecideOptions, type Decision } from './compare/keep-discard.js';
 export { trend, DEFAULT_SLOPE_THRESHOLD, type TrendAllOptions } from './trend/index.js';
 export type { TrendReport, TrendSeries, TrendRunPoint, TrendDirection, SkippedSeries, TrendOptions } from './trend/index.js';
 export { readIterations, recordCycle, type Iteration, type RecordCycleOptions, type RecordCycleResult } from './autoresearch/index.js';
+export { renderTrajectory, TrajectoryOptionsSchema, type TrajectoryOptions, type TrajectoryResult } from './autoresearch/record.js';
+
+// The Markdown the verdict commands print (`--format markdown`: a PR comment or a job summary), from their reports.
+export { compareMarkdown, gateErrorMarkdown, gateMarkdown, gateNoBaselineMarkdown, summaryMarkdown, type RunLink } from './report/markdown.js';
+export { trendMarkdown } from './trend/markdown.js';
 
 // Publish, sync, and read the shared branches.
 export { publish, type PublishOptions, type PublishResult } from './results-branch/publish/publish.js';
@@ -40,17 +54,18 @@ export type { AdoptedSyncBranch, KeptSyncBranch, SeenSyncBranch, SyncBranchAdopt
 export { resolveSyncBranch, SyncConflictError, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
 export { listRuns, type ListedRun, type ListOptions, type ListResult } from './results-branch/read/list.js';
 export { pull, type PullOptions, type PullResult } from './results-branch/read/pull.js';
-export { resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './results-branch/read/run-names.js';
+export { namedPaths, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './results-branch/read/run-names.js';
 export { status, type StatusExtra, type StatusReport } from './daemon/status-sections.js';
 export type { StatusOptions } from './results-branch/read/status.js';
 export { loadResultsConfig, ConfigError, type ResultsConfig } from './results-branch/repo/config.js';
 export { PublishError, type TargetOptions } from './results-branch/repo/target.js';
-export { installDrivers, uninstallDrivers } from './merge/install.js';
+export { driversState, installDrivers, uninstallDrivers } from './merge/install.js';
 
 // Archive (rollover) and retention (expire): each alone, or with the push the CLI and the daemon do.
 export { rollover, DEFAULT_KEEP_DAYS, DEFAULT_KEEP_RUNS, type ArchivedRun, type RolloverOptions, type RolloverResult } from './archive/rollover.js';
 export { expireRuns, DEFAULT_KEEP_TAGS, type ExpiredRun, type RetentionOptions, type RetentionResult } from './archive/retention.js';
 export { expireAndPush, rolloverAndPush, type PushArchiveOutcome } from './archive/push-archive.js';
+export { migrateStorage, MigrateOptionsSchema, type MigrateOptions, type MigrateResult } from './archive/storage-migrate.js';
 
 // Tags and feedback.
 export {
@@ -66,13 +81,36 @@ export {
   type TagOptions,
   type TagsDoc,
 } from './overlays/write.js';
+export { moveTag, MoveTagOptionsSchema, type MoveTagOptions, type MoveTagResult } from './overlays/move-tag.js';
 
 // WIP checkpoints of running evals.
-export { cleanWip, listWip, recoverWip, WipError, WipSession } from './wip/index.js';
-export type { CleanOptions, CleanResult, ListWipOptions, RecoverOptions, RecoverResult, WipEntry, WipListing, WipSessionOptions } from './wip/index.js';
+// Each takes the target options (`cwd`, `remote`, `configFile`, `project`): no `Repo` to make.
+export { WipError, WipSession } from './wip/index.js';
+export type { CleanResult, RecoverResult, WipEntry, WipListing, WipSessionOptions } from './wip/index.js';
+export {
+  checkpointWip,
+  CheckpointWipOptionsSchema,
+  cleanWipBranches,
+  CleanWipBranchesOptionsSchema,
+  listWipBranches,
+  ListWipBranchesOptionsSchema,
+  recoverWipRun,
+  RecoverWipRunOptionsSchema,
+  type CheckpointWipOptions,
+  type CheckpointWipResult,
+  type CleanWipBranchesOptions,
+  type ListWipBranchesOptions,
+  type RecoverWipRunOptions,
+} from './daemon/wip-verbs.js';
 
 // The daemon, exec and the Dashboard server.
 export { execRun, runDaemon, type DaemonOptions, type DaemonReport, type ExecOptions, type ExecReport } from './daemon/index.js';
+// What the daemon's and exec's options take: their logger, the webhook read from an option or the environment.
+export { createLogger, type LogFormat, type LogLevel } from './daemon/log.js';
+export { DEFAULT_NOTIFY_AFTER_MS } from './daemon/outbox-worker.js';
+export { webhookFrom } from './util/webhook.js';
+// Notices a verb tells once (a remote that cannot serve a shallow fetch): the CLI prints them on stderr; a program sets its own sink.
+export { setNoticeSink, type NoticeSink } from './util/notices.js';
 export { startServer, ServeError, type RunningServer, type ServeOptions } from './serve/index.js';
 export { site, type SiteOptions, type SiteResult } from './site/index.js';
 

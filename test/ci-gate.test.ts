@@ -23,6 +23,7 @@ import { describeWithFixtures, fixture } from './helpers/fixtures.js';
 import { fitMarkdown, gateMarkdown, mdText, MARKDOWN_LIMIT } from '../src/report/markdown.js';
 import { treeUrl } from '../src/sync/compare-link.js';
 import type { GateReport } from '../src/compare/gate.js';
+import { gateCheck } from '../src/ci/gate-check.js';
 
 let tmp: string;
 let n = 0;
@@ -364,6 +365,21 @@ describe('runs by name on a results branch', () => {
     const g = await gate(['@baseline', goodId], { cwd: clone });
     expect(g.code, g.stderr).toBe(0);
     expect(g.json.sources.baseline.source).toBe(baseId);
+  });
+
+  it('gateCheck is the command as a call: the verdict reaches onVerdict first, runs named by id; a missing baseline may pass', async () => {
+    const seen: string[] = [];
+    const r = await gateCheck({ baseline: '@baseline', candidate: badId, cwd: user.work, updateBaseline: true, onVerdict: (v) => void seen.push(v.kind) });
+    expect(seen).toEqual(['gated']);
+    expect(r.passed).toBe(false);
+    expect(r.moved).toBeNull();
+    if (r.verdict.kind !== 'gated') throw new Error('expected a gated verdict');
+    expect([r.verdict.report.sources.baseline.source, r.verdict.report.sources.candidate.source]).toEqual([baseId, badId]);
+    expect(r.verdict.report.regressions.map((t) => t.test_id)).toEqual(['b']);
+    const first = await gateCheck({ baseline: '@nosuchtag', candidate: goodId, cwd: user.work, missingBaseline: 'pass' });
+    expect(first.passed).toBe(true);
+    expect(first.verdict.kind === 'no-baseline' && first.verdict.note).toMatch(/^no baseline yet \(@nosuchtag names no published run\)/);
+    await expect(gateCheck({ baseline: '@nosuchtag', candidate: goodId, cwd: user.work })).rejects.toMatchObject({ code: 'not-found' });
   });
 
   it('--update-baseline moves the tag on success only, with ordinary pushes; --missing-baseline pass lets a first run through', async () => {

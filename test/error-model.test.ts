@@ -345,8 +345,18 @@ describe('public verbs check their options at the boundary', () => {
     const { publish } = await import('../src/results-branch/publish/publish.js');
     const { compareRuns } = await import('../src/compare/compare.js');
     const { listRuns } = await import('../src/results-branch/read/list.js');
+    const { compareTargets } = await import('../src/compare/compare.js');
+    const { migrateStorage } = await import('../src/archive/storage-migrate.js');
+    const { moveTag } = await import('../src/overlays/move-tag.js');
+    const { renderTrajectory } = await import('../src/autoresearch/record.js');
+    const { gateCheck } = await import('../src/ci/gate-check.js');
     const { InvalidArgumentsError } = await import('../src/util/errors.js');
     const cases: [Promise<unknown>, RegExp][] = [
+      [compareTargets({ run: 'r', baseline: 7 } as never), /^compareTargets: invalid options: baseline: /],
+      [migrateStorage({ dryRun: 'no' } as never), /^migrateStorage: invalid options: dryRun: /],
+      [moveTag({ runId: 'r', tag: ['baseline'] } as never), /^moveTag: invalid options: tag: /],
+      [renderTrajectory({ experiment: 'e', final: 1 } as never), /^renderTrajectory: invalid options: final: /],
+      [gateCheck({ baseline: 'a', candidate: 'b', missingBaseline: 'maybe' } as never), /^gateCheck: invalid options: missingBaseline: /],
       [exportRun({ source: 42 } as never), /^exportRun: invalid options: source: /],
       [exportRun({ source: 'x.jsonl', out: 2026 } as never), /out: /],
       [publish({ run: 'r', push: 'yes' } as never), /^publish: invalid options: push: /],

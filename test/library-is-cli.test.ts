@@ -2,11 +2,11 @@
  * Issue 41, "the library is the CLI", first step: every function or value cli/ calls from the
  * library should be one src/index.ts exports, so a program can do what a command does. This test
  * is the ratchet: the functions cli/ still calls that the package does not export are listed
- * below; a new one fails the test (export it, or move the logic behind an exported verb), and one
- * that gets exported (or no longer imported) must leave the list.
+ * below with the reason each stays private; a new one fails the test (export it, or move the logic
+ * behind an exported verb), and one that gets exported (or no longer imported) must leave the list.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const SRC = join(import.meta.dirname, '..', 'src');
@@ -19,54 +19,37 @@ const valueNames = (list: string): string[] =>
     .filter((s) => s && !s.startsWith('type '))
     .map((s) => s.split(/\s+as\s+/)[0]!.trim());
 
-// Known debt (2026-11-27): the verbs and renderers only cli/ reaches. Shrink it; never grow it.
-const KNOWN_UNEXPORTED = [
-  'BUG_REPORT_HINT',
-  'DEFAULT_NOTIFY_AFTER_MS',
-  'SCHEMAS',
-  'ciContext',
-  'compareMarkdown',
-  'compareTargets',
-  'createLogger',
-  'describeAge',
-  'describePolicy',
-  'describeSyncBranch',
-  'driversState',
-  'fmtBytes',
-  'gateErrorEvent',
-  'gateErrorMarkdown',
-  'gateFailedEvent',
-  'gateMarkdown',
-  'gateNoBaselineMarkdown',
-  'gateTestName',
-  'inspectRun',
-  'jsonKeys',
-  'jsonSchema',
-  'layoutName',
-  'migrateStorage',
-  'moveTag',
-  'notifyWebhook',
-  'objectStoreForReading',
-  'onSignals',
-  'redactDeep',
-  'redactText',
-  'renderTrajectory',
-  'resolveTarget',
-  'runMergeDriver',
-  'seriesName',
-  'setNoticeSink',
-  'signalStatus',
-  'summaryMarkdown',
-  'targetPassRate',
-  'trendMarkdown',
-  'webhookFrom',
-];
+// What cli/ still imports that the package does not export, each with why it stays out of the
+// public surface: none is a verb; each is how the CLI words or prints what a verb returned (the same
+// words the library's own messages use, so they have one home below cli/), or how its process ends.
+// A program gets the data from the verb; these only turn it into the CLI's text. Never grow it.
+const KNOWN_UNEXPORTED: Record<string, string> = {
+  BUG_REPORT_HINT: 'the CLI process says how to report a bug on exit 70 (a program has the error itself and exitCodeFor)',
+  describeAge: "status's wording of how long ago the remote was last heard from (also in the library's read notes)",
+  describePolicy: "expire's wording of a retention policy (also in the library's errors about expired runs)",
+  describeSyncBranch: "sync's wording of a sync branch it left (also in the library's fallback messages)",
+  fmtBytes: 'report and site print sizes in MB (the HTML report uses the same wording)',
+  gateTestName: "gate's text table names a test `id (target)` (the webhook event uses the same naming)",
+  jsonKeys: "--json's key style, snake_case with data keys kept (the Dashboard API answers in the same style)",
+  layoutName: "publish and status name a branch layout for people (the library's layout errors use the same names)",
+  redactDeep: '--json output with credentials in URLs masked (the outbox journal masks the same way)',
+  redactText: "error text with credentials masked before the CLI prints it (git's and the store's errors mask the same way)",
+  seriesName: "trend's text names a series `experiment × target`",
+};
 
 describe('the library is the CLI', () => {
-  it('cli/ calls nothing from the library that src/index.ts does not export, beyond the known list', () => {
+  it('cli/ calls nothing from the library that the package does not export, beyond the known list', () => {
+    // The package's entry points: the root and its two documented subpaths (package.json "exports").
     const exported = new Set<string>();
-    for (const m of readFileSync(join(SRC, 'index.ts'), 'utf8').matchAll(/export\s*\{([^}]*)\}\s*from\s*'([^']+)'/g))
-      for (const n of valueNames(m[1]!)) exported.add(n);
+    for (const entry of ['index.ts', 'model/index.ts', 'merge/index.ts']) {
+      const text = readFileSync(join(SRC, entry), 'utf8');
+      for (const m of text.matchAll(/export\s*\{([^}]*)\}\s*from\s*'([^']+)'/g)) for (const n of valueNames(m[1]!)) exported.add(n);
+      // `export * from './x.js'`: every value x.ts exports.
+      for (const m of text.matchAll(/export\s*\*\s*from\s*'(\.\/[^']+)\.js'/g)) {
+        const module = readFileSync(join(SRC, dirname(entry), `${m[1]!}.ts`), 'utf8');
+        for (const d of module.matchAll(/^export\s+(?:async\s+)?(?:function|const|class)\s+(\w+)/gm)) exported.add(d[1]!);
+      }
+    }
     const unexported = new Map<string, Set<string>>();
     const imported = new Set<string>();
     for (const rel of readdirSync(join(SRC, 'cli'), { recursive: true, encoding: 'utf8' })) {
@@ -83,13 +66,13 @@ describe('the library is the CLI', () => {
       }
     }
     // The reading works: the public verbs the commands are shells over are seen as exported.
-    for (const verb of ['publish', 'exportRun', 'gateRuns', 'compareRuns', 'listRuns']) {
+    for (const verb of ['publish', 'exportRun', 'gateCheck', 'compareRuns', 'listRuns']) {
       expect(exported.has(verb), verb).toBe(true);
       expect(imported.has(verb), verb).toBe(true);
     }
     const found = [...unexported.keys()].sort();
-    const added = found.filter((n) => !KNOWN_UNEXPORTED.includes(n)).map((n) => `${n} (${[...unexported.get(n)!].join(', ')})`);
-    const gone = KNOWN_UNEXPORTED.filter((n) => !unexported.has(n));
+    const added = found.filter((n) => !(n in KNOWN_UNEXPORTED)).map((n) => `${n} (${[...unexported.get(n)!].join(', ')})`);
+    const gone = Object.keys(KNOWN_UNEXPORTED).filter((n) => !unexported.has(n));
     expect(added, 'cli/ calls a library function the package does not export').toEqual([]);
     expect(gone, 'exported now (or no longer used by cli/): drop it from KNOWN_UNEXPORTED').toEqual([]);
   });

@@ -26,15 +26,21 @@ import { syncIdent } from '../sync/integrate.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
 import { safeRelativePath } from '../model/path-segments.js';
 import { jsonlObjects } from '../util/jsonl-objects.js';
+import { checkOptions, fnOf, TargetFields } from '../util/verb-options.js';
+import * as z from 'zod';
 
-export interface MigrateOptions extends TargetOptions {
+/** `migrateStorage`'s own options, checked when it is called (beside the target options every branch verb takes). */
+export const MigrateOptionsSchema = z.object({
+  ...TargetFields,
   /** List what would move; upload and commit nothing. */
-  dryRun?: boolean;
+  dryRun: z.boolean().optional(),
   /** Push the results branch afterwards (default: results.auto_push). */
-  push?: boolean;
-  onStep?: (step: string) => void;
-  now?: Date;
-}
+  push: z.boolean().optional(),
+  onStep: fnOf<(step: string) => void>().optional(),
+  now: z.date().optional(),
+});
+
+export type MigrateOptions = TargetOptions & Omit<z.infer<typeof MigrateOptionsSchema>, keyof TargetOptions>;
 
 export interface MigrateResult {
   dryRun: boolean;
@@ -70,6 +76,7 @@ function gitPointers(text: string, refs: Set<string>): PointerRef[] {
 }
 
 export async function migrateStorage(opts: MigrateOptions = {}): Promise<MigrateResult> {
+  checkOptions('migrateStorage', MigrateOptionsSchema, opts);
   const target = await resolveTarget(opts);
   const store = objectStoreForReading(target.config);
   if (!store)

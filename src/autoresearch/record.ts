@@ -21,6 +21,8 @@ import { appendIteration, readIterations, type Iteration } from './iterations.js
 import { renderTrajectoryHtml } from './trajectory-html.js';
 import { writeOutputFile } from '../util/output-target.js';
 import { readRegularText } from '../util/safe-open.js';
+import { checkOptions } from '../util/verb-options.js';
+import * as z from 'zod';
 
 export interface AutoresearchPaths {
   /** The experiment directory holding `_autoresearch/`. */
@@ -191,13 +193,26 @@ export async function recordCycle(opts: RecordCycleOptions): Promise<RecordCycle
   return { paths, iteration, warnings };
 }
 
+/** `renderTrajectory`'s options, checked when it is called. */
+export const TrajectoryOptionsSchema = z.object({
+  experiment: z.string(),
+  experimentDir: z.string().optional(),
+  cwd: z.string().optional(),
+  /** The loop is over: the page stops refreshing itself. */
+  final: z.boolean().optional(),
+});
+
+export type TrajectoryOptions = z.infer<typeof TrajectoryOptionsSchema>;
+
+export interface TrajectoryResult {
+  paths: AutoresearchPaths;
+  iterations: Iteration[];
+  warnings: string[];
+}
+
 /** Rewrite trajectory.html from iterations.jsonl (e.g. `--final` when the loop is over). */
-export async function renderTrajectory(opts: {
-  experiment: string;
-  experimentDir?: string;
-  cwd?: string;
-  final?: boolean;
-}): Promise<{ paths: AutoresearchPaths; iterations: Iteration[]; warnings: string[] }> {
+export async function renderTrajectory(opts: TrajectoryOptions): Promise<TrajectoryResult> {
+  checkOptions('renderTrajectory', TrajectoryOptionsSchema, opts);
   const paths = autoresearchPaths(opts);
   const { iterations, warnings } = await readIterations(paths.iterations);
   if (iterations.length === 0 && warnings.length === 0)

@@ -1,17 +1,13 @@
 import type { Cli } from './program.js';
-import { DEFAULT_GATE_TOLERANCE, gateRuns, type GateReport } from '../compare/gate.js';
-import { moveTag } from '../overlays/move-tag.js';
+import { DEFAULT_GATE_TOLERANCE, gateTestName, type GateReport } from '../compare/gate.js';
+import { gateCheck, type GateVerdict } from '../ci/gate-check.js';
 import { gateErrorMarkdown, gateMarkdown, gateNoBaselineMarkdown } from '../report/markdown.js';
-import { notifyWebhook, webhookFrom, type Webhook, type WebhookEvent } from '../util/webhook.js';
-import { gateErrorEvent, gateFailedEvent } from '../compare/gate-event.js';
-import { gateTestName } from '../compare/gate.js';
-import { ciContext } from '../util/ci-context.js';
 import { AgentvResultsError } from '../util/errors.js';
 import { EXIT, exitCodeFor, numberFlag, oneOf, runCommand, UsageError } from './errors.js';
 import { bold, dim, green, printJson, red, table, yellow } from './format.js';
 import { progressReporter } from './progress.js';
 import { configFlags, stringFlag, stringFlags } from './flags.js';
-import { fetchOnce, outputFormat, resolveNames, RUN_NAME_HELP, runLink, runNameOptions, withRunNames, namedPaths } from './run-names.js';
+import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions } from './run-names.js';
 import { pushExitCode, pushLines } from './sync.js';
 
 const signed = (n: number) => (n > 0 ? '+' : '') + n.toFixed(3);
@@ -77,107 +73,65 @@ export function registerGate(cli: Cli): void {
     .action((baseline: string, candidate: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
         const format = outputFormat(flags);
-        // The webhook is read first: a gate that cannot decide still notifies (gate-error).
-        const webhook = webhookFrom(stringFlag('webhook', flags.webhook));
         try {
-          return await gateCommand(baseline, candidate, flags, format, webhook);
+          return await gateCommand(baseline, candidate, flags, format);
         } catch (err) {
           // A gate that could not decide says so where the team reads it (exit 2, 3 or 70 follows).
           const message = err instanceof Error ? err.message : String(err);
           const code = exitCodeFor(err);
           if (format === 'markdown') process.stdout.write(gateErrorMarkdown(message, code, !(err instanceof AgentvResultsError) && code === EXIT.bug));
-          if (webhook) await notify(webhook, gateErrorEvent({ message, exit_code: code }, { baseline, candidate }, ciContext()));
           throw err;
         }
       }),
     );
 }
 
-async function notify(webhook: Webhook, event: WebhookEvent): Promise<void> {
-  const sent = await notifyWebhook(webhook, event);
-  if (!sent.ok) process.stderr.write(dim(`warning: webhook not delivered: ${sent.error}\n`));
-}
-
-async function gateCommand(
-  baseline: string,
-  candidate: string,
-  flags: Record<string, unknown>,
-  format: ReturnType<typeof outputFormat>,
-  webhook: Webhook | null,
-): Promise<number> {
-  const missing = oneOf('missing-baseline', flags.missingBaseline, ['fail', 'pass'] as const, 'fail');
-  const tolerance = numberFlag('tolerance', flags.tolerance, DEFAULT_GATE_TOLERANCE);
-  const maxRegressions = numberFlag('max-regressions', flags.maxRegressions, 0);
-  const newTests = oneOf('new-tests', flags.newTests, ['allow', 'fail'] as const, 'allow');
-  const removedTests = oneOf('removed-tests', flags.removedTests, ['allow', 'fail'] as const, 'fail');
-  const cwd = stringFlag('dir', flags.dir) ?? process.cwd();
-  // The candidate and the baseline resolve in two calls (a missing baseline may pass): one fetch for both.
-  const once = fetchOnce(flags);
-  return withRunNames(
-    [candidate],
-    flags,
-    async ([cand]) => {
-      if (flags.updateBaseline && cand!.runId === null)
-        throw new UsageError(`--update-baseline: ${candidate} is a local path; publish it and name it by its run id (\`publish --json\` prints it)`);
-      const updateBaseline = async (): Promise<number> => {
-        if (!flags.updateBaseline || cand!.runId === null) return EXIT.ok;
-        const progress = progressReporter('moving the baseline tag', { quiet: format === 'json' });
-        const moved = await moveTag({
-          cwd,
-          runId: cand!.runId,
-          tag: 'baseline',
-          push: flags.push !== false,
-          remote: stringFlag('remote', flags.remote),
-          ...configFlags(flags),
-        }).finally(progress.done);
-        const out = format === 'text' ? process.stdout : process.stderr;
-        out.write(
-          `baseline -> ${moved.runId}${moved.removedFrom.length > 0 ? ` (was ${moved.removedFrom.join(', ')})` : ''}\n${moved.last.push ? pushLines(moved.last.push).join('\n') + '\n' : ''}`,
-        );
-        return moved.last.push ? pushExitCode(moved.last.push) : EXIT.ok;
-      };
-      const base = await resolveNames([baseline], flags, once).catch((err: unknown) => {
-        if (missing === 'pass' && (err as { code?: string }).code === 'not-found') return null;
-        throw err;
-      });
-      if (base === null) {
-        const note = `no baseline yet (${baseline} names no published run): the gate passes (--missing-baseline pass); this run becomes the baseline when it lands on main`;
-        if (format === 'json') printJson({ passed: true, baseline: null, note });
-        else if (format === 'markdown') process.stdout.write(gateNoBaselineMarkdown(baseline, runLink(cand!)));
-        else process.stdout.write(yellow(note) + '\n');
-        return updateBaseline();
-      }
-      try {
-        const b = base.runs[0]!;
-        const report = await gateRuns({
-          baseline: b.path,
-          candidate: cand!.path,
-          cwd,
-          tolerance,
-          maxRegressions,
-          newTests,
-          removedTests,
-          targets: listFlag('target', flags.target),
-          baselineTargets: listFlag('baseline-target', flags.baselineTarget),
-          candidateTargets: listFlag('candidate-target', flags.candidateTarget),
-          allTargets: flags.allTargets ? true : 'auto',
-        });
-        report.sources.baseline.source = b.runId ?? b.name;
-        report.sources.candidate.source = cand!.runId ?? cand!.name;
-        for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [b, cand!])}\n`);
-        if (format === 'json') printJson(report);
-        else if (format === 'markdown') process.stdout.write(gateMarkdown(report, { baseline: runLink(b), candidate: runLink(cand!) }));
-        else printGate(report, b.runId ?? b.name, cand!.runId ?? cand!.name);
-        if (!report.passed && webhook) {
-          const run = (r: typeof b) => ({ run_id: r.runId, source: r.runId ?? r.name });
-          await notify(webhook, gateFailedEvent(report, { baseline: run(b), candidate: run(cand!) }, ciContext()));
-        }
-        if (!report.passed) return EXIT.check;
-        return await updateBaseline();
-      } finally {
-        await base.dispose();
-      }
+async function gateCommand(baseline: string, candidate: string, flags: Record<string, unknown>, format: ReturnType<typeof outputFormat>): Promise<number> {
+  let progress: ReturnType<typeof progressReporter> | null = null;
+  const printVerdict = (v: GateVerdict): void => {
+    if (v.kind === 'no-baseline') {
+      if (format === 'json') printJson({ passed: true, baseline: null, note: v.note });
+      else if (format === 'markdown') process.stdout.write(gateNoBaselineMarkdown(baseline, runLink(v.candidate)));
+      else process.stdout.write(yellow(v.note) + '\n');
+      return;
+    }
+    const { report, baseline: b, candidate: c } = v;
+    for (const w of v.warnings) process.stderr.write(`warning: ${w}\n`);
+    if (format === 'json') printJson(report);
+    else if (format === 'markdown') process.stdout.write(gateMarkdown(report, { baseline: runLink(b), candidate: runLink(c) }));
+    else printGate(report, b.runId ?? b.name, c.runId ?? c.name);
+  };
+  const result = await gateCheck({
+    baseline,
+    candidate,
+    cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+    remote: stringFlag('remote', flags.remote),
+    ...configFlags(flags),
+    fetch: Boolean(flags.fetch),
+    missingBaseline: oneOf('missing-baseline', flags.missingBaseline, ['fail', 'pass'] as const, 'fail'),
+    tolerance: numberFlag('tolerance', flags.tolerance, DEFAULT_GATE_TOLERANCE),
+    maxRegressions: numberFlag('max-regressions', flags.maxRegressions, 0),
+    newTests: oneOf('new-tests', flags.newTests, ['allow', 'fail'] as const, 'allow'),
+    removedTests: oneOf('removed-tests', flags.removedTests, ['allow', 'fail'] as const, 'fail'),
+    targets: listFlag('target', flags.target),
+    baselineTargets: listFlag('baseline-target', flags.baselineTarget),
+    candidateTargets: listFlag('candidate-target', flags.candidateTarget),
+    allTargets: flags.allTargets ? true : 'auto',
+    updateBaseline: Boolean(flags.updateBaseline),
+    push: flags.push !== false,
+    webhook: stringFlag('webhook', flags.webhook),
+    onVerdict: printVerdict,
+    onStep: (step) => {
+      progress = progressReporter(step, { quiet: format === 'json' });
     },
-    once,
+    onWarning: (text) => process.stderr.write(dim(`warning: ${text}\n`)),
+  }).finally(() => progress?.done());
+  if (!result.passed) return EXIT.check;
+  const moved = result.moved;
+  if (!moved) return EXIT.ok;
+  const out = format === 'text' ? process.stdout : process.stderr;
+  out.write(
+    `baseline -> ${moved.runId}${moved.removedFrom.length > 0 ? ` (was ${moved.removedFrom.join(', ')})` : ''}\n${moved.last.push ? pushLines(moved.last.push).join('\n') + '\n' : ''}`,
   );
+  return moved.last.push ? pushExitCode(moved.last.push) : EXIT.ok;
 }

@@ -3,7 +3,9 @@
  * a published run id, `@<tag>` or `@latest[:experiment=<e>]` (src/results-branch/read/run-names.ts).
  */
 import type { CommandBuilder } from './program.js';
-import { resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../results-branch/read/run-names.js';
+import { namedPaths, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../results-branch/read/run-names.js';
+
+export { namedPaths };
 import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
 import { oneOf } from './errors.js';
 
@@ -58,11 +60,4 @@ export function outputFormat(flags: Record<string, unknown>): 'text' | 'json' | 
 /** How a Markdown report names a run: its published id (linked when the host is known), else the name given. */
 export function runLink(r: ResolvedRun): { label: string; url?: string } {
   return { label: r.runId ?? r.name, ...(r.url ? { url: r.url } : {}) };
-}
-
-/** `text` with each published run's scratch path replaced by its run id (for warnings and errors). */
-export function namedPaths(text: string, runs: ResolvedRun[]): string {
-  let out = text;
-  for (const r of runs) if (r.runId !== null) out = out.split(r.path).join(r.runId);
-  return out;
 }

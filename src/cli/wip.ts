@@ -2,13 +2,10 @@
  * `wip <action>`: checkpoint | list | recover | clean. cac cannot match two-word commands, so this
  * one command dispatches its actions itself (ARCHITECTURE.md rule 6).
  */
-import { objectStoreForReading } from '../results-branch/repo/storage.js';
 import type { Cli, CommandBuilder, Flags } from './program.js';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
-import { resolveTarget } from '../results-branch/repo/target.js';
-import { cleanWip, listWip, recoverWip, WipError, WipSession, type CheckpointResult, type WipEvent } from '../wip/index.js';
-import { inspectRun } from '../daemon/runs.js';
-import { onSignals, signalStatus } from '../daemon/signals.js';
+import type { CheckpointResult, WipEvent } from '../wip/index.js';
+import { checkpointWip, cleanWipBranches, listWipBranches, recoverWipRun } from '../daemon/wip-verbs.js';
 import { numberFlag, parseDuration, runCommand, UsageError } from './errors.js';
 import { dim, green, printJson, table, yellow } from './format.js';
 import { progressReporter } from './progress.js';
@@ -43,68 +40,31 @@ function describeCheckpoint(r: CheckpointResult): string {
 async function checkpointAction(run: string | undefined, flags: Record<string, unknown>): Promise<number> {
   if (!run) throw new UsageError('wip checkpoint needs the run workspace: agentv-results wip checkpoint .agentv/results/<experiment>/<timestamp>');
   const json = Boolean(flags.json);
-  const events: WipEvent[] = [];
   const say = (line: string): void => {
     if (!json) process.stdout.write(`${line}\n`);
   };
   const onEvent = (e: WipEvent): void => {
-    events.push(e);
     if (e.type === 'checkpoint') say(describeCheckpoint(e.result));
     else if (e.type === 'push') say(e.result.classification === 'ok' ? dim(`  ${e.result.message}`) : yellow(`  WIP push did not land: ${e.result.message}`));
     else process.stderr.write(`agentv-results: ${e.phase} failed: ${e.error.message}\n`);
   };
-  const session = await WipSession.start({
+  const r = await checkpointWip({
     ...targetOpts(flags),
     runDir: run,
     push: pushFlag(flags),
     intervalMs: numberFlag('interval', flags.interval, 30) * 1000,
     everyRows: numberFlag('every-rows', flags.everyRows, 50),
-    pollMs: 500,
-    noStartCheckpoint: true,
+    full: Boolean(flags.full),
+    watch: Boolean(flags.watch),
     onEvent,
   });
-  await session.checkpoint({ full: Boolean(flags.full) });
-  if (!flags.watch) {
-    await session.stop({ flush: false });
-    if (json) printJson(events.map((e) => (e.type === 'error' ? { type: e.type, phase: e.phase, error: e.error.message } : e)));
-    return events.some((e) => e.type === 'push' && e.result.classification !== 'ok') ? 3 : 0;
-  }
-  // --watch: keep checkpointing until the run finishes (summary.json) or a signal arrives.
-  const runDir = session.checkpointer.runDir;
-  let signal: NodeJS.Signals | null = null;
-  let wake: () => void = () => undefined;
-  const unsubscribe = onSignals(['SIGINT', 'SIGTERM', 'SIGHUP'], (sig) => {
-    signal = sig;
-    wake();
-  });
-  try {
-    for (;;) {
-      const state = await inspectRun(runDir);
-      if (signal || !state || state.summaryComplete) break;
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, 500);
-        wake = () => {
-          clearTimeout(t);
-          r();
-        };
-      });
-    }
-  } finally {
-    unsubscribe();
-  }
-  if (!(await inspectRun(runDir))) {
-    await session.stop({ flush: false });
-    throw new WipError(`${runDir} disappeared while watched; its checkpoints are on ${session.checkpointer.branch}`);
-  }
-  await session.stop({ flush: true });
-  if (json) printJson(events.map((e) => (e.type === 'error' ? { type: e.type, phase: e.phase, error: e.error.message } : e)));
-  return signal ? signalStatus(signal) : 0;
+  if (json) printJson(r.events.map((e) => (e.type === 'error' ? { type: e.type, phase: e.phase, error: e.error.message } : e)));
+  return r.status;
 }
 
 async function listAction(flags: Record<string, unknown>): Promise<number> {
-  const target = await resolveTarget(targetOpts(flags));
   const progress = progressReporter(flags.fetch !== false ? 'fetching' : 'reading', { quiet: Boolean(flags.json) });
-  const listing = await listWip({ repo: target.repo, remote: target.remote, fetch: flags.fetch !== false }).finally(progress.done);
+  const listing = await listWipBranches({ ...targetOpts(flags), fetch: flags.fetch !== false }).finally(progress.done);
   if (flags.json) {
     printJson({ remote: listing.remote, remoteError: listing.remoteError, branches: listing.entries.map(({ meta: _meta, ...e }) => e) });
   } else if (listing.entries.length === 0) {
@@ -128,21 +88,8 @@ async function listAction(flags: Record<string, unknown>): Promise<number> {
 
 async function recoverAction(source: string | undefined, flags: Record<string, unknown>): Promise<number> {
   if (!source) throw new UsageError('wip recover needs a WIP branch or a run id (see `agentv-results wip list`)');
-  const target = await resolveTarget(targetOpts(flags));
-  const store = objectStoreForReading(target.config);
   const progress = progressReporter('recovering', { quiet: Boolean(flags.json) });
-  const r = await recoverWip({
-    repo: target.repo,
-    remote: target.remote,
-    source,
-    out: flags.out as string | undefined,
-    cwd: targetOpts(flags).cwd,
-    fetch: flags.fetch !== false,
-    store,
-  }).finally(() => {
-    progress.done();
-    return store?.close();
-  });
+  const r = await recoverWipRun({ ...targetOpts(flags), source, out: flags.out as string | undefined, fetch: flags.fetch !== false }).finally(progress.done);
   if (flags.json) printJson(r);
   else {
     process.stdout.write(`${green('Recovered')} ${r.runId} from ${r.branch} (checkpoint ${r.checkpoint}, ${r.from}) into ${r.out}\n`);
@@ -158,12 +105,9 @@ async function recoverAction(source: string | undefined, flags: Record<string, u
 }
 
 async function cleanAction(flags: Record<string, unknown>): Promise<number> {
-  const target = await resolveTarget(targetOpts(flags));
   const progress = progressReporter(flags.dryRun ? 'reading' : 'cleaning', { quiet: Boolean(flags.json) });
-  const r = await cleanWip({
-    repo: target.repo,
-    remote: target.remote,
-    resultsRef: target.resultsRef,
+  const r = await cleanWipBranches({
+    ...targetOpts(flags),
     olderThanMs: parseDuration('older-than', flags.olderThan, 14 * 86400 * 1000),
     forceUnpublished: Boolean(flags.forceUnpublished),
     dryRun: Boolean(flags.dryRun),

@@ -31,6 +31,7 @@ import { decide, type Decision } from './keep-discard.js';
 import { loadScoreRows, type ScoreRow } from './score-rows.js';
 import { chooseRule, matchKey, pooledRows, ruleNote, type AllTargets, type Pooled } from './match-rule.js';
 import { checkOptions, CompareOptionsSchema } from '../util/verb-options.js';
+import * as z from 'zod';
 
 /** AgentV's default tie band. */
 export const DEFAULT_COMPARE_THRESHOLD = 0.1;
@@ -309,16 +310,18 @@ export async function loadComparison(opts: CompareOptions): Promise<{ report: Co
 }
 
 /** One run holding several targets: `agentv compare <run>`'s single-source modes. */
-export interface CompareTargetsOptions {
-  run: string;
-  cwd?: string;
-  threshold?: number;
+export const CompareTargetsOptionsSchema = z.object({
+  run: z.string(),
+  cwd: z.string().optional(),
+  threshold: z.number().optional(),
   /** Keep only these targets (AgentV's `--targets`). */
-  targets?: string[];
+  targets: z.array(z.string()).optional(),
   /** Pairwise: this target against `candidate`. Alone: the target whose regressions fail the matrix. */
-  baseline?: string;
-  candidate?: string;
-}
+  baseline: z.string().optional(),
+  candidate: z.string().optional(),
+});
+
+export type CompareTargetsOptions = z.infer<typeof CompareTargetsOptionsSchema>;
 
 export interface PairwiseComparison extends Pick<CompareReport, 'matched' | 'summary'> {
   unmatched: CompareReport['unmatched'];
@@ -352,6 +355,7 @@ export interface TargetPairReport extends PairwiseComparison {
  * lower than it on average.
  */
 export async function compareTargets(opts: CompareTargetsOptions): Promise<MatrixReport | TargetPairReport> {
+  checkOptions('compareTargets', CompareTargetsOptionsSchema, opts);
   const threshold = opts.threshold ?? DEFAULT_COMPARE_THRESHOLD;
   if (!Number.isFinite(threshold) || threshold < 0) throw new InputError(`--threshold must be a number >= 0 (got ${opts.threshold})`);
   const src = await loadScoreRows(opts.run, { cwd: opts.cwd });

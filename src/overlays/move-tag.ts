@@ -7,6 +7,8 @@
 import { editTags, type OverlayResult, type TagsDoc } from './write.js';
 import type { TargetOptions } from '../results-branch/repo/target.js';
 import { listRuns } from '../results-branch/read/list.js';
+import { checkOptions, TargetFields } from '../util/verb-options.js';
+import * as z from 'zod';
 
 export interface MoveTagResult {
   runId: string;
@@ -17,7 +19,20 @@ export interface MoveTagResult {
   last: OverlayResult<TagsDoc>;
 }
 
-export async function moveTag(opts: TargetOptions & { runId: string; tag: string; push?: boolean }): Promise<MoveTagResult> {
+/** `moveTag`'s options, checked when it is called. */
+export const MoveTagOptionsSchema = z.object({
+  ...TargetFields,
+  /** The published run that gets the tag. */
+  runId: z.string(),
+  tag: z.string(),
+  /** Push the last write (default: results.auto_push). */
+  push: z.boolean().optional(),
+});
+
+export type MoveTagOptions = TargetOptions & Omit<z.infer<typeof MoveTagOptionsSchema>, keyof TargetOptions>;
+
+export async function moveTag(opts: MoveTagOptions): Promise<MoveTagResult> {
+  checkOptions('moveTag', MoveTagOptionsSchema, opts);
   const { runId, tag, push, ...target } = opts;
   const holders = (await listRuns({ ...target, tag: [tag] })).runs.map((r) => r.run_id).filter((id) => id !== runId);
   let last = await editTags({ ...target, runId, add: [tag], push: holders.length === 0 ? push : false });

@@ -7,6 +7,7 @@
  */
 import type { ClippedText, ReportDetail, ReportGrader } from '../report/types.js';
 import type { RunSummaryRow } from '../model/run-row.js';
+import type { SkippedSeries, TrendReport, TrendRunPoint, TrendSeries } from '../trend/report-types.js';
 
 /** One run as the listing shows it (a catalog line, or a run another writer published, with its overlays). */
 export interface RunRowAnswer extends RunSummaryRow {
@@ -121,6 +122,125 @@ export interface ConfigAnswer {
   projects: unknown[];
 }
 
+/** One test (or (test, target) pair) both runs hold, as `GET /api/compare` answers it. */
+export interface CompareMatchedAnswer {
+  test_id: string;
+  /** With rows matched per (test id, target). */
+  target?: string;
+  score1: number;
+  score2: number;
+  delta: number;
+  normalized_gain: number | null;
+  outcome: 'win' | 'loss' | 'tie';
+}
+
+/** A (test id, target) pair only one side has. */
+export interface CompareUnmatchedPairAnswer {
+  test_id: string;
+  target: string;
+}
+
+/** One side of a comparison: named by its run id (not the server's cache path). */
+export interface CompareSideAnswer {
+  source: string;
+  path: string;
+  rows: number;
+  targets: string[];
+}
+
+/** `GET /api/compare`: compareRuns' report with the sides named by run id. */
+export interface CompareAnswer {
+  matched: CompareMatchedAnswer[];
+  unmatched: {
+    file1: number;
+    file2: number;
+    baseline_only: string[];
+    candidate_only: string[];
+    baseline_only_pairs?: CompareUnmatchedPairAnswer[];
+    candidate_only_pairs?: CompareUnmatchedPairAnswer[];
+  };
+  match: 'test' | 'test+target';
+  /** How many rows matching by test id hid (null: none). */
+  pooled: { collapsed_rows: number } | null;
+  /** One sentence saying which rule matched the rows. */
+  match_note: string;
+  order: { rule: 'given' | 'older-first'; swapped: boolean };
+  summary: { total: number; matched: number; wins: number; losses: number; ties: number; mean_delta: number; mean_normalized_gain: number | null };
+  threshold: number;
+  sources: { baseline: CompareSideAnswer; candidate: CompareSideAnswer };
+  warnings: string[];
+  /** The rounded mean delta is below 0. */
+  regression: boolean;
+}
+
+/** `GET /api/trend`: the library's TrendReport (one definition) and the filter choices over every run. */
+export interface TrendAnswer extends TrendReport {
+  experiments: string[];
+  targets: string[];
+}
+
+/** AgentV's `sync_status` values. */
+export type RemoteSyncStatus = 'clean' | 'unavailable' | 'behind' | 'ahead' | 'diverged' | 'needs_human_merge' | 'syncing';
+
+/** An open sync branch as the remote panel lists it. */
+export interface SyncBranchAnswer {
+  branch: string;
+  conflicts: number;
+  compare_url: string | null;
+  resolve_command: string;
+}
+
+/** A WIP branch as the remote panel lists it. */
+export interface WipBranchAnswer {
+  branch: string;
+  rows: number | null;
+  where: string;
+}
+
+/** Ours beside AgentV's fields: the remote, the daemon's outbox, the last push, sync and WIP branches. */
+export interface RemoteExtrasAnswer {
+  project: string | null;
+  remote: string | null;
+  /** The remote's URL with any credentials removed. */
+  remote_url: string | null;
+  /** Runs/jobs queued by the daemon (or by publishes that could not push) and not yet pushed. */
+  outbox: { depth: number; failed: number } | null;
+  /** The newest push this server made (null until one lands). */
+  last_push: { at: string; results: string | null; artifacts: string | null } | null;
+  sync_branches: SyncBranchAnswer[];
+  wip: WipBranchAnswer[];
+}
+
+/** `GET /api/remote/status` and `POST /api/remote/sync`: AgentV's remote status fields, then ours. */
+export interface RemoteStatusAnswer {
+  configured: boolean;
+  available: boolean;
+  repo: string;
+  repo_path?: string;
+  path?: string;
+  auto_push?: boolean;
+  require_push?: boolean;
+  push_conflict_policy?: 'block';
+  local_dir: string;
+  last_synced_at?: string;
+  last_error?: string;
+  sync_status: RemoteSyncStatus;
+  branch?: string;
+  upstream?: string;
+  ahead?: number;
+  behind?: number;
+  dirty_paths?: string[];
+  conflicted_paths?: string[];
+  pending_merge?: { temp_branch: string; target_branch: string; compare_url?: string; created_at: string };
+  blocked?: boolean;
+  block_reason?: string;
+  pull_performed?: boolean;
+  push_performed?: boolean;
+  commit_created?: boolean;
+  run_count: number;
+  agentv_results?: RemoteExtrasAnswer;
+}
+
 /** Any failed request: `error` says why; a missing run's `run_state` says which kind of missing. */
 export interface ErrorAnswer {
   error: string;
@@ -128,4 +248,4 @@ export interface ErrorAnswer {
   [field: string]: unknown;
 }
 
-export type { ClippedText, ReportDetail, ReportGrader };
+export type { ClippedText, ReportDetail, ReportGrader, SkippedSeries, TrendRunPoint, TrendSeries };

@@ -16,7 +16,7 @@ import { listProjects } from './projects.js';
 import { remoteStatus, remoteSync, RemoteState } from './remote-api.js';
 import { RunCache } from './run-cache.js';
 import { parseRunsQuery, RunsData, runsAnswer } from './runs-api.js';
-import type { ConfigAnswer, FeedbackWriteAnswer, RunDetailAnswer, TagsWriteAnswer, TestDetailAnswer } from './api-types.js';
+import type { CompareAnswer, ConfigAnswer, TrendAnswer, FeedbackWriteAnswer, RunDetailAnswer, TagsWriteAnswer, TestDetailAnswer } from './api-types.js';
 import type { ListResult } from '../results-branch/read/list.js';
 import { DEFAULT_SLOPE_THRESHOLD, trend, type TrendReport } from '../trend/index.js';
 import { readRegularText } from '../util/safe-open.js';
@@ -205,7 +205,7 @@ async function compareTwo(ctx: ApiContext, opts: TargetOptions, req: Request): P
     baseline: { ...report.sources.baseline, source: baseline, path: baseline },
     candidate: { ...report.sources.candidate, source: candidate, path: candidate },
   };
-  return { json: { ...report, sources, warnings: report.warnings.map(byId) } };
+  return { json: { ...report, sources, warnings: report.warnings.map(byId) } satisfies CompareAnswer };
 }
 
 const flag = (v: string | null) => v !== null && v !== '' && v !== '0' && v !== 'false';
@@ -275,7 +275,7 @@ async function trendSeries(ctx: ApiContext, opts: TargetOptions, req: Request): 
   } else {
     report = await trend({ ...options, cwd: opts.cwd, published: true, list: opts, listed: filtered, materialize: (id) => ctx.cache.workspace(opts, id) });
   }
-  return { json: { ...report, experiments, targets } };
+  return { json: { ...report, experiments, targets } satisfies TrendAnswer };
 }
 
 async function postTags(_ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {

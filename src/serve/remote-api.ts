@@ -21,56 +21,28 @@ import type { OutboxStatus } from '../daemon/status-sections.js';
 import { asHttpError } from './http-status.js';
 import { NotARepositoryError } from '../git/index.js';
 import type { HttpError } from './http.js';
+import type { RemoteExtrasAnswer, RemoteStatusAnswer, RemoteSyncStatus, WipBranchAnswer } from './api-types.js';
 
 /** The request named something wrong (an unknown project, bad input): answered as such. No repository is not that: AgentV reports it as "not configured". */
 function isRequestProblem(err: unknown, e: HttpError): boolean {
   return e.status === 404 || (e.status === 400 && !(err instanceof NotARepositoryError));
 }
 
-export type AgentVSyncStatus = 'clean' | 'unavailable' | 'behind' | 'ahead' | 'diverged' | 'needs_human_merge' | 'syncing';
+export type AgentVSyncStatus = RemoteSyncStatus;
 
-export interface RemoteStatus {
-  configured: boolean;
-  available: boolean;
-  repo: string;
-  repo_path?: string;
-  path?: string;
-  auto_push?: boolean;
-  require_push?: boolean;
-  push_conflict_policy?: 'block';
-  local_dir: string;
-  last_synced_at?: string;
-  last_error?: string;
-  sync_status: AgentVSyncStatus;
-  branch?: string;
-  upstream?: string;
-  ahead?: number;
-  behind?: number;
-  dirty_paths?: string[];
-  conflicted_paths?: string[];
-  pending_merge?: { temp_branch: string; target_branch: string; compare_url?: string; created_at: string };
-  blocked?: boolean;
-  block_reason?: string;
-  pull_performed?: boolean;
-  push_performed?: boolean;
-  commit_created?: boolean;
-  run_count: number;
+/** AgentV's fields are the answer's (serve/api-types.ts, one definition); ours carry the full branch statuses. */
+export interface RemoteStatus extends Omit<RemoteStatusAnswer, 'agentv_results'> {
   agentv_results?: OurExtras;
 }
 
-export interface OurExtras {
+/** The extras as the server builds them: the answer's, plus each branch's full status and the daemon's. */
+export interface OurExtras extends RemoteExtrasAnswer {
   project: string | null;
   remote: string | null;
-  /** The remote's URL with any credentials removed. */
-  remote_url: string | null;
   results: BranchStatus;
   artifacts: BranchStatus;
-  /** Runs/jobs queued by the daemon (or by publishes that could not push) and not yet pushed. */
   outbox: { depth: number; failed: number; daemon: OutboxStatus['daemon'] } | null;
-  /** The newest push this server made (null until one lands). */
-  last_push: { at: string; results: string | null; artifacts: string | null } | null;
   sync_branches: SyncStatusSection['open'];
-  wip: unknown[];
 }
 
 /** Per-server memory: syncs in flight (by project) and the last landed push. */
@@ -160,7 +132,8 @@ export async function remoteStatus(opts: TargetOptions, state: RemoteState): Pro
       outbox: outbox && !('error' in outbox) ? { depth: outbox.queued.length, failed: outbox.failed.length, daemon: outbox.daemon } : null,
       last_push: last && !last.error ? { at: last.at, results: last.results, artifacts: last.artifacts } : null,
       sync_branches: open,
-      wip: wip?.branches ?? [],
+      // The status report's WIP section is untyped there (status-sections.ts): its entries are wip/list.ts's WipEntry.
+      wip: (wip?.branches ?? []) as WipBranchAnswer[],
     },
   };
   return out;

@@ -13,9 +13,12 @@ const optStr = z.string().optional();
 const optBool = z.boolean().optional();
 const optNum = z.number().optional();
 const optStrList = z.array(z.string()).optional();
-const optFn = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', 'expected a function').optional();
+/** A callback option: checked to be a function, typed as `F` (the schema cannot see its signature). */
+export const fnOf = <F extends (...args: never[]) => unknown>() => z.custom<F>((v) => typeof v === 'function', 'expected a function');
+const optFn = fnOf().optional();
 
-const TargetFields = {
+/** The fields of TargetOptions (results-branch/repo/target.ts) every verb that reaches the branches takes. */
+export const TargetFields = {
   cwd: optStr,
   env: z.record(z.string(), z.string().optional()).optional(),
   remote: optStr,

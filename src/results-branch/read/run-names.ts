@@ -55,6 +55,13 @@ export interface ResolvedRun {
   url?: string;
 }
 
+/** `text` with each published run's scratch path replaced by its run id (for warnings and errors). */
+export function namedPaths(text: string, runs: ResolvedRun[]): string {
+  let out = text;
+  for (const r of runs) if (r.runId !== null) out = out.split(r.path).join(r.runId);
+  return out;
+}
+
 export interface ResolvedRuns {
   runs: ResolvedRun[];
   /** Remove the scratch copies of published runs. */

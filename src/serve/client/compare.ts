@@ -3,14 +3,15 @@
  * otherwise, a swap button, a target picker ("all targets" matches tests per (test, target)), and
  * the API's warnings on screen. The figures are /api/compare's, shown as they come.
  */
-import { api, type Json, painted, scope } from './api.js';
+import type { CompareAnswer, CompareUnmatchedPairAnswer } from '../api-types.js';
+import { api, painted, scope } from './api.js';
 import { badge, byId, clear, d, el, fillSelect, flash, link, score, signed, stat } from './dom.js';
 import { go, href, type Route } from './route.js';
 
 let key = '';
 let seq = 0;
 /** The comparison on screen (its pages render without asking again). */
-let last: Json = null;
+let last: CompareAnswer | null = null;
 export const ROWS_PAGE = 200;
 /** How many of the tests (or pairs) only one side has are named in the warning. */
 const ONLY_SHOWN = 50;
@@ -43,8 +44,8 @@ export function renderCompare(route: Route): Promise<void> {
   key = k;
   const s = ++seq;
   flash('compare-msg', 'comparing…');
-  return api(`/compare?${q}`)
-    .then((c: Json) => {
+  return api<CompareAnswer>(`/compare?${q}`)
+    .then((c) => {
       if (s !== seq) return;
       const b = String(c.sources?.baseline?.source ?? baseline);
       const n = String(c.sources?.candidate?.source ?? candidate);
@@ -54,7 +55,7 @@ export function renderCompare(route: Route): Promise<void> {
       const names = pairTargets.get(pair) ?? new Set<string>();
       pairTargets.set(pair, names);
       if (target) names.add(target);
-      for (const side of ['baseline', 'candidate']) for (const t of c.sources?.[side]?.targets ?? []) names.add(t);
+      for (const side of ['baseline', 'candidate'] as const) for (const t of c.sources?.[side]?.targets ?? []) names.add(t);
       fillSelect(byId<HTMLSelectElement>('compare-target'), [...names].sort(), target);
       const title = byId('compare-title');
       clear(title);
@@ -75,8 +76,8 @@ export function renderCompare(route: Route): Promise<void> {
       clear(warn);
       const warnings: string[] = [...(c.warnings ?? [])];
       const only = c.unmatched ?? {};
-      const bOnly = only.baseline_only_pairs ?? only.baseline_only ?? [];
-      const cOnly = only.candidate_only_pairs ?? only.candidate_only ?? [];
+      const bOnly: (string | CompareUnmatchedPairAnswer)[] = only.baseline_only_pairs ?? only.baseline_only ?? [];
+      const cOnly: (string | CompareUnmatchedPairAnswer)[] = only.candidate_only_pairs ?? only.candidate_only ?? [];
       const what = c.match === 'test+target' ? '(test, target) pair(s)' : 'test(s)';
       if (c.order?.swapped) warnings.unshift('the older run is the baseline (the runs were given newest first)');
       for (const w of warnings) warn.appendChild(el('li', null, w));
@@ -89,7 +90,7 @@ export function renderCompare(route: Route): Promise<void> {
         if (!list.length) continue;
         const li = el('li', null, `${list.length} ${what} only in the ${side}: `);
         li.setAttribute('data-only', side);
-        list.slice(0, ONLY_SHOWN).forEach((x: Json, i: number) => {
+        list.slice(0, ONLY_SHOWN).forEach((x, i) => {
           if (i) li.appendChild(el('span', null, ', '));
           li.appendChild(el('code', 'only-pair', typeof x === 'string' ? x : `${x.test_id} · ${x.target}`));
         });
@@ -115,11 +116,11 @@ export function resetCompare(): void {
 }
 
 /** One page of the matched rows (a comparison of thousands of tests is shown a page at a time). */
-function renderRows(c: Json, page: number, base: string): void {
-  const matched: Json[] = c.matched;
+function renderRows(c: CompareAnswer, page: number, base: string): void {
+  const matched = c.matched;
   const pages = Math.max(1, Math.ceil(matched.length / ROWS_PAGE));
   const p = Math.min(Math.max(1, page), pages);
-  const perTarget = matched.some((t: Json) => typeof t.target === 'string');
+  const perTarget = matched.some((t) => typeof t.target === 'string');
   byId('compare-target-col').hidden = !perTarget;
   const body = byId('compare-body');
   clear(body);

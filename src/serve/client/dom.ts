@@ -23,7 +23,7 @@ export function bytes(n: unknown): string {
   return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
 /** A day for an axis: 2026-03-14. */
-export const day = (ts: string): string => (typeof ts === 'string' ? ts.slice(0, 10) : '');
+export const day = (ts: string | undefined): string => (typeof ts === 'string' ? ts.slice(0, 10) : '');
 
 export function flash(id: string, text: string, bad = false): void {
   const m = byId(id);

@@ -1,12 +1,13 @@
 /** The remote panel: AgentV's status fields, our extras, and Sync. */
-import { api, type Json, READ_ONLY } from './api.js';
+import type { RemoteStatusAnswer } from '../api-types.js';
+import { api, READ_ONLY } from './api.js';
 import { byId, clear, el, flash, safeHttpUrl, setField } from './dom.js';
 
 let hasRemote = false;
 
-function show(s: Json): void {
+function show(s: RemoteStatusAnswer): void {
   const box = byId('remote');
-  const ours = s.agentv_results ?? {};
+  const ours: Partial<NonNullable<RemoteStatusAnswer['agentv_results']>> = s.agentv_results ?? {};
   setField(box, 'sync_status', s.sync_status);
   setField(box, 'branch', s.branch ?? '—');
   setField(box, 'upstream', s.upstream ?? 'no remote');
@@ -46,7 +47,7 @@ function show(s: Json): void {
 }
 
 export function loadRemote(): Promise<void> {
-  return api('/remote/status')
+  return api<RemoteStatusAnswer>('/remote/status')
     .then(show)
     .catch((e: Error) => flash('remote-msg', e.message, true));
 }
@@ -56,8 +57,8 @@ export function initRemote(onSynced: () => void): void {
   btn.addEventListener('click', () => {
     btn.disabled = true;
     flash('remote-msg', 'syncing…');
-    api('/remote/sync', 'POST')
-      .then((s: Json) => {
+    api<RemoteStatusAnswer>('/remote/sync', 'POST')
+      .then((s) => {
         show(s);
         if (s.blocked)
           flash(

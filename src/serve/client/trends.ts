@@ -5,7 +5,8 @@
  * shown in the API's order (most recent first, then the longer ones) and split as the URL's `by`
  * asks (none: every target pooled, as `agentv trend`).
  */
-import { api, type Json, painted, scope } from './api.js';
+import type { SkippedSeries, TrendAnswer, TrendRunPoint, TrendSeries } from '../api-types.js';
+import { api, painted, scope } from './api.js';
 import { byId, clear, cost, day, dur, el, fillSelect, flash, isNum, pct, score, svg } from './dom.js';
 import { go, href, type Route } from './route.js';
 
@@ -55,7 +56,13 @@ export function axisRange(metric: string, vals: number[]): [number, number] {
   return min === max ? [lo, max * 2] : [lo, max];
 }
 
-function chart(title: string, points: Json[], metric: string, fmt: (x: unknown) => string, tick: Fmt): HTMLElement {
+function chart(
+  title: string,
+  points: TrendRunPoint[],
+  metric: 'pass_rate' | 'mean_score' | 'cost_usd' | 'duration_ms',
+  fmt: (x: unknown) => string,
+  tick: Fmt,
+): HTMLElement {
   const W = 380;
   const H = 170;
   const L = 52;
@@ -68,7 +75,7 @@ function chart(title: string, points: Json[], metric: string, fmt: (x: unknown) 
   panel.appendChild(el('h3', null, `${title}${vals.length ? ` — last ${fmt(vals[vals.length - 1])}` : ''}`));
   const s = svg('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'aria-label': title });
   const [lo, hi] = axisRange(metric, vals);
-  const times = points.map((p) => Date.parse(p.timestamp));
+  const times = points.map((p) => Date.parse(p.timestamp ?? ''));
   const t0 = Math.min(...times);
   const t1 = Math.max(...times);
   const x = (i: number) => {
@@ -113,7 +120,7 @@ function chart(title: string, points: Json[], metric: string, fmt: (x: unknown) 
     // The trend rule flags a run whose score fell; cost and duration carry no such mark.
     const reg = p.regression === true && SCORED.has(metric);
     const c = svg('circle', { cx: x(i).toFixed(1), cy: y(p[metric]).toFixed(1), r: reg ? 5 : 3, class: reg ? 'pt regression' : 'pt' });
-    c.setAttribute('data-run', p.run_id);
+    c.setAttribute('data-run', String(p.run_id));
     c.setAttribute('data-value', String(p[metric]));
     const tt = svg('title');
     tt.textContent = `${p.run_id} · ${day(p.timestamp)}: ${fmt(p[metric])}${reg ? ' (regression)' : ''}`;
@@ -125,7 +132,8 @@ function chart(title: string, points: Json[], metric: string, fmt: (x: unknown) 
 }
 
 /** A series' name as the CLI prints it (src/trend seriesName). */
-export const seriesName = (s: Json) => `${s.experiment ?? 'all experiments'} × ${s.target ?? 'all targets'}`;
+export const seriesName = (s: Pick<TrendSeries | SkippedSeries, 'experiment' | 'target'>) =>
+  `${s.experiment ?? 'all experiments'} × ${s.target ?? 'all targets'}`;
 const BY = ['', 'target', 'experiment', 'experiment,target'];
 
 export function renderTrends(route: Route): Promise<void> {
@@ -146,19 +154,19 @@ export function renderTrends(route: Route): Promise<void> {
   key = k;
   const s = ++seq;
   flash('trend-msg', 'loading…');
-  return api(`/trend?${q}`)
-    .then((t: Json) => {
+  return api<TrendAnswer>(`/trend?${q}`)
+    .then((t) => {
       if (s !== seq) return;
       fillSelect(byId<HTMLSelectElement>('t-experiment'), t.experiments ?? [], experiment);
       fillSelect(byId<HTMLSelectElement>('t-target'), t.targets ?? [], target);
       const box = byId('trend-charts');
       clear(box);
       for (const series of t.series) {
-        const points: Json[] = series.runs ?? series.points ?? [];
+        const points = series.runs;
         const name = seriesName(series);
         const sec = el('section', 'series');
         sec.setAttribute('data-series', name);
-        const regs = points.filter((p: Json) => p.regression === true).length;
+        const regs = points.filter((p) => p.regression).length;
         const first = day(points[0]?.timestamp);
         const lastDay = day(points[points.length - 1]?.timestamp);
         const dates = first && lastDay ? `, ${first === lastDay ? first : `${first} → ${lastDay}`}` : '';
@@ -181,7 +189,7 @@ export function renderTrends(route: Route): Promise<void> {
         box.appendChild(sec);
       }
       if (!t.series.length) box.appendChild(el('p', 'muted', experiment || target ? 'No runs match this experiment and target.' : 'No runs to chart yet.'));
-      const notes: string[] = [...(t.warnings ?? []), ...(t.skipped ?? []).map((x: Json) => `${seriesName(x)}: ${x.reason}`)];
+      const notes: string[] = [...(t.warnings ?? []), ...(t.skipped ?? []).map((x) => `${seriesName(x)}: ${x.reason}`)];
       flash('trend-msg', notes.join(' · '));
       painted('trend');
     })
