@@ -2,7 +2,8 @@
  * With AGENTV_TEST_CPU_LOG=<file>, each test file appends one line: the CPU its own test process
  * used and the CPU of the processes it started and waited for (git, the CLI where a test spawns
  * it, Chromium, AgentV), from /proc/self/stat. `npm run bench -- tiers` reads it to say where the
- * suite's time goes. Without the variable this does nothing.
+ * suite's time goes; `pid` ties the line to the process, so a per-process account of the run (Linux
+ * process accounting, say) can be split by file. Without the variable this does nothing.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -24,6 +25,6 @@ if (log) {
   afterAll(({}, suite) => {
     const [u, s, cu, cs] = times().map((t, i) => t - start[i]!);
     const file = basename((suite as { filepath?: string }).filepath ?? 'unknown');
-    appendFileSync(log, `${JSON.stringify({ file, self: +(u! + s!).toFixed(2), children: +(cu! + cs!).toFixed(2) })}\n`);
+    appendFileSync(log, `${JSON.stringify({ file, pid: process.pid, self: +(u! + s!).toFixed(2), children: +(cu! + cs!).toFixed(2) })}\n`);
   });
 }
