@@ -44,8 +44,10 @@ async function checkpointAction(run: string | undefined, flags: Record<string, u
     if (!json) process.stdout.write(`${line}\n`);
   };
   const onEvent = (e: WipEvent): void => {
-    if (e.type === 'checkpoint') say(describeCheckpoint(e.result));
-    else if (e.type === 'push') say(e.result.classification === 'ok' ? dim(`  ${e.result.message}`) : yellow(`  WIP push did not land: ${e.result.message}`));
+    if (e.type === 'checkpoint') {
+      say(describeCheckpoint(e.result));
+      for (const line of e.result.refused) process.stderr.write(`agentv-results: warning: not checkpointed (publish would refuse it): ${line}\n`);
+    } else if (e.type === 'push') say(e.result.classification === 'ok' ? dim(`  ${e.result.message}`) : yellow(`  WIP push did not land: ${e.result.message}`));
     else process.stderr.write(`agentv-results: ${e.phase} failed: ${e.error.message}\n`);
   };
   const r = await checkpointWip({
@@ -81,6 +83,13 @@ async function listAction(flags: Record<string, unknown>): Promise<number> {
       e.where,
     ]);
     process.stdout.write(table(['branch', 'host', 'run', 'rows', 'checkpoint', 'age', 'run state', 'where'], rows) + '\n');
+    for (const e of listing.entries) {
+      if (e.refused.length === 0) continue;
+      process.stdout.write(
+        yellow(`${e.branch}: ${e.refused.length} thing${e.refused.length === 1 ? '' : 's'} not checkpointed (publish would refuse them):\n`),
+      );
+      for (const line of e.refused.slice(-5)) process.stdout.write(`  ${line}\n`);
+    }
   }
   if (listing.remoteError) process.stderr.write(`agentv-results: ${listing.remoteError}\n`);
   return listing.remoteError ? 3 : 0;

@@ -219,6 +219,7 @@ export class RunTracker {
   private onSessionEvent(dir: string, e: WipEvent): void {
     const t = this.runs.get(dir);
     if (e.type === 'checkpoint') {
+      for (const line of e.result.refused) this.opts.logger.warn('not checkpointed (publish would refuse it)', { dir, what: line });
       if (e.result.status === 'unchanged') return;
       this.checkpoints++;
       this.opts.logger.info('checkpoint', {

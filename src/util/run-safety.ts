@@ -17,8 +17,8 @@
  */
 import { posix } from 'node:path';
 import { isSafeSegment, ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
-import { checkRunPathSync, irregularEntries, readRunFileSync, realRunDir, unsafePathMessage, type RunFileRead, type RunPathCheck } from './run-files.js';
-import type { RunTree } from './run-tree.js';
+import { checkRunPathSync, readRunFileSync, realRunDir, unsafePathMessage, type RunFileRead, type RunPathCheck } from './run-files.js';
+import { RunTree } from './run-tree.js';
 
 /** One problem: `file[:line]` it is about, and what is wrong (without the file's name). */
 export interface RunSafetyProblem {
@@ -70,7 +70,8 @@ export function unsafePointerMessage(resultPath: string, value: unknown): string
   return safeRelativePath(resolved) === null ? bad : null;
 }
 
-function entryMessage(root: string, realRoot: string, e: { path: string; what: string }): string {
+/** Why an entry of the folder that is not a regular file or a directory (`what`: a symbolic link, a named pipe, …) is refused. */
+export function irregularEntryMessage(root: string, realRoot: string, e: { path: string; what: string }): string {
   const tail = '— only regular files are read or published; replace it by the file itself or remove it';
   if (e.what !== 'a symbolic link') return `is ${e.what} ${tail}`;
   const at: RunPathCheck = checkRunPathSync(root, e.path, realRoot);
@@ -95,9 +96,46 @@ function onDiskMessage(dir: string, rel: string, realDir: string): string | null
   return null;
 }
 
-/** The pointers of one row's result.json (`read` through the run-path check) that leave the run. */
-function resultPointerProblems(read: RunFileRead, resultPath: string): RunSafetyProblem[] {
-  if (read.kind !== 'ok') return [];
+/** Top-level pointer fields of a per-test result.json beyond RESULT_POINTER_FIELDS (AgentV 5.x writes them too). */
+const RESULT_EXTRA_POINTER_FIELDS = ['stdout_path', 'stderr_path', 'target_execution_path', 'output_path', 'input_path'] as const;
+
+/**
+ * The files of a run that hold pointers to other files of it, by name, and where in them: AgentV
+ * 5.x writes per sample `result.json` (its own fields and `target_execution.artifacts`),
+ * `target-execution.json` (`artifacts`) and `metrics.json` (`source_artifacts`), each relative to the
+ * file's own folder, and the run's `summary.json` names its index (`index_path`, from the run's root).
+ */
+function pointersOf(rel: string, doc: Record<string, unknown>, asResult: boolean): [string, unknown][] {
+  const name = asResult ? 'result.json' : rel.slice(rel.lastIndexOf('/') + 1);
+  const map = (prefix: string, v: unknown): [string, unknown][] =>
+    typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.entries(v).map(([k, x]) => [`${prefix}.${k}`, x]) : [];
+  if (name === 'result.json') {
+    const te = doc.target_execution as Record<string, unknown> | undefined;
+    return [
+      ...[...RESULT_POINTER_FIELDS, ...RESULT_EXTRA_POINTER_FIELDS].map((f): [string, unknown] => [f, doc[f]]),
+      ...(typeof te === 'object' && te !== null ? map('target_execution.artifacts', te.artifacts) : []),
+    ];
+  }
+  if (name === 'target-execution.json') return map('artifacts', doc.artifacts);
+  if (name === 'metrics.json') return map('source_artifacts', doc.source_artifacts);
+  if (rel === 'summary.json') return [['index_path', doc.index_path]];
+  return [];
+}
+
+/** True for a run-relative path whose file may hold pointers (pointerFileProblems reads it). */
+export function isPointerFile(rel: string): boolean {
+  const name = rel.slice(rel.lastIndexOf('/') + 1);
+  return rel === 'summary.json' || name === 'result.json' || name === 'target-execution.json' || name === 'metrics.json';
+}
+
+/**
+ * The pointers of one file of the run (`rel`, its bytes in `read`) that leave the run: absolute,
+ * or out of it from the file's folder. Files that hold no pointers, and unparsable ones (validate
+ * reports those), have none. `asResult`: a row's `result_path` names it, whatever its name.
+ */
+export function pointerFileProblems(rel: string, read: RunFileRead, opts: { asResult?: boolean } = {}): RunSafetyProblem[] {
+  const asResult = opts.asResult ?? false;
+  if (read.kind !== 'ok' || !(asResult || isPointerFile(rel))) return [];
   let doc: unknown;
   try {
     doc = JSON.parse(read.data.toString('utf8'));
@@ -105,11 +143,37 @@ function resultPointerProblems(read: RunFileRead, resultPath: string): RunSafety
     // unparsable (JSON.parse throws only a SyntaxError): validate reports it; no pointer to check
     return [];
   }
-  if (typeof doc !== 'object' || doc === null) return [];
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return [];
   const out: RunSafetyProblem[] = [];
-  for (const field of RESULT_POINTER_FIELDS) {
-    const bad = unsafePointerMessage(resultPath, (doc as Record<string, unknown>)[field]);
-    if (bad) out.push({ file: safeRelativePath(resultPath) ?? resultPath, message: `${field} ${bad}` });
+  for (const [field, value] of pointersOf(rel, doc as Record<string, unknown>, asResult)) {
+    const bad = unsafePointerMessage(rel, value);
+    if (bad) out.push({ file: safeRelativePath(rel) ?? rel, message: `${field} ${bad}` });
+  }
+  return out;
+}
+
+/** The problems of one row by itself: its run ids and path fields, lexically; `onDisk` explains a path on disk. */
+export function rowSafetyProblems(row: Record<string, unknown>, line: number, onDisk?: (rel: string) => string | null): RunSafetyProblem[] {
+  const out: RunSafetyProblem[] = [];
+  const problem = (message: string) => out.push({ file: 'index.jsonl', line, message });
+  const runIdBad = unsafeRunIdMessage(row.run_id);
+  if (row.run_id !== undefined && runIdBad) problem(`run_id ${runIdBad}`);
+  const identity = row.projection_identity as Record<string, unknown> | undefined;
+  if (identity && typeof identity === 'object' && identity.run_id !== undefined && identity.run_id !== row.run_id) {
+    const bad = unsafeRunIdMessage(identity.run_id);
+    if (bad) problem(`projection_identity.run_id ${bad}`);
+  }
+  const paths: [string, unknown][] = ROW_PATH_FIELDS.map((f) => [f, row[f]]);
+  const pointers = Array.isArray(row.artifact_pointers) ? (row.artifact_pointers as { path?: unknown }[]) : [];
+  for (const p of pointers) paths.push(['artifact_pointers[].path', p?.path]);
+  for (const [field, rel] of paths) {
+    if (rel === null || rel === undefined) continue;
+    if (typeof rel !== 'string') {
+      problem(`${field} is not a string`);
+      continue;
+    }
+    const message = unsafePathMessage(rel) ?? (onDisk ? onDisk(rel) : null);
+    if (message !== null) problem(`${field} ${message}`);
   }
   return out;
 }
@@ -125,39 +189,30 @@ export function runSafetyProblems(
   const problems: RunSafetyProblem[] = [];
   const root = opts.walkRoot ?? dir;
   const except = new Set(opts.except ?? []);
-  const walked = opts.tree && opts.tree.root === root ? opts.tree : null;
-  const irregular = (walked ? walked.irregular.slice(0, limit) : irregularEntries(root, limit)).filter((e) => !except.has(e.path));
-  const realRoot = walked ? walked.realDir : realRunDir(root);
-  const readOwn = opts.tree && opts.tree.root === dir ? opts.tree : null;
-  for (const e of irregular) problems.push({ file: e.path, message: entryMessage(root, realRoot, e) });
+  const walked = opts.tree && opts.tree.root === root ? opts.tree : RunTree.walk(root);
+  const irregular = walked.irregular.filter((e) => !except.has(e.path)).slice(0, limit);
+  const realRoot = walked.realDir;
+  const readOwn = opts.tree && opts.tree.root === dir ? opts.tree : walked.root === dir ? walked : null;
+  for (const e of irregular) problems.push({ file: e.path, message: irregularEntryMessage(root, realRoot, e) });
   // Through a link or a special file of the rows' own folder a lexically safe path may still lead out.
   const onDisk = irregular.length > 0 && root === dir;
   const realDir = readOwn ? readOwn.realDir : realRunDir(dir);
+  const checked = new Set<string>();
   for (let i = 0; i < rows.length && problems.length < limit; i++) {
     const row = rows[i]!;
-    const line = rowLines[i] ?? i + 1;
-    const problem = (message: string) => problems.push({ file: 'index.jsonl', line, message });
-    const runIdBad = unsafeRunIdMessage(row.run_id);
-    if (row.run_id !== undefined && runIdBad) problem(`run_id ${runIdBad}`);
-    const identity = row.projection_identity as Record<string, unknown> | undefined;
-    if (identity && typeof identity === 'object' && identity.run_id !== undefined && identity.run_id !== row.run_id) {
-      const bad = unsafeRunIdMessage(identity.run_id);
-      if (bad) problem(`projection_identity.run_id ${bad}`);
-    }
-    const paths: [string, unknown][] = ROW_PATH_FIELDS.map((f) => [f, row[f]]);
-    const pointers = Array.isArray(row.artifact_pointers) ? (row.artifact_pointers as { path?: unknown }[]) : [];
-    for (const p of pointers) paths.push(['artifact_pointers[].path', p?.path]);
-    for (const [field, rel] of paths) {
-      if (rel === null || rel === undefined) continue;
-      if (typeof rel !== 'string') {
-        problem(`${field} is not a string`);
-        continue;
-      }
-      const message = unsafePathMessage(rel) ?? (onDisk ? onDiskMessage(dir, rel, realDir) : null);
-      if (message !== null) problem(`${field} ${message}`);
-    }
-    if (typeof row.result_path === 'string' && unsafePathMessage(row.result_path) === null)
-      problems.push(...resultPointerProblems(readOwn ? readOwn.read(row.result_path) : readRunFileSync(dir, row.result_path, realDir), row.result_path));
+    problems.push(...rowSafetyProblems(row, rowLines[i] ?? i + 1, onDisk ? (rel) => onDiskMessage(dir, rel, realDir) : undefined));
+    const resultPath = typeof row.result_path === 'string' && unsafePathMessage(row.result_path) === null ? safeRelativePath(row.result_path) : null;
+    if (resultPath === null || checked.has(resultPath)) continue;
+    checked.add(resultPath);
+    const read = readOwn ? readOwn.read(resultPath) : readRunFileSync(dir, resultPath, realDir);
+    problems.push(...pointerFileProblems(resultPath, read, { asResult: true }));
+  }
+  // Every file of the walked folder that holds pointers (AgentV 5.x's per-sample files, found by
+  // name: a row need not name them), read once; what the rows' own result files said is not repeated.
+  for (const rel of [...walked.files].sort()) {
+    if (problems.length >= limit) break;
+    if (!isPointerFile(rel) || except.has(rel) || (root === dir && checked.has(rel))) continue;
+    problems.push(...pointerFileProblems(rel, walked.read(rel)));
   }
   return problems.slice(0, limit);
 }

@@ -112,7 +112,8 @@ export class RunTree {
   }
 }
 
-function irregularName(st: {
+/** What an entry that is not a regular file or a directory is, in words (`a symbolic link`, `a named pipe`, …). */
+export function irregularName(st: {
   isSymbolicLink(): boolean;
   isFIFO(): boolean;
   isSocket(): boolean;

@@ -45,6 +45,10 @@ export const WipMetaSchema = z.looseObject({
   index_bytes: z.number().int().nonnegative(),
   /** sha256 of index.jsonl[max(0, index_bytes - TAIL_BYTES), index_bytes): detects a rewritten index. */
   index_tail_sha256: z.string(),
+  /** Newline-terminated lines of index.jsonl read up to index_bytes, refused rows included (line numbers of later refusals). */
+  index_lines: z.number().int().nonnegative().optional(),
+  /** Lines saying what checkpoints left out because publish would refuse it (util/run-safety.ts), newest last. */
+  refused: z.array(z.string()).optional(),
   /** Number of files under index/. */
   segments: z.number().int().nonnegative(),
   /** Top-level files of the workspace (other than index.jsonl) -> blob id, as last checkpointed. */

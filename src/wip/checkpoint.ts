@@ -41,66 +41,17 @@ import {
   walkWorkspace,
   type StatKey,
 } from './scan.js';
-import { absentAs, AgentvResultsError, isAbsent } from '../util/errors.js';
+import { absentAs, isAbsent } from '../util/errors.js';
+import { WipError, type CheckpointerOptions, type CheckpointResult } from './checkpoint-types.js';
 import { OBJECT_STORE_REF, sha256Of, type ObjectStore } from '../store/object-store.js';
 import { DEFAULT_HEAVY_THRESHOLD } from '../results-branch/repo/config.js';
 import { readRegularText } from '../util/safe-open.js';
+import { realRunDir } from '../util/run-files.js';
+import type { IrregularEntry } from '../util/run-tree.js';
+import { refusedRows, unsafeFileProblems, type Refusal } from './refuse.js';
+import { irregularEntryMessage, runSafetyLine, unsafeRunIdMessage } from '../util/run-safety.js';
 
-export class WipError extends AgentvResultsError {
-  readonly code: 'wip' | 'no-space' | 'read-check';
-  /**
-   * `noSpace`: the disk (or quota) is full — an environment failure (exit 3), not bad input.
-   * `corrupt`: a stored object does not match its pointer — the same failure, and code
-   * (`read-check`, exit 1), as `pull` reading that object.
-   */
-  constructor(
-    message: string,
-    readonly noSpace = false,
-    readonly corrupt = false,
-  ) {
-    super(message);
-    this.code = noSpace ? 'no-space' : corrupt ? 'read-check' : 'wip';
-  }
-}
-
-export interface CheckpointerOptions {
-  repo: Repo;
-  /** The run workspace (absolute, or relative to cwd). */
-  runDir: string;
-  /** Commit identity (the date is taken at each checkpoint). */
-  author: { name: string; email: string };
-  /** Defaults to wipHost(). */
-  host?: string;
-  /** Defaults to the recovery marker's run id, else `<parent>/<dir>`. */
-  runId?: string;
-  /** Branch name without refs/heads/ (defaults to the recovery marker's, else wipBranch(host, runId)). */
-  branch?: string;
-  now?: () => Date;
-  /** storage_mode hybrid: files of the run larger than `heavyBytes` go to this bucket; the branch keeps their pointers. */
-  store?: ObjectStore | null;
-  heavyBytes?: number;
-}
-
-export interface CheckpointResult {
-  status: 'created' | 'checkpointed' | 'unchanged';
-  runId: string;
-  branch: string;
-  ref: string;
-  /** Tip after the checkpoint (equal to `previous` when unchanged). */
-  commit: string;
-  previous: string | null;
-  /** Sequence number of the tip. */
-  checkpoint: number;
-  /** Rows captured on the branch in total. */
-  rows: number;
-  /** Rows this checkpoint added. */
-  addedRows: number;
-  /** Workspace files written by this checkpoint (index segments and wip.json not counted). */
-  files: number;
-  /** index.jsonl no longer matched what was captured: it was captured again from the start. */
-  rewrote: boolean;
-  finished: boolean;
-}
+export { WipError, type CheckpointerOptions, type CheckpointResult } from './checkpoint-types.js';
 
 interface RecoveryMarker {
   branch?: string;
@@ -128,6 +79,9 @@ function validPath(path: string): boolean {
   }
 }
 
+/** wip.json keeps the newest refusals, at most this many (a run spewing pipes must not grow it without end). */
+const MAX_REFUSED_KEPT = 50;
+
 /** Bounded: a CAS lost to a concurrent checkpointer reloads and retries at most this often. */
 const MAX_ATTEMPTS = 4;
 
@@ -148,6 +102,9 @@ export class Checkpointer {
   private readonly topStats = new Map<string, StatKey>();
   /** Cache for pendingRows(): rows counted between the captured offset and `size`. */
   private pending = { from: -1, end: 0, rows: 0 };
+  /** Refusals already said (and kept in wip.json): each is reported once, not at every tick. */
+  private readonly said = new Set<string>();
+  private realDirValue: string | null = null;
 
   private constructor(opts: CheckpointerOptions, runId: string, branch: string) {
     this.repo = opts.repo;
@@ -166,7 +123,9 @@ export class Checkpointer {
   static async open(opts: CheckpointerOptions): Promise<Checkpointer> {
     const runDir = resolve(opts.runDir);
     const marker = await readMarker(runDir);
-    const runId = opts.runId ?? (typeof marker?.run_id === 'string' ? marker.run_id : runIdOfDir(runDir));
+    // The marker is data: a run id that is not a safe directory name (what publish refuses) is not taken.
+    const markerRunId = typeof marker?.run_id === 'string' && unsafeRunIdMessage(marker.run_id) === null ? marker.run_id : null;
+    const runId = opts.runId ?? markerRunId ?? runIdOfDir(runDir);
     const host = opts.host ?? wipHost();
     const branch = opts.branch ?? (typeof marker?.branch === 'string' && marker.run_id === runId ? marker.branch : wipBranch(host, runId));
     const cp = new Checkpointer({ ...opts, host }, runId, branch);
@@ -180,6 +139,7 @@ export class Checkpointer {
     this.meta = null;
     this.topStats.clear();
     this.pending = { from: -1, end: 0, rows: 0 };
+    this.said.clear();
     if (this.tip === null) return;
     const spec = `${this.tip}:${WIP_META_PATH}`;
     this.meta = parseWipMeta((await readBlobs(this.repo, [spec])).get(spec));
@@ -187,6 +147,7 @@ export class Checkpointer {
       throw new WipError(
         `${this.branch} exists but its tip ${this.tip.slice(0, 12)} has no readable ${WIP_META_PATH}; it is not a WIP checkpoint branch — move it aside or pass another branch`,
       );
+    for (const line of this.meta.refused ?? []) this.said.add(line);
   }
 
   get state(): { tip: string | null; meta: WipMeta | null } {
@@ -243,25 +204,34 @@ export class Checkpointer {
     });
     const seq = (meta?.checkpoint ?? 0) + 1;
     const changes: FileChange[] = [];
+    const refusals: Refusal[] = [];
     let segments = meta?.segments ?? 0;
     if (delta.rewrite) {
       changes.push({ path: WIP_INDEX_DIR, delete: true });
       segments = 0;
     }
-    if (delta.complete.length > 0) {
-      changes.push({ path: segmentPath(seq), data: delta.complete });
+    // The new rows through the run-safety check's row rule: a row publish would refuse is not stored.
+    const linesBefore = delta.rewrite ? 0 : (meta?.index_lines ?? meta?.rows ?? 0);
+    const safe = refusedRows(delta.complete, linesBefore);
+    refusals.push(...safe.refused);
+    if (safe.kept.length > 0) {
+      changes.push({ path: segmentPath(seq), data: safe.kept });
       segments++;
     }
-    const top = await this.topLevelChanges(full, changes);
-    const files = top.files + (await this.nestedChanges(full, delta.complete, changes));
+    const irregular: IrregularEntry[] = [];
+    const top = await this.topLevelChanges(full, changes, irregular, refusals);
+    const files = top.files + (await this.nestedChanges(full, safe.kept, changes, irregular, refusals));
+    for (const e of irregular) refusals.push({ file: e.path, message: irregularEntryMessage(this.runDir, this.realDir(), e) });
+    const fresh = [...new Set(refusals.map(runSafetyLine))].filter((line) => !this.said.has(line));
 
     const finished = top.names.has('summary.json');
-    if (this.tip && meta && changes.length === 0 && finished === meta.finished) {
-      return this.result('unchanged', this.tip, 0, 0, false);
+    if (this.tip && meta && changes.length === 0 && fresh.length === 0 && finished === meta.finished) {
+      return this.result('unchanged', this.tip, 0, 0, false, []);
     }
 
     const now = this.now();
-    const rows = (delta.rewrite ? 0 : (meta?.rows ?? 0)) + delta.rows;
+    const rows = (delta.rewrite ? 0 : (meta?.rows ?? 0)) + safe.rows;
+    const said = [...(delta.rewrite ? [] : (meta?.refused ?? [])), ...fresh];
     const next: WipMeta = {
       schema_version: WIP_SCHEMA_VERSION,
       run_id: this.runId,
@@ -270,10 +240,12 @@ export class Checkpointer {
       checkpoint: seq,
       rows,
       index_bytes: delta.end,
+      index_lines: linesBefore + safe.lines,
       index_tail_sha256: delta.tailSha256,
       segments,
       top_files: top.topFiles,
       finished,
+      ...(said.length > 0 ? { refused: said.slice(-MAX_REFUSED_KEPT) } : {}),
       started_at: meta?.started_at ?? now.toISOString(),
       updated_at: now.toISOString(),
     };
@@ -288,18 +260,24 @@ export class Checkpointer {
     await updateRef(this.repo, this.ref, commit, previous, { message: `agentv-results: wip checkpoint ${seq} of ${this.runId}` });
     this.tip = commit;
     this.meta = next;
-    return this.result(previous === null ? 'created' : 'checkpointed', previous, delta.rows, files, delta.rewrite);
+    for (const line of fresh) this.said.add(line);
+    return this.result(previous === null ? 'created' : 'checkpointed', previous, safe.rows, files, delta.rewrite, fresh);
   }
 
   /** Top-level files: re-read only those whose stat moved; compare by blob id. Appends to `changes`. */
-  private async topLevelChanges(full: boolean, changes: FileChange[]): Promise<{ names: Set<string>; topFiles: Record<string, string>; files: number }> {
-    const top = await topLevelFiles(this.runDir);
+  private async topLevelChanges(
+    full: boolean,
+    changes: FileChange[],
+    irregular: IrregularEntry[],
+    refusals: Refusal[],
+  ): Promise<{ names: Set<string>; topFiles: Record<string, string>; files: number }> {
+    const top = await topLevelFiles(this.runDir, irregular);
     const topFiles: Record<string, string> = { ...(this.meta?.top_files ?? {}) };
     let files = 0;
     for (const [name, key] of top) {
       const seen = this.topStats.get(name);
       if (!full && seen && seen.size === key.size && seen.mtimeMs === key.mtimeMs && topFiles[name] !== undefined) continue;
-      const data = await readWorkspaceFile(this.runDir, name);
+      const data = this.storable(name, await readWorkspaceFile(this.runDir, name), refusals);
       if (data === null || !validPath(`${WIP_RUN_DIR}/${name}`)) continue;
       this.topStats.set(name, key);
       const id = blobId(this.repo, data);
@@ -324,8 +302,13 @@ export class Checkpointer {
    * Appends to `changes`. In hybrid mode a file over the heavy threshold is stored in the bucket
    * first and only its pointer is committed (under `objects/`), as a publish does.
    */
-  private async nestedChanges(full: boolean, newRows: Buffer, changes: FileChange[]): Promise<number> {
-    const nested = (full ? await walkWorkspace(this.runDir) : await filesOfRows(this.runDir, rowReferencedPaths(newRows))).filter((p) => p.includes('/'));
+  private async nestedChanges(full: boolean, newRows: Buffer, changes: FileChange[], irregular: IrregularEntry[], refusals: Refusal[]): Promise<number> {
+    const found: IrregularEntry[] = [];
+    const nested = (full ? await walkWorkspace(this.runDir, found) : await filesOfRows(this.runDir, rowReferencedPaths(newRows), found)).filter((p) =>
+      p.includes('/'),
+    );
+    // Top-level entries are the top-level scan's to report.
+    irregular.push(...found.filter((e) => e.path.includes('/')));
     const existing = new Map<string, string>();
     if (full && this.tip) {
       for (const dir of [WIP_RUN_DIR, WIP_OBJECTS_DIR])
@@ -339,7 +322,7 @@ export class Checkpointer {
     for (const rel of nested) {
       let path = `${WIP_RUN_DIR}/${rel}`;
       if (!validPath(path)) continue;
-      let data = await readWorkspaceFile(this.runDir, rel);
+      let data = this.storable(rel, await readWorkspaceFile(this.runDir, rel), refusals);
       if (data === null) continue;
       let payload: Buffer | null = null;
       if (store && data.length > heavy) {
@@ -359,7 +342,35 @@ export class Checkpointer {
     return files;
   }
 
-  private result(status: CheckpointResult['status'], previous: string | null, addedRows: number, files: number, rewrote: boolean): CheckpointResult {
+  /**
+   * The bytes of a file a checkpoint may store, or null: not when it went away, stopped being a
+   * regular file, or is a result file whose pointers leave the run (each such refusal noted).
+   */
+  private storable(rel: string, read: Buffer | null | { refused: string }, refusals: Refusal[]): Buffer | null {
+    if (read === null) return null;
+    if (!Buffer.isBuffer(read)) {
+      refusals.push({ file: rel, message: read.refused.startsWith(`${rel} `) ? read.refused.slice(rel.length + 1) : read.refused });
+      return null;
+    }
+    const bad = unsafeFileProblems(rel, read);
+    if (bad.length === 0) return read;
+    refusals.push(...bad);
+    return null;
+  }
+
+  private realDir(): string {
+    this.realDirValue ??= realRunDir(this.runDir);
+    return this.realDirValue;
+  }
+
+  private result(
+    status: CheckpointResult['status'],
+    previous: string | null,
+    addedRows: number,
+    files: number,
+    rewrote: boolean,
+    refused: string[],
+  ): CheckpointResult {
     const meta = this.meta as WipMeta;
     return {
       status,
@@ -374,6 +385,7 @@ export class Checkpointer {
       files,
       rewrote,
       finished: meta.finished,
+      refused,
     };
   }
 

@@ -26,6 +26,8 @@ export interface WipEntry {
   where: WipLocation;
   /** The wip.json of the newer side (null when unreadable). */
   meta: WipMeta | null;
+  /** What its checkpoints left out because publish would refuse it (wip.json's `refused`, newest last). */
+  refused: string[];
   /** Who checkpoints it: us (a wip.json) or AgentV's own auto_push (`agentv/wip/<host>/<run dir>`, no wip.json). */
   writer: 'agentv-results' | 'agentv';
 }
@@ -115,6 +117,7 @@ export async function listWip(opts: ListWipOptions): Promise<WipListing> {
       remote: r,
       where,
       meta,
+      refused: meta?.refused ?? [],
       writer: meta ? 'agentv-results' : 'agentv',
     });
   }

@@ -10,6 +10,10 @@
  *    re-read only when their size or mtime moved.
  *
  * `walkWorkspace` is the exhaustive walk, used only for an explicit full checkpoint.
+ *
+ * Entries that are not regular files or directories (links, named pipes, sockets, devices) are never
+ * opened, so a pipe in a running eval's folder never blocks a checkpoint; each walk hands them to
+ * its caller (`irregular`), which says so: what publish would refuse, a checkpoint does not store.
  */
 import { jsonlObjects } from '../util/jsonl-objects.js';
 import { createHash } from 'node:crypto';
@@ -18,7 +22,8 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { safeRelativePath } from '../model/path-segments.js';
 import { TAIL_BYTES } from './checkpoint-layout.js';
-import { openRegularFile, readRegularFileSync } from '../util/safe-open.js';
+import { openRegularFile, readRegularFileSync, UnsafeFileError } from '../util/safe-open.js';
+import { irregularName, type IrregularEntry } from '../util/run-tree.js';
 import { absentAs, isAbsent } from '../util/errors.js';
 
 export const INDEX_FILE = 'index.jsonl';
@@ -151,7 +156,7 @@ const hidden = (name: string): boolean => name.startsWith('.');
  * Synchronous on purpose: a checkpoint touches hundreds of small files, and each trip through
  * libuv's thread pool costs more than the syscall itself (the same finding as runs/export/atomic-dir.ts).
  */
-function filesUnder(runDir: string, rel: string, out: Set<string>): void {
+function filesUnder(runDir: string, rel: string, out: Set<string>, irregular: IrregularEntry[]): void {
   let st: Stats;
   try {
     st = lstatSync(join(runDir, rel));
@@ -164,7 +169,10 @@ function filesUnder(runDir: string, rel: string, out: Set<string>): void {
     if (!rel.split('/').some(hidden)) out.add(rel);
     return;
   }
-  if (!st.isDirectory()) return;
+  if (!st.isDirectory()) {
+    if (!rel.split('/').some(hidden)) irregular.push({ path: rel, what: irregularName(st) });
+    return;
+  }
   let entries: Dirent[] = [];
   try {
     entries = readdirSync(join(runDir, rel), { withFileTypes: true });
@@ -176,19 +184,19 @@ function filesUnder(runDir: string, rel: string, out: Set<string>): void {
   for (const e of entries) {
     if (hidden(e.name)) continue;
     if (e.isFile()) out.add(`${rel}/${e.name}`);
-    else if (e.isDirectory()) filesUnder(runDir, `${rel}/${e.name}`, out);
+    else filesUnder(runDir, `${rel}/${e.name}`, out, irregular);
   }
 }
 
-/** Every file the given row paths reach (directories expanded), excluding index.jsonl itself. */
-export async function filesOfRows(runDir: string, refs: Iterable<string>): Promise<string[]> {
+/** Every file the given row paths reach (directories expanded), excluding index.jsonl itself; other entries into `irregular`. */
+export async function filesOfRows(runDir: string, refs: Iterable<string>, irregular: IrregularEntry[] = []): Promise<string[]> {
   const all = new Set([...refs].filter((rel) => !rel.split('/').some(hidden)));
   const out = new Set<string>();
   for (const rel of all) {
     // A sidecar inside a folder another field names (result_path inside result_dir) is walked once.
     let covered = false;
     for (let up = rel.lastIndexOf('/'); up > 0 && !covered; up = rel.lastIndexOf('/', up - 1)) covered = all.has(rel.slice(0, up));
-    if (!covered) filesUnder(runDir, rel, out);
+    if (!covered) filesUnder(runDir, rel, out, irregular);
   }
   out.delete(INDEX_FILE);
   return [...out].sort();
@@ -199,11 +207,18 @@ export interface StatKey {
   mtimeMs: number;
 }
 
-/** Top-level regular files (not index.jsonl, not hidden) with their stat keys. */
-export async function topLevelFiles(runDir: string): Promise<Map<string, StatKey>> {
+/** Top-level regular files (not index.jsonl, not hidden) with their stat keys; other entries (not directories) into `irregular`. */
+export async function topLevelFiles(runDir: string, irregular: IrregularEntry[] = []): Promise<Map<string, StatKey>> {
   const out = new Map<string, StatKey>();
   for (const e of await readdir(runDir, { withFileTypes: true })) {
-    if (!e.isFile() || hidden(e.name) || e.name === INDEX_FILE) continue;
+    if (hidden(e.name) || e.isDirectory()) continue;
+    if (!e.isFile()) {
+      // absent: removed meanwhile; anything else propagates
+      const st = await lstat(join(runDir, e.name)).catch(absentAs(null));
+      if (st && !st.isFile() && !st.isDirectory()) irregular.push({ path: e.name, what: irregularName(st) });
+      continue;
+    }
+    if (e.name === INDEX_FILE) continue;
     // absent: removed meanwhile; anything else propagates
     const st = await lstat(join(runDir, e.name)).catch(absentAs(null));
     if (st?.isFile()) out.set(e.name, { size: st.size, mtimeMs: st.mtimeMs });
@@ -211,23 +226,28 @@ export async function topLevelFiles(runDir: string): Promise<Map<string, StatKey
   return out;
 }
 
-/** Every file of the workspace except index.jsonl (the exhaustive walk of a full checkpoint). */
-export async function walkWorkspace(runDir: string): Promise<string[]> {
+/** Every file of the workspace except index.jsonl (the exhaustive walk of a full checkpoint); other entries into `irregular`. */
+export async function walkWorkspace(runDir: string, irregular: IrregularEntry[] = []): Promise<string[]> {
   const out = new Set<string>();
   for (const e of await readdir(runDir, { withFileTypes: true })) {
     if (hidden(e.name)) continue;
-    filesUnder(runDir, e.name, out);
+    filesUnder(runDir, e.name, out, irregular);
   }
   out.delete(INDEX_FILE);
   return [...out].sort();
 }
 
-export async function readWorkspaceFile(runDir: string, rel: string): Promise<Buffer | null> {
+/**
+ * A file of the workspace, or null when it went away since it was listed; `{ refused }` when it is
+ * no longer a regular file (replaced by a pipe or a link meanwhile: never opened for reading).
+ */
+export async function readWorkspaceFile(runDir: string, rel: string): Promise<Buffer | null | { refused: string }> {
   try {
-    return readRegularFileSync(join(runDir, rel), { kind: 'run-file' });
+    return readRegularFileSync(join(runDir, rel), { kind: 'run-file', label: rel });
   } catch (err) {
     // Deleted between listing and reading (a runner cleaning up): simply not captured this time.
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (err instanceof UnsafeFileError) return { refused: err.message };
     throw err;
   }
 }

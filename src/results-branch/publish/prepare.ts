@@ -53,6 +53,23 @@ export interface PreparedAgentvRun {
 }
 
 /**
+ * Paths and ids come from data: the one check validate, report and show run (util/run-safety.ts),
+ * before anything is split or written, with or without --allow-invalid. The rows are checked where
+ * they were read (a derived copy for another layout), the folder walked is the user's (`source`):
+ * its links, pipes and devices, and the pointers inside its result files (AgentV 5.x's too).
+ */
+function refuseUnsafeToPublish(run: RunHandle, loaded: LoadedRun, source: string): void {
+  const dir = loaded.dir ?? source;
+  const walkRoot = loaded.sourceDir ?? dir;
+  const tree = run.tree && (run.tree.root === walkRoot || run.tree.root === dir) ? run.tree : undefined;
+  const unsafe = runSafetyProblems(dir, loaded.rows as unknown as Record<string, unknown>[], loaded.rowLines, { walkRoot, tree }).map(runSafetyLine);
+  if (unsafe.length > 0)
+    throw new InputError(
+      `${source}: refusing to publish: ${unsafe.slice(0, 3).join('; ')}${unsafe.length > 3 ? ` (and ${unsafe.length - 3} more)` : ''} — run \`agentv-results validate ${source}\``,
+    );
+}
+
+/**
  * Read an AgentV workspace for its catalog line, from the run handle's one derivation (the copy
  * validation read). The run id is the one the workspace recorded, which is the directory AgentV's
  * own publish uses; `experiment` only labels the catalog line and title.
@@ -65,6 +82,7 @@ export async function prepareAgentvRun(run: RunHandle, opts: { experiment?: stri
   if (rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
   if (derived.problems.length > 0)
     throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${derived.problems[0]}`);
+  refuseUnsafeToPublish(run, derived, dir);
   try {
     runLocation(derived.runId);
   } catch (err) {
@@ -99,15 +117,7 @@ export async function prepareRun(run: RunHandle, opts: { experiment?: string } =
   const dir = loaded.dir!;
   if (loaded.problems.length > 0) throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${loaded.problems[0]}`);
   if (loaded.rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
-  // Paths and ids come from data: the one check validate, report and show run (util/run-safety.ts),
-  // before anything is split or written, with or without --allow-invalid.
-  const unsafe = runSafetyProblems(dir, loaded.rows as unknown as Record<string, unknown>[], loaded.rowLines, {
-    tree: run.tree && run.tree.root === dir ? run.tree : undefined,
-  }).map(runSafetyLine);
-  if (unsafe.length > 0)
-    throw new InputError(
-      `${dir}: refusing to publish: ${unsafe.slice(0, 3).join('; ')}${unsafe.length > 3 ? ` (and ${unsafe.length - 3} more)` : ''} — run \`agentv-results validate ${dir}\``,
-    );
+  refuseUnsafeToPublish(run, loaded, dir);
   // The run id comes from the run's own files (data): one that could escape runs/ is an input
   // error (exit 2), reported before anything is split or written.
   try {
