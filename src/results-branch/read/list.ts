@@ -136,9 +136,10 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
   // Sources come newest first (listRuns orders them): the first tip listing a run gives its row,
   // so a run that changed on the newer tip is shown as it is there.
   const runs = new Map<string, ListedRun>();
-  const add = (row: Row, where: RunWhere) => {
+  // A catalog row is this read's own object (parsed above): it is listed as it is, not copied.
+  const add = (row: Row, where: RunWhere, own: boolean) => {
     const seen = runs.get(row.run_id);
-    if (!seen) runs.set(row.run_id, { ...row, where });
+    if (!seen) runs.set(row.run_id, own ? Object.assign(row, { where }) : { ...row, where });
     else if (seen.where !== where) seen.where = 'both';
   };
   const dirTrees = new Map<string, Map<string, string>>();
@@ -146,10 +147,10 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
     const whereSet = byTip.get(tip)!;
     const where: RunWhere = whereSet.size === 2 ? 'both' : whereSet.has('local') ? 'local' : 'remote';
     dirTrees.set(tip, new Map(dirs.map((d) => [d.path, d.sha])));
-    for (const b of blobs) for (const row of parsed.get(b.sha) ?? []) add(row, where);
+    for (const b of blobs) for (const row of parsed.get(b.sha) ?? []) add(row, where, true);
     for (const d of dirs) {
       const row = foreign.rows.get(d.sha);
-      if (row && !catalogued.has(d.path) && (opts.since === undefined || row.day >= opts.since)) add(row, where);
+      if (row && !catalogued.has(d.path) && (opts.since === undefined || row.day >= opts.since)) add(row, where, false);
     }
   }
   // Runs without a day ("undated") after every dated one, whatever their timestamp field holds;
@@ -241,7 +242,9 @@ async function catalogView(repo: Repo, sources: CatalogSource[], since: string |
     if (kept) return kept;
     const read = await readCatalog(repo, sources, { since });
     const facets = facetsOfRuns(read.runs);
-    await saveCatalogRead(repo, key, read, facets);
+    // Kept on disk once this answer is out (the next process's first page): not awaited, so the
+    // request that read the branch does not also wait for the file. A CLI process exits when it is written.
+    setImmediate(() => void saveCatalogRead(repo, key, read, facets));
     const { runs, unreadable, legacyRunsOn = new Set(), dirTrees = new Map() } = read;
     return { runs, total: runs.length, facets, unreadable, legacyRunsOn, dirTrees, complete: true };
   })();
