@@ -84,7 +84,16 @@ export async function run() {
     await rm(join(repo, '.git', 'agentv-results', 'catalog-reads'), { recursive: true, force: true });
     const s = await startServe(repo);
     try {
-      out.cold = await paint(browser, `${s.url}/`, '#runs-body tr', 1, 0);
+      // The page's /api/runs answer is noted: a read past the server's request timeout (30 s) is a 503, and the page shows no rows.
+      out.coldStatus = null;
+      const noteRuns = (r) => {
+        if (r.url().includes('/api/runs?') && out.coldStatus === null) out.coldStatus = r.status();
+      };
+      out.cold = await paint(browser, `${s.url}/`, '#runs-body tr', 1, 0, 120_000, noteRuns).catch((err) => ({
+        fcp: Number.NaN,
+        ready: Number.NaN,
+        error: String(err.message).split('\n')[0],
+      }));
       out.warm = await paint(browser, `${s.url}/`, '#runs-body tr', RUNS);
       out.total = (await (await fetch(`${s.url}/api/runs?limit=1`)).json()).total;
     } finally {
@@ -114,8 +123,14 @@ export async function run() {
     `| the same: first run rows in the DOM (from navigation) | ${fmtMs(out.warm.ready)} | ${fmtRatio(out.warm.ready / base)} | |`,
     `| the same, the first load after \`serve\` started again (a new process; the catalog read kept on disk; median of ${RESTARTS}): first contentful paint | ${fmtMs(out.restart.fcp)} | ${fmtRatio(out.restart.fcp / base)} | |`,
     `| the same, restarted: first run rows in the DOM | ${fmtMs(out.restart.ready)} | ${fmtRatio(out.restart.ready / base)} | < 2 s ${ok(out.restart.ready, 2000)} |`,
-    `| the first load ever (nothing kept: the catalog read from the branch, then kept on disk; one sample): first contentful paint | ${fmtMs(out.cold.fcp)} | ${fmtRatio(out.cold.fcp / base)} | |`,
-    `| the same, nothing kept: first run rows in the DOM | ${fmtMs(out.cold.ready)} | ${fmtRatio(out.cold.ready / base)} | |`,
+    ...(out.cold.error
+      ? []
+      : [
+          `| the first load ever (nothing kept: the catalog read from the branch, then kept on disk; one sample): first contentful paint | ${fmtMs(out.cold.fcp)} | ${fmtRatio(out.cold.fcp / base)} | |`,
+        ]),
+    out.cold.error
+      ? `| the same, nothing kept: first run rows in the DOM | none within 120 s (\`/api/runs\` answered ${out.coldStatus ?? 'nothing'}${out.coldStatus === 503 ? ": the read outlasted the server's 30 s request timeout; it finished behind it and was kept" : ''}) | | |`
+      : `| the same, nothing kept: first run rows in the DOM | ${fmtMs(out.cold.ready)} | ${fmtRatio(out.cold.ready / base)} | |`,
   ];
   const markdown = `## Dashboard first paint, 100,000 runs on the branch (issue 42)
 
