@@ -7,15 +7,16 @@ import { createServer as createHttpServer } from 'node:http';
 import { firstContentfulPaint, median } from './lib.mjs';
 
 /** First contentful paint (and, with `selector`, ms from navigation until it is in the DOM): median of `runs` after `warmup` loads. */
-export async function paint(browser, url, selector, runs, warmup = 1) {
+export async function paint(browser, url, selector, runs, warmup = 1, timeoutMs = 600_000, onResponse = null) {
   const fcp = [];
   const ready = [];
   for (let i = 0; i < runs + warmup; i++) {
     const context = await browser.newContext();
     const page = await context.newPage();
+    if (onResponse) page.on('response', onResponse);
     const t0 = performance.now();
     await page.goto(url, { waitUntil: 'commit' });
-    if (selector) await page.locator(selector).first().waitFor({ state: 'attached', timeout: 600_000 });
+    if (selector) await page.locator(selector).first().waitFor({ state: 'attached', timeout: timeoutMs });
     else await page.waitForLoadState('load');
     const readyMs = performance.now() - t0;
     const p = await page.evaluate(firstContentfulPaint);

@@ -81,7 +81,8 @@ export async function remoteStatus(opts: TargetOptions, state: RemoteState): Pro
     return { configured: false, available: false, repo: '', local_dir: '', sync_status: 'unavailable', run_count: 0, last_error: e.message };
   }
   // optional: run_count is 0 when the branch cannot be listed; the status itself answered
-  const list = await listRuns(opts).catch(() => null);
+  // limit 1: only the count is shown (a listing kept on disk answers it from its header)
+  const list = await listRuns({ ...opts, limit: 1 }).catch(() => null);
   const results = report.branches.find((b) => b.kind === 'results')!;
   const artifacts = report.branches.find((b) => b.kind === 'artifacts')!;
   const syncSection = report.extra['sync-branches'] as SyncStatusSection | undefined;

@@ -100,6 +100,11 @@ export class RunsData {
     private readonly listed?: ListResult,
   ) {}
 
+  /** Keeps a target the caller already resolved for `opts` (the server resolves its own at start: not twice). */
+  keepTarget(opts: TargetOptions, resolved: PublishTarget): void {
+    this.targets.set(opts.project ?? '', Promise.resolve(resolved));
+  }
+
   /** The project's repository and branches, resolved once. */
   target(opts: TargetOptions): Promise<PublishTarget> {
     const key = opts.project ?? '';

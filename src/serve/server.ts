@@ -71,10 +71,13 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
   // Outside a git repository (and without results.path/results.repo) there is nothing to serve:
   // refuse to start with the one-line configuration error, as every other command does. Any other
   // failure (a results.repo that cannot be cloned yet) is the page's to show: the server starts.
-  await resolveTarget(base).catch((err: unknown) => {
+  const resolved = await resolveTarget(base).catch((err: unknown) => {
     if (err instanceof ConfigError) throw err;
+    return null;
   });
   const ctx = newApiContext(base, opts.readOnly ?? false);
+  // The first page's listing uses the target resolved here (a resolve is several git processes).
+  if (resolved) ctx.runs.keepTarget(base, resolved);
   const router = new Router();
   router.add('GET', '/', async () => ({ html: renderDashboard({ token, readOnly: ctx.readOnly }), csp: dashboardCsp() }));
   registerApi(router, ctx);

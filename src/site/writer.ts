@@ -5,14 +5,17 @@
  * there), keeps a unit whose key is unchanged without producing it again, and removes the files
  * no unit produces any more. Every file is written atomically (util/output-target.ts: a temporary
  * file renamed over it), the manifest last, so an interrupted build leaves a site the next build
- * repairs.
+ * repairs. Files are flushed to disk together before the manifest is written, not one by one (an
+ * fsync per file was most of a first build's cost a run): the manifest never names bytes a power
+ * loss could still take.
  */
 import { createHash } from 'node:crypto';
-import { lstat, readFile, rm, rmdir } from 'node:fs/promises';
+import { lstat, open, readFile, rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { safeRelativePath } from '../model/path-segments.js';
 import { writeOutputFile } from '../util/output-target.js';
 import { absentAs } from '../util/errors.js';
+import { mapLimit } from '../util/map-limit.js';
 
 export const MANIFEST = '.agentv-site.json';
 const FORMAT = 1;
@@ -63,6 +66,8 @@ export class SiteWriter {
   private files: Record<string, [string, number]> = {};
   private units: Record<string, Unit> = {};
   readonly counts: WriteCounts = { written: 0, unchanged: 0, removed: 0, bytes: 0 };
+  /** Files written by this build and not yet flushed to disk (finish() flushes them before the manifest). */
+  private unsynced: string[] = [];
   /** The last build's manifest (its files), and the same when its units may be kept (same page). */
   private readonly prior: Manifest | null;
   private readonly old: Manifest | null;
@@ -120,7 +125,8 @@ export class SiteWriter {
       this.counts.unchanged++;
       return;
     }
-    await writeOutputFile(join(this.out, rel), [text], { named: false, label: rel });
+    await writeOutputFile(join(this.out, rel), [text], { named: false, label: rel, sync: false });
+    this.unsynced.push(rel);
     this.counts.written++;
   }
 
@@ -140,6 +146,16 @@ export class SiteWriter {
         )
           break;
     }
+    // Flushed together (the disk batches concurrent flushes), then the manifest that names them.
+    await mapLimit(this.unsynced, 32, async (rel) => {
+      const fh = await open(join(this.out, rel), 'r');
+      try {
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    });
+    this.unsynced = [];
     const manifest: Manifest = { format: FORMAT, page: this.page, files: this.files, units: this.units };
     await writeOutputFile(join(this.out, MANIFEST), [`${JSON.stringify(manifest)}\n`], { named: false, label: MANIFEST });
   }

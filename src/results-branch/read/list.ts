@@ -24,6 +24,8 @@ import { branchRefs, fetchBranches, readView, type ReadView } from './remote-vie
 import { resolveTarget, type TargetOptions } from '../repo/target.js';
 import { syncStatusSection, type SyncBranchStatus } from './status-sync-branches.js';
 import { checkOptions, ListOptionsSchema } from '../../util/verb-options.js';
+import { cacheKey, facetsOfRuns, loadCatalogRead, saveCatalogRead, type CatalogView } from './catalog-cache.js';
+import { parseCatalog } from './catalog-lines.js';
 
 export type RunWhere = 'local' | 'remote' | 'both';
 
@@ -135,9 +137,10 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
   // Sources come newest first (listRuns orders them): the first tip listing a run gives its row,
   // so a run that changed on the newer tip is shown as it is there.
   const runs = new Map<string, ListedRun>();
-  const add = (row: Row, where: RunWhere) => {
+  // A catalog row is this read's own object (parsed above): it is listed as it is, not copied.
+  const add = (row: Row, where: RunWhere, own: boolean) => {
     const seen = runs.get(row.run_id);
-    if (!seen) runs.set(row.run_id, { ...row, where });
+    if (!seen) runs.set(row.run_id, own ? Object.assign(row, { where }) : { ...row, where });
     else if (seen.where !== where) seen.where = 'both';
   };
   const dirTrees = new Map<string, Map<string, string>>();
@@ -145,10 +148,10 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
     const whereSet = byTip.get(tip)!;
     const where: RunWhere = whereSet.size === 2 ? 'both' : whereSet.has('local') ? 'local' : 'remote';
     dirTrees.set(tip, new Map(dirs.map((d) => [d.path, d.sha])));
-    for (const b of blobs) for (const row of parsed.get(b.sha) ?? []) add(row, where);
+    for (const b of blobs) for (const row of parsed.get(b.sha) ?? []) add(row, where, true);
     for (const d of dirs) {
       const row = foreign.rows.get(d.sha);
-      if (row && !catalogued.has(d.path) && (opts.since === undefined || row.day >= opts.since)) add(row, where);
+      if (row && !catalogued.has(d.path) && (opts.since === undefined || row.day >= opts.since)) add(row, where, false);
     }
   }
   // Runs without a day ("undated") after every dated one, whatever their timestamp field holds;
@@ -161,83 +164,18 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
 }
 
 /**
- * Parses one catalog blob. The usual case (every line valid) is a single JSON.parse of the lines
- * joined as an array, with a structural check per row: a JSON.parse plus a zod parse per line cost
- * 4-9 ms per 3,000 rows here against 3-4 ms (measured), and `list` exists to stay flat as the
- * catalog grows. A blob with a bad line falls back to line by line, so a bad line costs only itself.
+ * What readCatalog read, kept in this process for the last few (repository, tips, since) asked, and
+ * on disk (catalog-cache.ts) for the next process: a commit id names the exact tree, so a kept read
+ * is never stale, and a server listing a branch of 100,000 runs page by page reads and sorts its
+ * catalog once per tip, not once per page. `need`: the listing needs only its first `need` runs
+ * (no filter): the head of a read kept on disk answers without parsing the rest. Callers must not
+ * change the rows they get (listRuns copies what it adds overlays to).
  */
-function parseCatalog(text: string, day: string): { rows: Row[]; bad: number } {
-  const lines = text.split('\n').filter((l) => l.trim() !== '');
-  let values: unknown[] | null = null;
-  try {
-    values = JSON.parse(`[${lines.join(',')}]`) as unknown[];
-    if (values.length !== lines.length) values = null; // a line holding two values: be careful
-  } catch {
-    // fallback: one bad line; parsed line by line below
-    values = null;
-  }
-  if (values === null) {
-    values = lines.map((l) => {
-      try {
-        return JSON.parse(l) as unknown;
-      } catch {
-        // unparsable: that line counts as no row; validate reports it
-        return undefined;
-      }
-    });
-  }
-  const rows: Row[] = [];
-  let bad = 0;
-  for (const v of values) {
-    const row = catalogEntry(v, day);
-    if (row) rows.push(row);
-    else bad++;
-  }
-  return { rows, bad };
-}
-
-/** The fields of CatalogRowSchema that `list` shows, checked structurally (see parseCatalog). */
-function catalogEntry(v: unknown, day: string): Row | null {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
-  const r = v as Record<string, unknown>;
-  const { run_id, experiment, timestamp, path, targets, total, passed, failed, pass_rate } = r;
-  if (typeof run_id !== 'string' || typeof experiment !== 'string' || typeof timestamp !== 'string' || typeof path !== 'string') return null;
-  if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string')) return null;
-  if (typeof total !== 'number' || typeof passed !== 'number' || typeof failed !== 'number' || typeof pass_rate !== 'number') return null;
-  const row: Row = { run_id, experiment, day, timestamp, path, targets: targets as string[], total, passed, failed, pass_rate, writer: 'agentv-results' };
-  if (typeof r.archived === 'string') row.archived = r.archived;
-  return row;
-}
-
-/** The filter choices over every run read: experiments and targets, sorted (computed once per read). */
-const facetsKept = new WeakMap<CatalogRead, ListResult['facets']>();
-function facetsOf(read: CatalogRead): ListResult['facets'] {
-  let f = facetsKept.get(read);
-  if (!f) {
-    const experiments = new Set<string>();
-    const targets = new Set<string>();
-    for (const r of read.runs) {
-      experiments.add(r.experiment);
-      for (const t of r.targets) targets.add(t);
-    }
-    f = { experiments: [...experiments].sort(), targets: [...targets].sort() };
-    facetsKept.set(read, f);
-  }
-  // A copy: callers may sort or extend what they get.
-  return { experiments: [...f.experiments], targets: [...f.targets] };
-}
-
-/**
- * What readCatalog read, kept in this process for the last few (repository, tips, since) asked: a
- * commit id names the exact tree, so a kept read is never stale, and a server listing a branch of
- * 100,000 runs page by page reads and sorts its catalog once per tip, not once per page. Callers
- * must not change the rows they get (listRuns copies what it adds overlays to).
- */
-const catalogReads = new Map<string, Promise<CatalogRead>>();
+const catalogReads = new Map<string, Promise<CatalogView>>();
 const CATALOG_READS_KEPT = 4;
 
-function readCatalogOnce(repo: Repo, sources: CatalogSource[], since: string | undefined): Promise<CatalogRead> {
-  const key = JSON.stringify([repo.commonDir, sources, since ?? null]);
+async function catalogView(repo: Repo, sources: CatalogSource[], since: string | undefined, need: number | null): Promise<CatalogView> {
+  const key = cacheKey(sources, since);
   let p = catalogReads.get(key);
   if (p) {
     // Most recently used last: the oldest read is the one dropped.
@@ -245,7 +183,23 @@ function readCatalogOnce(repo: Repo, sources: CatalogSource[], since: string | u
     catalogReads.set(key, p);
     return p;
   }
-  p = readCatalog(repo, sources, { since });
+  if (need !== null) {
+    const head = await loadCatalogRead(repo, key, 'head');
+    if (head && (head.complete || need <= head.runs.length)) return head;
+  }
+  p = catalogReads.get(key);
+  if (p) return p;
+  p = (async (): Promise<CatalogView> => {
+    const kept = await loadCatalogRead(repo, key, 'all');
+    if (kept) return kept;
+    const read = await readCatalog(repo, sources, { since });
+    const facets = facetsOfRuns(read.runs);
+    // Kept on disk once this answer is out (the next process's first page): not awaited, so the
+    // request that read the branch does not also wait for the file. A CLI process exits when it is written.
+    setImmediate(() => void saveCatalogRead(repo, key, read, facets));
+    const { runs, unreadable, legacyRunsOn = new Set(), dirTrees = new Map() } = read;
+    return { runs, total: runs.length, facets, unreadable, legacyRunsOn, dirTrees, complete: true };
+  })();
   catalogReads.set(key, p);
   if (catalogReads.size > CATALOG_READS_KEPT) catalogReads.delete(catalogReads.keys().next().value as string);
   // observed: the caller awaits p and gets the error; this only forgets the failed read
@@ -327,8 +281,25 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
   if (tips.remote) sources.push({ tip: tips.remote, where: 'remote' });
   // The newest tip first: where both list a run, its row is the one shown.
   if (view.newest === 'remote') sources.reverse();
-  const read: CatalogRead = sources.length > 0 ? await readCatalogOnce(target.repo, sources, opts.since) : { runs: [], unreadable: 0 };
   const unfiltered = opts.experiment === undefined && opts.target === undefined && opts.until === undefined;
+  const wantTags = (opts.tag ?? []).filter((t) => t !== '');
+  // Unfiltered, the listing needs only the runs up to the end of its page.
+  const need = unfiltered && wantTags.length === 0 ? (opts.offset ?? 0) + (opts.limit ?? Number.POSITIVE_INFINITY) : null;
+  const empty: CatalogView = {
+    runs: [],
+    total: 0,
+    facets: { experiments: [], targets: [] },
+    unreadable: 0,
+    legacyRunsOn: new Set(),
+    dirTrees: new Map(),
+    complete: true,
+  };
+  let read = sources.length > 0 ? await catalogView(target.repo, sources, opts.since, need) : empty;
+  // Only a branch with the older layout's runs/ can hold runs its catalog misses (catalog-check.ts):
+  // a root-layout branch is never walked; the check needs every run read.
+  const hasLegacyRuns = tips.local !== null && read.legacyRunsOn.has(tips.local);
+  const checkMissing = tips.local !== null && hasLegacyRuns && !opts.remoteOnly && opts.since === undefined;
+  if (!read.complete && checkMissing) read = await catalogView(target.repo, sources, opts.since, null);
   let filtered = unfiltered
     ? read.runs
     : read.runs.filter(
@@ -339,8 +310,7 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
       );
   const offset = opts.offset ?? 0;
   const page = <T>(xs: T[]): T[] => xs.slice(offset, opts.limit === undefined ? undefined : offset + opts.limit);
-  const wantTags = (opts.tag ?? []).filter((t) => t !== '');
-  const matchedBeforeLimit = wantTags.length > 0 ? null : filtered.length;
+  const matchedBeforeLimit = wantTags.length > 0 ? null : unfiltered ? read.total : filtered.length;
   // Without a tag filter, the page is cut first: only the runs shown have their overlays read.
   if (matchedBeforeLimit !== null) filtered = page(filtered);
   if (opts.withOverlays || wantTags.length > 0) {
@@ -361,22 +331,17 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
     filtered = filtered.map((r) => ({ ...r, ...(overlays.get(r.run_id) ?? { tags: [], feedback_notes: 0 }) }));
     if (wantTags.length > 0) filtered = filtered.filter((r) => wantTags.every((t) => r.tags!.includes(t)));
   }
-  // Only a branch with the older layout's runs/ can hold runs its catalog misses (catalog-check.ts):
-  // a root-layout branch is never walked.
-  const hasLegacyRuns = tips.local !== null && 'legacyRunsOn' in read && read.legacyRunsOn?.has(tips.local) === true;
-  const missing =
-    tips.local && hasLegacyRuns && !opts.remoteOnly && opts.since === undefined
-      ? await runsMissingFromCatalog(target.repo, tips.local, new Set(read.runs.map((r) => r.run_id)))
-      : [];
+  const missing = checkMissing ? await runsMissingFromCatalog(target.repo, tips.local!, new Set(read.runs.map((r) => r.run_id))) : [];
   return {
     missingFromCatalog: missing,
     warnings: missing.length > 0 ? [missingRunsWarning(results.name, missing)] : [],
     branch: results.name,
     remote: target.remote,
     tips,
-    total: read.runs.length,
+    total: read.total,
     matched: matchedBeforeLimit ?? filtered.length,
-    facets: facetsOf(read),
+    // A copy: callers may sort or extend what they get.
+    facets: { experiments: [...read.facets.experiments], targets: [...read.facets.targets] },
     runs: matchedBeforeLimit === null ? page(filtered) : filtered,
     unreadable: read.unreadable,
     read: view,
