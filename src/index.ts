@@ -168,7 +168,7 @@ export type { SyncBranchStatus, SyncStatusSection } from './results-branch/read/
 export type { DriverKey, DriversResult } from './merge/install.js';
 export type { OverlayResult } from './overlays/write.js';
 export type { CombineSourceReport, OnDuplicate } from './runs/combine.js';
-export type { CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './compare/compare.js';
+export type { CompareReportBase, CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './compare/compare.js';
 export type { ArtifactMeasure, DecisionSummary } from './compare/keep-discard.js';
 export type { AllTargets, MatchRule, Pooled } from './compare/match-rule.js';
 export type { DeleteTarget } from './runs/delete.js';

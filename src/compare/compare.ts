@@ -32,6 +32,7 @@ import { loadScoreRows, type ScoreRow } from './score-rows.js';
 import { chooseRule, matchKey, pooledRows, ruleNote, type AllTargets, type Pooled } from './match-rule.js';
 import { checkOptions, CompareOptionsSchema } from '../util/verb-options.js';
 import * as z from 'zod';
+import type { CompareReportBase, CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './report-types.js';
 
 /** AgentV's default tie band. */
 export const DEFAULT_COMPARE_THRESHOLD = 0.1;
@@ -59,75 +60,10 @@ export interface CompareOptions {
   candidateArtifact?: string;
 }
 
-export type Outcome = 'win' | 'loss' | 'tie';
+export type { CompareReportBase, CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './report-types.js';
 
-export interface MatchedTest {
-  test_id: string;
-  /** The target of the pair, when rows are matched per (test id, target). */
-  target?: string;
-  score1: number;
-  score2: number;
-  delta: number;
-  normalized_gain: number | null;
-  outcome: Outcome;
-}
-
-export interface CompareSummary {
-  /** Rows read on both sides (AgentV's `total`). */
-  total: number;
-  matched: number;
-  wins: number;
-  losses: number;
-  ties: number;
-  mean_delta: number;
-  mean_normalized_gain: number | null;
-}
-
-export interface CompareSide {
-  /** The path as given. */
-  source: string;
-  /** The manifest or file read. */
-  path: string;
-  rows: number;
-  targets: string[];
-}
-
-/** A (test id, target) pair without a partner, when rows are matched per (test id, target). */
-export interface UnmatchedPair {
-  test_id: string;
-  target: string;
-}
-
-export interface CompareReport {
-  matched: MatchedTest[];
-  /**
-   * file1/file2: rows without a partner (AgentV); the *_only lists: their test ids (ours); with
-   * rows matched per (test id, target), the *_only_pairs lists too.
-   */
-  unmatched: {
-    file1: number;
-    file2: number;
-    baseline_only: string[];
-    candidate_only: string[];
-    baseline_only_pairs?: UnmatchedPair[];
-    candidate_only_pairs?: UnmatchedPair[];
-  };
-  /** How rows were matched: by test id (AgentV's) or per (test id, target). */
-  match: 'test' | 'test+target';
-  /** Matching by test id hid rows (several rows of a test id, e.g. one per target): how many, and the flag that compares them all. */
-  pooled: Pooled | null;
-  /** One sentence saying which rule matched the rows. */
-  match_note: string;
-  /** Which rule picked the baseline, and whether the sides were turned from the order given. */
-  order: { rule: 'given' | 'older-first'; swapped: boolean };
-  summary: CompareSummary;
-  threshold: number;
-  sources: { baseline: CompareSide; candidate: CompareSide };
+export interface CompareReport extends CompareReportBase {
   decision?: Decision;
-  /** Skipped lines and duplicate test ids of either side. */
-  warnings: string[];
-  /** True when the rounded mean_delta is below 0 (the CLI exits 1, as AgentV does). */
-  regression: boolean;
 }
 
 export function classify(delta: number, threshold: number): Outcome {

@@ -20,15 +20,8 @@ export type AllTargets = boolean | 'auto';
 /** The flag that asks for per-(test id, target) matching, named wherever pooling is reported. */
 export const PER_TARGET_FLAG = '--all-targets';
 
-/** What matching by test id alone left out, when a side holds several rows of a test id. */
-export interface Pooled {
-  /** Rows not compared because a later row of the same test id won (both sides). */
-  collapsed_rows: number;
-  /** The targets of the runs, when they hold several. */
-  targets: string[];
-  /** How to compare them all. */
-  flag: string;
-}
+export type { Pooled } from './report-types.js';
+import type { Pooled } from './report-types.js';
 
 /** The key rows are matched by under a rule. */
 export function matchKey(r: Pick<ScoreRow, 'test_id' | 'target'>, rule: MatchRule): string {

@@ -7,6 +7,7 @@
  */
 import type { ClippedText, ReportDetail, ReportGrader } from '../report/types.js';
 import type { RunSummaryRow } from '../model/run-row.js';
+import type { CompareReportBase } from '../compare/report-types.js';
 import type { SkippedSeries, TrendReport, TrendRunPoint, TrendSeries } from '../trend/report-types.js';
 
 /** One run as the listing shows it (a catalog line, or a run another writer published, with its overlays). */
@@ -122,56 +123,8 @@ export interface ConfigAnswer {
   projects: unknown[];
 }
 
-/** One test (or (test, target) pair) both runs hold, as `GET /api/compare` answers it. */
-export interface CompareMatchedAnswer {
-  test_id: string;
-  /** With rows matched per (test id, target). */
-  target?: string;
-  score1: number;
-  score2: number;
-  delta: number;
-  normalized_gain: number | null;
-  outcome: 'win' | 'loss' | 'tie';
-}
-
-/** A (test id, target) pair only one side has. */
-export interface CompareUnmatchedPairAnswer {
-  test_id: string;
-  target: string;
-}
-
-/** One side of a comparison: named by its run id (not the server's cache path). */
-export interface CompareSideAnswer {
-  source: string;
-  path: string;
-  rows: number;
-  targets: string[];
-}
-
-/** `GET /api/compare`: compareRuns' report with the sides named by run id. */
-export interface CompareAnswer {
-  matched: CompareMatchedAnswer[];
-  unmatched: {
-    file1: number;
-    file2: number;
-    baseline_only: string[];
-    candidate_only: string[];
-    baseline_only_pairs?: CompareUnmatchedPairAnswer[];
-    candidate_only_pairs?: CompareUnmatchedPairAnswer[];
-  };
-  match: 'test' | 'test+target';
-  /** How many rows matching by test id hid (null: none). */
-  pooled: { collapsed_rows: number } | null;
-  /** One sentence saying which rule matched the rows. */
-  match_note: string;
-  order: { rule: 'given' | 'older-first'; swapped: boolean };
-  summary: { total: number; matched: number; wins: number; losses: number; ties: number; mean_delta: number; mean_normalized_gain: number | null };
-  threshold: number;
-  sources: { baseline: CompareSideAnswer; candidate: CompareSideAnswer };
-  warnings: string[];
-  /** The rounded mean delta is below 0. */
-  regression: boolean;
-}
+/** `GET /api/compare`: compareRuns' report (one definition: compare/report-types.ts), its sides named by run id, not the server's cache path. */
+export type CompareAnswer = CompareReportBase;
 
 /** `GET /api/trend`: the library's TrendReport (one definition) and the filter choices over every run. */
 export interface TrendAnswer extends TrendReport {

@@ -3,7 +3,8 @@
  * otherwise, a swap button, a target picker ("all targets" matches tests per (test, target)), and
  * the API's warnings on screen. The figures are /api/compare's, shown as they come.
  */
-import type { CompareAnswer, CompareUnmatchedPairAnswer } from '../api-types.js';
+import type { UnmatchedPair } from '../../compare/report-types.js';
+import type { CompareAnswer } from '../api-types.js';
 import { api, painted, scope } from './api.js';
 import { badge, byId, clear, d, el, fillSelect, flash, link, score, signed, stat } from './dom.js';
 import { go, href, type Route } from './route.js';
@@ -76,8 +77,8 @@ export function renderCompare(route: Route): Promise<void> {
       clear(warn);
       const warnings: string[] = [...(c.warnings ?? [])];
       const only = c.unmatched ?? {};
-      const bOnly: (string | CompareUnmatchedPairAnswer)[] = only.baseline_only_pairs ?? only.baseline_only ?? [];
-      const cOnly: (string | CompareUnmatchedPairAnswer)[] = only.candidate_only_pairs ?? only.candidate_only ?? [];
+      const bOnly: (string | UnmatchedPair)[] = only.baseline_only_pairs ?? only.baseline_only ?? [];
+      const cOnly: (string | UnmatchedPair)[] = only.candidate_only_pairs ?? only.candidate_only ?? [];
       const what = c.match === 'test+target' ? '(test, target) pair(s)' : 'test(s)';
       if (c.order?.swapped) warnings.unshift('the older run is the baseline (the runs were given newest first)');
       for (const w of warnings) warn.appendChild(el('li', null, w));
