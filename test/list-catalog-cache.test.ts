@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawnCli } from './helpers/cli.js';
 import { git, initRepo, isolateGitForSuite } from './helpers/git-fixtures.js';
+import type { RunSummaryRow } from '../src/model/run-row.js';
 
 isolateGitForSuite();
 
@@ -17,17 +18,8 @@ const BRANCH = 'agentv/results/v1';
 const RUNS = 2400;
 const PER_DAY = 200;
 
-interface Line {
-  run_id: string;
-  experiment: string;
-  timestamp: string;
-  path: string;
-  targets: string[];
-  total: number;
-  passed: number;
-  failed: number;
-  pass_rate: number;
-}
+/** A catalog line: a listed run's row (one definition) without the day the catalog file names. */
+type Line = Omit<RunSummaryRow, 'day'>;
 
 function lines(): Line[] {
   const out: Line[] = [];
