@@ -74,6 +74,9 @@ export function gitEnvForTests(): Record<string, string> {
     GIT_COMMITTER_NAME: TEST_IDENT.name,
     GIT_COMMITTER_EMAIL: TEST_IDENT.email,
     GIT_TERMINAL_PROMPT: '0',
+    // bench/test-accounting.mjs --git-trace: every git the suite starts writes its trace2 events
+    // (argv, parent processes, time) into that directory, one file a process.
+    ...(process.env.AGENTV_TEST_GIT_TRACE_DIR ? { GIT_TRACE2_EVENT: process.env.AGENTV_TEST_GIT_TRACE_DIR } : {}),
   };
 }
 
