@@ -340,10 +340,10 @@ describeWithFixtures('report of every real AgentV fixture', () => {
         const { page } = o;
         await expectCountsMatch(page, run.summary);
         // The first table row is the first manifest row: expanding it shows its grading.json
-        // (AgentV's shape: one component per assertion) and its result.json's graders.
+        // (AgentV's shape: one component per grader) and its result.json's graders.
         const first = JSON.parse((await readFile(join(run.runDir, 'index.jsonl'), 'utf8')).split('\n')[0]!) as { grading_path: string; result_path: string };
         // AgentV's grading.json groups each grader's assertions under it: the leaves are the assertions.
-        type Component = { pass: boolean; assertion: { value?: string }; component_results?: Component[] };
+        type Component = { pass: boolean; assertion: { value?: string; name?: string }; component_results?: Component[] };
         const grading = JSON.parse(await readFile(join(run.runDir, first.grading_path), 'utf8')) as { component_results: Component[] };
         const leaves = (cs: Component[]): Component[] => cs.flatMap((c) => (c.component_results?.length ? leaves(c.component_results) : [c]));
         const assertions = leaves(grading.component_results);
@@ -353,7 +353,8 @@ describeWithFixtures('report of every real AgentV fixture', () => {
         const items = page.locator('tr.detail-row ul.asserts li');
         expect(await items.count()).toBe(assertions.length);
         expect(await items.first().isVisible()).toBe(true);
-        expect(await items.first().locator('.text').textContent()).toBe(assertions[0]!.assertion.value);
+        // A grader without assertions of its own is its own leaf, labelled by its name (as AgentV labels it).
+        expect(await items.first().locator('.text').textContent()).toBe(assertions[0]!.assertion.value ?? assertions[0]!.assertion.name);
         expect(await items.first().locator('.mark').textContent()).toBe(assertions[0]!.pass ? '✓' : '✗');
         expect(await page.locator('tr.detail-row .detail > ul.graders > li > .badge.type').allTextContents()).toEqual(result.scores.map((e) => e.type));
         expectQuiet(o, run.result.out, 'file');
