@@ -3,11 +3,10 @@
  * why — the failed assertions with their evidence, the graders that failed, and the error text.
  *
  * The index row says *that* a case failed; the sidecars say *why*, so they are read per failing
- * row: the row's own assertions from our result.json (else grading.json's leaves, for bundles
- * without one). A missing or unreadable grading.json is reported on the case instead of being
+ * row: the test's own assertions (`testAssertions`, as the report lists them). A missing or unreadable grading.json is reported on the case instead of being
  * skipped: a failure without evidence is still a failure.
  */
-import { gradingExpectations } from '../model/grading.js';
+import { testAssertions } from '../model/grading.js';
 import type { IndexRow } from '../model/artifacts.js';
 import type { EvaluatorResult } from '../model/input-row.js';
 import { selectCases } from './read/case-keys.js';
@@ -97,9 +96,8 @@ function failedGraders(evaluators: EvaluatorResult[] | undefined): FailedGrader[
 async function describeFailure(run: Awaited<ReturnType<typeof loadRun>>, row: IndexRow): Promise<FailingCase> {
   const grading = await readSidecarJson<GradingDoc>(run, row, 'grading');
   const result = await readSidecarJson<{ scores?: EvaluatorResult[] }>(run, row, 'result');
-  // Our result.json keeps the row's own expectations (what assertions_summary counts); grading.json
-  // holds AgentV's tree, grader by grader, whose leaves are the graders' assertions.
-  const expectations = gradingExpectations(result) ?? gradingExpectations(grading) ?? [];
+  // The test's own assertions (model/grading.ts): result.json's, else grading.json's for older bundles.
+  const expectations = testAssertions(result, grading) ?? [];
   return {
     test_id: row.test_id,
     suite: row.suite,
