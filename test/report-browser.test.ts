@@ -234,9 +234,16 @@ describe('report of a hostile run (no ../shared needed)', () => {
         const text = (await detail.textContent()) ?? '';
         for (const p of PAYLOADS) expect(text, p).toContain(p);
         expect(await page.locator('tr.test-row td', { hasText: '"><img src=x onerror=alert("target")>' }).first().isVisible()).toBe(true);
-        expect(await detail.locator('ul.asserts li').first().isVisible()).toBe(true);
+        // Every assertion of the row, with its mark and evidence, though no grader owns either (the
+        // grading.json tree holds the one grader alone); the grader is listed by name apart from them.
+        const items = detail.locator('ul.asserts li');
+        expect(await items.first().isVisible()).toBe(true);
+        expect(await items.locator('.text').allTextContents()).toEqual([PAYLOADS[0], 'plain check']);
+        expect(await items.locator('.mark').allTextContents()).toEqual(['✗', '✓']);
+        expect(await items.locator('.evidence').allTextContents()).toEqual([PAYLOADS[2], PAYLOADS[4]]);
         expect(await detail.locator('ul.asserts li.fail .text').first().textContent()).toBe(PAYLOADS[0]);
         expect(await detail.locator('.badge.type').first().textContent()).toBe('<b>llm_grader</b>');
+        expect(await detail.locator('ul.graders > li > strong').allTextContents()).toEqual([PAYLOADS[3]]);
         // Nothing was injected.
         for (const sel of ['img', 'iframe', 'base', 'b', '[onerror]', '[onload]', '[onmouseover]', 'a[href]', 'body style']) {
           expect(await page.locator(sel).count(), sel).toBe(0);
@@ -339,23 +346,24 @@ describeWithFixtures('report of every real AgentV fixture', () => {
       try {
         const { page } = o;
         await expectCountsMatch(page, run.summary);
-        // The first table row is the first manifest row: expanding it shows its grading.json
-        // (AgentV's shape: one component per assertion) and its result.json's graders.
+        // The first table row is the first manifest row: expanding it lists the row's own assertions
+        // (result.json's expectations, what `failures` lists and assertions_summary counts), then its
+        // graders by name with their scores (result.json's scores; grading.json: one component each).
         const first = JSON.parse((await readFile(join(run.runDir, 'index.jsonl'), 'utf8')).split('\n')[0]!) as { grading_path: string; result_path: string };
-        // AgentV's grading.json groups each grader's assertions under it: the leaves are the assertions.
-        type Component = { pass: boolean; assertion: { value?: string }; component_results?: Component[] };
-        const grading = JSON.parse(await readFile(join(run.runDir, first.grading_path), 'utf8')) as { component_results: Component[] };
-        const leaves = (cs: Component[]): Component[] => cs.flatMap((c) => (c.component_results?.length ? leaves(c.component_results) : [c]));
-        const assertions = leaves(grading.component_results);
-        const result = JSON.parse(await readFile(join(run.runDir, first.result_path), 'utf8')) as { scores: { type: string }[] };
-        expect(assertions.length).toBeGreaterThan(0);
+        type Expectation = { text: string; passed: boolean; evidence: string };
+        type Grader = { name: string; type: string; score: number };
+        const result = JSON.parse(await readFile(join(run.runDir, first.result_path), 'utf8')) as { expectations: Expectation[]; scores: Grader[] };
+        const grading = JSON.parse(await readFile(join(run.runDir, first.grading_path), 'utf8')) as { component_results: { assertion: { name?: string } }[] };
+        expect(result.expectations.length).toBeGreaterThan(0);
+        if (result.scores.length > 0) expect(grading.component_results.map((c) => c.assertion.name)).toEqual(result.scores.map((g) => g.name));
         await page.locator('tr.test-row').first().click();
         const items = page.locator('tr.detail-row ul.asserts li');
-        expect(await items.count()).toBe(assertions.length);
         expect(await items.first().isVisible()).toBe(true);
-        expect(await items.first().locator('.text').textContent()).toBe(assertions[0]!.assertion.value);
-        expect(await items.first().locator('.mark').textContent()).toBe(assertions[0]!.pass ? '✓' : '✗');
-        expect(await page.locator('tr.detail-row .detail > ul.graders > li > .badge.type').allTextContents()).toEqual(result.scores.map((e) => e.type));
+        expect(await items.locator('.text').allTextContents()).toEqual(result.expectations.map((e) => e.text));
+        expect(await items.locator('.mark').allTextContents()).toEqual(result.expectations.map((e) => (e.passed ? '✓' : '✗')));
+        const graders = page.locator('tr.detail-row .detail > ul.graders > li');
+        expect(await graders.locator(':scope > .badge.type').allTextContents()).toEqual(result.scores.map((e) => e.type));
+        expect(await graders.locator(':scope > strong').allTextContents()).toEqual(result.scores.map((e) => e.name));
         expectQuiet(o, run.result.out, 'file');
       } finally {
         await o.context.close();

@@ -5,6 +5,7 @@ import { barWidth, histogramBarHeight, histogramBins, scoreHistogram, targetPass
 import { SecretScanner, secretKinds } from '../src/report/secrets.js';
 import { cutAt, oneLine, TextBudget } from '../src/report/text.js';
 import { computeStats } from '../src/report/stats.js';
+import { testAssertions } from '../src/model/grading.js';
 import { CONTENT_SECURITY_POLICY, renderReport } from '../src/report/template.js';
 import type { ReportData, ReportDetail, ReportTest } from '../src/report/types.js';
 
@@ -280,5 +281,27 @@ describe('text budget and stats', () => {
     expect(s.overall.mean_score).toBeCloseTo(0.5);
     expect(s.targets.map((t) => t.total)).toEqual([2, 1]);
     expect(s.groups.map((t) => t.errors)).toEqual([0, 1]);
+  });
+});
+
+describe("a test's assertions (one definition: report, failures, 4.42's grading.json)", () => {
+  const own = [
+    { text: 'no grader owns this', passed: false, evidence: 'why' },
+    { text: 'nor this', passed: true },
+  ];
+  // AgentV's tree: one component per grader, its leaf labelled by the grader's name.
+  const tree = { component_results: [{ pass: true, score: 1, reason: 'ok', assertion: { name: 'judge', type: 'llm_grader' } }] };
+
+  it("is result.json's expectations whatever grading.json's tree holds", () => {
+    expect(testAssertions({ expectations: own, scores: [] }, tree)).toEqual([
+      { text: 'no grader owns this', passed: false, evidence: 'why' },
+      { text: 'nor this', passed: true, evidence: '' },
+    ]);
+  });
+
+  it("falls back to grading.json for a bundle without our result.json (its expectations, else the tree's leaves)", () => {
+    expect(testAssertions(null, { expectations: own })).toHaveLength(2);
+    expect(testAssertions({ scores: [] }, tree)).toEqual([{ text: 'judge', passed: true, evidence: 'ok' }]);
+    expect(testAssertions(null, null)).toBeNull();
   });
 });

@@ -147,7 +147,7 @@ describe('failures', () => {
     expect(r.stderr).toContain('matches --target "typo" (targets: m1, m2)');
   });
 
-  it('still reports a failure whose grading.json is gone', async () => {
+  it('still reports a failure whose grading.json is gone (its failed assertions from result.json)', async () => {
     const d = await exportRows(HAND_ROWS);
     const rows = (await readFile(join(d, 'index.jsonl'), 'utf8'))
       .trim()
@@ -155,7 +155,11 @@ describe('failures', () => {
       .map((l) => JSON.parse(l));
     await unlink(join(d, rows[1].grading_path));
     const j = JSON.parse((await runCli(['failures', d, '--json'])).stdout);
-    expect(j.failures[0]).toMatchObject({ test_id: 'refund-eligibility', failed_assertions: [], grading_problem: expect.stringContaining('missing') });
+    expect(j.failures[0]).toMatchObject({
+      test_id: 'refund-eligibility',
+      failed_assertions: [{ text: 'applies the refund policy', evidence: 'offered a refund after 90 days' }],
+      grading_problem: expect.stringContaining('missing'),
+    });
   });
 });
 
@@ -257,6 +261,13 @@ describeWithFixtures('inspection on real fixtures', () => {
     ]);
     expect(j.failures[0].failed_assertions.map((a: { text: string }) => a.text)).toEqual(['Missing critical source from 2025']);
     expect(j.failures[1].failed_assertions.map((a: { text: string }) => a.text)).toEqual(['Missing visualization', 'Incomplete statistical analysis']);
+    // Those are the row's own assertions (result.json); grading.json is AgentV's tree, one component per grader.
+    const grading = JSON.parse(await readFile(join(out, j.failures[0].grading_path), 'utf8'));
+    expect(grading.component_results.map((c: { assertion: { name: string } }) => c.assertion.name)).toEqual([
+      'response_quality',
+      'routing_accuracy',
+      'step_efficiency',
+    ]);
   });
 
   it('show on trace-analysis: tool calls come from metrics.json', async () => {

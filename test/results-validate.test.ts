@@ -339,4 +339,19 @@ describeWithFixtures('validate: every real fixture exports to a valid run', () =
     await exportRun({ source: file, out });
     expect(await validateRun({ run: out })).toMatchObject({ valid: true, problems: [] });
   });
+
+  it("a grading.json whose graders are not the row's scores (one renamed) is caught", async () => {
+    const out = join(tmp, `fx-${n++}`);
+    await exportRun({ source: fixtureFiles().find((f) => f.includes('/weighted-graders--'))!, out });
+    const [row] = await indexLines(out);
+    const at = join(out, row!.grading_path as string);
+    const grading = JSON.parse(await readFile(at, 'utf8'));
+    grading.component_results[0].assertion.name = 'renamed';
+    await writeFile(at, JSON.stringify(grading));
+    const r = await validateRun({ run: out });
+    expect(r.valid).toBe(false);
+    expect(r.problems.map((p) => `${p.file}: ${p.message}`)).toEqual([
+      expect.stringMatching(new RegExp(`^${row!.grading_path}: component_results \\(graders\\) is \\["renamed",`)),
+    ]);
+  });
 });

@@ -28,6 +28,7 @@ import { runsOnTip } from '../src/archive/tip-runs.js';
 import { expireRuns } from '../src/archive/retention.js';
 import { listingSize } from '../src/results-branch/layout/listing-budget.js';
 import { listRuns } from '../src/results-branch/read/list.js';
+import { editTags, readTags } from '../src/overlays/write.js';
 import { pull } from '../src/results-branch/read/pull.js';
 import { publish } from '../src/results-branch/publish/publish.js';
 import { resolveConflictedPath } from '../src/merge/index.js';
@@ -71,6 +72,12 @@ describe("AgentV 4.42's branch layout", () => {
     expect((await locateRun(repo, tip, '2026-11-24T07-27-55-252Z'))?.path).toBe('2026-11-24T07-27-55-252Z');
     expect((await locateRun(repo, tip, '2026-11-25T01-00-00-000Z'))?.path).toBe('runs/default/2026-11-25T01-00-00-000Z');
     expect(await locateRun(repo, tip, 'nightly::2026-01-01T00-00-00-000Z')).toBeNull();
+    // `<experiment>/<timestamp>`, as our other run ids spell it, names the same 4.42 run.
+    expect(await locateRun(repo, tip, 'nightly/2026-11-26T07-44-45-269Z')).toMatchObject({
+      path: 'runs/nightly/2026-11-26T07-44-45-269Z',
+      runId: 'nightly::2026-11-26T07-44-45-269Z',
+    });
+    expect(await locateRun(repo, tip, 'nightly/2026-01-01T00-00-00-000Z')).toBeNull();
   });
 
   it('names runs as 4.42 does, keeps their overlays under metadata/runs/, refuses unsafe ids', () => {
@@ -84,6 +91,8 @@ describe("AgentV 4.42's branch layout", () => {
     expect(overlayDirOf('runs/old/2026-01-02/t')).toBe('runs/old/2026-01-02/t');
     expect(overlayDirOf('2026-11-24T07-27-55-252Z')).toBe('2026-11-24T07-27-55-252Z');
     expect(runLocationCandidates('t1').map((l) => l.path)).toEqual(['t1', 'runs/default/t1']);
+    expect(runLocationCandidates('nightly/t1').map((l) => l.path)).toContain('runs/nightly/t1');
+    expect(runLocationCandidates('nightly/2026-01-02').map((l) => l.path)).not.toContain('runs/nightly/2026-01-02');
   });
 
   it('chooses the layout from the configuration, else from the runs the branch holds', async () => {
@@ -283,6 +292,17 @@ describe('archive and expire take AgentV 4.42 runs like any other', () => {
     const ids = (await listRuns({ cwd: user.work })).runs.map((x) => x.run_id).sort();
     expect(ids).toEqual([idOf(1), idOf(4)].sort());
     await expectFsckClean(user.work);
+  });
+
+  it('tag names a 4.42 run as <experiment>/<timestamp> as well as <experiment>::<timestamp>: one tags.json under metadata/runs/', async () => {
+    const slash = `${S[4]!.exp}/${S[4]!.ts}`;
+    const r = await editTags({ cwd: user.work, runId: slash, add: ['slash'], push: false });
+    expect(r.document.tags).toEqual(['slash']);
+    await editTags({ cwd: user.work, runId: idOf(4), add: ['colons'], push: false });
+    const doc = JSON.parse(await git(user.work, ['cat-file', 'blob', `${RESULTS_REF}:metadata/${pathOf(4)}/tags.json`])) as { tags: string[] };
+    expect(doc.tags).toEqual(['slash', 'colons']);
+    expect((await readTags({ cwd: user.work, runId: slash })).tags).toEqual(['slash', 'colons']);
+    expect(holds(await listing(RESULTS_REF), `${S[4]!.exp}--${S[4]!.ts}`)).toBe(false);
   });
 });
 

@@ -33,14 +33,29 @@ export function componentLeaves(components: unknown): GradingExpectation[] {
   });
 }
 
+function expectationList(list: unknown[]): GradingExpectation[] {
+  return list
+    .filter(isObject)
+    .map((e) => ({ text: String(e.text ?? ''), passed: e.passed === true, evidence: typeof e.evidence === 'string' ? e.evidence : '' }));
+}
+
 /** The expectations a grading.json holds (null when it is not a grading document). */
 export function gradingExpectations(grading: unknown): GradingExpectation[] | null {
   if (!isObject(grading)) return null;
-  if (Array.isArray(grading.expectations)) {
-    return grading.expectations
-      .filter(isObject)
-      .map((e) => ({ text: String(e.text ?? ''), passed: e.passed === true, evidence: typeof e.evidence === 'string' ? e.evidence : '' }));
-  }
+  if (Array.isArray(grading.expectations)) return expectationList(grading.expectations);
   if (Array.isArray(grading.component_results)) return componentLeaves(grading.component_results);
   return null;
+}
+
+/**
+ * A test's own assertions, each with its pass/fail and evidence: the one definition `failures`, the
+ * HTML report and the Dashboard's drill-down list. Our result.json keeps them as `expectations`
+ * (what the index row's `assertions_summary` counts), whether or not a grader owns each; grading.json
+ * is AgentV's tree, one component per grader, whose leaves are the graders' own checks, so it is
+ * read only for a bundle without our result.json (older bundles, skill-creator layouts). Null when
+ * neither document holds assertions.
+ */
+export function testAssertions(result: unknown, grading: unknown): GradingExpectation[] | null {
+  if (isObject(result) && Array.isArray(result.expectations)) return expectationList(result.expectations);
+  return gradingExpectations(grading);
 }

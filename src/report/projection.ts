@@ -1,12 +1,12 @@
 /**
- * Run workspace -> report data. Reads each row's sidecars (grading.json, transcript.json,
- * outputs/answer.md, outputs/file_changes.diff) through the run reader, which keeps every path
+ * Run workspace -> report data. Reads each row's sidecars (result.json, grading.json,
+ * transcript.json, outputs/answer.md, outputs/file_changes.diff) through the run reader, which keeps every path
  * inside the run directory, and keeps only what the page shows, clipped (text.ts).
  *
  * Sidecars are data written by us but possibly edited or hand-made, so every field is read
  * defensively: a wrong type is treated as absent, never trusted.
  */
-import { gradingExpectations } from '../model/grading.js';
+import { testAssertions, type GradingExpectation } from '../model/grading.js';
 import type { IndexRow } from '../model/artifacts.js';
 import { transcriptMessages } from '../model/transcript.js';
 import { readSidecarJson, readSidecarText, type LoadedRun } from '../runs/read/run-reader.js';
@@ -56,9 +56,8 @@ function graderOf(value: unknown, budget: TextBudget, depth: number): ReportGrad
   };
 }
 
-function assertionsOf(grading: Json | null, budget: TextBudget): ReportAssertion[] {
-  // AgentV's component tree (our bundles) or skill-creator's expectations (older bundles).
-  return (gradingExpectations(grading) ?? []).map((a) => ({ text: budget.clip(a.text), passed: a.passed, evidence: budget.clip(a.evidence) }));
+function assertionsOf(own: GradingExpectation[], budget: TextBudget): ReportAssertion[] {
+  return own.map((a) => ({ text: budget.clip(a.text), passed: a.passed, evidence: budget.clip(a.evidence) }));
 }
 
 /** Our grading facts outside AgentV's tree live in its metadata; older bundles had them at the top. */
@@ -95,13 +94,13 @@ function messagesOf(list: Json[], budget: TextBudget, from = 0): { messages: Rep
 }
 
 /** The criteria/prompt column: the first user message, else what the assertions check. */
-function promptOf(transcript: Json[], grading: Json | null): Pick<ReportTest, 'prompt' | 'prompt_kind'> {
+function promptOf(transcript: Json[], own: GradingExpectation[]): Pick<ReportTest, 'prompt' | 'prompt_kind'> {
   for (const m of transcript) {
     if (isObject(m) && m.role === 'user' && typeof m.content === 'string' && m.content.trim() !== '') {
       return { prompt: oneLine(m.content, PROMPT_CHARS), prompt_kind: 'prompt' };
     }
   }
-  const texts = (gradingExpectations(grading) ?? []).map((a) => a.text).filter((t) => !!t);
+  const texts = own.map((a) => a.text).filter((t) => !!t);
   if (texts.length > 0) return { prompt: oneLine(texts.join('; '), PROMPT_CHARS), prompt_kind: 'criteria' };
   return { prompt: '', prompt_kind: 'none' };
 }
@@ -130,7 +129,10 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
   const budget = new TextBudget(opts.fieldChars, opts.testChars);
 
   const error = budget.clipOrNull(row.error ?? null);
-  const assertions = assertionsOf(gradingDoc, budget);
+  // The test's own assertions, as `failures` lists them (whether or not a grader owns each); the
+  // graders, by name with their scores, are listed apart from them below.
+  const own = testAssertions(result, gradingDoc) ?? [];
+  const assertions = assertionsOf(own, budget);
   // Without grading.json the index row still knows the graders' names, types and scores.
   // Full grader results: result.json's scores (our bundles), an older grading.json's evaluators.
   const graderSource =
@@ -166,7 +168,7 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
   };
   return {
     detail,
-    prompt: promptOf(rawMessages, gradingDoc),
+    prompt: promptOf(rawMessages, own),
     assertions: [passed, total] as [number, number],
     truncated: budget.truncated,
     nextMessage: next,

@@ -2,11 +2,11 @@
  * `failures`: only the failing cases of a run (verdict fail or error), each with what failed and
  * why — the failed assertions with their evidence, the graders that failed, and the error text.
  *
- * The index row says *that* a case failed; grading.json says *why*, so it is read per failing
- * row. A missing or unreadable grading.json is reported on the case instead of being skipped:
- * a failure without evidence is still a failure.
+ * The index row says *that* a case failed; the sidecars say *why*, so they are read per failing
+ * row: the test's own assertions (`testAssertions`, as the report lists them). A missing or unreadable grading.json is reported on the case instead of being
+ * skipped: a failure without evidence is still a failure.
  */
-import { gradingExpectations } from '../model/grading.js';
+import { testAssertions } from '../model/grading.js';
 import type { IndexRow } from '../model/artifacts.js';
 import type { EvaluatorResult } from '../model/input-row.js';
 import { selectCases } from './read/case-keys.js';
@@ -96,7 +96,8 @@ function failedGraders(evaluators: EvaluatorResult[] | undefined): FailedGrader[
 async function describeFailure(run: Awaited<ReturnType<typeof loadRun>>, row: IndexRow): Promise<FailingCase> {
   const grading = await readSidecarJson<GradingDoc>(run, row, 'grading');
   const result = await readSidecarJson<{ scores?: EvaluatorResult[] }>(run, row, 'result');
-  const expectations = gradingExpectations(grading) ?? [];
+  // The test's own assertions (model/grading.ts): result.json's, else grading.json's for older bundles.
+  const expectations = testAssertions(result, grading) ?? [];
   return {
     test_id: row.test_id,
     suite: row.suite,

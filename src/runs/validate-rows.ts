@@ -95,13 +95,26 @@ function crossCheck(ctx: RowCheckContext, row: IndexRow, field: PathField, doc: 
     }
   }
   if (field === 'grading_path') {
-    // AgentV's verdict tree: one leaf component per assertion.
+    // AgentV's verdict tree: one component per grader (named as the row's scores), else one leaf per assertion.
+    const graders = Array.isArray(doc.component_results) ? doc.component_results.map(graderName) : [];
+    if (graders.length > 0 && graders.every((g) => g !== null)) {
+      const names = (row.scores ?? []).map((s) => s.name);
+      if (JSON.stringify(graders) !== JSON.stringify(names)) differ('component_results (graders)', graders, names);
+      return;
+    }
     const leaves = componentLeaves(doc.component_results);
     const passed = leaves.filter((l) => l.passed).length;
     if (passed !== row.assertions_summary.passed || leaves.length !== row.assertions_summary.total) {
       differ('component_results (passed/total)', `${passed}/${leaves.length}`, `${row.assertions_summary.passed}/${row.assertions_summary.total}`);
     }
   }
+}
+
+/** The grader a top-level grading component stands for (`assertion.name`), null for an assertion's leaf. */
+function graderName(c: unknown): string | null {
+  const a = typeof c === 'object' && c !== null ? (c as { assertion?: unknown }).assertion : undefined;
+  const name = typeof a === 'object' && a !== null ? (a as { name?: unknown }).name : undefined;
+  return typeof name === 'string' ? name : null;
 }
 
 export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number): Promise<void> {

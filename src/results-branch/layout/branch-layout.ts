@@ -172,6 +172,18 @@ export function parseStableRunId(runId: string): { experiment: string; timestamp
   return isSafeSegment(experiment) && isSafeSegment(timestamp) ? { experiment, timestamp } : null;
 }
 
+/**
+ * The AgentV 4.42 run an id can name, in every spelling we accept: its own `<experiment>::<timestamp>`
+ * (a bare timestamp: `default`), or `<experiment>/<timestamp>` as our other run ids spell it; null
+ * when a segment is unsafe or the timestamp would read as a day folder of the older layout.
+ */
+export function stableRunParts(runId: string): { experiment: string; timestamp: string } | null {
+  const parts = runId.split('/');
+  const at =
+    parts.length === 2 && parts.every(isSafeSegment) && !parts[0]!.includes('::') ? { experiment: parts[0]!, timestamp: parts[1]! } : parseStableRunId(runId);
+  return at && !isLegacyDayDir(at.timestamp) ? at : null;
+}
+
 /** A day folder of the older layout (`runs/<experiment>/<day>/<timestamp>/`), never a 4.42 run. */
 export function isLegacyDayDir(name: string): boolean {
   return /^\d{4}-\d{2}-\d{2}$/.test(name) || name === 'undated';
@@ -300,8 +312,8 @@ export function runLocationCandidates(runId: string): RunLocation[] {
   const out = [presumed];
   const legacy = legacyRunLocation(runId);
   if (legacy) out.push(legacy);
-  const stable = parseStableRunId(runId);
-  if (stable && !isLegacyDayDir(stable.timestamp)) {
+  const stable = stableRunParts(runId);
+  if (stable) {
     const at = stableRunLocation(stable.experiment, stable.timestamp);
     if (at.path !== presumed.path) out.push(at);
   }
@@ -310,21 +322,18 @@ export function runLocationCandidates(runId: string): RunLocation[] {
 
 /**
  * Where a run id lives on `tip`: its root directory (5.x, ours), else AgentV 4.42's
- * `runs/<experiment>/<timestamp>` when the id is `<experiment>::<timestamp>` (or a bare
- * timestamp of its `default` experiment) and that directory exists; null when neither does.
+ * `runs/<experiment>/<timestamp>` when the id is `<experiment>::<timestamp>`, `<experiment>/<timestamp>`
+ * (or a bare timestamp of its `default` experiment) and that directory exists; null when neither does.
  */
 export async function locateRun(repo: Repo, tip: string, runId: string): Promise<RunLocation | null> {
-  const stable = parseStableRunId(runId);
+  const stable = stableRunParts(runId);
   let root: RunLocation | null = null;
   try {
     root = runLocation(runId);
   } catch {
     root = null; // an `<experiment>::<timestamp>` id: only 4.42's layout can hold it
   }
-  const specs = [
-    ...(root ? [`${tip}:${root.path}`] : []),
-    ...(stable && !isLegacyDayDir(stable.timestamp) ? [`${tip}:${STABLE_RUNS_DIR}/${stable.experiment}/${stable.timestamp}`] : []),
-  ];
+  const specs = [...(root ? [`${tip}:${root.path}`] : []), ...(stable ? [`${tip}:${STABLE_RUNS_DIR}/${stable.experiment}/${stable.timestamp}`] : [])];
   if (specs.length === 0) return null;
   const found = await readObjects(repo, specs);
   if (root && found.get(`${tip}:${root.path}`)?.type === 'tree') return root;

@@ -20,6 +20,7 @@
  * we lose none: a second one gets `--<target>`, then `--attempt-<n>`, appended.
  */
 import { join } from 'node:path';
+import { testAssertions, type GradingExpectation } from '../../model/grading.js';
 import { safeRelativePath, sanitizeSegment } from '../../model/path-segments.js';
 import { transcriptMessages } from '../../model/transcript.js';
 import { InputError } from '../../runs/export/input-error.js';
@@ -61,18 +62,7 @@ function readDoc(dir: string, rel: unknown): Doc | null {
   }
 }
 
-interface Expectation {
-  text: string;
-  passed: boolean;
-  evidence: string;
-}
-
-function expectationsOf(result: Doc | null): Expectation[] {
-  const list = Array.isArray(result?.expectations) ? result.expectations : [];
-  return list.filter(isDoc).map((e) => ({ text: String(e.text ?? ''), passed: e.passed === true, evidence: typeof e.evidence === 'string' ? e.evidence : '' }));
-}
-
-function graderAssertions(e: Doc): Expectation[] {
+function graderAssertions(e: Doc): GradingExpectation[] {
   const list = Array.isArray(e.assertions) ? e.assertions : [];
   return list.filter(isDoc).map((a) => ({ text: String(a.text ?? ''), passed: a.passed === true, evidence: typeof a.evidence === 'string' ? a.evidence : '' }));
 }
@@ -118,7 +108,8 @@ function stableTest(bundleDir: string, row: Doc, dir: string, experiment: string
     files.push({ rel: `${dir}/${rel}`, data: Buffer.isBuffer(data) ? data : Buffer.from(data), executable: false });
   const result = readDoc(bundleDir, row.result_path);
   const metrics = readDoc(bundleDir, row.metrics_path);
-  const expectations = expectationsOf(result);
+  // The test's own assertions (model/grading.ts), as `failures` and the report list them.
+  const expectations = testAssertions(result, null) ?? [];
   const evaluators = (Array.isArray(result?.scores) ? result.scores : []).filter(isDoc);
   const indexScores = (Array.isArray(row.scores) ? row.scores : []).filter(isDoc);
   const passed = expectations.filter((e) => e.passed).length;

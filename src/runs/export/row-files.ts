@@ -127,45 +127,52 @@ export function agentvGradingDoc(row: NormalizedRow) {
 
 type Expectation = NormalizedRow['expectations'][number];
 
-/** The texts a grader contributes to the row's expectations, in order (normalize.ts, deriveExpectations). */
-function graderTexts(e: EvaluatorResult): string[] {
-  const texts = [...(e.assertions ?? []).map((a) => a.text), ...(e.hits ?? []), ...(e.misses ?? [])];
-  return texts.length > 0 ? texts : [e.name];
-}
-
 /**
- * AgentV's tree: one component per grader (`assertion: {name, type, weight}`, which its Dashboard
- * shows as the grader), holding that grader's assertions as leaves. Only when the row's
- * expectations are exactly its graders' assertions in order (AgentV's readers list the leaves as
- * the test's assertions, and they must stay ours); otherwise one flat component per expectation.
+ * AgentV's tree, as `agentv eval` writes it: whenever the row has graders (`scores`), one component
+ * per grader (`assertion: {name, type, weight}`, which AgentV's Dashboards show as the grader),
+ * holding its members (an assert-set's graders, each a component in turn) or else its own
+ * assertions (hits and misses of older rows) as leaves, which AgentV's `results show/failures` list
+ * as the test's assertions. A composite's own assertions restate its members' (`[member] text`), so
+ * its leaves are its members' alone (AgentV would list both: each assertion twice). Rows without
+ * graders: one component per expectation.
  */
 function gradingComponents(row: NormalizedRow): Record<string, unknown>[] {
-  const leaf = (x: Expectation, e?: EvaluatorResult) => ({
+  if (row.evaluators.length > 0) return row.evaluators.map(graderComponent);
+  return row.expectations.map((x: Expectation) => ({
     pass: x.passed,
     score: x.passed ? 1 : 0,
     reason: x.evidence,
-    assertion: { ...(e ? graderIdentity(e) : {}), value: x.text },
+    assertion: { value: x.text },
+  }));
+}
+
+function graderComponent(e: EvaluatorResult): Record<string, unknown> {
+  const identity = graderIdentity(e);
+  const leaf = (text: string, passed: boolean, evidence: string | undefined) => ({
+    pass: passed,
+    score: passed ? 1 : 0,
+    reason: evidence || text,
+    assertion: { ...identity, value: text },
   });
-  const groups: { e: EvaluatorResult; leaves: Expectation[] }[] = [];
-  let i = 0;
-  for (const e of row.evaluators) {
-    if (e.scores && e.scores.length > 0) return row.expectations.map((x) => leaf(x));
-    const texts = graderTexts(e);
-    const leaves = row.expectations.slice(i, i + texts.length);
-    if (leaves.length !== texts.length || leaves.some((x, j) => x.text !== texts[j])) return row.expectations.map((x) => leaf(x));
-    groups.push({ e, leaves });
-    i += texts.length;
-  }
-  if (groups.length === 0 || i !== row.expectations.length) return row.expectations.map((x) => leaf(x));
-  return groups.map(({ e, leaves }) => ({
+  const members = e.scores ?? [];
+  const children =
+    members.length > 0
+      ? members.map(graderComponent)
+      : [
+          ...(e.assertions ?? []).map((a) => leaf(a.text, a.passed, a.evidence)),
+          ...(e.hits ?? []).map((h) => leaf(h, true, e.reasoning)),
+          ...(e.misses ?? []).map((m) => leaf(m, false, e.reasoning)),
+        ];
+  return {
     pass: graderPassed(e, DEFAULT_THRESHOLD),
     score: e.score,
     reason: graderReason(e),
-    component_results: leaves.map((x) => leaf(x, e)),
-    assertion: graderIdentity(e),
+    ...(children.length > 0 ? { component_results: children } : {}),
+    assertion: identity,
+    ...(members.length > 0 ? { named_scores: Object.fromEntries(members.map((m) => [m.name, m.score])) } : {}),
     // Where AgentV's Dashboard reads a grader's weight (its own files carry it in `assertion` only).
     ...(e.weight !== undefined ? { weight: e.weight } : {}),
-  }));
+  };
 }
 
 function graderIdentity(e: EvaluatorResult): Record<string, unknown> {
