@@ -34,6 +34,14 @@ export const itWithAgentV: typeof it = HAS_AGENTV
   ? it
   : (((name: string, fn: () => void, timeout?: number) => it.skip(`${name} [${agentvMissing()}]`, fn, timeout)) as unknown as typeof it);
 
+/**
+ * What every AgentV process gets besides its HOME. AgentV skips its update check only when
+ * `AGENTV_NO_UPDATE_CHECK=1` or `CI=true` (not `CI=1`): without it each call started a detached
+ * second process asking the npm registry for a newer version, a network request from the tests and
+ * CPU the suite paid for nothing.
+ */
+const AGENTV_ENV = { NO_COLOR: '1', CI: '1', AGENTV_NO_UPDATE_CHECK: '1' } as const;
+
 export interface AgentVResult {
   code: number;
   stdout: string;
@@ -57,7 +65,7 @@ export async function runAgentV(
   return new Promise((resolvePromise, reject) => {
     const child = spawn(opts.bin ?? AGENTV_BIN, args, {
       cwd: opts.cwd,
-      env: { ...process.env, HOME: home, NO_COLOR: '1', CI: '1', ...opts.env },
+      env: { ...process.env, ...AGENTV_ENV, HOME: home, ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -152,7 +160,7 @@ export async function startAgentVServe(projectDir: string, extraArgs: string[] =
   const home = opts.home ?? (await agentvHome());
   const child = spawn(opts.bin ?? AGENTV_BIN, ['serve', '--single', '--read-only', '--dir', projectDir, '--port', String(port), ...extraArgs], {
     cwd: projectDir,
-    env: { ...process.env, HOME: home, NO_COLOR: '1', CI: '1' },
+    env: { ...process.env, ...AGENTV_ENV, HOME: home },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

@@ -1,10 +1,10 @@
 // Stand-in for `agentv eval <evals/shard-N.eval.yaml> --experiment <e>` in the simulated CI runner
 // (test/helpers/ci-runner.ts): writes an AgentV run workspace under .agentv/results/ with the scores
 // the test put in $FAKE_EVAL_SCORES ({ "<shard>": { "<test_id>": score | { "<target>": score } } }:
-// a bare score is target `agent`), at $FAKE_EVAL_TIME. The workspace is derived by the built CLI's
-// `export` (verdicts at AgentV's 0.8), then laid out as AgentV 5 lays it out: its index in
-// `.internal/index.jsonl`, a dot folder a CI artifact upload may drop.
-import { execFileSync } from 'node:child_process';
+// a bare score is target `agent`), at $FAKE_EVAL_TIME. The workspace is derived by the built
+// library's exportRun, what the CLI's `export` runs (verdicts at AgentV's 0.8), called in this
+// process rather than as a second CLI process per shard; then laid out as AgentV 5 lays it out: its
+// index in `.internal/index.jsonl`, a dot folder a CI artifact upload may drop.
 import { mkdirSync, readFileSync, renameSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -38,8 +38,7 @@ writeFileSync(join(tmp, 'results.jsonl'), rows.map((r) => JSON.stringify(r)).joi
 const runId = new Date(base).toISOString().replace(/[:.]/g, '-');
 mkdirSync(resolve('.agentv/results'), { recursive: true });
 const out = resolve('.agentv/results', runId);
-execFileSync('agentv-results', ['export', join(tmp, 'results.jsonl'), '--experiment', experiment, '--out', out], {
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
+const { exportRun } = await import(new URL('../../dist/runs/export/export.js', import.meta.url).href);
+await exportRun({ source: join(tmp, 'results.jsonl'), experiment, out, onWarning: (m) => process.stderr.write(`warning: ${m}\n`) });
 mkdirSync(join(out, '.internal'));
 renameSync(join(out, 'index.jsonl'), join(out, '.internal', 'index.jsonl'));
