@@ -13,7 +13,7 @@ import { copyFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
-import { type AgentVResult, agentvEval, describeWithAgentV, makeSampleProject, runAgentV } from '../helpers/agentv-client.js';
+import { agentvEval, askAgentVOnce, describeWithAgentV, makeSampleProject, runAgentV } from '../helpers/agentv-client.js';
 import { runCli } from '../helpers/cli.js';
 import { fixture, itWithFixtures } from '../helpers/fixtures.js';
 import { isolateGitForSuite } from '../helpers/git-fixtures.js';
@@ -46,18 +46,8 @@ async function asManifest(file: string): Promise<string> {
   return join(dir, 'index.jsonl');
 }
 
-/**
- * AgentV's answer to one command line in one directory, asked once per file: the inputs are not
- * changed after they are written, so a second ask (autoresearch's compare of a pair the pairwise
- * check already compared) is the same answer for another start of AgentV (~1 CPU-s).
- */
-const asked = new Map<string, Promise<AgentVResult>>();
-function agentv(args: string[], cwd: string): Promise<AgentVResult> {
-  const key = JSON.stringify([cwd, args]);
-  let answer = asked.get(key);
-  if (!answer) asked.set(key, (answer = runAgentV(args, { cwd })));
-  return answer;
-}
+/** AgentV asked once per command line: the inputs never change after they are written (autoresearch's compares repeat the pairwise ones). */
+const agentv = (args: string[], cwd: string) => askAgentVOnce(args, { cwd });
 
 async function sideBySide(cmd: 'compare' | 'trend', args: string[], cwd: string) {
   const theirs = await agentv([cmd, ...args, '--json'], cwd);
