@@ -3,8 +3,24 @@
  * each kind of file that could block or never end — a named pipe nothing writes to, a link to
  * /dev/zero, a socket, a file over its kind's bound — in each slot it reads (the config file,
  * `--config`, a run's index, a results file, the merge driver's arguments, the autoresearch log,
- * `report --out`): each must exit 2 with a message naming the file. The CLI runs as a real process
- * killed (by pid) after a bound, so a hang fails the case instead of the suite.
+ * `report --out`): each must exit 2 with a message naming the file.
+ *
+ * Where a case could block — a named pipe (an open without O_NONBLOCK waits for a writer forever),
+ * a link to /dev/zero (a read never ends), `report --out` onto a pipe, a server — the CLI runs as a
+ * real process killed (by pid) after a bound, so a hang fails the case instead of the suite. A
+ * socket (open(2) fails with ENXIO whatever the flags) and a sparse file over its bound (a read
+ * ends) cannot block an open or a read, so those kinds run each verb in the test process (runCli,
+ * the same built commands; 0.85 CPU-s a process saved) — except `serve`, which would keep
+ * listening in the test process if it stopped refusing. The ref-name cases read no hostile file.
+ * Where every verb reaches the refusal through one function whose open cannot block (O_NONBLOCK,
+ * then fstat before a byte is read: util/safe-open.ts), one verb per blocking kind runs as a
+ * process and the others run here:
+ *   - the config file: every verb reads it only through loadResultsConfig (repo/config.ts, via
+ *     resolveTarget), first thing — `list` is the process (and `serve`, which stays one);
+ *   - the merge driver: both kinds read base, ours and theirs through runMergeDriver's one
+ *     Promise.all before the kind matters — `jsonl` is the process per slot, `json` runs here.
+ * The other slots (a run's index, a results file, the autoresearch log, report --out) are read by
+ * a different function per verb: every verb stays a process for the kinds that could block.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, rm, symlink, truncate, writeFile } from 'node:fs/promises';
@@ -21,6 +37,11 @@ isolateGitForSuite();
 /** Killed after this long: a case that blocks comes back with a signal's code, never 2. */
 const BOUND = 30_000;
 const run = (args: string[], cwd: string, env: Record<string, string | undefined> = {}) => cliProcess(args, cwd, { timeoutMs: BOUND, env });
+/** The same command in the test process: for inputs no open or read can block on (see above). */
+const runHere = (args: string[], cwd: string, env: Record<string, string | undefined> = {}) => cli(args, cwd, { env });
+/** Kinds an open or a read could block on: their cases run the CLI as a process. */
+const CAN_BLOCK = new Set(['a named pipe', 'a link to /dev/zero']);
+const runFor = (kind: string) => (CAN_BLOCK.has(kind) ? run : runHere);
 
 const sockets: Server[] = [];
 afterAll(async () => {
@@ -79,7 +100,7 @@ describe('the config file (item 1): .agentv/config.yaml and --config', () => {
       const says = await make(file, 2 * MiB);
       const before = await tip(repo, RESULTS_REF);
       for (const [name, args] of verbs) {
-        const r = await run(args(), repo);
+        const r = await (name === 'serve' || (name === 'list' && CAN_BLOCK.has(kind)) ? run : runHere)(args(), repo);
         expect(r.code, `${name}: ${r.stderr}`).toBe(2);
         expect(r.stderr, name).toContain(file);
         expect(r.stderr, name).toMatch(says);
@@ -91,7 +112,7 @@ describe('the config file (item 1): .agentv/config.yaml and --config', () => {
       const d = await makeTempDir('agentv-r3-flag');
       const file = join(d, 'config.yaml');
       const says = await make(file, 2 * MiB);
-      const r = await run(['list', '--config', file], user.work);
+      const r = await runFor(kind)(['list', '--config', file], user.work);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(`--config ${file}`);
       expect(r.stderr).toMatch(says);
@@ -124,7 +145,7 @@ describe("a run's index and a results file (item 1)", () => {
       const says = await make(join(dir, 'index.jsonl'), 1100 * MiB);
       expect(says).toBeInstanceOf(RegExp);
       for (const [name, args] of readers) {
-        const r = await run(args(dir, root), root);
+        const r = await runFor(kind)(args(dir, root), root);
         expect(r.code, `${name}: ${r.stderr}`).toBe(2);
         expect(r.stderr, name).toContain('index.jsonl');
         // The run's own path check words it (a link to /dev/zero leads out of the run); the opener
@@ -145,7 +166,7 @@ describe("a run's index and a results file (item 1)", () => {
         ['compare', file, file],
         ['trend', file],
       ]) {
-        const r = await run(args, root);
+        const r = await runFor(kind)(args, root);
         expect(r.code, `${args[0]}: ${r.stderr}`).toBe(2);
         expect(r.stderr, args[0]).toContain('results.jsonl');
       }
@@ -164,7 +185,7 @@ describe('merge driver arguments, the autoresearch log, report --out (item 1)', 
         await rm(files[slot]);
         const says = await make(files[slot], 600 * MiB);
         for (const driver of ['jsonl', 'json']) {
-          const r = await run(['merge-driver', driver, files.base, files.ours, files.theirs, 'x'], d);
+          const r = await (driver === 'jsonl' ? runFor(kind) : runHere)(['merge-driver', driver, files.base, files.ours, files.theirs, 'x'], d);
           expect(r.code, `${driver} ${slot}: ${r.stderr}`).toBe(2);
           expect(r.stderr).toContain(files[slot]);
           expect(r.stderr).toMatch(says);
@@ -178,11 +199,11 @@ describe('merge driver arguments, the autoresearch log, report --out (item 1)', 
       await mkdir(join(exp, '_autoresearch'), { recursive: true });
       const log = join(exp, '_autoresearch', 'iterations.jsonl');
       const says = await make(log, 100 * MiB);
-      const t = await run(['autoresearch', 'trajectory', '--experiment', 'x', '--experiment-dir', exp], d);
+      const t = await runFor(kind)(['autoresearch', 'trajectory', '--experiment', 'x', '--experiment-dir', exp], d);
       expect(t.code, t.stderr).toBe(2);
       expect(t.stderr).toContain(log);
       expect(t.stderr).toMatch(says);
-      const r = await run(['autoresearch', 'record', ws.dir, '--experiment', 'x', '--experiment-dir', exp], d);
+      const r = await runFor(kind)(['autoresearch', 'record', ws.dir, '--experiment', 'x', '--experiment-dir', exp], d);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(log);
     });
@@ -233,20 +254,20 @@ describe('ref-name settings are checked where they are read (item 2)', () => {
       const file = join(repo, '.agentv', 'config.yaml');
       const before = await tip(repo, RESULTS_REF);
       await writeFile(file, `results:\n  branch: ${name}\n`);
-      let r = await run(['publish', ws.dir], repo);
+      let r = await runHere(['publish', ws.dir], repo);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(`${file}: results.branch: ${JSON.stringify(name)} is not a git branch name`);
       expect(r.stderr).not.toMatch(/fatal:/);
       await writeFile(file, `results:\n  artifacts_branch: ${name}\n`);
-      r = await run(['publish', ws.dir], repo);
+      r = await runHere(['publish', ws.dir], repo);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(`${file}: results.artifacts_branch: ${JSON.stringify(name)} is not a git branch name`);
       await writeFile(file, `projects:\n  - id: web\n    path: .\n    results:\n      branch: ${name}\n`);
-      r = await run(['list', '--project', 'web'], repo);
+      r = await runHere(['list', '--project', 'web'], repo);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(`${file}: projects[id=web].results.branch: ${JSON.stringify(name)} is not`);
       await rm(file);
-      r = await run(['publish', ws.dir], repo, { AGENTV_RESULTS_BRANCH: name });
+      r = await runHere(['publish', ws.dir], repo, { AGENTV_RESULTS_BRANCH: name });
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(`results.branch from the environment variable AGENTV_RESULTS_BRANCH: ${JSON.stringify(name)} is not`);
       expect(await tip(repo, RESULTS_REF)).toBe(before);

@@ -3,11 +3,15 @@
  * puts on `agentv/results/v1` is listed by AgentV's Dashboard API (`/api/runs`,
  * `/api/remote/status`) with our counts; runs AgentV's own `auto_push` published are listed and
  * pulled by us; the two tools interleaved on one bare remote both list every run.
+ *
+ * The last three tests share one remote (`agentv eval` is the costly part: two evals, not five):
+ * AgentV's auto_push, our publish, AgentV's auto_push again. The listing test reads the first of
+ * those runs; the archive test, which moves runs, comes last.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, beforeAll, expect, it } from 'vitest';
 import { agentvEval, describeWithAgentV, projectWithRemote, startAgentVServe, type AgentVServer } from '../helpers/agentv-client.js';
 import { git, isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
 import { cli, makeRunWorkspace } from '../publish-helpers.js';
@@ -74,14 +78,22 @@ describeWithAgentV('one results branch, two writers (the real AgentV client)', (
     expect(statusBody).toMatchObject({ configured: true, available: true, run_count: 1 });
   }, 240_000);
 
-  it("AgentV auto_push and our publish interleaved on one bare remote: both tools list every run, and we pull AgentV's", async () => {
-    const { project } = await projectWithRemote(true);
-    const first = await agentvEval(project, { experiment: 'theirs' });
+  /** One remote, written in turn: AgentV's auto_push (`first`), our publish (`ourPath`), AgentV's auto_push (`second`). */
+  let project = '';
+  let first = '';
+  let second = '';
+  let ourPath = '';
+  beforeAll(async () => {
+    ({ project } = await projectWithRemote(true));
+    first = await agentvEval(project, { experiment: 'theirs' });
     const ours = await makeRunWorkspace({ experiment: 'ours', rows: 3, seed: 5 });
     const pub = await cli(['publish', ours.dir, '--push', '--json'], project);
     expect(pub.code, pub.stderr).toBe(0);
-    const ourPath = (JSON.parse(pub.stdout) as { location: { path: string } }).location.path;
-    const second = await agentvEval(project, { experiment: 'theirs' });
+    ourPath = (JSON.parse(pub.stdout) as { location: { path: string } }).location.path;
+    second = await agentvEval(project, { experiment: 'theirs' });
+  }, 240_000);
+
+  it("AgentV auto_push and our publish interleaved on one bare remote: both tools list every run, and we pull AgentV's", async () => {
     const agentvIds = [first, second].map((d) => d.split('/').pop()!);
 
     // Our list: AgentV's two runs (read from their summary.json) and ours (from our catalog).
@@ -111,8 +123,7 @@ describeWithAgentV('one results branch, two writers (the real AgentV client)', (
   }, 360_000);
 
   it("a real AgentV run costs exactly the listing bytes AgentV's own auto_push costs: the same paths, and one catalog line beside them", async () => {
-    const { project } = await projectWithRemote(true);
-    const dir = await agentvEval(project, { experiment: 'lean' });
+    const dir = first;
     const runId = dir.split('/').pop()!;
     await git(project, ['fetch', '-q', 'origin']);
     // What AgentV's Dashboard reads per run: `git ls-tree -r --name-only` lines of the run.
@@ -137,19 +148,13 @@ describeWithAgentV('one results branch, two writers (the real AgentV client)', (
   }, 240_000);
 
   it("our archive moves runs AgentV's auto_push wrote until the listing fits; AgentV's Dashboard then lists what stayed, and we still list and pull every run (issue 24)", async () => {
-    const { project } = await projectWithRemote(true);
-    const ours = await makeRunWorkspace({ experiment: 'ours', rows: 3, seed: 8 });
-    const pub = await cli(['publish', ours.dir, '--push', '--json'], project);
-    expect(pub.code, pub.stderr).toBe(0);
-    const ourPath = (JSON.parse(pub.stdout) as { location: { path: string } }).location.path;
-    const first = (await agentvEval(project, { experiment: 'theirs' })).split('/').pop()!;
-    const second = (await agentvEval(project, { experiment: 'theirs' })).split('/').pop()!;
+    const [firstId, secondId] = [first, second].map((d) => d.split('/').pop()!) as [string, string];
 
     // A budget no listing meets: everything but the newest run goes, whoever wrote it.
     const r = await cli(['archive', '--keep-days', '100000', '--keep-runs', '1000', '--max-listing-bytes', '1', '--json'], project);
     expect(r.code, r.stderr).toBe(0);
     const res = JSON.parse(r.stdout) as { archived: { run_id: string }[]; live: number; listing: { before: number; after: number } };
-    expect(res.archived.map((a) => a.run_id).sort()).toEqual([first, ourPath].sort());
+    expect(res.archived.map((a) => a.run_id).sort()).toEqual([firstId, ourPath].sort());
     expect(res.live).toBe(1);
     expect(res.listing.after).toBeLessThan(res.listing.before);
 
@@ -158,16 +163,16 @@ describeWithAgentV('one results branch, two writers (the real AgentV client)', (
     // AgentV lists its local runs too; on the branch (on_remote) only the one that stayed live.
     const api = await apiRuns(server);
     const onBranch = (id: string) => api.find((x) => x.filename === id || x.run_id === id)?.on_remote === true;
-    expect(onBranch(second)).toBe(true);
-    expect(onBranch(first)).toBe(false);
+    expect(onBranch(secondId)).toBe(true);
+    expect(onBranch(firstId)).toBe(false);
     expect(JSON.stringify(api)).not.toContain(ourPath);
 
     const listed = await ourList(project);
-    expect(listed.map((x) => x.run_id).sort()).toEqual([first, second, ourPath].sort());
+    expect(listed.map((x) => x.run_id).sort()).toEqual([firstId, secondId, ourPath].sort());
     const out = join(await makeTempDir('agentv-pulled'), 'run');
-    const pulled = await cli(['pull', first, '--out', out, '--json'], project);
+    const pulled = await cli(['pull', firstId, '--out', out, '--json'], project);
     expect(pulled.code, pulled.stderr).toBe(0);
     expect(JSON.parse(pulled.stdout)).toMatchObject({ source: 'archive' });
-    expect(JSON.parse(await readFile(join(out, 'summary.json'), 'utf8')).run_id).toBe(first);
+    expect(JSON.parse(await readFile(join(out, 'summary.json'), 'utf8')).run_id).toBe(firstId);
   }, 360_000);
 });

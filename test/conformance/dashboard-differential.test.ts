@@ -12,7 +12,7 @@
  * both remotes, and `pull --with-artifacts` gives back each workspace byte for byte.
  */
 import { performance } from 'node:perf_hooks';
-import { cp, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -73,12 +73,20 @@ interface Viewer {
   server: AgentVServer;
 }
 
-/** A fresh project that reads `remote`'s results branch, and `agentv serve` on it with a HOME of its own. */
-async function viewer(remote: string): Promise<Viewer> {
+/**
+ * A fresh project that reads `remote`'s results branch, and `agentv serve` on it with a HOME of its
+ * own. AgentV 5.x copies each run it opens into the checkout's root and, on every request, runs `git
+ * status --untracked-files=all` there and one `git show` per untracked file (docs/agentv.md): the
+ * viewer lists those copies (`/<run_id>/`) in `.git/info/exclude`, as export-both-dashboards does,
+ * so a request costs the same at the end of the crawl as at its start. Both viewers get the same
+ * lines; that the copies' bytes are the branch's is the first test's blob-for-blob comparison.
+ */
+async function viewer(remote: string, runIds: string[]): Promise<Viewer> {
   const project = await makeSampleProject();
   await configureResults(project, false);
   await git(project, ['remote', 'add', 'origin', remote]);
   await git(project, ['fetch', '-q', 'origin']);
+  await appendFile(join(project, '.git', 'info', 'exclude'), runIds.map((id) => `/${id}/\n`).join(''));
   const server = await startAgentVServe(project, [], { home: await makeTempDir('agentv-viewer-home') });
   return { project, server };
 }
@@ -221,6 +229,7 @@ describeWithAgentV("AgentV's Dashboard shows runs we publish exactly as runs its
   let theirs: { project: string; remote: string };
   let ours: { project: string; remote: string };
   const runDirs: string[] = [];
+  const runIds = () => runDirs.map((d) => d.split('/').pop()!);
 
   beforeAll(async () => {
     theirs = await projectWithRemote(true);
@@ -284,7 +293,7 @@ describeWithAgentV("AgentV's Dashboard shows runs we publish exactly as runs its
   });
 
   it('every Dashboard endpoint answers the same, field by field, for both publishes', async () => {
-    viewers.push(await viewer(theirs.remote), await viewer(ours.remote));
+    viewers.push(await viewer(theirs.remote, runIds()), await viewer(ours.remote, runIds()));
     const [a, b] = await Promise.all([crawl(viewers[0]!), crawl(viewers[1]!)]);
     expect([...b.keys()]).toEqual([...a.keys()]);
     // The crawl reached every part of the UI: a run's evals, their transcripts and their files.
@@ -315,10 +324,12 @@ describeWithAgentV("AgentV's Dashboard shows runs we publish exactly as runs its
       for (const d of differences(theirsRes.body, oursRes.body)) diffs.push(`${path} ${d}`);
     }
     expect(diffs).toEqual([]);
+    // The runs AgentV copied into each viewer are all excluded: no request paid a git show per file.
+    for (const v of viewers) expect(await git(v.project, ['status', '--porcelain', '--untracked-files=all']), v.project).toBe('');
   }, 600_000);
 
   it("one eval's Transcript and Grading tabs render in AgentV's Dashboard (headless Chromium) as they do for AgentV's own publish", async () => {
-    if (viewers.length === 0) viewers.push(await viewer(theirs.remote), await viewer(ours.remote));
+    if (viewers.length === 0) viewers.push(await viewer(theirs.remote, runIds()), await viewer(ours.remote, runIds()));
     const runId = `remote::${runDirs[0]!.split('/').pop()}`;
     // The first eval of the sample run: its result directory from AgentV's own API.
     const detail = (await (await fetch(`${viewers[0]!.server.url}/api/runs/${encodeURIComponent(runId)}`)).json()) as {

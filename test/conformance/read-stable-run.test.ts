@@ -5,12 +5,16 @@
  * input preparation, the daemon's discovery finds it and knows when it is finished, and the
  * counts are those the client's own `results summary` gives. The matrix part runs the same case
  * against both clients.
+ *
+ * One `eval` per client for the file: the stable suite below reads the run the matrix's stable case
+ * made (an agentv-stable eval is the costliest process here), and AgentV's `results failures` of
+ * it is asked once.
  */
 import { existsSync } from 'node:fs';
 import { copyFile, cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
-import { agentvStableEval, describeEachClient, describeWithAgentVStable, makeStableSampleProject, runAgentVStable } from '../helpers/agentv-client.js';
+import { AGENTV_CLIENTS, type AgentVClientCase, askAgentVOnce, describeEachClient, describeWithAgentVStable } from '../helpers/agentv-client.js';
 import { runCli } from '../helpers/cli.js';
 import { git, isolateGitForSuite } from '../helpers/git-fixtures.js';
 import { deriveScratchCopy, loadRun } from '../../src/runs/read/run-reader.js';
@@ -20,13 +24,27 @@ import { findRunDirs, inspectRun } from '../../src/daemon/runs.js';
 /** The JSON document a client printed (after any banner line). */
 const jsonOf = (stdout: string): unknown => JSON.parse(stdout.slice(stdout.search(/[[{]/)));
 
+/** The sample project with one run of experiment `conf`, made once per client for the whole file. */
+const evals = new Map<string, Promise<{ project: string; runDir: string }>>();
+function sampleRun(client: AgentVClientCase): Promise<{ project: string; runDir: string }> {
+  let made = evals.get(client.name);
+  if (!made) {
+    made = (async () => {
+      const project = await client.makeProject();
+      return { project, runDir: await client.evalRun(project, { experiment: 'conf' }) };
+    })();
+    evals.set(client.name, made);
+  }
+  return made;
+}
+const STABLE = AGENTV_CLIENTS.find((c) => c.name === 'agentv-stable')!;
+
 describeEachClient('summary counts what the client’s own `results summary` counts', (client) => {
   isolateGitForSuite();
   let project = '';
   let runDir = '';
   beforeAll(async () => {
-    project = await client.makeProject();
-    runDir = await client.evalRun(project, { experiment: 'matrix' });
+    ({ project, runDir } = await sampleRun(client));
   }, 180_000);
 
   it('total, passed, failed and mean score agree', async () => {
@@ -39,7 +57,7 @@ describeEachClient('summary counts what the client’s own `results summary` cou
       experiment: string;
       summary: { total: number; passed: number; failed: number; errors: number; mean_score: number };
     };
-    expect(mine.experiment).toBe('matrix');
+    expect(mine.experiment).toBe('conf');
     expect(mine.summary.total).toBe(theirs.total);
     expect(mine.summary.total).toBe(6);
     expect(mine.summary.passed).toBe(theirs.passed);
@@ -48,7 +66,7 @@ describeEachClient('summary counts what the client’s own `results summary` cou
   });
 
   it('failures lists the tests the client’s `results failures` lists; validate accepts the run as the client does', async () => {
-    const r = await client.run(['results', 'failures', runDir], { cwd: project });
+    const r = await askAgentVOnce(['results', 'failures', runDir], { cwd: project, bin: client.bin });
     expect(r.code, r.stderr).toBe(0);
     const theirs = jsonOf(r.stdout) as { test_id: string }[];
     const mine = JSON.parse((await runCli(['failures', runDir, '--json'], { cwd: project })).stdout) as { failures: { test_id: string }[] };
@@ -73,8 +91,7 @@ describeWithAgentVStable('our commands on a run agentv-stable eval just wrote', 
   };
 
   beforeAll(async () => {
-    project = await makeStableSampleProject();
-    runDir = await agentvStableEval(project, { experiment: 'conf' });
+    ({ project, runDir } = await sampleRun(STABLE));
     timestamp = runDir.split('/').pop()!;
   }, 180_000);
 
@@ -90,7 +107,7 @@ describeWithAgentVStable('our commands on a run agentv-stable eval just wrote', 
   });
 
   it('failures lists the tests agentv-stable results failures lists, each with its own failed assertions', async () => {
-    const r = await runAgentVStable(['results', 'failures', runDir], { cwd: project });
+    const r = await askAgentVOnce(['results', 'failures', runDir], { cwd: project, bin: STABLE.bin });
     expect(r.code, r.stderr).toBe(0);
     const theirs = jsonOf(r.stdout) as { test_id: string }[];
     const mine = JSON.parse((await ours(['failures', runDir, '--json'])).stdout) as {

@@ -81,6 +81,22 @@ export async function runAgentV(
   });
 }
 
+const answers = new Map<string, Promise<AgentVResult>>();
+
+/**
+ * `runAgentV` for a question that writes nothing, asked once per test process: the same client,
+ * directory and arguments get the first answer again instead of another start of AgentV (~1
+ * CPU-s). Only for inputs that are not changed after they are first asked about.
+ */
+export function askAgentVOnce(args: string[], opts: { cwd: string; bin?: string }): Promise<AgentVResult> {
+  const key = JSON.stringify([opts.bin ?? AGENTV_BIN, opts.cwd, args]);
+  const asked = answers.get(key);
+  if (asked) return asked;
+  const answer = runAgentV(args, opts);
+  answers.set(key, answer);
+  return answer;
+}
+
 /** A copy of the offline sample project (or another, `sample`) in a fresh temp dir, as a git repository with one commit. */
 export async function makeSampleProject(parent?: string, sample = AGENTV_SAMPLE_PROJECT): Promise<string> {
   const base = parent ?? (await mkdtemp(join(tmpdir(), 'agentv-sample-')));
@@ -237,6 +253,8 @@ export async function agentvStableEval(projectDir: string, opts: { experiment?: 
  */
 export interface AgentVClientCase {
   name: 'agentv' | 'agentv-stable';
+  /** Its binary (`runAgentV`'s and `askAgentVOnce`'s `bin`). */
+  bin: string;
   available: boolean;
   run(args: string[], opts: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<AgentVResult>;
   makeProject(parent?: string): Promise<string>;
@@ -245,8 +263,15 @@ export interface AgentVClientCase {
 }
 
 export const AGENTV_CLIENTS: AgentVClientCase[] = [
-  { name: 'agentv', available: HAS_AGENTV, run: runAgentV, makeProject: (p) => makeSampleProject(p), evalRun: agentvEval },
-  { name: 'agentv-stable', available: HAS_AGENTV_STABLE, run: runAgentVStable, makeProject: makeStableSampleProject, evalRun: agentvStableEval },
+  { name: 'agentv', bin: AGENTV_BIN, available: HAS_AGENTV, run: runAgentV, makeProject: (p) => makeSampleProject(p), evalRun: agentvEval },
+  {
+    name: 'agentv-stable',
+    bin: AGENTV_STABLE_BIN,
+    available: HAS_AGENTV_STABLE,
+    run: runAgentVStable,
+    makeProject: makeStableSampleProject,
+    evalRun: agentvStableEval,
+  },
 ];
 
 /** `describe` once per client of the matrix; a missing one is skipped saying why (and fails the run in CI). */
