@@ -103,7 +103,7 @@ export {
   type RecoverWipRunOptions,
 } from './daemon/wip-verbs.js';
 
-// The daemon, exec and the Dashboard server.
+// The daemon and exec.
 export { execRun, runDaemon, type DaemonOptions, type DaemonReport, type ExecOptions, type ExecReport } from './daemon/index.js';
 // What the daemon's and exec's options take: their logger, the webhook read from an option or the environment.
 export { createLogger, type LogFormat, type LogLevel } from './daemon/log.js';
@@ -111,6 +111,8 @@ export { DEFAULT_NOTIFY_AFTER_MS } from './daemon/outbox-worker.js';
 export { webhookFrom } from './util/webhook.js';
 // Notices a verb tells once (a remote that cannot serve a shallow fetch): the CLI prints them on stderr; a program sets its own sink.
 export { setNoticeSink, type NoticeSink } from './util/notices.js';
+
+// The Dashboard's server and the static history site.
 export { startServer, ServeError, type RunningServer, type ServeOptions } from './serve/index.js';
 export { site, type SiteOptions, type SiteResult } from './site/index.js';
 

@@ -176,6 +176,7 @@ function tagsOf(data: Buffer | null | undefined): string[] {
   }
 }
 
+/** Remove runs past the retention policy from the branches, keeping tagged ones, committing locally (`expireAndPush` also pushes). */
 export async function expireRuns(opts: RetentionOptions = {}): Promise<RetentionResult> {
   const target = opts.target ?? (await resolveTarget(opts));
   const policy = retentionPolicy(opts, target.config);

@@ -172,6 +172,7 @@ function earliest(rows: ScoreRow[]): number | null {
   return min;
 }
 
+/** Compare two runs test by test (wins, losses, ties, mean delta), as `agentv-results compare <baseline> <candidate>` does. */
 export async function compareRuns(opts: CompareOptions): Promise<CompareReport> {
   return (await loadComparison(opts)).report;
 }

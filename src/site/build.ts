@@ -139,6 +139,7 @@ function trendQuestions(listed: ListResult): URLSearchParams[] {
   return qs;
 }
 
+/** Write the static history site of the published runs to a directory, rebuilding only what changed. */
 export async function site(opts: SiteOptions): Promise<SiteResult> {
   checkOptions('site', SiteOptionsSchema, opts);
   const out = resolve(opts.cwd ?? process.cwd(), opts.out);

@@ -58,6 +58,7 @@ export function targetSummary(target: PublishTarget): Omit<SyncResult, 'push' | 
   };
 }
 
+/** Fetch, merge and push the results and artifacts branches until the remote has this machine's runs, adopting AgentV's sync branches. */
 export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
   const target = opts.target ?? (await resolveTarget(opts));
   if (target.remote === null) {

@@ -63,6 +63,7 @@ export async function authorOf(repo: Repo): Promise<{ name: string; email: strin
   };
 }
 
+/** The checkpointing of one running eval, for a runner to embed: at start, on a timer, every so many rows, and on flush or stop. */
 export class WipSession {
   readonly checkpointer: Checkpointer;
   readonly remote: string | null;
@@ -85,6 +86,7 @@ export class WipSession {
     this.opts = opts;
   }
 
+  /** Open the run's WIP branch and start checkpointing (by default a first checkpoint now). */
   static async start(opts: WipSessionOptions): Promise<WipSession> {
     let repo = opts.repo;
     let remote = opts.remoteName ?? null;

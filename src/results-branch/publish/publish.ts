@@ -113,6 +113,7 @@ function agentvSplit(dir: string, runPath: string): { metadata: SplitFile[]; pay
   return { metadata: files.results, payloads: files.payloads };
 }
 
+/** Publish a run to the results and artifacts branches (validated, committed once, pushed when asked), as `agentv-results publish` does. */
 export async function publish(opts: PublishOptions): Promise<PublishResult> {
   checkOptions('publish', PublishOptionsSchema, opts);
   const target = await resolveTarget(opts);

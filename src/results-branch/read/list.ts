@@ -254,6 +254,7 @@ export interface ListResult {
   syncBranches: SyncBranchStatus[];
 }
 
+/** The published runs, newest first, filtered and paged, as `agentv-results list` shows them. */
 export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
   checkOptions('listRuns', ListOptionsSchema, opts);
   if (opts.since !== undefined && !(DAY.test(opts.since) && !Number.isNaN(Date.parse(opts.since)))) {

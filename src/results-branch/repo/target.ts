@@ -27,6 +27,7 @@ export interface PublishTarget {
   managed: boolean;
 }
 
+/** The results branch cannot be written or pushed as asked (a push that `requirePush` needed failed, no remote to push to, a branch that is not ours). */
 export class PublishError extends AgentvResultsError {
   readonly code = 'publish';
 }

@@ -96,6 +96,7 @@ function destinationOf(opts: ExportOptions, src: ResolvedSource, cwd: string): {
   return { parent: resolve(cwd, '.agentv/results'), name: null };
 }
 
+/** Derive a run bundle (index.jsonl, per-test files, summary.json) from AgentV's output, as `agentv-results export` does. */
 export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
   checkOptions('exportRun', ExportOptionsSchema, opts);
   const cwd = opts.cwd ?? process.cwd();
