@@ -124,7 +124,7 @@ function classMembers(symbol, checker) {
   const out = [];
   for (const m of decl.members) {
     const mods = ts.getCombinedModifierFlags(m);
-    if (mods & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected) || !m.name || ts.isPrivateIdentifier(m.name)) continue;
+    if (mods & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected) || !m.name || ts.isPrivateIdentifier(m.name) || isInternal(m)) continue;
     if (!ts.isMethodDeclaration(m)) continue;
     const isStatic = (mods & ts.ModifierFlags.Static) !== 0;
     const memberSymbol = checker.getSymbolAtLocation(m.name);
@@ -136,13 +136,16 @@ function classMembers(symbol, checker) {
   return out.sort((a, b) => Number(b.isStatic) - Number(a.isStatic));
 }
 
+/** Tagged `@internal`: for the package's own modules, left out of the published types (stripInternal) and of this page. */
+const isInternal = (decl) => ts.getJSDocTags(decl).some((t) => t.tagName.text === 'internal');
+
 /** A type's field names (`name?` when optional), or [] for a union, a function type or a primitive. */
 function fieldsOf(symbol, checker) {
   const type = checker.getDeclaredTypeOfSymbol(symbol);
   if (type.isUnion() || type.getCallSignatures().length > 0 || !(type.flags & ts.TypeFlags.Object)) return [];
   const hidden = (p) =>
     p.getName().startsWith('#') ||
-    (p.declarations ?? []).some((d) => ts.getCombinedModifierFlags(d) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected));
+    (p.declarations ?? []).some((d) => isInternal(d) || ts.getCombinedModifierFlags(d) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected));
   return checker
     .getPropertiesOfType(type)
     .filter((p) => !hidden(p))

@@ -52,7 +52,10 @@ export interface RetentionOptions extends TargetOptions {
   /** For tests: the clock. */
   now?: Date;
   author?: Ident;
-  /** An already resolved target: skips resolving it again. */
+  /**
+   * An already resolved target: skips resolving it again.
+   * @internal
+   */
   target?: PublishTarget;
 }
 

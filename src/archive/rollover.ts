@@ -51,7 +51,10 @@ export interface RolloverOptions extends TargetOptions {
   /** For tests: the clock. */
   now?: Date;
   author?: Ident;
-  /** An already resolved target (the daemon, the push wrapper): skips resolving it again. */
+  /**
+   * An already resolved target (the daemon, the push wrapper): skips resolving it again.
+   * @internal
+   */
   target?: PublishTarget;
 }
 

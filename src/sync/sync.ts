@@ -13,7 +13,10 @@ import { finishAdoption, mergeSyncBranches, type AdoptionPlan, type SyncBranchAd
 import { RemoteError } from '../git/index.js';
 
 export interface SyncOptions extends TargetOptions, PushBranchesOptions {
-  /** An already resolved target (the daemon keeps one); otherwise resolved from cwd/config. */
+  /**
+   * An already resolved target (the daemon keeps one); otherwise resolved from cwd/config.
+   * @internal
+   */
   target?: PublishTarget;
 }
 
