@@ -26,7 +26,7 @@ export { deleteRuns, planDelete, type DeleteOptions, type DeletePlan } from './r
 
 // Report, compare, trend, autoresearch.
 export { generateReport, type ReportOptions, type ReportResult } from './report/generate.js';
-export { compareRuns, DEFAULT_COMPARE_THRESHOLD, type CompareOptions, type CompareReport } from './compare/compare.js';
+export { compareRuns, CompareOptionsSchema, DEFAULT_COMPARE_THRESHOLD, type CompareOptions, type CompareReport } from './compare/compare.js';
 export {
   compareTargets,
   CompareTargetsOptionsSchema,
@@ -52,7 +52,7 @@ export { publish, type PublishOptions, type PublishResult } from './results-bran
 export { sync, type SyncOptions, type SyncResult } from './sync/sync.js';
 export type { AdoptedSyncBranch, KeptSyncBranch, SeenSyncBranch, SyncBranchAdoption } from './sync/adopt-agentv.js';
 export { resolveSyncBranch, SyncConflictError, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
-export { listRuns, type ListedRun, type ListOptions, type ListResult } from './results-branch/read/list.js';
+export { listRuns, ListOptionsSchema, type ListedRun, type ListOptions, type ListResult } from './results-branch/read/list.js';
 export { pull, type PullOptions, type PullResult } from './results-branch/read/pull.js';
 export { namedPaths, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './results-branch/read/run-names.js';
 export { status, type StatusExtra, type StatusReport } from './daemon/status-sections.js';
@@ -114,7 +114,7 @@ export { setNoticeSink, type NoticeSink } from './util/notices.js';
 
 // The Dashboard's server and the static history site.
 export { startServer, ServeError, type RunningServer, type ServeOptions } from './serve/index.js';
-export { site, type SiteOptions, type SiteResult } from './site/index.js';
+export { site, SiteOptionsSchema, type SiteOptions, type SiteResult } from './site/index.js';
 
 // The error model: every failure is an AgentvResultsError with a stable `code` and its exit code.
 export { AgentvResultsError, EXIT, EXIT_CODE_BY_ERROR, exitCodeFor, InvalidArgumentsError, type ErrorCode } from './util/errors.js';

@@ -12,7 +12,6 @@ const str = z.string();
 const optStr = z.string().optional();
 const optBool = z.boolean().optional();
 const optNum = z.number().optional();
-const optStrList = z.array(z.string()).optional();
 /** A callback option: checked to be a function, typed as `F` (the schema cannot see its signature). */
 export const fnOf = <F extends (...args: never[]) => unknown>() => z.custom<F>((v) => typeof v === 'function', 'expected a function');
 const optFn = fnOf().optional();
@@ -56,45 +55,6 @@ export const PublishOptionsSchema = z.looseObject({
   allowInvalid: optBool,
   now: optFn,
   onStep: optFn,
-});
-
-export const CompareOptionsSchema = z.looseObject({
-  baseline: str,
-  candidate: str,
-  cwd: optStr,
-  threshold: optNum,
-  targets: optStrList,
-  baselineTargets: optStrList,
-  candidateTargets: optStrList,
-  allTargets: z.union([z.boolean(), z.literal('auto')]).optional(),
-  order: z.enum(['given', 'older-first']).optional(),
-  decide: optBool,
-  baselineArtifact: optStr,
-  candidateArtifact: optStr,
-});
-
-export const SiteOptionsSchema = z.looseObject({
-  ...TargetFields,
-  out: str,
-  trendLast: optNum,
-  full: optBool,
-  fetch: optBool,
-  onProgress: optFn,
-});
-
-export const ListOptionsSchema = z.looseObject({
-  ...TargetFields,
-  experiment: optStr,
-  target: optStr,
-  since: optStr,
-  until: optStr,
-  limit: optNum,
-  offset: optNum,
-  remoteOnly: optBool,
-  fetch: optBool,
-  timeoutMs: optNum,
-  tag: optStrList,
-  withOverlays: optBool,
 });
 
 /** Throws InvalidArgumentsError (exit 2) when `value` does not fit `schema`; returns nothing to keep the caller's object. */
