@@ -15,7 +15,7 @@
  * test/docs.test.ts fails when the page is stale.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
@@ -139,17 +139,24 @@ function classMembers(symbol, checker) {
 /** Tagged `@internal`: for the package's own modules, left out of the published types (stripInternal) and of this page. */
 const isInternal = (decl) => ts.getJSDocTags(decl).some((t) => t.tagName.text === 'internal');
 
-/** A type's field names (`name?` when optional), or [] for a union, a function type or a primitive. */
+/** A type's field names (`name?` when optional; an intersection's too), or [] for a union, a function type or a primitive. */
 function fieldsOf(symbol, checker) {
   const type = checker.getDeclaredTypeOfSymbol(symbol);
-  if (type.isUnion() || type.getCallSignatures().length > 0 || !(type.flags & ts.TypeFlags.Object)) return [];
+  if (type.isUnion() || type.getCallSignatures().length > 0 || !(type.flags & (ts.TypeFlags.Object | ts.TypeFlags.Intersection))) return [];
   const hidden = (p) =>
     p.getName().startsWith('#') ||
     (p.declarations ?? []).some((d) => isInternal(d) || ts.getCombinedModifierFlags(d) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected));
+  // In declaration order (a mapped type's, `Omit<…>`'s, would follow the order its keys were met).
+  const at = (p) => {
+    const d = p.declarations?.[0];
+    return d ? [relative(ROOT, d.getSourceFile().fileName), d.getStart()] : ['', 0];
+  };
   return checker
     .getPropertiesOfType(type)
     .filter((p) => !hidden(p))
-    .map((p) => `${p.getName()}${p.flags & ts.SymbolFlags.Optional ? '?' : ''}`);
+    .map((p) => ({ p, at: at(p) }))
+    .sort((a, b) => (a.at[0] === b.at[0] ? a.at[1] - b.at[1] : a.at[0] < b.at[0] ? -1 : 1))
+    .map(({ p }) => `${p.getName()}${p.flags & ts.SymbolFlags.Optional ? '?' : ''}`);
 }
 
 /** The value a constant is declared with, when short; else its type. */

@@ -12,7 +12,7 @@
  */
 
 // Derive: AgentV output in, the run bundle out.
-export { exportRun, InputError, type DuplicatePolicy, type ExportOptions, type ExportResult } from './runs/export/export.js';
+export { exportRun, ExportOptionsSchema, InputError, type DuplicatePolicy, type ExportOptions, type ExportResult } from './runs/export/export.js';
 export { LAYOUTS, type LayoutName } from './runs/export/output-layouts.js';
 
 // Load and inspect a run of any AgentV layout.
@@ -48,7 +48,7 @@ export { compareMarkdown, gateErrorMarkdown, gateMarkdown, gateNoBaselineMarkdow
 export { trendMarkdown } from './trend/markdown.js';
 
 // Publish, sync, and read the shared branches.
-export { publish, type PublishOptions, type PublishResult } from './results-branch/publish/publish.js';
+export { publish, PublishOptionsSchema, type PublishOptions, type PublishResult } from './results-branch/publish/publish.js';
 export { sync, type SyncOptions, type SyncResult } from './sync/sync.js';
 export type { AdoptedSyncBranch, KeptSyncBranch, SeenSyncBranch, SyncBranchAdoption } from './sync/adopt-agentv.js';
 export { resolveSyncBranch, SyncConflictError, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';

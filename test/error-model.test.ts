@@ -361,6 +361,8 @@ describe('public verbs check their options at the boundary', () => {
       [exportRun({ source: 42 } as never), /^exportRun: invalid options: source: /],
       [exportRun({ source: 'x.jsonl', out: 2026 } as never), /out: /],
       [publish({ run: 'r', push: 'yes' } as never), /^publish: invalid options: push: /],
+      [publish({ run: 'r', onStep: 'log' } as never), /^publish: invalid options: onStep: /],
+      [exportRun({ source: 'x.jsonl', layout: 5 } as never), /^exportRun: invalid options: layout: /],
       [compareRuns({ baseline: 'a', candidate: 'b', targets: 'gpt' } as never), /^compareRuns: invalid options: targets: /],
       [listRuns({ limit: '20' } as never), /^listRuns: invalid options: limit: /],
       [listRuns({ tag: 'nightly' } as never), /^listRuns: invalid options: tag: /],
