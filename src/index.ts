@@ -12,7 +12,7 @@
  */
 
 // Derive: AgentV output in, the run bundle out.
-export { exportRun, InputError, type DuplicatePolicy, type ExportOptions, type ExportResult } from './runs/export/export.js';
+export { exportRun, ExportOptionsSchema, InputError, type DuplicatePolicy, type ExportOptions, type ExportResult } from './runs/export/export.js';
 export { LAYOUTS, type LayoutName } from './runs/export/output-layouts.js';
 
 // Load and inspect a run of any AgentV layout.
@@ -26,7 +26,7 @@ export { deleteRuns, planDelete, type DeleteOptions, type DeletePlan } from './r
 
 // Report, compare, trend, autoresearch.
 export { generateReport, type ReportOptions, type ReportResult } from './report/generate.js';
-export { compareRuns, DEFAULT_COMPARE_THRESHOLD, type CompareOptions, type CompareReport } from './compare/compare.js';
+export { compareRuns, CompareOptionsSchema, DEFAULT_COMPARE_THRESHOLD, type CompareOptions, type CompareReport } from './compare/compare.js';
 export {
   compareTargets,
   CompareTargetsOptionsSchema,
@@ -48,11 +48,11 @@ export { compareMarkdown, gateErrorMarkdown, gateMarkdown, gateNoBaselineMarkdow
 export { trendMarkdown } from './trend/markdown.js';
 
 // Publish, sync, and read the shared branches.
-export { publish, type PublishOptions, type PublishResult } from './results-branch/publish/publish.js';
+export { publish, PublishOptionsSchema, type PublishOptions, type PublishResult } from './results-branch/publish/publish.js';
 export { sync, type SyncOptions, type SyncResult } from './sync/sync.js';
 export type { AdoptedSyncBranch, KeptSyncBranch, SeenSyncBranch, SyncBranchAdoption } from './sync/adopt-agentv.js';
 export { resolveSyncBranch, SyncConflictError, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
-export { listRuns, type ListedRun, type ListOptions, type ListResult } from './results-branch/read/list.js';
+export { listRuns, ListOptionsSchema, type ListedRun, type ListOptions, type ListResult } from './results-branch/read/list.js';
 export { pull, type PullOptions, type PullResult } from './results-branch/read/pull.js';
 export { namedPaths, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './results-branch/read/run-names.js';
 export { status, type StatusExtra, type StatusReport } from './daemon/status-sections.js';
@@ -103,7 +103,7 @@ export {
   type RecoverWipRunOptions,
 } from './daemon/wip-verbs.js';
 
-// The daemon, exec and the Dashboard server.
+// The daemon and exec.
 export { execRun, runDaemon, type DaemonOptions, type DaemonReport, type ExecOptions, type ExecReport } from './daemon/index.js';
 // What the daemon's and exec's options take: their logger, the webhook read from an option or the environment.
 export { createLogger, type LogFormat, type LogLevel } from './daemon/log.js';
@@ -111,8 +111,10 @@ export { DEFAULT_NOTIFY_AFTER_MS } from './daemon/outbox-worker.js';
 export { webhookFrom } from './util/webhook.js';
 // Notices a verb tells once (a remote that cannot serve a shallow fetch): the CLI prints them on stderr; a program sets its own sink.
 export { setNoticeSink, type NoticeSink } from './util/notices.js';
+
+// The Dashboard's server and the static history site.
 export { startServer, ServeError, type RunningServer, type ServeOptions } from './serve/index.js';
-export { site, type SiteOptions, type SiteResult } from './site/index.js';
+export { site, SiteOptionsSchema, type SiteOptions, type SiteResult } from './site/index.js';
 
 // The error model: every failure is an AgentvResultsError with a stable `code` and its exit code.
 export { AgentvResultsError, EXIT, EXIT_CODE_BY_ERROR, exitCodeFor, InvalidArgumentsError, type ErrorCode } from './util/errors.js';
@@ -140,7 +142,7 @@ export { OutboxError } from './daemon/outbox.js';
 export { DaemonLockedError } from './daemon/instance-lock.js';
 export { CommandError } from './daemon/child.js';
 export { HttpError } from './serve/http.js';
-export { ObjectStoreError, type ObjectStore, type ObjectStoreFailure, type ObjectStoreSettings, type PutOutcome } from './store/object-store.js';
+export { ObjectStoreError, type ObjectStoreFailure, type ObjectStoreSettings } from './store/object-store.js';
 
 // Types the verbs' options and results refer to (TypeDoc's notExported check keeps this list complete).
 export type { IterationSchema } from './autoresearch/iterations.js';
@@ -151,7 +153,6 @@ export type { LoadedConfig } from './results-branch/repo/config.js';
 export type { LayoutChoice } from './results-branch/layout/layout-choice.js';
 export type { BranchLayout, RunLocation } from './results-branch/layout/branch-layout.js';
 export type { RetentionArea, RetentionPolicyRecord, RetentionRecord, RetentionRemoval, RetentionTip } from './results-branch/layout/retention-log.js';
-export type { PublishTarget } from './results-branch/repo/target.js';
 export type { ArchiveScheduleOptions } from './daemon/archive-schedule.js';
 export type { ExecRunReport } from './daemon/exec.js';
 export type { DaemonInfo } from './daemon/instance-lock.js';
@@ -159,7 +160,6 @@ export type { LogFields, Logger } from './daemon/log.js';
 export type { OutboxStatus, StatusSectionError, WipStatus } from './daemon/status-sections.js';
 export type { Ident } from './git/ident.js';
 export type { PushClassification } from './git/push.js';
-export type { Repo } from './git/repo.js';
 export type { InterruptedStatus } from './results-branch/read/status-interrupted.js';
 export type { RunWhere } from './results-branch/read/list.js';
 export type { BranchKind, ReadView, TipRelation, Tips } from './results-branch/read/remote-view.js';
@@ -178,12 +178,11 @@ export type { BranchTips } from './sync/integrate.js';
 export type { PathConflict } from './sync/merge-commits.js';
 export type { PushBranchesOptions, PushOutcome } from './sync/push-branches.js';
 export type { SyncBranchRecord } from './sync/sync-branch-log.js';
-export type { PathResolver } from './sync/recompute-derived.js';
 export type { SyncFetch } from './sync/sync.js';
 export type { BackoffPolicy, Jitter } from './util/backoff.js';
 export type { FailureExitCode } from './util/errors.js';
 export type { Webhook } from './util/webhook.js';
-export type { Checkpointer, CheckpointResult } from './wip/checkpoint.js';
+export type { CheckpointResult } from './wip/checkpoint.js';
 export type { CleanDecision } from './wip/clean.js';
 export type { EndedWip } from './wip/end.js';
 export type { WipLocation } from './wip/list.js';

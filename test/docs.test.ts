@@ -1,6 +1,7 @@
 /**
  * The user documentation stays true:
  * - docs/commands.md is what the CLI's own --help says (scripts/commands-doc.mjs, `npm run docs`);
+ * - docs/library.md's reference is what the package's types say (scripts/library-doc.mjs, `npm run docs`);
  * - every shell command in the README's fenced code blocks is run, in README order, against a
  *   throwaway project with a local bare remote, with `agentv-results` the built CLI — or is in the
  *   allow-list below, each entry saying why it is not run here and which test covers it;
@@ -75,6 +76,26 @@ describe('docs/commands.md', () => {
     // export's default output, as its help says it, is where the README's commands find the run (run below).
     expect(fresh).toContain('--out <dir>                  Output directory (default: .agentv/results/<run_id>, where AgentV lists runs');
   }, 120_000);
+});
+
+describe('docs/library.md', () => {
+  it("is what scripts/library-doc.mjs reads from the package's types (npm run docs rewrites it)", async () => {
+    const mod = (await import(join(REPO_ROOT, 'scripts', 'library-doc.mjs'))) as {
+      renderLibraryDoc: (current?: string) => string;
+      LIBRARY_DOC: string;
+      MARKER: string;
+    };
+    const current = readFileSync(mod.LIBRARY_DOC, 'utf8');
+    // From src/index.ts with the compiler, in this process: no build, no CLI.
+    const fresh = mod.renderLibraryDoc(current);
+    // The hand-written head is kept; the reference lists verbs with their options and results, error classes with their exit codes, types.
+    expect(fresh.slice(0, fresh.indexOf(mod.MARKER))).toBe(current.slice(0, current.indexOf(mod.MARKER)));
+    expect(fresh).toContain('| `publish(opts: PublishOptions)` | `Promise<PublishResult>` | Publish a run');
+    expect(fresh).toContain('| `WipSession.start(opts: WipSessionOptions)` | `Promise<WipSession>` |');
+    expect(fresh).toMatch(/\| `InvalidArgumentsError` \| `invalid-arguments` \(2\) \| \S/);
+    expect(fresh).toMatch(/\| `PublishOptions` \| [^\n]*`run`, /);
+    expect(current, 'docs/library.md is stale: run `npm run docs` (or node scripts/library-doc.mjs)').toBe(fresh);
+  }, 60_000);
 });
 
 describe("the README's commands", () => {

@@ -345,6 +345,7 @@ describe('public verbs check their options at the boundary', () => {
     const { publish } = await import('../src/results-branch/publish/publish.js');
     const { compareRuns } = await import('../src/compare/compare.js');
     const { listRuns } = await import('../src/results-branch/read/list.js');
+    const { site } = await import('../src/site/build.js');
     const { compareTargets } = await import('../src/compare/compare.js');
     const { migrateStorage } = await import('../src/archive/storage-migrate.js');
     const { moveTag } = await import('../src/overlays/move-tag.js');
@@ -360,8 +361,14 @@ describe('public verbs check their options at the boundary', () => {
       [exportRun({ source: 42 } as never), /^exportRun: invalid options: source: /],
       [exportRun({ source: 'x.jsonl', out: 2026 } as never), /out: /],
       [publish({ run: 'r', push: 'yes' } as never), /^publish: invalid options: push: /],
+      [publish({ run: 'r', onStep: 'log' } as never), /^publish: invalid options: onStep: /],
+      [exportRun({ source: 'x.jsonl', layout: 5 } as never), /^exportRun: invalid options: layout: /],
       [compareRuns({ baseline: 'a', candidate: 'b', targets: 'gpt' } as never), /^compareRuns: invalid options: targets: /],
       [listRuns({ limit: '20' } as never), /^listRuns: invalid options: limit: /],
+      [listRuns({ tag: 'nightly' } as never), /^listRuns: invalid options: tag: /],
+      [compareRuns({ baseline: 'a', candidate: 'b', order: 'newest' } as never), /^compareRuns: invalid options: order: /],
+      [site({ out: 3 } as never), /^site: invalid options: out: /],
+      [site({ out: 'site', onProgress: 'log' } as never), /^site: invalid options: onProgress: /],
     ];
     for (const [p, message] of cases) {
       const err = await p.then(

@@ -1,7 +1,9 @@
 // The package's public surface, as a user's program imports it: by name, through package.json's
 // "exports" (node resolves a package's own name from inside it), from the built dist/.
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -84,6 +86,39 @@ describe('public API', () => {
     const verbsAndConstants = Object.keys(api).filter((k) => !/(Error|Mismatch|Schema)$/.test(k));
     expect(verbsAndConstants.length).toBeLessThan(80);
     for (const schema of Object.keys(api).filter((k) => k.endsWith('Schema'))) expect(api[schema], schema).toBe('object');
+  });
+
+  it('exports no internal type, and the published option types name none (their @internal members are stripped)', () => {
+    // The names dist/index.d.ts exports, types included (the import above sees only values).
+    const dts = (rel: string) => ts.createSourceFile(rel, readFileSync(join(ROOT, 'dist', rel), 'utf8'), ts.ScriptTarget.ES2022, true);
+    const exported = new Set<string>();
+    for (const s of dts('index.d.ts').statements)
+      if (ts.isExportDeclaration(s) && s.exportClause && ts.isNamedExports(s.exportClause)) for (const e of s.exportClause.elements) exported.add(e.name.text);
+    // The reading works: public types and values are there.
+    for (const name of ['publish', 'PublishOptions', 'TargetOptions', 'WipSessionOptions', 'SyncFetch', 'ListResult'])
+      expect(exported.has(name), name).toBe(true);
+    // A handle on a repository, the target it resolves to, the checkpointer, the S3 client and the merge's test hook are the package's own.
+    for (const name of ['Repo', 'PublishTarget', 'PathResolver', 'Checkpointer', 'ObjectStore', 'PutOutcome']) expect(exported.has(name), name).toBe(false);
+    // The members that carried them are not in the published declarations.
+    const members = (rel: string, name: string) => {
+      const decl = dts(rel).statements.find(
+        (s): s is ts.InterfaceDeclaration | ts.ClassDeclaration => (ts.isInterfaceDeclaration(s) || ts.isClassDeclaration(s)) && s.name?.text === name,
+      );
+      expect(decl, `${name} in dist/${rel}`).toBeDefined();
+      return decl!.members.map((m) => m.name?.getText() ?? '');
+    };
+    expect(members('results-branch/repo/target.d.ts', 'TargetOptions')).toEqual(['cwd', 'env', 'remote', 'configFile', 'project', 'overrides']);
+    const session = members('wip/session.d.ts', 'WipSessionOptions');
+    expect(session).toContain('runDir');
+    for (const internal of ['repo', 'remoteName', 'store', 'heavyBytes']) expect(session, internal).not.toContain(internal);
+    expect(members('wip/session.d.ts', 'WipSession')).not.toContain('checkpointer');
+    for (const [rel, name] of [
+      ['sync/sync.d.ts', 'SyncOptions'],
+      ['archive/rollover.d.ts', 'RolloverOptions'],
+      ['archive/retention.d.ts', 'RetentionOptions'],
+    ] as const)
+      expect(members(rel, name), name).not.toContain('target');
+    expect(members('sync/push-branches.d.ts', 'PushBranchesOptions')).not.toContain('resolver');
   });
 
   it('exports every error class a caller can meet, each an AgentvResultsError with a code', () => {

@@ -52,7 +52,10 @@ export interface RetentionOptions extends TargetOptions {
   /** For tests: the clock. */
   now?: Date;
   author?: Ident;
-  /** An already resolved target: skips resolving it again. */
+  /**
+   * An already resolved target: skips resolving it again.
+   * @internal
+   */
   target?: PublishTarget;
 }
 
@@ -176,6 +179,7 @@ function tagsOf(data: Buffer | null | undefined): string[] {
   }
 }
 
+/** Remove runs past the retention policy from the branches, keeping tagged ones, committing locally (`expireAndPush` also pushes). */
 export async function expireRuns(opts: RetentionOptions = {}): Promise<RetentionResult> {
   const target = opts.target ?? (await resolveTarget(opts));
   const policy = retentionPolicy(opts, target.config);

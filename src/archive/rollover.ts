@@ -51,7 +51,10 @@ export interface RolloverOptions extends TargetOptions {
   /** For tests: the clock. */
   now?: Date;
   author?: Ident;
-  /** An already resolved target (the daemon, the push wrapper): skips resolving it again. */
+  /**
+   * An already resolved target (the daemon, the push wrapper): skips resolving it again.
+   * @internal
+   */
   target?: PublishTarget;
 }
 
@@ -94,6 +97,7 @@ function positiveInt(v: number | undefined, name: string): void {
     throw new InvalidArgumentsError('rollover', [{ path: name, message: `expected a whole number >= 0, got ${JSON.stringify(v)}` }]);
 }
 
+/** Move runs older than the live window to the month's archive branches, committing locally (`rolloverAndPush` also pushes). */
 export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResult> {
   positiveInt(opts.keepDays, 'keepDays');
   positiveInt(opts.keepRuns, 'keepRuns');

@@ -75,6 +75,7 @@ function gitPointers(text: string, refs: Set<string>): PointerRef[] {
   return out;
 }
 
+/** Move published runs' heavy files to the configured storage mode (`storage migrate`), committing and pushing once. */
 export async function migrateStorage(opts: MigrateOptions = {}): Promise<MigrateResult> {
   checkOptions('migrateStorage', MigrateOptionsSchema, opts);
   const target = await resolveTarget(opts);

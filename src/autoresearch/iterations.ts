@@ -31,6 +31,7 @@ export interface IterationsFile {
   warnings: string[];
 }
 
+/** Read an experiment's iterations.jsonl: its cycles, and a warning for each line that cannot be read. */
 export async function readIterations(path: string): Promise<IterationsFile> {
   let text: string;
   try {

@@ -127,6 +127,7 @@ export async function writeTrajectory(paths: AutoresearchPaths, iterations: Iter
   });
 }
 
+/** Record one autoresearch cycle: compare the run with the baseline, decide keep or discard, append it to iterations.jsonl. */
 export async function recordCycle(opts: RecordCycleOptions): Promise<RecordCycleResult> {
   const cwd = opts.cwd ?? process.cwd();
   const paths = autoresearchPaths({ experiment: opts.experiment, experimentDir: opts.experimentDir, cwd });

@@ -82,6 +82,7 @@ export interface GateCheckResult {
   moved: MoveTagResult | null;
 }
 
+/** The CI gate as `agentv-results gate` runs it: names both runs, gates the candidate against the baseline, then the webhook and the baseline tag's move. */
 export async function gateCheck(opts: GateCheckOptions): Promise<GateCheckResult> {
   checkOptions('gateCheck', GateCheckOptionsSchema, opts);
   // The webhook is read first: a gate that cannot decide still notifies (gate-error).

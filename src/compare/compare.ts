@@ -29,36 +29,39 @@
 import { InputError } from '../runs/export/export.js';
 import { decide, type Decision } from './keep-discard.js';
 import { loadScoreRows, type ScoreRow } from './score-rows.js';
-import { chooseRule, matchKey, pooledRows, ruleNote, type AllTargets, type Pooled } from './match-rule.js';
-import { checkOptions, CompareOptionsSchema } from '../util/verb-options.js';
+import { chooseRule, matchKey, pooledRows, ruleNote, type Pooled } from './match-rule.js';
+import { checkOptions } from '../util/verb-options.js';
 import * as z from 'zod';
 import type { CompareReportBase, CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './report-types.js';
 
 /** AgentV's default tie band. */
 export const DEFAULT_COMPARE_THRESHOLD = 0.1;
 
-export interface CompareOptions {
+/** `compareRuns`'s options, checked when it is called. */
+export const CompareOptionsSchema = z.object({
   /** Run workspace, its index.jsonl, or a results JSONL file. */
-  baseline: string;
-  candidate: string;
-  cwd?: string;
+  baseline: z.string(),
+  candidate: z.string(),
+  cwd: z.string().optional(),
   /** Win when delta >= threshold, loss when delta <= -threshold. Default 0.1 (AgentV's). */
-  threshold?: number;
+  threshold: z.number().optional(),
   /** Narrow both sides to these targets before matching. */
-  targets?: string[];
+  targets: z.array(z.string()).optional(),
   /** Narrow one side (overrides `targets` for that side). */
-  baselineTargets?: string[];
-  candidateTargets?: string[];
+  baselineTargets: z.array(z.string()).optional(),
+  candidateTargets: z.array(z.string()).optional(),
   /** Match rows per (test id, target) instead of test id alone; `'auto'`: when a side holds several targets. Default false (AgentV's). */
-  allTargets?: AllTargets;
+  allTargets: z.union([z.boolean(), z.literal('auto')]).optional(),
   /** `older-first`: the older run is the baseline, whichever was given first. Default `given`. */
-  order?: 'given' | 'older-first';
+  order: z.enum(['given', 'older-first']).optional(),
   /** Apply the agentv-bench skill's keep/discard rules. */
-  decide?: boolean;
+  decide: z.boolean().optional(),
   /** Artifacts for the simplicity rule: line count of a file, total bytes of a directory. */
-  baselineArtifact?: string;
-  candidateArtifact?: string;
-}
+  baselineArtifact: z.string().optional(),
+  candidateArtifact: z.string().optional(),
+});
+
+export type CompareOptions = z.infer<typeof CompareOptionsSchema>;
 
 export type { CompareReportBase, CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './report-types.js';
 
@@ -172,6 +175,7 @@ function earliest(rows: ScoreRow[]): number | null {
   return min;
 }
 
+/** Compare two runs test by test (wins, losses, ties, mean delta), as `agentv-results compare <baseline> <candidate>` does. */
 export async function compareRuns(opts: CompareOptions): Promise<CompareReport> {
   return (await loadComparison(opts)).report;
 }

@@ -140,6 +140,7 @@ function policyOf(name: string, value: unknown, fallback: TestSetPolicy): TestSe
   throw new InputError(`${name} must be allow or fail (got ${JSON.stringify(value)})`);
 }
 
+/** Gate two run directories: a test that regressed by more than the tolerance, or a test set changed against the policy, fails it. */
 export async function gateRuns(opts: GateOptions): Promise<GateReport> {
   const tolerance = opts.tolerance ?? DEFAULT_GATE_TOLERANCE;
   if (!Number.isFinite(tolerance) || tolerance < 0) throw new InputError(`--tolerance must be a number >= 0 (got ${opts.tolerance})`);

@@ -74,6 +74,7 @@ export interface DecisionSummary {
   mean_delta: number;
 }
 
+/** The keep/discard decision of a comparison (the agentv-bench skill's rules): wins over losses, or a tie with a simpler candidate artifact. */
 export async function decide(summary: DecisionSummary, opts: DecideOptions = {}): Promise<Decision> {
   let artifacts: Decision['artifacts'];
   const given = [opts.baselineArtifact, opts.candidateArtifact].filter((a) => a !== undefined).length;

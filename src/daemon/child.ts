@@ -29,6 +29,7 @@ export interface RunningChild {
   kill(signal?: NodeJS.Signals): void;
 }
 
+/** The command `exec` was to run is missing or cannot be started. */
 export class CommandError extends AgentvResultsError {
   readonly code = 'command';
 }

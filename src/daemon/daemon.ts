@@ -152,6 +152,7 @@ interface Loop {
  */
 const COMPACT_EVERY_JOBS = 100;
 
+/** Watch a directory for AgentV runs: checkpoint them while they run, publish them when done, retry pushes from a durable outbox. */
 export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport> {
   const cwd = opts.cwd ?? process.cwd();
   const root = resolve(cwd, opts.root ?? DEFAULT_ROOT);

@@ -72,6 +72,7 @@ export interface ExecReport {
   failure: { code: number; message: string; cause?: unknown } | null;
 }
 
+/** Run a command (an eval) while checkpointing its run, then publish it when it ends, as `agentv-results exec` does. */
 export async function execRun(opts: ExecOptions): Promise<ExecReport> {
   const cwd = opts.cwd ?? process.cwd();
   const logger = opts.logger ?? silentLogger;

@@ -26,6 +26,7 @@ export interface DaemonInfo {
   root: string;
 }
 
+/** Another daemon already runs for this repository (it holds the daemon lock). */
 export class DaemonLockedError extends AgentvResultsError {
   readonly code = 'daemon-locked';
   constructor(

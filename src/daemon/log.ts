@@ -24,6 +24,7 @@ function textValue(v: unknown): string {
   return /[\s"=]/.test(s ?? '') ? JSON.stringify(s) : (s ?? 'undefined');
 }
 
+/** A logger for the daemon and exec: text or JSON lines, from a level up, to a writer (default stderr). */
 export function createLogger(opts: { format?: LogFormat; level?: LogLevel; write?: (line: string) => void; now?: () => Date } = {}): Logger {
   const format = opts.format ?? 'text';
   const min = ORDER[opts.level ?? 'info'];

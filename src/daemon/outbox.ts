@@ -60,6 +60,7 @@ export interface OutboxItem {
   deadAt: string | null;
 }
 
+/** The daemon's outbox journal cannot be read or written (a full disk among them). */
 export class OutboxError extends AgentvResultsError {
   readonly code: 'outbox' | 'no-space';
   /** `noSpace`: the disk (or quota) is full — an environment failure (exit 3), not bad input. */

@@ -38,6 +38,7 @@ export interface CheckpointWipResult {
   status: number;
 }
 
+/** `wip checkpoint`: checkpoint a running eval's directory once, or keep watching it until a signal or the run's end. */
 export async function checkpointWip(opts: CheckpointWipOptions): Promise<CheckpointWipResult> {
   checkOptions('checkpointWip', CheckpointWipOptionsSchema, opts);
   const { runDir: given, full, watch, onEvent, ...rest } = opts;

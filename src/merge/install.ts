@@ -88,6 +88,7 @@ async function repoAt(cwd?: string): Promise<Repo> {
   return openRepo(cwd ?? process.cwd());
 }
 
+/** Set this repository's merge drivers for our files (`drivers install`): local git configuration only. */
 export async function installDrivers(opts: { cwd?: string; entry?: string } = {}): Promise<DriversResult> {
   const repo = await repoAt(opts.cwd);
   const entry = opts.entry ?? cliEntryPath();
@@ -102,6 +103,7 @@ export async function installDrivers(opts: { cwd?: string; entry?: string } = {}
   return { repo: repo.workTree ?? repo.gitDir, keys, entry };
 }
 
+/** Remove the merge drivers `installDrivers` set (`drivers uninstall`). */
 export async function uninstallDrivers(opts: { cwd?: string } = {}): Promise<{ repo: string; removed: string[] }> {
   const repo = await repoAt(opts.cwd);
   const removed: string[] = [];

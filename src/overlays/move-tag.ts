@@ -31,6 +31,7 @@ export const MoveTagOptionsSchema = z.object({
 
 export type MoveTagOptions = TargetOptions & Omit<z.infer<typeof MoveTagOptionsSchema>, keyof TargetOptions>;
 
+/** Put a tag on one run and take it off every other run (the gate's `baseline`), in one commit. */
 export async function moveTag(opts: MoveTagOptions): Promise<MoveTagResult> {
   checkOptions('moveTag', MoveTagOptionsSchema, opts);
   const { runId, tag, push, ...target } = opts;

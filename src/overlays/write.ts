@@ -216,6 +216,7 @@ export interface TagOptions extends OverlayOptions {
   expectRevision?: string;
 }
 
+/** Add or remove a run's tags (`tags.json` on the results branch), pushing when asked. */
 export async function editTags(opts: TagOptions): Promise<OverlayResult<TagsDoc>> {
   const add = opts.add ?? [];
   const remove = new Set(opts.remove ?? []);
@@ -250,6 +251,7 @@ export interface OverlayReadOptions extends TargetOptions {
   fetch?: boolean;
 }
 
+/** A run's tags as the results branch has them (no lock; `fetch` refreshes first). */
 export async function readTags(opts: OverlayReadOptions): Promise<TagsDoc> {
   return tagsOf(await readOverlayText(await readTarget(opts), opts.runId, 'tags.json'));
 }

@@ -41,6 +41,7 @@ export interface ReportResult {
   warnings: string[];
 }
 
+/** Write a run's self-contained HTML report, as `agentv-results report` does. */
 export async function generateReport(opts: ReportOptions): Promise<ReportResult> {
   const cwd = opts.cwd ?? process.cwd();
   const run = await loadRun(opts.run, { cwd });

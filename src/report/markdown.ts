@@ -83,6 +83,7 @@ function sectionRows(sections: { title: string; header: string[]; rows: string[]
 
 const TEST_TABLE = ['| Test | Baseline | Candidate | Δ | Why |', '|---|--:|--:|--:|---|'];
 
+/** The Markdown of a gate's verdict (`gate --format markdown`): a PR comment or a job summary. */
 export function gateMarkdown(r: GateReport, runs: { baseline: RunLink; candidate: RunLink }): string {
   const s = r.summary;
   const title = r.passed
@@ -147,6 +148,7 @@ export function gateErrorMarkdown(message: string, exitCode: number, bug: boolea
   ].join('\n');
 }
 
+/** The Markdown of a comparison (`compare --format markdown`): a PR comment or a job summary. */
 export function compareMarkdown(r: CompareReport, runs: { baseline: RunLink; candidate: RunLink }): string {
   const s = r.summary;
   const head = [
@@ -171,6 +173,7 @@ export function compareMarkdown(r: CompareReport, runs: { baseline: RunLink; can
   return fitMarkdown(head, rows, only);
 }
 
+/** The Markdown of a run's summary (`summary --format markdown`). */
 export function summaryMarkdown(report: { experiment: string; summary: Summary }, run: RunLink): string {
   const { run_summary: per, total, passed, pass_rate: rate } = report.summary;
   const head = [

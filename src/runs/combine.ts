@@ -201,6 +201,7 @@ async function evalFileOf(runs: LoadedRun[]): Promise<string> {
   return distinct(names).join(', ') || 'combined';
 }
 
+/** Combine several runs into one run directory, resolving duplicate tests by `onDuplicate`. */
 export async function combineRuns(opts: CombineOptions): Promise<CombineResult> {
   const cwd = opts.cwd ?? process.cwd();
   const policy = opts.onDuplicate ?? 'error';

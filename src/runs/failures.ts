@@ -119,6 +119,7 @@ async function describeFailure(run: Awaited<ReturnType<typeof loadRun>>, row: In
   };
 }
 
+/** The failing tests of a run with their failed assertions and graders, as `agentv-results failures` lists them. */
 export async function listFailures(opts: FailuresOptions): Promise<FailuresReport> {
   const run = await loadRun(opts.run, { cwd: opts.cwd });
   // "No failing cases" must not be the answer to a mistyped filter (selectCases refuses it).

@@ -127,6 +127,7 @@ async function caseDetails(run: LoadedRun, row: IndexRow): Promise<CaseDetails> 
   };
 }
 
+/** The details of a run's tests (scores, assertions, tool calls, paths), as `agentv-results show` prints them. */
 export async function showCases(opts: ShowOptions): Promise<ShowReport> {
   const run = await loadRun(opts.run, { cwd: opts.cwd });
   const unsafe = await refuseUnsafeRun(run, opts.run, opts.skipUnsafe ?? false);

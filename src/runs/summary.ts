@@ -61,6 +61,7 @@ function thresholdOf(run: LoadedRun): number | undefined {
   return typeof t === 'number' ? t : undefined;
 }
 
+/** A run's aggregate metrics, per target and overall: its summary.json as written, or recomputed from the rows. */
 export async function summarizeRun(opts: SummaryOptions): Promise<RunSummaryReport> {
   const run = await loadRun(opts.run, { cwd: opts.cwd });
   const base = { run_id: run.runId, experiment: run.experiment, dir: run.sourceDir ?? run.dir!, layout: run.layout, warnings: run.problems };

@@ -173,6 +173,7 @@ async function checkRunFiles(readFile: (name: string) => RunFileRead, rows: numb
   }
 }
 
+/** Check a run the way publish does (rows, files, paths, AgentV's contract) and report every problem, writing nothing. */
 export async function validateRun(opts: ValidateOptions): Promise<ValidationReport> {
   return (await validateRunParts(opts)).report;
 }

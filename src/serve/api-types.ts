@@ -9,6 +9,7 @@ import type { ClippedText, ReportDetail, ReportGrader } from '../report/types.js
 import type { RunSummaryRow } from '../model/run-row.js';
 import type { CompareReportBase } from '../compare/report-types.js';
 import type { SkippedSeries, TrendReport, TrendRunPoint, TrendSeries } from '../trend/report-types.js';
+import type { TrajectoryData } from '../autoresearch/trajectory-types.js';
 
 /** One run as the listing shows it (a catalog line, or a run another writer published, with its overlays). */
 export interface RunRowAnswer extends RunSummaryRow {
@@ -202,3 +203,26 @@ export interface ErrorAnswer {
 }
 
 export type { ClippedText, ReportDetail, ReportGrader, SkippedSeries, TrendRunPoint, TrendSeries };
+
+/** One experiment with an autoresearch log in the server's directory. */
+export interface AutoresearchEntry {
+  experiment: string;
+  cycles: number;
+  best_score: number | null;
+  original_score: number | null;
+  last_timestamp: string | null;
+}
+
+/** `GET /api/autoresearch`: the experiments with a log, by name. */
+export interface AutoresearchListAnswer {
+  experiments: AutoresearchEntry[];
+}
+
+/** `GET /api/autoresearch/:experiment`: its trajectory, the log's cycles as read, and the lines that could not be read. */
+export interface AutoresearchAnswer {
+  experiment: string;
+  trajectory: TrajectoryData;
+  /** The log's cycles as `readIterations` read them (the library's `Iteration`). */
+  iterations: Record<string, unknown>[];
+  warnings: string[];
+}

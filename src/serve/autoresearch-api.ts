@@ -18,16 +18,11 @@ import { renderTrajectoryHtml, TRAJECTORY_CSP } from '../autoresearch/trajectory
 import { asHttpError } from './http-status.js';
 import { HttpError, type Handler, type Router } from './http.js';
 import { absentAs } from '../util/errors.js';
+import type { AutoresearchAnswer, AutoresearchEntry, AutoresearchListAnswer } from './api-types.js';
+
+export type { AutoresearchEntry } from './api-types.js';
 
 const NAME = /^[A-Za-z0-9._-]+$/;
-
-export interface AutoresearchEntry {
-  experiment: string;
-  cycles: number;
-  best_score: number | null;
-  original_score: number | null;
-  last_timestamp: string | null;
-}
 
 /**
  * The log of one experiment, refusing a symlinked log or `_autoresearch` directory: the server
@@ -91,7 +86,7 @@ export function registerAutoresearchApi(router: Router, cwd: string): void {
   router.add(
     'GET',
     '/api/autoresearch',
-    wrap(async () => ({ json: { experiments: await listAutoresearch(cwd) } })),
+    wrap(async () => ({ json: { experiments: await listAutoresearch(cwd) } satisfies AutoresearchListAnswer })),
   );
   router.add(
     'GET',
@@ -99,7 +94,13 @@ export function registerAutoresearchApi(router: Router, cwd: string): void {
     wrap(async (req) => {
       const experiment = req.params.experiment!;
       const log = await logOf(cwd, experiment);
-      return { json: { experiment, trajectory: trajectoryData(log.iterations), iterations: log.iterations, warnings: log.warnings } };
+      const answer = {
+        experiment,
+        trajectory: trajectoryData(log.iterations),
+        iterations: log.iterations,
+        warnings: log.warnings,
+      } satisfies AutoresearchAnswer;
+      return { json: answer };
     }),
   );
   // The standalone page, as `autoresearch trajectory` writes it (static: the Dashboard refreshes itself).

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AgentvResultsError } from '../util/errors.js';
 
+/** A Dashboard request's failure, with the HTTP status it is answered with. */
 export class HttpError extends AgentvResultsError {
   readonly code = 'http';
   constructor(

@@ -56,10 +56,12 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** The Dashboard server will not start as asked (a host beyond this machine without `allowRemote`). */
 export class ServeError extends AgentvResultsError {
   readonly code = 'serve';
 }
 
+/** Start the Dashboard's HTTP server on the results branch (loopback by default), as `agentv-results serve` does. */
 export async function startServer(opts: ServeOptions = {}): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
   const loopback = isLoopbackHost(host.replace(/^\[|\]$/g, '')) || host === '::1';

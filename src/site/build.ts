@@ -24,20 +24,25 @@ import { HttpError, Router } from '../serve/http.js';
 import { renderDashboard } from '../serve/page.js';
 import { mapLimit } from '../util/map-limit.js';
 import { checkOutputDir, OutputTargetError } from '../util/output-target.js';
-import { checkOptions, SiteOptionsSchema } from '../util/verb-options.js';
+import { checkOptions, fnOf, TargetFields } from '../util/verb-options.js';
+import * as z from 'zod';
 import { MANIFEST, readManifest, SiteWriter } from './writer.js';
 
-export interface SiteOptions extends TargetOptions {
+/** `site`'s options, checked when it is called. */
+export const SiteOptionsSchema = z.object({
+  ...TargetFields,
   /** The site's directory: new, empty, or a site an earlier `site` built (its manifest is there). */
-  out: string;
+  out: z.string(),
   /** Trend charts show the newest this many runs of each series (default 50). */
-  trendLast?: number;
+  trendLast: z.number().optional(),
   /** Ask about every run again, even those unchanged since the last build (files still rewritten only when their bytes differ). */
-  full?: boolean;
+  full: z.boolean().optional(),
   /** Fetch the results branch from the remote first. */
-  fetch?: boolean;
-  onProgress?: (done: number, total: number) => void;
-}
+  fetch: z.boolean().optional(),
+  onProgress: fnOf<(done: number, total: number) => void>().optional(),
+});
+
+export type SiteOptions = TargetOptions & Omit<z.infer<typeof SiteOptionsSchema>, keyof TargetOptions>;
 
 export interface SiteResult {
   out: string;
@@ -139,6 +144,7 @@ function trendQuestions(listed: ListResult): URLSearchParams[] {
   return qs;
 }
 
+/** Write the static history site of the published runs to a directory, rebuilding only what changed. */
 export async function site(opts: SiteOptions): Promise<SiteResult> {
   checkOptions('site', SiteOptionsSchema, opts);
   const out = resolve(opts.cwd ?? process.cwd(), opts.out);

@@ -1,1 +1,1 @@
-export { site, CATALOG_PAGE, type SiteOptions, type SiteResult } from './build.js';
+export { site, CATALOG_PAGE, SiteOptionsSchema, type SiteOptions, type SiteResult } from './build.js';

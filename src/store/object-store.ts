@@ -42,6 +42,7 @@ export const PART_SIZE = 8 * 1024 * 1024;
 
 export type ObjectStoreFailure = 'unreachable' | 'credentials' | 'no-bucket' | 'server' | 'config';
 
+/** The object store (hybrid storage's bucket) failed or is misconfigured; `failure` says how. */
 export class ObjectStoreError extends AgentvResultsError {
   readonly code = 'object-store';
   constructor(

@@ -48,7 +48,10 @@ export interface PushOutcome {
   merges?: number;
   /** Local branches fast-forwarded to the remote's tips. */
   fastForwards?: number;
-  /** What the remote holds for both branches after this loop, as far as we know. */
+  /**
+   * What the remote holds for both branches after this loop, as far as we know.
+   * @internal The Dashboard's server keeps it to show when the remote was last seen.
+   */
   remoteTips?: BranchTips | null;
   /** Set when classification is "conflict". */
   syncBranch?: SyncBranchRecord;
@@ -71,7 +74,10 @@ export interface PushBranchesOptions {
   now?: () => Date;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
-  /** Conflict resolution for the merges (default: ARCHITECTURE.md merge semantics, via resolveConflictedPath). */
+  /**
+   * Conflict resolution for the merges (default: ARCHITECTURE.md merge semantics, via resolveConflictedPath).
+   * @internal For tests.
+   */
   resolver?: PathResolver;
   /** Host part of a sync-branch name (tests). */
   host?: string;

@@ -61,6 +61,7 @@ export interface ResolveSyncResult {
   keptLocal: string[];
 }
 
+/** Merge one sync branch (a conflict set aside, or AgentV's parked run) into the results branch and push, as `sync --resolve` does. */
 export async function resolveSyncBranch(opts: ResolveSyncOptions): Promise<ResolveSyncResult> {
   const target = opts.target ?? (await resolveTarget(opts));
   if (target.remote === null) throw new PublishError('sync --resolve needs a remote (the sync branch lives there)');

@@ -13,7 +13,10 @@ import { finishAdoption, mergeSyncBranches, type AdoptionPlan, type SyncBranchAd
 import { RemoteError } from '../git/index.js';
 
 export interface SyncOptions extends TargetOptions, PushBranchesOptions {
-  /** An already resolved target (the daemon keeps one); otherwise resolved from cwd/config. */
+  /**
+   * An already resolved target (the daemon keeps one); otherwise resolved from cwd/config.
+   * @internal
+   */
   target?: PublishTarget;
 }
 
@@ -58,6 +61,7 @@ export function targetSummary(target: PublishTarget): Omit<SyncResult, 'push' | 
   };
 }
 
+/** Fetch, merge and push the results and artifacts branches until the remote has this machine's runs, adopting AgentV's sync branches. */
 export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
   const target = opts.target ?? (await resolveTarget(opts));
   if (target.remote === null) {

@@ -31,6 +31,7 @@ export interface TrendAllOptions extends TrendOptions {
   listed?: ListResult;
 }
 
+/** Each (experiment, target) series' scores over the published runs, with its slope and direction, as `agentv-results trend` reports them. */
 export async function trend(opts: TrendAllOptions = {}): Promise<TrendReport> {
   if (!opts.published) return trendLocal(opts);
   checkTrendOptions(opts);

@@ -2,6 +2,7 @@
 import { fitMarkdown, fixed, mdText, plural, signed } from '../report/markdown.js';
 import type { TrendReport } from './series.js';
 
+/** The Markdown of a trend report (`trend --format markdown`). */
 export function trendMarkdown(r: TrendReport): string {
   const degrading = r.series.filter((s) => s.summary.direction === 'degrading').length;
   const head = [

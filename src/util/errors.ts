@@ -59,6 +59,7 @@ export const EXIT_CODE_BY_ERROR = {
 
 export type ErrorCode = keyof typeof EXIT_CODE_BY_ERROR;
 
+/** Every failure this package raises on purpose: a stable `code` and the exit code it maps to (`cliExitCode`). */
 export abstract class AgentvResultsError extends Error {
   abstract readonly code: ErrorCode;
 

@@ -11,6 +11,7 @@ import { AgentvResultsError } from './errors.js';
 export const WEBHOOK_ENV = 'AGENTV_RESULTS_WEBHOOK_URL';
 const TIMEOUT_MS = 10_000;
 
+/** A webhook URL that cannot be used (not a URL, not http or https). */
 export class WebhookError extends AgentvResultsError {
   readonly code = 'usage';
 }

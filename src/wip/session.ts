@@ -42,8 +42,13 @@ export interface WipSessionOptions extends TargetOptions {
   push?: boolean;
   pushTimeoutMs?: number;
   host?: string;
-  /** Use this repository/remote instead of resolving the target from the configuration. */
+  /**
+   * Use this repository/remote instead of resolving the target from the configuration (the daemon's
+   * and exec's, opened once for every run they follow).
+   * @internal A program gives the target options (`cwd`, `remote`, `configFile`, `project`).
+   */
   repo?: Repo;
+  /** @internal With `repo`. */
   remoteName?: string | null;
   /** On SIGINT/SIGTERM: flush, then let the signal take its default course. */
   flushOnSignals?: boolean;
@@ -51,8 +56,12 @@ export interface WipSessionOptions extends TargetOptions {
   noStartCheckpoint?: boolean;
   onEvent?: (event: WipEvent) => void;
   now?: () => Date;
-  /** storage_mode hybrid: where heavy files go (with `repo`; else from the configuration). */
+  /**
+   * storage_mode hybrid: where heavy files go (with `repo`; else from the configuration).
+   * @internal
+   */
   store?: ObjectStore | null;
+  /** @internal With `repo`: the configuration's heavy_threshold_bytes. */
   heavyBytes?: number;
 }
 
@@ -63,7 +72,9 @@ export async function authorOf(repo: Repo): Promise<{ name: string; email: strin
   };
 }
 
+/** The checkpointing of one running eval, for a runner to embed: at start, on a timer, every so many rows, and on flush or stop. */
 export class WipSession {
+  /** @internal The checkpoints' state (the daemon and exec read the run id, branch and rows from it). */
   readonly checkpointer: Checkpointer;
   readonly remote: string | null;
   readonly pushEnabled: boolean;
@@ -85,6 +96,7 @@ export class WipSession {
     this.opts = opts;
   }
 
+  /** Open the run's WIP branch and start checkpointing (by default a first checkpoint now). */
   static async start(opts: WipSessionOptions): Promise<WipSession> {
     let repo = opts.repo;
     let remote = opts.remoteName ?? null;

@@ -45,6 +45,7 @@ export const CATALOG_PREFIX = 'agentv-results.';
 export const LEGACY_CATALOG_DIR = 'catalog';
 export const LEGACY_RUNS_DIR = 'runs';
 
+/** A run id or path that has no place on the results branch (unsafe, reserved, neither `<run_id>` nor `<experiment>/<timestamp>`). */
 export class LayoutError extends AgentvResultsError {
   readonly code = 'layout';
 }

@@ -11,6 +11,7 @@ import { describePolicy, type RetentionRemoval } from './retention-log.js';
 
 export type ReadErrorKind = 'input' | 'not-found' | 'check' | 'git';
 
+/** A read of the results branch that failed: bad input, a run not found, a check that failed, or git. */
 export class ReadError extends AgentvResultsError {
   readonly code: 'read-input' | 'not-found' | 'read-check' | 'read-git';
   constructor(

@@ -30,25 +30,30 @@ import { refuseInvalidRun } from './validate-gate.js';
 import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
 import { PublishError, resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { pushBranches, type PushOutcome } from '../../sync/push-branches.js';
-import { checkOptions, PublishOptionsSchema } from '../../util/verb-options.js';
+import { checkOptions, fnOf, TargetFields } from '../../util/verb-options.js';
+import * as z from 'zod';
 import { endWipAfterPublish, type EndedWip } from '../../wip/index.js';
 import { basename, dirname, resolve } from 'node:path';
 
-export interface PublishOptions extends TargetOptions {
+/** `publish`'s options, checked when it is called. */
+export const PublishOptionsSchema = z.object({
+  ...TargetFields,
   /** A run workspace, its index.jsonl, or a results JSONL file (exported first). */
-  run: string;
+  run: z.string(),
   /** true/false force; undefined follows results.auto_push. */
-  push?: boolean;
-  requirePush?: boolean;
-  message?: string;
-  experiment?: string;
+  push: z.boolean().optional(),
+  requirePush: z.boolean().optional(),
+  message: z.string().optional(),
+  experiment: z.string().optional(),
   /** Publish a run `validate` rejects (path checks still apply). */
-  allowInvalid?: boolean;
+  allowInvalid: z.boolean().optional(),
   /** Commit time (tests); defaults to now. */
-  now?: () => Date;
+  now: fnOf<() => Date>().optional(),
   /** Told each step as it starts (reading the run, committing its files, pushing): the CLI's progress line. */
-  onStep?: (step: string) => void;
-}
+  onStep: fnOf<(step: string) => void>().optional(),
+});
+
+export type PublishOptions = TargetOptions & Omit<z.infer<typeof PublishOptionsSchema>, keyof TargetOptions>;
 
 export interface PublishResult {
   runId: string;
@@ -113,6 +118,7 @@ function agentvSplit(dir: string, runPath: string): { metadata: SplitFile[]; pay
   return { metadata: files.results, payloads: files.payloads };
 }
 
+/** Publish a run to the results and artifacts branches (validated, committed once, pushed when asked), as `agentv-results publish` does. */
 export async function publish(opts: PublishOptions): Promise<PublishResult> {
   checkOptions('publish', PublishOptionsSchema, opts);
   const target = await resolveTarget(opts);

@@ -23,7 +23,8 @@ import { ReadError } from '../layout/read-errors.js';
 import { branchRefs, fetchBranches, readView, type ReadView } from './remote-view.js';
 import { resolveTarget, type TargetOptions } from '../repo/target.js';
 import { syncStatusSection, type SyncBranchStatus } from './status-sync-branches.js';
-import { checkOptions, ListOptionsSchema } from '../../util/verb-options.js';
+import { checkOptions, TargetFields } from '../../util/verb-options.js';
+import * as z from 'zod';
 import { cacheKey, facetsOfRuns, loadCatalogRead, saveCatalogRead, type CatalogView } from './catalog-cache.js';
 import { parseCatalog } from './catalog-lines.js';
 
@@ -207,28 +208,32 @@ async function catalogView(repo: Repo, sources: CatalogSource[], since: string |
   return p;
 }
 
-export interface ListOptions extends TargetOptions {
-  experiment?: string;
+/** `listRuns`'s options, checked when it is called. */
+export const ListOptionsSchema = z.object({
+  ...TargetFields,
+  experiment: z.string().optional(),
   /** Only runs holding this target. */
-  target?: string;
+  target: z.string().optional(),
   /** Only runs of this day or later (YYYY-MM-DD). */
-  since?: string;
+  since: z.string().optional(),
   /** Only runs of this day or earlier (YYYY-MM-DD). */
-  until?: string;
+  until: z.string().optional(),
   /** At most this many runs (newest first). */
-  limit?: number;
+  limit: z.number().optional(),
   /** Skip this many matching runs first (a page of the listing: offset, then limit). */
-  offset?: number;
+  offset: z.number().optional(),
   /** Only what the remote has (its tracking ref, as of the last fetch), not the local branch. */
-  remoteOnly?: boolean;
+  remoteOnly: z.boolean().optional(),
   /** Refresh the remote-tracking ref first. */
-  fetch?: boolean;
-  timeoutMs?: number;
+  fetch: z.boolean().optional(),
+  timeoutMs: z.number().optional(),
   /** Only runs carrying every one of these tags (reads each run's tags.json, in one batch). */
-  tag?: string[];
+  tag: z.array(z.string()).optional(),
   /** Read each listed run's tags and feedback count (one batch for all runs). */
-  withOverlays?: boolean;
-}
+  withOverlays: z.boolean().optional(),
+});
+
+export type ListOptions = TargetOptions & Omit<z.infer<typeof ListOptionsSchema>, keyof TargetOptions>;
 
 export interface ListResult {
   branch: string;
@@ -254,6 +259,7 @@ export interface ListResult {
   syncBranches: SyncBranchStatus[];
 }
 
+/** The published runs, newest first, filtered and paged, as `agentv-results list` shows them. */
 export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
   checkOptions('listRuns', ListOptionsSchema, opts);
   if (opts.since !== undefined && !(DAY.test(opts.since) && !Number.isNaN(Date.parse(opts.since)))) {

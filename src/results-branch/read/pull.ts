@@ -91,6 +91,7 @@ export interface RunFile {
   executable: boolean;
 }
 
+/** Write a published run (and, when asked, its artifacts) back to a directory, as `agentv-results pull` does. */
 export async function pull(opts: PullOptions): Promise<PullResult> {
   let loc: RunLocation;
   try {

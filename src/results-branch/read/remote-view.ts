@@ -108,7 +108,7 @@ export function describeFetchFailure(remote: string, err: RemoteError): string {
 export type { TipRelation } from '../repo/team-tip.js';
 
 /**
- * What a read of a branch reads (issue 24, fresh reads): the newest of the local branch and the
+ * What a read of a branch reads: the newest of the local branch and the
  * remote-tracking ref, i.e. the one that contains the other. When they diverged neither is newer:
  * both are read, the local one first, and the description says `sync` merges them.
  */

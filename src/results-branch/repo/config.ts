@@ -260,6 +260,7 @@ export interface LoadedConfig {
   project: string | null;
 }
 
+/** Read `.agentv/config.yaml`'s `results` settings (with the environment's and the caller's overrides) for a directory. */
 export async function loadResultsConfig(
   opts: { cwd?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<ResultsConfig>; configFile?: string; project?: string } = {},
 ): Promise<LoadedConfig> {

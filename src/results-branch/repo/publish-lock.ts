@@ -31,6 +31,7 @@ import { processAlive } from '../../util/process-alive.js';
 import { absentAs, AgentvResultsError, isAbsent } from '../../util/errors.js';
 import { readRegularTextSync } from '../../util/safe-open.js';
 
+/** The repository's publish lock could not be taken or kept (nothing was moved). */
 export class LockError extends AgentvResultsError {
   readonly code = 'lock';
 }

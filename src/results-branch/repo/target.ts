@@ -27,6 +27,7 @@ export interface PublishTarget {
   managed: boolean;
 }
 
+/** The results branch cannot be written or pushed as asked (a push that `requirePush` needed failed, no remote to push to, a branch that is not ours). */
 export class PublishError extends AgentvResultsError {
   readonly code = 'publish';
 }
@@ -53,6 +54,7 @@ export interface TargetOptions {
   /**
    * The target these options resolve to, resolved once by a reader that asks many questions of one
    * repository (the static site: src/site/); used as it is, nothing is resolved again.
+   * @internal The package's own modules pass it; the published types leave it out (stripInternal).
    */
   resolved?: PublishTarget;
 }

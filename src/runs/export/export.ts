@@ -22,7 +22,8 @@ import { DEFAULT_THRESHOLD } from './normalize.js';
 import { projectionBundle, projectionEntry } from './projection-bundle.js';
 import { json } from './row-files.js';
 import { resolveSource, type ResolvedSource } from './source.js';
-import { checkOptions, ExportOptionsSchema } from '../../util/verb-options.js';
+import { checkOptions, fnOf } from '../../util/verb-options.js';
+import * as z from 'zod';
 import { checkOutputDir } from '../../util/output-target.js';
 import { hostileEntries, hostileEntryMessage, unsafeRunMessage } from '../../util/run-files.js';
 import { readRegularText } from '../../util/safe-open.js';
@@ -31,26 +32,32 @@ import { absentAs, isAbsent } from '../../util/errors.js';
 export { InputError } from './input-error.js';
 export type { DuplicatePolicy } from './export-pass.js';
 
-export interface ExportOptions {
-  source: string;
-  out?: string;
-  layout?: LayoutName;
-  experiment?: string;
-  duplicatePolicy?: DuplicatePolicy;
-  projectionBundle?: boolean;
-  dryRun?: boolean;
-  includeRawContent?: boolean;
-  skipInvalid?: boolean;
-  threshold?: number;
-  cwd?: string;
-  maxLineBytes?: number;
+/** A string option typed as one of its names: an unknown name is the verb's own input error, which lists the known ones. */
+const named = <N extends string>() => z.custom<N>((v) => typeof v === 'string', 'expected a string');
+
+/** `exportRun`'s options, checked when it is called. */
+export const ExportOptionsSchema = z.object({
+  source: z.string(),
+  out: z.string().optional(),
+  layout: named<LayoutName>().optional(),
+  experiment: z.string().optional(),
+  duplicatePolicy: named<DuplicatePolicy>().optional(),
+  projectionBundle: z.boolean().optional(),
+  dryRun: z.boolean().optional(),
+  includeRawContent: z.boolean().optional(),
+  skipInvalid: z.boolean().optional(),
+  threshold: z.number().optional(),
+  cwd: z.string().optional(),
+  maxLineBytes: z.number().optional(),
   /** Copy files the runner wrote into a re-derived workspace (default true); readers that only need our bundle skip it. */
-  carryRunnerFiles?: boolean;
+  carryRunnerFiles: z.boolean().optional(),
   /** With dryRun: return the derived index rows (for commands that read results files in memory). */
-  collectIndexRows?: boolean;
-  onWarning?: (message: string) => void;
-  onProgress?: (bytesRead: number, totalBytes: number) => void;
-}
+  collectIndexRows: z.boolean().optional(),
+  onWarning: fnOf<(message: string) => void>().optional(),
+  onProgress: fnOf<(bytesRead: number, totalBytes: number) => void>().optional(),
+});
+
+export type ExportOptions = z.infer<typeof ExportOptionsSchema>;
 
 export interface ExportResult {
   runId: string;
@@ -96,6 +103,7 @@ function destinationOf(opts: ExportOptions, src: ResolvedSource, cwd: string): {
   return { parent: resolve(cwd, '.agentv/results'), name: null };
 }
 
+/** Derive a run bundle (index.jsonl, per-test files, summary.json) from AgentV's output, as `agentv-results export` does. */
 export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
   checkOptions('exportRun', ExportOptionsSchema, opts);
   const cwd = opts.cwd ?? process.cwd();

@@ -33,6 +33,7 @@ export interface ResolvedSource {
   recordedEvalFile: string | null;
 }
 
+/** An export source that cannot be used (missing, not an AgentV results file or run directory). */
 export class SourceError extends AgentvResultsError {
   readonly code = 'source';
 }

@@ -19,6 +19,7 @@ import { absentAs, AgentvResultsError } from '../../util/errors.js';
 import { jsonlLines, jsonlObjects } from '../../util/jsonl-objects.js';
 import { readRegularText } from '../../util/safe-open.js';
 
+/** A run directory or results file that cannot be read as an AgentV run. */
 export class RunReadError extends AgentvResultsError {
   readonly code = 'run-read';
 }
@@ -168,6 +169,7 @@ export interface LoadRunOptions {
   allowResultsFile?: boolean;
 }
 
+/** Read a run directory of any AgentV layout (or, with `allowResultsFile`, a results file) into its rows, summary and problems. */
 export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<LoadedRun> {
   const cwd = opts.cwd ?? process.cwd();
   const dir = await workspaceDirOf(path, cwd);

@@ -4,7 +4,9 @@
  * `GET /api/autoresearch/:experiment` with DOM calls only (mutation texts and assertion names are
  * agent-written). While the tab is open it re-reads the log every 5 s, so it follows a running loop.
  */
-import { type Json, painted } from './api.js';
+import { painted } from './api.js';
+import type { AutoresearchAnswer, AutoresearchListAnswer } from '../api-types.js';
+import type { TrajectoryData, TrajectoryPoint } from '../../autoresearch/trajectory-types.js';
 import { byId, clear, cost, el, flash, svg } from './dom.js';
 import { go, href, type Route } from './route.js';
 
@@ -23,7 +25,7 @@ const r1 = (n: number) => Math.round(n * 10) / 10;
 const msg = (text: string, bad = false) => flash('ar-msg', text, bad);
 
 // The autoresearch API is not scoped to a project: it reads this server's own directory.
-async function get(path: string): Promise<Json> {
+async function get<T>(path: string): Promise<T> {
   const r = await fetch(path, { credentials: 'same-origin' });
   const j = await r.json();
   // Browser code: the page's own rejection, shown on the page; not the library's error model.
@@ -40,7 +42,7 @@ function scale(n: number, max: number) {
   };
 }
 
-function chart(id: string, label: string, points: Json[], max: number, fmt: (v: number) => string) {
+function chart(id: string, label: string, points: TrajectoryPoint[], max: number, fmt: (v: number) => string) {
   const s = scale(points.length, max);
   const root = svg('svg', { id, class: 'chart', viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img', 'aria-label': label });
   let prev = '';
@@ -64,7 +66,7 @@ function chart(id: string, label: string, points: Json[], max: number, fmt: (v: 
   return { root, s };
 }
 
-function polyline(c: ReturnType<typeof chart>, cls: string, points: Json[], key: string): void {
+function polyline(c: ReturnType<typeof chart>, cls: string, points: TrajectoryPoint[], key: 'score' | 'best_score' | 'cumulative_cost_usd'): void {
   if (points.length < 2) return;
   c.root.appendChild(svg('polyline', { class: cls, points: points.map((p, i) => `${c.s.x(i)},${c.s.y(p[key])}`).join(' ') }));
 }
@@ -84,11 +86,11 @@ function panel(title: string, child: Element): HTMLElement {
   return p;
 }
 
-function render(name: string, t: Json): void {
+function render(name: string, t: TrajectoryData): void {
   const box = byId('ar-view');
   clear(box);
   box.setAttribute('data-experiment', name);
-  const pts: Json[] = t.points;
+  const pts = t.points;
   const sum = t.summary;
   if (!pts.length) {
     box.appendChild(el('p', 'muted', 'No autoresearch cycle recorded yet.'));
@@ -168,13 +170,13 @@ function render(name: string, t: Json): void {
     th.appendChild(head);
     at.appendChild(th);
     const tb = el('tbody');
-    for (const name of t.assertions as string[]) {
+    for (const name of t.assertions) {
       const tr = el('tr');
       tr.setAttribute('data-assertion', name);
       const nc = el('td');
       nc.appendChild(el('code', null, name));
       tr.appendChild(nc);
-      ((t.rates[name] ?? []) as (number | null)[]).forEach((v, i) => {
+      (t.rates[name] ?? []).forEach((v, i) => {
         const td = el('td', 'num', v === null ? '—' : pct(v));
         td.setAttribute('data-cycle', String(pts[i]?.cycle));
         tr.appendChild(td);
@@ -244,7 +246,7 @@ function load(name: string): Promise<void> {
   }
   link.setAttribute('href', `/api/autoresearch/${encodeURIComponent(name)}/trajectory.html`);
   link.hidden = false;
-  return get(`/api/autoresearch/${encodeURIComponent(name)}`)
+  return get<AutoresearchAnswer>(`/api/autoresearch/${encodeURIComponent(name)}`)
     .then((r) => {
       if (n !== seq) return;
       render(name, r.trajectory);
@@ -259,7 +261,7 @@ function load(name: string): Promise<void> {
 /** The experiments with a log; open the one the URL names, else the first. */
 export function renderAutoresearch(route: Route): Promise<void> {
   const wanted = route.q.get('experiment') ?? '';
-  return get('/api/autoresearch')
+  return get<AutoresearchListAnswer>('/api/autoresearch')
     .then((r) => {
       const sel = byId<HTMLSelectElement>('ar-experiment');
       while (sel.options.length > 1) sel.remove(1);
@@ -268,7 +270,7 @@ export function renderAutoresearch(route: Route): Promise<void> {
         o.value = x.experiment;
         sel.appendChild(o);
       }
-      const names: string[] = r.experiments.map((x: Json) => x.experiment);
+      const names = r.experiments.map((x) => x.experiment);
       sel.value = names.includes(wanted) ? wanted : (names[0] ?? '');
       if (!names.length) msg('no autoresearch log under .agentv/results/runs/*/_autoresearch/ in this directory');
       return load(sel.value);
