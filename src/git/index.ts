@@ -15,12 +15,14 @@ export {
   listRefs,
   listRemotes,
   openRepo,
+  readRemotes,
   remoteUrl,
   resolveRef,
   worktreeBranches,
   zeroId,
 } from './repo.js';
-export type { RefEntry, Repo } from './repo.js';
+export type { RefEntry, RemoteUrls, Repo } from './repo.js';
+export { withRefSnapshot } from './ref-snapshot.js';
 export { assertValidPath, normalizeChanges } from './tree-paths.js';
 export type { FileChange, FileMode } from './tree-paths.js';
 export { formatGitDate } from './ident.js';
