@@ -46,6 +46,7 @@ export { mergeTree, parseMergeTreeOutput } from './merge-tree.js';
 export { aheadBehind, findDescendantByMessage, rootCommits } from './rev-list.js';
 export type { AheadBehind } from './rev-list.js';
 export type { MergeConflict, MergeMessage, MergeTreeOptions, MergeTreeResult, StageEntry } from './merge-tree.js';
-export { mergeBases, mergeTreeWithAttributes } from './merge-base.js';
+export { commitRelation, mergeBases, mergeTreeWithAttributes } from './merge-base.js';
+export type { CommitRelation } from './merge-base.js';
 export { readRefs } from './read-refs.js';
 export { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset } from './local-config.js';
