@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRepo, resolveRef, updateRef, writeCommit, readBlobs } from '../src/git/index.js';
 import { listRuns } from '../src/results-branch/read/list.js';
 import { publish } from '../src/results-branch/publish/publish.js';
+import { resolveRunNames, status, summarizeRun, sync } from '../src/index.js';
 import { cleanupTempDirs, git, makeTempDir, subcommand, traceGitProcesses, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { RESULTS_REF, cli, expectUntouched, makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
 
@@ -181,5 +182,40 @@ describe('list', () => {
     const n = await cli(['list'], plain);
     expect(n.code).toBe(2);
     expect(n.stderr).toMatch(/not a git repository: .* — run agentv-results inside a git checkout/);
+  });
+});
+
+describe('git processes per command (BENCHMARKS.md "Git processes per command")', () => {
+  // Upper bounds through the library verbs, so a module that asks again what the command already read
+  // shows here. In-process, `git version` is asked once per process, so it is not counted.
+  it('list, status, summary, publish --no-push and sync with nothing to do stay under their budgets', async () => {
+    await sync({ cwd: user.work });
+    const count = async (fn: () => Promise<unknown>) => (await traceGitProcesses(fn)).argvs.map(subcommand).filter((s) => s !== 'version');
+    const syncIdle = await count(() => sync({ cwd: user.work }));
+    const list = await count(() => listRuns({ cwd: user.work }));
+    const report = await count(() => status({ cwd: user.work }));
+    const summary = await count(async () => {
+      const named = await resolveRunNames([runs[0]!.runId], { cwd: user.work });
+      try {
+        return await summarizeRun({ run: named.runs[0]!.path, cwd: user.work });
+      } finally {
+        await named.dispose();
+      }
+    });
+    const fresh = await makeRunWorkspace({ experiment: 'budget', day: 4, rows: 2, seed: 17 });
+    const published = await count(() => publish({ run: fresh.dir, cwd: user.work, push: false }));
+    const seen = { list, status: report, summary, publish: published, sync: syncIdle };
+    // One rev-parse opens the repository, once per command; one for-each-ref reads the refs a read needs.
+    for (const [verb, subs] of Object.entries(seen)) {
+      expect(subs.filter((s) => s === 'rev-parse').length, `${verb}: ${subs.join(' ')}`).toBeLessThanOrEqual(1);
+      expect(subs.filter((s) => s === 'remote').length, `${verb}: ${subs.join(' ')}`).toBe(1);
+      expect(subs.filter((s) => s === 'worktree').length, `${verb}: ${subs.join(' ')}`).toBe(1);
+    }
+    for (const verb of ['list', 'status', 'summary'] as const)
+      expect(seen[verb].filter((s) => s === 'for-each-ref').length, `${verb}: ${seen[verb].join(' ')}`).toBe(1);
+    // Measured at 7, 6, 6, 12 and 12 (before: list 10, status 14, summary 11 with two rev-parse; publish and sync unchanged).
+    const budget = { list: 7, status: 6, summary: 6, publish: 12, sync: 12 };
+    for (const [verb, max] of Object.entries(budget))
+      expect(seen[verb as keyof typeof seen].length, `${verb}: ${seen[verb as keyof typeof seen].join(' ')}`).toBeLessThanOrEqual(max);
   });
 });

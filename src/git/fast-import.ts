@@ -16,6 +16,7 @@ import { normalizeIdent, normalizeMessage, identLine, type Ident } from './ident
 import { assertValidPath, collect, normalizeChanges, quotePath, type FileChange } from './tree-paths.js';
 import type { Repo } from './repo.js';
 import { spawnGit } from './runner.js';
+import { noteRefWrite } from './ref-snapshot.js';
 import { absentAs } from '../util/errors.js';
 
 export interface WriteCommitOptions {
@@ -95,6 +96,7 @@ export async function writeCommit(repo: Repo, opts: WriteCommitOptions): Promise
     : null;
 
   const scratch = `refs/agentv-tmp/${process.pid}-${randomBytes(6).toString('hex')}`;
+  noteRefWrite(repo);
   const proc = spawnGit(['fast-import', '--quiet', '--done', '--date-format=raw'], {
     gitDir: repo.gitDir,
     // Keep what fast-import wrote as one pack even when small. By default (< 100 objects, or the

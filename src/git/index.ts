@@ -15,12 +15,14 @@ export {
   listRefs,
   listRemotes,
   openRepo,
+  readRemotes,
   remoteUrl,
   resolveRef,
   worktreeBranches,
   zeroId,
 } from './repo.js';
-export type { RefEntry, Repo } from './repo.js';
+export type { RefEntry, RemoteUrls, Repo } from './repo.js';
+export { withRefSnapshot } from './ref-snapshot.js';
 export { assertValidPath, normalizeChanges } from './tree-paths.js';
 export type { FileChange, FileMode } from './tree-paths.js';
 export { formatGitDate } from './ident.js';
@@ -44,6 +46,7 @@ export { mergeTree, parseMergeTreeOutput } from './merge-tree.js';
 export { aheadBehind, findDescendantByMessage, rootCommits } from './rev-list.js';
 export type { AheadBehind } from './rev-list.js';
 export type { MergeConflict, MergeMessage, MergeTreeOptions, MergeTreeResult, StageEntry } from './merge-tree.js';
-export { mergeBases, mergeTreeWithAttributes } from './merge-base.js';
+export { commitRelation, mergeBases, mergeTreeWithAttributes } from './merge-base.js';
+export type { CommitRelation } from './merge-base.js';
 export { readRefs } from './read-refs.js';
 export { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset } from './local-config.js';

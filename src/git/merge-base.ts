@@ -21,6 +21,21 @@ export async function mergeBases(repo: Repo, a: string, b: string): Promise<stri
     .filter((l) => OID.test(l));
 }
 
+/** How commit `a` stands to commit `b`: `ancestor` when a is an ancestor of b, `descendant` when b is one of a. */
+export type CommitRelation = 'same' | 'ancestor' | 'descendant' | 'diverged';
+
+/**
+ * The relation of two commits with ONE process (two `merge-base --is-ancestor` asked it with two):
+ * when one is an ancestor of the other, it is their only best common ancestor.
+ */
+export async function commitRelation(repo: Repo, a: string, b: string): Promise<CommitRelation> {
+  if (a === b) return 'same';
+  const bases = await mergeBases(repo, a, b);
+  if (bases.length === 1 && bases[0] === a) return 'ancestor';
+  if (bases.length === 1 && bases[0] === b) return 'descendant';
+  return 'diverged';
+}
+
 /**
  * `git merge-tree --write-tree` like src/git's mergeTree (empty cwd, no system attributes, the
  * user's core.attributesFile replaced), but with `attributes` as the attributes file instead of

@@ -2,6 +2,7 @@
 import type { Repo } from './repo.js';
 import { runGit } from './runner.js';
 import { GitArgumentError } from './errors.js';
+import { snapshotRef } from './ref-snapshot.js';
 
 /**
  * Current values of several full ref names with ONE process (listRefs takes a single prefix); a
@@ -13,6 +14,11 @@ export async function readRefs(repo: Repo, refs: string[]): Promise<Map<string, 
     if (!/^refs\/[^\0\n\s]+$/.test(r) || r.includes('*')) throw new GitArgumentError(`readRefs needs full ref names, got ${JSON.stringify(r)}`);
   const out = new Map<string, string>();
   if (wanted.size === 0) return out;
+  const known = [...wanted].map((ref) => [ref, snapshotRef(repo, ref)] as const);
+  if (known.every(([, sha]) => sha !== undefined)) {
+    for (const [ref, sha] of known) if (sha) out.set(ref, sha);
+    return out;
+  }
   const r = await runGit(['for-each-ref', '--format=%(objectname) %(refname)', ...wanted], { gitDir: repo.gitDir });
   for (const line of r.stdout.toString('utf8').split('\n')) {
     const sp = line.indexOf(' ');

@@ -7,6 +7,7 @@ import { GitArgumentError, GitError, GitOutputError, NotARepositoryError } from 
 import { runGit, type RunGitOptions } from './runner.js';
 import { assertGitVersion } from './version.js';
 import { absentAs } from '../util/errors.js';
+import { movesNoRef, noteRefWrite, snapshotList, snapshotRef } from './ref-snapshot.js';
 
 export interface Repo {
   /** Absolute git directory of this worktree (for a linked worktree: .git/worktrees/<name>). */
@@ -22,7 +23,11 @@ export interface Repo {
 
 /** Run git against `repo` (explicit --git-dir, cwd = the git dir). */
 export function gitIn(repo: Repo, args: string[], opts: Omit<RunGitOptions, 'gitDir'> = {}) {
-  return runGit(args, { ...opts, gitDir: repo.gitDir });
+  // A command that may move a ref drops the repository's ref snapshots (ref-snapshot.ts) when it
+  // starts and again when it ends: a snapshot read while it ran is not trusted either.
+  if (movesNoRef(args)) return runGit(args, { ...opts, gitDir: repo.gitDir });
+  noteRefWrite(repo);
+  return runGit(args, { ...opts, gitDir: repo.gitDir }).finally(() => noteRefWrite(repo));
 }
 
 /**
@@ -101,6 +106,8 @@ export async function openRepo(path: string): Promise<Repo> {
 /** The object id `ref` (any revision expression) names, or null when it does not resolve. */
 export async function resolveRef(repo: Repo, ref: string): Promise<string | null> {
   assertNotOption(ref, 'ref');
+  const known = snapshotRef(repo, ref);
+  if (known !== undefined) return known;
   const r = await gitIn(repo, ['rev-parse', '-q', '--verify', '--end-of-options', ref], { okCodes: [0, 1] });
   return r.code === 0 ? text(r.stdout) : null;
 }
@@ -130,6 +137,8 @@ export interface RefEntry {
  */
 export async function listRefs(repo: Repo, prefix: string): Promise<RefEntry[]> {
   assertNotOption(prefix, 'ref prefix');
+  const known = snapshotList(repo, prefix);
+  if (known !== undefined) return known;
   const r = await gitIn(repo, ['for-each-ref', '--format=%(objectname) %(refname)', prefix]);
   return text(r.stdout)
     .split('\n')
@@ -173,10 +182,39 @@ export async function configGetMany(repo: Repo, keys: string[]): Promise<Map<str
 }
 
 export async function listRemotes(repo: Repo): Promise<string[]> {
-  const r = await gitIn(repo, ['remote']);
-  return text(r.stdout)
-    .split('\n')
-    .filter((l) => l.length > 0);
+  return [...(await readRemotes(repo)).keys()];
+}
+
+/** A remote's URLs as git uses them (insteadOf / pushInsteadOf rules applied); see readRemotes. */
+export interface RemoteUrls {
+  fetch: string;
+  push: string;
+}
+
+/**
+ * Every remote with its fetch and push URL, from ONE process (`git remote -v`: the names `git remote`
+ * lists, each with what `git remote get-url [--push]` prints). A remote with no URL is its own
+ * name, as get-url says.
+ */
+export async function readRemotes(repo: Repo): Promise<Map<string, RemoteUrls>> {
+  const r = await gitIn(repo, ['remote', '-v']);
+  const out = new Map<string, RemoteUrls>();
+  for (const line of text(r.stdout).split('\n')) {
+    const tab = line.indexOf('\t');
+    if (tab <= 0) continue;
+    const name = line.slice(0, tab);
+    const m = /^(.*) \((fetch|push)\)$/.exec(line.slice(tab + 1));
+    const entry = out.get(name) ?? { fetch: '', push: '' };
+    // -v prints the first fetch URL and every push URL: get-url's answers are the first of each.
+    if (m?.[2] === 'fetch' && !entry.fetch) entry.fetch = m[1] as string;
+    if (m?.[2] === 'push' && !entry.push) entry.push = m[1] as string;
+    out.set(name, entry);
+  }
+  for (const [name, e] of out) {
+    e.fetch ||= name;
+    e.push ||= e.fetch;
+  }
+  return out;
 }
 
 /** URL of remote `name` (insteadOf rules applied, as git would use it), or null if no such remote. */

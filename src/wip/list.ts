@@ -3,7 +3,7 @@
  * run id, rows, checkpoint number, last checkpoint time). One ls-remote + at most one fetch for the
  * remote side, one cat-file for every wip.json: cost does not grow with the runs' sizes.
  */
-import { isAncestor, listRefs, readBlobs, readObjects, RemoteError, type GitObject, type Repo } from '../git/index.js';
+import { commitRelation, listRefs, readBlobs, readObjects, RemoteError, type GitObject, type Repo } from '../git/index.js';
 import { hostOfBranch, parseWipMeta, WIP_META_PATH, WIP_REF_PREFIX, type WipMeta } from './checkpoint-layout.js';
 import { refreshRemoteWip, wipTrackingRef } from './remote.js';
 
@@ -51,10 +51,9 @@ export interface ListWipOptions {
 async function locate(repo: Repo, local: string | null, remote: string | null): Promise<WipLocation> {
   if (local === null) return 'remote-only';
   if (remote === null) return 'local-only';
-  if (local === remote) return 'in-sync';
-  if (await isAncestor(repo, remote, local)) return 'local-ahead';
-  if (await isAncestor(repo, local, remote)) return 'remote-ahead';
-  return 'diverged';
+  // One merge-base, not an ancestry question each way.
+  const relation = await commitRelation(repo, local, remote);
+  return relation === 'same' ? 'in-sync' : relation === 'descendant' ? 'local-ahead' : relation === 'ancestor' ? 'remote-ahead' : 'diverged';
 }
 
 export async function listWip(opts: ListWipOptions): Promise<WipListing> {

@@ -10,7 +10,7 @@
  *   await session.stop();   // final flush
  */
 import { resolve } from 'node:path';
-import { configGet, gcAuto, type Repo } from '../git/index.js';
+import { configGetMany, gcAuto, type GcConfig, type Repo } from '../git/index.js';
 import { Checkpointer, type CheckpointResult } from './checkpoint.js';
 import { pushWipBranches, type WipPushResult } from './remote.js';
 import { resolveTarget, type TargetOptions } from '../results-branch/repo/target.js';
@@ -66,9 +66,15 @@ export interface WipSessionOptions extends TargetOptions {
 }
 
 export async function authorOf(repo: Repo): Promise<{ name: string; email: string }> {
+  return (await settingsOf(repo)).author;
+}
+
+/** The author and gc's thresholds, with one git process (gc --auto is then started only when git's own thresholds could say yes). */
+async function settingsOf(repo: Repo): Promise<{ author: { name: string; email: string }; gc: GcConfig }> {
+  const c = await configGetMany(repo, ['user.name', 'user.email', 'gc.auto', 'gc.autoPackLimit']);
   return {
-    name: (await configGet(repo, 'user.name')) ?? 'agentv-results',
-    email: (await configGet(repo, 'user.email')) ?? 'agentv-results@localhost',
+    author: { name: c.get('user.name') ?? 'agentv-results', email: c.get('user.email') ?? 'agentv-results@localhost' },
+    gc: { auto: c.get('gc.auto'), autoPackLimit: c.get('gc.autoPackLimit') },
   };
 }
 
@@ -88,6 +94,8 @@ export class WipSession {
   private pushedSha: string | null = null;
   private pushAgain = false;
   private readonly signalHandlers: [NodeJS.Signals, () => void][] = [];
+  /** gc's thresholds as configured when the session started. */
+  private gc: GcConfig = {};
 
   private constructor(cp: Checkpointer, remote: string | null, pushEnabled: boolean, opts: WipSessionOptions) {
     this.checkpointer = cp;
@@ -111,16 +119,18 @@ export class WipSession {
       store ??= objectStoreFor(target.config);
       heavyBytes ??= target.config.heavy_threshold_bytes;
     }
+    const settings = await settingsOf(repo);
     const cp = await Checkpointer.open({
       repo,
       runDir: resolve(opts.cwd ?? process.cwd(), opts.runDir),
-      author: await authorOf(repo),
+      author: settings.author,
       host: opts.host,
       now: opts.now,
       store,
       ...(heavyBytes !== undefined ? { heavyBytes } : {}),
     });
     const session = new WipSession(cp, remote, push, opts);
+    session.gc = settings.gc;
     if (!opts.noStartCheckpoint) await session.checkpoint();
     session.schedule();
     if (opts.flushOnSignals) session.installSignalFlush();
@@ -138,7 +148,7 @@ export class WipSession {
     });
     // Housekeeping runs after the caller has its result; the next checkpoint waits for it.
     this.chain = run
-      .then((r) => (r.status !== 'unchanged' && r.checkpoint % GC_EVERY === 0 ? gcAuto(this.checkpointer.repo) : undefined))
+      .then((r) => (r.status !== 'unchanged' && r.checkpoint % GC_EVERY === 0 ? gcAuto(this.checkpointer.repo, { config: this.gc }) : undefined))
       // logged: the checkpoint reports through onEvent; the loop goes on
       .catch(() => undefined);
     return run;

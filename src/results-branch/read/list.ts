@@ -21,7 +21,7 @@ import { readRunFiles, type RunSummaryRow } from '../layout/run-index.js';
 import { foreignCatalogDay, readForeignCatalog } from '../layout/foreign-catalog.js';
 import { ReadError } from '../layout/read-errors.js';
 import { branchRefs, fetchBranches, readView, type ReadView } from './remote-view.js';
-import { resolveTarget, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, withRefView, type TargetOptions } from '../repo/target.js';
 import { syncStatusSection, type SyncBranchStatus } from './status-sync-branches.js';
 import { checkOptions, TargetFields } from '../../util/verb-options.js';
 import * as z from 'zod';
@@ -274,12 +274,14 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
   if (opts.offset !== undefined && !(Number.isInteger(opts.offset) && opts.offset >= 0)) {
     throw new ReadError(`--offset ${JSON.stringify(opts.offset)}: expected a whole number`, 'input');
   }
-  const target = await resolveTarget(opts);
-  const results = branchRefs(target, 'results');
-  if (opts.remoteOnly && target.remote === null) {
-    throw new ReadError(`--remote-only: ${target.repo.workTree ?? target.repo.gitDir} has no remote (add one, or set results.remote)`, 'input');
+  const resolved = await resolveTarget(opts);
+  const results = branchRefs(resolved, 'results');
+  if (opts.remoteOnly && resolved.remote === null) {
+    throw new ReadError(`--remote-only: ${resolved.repo.workTree ?? resolved.repo.gitDir} has no remote (add one, or set results.remote)`, 'input');
   }
-  if (opts.fetch) await fetchBranches(target, [results], { timeoutMs: opts.timeoutMs });
+  if (opts.fetch) await fetchBranches(resolved, [results], { timeoutMs: opts.timeoutMs });
+  // Every ref the listing reads, in one process (after the fetch: that moved some).
+  const target = await withRefView(resolved);
   const view = await readView(target, results, { fetched: opts.fetch === true });
   const tips = view.tips;
   const sources: CatalogSource[] = [];

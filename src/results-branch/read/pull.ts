@@ -29,7 +29,7 @@ import { ReadError, RunExpiredError } from '../layout/read-errors.js';
 import { findRetentionRemoval, parseRetentionLog, RETENTION_LOG_PATH } from '../layout/retention-log.js';
 import { archivedRunPaths, archiveShards } from '../layout/archive-refs.js';
 import { archiveBranchRefs, branchRefs, branchTips, fetchBranches, readView, type BranchRefs, type ReadView } from './remote-view.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, withRefView, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { trackingRef } from '../repo/tracking-refs.js';
 import { objectStoreForReading } from '../repo/storage.js';
 import { isContentKey, OBJECT_STORE_REF } from '../../store/object-store.js';
@@ -108,12 +108,14 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   if (there === 'workspace' && !opts.force) {
     throw new ReadError(`${dest} already exists — pass --force to replace it, or --out <dir> to pull elsewhere`, 'input');
   }
-  const target = await resolveTarget(opts);
-  const results = branchRefs(target, 'results');
+  const resolved = await resolveTarget(opts);
+  const results = branchRefs(resolved, 'results');
   if (opts.fetch) {
-    opts.onStep?.(`fetching from ${target.remote ?? 'the remote'}`);
-    await fetchBranches(target, [results], { timeoutMs: opts.timeoutMs });
+    opts.onStep?.(`fetching from ${resolved.remote ?? 'the remote'}`);
+    await fetchBranches(resolved, [results], { timeoutMs: opts.timeoutMs });
   }
+  // Every ref the pull reads, in one process (after the fetch: that moved some; a later fetch drops it).
+  const target = await withRefView(resolved);
 
   opts.onStep?.('reading the run');
   const view = await readView(target, results, { fetched: opts.fetch === true });

@@ -22,10 +22,9 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { remoteUrl } from '../../git/index.js';
 import { LayoutError, runDirName } from '../layout/branch-layout.js';
 import { ReadError } from '../layout/read-errors.js';
-import { resolveTarget, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, targetRemoteUrl, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { treeUrl } from '../../sync/compare-link.js';
 import { EXIT, exitCodeFor } from '../../util/errors.js';
 import { redactUrl } from '../../util/redact.js';
@@ -105,6 +104,13 @@ function splitOnce(s: string, sep: string): [string, string | undefined] {
 /** Resolve each name (in order); the scratch directory is removed on failure too. */
 export async function resolveRunNames(names: string[], opts: RunNameOptions = {}): Promise<ResolvedRuns> {
   const cwd = opts.cwd ?? process.cwd();
+  // The repository is opened once for all the names (their pulls, listings and links), and only
+  // when a published name asks for it (a run directory needs no repository).
+  let target: Promise<PublishTarget> | null = null;
+  const withTarget = async (): Promise<RunNameOptions> => {
+    target ??= resolveTarget({ ...opts, cwd });
+    return { ...opts, cwd, resolved: await target };
+  };
   let scratch: string | null = null;
   const dispose = async () => {
     if (scratch) await rm(scratch, { recursive: true, force: true });
@@ -123,8 +129,8 @@ export async function resolveRunNames(names: string[], opts: RunNameOptions = {}
       throw err;
     }
     const out = join(scratch, String(pulls++), dirName);
-    const pulled = await pullFetchingWhenMissing({ ...opts, cwd, runId, out }, once);
-    link ??= await linker(opts);
+    const pulled = await pullFetchingWhenMissing({ ...(await withTarget()), runId, out }, once);
+    link ??= await linker(await withTarget());
     const url = link(listed ?? { path: dirName });
     return { name: runId, path: pulled.dir, runId: pulled.runId, ...(listed ? { experiment: listed.experiment } : {}), ...(url ? { url } : {}) };
   };
@@ -133,7 +139,7 @@ export async function resolveRunNames(names: string[], opts: RunNameOptions = {}
     for (const name of names) {
       const sel = parseRunSelector(name);
       if (sel) {
-        const run = await newest(sel, name, { ...opts, cwd }, once);
+        const run = await newest(sel, name, await withTarget(), once);
         runs.push({ ...(await published(run.run_id, run)), name });
         continue;
       }
@@ -205,7 +211,7 @@ async function pullFetchingWhenMissing(opts: Parameters<typeof pull>[0], once: F
 /** A function giving a published run's web page, when the remote is a known host. */
 async function linker(opts: TargetOptions): Promise<(run: { path: string }) => string | undefined> {
   const target = await resolveTarget(opts);
-  const url = target.remote ? await remoteUrl(target.repo, target.remote) : null;
+  const url = await targetRemoteUrl(target);
   const branch = target.resultsRef.replace(/^refs\/heads\//, '');
   return (run) => (url ? (treeUrl(redactUrl(url), branch, run.path) ?? undefined) : undefined);
 }

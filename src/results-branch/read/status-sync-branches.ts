@@ -11,7 +11,7 @@ import { compareUrl, reviewHint } from '../../sync/compare-link.js';
 import { SYNC_PREFIX } from '../../sync/sync-branch-log.js';
 import { trackingRef } from '../repo/tracking-refs.js';
 import { keptSyncBranches, openSyncBranches } from '../../sync/sync-branch-log.js';
-import type { PublishTarget } from '../repo/target.js';
+import { targetRemoteUrl, type PublishTarget } from '../repo/target.js';
 
 export interface SyncBranchStatus {
   branch: string;
@@ -70,7 +70,7 @@ async function remoteOnly(target: PublishTarget, remote: string, refs: { ref: st
     return k && k.tip === tips.get(b) ? k.reason : null;
   };
   // no compare link without a readable remote url: the branch is still listed, with its review hint
-  const url = await remoteUrl(target.repo, remote).catch(() => null);
+  const url = await (remote === target.remote ? targetRemoteUrl(target) : remoteUrl(target.repo, remote)).catch(() => null);
   const base = target.config.branch;
   return branches.map((branch) => ({
     branch,

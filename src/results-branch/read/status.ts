@@ -12,7 +12,7 @@
  * in `report.extra[name]`; a section that fails is reported as `{ error }` instead of failing the
  * whole command.
  */
-import { aheadBehind, remoteUrl } from '../../git/index.js';
+import { aheadBehind } from '../../git/index.js';
 import { redactUrl } from '../../util/redact.js';
 import { ReadError } from '../layout/read-errors.js';
 import { remoteSeenAt } from '../repo/remote-seen.js';
@@ -20,7 +20,7 @@ import { checkListing, DEFAULT_MAX_LISTING_BYTES, listingWarning } from '../layo
 import { branchRefs, branchTips, fetchBranches, type BranchKind, type BranchRefs } from './remote-view.js';
 import { chooseLayout, type LayoutChoice } from '../layout/layout-choice.js';
 import { teamTip } from '../repo/team-tip.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, targetRemoteUrl, withRefView, type PublishTarget, type TargetOptions } from '../repo/target.js';
 
 export type BranchState = 'in-sync' | 'ahead' | 'behind' | 'diverged' | 'local-only' | 'remote-only' | 'missing';
 
@@ -113,12 +113,12 @@ export interface StatusOptions extends TargetOptions {
 
 /** The branches against the remote, then each of `sections` (see the module comment). */
 export async function statusWithSections(opts: StatusOptions = {}, sections: StatusSections = {}): Promise<CoreStatusReport> {
-  const target = await resolveTarget(opts);
-  const refs = [branchRefs(target, 'results'), branchRefs(target, 'artifacts')];
+  const resolved = await resolveTarget(opts);
+  const refs = [branchRefs(resolved, 'results'), branchRefs(resolved, 'artifacts')];
   let fetch: CoreStatusReport['fetch'] = null;
   if (opts.fetch) {
     try {
-      const f = await fetchBranches(target, refs, { timeoutMs: opts.timeoutMs });
+      const f = await fetchBranches(resolved, refs, { timeoutMs: opts.timeoutMs });
       fetch = { ok: true, missing: f.missing };
     } catch (err) {
       // Still worth showing what this machine knows; the CLI exits non-zero after printing it.
@@ -126,10 +126,12 @@ export async function statusWithSections(opts: StatusOptions = {}, sections: Sta
       fetch = { ok: false, message: err.message };
     }
   }
+  // Every ref this report reads, in one process (after the fetch: that moved some).
+  const target = await withRefView(resolved);
   const branches = await Promise.all(refs.map((b) => branchStatus(target, b)));
   // Without a remote nothing can be waiting for one: a local-only branch is simply local.
   const pending = target.remote !== null && branches.some((b) => b.state === 'ahead' || b.state === 'diverged' || b.state === 'local-only');
-  const url = target.remote ? await remoteUrl(target.repo, target.remote) : null;
+  const url = await targetRemoteUrl(target);
   const results = branches.find((b) => b.kind === 'results')!;
   // The team's tip (results-branch/repo/team-tip.ts): what the next publish decides from.
   const team = await teamTip(target);

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { assertGitVersion, listRemotes, NotARepositoryError, openRepo, worktreeBranches, type Repo } from '../../git/index.js';
+import { assertGitVersion, NotARepositoryError, openRepo, readRemotes, remoteUrl, withRefSnapshot, worktreeBranches, type Repo } from '../../git/index.js';
 import { ensureBareClone } from '../../git/clone.js';
 import { ConfigError, loadResultsConfig, type ResultsConfig } from './config.js';
 import { refuseForeignBranches } from './ownership.js';
@@ -24,6 +24,11 @@ export interface PublishTarget {
   artifactsRef: string;
   /** null when the repository has no remote to push to. */
   remote: string | null;
+  /**
+   * The remote's fetch URL as git uses it (insteadOf applied), read with the remotes when the target
+   * was resolved; absent on a target built by hand (ask remoteUrl then).
+   */
+  remoteUrl?: string | null;
   managed: boolean;
 }
 
@@ -100,9 +105,9 @@ export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTa
     });
     if (config.repo && !looksLikeUrl(config.repo)) remote = remote ?? config.repo;
   }
-  const [remotes, checkedOut] = await Promise.all([listRemotes(repo), worktreeBranches(repo)]);
-  if (remote === null && remotes.includes('origin')) remote = 'origin';
-  if (remote !== null && !remotes.includes(remote)) {
+  const [remoteUrls, checkedOut] = await Promise.all([readRemotes(repo), worktreeBranches(repo)]);
+  if (remote === null && remoteUrls.has('origin')) remote = 'origin';
+  if (remote !== null && !remoteUrls.has(remote)) {
     const hint =
       config.repo && looksLikeUrl(config.repo)
         ? ' (agentv-results never adds remotes to your checkout: add it yourself, or drop results.path to use a managed clone)'
@@ -120,5 +125,31 @@ export async function resolveTarget(opts: TargetOptions = {}): Promise<PublishTa
       );
     }
   }
-  return { repo, config, configFile: file, project, resultsRef, artifactsRef, remote, managed };
+  const remoteUrl = remote === null ? null : (remoteUrls.get(remote)?.fetch ?? null);
+  return { repo, config, configFile: file, project, resultsRef, artifactsRef, remote, remoteUrl, managed };
+}
+
+/** The target's remote URL: the one read when it was resolved, else (a target built by hand) asked of git. */
+export async function targetRemoteUrl(target: PublishTarget): Promise<string | null> {
+  if (target.remoteUrl !== undefined) return target.remoteUrl;
+  return target.remote ? remoteUrl(target.repo, target.remote) : null;
+}
+
+/**
+ * The target with a handle whose reads of our branches, their remote-tracking refs and everything
+ * under agentv's namespaces (refs/heads/agentv/, refs/remotes/<remote>/agentv/) come from ONE
+ * for-each-ref (git/ref-snapshot.ts): for a read verb's one command, made at its start and dropped
+ * with it. Any ref write of ours drops the snapshot; nothing is kept across commands.
+ */
+export async function withRefView(target: PublishTarget): Promise<PublishTarget> {
+  const tracking = (ref: string) => (target.remote ? [`refs/remotes/${target.remote}/${ref.slice('refs/heads/'.length)}`] : []);
+  const patterns = [
+    'refs/heads/agentv',
+    ...(target.remote ? [`refs/remotes/${target.remote}/agentv`] : []),
+    target.resultsRef,
+    target.artifactsRef,
+    ...tracking(target.resultsRef),
+    ...tracking(target.artifactsRef),
+  ];
+  return { ...target, repo: await withRefSnapshot(target.repo, patterns) };
 }

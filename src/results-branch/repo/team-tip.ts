@@ -13,7 +13,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { isAncestor, readRefs, updateRefs } from '../../git/index.js';
+import { commitRelation, readRefs, updateRefs } from '../../git/index.js';
 import type { PublishTarget } from './target.js';
 import { trackingRef } from './tracking-refs.js';
 import { DEFAULT_ARTIFACTS_BRANCH, DEFAULT_RESULTS_BRANCH } from './config.js';
@@ -40,10 +40,9 @@ export interface TeamTip {
 export async function tipRelation(target: PublishTarget, local: string | null, remote: string | null): Promise<TipRelation> {
   if (local === null) return remote === null ? 'none' : 'remote-only';
   if (remote === null) return 'local-only';
-  if (local === remote) return 'same';
-  if (await isAncestor(target.repo, local, remote)) return 'remote-ahead';
-  if (await isAncestor(target.repo, remote, local)) return 'local-ahead';
-  return 'diverged';
+  // One merge-base, not an ancestry question each way.
+  const relation = await commitRelation(target.repo, local, remote);
+  return relation === 'ancestor' ? 'remote-ahead' : relation === 'descendant' ? 'local-ahead' : relation;
 }
 
 /** The team tip of `ref` from known local and remote-tracking tips. */
