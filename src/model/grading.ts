@@ -33,7 +33,8 @@ export function componentLeaves(components: unknown): GradingExpectation[] {
   });
 }
 
-function expectationList(list: unknown[]): GradingExpectation[] {
+/** A list of assertions as documents hold them (`{text, passed, evidence}`), each field read defensively. */
+export function expectationList(list: unknown[]): GradingExpectation[] {
   return list
     .filter(isObject)
     .map((e) => ({ text: String(e.text ?? ''), passed: e.passed === true, evidence: typeof e.evidence === 'string' ? e.evidence : '' }));

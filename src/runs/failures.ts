@@ -3,8 +3,9 @@
  * why — the failed assertions with their evidence, the graders that failed, and the error text.
  *
  * The index row says *that* a case failed; the sidecars say *why*, so they are read per failing
- * row: the test's own assertions (`testAssertions`, as the report lists them). A missing or unreadable grading.json is reported on the case instead of being
- * skipped: a failure without evidence is still a failure.
+ * row: the test's own assertions (`testAssertions`, as the report lists them). A missing or
+ * unreadable grading.json is reported on the case instead of being skipped: a failure without
+ * evidence is still a failure.
  */
 import { testAssertions } from '../model/grading.js';
 import type { IndexRow } from '../model/artifacts.js';

@@ -20,7 +20,7 @@
  * we lose none: a second one gets `--<target>`, then `--attempt-<n>`, appended.
  */
 import { join } from 'node:path';
-import { testAssertions, type GradingExpectation } from '../../model/grading.js';
+import { expectationList, testAssertions, type GradingExpectation } from '../../model/grading.js';
 import { safeRelativePath, sanitizeSegment } from '../../model/path-segments.js';
 import { transcriptMessages } from '../../model/transcript.js';
 import { InputError } from '../../runs/export/input-error.js';
@@ -63,8 +63,7 @@ function readDoc(dir: string, rel: unknown): Doc | null {
 }
 
 function graderAssertions(e: Doc): GradingExpectation[] {
-  const list = Array.isArray(e.assertions) ? e.assertions : [];
-  return list.filter(isDoc).map((a) => ({ text: String(a.text ?? ''), passed: a.passed === true, evidence: typeof a.evidence === 'string' ? a.evidence : '' }));
+  return Array.isArray(e.assertions) ? expectationList(e.assertions) : [];
 }
 
 /** A grader's verdict: its own, else our index row's pass for it. */
