@@ -21,6 +21,8 @@ const UNREACHABLE_PATTERNS: readonly RegExp[] = [
   /unable to connect to/i, // git:// transport
   /Connection refused/i,
   /Connection timed out|Operation timed out|timed out after/i,
+  /Operation too slow/i, // libcurl's low-speed limit (http.lowSpeedLimit): the server went silent
+  /Timeout, server .* not responding/i, // ssh's ServerAlive keep-alives went unanswered
   /Connection reset by peer/i,
   /Network is unreachable|No route to host/i,
   /Could not resolve host|Could not resolve hostname|Name or service not known|Temporary failure in name resolution|nodename nor servname/i,

@@ -100,10 +100,14 @@ export type RemoteFailureKind = 'unreachable' | 'auth' | 'other';
 export class RemoteError extends GitError {
   override readonly code: ErrorCode = 'remote';
   readonly kind: RemoteFailureKind;
-  constructor(argv: readonly string[], exitCode: number | null, stderr: string, kind: RemoteFailureKind) {
-    super(argv, exitCode, stderr, `${describeFailure(argv, exitCode, stderr)} [${kind}]`);
+  /** Set when the remote went silent (a deadline or the low-speed limit ended git): which remote, what was waited for. */
+  readonly silence?: string;
+  /** `message`: said instead of git's own failure (a remote that went silent is named with what we waited for). */
+  constructor(argv: readonly string[], exitCode: number | null, stderr: string, kind: RemoteFailureKind, message?: string) {
+    super(argv, exitCode, stderr, `${message ?? describeFailure(argv, exitCode, stderr)} [${kind}]`);
     this.name = 'RemoteError';
     this.kind = kind;
+    if (message !== undefined) this.silence = message;
   }
 }
 

@@ -12,6 +12,7 @@
 import { classifyRemoteFailure, remoteRefLock } from './classify.js';
 import { GitArgumentError, GitError } from './errors.js';
 import { assertNotOption, gitIn, transportCwd, type Repo } from './repo.js';
+import { networkSpawn, silenceMessage } from './network.js';
 
 export type PushUpdate = { src: string; dst: string; createOnly?: boolean } | { dst: string; delete: true; expect: string };
 
@@ -41,6 +42,8 @@ export interface PushResult {
   refs: PushRefResult[];
   exitCode: number | null;
   stderr: string;
+  /** Set when the remote went silent (a deadline or the low-speed limit ended the push): which remote, what we waited for. */
+  silent?: string;
 }
 
 const REF_PART = /^[^\s:*?[\\^~\0]+$/;
@@ -85,23 +88,26 @@ export async function push(repo: Repo, remote: string, updates: PushUpdate[], op
   }
   args.push(remote, ...refspecs);
 
-  const signal = opts.timeoutMs === undefined ? undefined : AbortSignal.timeout(opts.timeoutMs);
+  const net = await networkSpawn(repo, remote, opts.timeoutMs, { push: true });
   let exitCode: number | null;
   let stdout: string;
   let stderr: string;
   try {
-    const r = await gitIn(repo, args, { okCodes: [0, 1, 128], cwd: transportCwd(repo), ...(signal ? { signal } : {}) });
+    const r = await gitIn(repo, args, { okCodes: [0, 1, 128], cwd: transportCwd(repo), config: net.config, env: net.env, signal: net.signal });
     exitCode = r.code;
     stdout = r.stdout.toString('utf8');
     stderr = r.stderr;
   } catch (err) {
-    if (!(err instanceof GitError) || !signal?.aborted) throw err;
+    if (!(err instanceof GitError) || !net.signal.aborted) throw err;
     const refs = updates.map((u) => ({ dst: u.dst, status: 'error' as const, summary: 'no status (timed out)', reason: null }));
-    return { classification: 'unreachable', refs, exitCode: err.exitCode, stderr: `${err.stderr}\ntimed out after ${opts.timeoutMs} ms` };
+    const silent = silenceMessage(net, 'pushing', err.stderr) as string;
+    return { classification: 'unreachable', refs, exitCode: err.exitCode, stderr: `${err.stderr}\ntimed out after ${net.deadlineMs} ms`, silent };
   }
 
   const parsed = parsePushPorcelain(stdout);
   const refs = updates.map((u) => parsed.get(u.dst) ?? { dst: u.dst, status: 'error' as const, summary: 'no status reported', reason: null });
+  const silent = exitCode !== 0 && parsed.size === 0 ? silenceMessage(net, 'pushing', stderr) : null;
+  if (silent) return { classification: 'unreachable', refs, exitCode, stderr, silent };
   return { classification: classifyPush(exitCode, parsed.size > 0, refs, stderr), refs, exitCode, stderr };
 }
 

@@ -6,6 +6,7 @@ import { GitArgumentError, GitError, RemoteError } from './errors.js';
 import { assertNotOption, gitIn, transportCwd, type RefEntry, type Repo } from './repo.js';
 import { notice } from '../util/notices.js';
 import { redactText } from '../util/redact.js';
+import { networkSpawn, silenceMessage } from './network.js';
 
 export interface FetchRefspec {
   src: string;
@@ -35,7 +36,10 @@ export interface FetchOptions extends NetworkOptions {
 }
 
 export interface NetworkOptions {
-  /** Kill git after this long; the call then fails with RemoteError kind "unreachable". */
+  /**
+   * Kill git after this long; the call then fails with RemoteError kind "unreachable". Narrows the
+   * deadline every network command has (util/network-limits.ts), never widens it.
+   */
   timeoutMs?: number;
 }
 
@@ -81,7 +85,7 @@ export async function fetchRefs(repo: Repo, remote: string, refspecs: string[], 
       remote,
       ...pending.map((p) => `${p.force ? '+' : ''}${p.src}:${p.dst}`),
     ];
-    const r = await runNetwork(repo, args, opts, [0, 128]);
+    const r = await runNetwork(repo, remote, args, opts, [0, 128]);
     if (r.code === 0) return { fetched: pending, missing, ...(fullFallback ? { fullFallback } : {}) };
     const gone = /couldn't find remote ref (\S+)/.exec(r.stderr)?.[1];
     const miss = pending.filter((p) => p.src === gone);
@@ -119,7 +123,7 @@ export async function lsRemote(repo: Repo, remote: string, patterns: string[], o
   assertNotOption(remote, 'remote');
   for (const p of patterns) assertNotOption(p, 'ls-remote pattern');
   const args = ['ls-remote', remote, ...patterns];
-  const r = await runNetwork(repo, args, opts, [0]);
+  const r = await runNetwork(repo, remote, args, opts, [0]);
   return r.stdout
     .toString('utf8')
     .split('\n')
@@ -131,15 +135,20 @@ export async function lsRemote(repo: Repo, remote: string, patterns: string[], o
     .filter((e) => !e.ref.endsWith('^{}'));
 }
 
-async function runNetwork(repo: Repo, args: string[], opts: NetworkOptions, okCodes: number[]) {
-  const signal = opts.timeoutMs === undefined ? undefined : AbortSignal.timeout(opts.timeoutMs);
+async function runNetwork(repo: Repo, remote: string, args: string[], opts: NetworkOptions, okCodes: number[]) {
+  const net = await networkSpawn(repo, remote, opts.timeoutMs);
+  const what = args[0] === 'fetch' ? 'fetching' : 'listing its refs';
+  let r: Awaited<ReturnType<typeof gitIn>>;
   try {
-    return await gitIn(repo, args, { okCodes, cwd: transportCwd(repo), ...(signal ? { signal } : {}) });
+    r = await gitIn(repo, args, { okCodes, cwd: transportCwd(repo), config: net.config, env: net.env, signal: net.signal });
   } catch (err) {
     if (!(err instanceof GitError)) throw err;
-    if (signal?.aborted) {
-      throw new RemoteError(err.argv, err.exitCode, `${err.stderr}\ntimed out after ${opts.timeoutMs} ms`, 'unreachable');
-    }
+    const silent = silenceMessage(net, what, err.stderr);
+    if (silent) throw new RemoteError(err.argv, err.exitCode, `${err.stderr}\ntimed out after ${net.deadlineMs} ms`, 'unreachable', silent);
     throw new RemoteError(err.argv, err.exitCode, err.stderr, classifyRemoteFailure(err.stderr));
   }
+  // A low-speed abort is an exit code the caller may accept (128): name it here, not as a missing ref.
+  const silent = r.code !== 0 ? silenceMessage(net, what, r.stderr) : null;
+  if (silent) throw new RemoteError(['git', ...args], r.code, r.stderr, 'unreachable', silent);
+  return r;
 }

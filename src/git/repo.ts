@@ -214,7 +214,22 @@ export async function readRemotes(repo: Repo): Promise<Map<string, RemoteUrls>> 
     e.fetch ||= name;
     e.push ||= e.fetch;
   }
+  remotesSeen.set(repo.commonDir, out);
   return out;
+}
+
+/** The remotes each repository had when readRemotes last read them (git/network.ts asks which transport a remote uses). */
+const remotesSeen = new Map<string, Map<string, RemoteUrls>>();
+
+/** The last reading of the repository's remotes in this process (an object that a new reading replaces), or undefined. */
+export function remotesReading(repo: Repo): object | undefined {
+  return remotesSeen.get(repo.commonDir);
+}
+
+/** The URL of remote `name` as readRemotes last read it in this process; undefined when not read. */
+export function knownRemoteUrl(repo: Repo, name: string, opts: { push?: boolean } = {}): string | undefined {
+  const urls = remotesSeen.get(repo.commonDir)?.get(name);
+  return opts.push ? urls?.push : urls?.fetch;
 }
 
 /** URL of remote `name` (insteadOf rules applied, as git would use it), or null if no such remote. */

@@ -106,7 +106,8 @@ export function backoffDelay(retry: number, backoff: { baseMs: number; capMs: nu
 /** Waits before pushing again into a ref lock on the remote: a concurrent push holding it is done long before. */
 const LOCK_RETRY_DELAYS_MS = [250, 1000] as const;
 
-function describe(classification: PushClassification, remote: string, stderr: string): string {
+function describe(classification: PushClassification, remote: string, stderr: string, silent?: string): string {
+  if (silent) return silent;
   switch (classification) {
     case 'ok':
       return `pushed to ${remote}`;
@@ -146,7 +147,7 @@ export async function pushOnce(target: PublishTarget, opts: { timeoutMs?: number
     ...base,
     landed: r.result.classification === 'ok',
     classification: r.result.classification,
-    message: describe(r.result.classification, target.remote!, r.result.stderr),
+    message: describe(r.result.classification, target.remote!, r.result.stderr, r.result.silent),
     attempts: 1,
     remoteTips: r.result.classification === 'ok' ? local : null,
     elapsedMs: Date.now() - started,
@@ -346,7 +347,7 @@ class PushLoop {
         continue;
       }
       if (r.classification !== 'non-fast-forward')
-        return this.done({ landed: false, classification: r.classification, message: describe(r.classification, remote, r.stderr) });
+        return this.done({ landed: false, classification: r.classification, message: describe(r.classification, remote, r.stderr, r.silent) });
 
       // Lost a race. Wait a little, then take their work.
       this.rejections++;

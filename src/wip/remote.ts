@@ -69,7 +69,7 @@ export async function pushWipBranches(
     result.classification === 'ok'
       ? `pushed ${pushed.length} WIP branch${pushed.length === 1 ? '' : 'es'} to ${remote}`
       : result.classification === 'unreachable'
-        ? `${remote} is unreachable`
+        ? (result.silent ?? `${remote} is unreachable`)
         : result.classification === 'auth'
           ? `${remote} refused our credentials`
           : rejected.length > 0

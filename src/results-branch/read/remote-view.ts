@@ -92,6 +92,7 @@ export async function fetchBranches(target: PublishTarget, branches: BranchRefs[
 }
 
 export function describeFetchFailure(remote: string, err: RemoteError): string {
+  if (err.silence) return `${err.silence}; what this machine already has is unchanged — run again without --fetch to use it`;
   const why =
     err.kind === 'unreachable'
       ? `${remote} is unreachable`

@@ -1,0 +1,127 @@
+/**
+ * Nothing hangs on a silent peer (docs/configuration.md, "Network limits"): a remote over http
+ * that accepts the connection and never answers, or sends headers and stops, and one over git://
+ * that never answers, end `publish --push --require-push`, `sync` and `list --fetch` with exit 3
+ * and a message naming the remote and what was waited for. The limits are set small through their
+ * environment variables so each case takes seconds; the defaults are generous (a minute of silence).
+ */
+import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { startSilentServer, type SilentServer } from './helpers/silent-server.js';
+import { cli, makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
+
+let restore: () => void;
+const servers: SilentServer[] = [];
+let run: RunWorkspace;
+beforeAll(async () => {
+  restore = useIsolatedGitEnv();
+  run = await makeRunWorkspace({ rows: 2 });
+});
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+  restore();
+  await cleanupTempDirs();
+});
+
+/** Two seconds of silence end a transfer; the deadline is a backstop far beyond it. */
+const FAST = { AGENTV_RESULTS_NET_LOW_SPEED_TIME: '2', AGENTV_RESULTS_NET_TIMEOUT: '60' };
+
+async function repoWithRemote(url: string): Promise<string> {
+  const user = await makeUserRepo();
+  await git(user.work, ['remote', 'set-url', 'origin', url]);
+  return user.work;
+}
+
+const COMMANDS: [string, string[]][] = [
+  ['publish --push --require-push', ['publish', '<run>', '--push', '--require-push']],
+  ['sync', ['sync']],
+  ['list --fetch', ['list', '--fetch']],
+];
+
+for (const mode of ['silent', 'headers'] as const) {
+  describe(`an http remote that ${mode === 'silent' ? 'accepts and never answers' : 'sends headers and stops'}`, () => {
+    let server: SilentServer;
+    let work: string;
+    let url: string;
+    beforeAll(async () => {
+      server = await startSilentServer(mode);
+      servers.push(server);
+      url = `http://127.0.0.1:${server.port}/remote.git`;
+      work = await repoWithRemote(url);
+    });
+    for (const [name, argv] of COMMANDS) {
+      it(`${name} ends with exit 3 naming the remote and what it waited for`, async () => {
+        const before = server.accepted;
+        const r = await cli(
+          argv.map((a) => (a === '<run>' ? run.dir : a)),
+          work,
+          { env: FAST, timeoutMs: 60_000 },
+        );
+        expect(server.accepted, 'the command reached the server').toBeGreaterThan(before);
+        // sync reports its outcome on stdout (its summary), the others on stderr.
+        const said = `${r.stdout}\n${r.stderr}`;
+        expect(r.code, said).toBe(3);
+        expect(said).toContain(`origin (${url}) stopped answering while `);
+        expect(said).toMatch(/stopped answering while (fetching|pushing): less than 1000 bytes\/s for 2 s/);
+        expect(said).toContain('AGENTV_RESULTS_NET_LOW_SPEED_TIME');
+      });
+    }
+  });
+}
+
+describe('a git:// remote that never answers', () => {
+  it('list --fetch ends at the deadline with exit 3, naming the remote and the deadline', async () => {
+    const server = await startSilentServer('silent');
+    servers.push(server);
+    const url = `git://127.0.0.1:${server.port}/remote.git`;
+    const work = await repoWithRemote(url);
+    const r = await cli(['list', '--fetch'], work, { env: { AGENTV_RESULTS_NET_TIMEOUT: '2' }, timeoutMs: 60_000 });
+    expect(server.accepted).toBeGreaterThan(0);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain(`origin (${url}) did not finish fetching within 2 s`);
+    expect(r.stderr).toContain('AGENTV_RESULTS_NET_TIMEOUT');
+  });
+});
+
+describe('a remote over ssh', () => {
+  // A stand-in `ssh` first on PATH records the arguments git gives it and fails: no ssh server is
+  // needed to see which keep-alives the command asked for.
+  async function fakeSsh(dir: string, name: string): Promise<{ path: string; log: string }> {
+    const log = join(dir, `${name}.log`);
+    const path = join(dir, name);
+    await writeFile(path, `#!/bin/sh\necho "$@" >> '${log}'\necho 'ssh: connect to host fakehost port 22: Connection refused' >&2\nexit 255\n`);
+    await chmod(path, 0o755);
+    return { path, log };
+  }
+
+  it('gets keep-alives and a connect timeout unless the user chose an ssh command (GIT_SSH_COMMAND or core.sshCommand)', async () => {
+    const bin = await makeTempDir('agentv-fake-ssh');
+    const ssh = await fakeSsh(bin, 'ssh');
+    const work = await repoWithRemote('fakehost:remote.git');
+    const env = { ...FAST, PATH: `${bin}:${process.env.PATH ?? ''}` };
+
+    const ours = await cli(['list', '--fetch'], work, { env, timeoutMs: 60_000 });
+    expect(ours.code, ours.stderr).toBe(3);
+    expect(await readFile(ssh.log, 'utf8')).toMatch(/-o ServerAliveInterval=1 -o ServerAliveCountMax=4 -o ConnectTimeout=30 .*fakehost/);
+
+    // The user's own command, in their config: used as it is, nothing added.
+    const theirs = await fakeSsh(bin, 'their-ssh');
+    await git(work, ['config', 'core.sshCommand', theirs.path]);
+    const configured = await cli(['list', '--fetch'], work, { env, timeoutMs: 60_000 });
+    expect(configured.code, configured.stderr).toBe(3);
+    const theirArgs = await readFile(theirs.log, 'utf8');
+    expect(theirArgs).toContain('fakehost');
+    expect(theirArgs).not.toContain('ServerAlive');
+
+    // ... and in the environment.
+    await git(work, ['config', '--unset', 'core.sshCommand']);
+    const envSsh = await fakeSsh(bin, 'env-ssh');
+    const fromEnv = await cli(['list', '--fetch'], work, { env: { ...env, GIT_SSH_COMMAND: envSsh.path }, timeoutMs: 60_000 });
+    expect(fromEnv.code, fromEnv.stderr).toBe(3);
+    const envArgs = await readFile(envSsh.log, 'utf8');
+    expect(envArgs).toContain('fakehost');
+    expect(envArgs).not.toContain('ServerAlive');
+  });
+});
