@@ -5,7 +5,7 @@
  * and a message naming the remote and what was waited for. The limits are set small through their
  * environment variables so each case takes seconds; the defaults are generous (a minute of silence).
  */
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
@@ -123,5 +123,63 @@ describe('a remote over ssh', () => {
     const envArgs = await readFile(envSsh.log, 'utf8');
     expect(envArgs).toContain('fakehost');
     expect(envArgs).not.toContain('ServerAlive');
+  });
+});
+
+describe('an S3 server that accepts and never answers (storage_mode hybrid)', () => {
+  let server: SilentServer;
+  let endpoint: string;
+  const creds = { AWS_ACCESS_KEY_ID: 'AGENTVTESTKEY0000001', AWS_SECRET_ACCESS_KEY: 'sEcReT-silent-s3-0123456789' };
+  beforeAll(async () => {
+    server = await startSilentServer('silent');
+    servers.push(server);
+    endpoint = `http://127.0.0.1:${server.port}`;
+  });
+  async function hybrid(work: string): Promise<void> {
+    await mkdir(join(work, '.agentv'), { recursive: true });
+    const block = [
+      'results:',
+      '  storage_mode: hybrid',
+      '  object_store:',
+      `    endpoint: ${endpoint}`,
+      '    region: us-east-1',
+      '    bucket: frozen',
+      '    prefix: agentv',
+      '    force_path_style: true',
+    ];
+    await writeFile(join(work, '.agentv', 'config.yaml'), `${block.join('\n')}\n`);
+  }
+
+  it('a hybrid publish ends with exit 3 once the server was silent for the low-speed time, naming the bucket and its endpoint', async () => {
+    const user = await makeUserRepo();
+    await hybrid(user.work);
+    const before = server.accepted;
+    const r = await cli(['publish', run.dir, '--push', '--require-push'], user.work, {
+      env: { ...creds, AGENTV_RESULTS_NET_LOW_SPEED_TIME: '1', AGENTV_RESULTS_S3_RETRY_SECONDS: '1', AGENTV_RESULTS_NET_TIMEOUT: '60' },
+      timeoutMs: 60_000,
+    });
+    expect(server.accepted).toBeGreaterThan(before);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain(`bucket frozen at ${endpoint}`);
+    expect(r.stderr).toContain('the server stopped answering: nothing sent or received for 1 s');
+    expect(r.stderr).not.toContain(creds.AWS_SECRET_ACCESS_KEY);
+  });
+
+  it('storage migrate --push ends with exit 3 at the call deadline, naming the bucket and its endpoint', async () => {
+    const user = await makeUserRepo();
+    // Published git-native first: migrate then has payloads to copy to the (frozen) bucket.
+    const p = await cli(['publish', run.dir, '--push'], user.work);
+    expect(p.code, p.stderr).toBe(0);
+    await hybrid(user.work);
+    const before = server.accepted;
+    const r = await cli(['storage', 'migrate', '--push'], user.work, {
+      env: { ...creds, AGENTV_RESULTS_NET_TIMEOUT: '2' },
+      timeoutMs: 60_000,
+    });
+    expect(server.accepted).toBeGreaterThan(before);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain(`bucket frozen at ${endpoint}`);
+    expect(r.stderr).toContain('the server did not finish within 2 s');
+    expect(r.stderr).toContain('AGENTV_RESULTS_NET_TIMEOUT');
   });
 });

@@ -20,6 +20,7 @@ import { createHash } from 'node:crypto';
 import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
 import { AgentvResultsError } from '../util/errors.js';
 import { redactText } from '../util/redact.js';
+import { describeSeconds, NETWORK_ENV, networkLimits, type NetworkLimits } from '../util/network-limits.js';
 
 /** The `results.object_store` block of `.agentv/config.yaml` (snake_case, AgentV's plan). */
 export interface ObjectStoreSettings {
@@ -70,6 +71,34 @@ export function isContentKey(key: string, sha256: string): boolean {
   return prefix === '' || (/^([A-Za-z0-9._-]+\/)+$/.test(prefix) && !prefix.split('/').some((seg) => seg === '.' || seg === '..'));
 }
 
+/** One SDK command sent under the call's deadline (request() gives each attempt its own). */
+// biome-ignore lint/suspicious/noExplicitAny: the SDK's command and output types vary per command
+type Send = <O = any>(command: unknown) => Promise<O>;
+
+/** The SDK does not always settle once aborted mid-body: the deadline ends the wait either way. */
+function raceDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(Object.assign(new Error('the call passed its deadline'), { name: 'AbortError' }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** A request the socket timeout ended: the server stopped answering (not refused, not down). */
+function isSilence(e: { name?: string; message?: string }): boolean {
+  return e.name === 'TimeoutError' && /of inactivity/.test(e.message ?? '');
+}
+
 export function sha256Of(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
@@ -83,7 +112,10 @@ export interface ObjectStoreOptions {
   /** How long an upload request keeps retrying a transient failure (default: the settings' retry_seconds, else 60 s). */
   uploadRetryMs?: number;
   backoff?: BackoffPolicy;
-  /** Per-request timeout (default 60 s). */
+  /**
+   * One call's deadline, its retries included (default: util/network-limits.ts, 30 min unless
+   * AGENTV_RESULTS_NET_TIMEOUT says otherwise). A request silent for the low-speed time ends sooner.
+   */
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;
 }
@@ -132,6 +164,7 @@ export class ObjectStore {
   private readonly uploadRetryMs: number;
   private readonly policy: BackoffPolicy;
   private readonly timeoutMs: number;
+  private readonly limits: NetworkLimits;
 
   constructor(
     readonly settings: ObjectStoreSettings,
@@ -143,7 +176,8 @@ export class ObjectStore {
     this.retries = opts.retries ?? 4;
     this.uploadRetryMs = opts.uploadRetryMs ?? (settings.retry_seconds ?? DEFAULT_UPLOAD_RETRY_SECONDS) * 1000;
     this.policy = opts.backoff ?? { baseMs: 200, capMs: 5_000 };
-    this.timeoutMs = opts.timeoutMs ?? 60_000;
+    this.limits = networkLimits(env);
+    this.timeoutMs = Math.min(opts.timeoutMs ?? this.limits.deadlineMs, this.limits.deadlineMs);
   }
 
   /** Where the store is, for messages: endpoint (credentials stripped) and bucket. */
@@ -176,7 +210,15 @@ export class ObjectStore {
         credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) },
         // Our own retries (below) decide what is transient; the SDK's would hide a dead server for long.
         maxAttempts: 1,
-        requestHandler: { requestTimeout: this.timeoutMs, connectionTimeout: Math.min(this.timeoutMs, 10_000) },
+        // A server that accepts and then says nothing: socketTimeout ends a request silent for the
+        // low-speed time (sending or receiving), requestTimeout (made an error, not the SDK's log
+        // line) bounds one request, and request() below bounds the whole call with an AbortSignal.
+        requestHandler: {
+          connectionTimeout: Math.min(this.timeoutMs, this.limits.connectTimeoutMs),
+          socketTimeout: this.limits.lowSpeedTimeS * 1000,
+          requestTimeout: this.timeoutMs,
+          throwOnRequestTimeout: true,
+        },
       });
     })();
     // observed: whoever awaits the client gets the error; this only forgets the failed one
@@ -191,19 +233,26 @@ export class ObjectStore {
    * answers soon), an upload (`upload`) for the upload budget, so that a bucket down for a few
    * seconds delays a publish instead of failing it.
    */
-  private async request<T>(what: string, fn: (s3: S3Client, m: S3Module) => Promise<T>, upload = false): Promise<T> {
+  private async request<T>(what: string, fn: (s3: S3Client, m: S3Module, send: Send) => Promise<T>, upload = false): Promise<T> {
     const s3 = await this.s3();
     const m = await loadSdk();
     const started = Date.now();
+    // One deadline for the call, its retries included: each attempt gets what is left of it.
+    const deadline = started + this.timeoutMs;
     for (let attempt = 0; ; attempt++) {
+      const left = deadline - Date.now();
+      const attemptSignal = AbortSignal.timeout(Math.max(1, left));
+      const send: Send = (command) => s3.send(command as never, { abortSignal: attemptSignal }) as never;
       try {
-        return await fn(s3, m);
+        return await raceDeadline(fn(s3, m, send), attemptSignal);
       } catch (err) {
         if (err instanceof ObjectStoreError) throw err;
+        const overDeadline = attemptSignal.aborted;
         const failure = this.classify(err);
-        if (failure === 'unreachable' || failure === 'server') {
+        if (!overDeadline && (failure === 'unreachable' || failure === 'server')) {
           const delay = backoffDelay(attempt + 1, this.policy);
-          if (upload ? Date.now() - started + delay <= this.uploadRetryMs : attempt < this.retries) {
+          const inBudget = upload ? Date.now() - started + delay <= this.uploadRetryMs : attempt < this.retries;
+          if (inBudget && Date.now() + delay < deadline) {
             await new Promise((r) => setTimeout(r, delay));
             continue;
           }
@@ -212,6 +261,11 @@ export class ObjectStore {
           upload && (failure === 'unreachable' || failure === 'server')
             ? ` (retried for ${Math.round((Date.now() - started) / 1000)} s; results.object_store.retry_seconds or AGENTV_RESULTS_S3_RETRY_SECONDS sets how long)`
             : '';
+        if (overDeadline)
+          throw new ObjectStoreError(
+            `${what} (${this.where}): the server did not finish within ${describeSeconds(this.timeoutMs)} (the deadline for one call, its retries included; ${NETWORK_ENV.deadline} sets it in seconds)`,
+            'unreachable',
+          );
         throw new ObjectStoreError(`${what} (${this.where}): ${this.describe(err, failure)}${retried}`, failure);
       }
     }
@@ -245,9 +299,11 @@ export class ObjectStore {
         ? `the server refused the credentials (${e.name ?? 'HTTP ' + status}); check ${this.settings.credentials.access_key_id_env} and ${this.settings.credentials.secret_access_key_env}`
         : failure === 'no-bucket'
           ? `the bucket ${this.settings.bucket} does not exist`
-          : failure === 'unreachable'
-            ? `the server could not be reached (${e.code ?? e.name ?? 'network error'}: ${(e.message ?? '').split('\n')[0]})`
-            : `the server failed (${e.name ?? 'error'}${status ? `, HTTP ${status}` : ''})`;
+          : failure === 'unreachable' && isSilence(e)
+            ? `the server stopped answering: nothing sent or received for ${this.limits.lowSpeedTimeS} s (${NETWORK_ENV.lowSpeedTime} sets how long, in seconds)`
+            : failure === 'unreachable'
+              ? `the server could not be reached (${e.code ?? e.name ?? 'network error'}: ${(e.message ?? '').split('\n')[0]})`
+              : `the server failed (${e.name ?? 'error'}${status ? `, HTTP ${status}` : ''})`;
     return this.mask(detail);
   }
 
@@ -261,16 +317,16 @@ export class ObjectStore {
   async head(key: string, opts: { upload?: boolean } = {}): Promise<number | null> {
     return this.request(
       `checking ${key}`,
-      async (s3, m) => {
+      async (_s3, m, send) => {
         try {
-          const r = await s3.send(new m.HeadObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+          const r = await send(new m.HeadObjectCommand({ Bucket: this.settings.bucket, Key: key }));
           return r.ContentLength ?? 0;
         } catch (err) {
           const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
           if (e.name === 'NotFound' || e.name === 'NoSuchKey') return null;
           // HEAD has no body: a missing bucket is a bare 404 too; tell the two apart once.
           if (e.$metadata?.httpStatusCode === 404) {
-            await s3.send(new m.HeadBucketCommand({ Bucket: this.settings.bucket })).catch((b: unknown) => {
+            await send(new m.HeadBucketCommand({ Bucket: this.settings.bucket })).catch((b: unknown) => {
               const be = b as { name?: string; $metadata?: { httpStatusCode?: number } };
               if (be.name === 'NotFound' || be.name === 'NoSuchBucket' || be.$metadata?.httpStatusCode === 404)
                 throw Object.assign(new Error('no such bucket'), { name: 'NoSuchBucket', $metadata: { httpStatusCode: 404 } });
@@ -298,8 +354,8 @@ export class ObjectStore {
     else
       await this.request(
         `uploading ${key}`,
-        (s3, m) =>
-          s3.send(
+        (_s3, m, send) =>
+          send(
             new m.PutObjectCommand({
               Bucket: this.settings.bucket,
               Key: key,
@@ -317,7 +373,7 @@ export class ObjectStore {
     const bucket = this.settings.bucket;
     const created = await this.request(
       `starting the upload of ${key}`,
-      (s3, m) => s3.send(new m.CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ...(mediaType ? { ContentType: mediaType } : {}) })),
+      (_s3, m, send) => send(new m.CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ...(mediaType ? { ContentType: mediaType } : {}) })),
       true,
     );
     const uploadId = created.UploadId;
@@ -328,14 +384,15 @@ export class ObjectStore {
         const body = data.subarray(offset, Math.min(offset + PART_SIZE, data.length));
         const r = await this.request(
           `uploading part ${n} of ${key}`,
-          (s3, m) => s3.send(new m.UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: n, Body: body, ContentLength: body.length })),
+          (_s3, m, send) =>
+            send(new m.UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: n, Body: body, ContentLength: body.length })),
           true,
         );
         parts.push({ ETag: r.ETag ?? '', PartNumber: n });
       }
       await this.request(
         `completing the upload of ${key}`,
-        (s3, m) => s3.send(new m.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } })),
+        (_s3, m, send) => send(new m.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } })),
         true,
       );
     } catch (err) {
@@ -343,16 +400,20 @@ export class ObjectStore {
       const s3 = await this.s3();
       const m = await loadSdk();
       // best effort: aborting the upload; the original error is rethrown
-      await s3.send(new m.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => {});
+      await s3
+        .send(new m.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }), {
+          abortSignal: AbortSignal.timeout(this.limits.lowSpeedTimeS * 1000),
+        })
+        .catch(() => {});
       throw err;
     }
   }
 
   /** The object's bytes, or null when there is none (unverified: see getVerified). */
   async get(key: string): Promise<Buffer | null> {
-    return this.request(`reading ${key}`, async (s3, m) => {
+    return this.request(`reading ${key}`, async (_s3, m, send) => {
       try {
-        const r = await s3.send(new m.GetObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+        const r = await send(new m.GetObjectCommand({ Bucket: this.settings.bucket, Key: key }));
         if (!r.Body) return Buffer.alloc(0);
         return Buffer.from(await r.Body.transformToByteArray());
       } catch (err) {
