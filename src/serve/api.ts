@@ -139,10 +139,18 @@ async function testDetail(ctx: ApiContext, opts: TargetOptions, req: Request): P
     r.test_id === testId && (target === null || r.target === target) && (attempt === null || (r.attempt ?? 1) === attempt);
   const first = (await ctx.cache.run(opts, id)).rows.find(pick);
   if (!first) throw new HttpError(404, `test ${testId}${target === null ? '' : ` (target ${target})`} is not in run ${id}`);
-  const payloads = await ctx.cache.payloads(opts, id, (r) => r.test_id === testId && (target === null || r.target === target), await ctx.runs.target(opts));
-  const loaded = await ctx.cache.run(opts, id);
-  const row = loaded.rows.find(pick) ?? first;
-  const { detail, truncated, nextMessage, messageCount } = await projectTest(loaded, row, { messagesFrom: from, answerInline: true });
+  // One read of the test's payloads however many requests open it at once (a reload, two tabs).
+  const payloads = await ctx.cache.payloads(
+    opts,
+    id,
+    (r) => r.test_id === testId && (target === null || r.target === target),
+    await ctx.runs.target(opts),
+    JSON.stringify([testId, target]),
+  );
+  const { row, detail, truncated, nextMessage, messageCount } = await ctx.cache.withRun(opts, id, async (loaded) => {
+    const row = loaded.rows.find(pick) ?? first;
+    return { row, ...(await projectTest(loaded, row, { messagesFrom: from, answerInline: true })) };
+  });
   return {
     json: {
       run_id: id,

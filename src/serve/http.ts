@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AgentvResultsError } from '../util/errors.js';
+import { hideLocalPaths } from '../util/redact.js';
 
 /** A Dashboard request's failure, with the HTTP status it is answered with. */
 export class HttpError extends AgentvResultsError {
@@ -140,7 +141,8 @@ export function sendError(res: ServerResponse, status: number, message: string, 
     res.destroy();
     return;
   }
-  const body = JSON.stringify({ error: message, ...extra });
+  // No answer shows where things live on the server (a scratch file, the repository, a cache).
+  const body = JSON.stringify({ error: hideLocalPaths(message), ...extra });
   res.writeHead(status, { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }

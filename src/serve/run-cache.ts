@@ -47,6 +47,24 @@ async function removeQuietly(dir: Promise<string>): Promise<void> {
   }
 }
 
+/**
+ * A loaded run and the handle it was read through. A request reading the run's files holds it
+ * (`users`); a handle replaced (payloads arrived in a derived layout) or forgotten meanwhile is
+ * disposed when the last of them lets go, never under a reader.
+ */
+interface LoadedEntry {
+  handle: Promise<RunHandle>;
+  run: Promise<LoadedRun>;
+  users: number;
+  retired: boolean;
+}
+
+/** Dispose of an entry no longer cached, now or when its last reader is done. */
+function retire(entry: LoadedEntry): Promise<void> {
+  entry.retired = true;
+  return entry.users === 0 ? disposeQuietly(entry.handle) : Promise.resolve();
+}
+
 /** How many runs a server keeps pulled at once, unless told otherwise. */
 export const DEFAULT_MAX_CACHED_RUNS = 32;
 
@@ -55,7 +73,9 @@ export class RunCache {
   /** Pulled runs, least recently used first (a use moves a run to the end). */
   private pulled = new Map<string, Promise<string>>();
   private reports = new Map<string, Promise<{ file: string; missing: PayloadsResult['missing'] }>>();
-  private loaded = new Map<string, { handle: Promise<RunHandle>; run: Promise<LoadedRun> }>();
+  private loaded = new Map<string, LoadedEntry>();
+  /** Payload reads under way, one per (run, rows key): concurrent first opens of one test share one. */
+  private payloadFlights = new Map<string, Promise<PayloadsResult>>();
   private answers = new Map<string, Promise<unknown>>();
   private overlays = new Map<string, { tags: string | null; feedback: string | null }>();
 
@@ -81,7 +101,7 @@ export class RunCache {
     this.reports.delete(key);
     const loaded = this.loaded.get(key);
     this.loaded.delete(key);
-    void Promise.all([loaded && disposeQuietly(loaded.handle), removeQuietly(dir)]);
+    void Promise.all([loaded && retire(loaded), removeQuietly(dir)]);
   }
 
   private dirRoot(): Promise<string> {
@@ -140,24 +160,43 @@ export class RunCache {
 
   /** The run as the run reader loads it from its workspace (once; again after payloads arrive in a derived layout). */
   run(opts: TargetOptions, runId: string): Promise<LoadedRun> {
+    return this.entry(opts, runId).run;
+  }
+
+  /**
+   * `fn` over the loaded run, holding it: a payload read for another test that replaces the run's
+   * handle meanwhile does not remove the files `fn` reads (the old handle goes once `fn` is done).
+   */
+  async withRun<T>(opts: TargetOptions, runId: string, fn: (run: LoadedRun) => Promise<T>): Promise<T> {
+    const entry = this.entry(opts, runId);
+    entry.users++;
+    try {
+      return await fn(await entry.run);
+    } finally {
+      entry.users--;
+      if (entry.retired && entry.users === 0) await disposeQuietly(entry.handle);
+    }
+  }
+
+  private entry(opts: TargetOptions, runId: string): LoadedEntry {
     const key = `${opts.project ?? ''}\0${runId}`;
     const cached = this.loaded.get(key);
     if (cached) {
       const pulled = this.pulled.get(key);
       if (pulled) this.touch(key, pulled);
-      return cached.run;
+      return cached;
     }
     // Opened once and kept with the run: its derived copy (another layout) is removed when the run is forgotten.
     const handle = this.workspace(opts, runId).then((dir) => openRun(dir));
     const run = handle.then((h) => h.load());
-    const entry = { handle, run };
+    const entry: LoadedEntry = { handle, run, users: 0, retired: false };
     this.loaded.set(key, entry);
     // observed: the caller awaits run and gets the error; this only forgets the cached failure and its handle
     run.catch(() => {
       if (this.loaded.get(key) === entry) this.loaded.delete(key);
       void disposeQuietly(handle);
     });
-    return run;
+    return entry;
   }
 
   /**
@@ -179,17 +218,38 @@ export class RunCache {
    * the artifacts branch, fetched when this machine lacks them (results-branch/read/pull.ts pullPayloads).
    * Returns what is still missing; the loaded run is refreshed when the run reader reads a derived copy.
    */
-  async payloads(opts: TargetOptions, runId: string, rows?: (row: Record<string, unknown>) => boolean, target?: PublishTarget): Promise<PayloadsResult> {
-    const dir = await this.workspace(opts, runId);
-    const res = await pullPayloads({ ...opts, runId, dir, rows, target });
+  async payloads(
+    opts: TargetOptions,
+    runId: string,
+    rows?: (row: Record<string, unknown>) => boolean,
+    target?: PublishTarget,
+    /** Names what `rows` picks (a test and target): concurrent calls with the same key share one read. Without it, every row. */
+    rowsKey?: string,
+  ): Promise<PayloadsResult> {
     const key = `${opts.project ?? ''}\0${runId}`;
-    const cached = this.loaded.get(key);
-    // a failed cached load has no layout to keep: it is dropped
-    if (res.written.length > 0 && (await cached?.run.catch(() => null))?.layout !== 'bundle' && cached) {
-      this.loaded.delete(key);
-      await disposeQuietly(cached.handle);
+    const flightKey = `${key}\0${rows === undefined ? '*' : (rowsKey ?? null)}`;
+    const shared = rows === undefined || rowsKey !== undefined;
+    const running = shared ? this.payloadFlights.get(flightKey) : undefined;
+    if (running) return running;
+    const flight = (async () => {
+      const dir = await this.workspace(opts, runId);
+      const res = await pullPayloads({ ...opts, runId, dir, rows, target });
+      const cached = this.loaded.get(key);
+      // a failed cached load has no layout to keep: it is dropped
+      if (res.written.length > 0 && (await cached?.run.catch(() => null))?.layout !== 'bundle' && cached && this.loaded.get(key) === cached) {
+        this.loaded.delete(key);
+        await retire(cached);
+      }
+      return res;
+    })();
+    if (!shared) return flight;
+    this.payloadFlights.set(flightKey, flight);
+    try {
+      return await flight;
+    } finally {
+      // Done (or failed): a later call reads again, and finds written what this one wrote.
+      if (this.payloadFlights.get(flightKey) === flight) this.payloadFlights.delete(flightKey);
     }
-    return res;
   }
 
   /**
@@ -226,6 +286,7 @@ export class RunCache {
   }
 
   async close(): Promise<void> {
+    await Promise.allSettled([...this.payloadFlights.values()]);
     const handles = [...this.loaded.values()].map((l) => disposeQuietly(l.handle));
     this.loaded.clear();
     await Promise.all(handles);

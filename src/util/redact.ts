@@ -5,6 +5,8 @@
  * goes through here.
  */
 
+import { existsSync } from 'node:fs';
+
 // scheme://userinfo@ — userinfo has no '/', whitespace, quote or '@' (the last '@' before the host wins).
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^/\s'"@<>]*@/gi;
 
@@ -43,4 +45,28 @@ export function gitCause(stderr: string): string {
   const key = lines.filter((l) => /^(fatal|error|remote: fatal|remote: error):/.test(l)).map((l) => l.replace(/^(remote: )?(fatal|error):\s*/, ''));
   const picked = key.length > 0 ? key.slice(0, 2).join('; ') : (lines[lines.length - 1] ?? 'unknown error');
   return redactText(picked);
+}
+
+/** Top-level directories of this machine, as found (an answer names `/api/...`, not a directory). */
+const topDirs = new Map<string, boolean>();
+function isLocalTop(segment: string): boolean {
+  let known = topDirs.get(segment);
+  if (known === undefined) {
+    known = existsSync(`/${segment}`);
+    // bounded: a hostile message can name many made-up tops
+    if (topDirs.size < 256) topDirs.set(segment, known);
+  }
+  return known;
+}
+
+/**
+ * `text` with every absolute path of this machine replaced by `<server path>`: what a server
+ * answers a client (an error's message may quote a scratch file, the repository or a cache) must
+ * not show where things live on the server. A path counts when its first directory exists here;
+ * a URL's path, a route (`/api/...`) or a branch name (`agentv/results/v1`) is left as it is.
+ */
+export function hideLocalPaths(text: string): string {
+  return text.replace(/(?<![\w.\-:/~])\/([^\s'"`:,;()<>[\]{}/]+)(\/[^\s'"`:,;()<>[\]{}]*)?/g, (whole, top: string) =>
+    isLocalTop(top) ? '<server path>' : whole,
+  );
 }

@@ -14,7 +14,7 @@
  * Paths come from branch data a teammate may have crafted: every one is checked to stay inside the
  * run directory, and only regular files are written (no symlinks, no submodules).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { checkOutputDir } from '../../util/output-target.js';
@@ -641,7 +641,9 @@ export async function pullPayloads(
   for (const f of got) {
     const to = join(opts.dir, f.path);
     await mkdir(dirname(to), { recursive: true });
-    const tmp = `${to}.${process.pid}.tmp`;
+    // Unique per write, not per process: a server's concurrent requests may write the same payload
+    // at once (each rename then lands identical, checked bytes).
+    const tmp = `${to}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     await writeFile(tmp, f.data);
     await rename(tmp, to);
     written.push(f.path);
