@@ -5,11 +5,13 @@
  * and a message naming the remote and what was waited for. The limits are set small through their
  * environment variables so each case takes seconds; the defaults are generous (a minute of silence).
  */
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
 import { startSilentServer, type SilentServer } from './helpers/silent-server.js';
+import { runCli } from './helpers/cli.js';
 import { cli, makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
 
 let restore: () => void;
@@ -181,5 +183,60 @@ describe('an S3 server that accepts and never answers (storage_mode hybrid)', ()
     expect(r.stderr).toContain(`bucket frozen at ${endpoint}`);
     expect(r.stderr).toContain('the server did not finish within 2 s');
     expect(r.stderr).toContain('AGENTV_RESULTS_NET_TIMEOUT');
+  });
+});
+
+describe('the webhook', () => {
+  // A failing gate (b regressed) notifies; delivery is best effort, so the gate's own exit code (1) stays.
+  let base: string;
+  let cand: string;
+  let hooks: Server;
+  let hookPort: number;
+  const received: IncomingHttpHeaders[] = [];
+  beforeAll(async () => {
+    const dir = await makeTempDir('agentv-webhook');
+    base = join(dir, 'base.jsonl');
+    cand = join(dir, 'cand.jsonl');
+    await writeFile(base, '{"test_id":"a","target":"m","score":1}\n{"test_id":"b","target":"m","score":1}\n');
+    await writeFile(cand, '{"test_id":"a","target":"m","score":1}\n{"test_id":"b","target":"m","score":0.2}\n');
+    hooks = createServer((req, res) => {
+      received.push(req.headers);
+      req.resume();
+      req.on('end', () => res.writeHead(204).end());
+    });
+    await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
+    hookPort = (hooks.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((r) => hooks.close(() => r())));
+
+  it('with user:secret@ in its URL says why it is not sent and what to use, never the secret; the header setting delivers', async () => {
+    const secret = 's3cr3t-hook-password';
+    const before = received.length;
+    const r = await runCli(['gate', base, cand, '--webhook', `http://hookuser:${secret}@127.0.0.1:${hookPort}/hook`]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(received.length).toBe(before);
+    expect(r.stderr).toContain(`the webhook URL for 127.0.0.1:${hookPort} has credentials in it (user:password@), which fetch does not send`);
+    expect(r.stderr).toContain('AGENTV_RESULTS_WEBHOOK_AUTHORIZATION');
+    expect(r.stderr).not.toContain('TypeError');
+    expect(r.stdout + r.stderr).not.toContain(secret);
+
+    const token = 'Bearer tok-0123456789-secret';
+    const sent = await runCli(['gate', base, cand, '--webhook', `http://127.0.0.1:${hookPort}/hook`], { env: { AGENTV_RESULTS_WEBHOOK_AUTHORIZATION: token } });
+    expect(sent.code, sent.stderr).toBe(1);
+    expect(received.length).toBe(before + 1);
+    expect(received.at(-1)!.authorization).toBe(token);
+    expect(sent.stdout + sent.stderr).not.toContain('tok-0123456789');
+  });
+
+  it('that accepts and never answers ends at its deadline: a warning naming the host and the setting, the gate exit code kept', async () => {
+    const server = await startSilentServer('silent');
+    servers.push(server);
+    const r = await runCli(['gate', base, cand, '--webhook', `http://127.0.0.1:${server.port}/hook/secret-path`], {
+      env: { AGENTV_RESULTS_WEBHOOK_TIMEOUT: '1' },
+    });
+    expect(server.accepted).toBeGreaterThan(0);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`the webhook at 127.0.0.1:${server.port} did not answer within 1 s (AGENTV_RESULTS_WEBHOOK_TIMEOUT`);
+    expect(r.stderr).not.toContain('secret-path');
   });
 });
