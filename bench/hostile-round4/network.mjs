@@ -264,6 +264,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { groups, failures } = await run();
   const total = Object.values(groups).reduce((a, g) => ({ tried: a.tried + g.tried, held: a.held + g.held }), { tried: 0, held: 0 });
   const lines = ['| group | tried | held |', '| --- | ---: | ---: |', ...Object.entries(groups).map(([g, c]) => `| ${g} | ${c.tried} | ${c.held} |`)];
-  lines.push(`| **network, all** | **${total.tried}** | **${total.held}** |`, '', failures.length ? `Not held:\n${failures.map((f) => `- ${f}`).join('\n')}` : 'Every case held.');
+  lines.push(
+    `| **network, all** | **${total.tried}** | **${total.held}** |`,
+    '',
+    failures.length ? `Not held:\n${failures.map((f) => `- ${f}`).join('\n')}` : 'Every case held.',
+  );
   process.stdout.write(`${lines.join('\n')}\n`);
 }
