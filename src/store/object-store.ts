@@ -399,12 +399,9 @@ export class ObjectStore {
       // Best effort: a bucket lifecycle rule cleans up what an unreachable server leaves behind.
       const s3 = await this.s3();
       const m = await loadSdk();
+      const abortSignal = AbortSignal.timeout(this.limits.lowSpeedTimeS * 1000);
       // best effort: aborting the upload; the original error is rethrown
-      await s3
-        .send(new m.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }), {
-          abortSignal: AbortSignal.timeout(this.limits.lowSpeedTimeS * 1000),
-        })
-        .catch(() => {});
+      await s3.send(new m.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }), { abortSignal }).catch(() => {});
       throw err;
     }
   }
