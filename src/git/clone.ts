@@ -29,7 +29,6 @@ export async function ensureBareClone(url: string, dir: string, opts: { timeoutM
     try {
       r = await runGit(['clone', '--bare', '--quiet', '--filter=blob:none', '--no-tags', '--', url, tmp], {
         okCodes: [0, 128],
-        config: net.config,
         env: net.env,
         signal: net.signal,
       });

@@ -1,8 +1,8 @@
 // Every git command that talks to a remote (fetch, ls-remote, push, clone) runs through here, so
 // none waits forever on a silent peer (util/network-limits.ts says how long, and how to change it):
-//  - http(s): git's own low-speed limit (`-c http.lowSpeedLimit/http.lowSpeedTime`): a server that
-//    accepts and never answers, or sends headers and stops, ends the transfer. The user's
-//    GIT_HTTP_LOW_SPEED_LIMIT/TIME, when set, win (git reads them after its config).
+//  - http(s): git's own low-speed limit (GIT_HTTP_LOW_SPEED_LIMIT/TIME, set by the runner for every
+//    git process unless the user set them): a server that accepts and never answers, or sends
+//    headers and stops, ends the transfer.
 //  - ssh: keep-alives (`ServerAliveInterval`/`ServerAliveCountMax`) and a connect timeout, through
 //    GIT_SSH_COMMAND only when the user chose no ssh command of their own (GIT_SSH_COMMAND, GIT_SSH
 //    or core.sshCommand): theirs is left exactly as it is.
@@ -12,7 +12,6 @@ import { describeSeconds, networkLimits, NETWORK_ENV, type NetworkLimits } from 
 import { redactText } from '../util/redact.js';
 
 export interface NetworkSpawn {
-  config: Record<string, string>;
   env: Record<string, string>;
   /** Aborted when the deadline passes. */
   signal: AbortSignal;
@@ -69,10 +68,6 @@ export function sshCommandFor(limits: NetworkLimits): string {
 export async function networkSpawn(repo: Repo | null, remote: string, timeoutMs?: number, opts: { push?: boolean } = {}): Promise<NetworkSpawn> {
   const limits = networkLimits();
   const deadlineMs = timeoutMs === undefined ? limits.deadlineMs : Math.min(timeoutMs, limits.deadlineMs);
-  const config: Record<string, string> = {
-    'http.lowSpeedLimit': String(limits.lowSpeedLimit),
-    'http.lowSpeedTime': String(limits.lowSpeedTimeS),
-  };
   const known = repo ? knownRemoteUrl(repo, remote, opts) : undefined;
   const url = known ?? remote;
   const env: Record<string, string> = {};
@@ -82,7 +77,7 @@ export async function networkSpawn(repo: Repo | null, remote: string, timeoutMs?
   const maybeSsh = isSshUrl(url) || unreadName;
   if (maybeSsh && !(await userChoseSsh(repo))) env.GIT_SSH_COMMAND = sshCommandFor(limits);
   const shown = url === remote ? redactText(remote) : `${remote} (${redactText(url)})`;
-  return { config, env, signal: AbortSignal.timeout(deadlineMs), deadlineMs, limits, shown };
+  return { env, signal: AbortSignal.timeout(deadlineMs), deadlineMs, limits, shown };
 }
 
 /** What a silent remote gets told: which remote, what we waited for, how long, and how to change it. */

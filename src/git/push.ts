@@ -93,7 +93,7 @@ export async function push(repo: Repo, remote: string, updates: PushUpdate[], op
   let stdout: string;
   let stderr: string;
   try {
-    const r = await gitIn(repo, args, { okCodes: [0, 1, 128], cwd: transportCwd(repo), config: net.config, env: net.env, signal: net.signal });
+    const r = await gitIn(repo, args, { okCodes: [0, 1, 128], cwd: transportCwd(repo), env: net.env, signal: net.signal });
     exitCode = r.code;
     stdout = r.stdout.toString('utf8');
     stderr = r.stderr;

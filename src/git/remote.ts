@@ -140,7 +140,7 @@ async function runNetwork(repo: Repo, remote: string, args: string[], opts: Netw
   const what = args[0] === 'fetch' ? 'fetching' : 'listing its refs';
   let r: Awaited<ReturnType<typeof gitIn>>;
   try {
-    r = await gitIn(repo, args, { okCodes, cwd: transportCwd(repo), config: net.config, env: net.env, signal: net.signal });
+    r = await gitIn(repo, args, { okCodes, cwd: transportCwd(repo), env: net.env, signal: net.signal });
   } catch (err) {
     if (!(err instanceof GitError)) throw err;
     const silent = silenceMessage(net, what, err.stderr);

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { GitError } from './errors.js';
+import { networkLimits } from '../util/network-limits.js';
 
 /**
  * Variables that would silently redirect git to another repository, index or object store. They are
@@ -57,6 +58,11 @@ export function buildGitEnv(extra?: Record<string, string>): Record<string, stri
   env.GIT_TERMINAL_PROMPT = '0';
   // Messages we parse (porcelain reasons, "cannot lock ref ...") must not be translated.
   env.LC_ALL = 'C';
+  // A silent http(s) server ends the transfer (util/network-limits.ts): every process, since a
+  // blob-less clone's reads fetch missing blobs too. The user's own values, when set, win.
+  const limits = networkLimits();
+  env.GIT_HTTP_LOW_SPEED_LIMIT ??= String(limits.lowSpeedLimit);
+  env.GIT_HTTP_LOW_SPEED_TIME ??= String(limits.lowSpeedTimeS);
   if (extra) Object.assign(env, extra);
   return env;
 }

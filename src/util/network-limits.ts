@@ -8,7 +8,7 @@
  * | variable | default | what it bounds |
  * |---|---|---|
  * | `AGENTV_RESULTS_NET_LOW_SPEED_LIMIT` | 1000 | bytes per second under which a transfer counts as stalled |
- * | `AGENTV_RESULTS_NET_LOW_SPEED_TIME` | 60 | seconds a transfer may stay stalled (git's http.lowSpeedTime, ssh keep-alives, an S3 request's silence) |
+ * | `AGENTV_RESULTS_NET_LOW_SPEED_TIME` | 60 | seconds a transfer may stay stalled (git's low-speed time, ssh keep-alives, an S3 request's silence) |
  * | `AGENTV_RESULTS_NET_TIMEOUT` | 1800 | seconds one git network command or one S3 call may take in all |
  * | `AGENTV_RESULTS_NET_CONNECT_TIMEOUT` | 30 | seconds to open a connection (S3) |
  * | `AGENTV_RESULTS_WEBHOOK_TIMEOUT` | 10 | seconds a webhook POST may take in all |
