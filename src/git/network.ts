@@ -16,6 +16,8 @@ export interface NetworkSpawn {
   /** Aborted when the deadline passes. */
   signal: AbortSignal;
   deadlineMs: number;
+  /** True when the caller's own bound (shorter than the setting) is the deadline. */
+  callerDeadline: boolean;
   limits: NetworkLimits;
   /** The remote as a message names it: "origin (https://host/repo.git)", credentials stripped. */
   shown: string;
@@ -77,14 +79,22 @@ export async function networkSpawn(repo: Repo | null, remote: string, timeoutMs?
   const maybeSsh = isSshUrl(url) || unreadName;
   if (maybeSsh && !(await userChoseSsh(repo))) env.GIT_SSH_COMMAND = sshCommandFor(limits);
   const shown = url === remote ? redactText(remote) : `${remote} (${redactText(url)})`;
-  return { env, signal: AbortSignal.timeout(deadlineMs), deadlineMs, limits, shown };
+  return { env, signal: AbortSignal.timeout(deadlineMs), deadlineMs, callerDeadline: deadlineMs < limits.deadlineMs, limits, shown };
 }
 
 /** What a silent remote gets told: which remote, what we waited for, how long, and how to change it. */
 export function silenceMessage(net: NetworkSpawn, what: string, stderr: string): string | null {
   if (net.signal.aborted)
-    return `${net.shown} did not finish ${what} within ${describeSeconds(net.deadlineMs)} (the deadline for one network operation; ${NETWORK_ENV.deadline} sets it in seconds)`;
-  if (/Operation too slow|Timeout, server .* not responding|ServerAlive/i.test(stderr))
-    return `${net.shown} stopped answering while ${what}: less than ${net.limits.lowSpeedLimit} bytes/s for ${net.limits.lowSpeedTimeS} s (${NETWORK_ENV.lowSpeedLimit} and ${NETWORK_ENV.lowSpeedTime} set the limit)`;
+    return net.callerDeadline
+      ? `${net.shown} did not finish ${what} within ${describeSeconds(net.deadlineMs)}`
+      : `${net.shown} did not finish ${what} within ${describeSeconds(net.deadlineMs)} (the deadline for one network operation; ${NETWORK_ENV.deadline} sets it in seconds)`;
+  if (/Timeout, server .* not responding/i.test(stderr))
+    return `${net.shown} stopped answering while ${what}: its ssh keep-alives went unanswered (${NETWORK_ENV.lowSpeedTime} sets how long, in seconds)`;
+  if (/Operation too slow/i.test(stderr)) {
+    // git's own words carry the limit in force (the user's GIT_HTTP_LOW_SPEED_* may have set it).
+    const m = /Less than (\d+) bytes\/sec transferred the last (\d+) seconds/.exec(stderr);
+    const [limit, time] = m ? [m[1], m[2]] : [String(net.limits.lowSpeedLimit), String(net.limits.lowSpeedTimeS)];
+    return `${net.shown} stopped answering while ${what}: less than ${limit} bytes/s for ${time} s (${NETWORK_ENV.lowSpeedLimit} and ${NETWORK_ENV.lowSpeedTime} set the limit)`;
+  }
   return null;
 }
