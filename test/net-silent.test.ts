@@ -27,8 +27,8 @@ afterAll(async () => {
   await cleanupTempDirs();
 });
 
-/** Two seconds of silence end a transfer; the deadline is a backstop far beyond it. */
-const FAST = { AGENTV_RESULTS_NET_LOW_SPEED_TIME: '2', AGENTV_RESULTS_NET_TIMEOUT: '60' };
+/** One second of silence ends a transfer; the deadline is a backstop far beyond it. */
+const FAST = { AGENTV_RESULTS_NET_LOW_SPEED_TIME: '1', AGENTV_RESULTS_NET_TIMEOUT: '60' };
 
 async function repoWithRemote(url: string): Promise<string> {
   const user = await makeUserRepo();
@@ -66,7 +66,7 @@ for (const mode of ['silent', 'headers'] as const) {
         const said = `${r.stdout}\n${r.stderr}`;
         expect(r.code, said).toBe(3);
         expect(said).toContain(`origin (${url}) stopped answering while `);
-        expect(said).toMatch(/stopped answering while (fetching|pushing): less than 1000 bytes\/s for 2 s/);
+        expect(said).toMatch(/stopped answering while (fetching|pushing): less than 1000 bytes\/s for 1 s/);
         expect(said).toContain('AGENTV_RESULTS_NET_LOW_SPEED_TIME');
       });
     }
