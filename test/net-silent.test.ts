@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
 import { startSilentServer, type SilentServer } from './helpers/silent-server.js';
 import { runCli } from './helpers/cli.js';
+import { isSshUrl } from '../src/git/network.js';
+import { networkLimits } from '../src/util/network-limits.js';
 import { cli, makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
 
 let restore: () => void;
@@ -84,6 +86,29 @@ describe('a git:// remote that never answers', () => {
     expect(r.code, r.stderr).toBe(3);
     expect(r.stderr).toContain(`origin (${url}) did not finish fetching within 2 s`);
     expect(r.stderr).toContain('AGENTV_RESULTS_NET_TIMEOUT');
+  });
+});
+
+describe('the settings', () => {
+  it('which URLs git reaches over ssh; the limits from the environment, a bad value refused naming the variable', () => {
+    for (const url of ['git@example.invalid:org/r.git', 'ssh://example.invalid/r.git', 'git+ssh://h/r', 'host:r.git']) expect(isSshUrl(url), url).toBe(true);
+    for (const url of [
+      'https://example.invalid/r.git',
+      'http://127.0.0.1:9/r.git',
+      'git://h/r',
+      'file:///tmp/r.git',
+      '/abs/remote.git',
+      '../rel.git',
+      'origin',
+      'C:\\repo',
+    ])
+      expect(isSshUrl(url), url).toBe(false);
+    expect(networkLimits({})).toEqual({ lowSpeedLimit: 1000, lowSpeedTimeS: 60, deadlineMs: 1_800_000, connectTimeoutMs: 30_000, webhookTimeoutMs: 10_000 });
+    expect(networkLimits({ AGENTV_RESULTS_NET_TIMEOUT: '2.5', AGENTV_RESULTS_NET_LOW_SPEED_TIME: '5' })).toMatchObject({ deadlineMs: 2500, lowSpeedTimeS: 5 });
+    for (const bad of ['0', '-1', 'soon', '1.5'])
+      expect(() => networkLimits({ AGENTV_RESULTS_NET_LOW_SPEED_TIME: bad })).toThrow(
+        /AGENTV_RESULTS_NET_LOW_SPEED_TIME=.*expected a whole number greater than 0/,
+      );
   });
 });
 
