@@ -16,9 +16,10 @@ export default defineConfig({
     exclude: tier === 'all' || named ? ['**/node_modules/**'] : ['**/node_modules/**', ...FULL_ONLY],
     env: tier === 'pr' ? prSizes : {},
     setupFiles: ['test/helpers/cpu-report.ts'],
-    // Refuse a stale dist/ (test/helpers/build-check.ts), then unpack the npm registry's Chromium
-    // once, before the browser tests' workers start.
-    globalSetup: ['test/helpers/build-check.ts', 'test/helpers/chromium-setup.ts'],
+    // Refuse a stale dist/ (test/helpers/build-check.ts), make the fixture repositories every suite
+    // copies once (test/helpers/fixture-templates.ts), and unpack the npm registry's Chromium once,
+    // before the browser tests' workers start.
+    globalSetup: ['test/helpers/build-check.ts', 'test/helpers/fixture-templates.ts', 'test/helpers/chromium-setup.ts'],
     // Tests spawn real git processes, AgentV and Chromium, and wait on them, on servers and on lock
     // staleness. On the 2-core machine the test files kept 1.55 cores busy with two workers, 1.72
     // with three and 1.75 with four (BENCHMARKS.md, "Test tiers"); every timeout is several times

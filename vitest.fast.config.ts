@@ -10,6 +10,7 @@ export default defineConfig({
     include: FAST,
     env: { AGENTV_TEST_CLI: 'source' },
     setupFiles: ['test/helpers/cpu-report.ts'],
+    globalSetup: ['test/helpers/fixture-templates.ts'],
     pool: 'forks',
     maxWorkers: 2,
     // Set for a loaded machine: the whole tier takes under a minute of CPU.
