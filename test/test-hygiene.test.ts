@@ -84,6 +84,9 @@ describe('test tiers (test/tiers.mjs)', () => {
     const twice = [...placed].filter(([, t]) => t.length > 1).map(([f, t]) => `${f}: in ${t.join(' and ')}`);
     const missing = [...placed.keys()].filter((f) => !all.includes(f)).map((f) => `${f}: listed in test/tiers.mjs but no such test file`);
     expect([...unplaced, ...twice, ...missing]).toEqual([]);
+    // The CPU log names a file by its base name (test/helpers/cpu-report.ts; bench/tier-costs.mjs).
+    const bases = all.map((f) => f.slice(f.lastIndexOf('/') + 1));
+    expect(bases.filter((b, i) => bases.indexOf(b) !== i)).toEqual([]);
   });
 
   it('a fast file needs no build, no AgentV, no browser, no process of our CLI and no object-store server', () => {

@@ -40,8 +40,9 @@ export const FAST = [
 /**
  * `npm run test:all` only (CI): every conformance differential but one per AgentV line, the CI
  * recipe simulations, the soak, the kill loops, the full mixed fleet, the browser suites but one,
- * the hostile matrices whose every case starts processes. Each has a representative of its kind
- * in the pull-request tier (PR_REPRESENTATIVES).
+ * the hostile matrices whose every case starts processes, the end-to-end stories whose kind the
+ * pull-request tier covers more cheaply (sync-e2e, exec-e2e, storage-blip). Each has a
+ * representative of its kind in the pull-request tier (PR_REPRESENTATIVES).
  */
 export const FULL_ONLY = [
   'test/answers-differential.test.ts',
@@ -66,6 +67,7 @@ export const FULL_ONLY = [
   'test/conformance/shard-publish-property.test.ts',
   'test/conformance/stable-branch.test.ts',
   'test/conformance/validate-differential.test.ts',
+  'test/exec-e2e.test.ts',
   'test/fresh-clone.test.ts',
   'test/hostile-round2.test.ts',
   'test/hostile-round3.test.ts',
@@ -79,6 +81,8 @@ export const FULL_ONLY = [
   'test/site-browser.test.ts',
   'test/soak-checker.slow.test.ts',
   'test/soak.slow.test.ts',
+  'test/storage-blip.test.ts',
+  'test/sync-e2e.test.ts',
   'test/validate-equals-publish-agentv5.test.ts',
   'test/wip-killloop.slow.test.ts',
 ];
@@ -108,7 +112,6 @@ export const PR = [
   'test/daemon-instance-lock.test.ts',
   'test/docs.test.ts',
   'test/error-model.test.ts',
-  'test/exec-e2e.test.ts',
   'test/exit-codes-corrupt.test.ts',
   'test/export-e2e.test.ts',
   'test/feedback.test.ts',
@@ -153,12 +156,10 @@ export const PR = [
   'test/skill-creator-compat.test.ts',
   'test/stable-layout.test.ts',
   'test/status-remote-sync-branches.test.ts',
-  'test/storage-blip.test.ts',
   'test/storage-hybrid.test.ts',
   'test/sync-adopt-agentv.test.ts',
   'test/sync-cli.test.ts',
   'test/sync-derived.test.ts',
-  'test/sync-e2e.test.ts',
   'test/test-hygiene.test.ts',
   'test/util-shared.test.ts',
   'test/validate-equals-publish.test.ts',
@@ -181,7 +182,7 @@ export const PR_REPRESENTATIVES = {
   'hostile input': 'test/hostile-files.test.ts',
   'CI gate': 'test/ci-gate.test.ts',
   'object store (S3 server)': 'test/storage-hybrid.test.ts',
-  'concurrent writers and sync': 'test/sync-e2e.test.ts',
+  'concurrent writers and sync': 'test/sync-cli.test.ts',
   'WIP daemon and exec': 'test/daemon-e2e.test.ts',
   'the packed package': 'test/package-install.test.ts',
   'docs and public API': 'test/docs.test.ts',
