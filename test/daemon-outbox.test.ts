@@ -133,9 +133,9 @@ describe('daemon helpers', () => {
       mkdirSync(join(root, 'exp/ts/suite/test/attempt-1'), { recursive: true });
       writeFileSync(join(root, 'exp/ts/suite/test/attempt-1/result.json'), '{}');
       writeFileSync(join(root, 'exp/ts/index.jsonl'), '{}\n');
-      await waitFor('index event', () => changes.includes(join(root, 'exp/ts')), 5_000);
+      await waitFor('index event', () => changes.includes(join(root, 'exp/ts')), 30_000);
       writeFileSync(join(root, 'exp/ts/summary.json'), '{}');
-      await waitFor('summary event', () => changes.filter((c) => c === join(root, 'exp/ts')).length >= 2, 5_000);
+      await waitFor('summary event', () => changes.filter((c) => c === join(root, 'exp/ts')).length >= 2, 30_000);
       expect(changes.some((c) => c !== null && c.includes('suite'))).toBe(false);
     } finally {
       await w.close();

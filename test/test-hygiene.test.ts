@@ -52,6 +52,17 @@ describe('test hygiene', () => {
     expect(offending(fixed, (line) => /\b(for|while)\s*\(/.test(line))).toEqual([]);
   });
 
+  it('a wait for a signal is bounded for a loaded machine: no waitFor limit under 10 s', () => {
+    // The limit is a hang guard: two suites side by side on two busy cores make a 1 s wait take 10.
+    const short = /\bwaitFor\([^;]*?,\s*(\d[\d_]*)(\s*,\s*\d[\d_]*)?\s*\)/;
+    expect(
+      offending(short, (line) => {
+        const limit = Number(short.exec(line)![1]!.replace(/_/g, ''));
+        return limit >= 10_000;
+      }),
+    ).toEqual([]);
+  });
+
   it('every conditional test says why it skips', () => {
     // ctx.skip() takes the reason; skipIf/runIf titles carry it (a `${…}` note or the word "skipped").
     expect(offending(/\bctx\.skip\(\s*\)/)).toEqual([]);

@@ -95,7 +95,7 @@ it(`survives kill -9 of exec / wip checkpoint / the daemon at random points (${I
     } else {
       writer = startProcess(process.execPath, writerArgs);
       procs.push(writer);
-      await waitFor('the run to start', () => existsSync(join(runDir, 'index.jsonl')), 10_000, 10);
+      await waitFor('the run to start', () => existsSync(join(runDir, 'index.jsonl')), 30_000, 10);
       victim =
         kind === 'checkpoint'
           ? startCli(['wip', 'checkpoint', runDir, '--watch', '--interval', '0.05', '--every-rows', '2', '--no-push', '--dir', work], { cwd: work, env })
