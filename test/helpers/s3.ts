@@ -132,7 +132,10 @@ export async function startS3(opts: { bucket?: string } = {}): Promise<S3Server>
     });
     dropper = d;
     let tries = 0;
-    const take = () => d.listen(port, '127.0.0.1');
+    // Only while this dropper is still the current one: a comeBack meanwhile ends the outage.
+    const take = () => {
+      if (dropper === d) d.listen(port, '127.0.0.1');
+    };
     d.on('error', (err: NodeJS.ErrnoException) => {
       // The front's socket may linger for a moment after close: try again, bounded.
       if (err.code === 'EADDRINUSE' && tries++ < 200) setTimeout(take, 10).unref();
