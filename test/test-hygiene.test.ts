@@ -1,5 +1,5 @@
 /**
- * Tests that cannot pass by luck or fail by load (issues 28 and 51): read every test file as text
+ * Tests that cannot pass by luck or fail by load (issue 28, then issue 51): read every test file as text
  * and refuse the shapes that did: a duration compared against a bound (benchmarks measure time,
  * tests do not), a deadline or seed taken from the wall clock, a fixed sleep standing in for a
  * signal, and a conditional test that does not say why it skips. And every test file has exactly
