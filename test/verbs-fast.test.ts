@@ -1,6 +1,8 @@
 /**
  * The fast tier's cover of the verbs people change most (issue 51): publish, list, pull, compare,
- * gate, serve and site, each once over one small repository, in-process. Under `npm run
+ * gate, serve and site, each once over one small repository, in-process, and the read and review
+ * verbs (summary, failures, show, validate, report, status, trend, tag, feedback, sync, schema)
+ * answering over it. Under `npm run
  * test:fast` (AGENTV_TEST_CLI=source) the commands are src/'s, so an edit is tested without a
  * build; under `npm test` the same checks run the build. The deep checks of each verb live in their
  * own files (publish-*.test.ts, results-compare, ci-gate, serve-*, site-*); this one keeps the
@@ -88,6 +90,39 @@ describe('every verb, in-process', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('tag moves a tag onto a run, and gate reads it back as @<tag>', async () => {
+    const r = await cli(['tag', base.runId, '+baseline'], user.work);
+    expect(r.code, r.stderr).toBe(0);
+    const g = json<{ passed: boolean }>(await cli(['gate', '@baseline', cand.runId, '--json'], user.work));
+    expect(g.passed).toBe(true);
+  });
+
+  it('the read and review verbs answer over the published run: each exits 0', async () => {
+    const out = await makeTempDir('verbs-read');
+    const pulled = join(out, 'run');
+    expect((await cli(['pull', cand.runId, '--out', pulled], user.work)).code).toBe(0);
+    const testId = (JSON.parse(readFileSync(join(pulled, 'index.jsonl'), 'utf8').split('\n')[0]!) as { test_id: string }).test_id;
+    const verbs: string[][] = [
+      ['summary', pulled],
+      ['failures', pulled],
+      ['show', pulled],
+      ['validate', pulled],
+      ['report', pulled, '--out', join(out, 'report.html')],
+      ['status'],
+      ['trend', base.runId, cand.runId],
+      ['feedback', cand.runId, testId, 'looks right'],
+      ['sync'],
+      ['schema'],
+    ];
+    const failed: string[] = [];
+    for (const argv of verbs) {
+      const r = await cli(argv, user.work);
+      if (r.code !== 0) failed.push(`${argv[0]} exited ${r.code}: ${r.stderr.trim().split('\n')[0]}`);
+    }
+    expect(failed).toEqual([]);
+    expect(existsSync(join(out, 'report.html'))).toBe(true);
   });
 
   it('site writes the static views of both runs', async () => {
