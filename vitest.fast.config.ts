@@ -1,32 +1,20 @@
 import { defineConfig } from 'vitest/config';
+import { FAST } from './test/tiers.mjs';
 
-// `npm run test:fast`: the unit tier, for everyday work (under a minute). Pure functions and small
-// real-git plumbing; no CLI processes, browsers, network remotes or kill loops, and no build: the
-// few commands it runs are run in-process from src/ (AGENTV_TEST_CLI=source), so it never tests a
-// stale dist/. `npm test` runs these and everything else, against the build.
+// `npm run test:fast`: the tier for the edit-test loop, test/tiers.mjs's FAST list (at most 60
+// CPU-seconds). Every verb runs in-process from src/ (AGENTV_TEST_CLI=source), so it needs no build
+// and never tests a stale dist/; no real AgentV, no browser, no process of our CLI. `npm test`
+// runs these too.
 export default defineConfig({
   test: {
-    include: [
-      'test/architecture.test.ts',
-      'test/derive-unit.test.ts',
-      'test/merge-*.test.ts',
-      'test/report-unit.test.ts',
-      'test/sync-unit.test.ts',
-      'test/sync-merge.test.ts',
-      'test/daemon-outbox.test.ts',
-      'test/git-runner.test.ts',
-      'test/git-refs.test.ts',
-      'test/git-merge-tree.test.ts',
-      'test/git-repo.test.ts',
-      'test/read-layouts.test.ts',
-      'test/hostile-stream.test.ts',
-      'test/wip-checkpoint.test.ts',
-      'test/agentv-branch-layout.test.ts',
-    ],
+    include: FAST,
     env: { AGENTV_TEST_CLI: 'source' },
+    setupFiles: ['test/helpers/cpu-report.ts'],
+    globalSetup: ['test/helpers/fixture-templates.ts'],
     pool: 'forks',
     maxWorkers: 2,
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Set for a loaded machine: the whole tier takes under a minute of CPU.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
   },
 });

@@ -6,7 +6,12 @@
  * to a kind — the worker itself, git, AgentV 5.x (Bun), AgentV 4.42 (node under its wrapper), our
  * CLI as a process, a node under git (the merge driver), Chromium, other.
  *
- *   node bench/test-accounting.mjs [--top N] [--json out.json] -- [vitest args…]
+ *   node bench/test-accounting.mjs [--tier fast|pr|all] [--top N] [--json out.json] -- [vitest args…]
+ *
+ * `--tier` picks the tier (test/tiers.mjs): fast runs vitest.fast.config.ts, pr (the default) is
+ * `npm test`'s test files, all is `npm run test:all`'s. The tiers that use dist/ need a fresh
+ * build first (`npm run build`): the run refuses a stale one. BENCHMARKS.md, "Test tiers", has the
+ * table these figures go into, one run per tier on an idle machine.
  *
  * Needs root (acct(2)) and python3 to switch accounting on and off (Node has no binding for it);
  * without them it says so and exits 2. Nothing here runs in `npm test`.
@@ -26,6 +31,12 @@ const opt = (name, dflt) => {
 };
 const top = Number(opt('--top', '40'));
 const jsonOut = opt('--json', null);
+const tier = opt('--tier', 'pr');
+if (!['fast', 'pr', 'all'].includes(tier)) {
+  console.error(`test-accounting: --tier ${tier}: expected fast, pr or all`);
+  process.exit(2);
+}
+const tierArgs = tier === 'fast' ? ['--config', 'vitest.fast.config.ts'] : [];
 
 const ACCT = 'import ctypes,sys\nl=ctypes.CDLL(None,use_errno=True)\nr=l.acct(sys.argv[1].encode() if len(sys.argv)>1 else None)\nsys.exit(0 if r==0 else 1)';
 function acct(file) {
@@ -63,7 +74,10 @@ if (!acct(acctFile)) {
   process.exit(2);
 }
 const started = Date.now();
-const child = spawn('npx', ['vitest', 'run', ...vitestArgs], { stdio: 'inherit', env: { ...process.env, AGENTV_TEST_CPU_LOG: cpuLog } });
+const child = spawn('npx', ['vitest', 'run', ...tierArgs, ...vitestArgs], {
+  stdio: 'inherit',
+  env: { ...process.env, AGENTV_TEST_CPU_LOG: cpuLog, ...(tier === 'all' ? { AGENTV_TEST_TIER: 'all' } : {}) },
+});
 const code = await new Promise((r) => child.on('close', (c) => r(c ?? 1)));
 acct(null);
 const wall = (Date.now() - started) / 1000;
@@ -111,7 +125,9 @@ for (const r of recs) {
 }
 const total = [...perFile.values()].reduce((a, f) => a + f.total, 0);
 const r1 = (n) => Math.round(n * 10) / 10;
-console.log(`\nvitest exited ${code}; ${r1(wall)} s wall; ${perFile.size} test files; ${r1(total)} CPU-s charged to them (${r1(total / wall)} cores)`);
+console.log(
+  `\ntier ${tier}: vitest exited ${code}; ${r1(wall)} s wall; ${perFile.size} test files; ${r1(total)} CPU-s charged to them (${r1(total / wall)} cores)`,
+);
 console.log('\nBy kind of process:');
 for (const [k, v] of [...perKind].sort((a, b) => b[1].cpu - a[1].cpu))
   console.log(`  ${r1(v.cpu).toString().padStart(8)} CPU-s  ${String(v.processes).padStart(6)} processes  ${(v.cpu / v.processes).toFixed(2)} s each  ${k}`);
@@ -124,6 +140,9 @@ for (const [file, f] of [...perFile].sort((a, b) => b[1].total - a[1].total).sli
   console.log(`  ${r1(f.total).toString().padStart(7)}  ${file}: ${parts}`);
 }
 if (jsonOut)
-  writeFileSync(jsonOut, `${JSON.stringify({ code, wall, total, perKind: Object.fromEntries(perKind), perFile: Object.fromEntries(perFile) }, null, 2)}\n`);
+  writeFileSync(
+    jsonOut,
+    `${JSON.stringify({ tier, code, wall, total, perKind: Object.fromEntries(perKind), perFile: Object.fromEntries(perFile) }, null, 2)}\n`,
+  );
 rmSync(dir, { recursive: true, force: true });
 process.exit(code);

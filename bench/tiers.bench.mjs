@@ -44,9 +44,9 @@ async function times(n, args, env = {}) {
   return ms;
 }
 
-/** The issue's targets: the unit tier under a minute, `npm test` under six. */
+/** The tiers' contract (CONTRIBUTING.md, "Test tiers"): the fast tier under a minute, `npm test` (the pull-request tier) under eight. */
 const FAST_LIMIT_MS = 60_000;
-const NPM_TEST_LIMIT_MS = 360_000;
+const NPM_TEST_LIMIT_MS = 480_000;
 
 const verdict = (ms, limit) => (ms <= limit ? '✅' : '❌');
 
@@ -79,11 +79,11 @@ Whole processes started from the repository root, ${os.cpus().length} cores, Nod
 
 | tier | what runs | samples | median | target |
 |---|---|---|---|---|
-| \`npm run test:fast\` | the unit tier (vitest.fast.config.ts: pure functions, small real-git plumbing) | ${fast.length} | ${fmtMs(median(fast))} | < 1 min ${verdict(median(fast), FAST_LIMIT_MS)} |
+| \`npm run test:fast\` | the fast tier (test/tiers.mjs FAST: every verb in-process from src/, unit and small real-git files) | ${fast.length} | ${fmtMs(median(fast))} | < 1 min ${verdict(median(fast), FAST_LIMIT_MS)} |
 | \`npm test\`, build | tsc, then the CLI bundle (esbuild) | ${build.length} | ${fmtMs(build[0])} | — |
 | \`npm test\`, lint | \`biome ci .\` (format and lint rules) | ${lint.length} | ${fmtMs(median(lint))} | — |
-| \`npm test\`, tests | \`vitest run\`: every suite, the slow ones at CI size, the conformance suite with the real AgentV client | ${full.length} | ${fmtMs(median(full))} | — |
-| **\`npm test\`** | the three above, what \`.ci/run\` runs after \`npm ci\` | — | **${fmtMs(total)}** | < 6 min ${verdict(total, NPM_TEST_LIMIT_MS)} |
+| \`npm test\`, tests | \`vitest run\`: the pull-request tier (test/tiers.mjs: every file but FULL_ONLY, one conformance file per AgentV line) | ${full.length} | ${fmtMs(median(full))} | — |
+| **\`npm test\`** | the three above (\`.ci/run\` runs \`npm run test:all\`, the whole matrix) | — | **${fmtMs(total)}** | < 8 min ${verdict(total, NPM_TEST_LIMIT_MS)} |
 
 ${failedNote} CI's wall time is \`npm ci\` (and, on a machine without it, \`apt-get install chromium\`) plus the \`npm test\` row.
 

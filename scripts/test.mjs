@@ -9,15 +9,18 @@
  * The lint's and typecheck's output is held and printed after the tests, each under its own
  * heading; the exit code is the first failure's (lint, typecheck, tests), or 0. Arguments are
  * passed to vitest (`npm test -- test/docs.test.ts`).
+ *
+ * `--all` (`npm run test:all`, what CI runs) runs the whole matrix instead of the pull-request tier
+ * (AGENTV_TEST_TIER=all: test/tiers.mjs's FULL_ONLY files too, the slow suites at their own sizes).
  */
 import { spawn } from 'node:child_process';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 /** Runs a command; with `quiet`, its output is kept and returned instead of printed. */
-function run(cmd, args, { quiet = false } = {}) {
+function run(cmd, args, { quiet = false, env = process.env } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+    const child = spawn(cmd, args, { stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit', env });
     const chunks = [];
     if (quiet) {
       child.stdout.on('data', (c) => chunks.push(c));
@@ -28,6 +31,10 @@ function run(cmd, args, { quiet = false } = {}) {
   });
 }
 
+const args = process.argv.slice(2);
+const all = args.includes('--all');
+const vitestArgs = args.filter((a) => a !== '--all');
+
 const build = await run(npm, ['run', '-s', 'build']);
 if (build.code !== 0) process.exit(build.code);
 
@@ -35,7 +42,7 @@ const checks = [
   { name: 'lint (biome ci)', done: run(npm, ['run', '-s', 'lint'], { quiet: true }) },
   { name: 'typecheck of the tests and browser clients', done: run(npm, ['run', '-s', 'typecheck:tests'], { quiet: true }) },
 ];
-const tests = await run('npx', ['vitest', 'run', ...process.argv.slice(2)]);
+const tests = await run('npx', ['vitest', 'run', ...vitestArgs], { env: all ? { ...process.env, AGENTV_TEST_TIER: 'all' } : process.env });
 
 let code = 0;
 for (const check of checks) {

@@ -33,10 +33,13 @@ describe('Outbox', () => {
     await ob.put({ kind: 'publish', run_dir: '/r/a', run_id: 'e/a', wip_ref: null });
     expect((await ob.pending()).map((i) => i.id).sort()).toEqual(['publish:/r/a', 'push-results']);
     const push = (await ob.get('push-results'))!;
-    await ob.retry(push, Date.now() + 5_000, 'origin is unreachable');
+    // A clock the test sets: the retry is due at a fixed instant, read back to the millisecond.
+    const now = new Date('2026-04-01T10:00:00.000Z');
+    const due = now.getTime() + 5_000;
+    await ob.retry(push, due, 'origin is unreachable', { now });
     const retried = (await ob.get('push-results'))!;
     expect(retried).toMatchObject({ attempts: 1, lastError: 'origin is unreachable', state: 'pending' });
-    expect(retried.nextAt).toBeGreaterThan(Date.now());
+    expect(retried.nextAt).toBe(due);
     await ob.done(retried);
     const pub = (await ob.get('publish:/r/a'))!;
     await ob.dead(pub, 'the run directory is gone');
@@ -130,9 +133,9 @@ describe('daemon helpers', () => {
       mkdirSync(join(root, 'exp/ts/suite/test/attempt-1'), { recursive: true });
       writeFileSync(join(root, 'exp/ts/suite/test/attempt-1/result.json'), '{}');
       writeFileSync(join(root, 'exp/ts/index.jsonl'), '{}\n');
-      await waitFor('index event', () => changes.includes(join(root, 'exp/ts')), 5_000);
+      await waitFor('index event', () => changes.includes(join(root, 'exp/ts')), 30_000);
       writeFileSync(join(root, 'exp/ts/summary.json'), '{}');
-      await waitFor('summary event', () => changes.filter((c) => c === join(root, 'exp/ts')).length >= 2, 5_000);
+      await waitFor('summary event', () => changes.filter((c) => c === join(root, 'exp/ts')).length >= 2, 30_000);
       expect(changes.some((c) => c !== null && c.includes('suite'))).toBe(false);
     } finally {
       await w.close();

@@ -50,7 +50,9 @@ const NOT_RUN_HERE: { startsWith: string; why: string }[] = [
     why: 'fetches the package from the npm registry: test/package-install.test.ts runs the installed binary (--help, export, publish, serve)',
   },
   { startsWith: 'npm ci && npm run quickstart', why: 'the whole quick start in a bare environment: test/quickstart.test.ts' },
-  { startsWith: 'npm test', why: 'the whole suite this test is part of; .ci/run runs exactly this command (checked below)' },
+  { startsWith: 'npm test', why: 'the pull-request tier this test is part of (test/tiers.mjs)' },
+  { startsWith: 'npm run test:fast', why: 'the fast tier (test/tiers.mjs): this suite is part of the tiers' },
+  { startsWith: 'npm run test:all', why: 'the whole matrix this test is part of; .ci/run runs exactly this command (checked below)' },
 ];
 
 const notRunReason = (cmd: string) => NOT_RUN_HERE.find((a) => cmd.startsWith(a.startsWith))?.why;
@@ -133,11 +135,11 @@ describe("the README's commands", () => {
       ).toBe(true);
   });
 
-  it('the test command is the one .ci/run runs', () => {
+  it('the whole-matrix command is the one .ci/run runs', () => {
     const ci = readFileSync(join(REPO_ROOT, '.ci', 'run'), 'utf8')
       .trimEnd()
       .split('\n');
-    const readmeTest = commands.find((c) => c.startsWith('npm test'))!.replace(/\s+#.*$/, '');
+    const readmeTest = commands.find((c) => c.startsWith('npm run test:all'))!.replace(/\s+#.*$/, '');
     expect(ci[ci.length - 1]).toBe(readmeTest);
   });
 

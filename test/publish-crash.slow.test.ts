@@ -50,7 +50,8 @@ vi.mock('proper-lockfile', async (importOriginal) => {
   return { default: { ...real, lock } };
 });
 
-// 10 kills in `npm test` (every kill point class is hit within a few); `npm run test:soak` runs 30.
+// 10 kills in `npm run test:all`, 3 in `npm test` (test/tiers.mjs, PR_ENV: the kind's representative
+// in the pull-request tier); `npm run test:soak` runs 30.
 const CRASH_ITERATIONS = Number(process.env.AGENTV_CRASH_ITERATIONS ?? 10);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -86,7 +87,8 @@ describe('kill -9 in the middle of a publish', () => {
   it(`leaves both refs moved or neither, a clean repository, and a publish that works right after (${CRASH_ITERATIONS} random kills)`, async () => {
     const user: UserRepoFixture = await makeUserRepo();
     const ITERATIONS = CRASH_ITERATIONS;
-    const seed = Number(process.env.AGENTV_CRASH_SEED ?? Date.now() % 100000);
+    // A fixed seed by default, so a failure replays as it was; AGENTV_CRASH_SEED explores others.
+    const seed = Number(process.env.AGENTV_CRASH_SEED ?? 1313);
     const random = rng(seed);
     const workspaces: RunWorkspace[] = [];
     for (let i = 0; i <= ITERATIONS; i++) workspaces.push(await makeRunWorkspace({ rows: 3, minute: i, seed: i + 1 }));

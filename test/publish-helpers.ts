@@ -14,7 +14,15 @@ import { rng, syntheticRow } from '../bench/synthetic.mjs';
 import { exportRun } from '../src/runs/export/export.js';
 import { openRepo, readBlobs, resolveRef, runGit, lsTree } from '../src/git/index.js';
 import { runCli, spawnCli, type CliResult } from './helpers/cli.js';
-import { gitEnvForTests, makeTempDir, snapshotCheckout, startGitDaemonOn, type GitDaemon, type UserRepoFixture } from './helpers/git-fixtures.js';
+import {
+  gitEnvForTests,
+  makeTempDir,
+  makeUserRepoWithRemote,
+  snapshotCheckout,
+  startGitDaemonOn,
+  type GitDaemon,
+  type UserRepoFixture,
+} from './helpers/git-fixtures.js';
 
 export const RESULTS_REF = 'refs/heads/agentv/results/v1';
 export const ARTIFACTS_REF = 'refs/heads/agentv/artifacts/v1';
@@ -33,6 +41,8 @@ function runScript(args: string[]): Promise<void> {
 
 /** The user repository of fixtures-repos/user-repo.sh, optionally in one of user-repo-variant.sh's states. */
 export async function makeUserRepo(variant?: string, arg?: string): Promise<UserRepoFixture> {
+  // The plain repository is user-repo.sh's, copied from the run's template (git-fixtures.ts).
+  if (!variant) return makeUserRepoWithRemote();
   const root = await makeTempDir('agentv-user');
   await runScript(variant ? [VARIANT_SCRIPT, root, variant, ...(arg ? [arg] : [])] : [USER_SCRIPT, root]);
   return { root, work: join(root, 'user'), remote: join(root, 'remote.git') };
@@ -109,8 +119,14 @@ export async function expectFsckClean(dir: string): Promise<void> {
   expect(r.code).toBe(0);
 }
 
+/** The commit `ref` (a full ref name) points at, or null: one for-each-ref, no repository opened. */
 export async function tip(dir: string, ref: string): Promise<string | null> {
-  return resolveRef(await openRepo(dir), ref);
+  const r = await runGit(['for-each-ref', '--format=%(objectname) %(refname)', ref], { cwd: dir });
+  const line = r.stdout
+    .toString('utf8')
+    .split('\n')
+    .find((l) => l.endsWith(` ${ref}`));
+  return line ? line.split(' ')[0]! : null;
 }
 
 /**

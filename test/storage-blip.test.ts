@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTempDirs, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
 import { objectStoreYaml, startS3, type S3Server } from './helpers/s3.js';
-import { sleep, waitFor } from './helpers/wip-fixtures.js';
+import { waitFor } from './helpers/wip-fixtures.js';
 import { ARTIFACTS_REF, RESULTS_REF, cli, cliProcess, makeRunWorkspace, makeUserRepo, tip } from './publish-helpers.js';
 import type { UserRepoFixture } from './helpers/git-fixtures.js';
 
@@ -37,15 +37,19 @@ describe('hybrid: a bucket away for a few seconds', () => {
     const run = await makeRunWorkspace({ rows: 3, experiment: 'blip', minute: 31 });
     let cut = false;
     // The server goes away under the first upload (that request is cut mid-way) ...
-    s3.goAway((req) => {
-      if (req.method !== 'PUT') return false;
-      cut = true;
-      return true;
-    });
+    s3.goAway(
+      (req) => {
+        if (req.method !== 'PUT') return false;
+        cut = true;
+        return true;
+      },
+      { countAttempts: true },
+    );
     const publishing = cliProcess(['publish', run.dir, '--json'], user.work, { env: s3.env, timeoutMs: 150_000 });
     await waitFor('the bucket went away under an upload', () => cut, 60_000);
-    // ... and stays away for about four seconds: the outage, not a measurement.
-    await sleep(4_000);
+    // ... and stays away until the publish has been seen retrying into the outage three times
+    // (it waits it out rather than giving up), whatever the machine's speed.
+    await waitFor('the publish retrying while the bucket is away', () => s3.attemptsWhileAway >= 3, 60_000);
     const seenBefore = s3.requests.length;
     await s3.comeBack();
     const r = await publishing;

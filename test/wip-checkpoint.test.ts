@@ -230,10 +230,10 @@ describe('WipSession (the policy an eval runner embeds)', () => {
     };
 
     appendRows(runDir, 1, 4); // 3 rows: below the row trigger, interval far away
-    await waitFor('a poll that saw the 3 pending rows', () => polled.includes(3), 5_000);
+    await waitFor('a poll that saw the 3 pending rows', () => polled.includes(3), 30_000);
     expect(checkpoints()).toHaveLength(1);
     appendRows(runDir, 4, 7); // 6 pending now
-    await waitFor('row-triggered checkpoint', () => checkpoints().length === 2, 5_000);
+    await waitFor('row-triggered checkpoint', () => checkpoints().length === 2, 30_000);
 
     appendRows(runDir, 7, 8);
     const last = await session.stop();
@@ -244,7 +244,7 @@ describe('WipSession (the policy an eval runner embeds)', () => {
     const ev2: WipEvent[] = [];
     const s2 = await WipSession.start({ repo, remoteName: null, runDir, host: 'h', everyRows: 0, intervalMs: 100, pollMs: 20, onEvent: (e) => ev2.push(e) });
     appendRows(runDir, 8, 9);
-    await waitFor('interval checkpoint', () => ev2.some((e) => e.type === 'checkpoint' && e.result.rows === 9), 5_000);
+    await waitFor('interval checkpoint', () => ev2.some((e) => e.type === 'checkpoint' && e.result.rows === 9), 30_000);
     await s2.stop({ flush: false });
   });
 });

@@ -6,10 +6,11 @@
  * completed checkpoint is recoverable), recovery gives back those rows once each, and — every few
  * iterations — resuming the run and publishing it yields every row exactly once.
  *
- * Iterations: AGENTV_KILL_ITERATIONS (default 12 so `npm test` stays within its budget on a shared
- * 2-core machine; `npm run test:soak` runs 50).
+ * Iterations: AGENTV_KILL_ITERATIONS (default 12, what `npm run test:all` runs; `npm run test:soak`
+ * runs 50). A full-matrix suite (test/tiers.mjs): the pull-request tier's kill loop is
+ * publish-crash.slow.test.ts.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 // Deterministic per seed, so a failing iteration can be replayed (AGENTV_KILL_SEED).
@@ -38,6 +39,25 @@ async function capturedIndex(repo: Repo, commit: string): Promise<string> {
     segs.map((s) => s.sha),
   );
   return segs.map((s) => blobs.get(s.sha)!.toString('utf8')).join('');
+}
+
+/**
+ * The git processes still running in one of `dirs` (their working directory, from /proc): what a
+ * killed command left behind, which finish or abort on their own once their stdin is gone.
+ */
+function gitsRunningIn(dirs: string[]): number[] {
+  const real = dirs.map((d) => realpathSync(d));
+  const out: number[] = [];
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('git')) continue;
+      const cwd = readlinkSync(`/proc/${pid}/cwd`);
+      if (real.some((d) => cwd === d || cwd.startsWith(`${d}/`))) out.push(Number(pid));
+    } catch {
+      // gone meanwhile, or a zombie (no cwd): not running
+    }
+  }
+  return out;
 }
 
 const seq = (n: number) => Array.from({ length: n }, (_, i) => `t-${String(i).padStart(4, '0')}`);
@@ -75,7 +95,7 @@ it(`survives kill -9 of exec / wip checkpoint / the daemon at random points (${I
     } else {
       writer = startProcess(process.execPath, writerArgs);
       procs.push(writer);
-      await waitFor('the run to start', () => existsSync(join(runDir, 'index.jsonl')), 10_000, 10);
+      await waitFor('the run to start', () => existsSync(join(runDir, 'index.jsonl')), 30_000, 10);
       victim =
         kind === 'checkpoint'
           ? startCli(['wip', 'checkpoint', runDir, '--watch', '--interval', '0.05', '--every-rows', '2', '--no-push', '--dir', work], { cwd: work, env })
@@ -99,8 +119,9 @@ it(`survives kill -9 of exec / wip checkpoint / the daemon at random points (${I
     await victim.exited;
     if (existsSync(pidFile)) killPid(Number(readFileSync(pidFile, 'utf8')));
     if (writer) await writer.stop(2_000);
-    // Let git processes orphaned by the kill finish or abort (their stdin is gone).
-    await sleep(150);
+    // Wait (bounded) until the git processes orphaned by the kill have finished or aborted (their
+    // stdin is gone): fsck checks the repository they leave, not one they are still writing.
+    await waitFor("the killed command's git processes to end", () => gitsRunningIn([work, shared.remote]).length === 0, 30_000, 20);
 
     // 1. Repository integrity, here and on the remote.
     expect(await git(work, ['fsck', '--no-dangling', '--no-progress'])).toBe('');

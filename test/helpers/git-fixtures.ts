@@ -9,8 +9,8 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
-import { lstat, mkdtemp, readdir, readFile, readlink, realpath, rm } from 'node:fs/promises';
+import { existsSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cp, lstat, mkdtemp, readdir, readFile, readlink, realpath, rm } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -150,10 +150,9 @@ export interface UserRepoFixture {
   remote: string;
 }
 
-/** Runs fixtures-repos/user-repo.sh in a fresh temp dir (see fixtures-repos/README.md). */
-export async function makeUserRepoWithRemote(): Promise<UserRepoFixture> {
-  const root = await makeTempDir('agentv-user');
-  await new Promise<void>((resolvePromise, reject) => {
+/** Runs fixtures-repos/user-repo.sh into `root` (created). */
+export function runUserRepoScript(root: string): Promise<void> {
+  return new Promise<void>((resolvePromise, reject) => {
     const child = spawn('bash', [USER_REPO_SCRIPT, root], {
       env: { ...process.env, ...gitEnvForTests() },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -163,7 +162,42 @@ export async function makeUserRepoWithRemote(): Promise<UserRepoFixture> {
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolvePromise() : reject(new Error(`user-repo.sh failed (${code}): ${stderr}`))));
   });
-  return { root, work: join(root, 'user'), remote: join(root, 'remote.git') };
+}
+
+/**
+ * Where the run's template of user-repo.sh is: made once per test run by the global setup
+ * (test/helpers/fixture-templates.ts, AGENTV_TEST_USER_REPO_TEMPLATE), else once per test process.
+ */
+let ownTemplate: Promise<string> | null = null;
+function userRepoTemplate(): Promise<string> {
+  const given = process.env.AGENTV_TEST_USER_REPO_TEMPLATE;
+  if (given && existsSync(join(given, 'user', '.git')) && existsSync(join(given, 'remote.git'))) return Promise.resolve(given);
+  ownTemplate ??= (async () => {
+    const root = await realpath(await mkdtemp(join(tmpdir(), 'agentv-user-template-')));
+    await runUserRepoScript(root);
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+    return root;
+  })();
+  return ownTemplate;
+}
+
+/**
+ * fixtures-repos/user-repo.sh's repository pair in a fresh temp dir (see fixtures-repos/README.md):
+ * a copy of the template the script made once (the script is deterministic: fixed identity, dates
+ * and contents), with origin pointed at the copy's own remote and the index's file stats refreshed
+ * for the copied files. Two git processes instead of the script's bash and a dozen gits.
+ */
+export async function makeUserRepoWithRemote(): Promise<UserRepoFixture> {
+  const template = await userRepoTemplate();
+  const root = await makeTempDir('agentv-user');
+  await cp(template, root, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+  const fixture = { root, work: join(root, 'user'), remote: join(root, 'remote.git') };
+  const env = gitEnvForTests();
+  await git(fixture.work, ['config', 'remote.origin.url', fixture.remote], { env });
+  // `status` refreshes the index's stat data (inode and ctime changed with the copy) and writes it,
+  // as the script's own last commands left it: the tests' "untouched" snapshots start from here.
+  await git(fixture.work, ['status', '--porcelain'], { env });
+  return fixture;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -196,14 +230,16 @@ export async function snapshotCheckout(dir: string): Promise<CheckoutSnapshot> {
   // does not refresh (rewrite) the index itself.
   const index = sha256(await readFile(join(gitDir, 'index')));
   const head = await readFile(join(gitDir, 'HEAD'), 'utf8');
-  const headCommit = await git(dir, ['rev-parse', 'HEAD']);
   const status = await git(dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all'], { env: { GIT_OPTIONAL_LOCKS: '0' } });
-  const stashRef = await runGit(['rev-parse', '-q', '--verify', 'refs/stash'], { cwd: dir, okCodes: [0, 1] });
-  const stash = `${stashRef.stdout.toString().trim()}\n${await git(dir, ['stash', 'list'])}`;
-  const refs = (await git(dir, ['for-each-ref', '--format=%(objectname) %(refname)']))
-    .split('\n')
-    .filter((l) => !/ refs\/(heads\/agentv\/|remotes\/[^ ]+\/agentv\/|agentv-tmp\/)/.test(l))
-    .join('\n');
+  // Every ref from one for-each-ref (HEAD's commit and the stash tip among them), the stash's
+  // entries from its reflog: two git processes a snapshot instead of five.
+  const allRefs = (await git(dir, ['for-each-ref', '--format=%(objectname) %(refname)'])).split('\n').filter(Boolean);
+  const refOf = (name: string) => allRefs.find((l) => l.endsWith(` ${name}`))?.split(' ')[0] ?? '';
+  const symbolic = /^ref: (\S+)/.exec(head);
+  const headCommit = symbolic ? refOf(symbolic[1]!) : head.trim();
+  const stashLog = await readFile(join(gitDir, 'logs', 'refs', 'stash'), 'utf8').catch(() => '');
+  const stash = `${refOf('refs/stash')}\n${stashLog}`;
+  const refs = allRefs.filter((l) => !/ refs\/(heads\/agentv\/|remotes\/[^ ]+\/agentv\/|agentv-tmp\/)/.test(l)).join('\n');
   const config = sha256(await readFile(join(gitDir, 'config')));
   const files: Record<string, string> = {};
   const walk = async (d: string): Promise<void> => {

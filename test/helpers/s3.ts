@@ -7,14 +7,16 @@
  * secret is refused as a real S3 endpoint refuses it.
  *
  * The front can also go away, at once or in the middle of a request (`goAway`), and come back on
- * the same port (`comeBack`): the "server gone mid-upload" case.
+ * the same port (`comeBack`): the "server gone mid-upload" case. With `{ countAttempts: true }` the
+ * port, while away, answers every connection by dropping it and counts them (`attemptsWhileAway`):
+ * a test then ends the outage once the client was seen retrying into it, not after a guessed time.
  */
 import { SignatureV4 } from '@smithy/signature-v4';
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -33,7 +35,9 @@ export interface S3Server {
   /** Requests the front saw (method and path), for asserting what a command sent. */
   requests: { method: string; path: string }[];
   /** Refuse connections from now on; with `when`, only once a request matches it (that request is cut mid-way). */
-  goAway(when?: (req: IncomingMessage) => boolean): void;
+  goAway(when?: (req: IncomingMessage) => boolean, opts?: { countAttempts?: boolean }): void;
+  /** Connections dropped while away (only with `goAway(…, { countAttempts: true })`). */
+  readonly attemptsWhileAway: number;
   comeBack(): Promise<void>;
   close(): Promise<void>;
 }
@@ -115,7 +119,29 @@ export async function startS3(opts: { bucket?: string } = {}): Promise<S3Server>
   const requests: { method: string; path: string }[] = [];
   let cutWhen: ((req: IncomingMessage) => boolean) | null = null;
   let down = false;
+  let countAttempts = false;
+  let attempts = 0;
+  let dropper: TcpServer | null = null;
   const sockets = new Set<Socket>();
+  /** Once the front has stopped listening: with countAttempts, take the port and drop every connection. */
+  const whileAway = () => {
+    if (!countAttempts || dropper) return;
+    const d = createTcpServer((s) => {
+      attempts++;
+      s.destroy();
+    });
+    dropper = d;
+    let tries = 0;
+    // Only while this dropper is still the current one: a comeBack meanwhile ends the outage.
+    const take = () => {
+      if (dropper === d) d.listen(port, '127.0.0.1');
+    };
+    d.on('error', (err: NodeJS.ErrnoException) => {
+      // The front's socket may linger for a moment after close: try again, bounded.
+      if (err.code === 'EADDRINUSE' && tries++ < 200) setTimeout(take, 10).unref();
+    });
+    take();
+  };
 
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     requests.push({ method: req.method ?? '', path: req.url ?? '' });
@@ -124,7 +150,7 @@ export async function startS3(opts: { bucket?: string } = {}): Promise<S3Server>
       down = true;
       cutWhen = null;
       req.socket.destroy();
-      front.close();
+      front.close(whileAway);
       for (const s of sockets) s.destroy();
       return;
     }
@@ -166,18 +192,27 @@ export async function startS3(opts: { bucket?: string } = {}): Promise<S3Server>
     dir,
     requests,
     env: { AWS_ACCESS_KEY_ID: S3_KEY_ID, AWS_SECRET_ACCESS_KEY: S3_SECRET },
-    goAway(when) {
+    get attemptsWhileAway() {
+      return attempts;
+    },
+    goAway(when, opts = {}) {
+      countAttempts = opts.countAttempts ?? false;
+      attempts = 0;
       if (when) {
         cutWhen = when;
         return;
       }
       down = true;
-      front.close();
+      front.close(whileAway);
       for (const s of sockets) s.destroy();
     },
     async comeBack() {
       down = false;
       cutWhen = null;
+      const d = dropper;
+      dropper = null;
+      countAttempts = false;
+      if (d?.listening) await new Promise<void>((r) => d.close(() => r()));
       front = createServer(handler);
       front.on('connection', (s) => {
         sockets.add(s);
@@ -186,6 +221,8 @@ export async function startS3(opts: { bucket?: string } = {}): Promise<S3Server>
       await listen(port);
     },
     async close() {
+      const d = dropper;
+      if (d?.listening) await new Promise<void>((r) => d.close(() => r()));
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => front.close(() => r()));
       await inner.close();
