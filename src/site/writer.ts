@@ -60,7 +60,7 @@ export async function readStamp(out: string): Promise<Stamp | null> {
  */
 export async function clearStampLeftovers(out: string): Promise<boolean> {
   const names = await readdir(out);
-  const ours = new RegExp(`^\\${STAMP}\\.tmp-\\d+-[0-9a-f]+$`);
+  const ours = new RegExp(`^\\.\\${STAMP}\\.tmp-\\d+-[0-9a-f]+$`); // writeOutputFile's `.<name>.tmp-<pid>-<hex>`
   if (names.length === 0 || !names.every((n) => ours.test(n))) return false;
   for (const n of names) await rm(join(out, n), { force: true });
   return true;
