@@ -154,6 +154,7 @@ function tmpfs(dir, size) {
 }
 
 export async function run() {
+  let killedMidway = 0;
   const groups = {};
   const failures = [];
   const tally = (group, ok, what) => {
@@ -381,6 +382,7 @@ export async function run() {
     }
 
     // site killed with SIGKILL once N of its files exist (a positive signal), then site again.
+    killedMidway = 0;
     for (const n of KILL_AT) {
       const out = join(root, `site-kill-${n}`);
       const child = spawn(process.execPath, [CLI, 'site', '--out', out], { cwd: roomy, env: ENV, stdio: 'ignore' });
@@ -404,6 +406,7 @@ export async function run() {
       if (!done) child.kill('SIGKILL');
       await exited;
       const midway = !existsSync(join(out, '.agentv-site.json'));
+      if (midway) killedMidway++;
       const again = await cli(['site', '--out', out], roomy);
       tally(
         'site killed (kill -9)',
@@ -432,6 +435,8 @@ export async function run() {
     '| --- | ---: | ---: |',
     ...Object.entries(groups).map(([g, c]) => `| ${g} | ${c.tried} | ${c.held} |`),
     `| **all** | **${total.tried}** | **${total.held}** |`,
+    '',
+    `The kills landed before the build's manifest in ${killedMidway} of ${KILL_AT.length} cases.`,
     '',
     failures.length ? `Not held:\n${failures.map((f) => `- ${f}`).join('\n')}` : 'Every case held.',
   ].join('\n');
