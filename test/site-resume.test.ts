@@ -145,6 +145,21 @@ describe('site resumes what an interrupted build of its own left', () => {
     expect(await readFile(join(out, 'CNAME'), 'utf8')).toBe('results.example.org\n');
   }, 120_000);
 
+  it('site --full also removes what the last build wrote and no run produces any more', async () => {
+    const out = join(await makeTempDir('site-full'), 'public');
+    expect((await runCli(['site', '--out', out], { cwd: user.work })).code).toBe(0);
+    // A file the last build wrote for a run that is gone since (as after an expire).
+    const m = (await manifestOf(out)) as { files: Record<string, [string, number]> };
+    await mkdir(join(out, 'api', 'runs', 'expired'), { recursive: true });
+    await writeFile(join(out, 'api', 'runs', 'expired', '_.json'), '{}');
+    m.files['api/runs/expired/_.json'] = [createHash('sha256').update('{}').digest('hex'), 2];
+    await writeFile(join(out, MANIFEST), `${JSON.stringify(m)}\n`);
+    const r = await runCli(['site', '--out', out, '--full', '--json'], { cwd: user.work });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).files_removed).toBe(1);
+    expect(sorted(await files(out))).toEqual(sorted(clean));
+  }, 120_000);
+
   it('still refuses a directory that is neither a site nor a build of ours in progress', async () => {
     const dir = join(await makeTempDir('site-foreign'), 'notes');
     await mkdir(dir);

@@ -191,7 +191,8 @@ async function write(
   await mkdir(out, { recursive: true });
   // The stamp first, before any content (an interrupted build's is kept: its time says which files it wrote).
   if (!stamp) await writeStamp(out);
-  const w = new SiteWriter(out, opts.full ? null : previous, sha(page), stamp);
+  // --full asks about every unit again; the last build's files still tell what to remove (an expired run's).
+  const w = new SiteWriter(out, previous, sha(page), stamp, !opts.full);
   const warnings: string[] = [];
   await w.put('index.html', page);
 

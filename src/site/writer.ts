@@ -132,9 +132,11 @@ export class SiteWriter {
     previous: Manifest | null,
     private readonly page: string,
     private readonly resume: Stamp | null = null,
+    /** False (`site --full`): no unit is kept, but what the last build wrote and this one does not is still removed. */
+    reuseUnits = true,
   ) {
     this.prior = previous;
-    this.old = previous && previous.page === page && !resume ? previous : null;
+    this.old = previous && previous.page === page && !resume && reuseUnits ? previous : null;
   }
 
   /** True when the last build produced unit `name` from the same key (its files are kept as they are). */
