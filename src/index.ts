@@ -117,7 +117,7 @@ export { startServer, ServeError, type RunningServer, type ServeOptions } from '
 export { site, SiteOptionsSchema, type SiteOptions, type SiteResult } from './site/index.js';
 
 // The error model: every failure is an AgentvResultsError with a stable `code` and its exit code.
-export { AgentvResultsError, EXIT, EXIT_CODE_BY_ERROR, exitCodeFor, InvalidArgumentsError, type ErrorCode } from './util/errors.js';
+export { AgentvResultsError, DiskError, EXIT, EXIT_CODE_BY_ERROR, exitCodeFor, InvalidArgumentsError, type ErrorCode } from './util/errors.js';
 // The failures a caller can meet, each with its code (README, exit codes); branch on the class or `code`.
 export {
   GitArgumentError,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UnsafeFileError } from '../src/util/safe-open.js';
 import { describe, expect, it } from 'vitest';
-import { absentAs, AgentvResultsError, EXIT_CODE_BY_ERROR, exitCodeFor, isAbsent } from '../src/util/errors.js';
+import { absentAs, AgentvResultsError, DiskError, diskErrorOf, EXIT_CODE_BY_ERROR, exitCodeFor, isAbsent } from '../src/util/errors.js';
 import { CheckFailed, UsageError, exitCodeFor as cliExitCodeFor, failureText } from '../src/cli/errors.js';
 import { spawnSync } from 'node:child_process';
 import { CLI_PATH } from './helpers/cli.js';
@@ -122,6 +122,9 @@ describe('one error model', () => {
     [new WipError('no WIP branch'), 'wip', 2],
     [new SyncConflictError('cannot merge automatically even preferring the results branch'), 'sync-conflict', 1],
     [new WipError('no space left', true), 'no-space', 3],
+    [new DiskError('no space left on the device', 'ENOSPC'), 'no-space', 3],
+    [new DiskError('over quota', 'EDQUOT'), 'no-space', 3],
+    [new DiskError('the filesystem is read-only', 'EROFS'), 'read-only', 3],
     [new WipError('x.log in the bucket does not match its pointer', false, true), 'read-check', 1],
     [new UnsafeFileError('config.yaml is a named pipe, not a regular file', 'config.yaml', 'not-regular'), 'input', 2],
   ];
@@ -296,6 +299,12 @@ describe('one error model', () => {
     const zodLike = Object.assign(new Error('invalid'), { name: 'ZodError' });
     expect(exitCodeFor(zodLike)).toBe(2);
     expect(exitCodeFor(Object.assign(new Error('write failed'), { code: 'ENOSPC' }))).toBe(3);
+    expect(exitCodeFor(Object.assign(new Error('write failed'), { code: 'EROFS' }))).toBe(3);
+    const rofs = Object.assign(new Error("EROFS: read-only file system, open '/x/y'"), { code: 'EROFS', path: '/x/y' });
+    expect(failureText(rofs)).toBe(
+      'agentv-results: the filesystem is read-only (EROFS) while writing /x/y; nothing half-written is taken as done — make it writable or choose another place and run the command again\n',
+    );
+    expect((diskErrorOf(rofs, '/x/y') as DiskError).code).toBe('read-only');
     expect(exitCodeFor(new TypeError('bug'))).toBe(70);
     expect(exitCodeFor(Object.assign(new Error('permission denied'), { code: 'EACCES' }))).toBe(70);
     expect(Object.values(EXIT_CODE_BY_ERROR)).not.toContain(70);

@@ -9,7 +9,6 @@
  *    is freed, fsck is clean and the next checkpoint captures every row;
  *  - the outbox cannot record: a clear error, and the journal still reads correctly afterwards.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,21 +18,19 @@ import { Checkpointer, recoverWip } from '../src/wip/index.js';
 import { runCli } from './helpers/cli.js';
 import { cleanupTempDirs, git, makeTempDir, makeUserRepoWithRemote, useIsolatedGitEnv } from './helpers/git-fixtures.js';
 import { appendRows } from './helpers/wip-fixtures.js';
+import { mountTmpfs, type Tmpfs } from './helpers/tmpfs.js';
 
 let restore: () => void;
+let fs: Tmpfs;
 let mnt = '';
-let mounted = false;
-let why = '';
 
 beforeAll(async () => {
   restore = useIsolatedGitEnv();
   mnt = await makeTempDir('wip-tmpfs');
-  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mnt], { encoding: 'utf8' });
-  mounted = r.status === 0;
-  why = r.error?.message ?? r.stderr.trim();
+  fs = mountTmpfs(mnt, '4m');
 });
 afterAll(async () => {
-  if (mounted) spawnSync('umount', ['-l', mnt]);
+  fs.unmount();
   restore();
   await cleanupTempDirs();
 });
@@ -41,26 +38,11 @@ afterAll(async () => {
 const AUTHOR = { name: 'WIP Test', email: 'wip@example.invalid' };
 const RUN_ID = 'exp/2026-03-01T10-00-00-000Z';
 
-/** Fills the tmpfs until the kernel says ENOSPC; returns the filler directory (delete it to free). */
-function fill(): string {
-  const dir = join(mnt, 'filler');
-  mkdirSync(dir, { recursive: true });
-  let n = 0;
-  for (const size of [256 * 1024, 16 * 1024, 1024, 64]) {
-    for (;;) {
-      try {
-        writeFileSync(join(dir, `f${n++}`), Buffer.alloc(size, 1));
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-        break;
-      }
-    }
-  }
-  return dir;
-}
+/** Fills the tmpfs until the kernel says ENOSPC; returns the ballast directory (delete it to free). */
+const fill = () => fs.fill();
 
 function skipUnlessMounted(ctx: { skip: (note?: string) => void }): void {
-  if (!mounted) ctx.skip(`cannot mount a tmpfs here (${why || 'not permitted'}); the disk-full tests need CAP_SYS_ADMIN`);
+  fs.require(ctx);
 }
 
 describe('a disk that fills', () => {

@@ -6,12 +6,14 @@
  */
 import { setNoticeSink } from '../util/notices.js';
 import { redactText } from '../util/redact.js';
-import { AgentvResultsError, BUG_REPORT_HINT, EXIT, exitCodeFor } from '../util/errors.js';
+import { AgentvResultsError, BUG_REPORT_HINT, diskErrorOf, EXIT, exitCodeFor, isDiskRefusal } from '../util/errors.js';
 
 export { EXIT, exitCodeFor };
 
 /** The stderr lines of a failure: one line; an unexpected error (exit 70) also says it is a bug and what to report. */
 export function failureText(err: unknown): string {
+  // A disk that refused a write deep in a command (ENOSPC, EDQUOT, EROFS) is said in words, with the path it was writing.
+  if (isDiskRefusal(err) && !(err instanceof AgentvResultsError)) err = diskErrorOf(err, (err as NodeJS.ErrnoException).path ?? 'a file');
   const message = redactText(err instanceof Error ? `${exitCodeFor(err) === EXIT.bug ? `${err.name}: ` : ''}${err.message}` : String(err));
   if (exitCodeFor(err) !== EXIT.bug) return `agentv-results: ${message}\n`;
   return `agentv-results: internal error: ${message}\nagentv-results: ${BUG_REPORT_HINT}\n`;

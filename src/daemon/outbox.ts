@@ -18,7 +18,8 @@
  * to the live entries (temporary file + fsync + rename), so it stays small.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { redactDeep } from '../util/redact.js';
@@ -251,7 +252,13 @@ export class Outbox {
   }
 
   private async withLock<T>(fn: () => Promise<T>): Promise<T> {
-    await mkdir(dirname(this.file), { recursive: true });
+    await mkdir(dirname(this.file), { recursive: true }).catch((err: unknown) => {
+      throw explain(err, this.file);
+    });
+    // A read-only filesystem is said at once (the lock's retries would only wait it out).
+    await access(dirname(this.file), constants.W_OK).catch((err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code === 'EROFS') throw explain(err, this.file);
+    });
     let release: () => Promise<void>;
     try {
       // Short critical sections; a holder killed -9 goes stale after 5 s.
@@ -264,6 +271,8 @@ export class Outbox {
         onCompromised: () => undefined,
       });
     } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EROFS' || code === 'ENOSPC' || code === 'EDQUOT') throw explain(err, this.file);
       throw new OutboxError(`could not lock the outbox ${this.file}: ${(err as Error).message}`);
     }
     try {
@@ -310,6 +319,11 @@ function explain(err: unknown, file: string): Error {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOSPC' || code === 'EDQUOT') {
     return new OutboxError(`no space left to record in the outbox ${file}; free some space (the queued work is retried when it can be written)`, true);
+  }
+  if (code === 'EROFS') {
+    return new OutboxError(
+      `the outbox ${file} is on a read-only filesystem; nothing was recorded — make it writable (the queued work is kept and retried when it can be written)`,
+    );
   }
   return err as Error;
 }

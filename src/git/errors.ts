@@ -1,4 +1,5 @@
 // Error types of the git layer. Callers branch on the class (instanceof), never on message text.
+import { accessSync, constants, statfsSync } from 'node:fs';
 import { redactText } from '../util/redact.js';
 import { AgentvResultsError, type ErrorCode } from '../util/errors.js';
 
@@ -13,8 +14,12 @@ export class GitError extends AgentvResultsError {
 
   constructor(argv: readonly string[], exitCode: number | null, stderr: string, message?: string) {
     // A URL in argv or stderr may carry credentials (https://user:TOKEN@host): never kept, never shown.
-    super(redactText(message ?? describeFailure(argv, exitCode, stderr)));
+    const disk = diskRefusalIn(stderr) ?? diskRefusalAt(argv, stderr);
+    const text = message ?? describeFailure(argv, exitCode, stderr);
+    super(redactText(disk ? `${disk === 'read-only' ? 'the filesystem is read-only' : 'no space left on the device'} (git could not write): ${text}` : text));
     this.name = 'GitError';
+    // git said the disk refused its write: the error model's codes for that (exit 3, as 'git').
+    if (disk) this.code = disk;
     this.argv = argv.map(redactText);
     this.exitCode = exitCode;
     this.stderr = redactText(stderr);
@@ -112,6 +117,34 @@ export class RemoteError extends GitError {
 }
 
 const MAX_ARGV_CHARS = 200;
+
+/** `no-space` / `read-only` when git's stderr says the disk refused a write (git's own words for ENOSPC, EDQUOT, EROFS). */
+function diskRefusalIn(stderr: string): 'no-space' | 'read-only' | null {
+  if (/Read-only file system/i.test(stderr)) return 'read-only';
+  if (/No space left on device|Out of diskspace|Disk quota exceeded/i.test(stderr)) return 'no-space';
+  return null;
+}
+
+/**
+ * git says only "couldn't write …lock" or "unable to create directory" when its disk is full or
+ * read-only (a ref update reports no errno): asked of the filesystem of its --git-dir, only then.
+ */
+function diskRefusalAt(argv: readonly string[], stderr: string): 'no-space' | 'read-only' | null {
+  if (!/couldn't write|could not write|unable to write|unable to create|cannot lock ref|failed to write/i.test(stderr)) return null;
+  const dir = argv.find((a) => a.startsWith('--git-dir='))?.slice('--git-dir='.length);
+  if (!dir) return null;
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EROFS' ? 'read-only' : null;
+  }
+  try {
+    return statfsSync(dir).bavail === 0 ? 'no-space' : null;
+  } catch {
+    // the directory is gone or unreadable: git's own words stand
+    return null;
+  }
+}
 
 function describeFailure(argv: readonly string[], exitCode: number | null, stderr: string): string {
   let shown = argv.join(' ');

@@ -22,11 +22,13 @@ import { resolveTarget, targetOptionsOf, type TargetOptions } from '../results-b
 import { newApiContext, registerApi, type ApiContext } from '../serve/api.js';
 import { HttpError, Router } from '../serve/http.js';
 import { renderDashboard } from '../serve/page.js';
+import { diskErrorOf, isDiskRefusal } from '../util/errors.js';
 import { mapLimit } from '../util/map-limit.js';
+import { processAlive } from '../util/process-alive.js';
 import { checkOutputDir, OutputTargetError } from '../util/output-target.js';
 import { checkOptions, fnOf, TargetFields } from '../util/verb-options.js';
 import * as z from 'zod';
-import { MANIFEST, readManifest, SiteWriter } from './writer.js';
+import { clearStampLeftovers, MANIFEST, readManifest, readStamp, SiteWriter, STAMP, writeStamp, type Manifest, type Stamp } from './writer.js';
 
 /** `site`'s options, checked when it is called. */
 export const SiteOptionsSchema = z.object({
@@ -150,9 +152,18 @@ export async function site(opts: SiteOptions): Promise<SiteResult> {
   const out = resolve(opts.cwd ?? process.cwd(), opts.out);
   const state = await checkOutputDir(out, { command: 'site', foreign: 'caller' });
   const previous = state === 'other' ? await readManifest(out) : null;
-  if (state === 'workspace' || (state === 'other' && previous === null)) {
+  // A build of ours that was stopped (kill -9, a full disk) left its stamp: resumed, not refused.
+  const stamp = state === 'other' ? await readStamp(out) : null;
+  const fresh = state === 'other' && previous === null && stamp === null && (await clearStampLeftovers(out));
+  if (state === 'workspace' || (state === 'other' && previous === null && stamp === null && !fresh)) {
     throw new OutputTargetError(
-      `--out ${out} is a directory that is not a site agentv-results built (no ${MANIFEST} in it); site never replaces it — choose a new or empty directory`,
+      `--out ${out} is a directory that is not a site agentv-results built (no ${MANIFEST} or ${STAMP} in it); site never replaces it — choose a new or empty directory`,
+      out,
+    );
+  }
+  if (stamp && stamp.pid !== process.pid && processAlive(stamp.pid)) {
+    throw new OutputTargetError(
+      `--out ${out} is being written by another site build (process ${stamp.pid}); wait for it to end, or remove ${STAMP} if that process is not a site build`,
       out,
     );
   }
@@ -161,8 +172,27 @@ export async function site(opts: SiteOptions): Promise<SiteResult> {
   const target: TargetOptions = { ...given, resolved: await resolveTarget(given) };
   const listed = await listRuns({ ...target, fetch: opts.fetch, withOverlays: true });
   const page = renderDashboard({ token: '', readOnly: true, static: true });
+  try {
+    return await write(opts, out, target, listed, page, previous, stamp);
+  } catch (err) {
+    throw diskErrorOf(err, `the site into ${out} (the next site resumes what this one wrote)`);
+  }
+}
+
+async function write(
+  opts: SiteOptions,
+  out: string,
+  target: TargetOptions,
+  listed: ListResult,
+  page: string,
+  previous: Manifest | null,
+  stamp: Stamp | null,
+): Promise<SiteResult> {
   await mkdir(out, { recursive: true });
-  const w = new SiteWriter(out, opts.full ? null : previous, sha(page));
+  // The stamp first, before any content (an interrupted build's is kept: its time says which files it wrote).
+  if (!stamp) await writeStamp(out);
+  // --full asks about every unit again; the last build's files still tell what to remove (an expired run's).
+  const w = new SiteWriter(out, previous, sha(page), stamp, !opts.full);
   const warnings: string[] = [];
   await w.put('index.html', page);
 
@@ -228,6 +258,8 @@ export async function site(opts: SiteOptions): Promise<SiteResult> {
           await j.build(ask, into);
         } catch (err) {
           w.drop(j.name);
+          // A disk that refuses writes ends the build (the next one resumes it); a run that cannot be read is a warning.
+          if (isDiskRefusal(err)) throw err;
           warnings.push(`${j.what}: ${(err as Error).message}`);
         }
         opts.onProgress?.(++done, jobs.length);
@@ -248,6 +280,7 @@ export async function site(opts: SiteOptions): Promise<SiteResult> {
       try {
         await w.put(siteFile(`/trend?${q}`), await ask(`/trend?${asked}`));
       } catch (err) {
+        if (isDiskRefusal(err)) throw err;
         warnings.push(`trend ${q}: ${(err as Error).message}`);
       }
     }

@@ -8,9 +8,17 @@
  * repairs. Files are flushed to disk together before the manifest is written, not one by one (an
  * fsync per file was most of a first build's cost a run): the manifest never names bytes a power
  * loss could still take.
+ *
+ * An in-progress stamp (`.agentv-results-site`) is written first, before any content, and removed
+ * after the manifest: a directory holding it is one a `site` of ours was writing when it was
+ * stopped (kill -9, a full disk). The next build resumes it (`resume`): it trusts no file the old
+ * manifest names without reading it (a file whose bytes already match is kept), and removes what
+ * the interrupted build left that this one does not produce — our temporary files, and files
+ * written after the stamp — so the result equals a clean build's. A file older than the stamp
+ * that no manifest names (a CNAME the user added) is left alone.
  */
 import { createHash } from 'node:crypto';
-import { lstat, open, readFile, rm, rmdir } from 'node:fs/promises';
+import { lstat, open, readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { safeRelativePath } from '../model/path-segments.js';
 import { writeOutputFile } from '../util/output-target.js';
@@ -18,14 +26,57 @@ import { absentAs } from '../util/errors.js';
 import { mapLimit } from '../util/map-limit.js';
 
 export const MANIFEST = '.agentv-site.json';
+/** The in-progress stamp: written before any content, removed after the manifest. */
+export const STAMP = '.agentv-results-site';
 const FORMAT = 1;
+const STAMP_TOOL = 'agentv-results site';
+/** writeOutputFile's temporary name (`.name.tmp-<pid>-<hex>`). */
+const TEMP = /^\..+\.tmp-\d+-[0-9a-f]+$/;
+
+export interface Stamp {
+  pid: number;
+  /** When the interrupted build began (the stamp's mtime): files written since are its own. */
+  since: number;
+}
+
+/** The in-progress stamp a build of ours left in `out`, or null (none, or not ours). */
+export async function readStamp(out: string): Promise<Stamp | null> {
+  const file = join(out, STAMP);
+  const st = await lstat(file).catch(absentAs(null));
+  if (!st?.isFile() || st.size > 4096) return null;
+  try {
+    const doc = JSON.parse(await readFile(file, 'utf8')) as { tool?: unknown; pid?: unknown };
+    if (doc.tool !== STAMP_TOOL) return null;
+    return { pid: typeof doc.pid === 'number' ? doc.pid : 0, since: st.mtimeMs };
+  } catch {
+    // unparsable: not a stamp of ours
+    return null;
+  }
+}
+
+/**
+ * True when `out` holds only temporary files of a stamp being written (a build stopped before its
+ * stamp was in place, so before any content): they are removed and the directory is a fresh one.
+ */
+export async function clearStampLeftovers(out: string): Promise<boolean> {
+  const names = await readdir(out);
+  const ours = new RegExp(`^\\.\\${STAMP}\\.tmp-\\d+-[0-9a-f]+$`); // writeOutputFile's `.<name>.tmp-<pid>-<hex>`
+  if (names.length === 0 || !names.every((n) => ours.test(n))) return false;
+  for (const n of names) await rm(join(out, n), { force: true });
+  return true;
+}
+
+/** Write the in-progress stamp (flushed: it must be on disk before any content is). */
+export async function writeStamp(out: string): Promise<void> {
+  await writeOutputFile(join(out, STAMP), [`${JSON.stringify({ tool: STAMP_TOOL, pid: process.pid })}\n`], { named: false, label: STAMP });
+}
 
 interface Unit {
   key: string;
   files: string[];
 }
 
-interface Manifest {
+export interface Manifest {
   format: number;
   /** The page's own hash: when the page (its script) changes, every unit is produced again. */
   page: string;
@@ -72,13 +123,20 @@ export class SiteWriter {
   private readonly prior: Manifest | null;
   private readonly old: Manifest | null;
 
+  /**
+   * `resume`: the stamp of an interrupted build was found. No file is trusted without reading it,
+   * no unit is kept, and finish() removes what that build left that this one does not produce.
+   */
   constructor(
     private readonly out: string,
     previous: Manifest | null,
     private readonly page: string,
+    private readonly resume: Stamp | null = null,
+    /** False (`site --full`): no unit is kept, but what the last build wrote and this one does not is still removed. */
+    reuseUnits = true,
   ) {
     this.prior = previous;
-    this.old = previous && previous.page === page ? previous : null;
+    this.old = previous && previous.page === page && !resume && reuseUnits ? previous : null;
   }
 
   /** True when the last build produced unit `name` from the same key (its files are kept as they are). */
@@ -121,7 +179,20 @@ export class SiteWriter {
     this.counts.bytes += size;
     // absent: a file the manifest names but that is gone is written again; anything else propagates
     const there = await lstat(join(this.out, rel)).catch(absentAs(null));
-    if (this.prior?.files[rel]?.[0] === hash && there?.isFile()) {
+    if (!this.resume && this.prior?.files[rel]?.[0] === hash && there?.isFile()) {
+      this.counts.unchanged++;
+      return;
+    }
+    // Resuming: a file the interrupted build wrote whole is kept (and flushed with the rest).
+    if (
+      this.resume &&
+      there?.isFile() &&
+      there.size === size &&
+      createHash('sha256')
+        .update(await readFile(join(this.out, rel)))
+        .digest('hex') === hash
+    ) {
+      this.unsynced.push(rel);
       this.counts.unchanged++;
       return;
     }
@@ -130,9 +201,11 @@ export class SiteWriter {
     this.counts.written++;
   }
 
-  /** Remove what the last build wrote and this one did not, then write the manifest. */
+  /** Remove what the last build wrote and this one did not, then write the manifest, then remove the stamp. */
   async finish(): Promise<void> {
-    for (const rel of Object.keys(this.prior?.files ?? {})) {
+    const stale = new Set(Object.keys(this.prior?.files ?? {}));
+    if (this.resume) for (const rel of await this.leftByInterrupted()) stale.add(rel);
+    for (const rel of stale) {
       if (rel in this.files || safeRelativePath(rel) !== rel) continue;
       await rm(join(this.out, rel), { force: true });
       this.counts.removed++;
@@ -158,5 +231,28 @@ export class SiteWriter {
     this.unsynced = [];
     const manifest: Manifest = { format: FORMAT, page: this.page, files: this.files, units: this.units };
     await writeOutputFile(join(this.out, MANIFEST), [`${JSON.stringify(manifest)}\n`], { named: false, label: MANIFEST });
+    await rm(join(this.out, STAMP), { force: true });
+  }
+
+  /**
+   * The files an interrupted build left: our temporary files, and regular files written since its
+   * stamp. Walked without following links (a link is never ours: the site writes regular files).
+   * Bounded by the directory's size: each entry is visited once.
+   */
+  private async leftByInterrupted(): Promise<string[]> {
+    const left: string[] = [];
+    const walk = async (rel: string): Promise<void> => {
+      for (const e of await readdir(join(this.out, rel), { withFileTypes: true })) {
+        const r = rel ? `${rel}/${e.name}` : e.name;
+        if (!rel && (e.name === MANIFEST || e.name === STAMP)) continue;
+        if (e.isDirectory()) await walk(r);
+        else if (e.isFile()) {
+          if (TEMP.test(e.name)) left.push(r);
+          else if ((await lstat(join(this.out, r))).mtimeMs >= this.resume!.since) left.push(r);
+        }
+      }
+    };
+    await walk('');
+    return left;
   }
 }

@@ -54,6 +54,7 @@ export const EXIT_CODE_BY_ERROR = {
   lock: 3,
   outbox: 3,
   'no-space': 3,
+  'read-only': 3,
   'object-store': 3,
 } as const satisfies Record<string, FailureExitCode>;
 
@@ -86,20 +87,59 @@ export class InvalidArgumentsError extends AgentvResultsError {
   }
 }
 
-function isNoSpace(err: unknown): boolean {
+/** True when `err` is the kernel saying the disk (ENOSPC) or the user's quota (EDQUOT) is full. */
+export function isNoSpace(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | null)?.code;
   return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
+/** True when `err` is the kernel refusing a write to a read-only filesystem (EROFS). */
+export function isReadOnlyFs(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException | null)?.code === 'EROFS';
+}
+
+/** True for a write the disk refused: full (ENOSPC), over quota (EDQUOT) or read-only (EROFS). */
+export function isDiskRefusal(err: unknown): boolean {
+  return isNoSpace(err) || isReadOnlyFs(err);
+}
+
+/**
+ * A write the disk refused (ENOSPC, EDQUOT: `no-space`; EROFS: `read-only`; both exit 3, the
+ * environment): what was being written and that nothing half-written is taken as done.
+ */
+export class DiskError extends AgentvResultsError {
+  readonly code: 'no-space' | 'read-only';
+  constructor(
+    message: string,
+    readonly errno: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.code = errno === 'EROFS' ? 'read-only' : 'no-space';
+  }
+}
+
+/**
+ * `err` as a DiskError when the disk refused the write (`what`: what was being written, e.g.
+ * "the site into /srv/site"); any other error is returned as it is.
+ */
+export function diskErrorOf(err: unknown, what: string): unknown {
+  if (!isDiskRefusal(err) || err instanceof AgentvResultsError) return err;
+  const errno = (err as NodeJS.ErrnoException).code!;
+  const why = errno === 'EROFS' ? 'the filesystem is read-only (EROFS)' : `no space left on the device (${errno})`;
+  const fix = errno === 'EROFS' ? 'make it writable or choose another place' : 'free some space';
+  return new DiskError(`${why} while writing ${what}; nothing half-written is taken as done — ${fix} and run the command again`, errno, { cause: err });
+}
+
 /**
  * The exit code for anything thrown: our errors by code; a zod failure is bad input; a full disk is
- * the environment; anything else (a bug, an unexpected system error) is `EXIT.bug` (70), never the
+ * the environment, and so is a read-only filesystem; anything else (a bug, an unexpected system error) is `EXIT.bug` (70), never the
  * failed check's 1.
  */
 export function exitCodeFor(err: unknown): FailureExitCode {
   if (err instanceof AgentvResultsError) return err.cliExitCode;
   if ((err as Error | null)?.name === 'ZodError') return EXIT.usage;
-  if (isNoSpace(err)) return EXIT.git;
+  if (isDiskRefusal(err)) return EXIT.git;
   return EXIT.bug;
 }
 

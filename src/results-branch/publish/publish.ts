@@ -30,6 +30,7 @@ import { refuseInvalidRun } from './validate-gate.js';
 import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
 import { PublishError, resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { pushBranches, type PushOutcome } from '../../sync/push-branches.js';
+import { diskErrorOf } from '../../util/errors.js';
 import { checkOptions, fnOf, TargetFields } from '../../util/verb-options.js';
 import * as z from 'zod';
 import { endWipAfterPublish, type EndedWip } from '../../wip/index.js';
@@ -127,6 +128,9 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   const run = await openRun(opts.run, { cwd: opts.cwd, keepContents: true, derive: publishDerivation(opts.experiment) });
   try {
     return await publishRun(target, run, opts);
+  } catch (err) {
+    // A full or read-only disk, said with where it was writing (a branch moves only by its last compare-and-swap).
+    throw diskErrorOf(err, `the run ${opts.run} into ${target.repo.commonDir} (its git data, or the run's scratch copy)`);
   } finally {
     await run.dispose();
   }

@@ -28,7 +28,7 @@ import { rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { processAlive } from '../../util/process-alive.js';
-import { absentAs, AgentvResultsError, isAbsent } from '../../util/errors.js';
+import { absentAs, AgentvResultsError, diskErrorOf, isAbsent, isDiskRefusal } from '../../util/errors.js';
 import { readRegularTextSync } from '../../util/safe-open.js';
 
 /** The repository's publish lock could not be taken or kept (nothing was moved). */
@@ -151,6 +151,7 @@ export async function acquirePublishLock(commonDir: string, opts: { waitMs?: num
       });
       break;
     } catch (err) {
+      if (isDiskRefusal(err)) throw diskErrorOf(err, `the publish lock ${lockDir} (nothing was written; no branch moved)`);
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED' || Date.now() - started > waitMs) {
         throw new LockError(`could not take the publish lock ${lockDir}: ${(err as Error).message}`);
       }
@@ -172,6 +173,7 @@ export async function acquirePublishLock(commonDir: string, opts: { waitMs?: num
     }
     // best effort: the LockError below is the failure reported
     await release().catch(() => undefined);
+    if (isDiskRefusal(err)) throw diskErrorOf(err, `the owner of the publish lock ${ownerFile} (nothing was written; no branch moved)`);
     throw new LockError(`could not record the owner of the publish lock in ${ownerFile}: ${(err as Error).message}`);
   }
   return {
