@@ -59,6 +59,8 @@ type Place = { kind: 'run'; run: string } | { kind: 'overlay'; run: string } | {
 
 const RESERVED_ROOTS = new Set(['runs', 'metadata', 'catalog']);
 const OVERLAYS = new Set(['tags.json', 'feedback.json']);
+/** What makes a new directory a run: AgentV 5.x's summary and manifest, ours, 4.42's benchmark. */
+const RUN_MANIFESTS = new Set(['summary.json', 'index.jsonl', '.internal/index.jsonl', 'benchmark.json']);
 
 /** The run directory a path belongs to (of either layout), or its other place on the branch. */
 export function placeOf(path: string): Place {
@@ -117,23 +119,33 @@ export async function takeRuns(repo: Repo, input: TakeRunsInput): Promise<TakeRu
   if (diff instanceof TreeRefusal) return { kind: 'refused', reason: diff.reason };
 
   // What the results tip holds at every path that matters, in one ls-tree.
-  const lookups = new Set<string>();
+  // (Two listings: one pathspec inside a directory makes ls-tree list its content, not the directory.)
+  const runPaths = new Set<string>();
+  const filePaths = new Set<string>();
   for (const c of diff.changes) {
     const place = placeOf(c.path);
-    if (place.kind === 'run' || place.kind === 'overlay') lookups.add(place.run);
-    lookups.add(c.path);
+    if (place.kind === 'run' || place.kind === 'overlay') runPaths.add(place.run);
+    if (c.kind === 'delete' && c.tree) runPaths.add(c.path);
+    else filePaths.add(c.path);
   }
   const atTip = new Map<string, { sha: string; type: string }>();
-  if (lookups.size > 0) {
-    for (const e of await lsTree(repo, tip, { paths: [...lookups] })) atTip.set(e.path, { sha: e.sha, type: e.type });
-  }
-  const tipHasRun = (run: string): boolean => atTip.get(run)?.type === 'tree';
+  const runsAtTip = new Set<string>();
+  const [fileEntries, dirEntries] = await Promise.all([
+    filePaths.size > 0 ? lsTree(repo, tip, { paths: [...filePaths] }) : [],
+    runPaths.size > 0 ? lsTree(repo, tip, { paths: [...runPaths] }) : [],
+  ]);
+  for (const e of fileEntries) atTip.set(e.path, { sha: e.sha, type: e.type });
+  for (const e of dirEntries) if (e.type === 'tree') runsAtTip.add(e.path);
+  const tipHasRun = (run: string): boolean => runsAtTip.has(run);
   const baseHadRun = (run: string): boolean => baseTouchesRun(diff.changes, run);
   // Runs this branch brings that the results branch does not hold (their overlays may come along).
   const newRuns = new Set<string>();
+  const manifests = new Set<string>();
   for (const c of diff.changes) {
     const place = placeOf(c.path);
-    if (c.kind === 'write' && place.kind === 'run' && !tipHasRun(place.run) && !baseHadRun(place.run)) newRuns.add(place.run);
+    if (c.kind !== 'write' || place.kind !== 'run' || tipHasRun(place.run) || baseHadRun(place.run)) continue;
+    newRuns.add(place.run);
+    if (RUN_MANIFESTS.has(c.path.slice(place.run.length + 1))) manifests.add(place.run);
   }
 
   const grafts = new Map<string, string>();
@@ -146,7 +158,7 @@ export async function takeRuns(repo: Repo, input: TakeRunsInput): Promise<TakeRu
     const here = atTip.get(c.path) ?? null;
     if (c.kind === 'delete') {
       // Deleting what the results branch no longer holds changes nothing; anything else is refused.
-      if (here === null) continue;
+      if (here === null && !(c.tree && runsAtTip.has(c.path))) continue;
       const run = c.tree ? runOfDir(c.path) : null;
       return refuse(run ? `it deletes the published run ${run}` : `it deletes ${c.path}${place.kind === 'run' ? ` of the published run ${place.run}` : ''}`);
     }
@@ -168,6 +180,9 @@ export async function takeRuns(repo: Repo, input: TakeRunsInput): Promise<TakeRu
       case 'run': {
         if (!tipHasRun(place.run)) {
           if (baseHadRun(place.run)) return refuse(`it changes ${c.path} of ${place.run}, a run the results branch no longer holds (archived or expired)`);
+          // A directory is a run by what it holds (AgentV lists any root directory): a manifest.
+          if (!manifests.has(place.run))
+            return refuse(`${c.path} is outside the run layout (${place.run}/ holds no run: no summary.json, benchmark.json or index)`);
           // A run new to the results branch: taken whole, as its (checked) tree.
           const whole = diff.addedDirs.get(place.run);
           if (whole !== undefined) grafts.set(place.run, whole);

@@ -112,7 +112,7 @@ export async function offeredChanges(repo: Repo, baseTree: string | null, offere
     const next: typeof level = [];
     for (const l of level) {
       const o = objects.get(l.offered);
-      if (!o || o.type !== 'tree') return new TreeRefusal(`${l.path === '' ? 'its root tree' : l.path} is missing or not a tree`);
+      if (o?.type !== 'tree') return new TreeRefusal(`${l.path === '' ? 'its root tree' : l.path} is missing or not a tree`);
       const offered = parseTreeStrict(o.data, idBytes, l.path);
       if (offered instanceof TreeRefusal) return offered;
       entries += offered.length;
