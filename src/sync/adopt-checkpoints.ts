@@ -56,6 +56,7 @@ export async function incompleteReason(repo: Repo, tip: string, run: BranchRunDi
   try {
     summary = JSON.parse(raw.toString('utf8')) as typeof summary;
   } catch {
+    // unparsable: not a summary AgentV finished writing; the checkpoint is left and reported
     return `its run ${run.path} has a summary.json that does not parse`;
   }
   const done = typeof summary?.counts?.total_tests === 'number' ? summary.counts.total_tests : 0;
