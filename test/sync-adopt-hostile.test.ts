@@ -14,6 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { git, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
 import { makeClone, makeRemote, publishRun, RESULTS_REF } from './sync-helpers.js';
+import { AGENTV_GITATTRIBUTES } from '../src/results-branch/layout/branch-layout.js';
 
 isolateGitForSuite();
 
@@ -134,9 +135,11 @@ describe('adoption takes runs, never branches', () => {
     branches.outside = await commit(m, await treeWith(m, tipTree, 'tools/run.sh', { mode: '100755', type: 'blob', sha: fileA }), [tip], 'outside');
     // Good: a 5.x run at the root, and a 4.42 run under runs/ with its tag overlay.
     const good5 = await mktree(m, [{ mode: '100644', type: 'blob', sha: await blob(m, '{"run_id":"2026-03-23T10-00-00-000Z"}\n'), name: 'summary.json' }]);
+    // (AgentV 5.x rewrites .gitattributes to its own lines in every commit: never a reason to refuse, never taken.)
+    const good5Tree = await treeWith(m, tipTree, '2026-03-23T10-00-00-000Z', { mode: '040000', type: 'tree', sha: good5 });
     branches['good-next'] = await commit(
       m,
-      await treeWith(m, tipTree, '2026-03-23T10-00-00-000Z', { mode: '040000', type: 'tree', sha: good5 }),
+      await treeWith(m, good5Tree, '.gitattributes', { mode: '100644', type: 'blob', sha: await blob(m, AGENTV_GITATTRIBUTES) }),
       [tip],
       'good 5.x',
     );
@@ -193,6 +196,8 @@ describe('adoption takes runs, never branches', () => {
     expect(top).toContain('2026-03-23T10-00-00-000Z/summary.json');
     expect(top).toContain('runs/demo/2026-03-24T10-00-00-000Z/benchmark.json');
     expect(top).toContain('metadata/runs/demo/2026-03-24T10-00-00-000Z/tags.json');
+    expect(await git(remote, ['show', `${RESULTS_REF}:.gitattributes`])).not.toBe(AGENTV_GITATTRIBUTES.trimEnd());
+    expect(await git(remote, ['show', `${RESULTS_REF}:.gitattributes`])).toBe(await git(remote, ['show', `${RESULTS_REF}~2:.gitattributes`]));
     for (const bad of ['README', 'tools/run.sh', '2026-03-20T10-00-00-000Z', '2026-03-21T10-00-00-000Z', '2026-03-22T10-00-00-000Z'])
       expect(top).not.toContain(bad);
 

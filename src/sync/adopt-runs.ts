@@ -14,7 +14,8 @@
  *   4.42's overlays (`metadata/runs/<exp>/<ts>/{tags,feedback}.json`) of a run the results branch
  *     holds or that this adoption brings; catalog and index lines (`.indexes/*.jsonl`,
  *     `catalog/*.jsonl`), merged by the row merge;
- *   `.gitattributes` only as the results branch already has it.
+ *   `.gitattributes` is never taken (the results branch keeps its own: AgentV 5.x rewrites it in
+ *     every commit it makes), nor a reason to refuse.
  *
  * Anything else refuses the branch, with the reason: a deleted or changed published run, a foreign
  * root (no common history, or a root commit of its own), a file outside the run layout, a
@@ -156,6 +157,10 @@ export async function takeRuns(repo: Repo, input: TakeRunsInput): Promise<TakeRu
   for (const c of diff.changes) {
     const place = placeOf(c.path);
     const here = atTip.get(c.path) ?? null;
+    // `.gitattributes` is the results branch's own (ours and AgentV's lines, results-branch/layout):
+    // AgentV 5.x rewrites it to its lines alone in every commit it makes, so a side branch's
+    // version is never taken, and never a reason to refuse the branch.
+    if (place.kind === 'attributes') continue;
     if (c.kind === 'delete') {
       // Deleting what the results branch no longer holds changes nothing; anything else is refused.
       if (here === null && !(c.tree && runsAtTip.has(c.path))) continue;
@@ -166,8 +171,6 @@ export async function takeRuns(repo: Repo, input: TakeRunsInput): Promise<TakeRu
     switch (place.kind) {
       case 'outside':
         return refuse(`${c.path} is outside the run layout`);
-      case 'attributes':
-        return refuse(`it changes ${c.path}`);
       case 'catalog':
         merges.push({ path: c.path, base: c.baseSha, ours: here?.type === 'blob' ? here.sha : null, theirs: c.sha, mode: '100644' });
         break;
