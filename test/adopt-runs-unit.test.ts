@@ -49,6 +49,7 @@ describe('placeOf', () => {
     ['metadata/runs/demo/2026-03-14T10-00-00-000Z/tags.json', 'overlay runs/demo/2026-03-14T10-00-00-000Z'],
     ['.indexes/agentv-results.2026-03-14.jsonl', 'catalog'],
     ['.gitattributes', 'attributes'],
+    ['.cache/results-index.json', 'cache'],
     ['README', 'outside'],
     ['.github/workflows/x.yml', 'outside'],
     ['metadata/runs/demo/2026-03-14T10-00-00-000Z/notes.sh', 'outside'],

@@ -14,8 +14,9 @@
  *   4.42's overlays (`metadata/runs/<exp>/<ts>/{tags,feedback}.json`) of a run the results branch
  *     holds or that this adoption brings; catalog and index lines (`.indexes/*.jsonl`,
  *     `catalog/*.jsonl`), merged by the row merge;
- *   `.gitattributes` is never taken (the results branch keeps its own: AgentV 5.x rewrites it in
- *     every commit it makes), nor a reason to refuse.
+ *   `.gitattributes` and AgentV's `.cache/` are never taken (the results branch keeps its own:
+ *     AgentV 5.x rewrites the first in every commit it makes, derives the second), nor a reason
+ *     to refuse.
  *
  * Anything else refuses the branch, with the reason: a deleted or changed published run, a foreign
  * root (no common history, or a root commit of its own), a file outside the run layout, a
@@ -56,7 +57,14 @@ export type TakeRunsResult =
   | { kind: 'refused'; reason: string };
 
 /** Where a path of the results branch belongs. */
-type Place = { kind: 'run'; run: string } | { kind: 'overlay'; run: string } | { kind: 'catalog' } | { kind: 'attributes' } | { kind: 'outside' };
+type Place =
+  | { kind: 'run'; run: string }
+  | { kind: 'overlay'; run: string }
+  | { kind: 'catalog' }
+  | { kind: 'attributes' }
+  /** AgentV's `.cache/`: what it derives from the branch for its own listing; never taken. */
+  | { kind: 'cache' }
+  | { kind: 'outside' };
 
 const RESERVED_ROOTS = new Set(['runs', 'metadata', 'catalog']);
 const OVERLAYS = new Set(['tags.json', 'feedback.json']);
@@ -68,6 +76,7 @@ export function placeOf(path: string): Place {
   const p = path.split('/');
   if (p.length === 1) return p[0] === '.gitattributes' ? { kind: 'attributes' } : { kind: 'outside' };
   if (p.length === 2 && (p[0] === '.indexes' || p[0] === 'catalog') && p[1]!.endsWith('.jsonl')) return { kind: 'catalog' };
+  if (p[0] === '.cache') return { kind: 'cache' };
   if (p[0] === 'runs') {
     const [, exp, child] = p;
     if (!exp || !child || !isSafeSegment(exp) || !isSafeSegment(child)) return { kind: 'outside' };
@@ -160,7 +169,8 @@ export async function takeRuns(repo: Repo, input: TakeRunsInput): Promise<TakeRu
     // `.gitattributes` is the results branch's own (ours and AgentV's lines, results-branch/layout):
     // AgentV 5.x rewrites it to its lines alone in every commit it makes, so a side branch's
     // version is never taken, and never a reason to refuse the branch.
-    if (place.kind === 'attributes') continue;
+    // Nor is AgentV's `.cache/` (what it derives from the branch for its own listing).
+    if (place.kind === 'attributes' || place.kind === 'cache') continue;
     if (c.kind === 'delete') {
       // Deleting what the results branch no longer holds changes nothing; anything else is refused.
       if (here === null && !(c.tree && runsAtTip.has(c.path))) continue;
