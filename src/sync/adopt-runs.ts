@@ -128,8 +128,8 @@ export async function takeRuns(repo: Repo, input: TakeRunsInput): Promise<TakeRu
   const diff = await offeredChanges(repo, base ? treeOf(base) : null, offeredTree, input.onlyRuns);
   if (diff instanceof TreeRefusal) return { kind: 'refused', reason: diff.reason };
 
-  // What the results tip holds at every path that matters, in one ls-tree.
-  // (Two listings: one pathspec inside a directory makes ls-tree list its content, not the directory.)
+  // What the results tip holds at every path that matters: its run directories first, then the
+  // files (two listings: a pathspec inside a directory makes ls-tree list its content, not it).
   const runPaths = new Set<string>();
   const filePaths = new Set<string>();
   for (const c of diff.changes) {
@@ -140,12 +140,13 @@ export async function takeRuns(repo: Repo, input: TakeRunsInput): Promise<TakeRu
   }
   const atTip = new Map<string, { sha: string; type: string }>();
   const runsAtTip = new Set<string>();
-  const [fileEntries, dirEntries] = await Promise.all([
-    filePaths.size > 0 ? lsTree(repo, tip, { paths: [...filePaths] }) : [],
-    runPaths.size > 0 ? lsTree(repo, tip, { paths: [...runPaths] }) : [],
-  ]);
-  for (const e of fileEntries) atTip.set(e.path, { sha: e.sha, type: e.type });
-  for (const e of dirEntries) if (e.type === 'tree') runsAtTip.add(e.path);
+  for (const e of runPaths.size > 0 ? await lsTree(repo, tip, { paths: [...runPaths] }) : []) if (e.type === 'tree') runsAtTip.add(e.path);
+  // Files of a run the tip does not hold need no lookup (a new run can be thousands of files).
+  const lookups = [...filePaths].filter((f) => {
+    const place = placeOf(f);
+    return place.kind !== 'run' || runsAtTip.has(place.run);
+  });
+  for (const e of lookups.length > 0 ? await lsTree(repo, tip, { paths: lookups }) : []) atTip.set(e.path, { sha: e.sha, type: e.type });
   const tipHasRun = (run: string): boolean => runsAtTip.has(run);
   const baseHadRun = (run: string): boolean => baseTouchesRun(diff.changes, run);
   // Runs this branch brings that the results branch does not hold (their overlays may come along).
