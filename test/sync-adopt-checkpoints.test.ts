@@ -10,11 +10,12 @@
  */
 import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { beforeAll, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachClient, type AgentVClientCase } from './helpers/agentv-client.js';
 import { runCli } from './helpers/cli.js';
 import { git, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
-import { makeClone, makeRemote, publishRun, RESULTS_REF } from './sync-helpers.js';
+import { makeClone, makeRemote, makeRun, publishRun, RESULTS_REF } from './sync-helpers.js';
+import { appendRows } from './helpers/wip-fixtures.js';
 import { AGENTV_GITATTRIBUTES } from '../src/results-branch/layout/branch-layout.js';
 
 isolateGitForSuite();
@@ -101,5 +102,35 @@ describeEachClient('sync adopts the finished run of an AgentV checkpoint branch'
     expect(again.checkpoints.adopted).toEqual([]);
     expect(again.checkpoints.kept.map((k) => k.branch)).toEqual([partial]);
     expect(await git(remote, ['rev-parse', RESULTS_REF])).toBe(before);
+  }, 120_000);
+});
+
+describe('the daemon publishes the finished run of our own checkpoint branch a lost machine left', () => {
+  it('publishes it from the branch, which the publish then ends; an unfinished one is left and logged', async () => {
+    const remote = await makeRemote();
+    const lost = await makeClone(remote, 'lost');
+    expect((await publishRun(lost, { experiment: 'first', rows: 2 })).push).toMatchObject({ landed: true });
+    // The lost machine checkpointed a finished run (a bundle with its summary) and an unfinished one, then went away.
+    const finished = await makeRun({ experiment: 'nightly', rows: 3, minute: 5 });
+    const r1 = await runCli(['wip', 'checkpoint', finished, '--push'], { cwd: lost, env: { AGENTV_RESULTS_HOST: 'lost' } });
+    expect(r1.code, r1.stderr).toBe(0);
+    const unfinished = join(await makeTempDir('agentv-inprogress'), 'nightly', 'run-9');
+    appendRows(unfinished, 0, 2);
+    const r2 = await runCli(['wip', 'checkpoint', unfinished, '--push'], { cwd: lost, env: { AGENTV_RESULTS_HOST: 'lost' } });
+    expect(r2.code, r2.stderr).toBe(0);
+    const before = await remoteWip(remote);
+    expect(before).toHaveLength(2);
+
+    const d = await makeClone(remote, 'd');
+    const run = await runCli(['daemon', '--once', '--log-format', 'json'], { cwd: d });
+    expect(run.code, run.stderr).toBe(0);
+    const left = await remoteWip(remote);
+    expect(left, `${run.stderr}\n${run.stdout}`).toHaveLength(1);
+    expect(run.stderr).toContain('own checkpoint branches');
+    expect(run.stderr).toContain('not finished');
+    // The finished run is on the results branch (listed beside the first), its branch gone.
+    const list = JSON.parse((await runCli(['list', '--json'], { cwd: d })).stdout) as { runs: { run_id: string; experiment?: string }[] };
+    expect(list.runs).toHaveLength(2);
+    expect(list.runs.some((x) => x.experiment === 'nightly')).toBe(true);
   }, 120_000);
 });

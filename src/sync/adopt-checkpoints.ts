@@ -21,7 +21,8 @@
  * only deleted.
  *
  * Checkpoints of ours (`wip.json` at the root: src/wip) are not runs in a branch layout; they are
- * left to `wip` (list, recover, clean) and not touched here.
+ * not touched here: the daemon publishes a finished one that only the remote holds
+ * (daemon/adopt-own-checkpoints.ts), and `wip` lists, recovers and cleans them.
  */
 import { fetchRefs, isAncestor, lsRemote, readBlobs, resolveRef, updateRefs, type Repo } from '../git/index.js';
 import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
