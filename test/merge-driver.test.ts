@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -26,6 +26,32 @@ async function stage(base: string | Uint8Array, ours: string | Uint8Array, their
 }
 
 describe('runMergeDriver', () => {
+  it('refuses a symbolic link at %A, %O or %B and never writes through one (a decoy, never a system file)', async () => {
+    const decoy = join(dir, 'decoy.jsonl');
+    const decoyBytes = file(row('decoy'));
+    await writeFile(decoy, decoyBytes);
+    for (const at of ['ours', 'base', 'theirs'] as const) {
+      for (const name of ['O', 'A', 'B']) await rm(join(dir, name), { force: true });
+      const p = await stage(file(row('a')), file(row('a'), row('o')), file(row('a'), row('t')));
+      await rm(p[at]);
+      await symlink(decoy, p[at]);
+      await expect(runMergeDriver('jsonl', p.base, p.ours, p.theirs, 'index.jsonl')).rejects.toThrow(/symbolic link/);
+      expect(await readFile(decoy, 'utf8')).toBe(decoyBytes);
+      expect((await lstat(p[at])).isSymbolicLink()).toBe(true);
+    }
+    // Nothing left beside them (no temporary file of the driver's).
+    expect((await readdir(dir)).sort()).toEqual(['A', 'B', 'O', 'decoy.jsonl']);
+  });
+
+  it('replaces %A with a new file (a rename), so the merged bytes never go through what %A names', async () => {
+    const p = await stage(file(row('a')), file(row('a'), row('o')), file(row('a'), row('t')));
+    const before = (await lstat(p.ours)).ino;
+    expect(await runMergeDriver('jsonl', p.base, p.ours, p.theirs, 'index.jsonl')).toBe(0);
+    expect(await readFile(p.ours, 'utf8')).toBe(file(row('a'), row('o'), row('t')));
+    expect((await lstat(p.ours)).ino).not.toBe(before);
+    expect((await readdir(dir)).sort()).toEqual(['A', 'B', 'O']);
+  });
+
   it('jsonl: writes the clean merge into %A, exits 0, leaves %O and %B alone', async () => {
     const base = file(row('a'), row('b'));
     const theirs = file(row('a'), row('b'), row('t'));

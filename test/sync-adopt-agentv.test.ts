@@ -81,12 +81,20 @@ describe("sync adopts AgentV's parked runs", () => {
       sync_branches: { adopted: { branch: string; deleted_remote: boolean }[]; kept: { branch: string; reason: string }[] };
     };
     expect(out.sync_branches.adopted).toEqual([expect.objectContaining({ branch: parked.branch, deleted_remote: true })]);
-    expect(out.sync_branches.kept).toEqual([expect.objectContaining({ branch: stuck, reason: expect.stringContaining('NOTES.md') })]);
+    // NOTES.md is no run: the branch is refused whatever the results branch holds there.
+    expect(out.sync_branches.kept).toEqual([expect.objectContaining({ branch: stuck, reason: expect.stringContaining('NOTES.md is outside the run layout') })]);
 
     // Every run is on the remote's results branch, the adopted branch is gone, the stuck one stays.
     const ids = (await catalogRows(remote, RESULTS_REF)).map((x) => x.run_id);
     expect(ids).toContain(parked.runId);
-    expect(await git(remote, ['merge-base', '--is-ancestor', parked.tip, RESULTS_REF]).then(() => true)).toBe(true);
+    // Runs, not the branch: the parked commit is not in the results branch's history, its run is.
+    expect(
+      await git(remote, ['merge-base', '--is-ancestor', parked.tip, RESULTS_REF]).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
+    expect((await git(remote, ['rev-list', '--max-parents=0', RESULTS_REF])).trim().split('\n')).toHaveLength(1);
     expect(await remoteSyncBranches(remote)).toEqual([twin, stuck]);
     expect(await git(d, ['for-each-ref', '--format=%(refname)', 'refs/remotes/origin/agentv/results-sync/'])).toBe(
       `refs/remotes/origin/${twin}\nrefs/remotes/origin/${stuck}`,

@@ -15,6 +15,7 @@
  * no real AgentV, no browser, no process of our CLI; at most 60 CPU-seconds together.
  */
 export const FAST = [
+  'test/adopt-runs-unit.test.ts',
   'test/agentv-branch-layout.test.ts',
   'test/architecture.test.ts',
   'test/daemon-outbox.test.ts',
@@ -162,6 +163,8 @@ export const PR = [
   'test/status-remote-sync-branches.test.ts',
   'test/storage-hybrid.test.ts',
   'test/sync-adopt-agentv.test.ts',
+  'test/sync-adopt-checkpoints.test.ts',
+  'test/sync-adopt-hostile.test.ts',
   'test/sync-cli.test.ts',
   'test/sync-derived.test.ts',
   'test/test-hygiene.test.ts',

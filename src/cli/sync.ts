@@ -42,8 +42,8 @@ export function syncBranchLines(remote: string, a: SyncBranchAdoption): string[]
         `took in ${b.branch}: its runs are on the results branch${b.deletedRemote ? `; deleted it on ${remote}` : b.onRemote ? ` (not deleted on ${remote}: it moved since, or is gone)` : ''}`,
       ),
     );
-  for (const b of a.pending) lines.push(yellow(`merged ${b.branch} here; it is deleted once the push lands (\`agentv-results sync\` retries)`));
-  for (const b of a.kept) lines.push(yellow(`left ${b.branch}: it does not merge (${b.reason}); see \`agentv-results status\``));
+  for (const b of a.pending) lines.push(yellow(`took in ${b.branch}'s runs here; it is deleted once the push lands (\`agentv-results sync\` retries)`));
+  for (const b of a.kept) lines.push(yellow(`left ${b.branch}: ${b.reason}; see \`agentv-results status\``));
   return lines;
 }
 
@@ -90,6 +90,8 @@ export function registerSync(cli: Cli): void {
           for (const l of pushLines(r.push)) process.stdout.write(l + '\n');
           if (r.syncBranches) for (const l of syncBranchLines(r.remote!, r.syncBranches)) process.stdout.write(l + '\n');
           if (r.syncBranchesError) process.stdout.write(yellow(r.syncBranchesError) + '\n');
+          if (r.checkpoints) for (const l of syncBranchLines(r.remote!, r.checkpoints)) process.stdout.write(l + '\n');
+          if (r.checkpointsError) process.stdout.write(yellow(r.checkpointsError) + '\n');
         }
         return pushExitCode(r.push);
       }),

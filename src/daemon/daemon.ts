@@ -260,7 +260,7 @@ function assembleLoop(opts: DaemonOptions & { cwd: string }, p: LoopParts): Loop
     archive: opts.archive ? new ArchiveSchedule(opts.archive, target, push, logger) : null,
     syncBranches:
       push && target.remote !== null && opts.syncBranchesEveryMs !== 0
-        ? new SyncBranchSchedule(opts.syncBranchesEveryMs ?? DEFAULT_SYNC_BRANCHES_EVERY_MS, target, logger)
+        ? new SyncBranchSchedule(opts.syncBranchesEveryMs ?? DEFAULT_SYNC_BRANCHES_EVERY_MS, target, logger, opts)
         : null,
     published: 0,
     remoteDown: false,

@@ -43,7 +43,7 @@ export type { PushClassification, PushOptions, PushRefResult, PushRefStatus, Pus
 export { fetchRefs, lsRemote } from './remote.js';
 export type { FetchOptions, FetchRefspec, FetchResult, NetworkOptions } from './remote.js';
 export { mergeTree, parseMergeTreeOutput } from './merge-tree.js';
-export { aheadBehind, findDescendantByMessage, rootCommits } from './rev-list.js';
+export { aheadBehind, findDescendantByMessage, rootCommits, rootsNotIn } from './rev-list.js';
 export type { AheadBehind } from './rev-list.js';
 export type { MergeConflict, MergeMessage, MergeTreeOptions, MergeTreeResult, StageEntry } from './merge-tree.js';
 export { commitRelation, mergeBases, mergeTreeWithAttributes } from './merge-base.js';

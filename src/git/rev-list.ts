@@ -49,3 +49,17 @@ export async function rootCommits(repo: Repo, ref: string): Promise<{ commit: st
     .filter((l) => l.trim() !== '')
     .map((l) => ({ commit: l.slice(0, l.indexOf(' ')), subject: l.slice(l.indexOf(' ') + 1) }));
 }
+
+/**
+ * The root commits reachable from `tip` and not from `exclude`: `git rev-list --max-parents=0
+ * tip ^exclude`. Walks only what `tip` holds beyond `exclude`, so it costs O(divergence). Empty
+ * when `tip`'s history adds no root of its own (adoption refuses a branch that would: sync/adopt-runs.ts).
+ */
+export async function rootsNotIn(repo: Repo, tip: string, exclude: string): Promise<string[]> {
+  assertNotOption(tip, 'commit');
+  assertNotOption(exclude, 'commit');
+  const r = await gitIn(repo, ['rev-list', '--max-parents=0', tip, `^${exclude}`, '--']);
+  return text(r.stdout)
+    .split('\n')
+    .filter((l) => l.trim() !== '');
+}

@@ -6,8 +6,14 @@
  * driver must leave its result in %A and exit 0 when clean, non-zero when conflicted; on conflict
  * %A gets a readable file with every version between `<<<<<<< ours` / `>>>>>>> theirs` markers.
  * Only the three files git names are touched; no git process is spawned.
+ *
+ * Its inputs are untrusted (the library's callers can pass any path): a symbolic link at %O, %A or
+ * %B is refused, never followed (it could name a file outside the merge), and the result replaces
+ * %A by a rename of a fresh file written beside it, so a link put there meanwhile is replaced,
+ * never written through.
  */
-import { writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { rename, unlink, writeFile } from 'node:fs/promises';
 import { decodeUtf8 } from '../util/canonical-json.js';
 import { readRegularFile } from '../util/safe-open.js';
 import { mergeOwnedText } from './owned-text.js';
@@ -18,7 +24,20 @@ export const DRIVER_CONFLICT = 1;
 
 /** What git hands over: regular files only (a pipe or device named here would block or never end). */
 function readInput(path: string): Promise<Buffer> {
-  return readRegularFile(path, { kind: 'merge-input' });
+  return readRegularFile(path, { kind: 'merge-input', noFollow: true });
+}
+
+/** Replace `path` with `text`: a new file beside it (exclusive create), renamed over it. */
+async function replaceFile(path: string, text: string): Promise<void> {
+  const temp = `${path}.agentv-merge-${process.pid}-${randomBytes(6).toString('hex')}`;
+  try {
+    await writeFile(temp, text, { encoding: 'utf8', flag: 'wx', mode: 0o644 });
+    await rename(temp, path);
+  } catch (err) {
+    // best effort: the temporary file may not exist; the original failure is what matters
+    await unlink(temp).catch(() => undefined);
+    throw err;
+  }
 }
 
 async function readOrEmpty(path: string): Promise<Uint8Array> {
@@ -47,6 +66,6 @@ export async function runMergeDriver(kind: MergeKind, basePath: string, oursPath
   if (base === null || ours === null || theirs === null) return DRIVER_CONFLICT;
 
   const result = mergeOwnedText(effective, pathname, base, ours, theirs);
-  await writeFile(oursPath, result.text, 'utf8');
+  await replaceFile(oursPath, result.text);
   return result.ok ? DRIVER_CLEAN : DRIVER_CONFLICT;
 }

@@ -1,6 +1,7 @@
 /**
  * Adopting what AgentV could not publish (issue 39): `agentv/results-sync/*` branches on the
- * remote (and here) whose content our row-union merge integrates. AgentV 5.x parks a run on such a
+ * remote (and here) whose runs join the results branch — runs only, never the branch itself
+ * (issue 48: adopt-runs.ts says what a branch may hold and refuses one that holds anything else). AgentV 5.x parks a run on such a
  * branch whenever its own push cannot merge — on git before 2.40 that is every contended push,
  * since it asks merge-tree for `--merge-base=` — and nothing ever brings it back. (Runs AgentV
  * 4.42 committed on its local results branch and could not push need nothing here: they are local
@@ -8,9 +9,11 @@
  *
  *   before the push: list the remote's sync branches (ls-remote), fetch them into our tracking
  *     refs (pruning the tracking refs of sync branches the remote no longer has), add local ones;
- *     merge each into the local results branch (first parent: the results branch), under the
- *     publish lock, one compare-and-swap. One that does not merge is left as it is and reported.
- *   after the push landed: every sync branch whose tip the remote's results branch now contains is
+ *     take each one's runs onto the local results branch (one commit per branch on the current
+ *     tip, its only parent), under the publish lock; check that the new tip holds every run the
+ *     old one did, then one compare-and-swap. One that is refused is left as it is (kept on the
+ *     remote, never deleted) and reported with its reason, which `status` shows.
+ *   after the push landed: every sync branch whose runs the remote's results branch now holds is
  *     deleted on the remote with a lease on the exact tip we saw (`--force-with-lease=<ref>:<sha>`
  *     and an empty source: a delete only if it still points there, never a force), then here.
  *
@@ -24,7 +27,7 @@ import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
 import type { PublishTarget } from '../results-branch/repo/target.js';
 import { trackingRef } from '../results-branch/repo/tracking-refs.js';
 import { syncIdent } from './integrate.js';
-import { mergeCommits } from './merge-commits.js';
+import { lostRuns, takeRuns } from './adopt-runs.js';
 import type { PushOutcome } from './push-branches.js';
 import { deleteSyncBranches } from './delete-sync-branch.js';
 import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, keptSyncBranches, openSyncBranches, SYNC_PREFIX } from './sync-branch-log.js';
@@ -59,9 +62,15 @@ export interface SyncBranchAdoption {
 }
 
 /** What the first half found and merged; `finishAdoption` takes it after the push. */
+/** A sync branch whose runs the local results branch now holds. */
+export interface MergedSyncBranch extends SeenSyncBranch {
+  /** The results commit that holds them (the adoption's commit, or the tip that already held them). */
+  commit: string;
+}
+
 export interface AdoptionPlan {
-  /** Merged into the local results branch (or already contained in it). */
-  merged: SeenSyncBranch[];
+  /** Taken into the local results branch (or already contained in it). */
+  merged: MergedSyncBranch[];
   kept: KeptSyncBranch[];
 }
 
@@ -80,31 +89,36 @@ export async function mergeSyncBranches(target: PublishTarget, opts: { now?: () 
     const start = await resolveRef(repo, target.resultsRef);
     const author = await syncIdent(repo, (opts.now ?? (() => new Date()))());
     let tip = start;
-    const merged: SeenSyncBranch[] = [];
+    const merged: MergedSyncBranch[] = [];
     const kept: KeptSyncBranch[] = [];
     for (const s of seen) {
       if (tip === null) {
-        // No results branch here yet: the sync branch becomes it (its history starts at the genesis).
-        tip = s.tip;
-        merged.push(s);
+        kept.push({ ...s, reason: `there is no ${target.config.branch} here to take its runs into yet` });
         continue;
       }
-      const r = await mergeCommits(repo, {
-        first: tip,
-        second: s.tip,
+      // Runs only, never the branch (adopt-runs.ts): one commit on the current tip, or a refusal.
+      const r = await takeRuns(repo, {
+        tip,
+        offered: s.tip,
         author,
-        message: `Merge ${s.branch} (agentv-results sync)\n\nA run AgentV could not publish: its rows joined the results branch by the same merge as any concurrent publish.\n`,
+        message: `Adopt the runs of ${s.branch} (agentv-results sync)\n\nRuns AgentV could not publish, taken from that branch onto the results branch (its history is not merged).\n`,
       });
-      if (r.kind === 'conflict') {
-        kept.push({ ...s, reason: r.conflicts.map((c) => c.reason).join('; ') });
+      if (r.kind === 'refused') {
+        kept.push({ ...s, reason: r.reason });
         continue;
       }
-      if (r.kind !== 'up-to-date') tip = r.commit;
-      merged.push(s);
+      tip = r.commit;
+      merged.push({ ...s, commit: r.commit });
+    }
+    const lost = start !== null && tip !== null ? await lostRuns(repo, start, tip) : [];
+    if (lost.length > 0) {
+      // Never expected (each take only adds): nothing moves, nothing is pushed from this adoption.
+      for (const m of merged.splice(0)) kept.push({ branch: m.branch, tip: m.tip, onRemote: m.onRemote, reason: `taking it in would lose ${lost.join(', ')}` });
+      tip = start;
     }
     if (tip !== start && tip !== null) {
       lock.assertHeld();
-      await updateRefs(repo, [{ ref: target.resultsRef, new: tip, old: start }], { message: 'agentv-results: sync took in sync branches' });
+      await updateRefs(repo, [{ ref: target.resultsRef, new: tip, old: start }], { message: 'agentv-results: sync took in the runs of sync branches' });
     }
     // Why each one stayed, once per tip (a daemon retries every slot): `status` shows it.
     const known = kept.length > 0 ? await keptSyncBranches(repo.commonDir) : new Map();
@@ -130,13 +144,13 @@ export async function finishAdoption(target: PublishTarget, plan: AdoptionPlan, 
   const adopted: AdoptedSyncBranch[] = [];
   const pending: SeenSyncBranch[] = [];
   for (const s of plan.merged) {
-    if (remoteResults === null || !(await isAncestor(repo, s.tip, remoteResults))) {
-      pending.push(s);
+    if (remoteResults === null || !(await isAncestor(repo, s.commit, remoteResults))) {
+      pending.push({ branch: s.branch, tip: s.tip, onRemote: s.onRemote });
       continue;
     }
     const ref = `refs/heads/${s.branch}`;
     const { deletedRemote, keptLocal } = await deleteSyncBranches(target, [{ ref, remoteTip: s.onRemote ? s.tip : null, tip: s.tip }], timeoutMs);
-    adopted.push({ ...s, deletedRemote: s.onRemote && deletedRemote, keptLocal });
+    adopted.push({ branch: s.branch, tip: s.tip, onRemote: s.onRemote, deletedRemote: s.onRemote && deletedRemote, keptLocal });
   }
   return { adopted, pending, kept: plan.kept };
 }

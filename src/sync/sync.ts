@@ -11,6 +11,7 @@ import { pushBranches, type PushBranchesOptions, type PushOutcome } from './push
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { finishAdoption, mergeSyncBranches, type AdoptionPlan, type SyncBranchAdoption } from './adopt-agentv.js';
 import { RemoteError } from '../git/index.js';
+import { finishCheckpoints, takeCheckpoints, type CheckpointPlan } from './adopt-checkpoints.js';
 
 export interface SyncOptions extends TargetOptions, PushBranchesOptions {
   /**
@@ -50,9 +51,16 @@ export interface SyncResult {
    */
   syncBranches: SyncBranchAdoption | null;
   syncBranchesError?: string;
+  /**
+   * AgentV's checkpoint branches (`agentv/wip/...`) whose finished run was taken into the results
+   * branch and deleted, pending, or left (unfinished, or refused) with the reason
+   * (adopt-checkpoints.ts). Null when the fetch conflicted, or listing them failed (`checkpointsError`).
+   */
+  checkpoints: SyncBranchAdoption | null;
+  checkpointsError?: string;
 }
 
-export function targetSummary(target: PublishTarget): Omit<SyncResult, 'push' | 'fetch' | 'syncBranches'> {
+export function targetSummary(target: PublishTarget): Omit<SyncResult, 'push' | 'fetch' | 'syncBranches' | 'checkpoints'> {
   return {
     repo: target.repo.workTree ?? target.repo.gitDir,
     remote: target.remote,
@@ -69,6 +77,7 @@ export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
       ...targetSummary(target),
       fetch: null,
       syncBranches: null,
+      checkpoints: null,
       push: {
         landed: false,
         classification: 'no-remote',
@@ -92,6 +101,7 @@ export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
       ...targetSummary(target),
       fetch: null,
       syncBranches: null,
+      checkpoints: null,
       push: { landed: false, classification, message: `fetching from ${target.remote} failed: ${(err as Error).message}`, attempts: 0 },
     };
   }
@@ -107,7 +117,27 @@ export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
       syncBranchesError = `listing the sync branches of ${target.remote} failed: ${err.message}`;
     }
   }
+  // AgentV's checkpoints of finished runs it never published: the same runs-only adoption.
+  let checkpointPlan: CheckpointPlan | null = null;
+  let checkpointsError: string | undefined;
+  if (!fetch.conflict) {
+    try {
+      checkpointPlan = await takeCheckpoints(target, { now: opts.now, timeoutMs: opts.timeoutMs });
+    } catch (err) {
+      if (!(err instanceof RemoteError)) throw err;
+      checkpointsError = `listing the checkpoint branches of ${target.remote} failed: ${err.message}`;
+    }
+  }
   const push = await pushBranches(target, opts);
   const syncBranches = plan ? await finishAdoption(target, plan, push, opts.timeoutMs) : null;
-  return { ...targetSummary(target), fetch, push, syncBranches, ...(syncBranchesError ? { syncBranchesError } : {}) };
+  const checkpoints = checkpointPlan ? await finishCheckpoints(target, checkpointPlan, push, opts.timeoutMs) : null;
+  return {
+    ...targetSummary(target),
+    fetch,
+    push,
+    syncBranches,
+    checkpoints,
+    ...(syncBranchesError ? { syncBranchesError } : {}),
+    ...(checkpointsError ? { checkpointsError } : {}),
+  };
 }

@@ -39,6 +39,8 @@ export interface SafeOpenOptions {
   label?: string;
   /** Override the kind's bound (bytes). */
   limit?: number;
+  /** Refuse a symbolic link at `path` itself (O_NOFOLLOW) instead of reading what it names. */
+  noFollow?: boolean;
 }
 
 /** A file the tool will not read: not a regular file, or larger than its kind allows (exit 2). */
@@ -90,6 +92,7 @@ function tooLarge(path: string, o: SafeOpenOptions, size: number | null): Unsafe
 function openFailure(path: string, o: SafeOpenOptions, err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENXIO' || code === 'EOPNOTSUPP' || code === 'ENODEV') return notRegular(path, o, 'a socket or device');
+  if (code === 'ELOOP' && o.noFollow) return notRegular(path, o, 'a symbolic link');
   return err;
 }
 
@@ -105,7 +108,7 @@ function judge(path: string, st: Stats, o: SafeOpenOptions): void {
 export async function openRegularFile(path: string, o: SafeOpenOptions): Promise<{ handle: FileHandle; size: number }> {
   let handle: FileHandle;
   try {
-    handle = await open(path, FLAGS);
+    handle = await open(path, o.noFollow ? FLAGS | constants.O_NOFOLLOW : FLAGS);
   } catch (err) {
     throw openFailure(path, o, err);
   }
