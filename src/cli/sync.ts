@@ -90,6 +90,8 @@ export function registerSync(cli: Cli): void {
           for (const l of pushLines(r.push)) process.stdout.write(l + '\n');
           if (r.syncBranches) for (const l of syncBranchLines(r.remote!, r.syncBranches)) process.stdout.write(l + '\n');
           if (r.syncBranchesError) process.stdout.write(yellow(r.syncBranchesError) + '\n');
+          for (const d of r.duplicates?.runs ?? [])
+            process.stdout.write(`run ${d.experiment} ${d.id} was held twice: ${d.removed ? `removed ${d.removed}, ` : ''}${d.reason}\n`);
         }
         return pushExitCode(r.push);
       }),

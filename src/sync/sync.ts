@@ -11,6 +11,7 @@ import { pushBranches, type PushBranchesOptions, type PushOutcome } from './push
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { finishAdoption, mergeSyncBranches, type AdoptionPlan, type SyncBranchAdoption } from './adopt-agentv.js';
 import { RemoteError } from '../git/index.js';
+import { repairDuplicateRuns, type DuplicateRepair } from './repair-duplicates.js';
 
 export interface SyncOptions extends TargetOptions, PushBranchesOptions {
   /**
@@ -50,6 +51,8 @@ export interface SyncResult {
    */
   syncBranches: SyncBranchAdoption | null;
   syncBranchesError?: string;
+  /** Runs the results branch held twice (at the root and under AgentV 4.42's runs/): the second copy removed by an ordinary commit this push carries. */
+  duplicates?: DuplicateRepair;
 }
 
 export function targetSummary(target: PublishTarget): Omit<SyncResult, 'push' | 'fetch' | 'syncBranches'> {
@@ -107,7 +110,18 @@ export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
       syncBranchesError = `listing the sync branches of ${target.remote} failed: ${err.message}`;
     }
   }
+  // A run held in both layouts: the second copy goes before the push (repair-duplicates.ts).
+  // The tip the integration left, unless an adoption merged since (then read again).
+  const tip = plan && plan.merged.length > 0 ? undefined : fetch.after.results;
+  const duplicates = fetch.conflict ? null : await repairDuplicateRuns(target, { now: opts.now, tip });
   const push = await pushBranches(target, opts);
   const syncBranches = plan ? await finishAdoption(target, plan, push, opts.timeoutMs) : null;
-  return { ...targetSummary(target), fetch, push, syncBranches, ...(syncBranchesError ? { syncBranchesError } : {}) };
+  return {
+    ...targetSummary(target),
+    fetch,
+    push,
+    syncBranches,
+    ...(syncBranchesError ? { syncBranchesError } : {}),
+    ...(duplicates && duplicates.runs.length > 0 ? { duplicates } : {}),
+  };
 }
