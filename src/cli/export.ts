@@ -64,6 +64,7 @@ export function registerExport(cli: Cli): void {
             rows: result.rows,
             skipped_invalid: result.skippedInvalid,
             duplicates: result.duplicates,
+            unresolved_paths: result.unresolvedPaths,
             summary: result.summary,
           });
           return;
