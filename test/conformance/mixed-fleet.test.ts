@@ -245,7 +245,8 @@ describeWithAgentV('a mixed fleet: AgentV 5.x and 4.42.4 auto_push beside our sy
             sync_branches_left: left.split('\n').filter(Boolean).length,
             fsck: fsckFull === '' ? 'clean' : fsckFull,
             dashboard_5x_lists: a.filter((r) => listed5.includes(id(r))).length + o.filter((r) => !r.startsWith('runs/') && listed5.includes(id(r))).length,
-            dashboard_4_42_lists: b.filter((r) => listed4.includes(id(r))).length + o.filter((r) => r.startsWith('runs/') && listed4.includes(id(r))).length,
+            dashboard_4_42_lists:
+              [...b, ...c].filter((r) => listed4.includes(id(r))).length + o.filter((r) => r.startsWith('runs/') && listed4.includes(id(r))).length,
             wall_s: Math.round((Date.now() - started) / 1000),
           }),
         );
