@@ -22,14 +22,19 @@ export function registerCombine(cli: Cli): void {
       runCommand(async () => {
         const cwd = (flags.dir as string | undefined) ?? process.cwd();
         const onDuplicate = oneOf<OnDuplicate>('on-duplicate', flags.onDuplicate, ['error', 'latest'], 'error');
-        const result = await withRunNames(runs, flags, (named) =>
-          combineRuns({
-            sources: named.map((r) => r.path),
-            out: stringFlag('out', flags.out),
-            experiment: stringFlag('experiment', flags.experiment),
-            onDuplicate,
-            cwd,
-          }),
+        const result = await withRunNames(
+          runs,
+          flags,
+          (named) =>
+            combineRuns({
+              sources: named.map((r) => r.path),
+              out: stringFlag('out', flags.out),
+              experiment: stringFlag('experiment', flags.experiment),
+              onDuplicate,
+              cwd,
+            }),
+          undefined,
+          true, // a results file is combined as the run it exports to
         );
         if (flags.json) {
           printJson(result);

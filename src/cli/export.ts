@@ -48,8 +48,7 @@ export function registerExport(cli: Cli): void {
               onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
               onProgress: progress.update,
             }),
-          // The file itself is what export derives, with its own options.
-          { deriveResultsFiles: false },
+          // The file itself is what export derives, with its own options (no scratch export first).
         ).finally(progress.done);
         if (flags.dryRun) {
           printJson(result.bundle);

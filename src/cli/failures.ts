@@ -21,8 +21,12 @@ export function registerFailures(cli: Cli): void {
     .action((run: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
         const cwd = (flags.dir as string | undefined) ?? process.cwd();
-        const { value: report, run: named } = await withRunName(run, flags, (path) =>
-          listFailures({ run: path, cwd, targets: stringFlags('target', flags.target), testIds: stringFlags('test-id', flags.testId) }),
+        const { value: report, run: named } = await withRunName(
+          run,
+          flags,
+          (path) => listFailures({ run: path, cwd, targets: stringFlags('target', flags.target), testIds: stringFlags('test-id', flags.testId) }),
+          // A results file is read as the run it exports to.
+          { deriveResultsFiles: true },
         );
         for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [named])}\n`);
         if (flags.json) {

@@ -21,15 +21,20 @@ export function registerReport(cli: Cli): void {
       runCommand(async () => {
         const progress = progressReporter('writing the report', { quiet: Boolean(flags.json), unit: 'rows' });
         const cwd = (flags.dir as string | undefined) ?? process.cwd();
-        const { value: result, run: named } = await withRunName(run, flags, (path) =>
-          generateReport({
-            run: path,
-            // A published run is read from a scratch copy removed afterwards: its report goes where the user stands.
-            out: (flags.out as string | undefined) ?? (path === run ? undefined : 'report.html'),
-            cwd,
-            skipUnsafe: flags.skipUnsafe ? true : undefined,
-            onProgress: progress.update,
-          }),
+        const { value: result, run: named } = await withRunName(
+          run,
+          flags,
+          (path) =>
+            generateReport({
+              run: path,
+              // A published run is read from a scratch copy removed afterwards: its report goes where the user stands.
+              out: (flags.out as string | undefined) ?? (path === run ? undefined : 'report.html'),
+              cwd,
+              skipUnsafe: flags.skipUnsafe ? true : undefined,
+              onProgress: progress.update,
+            }),
+          // A results file is read as the run it exports to.
+          { deriveResultsFiles: true },
         ).finally(progress.done);
         // Warnings never fail the command: the report is written, the user decides what to publish.
         for (const w of result.warnings) process.stderr.write(`warning: ${namedPaths(w, [named])}\n`);

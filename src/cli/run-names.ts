@@ -39,7 +39,7 @@ export function fetchOnce(flags: Record<string, unknown>): FetchOnce {
 }
 
 /** Resolve the run names with the command's options (the caller disposes). */
-export function resolveNames(names: string[], flags: Record<string, unknown>, once?: FetchOnce, derive = true): Promise<ResolvedRuns> {
+export function resolveNames(names: string[], flags: Record<string, unknown>, once?: FetchOnce, derive = false): Promise<ResolvedRuns> {
   return resolveRunNames(names, {
     deriveResultsFiles: derive,
     cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
@@ -56,7 +56,7 @@ export async function withRunNames<T>(
   flags: Record<string, unknown>,
   fn: (runs: ResolvedRun[]) => Promise<T>,
   once?: FetchOnce,
-  derive = true,
+  derive = false,
 ): Promise<T> {
   const resolved = await resolveNames(names, flags, once, derive);
   try {
@@ -80,7 +80,7 @@ export async function withRunName<T>(
   fn: (path: string) => Promise<T>,
   opts: { deriveResultsFiles?: boolean } = {},
 ): Promise<{ value: T; run: ResolvedRun }> {
-  return withRunNames([name], flags, async ([r]) => ({ value: await fn(r!.path), run: r! }), undefined, opts.deriveResultsFiles !== false);
+  return withRunNames([name], flags, async ([r]) => ({ value: await fn(r!.path), run: r! }), undefined, opts.deriveResultsFiles === true);
 }
 
 /** How a command names a file of a run it read: `<run id>/<rel>` for a published run, else the path from where the user stands. */

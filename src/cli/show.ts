@@ -65,8 +65,12 @@ export function registerShow(cli: Cli): void {
         const cwd = (flags.dir as string | undefined) ?? process.cwd();
         const testIds = stringFlags('test-id', flags.testId);
         const targets = stringFlags('target', flags.target);
-        const { value: report, run: named } = await withRunName(run, flags, (path) =>
-          showCases({ run: path, cwd, testIds, targets, skipUnsafe: flags.skipUnsafe ? true : undefined }),
+        const { value: report, run: named } = await withRunName(
+          run,
+          flags,
+          (path) => showCases({ run: path, cwd, testIds, targets, skipUnsafe: flags.skipUnsafe ? true : undefined }),
+          // A results file is read as the run it exports to.
+          { deriveResultsFiles: true },
         );
         for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [named])}\n`);
         if (flags.json) {

@@ -18,8 +18,12 @@ export function registerValidate(cli: Cli): void {
     .action((run: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
         const cwd = (flags.dir as string | undefined) ?? process.cwd();
-        const { value: report, run: named } = await withRunName(run, flags, (path) =>
-          validateRun({ run: path, cwd, requirePayloads: Boolean(flags.requirePayloads) }),
+        const { value: report, run: named } = await withRunName(
+          run,
+          flags,
+          (path) => validateRun({ run: path, cwd, requirePayloads: Boolean(flags.requirePayloads) }),
+          // A results file is read as the run it exports to.
+          { deriveResultsFiles: true },
         );
         if (flags.json) {
           printJson(report);

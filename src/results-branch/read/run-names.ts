@@ -45,8 +45,10 @@ export interface RunNameOptions extends TargetOptions {
    */
   fetchOnce?: FetchOnce;
   /**
-   * A results .jsonl (not a run workspace) is exported into a scratch run first, so every reader
-   * gets a workspace (default). `export` takes the file itself: its own options shape the export.
+   * A results .jsonl (not a run workspace) is exported into a scratch run first, for readers that
+   * need a workspace (show, failures, report, validate, combine). Off by default: compare, gate,
+   * summary and trend read a results file themselves (and name it as given), and `export` takes
+   * the file itself, its own options shaping the export.
    */
   deriveResultsFiles?: boolean;
 }
@@ -153,7 +155,7 @@ export async function resolveRunNames(names: string[], opts: RunNameOptions = {}
         continue;
       }
       if (existsSync(resolve(cwd, name))) {
-        if (opts.deriveResultsFiles !== false && isResultsFile(resolve(cwd, name))) {
+        if (opts.deriveResultsFiles === true && isResultsFile(resolve(cwd, name))) {
           scratch ??= await mkdtemp(join(tmpdir(), 'agentv-run-names-'));
           const out = join(scratch, String(pulls++), 'run');
           const exported = await exportRun({ source: name, cwd, out });
