@@ -4,7 +4,9 @@
  * daemon` on 127.0.0.1 with this machine's git. It runs test/conformance/mixed-fleet.test.ts
  * itself (the same helpers, the same assertions) with AGENTV_MIXED_FLEET=full, and reports what
  * that run counted: AgentV pushes that failed per round, runs our sync rescued, sync branches left,
- * fsck, and the runs each AgentV Dashboard lists. npm test runs the same file at 1+1+1 x 2 rounds.
+ * fsck, and the runs each AgentV Dashboard lists. Beside them, AgentV 4.42.4 machines with
+ * auto_push off whose runs ours publish (issue 50: each run must land exactly once). npm test runs
+ * the same file at 1+1+1+1 x 2 rounds.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
@@ -41,7 +43,7 @@ export async function run() {
 | --- | --- | --- | --- |
 ${rows}
 
-Runs: ${r.runs.agentv_5x} by AgentV 5.x, ${r.runs.agentv_4_42} by 4.42.4, ${r.runs.ours} by ours. Stranded before our sync: ${r.stranded_before_sync}; on the results branch after it: ${r.rescued} of those (every run of every machine). AgentV sync branches parked on the remote: ${r.sync_branches_parked}; adopted by our sync: ${r.adopted_by_our_sync}; left: ${r.sync_branches_left}. \`git fsck --full\` of the remote: ${r.fsck}. AgentV 5.x's Dashboard lists ${r.dashboard_5x_lists} runs (its own and ours at the root), 4.42.4's lists ${r.dashboard_4_42_lists} (under \`runs/\`).
+Runs: ${r.runs.agentv_5x} by AgentV 5.x, ${r.runs.agentv_4_42} by 4.42.4, ${r.runs.agentv_4_42_auto_push_off} by 4.42.4 with auto_push off (published by ours, each exactly once), ${r.runs.ours} by ours; our \`list\` counts ${r.listed_by_our_list} (each run once). Stranded before our sync: ${r.stranded_before_sync}; on the results branch after it: ${r.rescued} of those (every run of every machine). AgentV sync branches parked on the remote: ${r.sync_branches_parked}; adopted by our sync: ${r.adopted_by_our_sync}; left: ${r.sync_branches_left}. \`git fsck --full\` of the remote: ${r.fsck}. AgentV 5.x's Dashboard lists ${r.dashboard_5x_lists} runs (its own and ours at the root), 4.42.4's lists ${r.dashboard_4_42_lists} (under \`runs/\`).
 `;
   return { markdown };
 }

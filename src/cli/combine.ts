@@ -4,10 +4,10 @@ import { oneOf, runCommand } from './errors.js';
 import { printJson } from './format.js';
 import { printRunSummary } from './run-summary.js';
 import { displayPath, stringFlag } from './flags.js';
+import { RUN_NAME_HELP, runNameOptions, withRunNames } from './run-names.js';
 
 export function registerCombine(cli: Cli): void {
-  cli
-    .command('combine <...runs>', 'Combine partial run workspaces (e.g. CI shards) into a new run workspace')
+  runNameOptions(cli.command('combine <...runs>', `Combine partial runs (e.g. CI shards) into a new run workspace. Each run is ${RUN_NAME_HELP}`))
     .option('--out <dir>', 'New run directory; must not exist or be empty (default: .agentv/results/<run_id>)')
     .option('--experiment <name>', 'Experiment label of the combined run; required when the sources span experiments')
     .option(
@@ -22,13 +22,20 @@ export function registerCombine(cli: Cli): void {
       runCommand(async () => {
         const cwd = (flags.dir as string | undefined) ?? process.cwd();
         const onDuplicate = oneOf<OnDuplicate>('on-duplicate', flags.onDuplicate, ['error', 'latest'], 'error');
-        const result = await combineRuns({
-          sources: runs,
-          out: stringFlag('out', flags.out),
-          experiment: stringFlag('experiment', flags.experiment),
-          onDuplicate,
-          cwd,
-        });
+        const result = await withRunNames(
+          runs,
+          flags,
+          (named) =>
+            combineRuns({
+              sources: named.map((r) => r.path),
+              out: stringFlag('out', flags.out),
+              experiment: stringFlag('experiment', flags.experiment),
+              onDuplicate,
+              cwd,
+            }),
+          undefined,
+          true, // a results file is combined as the run it exports to
+        );
         if (flags.json) {
           printJson(result);
           return;

@@ -5,10 +5,10 @@ import { numberFlag, oneOf, runCommand } from './errors.js';
 import { printJson } from './format.js';
 import { printRunSummary } from './run-summary.js';
 import { progressReporter } from './progress.js';
+import { RUN_NAME_HELP, runNameOptions, withRunName } from './run-names.js';
 
 export function registerExport(cli: Cli): void {
-  cli
-    .command('export <source>', "Derive a run's artifacts from AgentV results (a results .jsonl, a run directory, or its index.jsonl)")
+  runNameOptions(cli.command('export <source>', `Derive a run's artifacts from AgentV results. The run is ${RUN_NAME_HELP}`))
     .option('--out <dir>', "Output directory (default: .agentv/results/<run_id>, where AgentV lists runs; the run id is the earliest row's timestamp)")
     .option('--layout <layout>', 'bundle (run workspace) | companion (grading/, timing.json, benchmark.json) | skill-creator (iteration-1/eval-N/...)', {
       default: 'bundle',
@@ -29,21 +29,27 @@ export function registerExport(cli: Cli): void {
         const layout = oneOf<LayoutName>('layout', flags.layout, LAYOUTS, 'bundle');
         const duplicatePolicy = oneOf<DuplicatePolicy>('duplicate-policy', flags.duplicatePolicy, ['update', 'skip', 'error'], 'update');
         const progress = progressReporter('exporting', { quiet: Boolean(flags.json || flags.dryRun) });
-        const result = await exportRun({
+        const { value: result } = await withRunName(
           source,
-          out: flags.out as string | undefined,
-          layout,
-          experiment: flags.experiment as string | undefined,
-          duplicatePolicy,
-          projectionBundle: Boolean(flags.projectionBundle),
-          dryRun: Boolean(flags.dryRun),
-          includeRawContent: Boolean(flags.includeRawContent),
-          skipInvalid: Boolean(flags.skipInvalid),
-          threshold: numberFlag('threshold', flags.threshold, 0.8),
-          cwd: (flags.dir as string | undefined) ?? process.cwd(),
-          onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
-          onProgress: progress.update,
-        }).finally(progress.done);
+          flags,
+          (path) =>
+            exportRun({
+              source: path,
+              out: flags.out as string | undefined,
+              layout,
+              experiment: flags.experiment as string | undefined,
+              duplicatePolicy,
+              projectionBundle: Boolean(flags.projectionBundle),
+              dryRun: Boolean(flags.dryRun),
+              includeRawContent: Boolean(flags.includeRawContent),
+              skipInvalid: Boolean(flags.skipInvalid),
+              threshold: numberFlag('threshold', flags.threshold, 0.8),
+              cwd: (flags.dir as string | undefined) ?? process.cwd(),
+              onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+              onProgress: progress.update,
+            }),
+          // The file itself is what export derives, with its own options (no scratch export first).
+        ).finally(progress.done);
         if (flags.dryRun) {
           printJson(result.bundle);
           return;
@@ -57,6 +63,7 @@ export function registerExport(cli: Cli): void {
             rows: result.rows,
             skipped_invalid: result.skippedInvalid,
             duplicates: result.duplicates,
+            unresolved_paths: result.unresolvedPaths,
             summary: result.summary,
           });
           return;

@@ -1,14 +1,18 @@
 import type { Cli } from './program.js';
-import { join } from 'node:path';
 import { listFailures } from '../runs/failures.js';
 import { runCommand } from './errors.js';
 import { bold, dim, green, printJson, red } from './format.js';
-import { displayPath, stringFlags, verdictText } from './flags.js';
+import { stringFlags, verdictText } from './flags.js';
 import { feedbackLines } from './feedback-lines.js';
+import { namedPaths, RUN_NAME_HELP, runFileShown, runNameOptions, withRunName } from './run-names.js';
 
 export function registerFailures(cli: Cli): void {
-  cli
-    .command('failures <run>', 'Show only the failing cases of a run (verdict fail or error) with the assertions that failed and their evidence')
+  runNameOptions(
+    cli.command(
+      'failures <run>',
+      `Show only the failing cases of a run (verdict fail or error) with the assertions that failed and their evidence. The run is ${RUN_NAME_HELP}`,
+    ),
+  )
     .option('--target <name>', 'Only this target (repeatable)')
     .option('--test-id <glob>', 'Only test ids matching this glob (* and ?); repeatable')
     .option('--dir <dir>', 'Working directory used to resolve relative paths')
@@ -17,8 +21,14 @@ export function registerFailures(cli: Cli): void {
     .action((run: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
         const cwd = (flags.dir as string | undefined) ?? process.cwd();
-        const report = await listFailures({ run, cwd, targets: stringFlags('target', flags.target), testIds: stringFlags('test-id', flags.testId) });
-        for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+        const { value: report, run: named } = await withRunName(
+          run,
+          flags,
+          (path) => listFailures({ run: path, cwd, targets: stringFlags('target', flags.target), testIds: stringFlags('test-id', flags.testId) }),
+          // A results file is read as the run it exports to.
+          { deriveResultsFiles: true },
+        );
+        for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [named])}\n`);
         if (flags.json) {
           printJson(report);
           return;
@@ -46,7 +56,7 @@ export function registerFailures(cli: Cli): void {
           if (f.error) lines.push(`    error: ${f.error}`);
           if (f.grading_problem) lines.push(`    ${red('!')} ${f.grading_problem}`);
           lines.push(...feedbackLines(f.feedback, '    '));
-          if (report.layout === 'bundle') lines.push(dim(`    grading: ${displayPath(cwd, join(report.dir, f.grading_path))}`));
+          if (report.layout === 'bundle') lines.push(dim(`    grading: ${runFileShown(cwd, named, report.dir, f.grading_path)}`));
           process.stdout.write(lines.join('\n') + '\n');
         }
       }),

@@ -4,6 +4,7 @@ import type { FeedbackNote } from '../merge/index.js';
 import { runCommand } from './errors.js';
 import { dim, printJson } from './format.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
+import { publishedIdOf, RUN_NAME_HELP } from './run-names.js';
 import { pushExitCode, pushLines } from './sync.js';
 import { progressReporter } from './progress.js';
 
@@ -21,7 +22,7 @@ export function registerFeedback(cli: Cli): void {
   cli
     .command(
       'feedback <run_id> [test_id] [text]',
-      'Read or leave review feedback on a published run (feedback.json on the results branch). With text: save your note on the test, then push. Without: print the notes (of one test, or all)',
+      `Read or leave review feedback on a published run (feedback.json on the results branch). With text: save your note on the test, then push. Without: print the notes (of one test, or all). The run is ${RUN_NAME_HELP}`,
     )
     .option('--reviewer <name>', 'Reviewer name (default: git user.name). Each reviewer has their own note per test')
     .option('--expect-revision <rev>', "Only save if your note's revision is still this ('' = only if you have none yet)")
@@ -37,7 +38,7 @@ export function registerFeedback(cli: Cli): void {
     .action((runId: string, testId: string | undefined, text: string | undefined, flags: Record<string, unknown>) =>
       runCommand(async () => {
         const common = {
-          runId: String(runId),
+          runId: await publishedIdOf(String(runId), flags),
           cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
           remote: stringFlag('remote', flags.remote),
           ...configFlags(flags),

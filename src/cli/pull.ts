@@ -2,12 +2,16 @@ import type { Cli } from './program.js';
 import { pull } from '../results-branch/read/pull.js';
 import { runReadCommand } from './list.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
+import { publishedIdOf, RUN_NAME_HELP } from './run-names.js';
 import { dim, green, printJson } from './format.js';
 import { progressReporter } from './progress.js';
 
 export function registerPull(cli: Cli): void {
   cli
-    .command('pull <run_id>', 'Materialize a published run from the results branch into a run workspace (atomically); payloads with --with-artifacts')
+    .command(
+      'pull <run_id>',
+      `Materialize a published run from the results branch into a run workspace (atomically); payloads with --with-artifacts. The run is ${RUN_NAME_HELP}`,
+    )
     .option('--out <dir>', 'Workspace directory to create (default: .agentv/results/<run_id>)')
     .option('--with-artifacts', 'Also fetch the heavy payloads from the artifacts branch, verifying sha256 and size')
     .option('--fetch', 'Fetch the results branch from the remote first')
@@ -24,7 +28,8 @@ export function registerPull(cli: Cli): void {
       runReadCommand(async () => {
         const progress = progressReporter('pulling', { quiet: Boolean(flags.json) });
         const result = await pull({
-          runId: String(runId),
+          // A run removed by retention is read from history (--at) by the id it had: no listing to look it up in.
+          runId: flags.at === undefined ? await publishedIdOf(String(runId), flags) : String(runId),
           cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
           out: stringFlag('out', flags.out),
           withArtifacts: Boolean(flags.withArtifacts),

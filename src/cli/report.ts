@@ -4,11 +4,14 @@ import { fmtBytes } from '../report/format.js';
 import { runCommand } from './errors.js';
 import { printJson } from './format.js';
 import { progressReporter } from './progress.js';
+import { namedPaths, RUN_NAME_HELP, runNameOptions, withRunName } from './run-names.js';
 
 export function registerReport(cli: Cli): void {
-  cli
-    .command('report <run>', 'Write a self-contained HTML report of a run workspace (a run directory or its index.jsonl)')
-    .option('-o, --out <file>', 'Output HTML file; a device or FIFO is written through, a directory gets report.html (default: <run-dir>/report.html)')
+  runNameOptions(cli.command('report <run>', `Write a self-contained HTML report of a run. The run is ${RUN_NAME_HELP}`))
+    .option(
+      '-o, --out <file>',
+      'Output HTML file; a device or FIFO is written through, a directory gets report.html (default: <run-dir>/report.html; a published run: report.html here)',
+    )
     .option('-d, --dir <dir>', 'Working directory used to resolve the run and output paths')
     .option('--json', 'Machine-readable output: { out, tests, bytes, mode, warnings }')
     .option('--skip-unsafe', 'Read a run holding unsafe paths (links out of it, pipes, row paths out of it) with a warning per path instead of refusing it')
@@ -17,15 +20,24 @@ export function registerReport(cli: Cli): void {
     .action((run: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
         const progress = progressReporter('writing the report', { quiet: Boolean(flags.json), unit: 'rows' });
-        const result = await generateReport({
+        const cwd = (flags.dir as string | undefined) ?? process.cwd();
+        const { value: result, run: named } = await withRunName(
           run,
-          out: flags.out as string | undefined,
-          cwd: (flags.dir as string | undefined) ?? process.cwd(),
-          skipUnsafe: flags.skipUnsafe ? true : undefined,
-          onProgress: progress.update,
-        }).finally(progress.done);
+          flags,
+          (path) =>
+            generateReport({
+              run: path,
+              // A published run is read from a scratch copy removed afterwards: its report goes where the user stands.
+              out: (flags.out as string | undefined) ?? (path === run ? undefined : 'report.html'),
+              cwd,
+              skipUnsafe: flags.skipUnsafe ? true : undefined,
+              onProgress: progress.update,
+            }),
+          // A results file is read as the run it exports to.
+          { deriveResultsFiles: true },
+        ).finally(progress.done);
         // Warnings never fail the command: the report is written, the user decides what to publish.
-        for (const w of result.warnings) process.stderr.write(`warning: ${w}\n`);
+        for (const w of result.warnings) process.stderr.write(`warning: ${namedPaths(w, [named])}\n`);
         if (flags.json) {
           printJson(result);
           return;

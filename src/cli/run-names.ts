@@ -3,14 +3,26 @@
  * a published run id, `@<tag>` or `@latest[:experiment=<e>]` (src/results-branch/read/run-names.ts).
  */
 import type { CommandBuilder } from './program.js';
-import { namedPaths, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../results-branch/read/run-names.js';
+import { namedPaths, publishedRunId, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../results-branch/read/run-names.js';
 
 export { namedPaths };
-import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
+import { join } from 'node:path';
+import { configFlags, displayPath, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
 import { oneOf } from './errors.js';
 
+/** The forms of a run name, said once for every command that takes a run (each command's help ends with it). */
 export const RUN_NAME_HELP =
-  'a run directory, index.jsonl or results .jsonl; a published run id; @<tag> (newest run with the tag, e.g. @baseline); @latest[:experiment=<e>]';
+  'a run directory, index.jsonl or results .jsonl; a published run id; <experiment>::<id> or <experiment>/<timestamp> (whichever AgentV layout holds it); @<tag> (newest run with the tag, e.g. @baseline); @latest[:experiment=<e>]';
+
+/** A published run's id from any run name (`tag`, `pull`, `feedback`): results-branch/read/run-names.ts publishedRunId. */
+export function publishedIdOf(name: string, flags: Record<string, unknown>): Promise<string> {
+  return publishedRunId(name, {
+    cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+    fetch: Boolean(flags.fetch),
+    remote: stringFlag('remote', flags.remote),
+    ...configFlags(flags),
+  });
+}
 
 /** The options naming where published runs are read from. */
 export function runNameOptions(cmd: CommandBuilder): CommandBuilder {
@@ -27,8 +39,9 @@ export function fetchOnce(flags: Record<string, unknown>): FetchOnce {
 }
 
 /** Resolve the run names with the command's options (the caller disposes). */
-export function resolveNames(names: string[], flags: Record<string, unknown>, once?: FetchOnce): Promise<ResolvedRuns> {
+export function resolveNames(names: string[], flags: Record<string, unknown>, once?: FetchOnce, derive = false): Promise<ResolvedRuns> {
   return resolveRunNames(names, {
+    deriveResultsFiles: derive,
     cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
     fetch: Boolean(flags.fetch),
     remote: stringFlag('remote', flags.remote),
@@ -38,8 +51,14 @@ export function resolveNames(names: string[], flags: Record<string, unknown>, on
 }
 
 /** Resolve the run names, run `fn` on the resolved runs, then remove the scratch copies. */
-export async function withRunNames<T>(names: string[], flags: Record<string, unknown>, fn: (runs: ResolvedRun[]) => Promise<T>, once?: FetchOnce): Promise<T> {
-  const resolved = await resolveNames(names, flags, once);
+export async function withRunNames<T>(
+  names: string[],
+  flags: Record<string, unknown>,
+  fn: (runs: ResolvedRun[]) => Promise<T>,
+  once?: FetchOnce,
+  derive = false,
+): Promise<T> {
+  const resolved = await resolveNames(names, flags, once, derive);
   try {
     return await fn(resolved.runs);
   } catch (err) {
@@ -49,6 +68,24 @@ export async function withRunNames<T>(names: string[], flags: Record<string, unk
   } finally {
     await resolved.dispose();
   }
+}
+
+/**
+ * Resolve one run name, call `fn` on it, and hand back its answer with the name resolved (its
+ * scratch copy is gone by then: show a published run's files with `runFileShown`).
+ */
+export async function withRunName<T>(
+  name: string,
+  flags: Record<string, unknown>,
+  fn: (path: string) => Promise<T>,
+  opts: { deriveResultsFiles?: boolean } = {},
+): Promise<{ value: T; run: ResolvedRun }> {
+  return withRunNames([name], flags, async ([r]) => ({ value: await fn(r!.path), run: r! }), undefined, opts.deriveResultsFiles === true);
+}
+
+/** How a command names a file of a run it read: `<run id>/<rel>` for a published run, else the path from where the user stands. */
+export function runFileShown(cwd: string, run: ResolvedRun, dir: string, rel: string): string {
+  return run.runId !== null ? (rel === '' ? run.runId : `${run.runId}/${rel}`) : displayPath(cwd, rel === '' ? dir : join(dir, rel));
 }
 
 /** `--format text|json|markdown`; `--json` stays the short spelling of `--format json`. */

@@ -1,10 +1,10 @@
 import type { Cli } from './program.js';
-import { join } from 'node:path';
 import { showCases, type CaseDetails } from '../runs/show.js';
 import { runCommand } from './errors.js';
-import { displayPath, stringFlags, verdictText } from './flags.js';
+import { stringFlags, verdictText } from './flags.js';
 import { bold, int, money, printJson, seconds } from './format.js';
 import { feedbackLines } from './feedback-lines.js';
+import { namedPaths, RUN_NAME_HELP, runFileShown, runNameOptions, withRunName } from './run-names.js';
 import type { FeedbackNote } from '../merge/index.js';
 
 function printCase(c: CaseDetails & { feedback: FeedbackNote[] }, at: (rel: string) => string, showPaths: boolean): void {
@@ -53,8 +53,7 @@ function printCase(c: CaseDetails & { feedback: FeedbackNote[] }, at: (rel: stri
 }
 
 export function registerShow(cli: Cli): void {
-  cli
-    .command('show <run>', "Display case-level rows of a run with their sidecars' key facts")
+  runNameOptions(cli.command('show <run>', `Display case-level rows of a run with their sidecars' key facts. The run is ${RUN_NAME_HELP}`))
     .option('--test-id <glob>', 'Test id or glob (* and ?); repeatable; default: every case')
     .option('--target <name>', 'Only this target (repeatable)')
     .option('--dir <dir>', 'Working directory used to resolve relative paths')
@@ -66,13 +65,19 @@ export function registerShow(cli: Cli): void {
         const cwd = (flags.dir as string | undefined) ?? process.cwd();
         const testIds = stringFlags('test-id', flags.testId);
         const targets = stringFlags('target', flags.target);
-        const report = await showCases({ run, cwd, testIds, targets, skipUnsafe: flags.skipUnsafe ? true : undefined });
-        for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+        const { value: report, run: named } = await withRunName(
+          run,
+          flags,
+          (path) => showCases({ run: path, cwd, testIds, targets, skipUnsafe: flags.skipUnsafe ? true : undefined }),
+          // A results file is read as the run it exports to.
+          { deriveResultsFiles: true },
+        );
+        for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [named])}\n`);
         if (flags.json) {
           printJson(report);
           return;
         }
-        const at = (rel: string) => displayPath(cwd, join(report.dir, rel));
+        const at = (rel: string) => runFileShown(cwd, named, report.dir, rel);
         const tags = report.tags.length > 0 ? `   tags: ${report.tags.join(' ')}` : '';
         process.stdout.write(`run_id: ${report.run_id}   ${report.cases.length} case${report.cases.length === 1 ? '' : 's'}${tags}\n\n`);
         report.cases.forEach((c, i) => {

@@ -66,6 +66,10 @@ export function renderStatus(report: StatusReport): string {
     lines.push(`  ${b.name.padEnd(width)}  ${stateText(b)}  ${dim(`local ${short(b.local)}  remote ${short(b.remote)}`)}`);
   }
   if (report.layout) lines.push(`${bold('layout')}      ${layoutName(report.layout.layout)} ${dim(`— ${report.layout.reason}`)}`);
+  for (const d of report.duplicates ?? [])
+    lines.push(
+      `${bold('duplicate')}   run ${d.experiment} ${d.id} is held twice: ${d.rootPath} and ${d.stablePath} ${dim('— `agentv-results sync` keeps one')}`,
+    );
   if (report.fetch && !report.fetch.ok) lines.push(yellow(`fetch failed: ${report.fetch.message}`));
   else if (report.fetch?.ok && report.fetch.missing.length > 0) lines.push(dim(`the remote does not have ${report.fetch.missing.join(', ')}`));
   else if (!report.fetch && report.remote)

@@ -18,27 +18,33 @@ export function registerSummary(cli: Cli): void {
     .action((run: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
         const format = outputFormat(flags);
-        return withRunNames([run], flags, async ([r]) => {
-          const report = await summarizeRun({
-            run: r!.path,
-            cwd: (flags.dir as string | undefined) ?? process.cwd(),
-            recompute: Boolean(flags.recompute),
-            targets: stringFlags('target', flags.target),
-          });
-          for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [r!])}\n`);
-          if (format === 'json') {
-            printJson(report);
-            return;
-          }
-          if (format === 'markdown') {
-            process.stdout.write(summaryMarkdown(report, runLink(r!)));
-            return;
-          }
-          process.stdout.write(`run_id: ${report.run_id}\nexperiment: ${report.experiment}\n`);
-          if (report.source === 'recomputed') process.stdout.write(dim(`recomputed from index.jsonl: ${report.reason}`) + '\n');
-          process.stdout.write('\n');
-          printRunSummary(report.summary);
-        });
+        return withRunNames(
+          [run],
+          flags,
+          async ([r]) => {
+            const report = await summarizeRun({
+              run: r!.path,
+              cwd: (flags.dir as string | undefined) ?? process.cwd(),
+              recompute: Boolean(flags.recompute),
+              targets: stringFlags('target', flags.target),
+            });
+            for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [r!])}\n`);
+            if (format === 'json') {
+              printJson(report);
+              return;
+            }
+            if (format === 'markdown') {
+              process.stdout.write(summaryMarkdown(report, runLink(r!)));
+              return;
+            }
+            process.stdout.write(`run_id: ${report.run_id}\nexperiment: ${report.experiment}\n`);
+            if (report.source === 'recomputed') process.stdout.write(dim(`recomputed from index.jsonl: ${report.reason}`) + '\n');
+            process.stdout.write('\n');
+            printRunSummary(report.summary);
+          },
+          undefined,
+          true,
+        ); // a results file is summarized as the run it exports to
       }),
     );
 }

@@ -92,6 +92,8 @@ export function registerSync(cli: Cli): void {
           if (r.syncBranchesError) process.stdout.write(yellow(r.syncBranchesError) + '\n');
           if (r.checkpoints) for (const l of syncBranchLines(r.remote!, r.checkpoints)) process.stdout.write(l + '\n');
           if (r.checkpointsError) process.stdout.write(yellow(r.checkpointsError) + '\n');
+          for (const d of r.duplicates?.runs ?? [])
+            process.stdout.write(`run ${d.experiment} ${d.id} was held twice: ${d.removed ? `removed ${d.removed}, ` : ''}${d.reason}\n`);
         }
         return pushExitCode(r.push);
       }),

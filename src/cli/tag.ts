@@ -4,6 +4,7 @@ import { runCommand, UsageError } from './errors.js';
 import { dim, printJson } from './format.js';
 import { progressReporter } from './progress.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
+import { publishedIdOf, RUN_NAME_HELP } from './run-names.js';
 import { pushExitCode, pushLines } from './sync.js';
 
 /**
@@ -32,7 +33,10 @@ export function parseTagEdits(operands: string[]): { runId: string | null; add: 
 
 export function registerTag(cli: Cli): void {
   cli
-    .command('tag <run_id> [edits...]', 'Add (+name) or remove (-name) tags of a published run on the results branch, then push; no edits: show the tags')
+    .command(
+      'tag <run_id> [edits...]',
+      `Add (+name) or remove (-name) tags of a published run on the results branch, then push; no edits: show the tags. The run is ${RUN_NAME_HELP}`,
+    )
     .allowUnknownOptions()
     .option('--expect-revision <rev>', 'Only edit if tag_revision is still this (optimistic concurrency)')
     .option('--no-push', 'Commit locally only (a later publish or `sync` pushes it)')
@@ -47,7 +51,12 @@ export function registerTag(cli: Cli): void {
       runCommand(async () => {
         const { runId, add, remove } = parseTagEdits(ctx.operands);
         if (runId === null) throw usageError('missing <run_id>');
-        const common = { runId, cwd: stringFlag('dir', flags.dir) ?? process.cwd(), remote: stringFlag('remote', flags.remote), ...configFlags(flags) };
+        const common = {
+          runId: await publishedIdOf(runId, flags),
+          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+          remote: stringFlag('remote', flags.remote),
+          ...configFlags(flags),
+        };
         if (add.length === 0 && remove.length === 0) {
           const doc = await readTags({ ...common, fetch: Boolean(flags.fetch) });
           if (flags.json) printJson(doc);

@@ -1,16 +1,16 @@
 import type { Cli } from './program.js';
-import { join } from 'node:path';
 import { validateRun, type ValidationProblem } from '../runs/validate.js';
 import { EXIT, runCommand } from './errors.js';
 import { dim, green, printJson, red } from './format.js';
-import { displayPath } from './flags.js';
+import { RUN_NAME_HELP, runFileShown, runNameOptions, withRunName } from './run-names.js';
 
 export function registerValidate(cli: Cli): void {
-  cli
-    .command(
+  runNameOptions(
+    cli.command(
       'validate <run>',
-      'Check that a run workspace resolves: paths exist inside the run and parse, ids are unique, summary counts agree, pointers match',
-    )
+      `Check that a run workspace resolves: paths exist inside the run and parse, ids are unique, summary counts agree, pointers match. The run is ${RUN_NAME_HELP}`,
+    ),
+  )
     .option('--require-payloads', 'Treat artifact pointers whose payload is not present locally as problems (default: notes)')
     .option('--dir <dir>', 'Working directory used to resolve relative paths')
     .option('--json', 'Machine-readable output: { valid, problems: [{file, line?, message}], notes }')
@@ -18,16 +18,22 @@ export function registerValidate(cli: Cli): void {
     .action((run: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
         const cwd = (flags.dir as string | undefined) ?? process.cwd();
-        const report = await validateRun({ run, cwd, requirePayloads: Boolean(flags.requirePayloads) });
+        const { value: report, run: named } = await withRunName(
+          run,
+          flags,
+          (path) => validateRun({ run: path, cwd, requirePayloads: Boolean(flags.requirePayloads) }),
+          // A results file is read as the run it exports to.
+          { deriveResultsFiles: true },
+        );
         if (flags.json) {
           printJson(report);
           return report.valid ? EXIT.ok : EXIT.check;
         }
         // `<file>:<line>: message`, file relative to where the user stands, so editors can jump to it.
-        const where = (p: ValidationProblem) => `${displayPath(cwd, join(report.dir, p.file))}${p.line === undefined ? '' : `:${p.line}`}`;
+        const where = (p: ValidationProblem) => `${runFileShown(cwd, named, report.dir, p.file)}${p.line === undefined ? '' : `:${p.line}`}`;
         for (const p of report.problems) process.stdout.write(`${where(p)}: ${p.message}\n`);
         for (const n of report.notes) process.stdout.write(dim(`note: ${where(n)}: ${n.message}`) + '\n');
-        const dir = displayPath(cwd, report.dir);
+        const dir = runFileShown(cwd, named, report.dir, '');
         if (report.valid) {
           process.stdout.write(green(`✓ ${dir}: valid (${report.rows} row${report.rows === 1 ? '' : 's'})`) + '\n');
           return EXIT.ok;

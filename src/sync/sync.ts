@@ -12,6 +12,7 @@ import { resolveTarget, type PublishTarget, type TargetOptions } from '../result
 import { finishAdoption, mergeSyncBranches, type AdoptionPlan, type SyncBranchAdoption } from './adopt-agentv.js';
 import { RemoteError } from '../git/index.js';
 import { finishCheckpoints, takeCheckpoints, type CheckpointPlan } from './adopt-checkpoints.js';
+import { repairDuplicateRuns, type DuplicateRepair } from './repair-duplicates.js';
 
 export interface SyncOptions extends TargetOptions, PushBranchesOptions {
   /**
@@ -58,6 +59,8 @@ export interface SyncResult {
    */
   checkpoints: SyncBranchAdoption | null;
   checkpointsError?: string;
+  /** Runs the results branch held twice (at the root and under AgentV 4.42's runs/): the second copy removed by an ordinary commit this push carries. */
+  duplicates?: DuplicateRepair;
 }
 
 export function targetSummary(target: PublishTarget): Omit<SyncResult, 'push' | 'fetch' | 'syncBranches' | 'checkpoints'> {
@@ -128,6 +131,11 @@ export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
       checkpointsError = `listing the checkpoint branches of ${target.remote} failed: ${err.message}`;
     }
   }
+  // A run held in both layouts: the second copy goes before the push (repair-duplicates.ts).
+  // The tip the integration left, unless an adoption took runs since (then read again).
+  const adopted = (plan?.merged.length ?? 0) + (checkpointPlan?.merged.length ?? 0) > 0;
+  const tip = adopted ? undefined : fetch.after.results;
+  const duplicates = fetch.conflict ? null : await repairDuplicateRuns(target, { now: opts.now, tip });
   const push = await pushBranches(target, opts);
   const syncBranches = plan ? await finishAdoption(target, plan, push, opts.timeoutMs) : null;
   const checkpoints = checkpointPlan ? await finishCheckpoints(target, checkpointPlan, push, opts.timeoutMs) : null;
@@ -139,5 +147,6 @@ export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
     checkpoints,
     ...(syncBranchesError ? { syncBranchesError } : {}),
     ...(checkpointsError ? { checkpointsError } : {}),
+    ...(duplicates && duplicates.runs.length > 0 ? { duplicates } : {}),
   };
 }

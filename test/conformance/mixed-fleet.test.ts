@@ -14,6 +14,12 @@
  * leased delete), the AgentV machines' syncs push what they committed. The fleet ends with every
  * run of every machine on the results branch, no sync branch left, `git fsck` clean, and each
  * AgentV Dashboard listing the runs its version reads.
+ *
+ * Beside them (issue 50), AgentV 4.42.4 machines with `auto_push` off whose runs our publish takes
+ * to the remote, as our daemon does when a run finishes (finish-run.ts calls the same publish):
+ * 4.42 commits each run on its local results branch anyway, and the branch holds 5.x runs too, so
+ * this is where a run used to land twice (again at the root). Every run must be on the results
+ * branch exactly once — never a 4.42 run at the root — and our `list` must count each run once.
  */
 import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -72,6 +78,8 @@ describeWithAgentV('a mixed fleet: AgentV 5.x and 4.42.4 auto_push beside our sy
       const kinds = [...Array(PER_KIND).keys()];
       const v5s: string[] = [];
       const v4s: string[] = [];
+      /** AgentV 4.42 with auto_push off; our publish pushes its runs. */
+      const v4offs: string[] = [];
       const ourMachines: string[] = [];
       for (const i of kinds) {
         const v5 = await makeSampleProject(await makeTempDir(`fleet-v5-${i}`));
@@ -82,6 +90,10 @@ describeWithAgentV('a mixed fleet: AgentV 5.x and 4.42.4 auto_push beside our sy
         await appendFile(join(v4, '.agentv', 'config.yaml'), `\nresults:\n  repo_path: .\n  branch: ${BRANCH}\n  auto_push: true\n`);
         v5s.push(v5);
         v4s.push(v4);
+        const off = await makeStableSampleProject(await makeTempDir(`fleet-v4off-${i}`));
+        await git(off, ['remote', 'add', 'origin', url]);
+        await appendFile(join(off, '.agentv', 'config.yaml'), `\nresults:\n  repo_path: .\n  branch: ${BRANCH}\n  auto_push: false\n`);
+        v4offs.push(off);
         ourMachines.push(await makeClone(url, `ours-${i}`));
       }
       const id = (dir: string) => dir.split('/').pop()!;
@@ -91,6 +103,8 @@ describeWithAgentV('a mixed fleet: AgentV 5.x and 4.42.4 auto_push beside our sy
       const a: string[] = [];
       const b: string[] = [];
       const o: string[] = [];
+      /** Runs of the 4.42 machines with auto_push off (published by ours). */
+      const c: string[] = [];
       /** AgentV auto_pushes that did not put their run on the results branch, per round. */
       const failed: { round: number; v5: number; v4: number; parked: number }[] = [];
 
@@ -101,6 +115,12 @@ describeWithAgentV('a mixed fleet: AgentV 5.x and 4.42.4 auto_push beside our sy
         ...v4s.map((p) => agentvStableEval(p, { experiment: 'fleet4' })),
         ...ourMachines.map((p, i) => publishRun(p, { experiment: 'ours', rows: 2, minute: i * 10 + 1 }, { push: false })),
       ]);
+      // The auto_push-off machines: 4.42 commits locally; our publish cannot push yet (it stays committed, pending).
+      for (const off of v4offs) {
+        const run = await agentvStableEval(off, { experiment: 'fleet4off' });
+        c.push(run);
+        expect((await runCli(['publish', run, '--no-push'], { cwd: off })).code).toBe(0);
+      }
       a.push(...(r1.slice(0, PER_KIND) as string[]));
       b.push(...(r1.slice(PER_KIND, 2 * PER_KIND) as string[]));
       for (const r of r1.slice(2 * PER_KIND)) o.push((r as { location: { path: string } }).location.path);
@@ -113,6 +133,19 @@ describeWithAgentV('a mixed fleet: AgentV 5.x and 4.42.4 auto_push beside our sy
         for (const r of ours) {
           expect(r.push, JSON.stringify(r.push)).toMatchObject({ landed: true });
           o.push(r.location.path);
+        }
+        for (const off of v4offs) {
+          // Before AgentV's own pushes of the round (whose parked branches this sync would adopt).
+          // The daemon keeps the branch in step with the remote between runs: the local branch now
+          // holds 5.x-layout runs too, where a 4.42 run used to be published a second time.
+          expect((await runCli(['sync'], { cwd: off })).code).toBe(0);
+          expect(await git(off, ['ls-tree', '-d', '--name-only', BRANCH])).toMatch(/^\d{4}-/m);
+          const run = await agentvStableEval(off, { experiment: 'fleet4off' });
+          c.push(run);
+          const pub = await runCli(['publish', run, '--push', '--json'], { cwd: off });
+          expect(pub.code, pub.stderr).toBe(0);
+          // Where its writer's Dashboard looks, onto the copy 4.42 committed: never a second one at the root.
+          expect((JSON.parse(pub.stdout) as { location: { path: string } }).location.path).toBe(`runs/fleet4off/${id(run)}`);
         }
         const parkedBefore = (await parkedOnRemote()).length;
         const runs = await Promise.all([
@@ -152,7 +185,7 @@ describeWithAgentV('a mixed fleet: AgentV 5.x and 4.42.4 auto_push beside our sy
         }
       }
       expect(adopted.sort()).toEqual([...parked].sort());
-      for (const machine of [...v5s, ...v4s]) {
+      for (const machine of [...v5s, ...v4s, ...v4offs]) {
         const r = await runCli(['sync', '--json'], { cwd: machine });
         expect(r.code, `${machine}: ${r.stdout}${r.stderr}`).toBe(0);
       }
@@ -162,10 +195,21 @@ describeWithAgentV('a mixed fleet: AgentV 5.x and 4.42.4 auto_push beside our sy
       for (const run of a) expect(paths.has(id(run)), `5.x run ${id(run)}`).toBe(true);
       for (const run of b) expect(paths.has(`runs/fleet4/${id(run)}`), `4.42 run ${id(run)}`).toBe(true);
       for (const run of o) expect(paths.has(run), `our run ${run}`).toBe(true);
+      for (const run of c) expect(paths.has(`runs/fleet4off/${id(run)}`), `4.42 (auto_push off) run ${id(run)}`).toBe(true);
+      // Exactly once: no 4.42 run at the root as well.
+      for (const run of [...b, ...c]) expect(paths.has(id(run)), `4.42 run ${id(run)} also at the root`).toBe(false);
+      // Our list counts each run once (and status names no run held twice).
+      const listed = await runCli(['list', '--json', '--fetch'], { cwd: ourMachines[0]! });
+      expect(listed.code, listed.stderr).toBe(0);
+      const runsListed = (JSON.parse(listed.stdout) as { runs: { run_id: string; experiment: string }[] }).runs;
+      expect(runsListed.length).toBe(a.length + b.length + c.length + o.length);
+      expect(new Set(runsListed.map((r) => `${r.experiment} ${r.run_id}`)).size).toBe(runsListed.length);
+      const st = await runCli(['status', '--json'], { cwd: ourMachines[0]! });
+      expect((JSON.parse(st.stdout) as { duplicates: unknown[] }).duplicates).toEqual([]);
       // No sync branch left (its content landed), and the remote's objects are whole.
       const left = await git(bare, ['for-each-ref', 'refs/heads/agentv/results-sync/']);
       expect(left).toBe('');
-      const fsck = await git(bare, ['fsck', '--no-progress', '--no-dangling']);
+      const fsck = await git(bare, ['fsck', '--full', '--no-progress', '--no-dangling']);
       expect(fsck).toBe('');
 
       // Each AgentV Dashboard lists what its version reads: 5.x the runs at the root, 4.42 those under runs/.
@@ -179,7 +223,7 @@ describeWithAgentV('a mixed fleet: AgentV 5.x and 4.42.4 auto_push beside our sy
       const s4 = await startAgentVServe(v4s[0]!, [], { bin: AGENTV_STABLE_BIN, home: await makeTempDir('fleet-home4') });
       stops.push(s4.stop);
       const listed4 = await apiRunNames(s4);
-      for (const run of b) expect(listed4).toContain(id(run));
+      for (const run of [...b, ...c]) expect(listed4).toContain(id(run));
       // Our runs: in whichever layout the branch told our publish to write, that version lists them.
       for (const run of o) expect(run.startsWith('runs/') ? listed4 : listed5).toContain(id(run));
 
@@ -191,7 +235,8 @@ describeWithAgentV('a mixed fleet: AgentV 5.x and 4.42.4 auto_push beside our sy
           JSON.stringify({
             per_kind: PER_KIND,
             rounds: ROUNDS,
-            runs: { agentv_5x: a.length, agentv_4_42: b.length, ours: o.length },
+            runs: { agentv_5x: a.length, agentv_4_42: b.length, agentv_4_42_auto_push_off: c.length, ours: o.length },
+            listed_by_our_list: runsListed.length,
             failed_auto_push: failed,
             stranded_before_sync: stranded.length,
             sync_branches_parked: parked.length,
@@ -200,7 +245,8 @@ describeWithAgentV('a mixed fleet: AgentV 5.x and 4.42.4 auto_push beside our sy
             sync_branches_left: left.split('\n').filter(Boolean).length,
             fsck: fsckFull === '' ? 'clean' : fsckFull,
             dashboard_5x_lists: a.filter((r) => listed5.includes(id(r))).length + o.filter((r) => !r.startsWith('runs/') && listed5.includes(id(r))).length,
-            dashboard_4_42_lists: b.filter((r) => listed4.includes(id(r))).length + o.filter((r) => r.startsWith('runs/') && listed4.includes(id(r))).length,
+            dashboard_4_42_lists:
+              [...b, ...c].filter((r) => listed4.includes(id(r))).length + o.filter((r) => r.startsWith('runs/') && listed4.includes(id(r))).length,
             wall_s: Math.round((Date.now() - started) / 1000),
           }),
         );

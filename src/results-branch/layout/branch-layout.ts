@@ -342,3 +342,18 @@ export async function locateRun(repo: Repo, tip: string, runId: string): Promise
     return stableRunLocation(stable.experiment, stable.timestamp);
   return null;
 }
+
+/**
+ * A run's identity whichever layout holds it: its experiment and its id without the experiment
+ * (`<experiment>::<timestamp>` for AgentV 4.42's, `<experiment>/<timestamp>` and
+ * `<experiment>--<timestamp>` for our older ids, AgentV 5.x's bare run id). Two listed runs with
+ * the same key are one run held twice (`list` shows it once; `sync` repairs it).
+ */
+export function runIdentityKey(experiment: string, runId: string): string {
+  let id = runId;
+  const sep = runId.lastIndexOf('::');
+  if (sep !== -1 && runId.slice(0, sep) === experiment) id = runId.slice(sep + 2);
+  else if (runId.startsWith(`${experiment}/`)) id = runId.slice(experiment.length + 1);
+  else if (runId.startsWith(`${experiment}--`)) id = runId.slice(experiment.length + 2);
+  return `${experiment}\u0000${id}`;
+}

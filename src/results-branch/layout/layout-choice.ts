@@ -2,12 +2,17 @@
  * Which AgentV's branch layout a publish writes (results-branch/layout/branch-layout.ts has both): the one the team's
  * AgentV reads. `results.layout` (`next`, `stable`) decides when set; `auto` (the default) follows
  * the branch: the layout its runs already use. A branch holding both (a team mid-upgrade) keeps
- * the 5.x layout, which is where the upgrade leads; an empty branch takes the layout of the run
- * being published (AgentV 4.42 writes its runs where its Dashboard lists them), else 5.x.
- * `status` prints the choice and the reason.
+ * the 5.x layout, which is where the upgrade leads, except for a run whose writer is known (a run
+ * directory of AgentV 4.42's local layout, an AgentV 5.x workspace): on a branch both lines write,
+ * such a run lands in its writer's layout, where that writer's Dashboard looks. An empty branch
+ * takes the layout of the run being published, else 5.x. `status` prints the choice and the reason.
+ *
+ * A run is one run whichever layout holds it (its experiment and its id: `heldLayouts`): a publish
+ * of a run the branch already holds in the other layout merges into that copy, never adds a second.
  */
 import { readObjects, type Repo } from '../../git/index.js';
-import { listRunDirs, STABLE_RUNS_DIR, type BranchLayout } from './branch-layout.js';
+import { listRunDirs, runDirName, STABLE_RUNS_DIR, type BranchLayout } from './branch-layout.js';
+import { summaryExperimentOf } from './duplicate-runs.js';
 
 export type LayoutSetting = 'auto' | BranchLayout;
 
@@ -50,6 +55,12 @@ export async function chooseLayout(repo: Repo, tipList: (string | null)[], setti
   const runs = { next, stable };
   if (stable > 0 && next === 0) return { layout: 'stable', reason: `the branch's ${stable} run(s) use ${NAMES.stable}`, runs };
   if (next > 0 && stable === 0) return { layout: 'next', reason: `the branch's ${next} run(s) use ${NAMES.next}`, runs };
+  if (next > 0 && stable > 0 && runLayout)
+    return {
+      layout: runLayout,
+      reason: `the branch holds both layouts (${next} 5.x, ${stable} 4.42): the run's own AgentV's, ${NAMES[runLayout]}, where its Dashboard lists it`,
+      runs,
+    };
   if (next > 0 && stable > 0)
     return {
       layout: 'next',
@@ -58,4 +69,40 @@ export async function chooseLayout(repo: Repo, tipList: (string | null)[], setti
     };
   if (runLayout) return { layout: runLayout, reason: `the branch has no runs yet: the layout of the run published (${NAMES[runLayout]})`, runs };
   return { layout: 'next', reason: 'the branch has no runs yet: 5.x, the default', runs };
+}
+
+/**
+ * The layouts in which any of `tips` already holds the run `experiment` + `id` (its identity,
+ * whichever AgentV wrote it): AgentV 4.42's `runs/<experiment>/<id>/`, and at the root `<id>/`
+ * (whose summary.json names that experiment; none named: `default`) or our older
+ * `<experiment>--<id>/`. Two `cat-file --batch` reads at most.
+ */
+export async function heldLayouts(repo: Repo, tipList: (string | null)[], experiment: string, id: string): Promise<Set<BranchLayout>> {
+  const held = new Set<BranchLayout>();
+  const tips = [...new Set(tipList.filter((t): t is string => t !== null))];
+  if (tips.length === 0) return held;
+  let paired: string | null = null;
+  try {
+    paired = runDirName(`${experiment}/${id}`);
+  } catch {
+    paired = null; // an id with a slash: no older spelling
+  }
+  const specs: string[] = [];
+  for (const tip of tips) specs.push(`${tip}:${STABLE_RUNS_DIR}/${experiment}/${id}`, `${tip}:${id}`, ...(paired ? [`${tip}:${paired}`] : []));
+  const found = await readObjects(repo, specs);
+  const roots: string[] = [];
+  for (const tip of tips) {
+    if (found.get(`${tip}:${STABLE_RUNS_DIR}/${experiment}/${id}`)?.type === 'tree') held.add('stable');
+    if (paired && found.get(`${tip}:${paired}`)?.type === 'tree') held.add('next');
+    if (found.get(`${tip}:${id}`)?.type === 'tree') roots.push(`${tip}:${id}/summary.json`);
+  }
+  if (roots.length > 0) {
+    const summaries = await readObjects(repo, roots);
+    for (const spec of roots) {
+      const named = summaryExperimentOf(summaries.get(spec)?.data);
+      // A root run with no readable summary is taken to be this run: merging into it loses nothing.
+      if (named === null || named === experiment) held.add('next');
+    }
+  }
+  return held;
 }

@@ -21,7 +21,8 @@ import { openRun, type RunHandle } from '../../runs/read/run-handle.js';
 import { agentvRunFiles } from './agentv-run.js';
 import { commitStableRun } from './stable-publish.js';
 import { stableRunFiles, type StableRunFile } from './stable-shape.js';
-import { chooseLayout, type LayoutChoice } from '../layout/layout-choice.js';
+import { chooseLayout, heldLayouts, layoutName, type LayoutChoice } from '../layout/layout-choice.js';
+import type { BranchLayout } from '../layout/branch-layout.js';
 import { splitRun, type SplitFile } from './split.js';
 import { offloadPayloads } from './offload.js';
 import { objectStoreFor } from '../repo/storage.js';
@@ -291,6 +292,24 @@ function stableRunSource(run: RunHandle): { dir: string; experiment: string; tim
 }
 
 /**
+ * A run's identity on the branch, whichever layout holds it: its experiment and its id (AgentV
+ * 4.42's timestamp directory, AgentV 5.x's run id). Known before the publish for AgentV's own runs
+ * (4.42's from its path, 5.x's from the workspace's one reading); null for a results file or a
+ * bundle of ours, whose id is known only once it is derived.
+ */
+async function runIdentity(
+  run: RunHandle,
+  source: { experiment: string; timestamp: string } | null,
+  opts: PublishOptions,
+): Promise<{ experiment: string; id: string } | null> {
+  if (source && opts.experiment === undefined) return { experiment: source.experiment, id: source.timestamp };
+  if (!isAgentvWorkspace(run)) return null;
+  const loaded = await run.load();
+  if (loaded.runId.includes('/')) return null;
+  return { experiment: opts.experiment ?? loaded.experiment, id: loaded.runId };
+}
+
+/**
  * Under the publish lock: which layout to write (results-branch/layout/layout-choice.ts) and, when it is AgentV
  * 4.42's, the publish itself. `result` null: the 5.x path publishes.
  */
@@ -311,7 +330,22 @@ async function publishIfStableLayout(
     // the local branch and the push merges row by row, so rows another machine published of the
     // same run are never replaced (test/conformance/agentv-summary-merge.test.ts).
     if (isShallow(target)) await adoptTeamTips(target, () => lock.assertHeld());
-    const layout = await chooseLayout(repo, (await teamTip(target)).tips, config.layout, source ? 'stable' : undefined);
+    const tips = (await teamTip(target)).tips;
+    // The run's writer, when known: its layout is where that AgentV's Dashboard looks (layout-choice.ts).
+    const writer: BranchLayout | undefined = source ? 'stable' : isAgentvWorkspace(run) ? 'next' : undefined;
+    let layout = await chooseLayout(repo, tips, config.layout, writer);
+    // One run, one copy: a run the branch already holds in the other layout is merged there.
+    const identity = await runIdentity(run, source, opts);
+    if (identity) {
+      const held = await heldLayouts(repo, tips, identity.experiment, identity.id);
+      const other: BranchLayout = layout.layout === 'stable' ? 'next' : 'stable';
+      if (!held.has(layout.layout) && held.has(other))
+        layout = {
+          layout: other,
+          reason: `the branch already holds this run (${identity.experiment}, ${identity.id}) in ${layoutName(other)}: its rows are merged there, never a second copy`,
+          runs: layout.runs,
+        };
+    }
     if (layout.layout !== 'stable') return { layout, result: null };
     return { layout, result: await publishStable(target, opts, run, source, layout, (await settings).author, () => lock.assertHeld()) };
   } finally {

@@ -16,7 +16,16 @@
 import { missingRunsWarning, runsMissingFromCatalog } from '../layout/catalog-check.js';
 import { readListOverlays } from '../../overlays/read/listed-runs.js';
 import { lsTree, readBlobs, type Repo } from '../../git/index.js';
-import { CATALOG_DIR, CATALOG_PREFIX, LEGACY_CATALOG_DIR, isStableRunPath, listRunDirs, overlayDirOf, type BranchRunDir } from '../layout/branch-layout.js';
+import {
+  CATALOG_DIR,
+  CATALOG_PREFIX,
+  LEGACY_CATALOG_DIR,
+  isStableRunPath,
+  listRunDirs,
+  overlayDirOf,
+  runIdentityKey,
+  type BranchRunDir,
+} from '../layout/branch-layout.js';
 import { readRunFiles, type RunSummaryRow } from '../layout/run-index.js';
 import { foreignCatalogDay, readForeignCatalog } from '../layout/foreign-catalog.js';
 import { ReadError } from '../layout/read-errors.js';
@@ -139,9 +148,12 @@ export async function readCatalog(repo: Repo, sources: CatalogSource[], opts: { 
   // so a run that changed on the newer tip is shown as it is there.
   const runs = new Map<string, ListedRun>();
   // A catalog row is this read's own object (parsed above): it is listed as it is, not copied.
+  // Keyed by the run's identity (experiment and id, whichever layout holds it): a run held twice,
+  // at the root and under AgentV 4.42's runs/, is one run, listed once (`sync` removes the copy).
   const add = (row: Row, where: RunWhere, own: boolean) => {
-    const seen = runs.get(row.run_id);
-    if (!seen) runs.set(row.run_id, own ? Object.assign(row, { where }) : { ...row, where });
+    const key = runIdentityKey(row.experiment, row.run_id);
+    const seen = runs.get(key);
+    if (!seen) runs.set(key, own ? Object.assign(row, { where }) : { ...row, where });
     else if (seen.where !== where) seen.where = 'both';
   };
   const dirTrees = new Map<string, Map<string, string>>();

@@ -4,6 +4,8 @@
  *
  *   <path>                         a run directory, an index.jsonl or a results .jsonl on disk
  *   <run_id>                       a run published on the results branch (as `list` shows it)
+ *   <experiment>::<id>             a published run by experiment and id, whichever AgentV layout
+ *   <experiment>/<timestamp>         holds it (4.42's own id, and our older two-segment id)
  *   @<tag>                         the newest published run carrying the tag (`@baseline`)
  *   @latest                        the newest published run
  *   …:experiment=<e>,tag=<t>       narrows either form (`@latest:experiment=nightly`)
@@ -18,11 +20,13 @@
  *
  * This sits in front of the run reader (src/runs/read/run-reader.ts), which only ever sees paths.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { LayoutError, runDirName } from '../layout/branch-layout.js';
+import { basename, join, resolve } from 'node:path';
+import { LayoutError, runDirName, runIdentityKey } from '../layout/branch-layout.js';
+import { loadRun } from '../../runs/read/run-reader.js';
+import { exportRun } from '../../runs/export/export.js';
 import { ReadError } from '../layout/read-errors.js';
 import { resolveTarget, targetRemoteUrl, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { treeUrl } from '../../sync/compare-link.js';
@@ -40,6 +44,13 @@ export interface RunNameOptions extends TargetOptions {
    * then the baseline): shared, so the command fetches at most once in all. Default: per call.
    */
   fetchOnce?: FetchOnce;
+  /**
+   * A results .jsonl (not a run workspace) is exported into a scratch run first, for readers that
+   * need a workspace (show, failures, report, validate, combine). Off by default: compare, gate,
+   * summary and trend read a results file themselves (and name it as given), and `export` takes
+   * the file itself, its own options shaping the export.
+   */
+  deriveResultsFiles?: boolean;
 }
 
 export interface ResolvedRun {
@@ -144,11 +155,17 @@ export async function resolveRunNames(names: string[], opts: RunNameOptions = {}
         continue;
       }
       if (existsSync(resolve(cwd, name))) {
-        runs.push({ name, path: name, runId: null });
+        if (opts.deriveResultsFiles === true && isResultsFile(resolve(cwd, name))) {
+          scratch ??= await mkdtemp(join(tmpdir(), 'agentv-run-names-'));
+          const out = join(scratch, String(pulls++), 'run');
+          const exported = await exportRun({ source: name, cwd, out });
+          runs.push({ name, path: exported.outDir ?? out, runId: null });
+        } else runs.push({ name, path: name, runId: null });
         continue;
       }
       try {
-        runs.push({ ...(await published(name)), name });
+        const id = await publishedIdOf(name, await withTarget(), once);
+        runs.push({ ...(await published(id.runId, id.listed)), name });
       } catch (err) {
         // Most likely a path with a typo: say that first. A git or remote failure keeps its exit code.
         if (exitCodeFor(err) === EXIT.git) throw err;
@@ -214,4 +231,76 @@ async function linker(opts: TargetOptions): Promise<(run: { path: string }) => s
   const url = await targetRemoteUrl(target);
   const branch = target.resultsRef.replace(/^refs\/heads\//, '');
   return (run) => (url ? (treeUrl(redactUrl(url), branch, run.path) ?? undefined) : undefined);
+}
+
+/** A results .jsonl on disk (a file ending in .jsonl that is not a run's index.jsonl): a run once exported. */
+function isResultsFile(path: string): boolean {
+  try {
+    return path.endsWith('.jsonl') && basename(path) !== 'index.jsonl' && statSync(path).isFile();
+  } catch {
+    // unreadable: not one, and the reader says why
+    return false;
+  }
+}
+
+/** `<experiment>::<id>` or `<experiment>/<id>`: the parts, else null (a bare run id). */
+function experimentAndId(name: string): { experiment: string; id: string } | null {
+  const sep = name.lastIndexOf('::');
+  if (sep > 0) return { experiment: name.slice(0, sep), id: name.slice(sep + 2) };
+  const parts = name.split('/');
+  return parts.length === 2 && parts[0] !== '' && parts[1] !== '' ? { experiment: parts[0]!, id: parts[1]! } : null;
+}
+
+/**
+ * The published run a non-path, non-selector name means: a bare run id as it is (no listing);
+ * `<experiment>::<id>` and `<experiment>/<id>` the listed run with that identity, whichever layout
+ * holds it (a 5.x run at the root named by its experiment, a 4.42 run by `exp/ts`); a name no
+ * listed run has stays as it is, for `pull` to say where it went.
+ */
+async function publishedIdOf(name: string, opts: RunNameOptions, once: FetchOnce): Promise<{ runId: string; listed?: ListedRun }> {
+  const parts = experimentAndId(name);
+  if (parts === null) return { runId: name };
+  const key = runIdentityKey(parts.experiment, name);
+  const find = async (fetch: boolean) =>
+    (await listRuns({ ...opts, experiment: parts.experiment, fetch })).runs.find((r) => runIdentityKey(r.experiment, r.run_id) === key);
+  let run = await find(fetchFirst(once));
+  // best effort: a second chance after a fetch; when it fails the name stays as given and the pull says why
+  if (!run && fetchOnMiss(once)) run = await find(true).catch(() => undefined);
+  return run ? { runId: run.run_id, listed: run } : { runId: name };
+}
+
+/**
+ * The published run id a run name means, for the commands that act on a published run (`tag`,
+ * `pull`, `feedback`): every form `resolveRunNames` takes. A run directory, index.jsonl or results
+ * .jsonl on disk names the published run with its identity (its experiment and run id); one not
+ * published is an error saying so.
+ */
+export async function publishedRunId(name: string, opts: RunNameOptions = {}): Promise<string> {
+  const cwd = opts.cwd ?? process.cwd();
+  // A run on disk: a results file, or a directory holding a run's index (a name like `nightly/..`
+  // that happens to exist is not one: it stays a run id, refused as such).
+  const abs = resolve(cwd, name);
+  const onDisk =
+    isResultsFile(abs) ||
+    existsSync(join(abs, 'index.jsonl')) ||
+    existsSync(join(abs, '.internal', 'index.jsonl')) ||
+    (basename(abs) === 'index.jsonl' && existsSync(abs));
+  // A bare run id is what it says: no repository read here (the command reads it).
+  if (!onDisk && !name.startsWith('@') && experimentAndId(name) === null) return name;
+  const target = await resolveTarget({ ...opts, cwd });
+  const withTarget: RunNameOptions = { ...opts, cwd, resolved: target };
+  const once: FetchOnce = opts.fetchOnce ?? { wanted: Boolean(opts.fetch), done: false };
+  const sel = parseRunSelector(name);
+  if (sel) return (await newest(sel, name, withTarget, once)).run_id;
+  if (onDisk) {
+    // A results file is a run once exported: its identity is what the export would give it.
+    const run = isResultsFile(resolve(cwd, name)) ? await exportRun({ source: name, cwd, dryRun: true }) : await loadRun(name, { cwd });
+    const key = runIdentityKey(run.experiment, run.runId);
+    const find = async (fetch: boolean) => (await listRuns({ ...withTarget, fetch })).runs.find((r) => runIdentityKey(r.experiment, r.run_id) === key);
+    let listed = await find(fetchFirst(once));
+    if (!listed && fetchOnMiss(once) && target.remote !== null) listed = await find(true);
+    if (!listed) throw new ReadError(`${name}: the run on disk (${run.experiment}, ${run.runId}) is not published on ${target.config.branch}`, 'not-found');
+    return listed.run_id;
+  }
+  return (await publishedIdOf(name, withTarget, once)).runId;
 }

@@ -19,6 +19,7 @@ import { remoteSeenAt } from '../repo/remote-seen.js';
 import { checkListing, DEFAULT_MAX_LISTING_BYTES, listingWarning } from '../layout/listing-budget.js';
 import { branchRefs, branchTips, fetchBranches, type BranchKind, type BranchRefs } from './remote-view.js';
 import { chooseLayout, type LayoutChoice } from '../layout/layout-choice.js';
+import { findDuplicateRuns, type DuplicateRun } from '../layout/duplicate-runs.js';
 import { teamTip } from '../repo/team-tip.js';
 import { resolveTarget, targetRemoteUrl, withRefView, type PublishTarget, type TargetOptions } from '../repo/target.js';
 
@@ -64,6 +65,11 @@ export interface CoreStatusReport {
   fetch: { ok: true; missing: string[] } | { ok: false; message: string } | null;
   /** Which AgentV's branch layout the next publish writes, and why (results-branch/layout/layout-choice.ts). */
   layout: LayoutChoice;
+  /**
+   * Runs the results branch (the team's tip) holds twice, at the root and under AgentV 4.42's
+   * `runs/` (results-branch/layout/duplicate-runs.ts): `sync` removes the second copy.
+   */
+  duplicates: DuplicateRun[];
   /** The sections the caller passed, by name (a section that returned undefined is absent). */
   extra: Record<string, unknown>;
 }
@@ -144,8 +150,13 @@ export async function statusWithSections(opts: StatusOptions = {}, sections: Sta
     const check = await checkListing(target.repo, liveTip, max);
     listing = { ...check, warning: check.over ? listingWarning(results.name, check) : null };
   }
+  // Only a tip with runs of both layouts can hold one twice: the layout choice has counted them
+  // (or, with a configured layout, not looked), so a single-layout branch costs no git process here.
+  const bothLayouts = layout.runs === null ? target.config.layout !== 'auto' : layout.runs.stable > 0 && layout.runs.next > 0;
+  const duplicates = liveTip && bothLayouts ? await findDuplicateRuns(target.repo, liveTip) : [];
   const core: Omit<CoreStatusReport, 'extra'> = {
     layout,
+    duplicates,
     repo: target.repo.workTree ?? target.repo.gitDir,
     remote: target.remote,
     remoteUrl: url === null ? null : redactUrl(url),

@@ -19,7 +19,7 @@ import { readJsonlLines, type JsonlLine } from './jsonl-reader.js';
 import type { LayoutWriter } from './output-layouts.js';
 import { normalizeRow, type NormalizedRow } from './normalize.js';
 import type { PendingIndexRow } from './row-files.js';
-import { hydrateIndexRow, isIndexRow, type ResolvedSource } from './source.js';
+import { hydrateIndexRow, isIndexRow, resolveRowFiles, type ResolvedSource } from './source.js';
 import { isAbsent } from '../../util/errors.js';
 
 export type DuplicatePolicy = 'update' | 'skip' | 'error';
@@ -58,6 +58,8 @@ export interface RowPassResult {
   contentHash: string;
   spillPath: string | null;
   spilledInMemory: Spilled[];
+  /** A results file: per path field (`answer_path`, …), the rows whose named file could not be read (source.ts resolveRowFiles). */
+  unresolvedPaths: Record<string, number>;
 }
 
 type Line = JsonlLine;
@@ -79,6 +81,7 @@ class RowPass {
       contentHash: '',
       spillPath,
       spilledInMemory: [],
+      unresolvedPaths: {},
     };
   }
 
@@ -108,6 +111,11 @@ class RowPass {
     const { src } = this.o;
     if (src.kind === 'workspace' && value && typeof value === 'object' && !Array.isArray(value) && isIndexRow(value as Record<string, unknown>)) {
       value = await hydrateIndexRow(src.dir!, value as Record<string, unknown>);
+    } else if (src.kind === 'results-file' && src.pathBase && value && typeof value === 'object' && !Array.isArray(value)) {
+      // Rows naming files by relative path (AgentV's index rows do): read against the run beside the file.
+      const files = await resolveRowFiles(src.pathBase, value as Record<string, unknown>);
+      value = files.row;
+      for (const f of files.unresolved) this.result.unresolvedPaths[f] = (this.result.unresolvedPaths[f] ?? 0) + 1;
     }
     const parsed = parseInputRow(value);
     if (!parsed.ok) {

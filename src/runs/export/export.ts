@@ -70,6 +70,12 @@ export interface ExportResult {
   summary: Record<string, unknown>;
   bundle?: Record<string, unknown>;
   indexRows?: IndexRow[];
+  /**
+   * A results file whose rows name files by path: per field kind (`answer_path`, `transcript_path`,
+   * …), how many rows named a file that could not be read (absent, absolute, or out of the run
+   * beside the file); each kind is also one warning. Empty when every named file was read.
+   */
+  unresolvedPaths: Record<string, number>;
 }
 
 function experimentOf(opts: ExportOptions, src: ResolvedSource): string {
@@ -137,6 +143,11 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
       warn: opts.onWarning ?? (() => {}),
       onProgress: opts.onProgress,
     });
+    pass.unresolvedPaths = Object.fromEntries(Object.entries(pass.unresolvedPaths).sort(([a], [b]) => (a < b ? -1 : 1)));
+    for (const [field, n] of Object.entries(pass.unresolvedPaths))
+      (opts.onWarning ?? (() => {}))(
+        `${field}: ${n} row${n === 1 ? '' : 's'} name${n === 1 ? 's' : ''} a file that could not be read (looked under ${relative(cwd, src.pathBase ?? '') || '.'}); ${n === 1 ? 'its' : 'their'} content is not in the export`,
+      );
     const runId = runIdOf(opts, src, pass.earliest, pass.contentHash);
     const finalName = dest.name ?? runId.split('/').pop()!;
     const finalPath = join(dest.parent, finalName);
@@ -198,6 +209,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
       duplicates: pass.duplicates,
       summary,
       bundle,
+      unresolvedPaths: pass.unresolvedPaths,
     };
 
     if (!dir) return { ...base, outDir: null, indexRows: index.collected };

@@ -31,6 +31,12 @@ export interface ResolvedSource {
   recordedExperiment: string | null;
   /** benchmark.json's (or AgentV's summary.json's) metadata.eval_file, kept when a workspace is re-derived. */
   recordedEvalFile: string | null;
+  /**
+   * A results file: the run directory its rows' relative paths (`answer_path`, `transcript_path`,
+   * as AgentV's index rows write them) are read against — the directory named like the file
+   * without `.jsonl` beside it when there is one, else the file's own directory.
+   */
+  pathBase?: string;
 }
 
 /** An export source that cannot be used (missing, not an AgentV results file or run directory). */
@@ -175,7 +181,10 @@ export async function resolveSource(source: string, cwd = process.cwd()): Promis
   }
   if (dir === null) {
     const name = basename(abs).replace(/\.jsonl?$/i, '') || 'results';
+    const beside = abs.replace(/\.jsonl?$/i, '');
+    const besideDir = beside !== abs ? await statOrNull(beside) : null;
     return {
+      pathBase: besideDir?.isDirectory() ? beside : dirname(abs),
       kind: 'results-file',
       layout: null,
       file,
@@ -459,4 +468,64 @@ export async function hydrateIndexRow(dir: string, row: Record<string, unknown>)
   }
   for (const [k, v] of Object.entries(out)) if (v === null) delete out[k];
   return out;
+}
+
+/** The fields of a results row that name a file of its run (read against `pathBase`), by kind. */
+export const RESULT_FILE_FIELDS = [
+  'answer_path',
+  'output_path',
+  'response_path',
+  'transcript_path',
+  'grading_path',
+  'result_path',
+  'timing_path',
+  'metrics_path',
+  'file_changes_path',
+] as const;
+
+/** What a results row gains from the files it names, and the fields whose file could not be read. */
+export interface ResolvedRowFiles {
+  row: Record<string, unknown>;
+  unresolved: string[];
+}
+
+/**
+ * A results-file row whose fields name files by relative path: each file found under `base` is
+ * read as a run's index row would be (hydrateIndexRow: the answer, the transcript's messages, the
+ * grading's assertions and scores, timing and metrics); what the row carries inline wins. A field
+ * whose file is not there (or whose path is absolute or leads out of `base`) is named in
+ * `unresolved`, never read.
+ */
+export async function resolveRowFiles(base: string, row: Record<string, unknown>): Promise<ResolvedRowFiles> {
+  const unresolved: string[] = [];
+  const found: Record<string, string> = {};
+  for (const field of RESULT_FILE_FIELDS) {
+    const v = row[field];
+    if (typeof v !== 'string' || v === '') continue;
+    const safe = safeRelativePath(v.replace(/^(\.\/)+/, ''));
+    const at = safe === null ? null : await checkRunPath(base, safe);
+    if (safe !== null && at !== null && at.kind !== 'bad' && (await statOrNull(join(base, safe)))?.isFile()) found[field] = safe;
+    else unresolved.push(field);
+  }
+  if (Object.keys(found).length === 0) return { row, unresolved };
+  const bare: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) if (!(RESULT_FILE_FIELDS as readonly string[]).includes(k)) bare[k] = v;
+  const hydrated = await hydrateIndexRow(base, { ...bare, ...found });
+  const out: Record<string, unknown> = { ...row };
+  for (const k of [
+    'output',
+    'input',
+    'assertions',
+    'scores',
+    'verdict',
+    'file_changes',
+    'duration_ms',
+    'cost_usd',
+    'token_usage',
+    'start_time',
+    'end_time',
+    'trace',
+  ])
+    if (out[k] === undefined && hydrated[k] !== undefined) out[k] = hydrated[k];
+  return { row: out, unresolved };
 }
