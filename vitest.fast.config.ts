@@ -9,6 +9,7 @@ export default defineConfig({
     include: [
       'test/architecture.test.ts',
       'test/derive-unit.test.ts',
+      'test/attempts-unit.test.ts',
       'test/merge-*.test.ts',
       'test/report-unit.test.ts',
       'test/sync-unit.test.ts',
