@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { attemptsOf } from '../src/model/attempts.js';
+import { attemptStats, meanAttemptRate, passAtK, passHatK, wilsonInterval } from '../src/model/attempt-stats.js';
 
 describe('attemptsOf', () => {
   it('reads a 5.x pass_any row: every sample, the best score, the test passed on one attempt of three', () => {
@@ -74,5 +75,59 @@ describe('attemptsOf', () => {
       expect(a.total).toBeGreaterThanOrEqual(1);
       expect(a.attempts.length).toBe(a.total);
     }
+  });
+});
+
+describe('attempt statistics', () => {
+  const choose = (n: number, k: number): number => {
+    if (k < 0 || k > n) return 0;
+    let r = 1;
+    for (let i = 1; i <= k; i++) r = (r * (n - k + i)) / i;
+    return r;
+  };
+
+  it('pass@k and pass^k equal the binomial forms for every n, c, k up to 12', () => {
+    for (let n = 1; n <= 12; n++) {
+      for (let c = 0; c <= n; c++) {
+        for (let k = 1; k <= n; k++) {
+          expect(passAtK(n, c, k)).toBeCloseTo(1 - choose(n - c, k) / choose(n, k), 12);
+          expect(passHatK(n, c, k)).toBeCloseTo(choose(c, k) / choose(n, k), 12);
+        }
+      }
+    }
+    expect(passAtK(3, 1, 1)).toBeCloseTo(1 / 3, 12);
+    expect(passAtK(3, 1, 3)).toBe(1);
+    expect(passHatK(3, 3, 3)).toBe(1);
+    expect(passHatK(3, 2, 3)).toBe(0);
+  });
+
+  it('the Wilson interval matches published values and stays inside [0, 1]', () => {
+    // 1 of 3 and 0 of 10 at 95%: the textbook Wilson score intervals.
+    const a = wilsonInterval(1, 3);
+    expect(a.low).toBeCloseTo(0.0615, 4);
+    expect(a.high).toBeCloseTo(0.7923, 4);
+    const b = wilsonInterval(0, 10);
+    expect(b.low).toBe(0);
+    expect(b.high).toBeCloseTo(0.2775, 4);
+    const c = wilsonInterval(10, 10);
+    expect(c.high).toBe(1);
+    expect(c.low).toBeCloseTo(0.7225, 4);
+    expect(wilsonInterval(0, 0)).toEqual({ low: 0, high: 1 });
+  });
+
+  it('attemptStats carries AgentV names and k up to the attempts; the mean rate averages pairs', () => {
+    const s = attemptStats(1, 3);
+    expect(s).toMatchObject({ passed_samples: 1, total_samples: 3, pass_rate: 1 / 3 });
+    expect(Object.keys(s.pass_at_k)).toEqual(['1', '2', '3']);
+    expect(s.pass_at_k['2']).toBeCloseTo(2 / 3, 12);
+    expect(s.pass_hat_k['1']).toBeCloseTo(1 / 3, 12);
+    expect(
+      meanAttemptRate([
+        { passed: 1, total: 3 },
+        { passed: 3, total: 3 },
+        { passed: 0, total: 0 },
+      ]),
+    ).toBeCloseTo(2 / 3, 12);
+    expect(meanAttemptRate([])).toBeNull();
   });
 });

@@ -1,0 +1,115 @@
+/**
+ * Attempt statistics: what a test's repeated attempts say about how reliably it passes.
+ *
+ * - The attempt success rate `c/n` with a 95% Wilson score interval (E. B. Wilson, "Probable
+ *   inference, the law of succession, and statistical inference", JASA 22, 1927). Unlike the
+ *   normal (Wald) interval it stays inside [0, 1] and is not degenerate at 0 of n or n of n, which
+ *   is where a test with three attempts usually sits.
+ * - pass@k, the chance that at least one of k attempts drawn without replacement from the n run
+ *   passes: the unbiased estimator `1 - C(n-c, k) / C(n, k)` of Chen et al. 2021 ("Evaluating
+ *   Large Language Models Trained on Code", the Codex paper), computed as their numerically stable
+ *   product `1 - prod_{i=n-c+1..n} (1 - k/i)`.
+ * - pass^k, the chance that all k attempts pass (τ-bench, Yao et al. 2024): estimated without bias
+ *   by `C(c, k) / C(n, k)`.
+ * Both for k = 1..n. Field names follow AgentV's where it has them (`passed_samples`,
+ * `total_samples`, `pass_rate`).
+ *
+ * Pure: no I/O, no Node imports (the gate, the report, the Dashboard's script and the site use the
+ * same functions).
+ */
+
+/** The normal quantile of a two-sided 95% interval. */
+export const Z_95 = 1.959963984540054;
+
+export interface RateInterval {
+  low: number;
+  high: number;
+}
+
+/** Wilson score interval of `passed` successes in `total` trials at normal quantile `z` (95% by default). */
+export function wilsonInterval(passed: number, total: number, z = Z_95): RateInterval {
+  if (!(total > 0)) return { low: 0, high: 1 };
+  const c = Math.min(Math.max(passed, 0), total);
+  const p = c / total;
+  const z2 = z * z;
+  const denom = 1 + z2 / total;
+  const centre = (p + z2 / (2 * total)) / denom;
+  const half = (z * Math.sqrt((p * (1 - p)) / total + z2 / (4 * total * total))) / denom;
+  // At 0 of n and n of n the bound is exactly 0 or 1 (floating point leaves 1e-17 off).
+  return { low: c === 0 ? 0 : Math.max(0, centre - half), high: c === total ? 1 : Math.min(1, centre + half) };
+}
+
+/** Unbiased pass@k (Chen et al. 2021) for n attempts of which c passed: `1 - C(n-c,k)/C(n,k)`. */
+export function passAtK(n: number, c: number, k: number): number {
+  if (!(n >= 1) || k < 1 || k > n) return Number.NaN;
+  const passed = Math.min(Math.max(c, 0), n);
+  if (n - passed < k) return 1;
+  let miss = 1;
+  for (let i = n - passed + 1; i <= n; i++) miss *= 1 - k / i;
+  return 1 - miss;
+}
+
+/** pass^k (τ-bench: all k attempts succeed) for n attempts of which c passed: `C(c,k)/C(n,k)`. */
+export function passHatK(n: number, c: number, k: number): number {
+  if (!(n >= 1) || k < 1 || k > n) return Number.NaN;
+  const passed = Math.min(Math.max(c, 0), n);
+  if (passed < k) return 0;
+  let all = 1;
+  for (let i = 0; i < k; i++) all *= (passed - i) / (n - i);
+  return all;
+}
+
+/** One (test, target)'s attempt statistics. */
+export interface AttemptStats {
+  /** Attempts that passed (AgentV's name). */
+  passed_samples: number;
+  /** Attempts run (AgentV's name). */
+  total_samples: number;
+  /** passed_samples / total_samples (AgentV's name), 0..1. */
+  pass_rate: number;
+  /** 95% Wilson score interval of the attempt success rate. */
+  ci95: RateInterval;
+  /** Unbiased pass@k for k = 1..total_samples, keyed by k. */
+  pass_at_k: Record<string, number>;
+  /** pass^k (all k succeed) for k = 1..total_samples, keyed by k. */
+  pass_hat_k: Record<string, number>;
+}
+
+/** The statistics of `passed` of `total` attempts; k runs up to `maxK` (default: every k up to the attempts, at most 20). */
+export function attemptStats(passed: number, total: number, maxK = 20): AttemptStats {
+  const n = Math.max(0, Math.floor(total));
+  const c = Math.min(Math.max(0, Math.floor(passed)), n);
+  const pass_at_k: Record<string, number> = {};
+  const pass_hat_k: Record<string, number> = {};
+  for (let k = 1; k <= Math.min(n, maxK); k++) {
+    pass_at_k[String(k)] = passAtK(n, c, k);
+    pass_hat_k[String(k)] = passHatK(n, c, k);
+  }
+  return {
+    passed_samples: c,
+    total_samples: n,
+    pass_rate: n > 0 ? c / n : 0,
+    ci95: wilsonInterval(c, n),
+    pass_at_k,
+    pass_hat_k,
+  };
+}
+
+/** The mean attempt success rate over (test, target) pairs: each pair's `passed/total`, averaged; null for none. */
+export function meanAttemptRate(pairs: readonly { passed: number; total: number }[]): number | null {
+  let sum = 0;
+  let count = 0;
+  for (const p of pairs) {
+    if (!(p.total > 0)) continue;
+    sum += Math.min(Math.max(p.passed, 0), p.total) / p.total;
+    count++;
+  }
+  return count > 0 ? sum / count : null;
+}
+
+/** `c/n (rate%, 95% CI lo–hi%)` for text output. */
+export function formatAttemptRate(passed: number, total: number): string {
+  const ci = wilsonInterval(passed, total);
+  const pct = (x: number) => `${Math.round(x * 100)}%`;
+  return `${passed}/${total} attempts (${pct(total > 0 ? passed / total : 0)}, 95% CI ${pct(ci.low)}–${pct(ci.high)})`;
+}
