@@ -107,9 +107,18 @@ export function meanAttemptRate(pairs: readonly { passed: number; total: number 
   return count > 0 ? sum / count : null;
 }
 
-/** `c/n (rate%, 95% CI lo–hi%)` for text output. */
+/** `c/n passed (rate%, 95% CI lo–hi%)` for text and Markdown output. */
 export function formatAttemptRate(passed: number, total: number): string {
   const ci = wilsonInterval(passed, total);
   const pct = (x: number) => `${Math.round(x * 100)}%`;
-  return `${passed}/${total} attempts (${pct(total > 0 ? passed / total : 0)}, 95% CI ${pct(ci.low)}–${pct(ci.high)})`;
+  return `${passed}/${total} passed (${pct(total > 0 ? passed / total : 0)}, 95% CI ${pct(ci.low)}–${pct(ci.high)})`;
+}
+
+/** `pass@k 0.67, pass^k 0.00` at k = the attempts run, for text and Markdown output. */
+export function formatPassK(stats: Pick<AttemptStats, 'total_samples' | 'pass_at_k' | 'pass_hat_k'>): string {
+  const k = String(stats.total_samples);
+  const at = stats.pass_at_k[k];
+  const hat = stats.pass_hat_k[k];
+  if (at === undefined || hat === undefined) return '';
+  return `pass@${k} ${at.toFixed(2)}, pass^${k} ${hat.toFixed(2)}`;
 }

@@ -1,0 +1,149 @@
+/**
+ * Repeat runs, read as AgentV reads them: real `agentv eval` runs with repeated attempts (5.x
+ * `evaluate_options: {repeat: 3}`, its one strategy pass_any; 4.42 `execution.trials` with
+ * pass_at_k, mean and confidence_interval), a scripted agent whose attempts a plan file decides
+ * (test/helpers/repeat-runs.ts: two targets, one test passing 1 of 3 attempts on one target).
+ * Our `summary` and `failures` count what each client's own `results summary` / `failures`
+ * count; `show` carries every attempt of a 5.x row under the test's aggregate; `export` keeps
+ * them all, and the exported bundle reads back the same.
+ *
+ * One eval per line and strategy for the whole file (4 evals, a few CPU-seconds).
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AGENTV_BIN, AGENTV_STABLE_BIN, askAgentVOnce, describeWithAgentV, describeWithAgentVStable } from '../helpers/agentv-client.js';
+import { runCli } from '../helpers/cli.js';
+import { isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
+import { makeRepeatProject, repeatEval, STABLE_STRATEGIES } from '../helpers/repeat-runs.js';
+
+/** The JSON document a client printed (after any banner line). */
+const jsonOf = (stdout: string): unknown => JSON.parse(stdout.slice(stdout.search(/[[{]/)));
+
+interface Theirs {
+  total: number;
+  passed: number;
+  failed: number;
+}
+
+async function agree(bin: string, project: string, runDir: string): Promise<{ theirs: Theirs; failures: string[] }> {
+  const s = await askAgentVOnce(['results', 'summary', runDir], { cwd: project, bin });
+  expect(s.code, s.stderr).toBe(0);
+  const theirs = jsonOf(s.stdout) as Theirs;
+  const ours = await runCli(['summary', runDir, '--json'], { cwd: project });
+  expect(ours.code, ours.stderr).toBe(0);
+  const mine = (JSON.parse(ours.stdout) as { summary: { total: number; passed: number; failed: number; errors: number } }).summary;
+  expect(mine.total).toBe(theirs.total);
+  expect(mine.passed).toBe(theirs.passed);
+  expect(mine.failed + mine.errors).toBe(theirs.failed);
+
+  const f = await askAgentVOnce(['results', 'failures', runDir], { cwd: project, bin });
+  expect(f.code, f.stderr).toBe(0);
+  const theirFailures = (jsonOf(f.stdout) as { test_id: string }[]).map((x) => x.test_id).sort();
+  const myFailures = await runCli(['failures', runDir, '--json'], { cwd: project });
+  const mineList = (JSON.parse(myFailures.stdout) as { failures: { test_id: string }[] }).failures.map((x) => x.test_id).sort();
+  expect(mineList).toEqual(theirFailures);
+  return { theirs, failures: theirFailures };
+}
+
+describeWithAgentV('AgentV 5.x repeat: summary, failures and show agree with `agentv results`', () => {
+  isolateGitForSuite();
+  let project = '';
+  let runDir = '';
+  beforeAll(async () => {
+    project = await makeRepeatProject('agentv');
+    runDir = await repeatEval('agentv', project, 'rep');
+  }, 180_000);
+
+  it('summary and failures count the test passed on 1 of 3 attempts as AgentV does (4 of 6 passed)', async () => {
+    const { theirs, failures } = await agree(AGENTV_BIN, project, runDir);
+    expect(theirs).toMatchObject({ total: 6, passed: 4, failed: 2 });
+    expect(failures).toEqual(['never', 'never']);
+  });
+
+  it('show gives the aggregate and every attempt: verdict, score, answer, transcript; and the attempt statistics', async () => {
+    const r = await runCli(['show', runDir, '--test-id', 'flaky', '--target', 'beta', '--json'], { cwd: project });
+    expect(r.code, r.stderr).toBe(0);
+    const c = (JSON.parse(r.stdout) as { cases: Record<string, unknown>[] }).cases;
+    expect(c).toHaveLength(1);
+    const flaky = c[0] as {
+      verdict: string;
+      score: number;
+      assertions: { passed: number; total: number };
+      attempts: {
+        strategy: string;
+        passed_samples: number;
+        total_samples: number;
+        pass_rate: number;
+        ci95: { low: number; high: number };
+        pass_at_k: Record<string, number>;
+        pass_hat_k: Record<string, number>;
+        list: { index: number; verdict: string; score: number; answer: string | null; transcript: string | null }[];
+      };
+    };
+    expect(flaky.verdict).toBe('pass');
+    expect(flaky.score).toBe(1);
+    // The assertions shown beside the best attempt's score are the best attempt's.
+    expect(flaky.assertions).toMatchObject({ passed: 1, total: 1 });
+    expect(flaky.attempts).toMatchObject({ strategy: 'pass_any', passed_samples: 1, total_samples: 3 });
+    expect(flaky.attempts.pass_rate).toBeCloseTo(1 / 3, 6);
+    expect(flaky.attempts.ci95.low).toBeCloseTo(0.0615, 3);
+    expect(flaky.attempts.pass_at_k['3']).toBe(1);
+    expect(flaky.attempts.pass_hat_k['3']).toBe(0);
+    expect(flaky.attempts.list.map((a) => a.verdict).sort()).toEqual(['fail', 'fail', 'pass']);
+    for (const a of flaky.attempts.list) {
+      expect(a.answer).toMatch(a.verdict === 'pass' ? /^PASS answer flaky call 3/ : /^nope flaky call [12]/);
+      expect(a.transcript).toMatch(/sample-\d\/transcript\.json$/);
+    }
+    const text = await runCli(['show', runDir, '--test-id', 'flaky', '--target', 'beta'], { cwd: project });
+    expect(text.stdout).toMatch(/attempts\s+1\/3 passed \(33%, 95% CI 6%–79%\), pass_any/);
+    expect(text.stdout).toMatch(/#1\s+fail\s+0\.000/);
+  });
+
+  it('export keeps every attempt, and the exported bundle reads back the same counts and attempts', async () => {
+    const out = join(await makeTempDir('repeat-export'), 'bundle');
+    const e = await runCli(['export', runDir, '--out', out, '--experiment', 'rep'], { cwd: project });
+    expect(e.code, e.stderr).toBe(0);
+    const rows = (await readFile(join(out, 'index.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { test_id: string; target: string; verdict: string; samples?: { sample_path?: string }[] });
+    expect(rows).toHaveLength(6);
+    expect(rows.filter((r) => Array.isArray(r.samples) && r.samples.length === 3)).toHaveLength(6);
+    const flaky = rows.find((r) => r.test_id === 'flaky' && r.target === 'beta')!;
+    expect(flaky.verdict).toBe('pass');
+    for (const s of flaky.samples!)
+      expect(await readFile(join(out, (flaky as unknown as { result_dir: string }).result_dir, s.sample_path!, 'outputs', 'answer.md'), 'utf8')).toMatch(
+        /flaky call/,
+      );
+    const s = JSON.parse((await runCli(['summary', out, '--json'], { cwd: project })).stdout) as { summary: { passed: number; total: number } };
+    expect(s.summary).toMatchObject({ passed: 4, total: 6 });
+    // A second derivation of the bundle (combine, publish) keeps them too.
+    const again = join(await makeTempDir('repeat-export'), 'again');
+    expect((await runCli(['export', out, '--out', again, '--experiment', 'rep'], { cwd: project })).code).toBe(0);
+    const rows2 = (await readFile(join(again, 'index.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { samples?: unknown[] });
+    expect(rows2.every((r) => Array.isArray(r.samples) && r.samples.length === 3)).toBe(true);
+  });
+});
+
+describeWithAgentVStable('AgentV 4.42 trials: summary and failures agree with `agentv-stable results` for every strategy', () => {
+  isolateGitForSuite();
+  let project = '';
+  const runs = new Map<string, string>();
+  beforeAll(async () => {
+    project = await makeRepeatProject('agentv-stable');
+    for (const strategy of STABLE_STRATEGIES) runs.set(strategy, await repeatEval('agentv-stable', project, strategy, strategy));
+  }, 300_000);
+
+  describe.each(STABLE_STRATEGIES.map((s) => [s]))('%s', (strategy) => {
+    it('summary and failures count what AgentV 4.42 counts', async () => {
+      const { theirs } = await agree(AGENTV_STABLE_BIN, project, runs.get(strategy)!);
+      // pass_at_k: the flaky test passes on beta (its third attempt); mean (1/3) and the
+      // interval's lower bound (0) fail it.
+      expect(theirs.passed).toBe(strategy === 'pass_at_k' ? 4 : 3);
+    });
+  });
+});
