@@ -16,6 +16,11 @@ import { AGENTV_BIN, AGENTV_STABLE_BIN, askAgentVOnce, describeWithAgentV, descr
 import { runCli } from '../helpers/cli.js';
 import { isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
 import { makeRepeatProject, repeatEval, STABLE_STRATEGIES } from '../helpers/repeat-runs.js';
+import type { RunAttemptStats } from '../../src/model/attempt-stats.js';
+import type { ReportData, ReportDetail } from '../../src/report/types.js';
+import { loadRun } from '../../src/runs/read/run-reader.js';
+import { projectTest } from '../../src/report/projection.js';
+import { loadScoreRows } from '../../src/compare/score-rows.js';
 
 /** The JSON document a client printed (after any banner line). */
 const jsonOf = (stdout: string): unknown => JSON.parse(stdout.slice(stdout.search(/[[{]/)));
@@ -98,6 +103,52 @@ describeWithAgentV('AgentV 5.x repeat: summary, failures and show agree with `ag
     const text = await runCli(['show', runDir, '--test-id', 'flaky', '--target', 'beta'], { cwd: project });
     expect(text.stdout).toMatch(/attempts\s+1\/3 passed \(33%, 95% CI 6%–79%\), pass_any/);
     expect(text.stdout).toMatch(/#1\s+fail\s+0\.000/);
+  });
+
+  it('summary gives the attempt statistics: per test, per target and the run mean attempt success, in JSON, text and Markdown', async () => {
+    const r = await runCli(['summary', runDir, '--json'], { cwd: project });
+    const a = (JSON.parse(r.stdout) as { attempts: RunAttemptStats }).attempts;
+    expect(a).toMatchObject({ passed_samples: 10, total_samples: 18 });
+    expect(a.targets.alpha).toMatchObject({ passed_samples: 6, total_samples: 9 });
+    expect(a.targets.beta).toMatchObject({ passed_samples: 4, total_samples: 9 });
+    expect(a.targets.beta!.mean_pass_rate).toBeCloseTo((1 + 1 / 3 + 0) / 3, 6);
+    expect(a.mean_pass_rate).toBeCloseTo(10 / 18, 6);
+    const flaky = a.tests.find((t) => t.test_id === 'flaky' && t.target === 'beta')!;
+    expect(flaky).toMatchObject({ strategy: 'pass_any', passed_samples: 1, total_samples: 3 });
+    expect(flaky.pass_at_k['2']).toBeCloseTo(2 / 3, 6);
+    const text = (await runCli(['summary', runDir], { cwd: project })).stdout;
+    expect(text).toMatch(/beta\s+4\/9\s+44\.4%/);
+    expect(text).toMatch(/flaky \(beta\)\s+1\/3 passed/);
+    const md = (await runCli(['summary', runDir, '--format', 'markdown'], { cwd: project })).stdout;
+    expect(md).toContain('| beta | 3 | 2 | 1 | 66.7% | 0.667 | 4/9 | 44.4% |');
+    expect(md).toContain('| flaky (beta) | 1/3 passed (33%, 95% CI 6%–79%) | pass@3 1.00, pass^3 0.00 |');
+  });
+
+  it('the report and the Dashboard’s test view list each attempt under the aggregate; compare/gate score rows carry AgentV’s verdict', async () => {
+    const out = join(await makeTempDir('repeat-report'), 'report.html');
+    const r = await runCli(['report', runDir, '--out', out], { cwd: project });
+    expect(r.code, r.stderr).toBe(0);
+    const html = await readFile(out, 'utf8');
+    const island = (id: string) => JSON.parse(html.split(`<script type="application/json" id="${id}">`)[1]!.split('</script>')[0]!) as unknown;
+    const data = island('report-data') as ReportData;
+    const details = island('report-details') as ReportDetail[];
+    expect(data.attempts).toMatchObject({ passed_samples: 10, total_samples: 18 });
+    const i = data.tests.findIndex((t) => t.id === 'flaky' && data.targets[t.target] === 'beta');
+    expect(data.tests[i]).toMatchObject({ verdict: 'pass', score: 1, attempts: [1, 3] });
+    const shown = details[i]!.attempts!;
+    expect(shown.list.map((x) => x.verdict).sort()).toEqual(['fail', 'fail', 'pass']);
+    expect(shown.list.every((x) => typeof x.answer === 'string' && /flaky call/.test(x.answer))).toBe(true);
+    // The Dashboard's test view (and the site, which writes its answers) projects a test the same way.
+    const run = await loadRun(runDir);
+    const row = run.rows.find((x) => x.test_id === 'flaky' && x.target === 'beta')!;
+    const view = await projectTest(run, row, { answerInline: true });
+    expect(view.detail.attempts).toMatchObject({ passed_samples: 1, total_samples: 3, strategy: 'pass_any' });
+    // compare and gate read score rows straight from AgentV's manifest: the aggregate verdict, and the attempts.
+    const { rows } = await loadScoreRows(runDir);
+    const sr = rows.find((x) => x.test_id === 'flaky' && x.target === 'beta')!;
+    expect(sr).toMatchObject({ verdict: 'pass', score: 1, attempts: { passed: 1, total: 3, strategy: 'pass_any' } });
+    const g = await runCli(['gate', runDir, runDir, '--json'], { cwd: project });
+    expect(g.code, g.stdout + g.stderr).toBe(0);
   });
 
   it('export keeps every attempt, and the exported bundle reads back the same counts and attempts', async () => {
