@@ -9,7 +9,7 @@
  *
  * One eval per line and strategy for the whole file (4 evals, a few CPU-seconds).
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AGENTV_BIN, AGENTV_STABLE_BIN, askAgentVOnce, describeWithAgentV, describeWithAgentVStable } from '../helpers/agentv-client.js';
@@ -196,5 +196,70 @@ describeWithAgentVStable('AgentV 4.42 trials: summary and failures agree with `a
       // interval's lower bound (0) fail it.
       expect(theirs.passed).toBe(strategy === 'pass_at_k' ? 4 : 3);
     });
+  });
+});
+
+describe('export and combine of results rows that carry their attempts', () => {
+  isolateGitForSuite();
+
+  it('export keeps every row’s samples and aggregation (100 of 100), combine keeps them, and the verdict is the strategy’s', async () => {
+    const dir = await makeTempDir('repeat-jsonl');
+    const rows = Array.from({ length: 100 }, (_, i) => {
+      const passedAt = i % 4; // 0: no attempt passes; 1..3: only attempt k passes
+      const samples = [1, 2, 3].map((k) => ({ sample: k, sample_index: k - 1, score: k === passedAt ? 1 : 0, status: k === passedAt ? 'passed' : 'failed' }));
+      return {
+        test_id: `t${String(i).padStart(3, '0')}`,
+        target: i % 2 === 0 ? 'alpha' : 'beta',
+        timestamp: '2026-12-01T10:00:00.000Z',
+        score: passedAt > 0 ? 1 : 0,
+        output: `answer ${i}`,
+        samples,
+        aggregation: { strategy: 'pass_any', passed_samples: passedAt > 0 ? 1 : 0, total_samples: 3, pass_rate: passedAt > 0 ? 0.333 : 0 },
+      };
+    });
+    await writeFile(join(dir, 'results.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const half = (n: number) => join(dir, `part${n}.jsonl`);
+    await writeFile(
+      half(1),
+      rows
+        .slice(0, 50)
+        .map((r) => JSON.stringify(r))
+        .join('\n') + '\n',
+    );
+    await writeFile(
+      half(2),
+      rows
+        .slice(50)
+        .map((r) => JSON.stringify(r))
+        .join('\n') + '\n',
+    );
+
+    const out = join(dir, 'bundle');
+    expect((await runCli(['export', join(dir, 'results.jsonl'), '--out', out, '--experiment', 'rep'])).code).toBe(0);
+    const index = (await readFile(join(out, 'index.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(index).toHaveLength(100);
+    expect(
+      index.filter(
+        (r) => Array.isArray(r.samples) && (r.samples as unknown[]).length === 3 && (r.aggregation as { strategy?: string })?.strategy === 'pass_any',
+      ),
+    ).toHaveLength(100);
+    expect(index.filter((r) => r.verdict === 'pass')).toHaveLength(75);
+
+    const parts = [join(dir, 'p1'), join(dir, 'p2')];
+    for (const [i, p] of parts.entries()) expect((await runCli(['export', half(i + 1), '--out', p, '--experiment', 'rep'])).code).toBe(0);
+    const combined = join(dir, 'combined');
+    const c = await runCli(['combine', ...parts, '--out', combined, '--experiment', 'rep']);
+    expect(c.code, c.stderr).toBe(0);
+    const back = (await readFile(join(combined, 'index.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(back.filter((r) => Array.isArray(r.samples) && (r.samples as unknown[]).length === 3)).toHaveLength(100);
+    const s = JSON.parse((await runCli(['summary', combined, '--json'])).stdout) as { summary: { passed: number; total: number }; attempts: RunAttemptStats };
+    expect(s.summary).toMatchObject({ passed: 75, total: 100 });
+    expect(s.attempts).toMatchObject({ passed_samples: 75, total_samples: 300 });
   });
 });
