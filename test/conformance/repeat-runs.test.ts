@@ -135,6 +135,8 @@ describeWithAgentV('AgentV 5.x repeat: summary, failures and show agree with `ag
     expect(data.attempts).toMatchObject({ passed_samples: 10, total_samples: 18 });
     const i = data.tests.findIndex((t) => t.id === 'flaky' && data.targets[t.target] === 'beta');
     expect(data.tests[i]).toMatchObject({ verdict: 'pass', score: 1, attempts: [1, 3] });
+    expect(html).toMatch(/data-stat="attempt_rate"><div class="v">55\.6%/);
+    expect(html).toMatch(/Mean attempt success, beta/);
     const shown = details[i]!.attempts!;
     expect(shown.list.map((x) => x.verdict).sort()).toEqual(['fail', 'fail', 'pass']);
     expect(shown.list.every((x) => typeof x.answer === 'string' && /flaky call/.test(x.answer))).toBe(true);
@@ -149,6 +151,18 @@ describeWithAgentV('AgentV 5.x repeat: summary, failures and show agree with `ag
     expect(sr).toMatchObject({ verdict: 'pass', score: 1, attempts: { passed: 1, total: 3, strategy: 'pass_any' } });
     const g = await runCli(['gate', runDir, runDir, '--json'], { cwd: project });
     expect(g.code, g.stdout + g.stderr).toBe(0);
+  });
+
+  it('failures names a repeated failing test’s attempts', async () => {
+    const r = await runCli(['failures', runDir, '--json'], { cwd: project });
+    const f = (
+      JSON.parse(r.stdout) as { failures: { test_id: string; attempts: { passed_samples: number; total_samples: number; strategy: string } | null }[] }
+    ).failures;
+    expect(f.map((x) => x.attempts)).toMatchObject([
+      { passed_samples: 0, total_samples: 3, strategy: 'pass_any' },
+      { passed_samples: 0, total_samples: 3, strategy: 'pass_any' },
+    ]);
+    expect((await runCli(['failures', runDir], { cwd: project })).stdout).toMatch(/attempts\s+0\/3 passed \(0%, 95% CI 0%–56%\), pass_any/);
   });
 
   it('export keeps every attempt, and the exported bundle reads back the same counts and attempts', async () => {
