@@ -183,6 +183,12 @@ describeWithAgentV('AgentV 5.x repeat: summary, failures and show agree with `ag
       );
     const s = JSON.parse((await runCli(['summary', out, '--json'], { cwd: project })).stdout) as { summary: { passed: number; total: number } };
     expect(s.summary).toMatchObject({ passed: 4, total: 6 });
+    // AgentV reads the bundle too: every sample folder it names holds its result.json and grading.json.
+    const v = await askAgentVOnce(['results', 'validate', out], { cwd: project, bin: AGENTV_BIN });
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    expect(v.stdout + v.stderr).toMatch(/6 test\(s\), 0 error\(s\)/);
+    const theirs = jsonOf((await askAgentVOnce(['results', 'summary', out], { cwd: project, bin: AGENTV_BIN })).stdout) as Theirs;
+    expect(theirs).toMatchObject({ total: 6, passed: 4, failed: 2 });
     // A second derivation of the bundle (combine, publish) keeps them too.
     const again = join(await makeTempDir('repeat-export'), 'again');
     expect((await runCli(['export', out, '--out', again, '--experiment', 'rep'], { cwd: project })).code).toBe(0);
