@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AGENTV_BIN, AGENTV_STABLE_BIN, askAgentVOnce, describeWithAgentV, describeWithAgentVStable } from '../helpers/agentv-client.js';
 import { runCli } from '../helpers/cli.js';
-import { isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
+import { git, isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
 import { makeRepeatProject, repeatEval, STABLE_STRATEGIES } from '../helpers/repeat-runs.js';
 import type { RunAttemptStats } from '../../src/model/attempt-stats.js';
 import type { ReportData, ReportDetail } from '../../src/report/types.js';
@@ -197,6 +197,40 @@ describeWithAgentV('AgentV 5.x repeat: summary, failures and show agree with `ag
       .split('\n')
       .map((l) => JSON.parse(l) as { samples?: unknown[] });
     expect(rows2.every((r) => Array.isArray(r.samples) && r.samples.length === 3)).toBe(true);
+  });
+});
+
+describeWithAgentV('AgentV 5.x repeat: publish keeps every attempt', () => {
+  isolateGitForSuite();
+
+  it('a published repeat run, pulled back, shows each attempt with its answer', async () => {
+    const project = await makeRepeatProject('agentv');
+    const runDir = await repeatEval('agentv', project, 'rep');
+    const base = await makeTempDir('repeat-publish');
+    const remote = join(base, 'remote.git');
+    const repo = join(base, 'repo');
+    await git(base, ['init', '-q', '--bare', remote]);
+    await git(base, ['init', '-q', '-b', 'main', repo]);
+    await git(repo, ['commit', '-q', '--allow-empty', '-m', 'init']);
+    await git(repo, ['remote', 'add', 'origin', remote]);
+    const p = await runCli(['publish', runDir], { cwd: repo });
+    expect(p.code, p.stdout + p.stderr).toBe(0);
+    const runId = runDir.split('/').pop()!;
+    const pulled = join(base, 'pulled');
+    const pull = await runCli(['pull', runId, '--out', pulled], { cwd: repo });
+    expect(pull.code, pull.stderr).toBe(0);
+    const r = await runCli(['show', pulled, '--test-id', 'flaky', '--target', 'beta', '--json'], { cwd: repo });
+    expect(r.code, r.stderr).toBe(0);
+    const a = (
+      JSON.parse(r.stdout) as { cases: { verdict: string; attempts: { passed_samples: number; list: { verdict: string; answer: string | null }[] } }[] }
+    ).cases[0]!;
+    expect(a.verdict).toBe('pass');
+    expect(a.attempts.passed_samples).toBe(1);
+    expect(a.attempts.list.map((x) => [x.verdict, /flaky call/.test(x.answer ?? '')]).sort()).toEqual([
+      ['fail', true],
+      ['fail', true],
+      ['pass', true],
+    ]);
   });
 });
 
