@@ -20,6 +20,21 @@ export { loadRun, RunReadError, type LoadedRun, type LoadRunOptions, type RunIss
 export { summarizeRun, type RunSummaryReport, type SummaryOptions } from './runs/summary.js';
 export { listFailures, type FailuresOptions, type FailuresReport } from './runs/failures.js';
 export { showCases, type ShowOptions, type ShowReport } from './runs/show.js';
+export type { AttemptDetail, AttemptsDetail } from './runs/attempt-details.js';
+export { attemptsOf, type Attempt, type Attempts, type AttemptVerdict } from './model/attempts.js';
+export {
+  attemptStats,
+  meanAttemptRate,
+  passAtK,
+  passHatK,
+  runAttemptStats,
+  wilsonInterval,
+  type AttemptStats,
+  type AttemptTotals,
+  type RateInterval,
+  type RunAttemptStats,
+  type TestAttemptStats,
+} from './model/attempt-stats.js';
 export { validateRun, type ValidateOptions, type ValidationProblem, type ValidationReport } from './runs/validate.js';
 export { combineRuns, type CombineOptions, type CombineResult } from './runs/combine.js';
 export { deleteRuns, planDelete, type DeleteOptions, type DeletePlan } from './runs/delete.js';

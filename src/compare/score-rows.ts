@@ -21,6 +21,7 @@ import { InputError } from '../runs/export/export.js';
 import { jsonlLines } from '../util/jsonl-objects.js';
 import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
 import { absentAs } from '../util/errors.js';
+import { attemptsOf, hasRepeats } from '../model/attempts.js';
 
 export interface ScoreRow {
   test_id: string;
@@ -36,6 +37,11 @@ export interface ScoreRow {
   scores?: { name?: string; type?: string; score: number }[];
   /** The row's own verdict when it states one (`verdict`, or an `execution_error` status); the gate's pass -> fail rule reads it. */
   verdict?: 'pass' | 'fail' | 'error';
+  /**
+   * A repeated test's attempts (model/attempts.ts): attempts passed and run, and AgentV's strategy;
+   * absent when the test ran once. `verdict` and `score` are then AgentV's aggregate for the strategy.
+   */
+  attempts?: { passed: number; total: number; strategy: string | null };
 }
 
 export interface ScoreSource {
@@ -93,8 +99,12 @@ function toScoreRow(value: Record<string, unknown>): ScoreRow | null {
   if (typeof cost === 'number' && Number.isFinite(cost)) row.cost_usd = cost;
   const duration = value.duration_ms ?? value.durationMs;
   if (typeof duration === 'number' && Number.isFinite(duration)) row.duration_ms = duration;
-  const verdict = value.execution_status === 'execution_error' ? 'error' : value.verdict;
+  // A repeated test (AgentV 5's manifest states no verdict) takes AgentV's verdict for its strategy.
+  const a = attemptsOf(value);
+  const repeated = hasRepeats(a);
+  const verdict = repeated ? a.verdict : value.execution_status === 'execution_error' ? 'error' : value.verdict;
   if (verdict === 'pass' || verdict === 'fail' || verdict === 'error') row.verdict = verdict;
+  if (repeated) row.attempts = { passed: a.passed, total: a.total, strategy: a.strategy };
   if (Array.isArray(value.scores)) {
     const scores = value.scores
       .filter((s): s is Record<string, unknown> => !!s && typeof s === 'object' && typeof (s as Record<string, unknown>).score === 'number')

@@ -6,6 +6,7 @@
  * reasoning as evidence, else one expectation per grader.
  */
 import type { Assertion, EvaluatorResult, InputRow, Message } from '../../model/input-row.js';
+import { attemptsOf, hasRepeats } from '../../model/attempts.js';
 
 export const DEFAULT_THRESHOLD = 0.8;
 
@@ -80,8 +81,20 @@ export interface NormalizedRow {
   start_time: string | null;
   end_time: string | null;
   metrics: RowMetrics;
-  attempts: unknown[] | null;
+  /**
+   * The row's repeated attempts as written, under the key they came with (AgentV 5 `samples`, 4.42
+   * `trials`, older `attempts`): every field kept, each attempt's own answer and transcript pulled
+   * out (`messages`, `answer`) for the files the bundle writes beside the row. Null when the row ran once.
+   */
+  samples: { key: 'samples' | 'trials' | 'attempts'; list: AttemptEntry[] } | null;
   aggregation: Record<string, unknown> | null;
+}
+
+/** One repeated attempt: what the source wrote (minus its answer), and its answer and transcript. */
+export interface AttemptEntry {
+  fields: Record<string, unknown>;
+  messages: TranscriptMessage[];
+  answer: string | null;
 }
 
 function contentToText(content: unknown): string {
@@ -253,7 +266,35 @@ function metricsOf(row: InputRow, messages: TranscriptMessage[], inputMessages: 
   };
 }
 
+function samplesOf(row: InputRow): NormalizedRow['samples'] {
+  const raw = row as Record<string, unknown>;
+  const key = (['samples', 'trials', 'attempts'] as const).find((k) => Array.isArray(raw[k]) && (raw[k] as unknown[]).length > 0);
+  if (!key) return null;
+  const list = raw[key] as unknown[];
+  if (list.length < 2 && !(raw.aggregation && typeof raw.aggregation === 'object')) return null;
+  return {
+    key,
+    list: list.map((item) => {
+      const fields: Record<string, unknown> =
+        item && typeof item === 'object' && !Array.isArray(item) ? { ...(item as Record<string, unknown>) } : { value: item };
+      const output = fields.output as string | Message[] | undefined;
+      delete fields.output;
+      const messages = typeof output === 'string' || Array.isArray(output) ? toMessages(output as string | Message[], 'assistant') : [];
+      let answer: string | null = typeof fields.answer === 'string' ? fields.answer : null;
+      delete fields.answer;
+      for (let i = messages.length - 1; answer === null && i >= 0; i--) {
+        const m = messages[i]!;
+        if (m.role === 'assistant' && m.content.length > 0) answer = m.content;
+      }
+      return { fields, messages, answer };
+    }),
+  };
+}
+
 function verdictOf(row: InputRow, threshold: number): 'pass' | 'fail' | 'error' {
+  // A repeated test's verdict is AgentV's for its strategy (model/attempts.ts), not one attempt's.
+  const attempts = attemptsOf(row as Record<string, unknown>);
+  if (hasRepeats(attempts)) return attempts.verdict;
   if (row.execution_status === 'execution_error' || (row.error && row.execution_status !== 'ok')) return 'error';
   if (row.verdict === 'pass' || row.verdict === 'fail') return row.verdict;
   return row.score >= threshold ? 'pass' : 'fail';
@@ -306,7 +347,7 @@ export function normalizeRow(row: InputRow, threshold = DEFAULT_THRESHOLD): Norm
     start_time: row.start_time ?? null,
     end_time: row.end_time ?? null,
     metrics: metricsOf(row, messages, inputMessages, answer),
-    attempts: row.attempts ?? null,
+    samples: samplesOf(row),
     aggregation: row.aggregation ?? null,
   };
 }

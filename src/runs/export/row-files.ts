@@ -8,6 +8,7 @@ import { IndexRowSchema, METRICS_SCHEMA_VERSION } from '../../model/artifacts.js
 import { normalizedTranscript } from '../../model/transcript.js';
 import type { EvaluatorResult } from '../../model/input-row.js';
 import { sanitizeSegment } from '../../model/path-segments.js';
+import { attemptsOf } from '../../model/attempts.js';
 import { DEFAULT_THRESHOLD, type NormalizedRow } from './normalize.js';
 
 export interface DerivedFile {
@@ -196,10 +197,14 @@ function graderPassed(e: EvaluatorResult, threshold: number): boolean {
 /** AgentV's per-test summary.json, for one attempt. */
 export function testSummaryDoc(row: NormalizedRow) {
   const ms = row.duration_ms ?? 0;
+  // A repeated test counts its attempts (model/attempts.ts), as AgentV's own per-test summary does.
+  const a = row.samples ? attemptsOf({ [row.samples.key]: row.samples.list.map((x) => x.fields), aggregation: row.aggregation, score: row.score }) : null;
+  const passedSamples = a ? a.passed : row.verdict === 'pass' ? 1 : 0;
+  const totalSamples = a ? a.total : 1;
   return {
-    total_samples: 1,
-    passed_samples: row.verdict === 'pass' ? 1 : 0,
-    pass_rate: row.verdict === 'pass' ? '100%' : '0%',
+    total_samples: totalSamples,
+    passed_samples: passedSamples,
+    pass_rate: `${Math.round((passedSamples / totalSamples) * 100)}%`,
     mean_duration_ms: ms,
     mean_duration_seconds: round4(ms / 1000),
     test_id: row.test_id,
@@ -351,8 +356,7 @@ function resultDoc(row: NormalizedRow, p: AttemptPaths): Record<string, unknown>
     transcript_raw_path: p.raw ? 'transcript-raw.jsonl' : null,
     output: p.answer ? 'outputs/answer.md' : null,
     file_changes_path: p.diff ? 'outputs/file_changes.diff' : null,
-    attempts: row.attempts,
-    aggregation: row.aggregation,
+    ...attemptFields(row),
     // The full grader results and expectations (grading.json holds AgentV's verdict tree).
     scores: row.evaluators,
     expectations: row.expectations,
@@ -429,7 +433,62 @@ function indexRowOf(row: NormalizedRow, p: AttemptPaths): PendingIndexRow {
     // AgentV's names for the files its readers open: the input, and the answer as `output_path`.
     ...(p.input ? { input_path: p.input } : {}),
     ...(p.answer ? { output_path: p.answer } : {}),
+    ...attemptFields(row),
   };
+}
+
+/** AgentV's folder of the attempt at `position` (its `sample-K/`, K from 1). */
+function sampleDir(position: number): string {
+  return `sample-${position + 1}`;
+}
+
+/**
+ * A repeated row's attempts under the key they came with, every field kept, each pointing at its
+ * own folder (`sample_path`, relative to the row's directory as AgentV 5 writes it) when it has an
+ * answer or transcript there; and the aggregation as written. Nothing for a row that ran once.
+ */
+function attemptFields(row: NormalizedRow): Record<string, unknown> {
+  if (!row.samples) return {};
+  const list = row.samples.list.map((a, i) => ({ ...a.fields, sample_path: sampleDir(i) }));
+  return { [row.samples.key]: list, ...(row.aggregation ? { aggregation: row.aggregation } : {}) };
+}
+
+/**
+ * Each repeated attempt's folder under the row's (`sample-K/`, as AgentV 5 lays them out): its
+ * `result.json` (the attempt as written) and `grading.json` (an AgentV grading node of its verdict
+ * and score), which AgentV's `results validate` requires of every sample, and its answer and
+ * transcript when it has them.
+ */
+function attemptFiles(row: NormalizedRow, dir: string): DerivedFile[] {
+  const files: DerivedFile[] = [];
+  const parsed = row.samples ? attemptsOf({ [row.samples.key]: row.samples.list.map((x) => x.fields), aggregation: row.aggregation, score: row.score }) : null;
+  row.samples?.list.forEach((a, i) => {
+    const at = `${dir}/${sampleDir(i)}`;
+    if (a.messages.length > 0) {
+      const doc = normalizedTranscript({
+        testId: row.test_id,
+        target: row.target,
+        messages: a.messages,
+        summary: {
+          messages: a.messages.length,
+          turns: a.messages.filter((m) => m.role === 'user').length,
+          tool_calls: 0,
+          chars: a.messages.reduce((n, m) => n + m.content.length, 0),
+        },
+      });
+      files.push({ path: `${at}/transcript.json`, data: json(doc) });
+    }
+    if (a.answer !== null) files.push({ path: `${at}/outputs/answer.md`, data: a.answer });
+    const one = parsed?.attempts[i];
+    files.push({ path: `${at}/result.json`, data: json({ ...a.fields, test_id: row.test_id, target: row.target, sample_path: sampleDir(i) }) });
+    const pass = one?.verdict === 'pass';
+    const score = one?.score ?? (pass ? 1 : 0);
+    files.push({
+      path: `${at}/grading.json`,
+      data: json({ pass, score, reason: `attempt ${i + 1} of ${row.samples!.list.length}: ${one?.verdict ?? 'fail'}${one?.error ? ` (${one.error})` : ''}` }),
+    });
+  });
+  return files;
 }
 
 export function deriveRowFiles(row: NormalizedRow, opts: RowFilesOptions): { dir: string; files: DerivedFile[]; index: PendingIndexRow } {
@@ -447,5 +506,6 @@ export function deriveRowFiles(row: NormalizedRow, opts: RowFilesOptions): { dir
   if (p.answer) files.push({ path: p.answer, data: row.answer! });
   if (p.diff) files.push({ path: p.diff, data: row.file_changes! });
   if (p.input) files.push({ path: p.input, data: inputMarkdown(row.input_messages) });
+  files.push(...attemptFiles(row, p.dir));
   return { dir: p.dir, files, index: indexRowOf(row, p) };
 }

@@ -265,6 +265,43 @@ async function readSidecar(dir: string, rel: unknown, asJson: boolean | 'transcr
   }
 }
 
+function samplePathOf(s: unknown): string | undefined {
+  if (!isObject(s)) return undefined;
+  return str(s.sample_path) ?? str(s.attempt_path) ?? str(s.run_path) ?? undefined;
+}
+
+/**
+ * A row's attempts as written, each with its own answer and transcript read from its folder
+ * (AgentV 5's `<test>/sample-K/outputs/answer.md` and `transcript.json`) as `output` messages:
+ * the bundle writes them beside the row (runs/export/row-files.ts). The folder path itself is
+ * AgentV's layout, not the bundle's, so it is dropped once read.
+ */
+async function attemptsWithOutputs(dir: string, resultDir: string | null, list: unknown[]): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const s of list) {
+    if (!isObject(s)) {
+      out.push(s);
+      continue;
+    }
+    const copy: Record<string, unknown> = { ...s };
+    const rel = samplePathOf(s);
+    if (resultDir && rel) {
+      const transcript = await readSidecar(dir, `${resultDir}/${rel}/transcript.json`, 'transcript');
+      const messages = isObject(transcript) ? transcriptMessages(transcript) : undefined;
+      if (messages && messages.length > 0 && copy.output === undefined) copy.output = messages;
+      else if (copy.output === undefined) {
+        const answer = await readSidecar(dir, `${resultDir}/${rel}/outputs/answer.md`, false);
+        if (typeof answer === 'string') copy.output = answer;
+      }
+      delete copy.sample_path;
+      delete copy.attempt_path;
+      delete copy.run_path;
+    }
+    out.push(copy);
+  }
+  return out;
+}
+
 /** Per-sample folder lists of the layouts we read: AgentV 5 `samples`, older `attempts`/`trials`. */
 function samplePaths(row: Record<string, unknown>): string[] {
   const list = [row.samples, row.attempts, row.trials].find(Array.isArray) as unknown[] | undefined;
@@ -309,6 +346,23 @@ const INDEX_ONLY_KEYS = [
   'samples',
   'trials',
 ];
+
+/**
+ * The sample AgentV built the row from: the first best-scoring attempt (its orchestrator keeps that
+ * attempt's answer, grading and transcript as the test's), or the first when none has a score.
+ */
+function bestSampleIndex(list: unknown[]): number {
+  let best = 0;
+  let bestScore = Number.NEGATIVE_INFINITY;
+  list.forEach((s, i) => {
+    const score = isObject(s) && typeof s.score === 'number' ? s.score : Number.NEGATIVE_INFINITY;
+    if (score > bestScore) {
+      best = i;
+      bestScore = score;
+    }
+  });
+  return best;
+}
 
 interface AssertionLike {
   text: string;
@@ -384,8 +438,14 @@ export async function hydrateIndexRow(dir: string, row: Record<string, unknown>)
   const out: Record<string, unknown> = { ...row };
   for (const key of INDEX_ONLY_KEYS) delete out[key];
   const resultDir = str(row.result_dir);
-  const firstSample = samplePaths(row)[0];
-  const inSample = (name: string): string | undefined => (resultDir && firstSample ? `${resultDir}/${firstSample}/${name}` : undefined);
+  // Every attempt is kept (model/attempts.ts reads them); the test's own files come from the attempt
+  // AgentV built the row from, not the first one.
+  const attemptKey = (['samples', 'trials', 'attempts'] as const).find((k) => Array.isArray(row[k]));
+  const list = attemptKey ? (row[attemptKey] as unknown[]) : [];
+  const repeated = list.length > 1 || isObject(row.aggregation);
+  const bestSample = list.length > 0 ? samplePathOf(list[bestSampleIndex(list)]) : undefined;
+  const inSample = (name: string): string | undefined => (resultDir && bestSample ? `${resultDir}/${bestSample}/${name}` : undefined);
+  if (attemptKey && repeated) out[attemptKey] = await attemptsWithOutputs(dir, resultDir, list);
 
   const transcript = await readSidecar(dir, row.transcript_path ?? inSample('transcript.json'), 'transcript');
   // AgentV 4.42 keeps one `<suite>/<test>/` folder per test whatever the target, so with several
