@@ -21,6 +21,8 @@ import { InputError } from '../runs/export/export.js';
 import { jsonlLines } from '../util/jsonl-objects.js';
 import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
 import { absentAs } from '../util/errors.js';
+import { attemptsOf } from '../model/attempts.js';
+import type { PassCount } from '../model/noise-test.js';
 
 export interface ScoreRow {
   test_id: string;
@@ -36,6 +38,8 @@ export interface ScoreRow {
   scores?: { name?: string; type?: string; score: number }[];
   /** The row's own verdict when it states one (`verdict`, or an `execution_error` status); the gate's pass -> fail rule reads it. */
   verdict?: 'pass' | 'fail' | 'error';
+  /** The row's attempts passed of total (AgentV's repeats; a row without repeats is one attempt): the gate's history rule reads them. */
+  attempts?: PassCount;
 }
 
 export interface ScoreSource {
@@ -95,6 +99,8 @@ function toScoreRow(value: Record<string, unknown>): ScoreRow | null {
   if (typeof duration === 'number' && Number.isFinite(duration)) row.duration_ms = duration;
   const verdict = value.execution_status === 'execution_error' ? 'error' : value.verdict;
   if (verdict === 'pass' || verdict === 'fail' || verdict === 'error') row.verdict = verdict;
+  const attempts = attemptsOf(value);
+  if (attempts.total > 0) row.attempts = { passed: attempts.passed, total: attempts.total };
   if (Array.isArray(value.scores)) {
     const scores = value.scores
       .filter((s): s is Record<string, unknown> => !!s && typeof s === 'object' && typeof (s as Record<string, unknown>).score === 'number')
@@ -185,6 +191,7 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
     if (typeof r.duration_ms === 'number') row.duration_ms = r.duration_ms;
     if (r.scores.length > 0) row.scores = r.scores.map((s) => ({ name: s.name, type: s.type, score: s.score }));
     row.verdict = r.verdict;
+    row.attempts = { passed: r.verdict === 'pass' ? 1 : 0, total: 1 };
     return row;
   });
   if (rows.length === 0) throw new InputError(`${source}: no result rows`);
