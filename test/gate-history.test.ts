@@ -4,7 +4,8 @@
  * that passes about half its attempts and draws 0 of 3 is listed as noisy and does not fail the
  * gate), the one-sided Fisher test and Tarone's count checked by hand, and the same cases end to
  * end: 8 runs with repeats published to a real results branch, the gate reading the baseline's line
- * (`--history`, `--confidence`, too little history said so, `--history 0` = today's rule).
+ * (`--history`, `--confidence`, too little history said so, `--history 0` = today's rule); and
+ * `flaky` (item 4) over the same runs: classes, flips, intervals, strongest evidence first.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,6 +14,8 @@ import { cleanupTempDirs, makeTempDir, useIsolatedGitEnv, type UserRepoFixture }
 import { cli, makeUserRepo } from './publish-helpers.js';
 import { decideGate, type GateCase } from '../src/compare/gate-decision.js';
 import type { GateReport } from '../src/compare/gate.js';
+import type { FlakyReport } from '../src/trend/flaky.js';
+import { flakyClass } from '../src/trend/flaky.js';
 import { fisherLowerP, fisherMinP, noiseTest, taroneK } from '../src/model/noise-test.js';
 
 const row = (passed: number, total: number) => ({ score: passed > 0 ? 1 : 0, verdict: passed > 0 ? 'pass' : 'fail', attempts: { passed, total } });
@@ -184,5 +187,44 @@ describe('gate --history on a results branch (8 published runs with repeats)', (
     expect(text.stdout).toMatch(/noisy \(1\)/);
     expect((await cli(['gate', '@baseline', candidate, '--history', '-1'], user.work)).code).toBe(2);
     expect((await cli(['gate', '@baseline', candidate, '--confidence', '2'], user.work)).code).toBe(2);
+  });
+
+  it('flaky names the noisy test over the published line, strongest evidence first; runs given work too', async () => {
+    const r = await cli(['flaky', '--experiment', 'nightly', '--json'], user.work);
+    expect(r.code, r.stderr).toBe(0);
+    const f = JSON.parse(r.stdout) as FlakyReport;
+    expect(f.runs).toHaveLength(8);
+    expect(f.runs[7]!.run_id).toBe(baseId);
+    expect(f.tests.map((t) => [t.test_id, t.class, t.passed, t.total, t.runs, t.flips])).toEqual([
+      ['coin', 'flaky', 12, 24, 8, 0],
+      ['reliable', 'stable pass', 24, 24, 8, 0],
+      ['steady', 'stable pass', 24, 24, 8, 0],
+    ]);
+    expect(f.tests[0]!.interval.low).toBeGreaterThan(0.25);
+    expect(f.tests[0]!.interval.high).toBeLessThan(0.75);
+    expect(f.summary).toEqual({ 'newly failing': 0, flaky: 1, 'stable fail': 0, 'stable pass': 2 });
+    // The candidate after the line: the reliable test becomes newly failing when its run fails outright.
+    const broken = await runFile(40, { reliable: [0, 0, 0], coin: [1, 0, 0], steady: [1, 1, 1] });
+    const given = await cli(['flaky', baseId, broken, '--json'], user.work);
+    expect(given.code, given.stderr).toBe(0);
+    const g = JSON.parse(given.stdout) as FlakyReport;
+    expect(g.tests.map((t) => [t.test_id, t.class, t.flips])).toEqual([
+      ['reliable', 'newly failing', 1],
+      ['coin', 'flaky', 0],
+      ['steady', 'stable pass', 0],
+    ]);
+    const md = await cli(['flaky', '--experiment', 'nightly', '--format', 'markdown'], user.work);
+    expect(md.stdout).toMatch(/\| coin \| agent \| flaky \| 12\/24 \| 50% \[\d+%, \d+%\] \| 0 \| ✓✓✓✓✓✓✓✓ \|/);
+    const text = await cli(['flaky', '--experiment', 'nightly'], user.work);
+    expect(text.stdout).toMatch(/8 runs of nightly: 1 flaky, 0 newly failing, 0 stable fail, 2 stable pass/);
+  });
+
+  it('flakyClass: one failing run after passes is newly failing; mixed attempts are flaky', () => {
+    const c = (passed: number, total: number) => ({ run_id: 'r', passed, total, verdict: passed > 0 ? ('pass' as const) : ('fail' as const) });
+    expect(flakyClass([c(3, 3), c(3, 3), c(0, 3)])).toBe('newly failing');
+    expect(flakyClass([c(3, 3), c(1, 3), c(3, 3)])).toBe('flaky');
+    expect(flakyClass([c(0, 3), c(0, 3)])).toBe('stable fail');
+    expect(flakyClass([c(3, 3)])).toBe('stable pass');
+    expect(flakyClass([c(0, 3)])).toBe('stable fail');
   });
 });
