@@ -16,6 +16,8 @@ import { decideGate, type GateCase } from '../src/compare/gate-decision.js';
 import type { GateReport } from '../src/compare/gate.js';
 import type { FlakyReport } from '../src/trend/flaky.js';
 import { flakyClass } from '../src/trend/flaky.js';
+import { startServer } from '../src/serve/server.js';
+import type { FlakyAnswer, TestDetailAnswer } from '../src/serve/api-types.js';
 import { fisherLowerP, fisherMinP, noiseTest, taroneK } from '../src/model/noise-test.js';
 
 const row = (passed: number, total: number) => ({ score: passed > 0 ? 1 : 0, verdict: passed > 0 ? 'pass' : 'fail', attempts: { passed, total } });
@@ -217,6 +219,23 @@ describe('gate --history on a results branch (8 published runs with repeats)', (
     expect(md.stdout).toMatch(/\| coin \| agent \| flaky \| 12\/24 \| 50% \[\d+%, \d+%\] \| 0 \| ✓✓✓✓✓✓✓✓ \|/);
     const text = await cli(['flaky', '--experiment', 'nightly'], user.work);
     expect(text.stdout).toMatch(/8 runs of nightly: 1 flaky, 0 newly failing, 0 stable fail, 2 stable pass/);
+  });
+
+  it('the Dashboard’s /api/flaky is the same answer, and a test’s page learns its experiment to ask it', async () => {
+    const server = await startServer({ cwd: user.work });
+    try {
+      const res = await fetch(`${server.url}/api/flaky?experiment=nightly`);
+      expect(res.status).toBe(200);
+      const api = (await res.json()) as FlakyAnswer;
+      const cli_ = JSON.parse((await cli(['flaky', '--experiment', 'nightly', '--json'], user.work)).stdout) as FlakyReport;
+      expect(api.tests).toEqual(cli_.tests);
+      expect(api.tests[0]!.history.map((c) => `${c.passed}/${c.total}`)).toEqual(['2/3', '1/3', '2/3', '1/3', '2/3', '1/3', '2/3', '1/3']);
+      const detail = (await (await fetch(`${server.url}/api/runs/${encodeURIComponent(baseId)}/tests/coin?target=agent`)).json()) as TestDetailAnswer;
+      expect(detail.experiment).toBe('nightly');
+      expect((await fetch(`${server.url}/api/flaky?experiment=nightly&last=x`)).status).toBe(400);
+    } finally {
+      await server.close();
+    }
   });
 
   it('flakyClass: one failing run after passes is newly failing; mixed attempts are flaky', () => {

@@ -3,14 +3,15 @@
  * the baseline, as light rows (attempts counted) — what ../compare/gate-decision.ts judges each
  * test's noise by.
  *
- * Cost (issue 49 item 5): the listing is the one the baseline's name was resolved with (kept in
- * this process, or on disk by the catalog cache: a commit names its tree), and only the N runs'
- * result manifests are read, in one `cat-file --batch`. No run is pulled, no tree walked: the cost
- * does not grow with the branch beyond the catalog read the gate does anyway.
+ * Cost (issue 49 item 5): the newest page of the listing (kept in this process, or on disk by the
+ * catalog cache, which answers the first HEAD_ROWS runs without parsing the rest), the whole
+ * listing only when the baseline's line reaches further back, and the N runs' result manifests in
+ * one `cat-file --batch`. No run is pulled, no tree walked: the cost does not grow with the branch.
  */
 import { manifestRows } from '../compare/score-rows.js';
 import type { GateHistoryInput } from '../compare/gate.js';
-import { listRuns, readListedManifests, type ListOptions } from '../results-branch/read/list.js';
+import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../results-branch/read/list.js';
+import { HEAD_ROWS } from '../results-branch/read/catalog-cache.js';
 import type { TargetOptions } from '../results-branch/repo/target.js';
 
 export interface GateHistoryOptions extends TargetOptions {
@@ -29,13 +30,21 @@ export async function readGateHistory(opts: GateHistoryOptions): Promise<GateHis
   if (requested === 0) return { requested, runs: [] };
   if (opts.baselineRunId === null) return { requested, runs: [], note: 'the baseline is a local path, not a published run: it has no line to read' };
   const { baselineRunId, targets, list, count, ...target } = opts;
-  const listed = await listRuns({ ...target, ...list });
-  const base = listed.runs.find((r) => r.run_id === baselineRunId);
-  if (!base) return { requested, runs: [], note: `the baseline ${baselineRunId} is not in the listing` };
-  const line = listed.runs.filter((r) => r.experiment === base.experiment);
-  // Newest first: the baseline, then the runs before it.
-  const from = line.indexOf(base);
-  const chosen = line.slice(from, from + count);
+  // The newest runs first (a page the catalog cache answers from its head, HEAD_ROWS runs, without
+  // parsing the rest): a baseline near the tip finds its line there. Otherwise, the whole listing.
+  const pick = (l: ListResult, complete: boolean) => {
+    const base = l.runs.find((r) => r.run_id === baselineRunId);
+    if (!base) return null;
+    const line = l.runs.filter((r) => r.experiment === base.experiment);
+    // Newest first: the baseline, then the runs before it.
+    const from = line.indexOf(base);
+    const chosen = line.slice(from, from + count);
+    return complete || chosen.length === count ? { listed: l, base, chosen } : null;
+  };
+  const page = await listRuns({ ...target, ...list, limit: HEAD_ROWS });
+  const found = pick(page, page.matched <= page.runs.length) ?? pick(await listRuns({ ...target, ...list }), true);
+  if (!found) return { requested, runs: [], note: `the baseline ${baselineRunId} is not in the listing` };
+  const { listed, base, chosen } = found;
   const live = chosen.filter((r) => r.archived === undefined);
   const manifests = await readListedManifests(target, listed, live);
   const keep = targets && targets.length > 0 ? new Set(targets) : null;

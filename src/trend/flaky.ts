@@ -12,55 +12,24 @@
  * rarer side), then stable fail, then stable pass. The CLI, `/api/flaky` (the Dashboard) and the
  * static site all call `flaky()`: one answer.
  *
- * Cost: the listing (kept per tip in the process and on disk) and one `cat-file --batch` of the N
- * runs' light rows; no run is pulled unless its rows are not on the live branch.
+ * Cost: the newest page of the listing (kept per tip in the process and on disk; the whole listing
+ * only when the experiment's runs reach further back) and one `cat-file --batch` of the N runs'
+ * light rows; no run is pulled unless its rows are not on the live branch.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadScoreRows, manifestRows, type ScoreRow } from '../compare/score-rows.js';
 import { wilsonInterval } from '../model/attempt-stats.js';
-import { listRuns, readListedManifests, type ListOptions } from '../results-branch/read/list.js';
+import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../results-branch/read/list.js';
+import { HEAD_ROWS } from '../results-branch/read/catalog-cache.js';
 import { pull } from '../results-branch/read/pull.js';
 import { InputError } from '../runs/export/export.js';
 
 export const DEFAULT_FLAKY_RUNS = 10;
 
-export type FlakyClass = 'newly failing' | 'flaky' | 'stable fail' | 'stable pass';
-
-/** One run of a test: its attempts and the run's verdict for it. */
-export interface FlakyRunCell {
-  run_id: string;
-  passed: number;
-  total: number;
-  verdict: 'pass' | 'fail' | 'error';
-}
-
-export interface FlakyTest {
-  test_id: string;
-  target: string | null;
-  class: FlakyClass;
-  /** Attempts passed / total over the runs. */
-  passed: number;
-  total: number;
-  /** Attempt success rate and its 95% Wilson score interval. */
-  pass_rate: number;
-  interval: { low: number; high: number };
-  /** Runs holding the test, and how many times its verdict changed from one to the next. */
-  runs: number;
-  flips: number;
-  /** Oldest first. */
-  history: FlakyRunCell[];
-}
-
-export interface FlakyReport {
-  experiment: string | null;
-  /** The runs read, oldest first. */
-  runs: { run_id: string; timestamp: string | null }[];
-  tests: FlakyTest[];
-  summary: Record<FlakyClass, number>;
-  warnings: string[];
-}
+export type { FlakyClass, FlakyReport, FlakyRunCell, FlakyTest } from './flaky-types.js';
+import type { FlakyClass, FlakyReport, FlakyRunCell, FlakyTest } from './flaky-types.js';
 
 /** A run as `flakyOfRuns` takes it: its light rows, oldest run first. */
 export interface FlakyRun {
@@ -174,10 +143,15 @@ export async function flaky(opts: FlakyOptions = {}): Promise<FlakyReport> {
     }
     return flakyOfRuns(runs, { experiment: opts.experiment ?? null, warnings });
   }
-  const listed = await listRuns({ ...opts.list, cwd });
+  // The newest page first (the catalog cache answers it from its head without parsing the rest);
+  // the whole listing only when the experiment's last runs reach further back.
+  const lineOf = (l: ListResult, experiment: string) =>
+    l.runs.filter((r) => r.experiment === experiment && (opts.target === undefined || r.targets.includes(opts.target))).slice(0, last);
+  let listed = await listRuns({ ...opts.list, cwd, limit: HEAD_ROWS });
   const experiment = opts.experiment ?? listed.runs[0]?.experiment;
   if (experiment === undefined) throw new InputError(`no published runs on ${listed.branch}`);
-  const line = listed.runs.filter((r) => r.experiment === experiment && (opts.target === undefined || r.targets.includes(opts.target))).slice(0, last);
+  if (listed.matched > listed.runs.length && lineOf(listed, experiment).length < last) listed = await listRuns({ ...opts.list, cwd });
+  const line = lineOf(listed, experiment);
   if (line.length === 0)
     throw new InputError(`no published runs of experiment ${experiment}${opts.target ? ` for target ${opts.target}` : ''} on ${listed.branch}`);
   const manifests = await readListedManifests({ ...opts.list, cwd }, listed, line);
