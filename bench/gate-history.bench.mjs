@@ -69,9 +69,7 @@ export async function measure(size) {
         const r = await measured(args, repo);
         if (i > 0) times[name].push(r);
       }
-    const m = Object.fromEntries(
-      Object.entries(times).map(([k, v]) => [k, { ms: median(v.map((x) => x.ms)), cpu: median(v.map((x) => x.cpu)) }]),
-    );
+    const m = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, { ms: median(v.map((x) => x.ms)), cpu: median(v.map((x) => x.cpu)) }]));
     return { size, seedMs, m };
   } finally {
     await rm(work, { recursive: true, force: true });
