@@ -20,6 +20,21 @@ export { loadRun, RunReadError, type LoadedRun, type LoadRunOptions, type RunIss
 export { summarizeRun, type RunSummaryReport, type SummaryOptions } from './runs/summary.js';
 export { listFailures, type FailuresOptions, type FailuresReport } from './runs/failures.js';
 export { showCases, type ShowOptions, type ShowReport } from './runs/show.js';
+export type { AttemptDetail, AttemptsDetail } from './runs/attempt-details.js';
+export { attemptsOf, type Attempt, type Attempts, type AttemptVerdict } from './model/attempts.js';
+export {
+  attemptStats,
+  meanAttemptRate,
+  passAtK,
+  passHatK,
+  runAttemptStats,
+  wilsonInterval,
+  type AttemptStats,
+  type AttemptTotals,
+  type RateInterval,
+  type RunAttemptStats,
+  type TestAttemptStats,
+} from './model/attempt-stats.js';
 export { validateRun, type ValidateOptions, type ValidationProblem, type ValidationReport } from './runs/validate.js';
 export { combineRuns, type CombineOptions, type CombineResult } from './runs/combine.js';
 export { deleteRuns, planDelete, type DeleteOptions, type DeletePlan } from './runs/delete.js';
@@ -38,9 +53,6 @@ export {
 export { gateCheck, GateCheckOptionsSchema, type GateCheckOptions, type GateCheckResult, type GateVerdict } from './ci/gate-check.js';
 export {
   gateRuns,
-  decideGate,
-  DEFAULT_GATE_CONFIDENCE,
-  DEFAULT_GATE_HISTORY,
   DEFAULT_GATE_TOLERANCE,
   type GateAttempts,
   type GateCase,
@@ -68,7 +80,6 @@ export { compareMarkdown, gateErrorMarkdown, gateMarkdown, gateNoBaselineMarkdow
 export { flakyMarkdown, trendMarkdown } from './trend/markdown.js';
 export {
   flaky,
-  DEFAULT_FLAKY_RUNS,
   type FlakyClass,
   type FlakyOptions,
   type FlakyReport,

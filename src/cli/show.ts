@@ -6,6 +6,13 @@ import { displayPath, stringFlags, verdictText } from './flags.js';
 import { bold, int, money, printJson, seconds } from './format.js';
 import { feedbackLines } from './feedback-lines.js';
 import type { FeedbackNote } from '../merge/index.js';
+import { formatAttemptRate, formatPassK } from '../model/attempt-stats.js';
+
+/** The first line of a text, cut at 80 characters, for one line of output. */
+function oneLine(text: string): string {
+  const first = text.trim().split('\n')[0] ?? '';
+  return first.length > 80 ? `${first.slice(0, 79)}…` : first;
+}
 
 function printCase(c: CaseDetails & { feedback: FeedbackNote[] }, at: (rel: string) => string, showPaths: boolean): void {
   const variant = c.variant === null ? '' : `, variant ${c.variant}`;
@@ -18,7 +25,18 @@ function printCase(c: CaseDetails & { feedback: FeedbackNote[] }, at: (rel: stri
   out.push(
     `  duration    ${seconds(c.duration_ms)}   tokens ${int(c.total_tokens)}${usage}${c.usage_source ? ` [${c.usage_source}]` : ''}   cost ${money(c.cost_usd)}`,
   );
-  out.push(`  assertions  ${c.assertions.passed}/${c.assertions.total} passed`);
+  out.push(`  assertions  ${c.assertions.passed}/${c.assertions.total} passed${c.attempts ? ' (the attempt the score is from)' : ''}`);
+  if (c.attempts) {
+    const a = c.attempts;
+    out.push(`  attempts    ${formatAttemptRate(a.passed_samples, a.total_samples)}${a.strategy ? `, ${a.strategy}` : ''}   ${formatPassK(a)}`);
+    for (const x of a.list) {
+      const answer = x.answer === null ? '' : `  ${oneLine(x.answer)}`;
+      const transcript = showPaths && x.transcript ? `  [${at(x.transcript)}]` : '';
+      out.push(
+        `    #${x.index + 1}  ${verdictText(x.verdict).padEnd(5)} ${x.score === null ? '—    ' : x.score.toFixed(3)}${x.error ? `  error: ${oneLine(x.error)}` : ''}${answer}${transcript}`,
+      );
+    }
+  }
   if (c.tool_calls) {
     const by = Object.entries(c.tool_calls.by_tool)
       .map(([tool, n]) => `${tool} ${n}`)

@@ -2,7 +2,7 @@ import type { Cli } from './program.js';
 import { summarizeRun } from '../runs/summary.js';
 import { runCommand } from './errors.js';
 import { dim, printJson } from './format.js';
-import { printRunSummary } from './run-summary.js';
+import { printAttempts, printRunSummary } from './run-summary.js';
 import { stringFlags } from './flags.js';
 import { summaryMarkdown } from '../report/markdown.js';
 import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions, withRunNames, namedPaths } from './run-names.js';
@@ -38,6 +38,7 @@ export function registerSummary(cli: Cli): void {
           if (report.source === 'recomputed') process.stdout.write(dim(`recomputed from index.jsonl: ${report.reason}`) + '\n');
           process.stdout.write('\n');
           printRunSummary(report.summary);
+          if (report.attempts) printAttempts(report.attempts);
         });
       }),
     );

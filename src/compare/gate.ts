@@ -155,12 +155,19 @@ function policyOf(name: string, value: unknown, fallback: TestSetPolicy): TestSe
   throw new InputError(`${name} must be allow or fail (got ${JSON.stringify(value)})`);
 }
 
+/** A row's attempts: AgentV's repeats, else the row itself as one attempt when it states a verdict. */
+export function attemptCount(row: ScoreRow | undefined): HistoryCount | undefined {
+  if (!row) return undefined;
+  if (row.attempts) return { runs: 1, passed: row.attempts.passed, total: row.attempts.total };
+  return row.verdict === undefined ? undefined : { runs: 1, passed: row.verdict === 'pass' ? 1 : 0, total: 1 };
+}
+
 /** Each key's history over the runs (the last row of a key in a run counts): runs holding it, attempts pooled. */
 export function historyCounts(history: GateHistoryInput, rule: MatchRule): Map<string, HistoryCount> {
   const out = new Map<string, HistoryCount>();
   for (const run of history.runs) {
     for (const [key, row] of lastRows(run.rows, rule)) {
-      const a = row.attempts;
+      const a = attemptCount(row);
       if (!a || a.total === 0) continue;
       const h = out.get(key) ?? { runs: 0, passed: 0, total: 0 };
       h.runs++;
@@ -226,7 +233,7 @@ export async function gateRuns(opts: GateOptions): Promise<GateReport> {
     const out: GateCase = {
       test_id: m.test_id,
       baseline: { score: m.score1, verdict: b?.verdict },
-      candidate: { score: m.score2, verdict: c?.verdict, attempts: c?.attempts },
+      candidate: { score: m.score2, verdict: c?.verdict, attempts: passCount(c) },
       history: verdictOfHistory.applied ? (counts?.get(key) ?? null) : null,
     };
     if (m.target !== undefined) out.target = m.target;
@@ -292,5 +299,10 @@ export async function gateRuns(opts: GateOptions): Promise<GateReport> {
     warnings: report.warnings,
   };
 }
+
+const passCount = (row: ScoreRow | undefined) => {
+  const a = attemptCount(row);
+  return a ? { passed: a.passed, total: a.total } : undefined;
+};
 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;

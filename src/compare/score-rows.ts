@@ -21,8 +21,7 @@ import { InputError } from '../runs/export/export.js';
 import { jsonlLines } from '../util/jsonl-objects.js';
 import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
 import { absentAs } from '../util/errors.js';
-import { attemptsOf } from '../model/attempts.js';
-import type { PassCount } from '../model/noise-test.js';
+import { attemptsOf, hasRepeats } from '../model/attempts.js';
 
 export interface ScoreRow {
   test_id: string;
@@ -38,8 +37,11 @@ export interface ScoreRow {
   scores?: { name?: string; type?: string; score: number }[];
   /** The row's own verdict when it states one (`verdict`, or an `execution_error` status); the gate's pass -> fail rule reads it. */
   verdict?: 'pass' | 'fail' | 'error';
-  /** The row's attempts passed of total (AgentV's repeats; a row without repeats is one attempt): the gate's history rule reads them. */
-  attempts?: PassCount;
+  /**
+   * A repeated test's attempts (model/attempts.ts): attempts passed and run, and AgentV's strategy;
+   * absent when the test ran once. `verdict` and `score` are then AgentV's aggregate for the strategy.
+   */
+  attempts?: { passed: number; total: number; strategy: string | null };
 }
 
 export interface ScoreSource {
@@ -97,10 +99,12 @@ function toScoreRow(value: Record<string, unknown>): ScoreRow | null {
   if (typeof cost === 'number' && Number.isFinite(cost)) row.cost_usd = cost;
   const duration = value.duration_ms ?? value.durationMs;
   if (typeof duration === 'number' && Number.isFinite(duration)) row.duration_ms = duration;
-  const verdict = value.execution_status === 'execution_error' ? 'error' : value.verdict;
+  // A repeated test (AgentV 5's manifest states no verdict) takes AgentV's verdict for its strategy.
+  const a = attemptsOf(value);
+  const repeated = hasRepeats(a);
+  const verdict = repeated ? a.verdict : value.execution_status === 'execution_error' ? 'error' : value.verdict;
   if (verdict === 'pass' || verdict === 'fail' || verdict === 'error') row.verdict = verdict;
-  const attempts = attemptsOf(value);
-  if (attempts.total > 0) row.attempts = { passed: attempts.passed, total: attempts.total };
+  if (repeated) row.attempts = { passed: a.passed, total: a.total, strategy: a.strategy };
   if (Array.isArray(value.scores)) {
     const scores = value.scores
       .filter((s): s is Record<string, unknown> => !!s && typeof s === 'object' && typeof (s as Record<string, unknown>).score === 'number')
@@ -191,7 +195,6 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
     if (typeof r.duration_ms === 'number') row.duration_ms = r.duration_ms;
     if (r.scores.length > 0) row.scores = r.scores.map((s) => ({ name: s.name, type: s.type, score: s.score }));
     row.verdict = r.verdict;
-    row.attempts = { passed: r.verdict === 'pass' ? 1 : 0, total: 1 };
     return row;
   });
   if (rows.length === 0) throw new InputError(`${source}: no result rows`);

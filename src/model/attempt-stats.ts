@@ -18,6 +18,8 @@
  * same functions).
  */
 
+import { attemptsOf, hasRepeats } from './attempts.js';
+
 /** The normal quantile of a two-sided 95% interval. */
 export const Z_95 = 1.959963984540054;
 
@@ -107,9 +109,81 @@ export function meanAttemptRate(pairs: readonly { passed: number; total: number 
   return count > 0 ? sum / count : null;
 }
 
-/** `c/n (rate%, 95% CI lo–hi%)` for text output. */
+/** `c/n passed (rate%, 95% CI lo–hi%)` for text and Markdown output. */
 export function formatAttemptRate(passed: number, total: number): string {
   const ci = wilsonInterval(passed, total);
   const pct = (x: number) => `${Math.round(x * 100)}%`;
-  return `${passed}/${total} attempts (${pct(total > 0 ? passed / total : 0)}, 95% CI ${pct(ci.low)}–${pct(ci.high)})`;
+  return `${passed}/${total} passed (${pct(total > 0 ? passed / total : 0)}, 95% CI ${pct(ci.low)}–${pct(ci.high)})`;
+}
+
+/** `pass@k 0.67, pass^k 0.00` at k = the attempts run, for text and Markdown output. */
+export function formatPassK(stats: Pick<AttemptStats, 'total_samples' | 'pass_at_k' | 'pass_hat_k'>): string {
+  const k = String(stats.total_samples);
+  const at = stats.pass_at_k[k];
+  const hat = stats.pass_hat_k[k];
+  if (at === undefined || hat === undefined) return '';
+  return `pass@${k} ${at.toFixed(2)}, pass^${k} ${hat.toFixed(2)}`;
+}
+
+/** One (test, target)'s attempts in a run's statistics. */
+export interface TestAttemptStats extends AttemptStats {
+  test_id: string;
+  target: string;
+  /** AgentV's aggregation strategy of the row. */
+  strategy: string | null;
+}
+
+/** Attempts totals of one target (or the whole run): attempts passed/total and the mean attempt success rate over its tests. */
+export interface AttemptTotals {
+  passed_samples: number;
+  total_samples: number;
+  /** The mean over (test, target) pairs of each pair's attempt success rate, 0..1. */
+  mean_pass_rate: number;
+}
+
+/** A run's attempt statistics: per (test, target), per target and for the run. */
+export interface RunAttemptStats extends AttemptTotals {
+  targets: Record<string, AttemptTotals>;
+  tests: TestAttemptStats[];
+}
+
+function totalsOf(tests: readonly TestAttemptStats[]): AttemptTotals {
+  let passed = 0;
+  let total = 0;
+  for (const t of tests) {
+    passed += t.passed_samples;
+    total += t.total_samples;
+  }
+  const mean = meanAttemptRate(tests.map((t) => ({ passed: t.passed_samples, total: t.total_samples })));
+  return { passed_samples: passed, total_samples: total, mean_pass_rate: mean ?? 0 };
+}
+
+/**
+ * The attempt statistics of a run's rows (model/attempts.ts reads each row's attempts; a row that
+ * ran once counts as one attempt); null when no row was repeated, so runs without repeats print
+ * what they always printed.
+ */
+export function runAttemptStats(rows: readonly Record<string, unknown>[]): RunAttemptStats | null {
+  const tests: TestAttemptStats[] = [];
+  let repeated = false;
+  for (const row of rows) {
+    const a = attemptsOf(row);
+    if (hasRepeats(a)) repeated = true;
+    tests.push({
+      test_id: typeof row.test_id === 'string' ? row.test_id : '',
+      target: typeof row.target === 'string' ? row.target : 'default',
+      strategy: a.strategy,
+      ...attemptStats(a.passed, a.total),
+    });
+  }
+  if (!repeated) return null;
+  const byTarget = new Map<string, TestAttemptStats[]>();
+  for (const t of tests) {
+    const list = byTarget.get(t.target);
+    if (list) list.push(t);
+    else byTarget.set(t.target, [t]);
+  }
+  const targets: Record<string, AttemptTotals> = {};
+  for (const [target, list] of [...byTarget].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) targets[target] = totalsOf(list);
+  return { ...totalsOf(tests), targets, tests };
 }

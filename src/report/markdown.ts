@@ -10,6 +10,7 @@
  * how many.
  */
 import { targetPassRate, type Summary } from '../model/artifacts.js';
+import { formatAttemptRate, formatPassK, type RunAttemptStats } from '../model/attempt-stats.js';
 import type { CompareReport } from '../compare/compare.js';
 import type { GateReport } from '../compare/gate.js';
 
@@ -202,20 +203,37 @@ export function compareMarkdown(r: CompareReport, runs: { baseline: RunLink; can
 }
 
 /** The Markdown of a run's summary (`summary --format markdown`). */
-export function summaryMarkdown(report: { experiment: string; summary: Summary }, run: RunLink): string {
+export function summaryMarkdown(report: { experiment: string; summary: Summary; attempts?: RunAttemptStats | null }, run: RunLink): string {
   const { run_summary: per, total, passed, pass_rate: rate } = report.summary;
+  const a = report.attempts ?? null;
   const head = [
     `### Eval run ${runRef(run)}: ${passed}/${total} passed (${(rate * 100).toFixed(1)}%)`,
     '',
-    `Experiment ${mdText(report.experiment)}.`,
+    `Experiment ${mdText(report.experiment)}.${a ? ` Repeated attempts: ${a.passed_samples}/${a.total_samples} passed, mean attempt success ${(a.mean_pass_rate * 100).toFixed(1)}%.` : ''}`,
     '',
-    '| Target | Tests | Passed | Failed | Pass rate | Mean score |',
-    '|---|--:|--:|--:|--:|--:|',
+    `| Target | Tests | Passed | Failed | Pass rate | Mean score |${a ? ' Attempts passed | Mean attempt success |' : ''}`,
+    `|---|--:|--:|--:|--:|--:|${a ? '--:|--:|' : ''}`,
   ];
   // The weakest target first. A target's pass rate is AgentV's {mean, stddev} or an older number.
   const targetRate = (v: (typeof per)[string]) => targetPassRate(v.pass_rate) ?? 0;
+  const attemptCells = (t: string) => {
+    const x = a?.targets[t];
+    return a ? (x ? ` ${x.passed_samples}/${x.total_samples} | ${(x.mean_pass_rate * 100).toFixed(1)}% |` : ' — | — |') : '';
+  };
   const rows = Object.entries(per)
     .sort(([, a], [, b]) => targetRate(a) - targetRate(b) || a.mean_score - b.mean_score)
-    .map(([t, v]) => `| ${mdText(t)} | ${v.total} | ${v.passed} | ${v.failed + v.errors} | ${(targetRate(v) * 100).toFixed(1)}% | ${fixed(v.mean_score)} |`);
-  return fitMarkdown(head, rows);
+    .map(
+      ([t, v]) =>
+        `| ${mdText(t)} | ${v.total} | ${v.passed} | ${v.failed + v.errors} | ${(targetRate(v) * 100).toFixed(1)}% | ${fixed(v.mean_score)} |${attemptCells(t)}`,
+    );
+  // Tests whose attempts disagree (some passed, some not), least reliable first.
+  const mixed = (a?.tests ?? [])
+    .filter((t) => t.passed_samples > 0 && t.passed_samples < t.total_samples)
+    .sort((x, y) => x.pass_rate - y.pass_rate)
+    // Our own figures (digits, %, @, ^): nothing in them Markdown reads as markup, so they are not escaped.
+    .map((t) => `| ${testCell(t)} | ${formatAttemptRate(t.passed_samples, t.total_samples)} | ${formatPassK(t)} |`);
+  const sections = sectionRows([
+    { title: '**Tests that passed only some attempts**', header: ['| Test | Attempts | pass@k, pass^k |', '|---|---|---|'], rows: mixed },
+  ]);
+  return fitMarkdown(head, [...rows, ...sections]);
 }

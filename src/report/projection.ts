@@ -11,8 +11,10 @@ import type { IndexRow } from '../model/artifacts.js';
 import { transcriptMessages } from '../model/transcript.js';
 import { readSidecarJson, readSidecarText, type LoadedRun } from '../runs/read/run-reader.js';
 import { DEFAULT_FIELD_CHARS, DEFAULT_TEST_CHARS, oneLine, PROMPT_CHARS, stringify, TextBudget } from './text.js';
-import type { ReportAssertion, ReportData, ReportDetail, ReportGrader, ReportMessage, ReportTest } from './types.js';
+import type { ReportAssertion, ReportAttempts, ReportData, ReportDetail, ReportGrader, ReportMessage, ReportTest } from './types.js';
 import { mapLimit } from '../util/map-limit.js';
+import { attemptsDetail } from '../runs/attempt-details.js';
+import { runAttemptStats } from '../model/attempt-stats.js';
 
 export interface ProjectionOptions {
   fieldChars?: number;
@@ -166,6 +168,8 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
     answer_in_transcript: answerInTranscript,
     diff,
   };
+  const attempts = attemptsOfRow(run, row, budget);
+  if (attempts) detail.attempts = attempts;
   return {
     detail,
     prompt: promptOf(rawMessages, own),
@@ -173,6 +177,23 @@ async function projectRow(run: LoadedRun, row: IndexRow, opts: ProjectionOptions
     truncated: budget.truncated,
     nextMessage: next,
     messageCount: rawMessages.length,
+  };
+}
+
+/** A repeated row's attempts (runs/attempt-details.ts), their answers and errors clipped like the rest. */
+function attemptsOfRow(run: LoadedRun, row: IndexRow, budget: TextBudget): ReportAttempts | null {
+  const a = attemptsDetail(run, row);
+  if (!a) return null;
+  return {
+    ...a,
+    list: a.list.map((x) => ({
+      index: x.index,
+      verdict: x.verdict,
+      score: x.score,
+      error: budget.clipOrNull(x.error),
+      answer: budget.clipOrNull(x.answer),
+      transcript: x.transcript,
+    })),
   };
 }
 
@@ -245,9 +266,15 @@ export async function projectRun(run: LoadedRun, opts: ProjectionOptions = {}): 
       cost_usd: row.cost_usd,
       ...p.prompt,
       assertions: p.assertions,
+      ...(p.detail.attempts ? { attempts: [p.detail.attempts.passed_samples, p.detail.attempts.total_samples] as [number, number] } : {}),
     });
     details.push(p.detail);
     truncated += p.truncated;
   });
+  const attempts = runAttemptStats(run.rows as unknown as Record<string, unknown>[]);
+  if (attempts) {
+    const { tests: _tests, ...totals } = attempts;
+    data.attempts = totals;
+  }
   return { data, details, truncated };
 }

@@ -11,6 +11,8 @@
  * UTF-8 size of the original, so the page can say "truncated (N bytes)".
  */
 
+import type { AttemptStats, AttemptTotals } from '../model/attempt-stats.js';
+
 export type ClippedText = string | { head: string; bytes: number };
 
 export type Verdict = 'pass' | 'fail' | 'error';
@@ -33,6 +35,26 @@ export interface ReportTest {
   prompt_kind: 'prompt' | 'criteria' | 'none';
   /** [passed, total] assertions. */
   assertions: [number, number];
+  /** A repeated test's [passed, total] attempts (absent when it ran once). */
+  attempts?: [number, number];
+}
+
+/** One attempt of a repeated test, under the test's aggregate. */
+export interface ReportAttempt {
+  /** 0-based. */
+  index: number;
+  verdict: Verdict;
+  score: number | null;
+  error: ClippedText | null;
+  answer: ClippedText | null;
+  /** Its transcript's path relative to the run directory, when the run holds one. */
+  transcript: string | null;
+}
+
+/** A repeated test's attempts: AgentV's strategy, the attempt statistics and each attempt. */
+export interface ReportAttempts extends AttemptStats {
+  strategy: string | null;
+  list: ReportAttempt[];
 }
 
 export interface ReportGroup {
@@ -47,6 +69,8 @@ export interface ReportData {
   groups: ReportGroup[];
   targets: string[];
   tests: ReportTest[];
+  /** A run with repeated attempts: attempts passed/total and the mean attempt success rate, for the run and per target. */
+  attempts?: AttemptTotals & { targets: Record<string, AttemptTotals> };
 }
 
 export interface ReportAssertion {
@@ -96,4 +120,6 @@ export interface ReportDetail {
   diff: ClippedText | null;
   /** Reviewers' notes on this test (feedback.json), oldest first. */
   feedback?: { reviewer: string; updated_at: string; text: string }[];
+  /** A repeated test's attempts (absent when it ran once). */
+  attempts?: ReportAttempts;
 }

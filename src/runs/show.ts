@@ -12,6 +12,7 @@ import { loadRun, readSidecarJson, refuseUnsafeRun, type LoadedRun } from './rea
 import { checkRunPathSync } from '../util/run-files.js';
 import { caseListHead } from './read/case-list-head.js';
 import type { FeedbackNote } from '../merge/index.js';
+import { attemptsDetail, type AttemptsDetail } from './attempt-details.js';
 
 export interface ShowOptions {
   run: string;
@@ -43,6 +44,12 @@ export interface CaseDetails {
   assertions: { passed: number; failed: number; total: number };
   tool_calls: { total: number; by_tool: Record<string, number> } | null;
   graders: { name: string; type: string; score: number; verdict?: string }[];
+  /**
+   * A repeated test's attempts under its aggregate (verdict and score above are AgentV's for the
+   * strategy): the attempt statistics and each attempt's verdict, score, answer and transcript. Null
+   * when the test ran once.
+   */
+  attempts: AttemptsDetail | null;
   projection_id: string;
   /** Paths relative to the run directory, as in the manifest; null when absent (or unsafe, with skipUnsafe). */
   paths: {
@@ -112,6 +119,7 @@ async function caseDetails(run: LoadedRun, row: IndexRow): Promise<CaseDetails> 
     assertions,
     tool_calls,
     graders: row.scores.map((s) => ({ name: s.name, type: s.type, score: s.score, ...(s.verdict === undefined ? {} : { verdict: s.verdict }) })),
+    attempts: attemptsDetail(run, row),
     projection_id: row.projection_identity.id,
     paths: {
       result_dir: row.result_dir,

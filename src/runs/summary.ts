@@ -7,6 +7,7 @@
  * paths can never disagree about what a number means.
  */
 import { SummarySchema, type IndexRow, type Summary } from '../model/artifacts.js';
+import { runAttemptStats, type RunAttemptStats } from '../model/attempt-stats.js';
 import { RunAggregator } from './export/aggregate.js';
 import { DEFAULT_THRESHOLD } from './export/normalize.js';
 import { InputError } from './export/export.js';
@@ -34,6 +35,11 @@ export interface RunSummaryReport {
   /** Why they were recomputed, when they were. */
   reason: string | null;
   summary: Summary;
+  /**
+   * Attempt statistics of a run with repeated attempts (per test and target, per target, and the
+   * run's mean attempt success rate), always from the rows; null when no test was repeated.
+   */
+  attempts: RunAttemptStats | null;
   /** Manifest problems met while reading (malformed index lines are skipped, not counted). */
   warnings: string[];
 }
@@ -64,7 +70,15 @@ function thresholdOf(run: LoadedRun): number | undefined {
 /** A run's aggregate metrics, per target and overall: its summary.json as written, or recomputed from the rows. */
 export async function summarizeRun(opts: SummaryOptions): Promise<RunSummaryReport> {
   const run = await loadRun(opts.run, { cwd: opts.cwd });
-  const base = { run_id: run.runId, experiment: run.experiment, dir: run.sourceDir ?? run.dir!, layout: run.layout, warnings: run.problems };
+  const selected = filterTargets(run.rows, opts.targets);
+  const base = {
+    run_id: run.runId,
+    experiment: run.experiment,
+    dir: run.sourceDir ?? run.dir!,
+    layout: run.layout,
+    attempts: runAttemptStats(selected as unknown as Record<string, unknown>[]),
+    warnings: run.problems,
+  };
   let reason: string | null = null;
   if (opts.targets && opts.targets.length > 0) reason = `filtered to target${opts.targets.length === 1 ? '' : 's'} ${opts.targets.join(', ')}`;
   else if (opts.recompute) reason = 'requested (--recompute)';
@@ -75,7 +89,7 @@ export async function summarizeRun(opts: SummaryOptions): Promise<RunSummaryRepo
     const issue = parsed.error.issues[0];
     reason = `summary.json does not match its schema (${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'})`;
   }
-  const rows = filterTargets(run.rows, opts.targets);
+  const rows = selected;
   if (rows.length === 0 && opts.targets && opts.targets.length > 0) {
     throw new InputError(
       `${opts.run} has no rows for target ${opts.targets.join(', ')} (targets: ${distinct(run.rows.map((r) => r.target)).join(', ') || 'none'})`,

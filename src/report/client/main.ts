@@ -12,7 +12,7 @@
  *   built only when it is expanded; the details island is parsed on first expansion, so a
  *   10,000-test report shows its first rows without touching transcripts.
  */
-import type { ClippedText, ReportData, ReportDetail, ReportGrader, ReportMessage, ReportTest } from '../types.js';
+import type { ClippedText, ReportAttempts, ReportData, ReportDetail, ReportGrader, ReportMessage, ReportTest } from '../types.js';
 import { add, byId, d, el } from './dom.js';
 
 const COLS = 8;
@@ -231,6 +231,43 @@ function main(): void {
     }
     return frag;
   }
+  /* A repeated test: the attempt statistics, then each attempt (verdict, score, answer). */
+  function attemptsNode(a: ReportAttempts): DocumentFragment {
+    const frag = d.createDocumentFragment();
+    const pct = (v: number) => `${Math.round(v * 100)}%`;
+    const k = String(a.total_samples);
+    add(
+      frag,
+      el(
+        'h4',
+        null,
+        `Attempts (${a.passed_samples}/${a.total_samples} passed, ${pct(a.pass_rate)}, 95% CI ${pct(a.ci95.low)}\u2013${pct(a.ci95.high)}${a.strategy ? `, ${a.strategy}` : ''})`,
+      ),
+    );
+    const at = a.pass_at_k[k];
+    const hat = a.pass_hat_k[k];
+    if (at !== undefined && hat !== undefined) add(frag, el('div', 'muted', `pass@${k} ${at.toFixed(2)} \u00B7 pass^${k} ${hat.toFixed(2)}`));
+    const ul = el('ul', 'attempts');
+    for (const x of a.list) {
+      const li = add(
+        el('li', x.verdict),
+        el('strong', null, `#${x.index + 1} `),
+        el('span', `badge ${verdictClass(x.verdict)}`, x.verdict),
+        el('span', 'muted', ` score ${x.score === null ? '\u2014' : fmtScore(x.score)}`),
+      );
+      li.setAttribute('data-verdict', x.verdict);
+      if (x.transcript) add(li, el('span', 'muted', ` \u00B7 ${x.transcript}`));
+      if (x.error) add(li, textBlock(x.error, 'error'));
+      const answer = x.answer;
+      if (answer !== null)
+        add(
+          li,
+          collapsible('answer', () => textBlock(answer), 'io answer'),
+        );
+      ul.appendChild(li);
+    }
+    return add(frag, ul);
+  }
   function buildDetail(i: number): HTMLElement {
     const t = tests[i]!;
     const x = detailOf(i);
@@ -255,6 +292,7 @@ function main(): void {
     if (tools.length) add(meta, el('span', null, `tool calls: ${tools.map((n) => `${n} \u00D7${x.tool_calls[n]}`).join(', ')}`));
     if (x.changes) add(meta, el('span', null, `files: ${x.changes}`));
     if (x.error) add(root, el('h4', null, 'Error'), textBlock(x.error, 'error'));
+    if (x.attempts) add(root, attemptsNode(x.attempts));
 
     const passed = x.assertions.filter((a) => a.passed).length;
     add(root, el('h4', null, `Assertions (${passed}/${x.assertions.length} passed)`));

@@ -297,6 +297,18 @@ export async function readSidecarText(run: LoadedRun, row: IndexRow, kind: Sidec
   return at.kind === 'ok' ? at.data.toString('utf8') : null;
 }
 
+/**
+ * Read any file of the run by its path relative to the run directory (an attempt's answer under
+ * `<result_dir>/sample-K/`): null when absent, and a link out of the run, a pipe or a `..` path is
+ * skipped and reported, never read.
+ */
+export function readRunRelText(run: LoadedRun, rel: string): string | null {
+  if (run.dir === null) return null;
+  const at = readRunFileSync(run.dir, rel, realRunDir(run.dir));
+  if (at.kind === 'bad') noteIssue(run, { file: 'index.jsonl', message: `${at.message} — skipped` });
+  return at.kind === 'ok' ? at.data.toString('utf8') : null;
+}
+
 /** Record a problem found after loading (once): commands print `run.problems` as warnings. */
 function noteIssue(run: LoadedRun, issue: RunIssue): void {
   const text = `${issue.file}${issue.line === undefined ? '' : `:${issue.line}`}: ${issue.message}`;

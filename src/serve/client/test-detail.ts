@@ -124,6 +124,34 @@ function showHistory(r: TestDetailAnswer, seq: number): void {
     });
 }
 
+/** A repeated test's attempts under its aggregate: the statistics, then each attempt's verdict, score and answer. */
+function renderAttempts(into: HTMLElement, a: NonNullable<TestDetailAnswer['detail']['attempts']>): void {
+  const pct = (v: number) => `${Math.round(v * 100)}%`;
+  const k = String(a.total_samples);
+  into.appendChild(
+    el(
+      'h4',
+      null,
+      `Attempts (${a.passed_samples}/${a.total_samples} passed, ${pct(a.pass_rate)}, 95% CI ${pct(a.ci95.low)}–${pct(a.ci95.high)}${a.strategy ? `, ${a.strategy}` : ''})`,
+    ),
+  );
+  const at = a.pass_at_k[k];
+  const hat = a.pass_hat_k[k];
+  if (at !== undefined && hat !== undefined) into.appendChild(el('p', 'muted', `pass@${k} ${at.toFixed(2)} · pass^${k} ${hat.toFixed(2)}`));
+  const ul = el('ul', 'attempts');
+  for (const x of a.list) {
+    const li = el('li', x.verdict);
+    li.setAttribute('data-verdict', x.verdict);
+    li.appendChild(el('strong', null, `#${x.index + 1} `));
+    li.appendChild(badge(x.verdict));
+    li.appendChild(el('span', 'muted', ` score ${x.score === null ? '—' : score(x.score)}${x.transcript ? ` · ${x.transcript}` : ''}`));
+    if (x.error) li.appendChild(clipped(x.error, 'pre bad'));
+    if (x.answer) li.appendChild(clipped(x.answer));
+    ul.appendChild(li);
+  }
+  into.appendChild(ul);
+}
+
 function renderTest(r: TestDetailAnswer, path: string, qs: URLSearchParams, seq: number): void {
   const t = r.test;
   const det = r.detail;
@@ -139,6 +167,7 @@ function renderTest(r: TestDetailAnswer, path: string, qs: URLSearchParams, seq:
     g.appendChild(el('h4', null, 'Error'));
     g.appendChild(clipped(det.error, 'pre bad'));
   }
+  if (det.attempts) renderAttempts(g, det.attempts);
   g.appendChild(el('h4', null, `Assertions (${det.assertions.filter((a) => a.passed).length}/${det.assertions.length} passed)`));
   const ul = el('ul', 'assertions');
   for (const a of det.assertions) {
