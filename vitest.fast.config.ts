@@ -10,6 +10,7 @@ export default defineConfig({
       'test/architecture.test.ts',
       'test/derive-unit.test.ts',
       'test/attempts-unit.test.ts',
+      'test/gate-noise-sim.test.ts',
       'test/merge-*.test.ts',
       'test/report-unit.test.ts',
       'test/sync-unit.test.ts',
