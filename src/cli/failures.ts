@@ -1,4 +1,5 @@
 import type { Cli } from './program.js';
+import { formatAttemptRate } from '../model/attempt-stats.js';
 import { join } from 'node:path';
 import { listFailures } from '../runs/failures.js';
 import { runCommand } from './errors.js';
@@ -35,6 +36,11 @@ export function registerFailures(cli: Cli): void {
             '',
             `${red('✗')} ${bold(f.test_id)}  (target ${f.target}, attempt ${f.attempt}${variant})  ${verdictText(f.verdict)} (${f.execution_status})  score ${f.score.toFixed(3)}`,
             `    assertions ${f.assertions.passed}/${f.assertions.total} passed`,
+            ...(f.attempts
+              ? [
+                  `    attempts   ${formatAttemptRate(f.attempts.passed_samples, f.attempts.total_samples)}${f.attempts.strategy ? `, ${f.attempts.strategy}` : ''}`,
+                ]
+              : []),
           ];
           for (const a of f.failed_assertions) {
             lines.push(`    ${red('✗')} ${a.text}`);

@@ -64,7 +64,18 @@ function miniBar(rate: number): string {
   return `<svg class="mini" width="70" height="8" viewBox="0 0 70 8" aria-hidden="true"><rect class="track" width="70" height="8" rx="4"/><rect class="bar ${cls}" width="${w}" height="8" rx="4"/></svg>`;
 }
 
-function summaryCards(t: Tally): string {
+/** A run with repeated attempts: attempts passed and the mean attempt success rate (per target when there are several). */
+function attemptCards(a: ReportData['attempts']): string[] {
+  if (!a) return [];
+  const targets = Object.entries(a.targets);
+  return [
+    stat('attempts', 'Attempts passed', `${fmtInt(a.passed_samples)}/${fmtInt(a.total_samples)}`),
+    stat('attempt_rate', 'Mean attempt success', fmtPct(a.mean_pass_rate)),
+    ...(targets.length > 1 ? targets.map(([t, x], i) => stat(`attempt_rate_${i}`, `Mean attempt success, ${t}`, fmtPct(x.mean_pass_rate))) : []),
+  ];
+}
+
+function summaryCards(t: Tally, attempts: ReportData['attempts']): string {
   return [
     '<section id="summary" aria-label="Summary"><div class="stats">',
     stat('total', 'Tests', fmtInt(t.total)),
@@ -76,6 +87,7 @@ function summaryCards(t: Tally): string {
     stat('duration', 'Duration (sum)', fmtDuration(t.duration_ms)),
     stat('cost', 'Cost', fmtCost(t.cost_usd)),
     stat('tokens', 'Tokens', fmtInt(t.tokens)),
+    ...attemptCards(attempts),
     '</div></section>',
   ].join('');
 }
@@ -146,7 +158,7 @@ export function* renderReport({ data, details, stats }: TemplateInput): Generato
     `<title>AgentV report — ${escapeHtml(run.experiment)}</title>`,
     `<style>${REPORT_CSS}</style></head><body><main>`,
     `<header><h1>AgentV report — ${escapeHtml(run.experiment)}</h1><p class="sub">${sub.join(' · ')}</p></header>`,
-    summaryCards(stats.overall),
+    summaryCards(stats.overall, data.attempts),
     charts(data, stats),
     groupTable(data, stats),
     TEST_TABLE,

@@ -13,6 +13,8 @@ import type { EvaluatorResult } from '../model/input-row.js';
 import { selectCases } from './read/case-keys.js';
 import { loadRun, readSidecarJson, type LoadedRun } from './read/run-reader.js';
 import { caseListHead } from './read/case-list-head.js';
+import { attemptsOf, hasRepeats } from '../model/attempts.js';
+import { attemptStats, type AttemptStats } from '../model/attempt-stats.js';
 import type { FeedbackNote } from '../merge/index.js';
 
 export interface FailuresOptions {
@@ -53,6 +55,8 @@ export interface FailingCase {
   grading_problem: string | null;
   result_dir: string;
   grading_path: string;
+  /** A repeated test's attempt statistics (every attempt failed, or too few passed for the strategy); null when it ran once. */
+  attempts: (AttemptStats & { strategy: string | null }) | null;
 }
 
 export interface FailuresReport {
@@ -117,7 +121,13 @@ async function describeFailure(run: Awaited<ReturnType<typeof loadRun>>, row: In
     grading_problem: grading === null ? `${row.grading_path} is missing or not valid JSON` : null,
     result_dir: row.result_dir,
     grading_path: row.grading_path,
+    attempts: attemptStatsOf(row),
   };
+}
+
+function attemptStatsOf(row: IndexRow): FailingCase['attempts'] {
+  const a = attemptsOf(row as unknown as Record<string, unknown>);
+  return hasRepeats(a) ? { strategy: a.strategy, ...attemptStats(a.passed, a.total) } : null;
 }
 
 /** The failing tests of a run with their failed assertions and graders, as `agentv-results failures` lists them. */

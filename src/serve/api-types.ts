@@ -6,6 +6,7 @@
  * no Node imports (the client compiles against the DOM library alone).
  */
 import type { ClippedText, ReportDetail, ReportGrader } from '../report/types.js';
+import type { AttemptTotals } from '../model/attempt-stats.js';
 import type { RunSummaryRow } from '../model/run-row.js';
 import type { CompareReportBase } from '../compare/report-types.js';
 import type { SkippedSeries, TrendReport, TrendRunPoint, TrendSeries } from '../trend/report-types.js';
@@ -49,6 +50,8 @@ export interface RunTestAnswer {
   duration_ms: number | null;
   cost_usd: number | null;
   error?: unknown;
+  /** A repeated test's [passed, total] attempts (absent when it ran once). */
+  attempts?: [number, number];
 }
 
 /** A tags.json as the API answers it. */
@@ -80,6 +83,8 @@ export interface RunDetailAnswer {
   /** The run's figures as `summary` prints them (its keys vary with the run's layout and graders). */
   summary: Record<string, unknown> | null;
   tests: RunTestAnswer[];
+  /** A run with repeated attempts: attempts passed/total and the mean attempt success rate, for the run and per target (absent without repeats). */
+  attempts?: AttemptTotals & { targets: Record<string, AttemptTotals> };
   problems: unknown[];
   tags: TagsAnswer | null;
   feedback: FeedbackAnswer | null;

@@ -16,6 +16,7 @@ import { listProjects } from './projects.js';
 import { remoteStatus, remoteSync, RemoteState } from './remote-api.js';
 import { RunCache } from './run-cache.js';
 import { parseRunsQuery, RunsData, runsAnswer } from './runs-api.js';
+import { runAttemptStats } from '../model/attempt-stats.js';
 import type {
   CompareAnswer,
   ConfigAnswer,
@@ -80,21 +81,37 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
   const pre = ctx.runs.fixed ? ctx.cache.prefetchedOverlays(opts, id) : undefined;
   const fromPre = pre && safeOverlays(pre);
   const [tags, fb] = fromPre ? [fromPre.tags, fromPre.feedback] : await branchOverlays(opts, id);
+  // A run with repeated attempts (model/attempt-stats.ts): the run's and each target's attempt totals.
+  const stats = runAttemptStats(loaded.rows as unknown as Record<string, unknown>[]);
   return {
     json: {
       run,
       summary,
-      tests: loaded.rows.map((r) => ({
-        test_id: r.test_id,
-        suite: r.suite,
-        target: r.target,
-        attempt: r.attempt,
-        verdict: r.verdict,
-        score: r.score,
-        duration_ms: r.duration_ms,
-        cost_usd: r.cost_usd,
-        error: r.error ?? null,
-      })),
+      tests: loaded.rows.map((r, i) => {
+        const t = stats?.tests[i];
+        return {
+          test_id: r.test_id,
+          suite: r.suite,
+          target: r.target,
+          attempt: r.attempt,
+          verdict: r.verdict,
+          score: r.score,
+          duration_ms: r.duration_ms,
+          cost_usd: r.cost_usd,
+          error: r.error ?? null,
+          ...(t && t.strategy !== null ? { attempts: [t.passed_samples, t.total_samples] as [number, number] } : {}),
+        };
+      }),
+      ...(stats
+        ? {
+            attempts: {
+              passed_samples: stats.passed_samples,
+              total_samples: stats.total_samples,
+              mean_pass_rate: stats.mean_pass_rate,
+              targets: stats.targets,
+            },
+          }
+        : {}),
       problems: loaded.problems,
       tags,
       /** entries: test_id -> reviewer -> {feedback, reviewer, updated_at, revision}. */

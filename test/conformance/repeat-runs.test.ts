@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AGENTV_BIN, AGENTV_STABLE_BIN, askAgentVOnce, describeWithAgentV, describeWithAgentVStable } from '../helpers/agentv-client.js';
 import { runCli } from '../helpers/cli.js';
-import { isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
+import { git, isolateGitForSuite, makeTempDir } from '../helpers/git-fixtures.js';
 import { makeRepeatProject, repeatEval, STABLE_STRATEGIES } from '../helpers/repeat-runs.js';
 import type { RunAttemptStats } from '../../src/model/attempt-stats.js';
 import type { ReportData, ReportDetail } from '../../src/report/types.js';
@@ -135,6 +135,8 @@ describeWithAgentV('AgentV 5.x repeat: summary, failures and show agree with `ag
     expect(data.attempts).toMatchObject({ passed_samples: 10, total_samples: 18 });
     const i = data.tests.findIndex((t) => t.id === 'flaky' && data.targets[t.target] === 'beta');
     expect(data.tests[i]).toMatchObject({ verdict: 'pass', score: 1, attempts: [1, 3] });
+    expect(html).toMatch(/data-stat="attempt_rate"><div class="v">55\.6%/);
+    expect(html).toMatch(/Mean attempt success, beta/);
     const shown = details[i]!.attempts!;
     expect(shown.list.map((x) => x.verdict).sort()).toEqual(['fail', 'fail', 'pass']);
     expect(shown.list.every((x) => typeof x.answer === 'string' && /flaky call/.test(x.answer))).toBe(true);
@@ -149,6 +151,18 @@ describeWithAgentV('AgentV 5.x repeat: summary, failures and show agree with `ag
     expect(sr).toMatchObject({ verdict: 'pass', score: 1, attempts: { passed: 1, total: 3, strategy: 'pass_any' } });
     const g = await runCli(['gate', runDir, runDir, '--json'], { cwd: project });
     expect(g.code, g.stdout + g.stderr).toBe(0);
+  });
+
+  it('failures names a repeated failing test’s attempts', async () => {
+    const r = await runCli(['failures', runDir, '--json'], { cwd: project });
+    const f = (
+      JSON.parse(r.stdout) as { failures: { test_id: string; attempts: { passed_samples: number; total_samples: number; strategy: string } | null }[] }
+    ).failures;
+    expect(f.map((x) => x.attempts)).toMatchObject([
+      { passed_samples: 0, total_samples: 3, strategy: 'pass_any' },
+      { passed_samples: 0, total_samples: 3, strategy: 'pass_any' },
+    ]);
+    expect((await runCli(['failures', runDir], { cwd: project })).stdout).toMatch(/attempts\s+0\/3 passed \(0%, 95% CI 0%–56%\), pass_any/);
   });
 
   it('export keeps every attempt, and the exported bundle reads back the same counts and attempts', async () => {
@@ -169,6 +183,12 @@ describeWithAgentV('AgentV 5.x repeat: summary, failures and show agree with `ag
       );
     const s = JSON.parse((await runCli(['summary', out, '--json'], { cwd: project })).stdout) as { summary: { passed: number; total: number } };
     expect(s.summary).toMatchObject({ passed: 4, total: 6 });
+    // AgentV reads the bundle too: every sample folder it names holds its result.json and grading.json.
+    const v = await askAgentVOnce(['results', 'validate', out], { cwd: project, bin: AGENTV_BIN });
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    expect(v.stdout + v.stderr).toMatch(/6 test\(s\), 0 error\(s\)/);
+    const theirs = jsonOf((await askAgentVOnce(['results', 'summary', out], { cwd: project, bin: AGENTV_BIN })).stdout) as Theirs;
+    expect(theirs).toMatchObject({ total: 6, passed: 4, failed: 2 });
     // A second derivation of the bundle (combine, publish) keeps them too.
     const again = join(await makeTempDir('repeat-export'), 'again');
     expect((await runCli(['export', out, '--out', again, '--experiment', 'rep'], { cwd: project })).code).toBe(0);
@@ -177,6 +197,40 @@ describeWithAgentV('AgentV 5.x repeat: summary, failures and show agree with `ag
       .split('\n')
       .map((l) => JSON.parse(l) as { samples?: unknown[] });
     expect(rows2.every((r) => Array.isArray(r.samples) && r.samples.length === 3)).toBe(true);
+  });
+});
+
+describeWithAgentV('AgentV 5.x repeat: publish keeps every attempt', () => {
+  isolateGitForSuite();
+
+  it('a published repeat run, pulled back, shows each attempt with its answer', async () => {
+    const project = await makeRepeatProject('agentv');
+    const runDir = await repeatEval('agentv', project, 'rep');
+    const base = await makeTempDir('repeat-publish');
+    const remote = join(base, 'remote.git');
+    const repo = join(base, 'repo');
+    await git(base, ['init', '-q', '--bare', remote]);
+    await git(base, ['init', '-q', '-b', 'main', repo]);
+    await git(repo, ['commit', '-q', '--allow-empty', '-m', 'init']);
+    await git(repo, ['remote', 'add', 'origin', remote]);
+    const p = await runCli(['publish', runDir], { cwd: repo });
+    expect(p.code, p.stdout + p.stderr).toBe(0);
+    const runId = runDir.split('/').pop()!;
+    const pulled = join(base, 'pulled');
+    const pull = await runCli(['pull', runId, '--out', pulled], { cwd: repo });
+    expect(pull.code, pull.stderr).toBe(0);
+    const r = await runCli(['show', pulled, '--test-id', 'flaky', '--target', 'beta', '--json'], { cwd: repo });
+    expect(r.code, r.stderr).toBe(0);
+    const a = (
+      JSON.parse(r.stdout) as { cases: { verdict: string; attempts: { passed_samples: number; list: { verdict: string; answer: string | null }[] } }[] }
+    ).cases[0]!;
+    expect(a.verdict).toBe('pass');
+    expect(a.attempts.passed_samples).toBe(1);
+    expect(a.attempts.list.map((x) => [x.verdict, /flaky call/.test(x.answer ?? '')]).sort()).toEqual([
+      ['fail', true],
+      ['fail', true],
+      ['pass', true],
+    ]);
   });
 });
 

@@ -450,7 +450,7 @@ function sampleDir(position: number): string {
  */
 function attemptFields(row: NormalizedRow): Record<string, unknown> {
   if (!row.samples) return {};
-  const list = row.samples.list.map((a, i) => (a.messages.length > 0 || a.answer !== null ? { ...a.fields, sample_path: sampleDir(i) } : a.fields));
+  const list = row.samples.list.map((a, i) => ({ ...a.fields, sample_path: sampleDir(i) }));
   return { [row.samples.key]: list, ...(row.aggregation ? { aggregation: row.aggregation } : {}) };
 }
 
@@ -464,9 +464,15 @@ function indexAttemptFields(row: NormalizedRow): Record<string, unknown> {
   return { [row.samples.key]: row.samples.list.map((a) => a.fields), ...(row.aggregation ? { aggregation: row.aggregation } : {}) };
 }
 
-/** Each repeated attempt's answer and transcript, in its own `sample-K/` folder under the row's. */
+/**
+ * Each repeated attempt's folder under the row's (`sample-K/`, as AgentV 5 lays them out): its
+ * `result.json` (the attempt as written) and `grading.json` (an AgentV grading node of its verdict
+ * and score), which AgentV's `results validate` requires of every sample, and its answer and
+ * transcript when it has them.
+ */
 function attemptFiles(row: NormalizedRow, dir: string): DerivedFile[] {
   const files: DerivedFile[] = [];
+  const parsed = row.samples ? attemptsOf({ [row.samples.key]: row.samples.list.map((x) => x.fields), aggregation: row.aggregation, score: row.score }) : null;
   row.samples?.list.forEach((a, i) => {
     const at = `${dir}/${sampleDir(i)}`;
     if (a.messages.length > 0) {
@@ -484,6 +490,14 @@ function attemptFiles(row: NormalizedRow, dir: string): DerivedFile[] {
       files.push({ path: `${at}/transcript.json`, data: json(doc) });
     }
     if (a.answer !== null) files.push({ path: `${at}/outputs/answer.md`, data: a.answer });
+    const one = parsed?.attempts[i];
+    files.push({ path: `${at}/result.json`, data: json({ ...a.fields, test_id: row.test_id, target: row.target, sample_path: sampleDir(i) }) });
+    const pass = one?.verdict === 'pass';
+    const score = one?.score ?? (pass ? 1 : 0);
+    files.push({
+      path: `${at}/grading.json`,
+      data: json({ pass, score, reason: `attempt ${i + 1} of ${row.samples!.list.length}: ${one?.verdict ?? 'fail'}${one?.error ? ` (${one.error})` : ''}` }),
+    });
   });
   return files;
 }

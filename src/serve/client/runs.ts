@@ -228,6 +228,13 @@ function showRun(id: string, q: URLSearchParams, test: string | null): Promise<v
       stats.appendChild(stat('Mean score', score(s.mean_score), 'mean_score'));
       stats.appendChild(stat('Cost', cost(s.cost_usd), 'cost'));
       stats.appendChild(stat('Duration', dur(s.duration_ms), 'duration'));
+      // A run with repeated attempts: attempts passed and the mean attempt success rate, per target too.
+      const a = r.attempts;
+      if (a) {
+        stats.appendChild(stat('Attempts passed', `${a.passed_samples}/${a.total_samples}`, 'attempts'));
+        const perTarget = Object.entries(a.targets).map(([t, x]) => `${t} ${pct(x.mean_pass_rate)}`);
+        stats.appendChild(stat('Mean attempt success', `${pct(a.mean_pass_rate)}${perTarget.length > 1 ? ` (${perTarget.join(', ')})` : ''}`, 'attempt_rate'));
+      }
       byId('run-report').setAttribute('href', reportHref(id));
       renderTags();
       const sel = byId<HTMLSelectElement>('fb-test');
@@ -273,7 +280,7 @@ function renderTests(id: string, page: number): void {
     const v = el('td', 'verdict');
     v.appendChild(badge(t.verdict));
     tr.appendChild(v);
-    tr.appendChild(el('td', 'num', score(t.score)));
+    tr.appendChild(el('td', 'num', `${score(t.score)}${t.attempts ? ` (${t.attempts[0]}/${t.attempts[1]} attempts)` : ''}`));
     tr.appendChild(el('td', 'num', dur(t.duration_ms)));
     // Feedback is keyed by test, not by target: shown once, on the test's first row.
     const cell = el('td', 'feedback');
