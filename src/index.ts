@@ -51,7 +51,24 @@ export {
   type TargetPairReport,
 } from './compare/compare.js';
 export { gateCheck, GateCheckOptionsSchema, type GateCheckOptions, type GateCheckResult, type GateVerdict } from './ci/gate-check.js';
-export { gateRuns, DEFAULT_GATE_TOLERANCE, type GateOptions, type GateReport, type GateSetEntry, type GateTest, type TestSetPolicy } from './compare/gate.js';
+export {
+  gateRuns,
+  DEFAULT_GATE_TOLERANCE,
+  type GateAttempts,
+  type GateCase,
+  type GateDecision,
+  type GateDecisionOptions,
+  type GateHistoryInput,
+  type GateHistoryReport,
+  type GateOptions,
+  type GateReport,
+  type GateSetEntry,
+  type GateTest,
+  type HistoryCount,
+  type NoisyTest,
+  type TestSetPolicy,
+} from './compare/gate.js';
+export type { NoiseTestInput, NoiseTestResult, PassCount } from './model/noise-test.js';
 export { decide, type DecideOptions, type Decision } from './compare/keep-discard.js';
 export { trend, DEFAULT_SLOPE_THRESHOLD, type TrendAllOptions } from './trend/index.js';
 export type { TrendReport, TrendSeries, TrendRunPoint, TrendDirection, SkippedSeries, TrendOptions } from './trend/index.js';
@@ -60,7 +77,16 @@ export { renderTrajectory, TrajectoryOptionsSchema, type TrajectoryOptions, type
 
 // The Markdown the verdict commands print (`--format markdown`: a PR comment or a job summary), from their reports.
 export { compareMarkdown, gateErrorMarkdown, gateMarkdown, gateNoBaselineMarkdown, summaryMarkdown, type RunLink } from './report/markdown.js';
-export { trendMarkdown } from './trend/markdown.js';
+export { flakyMarkdown, trendMarkdown } from './trend/markdown.js';
+export {
+  flaky,
+  type FlakyClass,
+  type FlakyOptions,
+  type FlakyReport,
+  type FlakyRun,
+  type FlakyRunCell,
+  type FlakyTest,
+} from './trend/flaky.js';
 
 // Publish, sync, and read the shared branches.
 export { publish, PublishOptionsSchema, type PublishOptions, type PublishResult } from './results-branch/publish/publish.js';

@@ -47,7 +47,7 @@ describeWithAgentV('gate on real agentv runs with two targets', () => {
     ]);
     const md = await runCli(['gate', baseline, candidate, '--format', 'markdown']);
     expect(md.stdout).toMatch(/❌ Eval gate failed: 2 regressions/);
-    expect(md.stdout).toMatch(/\| says\\-42 \(steady\\-agent\) \| 1\.000 \| 0\.000 \|/);
+    expect(md.stdout).toMatch(/\| says-42 \(steady-agent\) \| 1\.000 \| 0\.000 \|/);
 
     // compare, AgentV's rule: the last row of each test id. It says what that left out.
     const c = await runCli(['compare', baseline, candidate, '--json']);

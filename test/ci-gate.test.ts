@@ -151,8 +151,8 @@ describe('gate: the per-test rule', () => {
     ]);
     expect(g.json.failures[0]).toMatch(/2 tests regressed \(allowed: 0\): greets \(steady-agent\), says-42 \(steady-agent\)/);
     const md = await runCli(['gate', base, cand, '--format', 'markdown']);
-    expect(md.stdout).toMatch(/\| greets \(steady\\-agent\) \| 1\.000 \| 0\.000 \|/);
-    expect(md.stdout).toContain('Matched per \\(test id, target\\)\\: each target is compared');
+    expect(md.stdout).toMatch(/\| greets \(steady-agent\) \| 1\.000 \| 0\.000 \|/);
+    expect(md.stdout).toContain('Matched per (test id, target): each target is compared');
     // compare keeps agentv compare's pooled rule (the last row of each id: all ties), and says so in its report and Markdown.
     const c = await runCli(['compare', base, cand, '--json']);
     expect(c.code).toBe(0);
@@ -162,7 +162,7 @@ describe('gate: the per-test rule', () => {
     expect(report.pooled).toEqual({ collapsed_rows: 6, targets: ['flaky-agent', 'steady-agent'], flag: '--all-targets' });
     expect(report.match_note).toMatch(/6 row\(s\) of targets flaky-agent, steady-agent were not compared .* --all-targets compares per \(test id, target\)/);
     const cmd = await runCli(['compare', base, cand, '--format', 'markdown']);
-    expect(cmd.stdout).toMatch(/⚠️ Matched by test id .*\\-\\-all\\-targets compares per/);
+    expect(cmd.stdout).toMatch(/⚠️ Matched by test id .*--all-targets compares per/);
     const perTarget = JSON.parse((await runCli(['compare', base, cand, '--json', '--all-targets'])).stdout);
     expect([perTarget.match, perTarget.pooled, perTarget.summary.losses]).toEqual(['test+target', null, 2]);
     // One target's runs: nothing pooled, nothing said.
@@ -263,6 +263,8 @@ describe('--format markdown', () => {
       failures: [],
       regressions: [],
       improvements: [],
+      noisy: [],
+      history: { requested: 0, runs: [], applied: false, confidence: 0.95, threshold: null, judged: 0, tarone_k: null, note: 'no history asked for' },
       new_tests: [],
       removed_tests: [],
       new: [],
@@ -277,6 +279,7 @@ describe('--format markdown', () => {
         unchanged: 1,
         new_tests: 0,
         removed_tests: 0,
+        noisy: 0,
         baseline_mean: 1,
         candidate_mean: 1,
         mean_delta: 0,

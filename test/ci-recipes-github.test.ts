@@ -89,7 +89,7 @@ describe('examples/ci/github-actions.yml (with action.yml)', () => {
     expect(failedStep(better)).toBe('');
     const s2 = await summaryOf(better);
     expect(s2.summary).toMatch(/✅ Eval gate passed: 1 test improved, no regressions/);
-    expect(s2.summary).toMatch(/\| t6 \(steady\\-agent\) \| 0\.600 \| 0\.950 \| \+0\.350 \| score \|/);
+    expect(s2.summary).toMatch(/\| t6 \(steady-agent\) \| 0\.600 \| 0\.950 \| \+0\.350 \| score \|/);
     expect((await comments()).comments).toEqual([{ pr: 7, body: gateMd(s2.summary) }]);
     expect(await git(remote, ['rev-parse', RESULTS])).toBe(tipAfterMain);
 
@@ -101,8 +101,8 @@ describe('examples/ci/github-actions.yml (with action.yml)', () => {
     const s3 = await summaryOf(worse);
     expect(s3.summary).toMatch(/❌ Eval gate failed: 2 regressions/);
     expect(gate.steps.at(-1)!.outputs).toEqual({ result: 'failed', regressions: '2' });
-    expect(s3.summary).toMatch(/\| greets \(steady\\-agent\) \| 1\.000 \| 0\.000 \| −1\.000 \| score \|/);
-    expect(s3.summary).toMatch(/\| says\\-42 \(steady\\-agent\) \| 1\.000 \| 0\.000 \| −1\.000 \| score \|/);
+    expect(s3.summary).toMatch(/\| greets \(steady-agent\) \| 1\.000 \| 0\.000 \| −1\.000 \| score \|/);
+    expect(s3.summary).toMatch(/\| says-42 \(steady-agent\) \| 1\.000 \| 0\.000 \| −1\.000 \| score \|/);
     const c3 = (await comments()).comments;
     expect(c3).toEqual([{ pr: 7, body: gateMd(s3.summary) }]);
     expect(await git(remote, ['rev-parse', RESULTS])).toBe(tipAfterMain);
@@ -135,7 +135,7 @@ describe('examples/ci/github-actions.yml (with action.yml)', () => {
     expect(tagged.map((id) => id.replace('/', '--'))).toEqual([newest]);
     const s6 = (await summaryOf(main2)).summary;
     expect(s6).toMatch(/✅ Eval gate passed: 1 test improved/);
-    expect(s6).toMatch(/steady\\-agent/);
+    expect(s6).toMatch(/steady-agent/);
     expect(s6).toMatch(/[Tt]rend/);
     // The results branch only ever moved forward.
     await git(remote, ['merge-base', '--is-ancestor', tipAfterMain.trim(), (await git(remote, ['rev-parse', RESULTS])).trim()]);

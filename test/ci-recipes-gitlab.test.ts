@@ -107,7 +107,7 @@ describe.skipIf(!HAS_CURL)(`examples/ci/gitlab-ci.yml${HAS_CURL ? '' : ' (skippe
     expect(gate.steps[0]!.code).toBe(1);
     expect(noteOf(3)).toHaveLength(1); // updated, not a second note
     expect(noteOf(3)[0]!.body).toMatch(/❌ Eval gate failed: 2 regressions/);
-    expect(noteOf(3)[0]!.body).toMatch(/\| greets \(steady\\-agent\) \| 1\.000 \| 0\.000 \| −1\.000 \| score \|/);
+    expect(noteOf(3)[0]!.body).toMatch(/\| greets \(steady-agent\) \| 1\.000 \| 0\.000 \| −1\.000 \| score \|/);
 
     const wobble = await run('merge_request_event', WOBBLE, 3);
     expect(failedStep(wobble)).toBe('');

@@ -238,7 +238,12 @@ describe('the static site in Chromium, under a sub-path', () => {
     expect(rewritten.filter((f) => f !== '.agentv-site.json').length).toBe(res.filesWritten);
     const mine = `api/runs/${siteFile(`/runs/${encodeURIComponent(extra.runId)}`).split('/')[2]}/`;
     const expected = (f: string) =>
-      f.startsWith(mine) || f.startsWith('api/catalog/') || f.startsWith('api/compare/') || f.startsWith('api/trend/') || f === '.agentv-site.json';
+      f.startsWith(mine) ||
+      f.startsWith('api/catalog/') ||
+      f.startsWith('api/compare/') ||
+      f.startsWith('api/trend/') ||
+      f.startsWith('api/flaky/') ||
+      f === '.agentv-site.json';
     expect(rewritten.filter((f) => !expected(f))).toEqual([]);
     expect(rewritten.some((f) => f.startsWith(mine))).toBe(true);
     // No file of an earlier run was touched.

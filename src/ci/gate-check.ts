@@ -5,11 +5,13 @@
  * cannot decide, and, when it passes, the `baseline` tag moved to the candidate. The CLI prints what
  * this returns; a program gets the same answer.
  *
- *   resolve candidate -> resolve baseline (absent: pass or fail) -> gateRuns -> onVerdict
+ *   resolve candidate -> resolve baseline (absent: pass or fail) -> the baseline line's history
+ *   (./gate-history.ts) -> gateRuns -> onVerdict
  *   -> webhook (failed) -> move the baseline tag (passed) -> dispose the scratch copies
  */
 import * as z from 'zod';
-import { DEFAULT_GATE_TOLERANCE, gateRuns, type GateReport } from '../compare/gate.js';
+import { DEFAULT_GATE_CONFIDENCE, DEFAULT_GATE_HISTORY, DEFAULT_GATE_TOLERANCE, gateRuns, type GateReport } from '../compare/gate.js';
+import { readGateHistory } from './gate-history.js';
 import { gateErrorEvent, gateFailedEvent } from '../compare/gate-event.js';
 import { moveTag, type MoveTagResult } from '../overlays/move-tag.js';
 import { namedPaths, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../results-branch/read/run-names.js';
@@ -32,6 +34,10 @@ export const GateCheckOptionsSchema = z.object({
   tolerance: z.number().optional(),
   /** Fail only when more than this many tests regress (default 0). */
   maxRegressions: z.number().optional(),
+  /** Judge each test against the last n published runs of the baseline's experiment, up to the baseline (default DEFAULT_GATE_HISTORY; 0: today's rule). */
+  history: z.number().optional(),
+  /** The history rule's confidence (default DEFAULT_GATE_CONFIDENCE): an unchanged suite fails at most 1 - confidence of the time. */
+  confidence: z.number().optional(),
   newTests: z.enum(['allow', 'fail']).optional(),
   removedTests: z.enum(['allow', 'fail']).optional(),
   targets: z.array(z.string()).optional(),
@@ -137,6 +143,21 @@ async function decideAndAct(opts: GateCheckOptions, webhook: Webhook | null): Pr
     try {
       const b = base.runs[0]!;
       named.push(b);
+      const count = opts.history ?? DEFAULT_GATE_HISTORY;
+      if (!(Number.isInteger(count) && count >= 0 && count <= 1000))
+        throw new InputError(`--history must be a whole number from 0 to 1000 (got ${opts.history})`);
+      const history = await readGateHistory({
+        cwd,
+        env,
+        remote,
+        configFile,
+        project,
+        overrides,
+        resolved,
+        baselineRunId: b.runId,
+        count,
+        targets: opts.baselineTargets ?? opts.targets,
+      });
       const report = await gateRuns({
         baseline: b.path,
         candidate: cand.path,
@@ -149,6 +170,8 @@ async function decideAndAct(opts: GateCheckOptions, webhook: Webhook | null): Pr
         baselineTargets: opts.baselineTargets,
         candidateTargets: opts.candidateTargets,
         allTargets: opts.allTargets ?? 'auto',
+        history,
+        confidence: opts.confidence ?? DEFAULT_GATE_CONFIDENCE,
       });
       report.sources.baseline.source = b.runId ?? b.name;
       report.sources.candidate.source = cand.runId ?? cand.name;

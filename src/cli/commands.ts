@@ -22,6 +22,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   compare: () => import('./compare.js').then((m) => m.registerCompare),
   gate: () => import('./gate.js').then((m) => m.registerGate),
   trend: () => import('./trend.js').then((m) => m.registerTrend),
+  flaky: () => import('./flaky.js').then((m) => m.registerFlaky),
   autoresearch: () => import('./autoresearch.js').then((m) => m.registerAutoresearch),
   list: () => import('./list.js').then((m) => m.registerList),
   status: () => import('./status.js').then((m) => m.registerStatus),

@@ -1,5 +1,5 @@
 import type { Cli } from './program.js';
-import { DEFAULT_GATE_TOLERANCE, gateTestName, type GateReport } from '../compare/gate.js';
+import { DEFAULT_GATE_CONFIDENCE, DEFAULT_GATE_HISTORY, DEFAULT_GATE_TOLERANCE, gateTestName, type GateReport } from '../compare/gate.js';
 import { gateCheck, type GateVerdict } from '../ci/gate-check.js';
 import { gateErrorMarkdown, gateMarkdown, gateNoBaselineMarkdown } from '../report/markdown.js';
 import { AgentvResultsError } from '../util/errors.js';
@@ -11,6 +11,7 @@ import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions } from './run-name
 import { pushExitCode, pushLines } from './sync.js';
 
 const signed = (n: number) => (n > 0 ? '+' : '') + n.toFixed(3);
+const pText = (p: number) => (p < 0.0001 ? p.toExponential(1) : p.toFixed(4));
 const listFlag = (name: string, parsed: unknown) => {
   const values = stringFlags(name, parsed);
   return values.length > 0 ? values : undefined;
@@ -23,17 +24,31 @@ function printGate(r: GateReport, baseline: string, candidate: string): void {
     `${s.matched} tests compared, mean ${s.baseline_mean.toFixed(3)} -> ${s.candidate_mean.toFixed(3)} (${signed(s.mean_delta)}), tolerance ${r.tolerance}\n`,
   );
   if (r.match === 'test+target' || r.pooled !== null) process.stdout.write(`${r.pooled !== null ? yellow(r.match_note) : dim(r.match_note)}\n`);
+  process.stdout.write(`${r.history.applied ? r.history.note : dim(r.history.note)}\n`);
+  const attempts = (t: GateReport['regressions'][number]) =>
+    t.attempts
+      ? `${t.attempts.candidate.passed}/${t.attempts.candidate.total} vs ${t.attempts.history.passed}/${t.attempts.history.total} over ${t.attempts.history.runs} runs (p ${pText(t.attempts.p)})`
+      : '';
+  const why = (t: GateReport['regressions'][number]) =>
+    t.reason === 'verdict' ? `${t.baseline_verdict} -> ${t.candidate_verdict}` : t.reason === 'reliability' ? 'reliability' : 'score';
   const rows = (list: GateReport['regressions']) =>
-    list.map((t) => [
-      gateTestName(t),
-      t.baseline.toFixed(3),
-      t.candidate.toFixed(3),
-      signed(t.delta),
-      t.reason === 'verdict' ? `${t.baseline_verdict} -> ${t.candidate_verdict}` : 'score',
-    ]);
-  const headers = ['Test', 'Baseline', 'Candidate', 'Delta', 'Why'];
+    list.map((t) => [gateTestName(t) + (t.noisy ? ' [noisy]' : ''), t.baseline.toFixed(3), t.candidate.toFixed(3), signed(t.delta), why(t), attempts(t)]);
+  const headers = ['Test', 'Baseline', 'Candidate', 'Delta', 'Why', 'Attempts (candidate vs history)'];
   if (r.regressions.length > 0) process.stdout.write(`\n${red(`regressions (${r.regressions.length})`)}\n${table(headers, rows(r.regressions))}\n`);
   if (r.improvements.length > 0) process.stdout.write(`\n${green(`improvements (${r.improvements.length})`)}\n${table(headers, rows(r.improvements))}\n`);
+  if (r.noisy.length > 0)
+    process.stdout.write(
+      `\n${yellow(`noisy (${r.noisy.length})`)}: their history passes and fails; they fail the gate only when the candidate is improbable even for them\n${table(
+        ['Test', 'Candidate', 'History', 'p', 'Regressed'],
+        r.noisy.map((t) => [
+          gateTestName(t),
+          t.candidate ? `${t.candidate.passed}/${t.candidate.total}` : '-',
+          `${t.history.passed}/${t.history.total} over ${t.history.runs} runs`,
+          t.p === null ? '-' : pText(t.p),
+          t.regressed ? 'yes' : 'no',
+        ]),
+      )}\n`,
+    );
   if (r.removed.length > 0) process.stdout.write(`\nonly in the baseline (${r.removed.length}): ${r.removed.map(gateTestName).join(', ')}\n`);
   if (r.new.length > 0) process.stdout.write(`\nonly in the candidate (${r.new.length}): ${r.new.map(gateTestName).join(', ')}\n`);
   process.stdout.write(
@@ -47,10 +62,18 @@ export function registerGate(cli: Cli): void {
     cli
       .command(
         'gate <baseline> <candidate>',
-        `The CI check: fail (exit 1) when a test regresses — its score drops by more than --tolerance, or its verdict flips in a way the score does not explain — or when baseline tests are missing; tests are matched per (test id, target) when a run holds several targets; the mean delta is reported, not decisive; exit 70 is a bug in agentv-results, never a regression. Each run is ${RUN_NAME_HELP}. \`compare\` keeps agentv compare's mean rule`,
+        `The CI check: fail (exit 1) when a test regresses — its score drops by more than --tolerance, or its verdict flips in a way the score does not explain, or (with --history) its attempts are improbable under its own history, which also spares a noisy test its ordinary draws — or when baseline tests are missing; tests are matched per (test id, target) when a run holds several targets; the mean delta is reported, not decisive; exit 70 is a bug in agentv-results, never a regression. Each run is ${RUN_NAME_HELP}. \`compare\` keeps agentv compare's mean rule`,
       )
       .option('--tolerance <x>', `A score drop of more than x regresses a test (default ${DEFAULT_GATE_TOLERANCE}, agentv compare's tie band)`)
       .option('--max-regressions <n>', 'Fail only when more than n tests regress (default 0)')
+      .option(
+        '--history <n>',
+        `Judge each test against its own noise over the last n published runs of the baseline's experiment, up to the baseline (default ${DEFAULT_GATE_HISTORY}; 0: today's rule only). Fewer than 2 runs: today's rule, said so`,
+      )
+      .option(
+        '--confidence <x>',
+        `The history rule's confidence (default ${DEFAULT_GATE_CONFIDENCE}): an unchanged suite fails the gate at most 1 - x of the time, over all its tests`,
+      )
       .option('--new-tests <policy>', 'Tests only the candidate has: allow (default, reported) or fail')
       .option('--removed-tests <policy>', 'Tests only the baseline has: fail (default) or allow (reported)')
       .option('--target <name>', 'Compare only this target on both sides (repeatable)')
@@ -111,6 +134,8 @@ async function gateCommand(baseline: string, candidate: string, flags: Record<st
     missingBaseline: oneOf('missing-baseline', flags.missingBaseline, ['fail', 'pass'] as const, 'fail'),
     tolerance: numberFlag('tolerance', flags.tolerance, DEFAULT_GATE_TOLERANCE),
     maxRegressions: numberFlag('max-regressions', flags.maxRegressions, 0),
+    history: numberFlag('history', flags.history, DEFAULT_GATE_HISTORY),
+    confidence: numberFlag('confidence', flags.confidence, DEFAULT_GATE_CONFIDENCE),
     newTests: oneOf('new-tests', flags.newTests, ['allow', 'fail'] as const, 'allow'),
     removedTests: oneOf('removed-tests', flags.removedTests, ['allow', 'fail'] as const, 'fail'),
     targets: listFlag('target', flags.target),

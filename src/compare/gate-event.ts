@@ -38,7 +38,12 @@ export function gateFailedEvent(r: GateReport, runs: { baseline: GateEventRun; c
       candidate: t.candidate,
       delta: t.delta,
       reason: t.reason,
-      why: t.reason === 'verdict' ? `${t.baseline_verdict ?? '?'} -> ${t.candidate_verdict ?? '?'}` : 'score',
+      why:
+        t.reason === 'verdict'
+          ? `${t.baseline_verdict ?? '?'} -> ${t.candidate_verdict ?? '?'}`
+          : t.reason === 'reliability' && t.attempts
+            ? `${t.attempts.candidate.passed}/${t.attempts.candidate.total} attempts vs ${t.attempts.history.passed}/${t.attempts.history.total} over ${t.attempts.history.runs} runs`
+            : t.reason,
     })),
     removed: r.removed.slice(0, GATE_EVENT_ROWS).map((t) => ({ test_id: t.test_id, target: t.target ?? null })),
     added: r.new.slice(0, GATE_EVENT_ROWS).map((t) => ({ test_id: t.test_id, target: t.target ?? null })),

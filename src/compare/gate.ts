@@ -18,6 +18,8 @@
  *   are missing from the candidate and `removedTests` is `fail` (the default: a crashed shard must
  *   not pass as "fewer tests"), or when new tests appear and `newTests` is `fail`.
  * - The mean delta is reported, never decisive.
+ * - With `history` (the last N published runs of the baseline's line, read by ci/gate-history.ts),
+ *   each test is also judged against its own noise: ./gate-decision.ts, the one decision function.
  *
  * Matching is compare's (src/compare/compare.ts, src/compare/match-rule.ts): same sources, same
  * target narrowing, so the gate and compare never disagree on a test's delta. Unlike compare's
@@ -28,13 +30,29 @@ import { InputError } from '../runs/export/export.js';
 import { loadComparison, type CompareOptions, type CompareReport } from './compare.js';
 import type { ScoreRow } from './score-rows.js';
 import { matchKey, type MatchRule, type Pooled } from './match-rule.js';
+import { decideGate, type GateCase, type GateDecision, type GateTest, type HistoryCount, type NoisyTest } from './gate-decision.js';
+
+export { verdictFlip, decideGate } from './gate-decision.js';
+export type { GateAttempts, GateCase, GateDecision, GateDecisionOptions, GateTest, HistoryCount, NoisyTest } from './gate-decision.js';
 
 /** A drop of more than this is a regression by default: AgentV compare's tie band. */
 export const DEFAULT_GATE_TOLERANCE = 0.1;
-/** Float slack so that 0.85 - 0.75 (= -0.0999…) is not read as a drop of more than 0.1. */
-const EPSILON = 1e-9;
+/** How many published runs of the baseline's line the gate reads as history by default. */
+export const DEFAULT_GATE_HISTORY = 10;
+/** The history rule's confidence: an unchanged suite fails the gate at most 1 - this of the time. */
+export const DEFAULT_GATE_CONFIDENCE = 0.95;
 
 export type TestSetPolicy = 'allow' | 'fail';
+
+/** The runs of the baseline's line the gate judges noise by: each run's light rows (attempts counted). */
+export interface GateHistoryInput {
+  /** How many runs were asked for (`--history`). */
+  requested: number;
+  /** The runs read, newest first (the baseline among them when it is published). */
+  runs: { run_id: string; rows: ScoreRow[] }[];
+  /** Why fewer runs than asked were read, or none (a local baseline, no experiment): shown as is. */
+  note?: string;
+}
 
 export interface GateOptions extends Pick<CompareOptions, 'baseline' | 'candidate' | 'cwd' | 'targets' | 'baselineTargets' | 'candidateTargets' | 'order'> {
   /** Match rows per (test id, target): `'auto'` (default) when a run holds several targets; false: by test id alone (compare's default). */
@@ -47,6 +65,10 @@ export interface GateOptions extends Pick<CompareOptions, 'baseline' | 'candidat
   newTests?: TestSetPolicy;
   /** Tests only the baseline has: reported; `fail` (default) fails the gate. */
   removedTests?: TestSetPolicy;
+  /** The baseline line's history: each test judged against its own noise. Absent or null: today's rule. */
+  history?: GateHistoryInput | null;
+  /** The history rule's confidence (0.5 to 0.9999; default 0.95): alpha = 1 - confidence over all the tests of the run. */
+  confidence?: number;
 }
 
 /** A test of one side only: its target when rows are matched per (test id, target). */
@@ -55,17 +77,22 @@ export interface GateSetEntry {
   target?: string;
 }
 
-export interface GateTest {
-  test_id: string;
-  /** The target, when rows are matched per (test id, target) (`allTargets`). */
-  target?: string;
-  baseline: number;
-  candidate: number;
-  delta: number;
-  /** What made it a regression or an improvement: the score moved past the tolerance, or the verdict flipped. */
-  reason: 'score' | 'verdict';
-  baseline_verdict?: string;
-  candidate_verdict?: string;
+/** What the history rule read and whether it ran. */
+export interface GateHistoryReport {
+  /** Runs asked for (0: today's rule by request). */
+  requested: number;
+  /** The run ids read, newest first. */
+  runs: string[];
+  /** The history rule judged the tests (false: too little history; today's rule applied). */
+  applied: boolean;
+  confidence: number;
+  /** The per-test threshold: a p-value at or under it names a test (alpha / Tarone's k). */
+  threshold: number | null;
+  /** How many tests the attempt test judged, and Tarone's k among them. */
+  judged: number;
+  tarone_k: number | null;
+  /** One sentence for people: what the history was and which rule applied. */
+  note: string;
 }
 
 export interface GateReport {
@@ -76,6 +103,10 @@ export interface GateReport {
   regressions: GateTest[];
   /** Best first. */
   improvements: GateTest[];
+  /** Tests whose history shows them noisy (both passing and failing attempts), strongest evidence first. */
+  noisy: NoisyTest[];
+  /** The history rule: what was read, whether it applied. */
+  history: GateHistoryReport;
   /** Test ids only the candidate / only the baseline has (per target: a test id missing for any target is listed). */
   new_tests: string[];
   removed_tests: string[];
@@ -93,6 +124,7 @@ export interface GateReport {
     unchanged: number;
     new_tests: number;
     removed_tests: number;
+    noisy: number;
     baseline_mean: number;
     candidate_mean: number;
     mean_delta: number;
@@ -107,28 +139,11 @@ export interface GateReport {
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-/** The last verdict per matching key. */
-function lastVerdicts(rows: ScoreRow[], rule: MatchRule): Map<string, string | undefined> {
-  const out = new Map<string, string | undefined>();
-  for (const r of rows) out.set(matchKey(r, rule), r.verdict);
+/** The last row per matching key. */
+function lastRows(rows: ScoreRow[], rule: MatchRule): Map<string, ScoreRow> {
+  const out = new Map<string, ScoreRow>();
+  for (const r of rows) out.set(matchKey(r, rule), r);
   return out;
-}
-
-const failed = (v: string | undefined) => v === 'fail' || v === 'error';
-
-/**
- * How a verdict flip counts: `regression`/`improvement` when the score does not explain it,
- * `score` when it only restates the score against a pass threshold between the two scores (the
- * tolerance then decides), null when the verdict did not flip.
- */
-export function verdictFlip(
-  baseline: { score: number; verdict?: string },
-  candidate: { score: number; verdict?: string },
-): 'regression' | 'improvement' | 'score' | null {
-  const [bv, cv] = [baseline.verdict, candidate.verdict];
-  if (bv === 'pass' && failed(cv)) return cv === 'fail' && candidate.score < baseline.score ? 'score' : 'regression';
-  if (failed(bv) && cv === 'pass') return bv === 'fail' && candidate.score > baseline.score ? 'score' : 'improvement';
-  return null;
 }
 
 /** `test (target)` when the entry has a target. */
@@ -140,13 +155,56 @@ function policyOf(name: string, value: unknown, fallback: TestSetPolicy): TestSe
   throw new InputError(`${name} must be allow or fail (got ${JSON.stringify(value)})`);
 }
 
-/** Gate two run directories: a test that regressed by more than the tolerance, or a test set changed against the policy, fails it. */
+/** A row's attempts: AgentV's repeats, else the row itself as one attempt when it states a verdict. */
+export function attemptCount(row: ScoreRow | undefined): HistoryCount | undefined {
+  if (!row) return undefined;
+  if (row.attempts) return { runs: 1, passed: row.attempts.passed, total: row.attempts.total };
+  return row.verdict === undefined ? undefined : { runs: 1, passed: row.verdict === 'pass' ? 1 : 0, total: 1 };
+}
+
+/** Each key's history over the runs (the last row of a key in a run counts): runs holding it, attempts pooled. */
+export function historyCounts(history: GateHistoryInput, rule: MatchRule): Map<string, HistoryCount> {
+  const out = new Map<string, HistoryCount>();
+  for (const run of history.runs) {
+    for (const [key, row] of lastRows(run.rows, rule)) {
+      const a = attemptCount(row);
+      if (!a || a.total === 0) continue;
+      const h = out.get(key) ?? { runs: 0, passed: 0, total: 0 };
+      h.runs++;
+      h.passed += a.passed;
+      h.total += a.total;
+      out.set(key, h);
+    }
+  }
+  return out;
+}
+
+/** Whether the history can be used at all, and the sentence saying what it was. */
+function historyVerdict(
+  history: GateHistoryInput | null | undefined,
+  counts: Map<string, HistoryCount> | null,
+  confidence: number,
+): { applied: boolean; note: string } {
+  if (!history || history.requested === 0)
+    return { applied: false, note: "no history asked for (--history 0): today's rule (score drop past the tolerance, verdict flip)" };
+  const n = history.runs.length;
+  const read = `${plural(n, 'run')} of history read (asked ${history.requested})${history.note ? `: ${history.note}` : ''}`;
+  if (n < 2) return { applied: false, note: `${read}; too little history (fewer than 2 runs): today's rule applied` };
+  if (!counts || [...counts.values()].every((h) => h.runs < 2))
+    return { applied: false, note: `${read}; no test has attempts in 2 runs: today's rule applied` };
+  return { applied: true, note: `${read}; each test judged against its own history at ${confidence * 100}% confidence over the run` };
+}
+
+/** Gate two run directories: a test that regressed (by today's rule, or against its own history), or a test set changed against the policy, fails it. */
 export async function gateRuns(opts: GateOptions): Promise<GateReport> {
   const tolerance = opts.tolerance ?? DEFAULT_GATE_TOLERANCE;
   if (!Number.isFinite(tolerance) || tolerance < 0) throw new InputError(`--tolerance must be a number >= 0 (got ${opts.tolerance})`);
   const maxRegressions = opts.maxRegressions ?? 0;
   if (!Number.isInteger(maxRegressions) || maxRegressions < 0)
     throw new InputError(`--max-regressions must be a whole number >= 0 (got ${opts.maxRegressions})`);
+  const confidence = opts.confidence ?? DEFAULT_GATE_CONFIDENCE;
+  if (!(Number.isFinite(confidence) && confidence >= 0.5 && confidence <= 0.9999))
+    throw new InputError(`--confidence must be a number from 0.5 to 0.9999 (got ${opts.confidence})`);
   const newTests = policyOf('--new-tests', opts.newTests, 'allow');
   const removedTests = policyOf('--removed-tests', opts.removedTests, 'fail');
   const { report, baseline, candidate } = await loadComparison({
@@ -160,33 +218,29 @@ export async function gateRuns(opts: GateOptions): Promise<GateReport> {
     order: opts.order,
   });
   const rule = report.match;
-  const baseVerdicts = lastVerdicts(baseline, rule);
-  const candVerdicts = lastVerdicts(candidate, rule);
-  const regressions: GateTest[] = [];
-  const improvements: GateTest[] = [];
+  const baseRows = lastRows(baseline, rule);
+  const candRows = lastRows(candidate, rule);
+  const counts = opts.history && opts.history.requested > 0 ? historyCounts(opts.history, rule) : null;
+  const verdictOfHistory = historyVerdict(opts.history, counts, confidence);
   let baseSum = 0;
   let candSum = 0;
-  for (const m of report.matched) {
+  const cases: GateCase[] = report.matched.map((m) => {
     baseSum += m.score1;
     candSum += m.score2;
     const key = matchKey(m, rule);
-    const bv = baseVerdicts.get(key);
-    const cv = candVerdicts.get(key);
-    const test = (reason: GateTest['reason']): GateTest => {
-      const t: GateTest = { test_id: m.test_id, baseline: m.score1, candidate: m.score2, delta: m.delta, reason };
-      if (m.target !== undefined) t.target = m.target;
-      if (bv !== undefined) t.baseline_verdict = bv;
-      if (cv !== undefined) t.candidate_verdict = cv;
-      return t;
+    const b = baseRows.get(key);
+    const c = candRows.get(key);
+    const out: GateCase = {
+      test_id: m.test_id,
+      baseline: { score: m.score1, verdict: b?.verdict },
+      candidate: { score: m.score2, verdict: c?.verdict, attempts: passCount(c) },
+      history: verdictOfHistory.applied ? (counts?.get(key) ?? null) : null,
     };
-    const flip = verdictFlip({ score: m.score1, verdict: bv }, { score: m.score2, verdict: cv });
-    if (flip === 'regression') regressions.push(test('verdict'));
-    else if (m.delta < -tolerance - EPSILON) regressions.push(test('score'));
-    else if (flip === 'improvement') improvements.push(test('verdict'));
-    else if (m.delta > tolerance + EPSILON) improvements.push(test('score'));
-  }
-  regressions.sort((a, b) => a.delta - b.delta || a.test_id.localeCompare(b.test_id));
-  improvements.sort((a, b) => b.delta - a.delta || a.test_id.localeCompare(b.test_id));
+    if (m.target !== undefined) out.target = m.target;
+    return out;
+  });
+  const decision: GateDecision = decideGate(cases, { tolerance, alpha: verdictOfHistory.applied ? round6(1 - confidence) : null });
+  const { regressions, improvements, noisy } = decision;
   const removed = report.unmatched.baseline_only;
   const added = report.unmatched.candidate_only;
   const entries = (pairs: { test_id: string; target: string }[] | undefined, ids: string[]): GateSetEntry[] =>
@@ -208,6 +262,17 @@ export async function gateRuns(opts: GateOptions): Promise<GateReport> {
     failures,
     regressions,
     improvements,
+    noisy,
+    history: {
+      requested: opts.history?.requested ?? 0,
+      runs: (opts.history?.runs ?? []).map((r) => r.run_id),
+      applied: verdictOfHistory.applied,
+      confidence,
+      threshold: decision.noise?.threshold ?? null,
+      judged: decision.noise?.judged ?? 0,
+      tarone_k: decision.noise?.k ?? null,
+      note: verdictOfHistory.note,
+    },
     new_tests: added,
     removed_tests: removed,
     new: addedEntries,
@@ -222,6 +287,7 @@ export async function gateRuns(opts: GateOptions): Promise<GateReport> {
       unchanged: matched - regressions.length - improvements.length,
       new_tests: addedEntries.length,
       removed_tests: removedEntries.length,
+      noisy: noisy.length,
       baseline_mean: round3(baseSum / matched),
       candidate_mean: round3(candSum / matched),
       mean_delta: report.summary.mean_delta,
@@ -233,3 +299,10 @@ export async function gateRuns(opts: GateOptions): Promise<GateReport> {
     warnings: report.warnings,
   };
 }
+
+const passCount = (row: ScoreRow | undefined) => {
+  const a = attemptCount(row);
+  return a ? { passed: a.passed, total: a.total } : undefined;
+};
+
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;

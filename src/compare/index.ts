@@ -17,6 +17,16 @@ export {
   type MatchedTest,
   type Outcome,
 } from './compare.js';
-export { gateRuns, DEFAULT_GATE_TOLERANCE, type GateOptions, type GateReport, type GateTest, type TestSetPolicy } from './gate.js';
+export {
+  gateRuns,
+  decideGate,
+  DEFAULT_GATE_CONFIDENCE,
+  DEFAULT_GATE_HISTORY,
+  DEFAULT_GATE_TOLERANCE,
+  type GateOptions,
+  type GateReport,
+  type GateTest,
+  type TestSetPolicy,
+} from './gate.js';
 export { decide, measureArtifact, countLines, type Decision, type DecideOptions, type DecisionSummary, type ArtifactMeasure } from './keep-discard.js';
 export { loadScoreRows, resolveManifest, type ScoreRow, type ScoreSource } from './score-rows.js';

@@ -23,9 +23,21 @@ export const GATE_COMMENT_MARKER = '<!-- agentv-results:gate -->';
 /** HTML entities for what Markdown would read as markup, a mention or a reference; the rest is backslash-escaped. */
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '@': '&#64;', '#': '&#35;' };
 
-/** Text from a run, rendered literally inside a Markdown table cell or line. */
+/**
+ * Text from a run, rendered literally inside a Markdown table cell or line, and readable as plain
+ * text: only what is markup where the text lands is escaped (emphasis, code, links and images,
+ * HTML, table pipes, mentions and references; a list or heading marker at its start; an autolink's
+ * `://` and `www.`), so `says-42 (steady-agent)` stays as it reads.
+ */
 export function mdText(value: string): string {
-  return value.replace(/[\r\n\t]+/g, ' ').replace(/[&<>@#\\`*_{}[\]()|~!+\-.:]/g, (c) => ENTITIES[c] ?? `\\${c}`);
+  return value
+    .replace(/[\r\n\t]+/g, ' ')
+    .replace(/[&<>@#\\`*_[\]|~]/g, (c) => ENTITIES[c] ?? `\\${c}`)
+    .replace(/\]\(/g, ']\\(')
+    .replace(/^([-+=])/, '\\$1')
+    .replace(/^(\d+)([.)])/, '$1\\$2')
+    .replace(/:\/\//g, '\\://')
+    .replace(/\b(www)\./gi, '$1\\.');
 }
 
 export interface RunLink {
@@ -42,6 +54,8 @@ function runRef(r: RunLink): string {
 
 export const signed = (n: number, digits = 3) => (n > 0 ? '+' : n < 0 ? '−' : '±') + Math.abs(n).toFixed(digits);
 export const fixed = (n: number) => n.toFixed(3);
+/** A p-value as people read it: 4 decimals, or 1.2e-5 when smaller. */
+export const pValue = (p: number) => (p < 0.0001 ? p.toExponential(1) : p.toFixed(4));
 export const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
 /**
@@ -98,13 +112,22 @@ export function gateMarkdown(r: GateReport, runs: { baseline: RunLink; candidate
   ];
   // Say which rule matched the rows when it matters: several targets, or rows matching by test id hid.
   if (r.match === 'test+target' || r.pooled !== null) head.push('', mdText(r.match_note));
+  head.push('', r.history.applied ? mdText(r.history.note) : `_${mdText(r.history.note)}_`);
   if (r.failures.length > 0) head.push('', ...r.failures.map((f) => `- ${mdText(f)}`));
+  const attempts = (a: GateReport['regressions'][number]['attempts']) =>
+    a ? `${a.candidate.passed}/${a.candidate.total} vs ${a.history.passed}/${a.history.total} over ${a.history.runs} runs, p ${pValue(a.p)}` : '–';
   const why = (t: GateReport['regressions'][number]) =>
-    t.reason === 'verdict' ? `${mdText(t.baseline_verdict ?? '?')} → ${mdText(t.candidate_verdict ?? '?')}` : 'score';
-  const row = (t: GateReport['regressions'][number]) => `| ${testCell(t)} | ${fixed(t.baseline)} | ${fixed(t.candidate)} | ${signed(t.delta)} | ${why(t)} |`;
+    t.reason === 'verdict' ? `${mdText(t.baseline_verdict ?? '?')} → ${mdText(t.candidate_verdict ?? '?')}` : t.reason;
+  const name = (t: GateReport['regressions'][number]) => `${testCell(t)}${t.noisy ? ' (noisy)' : ''}`;
+  const row = (t: GateReport['regressions'][number]) =>
+    `| ${name(t)} | ${fixed(t.baseline)} | ${fixed(t.candidate)} | ${signed(t.delta)} | ${why(t)} |${r.history.applied ? ` ${attempts(t.attempts)} |` : ''}`;
+  // With history, a column of attempts: the candidate's against the test's history, and the p-value.
+  const table = r.history.applied ? [`${TEST_TABLE[0]} Attempts (candidate vs history) |`, `${TEST_TABLE[1]}---|`] : TEST_TABLE;
+  const noisyRow = (t: GateReport['noisy'][number]) =>
+    `| ${testCell(t)} | ${t.candidate ? `${t.candidate.passed}/${t.candidate.total}` : '–'} | ${t.history.passed}/${t.history.total} over ${t.history.runs} runs | ${t.p === null ? '–' : pValue(t.p)} | ${t.regressed ? 'regressed' : 'within its noise'} |`;
   const list = (entries: GateReport['removed']) => entries.map((t) => `| ${testCell(t)} |`);
   const rows = sectionRows([
-    { title: `#### Regressions (${s.regressions})`, header: TEST_TABLE, rows: r.regressions.map(row) },
+    { title: `#### Regressions (${s.regressions})`, header: table, rows: r.regressions.map(row) },
     {
       title: `#### Removed tests (${s.removed_tests})${r.policy.removed_tests === 'fail' ? ' — fail the gate' : ''}`,
       header: ['| Test |', '|---|'],
@@ -115,7 +138,12 @@ export function gateMarkdown(r: GateReport, runs: { baseline: RunLink; candidate
       header: ['| Test |', '|---|'],
       rows: list(r.new),
     },
-    { title: `#### Improvements (${s.improvements})`, header: TEST_TABLE, rows: r.improvements.map(row) },
+    {
+      title: `#### Noisy tests (${s.noisy}): their history passes and fails; they fail only when the candidate is improbable even for them`,
+      header: ['| Test | Candidate attempts | History | p | |', '|---|--:|---|--:|---|'],
+      rows: r.noisy.map(noisyRow),
+    },
+    { title: `#### Improvements (${s.improvements})`, header: table, rows: r.improvements.map(row) },
   ]);
   return fitMarkdown(head, rows, [`\n<sub>${plural(s.unchanged, 'test')} within ±${r.tolerance} · agentv-results gate</sub>`]);
 }

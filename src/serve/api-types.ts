@@ -10,6 +10,7 @@ import type { AttemptTotals } from '../model/attempt-stats.js';
 import type { RunSummaryRow } from '../model/run-row.js';
 import type { CompareReportBase } from '../compare/report-types.js';
 import type { SkippedSeries, TrendReport, TrendRunPoint, TrendSeries } from '../trend/report-types.js';
+import type { FlakyReport } from '../trend/flaky-types.js';
 import type { TrajectoryData } from '../autoresearch/trajectory-types.js';
 
 /** One run as the listing shows it (a catalog line, or a run another writer published, with its overlays). */
@@ -93,6 +94,8 @@ export interface RunDetailAnswer {
 /** `GET /api/runs/:runId/tests/:testId`: one test's grading, answer and a page of its transcript. */
 export interface TestDetailAnswer {
   run_id: string;
+  /** The run's experiment (the test page asks `/api/flaky` of it for the test's history across runs). */
+  experiment: string | null;
   test: Omit<RunTestAnswer, 'error'>;
   detail: ReportDetail;
   /** How many texts of the test were clipped to the size cap. */
@@ -131,6 +134,9 @@ export interface ConfigAnswer {
 
 /** `GET /api/compare`: compareRuns' report (one definition: compare/report-types.ts), its sides named by run id, not the server's cache path. */
 export type CompareAnswer = CompareReportBase;
+
+/** `GET /api/flaky`: the library's FlakyReport (one definition: the CLI's `flaky --json`). */
+export type FlakyAnswer = FlakyReport;
 
 /** `GET /api/trend`: the library's TrendReport (one definition) and the filter choices over every run. */
 export interface TrendAnswer extends TrendReport {

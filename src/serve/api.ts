@@ -17,9 +17,19 @@ import { remoteStatus, remoteSync, RemoteState } from './remote-api.js';
 import { RunCache } from './run-cache.js';
 import { parseRunsQuery, RunsData, runsAnswer } from './runs-api.js';
 import { runAttemptStats } from '../model/attempt-stats.js';
-import type { CompareAnswer, ConfigAnswer, TrendAnswer, FeedbackWriteAnswer, RunDetailAnswer, TagsWriteAnswer, TestDetailAnswer } from './api-types.js';
+import type {
+  CompareAnswer,
+  ConfigAnswer,
+  FlakyAnswer,
+  TrendAnswer,
+  FeedbackWriteAnswer,
+  RunDetailAnswer,
+  TagsWriteAnswer,
+  TestDetailAnswer,
+} from './api-types.js';
 import type { ListResult } from '../results-branch/read/list.js';
 import { DEFAULT_SLOPE_THRESHOLD, trend, type TrendReport } from '../trend/index.js';
+import { flaky } from '../trend/flaky.js';
 import { readRegularText } from '../util/safe-open.js';
 import { jsonKeys } from '../util/json-keys.js';
 
@@ -171,6 +181,7 @@ async function testDetail(ctx: ApiContext, opts: TargetOptions, req: Request): P
   return {
     json: {
       run_id: id,
+      experiment: typeof row.experiment === 'string' ? row.experiment : null,
       test: {
         test_id: row.test_id,
         suite: row.suite,
@@ -303,6 +314,28 @@ async function trendSeries(ctx: ApiContext, opts: TargetOptions, req: Request): 
   return { json: { ...report, experiments, targets } satisfies TrendAnswer };
 }
 
+/**
+ * `flaky` of the server's repository: the library's answer, as the CLI gives it (`?experiment=`,
+ * `last`, `target`): per (test, target) its attempts, flips, interval, class and attempt history
+ * across runs. The test page marks a noisy test and shows its history from it; the site writes it
+ * per experiment.
+ */
+async function flakyTests(ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
+  const q = req.query;
+  const lastText = q.get('last') || undefined;
+  const last = lastText === undefined ? undefined : Number(lastText);
+  if (last !== undefined && !Number.isInteger(last)) throw new HttpError(400, `last=${JSON.stringify(lastText)}: expected a whole number`);
+  const report = await flaky({
+    cwd: opts.cwd,
+    list: opts,
+    experiment: q.get('experiment') || undefined,
+    target: q.get('target') || undefined,
+    last,
+    materialize: (id) => ctx.cache.workspace(opts, id),
+  });
+  return { json: report satisfies FlakyAnswer };
+}
+
 async function postTags(_ctx: ApiContext, opts: TargetOptions, req: Request): Promise<Reply> {
   const body = await req.body();
   const expect = body.expect_revision;
@@ -379,6 +412,7 @@ export function registerApi(router: Router, ctx: ApiContext): void {
   both('GET', '/runs/:runId/tests/:testId', testDetail);
   both('GET', '/compare', compareTwo);
   both('GET', '/trend', trendSeries);
+  both('GET', '/flaky', flakyTests);
   both('POST', '/runs/:runId/tags', postTags, true);
   both('POST', '/runs/:runId/feedback', postFeedback, true);
 }

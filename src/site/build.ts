@@ -284,6 +284,15 @@ async function write(
         warnings.push(`trend ${q}: ${(err as Error).message}`);
       }
     }
+    // Flaky tests per experiment (the test page's attempt history across runs): the same answer as /api/flaky.
+    for (const experiment of listed.facets.experiments) {
+      const q = new URLSearchParams({ experiment });
+      try {
+        await w.put(siteFile(`/flaky?${q}`), await ask(`/flaky?${q}`));
+      } catch (err) {
+        warnings.push(`flaky ${q}: ${(err as Error).message}`);
+      }
+    }
   } finally {
     await ctx.cache.close();
   }

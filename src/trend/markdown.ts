@@ -1,6 +1,7 @@
-/** `trend --format markdown`: a job summary, degrading series first, every run-supplied value escaped (src/report/markdown.ts). */
+/** `trend --format markdown` (and `flaky`'s): a job summary, degrading series first, every run-supplied value escaped (src/report/markdown.ts). */
 import { fitMarkdown, fixed, mdText, plural, signed } from '../report/markdown.js';
 import type { TrendReport } from './series.js';
+import type { FlakyReport } from './flaky.js';
 
 /** The Markdown of a trend report (`trend --format markdown`). */
 export function trendMarkdown(r: TrendReport): string {
@@ -25,4 +26,27 @@ export function trendMarkdown(r: TrendReport): string {
     rows,
     r.skipped.length > 0 ? [`\n${plural(r.skipped.length, 'series', 'series')} not classified (too few runs or shared tests).`] : [],
   );
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+
+/** The Markdown of a flaky report (`flaky --format markdown`): strongest evidence first, stable passes left out of the table. */
+export function flakyMarkdown(r: FlakyReport): string {
+  const s = r.summary;
+  const head = [
+    `### ${s['newly failing'] > 0 ? '❌' : s.flaky > 0 ? '⚠️' : '✅'} Flaky tests: ${s.flaky} flaky, ${s['newly failing']} newly failing, ${s['stable fail']} stable fail, ${s['stable pass']} stable pass`,
+    '',
+    `${plural(r.runs.length, 'run')}${r.experiment ? ` of ${mdText(r.experiment)}` : ''}; attempt success rate with its 95% Wilson interval; a flip is a verdict that changed from one run to the next.`,
+    '',
+    '| Test | Target | Class | Attempts | Rate [95%] | Flips | Verdicts (oldest first) |',
+    '|---|---|---|--:|---|--:|---|',
+  ];
+  const mark = (v: string) => (v === 'pass' ? '✓' : v === 'error' ? '!' : '✗');
+  const rows = r.tests
+    .filter((t) => t.class !== 'stable pass')
+    .map(
+      (t) =>
+        `| ${mdText(t.test_id)} | ${mdText(t.target ?? '–')} | ${t.class} | ${t.passed}/${t.total} | ${pct(t.pass_rate)} [${pct(t.interval.low)}, ${pct(t.interval.high)}] | ${t.flips} | ${t.history.map((c) => mark(c.verdict)).join('')} |`,
+    );
+  return fitMarkdown(head, rows, [`\n<sub>${plural(s['stable pass'], 'stable pass', 'stable passes')} not listed · agentv-results flaky</sub>`]);
 }

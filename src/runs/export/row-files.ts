@@ -408,6 +408,7 @@ function indexRowOf(row: NormalizedRow, p: AttemptPaths): PendingIndexRow {
     conversation_id: row.conversation_id,
     error: row.error,
     assertions_summary: { passed, failed: row.expectations.length - passed, total: row.expectations.length },
+    ...indexAttemptFields(row),
     scores: row.evaluators.map((e) => {
       const s: PendingIndexRow['scores'][number] = {
         name: e.name,
@@ -451,6 +452,16 @@ function attemptFields(row: NormalizedRow): Record<string, unknown> {
   if (!row.samples) return {};
   const list = row.samples.list.map((a, i) => ({ ...a.fields, sample_path: sampleDir(i) }));
   return { [row.samples.key]: list, ...(row.aggregation ? { aggregation: row.aggregation } : {}) };
+}
+
+/**
+ * A repeated row's attempts in its index line, as AgentV 5 keeps them there (every attempt, its
+ * answer and transcript left in its own folder, and the aggregation): the light rows that the
+ * gate's history and `flaky` count attempts from. Nothing for a row that ran once.
+ */
+function indexAttemptFields(row: NormalizedRow): Record<string, unknown> {
+  if (!row.samples) return {};
+  return { [row.samples.key]: row.samples.list.map((a) => a.fields), ...(row.aggregation ? { aggregation: row.aggregation } : {}) };
 }
 
 /**

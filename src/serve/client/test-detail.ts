@@ -3,7 +3,7 @@
  * Transcript tabs, read lazily from the API, the transcript in parts under the size cap.
  */
 import { api, painted, scope, withProject } from './api.js';
-import type { ReportGrader, TestDetailAnswer } from '../api-types.js';
+import type { FlakyAnswer, ReportGrader, TestDetailAnswer } from '../api-types.js';
 import { badge, byId, bytes, clear, cost, dur, el, flash, link, score } from './dom.js';
 import { href } from './route.js';
 
@@ -67,6 +67,7 @@ export function showTest(id: string, testId: string, q: URLSearchParams): Promis
     .then((r) => {
       if (seq !== testSeq) return;
       renderTest(r, `/runs/${encodeURIComponent(id)}/tests/${encodeURIComponent(testId)}`, qs, seq);
+      showHistory(r, seq);
       show(r);
       const missing = r.missing ?? [];
       if (missing.length)
@@ -82,6 +83,44 @@ export function showTest(id: string, testId: string, q: URLSearchParams): Promis
     .catch((e: Error) => {
       testKey = '';
       if (seq === testSeq) flash('test-msg', e.message, true);
+    });
+}
+
+const pct = (x: number) => `${Math.round(x * 100)}%`;
+
+/**
+ * The test's attempts across the last runs of its experiment (`/api/flaky`, the CLI's `flaky`): a
+ * "noisy" mark when its attempts both pass and fail, its class, and one cell per run. Nothing when
+ * the answer is not there (an older site) or the test is not in it.
+ */
+function showHistory(r: TestDetailAnswer, seq: number): void {
+  if (!r.experiment) return;
+  api<FlakyAnswer>(`/flaky?experiment=${encodeURIComponent(r.experiment)}`)
+    .then((f) => {
+      if (seq !== testSeq) return;
+      const t = f.tests.find((x) => x.test_id === r.test.test_id && (x.target ?? null) === (r.test.target ?? null));
+      if (!t) return;
+      const box = el('div', 'test-history');
+      box.id = 'test-history';
+      box.setAttribute('data-class', t.class);
+      if (t.class === 'flaky') box.appendChild(el('span', 'badge noisy', 'noisy'));
+      box.appendChild(
+        el(
+          'span',
+          'muted',
+          ` ${t.class} over the last ${f.runs.length} runs of ${f.experiment ?? 'the experiment'}: ${t.passed}/${t.total} attempts passed (${pct(t.pass_rate)}, 95% ${pct(t.interval.low)}–${pct(t.interval.high)}), ${t.flips} flip${t.flips === 1 ? '' : 's'} `,
+        ),
+      );
+      for (const c of t.history) {
+        const cell = el('span', `attempt-run ${c.verdict}`, c.verdict === 'pass' ? '✓' : '✗');
+        cell.title = `${c.run_id}: ${c.passed}/${c.total} attempts passed`;
+        box.appendChild(cell);
+      }
+      byId('test-meta').appendChild(box);
+      painted('test-history');
+    })
+    .catch(() => {
+      // no history answer (an older site, a branch without the experiment): the test shows without it
     });
 }
 

@@ -1,0 +1,81 @@
+import type { Cli } from './program.js';
+import { DEFAULT_FLAKY_RUNS, flaky, type FlakyReport } from '../trend/flaky.js';
+import { flakyMarkdown } from '../trend/markdown.js';
+import { EXIT, numberFlag } from './errors.js';
+import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
+import { bold, dim, printJson, red, table, yellow } from './format.js';
+import { runReadCommand } from './list.js';
+import { progressReporter } from './progress.js';
+import { namedPaths, outputFormat, RUN_NAME_HELP, withRunNames } from './run-names.js';
+
+const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+const classText = (c: string) => (c === 'newly failing' ? red(c) : c === 'flaky' ? yellow(c) : c === 'stable fail' ? dim(c) : c);
+
+function printFlaky(r: FlakyReport, all: boolean): void {
+  const s = r.summary;
+  process.stdout.write(
+    `${bold(`${r.runs.length} run${r.runs.length === 1 ? '' : 's'}${r.experiment ? ` of ${r.experiment}` : ''}`)}: ${s.flaky} flaky, ${s['newly failing']} newly failing, ${s['stable fail']} stable fail, ${s['stable pass']} stable pass\n`,
+  );
+  const shown = all ? r.tests : r.tests.filter((t) => t.class !== 'stable pass');
+  if (shown.length > 0)
+    process.stdout.write(
+      `${table(
+        ['Test', 'Target', 'Class', 'Attempts', 'Rate [95%]', 'Flips', 'Verdicts'],
+        shown.map((t) => [
+          t.test_id,
+          t.target ?? '-',
+          classText(t.class),
+          `${t.passed}/${t.total}`,
+          `${pct(t.pass_rate)} [${pct(t.interval.low)}, ${pct(t.interval.high)}]`,
+          String(t.flips),
+          t.history.map((c) => (c.verdict === 'pass' ? '✓' : c.verdict === 'error' ? '!' : '✗')).join(''),
+        ]),
+      )}\n`,
+    );
+  if (!all && s['stable pass'] > 0) process.stdout.write(dim(`${s['stable pass']} stable passes not shown (--all shows them)`) + '\n');
+}
+
+export function registerFlaky(cli: Cli): void {
+  cli
+    .command(
+      'flaky [...runs]',
+      `Flaky tests named: over the last --last published runs of an experiment (or the runs given, oldest first — each ${RUN_NAME_HELP}), per (test, target) every attempt counted, the verdict flips from run to run, the attempt success rate with its 95% Wilson interval, and a class (newly failing, flaky, stable fail, stable pass), strongest evidence first`,
+    )
+    .option('--experiment <name>', "Published runs of this experiment (default: the newest run's)")
+    .option('--target <name>', 'Only this target')
+    .option('--last <n>', `The last n published runs (default ${DEFAULT_FLAKY_RUNS})`)
+    .option('--all', 'List stable passes too (text; --json always has every test)')
+    .option('--fetch', 'Fetch the results branch first')
+    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
+    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
+    .option('--project <id>', PROJECT_OPTION_HELP)
+    .option('--dir <dir>', 'Working directory')
+    .option('--format <format>', 'text (default), json or markdown (a job summary: strongest evidence first, escaped)')
+    .option(
+      '--json',
+      'Same as --format json: { experiment, runs[], tests: [{test_id, target, class, passed, total, pass_rate, interval, runs, flips, history[]}], summary }',
+    )
+    .example('agentv-results flaky --experiment nightly --last 20')
+    .example('agentv-results flaky .agentv/results/run-a .agentv/results/run-b --json')
+    .action((runs: string[], flags: Record<string, unknown>) =>
+      runReadCommand(async () => {
+        const format = outputFormat(flags);
+        return withRunNames(runs, flags, async (resolved) => {
+          const progress = progressReporter(resolved.length > 0 ? 'reading the runs' : 'reading the published runs', { quiet: format === 'json' });
+          const report = await flaky({
+            sources: resolved.map((r) => ({ path: r.path, runId: r.runId ?? r.name })),
+            list: { fetch: Boolean(flags.fetch), remote: stringFlag('remote', flags.remote), ...configFlags(flags) },
+            cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
+            experiment: stringFlag('experiment', flags.experiment),
+            target: stringFlag('target', flags.target),
+            last: flags.last === undefined ? undefined : numberFlag('last', flags.last, DEFAULT_FLAKY_RUNS),
+          }).finally(progress.done);
+          for (const w of report.warnings) process.stderr.write(yellow(`warning: ${namedPaths(w, resolved)}`) + '\n');
+          if (format === 'json') printJson(report);
+          else if (format === 'markdown') process.stdout.write(flakyMarkdown(report));
+          else printFlaky(report, Boolean(flags.all));
+          return EXIT.ok;
+        });
+      }),
+    );
+}
