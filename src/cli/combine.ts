@@ -7,7 +7,10 @@ import { displayPath, stringFlag } from './flags.js';
 
 export function registerCombine(cli: Cli): void {
   cli
-    .command('combine <...runs>', 'Combine partial run workspaces (e.g. CI shards) into a new run workspace')
+    .command(
+      'combine <...runs>',
+      'Combine partial run workspaces (e.g. CI shards) into a new run workspace; a folder holding runs (shards as downloaded, of AgentV 5 or 4.42) stands for the runs in it',
+    )
     .option('--out <dir>', 'New run directory; must not exist or be empty (default: .agentv/results/<run_id>)')
     .option('--experiment <name>', 'Experiment label of the combined run; required when the sources span experiments')
     .option(
@@ -18,6 +21,7 @@ export function registerCombine(cli: Cli): void {
     .option('--dir <dir>', 'Working directory used to resolve relative paths')
     .option('--json', 'Machine-readable output')
     .example('agentv-results combine shard-1 shard-2 --out .agentv/results/my-eval/combined')
+    .example('agentv-results combine shards/ --experiment ci --out run')
     .action((runs: string[], flags: Record<string, unknown>) =>
       runCommand(async () => {
         const cwd = (flags.dir as string | undefined) ?? process.cwd();
