@@ -357,9 +357,16 @@ export function renderRuns(route: Route): Promise<void> {
   }
   if (route.run && route.test) jobs.push(showTest(route.run, route.test, route.q));
   else hideTest();
-  if (route.run) (route.test ? byId('test-detail') : byId('run-detail')).scrollIntoView({ block: 'start' });
-  return Promise.all(jobs).then(() => undefined);
+  const linked = route.run ? (route.test ? 'test-detail' : 'run-detail') : null;
+  if (linked) byId(linked).scrollIntoView({ block: 'start' });
+  const seq = ++renderSeq;
+  return Promise.all(jobs).then(() => {
+    // What loaded above it (the listing, the run's tests) moved the linked element down: bring it
+    // back into view, unless another route was rendered meanwhile.
+    if (linked && seq === renderSeq) byId(linked).scrollIntoView({ block: 'start' });
+  });
 }
+let renderSeq = 0;
 
 export function resetRuns(): void {
   selected.clear();
