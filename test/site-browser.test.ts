@@ -214,6 +214,16 @@ describe('the static site in Chromium, under a sub-path', () => {
     await cmp.page.context().close();
   }, 120_000);
 
+  it('has no "Where" column: every run of the site is a copy of the branch', async () => {
+    const { page } = await openWatched(browser, base);
+    await page.waitForSelector('#runs-body tr');
+    expect(await page.isVisible('#runs-table th.where')).toBe(false);
+    expect(
+      await page.$$eval('#runs-body td.where', (cells) => cells.filter((c) => (c as unknown as { offsetParent: unknown }).offsetParent !== null).length),
+    ).toBe(0);
+    await page.context().close();
+  }, 60_000);
+
   it('charts the trends per target', async () => {
     const { page, errors } = await openWatched(browser, `${base}#/trends?by=target`);
     await page.waitForSelector('section.series');

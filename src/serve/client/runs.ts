@@ -122,7 +122,8 @@ function runRow(r: RunRowAnswer): HTMLTableRowElement {
   const tags = el('td');
   for (const t of r.tags) tags.appendChild(el('span', 'tag', t));
   tr.appendChild(tags);
-  tr.appendChild(el('td', 'muted', r.where));
+  // Where the run is (local, remote, both): this machine's view, hidden on the static site (a copy of the branch: all remote).
+  tr.appendChild(el('td', 'muted where', r.where));
   return tr;
 }
 
