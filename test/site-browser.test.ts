@@ -224,6 +224,23 @@ describe('the static site in Chromium, under a sub-path', () => {
     await page.context().close();
   }, 60_000);
 
+  it('opens Trends with a series for every experiment, and explains an empty chart without command-line flags', async () => {
+    const { page, errors } = await openWatched(browser, `${base}#/trends`);
+    await page.waitForSelector('section.series');
+    const perExperiment = await site_(siteFile('/trend?by=experiment'));
+    expect(perExperiment.series.length).toBeGreaterThan(0);
+    expect(await page.$$eval('section.series', (s) => s.map((x) => x.getAttribute('data-series')))).toEqual(
+      perExperiment.series.map((x: { experiment: string }) => `${x.experiment} × all targets`),
+    );
+    expect(await page.inputValue('#t-by')).toBe('experiment');
+    // Pooled over experiments that share no test: no chart, and why, in words.
+    await page.selectOption('#t-by', 'none');
+    await poll(async () => (await page.$$('section.series')).length > 0 || /No chart/.test((await page.textContent('#trend-charts')) ?? '')).toBe(true);
+    expect(await page.textContent('#view-trends')).not.toMatch(/--[a-z]/);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
   it('charts the trends per target', async () => {
     const { page, errors } = await openWatched(browser, `${base}#/trends?by=target`);
     await page.waitForSelector('section.series');

@@ -133,7 +133,7 @@ const BODY = `<main>
 </section>
 </div>
 <div id="view-trends" hidden>
-<div class="filters"><label>Experiment<select id="t-experiment"><option value="">all</option></select></label><label>Target<select id="t-target"><option value="">all</option></select></label><label>Series<select id="t-by" aria-label="Series"><option value="">one (targets pooled)</option><option value="target">per target</option><option value="experiment">per experiment</option><option value="experiment,target">per experiment × target</option></select></label><span id="trend-msg" class="msg" role="status"></span></div>
+<div class="filters"><label>Experiment<select id="t-experiment"><option value="">all</option></select></label><label>Target<select id="t-target"><option value="">all</option></select></label><label>Series<select id="t-by" aria-label="Series"><option value="none">one (pooled)</option><option value="target">per target</option><option value="experiment">per experiment</option><option value="experiment,target">per experiment × target</option></select></label><span id="trend-msg" class="msg" role="status"></span></div>
 <p class="muted">By default one series with every target pooled, as <code>agentv trend</code> (and <code>agentv-results trend</code>); split it per target or experiment above. Runs are placed by date, the most recent series first. A red point is a run the trend rule flags as a regression.</p>
 <div id="trend-charts"></div>
 </div>
