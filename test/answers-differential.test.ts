@@ -229,9 +229,14 @@ function sameAnswers(get: () => Published, targets: () => string[], expectPooled
 
   it('page: the trend charts (pooled, per target) show the API’s series, points and regression marks', async () => {
     const { server } = get();
-    for (const by of ['', 'target']) {
+    // `by=none`: one pooled series; no choice (the default view): one series per experiment.
+    for (const [hash, by] of [
+      ['?by=none', ''],
+      ['?by=target', 'target'],
+      ['', 'experiment'],
+    ] as const) {
       const api = await apiJson(server, `/api/trend${by ? `?by=${by}` : ''}`);
-      const page = await openPage(server, `#/trends${by ? `?by=${by}` : ''}`, 'trend');
+      const page = await openPage(server, `#/trends${hash}`, 'trend');
       expect(await trendOnPage(page), by || 'pooled').toEqual(trendOfApi(api));
       await page.context().close();
     }

@@ -4,7 +4,7 @@
  * notes API) that refuses non-fast-forward pushes and the job token's pushes. The story it tells, and
  * the scenarios' scores, are in test/helpers/ci-story.ts (shared with the GitHub recipe's suite).
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './helpers/fixtures.js';
@@ -43,9 +43,9 @@ describe.skipIf(!HAS_CURL)(`examples/ci/gitlab-ci.yml${HAS_CURL ? '' : ' (skippe
     CI_JOB_TOKEN: tokens.jobToken,
     RESULTS_TOKEN: tokens.accessToken,
   });
-  const run = async (event: 'push' | 'merge_request_event', scores: Scores, mr?: number, env: Record<string, string> = {}) =>
+  const run = async (event: 'push' | 'merge_request_event', scores: Scores, mr?: number, env: Record<string, string> = {}, recipe = GITLAB_RECIPE) =>
     runGitlabPipeline(
-      GITLAB_RECIPE,
+      recipe,
       join(s.root, `gl-${s.scenario}`),
       s.bin,
       { ...ci(event, mr), ...(await s.scoresFile(scores)), ...env },
@@ -73,8 +73,15 @@ describe.skipIf(!HAS_CURL)(`examples/ci/gitlab-ci.yml${HAS_CURL ? '' : ' (skippe
   it('first MR, default branch, an MR that improves, one where one target regresses, a wobble, a crash, then the default branch again', async () => {
     const text = await readFile(GITLAB_RECIPE, 'utf8');
     const { version } = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
-    expect(text).toContain(`npm install --global agentv-results@${version}`);
-    const noteOf = (mr: number) => gitlab.notes.get(mr)!;
+    // Installed from the repository at a release tag (not on the registry); AgentV pinned, the other line said.
+    expect(text).toContain(`npm install --global "git+https://github.com/OWNER/agentv-results.git#v${version}"`);
+    expect(text).toMatch(/npx --yes agentv@4\.42\.4 eval/);
+    expect(text).toMatch(/agentv@next/);
+    // 0-2 run the recipe as written (AgentV 4.42.4), 3-6 with the 5.x line pinned.
+    const five = join(s.root, 'gitlab-5x.yml');
+    await writeFile(five, text.replace('npx --yes agentv@4.42.4 eval', 'npx --yes agentv@next eval'));
+    /** The gate's notes on the merge request (other people's notes aside). */
+    const noteOf = (mr: number) => gitlab.notes.get(mr)!.filter((n) => n.body.startsWith('<!-- agentv-results:gate -->'));
 
     // 0. A merge request before any baseline: passes, one non-empty note.
     const first = await run('merge_request_event', BASELINE, 3);
@@ -91,6 +98,9 @@ describe.skipIf(!HAS_CURL)(`examples/ci/gitlab-ci.yml${HAS_CURL ? '' : ' (skippe
     expect(published).toHaveLength(1);
     expect(gitlab.refusedPushes).toBe(1); // only the probe above: the recipe pushed with the access token
     const tipAfterMain = await git(remote, ['rev-parse', RESULTS]);
+    // The baseline moved to this run: the job says so, not "no baseline yet".
+    expect(gateOutput(main1).stdout).toMatch(/Eval gate passed: this run is the first baseline/);
+    expect(gateOutput(main1).stdout).not.toMatch(/no baseline yet|becomes the baseline when|Trend: 0 series/);
     // The job log never shows the access token (it is in the results remote's URL).
     expect(gateOutput(main1).stdout + gateOutput(main1).stderr).not.toContain(tokens.accessToken);
 
@@ -101,25 +111,39 @@ describe.skipIf(!HAS_CURL)(`examples/ci/gitlab-ci.yml${HAS_CURL ? '' : ' (skippe
     expect(noteOf(3)[0]!.body).toMatch(/^<!-- agentv-results:gate -->\n### ✅ Eval gate passed/);
     expect(await git(remote, ['rev-parse', RESULTS])).toBe(tipAfterMain);
 
-    const worse = await run('merge_request_event', REGRESSED, 3);
+    // 120 notes by reviewers after the gate's: GitLab lists the newest first, so the gate's note is on page 2.
+    const others = Array.from({ length: 120 }, (_, i) => ({ id: 50_000 + i, body: `review note ${i}` }));
+    gitlab.notes.get(3)!.push(...others);
+    const gateNoteId = noteOf(3)[0]!.id;
+
+    const worse = await run('merge_request_event', REGRESSED, 3, {}, five);
     const gate = worse.find((j) => j.job === 'gate')!;
     expect(gate.ok).toBe(false);
     expect(gate.steps[0]!.code).toBe(1);
     expect(noteOf(3)).toHaveLength(1); // updated, not a second note
+    expect(noteOf(3)[0]!.id).toBe(gateNoteId);
+    expect(gitlab.notes.get(3)!.filter((n) => n.id >= 50_000)).toEqual(others);
     expect(noteOf(3)[0]!.body).toMatch(/❌ Eval gate failed: 2 regressions/);
     expect(noteOf(3)[0]!.body).toMatch(/\| greets \(steady-agent\) \| 1\.000 \| 0\.000 \| −1\.000 \| score \|/);
 
-    const wobble = await run('merge_request_event', WOBBLE, 3);
+    // A wobble within the tolerance passes, while the notes API fails: a warning, the job's result stays the gate's.
+    const before = noteOf(3)[0]!.body;
+    gitlab.failNotes = true;
+    const wobble = await run('merge_request_event', WOBBLE, 3, {}, five).finally(() => {
+      gitlab.failNotes = false;
+    });
     expect(failedStep(wobble)).toBe('');
-    expect(noteOf(3)[0]!.body).toMatch(/✅ Eval gate passed: no regressions/);
+    expect(gateOutput(wobble).stdout).toMatch(/✅ Eval gate passed: no regressions/);
+    expect(gateOutput(wobble).stdout).toMatch(/warning: the merge-request notes could not be read/);
+    expect(noteOf(3)[0]!.body).toBe(before);
 
-    const crash = await run('merge_request_event', IMPROVED, 3, { FAKE_CRASH_GATE: '1' });
+    const crash = await run('merge_request_event', IMPROVED, 3, { FAKE_CRASH_GATE: '1' }, five);
     expect(gateOutput(crash).code).toBe(70);
     expect(gateOutput(crash).stderr).toMatch(/this is a bug in agentv-results/);
     expect(noteOf(3)).toHaveLength(1);
     expect(noteOf(3)[0]!.body).toMatch(/### ⚠️ Eval gate could not decide \(exit 70\)/);
 
-    const main2 = await run('push', IMPROVED);
+    const main2 = await run('push', IMPROVED, undefined, {}, five);
     expect(failedStep(main2)).toBe('');
     const now = await s.runIds(remote);
     expect(now).toHaveLength(2);

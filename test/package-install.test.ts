@@ -2,68 +2,16 @@
 // the tarball into an empty directory with npm itself, offline (a lockfile for the consumer is
 // written from this project's own, so npm takes every dependency from its cache), then compile a
 // TypeScript consumer against the shipped types and run the installed binary: --help, export,
-// publish to a local bare remote, and serve on 127.0.0.1.
-import { execFile } from 'node:child_process';
+// publish to a local bare remote, and serve on 127.0.0.1. The same from a git clone, as `npm i -g
+// <git URL>` builds it through prepare: test/package-install-git.slow.test.ts.
 import { copyFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { delimiter, join, posix } from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startServing } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 import { git, gitEnvForTests, initRepo, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
-
-const exec = promisify(execFile);
-const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
-  name: string;
-  version: string;
-  license: string;
-  dependencies: Record<string, string>;
-  bin: Record<string, string>;
-  engines: Record<string, string>;
-  scripts: Record<string, string>;
-};
-
-// Taken before the suite isolates git (a private HOME would hide npm's cache).
-const USER_ENV = { ...process.env };
-
-/** npm with this machine's own npm configuration and cache. */
-async function npm(args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
-  return exec('npm', args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...USER_ENV, npm_config_update_notifier: 'false' } });
-}
-
-/**
- * The consumer's lockfile: the tarball, and this project's locked runtime dependencies (not the dev
- * ones); `extra` adds packages the consumer depends on itself, locked as this project locks them.
- */
-function consumerLock(tarball: string, extra: Record<string, string> = {}): unknown {
-  const own = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as {
-    packages: Record<string, { dev?: boolean; dependencies?: Record<string, string> }>;
-  };
-  const packages: Record<string, unknown> = {
-    '': { name: 'consumer', dependencies: { [pkg.name]: `file:${tarball}`, ...extra } },
-    [`node_modules/${pkg.name}`]: {
-      version: pkg.version,
-      resolved: `file:${tarball}`,
-      license: pkg.license,
-      dependencies: pkg.dependencies,
-      bin: pkg.bin,
-      engines: pkg.engines,
-    },
-  };
-  for (const [path, entry] of Object.entries(own.packages)) if (path !== '' && !entry.dev) packages[path] = entry;
-  // The extras and what they depend on, as this project locked them (dev or not).
-  const todo = Object.keys(extra);
-  while (todo.length) {
-    const name = todo.pop()!;
-    const entry = own.packages[`node_modules/${name}`];
-    if (!entry || packages[`node_modules/${name}`]) continue;
-    const { dev: _dev, ...rest } = entry;
-    packages[`node_modules/${name}`] = rest;
-    todo.push(...Object.keys(entry.dependencies ?? {}));
-  }
-  return { name: 'consumer', lockfileVersion: 3, requires: true, packages };
-}
+import { exec, installConsumer, npm, pkg } from './helpers/npm-consumer.js';
 
 /** The bytes of every file under `dir`. */
 function du(dir: string): number {
@@ -74,18 +22,6 @@ function du(dir: string): number {
     else if (e.isFile()) n += statSync(p).size;
   }
   return n;
-}
-
-/** npm-installs the tarball (and `extra`) offline into a new directory; returns it and npm's output. */
-async function installConsumer(tarball: string, extra: Record<string, string> = {}): Promise<{ dir: string; log: string }> {
-  const dir = await makeTempDir('agentv-consumer');
-  await writeFile(
-    join(dir, 'package.json'),
-    JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies: { [pkg.name]: `file:${tarball}`, ...extra } }),
-  );
-  await writeFile(join(dir, 'package-lock.json'), JSON.stringify(consumerLock(tarball, extra)));
-  const r = await npm(['ci', '--offline', '--no-audit', '--no-fund'], dir);
-  return { dir, log: r.stdout + r.stderr };
 }
 
 describe('the packed tarball', () => {
@@ -136,25 +72,29 @@ describe('the packed tarball', () => {
     expect(relative.filter((l) => !packed.includes(l) && !packed.some((f) => f.startsWith(`${l}/`)))).toEqual([]);
   });
 
-  it('is lean: the CLI once (the bundle, not tsc’s per-file output), the README’s example data, no S3 client or @types, at most 15 MB installed', () => {
+  it('is lean: the CLI once (the bundle, not tsc’s per-file output), the README’s example data, no S3 client, no @types but node’s (its public types need them), at most 15 MB installed', () => {
     expect(packed).toContain('dist/cli/main.js');
     expect(packed.filter((f) => f.startsWith('dist/cli/chunks/')).length).toBeGreaterThan(3);
     expect(packed.filter((f) => /^dist\/cli\/[^/]+$/.test(f))).toEqual(['dist/cli/main.js']);
     expect(packed).toContain('examples/results/demo-agent.jsonl');
     const modules = readdirSync(join(consumer, 'node_modules'));
-    for (const absent of ['@aws-sdk', '@smithy', '@types']) expect(modules, absent).not.toContain(absent);
+    for (const absent of ['@aws-sdk', '@smithy']) expect(modules, absent).not.toContain(absent);
+    expect(readdirSync(join(consumer, 'node_modules', '@types'))).toEqual(['node']);
     const bytes = du(join(consumer, 'node_modules'));
     expect(bytes).toBeLessThanOrEqual(15 * 1024 * 1024);
   });
 
-  it('installs offline without a warning and runs no install-time script', () => {
+  it('installs offline without a warning and runs no install-time script (prepare builds only an install from the repository)', () => {
     expect(installLog).not.toMatch(/npm warn/i);
     const shipped = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
-    for (const s of ['preinstall', 'install', 'postinstall', 'prepare']) expect(shipped.scripts?.[s], s).toBeUndefined();
+    for (const s of ['preinstall', 'install', 'postinstall']) expect(shipped.scripts?.[s], s).toBeUndefined();
+    // npm runs prepare when it installs from a git URL or a folder (it builds dist/ there), never from a tarball.
+    expect(shipped.scripts?.prepare).toBe('npm run build');
+    expect(installLog).not.toMatch(/prepare|npm run build/);
     expect(statSync(bin()).isFile()).toBe(true);
   });
 
-  it("the README's library example compiles in a consumer with skipLibCheck off, with the package and the @types/node a TypeScript consumer brings", async () => {
+  it("the README's library example compiles in a consumer with skipLibCheck off, with nothing but the package (its @types/node comes with it)", async () => {
     // The README's library example, as a user would paste it, plus the two subpath entries.
     const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
     const example = /## Library\n[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
@@ -176,14 +116,16 @@ describe('the packed tarball', () => {
         files: ['consumer.ts'],
       }),
     );
-    // A TypeScript consumer brings its own @types/node (an optional peer of ours, in the range it names).
-    const peers = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies;
-    expect(Object.keys(peers).sort()).toEqual(['@aws-sdk/client-s3', '@types/node']);
-    const typed = await installConsumer(tarball, { '@types/node': '^20.19.0' });
-    for (const f of ['consumer.ts', 'tsconfig.json']) await writeFile(join(typed.dir, f), readFileSync(join(consumer, f)));
-    expect(readdirSync(join(typed.dir, 'node_modules', '@types'))).toEqual(['node']);
+    // The public types name Node's (Buffer, streams, NodeJS.ProcessEnv): @types/node is a dependency,
+    // so a consumer that installs nothing else compiles; the S3 client stays an optional peer.
+    const shipped = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      peerDependencies: Record<string, string>;
+    };
+    expect(Object.keys(shipped.peerDependencies)).toEqual(['@aws-sdk/client-s3']);
+    expect(shipped.dependencies['@types/node']).toBeDefined();
     const tsc = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const r = await exec(process.execPath, [tsc, '-p', typed.dir], { cwd: typed.dir }).catch((e: { stdout: string; code: number }) => e);
+    const r = await exec(process.execPath, [tsc, '-p', consumer], { cwd: consumer }).catch((e: { stdout: string; code: number }) => e);
     expect(r.stdout).toBe('');
   }, 120_000);
 

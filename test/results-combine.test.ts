@@ -1,13 +1,15 @@
 /**
  * `combine`: shards add up to the whole, experiments are never mixed silently, duplicates are
- * an error or resolved by timestamp, the output is a new, valid run with its own identity.
+ * an error or resolved by timestamp, the output is a new, valid run with its own identity; a
+ * folder holding runs (CI shards as downloaded, a real AgentV 4.42 run in each) stands for them.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { describeWithFixtures, fixture } from './helpers/fixtures.js';
+import { agentvStableEval, describeWithAgentVStable, makeStableSampleProject } from './helpers/agentv-client.js';
 
 const tmp = await mkdtemp(join(tmpdir(), 'agentv-combine-'));
 afterAll(() => rm(tmp, { recursive: true, force: true }));
@@ -220,5 +222,39 @@ describeWithFixtures('combine: shards of a real fixture add up to the whole run'
     // Same run id and the same case fields: the same projection ids as the whole export.
     expect((await index(out)).map((x) => x.projection_identity.id).sort()).toEqual((await index(whole)).map((x) => x.projection_identity.id).sort());
     expect((await runCli(['validate', out])).code).toBe(0);
+  });
+});
+
+describeWithAgentVStable('combine: shards as a CI artifact holds them, AgentV 4.42 (npm `agentv`)', () => {
+  it('takes shards/<n>/runs/<experiment>/<ts>/ as uploaded: by the shard folder, by shards/*/* (its runs/ folder) and by shards/ itself', async () => {
+    const project = await makeStableSampleProject(tmp);
+    const runDir = await agentvStableEval(project, { experiment: 'ci' });
+    const rows = (await readFile(join(runDir, 'index.jsonl'), 'utf8')).trim().split('\n').length;
+    // Two shards as download-artifact lays them out: each job's .agentv/results/ (its runs/ folder:
+    // the sample project also commits a 5.x run of another experiment, which a fresh CI clone would not make).
+    const shards = join(tmp, 'stable-shards');
+    for (const shard of ['shard-1', 'shard-2']) await cp(join(project, '.agentv', 'results', 'runs'), join(shards, shard, 'runs'), { recursive: true });
+    // The two shards hold one run twice: the duplicates name both, so each source was found.
+    const twice = await runCli(['combine', '--out', join(tmp, 'stable-twice'), '--', shards]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/is in both .*shard-1\/runs\/ci\/[^ ]+ \(index\.jsonl:1\) and .*shard-2\/runs\/ci\//);
+    for (const [i, source] of [join(shards, 'shard-1'), join(shards, 'shard-1', 'runs')].entries()) {
+      const out = join(tmp, `stable-combined-${i}`);
+      const r = await runCli(['combine', source, '--out', out, '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      const result = JSON.parse(r.stdout) as { rows: number; experiment: string; sources: { path: string }[] };
+      expect(result.rows).toBe(rows);
+      expect(result.experiment).toBe('ci');
+      expect(result.sources.map((s) => s.path)).toEqual([join(source, relative(source, join(shards, 'shard-1', 'runs', 'ci', basename(runDir))))]);
+      expect((await runCli(['validate', out])).code).toBe(0);
+    }
+  }, 120_000);
+
+  it('a folder holding no run is refused as before (exit 2, not a run workspace)', async () => {
+    const empty = join(tmp, 'no-runs', 'shard-1', 'runs');
+    await mkdir(empty, { recursive: true });
+    const r = await runCli(['combine', join(tmp, 'no-runs'), '--out', join(tmp, 'no-runs-out')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/not a run workspace/);
   });
 });

@@ -169,6 +169,26 @@ describe('the Dashboard in Chromium', () => {
     await page.context().close();
   }, 120_000);
 
+  it('lands on a test’s transcript named by a deep link, in view once the listing and the run’s tests have loaded above it', async () => {
+    const id = runs[2]!.runId;
+    const detail = await api(`/api/runs/${encodeURIComponent(id)}`);
+    const t = detail.tests.at(-1) as { test_id: string; target: string };
+    const link = `${server.url}/#/runs/${encodeURIComponent(id)}/tests/${encodeURIComponent(t.test_id)}?target=${encodeURIComponent(t.target)}&tab=transcript`;
+    const { page, errors } = await openWatched(browser, link, { width: 1000, height: 360 });
+    await page.waitForSelector('#test-transcript .msg-turn');
+    await page.waitForSelector('#tests-body tr');
+    await page.waitForSelector('#runs-body tr');
+    const inView = () =>
+      page.$eval('#test-detail', (e) => {
+        const r = e.getBoundingClientRect();
+        return r.top >= -1 && r.top < e.ownerDocument.documentElement.clientHeight && r.bottom > 0;
+      });
+    await poll(inView).toBe(true);
+    expect(await page.$eval('html', (h) => h.scrollTop)).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }, 120_000);
+
   it('keeps hostile test ids, target names and feedback as text', async () => {
     const res = await fetch(`${server.url}/api/runs/${encodeURIComponent(hostile.runId)}/feedback`, {
       method: 'POST',

@@ -248,3 +248,21 @@ describe('trends and compare', () => {
     await page.close();
   });
 });
+
+describe('a repository with no results branch yet', () => {
+  it('says so where the status shows, not "unavailable" (the API keeps AgentV’s value)', async () => {
+    const empty = await makeUserRepo();
+    const bare = await startServer({ cwd: empty.work });
+    try {
+      const status = (await (await fetch(`${bare.url}/api/remote/status`)).json()) as { sync_status: string; agentv_results?: { results?: { state: string } } };
+      expect(status.agentv_results?.results?.state).toBe('missing');
+      const { page, errors } = await openWatched(browser, `${bare.url}/`, { width: 1280, height: 900 });
+      await expect.poll(() => page.textContent('[data-field="sync_status"]'), { timeout: 20_000, interval: 100 }).toBe('no results branch yet');
+      expect(await page.getAttribute('#remote', 'data-sync-status')).toBe(status.sync_status);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    } finally {
+      await bare.close();
+    }
+  }, 120_000);
+});

@@ -186,6 +186,61 @@ describe('the static site in Chromium, under a sub-path', () => {
     await page.context().close();
   }, 120_000);
 
+  it('lands on what a deep link names: a test’s transcript and a compare are in view once the page has loaded above them', async () => {
+    // A short window: the listing and the run's tests above the linked element are taller than it.
+    const viewport = { width: 1000, height: 360 };
+    const inView = (page: import('playwright-core').Page, sel: string) =>
+      page.$eval(sel, (e) => {
+        const r = e.getBoundingClientRect();
+        return r.top >= -1 && r.top < e.ownerDocument.documentElement.clientHeight && r.bottom > 0;
+      });
+    const id = runs[1]!.runId;
+    const t = (await site_(siteFile(`/runs/${encodeURIComponent(id)}`))).tests.at(-1);
+    const link = `${base}#/runs/${encodeURIComponent(id)}/tests/${encodeURIComponent(t.test_id)}?target=${encodeURIComponent(t.target)}&tab=transcript`;
+    const test = await openWatched(browser, link, viewport);
+    await test.page.waitForSelector('#test-transcript .msg-turn');
+    await test.page.waitForSelector('#tests-body tr');
+    await test.page.waitForSelector('#runs-body tr');
+    await poll(() => inView(test.page, '#test-detail')).toBe(true);
+    expect(await test.page.$eval('html', (h) => h.scrollTop)).toBeGreaterThan(0);
+    expect(test.errors).toEqual([]);
+    await test.page.context().close();
+    const [a, b] = [runs[0]!.runId, runs[1]!.runId];
+    const cmp = await openWatched(browser, `${base}#/compare?runs=${encodeURIComponent(a)},${encodeURIComponent(b)}`, viewport);
+    await cmp.page.waitForSelector('#compare-body tr');
+    await cmp.page.waitForSelector('#runs-body tr');
+    await poll(() => inView(cmp.page, '#compare-view')).toBe(true);
+    expect(cmp.errors).toEqual([]);
+    await cmp.page.context().close();
+  }, 120_000);
+
+  it('has no "Where" column: every run of the site is a copy of the branch', async () => {
+    const { page } = await openWatched(browser, base);
+    await page.waitForSelector('#runs-body tr');
+    expect(await page.isVisible('#runs-table th.where')).toBe(false);
+    expect(
+      await page.$$eval('#runs-body td.where', (cells) => cells.filter((c) => (c as unknown as { offsetParent: unknown }).offsetParent !== null).length),
+    ).toBe(0);
+    await page.context().close();
+  }, 60_000);
+
+  it('opens Trends with a series for every experiment, and explains an empty chart without command-line flags', async () => {
+    const { page, errors } = await openWatched(browser, `${base}#/trends`);
+    await page.waitForSelector('section.series');
+    const perExperiment = await site_(siteFile('/trend?by=experiment'));
+    expect(perExperiment.series.length).toBeGreaterThan(0);
+    expect(await page.$$eval('section.series', (s) => s.map((x) => x.getAttribute('data-series')))).toEqual(
+      perExperiment.series.map((x: { experiment: string }) => `${x.experiment} × all targets`),
+    );
+    expect(await page.inputValue('#t-by')).toBe('experiment');
+    // Pooled over experiments that share no test: no chart, and why, in words.
+    await page.selectOption('#t-by', 'none');
+    await poll(async () => (await page.$$('section.series')).length > 0 || /No chart/.test((await page.textContent('#trend-charts')) ?? '')).toBe(true);
+    expect(await page.textContent('#view-trends')).not.toMatch(/--[a-z]/);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
   it('charts the trends per target', async () => {
     const { page, errors } = await openWatched(browser, `${base}#/trends?by=target`);
     await page.waitForSelector('section.series');

@@ -77,6 +77,8 @@ export type GateVerdict =
       /** One line for people: why the gate passed. */
       note: string;
       candidate: ResolvedRun;
+      /** The candidate is tagged baseline by this gate (`updateBaseline` with a published run). */
+      becomesBaseline: boolean;
     };
 
 export interface GateCheckResult {
@@ -135,8 +137,11 @@ async function decideAndAct(opts: GateCheckOptions, webhook: Webhook | null): Pr
       throw err;
     });
     if (base === null) {
-      const note = `no baseline yet (${baseline} names no published run): the gate passes (--missing-baseline pass); this run becomes the baseline when it lands on main`;
-      const verdict: GateVerdict = { kind: 'no-baseline', note, candidate: cand };
+      const becomesBaseline = Boolean(opts.updateBaseline) && cand.runId !== null;
+      const note = becomesBaseline
+        ? `no baseline before (${baseline} named no published run): the gate passes (--missing-baseline pass) and ${cand.runId} is now the baseline`
+        : `no baseline yet (${baseline} names no published run): the gate passes (--missing-baseline pass); this run becomes the baseline when it lands on main`;
+      const verdict: GateVerdict = { kind: 'no-baseline', note, candidate: cand, becomesBaseline };
       await opts.onVerdict?.(verdict);
       return { verdict, passed: true, webhook: null, moved: await updateBaseline() };
     }

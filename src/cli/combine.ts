@@ -7,7 +7,12 @@ import { displayPath, stringFlag } from './flags.js';
 import { RUN_NAME_HELP, runNameOptions, withRunNames } from './run-names.js';
 
 export function registerCombine(cli: Cli): void {
-  runNameOptions(cli.command('combine <...runs>', `Combine partial runs (e.g. CI shards) into a new run workspace. Each run is ${RUN_NAME_HELP}`))
+  runNameOptions(
+    cli.command(
+      'combine <...runs>',
+      `Combine partial runs (e.g. CI shards) into a new run workspace; a folder holding runs (shards as downloaded, of AgentV 5 or 4.42) stands for the runs in it. Each run is ${RUN_NAME_HELP}`,
+    ),
+  )
     .option('--out <dir>', 'New run directory; must not exist or be empty (default: .agentv/results/<run_id>)')
     .option('--experiment <name>', 'Experiment label of the combined run; required when the sources span experiments')
     .option(
@@ -18,6 +23,7 @@ export function registerCombine(cli: Cli): void {
     .option('--dir <dir>', 'Working directory used to resolve relative paths')
     .option('--json', 'Machine-readable output')
     .example('agentv-results combine shard-1 shard-2 --out .agentv/results/my-eval/combined')
+    .example('agentv-results combine shards/ --experiment ci --out run')
     .action((runs: string[], flags: Record<string, unknown>) =>
       runCommand(async () => {
         const cwd = (flags.dir as string | undefined) ?? process.cwd();

@@ -1,3 +1,4 @@
+import { renameSync, writeFileSync } from 'node:fs';
 import type { Cli } from './program.js';
 import { DEFAULT_GATE_CONFIDENCE, DEFAULT_GATE_HISTORY, DEFAULT_GATE_TOLERANCE, gateTestName, type GateReport } from '../compare/gate.js';
 import { gateCheck, type GateVerdict } from '../ci/gate-check.js';
@@ -86,6 +87,10 @@ export function registerGate(cli: Cli): void {
       .option('--format <format>', 'text (default), json or markdown (a PR comment or job summary: regressions first, escaped, under 65,536 characters)')
       .option('--json', 'Same as --format json: { passed, failures[], regressions[], improvements[], new_tests[], removed_tests[], summary, tolerance, … }')
       .option(
+        '--markdown-out <file>',
+        'Also write the Markdown of this one evaluation (the verdict, or why the gate could not decide) to file: JSON on stdout and Markdown for a comment from one run',
+      )
+      .option(
         '--all-targets',
         'Match rows per (test id, target) even when neither run holds several targets (the gate already does whenever one does, so every target of a multi-target run is gated)',
       )
@@ -96,32 +101,53 @@ export function registerGate(cli: Cli): void {
     .action((baseline: string, candidate: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
         const format = outputFormat(flags);
+        const markdownOut = stringFlag('markdown-out', flags.markdownOut);
         try {
-          return await gateCommand(baseline, candidate, flags, format);
+          return await gateCommand(baseline, candidate, flags, format, markdownOut);
         } catch (err) {
           // A gate that could not decide says so where the team reads it (exit 2, 3 or 70 follows).
           const message = err instanceof Error ? err.message : String(err);
           const code = exitCodeFor(err);
-          if (format === 'markdown') process.stdout.write(gateErrorMarkdown(message, code, !(err instanceof AgentvResultsError) && code === EXIT.bug));
+          const md = gateErrorMarkdown(message, code, !(err instanceof AgentvResultsError) && code === EXIT.bug);
+          if (format === 'markdown') process.stdout.write(md);
+          if (markdownOut !== undefined) writeMarkdownOut(markdownOut, md);
           throw err;
         }
       }),
     );
 }
 
-async function gateCommand(baseline: string, candidate: string, flags: Record<string, unknown>, format: ReturnType<typeof outputFormat>): Promise<number> {
+/** `--markdown-out`: the file is written whole (a partial comment is never left), relative to the working directory. */
+function writeMarkdownOut(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, file);
+}
+
+async function gateCommand(
+  baseline: string,
+  candidate: string,
+  flags: Record<string, unknown>,
+  format: ReturnType<typeof outputFormat>,
+  markdownOut: string | undefined,
+): Promise<number> {
   let progress: ReturnType<typeof progressReporter> | null = null;
   const printVerdict = (v: GateVerdict): void => {
+    const markdown = () =>
+      v.kind === 'no-baseline'
+        ? gateNoBaselineMarkdown(baseline, runLink(v.candidate), { nowBaseline: v.becomesBaseline })
+        : gateMarkdown(v.report, { baseline: runLink(v.baseline), candidate: runLink(v.candidate) });
+    if (markdownOut !== undefined) writeMarkdownOut(markdownOut, markdown());
     if (v.kind === 'no-baseline') {
       if (format === 'json') printJson({ passed: true, baseline: null, note: v.note });
-      else if (format === 'markdown') process.stdout.write(gateNoBaselineMarkdown(baseline, runLink(v.candidate)));
+      else if (format === 'markdown') process.stdout.write(markdown());
       else process.stdout.write(yellow(v.note) + '\n');
       return;
     }
     const { report, baseline: b, candidate: c } = v;
     for (const w of v.warnings) process.stderr.write(`warning: ${w}\n`);
     if (format === 'json') printJson(report);
-    else if (format === 'markdown') process.stdout.write(gateMarkdown(report, { baseline: runLink(b), candidate: runLink(c) }));
+    else if (format === 'markdown') process.stdout.write(markdown());
     else printGate(report, b.runId ?? b.name, c.runId ?? c.name);
   };
   const result = await gateCheck({

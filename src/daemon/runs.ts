@@ -1,5 +1,5 @@
 /**
- * Finding run workspaces under a results root and telling what state each is in.
+ * Telling what state a run workspace is in (finding them under a results root: runs/read/find-runs.ts).
  *
  * A run workspace is a directory holding a manifest (runs/export/source.ts `runManifestOf` says which
  * layout): `index.jsonl` (ours, AgentV's results docs' runners, `<root>/<experiment>/<timestamp>/`
@@ -16,11 +16,13 @@
  * run is finished once benchmark.json lists the tests it ran and the index holds a complete line
  * per planned test. Its benchmark.json plays the summary's part below.
  */
-import { readdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runManifestOf, type RunDirLayout } from '../runs/export/source.js';
 import { readRegularText } from '../util/safe-open.js';
 import { absentAs } from '../util/errors.js';
+
+export { findRunDirs } from '../runs/read/find-runs.js';
 
 export interface RunDirState {
   dir: string;
@@ -36,46 +38,7 @@ export interface RunDirState {
   indexMtimeMs: number | null;
 }
 
-const hidden = (name: string): boolean => name.startsWith('.');
-
-async function isFile(path: string): Promise<boolean> {
-  return stat(path).then(
-    (s) => s.isFile(),
-    () => false,
-  );
-}
-
-async function subdirs(dir: string): Promise<string[]> {
-  // absent: no results directory yet, no runs; anything else propagates
-  const entries = await readdir(dir, { withFileTypes: true }).catch(absentAs([]));
-  return entries.filter((e) => e.isDirectory() && !hidden(e.name)).map((e) => join(dir, e.name));
-}
-
 const AGENTV_INDEX = join('.internal', 'index.jsonl');
-
-async function hasManifest(dir: string): Promise<boolean> {
-  return (await isFile(join(dir, 'index.jsonl'))) || (await isFile(join(dir, AGENTV_INDEX)));
-}
-
-/** AgentV 4.42 keeps its runs in `<root>/runs/<experiment>/<timestamp>/`. */
-const STABLE_RUNS = 'runs';
-
-/** Run workspaces one or two levels below `root`, and AgentV 4.42's under `runs/` (sorted). Missing root: none. */
-export async function findRunDirs(root: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const first of await subdirs(root)) {
-    if (await hasManifest(first)) {
-      out.push(first);
-      continue;
-    }
-    const stableRoot = first === join(root, STABLE_RUNS);
-    for (const second of await subdirs(first)) {
-      if (await hasManifest(second)) out.push(second);
-      else if (stableRoot) for (const third of await subdirs(second)) if (await hasManifest(third)) out.push(third);
-    }
-  }
-  return out.sort();
-}
 
 /** AgentV 5: the final summary lists every test and the index has a complete line per listed test. */
 async function agentvFinished(dir: string, summary: unknown): Promise<boolean> {

@@ -149,7 +149,15 @@ export function gateMarkdown(r: GateReport, runs: { baseline: RunLink; candidate
 }
 
 /** The gate's Markdown when there is no baseline yet (`--missing-baseline pass`): never an empty comment. */
-export function gateNoBaselineMarkdown(baseline: string, candidate: RunLink): string {
+export function gateNoBaselineMarkdown(baseline: string, candidate: RunLink, opts: { nowBaseline?: boolean } = {}): string {
+  if (opts.nowBaseline)
+    return [
+      GATE_COMMENT_MARKER,
+      '### ✅ Eval gate passed: this run is the first baseline',
+      '',
+      `${mdText(baseline)} named no published run, so there was nothing to compare ${runRef(candidate)} with: it passes, and the \`baseline\` tag now points to it. The next runs are gated on it.`,
+      '',
+    ].join('\n');
   return [
     GATE_COMMENT_MARKER,
     '### ✅ Eval gate passed: no baseline yet',

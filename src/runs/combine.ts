@@ -29,6 +29,7 @@ import { DEFAULT_THRESHOLD } from './export/normalize.js';
 import { json } from './export/row-files.js';
 import { caseKey, describeCase, distinct } from './read/case-keys.js';
 import { loadRun, type LoadedRun } from './read/run-reader.js';
+import { looksLikeRun, runDirsWithin } from './read/find-runs.js';
 import { checkOutputDir } from '../util/output-target.js';
 import { readRegularText } from '../util/safe-open.js';
 import { absentAs } from '../util/errors.js';
@@ -74,6 +75,25 @@ const timeOf = (row: IndexRow): number => {
   // An undated row loses to any dated one under `latest`.
   return Number.isNaN(t) ? -Infinity : t;
 };
+
+/**
+ * The sources as run workspaces: a directory that is not one but holds runs (CI shards as they
+ * were downloaded, of either AgentV line: AgentV 5's `<run_id>/`, AgentV 4.42's
+ * `runs/<experiment>/<timestamp>/`; runs/read/find-runs.ts `runDirsWithin`) stands for the runs in
+ * it, in path order; anything else is passed on as given (and refused by the reader with its reason).
+ */
+export async function expandSources(paths: string[], cwd: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const path of paths) {
+    const abs = resolve(cwd, path);
+    // absent: passed on as given, for the reader to name
+    const isDir = (await stat(abs).catch(absentAs(null)))?.isDirectory() === true;
+    const inside = isDir && !(await looksLikeRun(abs)) ? await runDirsWithin(abs) : [];
+    if (inside.length === 0) out.push(path);
+    else for (const dir of inside) out.push(join(path, relative(abs, dir)));
+  }
+  return out;
+}
 
 async function loadSources(paths: string[], cwd: string): Promise<LoadedRun[]> {
   if (paths.length === 0) throw new InputError('combine needs at least one source run workspace');
@@ -205,10 +225,11 @@ async function evalFileOf(runs: LoadedRun[]): Promise<string> {
 export async function combineRuns(opts: CombineOptions): Promise<CombineResult> {
   const cwd = opts.cwd ?? process.cwd();
   const policy = opts.onDuplicate ?? 'error';
-  const runs = await loadSources(opts.sources, cwd);
-  const experiment = chooseExperiment(runs, opts.sources, opts.experiment);
-  const { kept, replaced } = mergeRows(runs, opts.sources, policy);
-  checkPaths(kept, opts.sources);
+  const sources = await expandSources(opts.sources, cwd);
+  const runs = await loadSources(sources, cwd);
+  const experiment = chooseExperiment(runs, sources, opts.experiment);
+  const { kept, replaced } = mergeRows(runs, sources, policy);
+  checkPaths(kept, sources);
   const { runId, earliest } = runIdFor(experiment, kept);
 
   const out = resolve(cwd, opts.out ?? join('.agentv/results', runId));
@@ -221,7 +242,7 @@ export async function combineRuns(opts: CombineOptions): Promise<CombineResult> 
     const parent = await realpath(dirname(out)).catch(absentAs(resolve(dirname(out))));
     const target = join(parent, basename(out));
     if (target === src || target.startsWith(src + sep))
-      throw new InputError(`--out ${shown} is inside source ${opts.sources[i]} — choose a directory outside the sources`);
+      throw new InputError(`--out ${shown} is inside source ${sources[i]} — choose a directory outside the sources`);
   }
 
   const thresholds = runs.map((r) => r.summary?.threshold).filter((t): t is number => typeof t === 'number');
@@ -263,8 +284,8 @@ export async function combineRuns(opts: CombineOptions): Promise<CombineResult> 
       agg.add(rewritten);
       index += JSON.stringify(rewritten) + '\n';
     }
-    const sources: CombineSourceReport[] = runs.map((run, i) => ({
-      path: opts.sources[i]!,
+    const reports: CombineSourceReport[] = runs.map((run, i) => ({
+      path: sources[i]!,
       run_id: run.runId,
       experiment: run.experiment,
       rows: run.rows.length,
@@ -273,7 +294,7 @@ export async function combineRuns(opts: CombineOptions): Promise<CombineResult> 
     const summary = agg.summary(meta);
     // Provenance without local paths: artifacts stay deterministic and free of machine details.
     summary.combine_metadata = {
-      sources: sources.map(({ run_id, experiment: e, rows, kept: k }) => ({ run_id, experiment: e, rows, kept: k })),
+      sources: reports.map(({ run_id, experiment: e, rows, kept: k }) => ({ run_id, experiment: e, rows, kept: k })),
       on_duplicate: policy,
       duplicates_replaced: replaced,
     };
@@ -285,7 +306,7 @@ export async function combineRuns(opts: CombineOptions): Promise<CombineResult> 
     // Checked again right before the rename: commit replaces whatever is at `out`.
     if (!(await isEmptyOrAbsent(out))) throw new InputError(`${shown} was written to while combining — nothing was changed; choose another --out`);
     const outDir = await dir.commit(basename(out));
-    return { run_id: runId, experiment, out_dir: outDir, rows: kept.length, duplicates_replaced: replaced, sources, summary };
+    return { run_id: runId, experiment, out_dir: outDir, rows: kept.length, duplicates_replaced: replaced, sources: reports, summary };
   } catch (err) {
     await dir.abort();
     throw err;

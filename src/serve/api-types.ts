@@ -168,6 +168,8 @@ export interface RemoteExtrasAnswer {
   remote: string | null;
   /** The remote's URL with any credentials removed. */
   remote_url: string | null;
+  /** The results branch here and on the remote (`missing`: no results branch yet, here or there). */
+  results?: { state: string };
   /** Runs/jobs queued by the daemon (or by publishes that could not push) and not yet pushed. */
   outbox: { depth: number; failed: number } | null;
   /** The newest push this server made (null until one lands). */

@@ -47,7 +47,7 @@ ul.assertions{list-style:none;padding-left:0}ul.assertions li{margin:6px 0}ul.as
 ul.assertions .text{display:inline}.evidence{font-size:12px;margin:2px 0 0 18px;white-space:pre-wrap}
 .msg-turn{margin:8px 0}.msg-turn .role{font-size:12px;font-weight:600;color:var(--muted);text-transform:uppercase}
 .note{font-size:12px;color:var(--muted)}.pager a.btn{text-decoration:none}
-body[data-static=true] :is(#remote,#tab-autoresearch,#tag-input,#tag-add,.tag-x,.edit:has(#fb-save),footer.live){display:none}body:not([data-static=true]) footer.static{display:none}
+body[data-static=true] :is(#remote,#tab-autoresearch,.where,#tag-input,#tag-add,.tag-x,.edit:has(#fb-save),footer.live){display:none}body:not([data-static=true]) footer.static{display:none}
 ${TRAJECTORY_CHART_CSS}`;
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
@@ -108,7 +108,7 @@ const BODY = `<main>
 <label>From<input id="f-since" type="date"></label>
 <label>To<input id="f-until" type="date"></label>
 </div>
-<div class="panel"><table id="runs-table"><thead><tr><th></th><th>Run</th><th>Time</th><th>Experiment</th><th>Targets</th><th class="num">Passed</th><th class="num">Pass rate</th><th>Tags</th><th>Where</th></tr></thead><tbody id="runs-body"></tbody></table><p id="runs-empty" class="empty" hidden></p></div>
+<div class="panel"><table id="runs-table"><thead><tr><th></th><th>Run</th><th>Time</th><th>Experiment</th><th>Targets</th><th class="num">Passed</th><th class="num">Pass rate</th><th>Tags</th><th class="where">Where</th></tr></thead><tbody id="runs-body"></tbody></table><p id="runs-empty" class="empty" hidden></p></div>
 <div class="pager"><button type="button" class="btn" id="runs-prev">‹ Prev</button> <span id="runs-count" class="muted"></span> <button type="button" class="btn" id="runs-next">Next ›</button> <button type="button" class="btn" id="compare-btn" disabled>Compare selected</button><span id="runs-msg" class="msg"></span></div>
 <section id="run-detail" hidden><h2 id="run-title"></h2><span id="run-msg" class="msg"></span>
 <div id="run-missing" class="panel empty" role="alert" hidden></div>
@@ -133,7 +133,7 @@ const BODY = `<main>
 </section>
 </div>
 <div id="view-trends" hidden>
-<div class="filters"><label>Experiment<select id="t-experiment"><option value="">all</option></select></label><label>Target<select id="t-target"><option value="">all</option></select></label><label>Series<select id="t-by" aria-label="Series"><option value="">one (targets pooled)</option><option value="target">per target</option><option value="experiment">per experiment</option><option value="experiment,target">per experiment × target</option></select></label><span id="trend-msg" class="msg" role="status"></span></div>
+<div class="filters"><label>Experiment<select id="t-experiment"><option value="">all</option></select></label><label>Target<select id="t-target"><option value="">all</option></select></label><label>Series<select id="t-by" aria-label="Series"><option value="none">one (pooled)</option><option value="target">per target</option><option value="experiment">per experiment</option><option value="experiment,target">per experiment × target</option></select></label><span id="trend-msg" class="msg" role="status"></span></div>
 <p class="muted">By default one series with every target pooled, as <code>agentv trend</code> (and <code>agentv-results trend</code>); split it per target or experiment above. Runs are placed by date, the most recent series first. A red point is a run the trend rule flags as a regression.</p>
 <div id="trend-charts"></div>
 </div>

@@ -37,6 +37,12 @@ export const SiteOptionsSchema = z.object({
   out: z.string(),
   /** Trend charts show the newest this many runs of each series (default 50). */
   trendLast: z.number().optional(),
+  /**
+   * Full detail (each test's grading, answer and transcript, the run's report, its comparison with
+   * the run before it) for the newest this many runs; older runs keep their summary and test table
+   * (default DEFAULT_DETAIL_LAST).
+   */
+  detailLast: z.number().int().nonnegative().optional(),
   /** Ask about every run again, even those unchanged since the last build (files still rewritten only when their bytes differ). */
   full: z.boolean().optional(),
   /** Fetch the results branch from the remote first. */
@@ -58,8 +64,27 @@ export interface SiteResult {
   filesRemoved: number;
   /** The site's size: every file it holds, in bytes. */
   bytes: number;
+  /** Runs written with full detail (the newest `detailLast`); the others have their summary only. */
+  runsDetailed: number;
+  /** The size against the static host's limits (GitHub Pages: a 1 GB site, 100 MB a file). */
+  budget: SiteBudget;
   /** Runs or views that could not be built (each named); the rest of the site is written. */
   warnings: string[];
+}
+
+/** GitHub Pages' limits: a published site of at most 1 GB, no file over 100 MB. */
+export const PAGES_SITE_LIMIT = 1024 ** 3;
+export const PAGES_FILE_LIMIT = 100 * 1024 ** 2;
+/** Runs built with full detail unless `detailLast` says otherwise. */
+export const DEFAULT_DETAIL_LAST = 200;
+
+export interface SiteBudget {
+  site_limit: number;
+  file_limit: number;
+  /** The largest file this build wrote, in bytes. */
+  largest_file: number;
+  /** The site is over one of the limits (a warning says which). */
+  over: boolean;
 }
 
 /** Runs per listing page. */
@@ -94,10 +119,18 @@ function asker(ctx: ApiContext): (path: string) => Promise<string> {
 
 const enc = encodeURIComponent;
 
-/** One run's files: its detail, its report, each test's detail and every page of its transcript. */
-async function buildRun(ask: (p: string) => Promise<string>, w: SiteWriter, run: ListedRun, into: string[]): Promise<void> {
+/**
+ * One run's files: its detail, and with `full`, its report, each test's detail and every page of its
+ * transcript (older runs keep their summary and test table: the site's size stays within its host's).
+ */
+async function buildRun(ask: (p: string) => Promise<string>, w: SiteWriter, run: ListedRun, into: string[], full: boolean): Promise<void> {
   const base = `/runs/${enc(run.run_id)}`;
   const detail = await ask(base);
+  if (!full) {
+    // The page says why a test of this run opens no detail (client: summary_only).
+    await w.put(siteFile(base), JSON.stringify({ ...(JSON.parse(detail) as Record<string, unknown>), summary_only: true }), into);
+    return;
+  }
   await w.put(siteFile(base), detail, into);
   await w.put(siteFile(`${base}/report`, 'html'), await ask(`${base}/report`), into);
   const tests = (JSON.parse(detail) as { tests: { test_id: string; target?: string | null; attempt?: number | null }[] }).tests;
@@ -219,17 +252,22 @@ async function write(
   const jobs: Job[] = [];
   // Each compared pair right after its newer run: a batch then reads both sides of most of its pairs.
   const olderOf = new Map(consecutivePairs(oldestFirst).map(([a, b]) => [b.run_id, a]));
+  // Full detail for the newest `detailLast` runs; a run that falls out of them is rebuilt as a summary (its key changes).
+  const detailLast = opts.detailLast ?? DEFAULT_DETAIL_LAST;
+  const detailed = new Set(listed.runs.slice(0, detailLast).map((r) => r.run_id));
   for (const r of oldestFirst) {
+    const full = detailed.has(r.run_id);
     jobs.push({
       name: `run:${r.run_id}`,
-      key: keyOf.get(r.run_id)!,
+      key: full ? keyOf.get(r.run_id)! : sha(`summary\0${keyOf.get(r.run_id)}`),
       what: `run ${r.run_id}`,
       run: true,
       reads: [r],
-      build: (ask, into) => buildRun(ask, w, r, into),
+      build: (ask, into) => buildRun(ask, w, r, into, full),
     });
+    // A run kept as a summary is not compared either: its comparison is detail too.
     const a = olderOf.get(r.run_id);
-    if (a === undefined) continue;
+    if (a === undefined || !full) continue;
     const path = `/compare?runs=${enc(a.run_id)},${enc(r.run_id)}`;
     jobs.push({
       name: `compare:${a.run_id}\0${r.run_id}`,
@@ -298,6 +336,17 @@ async function write(
   }
   await w.finish();
   const c = w.counts;
+  const budget: SiteBudget = { site_limit: PAGES_SITE_LIMIT, file_limit: PAGES_FILE_LIMIT, largest_file: c.largest, over: false };
+  if (c.bytes > PAGES_SITE_LIMIT) {
+    budget.over = true;
+    warnings.push(
+      `the site is ${c.bytes} bytes, over GitHub Pages' 1 GB limit for a site: pass a smaller --detail-last (now ${detailLast}) to keep full detail for fewer runs`,
+    );
+  }
+  if (c.largest > PAGES_FILE_LIMIT) {
+    budget.over = true;
+    warnings.push(`a file of the site is ${c.largest} bytes, over GitHub Pages' 100 MB limit for a file`);
+  }
   return {
     out,
     branch,
@@ -308,6 +357,8 @@ async function write(
     filesUnchanged: c.unchanged,
     filesRemoved: c.removed,
     bytes: c.bytes,
+    runsDetailed: Math.min(detailLast, listed.runs.length),
+    budget,
     warnings,
   };
 }

@@ -90,6 +90,8 @@ export interface WriteCounts {
   unchanged: number;
   removed: number;
   bytes: number;
+  /** The largest file of the site, in bytes. */
+  largest: number;
 }
 
 const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -116,7 +118,7 @@ export async function readManifest(out: string): Promise<Manifest | null> {
 export class SiteWriter {
   private files: Record<string, [string, number]> = {};
   private units: Record<string, Unit> = {};
-  readonly counts: WriteCounts = { written: 0, unchanged: 0, removed: 0, bytes: 0 };
+  readonly counts: WriteCounts = { written: 0, unchanged: 0, removed: 0, bytes: 0, largest: 0 };
   /** Files written by this build and not yet flushed to disk (finish() flushes them before the manifest). */
   private unsynced: string[] = [];
   /** The last build's manifest (its files), and the same when its units may be kept (same page). */
@@ -151,6 +153,7 @@ export class SiteWriter {
       this.files[f] = h;
       this.counts.unchanged++;
       this.counts.bytes += h[1];
+      this.counts.largest = Math.max(this.counts.largest, h[1]);
     }
     this.units[name] = u;
     return true;
@@ -177,6 +180,7 @@ export class SiteWriter {
     this.files[rel] = [hash, size];
     into?.push(rel);
     this.counts.bytes += size;
+    this.counts.largest = Math.max(this.counts.largest, size);
     // absent: a file the manifest names but that is gone is written again; anything else propagates
     const there = await lstat(join(this.out, rel)).catch(absentAs(null));
     if (!this.resume && this.prior?.files[rel]?.[0] === hash && there?.isFile()) {

@@ -5,6 +5,9 @@ import type { FlakyReport } from './flaky.js';
 
 /** The Markdown of a trend report (`trend --format markdown`). */
 export function trendMarkdown(r: TrendReport): string {
+  // No series yet (fewer than two published runs, say): a sentence, never an empty table.
+  if (r.series.length === 0)
+    return `### Trend: nothing to chart yet\n\nA trend needs at least two runs that share tests${r.skipped.length > 0 ? ` (${plural(r.skipped.length, 'series', 'series')} with too few runs so far)` : ''}.\n`;
   const degrading = r.series.filter((s) => s.summary.direction === 'degrading').length;
   const head = [
     `### ${r.triggered ? '❌' : degrading > 0 ? '⚠️' : '✅'} Trend: ${plural(r.series.length, 'series', 'series')}, ${degrading} degrading`,

@@ -7,10 +7,14 @@
  * use (anything else throws, so a recipe cannot quietly use what this runner does not know).
  *
  * Programs on PATH: the built CLI as `agentv-results` (and `npx agentv-results@<version>`); `npm
- * install --global agentv-results@<version>` is a no-op that refuses an unpinned install; `npx
- * agentv eval` is a stand-in eval (tools/fake-agentv.mjs) writing an AgentV 5 run workspace (its
- * index in `.internal/`) with the scores the test chose; `gh pr comment` keeps one comment per pull
- * request in a JSON file. git, bash, node and curl are the real ones.
+ * install --global` is a no-op that refuses an unpinned agentv-results (a version or a git URL at a
+ * ref); `npm ci` in the action's own checkout is a no-op (the suite runs the built tree, which the
+ * action's wrapper then runs with node); `npx agentv@<version> eval` is a stand-in eval
+ * (test/helpers/fake-agentv.mjs) writing the run workspace of that AgentV line — 4.x: AgentV 4.42's
+ * `runs/<experiment>/<timestamp>/`, 5.x: AgentV 5's with its index in `.internal/` — with the scores
+ * the test chose; `gh api` serves the pull-request comments from a JSON file
+ * (test/helpers/fake-gh.mjs). git, bash and curl are the real ones, node too (through a shim that
+ * can crash the gate on demand).
  *
  * `actions/upload-artifact@v4` keeps what the real one keeps: entries whose names start with a dot
  * are dropped unless `include-hidden-files: true`. This project's own action (`uses:
@@ -51,18 +55,23 @@ export async function makeShims(dir: string): Promise<string> {
     await writeFile(join(bin, name), text);
     await chmod(join(bin, name), 0o755);
   };
+  const crash = `if [ -n "$FAKE_CRASH_GATE" ] && [ "$1" = gate ]; then\n  gone=$(mktemp -d) && cd "$gone" && rmdir "$gone"\nfi\n`;
+  await write('agentv-results', `#!/bin/sh\n${crash}exec "${process.execPath}" "${CLI_PATH}" "$@"\n`);
+  // The action installs agentv-results from its own checkout and runs it with node: the same crash on demand there.
   await write(
-    'agentv-results',
-    `#!/bin/sh\nif [ "$1" = gate ] && [ -n "$FAKE_CRASH_GATE" ]; then\n  gone=$(mktemp -d) && cd "$gone" && rmdir "$gone"\nfi\nexec "${process.execPath}" "${CLI_PATH}" "$@"\n`,
+    'node',
+    `#!/bin/sh\ncase "$1" in */dist/cli/main.js) if [ -n "$FAKE_CRASH_GATE" ] && [ "$2" = gate ]; then\n  gone=$(mktemp -d) && cd "$gone" && rmdir "$gone"\nfi ;; esac\nexec "${process.execPath}" "$@"\n`,
   );
-  // The recipes pin the version they install: an unpinned agentv-results install fails here.
+  // The recipes pin what they install: agentv-results@<version>, or a git URL at a ref (#<tag or commit>);
+  // anything unpinned fails here. npm ci in the action's own checkout is the suite's built tree (no-op).
   await write(
     'npm',
-    `#!/bin/sh\nif [ "$1" = install ]; then\n  for a in "$@"; do case "$a" in agentv-results) echo "npm: agentv-results must be pinned (agentv-results@<version>)" >&2; exit 1 ;; esac; done\n  exit 0\nfi\necho "npm $* is not simulated" >&2; exit 1\n`,
+    `#!/bin/sh\nif [ "$1" = install ]; then\n  for a in "$@"; do case "$a" in agentv-results|git+*|github:*) case "$a" in *#?*) ;; *) echo "npm: agentv-results must be pinned (agentv-results@<version> or <git URL>#<ref>)" >&2; exit 1 ;; esac ;; esac; done\n  exit 0\nfi\nif [ "$1" = ci ] && [ "$(pwd -P)" = "$(cd "${REPO_ROOT}" && pwd -P)" ]; then exit 0; fi\necho "npm $* is not simulated" >&2; exit 1\n`,
   );
+  // npx agentv@<version>: 4.x writes AgentV 4.42's layout, 5.x and @next AgentV 5's; a bare agentv is what npm resolves today, 4.42.4.
   await write(
     'npx',
-    `#!/bin/sh\n[ "$1" = --yes ] && shift\ncase "$1" in agentv-results@?*) shift; exec "${process.execPath}" "${CLI_PATH}" "$@" ;; esac\n[ "$1" = agentv ] || { echo "npx $* is not simulated" >&2; exit 1; }\nshift\nexec "${process.execPath}" "${join(REPO_ROOT, 'test/helpers/fake-agentv.mjs')}" "$@"\n`,
+    `#!/bin/sh\n[ "$1" = --yes ] && shift\ncase "$1" in agentv-results@?*) shift; exec "${process.execPath}" "${CLI_PATH}" "$@" ;; esac\ncase "$1" in\n  agentv|agentv@4.*) FAKE_AGENTV_LINE=4.42 ;;\n  agentv@5.*|agentv@next) FAKE_AGENTV_LINE=5 ;;\n  *) echo "npx $* is not simulated" >&2; exit 1 ;;\nesac\nexport FAKE_AGENTV_LINE\nshift\nexec "${process.execPath}" "${join(REPO_ROOT, 'test/helpers/fake-agentv.mjs')}" "$@"\n`,
   );
   await write('gh', `#!/bin/sh\nexec "${process.execPath}" "${join(REPO_ROOT, 'test/helpers/fake-gh.mjs')}" "$@"\n`);
   return bin;

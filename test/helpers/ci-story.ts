@@ -3,16 +3,19 @@
  * each recipe's shell steps run as written, in order, in a simulated runner (test/helpers/ci-runner.ts:
  * a fresh shallow clone per job, no git identity, the platform's CI variables, a file for
  * $GITHUB_STEP_SUMMARY), against a remote on 127.0.0.1 that refuses non-fast-forward pushes. Only the
- * eval command is a stand-in (it writes an AgentV 5 run workspace, its index under `.internal/`, with
- * the scores each scenario chooses for two targets, steady-agent and flaky-agent), three shards per
- * pipeline, run side by side as the platforms run them.
+ * eval command is a stand-in (it writes the run workspace of the AgentV line the recipe pins — 4.42's
+ * `runs/<experiment>/<ts>/` as written, AgentV 5's with its index under `.internal/` in the later
+ * scenarios, which pin `agentv@next` — with the scores each scenario chooses for two targets,
+ * steady-agent and flaky-agent), three shards per pipeline, run side by side as the platforms run them.
  *
  * Per platform: a first pull request before any baseline passes with a non-empty summary; the first
  * push to main publishes and becomes the baseline; a pull request that improves a test passes and
  * says so in one comment; one where one target regresses fails, the comment (the same one, updated)
  * names the tests with their target; a wobble within the tolerance across the pass threshold passes;
  * a crash of the tool exits 70 and says the gate could not decide; a second push to main moves the
- * baseline and the summary shows the trend. The two platforms are two files, so they run side by side.
+ * baseline and the summary shows the trend. The gate's own comment or note is found by its marker:
+ * another comment of the same user (GitHub) or 120 newer notes (GitLab, newest first) are left alone,
+ * and a failing comments API is a warning that leaves the gate's result as it was. The two platforms are two files, so they run side by side.
  */
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';

@@ -5,6 +5,10 @@
 // library's exportRun, what the CLI's `export` runs (verdicts at AgentV's 0.8), called in this
 // process rather than as a second CLI process per shard; then laid out as AgentV 5 lays it out: its
 // index in `.internal/index.jsonl`, a dot folder a CI artifact upload may drop.
+// With $FAKE_AGENTV_LINE=4.42 it writes what AgentV's stable release (npm's `agentv`, 4.42.4)
+// writes instead: `.agentv/results/runs/<experiment>/<timestamp>/` holding a root index.jsonl of
+// its result rows (each naming its `<suite>/<test>/` folder as artifact_dir), benchmark.json and
+// timing.json, no summary.json, no dot folder.
 import { mkdirSync, readFileSync, renameSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -33,9 +37,42 @@ const rows = Object.entries(scores)
     input: `question ${test_id}`,
     answer: `answer ${test_id}`,
   }));
+const runId = new Date(base).toISOString().replace(/[:.]/g, '-');
+if (process.env.FAKE_AGENTV_LINE === '4.42') {
+  const out = resolve('.agentv/results/runs', experiment, runId);
+  mkdirSync(out, { recursive: true });
+  const stable = rows.map((r) => {
+    const dir = `${r.suite}/${r.test_id}`;
+    mkdirSync(join(out, dir, 'outputs'), { recursive: true });
+    writeFileSync(join(out, dir, 'outputs', 'answer.md'), r.answer);
+    writeFileSync(join(out, dir, 'input.md'), r.input);
+    const verdict = r.score >= 0.8 ? 'pass' : 'fail';
+    return {
+      timestamp: r.timestamp,
+      test_id: r.test_id,
+      suite: r.suite,
+      category: 'Uncategorized',
+      score: r.score,
+      target: r.target,
+      duration_ms: 10,
+      scores: [{ name: 'check', type: 'contains', score: r.score, weight: 1, verdict, assertions: [{ text: 'check', passed: verdict === 'pass' }] }],
+      execution_status: 'ok',
+      artifact_dir: dir,
+      answer_path: `${dir}/outputs/answer.md`,
+      input_path: `${dir}/input.md`,
+      experiment,
+    };
+  });
+  const tests = [...new Set(rows.map((r) => r.test_id))].sort();
+  const targets = [...new Set(rows.map((r) => r.target))].sort();
+  const metadata = { eval_file: file, timestamp: rows.at(-1).timestamp, targets, tests_run: tests, experiment, planned_test_count: rows.length };
+  writeFileSync(join(out, 'benchmark.json'), JSON.stringify({ metadata, run_summary: {} }, null, 2));
+  writeFileSync(join(out, 'timing.json'), JSON.stringify({ total_tokens: 0, duration_ms: 10 * rows.length }, null, 2));
+  writeFileSync(join(out, 'index.jsonl'), stable.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  process.exit(0);
+}
 const tmp = mkdtempSync(join(tmpdir(), 'fake-agentv-'));
 writeFileSync(join(tmp, 'results.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-const runId = new Date(base).toISOString().replace(/[:.]/g, '-');
 mkdirSync(resolve('.agentv/results'), { recursive: true });
 const out = resolve('.agentv/results', runId);
 const { exportRun } = await import(new URL('../../dist/runs/export/export.js', import.meta.url).href);

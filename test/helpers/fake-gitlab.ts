@@ -2,13 +2,16 @@
  * A stand-in GitLab on 127.0.0.1 for the GitLab CI recipe: git over HTTP through the real
  * `git http-backend` (CGI), with GitLab's two credentials — the CI job token may clone but not
  * push, a project access token (user `oauth2`) may push — and the merge-request notes API the
- * recipe uses (list, create, update; `PRIVATE-TOKEN` checked).
+ * recipe uses (list, paged and newest first as GitLab lists them, create, update; `PRIVATE-TOKEN`
+ * checked; an outage on demand).
  */
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 
 export interface FakeGitlab {
   port: number;
+  /** While true, every notes API call answers 502 (an outage, a token without api scope answers 403). */
+  failNotes: boolean;
   /** Notes per merge request iid. */
   notes: Map<number, { id: number; body: string }[]>;
   /** Pushes refused because the credential may not push. */
@@ -20,15 +23,23 @@ export async function startFakeGitlab(root: string, opts: { projectId: number; j
   const notes = new Map<number, { id: number; body: string }[]>();
   let nextId = 100;
   const state = { refusedPushes: 0 };
+  const control = { failNotes: false };
   const json = (res: ServerResponse, code: number, value: unknown) => res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(value));
 
   const api = (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
     if (req.headers['private-token'] !== opts.accessToken) return json(res, 401, { message: '401 Unauthorized' });
+    if (control.failNotes) return json(res, 502, { message: '502 Bad Gateway' });
     const m = /^\/api\/v4\/projects\/(\d+)\/merge_requests\/(\d+)\/notes(?:\/(\d+))?(?:\?.*)?$/.exec(req.url ?? '');
     if (!m || Number(m[1]) !== opts.projectId) return json(res, 404, { message: '404 Not Found' });
     const list = notes.get(Number(m[2])) ?? [];
     notes.set(Number(m[2]), list);
-    if (req.method === 'GET' && !m[3]) return json(res, 200, list);
+    if (req.method === 'GET' && !m[3]) {
+      // As GitLab lists notes: newest first (sort=desc by created_at), per_page (default 20, at most 100) a page.
+      const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+      const perPage = Math.min(100, Math.max(1, Number(query.get('per_page') ?? 20) || 20));
+      const page = Math.max(1, Number(query.get('page') ?? 1) || 1);
+      return json(res, 200, [...list].reverse().slice((page - 1) * perPage, page * perPage));
+    }
     const text = (JSON.parse(body.toString('utf8') || '{}') as { body?: string }).body;
     if (typeof text !== 'string') return json(res, 400, { message: 'body is missing' });
     if (req.method === 'POST' && !m[3]) {
@@ -113,6 +124,12 @@ export async function startFakeGitlab(root: string, opts: { projectId: number; j
   return {
     port: (server.address() as { port: number }).port,
     notes,
+    get failNotes() {
+      return control.failNotes;
+    },
+    set failNotes(v: boolean) {
+      control.failNotes = v;
+    },
     get refusedPushes() {
       return state.refusedPushes;
     },

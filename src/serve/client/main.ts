@@ -46,12 +46,20 @@ function render(): void {
   if (route.view === 'runs') void renderRuns(route);
   if (route.view === 'compare') {
     // The comparison first; the run list above it once the comparison is on screen.
-    void renderCompare(route).then(() => renderRuns({ ...route, run: null, test: null, q: new URLSearchParams() }));
+    const nav = ++compareNav;
     byId('compare-view').scrollIntoView({ block: 'start' });
+    void renderCompare(route)
+      .then(() => renderRuns({ ...route, run: null, test: null, q: new URLSearchParams() }))
+      .then(() => {
+        // The list loaded above the comparison and moved it down: back into view, unless the route changed.
+        if (nav === compareNav && document.body.getAttribute('data-view') === 'compare') byId('compare-view').scrollIntoView({ block: 'start' });
+      });
   }
   if (route.view === 'trends') void renderTrends(route);
   if (route.view === 'autoresearch') void renderAutoresearch(route);
 }
+
+let compareNav = 0;
 
 function init(): void {
   for (const { tab } of TABS) {

@@ -8,7 +8,9 @@ let hasRemote = false;
 function show(s: RemoteStatusAnswer): void {
   const box = byId('remote');
   const ours: Partial<NonNullable<RemoteStatusAnswer['agentv_results']>> = s.agentv_results ?? {};
-  setField(box, 'sync_status', s.sync_status);
+  // AgentV's wire value stays in data-sync-status; a repository with no results branch says so in words.
+  const noBranch = ours.results?.state === 'missing';
+  setField(box, 'sync_status', noBranch ? 'no results branch yet' : s.sync_status);
   setField(box, 'branch', s.branch ?? '—');
   setField(box, 'upstream', s.upstream ?? 'no remote');
   setField(box, 'ahead', s.ahead ?? '—');

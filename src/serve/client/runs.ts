@@ -122,7 +122,8 @@ function runRow(r: RunRowAnswer): HTMLTableRowElement {
   const tags = el('td');
   for (const t of r.tags) tags.appendChild(el('span', 'tag', t));
   tr.appendChild(tags);
-  tr.appendChild(el('td', 'muted', r.where));
+  // Where the run is (local, remote, both): this machine's view, hidden on the static site (a copy of the branch: all remote).
+  tr.appendChild(el('td', 'muted where', r.where));
   return tr;
 }
 
@@ -364,9 +365,16 @@ export function renderRuns(route: Route): Promise<void> {
   }
   if (route.run && route.test) jobs.push(showTest(route.run, route.test, route.q));
   else hideTest();
-  if (route.run) (route.test ? byId('test-detail') : byId('run-detail')).scrollIntoView({ block: 'start' });
-  return Promise.all(jobs).then(() => undefined);
+  const linked = route.run ? (route.test ? 'test-detail' : 'run-detail') : null;
+  if (linked) byId(linked).scrollIntoView({ block: 'start' });
+  const seq = ++renderSeq;
+  return Promise.all(jobs).then(() => {
+    // What loaded above it (the listing, the run's tests) moved the linked element down: bring it
+    // back into view, unless another route was rendered meanwhile.
+    if (linked && seq === renderSeq) byId(linked).scrollIntoView({ block: 'start' });
+  });
 }
+let renderSeq = 0;
 
 export function resetRuns(): void {
   selected.clear();

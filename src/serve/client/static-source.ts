@@ -106,10 +106,12 @@ async function runs(q: URLSearchParams): Promise<Json> {
 /** Why the site holds no answer to `path`. */
 function missing(path: string): string {
   const m = /^\/runs\/([^/?]+)(\/tests\/([^/?]+))?/.exec(path);
-  if (m?.[3]) return `test ${decodeURIComponent(m[3])} is not in run ${decodeURIComponent(m[1]!)} on this site`;
+  if (m?.[3])
+    return `test ${decodeURIComponent(m[3])} of run ${decodeURIComponent(m[1]!)} has no detail on this site: it keeps each test's detail, transcript and the report for its newest runs, and the summary and test table of older ones`;
+  if (m?.[0] && path.includes('/report')) return `the report of run ${decodeURIComponent(m[1]!)} is not on this site: it keeps the reports of its newest runs`;
   if (m) return `run ${decodeURIComponent(m[1]!)} is not on this site (a typo, or a run newer than the site's last build)`;
   if (path.startsWith('/compare'))
-    return 'this pair is not compared on this site: it holds each run against the previous run of its experiment (run `agentv-results compare` or `serve` for any pair)';
+    return 'this pair is not compared on this site: it holds each of its newest runs against the previous run of its experiment (run `agentv-results compare` or `serve` for any pair)';
   if (path.startsWith('/trend')) return 'this trend is not on this site: it holds the trends of every experiment, all targets pooled or split';
   return `not on this site: ${path}`;
 }

@@ -134,12 +134,13 @@ function chart(
 /** A series' name as the CLI prints it (src/trend seriesName). */
 export const seriesName = (s: Pick<TrendSeries | SkippedSeries, 'experiment' | 'target'>) =>
   `${s.experiment ?? 'all experiments'} × ${s.target ?? 'all targets'}`;
-const BY = ['', 'target', 'experiment', 'experiment,target'];
+/** `none`: one series, pooled. Without a choice, one series per experiment (all experiments' runs rarely share tests to pool). */
+const BY = ['none', 'target', 'experiment', 'experiment,target'];
 
 export function renderTrends(route: Route): Promise<void> {
   const experiment = route.q.get('experiment') ?? '';
   const target = route.q.get('target') ?? '';
-  const by = BY.includes(route.q.get('by') ?? '') ? (route.q.get('by') ?? '') : '';
+  const by = BY.includes(route.q.get('by') ?? '') ? (route.q.get('by') ?? '') : experiment ? 'none' : 'experiment';
   const at = (e: string, t: string, b: string) => href('trends', { experiment: e || null, target: t || null, by: b || null, project: scope.project || null });
   byId<HTMLSelectElement>('t-experiment').onchange = () => go(at(byId<HTMLSelectElement>('t-experiment').value, target, by));
   byId<HTMLSelectElement>('t-target').onchange = () => go(at(experiment, byId<HTMLSelectElement>('t-target').value, by));
@@ -148,7 +149,7 @@ export function renderTrends(route: Route): Promise<void> {
   const q = new URLSearchParams();
   if (experiment) q.set('experiment', experiment);
   if (target) q.set('target', target);
-  if (by) q.set('by', by);
+  if (by !== 'none') q.set('by', by);
   const k = `${scope.project}\0${q}`;
   if (k === key) return Promise.resolve();
   key = k;
@@ -188,8 +189,22 @@ export function renderTrends(route: Route): Promise<void> {
         sec.appendChild(row);
         box.appendChild(sec);
       }
-      if (!t.series.length) box.appendChild(el('p', 'muted', experiment || target ? 'No runs match this experiment and target.' : 'No runs to chart yet.'));
-      const notes: string[] = [...(t.warnings ?? []), ...(t.skipped ?? []).map((x) => `${seriesName(x)}: ${x.reason}`)];
+      // An empty chart says why in the reader's words (no command-line flags: the page may be the static site).
+      const skipped = t.skipped ?? [];
+      if (!t.series.length)
+        box.appendChild(
+          el(
+            'p',
+            'muted',
+            skipped.length > 0
+              ? 'No chart: the runs of this choice share no test, so their scores cannot be followed from run to run. Choose series per experiment, or one experiment.'
+              : experiment || target
+                ? 'No runs match this experiment and target.'
+                : 'No runs to chart yet: a trend needs published runs.',
+          ),
+        );
+      const words = (reason: string) => reason.replace(/\s*\(use --[^)]*\)/g, '');
+      const notes: string[] = [...(t.warnings ?? []), ...skipped.map((x) => `${seriesName(x)}: ${words(x.reason)}`)];
       flash('trend-msg', notes.join(' · '));
       painted('trend');
     })
