@@ -48,9 +48,9 @@ describe('the CLI bundle', () => {
     expect(text).not.toContain('erwartet');
   });
 
-  it('stays under 1.8 MB in all (it was 2.06 MB with the whole of zod; 1.6 MB until storage_mode hybrid added ~32 KB, the S3 SDK itself staying external; 1.71 MB with the site command, the gate rules and the one opener)', () => {
+  it('stays under 2 MB in all (it was 2.06 MB with the whole of zod; 1.6 MB until storage_mode hybrid added ~32 KB, the S3 SDK itself staying external; 1.71 MB with the site command, the gate rules and the one opener; 1.90 MB with repeat runs, the noise-aware gate, flaky, runs-only adoption, network limits and the run resolver: ~4,500 lines of src/)', () => {
     const total = statSync(MAIN).size + chunkFiles().reduce((n, f) => n + statSync(join(CHUNKS, f)).size, 0);
-    expect(total).toBeLessThan(1.8 * 1024 * 1024);
+    expect(total).toBeLessThan(2 * 1024 * 1024);
   });
 
   it('leaves the S3 SDK out (storage_mode hybrid imports it from node_modules on first use)', () => {

@@ -22,7 +22,7 @@
  * an artifacts twin (`agentv/artifacts-sync/<same suffix>`, another machine's set-aside payloads):
  * landing its rows alone would leave pointers to payloads the artifacts branch lacks.
  */
-import { deleteRef, fetchRefs, isAncestor, listRefs, lsRemote, RefConflictError, resolveRef, updateRefs } from '../git/index.js';
+import { deleteRef, fetchRefs, isAncestor, listRefs, lsRemote, RefConflictError, resolveRef, updateRefs, type RefEntry } from '../git/index.js';
 import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
 import type { PublishTarget } from '../results-branch/repo/target.js';
 import { trackingRef } from '../results-branch/repo/tracking-refs.js';
@@ -80,8 +80,11 @@ const SYNC_HEADS = `refs/heads/${SYNC_PREFIX}`;
  * Find the sync branches (remote and local), mirror the remote's into our tracking refs, and merge
  * each into the local results branch. Needs the network (ls-remote, fetch); the merges are local.
  */
-export async function mergeSyncBranches(target: PublishTarget, opts: { now?: () => Date; timeoutMs?: number } = {}): Promise<AdoptionPlan> {
-  const seen = await findSyncBranches(target, opts.timeoutMs);
+export async function mergeSyncBranches(
+  target: PublishTarget,
+  opts: { now?: () => Date; timeoutMs?: number; listed?: RefEntry[] } = {},
+): Promise<AdoptionPlan> {
+  const seen = await findSyncBranches(target, opts.timeoutMs, opts.listed);
   if (seen.length === 0) return { merged: [], kept: [] };
   const { repo } = target;
   const lock = await acquirePublishLock(repo.commonDir);
@@ -159,11 +162,14 @@ export async function finishAdoption(target: PublishTarget, plan: AdoptionPlan, 
  * The sync branches to adopt, oldest name first: the remote's (ls-remote, then fetched into our
  * tracking refs) and the local ones the remote does not have; minus the ones set aside here.
  */
-async function findSyncBranches(target: PublishTarget, timeoutMs?: number): Promise<SeenSyncBranch[]> {
+async function findSyncBranches(target: PublishTarget, timeoutMs?: number, listed?: RefEntry[]): Promise<SeenSyncBranch[]> {
   const { repo } = target;
   const remote = target.remote!;
   const twins = `refs/heads/${ARTIFACTS_SYNC_PREFIX}`;
-  const onRemote = await lsRemote(repo, remote, [`${SYNC_HEADS}*`, `${twins}*`], { timeoutMs: timeoutMs ?? 120_000 });
+  // The caller's listing (sync lists every side branch once, for this and the checkpoints), or our own.
+  const onRemote = (listed ?? (await lsRemote(repo, remote, [`${SYNC_HEADS}*`, `${twins}*`], { timeoutMs: timeoutMs ?? 120_000 }))).filter(
+    (e) => e.ref.startsWith(SYNC_HEADS) || e.ref.startsWith(twins),
+  );
   const withTwin = new Set(onRemote.filter((e) => e.ref.startsWith(twins)).map((e) => SYNC_PREFIX + e.ref.slice(twins.length)));
   const remoteTips = new Map(onRemote.filter((e) => e.ref.startsWith(SYNC_HEADS)).map((e) => [e.ref.slice('refs/heads/'.length), e.sha]));
   if (remoteTips.size > 0) {

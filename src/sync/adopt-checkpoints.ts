@@ -24,7 +24,7 @@
  * not touched here: the daemon publishes a finished one that only the remote holds
  * (daemon/adopt-own-checkpoints.ts), and `wip` lists, recovers and cleans them.
  */
-import { fetchRefs, isAncestor, lsRemote, readBlobs, resolveRef, updateRefs, type Repo } from '../git/index.js';
+import { fetchRefs, isAncestor, lsRemote, readBlobs, resolveRef, updateRefs, type RefEntry, type Repo } from '../git/index.js';
 import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
 import { listRunDirs, type BranchRunDir } from '../results-branch/layout/branch-layout.js';
 import type { PublishTarget } from '../results-branch/repo/target.js';
@@ -71,11 +71,15 @@ export async function incompleteReason(repo: Repo, tip: string, run: BranchRunDi
  * List AgentV's checkpoint branches on the remote, mirror them into our tracking refs, and take
  * each complete run onto the local results branch (under the publish lock, one compare-and-swap).
  */
-export async function takeCheckpoints(target: PublishTarget, opts: { now?: () => Date; timeoutMs?: number } = {}): Promise<CheckpointPlan> {
+export async function takeCheckpoints(
+  target: PublishTarget,
+  opts: { now?: () => Date; timeoutMs?: number; listed?: RefEntry[] } = {},
+): Promise<CheckpointPlan> {
   const { repo } = target;
   const remote = target.remote!;
   const heads = `refs/heads/${CHECKPOINT_PREFIX}`;
-  const listed = await lsRemote(repo, remote, [`${heads}*`], { timeoutMs: opts.timeoutMs ?? 120_000 });
+  // The caller's listing of the remote's side branches (sync lists them once for both adoptions), or our own.
+  const listed = opts.listed ?? (await lsRemote(repo, remote, [`${heads}*`], { timeoutMs: opts.timeoutMs ?? 120_000 }));
   const seen: SeenSyncBranch[] = listed
     .filter((e) => e.ref.startsWith(heads))
     .map((e) => ({ branch: e.ref.slice('refs/heads/'.length), tip: e.sha, onRemote: true }))

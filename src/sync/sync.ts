@@ -10,8 +10,9 @@ import { fetchBothBranches, integrateRemote, type BranchTips } from './integrate
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from './push-branches.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
 import { finishAdoption, mergeSyncBranches, type AdoptionPlan, type SyncBranchAdoption } from './adopt-agentv.js';
-import { RemoteError } from '../git/index.js';
-import { finishCheckpoints, takeCheckpoints, type CheckpointPlan } from './adopt-checkpoints.js';
+import { lsRemote, RemoteError, type RefEntry } from '../git/index.js';
+import { CHECKPOINT_PREFIX, finishCheckpoints, takeCheckpoints, type CheckpointPlan } from './adopt-checkpoints.js';
+import { ARTIFACTS_SYNC_PREFIX, SYNC_PREFIX } from './sync-branch-log.js';
 import { repairDuplicateRuns, type DuplicateRepair } from './repair-duplicates.js';
 
 export interface SyncOptions extends TargetOptions, PushBranchesOptions {
@@ -109,26 +110,39 @@ export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
     };
   }
   // AgentV's parked runs join the results branch before the push, so the same push lands them.
-  let plan: AdoptionPlan | null = null;
-  let syncBranchesError: string | undefined;
+  // One listing of the remote's side branches (sync branches, their artifacts twins, checkpoints)
+  // serves both adoptions below.
+  let listed: RefEntry[] | undefined;
+  let listError: string | undefined;
   if (!fetch.conflict) {
     try {
-      plan = await mergeSyncBranches(target, { now: opts.now, timeoutMs: opts.timeoutMs });
+      const heads = [SYNC_PREFIX, ARTIFACTS_SYNC_PREFIX, CHECKPOINT_PREFIX].map((p) => `refs/heads/${p}*`);
+      listed = await lsRemote(target.repo, target.remote!, heads, { timeoutMs: opts.timeoutMs ?? 120_000 });
     } catch (err) {
       // The remote answered the fetch but not this: the sync itself goes on; the next one retries.
       if (!(err instanceof RemoteError)) throw err;
-      syncBranchesError = `listing the sync branches of ${target.remote} failed: ${err.message}`;
+      listError = err.message;
+    }
+  }
+  let plan: AdoptionPlan | null = null;
+  let syncBranchesError: string | undefined = listError && `listing the sync branches of ${target.remote} failed: ${listError}`;
+  if (listed) {
+    try {
+      plan = await mergeSyncBranches(target, { now: opts.now, timeoutMs: opts.timeoutMs, listed });
+    } catch (err) {
+      if (!(err instanceof RemoteError)) throw err;
+      syncBranchesError = `fetching the sync branches of ${target.remote} failed: ${err.message}`;
     }
   }
   // AgentV's checkpoints of finished runs it never published: the same runs-only adoption.
   let checkpointPlan: CheckpointPlan | null = null;
-  let checkpointsError: string | undefined;
-  if (!fetch.conflict) {
+  let checkpointsError: string | undefined = listError && `listing the checkpoint branches of ${target.remote} failed: ${listError}`;
+  if (listed) {
     try {
-      checkpointPlan = await takeCheckpoints(target, { now: opts.now, timeoutMs: opts.timeoutMs });
+      checkpointPlan = await takeCheckpoints(target, { now: opts.now, timeoutMs: opts.timeoutMs, listed });
     } catch (err) {
       if (!(err instanceof RemoteError)) throw err;
-      checkpointsError = `listing the checkpoint branches of ${target.remote} failed: ${err.message}`;
+      checkpointsError = `fetching the checkpoint branches of ${target.remote} failed: ${err.message}`;
     }
   }
   // A run held in both layouts: the second copy goes before the push (repair-duplicates.ts).
