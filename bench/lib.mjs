@@ -10,6 +10,17 @@ import { dirname, join } from 'node:path';
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = join(ROOT, 'dist/cli/main.js');
 
+/** The environment of a trial's processes: no colour, a fixed git identity, no system git config. */
+export const TRIAL_ENV = {
+  ...process.env,
+  NO_COLOR: '1',
+  GIT_AUTHOR_NAME: 'T',
+  GIT_AUTHOR_EMAIL: 't@t.invalid',
+  GIT_COMMITTER_NAME: 'T',
+  GIT_COMMITTER_EMAIL: 't@t.invalid',
+  GIT_CONFIG_NOSYSTEM: '1',
+};
+
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;

@@ -16,20 +16,12 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI } from '../lib.mjs';
+import { CLI, TRIAL_ENV } from '../lib.mjs';
 
 export const group = 'adoption takes runs, never branches';
 
 const BOUND = 120_000;
-const ENV = {
-  ...process.env,
-  NO_COLOR: '1',
-  GIT_AUTHOR_NAME: 'T',
-  GIT_AUTHOR_EMAIL: 't@t.invalid',
-  GIT_COMMITTER_NAME: 'T',
-  GIT_COMMITTER_EMAIL: 't@t.invalid',
-  GIT_CONFIG_NOSYSTEM: '1',
-};
+const ENV = { ...TRIAL_ENV };
 const cli = (args, cwd) => {
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd, env: ENV, encoding: 'utf8', timeout: BOUND, killSignal: 'SIGKILL' });
   return { code: r.status ?? 128, out: r.stdout ?? '', err: r.stderr ?? '' };

@@ -22,18 +22,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, ROOT } from '../lib.mjs';
+import { CLI, ROOT, TRIAL_ENV } from '../lib.mjs';
 
 const BOUND = 120_000;
-const ENV = {
-  ...process.env,
-  NO_COLOR: '1',
-  GIT_AUTHOR_NAME: 'T',
-  GIT_AUTHOR_EMAIL: 't@t.invalid',
-  GIT_COMMITTER_NAME: 'T',
-  GIT_COMMITTER_EMAIL: 't@t.invalid',
-  GIT_CONFIG_NOSYSTEM: '1',
-};
+const ENV = { ...TRIAL_ENV };
 const DEMO = join(ROOT, 'examples', 'results', 'demo-agent.jsonl');
 /** Bytes left free under each command (0: a full disk). */
 const LEAVE = process.env.DISK_QUICK ? [0] : [0, 4 << 10, 16 << 10, 64 << 10, 192 << 10, 512 << 10];

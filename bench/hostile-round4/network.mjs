@@ -24,19 +24,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI } from '../lib.mjs';
+import { CLI, TRIAL_ENV } from '../lib.mjs';
 
 const BOUND = 60_000;
-const ENV = {
-  ...process.env,
-  NO_COLOR: '1',
-  GIT_AUTHOR_NAME: 'T',
-  GIT_AUTHOR_EMAIL: 't@t.invalid',
-  GIT_COMMITTER_NAME: 'T',
-  GIT_COMMITTER_EMAIL: 't@t.invalid',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_TERMINAL_PROMPT: '0',
-};
+const ENV = { ...TRIAL_ENV, GIT_TERMINAL_PROMPT: '0' };
 const FAST = { AGENTV_RESULTS_NET_LOW_SPEED_TIME: '2', AGENTV_RESULTS_NET_TIMEOUT: '20', AGENTV_RESULTS_S3_RETRY_SECONDS: '1' };
 const CREDS = { AWS_ACCESS_KEY_ID: 'AGENTVBENCHKEY000001', AWS_SECRET_ACCESS_KEY: 'bench-s3-secret-0123456789' };
 
