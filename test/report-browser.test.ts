@@ -5,7 +5,7 @@
  * The hostile run is written by the test itself, so the XSS checks run without ../shared; the
  * real AgentV fixtures are covered when they are present.
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -326,7 +326,13 @@ describe('report command errors and paths', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(join(runDir, 'nested/dir/out.html'));
     expect((await readFile(join(runDir, 'nested/dir/out.html'), 'utf8')).startsWith('<!doctype html>')).toBe(true);
-    const notRun = await runCli(['report', src]);
+    // A results .jsonl names a run too (one resolver for every command): its report is written.
+    const fromFile = await runCli(['report', src, '-o', join(tmp, 'from-file.html')]);
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    expect((await readFile(join(tmp, 'from-file.html'), 'utf8')).startsWith('<!doctype html>')).toBe(true);
+    const empty = join(tmp, 'not-a-run');
+    await mkdir(empty, { recursive: true });
+    const notRun = await runCli(['report', empty]);
     expect(notRun.code).toBe(2);
     expect(notRun.stderr).toMatch(/not a run workspace/);
     const missing = await runCli(['report', join(tmp, 'nope')]);

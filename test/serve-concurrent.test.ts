@@ -109,7 +109,9 @@ describe('hideLocalPaths (what every error answer goes through)', () => {
   it("hides this machine's paths and leaves routes, URLs and branch names", () => {
     const scratch = join(tmpdir(), 'agentv-results-serve-AbC', 'run', 'transcript.json');
     const shown = hideLocalPaths(`ENOENT: no such file or directory, rename '${scratch}.1.tmp' -> '${scratch}'`);
-    expect(shown).toBe("ENOENT: no such file or directory, rename '<server path>' -> '<server path>'");
+    expect(shown).toBe("ENOENT: no such file or directory, rename '<server path>/transcript.json.1.tmp' -> '<server path>/transcript.json'");
+    // A directory's name (a home directory's is its user's) goes with the rest of the path.
+    expect(hideLocalPaths(`cannot read ${join(tmpdir(), 'alice')}`)).toBe('cannot read <server path>');
     expect(hideLocalPaths(`not a git repository: ${process.cwd()} (no such directory)`)).toBe('not a git repository: <server path> (no such directory)');
     for (const kept of [
       'GET /api/runs/x/tests/y timed out',

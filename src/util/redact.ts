@@ -60,13 +60,18 @@ function isLocalTop(segment: string): boolean {
 }
 
 /**
- * `text` with every absolute path of this machine replaced by `<server path>`: what a server
+ * `text` with every absolute path of this machine replaced by `<server path>` (and the file's name, when it
+ * ends in an extension: `<server path>/iterations.jsonl`): what a server
  * answers a client (an error's message may quote a scratch file, the repository or a cache) must
  * not show where things live on the server. A path counts when its first directory exists here;
  * a URL's path, a route (`/api/...`) or a branch name (`agentv/results/v1`) is left as it is.
  */
 export function hideLocalPaths(text: string): string {
-  return text.replace(/(?<![\w.\-:/~])\/([^\s'"`:,;()<>[\]{}/]+)(\/[^\s'"`:,;()<>[\]{}]*)?/g, (whole, top: string) =>
-    isLocalTop(top) ? '<server path>' : whole,
-  );
+  return text.replace(/(?<![\w.\-:/~])\/([^\s'"`:,;()<>[\]{}/]+)(\/[^\s'"`:,;()<>[\]{}]*)?/g, (whole, top: string, rest?: string) => {
+    if (!isLocalTop(top)) return whole;
+    // A file's own name stays (which file is a pipe, which is missing); where it lives does not, nor
+    // a directory's name (a home directory names its user): only a last segment with an extension.
+    const name = rest?.split('/').filter(Boolean).pop();
+    return name && /^[^.].*\.[A-Za-z0-9]+$/.test(name) ? `<server path>/${name}` : '<server path>';
+  });
 }
