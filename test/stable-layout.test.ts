@@ -31,6 +31,8 @@ import { listRuns } from '../src/results-branch/read/list.js';
 import { editTags, readTags } from '../src/overlays/write.js';
 import { pull } from '../src/results-branch/read/pull.js';
 import { publish } from '../src/results-branch/publish/publish.js';
+import { stableRunFiles } from '../src/results-branch/publish/stable-shape.js';
+import { exportRun } from '../src/runs/export/export.js';
 import { resolveConflictedPath } from '../src/merge/index.js';
 import { ownedMergeKind } from '../src/merge/owned-paths.js';
 import { git, isolateGitForSuite, makeTempDir, type UserRepoFixture } from './helpers/git-fixtures.js';
@@ -364,5 +366,70 @@ describe('a publish in AgentV 4.42 layout goes through the validate gate', () =>
     } finally {
       await server.close();
     }
+  });
+});
+
+describe("an assert-set in 4.42's shape (issue 50 item 5)", () => {
+  interface Score {
+    name: string;
+    type: string;
+    score: number;
+    verdict?: string;
+    assertions?: { text: string; passed: boolean }[];
+    scores?: Score[];
+  }
+  const leaf = (name: string, score: number): Score => ({
+    name,
+    type: 'contains',
+    score,
+    verdict: score === 1 ? 'pass' : 'fail',
+    assertions: [{ text: `${name} checked`, passed: score === 1 }],
+  });
+  const tree = (s: Score[] | undefined, depth = 0): [number, string, number][] =>
+    (s ?? []).flatMap((g) => [[depth, g.name, g.score] as [number, string, number], ...tree(g.scores, depth + 1)]);
+  const depthOf = (s: Score[] | undefined): number => Math.max(0, ...(s ?? []).map((g) => 1 + depthOf(g.scores)));
+
+  async function stableFilesOf(rows: Record<string, unknown>[]) {
+    const dir = await makeTempDir('stable-assert-set');
+    const src = join(dir, 'results.jsonl');
+    await writeFile(src, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    const out = join(dir, 'bundle');
+    await exportRun({ source: src, out, experiment: 'sets', cwd: dir });
+    const files = stableRunFiles(out);
+    const text = (rel: string) => files.find((f) => f.rel === rel)!.data.toString('utf8');
+    return {
+      lines: text('index.jsonl')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { test_id: string; scores: Score[]; artifact_dir: string }),
+      text,
+    };
+  }
+
+  it("keeps the members' scores in the index line at every depth, grading.json's graders the top level with the members' assertions", async () => {
+    const inner: Score = { name: 'inner', type: 'assert-set', score: 0.5, verdict: 'fail', scores: [leaf('has-42', 1), leaf('has-nope', 0)] };
+    const outer: Score = { name: 'outer', type: 'assert-set', score: 0.75, verdict: 'fail', scores: [inner, leaf('has-hello', 1)] };
+    const row = { timestamp: '2026-03-20T10:00:00.000Z', test_id: 'nested', suite: 'sets', target: 't', score: 0.875, scores: [outer, leaf('plain', 1)] };
+    const { lines, text } = await stableFilesOf([row]);
+    expect(tree(lines[0]!.scores)).toEqual(tree(row.scores));
+    // A member keeps its own assertions; an assert-set written without its own gets its members', `[member]` first, as 4.42 writes a composite's.
+    expect(lines[0]!.scores[0]!.scores![0]!.scores![1]!.assertions!.map((a) => a.text)).toEqual(['has-nope checked']);
+    const grading = JSON.parse(text(`${lines[0]!.artifact_dir}/grading.json`)) as { graders: Score[] };
+    expect(tree(grading.graders)).toEqual([
+      [0, 'outer', 0.75],
+      [0, 'plain', 1],
+    ]);
+    expect(grading.graders[0]!.assertions!.map((a) => a.text)).toEqual([
+      '[inner] [has-42] has-42 checked',
+      '[inner] [has-nope] has-nope checked',
+      '[has-hello] has-hello checked',
+    ]);
+  });
+
+  it('carries a hostile nesting to a bounded depth', async () => {
+    let deep: Score = leaf('bottom', 1);
+    for (let i = 0; i < 200; i++) deep = { name: `set-${i}`, type: 'assert-set', score: 1, scores: [deep] };
+    const { lines } = await stableFilesOf([{ timestamp: '2026-03-20T10:00:00.000Z', test_id: 'deep', suite: 'sets', target: 't', score: 1, scores: [deep] }]);
+    expect(depthOf(lines[0]!.scores)).toBe(17);
   });
 });

@@ -70,6 +70,7 @@ export const FULL_ONLY = [
   'test/conformance/repeat-runs.test.ts',
   'test/conformance/shallow-shard-publish.test.ts',
   'test/conformance/shard-publish-property.test.ts',
+  'test/conformance/stable-assert-set.test.ts',
   'test/conformance/stable-branch.test.ts',
   'test/conformance/validate-differential.test.ts',
   'test/exec-e2e.test.ts',

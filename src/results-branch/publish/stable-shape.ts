@@ -13,7 +13,7 @@
  *   schema `agentv.transcript.v1`) when it has a transcript;
  * - the `index.jsonl` line with 4.42's fields (`artifact_dir`, `grading_path`, `timing_path`,
  *   `input_path`, `output_path`, `answer_path`, `response_path`, `transcript_path`, scores with
- *   their `verdict` and `assertions`);
+ *   their `verdict` and `assertions`, an assert-set's members in its `scores` at every depth);
  *
  * and the run's `benchmark.json` and `timing.json` (ours: 4.42's Dashboard lists a run by them).
  * 4.42 gives every target and attempt of a test the same directory (the last one written wins);
@@ -62,8 +62,39 @@ function readDoc(dir: string, rel: unknown): Doc | null {
   }
 }
 
-function graderAssertions(e: Doc): GradingExpectation[] {
-  return Array.isArray(e.assertions) ? expectationList(e.assertions) : [];
+/**
+ * A grader's assertions: its own, else (an assert-set written without them) its members', each
+ * prefixed `[member]`, as 4.42 writes a composite grader's in grading.json.
+ */
+function graderAssertions(e: Doc, depth = 0): GradingExpectation[] {
+  const own = Array.isArray(e.assertions) ? expectationList(e.assertions) : [];
+  if (own.length > 0 || depth >= MAX_NESTING) return own;
+  return members(e).flatMap((m) => graderAssertions(m, depth + 1).map((a) => ({ ...a, text: `[${String(m.name ?? 'unnamed')}] ${a.text}` })));
+}
+
+/** How deep an assert-set's members are carried (a hostile row cannot make the walk unbounded). */
+const MAX_NESTING = 16;
+
+/** An assert-set's members (its `scores`), none for a plain grader. */
+function members(e: Doc): Doc[] {
+  return Array.isArray(e.scores) ? e.scores.filter(isDoc) : [];
+}
+
+/**
+ * A grader in the index line's `scores`, its members beneath it in `scores` at every depth, as
+ * 4.42's eval writes its index (grading.json's `graders` hold the top level only, as 4.42's do).
+ */
+function indexScore(e: Doc, verdict: string | undefined, depth: number): Doc {
+  const nested = depth < MAX_NESTING ? members(e) : [];
+  return {
+    name: String(e.name ?? 'unnamed'),
+    type: String(e.type ?? 'unknown'),
+    score: num(e.score) ?? 0,
+    weight: num(e.weight),
+    verdict,
+    assertions: graderAssertions(e, depth),
+    ...(nested.length > 0 ? { scores: nested.map((m) => indexScore(m, str(m.verdict), depth + 1)) } : {}),
+  };
 }
 
 /** A grader's verdict: its own, else our index row's pass for it. */
@@ -166,7 +197,7 @@ function stableTest(bundleDir: string, row: Doc, dir: string, experiment: string
     token_usage: usage ? { input: num(usage.input) ?? 0, output: num(usage.output) ?? 0 } : undefined,
     cost_usd: num(row.cost_usd),
     duration_ms: num(row.duration_ms),
-    scores: graders.map((g) => ({ name: g.name, type: g.type, score: g.score, weight: g.weight, verdict: g.verdict, assertions: g.assertions })),
+    scores: evaluators.map((e, i) => indexScore(e, verdictOf(e, indexScores[i]), 0)),
     execution_status: row.execution_status,
     error: str(row.error),
     artifact_dir: dir,

@@ -418,8 +418,19 @@ function inlineScore(s: unknown, component: Record<string, unknown> | undefined)
     const leaves = componentAssertions(component.component_results);
     out.assertions = leaves.length > 0 ? leaves : [{ text: componentLabel(component), passed: component.pass === true, evidence: str(component.reason) ?? '' }];
   }
-  if (Array.isArray(s.scores)) out.scores = s.scores.map((n) => inlineScore(n, undefined));
+  // An assert-set's members: AgentV's component lists them first, in order, then the set's own leaves.
+  if (Array.isArray(s.scores)) {
+    const parts = component && Array.isArray(component.component_results) ? component.component_results.filter(isObject) : [];
+    out.scores = s.scores.map((n, i) => inlineScore(n, memberComponent(n, parts[i])));
+  }
   return out;
+}
+
+/** A member's own component: the one at its place, when that names no other grader. */
+function memberComponent(member: unknown, c: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!c || !isObject(member)) return undefined;
+  const named = isObject(c.assertion) ? str(c.assertion.name) : undefined;
+  return named === undefined || str(member.name) === undefined || named === member.name ? c : undefined;
 }
 
 /**
