@@ -31,6 +31,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../runs/export/export.js';
 import { loadScoreRows, resolveManifest, type ScoreRow } from '../compare/score-rows.js';
 import { readRegularText } from '../util/safe-open.js';
+import { ATTEMPT_PASS_THRESHOLD } from '../model/attempts.js';
 
 export const DEFAULT_SLOPE_THRESHOLD = 0.01;
 export type { SkippedSeries, TrendDirection, TrendReport, TrendRunPoint, TrendSeries } from './report-types.js';
@@ -179,6 +180,13 @@ const sum = (xs: (number | undefined)[]): number | null => {
   return present.length === 0 ? null : Number(present.reduce((s, x) => s + x, 0).toFixed(6));
 };
 
+/**
+ * A row's verdict for a pass rate: its own when it states one, else AgentV's pass threshold on its
+ * score. AgentV 5 writes no verdict on a test run once (only `execution_status` and the score), so
+ * without this a real run's pass-rate chart had no point at all.
+ */
+const passVerdict = (r: ScoreRow): 'pass' | 'fail' | 'error' => r.verdict ?? (r.score >= ATTEMPT_PASS_THRESHOLD ? 'pass' : 'fail');
+
 function buildSeries(key: SeriesKey, runs: LoadedTrendRun[], opts: SeriesParams): TrendSeries | SkippedSeries {
   const { experiment, target } = key;
   let filtered = runs
@@ -205,13 +213,12 @@ function buildSeries(key: SeriesKey, runs: LoadedTrendRun[], opts: SeriesParams)
     const used = ids ? rows.filter((r) => ids!.has(r.test_id)) : rows;
     for (const r of used) targets.add(r.target ?? 'default');
     const timestamp = used[0]?.timestamp ?? rows[0]?.timestamp;
-    const verdicts = used.filter((r) => r.verdict !== undefined);
     const p: TrendRunPoint = {
       label: timestamp ?? basename(dirname(run.path)),
       path: run.path,
       matched_test_count: used.length,
       mean_score: round6(mean(used.map((r) => r.score))),
-      pass_rate: verdicts.length === 0 ? null : round6(verdicts.filter((r) => r.verdict === 'pass').length / verdicts.length),
+      pass_rate: used.length === 0 ? null : round6(used.filter((r) => passVerdict(r) === 'pass').length / used.length),
       cost_usd: sum(used.map((r) => r.cost_usd)),
       duration_ms: sum(used.map((r) => r.duration_ms)),
       regression: false,
