@@ -234,7 +234,6 @@ async function write(
   const w = new SiteWriter(out, previous, sha(page), stamp, !opts.full);
   const warnings: string[] = [];
   await w.put('index.html', page);
-  for (const a of REPORT_ASSETS) await w.put(siteAsset(a.name), a.text);
 
   // The listing: oldest first, in pages, and an index with what the runs view shows above them.
   const oldestFirst = [...listed.runs].reverse().map((r) => ({ ...r, tags: r.tags ?? [] }));
@@ -262,6 +261,8 @@ async function write(
   // Full detail for the newest `detailLast` runs; a run that falls out of them is rebuilt as a summary (its key changes).
   const detailLast = opts.detailLast ?? DEFAULT_DETAIL_LAST;
   const detailed = new Set(listed.runs.slice(0, detailLast).map((r) => r.run_id));
+  // The report's shared script and style, once for the site, when some run has its report.
+  if (detailed.size > 0) for (const a of REPORT_ASSETS) await w.put(siteAsset(a.name), a.text);
   for (const r of oldestFirst) {
     const full = detailed.has(r.run_id);
     jobs.push({
