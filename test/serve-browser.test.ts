@@ -288,10 +288,11 @@ describe('the Dashboard in Chromium', () => {
 describeWithAgentV('the charts of real AgentV runs', () => {
   let project: string;
   let served: RunningServer;
+  let dirs: string[] = [];
 
   beforeAll(async () => {
     ({ project } = await projectWithRemote(false));
-    const dirs = [await agentvEval(project, { experiment: 'agentv-demo' }), await agentvEval(project, { experiment: 'agentv-demo' })];
+    dirs = [await agentvEval(project, { experiment: 'agentv-demo' }), await agentvEval(project, { experiment: 'agentv-demo' })];
     for (const dir of dirs) {
       const r = await runCli(['publish', dir], { cwd: project });
       expect(r.code, r.stderr).toBe(0);
@@ -338,4 +339,25 @@ describeWithAgentV('the charts of real AgentV runs', () => {
     const onSite = JSON.parse(await readFile(join(out, siteFile('/trend?by=target')), 'utf8')) as { series: TrendSeries[] };
     expect(onSite.series.map((s) => s.runs.map((p) => p.pass_rate))).toEqual(trend.series.map((s) => s.runs.map((p) => p.pass_rate)));
   }, 120_000);
+
+  it('counts a test’s passes over the runs as AgentV’s own summaries do (flaky, the test page’s history)', async () => {
+    // AgentV's verdicts: each run's summary.json, per test and target, passed of total samples.
+    const want = new Map<string, { passed: number; total: number }>();
+    for (const dir of dirs) {
+      const summary = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as {
+        tests: { test_id: string; target: string; passed_samples: number; total_samples: number }[];
+      };
+      for (const t of summary.tests) {
+        const k = `${t.test_id} ${t.target}`;
+        const w = want.get(k) ?? { passed: 0, total: 0 };
+        want.set(k, { passed: w.passed + t.passed_samples, total: w.total + t.total_samples });
+      }
+    }
+    const flaky = (await (await fetch(`${served.url}/api/flaky?experiment=agentv-demo`)).json()) as {
+      tests: { test_id: string; target: string; passed: number; total: number }[];
+    };
+    expect(new Map(flaky.tests.map((t) => [`${t.test_id} ${t.target}`, { passed: t.passed, total: t.total }]))).toEqual(want);
+    // A test can pass in these runs: not every history is a stable fail.
+    expect([...want.values()].some((w) => w.passed > 0)).toBe(true);
+  });
 });

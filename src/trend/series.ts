@@ -29,9 +29,8 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../runs/export/export.js';
-import { loadScoreRows, resolveManifest, type ScoreRow } from '../compare/score-rows.js';
+import { loadScoreRows, passVerdict, resolveManifest, type ScoreRow } from '../compare/score-rows.js';
 import { readRegularText } from '../util/safe-open.js';
-import { ATTEMPT_PASS_THRESHOLD } from '../model/attempts.js';
 
 export const DEFAULT_SLOPE_THRESHOLD = 0.01;
 export type { SkippedSeries, TrendDirection, TrendReport, TrendRunPoint, TrendSeries } from './report-types.js';
@@ -180,13 +179,6 @@ const sum = (xs: (number | undefined)[]): number | null => {
   return present.length === 0 ? null : Number(present.reduce((s, x) => s + x, 0).toFixed(6));
 };
 
-/**
- * A row's verdict for a pass rate: its own when it states one, else AgentV's pass threshold on its
- * score. AgentV 5 writes no verdict on a test run once (only `execution_status` and the score), so
- * without this a real run's pass-rate chart had no point at all.
- */
-const passVerdict = (r: ScoreRow): 'pass' | 'fail' | 'error' => r.verdict ?? (r.score >= ATTEMPT_PASS_THRESHOLD ? 'pass' : 'fail');
-
 function buildSeries(key: SeriesKey, runs: LoadedTrendRun[], opts: SeriesParams): TrendSeries | SkippedSeries {
   const { experiment, target } = key;
   let filtered = runs
@@ -218,6 +210,7 @@ function buildSeries(key: SeriesKey, runs: LoadedTrendRun[], opts: SeriesParams)
       path: run.path,
       matched_test_count: used.length,
       mean_score: round6(mean(used.map((r) => r.score))),
+      // A row without a verdict (AgentV 5 on a test run once) counts by AgentV's threshold on its score.
       pass_rate: used.length === 0 ? null : round6(used.filter((r) => passVerdict(r) === 'pass').length / used.length),
       cost_usd: sum(used.map((r) => r.cost_usd)),
       duration_ms: sum(used.map((r) => r.duration_ms)),
