@@ -23,7 +23,7 @@ interface TrendJson {
   series: {
     experiment: string;
     target: string;
-    runs: { mean_score: number; run_id?: string; matched_test_count: number; regression: boolean }[];
+    runs: { mean_score: number; run_id?: string; matched_test_count: number; regression: boolean; pass_rate: number | null; cost_usd: number | null }[];
     summary: { slope: number; direction: string; run_count: number; matched_test_count: number; r_squared: number };
     regression: { triggered: boolean };
   }[];
@@ -78,6 +78,10 @@ describeWithFixtures('trend: the three real trend fixtures', () => {
     expect(gpt!.target).toBe('gpt-5');
     expect(gpt!.summary).toMatchObject({ slope: 0.015, direction: 'improving' });
     expect(json.triggered).toBe(false);
+    // AgentV's rows state no verdict: a pass is a score at AgentV's threshold 0.8 (0.78 fails); they carry no cost.
+    expect(claude!.runs.map((r) => r.pass_rate)).toEqual([1, 1, 0.5]);
+    expect(gpt!.runs.map((r) => r.pass_rate)).toEqual([1, 1, 1]);
+    expect(json.series.flatMap((s) => s.runs.map((r) => r.cost_usd))).toEqual([null, null, null, null, null, null]);
   });
 
   it('--slope-threshold 0.02 makes gpt-5 stable; --fail-on-degrading exits 1 on claude-sonnet only', async () => {

@@ -2,10 +2,11 @@
  * The Dashboard in real headless Chromium against a real repository and bare remote: it renders
  * the numbers the catalog and summaries hold, its filters narrow the table, Sync from the page
  * moves the remote, hostile run data (test ids, target names, feedback) stays text, it fetches
- * nothing but its own API, and a page on another origin cannot make it write.
+ * nothing but its own API, and a page on another origin cannot make it write. Runs of the real
+ * AgentV client chart with a mark on every chart drawn (a sentence where the runs carry no value).
  */
 import { createServer, type Server } from 'node:http';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,11 @@ import { startServer, TOKEN_HEADER, type RunningServer } from '../src/serve/inde
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
 import { launchChromium, openWatched, type WatchedPage } from './helpers/browser.js';
+import { agentvEval, describeWithAgentV, projectWithRemote } from './helpers/agentv-client.js';
+import { runCli } from './helpers/cli.js';
+import { siteFile } from '../src/model/site-paths.js';
+import { site } from '../src/site/index.js';
+import type { TrendSeries } from '../src/serve/api-types.js';
 
 const XSS_ID = '<img src=x onerror=alert(1)>';
 const XSS_TARGET = '</script><script>alert(2)</script>';
@@ -271,4 +277,87 @@ describe('the Dashboard in Chromium', () => {
       await new Promise<void>((r) => evil.close(() => r()));
     }
   }, 120_000);
+});
+
+/**
+ * Runs of the real AgentV 5.x client (its offline sample project, two evals) published with our
+ * CLI: AgentV writes no verdict on a test run once and its sample agents report no cost. Every
+ * chart the Trends view draws must have marks, and a chart with no value says so in a sentence
+ * instead of drawing empty axes — in the Dashboard, and in the static site's data from the same path.
+ */
+describeWithAgentV('the charts of real AgentV runs', () => {
+  let project: string;
+  let served: RunningServer;
+  let dirs: string[] = [];
+
+  beforeAll(async () => {
+    ({ project } = await projectWithRemote(false));
+    dirs = [await agentvEval(project, { experiment: 'agentv-demo' }), await agentvEval(project, { experiment: 'agentv-demo' })];
+    for (const dir of dirs) {
+      const r = await runCli(['publish', dir], { cwd: project });
+      expect(r.code, r.stderr).toBe(0);
+    }
+    served = await startServer({ cwd: project });
+  }, 180_000);
+
+  afterAll(async () => {
+    await served?.close();
+  });
+
+  it('draws marks on every Trends chart per target, and a sentence where the runs carry no such value', async () => {
+    const trend = (await (await fetch(`${served.url}/api/trend?by=target`)).json()) as { series: TrendSeries[] };
+    expect(trend.series.length).toBe(2);
+    const { page, errors } = await openWatched(browser, `${served.url}/#/trends?by=target`);
+    await page.waitForSelector('section.series .trend-chart');
+    const charts = await page.$$eval('section.series', (secs) =>
+      secs.flatMap((sec) =>
+        [...sec.querySelectorAll('.trend-chart')].map((c) => ({
+          series: sec.getAttribute('data-series'),
+          metric: c.getAttribute('data-metric'),
+          axes: c.querySelectorAll('svg').length,
+          marks: c.querySelectorAll('svg circle.pt').length,
+          sentence: c.querySelector('.chart-empty')?.textContent ?? null,
+        })),
+      ),
+    );
+    expect(charts.length).toBe(trend.series.length * 4);
+    for (const c of charts) {
+      const series = trend.series.find((s) => `${s.experiment ?? 'all experiments'} × ${s.target}` === c.series)!;
+      const values = series.runs.filter((p) => typeof p[c.metric as 'pass_rate'] === 'number').length;
+      // Axes only with a mark per value; no value, no axes but words.
+      if (values > 0) expect(c, JSON.stringify(c)).toMatchObject({ axes: 1, marks: values, sentence: null });
+      else expect(c, JSON.stringify(c)).toMatchObject({ axes: 0, marks: 0, sentence: expect.stringMatching(/^No /) });
+    }
+    // A real run's pass rate is there (AgentV's verdict from the score), whatever the cost.
+    for (const s of trend.series) for (const p of s.runs) expect(p.pass_rate, s.target ?? '').toEqual(expect.any(Number));
+    expect(charts.filter((c) => c.metric === 'pass_rate').every((c) => c.marks === 2)).toBe(true);
+    expect(errors).toEqual([]);
+    await page.context().close();
+    // The static site charts the same points: its trend file is made by the same path.
+    const out = join(await makeTempDir('agentv-site-real'), 'public');
+    await site({ cwd: project, out });
+    const onSite = JSON.parse(await readFile(join(out, siteFile('/trend?by=target')), 'utf8')) as { series: TrendSeries[] };
+    expect(onSite.series.map((s) => s.runs.map((p) => p.pass_rate))).toEqual(trend.series.map((s) => s.runs.map((p) => p.pass_rate)));
+  }, 120_000);
+
+  it('counts a test’s passes over the runs as AgentV’s own summaries do (flaky, the test page’s history)', async () => {
+    // AgentV's verdicts: each run's summary.json, per test and target, passed of total samples.
+    const want = new Map<string, { passed: number; total: number }>();
+    for (const dir of dirs) {
+      const summary = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as {
+        tests: { test_id: string; target: string; passed_samples: number; total_samples: number }[];
+      };
+      for (const t of summary.tests) {
+        const k = `${t.test_id} ${t.target}`;
+        const w = want.get(k) ?? { passed: 0, total: 0 };
+        want.set(k, { passed: w.passed + t.passed_samples, total: w.total + t.total_samples });
+      }
+    }
+    const flaky = (await (await fetch(`${served.url}/api/flaky?experiment=agentv-demo`)).json()) as {
+      tests: { test_id: string; target: string; passed: number; total: number }[];
+    };
+    expect(new Map(flaky.tests.map((t) => [`${t.test_id} ${t.target}`, { passed: t.passed, total: t.total }]))).toEqual(want);
+    // A test can pass in these runs: not every history is a stable fail.
+    expect([...want.values()].some((w) => w.passed > 0)).toBe(true);
+  });
 });

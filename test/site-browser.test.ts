@@ -53,7 +53,12 @@ async function hostileRun(): Promise<RunWorkspace> {
   return { dir: res.outDir ?? join(dir, 'run'), runId: res.runId };
 }
 
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.json': 'application/json' };
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.json': 'application/json',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+};
 
 /** A static host: files of `out` under MOUNT, nothing else (no index fallback, no server logic). */
 function startStatic(): Promise<Server> {
@@ -151,9 +156,27 @@ describe('the static site in Chromium, under a sub-path', () => {
     const report = await page.getAttribute('#run-report', 'href');
     const res = await fetch(new URL(report!, base));
     expect(res.status).toBe(200);
-    expect(await res.text()).toContain(id);
+    const html = await res.text();
+    expect(html).toContain(id);
     expect(errors).toEqual([]);
     await page.context().close();
+    // The report's script and style are the site's shared files, not inline in each report: it still
+    // fills its test table (the script ran under its policy) and is styled (the stylesheet applied).
+    const shared = (await files(join(out, 'assets'))).size;
+    expect(shared).toBe(2);
+    expect(html).not.toMatch(/<script>|<style>/);
+    expect(html).toMatch(/<script src="[^"]*assets\/report-[0-9a-f]{16}\.js" integrity="sha256-/);
+    const opened = await openWatched(browser, new URL(report!, base).href);
+    await poll(() => opened.page.$$eval('#tests-body tr', (t) => t.length)).toBe(detail.tests.length);
+    expect(
+      await opened.page.$eval(
+        '.stat',
+        (e) => (globalThis as unknown as { getComputedStyle(x: unknown): { borderRadius: string } }).getComputedStyle(e).borderRadius,
+      ),
+    ).toBe('8px');
+    expect(opened.errors).toEqual([]);
+    expect(opened.foreign).toEqual([]);
+    await opened.page.context().close();
   }, 120_000);
 
   it('opens a test’s answer and transcript by their links', async () => {

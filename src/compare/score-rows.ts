@@ -21,7 +21,7 @@ import { InputError } from '../runs/export/export.js';
 import { jsonlLines } from '../util/jsonl-objects.js';
 import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
 import { absentAs } from '../util/errors.js';
-import { attemptsOf, hasRepeats } from '../model/attempts.js';
+import { ATTEMPT_PASS_THRESHOLD, attemptsOf, hasRepeats } from '../model/attempts.js';
 
 export interface ScoreRow {
   test_id: string;
@@ -42,6 +42,15 @@ export interface ScoreRow {
    * absent when the test ran once. `verdict` and `score` are then AgentV's aggregate for the strategy.
    */
   attempts?: { passed: number; total: number; strategy: string | null };
+}
+
+/**
+ * A row's verdict for counting passes (a pass rate, a test's history): its own when it states one,
+ * else AgentV's pass threshold on its score. AgentV 5 writes no verdict on a test run once (only
+ * `execution_status` and the score). The gate's verdict-flip rule reads `verdict` as stated.
+ */
+export function passVerdict(row: ScoreRow): 'pass' | 'fail' | 'error' {
+  return row.verdict ?? (row.score >= ATTEMPT_PASS_THRESHOLD ? 'pass' : 'fail');
 }
 
 export interface ScoreSource {

@@ -73,3 +73,5 @@ export function siteFile(apiPath: string, ext: 'json' | 'html' = 'json'): string
 /** The run listing's files: `api/catalog/index.json` and its pages (oldest runs first, so a new run changes the last page only). */
 export const SITE_CATALOG = 'api/catalog/index.json';
 export const siteCatalogPage = (n: number): string => `api/catalog/page-${String(n).padStart(5, '0')}.json`;
+/** A file the site's pages share (the report's script and style), named by its content hash. */
+export const siteAsset = (name: string): string => `assets/${name}`;

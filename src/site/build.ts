@@ -15,8 +15,9 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { SITE_CATALOG, siteCatalogPage, siteFile } from '../model/site-paths.js';
+import { posix, resolve } from 'node:path';
+import { SITE_CATALOG, siteAsset, siteCatalogPage, siteFile } from '../model/site-paths.js';
+import { REPORT_ASSETS, withSharedAssets } from '../report/template.js';
 import { listRuns, type ListedRun, type ListResult } from '../results-branch/read/list.js';
 import { resolveTarget, targetOptionsOf, type TargetOptions } from '../results-branch/repo/target.js';
 import { newApiContext, registerApi, type ApiContext } from '../serve/api.js';
@@ -118,6 +119,8 @@ function asker(ctx: ApiContext): (path: string) => Promise<string> {
 }
 
 const enc = encodeURIComponent;
+/** What a full run's files depend on besides the run: the names of the report's shared files. */
+const ASSETS_KEY = REPORT_ASSETS.map((a) => a.name).join('\0');
 
 /**
  * One run's files: its detail, and with `full`, its report, each test's detail and every page of its
@@ -132,7 +135,10 @@ async function buildRun(ask: (p: string) => Promise<string>, w: SiteWriter, run:
     return;
   }
   await w.put(siteFile(base), detail, into);
-  await w.put(siteFile(`${base}/report`, 'html'), await ask(`${base}/report`), into);
+  // The report's script and style are the site's shared files (written once), not 16 KB in each report.
+  const report = siteFile(`${base}/report`, 'html');
+  const assets = posix.relative(posix.dirname(report), posix.dirname(siteAsset(REPORT_ASSETS[0].name)));
+  await w.put(report, withSharedAssets(await ask(`${base}/report`), assets), into);
   const tests = (JSON.parse(detail) as { tests: { test_id: string; target?: string | null; attempt?: number | null }[] }).tests;
   const seen = new Set<string>();
   for (const t of tests) {
@@ -255,11 +261,14 @@ async function write(
   // Full detail for the newest `detailLast` runs; a run that falls out of them is rebuilt as a summary (its key changes).
   const detailLast = opts.detailLast ?? DEFAULT_DETAIL_LAST;
   const detailed = new Set(listed.runs.slice(0, detailLast).map((r) => r.run_id));
+  // The report's shared script and style, once for the site, when some run has its report.
+  if (detailed.size > 0) for (const a of REPORT_ASSETS) await w.put(siteAsset(a.name), a.text);
   for (const r of oldestFirst) {
     const full = detailed.has(r.run_id);
     jobs.push({
       name: `run:${r.run_id}`,
-      key: full ? keyOf.get(r.run_id)! : sha(`summary\0${keyOf.get(r.run_id)}`),
+      // A full run's report names the shared files by hash: new files, new report.
+      key: full ? sha(`${keyOf.get(r.run_id)}\0${ASSETS_KEY}`) : sha(`summary\0${keyOf.get(r.run_id)}`),
       what: `run ${r.run_id}`,
       run: true,
       reads: [r],

@@ -19,7 +19,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadScoreRows, manifestRows, type ScoreRow } from '../compare/score-rows.js';
+import { loadScoreRows, manifestRows, passVerdict, type ScoreRow } from '../compare/score-rows.js';
 import { wilsonInterval } from '../model/attempt-stats.js';
 import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../results-branch/read/list.js';
 import { HEAD_ROWS } from '../results-branch/read/catalog-cache.js';
@@ -40,11 +40,8 @@ export interface FlakyRun {
 
 const CLASS_ORDER: FlakyClass[] = ['newly failing', 'flaky', 'stable fail', 'stable pass'];
 
-/** The verdict of a run for a test: the row's own, else any attempt passed. */
-function verdictOf(row: ScoreRow): FlakyRunCell['verdict'] {
-  if (row.verdict) return row.verdict;
-  return (row.attempts?.passed ?? 0) > 0 ? 'pass' : 'fail';
-}
+/** The verdict of a run for a test: the row's own, else AgentV's threshold on its score (a repeated row always states one). */
+const verdictOf = (row: ScoreRow): FlakyRunCell['verdict'] => passVerdict(row);
 
 /** Classify a test's history (oldest first). */
 export function flakyClass(history: readonly FlakyRunCell[]): FlakyClass {
@@ -66,7 +63,7 @@ export function flakyOfRuns(runs: readonly FlakyRun[], opts: { experiment?: stri
     const last = new Map<string, ScoreRow>();
     for (const r of run.rows) last.set(JSON.stringify([r.test_id, r.target ?? null]), r);
     for (const [key, r] of last) {
-      const a = r.attempts ?? { passed: r.verdict === 'pass' ? 1 : 0, total: 1 };
+      const a = r.attempts ?? { passed: verdictOf(r) === 'pass' ? 1 : 0, total: 1 };
       const entry = byKey.get(key) ?? { test_id: r.test_id, target: r.target ?? null, history: [] };
       entry.history.push({ run_id: run.run_id, passed: a.passed, total: a.total, verdict: verdictOf(r) });
       byKey.set(key, entry);

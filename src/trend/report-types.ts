@@ -15,7 +15,7 @@ export interface TrendRunPoint {
   mean_score: number;
   /** Ours: the run id, when the run came from the results branch or a summary.json names it. */
   run_id?: string;
-  /** Ours, for charts: of the rows counted, the share whose verdict is pass (null when no row states a verdict). */
+  /** Ours, for charts: of the rows counted, the share that passed (their verdict, else AgentV's pass threshold on the score; null with no row). */
   pass_rate: number | null;
   /** Ours, for charts: the counted rows' total cost and duration (null when no row carries one). */
   cost_usd: number | null;

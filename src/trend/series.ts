@@ -29,7 +29,7 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../runs/export/export.js';
-import { loadScoreRows, resolveManifest, type ScoreRow } from '../compare/score-rows.js';
+import { loadScoreRows, passVerdict, resolveManifest, type ScoreRow } from '../compare/score-rows.js';
 import { readRegularText } from '../util/safe-open.js';
 
 export const DEFAULT_SLOPE_THRESHOLD = 0.01;
@@ -205,13 +205,13 @@ function buildSeries(key: SeriesKey, runs: LoadedTrendRun[], opts: SeriesParams)
     const used = ids ? rows.filter((r) => ids!.has(r.test_id)) : rows;
     for (const r of used) targets.add(r.target ?? 'default');
     const timestamp = used[0]?.timestamp ?? rows[0]?.timestamp;
-    const verdicts = used.filter((r) => r.verdict !== undefined);
     const p: TrendRunPoint = {
       label: timestamp ?? basename(dirname(run.path)),
       path: run.path,
       matched_test_count: used.length,
       mean_score: round6(mean(used.map((r) => r.score))),
-      pass_rate: verdicts.length === 0 ? null : round6(verdicts.filter((r) => r.verdict === 'pass').length / verdicts.length),
+      // A row without a verdict (AgentV 5 on a test run once) counts by AgentV's threshold on its score.
+      pass_rate: used.length === 0 ? null : round6(used.filter((r) => passVerdict(r) === 'pass').length / used.length),
       cost_usd: sum(used.map((r) => r.cost_usd)),
       duration_ms: sum(used.map((r) => r.duration_ms)),
       regression: false,

@@ -56,6 +56,14 @@ export function axisRange(metric: string, vals: number[]): [number, number] {
   return min === max ? [lo, max * 2] : [lo, max];
 }
 
+/** What a chart with no value says instead (the series' runs are there; their results carry no such number). */
+const NO_DATA: Record<'pass_rate' | 'mean_score' | 'cost_usd' | 'duration_ms', string> = {
+  pass_rate: 'No pass rate: no result of these runs says whether it passed.',
+  mean_score: 'No score: no result of these runs has one.',
+  cost_usd: 'No cost: the results of these runs carry none (the agent reported no cost).',
+  duration_ms: 'No duration: the results of these runs carry none.',
+};
+
 function chart(
   title: string,
   points: TrendRunPoint[],
@@ -73,6 +81,12 @@ function chart(
   const panel = el('div', 'panel trend-chart');
   panel.setAttribute('data-metric', metric);
   panel.appendChild(el('h3', null, `${title}${vals.length ? ` — last ${fmt(vals[vals.length - 1])}` : ''}`));
+  // No value to draw: a sentence, never axes with no mark on them.
+  if (vals.length === 0) {
+    panel.classList.add('no-data');
+    panel.appendChild(el('p', 'muted chart-empty', NO_DATA[metric]));
+    return panel;
+  }
   const s = svg('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'aria-label': title });
   const [lo, hi] = axisRange(metric, vals);
   const times = points.map((p) => Date.parse(p.timestamp ?? ''));
