@@ -7,7 +7,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { exportRun, publish } from '../src/index.js';
 import { openRun } from '../src/runs/read/run-handle.js';
@@ -27,14 +27,22 @@ afterAll(async () => {
   await cleanupTempDirs();
 });
 
-/** Every scratch copy the run reader has made in this process (`agentv-results-read-*` / `run-*`). */
-function scratchCopies(): Set<string> {
+/** The scratch copies under `root` (this process's scratch root: other test files' processes share the temp dir). */
+function scratchCopies(root: string): Set<string> {
   const out = new Set<string>();
-  for (const root of readdirSync(tmpdir()).filter((n) => n.startsWith('agentv-results-read-'))) {
-    const runs = existsSync(join(tmpdir(), root)) ? readdirSync(join(tmpdir(), root)) : [];
-    for (const r of runs) out.add(join(root, r));
+  for (const r of readdirSync(tmpdir()).filter((n) => n === root)) {
+    const runs = existsSync(join(tmpdir(), r)) ? readdirSync(join(tmpdir(), r)) : [];
+    for (const c of runs) out.add(join(r, c));
   }
   return out;
+}
+
+/** This process's scratch root (made by the first derived copy, one per process), learnt by deriving one. */
+async function ownScratchRoot(foreign: string): Promise<string> {
+  const handle = await openRun(foreign);
+  const dir = (await handle.load()).dir!;
+  await handle.dispose();
+  return basename(dirname(dir));
 }
 
 describeWithFixtures('run handle', () => {
@@ -119,10 +127,11 @@ describeWithFixtures('run handle', () => {
   it('publish leaves no scratch copy behind (validation derived one), and the Dashboard cache holds at most its bound', async () => {
     const repo = await makeTempDir('run-handle-repo');
     await git(repo, ['init', '-q', '-b', 'main']);
-    const before = scratchCopies();
+    const own = await ownScratchRoot(await foreignRun());
+    const before = scratchCopies(own);
     const published = await publish({ run: await foreignRun(), cwd: repo, push: false });
     expect(published.status).toBe('published');
-    expect([...scratchCopies()].filter((c) => !before.has(c))).toEqual([]);
+    expect([...scratchCopies(own)].filter((c) => !before.has(c))).toEqual([]);
 
     // Two more runs, then a cache of two: the run used least recently falls out, its copy removed.
     const ids = [published.runId];
