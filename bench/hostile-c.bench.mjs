@@ -30,7 +30,8 @@ export async function run() {
     if (r.cases) rows.push({ group: name, ...r.cases });
     for (const [g, c] of Object.entries(r.groups ?? {})) rows.push({ group: `${name}: ${g}`, ...c });
     failures.push(...r.failures.map((f) => `${name}: ${f}`));
-    if (r.markdown) notes.push(r.markdown.replace(/^## .*\n+/, ''), '');
+    // A module's own text, without its heading and its own held/not-held line (this file writes one).
+    if (r.markdown) notes.push('', r.markdown.replace(/^## .*\n+/, '').replace(/\n+(Every case held\.|Not held:[\s\S]*)$/, ''));
     notes.push(...(r.notes ?? []));
   }
   const total = rows.reduce((a, g) => ({ tried: a.tried + g.tried, held: a.held + g.held }), { tried: 0, held: 0 });

@@ -428,7 +428,10 @@ export async function run() {
     ...Object.entries(groups).map(([g, c]) => `| ${g} | ${c.tried} | ${c.held} |`),
     `| **all** | **${total.tried}** | **${total.held}** |`,
     '',
-    `The kills landed before the build's manifest in ${killedMidway} of ${KILL_AT.length} cases.`,
+    `The kills landed before the build's manifest in ${killedMidway} of ${KILL_AT.length} cases. Before this change: a \`site\` killed`,
+    'half-way was refused by the next one ("not a site agentv-results built", exit 2); a read-only filesystem under `site` was',
+    'exit 70, "internal error"; the outbox waited out its lock\'s retries (about 13 s) on a read-only filesystem; git\'s refused',
+    "writes during `sync` and checkpoints came in git's words only.",
     '',
     failures.length ? `Not held:\n${failures.map((f) => `- ${f}`).join('\n')}` : 'Every case held.',
   ].join('\n');

@@ -248,7 +248,21 @@ export async function run() {
     await Promise.all(servers.map((s) => s.stop()));
     rmSync(root, { recursive: true, force: true });
   }
-  return { groups, failures };
+  return {
+    groups,
+    failures,
+    notes: [
+      '',
+      'Network (bench/hostile-round4/network.mjs, items 2, 3, 7): silent git remotes (http that accepts and never answers, http',
+      'that sends headers and stops, `git://` that never answers) under `publish --push --require-push`, `sync` and `list --fetch`;',
+      'a frozen S3 server under a hybrid publish and `storage migrate --push`; the webhook with `user:secret@` in its URL and at an',
+      'endpoint that never answers; 20 concurrent first opens of one test in `serve`, and five error answers. Held: exit 3 naming',
+      'the remote (or bucket) and what was waited for; every open 200 with one body per endpoint; no server path in an error body.',
+      'Limits set small through `AGENTV_RESULTS_NET_*`. Before this change (the trial of issue 48): the http cases were still',
+      'running after 200 s, `storage migrate --push` against the frozen bucket had not ended after 420 s, the webhook said "could',
+      'not be reached (TypeError)", and concurrent first opens answered 500 with the scratch path in the body.',
+    ],
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
