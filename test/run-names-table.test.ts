@@ -112,6 +112,20 @@ describe('every run-taking command accepts every form of a run name', () => {
     expect(refused).toEqual([]);
   });
 
+  it('show --json and validate --json name a published run by its id, never its scratch copy (gone once they end)', async () => {
+    const id = forms.find(([f]) => f === 'a published run id')![1]();
+    for (const name of [id, '@baseline']) {
+      for (const argv of [
+        ['show', name, '--json'],
+        ['validate', name, '--json'],
+      ]) {
+        const r = await cli(argv, work);
+        expect(r.code, `${argv.join(' ')}: ${r.stderr}`).toBe(0);
+        expect((JSON.parse(r.stdout) as { dir: string }).dir, argv.join(' ')).toBe(id);
+      }
+    }
+  });
+
   it('delete and publish take a run on disk in every local form and refuse a published name, touching nothing', async () => {
     const before = await git(work, ['rev-parse', 'refs/heads/agentv/results/v1']);
     for (const [form, name] of forms.slice(3)) {

@@ -88,6 +88,14 @@ export function runFileShown(cwd: string, run: ResolvedRun, dir: string, rel: st
   return run.runId !== null ? (rel === '' ? run.runId : `${run.runId}/${rel}`) : displayPath(cwd, rel === '' ? dir : join(dir, rel));
 }
 
+/**
+ * A `--json` answer about runs read by name: a published run's scratch path (gone once the command
+ * ends) is named by its run id, as `runFileShown` names it in text.
+ */
+export function namedJson<T>(value: T, runs: ResolvedRun[]): T {
+  return runs.some((r) => r.runId !== null) ? (JSON.parse(namedPaths(JSON.stringify(value), runs)) as T) : value;
+}
+
 /** `--format text|json|markdown`; `--json` stays the short spelling of `--format json`. */
 export function outputFormat(flags: Record<string, unknown>): 'text' | 'json' | 'markdown' {
   const format = oneOf('format', flags.format, ['text', 'json', 'markdown'] as const, 'text');

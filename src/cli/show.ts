@@ -4,7 +4,7 @@ import { runCommand } from './errors.js';
 import { stringFlags, verdictText } from './flags.js';
 import { bold, int, money, printJson, seconds } from './format.js';
 import { feedbackLines } from './feedback-lines.js';
-import { namedPaths, RUN_NAME_HELP, runFileShown, runNameOptions, withRunName } from './run-names.js';
+import { namedPaths, RUN_NAME_HELP, namedJson, runFileShown, runNameOptions, withRunName } from './run-names.js';
 import type { FeedbackNote } from '../merge/index.js';
 import { formatAttemptRate, formatPassK } from '../model/attempt-stats.js';
 
@@ -92,7 +92,7 @@ export function registerShow(cli: Cli): void {
         );
         for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [named])}\n`);
         if (flags.json) {
-          printJson(report);
+          printJson(namedJson(report, [named]));
           return;
         }
         const at = (rel: string) => runFileShown(cwd, named, report.dir, rel);

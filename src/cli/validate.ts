@@ -2,7 +2,7 @@ import type { Cli } from './program.js';
 import { validateRun, type ValidationProblem } from '../runs/validate.js';
 import { EXIT, runCommand } from './errors.js';
 import { dim, green, printJson, red } from './format.js';
-import { RUN_NAME_HELP, runFileShown, runNameOptions, withRunName } from './run-names.js';
+import { RUN_NAME_HELP, namedJson, runFileShown, runNameOptions, withRunName } from './run-names.js';
 
 export function registerValidate(cli: Cli): void {
   runNameOptions(
@@ -26,7 +26,7 @@ export function registerValidate(cli: Cli): void {
           { deriveResultsFiles: true },
         );
         if (flags.json) {
-          printJson(report);
+          printJson(namedJson(report, [named]));
           return report.valid ? EXIT.ok : EXIT.check;
         }
         // `<file>:<line>: message`, file relative to where the user stands, so editors can jump to it.
