@@ -112,7 +112,7 @@ describe('every run-taking command accepts every form of a run name', () => {
     expect(refused).toEqual([]);
   });
 
-  it('show --json and validate --json name a published run by its id, never its scratch copy (gone once they end)', async () => {
+  it('show, validate and gate --json name a published run by its id, never its scratch copy (gone once they end)', async () => {
     const id = forms.find(([f]) => f === 'a published run id')![1]();
     for (const name of [id, '@baseline']) {
       for (const argv of [
@@ -123,6 +123,10 @@ describe('every run-taking command accepts every form of a run name', () => {
         expect(r.code, `${argv.join(' ')}: ${r.stderr}`).toBe(0);
         expect((JSON.parse(r.stdout) as { dir: string }).dir, argv.join(' ')).toBe(id);
       }
+      const gate = await cli(['gate', name, id, '--json'], work);
+      expect(gate.code, gate.stderr).toBe(0);
+      expect(gate.stdout).toContain(`"${id}/index.jsonl"`);
+      expect(gate.stdout).not.toMatch(/agentv-run-names-/);
     }
   });
 

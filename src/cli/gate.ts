@@ -8,7 +8,7 @@ import { EXIT, exitCodeFor, numberFlag, oneOf, runCommand, UsageError } from './
 import { bold, dim, green, printJson, red, table, yellow } from './format.js';
 import { progressReporter } from './progress.js';
 import { configFlags, stringFlag, stringFlags } from './flags.js';
-import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions } from './run-names.js';
+import { namedJson, outputFormat, RUN_NAME_HELP, runLink, runNameOptions } from './run-names.js';
 import { pushExitCode, pushLines } from './sync.js';
 
 const signed = (n: number) => (n > 0 ? '+' : '') + n.toFixed(3);
@@ -146,7 +146,7 @@ async function gateCommand(
     }
     const { report, baseline: b, candidate: c } = v;
     for (const w of v.warnings) process.stderr.write(`warning: ${w}\n`);
-    if (format === 'json') printJson(report);
+    if (format === 'json') printJson(namedJson(report, [b, c]));
     else if (format === 'markdown') process.stdout.write(markdown());
     else printGate(report, b.runId ?? b.name, c.runId ?? c.name);
   };
