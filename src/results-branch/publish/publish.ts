@@ -334,11 +334,14 @@ async function publishIfStableLayout(
     // The run's writer, when known: its layout is where that AgentV's Dashboard looks (layout-choice.ts).
     const writer: BranchLayout | undefined = source ? 'stable' : isAgentvWorkspace(run) ? 'next' : undefined;
     let layout = await chooseLayout(repo, tips, config.layout, writer);
-    // One run, one copy: a run the branch already holds in the other layout is merged there.
-    const identity = await runIdentity(run, source, opts);
+    // One run, one copy: a run the branch already holds in the other layout is merged there. Only
+    // a tip with runs in the other layout can hold it there: the choice counted them (none counted:
+    // no runs/ tree, or a configured layout, which did not look), so a one-layout branch reads nothing more.
+    const other: BranchLayout = layout.layout === 'stable' ? 'next' : 'stable';
+    const otherMayHold = layout.runs !== null ? layout.runs[other] > 0 : config.layout !== 'auto';
+    const identity = otherMayHold ? await runIdentity(run, source, opts) : null;
     if (identity) {
       const held = await heldLayouts(repo, tips, identity.experiment, identity.id);
-      const other: BranchLayout = layout.layout === 'stable' ? 'next' : 'stable';
       if (!held.has(layout.layout) && held.has(other))
         layout = {
           layout: other,

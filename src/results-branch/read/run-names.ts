@@ -46,9 +46,9 @@ export interface RunNameOptions extends TargetOptions {
   fetchOnce?: FetchOnce;
   /**
    * A results .jsonl (not a run workspace) is exported into a scratch run first, for readers that
-   * need a workspace (show, failures, report, validate, combine). Off by default: compare, gate,
-   * summary and trend read a results file themselves (and name it as given), and `export` takes
-   * the file itself, its own options shaping the export.
+   * need a workspace (show, failures, report, validate, summary, combine). Off by default: compare,
+   * gate and trend read a results file themselves (and name it as given), and `export` takes the
+   * file itself, its own options shaping the export.
    */
   deriveResultsFiles?: boolean;
 }

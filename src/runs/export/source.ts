@@ -6,7 +6,7 @@
  * sidecars so that derivation has one input shape either way.
  */
 import { checkRunPath, specialInputMessage, unsafeRowPath, missingManifestHint } from '../../util/run-files.js';
-import { stat, type FileHandle } from 'node:fs/promises';
+import { realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment } from '../../model/path-segments.js';
 import { transcriptMessages } from '../../model/transcript.js';
@@ -570,12 +570,14 @@ export interface ResolvedRowFiles {
 export async function resolveRowFiles(base: string, row: Record<string, unknown>): Promise<ResolvedRowFiles> {
   const unresolved: string[] = [];
   const found: Record<string, string> = {};
+  let realBase: string | undefined;
   for (const field of RESULT_FILE_FIELDS) {
     const v = row[field];
     if (typeof v !== 'string' || v === '') continue;
     const safe = safeRelativePath(v.replace(/^(\.\/)+/, ''));
-    const at = safe === null ? null : await checkRunPath(base, safe);
-    if (safe !== null && at !== null && at.kind !== 'bad' && (await statOrNull(join(base, safe)))?.isFile()) found[field] = safe;
+    // The check says absent, out of base, or not a regular file: no second stat of the same path.
+    const at = safe === null ? null : await checkRunPath(base, safe, (realBase ??= await realpath(base)));
+    if (safe !== null && at?.kind === 'ok' && !at.isDir) found[field] = safe;
     else unresolved.push(field);
   }
   if (Object.keys(found).length === 0) return { row, unresolved };
