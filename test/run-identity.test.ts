@@ -14,7 +14,8 @@
  */
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { beforeAll, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { chooseCopy, rowKeys } from '../src/sync/repair-duplicates.js';
 import { agentvStableEval, describeWithAgentVStable, makeStableSampleProject } from './helpers/agentv-client.js';
 import { runCli } from './helpers/cli.js';
 import { git, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
@@ -127,5 +128,23 @@ describeWithAgentVStable('one run, one copy, whichever AgentV layout holds it (r
     // A second sync has nothing to repair.
     const again = await runCli(['sync', '--json'], { cwd: q });
     expect((JSON.parse(again.stdout) as { duplicates?: unknown }).duplicates).toBeUndefined();
+  });
+});
+
+describe('the duplicate repair never removes a copy through rows it cannot tell apart', () => {
+  const dup = { experiment: 'demo', id: '2026-03-14T10-00-00-000Z', rootPath: '2026-03-14T10-00-00-000Z', stablePath: 'runs/demo/2026-03-14T10-00-00-000Z' };
+  it('keeps both copies when rows name no test, or an index is unreadable', () => {
+    const noIds = '{"score":1}\n{"score":0}\n';
+    expect(chooseCopy(dup, { agentv5: false, rows: rowKeys(noIds) }, { rows: rowKeys('{"score":0.5}\n') }).removed).toBeNull();
+    expect(chooseCopy(dup, { agentv5: false, rows: rowKeys(undefined) }, { rows: rowKeys('{"test_id":"a"}\n') }).removed).toBeNull();
+    expect(chooseCopy(dup, { agentv5: false, rows: rowKeys('{"test_id":"a"}\n') }, { rows: rowKeys(undefined) }).removed).toBeNull();
+  });
+  it('still removes a copy whose named rows the other holds', () => {
+    const r = chooseCopy(
+      dup,
+      { agentv5: false, rows: rowKeys('{"test_id":"a","target":"t"}\n') },
+      { rows: rowKeys('{"test_id":"a","target":"t"}\n{"test_id":"b","target":"t"}\n') },
+    );
+    expect(r.removed).toBe(dup.rootPath);
   });
 });

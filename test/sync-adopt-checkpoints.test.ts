@@ -21,10 +21,17 @@ import { AGENTV_GITATTRIBUTES } from '../src/results-branch/layout/branch-layout
 isolateGitForSuite();
 
 /** A checkpoint of `runDir` at `dest` on `agentv/wip/<host>/<name>`, as AgentV's checkpoint loop pushes it. */
-async function checkpoint(remote: string, runDir: string, dest: string, name: string, edit?: (dir: string) => Promise<void>): Promise<string> {
+async function checkpoint(
+  remote: string,
+  runDir: string,
+  dest: string,
+  name: string,
+  edit?: (dir: string) => Promise<void>,
+  host = 'ci-host-7',
+): Promise<string> {
   const clone = await makeClone(remote, 'agentv-machine');
   await git(clone, ['fetch', '-q', 'origin']);
-  const branch = `agentv/wip/ci-host-7/${name}`;
+  const branch = `agentv/wip/${host}/${name}`;
   const wt = join(await makeTempDir('agentv-wip'), 'repo');
   await git(clone, ['worktree', 'add', '-q', '-B', branch, wt, 'origin/agentv/results/v1']);
   await rm(join(wt, dest), { recursive: true, force: true });
@@ -102,6 +109,26 @@ describeEachClient('sync adopts the finished run of an AgentV checkpoint branch'
     expect(again.checkpoints.adopted).toEqual([]);
     expect(again.checkpoints.kept.map((k) => k.branch)).toEqual([partial]);
     expect(await git(remote, ['rev-parse', RESULTS_REF])).toBe(before);
+  }, 120_000);
+
+  it('never counts a checkpoint as landed because another run of the same name did (its branch is the only copy)', async () => {
+    // Two runs whose directories share a last segment: the first taken in lands at its path;
+    // the other, at another path, has not landed, so its branch is not deleted as if it had.
+    const twin = `${name}-twin`;
+    const first = client.name === 'agentv' ? twin : `runs/demo/${twin}`;
+    const other = client.name === 'agentv' ? `runs/demo/${twin}` : `runs/other/${twin}`;
+    const a = await checkpoint(remote, runDir, first, twin, undefined, 'host-a');
+    const b = await checkpoint(remote, runDir, other, twin, undefined, 'host-b');
+    const d = await makeClone(remote, 'twin');
+    const r = await runCli(['sync', '--json'], { cwd: d });
+    expect(r.code, r.stderr).toBe(0);
+    const files = (await git(remote, ['ls-tree', '-r', '--name-only', RESULTS_REF])).split('\n');
+    expect(files.some((f) => f.startsWith(`${first}/`))).toBe(true);
+    expect((await remoteWip(remote)).includes(a)).toBe(false);
+    // b's run is on the results branch at its own path, or b is still on the remote.
+    const landed = files.some((f) => f.startsWith(`${other}/`));
+    expect(landed || (await remoteWip(remote)).includes(b)).toBe(true);
+    if (client.name === 'agentv-stable') expect(landed).toBe(true);
   }, 120_000);
 });
 

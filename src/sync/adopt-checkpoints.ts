@@ -17,7 +17,7 @@
  * start-of-run stub `summary.json` at the end (the stub counts no test; the final one counts every
  * planned test); 4.42 writes `timing.json` only at the end (its `benchmark.json` stub comes first).
  * An incomplete one is left and reported (its eval may still be running, or will be resumed). A
- * checkpoint whose run the results branch already holds (in either layout) has landed: it is
+ * checkpoint whose run the results branch already holds at the same path has landed: it is
  * only deleted.
  *
  * Checkpoints of ours (`wip.json` at the root: src/wip) are not runs in a branch layout; they are
@@ -110,8 +110,10 @@ export async function takeCheckpoints(
         continue;
       }
       const run = runs[0]!;
-      if (tipRuns.dirs.some((d) => d.path.split('/').pop() === name)) {
-        // Already on the results branch (AgentV's own publish, or ours of the same run): landed.
+      // Already on the results branch at its own path (AgentV's own publish, or ours of the same
+      // run): landed. By path, not by its last segment: another experiment's 4.42 run with the
+      // same timestamp is not this one, and its checkpoint (deleted once "landed") is the only copy.
+      if (tipRuns.dirs.some((d) => d.path === run.path)) {
         merged.push({ ...s, commit: tip });
         continue;
       }

@@ -56,14 +56,25 @@ async function rememberChecked(repo: Repo, tip: string): Promise<void> {
   }
 }
 
-/** The (test, target) pairs of a run's index rows. */
-function rowKeys(text: string | undefined): Set<string> {
+/** A key no other row holds. */
+let unmatched = 0;
+const ownKey = (): string => `\u0001${++unmatched}`;
+
+/**
+ * The (test, target) pairs of a run's index rows (exported for the tests). A row naming no test,
+ * or an index that could not be read, gets a key of its own that no other copy holds: a copy is
+ * never found to hold "every row" of another through rows that cannot be told apart (every such
+ * row would otherwise be the one key `undefined`).
+ */
+export function rowKeys(text: string | undefined): Set<string> {
   const keys = new Set<string>();
-  for (const r of jsonlObjects(text ?? '')) {
+  if (text === undefined) return new Set([ownKey()]);
+  for (const r of jsonlObjects(text)) {
     const test = r.test_id ?? r.testId ?? r.eval_id;
     const target =
       typeof r.target === 'string' ? r.target : typeof (r.target as { name?: unknown })?.name === 'string' ? (r.target as { name: string }).name : '';
-    keys.add(`${String(test)}\u0000${target}`);
+    const known = typeof test === 'string' ? test !== '' : typeof test === 'number';
+    keys.add(known ? `${String(test)}\u0000${target}` : ownKey());
   }
   return keys;
 }
