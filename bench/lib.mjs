@@ -65,6 +65,25 @@ export function runMeasured(cmd, args, opts = {}) {
   });
 }
 
+/**
+ * One process, killed by pid (SIGKILL) once `boundMs` has passed; never throws. Resolves with its
+ * exit code (null when a signal ended it), the signal, and its output.
+ */
+export function runBounded(cmd, args, { cwd, env = TRIAL_ENV, boundMs }) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), boundMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, out, err });
+    });
+  });
+}
+
 export function ratio(a, b) {
   return b === 0 ? Infinity : a / b;
 }
