@@ -84,6 +84,19 @@ export function runBounded(cmd, args, { cwd, env = TRIAL_ENV, boundMs }) {
   });
 }
 
+/** The Dashboard URL a `serve` child prints on stderr; rejects, with its stderr, when it exits first. */
+export function dashboardUrl(child) {
+  return new Promise((resolve, reject) => {
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += d;
+      const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
+      if (m) resolve(m[1]);
+    });
+    child.on('close', (code) => reject(new Error(`serve exited ${code}: ${err.slice(-1500)}`)));
+  });
+}
+
 export function ratio(a, b) {
   return b === 0 ? Infinity : a / b;
 }

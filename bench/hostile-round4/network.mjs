@@ -24,7 +24,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, runBounded, TRIAL_ENV } from '../lib.mjs';
+import { CLI, dashboardUrl, runBounded, TRIAL_ENV } from '../lib.mjs';
 
 const BOUND = 60_000;
 const ENV = { ...TRIAL_ENV, GIT_TERMINAL_PROMPT: '0' };
@@ -196,15 +196,7 @@ export async function run() {
       const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { cwd: repo, env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
       const kill = setTimeout(() => child.kill('SIGKILL'), 4 * BOUND);
       try {
-        const url = await new Promise((resolve, reject) => {
-          let err = '';
-          child.stderr.on('data', (d) => {
-            err += d;
-            const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
-            if (m) resolve(m[1]);
-          });
-          child.on('close', () => reject(new Error(`serve exited: ${err}`)));
-        });
+        const url = await dashboardUrl(child);
         const enc = encodeURIComponent;
         const t = `/api/runs/${enc(runId)}/tests/alpha`;
         const paths = [`${t}?target=m`, t, `${t}?target=m&from=0`, `/api/runs/${enc(runId)}/report`];
