@@ -19,7 +19,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, fmtMs, fmtRatio, median, runMeasured } from './lib.mjs';
+import { CLI, dashboardUrl, fmtMs, fmtRatio, median, runMeasured } from './lib.mjs';
 import { seedLiveRuns } from './archive-lib.mjs';
 import { freshRepo, git, isolateGitEnv, makeWorkspace } from './publish-lib.mjs';
 
@@ -158,15 +158,7 @@ async function serveFirstPage(cwd) {
   const t0 = performance.now();
   const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--read-only'], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
   try {
-    const url = await new Promise((resolve, reject) => {
-      let err = '';
-      child.stderr.on('data', (d) => {
-        err += d;
-        const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
-        if (m) resolve(m[1]);
-      });
-      child.on('close', (code) => reject(new Error(`serve exited ${code}: ${err.slice(-1500)}`)));
-    });
+    const url = await dashboardUrl(child);
     const body = await (await fetch(`${url}/api/runs`)).json();
     return { ms: performance.now() - t0, total: body.total };
   } finally {

@@ -13,7 +13,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writ
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI } from './lib.mjs';
+import { CLI, dashboardUrl } from './lib.mjs';
 
 const BOUND = 30_000;
 const MiB = 1024 * 1024;
@@ -195,15 +195,7 @@ export async function run() {
     const kill = setTimeout(() => child.kill('SIGKILL'), 4 * BOUND);
     const exited = new Promise((r) => child.on('close', (code, signal) => r(signal === 'SIGKILL' ? 'killed' : code)));
     try {
-      const url = await new Promise((resolve, reject) => {
-        let err = '';
-        child.stderr.on('data', (d) => {
-          err += d;
-          const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
-          if (m) resolve(m[1]);
-        });
-        child.on('close', () => reject(new Error(`serve exited: ${err}`)));
-      });
+      const url = await dashboardUrl(child);
       const answers = await Promise.all(
         Array.from({ length: 6 }, () =>
           fetch(`${url}/api/autoresearch/exp`, { signal: AbortSignal.timeout(BOUND) }).then(

@@ -15,13 +15,13 @@
  * A case holds when the outcome is the one stated, within the bound (processes killed by pid after
  * BOUND ms). Invariants, not timings. Loopback only, everything in a temp dir.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, ROOT } from './lib.mjs';
+import { CLI, ROOT, runBounded } from './lib.mjs';
 
 /** Opt-in (it takes several minutes and a real `agentv eval`): runs only when named. */
 export const optIn = true;
@@ -39,19 +39,9 @@ const AGENTV = join(ROOT, '..', 'shared', 'agentv-client', 'agentv');
 const HAS_AGENTV = existsSync(AGENTV) && existsSync(join(ROOT, '..', 'shared', 'agentv-client', 'agentv.js'));
 
 /** One process, killed by pid after BOUND ms; resolves with its exit code and output. */
-function proc(cmd, args, cwd, env = {}) {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd, env: { ...ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), BOUND);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? (signal ? 128 : 1), out, err });
-    });
-  });
+async function proc(cmd, args, cwd, env = {}) {
+  const r = await runBounded(cmd, args, { cwd, env: { ...ENV, ...env }, boundMs: BOUND });
+  return { code: r.code ?? (r.signal ? 128 : 1), out: r.out, err: r.err };
 }
 const cli = (args, cwd, env) => proc(process.execPath, [CLI, ...args], cwd, env);
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8' }).trim();

@@ -65,6 +65,38 @@ export function runMeasured(cmd, args, opts = {}) {
   });
 }
 
+/**
+ * One process, killed by pid (SIGKILL) once `boundMs` has passed; never throws. Resolves with its
+ * exit code (null when a signal ended it), the signal, and its output.
+ */
+export function runBounded(cmd, args, { cwd, env = TRIAL_ENV, boundMs }) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), boundMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, out, err });
+    });
+  });
+}
+
+/** The Dashboard URL a `serve` child prints on stderr; rejects, with its stderr, when it exits first. */
+export function dashboardUrl(child) {
+  return new Promise((resolve, reject) => {
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += d;
+      const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
+      if (m) resolve(m[1]);
+    });
+    child.on('close', (code) => reject(new Error(`serve exited ${code}: ${err.slice(-1500)}`)));
+  });
+}
+
 export function ratio(a, b) {
   return b === 0 ? Infinity : a / b;
 }

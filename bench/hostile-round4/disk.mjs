@@ -22,7 +22,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, ROOT, TRIAL_ENV } from '../lib.mjs';
+import { CLI, ROOT, runBounded, TRIAL_ENV } from '../lib.mjs';
 
 const BOUND = 120_000;
 const ENV = { ...TRIAL_ENV };
@@ -32,19 +32,9 @@ const LEAVE = process.env.DISK_QUICK ? [0] : [0, 4 << 10, 16 << 10, 64 << 10, 19
 const KILL_AT = [1, 3, 6, 12];
 
 /** One process, killed by pid after BOUND ms. */
-function proc(cmd, args, cwd) {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), BOUND);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? (signal ? 128 : 1), out, err });
-    });
-  });
+async function proc(cmd, args, cwd) {
+  const r = await runBounded(cmd, args, { cwd, env: ENV, boundMs: BOUND });
+  return { code: r.code ?? (r.signal ? 128 : 1), out: r.out, err: r.err };
 }
 const cli = (args, cwd) => proc(process.execPath, [CLI, ...args], cwd);
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();

@@ -24,7 +24,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, TRIAL_ENV } from '../lib.mjs';
+import { CLI, dashboardUrl, runBounded, TRIAL_ENV } from '../lib.mjs';
 
 const BOUND = 60_000;
 const ENV = { ...TRIAL_ENV, GIT_TERMINAL_PROMPT: '0' };
@@ -32,19 +32,9 @@ const FAST = { AGENTV_RESULTS_NET_LOW_SPEED_TIME: '2', AGENTV_RESULTS_NET_TIMEOU
 const CREDS = { AWS_ACCESS_KEY_ID: 'AGENTVBENCHKEY000001', AWS_SECRET_ACCESS_KEY: 'bench-s3-secret-0123456789' };
 
 /** The CLI as a process, killed by pid past the bound; never throws. */
-function cli(args, cwd, env = {}) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), BOUND);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: signal === 'SIGKILL' ? 'killed (hung)' : code, out, err });
-    });
-  });
+async function cli(args, cwd, env = {}) {
+  const r = await runBounded(process.execPath, [CLI, ...args], { cwd, env: { ...ENV, ...env }, boundMs: BOUND });
+  return { code: r.signal === 'SIGKILL' ? 'killed (hung)' : r.code, out: r.out, err: r.err };
 }
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8' }).trim();
 
@@ -206,15 +196,7 @@ export async function run() {
       const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { cwd: repo, env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
       const kill = setTimeout(() => child.kill('SIGKILL'), 4 * BOUND);
       try {
-        const url = await new Promise((resolve, reject) => {
-          let err = '';
-          child.stderr.on('data', (d) => {
-            err += d;
-            const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
-            if (m) resolve(m[1]);
-          });
-          child.on('close', () => reject(new Error(`serve exited: ${err}`)));
-        });
+        const url = await dashboardUrl(child);
         const enc = encodeURIComponent;
         const t = `/api/runs/${enc(runId)}/tests/alpha`;
         const paths = [`${t}?target=m`, t, `${t}?target=m&from=0`, `/api/runs/${enc(runId)}/report`];

@@ -144,7 +144,9 @@ async function runNetwork(repo: Repo, remote: string, args: string[], opts: Netw
   } catch (err) {
     if (!(err instanceof GitError)) throw err;
     const silent = silenceMessage(net, what, err.stderr);
-    if (silent) throw new RemoteError(err.argv, err.exitCode, `${err.stderr}\ntimed out after ${net.deadlineMs} ms`, 'unreachable', silent);
+    // git's stderr says "timed out" only when the deadline killed it (not when its own low-speed limit or ssh's keep-alives did).
+    const stderr = net.signal.aborted ? `${err.stderr}\ntimed out after ${net.deadlineMs} ms` : err.stderr;
+    if (silent) throw new RemoteError(err.argv, err.exitCode, stderr, 'unreachable', silent);
     throw new RemoteError(err.argv, err.exitCode, err.stderr, classifyRemoteFailure(err.stderr));
   }
   // A low-speed abort is an exit code the caller may accept (128): name it here, not as a missing ref.

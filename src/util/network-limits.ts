@@ -59,8 +59,21 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, intege
   return n;
 }
 
+/** The last limits parsed, by the raw values they came from: every git process asks (git/runner.ts), the values rarely change. */
+let parsed: { raw: string; limits: NetworkLimits } | undefined;
+
 /** The limits in force: the environment's overrides over the defaults. Throws NetworkLimitError on a bad value. */
 export function networkLimits(env: NodeJS.ProcessEnv = process.env): NetworkLimits {
+  const raw = Object.values(NETWORK_ENV)
+    .map((name) => env[name] ?? '')
+    .join('\0');
+  if (parsed?.raw === raw) return parsed.limits;
+  const limits = Object.freeze(parseLimits(env));
+  parsed = { raw, limits };
+  return limits;
+}
+
+function parseLimits(env: NodeJS.ProcessEnv): NetworkLimits {
   const d = DEFAULT_NETWORK_LIMITS;
   return {
     lowSpeedLimit: positive(env, NETWORK_ENV.lowSpeedLimit, d.lowSpeedLimit, true),
