@@ -192,7 +192,7 @@ function historyVerdict(
   if (n < 2) return { applied: false, note: `${read}; too little history (fewer than 2 runs): today's rule applied` };
   if (!counts || [...counts.values()].every((h) => h.runs < 2))
     return { applied: false, note: `${read}; no test has attempts in 2 runs: today's rule applied` };
-  return { applied: true, note: `${read}; each test judged against its own history at ${confidence * 100}% confidence over the run` };
+  return { applied: true, note: `${read}; each test judged against its own history at ${round6(confidence * 100)}% confidence over the run` };
 }
 
 /** Gate two run directories: a test that regressed (by today's rule, or against its own history), or a test set changed against the policy, fails it. */
