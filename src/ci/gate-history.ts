@@ -10,6 +10,7 @@
  */
 import { manifestRows } from '../compare/score-rows.js';
 import type { GateHistoryInput } from '../compare/gate.js';
+import { MIN_HISTORY_RUNS } from '../compare/gate-decision.js';
 import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../results-branch/read/list.js';
 import { HEAD_ROWS } from '../results-branch/read/catalog-cache.js';
 import type { TargetOptions } from '../results-branch/repo/target.js';
@@ -28,6 +29,8 @@ export interface GateHistoryOptions extends TargetOptions {
 export async function readGateHistory(opts: GateHistoryOptions): Promise<GateHistoryInput> {
   const requested = opts.count;
   if (requested === 0) return { requested, runs: [] };
+  // The rule judges no test by fewer runs: the listing and the manifests would be read for nothing.
+  if (requested < MIN_HISTORY_RUNS) return { requested, runs: [], note: `fewer than ${MIN_HISTORY_RUNS} runs asked for: none read` };
   if (opts.baselineRunId === null) return { requested, runs: [], note: 'the baseline is a local path, not a published run: it has no line to read' };
   const { baselineRunId, targets, list, count, ...target } = opts;
   // The newest runs first (a page the catalog cache answers from its head, HEAD_ROWS runs, without

@@ -126,8 +126,11 @@ function scoreRule(c: GateCase, tolerance: number): { kind: 'regression' | 'impr
   return null;
 }
 
-/** A history the rule can judge: at least two runs and at least one attempt. */
-const usable = (h: HistoryCount | null | undefined): h is HistoryCount => !!h && h.runs >= 2 && h.total > 0;
+/** The fewest runs of history the rule judges a test by (fewer: today's rule). */
+export const MIN_HISTORY_RUNS = 2;
+
+/** A history the rule can judge: at least MIN_HISTORY_RUNS runs and at least one attempt. */
+const usable = (h: HistoryCount | null | undefined): h is HistoryCount => !!h && h.runs >= MIN_HISTORY_RUNS && h.total > 0;
 
 /** The gate's decision over every matched test (see the module comment). */
 export function decideGate(cases: readonly GateCase[], opts: GateDecisionOptions): GateDecision {

@@ -30,7 +30,7 @@ import { InputError } from '../runs/export/export.js';
 import { loadComparison, type CompareOptions, type CompareReport } from './compare.js';
 import type { ScoreRow } from './score-rows.js';
 import { matchKey, type MatchRule, type Pooled } from './match-rule.js';
-import { decideGate, type GateCase, type GateDecision, type GateTest, type HistoryCount, type NoisyTest } from './gate-decision.js';
+import { decideGate, MIN_HISTORY_RUNS, type GateCase, type GateDecision, type GateTest, type HistoryCount, type NoisyTest } from './gate-decision.js';
 
 export { verdictFlip, decideGate } from './gate-decision.js';
 export type { GateAttempts, GateCase, GateDecision, GateDecisionOptions, GateTest, HistoryCount, NoisyTest } from './gate-decision.js';
@@ -189,10 +189,10 @@ function historyVerdict(
     return { applied: false, note: "no history asked for (--history 0): today's rule (score drop past the tolerance, verdict flip)" };
   const n = history.runs.length;
   const read = `${plural(n, 'run')} of history read (asked ${history.requested})${history.note ? `: ${history.note}` : ''}`;
-  if (n < 2) return { applied: false, note: `${read}; too little history (fewer than 2 runs): today's rule applied` };
-  if (!counts || [...counts.values()].every((h) => h.runs < 2))
-    return { applied: false, note: `${read}; no test has attempts in 2 runs: today's rule applied` };
-  return { applied: true, note: `${read}; each test judged against its own history at ${confidence * 100}% confidence over the run` };
+  if (n < MIN_HISTORY_RUNS) return { applied: false, note: `${read}; too little history (fewer than ${MIN_HISTORY_RUNS} runs): today's rule applied` };
+  if (!counts || [...counts.values()].every((h) => h.runs < MIN_HISTORY_RUNS))
+    return { applied: false, note: `${read}; no test has attempts in ${MIN_HISTORY_RUNS} runs: today's rule applied` };
+  return { applied: true, note: `${read}; each test judged against its own history at ${round6(confidence * 100)}% confidence over the run` };
 }
 
 /** Gate two run directories: a test that regressed (by today's rule, or against its own history), or a test set changed against the policy, fails it. */

@@ -146,12 +146,14 @@ export function attemptsOf(row: Record<string, unknown>): Attempts {
     attempts.push({ ...self, index: 0, path: null });
   }
   const passed = attempts.filter((a) => a.verdict === 'pass').length;
+  // Repeats without a written strategy are AgentV's default, pass_any.
+  const effective = strategy ?? (attempts.length > 1 ? 'pass_any' : null);
   return {
     passed,
     total: attempts.length,
-    strategy: strategy ?? (attempts.length > 1 ? 'pass_any' : null),
+    strategy: effective,
     attempts,
-    verdict: aggregateVerdict(strategy ?? (attempts.length > 1 ? 'pass_any' : null), attempts, row),
+    verdict: aggregateVerdict(effective, attempts, row),
     score: num(row.score),
   };
 }

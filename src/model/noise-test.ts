@@ -82,11 +82,12 @@ export function fisherMinP(history: PassCount, candidate: PassCount): number {
  */
 export function taroneK(minPs: readonly number[], alpha: number): number {
   const sorted = [...minPs].sort((a, b) => a - b);
+  // m: how many minima are <= alpha / k (sorted ascending: a prefix). The cut only falls as k grows,
+  // so the prefix only shrinks: one pass over the list in all, not one per k.
+  let m = sorted.length;
   for (let k = 1; k <= sorted.length; k++) {
-    // How many minima are <= alpha / k (sorted ascending: count the prefix).
     const cut = alpha / k;
-    let m = 0;
-    while (m < sorted.length && sorted[m]! <= cut) m++;
+    while (m > 0 && sorted[m - 1]! > cut) m--;
     if (m <= k) return k;
   }
   return Math.max(1, sorted.length);

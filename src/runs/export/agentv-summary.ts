@@ -11,12 +11,10 @@
  * come from traces AgentV does not put in the index (turns, tool calls, where each figure came
  * from). `agentv eval aggregate` loses those; a merge keeps them.
  */
+import { ATTEMPT_PASS_THRESHOLD as PASS_AT } from '../../model/attempts.js';
 import { jsonlObjects } from '../../util/jsonl-objects.js';
 
 type Obj = Record<string, unknown>;
-
-/** AgentV's pass threshold for a score (its DEFAULT_THRESHOLD). */
-const PASS_AT = 0.8;
 
 const obj = (v: unknown): Obj => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);

@@ -6,9 +6,10 @@
  * reasoning as evidence, else one expectation per grader.
  */
 import type { Assertion, EvaluatorResult, InputRow, Message } from '../../model/input-row.js';
-import { attemptsOf, hasRepeats } from '../../model/attempts.js';
+import { ATTEMPT_PASS_THRESHOLD, attemptsOf, hasRepeats } from '../../model/attempts.js';
 
-export const DEFAULT_THRESHOLD = 0.8;
+/** AgentV's pass threshold (model/attempts.ts holds the number): `--threshold`'s default. */
+export const DEFAULT_THRESHOLD = ATTEMPT_PASS_THRESHOLD;
 
 export interface Expectation {
   text: string;
