@@ -576,7 +576,8 @@ export async function resolveRowFiles(base: string, row: Record<string, unknown>
     if (typeof v !== 'string' || v === '') continue;
     const safe = safeRelativePath(v.replace(/^(\.\/)+/, ''));
     // The check says absent, out of base, or not a regular file: no second stat of the same path.
-    const at = safe === null ? null : await checkRunPath(base, safe, (realBase ??= await realpath(base)));
+    if (safe !== null && realBase === undefined) realBase = await realpath(base);
+    const at = safe === null ? null : await checkRunPath(base, safe, realBase);
     if (safe !== null && at?.kind === 'ok' && !at.isDir) found[field] = safe;
     else unresolved.push(field);
   }
