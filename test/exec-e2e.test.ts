@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lsTree, openRepo, readBlobs } from '../src/git/index.js';
 import { runCli } from './helpers/cli.js';
-import { freePort, git, makeTempDir, makeUserRepoWithRemote, snapshotCheckout, isolateGitForSuite } from './helpers/git-fixtures.js';
+import { freePort, git, gitsRunningIn, makeTempDir, makeUserRepoWithRemote, snapshotCheckout, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { killPid, restartableGitDaemon, startCli, startProcess, testIds, waitFor, WRITER, type Proc } from './helpers/wip-fixtures.js';
 
 isolateGitForSuite();
@@ -169,6 +169,9 @@ describe('the crash story', () => {
     p.kill('SIGKILL');
     killPid(writerPid);
     expect(await p.exited).toBe(137);
+    // A checkpoint push the kill left running lands (or aborts) on its own: wait for it, or it could
+    // put machine A's WIP branch back on the remote after machine B has published and removed it.
+    await waitFor("the killed exec's git processes to end", () => gitsRunningIn([fx.work, fx.remote]).length === 0, 30_000, 20);
     expect(await git(fx.work, ['fsck', '--no-dangling'])).toBe('');
 
     // Machine B.

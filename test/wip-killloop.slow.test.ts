@@ -10,7 +10,7 @@
  * runs 50). A full-matrix suite (test/tiers.mjs): the pull-request tier's kill loop is
  * publish-crash.slow.test.ts.
  */
-import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 // Deterministic per seed, so a failing iteration can be replayed (AGENTV_KILL_SEED).
@@ -18,7 +18,7 @@ import { rng } from '../bench/synthetic.mjs';
 import { lsTree, openRepo, readBlobs, resolveRef, type Repo } from '../src/git/index.js';
 import { publish } from '../src/results-branch/publish/publish.js';
 import { parseWipMeta, recoverWip, wipBranch } from '../src/wip/index.js';
-import { git, initRepo, makeTempDir, makeUserRepoWithRemote, isolateGitForSuite } from './helpers/git-fixtures.js';
+import { git, gitsRunningIn, initRepo, makeTempDir, makeUserRepoWithRemote, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { killPid, sleep, startCli, startProcess, testIds, waitFor, WRITER, type Proc } from './helpers/wip-fixtures.js';
 
 const ITERATIONS = Number(process.env.AGENTV_KILL_ITERATIONS ?? 12);
@@ -39,25 +39,6 @@ async function capturedIndex(repo: Repo, commit: string): Promise<string> {
     segs.map((s) => s.sha),
   );
   return segs.map((s) => blobs.get(s.sha)!.toString('utf8')).join('');
-}
-
-/**
- * The git processes still running in one of `dirs` (their working directory, from /proc): what a
- * killed command left behind, which finish or abort on their own once their stdin is gone.
- */
-function gitsRunningIn(dirs: string[]): number[] {
-  const real = dirs.map((d) => realpathSync(d));
-  const out: number[] = [];
-  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    try {
-      if (!readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('git')) continue;
-      const cwd = readlinkSync(`/proc/${pid}/cwd`);
-      if (real.some((d) => cwd === d || cwd.startsWith(`${d}/`))) out.push(Number(pid));
-    } catch {
-      // gone meanwhile, or a zombie (no cwd): not running
-    }
-  }
-  return out;
 }
 
 const seq = (n: number) => Array.from({ length: n }, (_, i) => `t-${String(i).padStart(4, '0')}`);

@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cp, lstat, mkdtemp, readdir, readFile, readlink, realpath, rm } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -397,4 +397,23 @@ export async function startGitDaemon(baseDir: string): Promise<GitDaemon> {
     }
   }
   throw new Error(`git daemon failed to start: ${(lastError as Error).message}`);
+}
+
+/**
+ * The git processes still running in one of `dirs` (their working directory, from /proc): what a
+ * killed command left behind, which finish or abort on their own once their stdin is gone.
+ */
+export function gitsRunningIn(dirs: string[]): number[] {
+  const real = dirs.map((d) => realpathSync(d));
+  const out: number[] = [];
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('git')) continue;
+      const cwd = readlinkSync(`/proc/${pid}/cwd`);
+      if (real.some((d) => cwd === d || cwd.startsWith(`${d}/`))) out.push(Number(pid));
+    } catch {
+      // gone meanwhile, or a zombie (no cwd): not running
+    }
+  }
+  return out;
 }
