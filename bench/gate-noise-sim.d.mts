@@ -1,4 +1,4 @@
-import type { GateCase, GateDecision, GateDecisionOptions } from '../src/compare/gate-decision.js';
+import type { GateCase, GateDecision, GateDecisionOptions } from '../src/gate/gate-decision.js';
 
 export function suiteRates(r: () => number, tests: number): number[];
 export function simulatedCases(

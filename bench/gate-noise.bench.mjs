@@ -3,7 +3,7 @@
 // for the history rule (default) and the score and verdict rule, on the built gate's decision
 // function. Counts, not times: the figures do not depend on the machine's load.
 //   node bench/gate-noise.bench.mjs [--trials 2000] [--seed 49]   (or npm run bench -- gate-noise)
-import { decideGate } from '../dist/compare/gate-decision.js';
+import { decideGate } from '../dist/gate/gate-decision.js';
 import { simulateGate } from './gate-noise-sim.mjs';
 
 const arg = (name, fallback) => {
@@ -43,7 +43,7 @@ export async function run() {
   const lines = [
     "## The gate's noise rule: false alarms and power (issue 49)",
     '',
-    `The gate's own decision function (\`compare/gate-decision.ts\`, the code the CLI runs) on seeded suites of 100 tests, 5 attempts each, pass rates spread from 0 to 1 (30% always pass, 10% always fail, 60% uniform), 10 runs of history; a fresh suite per trial; ${trials} trials per row, 95% Wilson intervals. Targets: an unchanged suite fails at most 1 gate in 20; a few reliable tests made unreliable fail at least 18 in 20, most of them named.`,
+    `The gate's own decision function (\`gate/gate-decision.ts\`, the code the CLI runs) on seeded suites of 100 tests, 5 attempts each, pass rates spread from 0 to 1 (30% always pass, 10% always fail, 60% uniform), 10 runs of history; a fresh suite per trial; ${trials} trials per row, 95% Wilson intervals. Targets: an unchanged suite fails at most 1 gate in 20; a few reliable tests made unreliable fail at least 18 in 20, most of them named.`,
     '',
     '| Rule | Candidates | Gates failed [95% Wilson] | Degraded tests named | Other tests named |',
     '|---|---|--:|--:|--:|',

@@ -14,13 +14,13 @@ import { rng, syntheticRow } from './synthetic.mjs';
 const dist = (p) => join(ROOT, 'dist', p);
 export const git = await import(dist('git/index.js'));
 export const { exportRun } = await import(dist('runs/export/export.js'));
-export const { publish } = await import(dist('results-branch/publish/publish.js'));
-export const { listRuns } = await import(dist('results-branch/read/list.js'));
-export const { rootCommit } = await import(dist('results-branch/publish/commit-run.js'));
-const { isPayload } = await import(dist('results-branch/publish/split.js'));
+export const { publish } = await import(dist('publish/publish.js'));
+export const { listRuns } = await import(dist('branch-read/list.js'));
+export const { rootCommit } = await import(dist('publish/commit-run.js'));
+const { isPayload } = await import(dist('publish/split.js'));
 /** Whether publish sends a template file to the artifacts branch (a transcript, or a file over the threshold). */
 export const isHeavy = (rel, size, threshold) => isPayload(rel, size, { transcripts: new Set(), threshold });
-export const { RESULTS_GITATTRIBUTES } = await import(dist('results-branch/layout/branch-layout.js'));
+export const { RESULTS_GITATTRIBUTES } = await import(dist('layout/branch-layout.js'));
 
 export const RESULTS_REF = 'refs/heads/agentv/results/v1';
 export const ARTIFACTS_REF = 'refs/heads/agentv/artifacts/v1';

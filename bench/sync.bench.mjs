@@ -44,9 +44,9 @@ const MERGE_SAMPLES = Number(process.env.BENCH_RUNS ?? 7);
 // Worker: one publishing process.
 
 async function worker([clone, log, mode, ...runs]) {
-  const { publish } = await import(dist('results-branch/publish/publish.js'));
+  const { publish } = await import(dist('publish/publish.js'));
   const { pushBranches } = await import(dist('sync/push-branches.js'));
-  const { resolveTarget } = await import(dist('results-branch/repo/target.js'));
+  const { resolveTarget } = await import(dist('repo/target.js'));
   const target = await resolveTarget({ cwd: clone });
   // Default backoff unless the experimenter overrides it (BENCH_SYNC_BACKOFF=<baseMs>,<capMs>).
   const [baseMs, capMs] = (process.env.BENCH_SYNC_BACKOFF ?? '').split(',').map(Number);
@@ -344,8 +344,8 @@ const ROUND_SAMPLES = Number(process.env.BENCH_SYNC_ROUNDS ?? 7);
  * between the transports is protocol latency, not work: it shows what the serialized tail is made of.
  */
 async function roundAnatomy(work, daemon, runs) {
-  const { publish } = await import(dist('results-branch/publish/publish.js'));
-  const { resolveTarget } = await import(dist('results-branch/repo/target.js'));
+  const { publish } = await import(dist('publish/publish.js'));
+  const { resolveTarget } = await import(dist('repo/target.js'));
   const { fetchBothBranches, integrateRemote } = await import(dist('sync/integrate.js'));
   const { pushOnce } = await import(dist('sync/push-branches.js'));
   const remotePath = join(work, 'served', 'anatomy.git');

@@ -50,7 +50,7 @@ export {
   type PairwiseComparison,
   type TargetPairReport,
 } from './compare/compare.js';
-export { gateCheck, GateCheckOptionsSchema, type GateCheckOptions, type GateCheckResult, type GateVerdict } from './ci/gate-check.js';
+export { gateCheck, GateCheckOptionsSchema, type GateCheckOptions, type GateCheckResult, type GateVerdict } from './gate/gate-check.js';
 export {
   gateRuns,
   DEFAULT_GATE_TOLERANCE,
@@ -67,7 +67,7 @@ export {
   type HistoryCount,
   type NoisyTest,
   type TestSetPolicy,
-} from './compare/gate.js';
+} from './gate/gate.js';
 export type { NoiseTestInput, NoiseTestResult, PassCount } from './model/noise-test.js';
 export { decide, type DecideOptions, type Decision } from './compare/keep-discard.js';
 export { trend, DEFAULT_SLOPE_THRESHOLD, type TrendAllOptions } from './trend/index.js';
@@ -89,17 +89,17 @@ export {
 } from './trend/flaky.js';
 
 // Publish, sync, and read the shared branches.
-export { publish, PublishOptionsSchema, type PublishOptions, type PublishResult } from './results-branch/publish/publish.js';
+export { publish, PublishOptionsSchema, type PublishOptions, type PublishResult } from './publish/publish.js';
 export { sync, type SyncOptions, type SyncResult } from './sync/sync.js';
 export type { AdoptedSyncBranch, KeptSyncBranch, SeenSyncBranch, SyncBranchAdoption } from './sync/adopt-agentv.js';
 export { resolveSyncBranch, SyncConflictError, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
-export { listRuns, ListOptionsSchema, type ListedRun, type ListOptions, type ListResult } from './results-branch/read/list.js';
-export { pull, type PullOptions, type PullResult } from './results-branch/read/pull.js';
-export { namedPaths, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './results-branch/read/run-names.js';
-export { status, type StatusExtra, type StatusReport } from './daemon/status-sections.js';
-export type { StatusOptions } from './results-branch/read/status.js';
-export { loadResultsConfig, ConfigError, type ResultsConfig } from './results-branch/repo/config.js';
-export { PublishError, type TargetOptions } from './results-branch/repo/target.js';
+export { listRuns, ListOptionsSchema, type ListedRun, type ListOptions, type ListResult } from './branch-read/list.js';
+export { pull, type PullOptions, type PullResult } from './branch-read/pull.js';
+export { namedPaths, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './branch-read/run-names.js';
+export { status, type StatusExtra, type StatusReport } from './status/status-sections.js';
+export type { StatusOptions } from './status/status.js';
+export { loadResultsConfig, ConfigError, type ResultsConfig } from './repo/config.js';
+export { PublishError, type TargetOptions } from './repo/target.js';
 export { driversState, installDrivers, uninstallDrivers } from './merge/install.js';
 
 // Archive (rollover) and retention (expire): each alone, or with the push the CLI and the daemon do.
@@ -121,8 +121,8 @@ export {
   type OverlayReadOptions,
   type TagOptions,
   type TagsDoc,
-} from './overlays/write.js';
-export { moveTag, MoveTagOptionsSchema, type MoveTagOptions, type MoveTagResult } from './overlays/move-tag.js';
+} from './overlay-write/write.js';
+export { moveTag, MoveTagOptionsSchema, type MoveTagOptions, type MoveTagResult } from './overlay-write/move-tag.js';
 
 // WIP checkpoints of running evals.
 // Each takes the target options (`cwd`, `remote`, `configFile`, `project`): no `Repo` to make.
@@ -142,7 +142,7 @@ export {
   type CleanWipBranchesOptions,
   type ListWipBranchesOptions,
   type RecoverWipRunOptions,
-} from './daemon/wip-verbs.js';
+} from './wip/verbs.js';
 
 // The daemon and exec.
 export { execRun, runDaemon, type DaemonOptions, type DaemonReport, type ExecOptions, type ExecReport } from './daemon/index.js';
@@ -158,7 +158,7 @@ export { startServer, ServeError, type RunningServer, type ServeOptions } from '
 export { site, SiteOptionsSchema, type SiteOptions, type SiteResult } from './site/index.js';
 
 // The error model: every failure is an AgentvResultsError with a stable `code` and its exit code.
-export { AgentvResultsError, DiskError, EXIT, EXIT_CODE_BY_ERROR, exitCodeFor, InvalidArgumentsError, type ErrorCode } from './util/errors.js';
+export { AgentvResultsError, DiskError, EXIT, EXIT_CODE_BY_ERROR, exitCodeFor, InvalidArgumentsError, type ErrorCode } from './errors/errors.js';
 // The failures a caller can meet, each with its code (README, exit codes); branch on the class or `code`.
 export {
   GitArgumentError,
@@ -170,12 +170,12 @@ export {
   RefConflictError,
   RemoteError,
   type RemoteFailureKind,
-} from './git/errors.js';
-export { LayoutError } from './results-branch/layout/branch-layout.js';
-export { LockError } from './results-branch/repo/publish-lock.js';
-export { ReadError, RunExpiredError, type ReadErrorKind } from './results-branch/layout/read-errors.js';
+} from './errors/git-errors.js';
+export { LayoutError } from './layout/branch-layout.js';
+export { LockError } from './repo/publish-lock.js';
+export { ReadError, RunExpiredError, type ReadErrorKind } from './layout/read-errors.js';
 export { SourceError } from './runs/export/source.js';
-export { OverlayInputError } from './overlays/write.js';
+export { OverlayInputError } from './overlay-write/write.js';
 export { OutputTargetError } from './util/output-target.js';
 export { UnsafeFileError } from './util/safe-open.js';
 export { WebhookError } from './util/webhook.js';
@@ -189,25 +189,25 @@ export { ObjectStoreError, type ObjectStoreFailure, type ObjectStoreSettings } f
 export type { IterationSchema } from './autoresearch/iterations.js';
 export type { IterationsFile } from './autoresearch/iterations.js';
 export type { AutoresearchPaths } from './autoresearch/record.js';
-export type { ResultsConfigSchema } from './results-branch/repo/config.js';
-export type { LoadedConfig } from './results-branch/repo/config.js';
-export type { LayoutChoice } from './results-branch/layout/layout-choice.js';
-export type { BranchLayout, RunLocation } from './results-branch/layout/branch-layout.js';
-export type { RetentionArea, RetentionPolicyRecord, RetentionRecord, RetentionRemoval, RetentionTip } from './results-branch/layout/retention-log.js';
+export type { ResultsConfigSchema } from './repo/config.js';
+export type { LoadedConfig } from './repo/config.js';
+export type { LayoutChoice } from './layout/layout-choice.js';
+export type { BranchLayout, RunLocation } from './layout/branch-layout.js';
+export type { RetentionArea, RetentionPolicyRecord, RetentionRecord, RetentionRemoval, RetentionTip } from './layout/retention-log.js';
 export type { ArchiveScheduleOptions } from './daemon/archive-schedule.js';
 export type { ExecRunReport } from './daemon/exec.js';
 export type { DaemonInfo } from './daemon/instance-lock.js';
 export type { LogFields, Logger } from './daemon/log.js';
-export type { OutboxStatus, StatusSectionError, WipStatus } from './daemon/status-sections.js';
+export type { OutboxStatus, StatusSectionError, WipStatus } from './status/status-sections.js';
 export type { Ident } from './git/ident.js';
 export type { PushClassification } from './git/push.js';
-export type { InterruptedStatus } from './results-branch/read/status-interrupted.js';
-export type { RunWhere } from './results-branch/read/list.js';
-export type { BranchKind, ReadView, TipRelation, Tips } from './results-branch/read/remote-view.js';
-export type { BranchState, BranchStatus } from './results-branch/read/status.js';
-export type { SyncBranchStatus, SyncStatusSection } from './results-branch/read/status-sync-branches.js';
+export type { InterruptedStatus } from './status/status-interrupted.js';
+export type { RunWhere } from './branch-read/list.js';
+export type { BranchKind, ReadView, TipRelation, Tips } from './repo/remote-view.js';
+export type { BranchState, BranchStatus } from './status/status.js';
+export type { SyncBranchStatus, SyncStatusSection } from './sync/sync-branch-status.js';
 export type { DriverKey, DriversResult } from './merge/install.js';
-export type { OverlayResult } from './overlays/write.js';
+export type { OverlayResult } from './overlay-write/write.js';
 export type { CombineSourceReport, OnDuplicate } from './runs/combine.js';
 export type { CompareReportBase, CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './compare/compare.js';
 export type { ArtifactMeasure, DecisionSummary } from './compare/keep-discard.js';
@@ -221,11 +221,11 @@ export type { PushBranchesOptions, PushOutcome } from './sync/push-branches.js';
 export type { SyncBranchRecord } from './sync/sync-branch-log.js';
 export type { SyncFetch } from './sync/sync.js';
 export type { DuplicateRepair, RepairedDuplicate } from './sync/repair-duplicates.js';
-export type { DuplicateRun } from './results-branch/layout/duplicate-runs.js';
+export type { DuplicateRun } from './layout/duplicate-runs.js';
 export type { ScoreRow } from './compare/score-rows.js';
 export type { SiteBudget } from './site/build.js';
 export type { BackoffPolicy, Jitter } from './util/backoff.js';
-export type { FailureExitCode } from './util/errors.js';
+export type { FailureExitCode } from './errors/errors.js';
 export type { Webhook } from './util/webhook.js';
 export type { CheckpointResult } from './wip/checkpoint.js';
 export type { CleanDecision } from './wip/clean.js';

@@ -9,10 +9,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { openRepo, readBlobs, updateRef, writeCommit } from '../src/git/index.js';
 import { resolveConflictedPath } from '../src/merge/index.js';
 import { ownedMergeKind } from '../src/merge/owned-paths.js';
-import { GENESIS_COMMIT, rootCommit } from '../src/results-branch/publish/commit-run.js';
-import { AGENTV_GITATTRIBUTES, gitattributesUpdate, RESULTS_GITATTRIBUTES, runLocation } from '../src/results-branch/layout/branch-layout.js';
-import { runFilesRow as foreignRow } from '../src/results-branch/layout/run-index.js';
-import { splitRun } from '../src/results-branch/publish/split.js';
+import { GENESIS_COMMIT, rootCommit } from '../src/publish/commit-run.js';
+import { AGENTV_GITATTRIBUTES, gitattributesUpdate, RESULTS_GITATTRIBUTES, runLocation } from '../src/layout/branch-layout.js';
+import { runFilesRow as foreignRow } from '../src/layout/run-index.js';
+import { splitRun } from '../src/publish/split.js';
 import { git, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
 import { cli, makeRunWorkspace, makeUserRepo, RESULTS_REF } from './publish-helpers.js';
 

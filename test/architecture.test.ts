@@ -1,9 +1,9 @@
-// The layering of ARCHITECTURE.md, enforced. The table in ARCHITECTURE.md is the data: each row names
-// a unit of src/ (a folder such as `sync/`, a folder inside a concept such as `results-branch/read/`,
-// or one file such as `overlays/document.ts`) and its layer. A file belongs to the longest unit that
-// contains it. Every relative import from one unit to another must go to a LOWER layer; inside a unit
-// imports are free. The table is read from the document itself, so the page and the code cannot
-// drift apart silently.
+// The layering of ARCHITECTURE.md, enforced. The table in ARCHITECTURE.md ("Folders and layers") is the
+// data: each row names a top-level folder of src/ and its layer. A folder is one layer: every relative
+// import from one folder to another must go to a LOWER layer (inside a folder imports are free), and no
+// file may reach itself again through a chain of imports (no cycles, inside a folder either). The table
+// is read from the document itself, and CONTRIBUTING.md's folder list from its page, so neither page
+// and the tree can drift apart silently.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, posix, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,15 +13,15 @@ const SRC = join(ROOT, 'src');
 
 const twice: string[] = [];
 
-/** unit ('sync/', 'results-branch/read/', 'overlays/document.ts') -> layer */
-function unitsFromDoc(): Map<string, number> {
+/** folder ('sync/') -> layer, from ARCHITECTURE.md's table. */
+function foldersFromDoc(): Map<string, number> {
   const doc = readFileSync(join(ROOT, 'ARCHITECTURE.md'), 'utf8');
-  const units = new Map<string, number>();
-  for (const m of doc.matchAll(/^\| (\d+) \| `([a-z0-9-]+(?:\/[a-z0-9-]+)*(?:\/|\.ts))` \|/gm)) {
-    if (units.has(m[2]!)) twice.push(m[2]!);
-    units.set(m[2]!, Number(m[1]));
+  const folders = new Map<string, number>();
+  for (const m of doc.matchAll(/^\| (\d+) \| `([a-z0-9-]+\/)` \|/gm)) {
+    if (folders.has(m[2]!)) twice.push(m[2]!);
+    folders.set(m[2]!, Number(m[1]));
   }
-  return units;
+  return folders;
 }
 
 function sourceFiles(dir: string, out: string[] = []): string[] {
@@ -35,59 +35,110 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
 
 /** src-relative, forward slashes */
 const srcPath = (file: string) => relative(SRC, file).split('\\').join('/');
+/** The folder a src-relative path belongs to ('' for src/index.ts, the public API). */
+const folderOf = (path: string) => (path.includes('/') ? `${path.split('/')[0]}/` : '');
 
-/** The unit a src-relative path belongs to: the longest one that contains it ('' for src/index.ts). */
-function unitOf(path: string, units: Map<string, number>): string | undefined {
-  if (path === 'index.ts') return '';
-  let best: string | undefined;
-  for (const u of units.keys()) {
-    const hit = u.endsWith('/') ? path.startsWith(u) : path === u;
-    if (hit && (best === undefined || u.length > best.length)) best = u;
+const topFolders = () =>
+  readdirSync(SRC)
+    .filter((e) => statSync(join(SRC, e)).isDirectory())
+    .map((d) => `${d}/`)
+    .sort();
+
+/** Every relative import of src/: [from, to], both src-relative .ts paths (imports that leave src/ are not kept). */
+function importEdges(files: string[]): [string, string, string][] {
+  const edges: [string, string, string][] = [];
+  for (const from of files) {
+    const text = readFileSync(join(SRC, from), 'utf8');
+    for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)) {
+      const target = posix.normalize(posix.join(posix.dirname(from), m[1]!)).replace(/\.js$/, '.ts');
+      if (target.startsWith('..')) continue;
+      edges.push([from, target, m[1]!]);
+    }
   }
-  return best;
+  return edges;
+}
+
+/** The strongly connected components of more than one file (Tarjan), each a cycle of imports. */
+function cycles(files: string[], edges: [string, string, string][]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const [a, b] of edges) next.set(a, [...(next.get(a) ?? []), b]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  let counter = 0;
+  const visit = (v: string) => {
+    index.set(v, counter);
+    low.set(v, counter++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const c: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        c.push(w);
+      } while (w !== v);
+      if (c.length > 1 || (next.get(v) ?? []).includes(v)) found.push(c.sort());
+    }
+  };
+  for (const f of files) if (!index.has(f)) visit(f);
+  return found;
 }
 
 describe('ARCHITECTURE.md layering', () => {
-  const units = unitsFromDoc();
+  const layers = foldersFromDoc();
   const files = sourceFiles(SRC).map(srcPath);
+  const edges = importEdges(files);
 
-  it('names each unit once', () => {
-    expect(units.size).toBeGreaterThan(10);
+  it('names each folder once, and every folder of src/ and no other', () => {
+    expect(layers.size).toBeGreaterThan(10);
     expect(twice).toEqual([]);
+    expect([...layers.keys()].sort()).toEqual(topFolders());
   });
 
-  it('puts every file of src/ in a unit of the table, and names no unit that is not there', () => {
-    expect(files.filter((f) => unitOf(f, units) === undefined)).toEqual([]);
-    const used = new Set(files.map((f) => unitOf(f, units)));
-    expect([...units.keys()].filter((u) => !used.has(u))).toEqual([]);
-  });
-
-  it('gives every top-level folder of src/ a row of its own or rows for all of its files', () => {
-    const folders = readdirSync(SRC).filter((e) => statSync(join(SRC, e)).isDirectory());
-    for (const d of folders)
-      expect(
-        [...units.keys()].some((u) => u === `${d}/` || u.startsWith(`${d}/`)),
-        d,
-      ).toBe(true);
-  });
-
-  it('has no import that goes up or sideways between units', () => {
+  it('has no import that goes up or sideways between folders', () => {
     const violations: string[] = [];
-    for (const from of files) {
-      const a = unitOf(from, units);
-      if (a === '' || a === undefined) continue; // src/index.ts is the public API and may export any layer
-      const text = readFileSync(join(SRC, from), 'utf8');
-      for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)) {
-        const target = posix.normalize(posix.join(posix.dirname(from), m[1]!)).replace(/\.js$/, '.ts');
-        if (target.startsWith('..')) continue;
-        const b = unitOf(target, units);
-        if (b === a) continue;
-        const la = units.get(a);
-        const lb = b === undefined ? undefined : units.get(b);
-        if (la === undefined || lb === undefined || lb >= la) violations.push(`src/${from} (${a}, layer ${la}) imports ${m[1]} (${b}, layer ${lb})`);
-      }
+    for (const [from, target, spec] of edges) {
+      const a = folderOf(from);
+      if (a === '') continue; // src/index.ts is the public API and may export any layer
+      const b = folderOf(target);
+      if (b === a) continue;
+      const la = layers.get(a);
+      const lb = layers.get(b);
+      if (la === undefined || lb === undefined || lb >= la) violations.push(`src/${from} (${a}, layer ${la}) imports ${spec} (${b}, layer ${lb})`);
     }
     expect(violations).toEqual([]);
+  });
+
+  it('has no import cycle between files', () => {
+    expect(cycles(files, edges)).toEqual([]);
+  });
+
+  it('finds a cycle and an upward import when there is one (the checks can fail)', () => {
+    const fake: [string, string, string][] = [
+      ['a/x.ts', 'a/y.ts', './y.js'],
+      ['a/y.ts', 'a/x.ts', './x.js'],
+    ];
+    expect(cycles(['a/x.ts', 'a/y.ts'], fake)).toEqual([['a/x.ts', 'a/y.ts']]);
+    expect(folderOf('gate/gate.ts')).toBe('gate/');
+    expect(layers.get('cli/')! > layers.get('git/')!).toBe(true);
+  });
+
+  it("CONTRIBUTING.md's folder list names every folder of src/ and no other", () => {
+    const page = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
+    const list = /<!-- folders -->([\s\S]*?)<!-- \/folders -->/.exec(page);
+    expect(list, 'CONTRIBUTING.md marks its folder list with <!-- folders --> … <!-- /folders -->').not.toBeNull();
+    const named = [...list![1]!.matchAll(/`([a-z0-9-]+\/)`/g)].map((m) => m[1]!);
+    expect([...new Set(named)].sort()).toEqual(topFolders());
   });
 
   it('runs git only from src/git', () => {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rollover } from '../src/archive/rollover.js';
-import { publish } from '../src/results-branch/publish/publish.js';
+import { publish } from '../src/publish/publish.js';
 import { cleanupTempDirs, git, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { RESULTS_REF, makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
 

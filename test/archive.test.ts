@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, rollover } from '../src/archive/rollover.js';
-import { listRuns } from '../src/results-branch/read/list.js';
-import { pull } from '../src/results-branch/read/pull.js';
+import { listRuns } from '../src/branch-read/list.js';
+import { pull } from '../src/branch-read/pull.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { publish } from '../src/results-branch/publish/publish.js';
+import { publish } from '../src/publish/publish.js';
 import { cleanupTempDirs, git, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { ARTIFACTS_REF, RESULTS_REF, expectFsckClean, makeRunWorkspace, makeUserRepo, tip, type RunWorkspace } from './publish-helpers.js';
 

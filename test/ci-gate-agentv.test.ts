@@ -13,7 +13,7 @@ import { afterAll, expect, it } from 'vitest';
 import { agentvEval, describeWithAgentV, makeSampleProject } from './helpers/agentv-client.js';
 import { runCli } from './helpers/cli.js';
 import { cleanupTempDirs, makeTempDir } from './helpers/git-fixtures.js';
-import type { GateReport } from '../src/compare/gate.js';
+import type { GateReport } from '../src/gate/gate.js';
 
 afterAll(() => cleanupTempDirs());
 

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { backoffDelay } from '../src/daemon/backoff.js';
 import { createLogger } from '../src/daemon/log.js';
 import { Outbox, jobId } from '../src/daemon/outbox.js';
-import { findRunDirs, inspectRun } from '../src/daemon/runs.js';
+import { findRunDirs, inspectRun } from '../src/runs/read/run-dir-state.js';
 import { statusOf } from '../src/daemon/child.js';
 import { RunWatcher } from '../src/daemon/watcher.js';
 import { silentLogger } from '../src/daemon/log.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UnsafeFileError } from '../src/util/safe-open.js';
 import { describe, expect, it } from 'vitest';
-import { absentAs, AgentvResultsError, DiskError, diskErrorOf, EXIT_CODE_BY_ERROR, exitCodeFor, isAbsent } from '../src/util/errors.js';
+import { absentAs, AgentvResultsError, DiskError, diskErrorOf, EXIT_CODE_BY_ERROR, exitCodeFor, isAbsent } from '../src/errors/errors.js';
 import { CheckFailed, UsageError, exitCodeFor as cliExitCodeFor, failureText } from '../src/cli/errors.js';
 import { spawnSync } from 'node:child_process';
 import { CLI_PATH } from './helpers/cli.js';
@@ -22,11 +22,11 @@ import {
 } from '../src/git/index.js';
 import { asHttpError } from '../src/serve/http-status.js';
 import { readdirSync } from 'node:fs';
-import { ConfigError } from '../src/results-branch/repo/config.js';
-import { LayoutError } from '../src/results-branch/layout/branch-layout.js';
-import { LockError } from '../src/results-branch/repo/publish-lock.js';
-import { ReadError, RunExpiredError } from '../src/results-branch/layout/read-errors.js';
-import { PublishError, resolveTarget } from '../src/results-branch/repo/target.js';
+import { ConfigError } from '../src/repo/config.js';
+import { LayoutError } from '../src/layout/branch-layout.js';
+import { LockError } from '../src/repo/publish-lock.js';
+import { ReadError, RunExpiredError } from '../src/layout/read-errors.js';
+import { PublishError, resolveTarget } from '../src/repo/target.js';
 import { CommandError } from '../src/daemon/child.js';
 import { DaemonLockedError } from '../src/daemon/instance-lock.js';
 import { Outbox, OUTBOX_DIR, OutboxError } from '../src/daemon/outbox.js';
@@ -34,7 +34,7 @@ import { readDaemonInfo } from '../src/daemon/instance-lock.js';
 import { checkRunPathSync } from '../src/util/run-files.js';
 import { InputError } from '../src/runs/export/export.js';
 import { SourceError } from '../src/runs/export/source.js';
-import { FeedbackRevisionMismatch, OverlayInputError, TagRevisionMismatch } from '../src/overlays/write.js';
+import { FeedbackRevisionMismatch, OverlayInputError, TagRevisionMismatch } from '../src/overlay-write/write.js';
 import { RunReadError } from '../src/runs/read/run-reader.js';
 import { HttpError } from '../src/serve/http.js';
 import { ServeError } from '../src/serve/server.js';
@@ -351,16 +351,16 @@ describe('one error model', () => {
 describe('public verbs check their options at the boundary', () => {
   it('a wrong type is one InvalidArgumentsError naming the field (exit 2), not a TypeError inside', async () => {
     const { exportRun } = await import('../src/runs/export/export.js');
-    const { publish } = await import('../src/results-branch/publish/publish.js');
+    const { publish } = await import('../src/publish/publish.js');
     const { compareRuns } = await import('../src/compare/compare.js');
-    const { listRuns } = await import('../src/results-branch/read/list.js');
+    const { listRuns } = await import('../src/branch-read/list.js');
     const { site } = await import('../src/site/build.js');
     const { compareTargets } = await import('../src/compare/compare.js');
     const { migrateStorage } = await import('../src/archive/storage-migrate.js');
-    const { moveTag } = await import('../src/overlays/move-tag.js');
+    const { moveTag } = await import('../src/overlay-write/move-tag.js');
     const { renderTrajectory } = await import('../src/autoresearch/record.js');
-    const { gateCheck } = await import('../src/ci/gate-check.js');
-    const { InvalidArgumentsError } = await import('../src/util/errors.js');
+    const { gateCheck } = await import('../src/gate/gate-check.js');
+    const { InvalidArgumentsError } = await import('../src/errors/errors.js');
     const cases: [Promise<unknown>, RegExp][] = [
       [compareTargets({ run: 'r', baseline: 7 } as never), /^compareTargets: invalid options: baseline: /],
       [migrateStorage({ dryRun: 'no' } as never), /^migrateStorage: invalid options: dryRun: /],

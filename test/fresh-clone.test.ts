@@ -3,7 +3,7 @@
  * served by a real `git daemon` on 127.0.0.1; a fresh `git clone` (no local results branch, only
  * the remote-tracking one) and a depth-1 clone like actions/checkout (no results branch at all)
  * then run each verb, and each answers what it answers on the machine that wrote the data.
- * results-branch/repo/team-tip.ts is the one module every verb asks which tip to read.
+ * repo/team-tip.ts is the one module every verb asks which tip to read.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -5,7 +5,7 @@
  * with room (the rates are printed by bench/gate-noise.bench.mjs at a larger size).
  */
 import { describe, expect, it } from 'vitest';
-import { decideGate } from '../src/compare/gate-decision.js';
+import { decideGate } from '../src/gate/gate-decision.js';
 import { simulateGate } from '../bench/gate-noise-sim.mjs';
 
 describe('gate noise simulation (100 tests, 5 attempts, 10 runs of history)', () => {

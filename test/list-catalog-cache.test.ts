@@ -1,5 +1,5 @@
 /**
- * The catalog read kept on disk (results-branch/read/catalog-cache.ts): the first `list` after a
+ * The catalog read kept on disk (branch-read/catalog-cache.ts): the first `list` after a
  * process starts answers from it, identical to a read of the branch; its key is the tip (a new
  * commit is read again), a torn or damaged file is never trusted, concurrent writers leave one
  * whole file, and nothing lands in the user's tree. Each `list` is its own process (what "first

@@ -107,7 +107,7 @@ describe('public API', () => {
       expect(decl, `${name} in dist/${rel}`).toBeDefined();
       return decl!.members.map((m) => m.name?.getText() ?? '');
     };
-    expect(members('results-branch/repo/target.d.ts', 'TargetOptions')).toEqual(['cwd', 'env', 'remote', 'configFile', 'project', 'overrides']);
+    expect(members('repo/target.d.ts', 'TargetOptions')).toEqual(['cwd', 'env', 'remote', 'configFile', 'project', 'overrides']);
     const session = members('wip/session.d.ts', 'WipSessionOptions');
     expect(session).toContain('runDir');
     for (const internal of ['repo', 'remoteName', 'store', 'heavyBytes']) expect(session, internal).not.toContain(internal);

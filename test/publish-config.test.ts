@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadResultsConfig } from '../src/results-branch/repo/config.js';
+import { ConfigError, loadResultsConfig } from '../src/repo/config.js';
 import { git, makeTempDir, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { cli, makeRunWorkspace, makeUserRepo, tip } from './publish-helpers.js';
 

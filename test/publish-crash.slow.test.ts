@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it, vi } from 'vitest';
 import { rng } from '../bench/synthetic.mjs';
-import { ORPHAN_GRACE_MS, acquirePublishLock } from '../src/results-branch/repo/publish-lock.js';
-import { publish } from '../src/results-branch/publish/publish.js';
+import { ORPHAN_GRACE_MS, acquirePublishLock } from '../src/repo/publish-lock.js';
+import { publish } from '../src/publish/publish.js';
 import { CLI_PATH } from './helpers/cli.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 import { git, gitEnvForTests, type UserRepoFixture, isolateGitForSuite } from './helpers/git-fixtures.js';
@@ -181,7 +181,7 @@ describe('the publish lock', () => {
   it('is reclaimed at once from a holder that was killed with SIGKILL (not after the 30 s staleness)', async () => {
     const user = await makeUserRepo();
     const commonDir = join(user.work, '.git');
-    const script = `import { acquirePublishLock } from ${JSON.stringify(join(REPO_ROOT, 'dist/results-branch/repo/publish-lock.js'))};
+    const script = `import { acquirePublishLock } from ${JSON.stringify(join(REPO_ROOT, 'dist/repo/publish-lock.js'))};
 await acquirePublishLock(${JSON.stringify(commonDir)});
 process.stdout.write('locked\\n');
 setInterval(() => {}, 1000);`;

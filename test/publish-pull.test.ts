@@ -7,7 +7,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRepo, readBlobs, resolveRef, runGit, updateRef, writeCommit } from '../src/git/index.js';
-import { runLocation } from '../src/results-branch/layout/branch-layout.js';
+import { runLocation } from '../src/layout/branch-layout.js';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
 import {
   ARTIFACTS_REF,

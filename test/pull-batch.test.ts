@@ -1,5 +1,5 @@
 /**
- * The batched pull (results-branch/read/pull-batch.ts), which the static site and the Dashboard's
+ * The batched pull (branch-read/pull-batch.ts), which the static site and the Dashboard's
  * run cache use to read runs by the hundred: each run it writes is byte for byte what `pull
  * --with-artifacts` writes, and a run `pull` would refuse (a payload that does not match its
  * pointer) is left out for the caller's own pull, never written.
@@ -8,10 +8,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRepo, resolveRef, updateRef, writeCommit } from '../src/git/index.js';
-import { runLocation } from '../src/results-branch/layout/branch-layout.js';
-import { listRuns } from '../src/results-branch/read/list.js';
-import { pullRunsBatch } from '../src/results-branch/read/pull-batch.js';
-import { pull } from '../src/results-branch/read/pull.js';
+import { runLocation } from '../src/layout/branch-layout.js';
+import { listRuns } from '../src/branch-read/list.js';
+import { pullRunsBatch } from '../src/branch-read/pull-batch.js';
+import { pull } from '../src/branch-read/pull.js';
 import { cleanupTempDirs, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
 import { ARTIFACTS_REF, cli, makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
 import type { UserRepoFixture } from './helpers/git-fixtures.js';

@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { compareRuns, exportRun, listFailures, loadRun, showCases, summarizeRun, validateRun } from '../src/index.js';
-import { inspectRun, findRunDirs } from '../src/daemon/runs.js';
+import { inspectRun, findRunDirs } from '../src/runs/read/run-dir-state.js';
 
 const tmp = await mkdtemp(join(tmpdir(), 'agentv-read-layouts-'));
 afterAll(() => rm(tmp, { recursive: true, force: true }));

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { expireAndPush } from '../src/archive/push-archive.js';
-import { publish } from '../src/results-branch/publish/publish.js';
+import { publish } from '../src/publish/publish.js';
 import { cleanupTempDirs, freePort, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
 import { ARTIFACTS_REF, RESULTS_REF, expectFsckClean, makeRunWorkspace, makeUserRepo, startDaemonOn, type Daemon } from './publish-helpers.js';
 

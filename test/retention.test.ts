@@ -8,10 +8,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expireRuns } from '../src/archive/retention.js';
 import { rollover } from '../src/archive/rollover.js';
-import { RETENTION_LOG_PATH, parseRetentionLog } from '../src/results-branch/layout/retention-log.js';
-import { listRuns } from '../src/results-branch/read/list.js';
-import { editTags } from '../src/overlays/write.js';
-import { publish } from '../src/results-branch/publish/publish.js';
+import { RETENTION_LOG_PATH, parseRetentionLog } from '../src/layout/retention-log.js';
+import { listRuns } from '../src/branch-read/list.js';
+import { editTags } from '../src/overlay-write/write.js';
+import { publish } from '../src/publish/publish.js';
 import { cleanupTempDirs, git, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { ARTIFACTS_REF, RESULTS_REF, expectFsckClean, makeRunWorkspace, makeUserRepo, tip, type RunWorkspace } from './publish-helpers.js';
 

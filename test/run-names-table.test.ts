@@ -1,6 +1,6 @@
 /**
  * One way to name a run, everywhere (issue 50, item 4): every command that takes a run accepts
- * every form of a run name, through one resolver (results-branch/read/run-names.ts):
+ * every form of a run name, through one resolver (branch-read/run-names.ts):
  *
  *   a run directory, its index.jsonl, a results .jsonl, a published run id, `<experiment>::<id>`,
  *   `<experiment>/<timestamp>` (an AgentV 4.42 run), `@<tag>`, `@latest`, `@latest:experiment=<e>`.

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { publish } from '../src/results-branch/publish/publish.js';
+import { publish } from '../src/publish/publish.js';
 import { compareRuns } from '../src/compare/compare.js';
 import { trend } from '../src/trend/index.js';
 import { startServer, TOKEN_HEADER, type RunningServer } from '../src/serve/index.js';

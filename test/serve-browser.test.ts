@@ -12,7 +12,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng, syntheticRow } from '../bench/synthetic.mjs';
 import { exportRun } from '../src/runs/export/export.js';
-import { publish } from '../src/results-branch/publish/publish.js';
+import { publish } from '../src/publish/publish.js';
 import { startServer, TOKEN_HEADER, type RunningServer } from '../src/serve/index.js';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';

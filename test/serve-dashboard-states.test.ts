@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireRuns } from '../src/archive/retention.js';
 import { rollover } from '../src/archive/rollover.js';
-import { publish } from '../src/results-branch/publish/publish.js';
+import { publish } from '../src/publish/publish.js';
 import { exportRun } from '../src/runs/export/export.js';
 import { startServer, type RunningServer } from '../src/serve/index.js';
 import { launchChromium, openWatched } from './helpers/browser.js';

@@ -9,7 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publish } from '../src/results-branch/publish/publish.js';
+import { publish } from '../src/publish/publish.js';
 import { startServer, type RunningServer } from '../src/serve/index.js';
 import { cleanupTempDirs, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';

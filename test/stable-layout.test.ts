@@ -1,5 +1,5 @@
 /**
- * AgentV 4.42's branch layout in results-branch/layout/branch-layout.ts, without the client: a tip holding runs of all
+ * AgentV 4.42's branch layout in layout/branch-layout.ts, without the client: a tip holding runs of all
  * three layouts (5.x at the root, 4.42's `runs/<exp>/<ts>/`, our older `runs/<exp>/<day>/<ts>/`)
  * is enumerated once and each run found by its id; the layout choice follows the branch and the
  * configuration; 4.42's config spellings are read; its counts are its own (score 1 passes).
@@ -17,21 +17,21 @@ import {
   presumedRunLocation,
   runLocationCandidates,
   stableRunId,
-} from '../src/results-branch/layout/branch-layout.js';
-import { chooseLayout } from '../src/results-branch/layout/layout-choice.js';
-import { exitCodeFor } from '../src/util/errors.js';
+} from '../src/layout/branch-layout.js';
+import { chooseLayout } from '../src/layout/layout-choice.js';
+import { exitCodeFor } from '../src/errors/errors.js';
 import { startServer } from '../src/serve/server.js';
-import { loadResultsConfig } from '../src/results-branch/repo/config.js';
-import { readRunFiles, runDirsOn, stableCounts } from '../src/results-branch/layout/run-index.js';
+import { loadResultsConfig } from '../src/repo/config.js';
+import { readRunFiles, runDirsOn, stableCounts } from '../src/layout/run-index.js';
 import { ARCHIVE_RESULTS_PREFIX, rollover } from '../src/archive/rollover.js';
 import { runsOnTip } from '../src/archive/tip-runs.js';
 import { expireRuns } from '../src/archive/retention.js';
-import { listingSize } from '../src/results-branch/layout/listing-budget.js';
-import { listRuns } from '../src/results-branch/read/list.js';
-import { editTags, readTags } from '../src/overlays/write.js';
-import { pull } from '../src/results-branch/read/pull.js';
-import { publish } from '../src/results-branch/publish/publish.js';
-import { stableRunFiles } from '../src/results-branch/publish/stable-shape.js';
+import { listingSize } from '../src/layout/listing-budget.js';
+import { listRuns } from '../src/branch-read/list.js';
+import { editTags, readTags } from '../src/overlay-write/write.js';
+import { pull } from '../src/branch-read/pull.js';
+import { publish } from '../src/publish/publish.js';
+import { stableRunFiles } from '../src/publish/stable-shape.js';
 import { exportRun } from '../src/runs/export/export.js';
 import { resolveConflictedPath } from '../src/merge/index.js';
 import { ownedMergeKind } from '../src/merge/owned-paths.js';

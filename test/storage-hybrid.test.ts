@@ -11,7 +11,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lsTree, openRepo, readBlobs } from '../src/git/index.js';
-import { runLocation } from '../src/results-branch/layout/branch-layout.js';
+import { runLocation } from '../src/layout/branch-layout.js';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
 import { objectStoreYaml, S3_SECRET, startS3, type S3Server } from './helpers/s3.js';
 import { ARTIFACTS_REF, RESULTS_REF, cli, makeRunWorkspace, makeUserRepo, readTree, tip, type RunWorkspace } from './publish-helpers.js';
@@ -239,7 +239,7 @@ describe('hybrid: the daemon publishes through the outbox', () => {
     const { OutboxWorker } = await import('../src/daemon/outbox-worker.js');
     const { Outbox } = await import('../src/daemon/outbox.js');
     const { silentLogger } = await import('../src/daemon/log.js');
-    const { resolveTarget } = await import('../src/results-branch/repo/target.js');
+    const { resolveTarget } = await import('../src/repo/target.js');
     const r0 = await makeRunWorkspace({ rows: 2, experiment: 'hybrid-daemon', minute: 20 });
     const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY, retry: process.env.AGENTV_RESULTS_S3_RETRY_SECONDS };
     // No retry budget: each round gives up at once, and the outbox keeps the run pending.
@@ -365,7 +365,7 @@ describe('hybrid: round trips and hostile input', () => {
 
 describe('hybrid: configuration', () => {
   it('refuses a literal secret in the file without repeating it, and hybrid without object_store', async () => {
-    const { loadResultsConfig } = await import('../src/results-branch/repo/config.js');
+    const { loadResultsConfig } = await import('../src/repo/config.js');
     const dir = await makeTempDir('agentv-hybrid-config');
     mkdirSync(join(dir, '.agentv'));
     const secret = 'literal-secret-in-file-123';

@@ -14,7 +14,7 @@ import { cleanupTempDirs, git, useIsolatedGitEnv } from './helpers/git-fixtures.
 import { catalogRows, makeClone, makeRemote, publishRun, RESULTS_REF, refOf } from './sync-helpers.js';
 import { finishAdoption, mergeSyncBranches } from '../src/sync/adopt-agentv.js';
 import { pushBranches } from '../src/sync/push-branches.js';
-import { resolveTarget } from '../src/results-branch/repo/target.js';
+import { resolveTarget } from '../src/repo/target.js';
 
 const parkedName = (rand: string) => `agentv/results-sync/20261127T120000Z-agentv-results-v1-${rand}`;
 

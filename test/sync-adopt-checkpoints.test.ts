@@ -16,7 +16,7 @@ import { runCli } from './helpers/cli.js';
 import { git, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
 import { makeClone, makeRemote, makeRun, publishRun, RESULTS_REF } from './sync-helpers.js';
 import { appendRows } from './helpers/wip-fixtures.js';
-import { AGENTV_GITATTRIBUTES } from '../src/results-branch/layout/branch-layout.js';
+import { AGENTV_GITATTRIBUTES } from '../src/layout/branch-layout.js';
 
 isolateGitForSuite();
 

@@ -14,7 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { git, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
 import { makeClone, makeRemote, publishRun, RESULTS_REF } from './sync-helpers.js';
-import { AGENTV_GITATTRIBUTES } from '../src/results-branch/layout/branch-layout.js';
+import { AGENTV_GITATTRIBUTES } from '../src/layout/branch-layout.js';
 
 isolateGitForSuite();
 

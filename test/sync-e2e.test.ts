@@ -10,12 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRepo, readBlobs, resolveRef, runGit, updateRefs, writeCommit } from '../src/git/index.js';
 import { computeTagRevision } from '../src/merge/index.js';
 import { fetchBranches, integrateRemote } from '../src/sync/integrate.js';
-import { editTags, setFeedback } from '../src/overlays/write.js';
+import { editTags, setFeedback } from '../src/overlay-write/write.js';
 import { pushBranches } from '../src/sync/push-branches.js';
 import { sync } from '../src/sync/sync.js';
 import { openSyncBranches } from '../src/sync/sync-branch-log.js';
-import { syncStatusSection } from '../src/results-branch/read/status-sync-branches.js';
-import { resolveTarget } from '../src/results-branch/repo/target.js';
+import { syncStatusSection } from '../src/sync/sync-branch-status.js';
+import { resolveTarget } from '../src/repo/target.js';
 import { runCli } from './helpers/cli.js';
 import {
   cleanupTempDirs,

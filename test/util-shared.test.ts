@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { backoffDelay } from '../src/util/backoff.js';
 import { mapLimit } from '../src/util/map-limit.js';
-import { catalogListsRun } from '../src/results-branch/layout/catalog-check.js';
+import { catalogListsRun } from '../src/layout/catalog-check.js';
 
 describe('one backoff', () => {
   const policy = { baseMs: 100, capMs: 1_000 };

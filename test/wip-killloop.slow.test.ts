@@ -16,7 +16,7 @@ import { afterEach, expect, it } from 'vitest';
 // Deterministic per seed, so a failing iteration can be replayed (AGENTV_KILL_SEED).
 import { rng } from '../bench/synthetic.mjs';
 import { lsTree, openRepo, readBlobs, resolveRef, type Repo } from '../src/git/index.js';
-import { publish } from '../src/results-branch/publish/publish.js';
+import { publish } from '../src/publish/publish.js';
 import { parseWipMeta, recoverWip, wipBranch } from '../src/wip/index.js';
 import { git, gitsRunningIn, initRepo, makeTempDir, makeUserRepoWithRemote, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { killPid, sleep, startCli, startProcess, testIds, waitFor, WRITER, type Proc } from './helpers/wip-fixtures.js';

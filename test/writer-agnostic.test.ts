@@ -12,7 +12,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lsTree, openRepo, readRefs, updateRefs, writeCommit } from '../src/git/index.js';
-import { readRunFiles, runDirsOn } from '../src/results-branch/layout/run-index.js';
+import { readRunFiles, runDirsOn } from '../src/layout/run-index.js';
 import { git, isolateGitForSuite, makeTempDir } from './helpers/git-fixtures.js';
 import { cli, makeRunWorkspace, makeUserRepo, RESULTS_REF } from './publish-helpers.js';
 

@@ -10,9 +10,9 @@
  * afterwards reports that the remote could not be reached.
  */
 import { fetchRefs, readRefs, RemoteError, updateRefs } from '../git/index.js';
-import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX } from '../results-branch/layout/archive-refs.js';
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
-import type { PublishTarget } from '../results-branch/repo/target.js';
+import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX } from '../layout/archive-refs.js';
+import { trackingRef } from '../repo/tracking-refs.js';
+import type { PublishTarget } from '../repo/target.js';
 import { fetchBranches, integrateRemote, syncIdent } from '../sync/integrate.js';
 import { mergeCommits } from '../sync/merge-commits.js';
 

@@ -14,9 +14,9 @@
 import { fetchRefs, listRefs, push, updateRefs, type Repo } from '../git/index.js';
 import { mergeCommits } from '../sync/merge-commits.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
-import type { PublishTarget } from '../results-branch/repo/target.js';
-import { resolveTarget } from '../results-branch/repo/target.js';
+import { trackingRef } from '../repo/tracking-refs.js';
+import type { PublishTarget } from '../repo/target.js';
+import { resolveTarget } from '../repo/target.js';
 import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, rollover, type RolloverOptions, type RolloverResult } from './rollover.js';
 import { expireRuns, monthsPastTheRules, retentionPolicy, type RetentionOptions, type RetentionResult } from './retention.js';
 import { catchUpArchives, catchUpLive } from './catch-up.js';

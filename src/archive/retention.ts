@@ -13,17 +13,17 @@
  *
  * One commit per branch changed, all refs moved in one compare-and-swap transaction under the
  * publish lock. The live results commit appends a line to the retention log
- * (src/results-branch/layout/retention-log.ts) naming each changed branch's tip before it, which is how `pull`
+ * (src/layout/retention-log.ts) naming each changed branch's tip before it, which is how `pull`
  * explains a run that is gone. Every commit carries the trailer `AgentV-Retention: <id>`.
  */
 import { createHash } from 'node:crypto';
 import { lsTree, readBlobs, readRefs, updateRefs, writeCommit, type FileChange, type Ident, type Repo } from '../git/index.js';
-import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archivedRunPaths, archiveShards } from '../results-branch/layout/archive-refs.js';
-import type { ResultsConfig } from '../results-branch/repo/config.js';
-import { acquirePublishLock, type HeldLock } from '../results-branch/repo/publish-lock.js';
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
-import { teamTip, writeBaseTips } from '../results-branch/repo/team-tip.js';
-import { overlayDirOf } from '../results-branch/layout/branch-layout.js';
+import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archivedRunPaths, archiveShards } from '../layout/archive-refs.js';
+import type { ResultsConfig } from '../repo/config.js';
+import { acquirePublishLock, type HeldLock } from '../repo/publish-lock.js';
+import { trackingRef } from '../repo/tracking-refs.js';
+import { teamTip, writeBaseTips } from '../repo/team-tip.js';
+import { overlayDirOf } from '../layout/branch-layout.js';
 import {
   describePolicy,
   RETENTION_LOG_PATH,
@@ -31,10 +31,10 @@ import {
   retentionLogLine,
   type RetentionArea,
   type RetentionPolicyRecord,
-} from '../results-branch/layout/retention-log.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
+} from '../layout/retention-log.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { syncIdent } from '../sync/integrate.js';
-import { InvalidArgumentsError } from '../util/errors.js';
+import { InvalidArgumentsError } from '../errors/errors.js';
 import { readTipCatalogs, runsOnTip, runTreeIndex, type TipCatalogs } from './tip-runs.js';
 
 /** Runs tagged `baseline` are what compare and the keep/discard loop measure against: kept unless the policy says otherwise. */
@@ -202,7 +202,7 @@ async function expireWithLock(
 ): Promise<RetentionResult> {
   const { repo, resultsRef, artifactsRef } = target;
   const result: RetentionResult = { dryRun: !!opts.dryRun, policy, expired: [], keptByTag: [], skipped: [], kept: 0, id: null, refs: [] };
-  // The team's tips (results-branch/repo/team-tip.ts): a fresh clone's dry run sees the runs its real run removes.
+  // The team's tips (repo/team-tip.ts): a fresh clone's dry run sees the runs its real run removes.
   const { results: resultsTip, artifacts: artifactsTip } = await writeBaseTips(target, { dryRun: opts.dryRun, beforeRefUpdate: () => lock?.assertHeld() });
   if (!resultsTip) return result;
 

@@ -18,18 +18,18 @@
  * file and a new root directory, so the two commits touch different paths and merge cleanly.
  */
 import { readRefs, updateRefs, writeCommit, type FileChange, type Ident } from '../git/index.js';
-import { writeBaseTips } from '../results-branch/repo/team-tip.js';
-import { catalogPathFor } from '../results-branch/layout/branch-layout.js';
-import { foreignCatalogChanges, foreignCatalogPath } from '../results-branch/layout/foreign-catalog.js';
+import { writeBaseTips } from '../repo/team-tip.js';
+import { catalogPathFor } from '../layout/branch-layout.js';
+import { foreignCatalogChanges, foreignCatalogPath } from '../layout/foreign-catalog.js';
 import { readTipCatalogs, runDirTrees, runsOnTip, type CatalogLine, type TipRun } from './tip-runs.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
-import { rootCommit } from '../results-branch/publish/commit-run.js';
-import { InvalidArgumentsError } from '../util/errors.js';
-import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archivedPath, monthOf } from '../results-branch/layout/archive-refs.js';
-import { DEFAULT_MAX_LISTING_BYTES, listingSize, overBudget } from '../results-branch/layout/listing-budget.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { rootCommit } from '../publish/commit-run.js';
+import { InvalidArgumentsError } from '../errors/errors.js';
+import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archivedPath, monthOf } from '../layout/archive-refs.js';
+import { DEFAULT_MAX_LISTING_BYTES, listingSize, overBudget } from '../layout/listing-budget.js';
 
-export { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archiveRefFor } from '../results-branch/layout/archive-refs.js';
-export { DEFAULT_MAX_LISTING_BYTES } from '../results-branch/layout/listing-budget.js';
+export { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archiveRefFor } from '../layout/archive-refs.js';
+export { DEFAULT_MAX_LISTING_BYTES } from '../layout/listing-budget.js';
 
 /**
  * The live window's defaults: 30 days, never more than 200 runs, and never more than
@@ -108,7 +108,7 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   const keepRuns = opts.keepRuns ?? target.config.archive?.keep_runs ?? DEFAULT_KEEP_RUNS;
   const maxListing = opts.maxListingBytes ?? target.config.archive?.max_listing_bytes ?? DEFAULT_MAX_LISTING_BYTES;
   const { repo, resultsRef, artifactsRef } = target;
-  // The team's tips (results-branch/repo/team-tip.ts): a fresh clone's dry run sees the runs its real run moves.
+  // The team's tips (repo/team-tip.ts): a fresh clone's dry run sees the runs its real run moves.
   const { results: resultsTip, artifacts: artifactsTip } = await writeBaseTips(target, { dryRun: opts.dryRun });
   if (!resultsTip) return { dryRun: !!opts.dryRun, archived: [], live: 0, listing: { before: 0, after: 0, max: maxListing }, catalogued: 0, refs: [] };
 

@@ -14,13 +14,13 @@
  * as before). A payload this machine does not have is reported, never guessed.
  */
 import { readBlobs, readRefs, lsTree, writeCommit, updateRefs, type FileChange } from '../git/index.js';
-import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
-import { ConfigError } from '../results-branch/repo/config.js';
-import { objectStoreForReading } from '../results-branch/repo/storage.js';
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
-import { AGENTV_ARTIFACTS_REF_NAME } from '../results-branch/publish/agentv-run.js';
-import { offloadPayloads, pointersOf } from '../results-branch/publish/offload.js';
+import { acquirePublishLock } from '../repo/publish-lock.js';
+import { ConfigError } from '../repo/config.js';
+import { objectStoreForReading } from '../repo/storage.js';
+import { trackingRef } from '../repo/tracking-refs.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { AGENTV_ARTIFACTS_REF_NAME } from '../publish/agentv-run.js';
+import { offloadPayloads, pointersOf } from '../publish/offload.js';
 import { OBJECT_STORE_REF, sha256Of } from '../store/object-store.js';
 import { syncIdent } from '../sync/integrate.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';

@@ -4,9 +4,9 @@
  * the foreign catalog or their own files), and where each run's trees are on a tip.
  */
 import { lsTree, readBlobs, readObjects, type Repo } from '../git/index.js';
-import { CATALOG_DIR, CATALOG_PREFIX, overlayDirOf, type BranchRunDir } from '../results-branch/layout/branch-layout.js';
-import { readRunFiles, runDirsOn, type RunFilesRow } from '../results-branch/layout/run-index.js';
-import { foreignCatalogDay, readForeignCatalog, type ForeignCatalog } from '../results-branch/layout/foreign-catalog.js';
+import { CATALOG_DIR, CATALOG_PREFIX, overlayDirOf, type BranchRunDir } from '../layout/branch-layout.js';
+import { readRunFiles, runDirsOn, type RunFilesRow } from '../layout/run-index.js';
+import { foreignCatalogDay, readForeignCatalog, type ForeignCatalog } from '../layout/foreign-catalog.js';
 
 export interface CatalogLine {
   file: string;
@@ -63,7 +63,7 @@ export interface TipRun {
 
 /**
  * Every run of the live tip: the catalogued ones (archived rows included), then each run directory
- * no catalog line names, read from its own files (src/results-branch/layout/run-index.ts: one batch, cached).
+ * no catalog line names, read from its own files (src/layout/run-index.ts: one batch, cached).
  */
 export async function runsOnTip(repo: Repo, tip: string, catalogs: CatalogLine[], foreign?: ForeignCatalog): Promise<TipRun[]> {
   const out: TipRun[] = [];

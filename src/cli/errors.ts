@@ -5,8 +5,8 @@
  * AGENTV_RESULTS_DEBUG is set).
  */
 import { setNoticeSink } from '../util/notices.js';
-import { redactText } from '../util/redact.js';
-import { AgentvResultsError, BUG_REPORT_HINT, diskErrorOf, EXIT, exitCodeFor, isDiskRefusal } from '../util/errors.js';
+import { redactText } from '../errors/redact.js';
+import { AgentvResultsError, BUG_REPORT_HINT, diskErrorOf, EXIT, exitCodeFor, isDiskRefusal } from '../errors/errors.js';
 
 export { EXIT, exitCodeFor };
 

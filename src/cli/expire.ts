@@ -1,6 +1,6 @@
 import type { Cli } from './program.js';
 import { expireAndPush } from '../archive/push-archive.js';
-import { describePolicy } from '../results-branch/layout/retention-log.js';
+import { describePolicy } from '../layout/retention-log.js';
 import { EXIT, runCommand } from './errors.js';
 import { PROJECT_OPTION_HELP, stringFlags, windowFlags } from './flags.js';
 import { dim, printJson } from './format.js';

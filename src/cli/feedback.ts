@@ -1,5 +1,5 @@
 import type { Cli } from './program.js';
-import { readFeedback, setFeedback } from '../overlays/write.js';
+import { readFeedback, setFeedback } from '../overlay-write/write.js';
 import type { FeedbackNote } from '../merge/index.js';
 import { runCommand } from './errors.js';
 import { dim, printJson } from './format.js';

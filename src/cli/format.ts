@@ -1,6 +1,6 @@
 /** Terminal formatting shared by the commands: tables, numbers, colour that respects NO_COLOR. */
 import { jsonKeys } from '../util/json-keys.js';
-import { redactDeep } from '../util/redact.js';
+import { redactDeep } from '../errors/redact.js';
 
 export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
   return Boolean(stream.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb';

@@ -1,9 +1,9 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import type { Cli } from './program.js';
-import { DEFAULT_GATE_CONFIDENCE, DEFAULT_GATE_HISTORY, DEFAULT_GATE_TOLERANCE, gateTestName, type GateReport } from '../compare/gate.js';
-import { gateCheck, type GateVerdict } from '../ci/gate-check.js';
+import { DEFAULT_GATE_CONFIDENCE, DEFAULT_GATE_HISTORY, DEFAULT_GATE_TOLERANCE, gateTestName, type GateReport } from '../gate/gate.js';
+import { gateCheck, type GateVerdict } from '../gate/gate-check.js';
 import { gateErrorMarkdown, gateMarkdown, gateNoBaselineMarkdown } from '../report/markdown.js';
-import { AgentvResultsError } from '../util/errors.js';
+import { AgentvResultsError } from '../errors/errors.js';
 import { EXIT, exitCodeFor, numberFlag, oneOf, runCommand, UsageError } from './errors.js';
 import { bold, dim, green, printJson, red, table, yellow } from './format.js';
 import { progressReporter } from './progress.js';

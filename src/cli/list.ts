@@ -1,5 +1,5 @@
 import type { Cli } from './program.js';
-import { listRuns } from '../results-branch/read/list.js';
+import { listRuns } from '../branch-read/list.js';
 import { runCommand, numberFlag } from './errors.js';
 import { stringFlag, stringFlags, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { dim, pct, printJson, table, yellow } from './format.js';

@@ -1,7 +1,7 @@
-import { layoutName } from '../results-branch/layout/layout-choice.js';
+import { layoutName } from '../layout/layout-choice.js';
 import type { Cli } from './program.js';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
-import { publish } from '../results-branch/publish/publish.js';
+import { publish } from '../publish/publish.js';
 import { EXIT, runCommand } from './errors.js';
 import { bold, dim, green, printJson, yellow } from './format.js';
 import { pushLines } from './sync.js';

@@ -1,5 +1,5 @@
 import type { Cli } from './program.js';
-import { pull } from '../results-branch/read/pull.js';
+import { pull } from '../branch-read/pull.js';
 import { runReadCommand } from './list.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { publishedIdOf, RUN_NAME_HELP } from './run-names.js';

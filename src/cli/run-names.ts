@@ -1,9 +1,9 @@
 /**
  * The options and the call every command that reads a run shares: each run argument may be a path,
- * a published run id, `@<tag>` or `@latest[:experiment=<e>]` (src/results-branch/read/run-names.ts).
+ * a published run id, `@<tag>` or `@latest[:experiment=<e>]` (src/branch-read/run-names.ts).
  */
 import type { CommandBuilder } from './program.js';
-import { namedPaths, publishedRunId, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../results-branch/read/run-names.js';
+import { namedPaths, publishedRunId, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../branch-read/run-names.js';
 
 export { namedPaths };
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { oneOf } from './errors.js';
 export const RUN_NAME_HELP =
   'a run directory, index.jsonl or results .jsonl; a published run id; <experiment>::<id> or <experiment>/<timestamp> (whichever AgentV layout holds it); @<tag> (newest run with the tag, e.g. @baseline); @latest[:experiment=<e>]';
 
-/** A published run's id from any run name (`tag`, `pull`, `feedback`): results-branch/read/run-names.ts publishedRunId. */
+/** A published run's id from any run name (`tag`, `pull`, `feedback`): branch-read/run-names.ts publishedRunId. */
 export function publishedIdOf(name: string, flags: Record<string, unknown>): Promise<string> {
   return publishedRunId(name, {
     cwd: stringFlag('dir', flags.dir) ?? process.cwd(),

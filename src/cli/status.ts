@@ -1,11 +1,11 @@
-import { layoutName } from '../results-branch/layout/layout-choice.js';
-import { status, type StatusReport } from '../daemon/status-sections.js';
+import { layoutName } from '../layout/layout-choice.js';
+import { status, type StatusReport } from '../status/status-sections.js';
 import type { Cli } from './program.js';
 import { runReadCommand } from './list.js';
 import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import { bold, dim, green, printJson, red, yellow } from './format.js';
 import { progressReporter } from './progress.js';
-import { describeAge } from '../results-branch/repo/remote-seen.js';
+import { describeAge } from '../repo/remote-seen.js';
 
 const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '—');
 

@@ -1,5 +1,5 @@
 import type { ActionContext, Cli } from './program.js';
-import { editTags, readTags } from '../overlays/write.js';
+import { editTags, readTags } from '../overlay-write/write.js';
 import { runCommand, UsageError } from './errors.js';
 import { dim, printJson } from './format.js';
 import { progressReporter } from './progress.js';

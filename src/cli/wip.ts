@@ -5,7 +5,7 @@
 import type { Cli, CommandBuilder, Flags } from './program.js';
 import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import type { CheckpointResult, WipEvent } from '../wip/index.js';
-import { checkpointWip, cleanWipBranches, listWipBranches, recoverWipRun } from '../daemon/wip-verbs.js';
+import { checkpointWip, cleanWipBranches, listWipBranches, recoverWipRun } from '../wip/verbs.js';
 import { numberFlag, parseDuration, runCommand, UsageError } from './errors.js';
 import { dim, green, printJson, table, yellow } from './format.js';
 import { progressReporter } from './progress.js';

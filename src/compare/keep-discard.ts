@@ -15,7 +15,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { InputError } from '../runs/export/export.js';
 import { readRegularFile } from '../util/safe-open.js';
-import { absentAs } from '../util/errors.js';
+import { absentAs } from '../errors/errors.js';
 
 export interface ArtifactMeasure {
   path: string;

@@ -20,7 +20,7 @@ import { loadRun } from '../runs/read/run-reader.js';
 import { InputError } from '../runs/export/export.js';
 import { jsonlLines } from '../util/jsonl-objects.js';
 import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
-import { absentAs } from '../util/errors.js';
+import { absentAs } from '../errors/errors.js';
 import { ATTEMPT_PASS_THRESHOLD, attemptsOf, hasRepeats } from '../model/attempts.js';
 
 export interface ScoreRow {

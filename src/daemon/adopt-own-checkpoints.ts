@@ -16,8 +16,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { publish } from '../results-branch/publish/publish.js';
-import type { PublishTarget, TargetOptions } from '../results-branch/repo/target.js';
+import { publish } from '../publish/publish.js';
+import type { PublishTarget, TargetOptions } from '../repo/target.js';
 import { finalizeWip, listWip, recoverWip } from '../wip/index.js';
 
 export interface OwnCheckpointAdoption {

@@ -6,7 +6,7 @@
  * (`expire`) and pushes it the same way.
  */
 import { expireAndPush, rolloverAndPush } from '../archive/push-archive.js';
-import type { PublishTarget } from '../results-branch/repo/target.js';
+import type { PublishTarget } from '../repo/target.js';
 import type { Logger } from './log.js';
 
 export interface ArchiveScheduleOptions {

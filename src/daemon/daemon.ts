@@ -9,11 +9,11 @@
  *
  * `once`: scan, checkpoint what is in progress, publish what is finished, push, exit: for cron/CI.
  */
-import { objectStoreFor } from '../results-branch/repo/storage.js';
+import { objectStoreFor } from '../repo/storage.js';
 import { resolve } from 'node:path';
 import { isAncestor, resolveRef } from '../git/index.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { trackingRef } from '../repo/tracking-refs.js';
 import { wipHost, DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS } from '../wip/index.js';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { ArchiveSchedule, type ArchiveScheduleOptions } from './archive-schedule.js';
@@ -22,8 +22,8 @@ import { acquireDaemonLock } from './instance-lock.js';
 import { silentLogger, type Logger } from './log.js';
 import { Outbox } from './outbox.js';
 import { OutboxWorker } from './outbox-worker.js';
-import { findRunDirs } from './runs.js';
-import { onSignals, SHUTDOWN_SIGNALS } from './signals.js';
+import { findRunDirs } from '../runs/read/run-dir-state.js';
+import { onSignals, SHUTDOWN_SIGNALS } from '../util/signals.js';
 import { RunTracker } from './tracker.js';
 import { RunWatcher } from './watcher.js';
 import { notifyWebhook, type Webhook, type WebhookEvent } from '../util/webhook.js';

@@ -5,12 +5,12 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PublishTarget } from '../results-branch/repo/target.js';
-import { objectStoreFor } from '../results-branch/repo/storage.js';
+import type { PublishTarget } from '../repo/target.js';
+import { objectStoreFor } from '../repo/storage.js';
 import { WipSession, type WipEvent } from '../wip/index.js';
 import type { Logger } from './log.js';
-import { findRunDirs, inspectRun } from './runs.js';
-import { absentAs } from '../util/errors.js';
+import { findRunDirs, inspectRun } from '../runs/read/run-dir-state.js';
+import { absentAs } from '../errors/errors.js';
 
 export interface Followed {
   dir: string;

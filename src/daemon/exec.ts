@@ -13,9 +13,9 @@
  * gets a final full checkpoint and stays on its WIP branch for `wip recover`.
  */
 import { basename, resolve } from 'node:path';
-import type { PublishResult } from '../results-branch/publish/publish.js';
+import type { PublishResult } from '../publish/publish.js';
 import type { PushOutcome } from '../sync/push-branches.js';
-import { resolveTarget, type TargetOptions } from '../results-branch/repo/target.js';
+import { resolveTarget, type TargetOptions } from '../repo/target.js';
 import { DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS } from '../wip/index.js';
 import { FORWARDED_SIGNALS, startCommand } from './child.js';
 import { DEFAULT_ROOT } from './daemon.js';
@@ -24,8 +24,8 @@ import { ObjectStoreError } from '../store/object-store.js';
 import { silentLogger, type Logger } from './log.js';
 import { Outbox } from './outbox.js';
 import { RunFollower, type Followed } from './exec-follow.js';
-import { inspectRun } from './runs.js';
-import { onSignals } from './signals.js';
+import { inspectRun } from '../runs/read/run-dir-state.js';
+import { onSignals } from '../util/signals.js';
 
 export interface ExecOptions extends TargetOptions {
   /** The command and its arguments (no shell). */

@@ -4,9 +4,9 @@
  * away) is written to the outbox, so the next daemon or `daemon --once` finishes it.
  */
 import { resolveRef } from '../git/index.js';
-import { publish, type PublishResult } from '../results-branch/publish/publish.js';
+import { publish, type PublishResult } from '../publish/publish.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
-import type { PublishTarget, TargetOptions } from '../results-branch/repo/target.js';
+import type { PublishTarget, TargetOptions } from '../repo/target.js';
 import { finalizeWip, type FinalizeOutcome } from '../wip/index.js';
 import type { Logger } from './log.js';
 import type { Outbox } from './outbox.js';

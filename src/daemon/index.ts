@@ -15,6 +15,5 @@ export { acquireDaemonLock, daemonRunning, DaemonLockedError, readDaemonInfo } f
 export type { DaemonInfo, DaemonLock } from './instance-lock.js';
 export { createLogger, silentLogger } from './log.js';
 export type { LogFormat, Logger, LogLevel } from './log.js';
-export { outboxStatusSection, status, wipStatusSection } from './status-sections.js';
-export type { OutboxStatus, StatusExtra, StatusReport, WipStatus } from './status-sections.js';
+
 export { CommandError } from './child.js';

@@ -15,7 +15,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { OUTBOX_DIR } from './outbox.js';
-import { AgentvResultsError, isAbsent } from '../util/errors.js';
+import { AgentvResultsError, isAbsent } from '../errors/errors.js';
 import { processAlive } from '../util/process-alive.js';
 import { readRegularText } from '../util/safe-open.js';
 

@@ -4,7 +4,7 @@
  * (`{"ts":…,"level":"info","msg":"published","run":"exp/ts"}`) for log shippers (`--log-format json`).
  */
 import { jsonKeys } from '../util/json-keys.js';
-import { redactText } from '../util/redact.js';
+import { redactText } from '../errors/redact.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFormat = 'text' | 'json';

@@ -10,17 +10,17 @@
  * whose payloads could not reach the object store (storage_mode hybrid) stays pending until it can.
  */
 import { resolveRef } from '../git/index.js';
-import { publish } from '../results-branch/publish/publish.js';
+import { publish } from '../publish/publish.js';
 import { pushBranches } from '../sync/push-branches.js';
-import type { PublishTarget, TargetOptions } from '../results-branch/repo/target.js';
+import type { PublishTarget, TargetOptions } from '../repo/target.js';
 import { finalizeWip, pushWipBranches } from '../wip/index.js';
-import { redactText } from '../util/redact.js';
-import { exitCodeFor } from '../util/errors.js';
+import { redactText } from '../errors/redact.js';
+import { exitCodeFor } from '../errors/errors.js';
 import type { WebhookEvent } from '../util/webhook.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import type { Logger } from './log.js';
 import type { Outbox, OutboxItem, OutboxJob } from './outbox.js';
-import { inspectRun } from './runs.js';
+import { inspectRun } from '../runs/read/run-dir-state.js';
 import { ObjectStoreError } from '../store/object-store.js';
 
 export interface WorkerOptions {

@@ -22,8 +22,8 @@ import { constants } from 'node:fs';
 import { access, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
-import { redactDeep } from '../util/redact.js';
-import { absentAs, AgentvResultsError, isAbsent } from '../util/errors.js';
+import { redactDeep } from '../errors/redact.js';
+import { absentAs, AgentvResultsError, isAbsent } from '../errors/errors.js';
 import { readRegularText } from '../util/safe-open.js';
 
 export type OutboxJob =

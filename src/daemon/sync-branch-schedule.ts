@@ -7,7 +7,7 @@
  * failed slot is logged and tried again at the next one; it never stops the daemon's publishing.
  */
 import { sync } from '../sync/sync.js';
-import type { PublishTarget, TargetOptions } from '../results-branch/repo/target.js';
+import type { PublishTarget, TargetOptions } from '../repo/target.js';
 import { adoptOwnCheckpoints } from './adopt-own-checkpoints.js';
 import type { Logger } from './log.js';
 

@@ -7,13 +7,13 @@ import type { ObjectStore } from '../store/object-store.js';
 import { basename, dirname, join } from 'node:path';
 import { readBlobs, readObjects, resolveRef, type Repo } from '../git/index.js';
 import { sanitizeSegment } from '../model/path-segments.js';
-import { LayoutError, runLocation, STABLE_RUNS_DIR } from '../results-branch/layout/branch-layout.js';
+import { LayoutError, runLocation, STABLE_RUNS_DIR } from '../layout/branch-layout.js';
 import { runManifestOf } from '../runs/export/source.js';
 import { RECOVERY_MARKER, runIdOfDir, WipSession, wipBranch, type WipEvent } from '../wip/index.js';
 import type { Logger } from './log.js';
 import type { Outbox } from './outbox.js';
-import { inspectRun } from './runs.js';
-import { catalogListsRun } from '../results-branch/layout/catalog-check.js';
+import { inspectRun } from '../runs/read/run-dir-state.js';
+import { catalogListsRun } from '../layout/catalog-check.js';
 import { readRegularText } from '../util/safe-open.js';
 
 export interface TrackerOptions {

@@ -2,7 +2,7 @@
 // runs reads a few catalog blobs per day; one process each would dominate the cost).
 import type { Repo } from './repo.js';
 import { spawnGit } from './runner.js';
-import { GitArgumentError, GitOutputError } from './errors.js';
+import { GitArgumentError, GitOutputError } from '../errors/git-errors.js';
 
 export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag';
 

@@ -2,7 +2,7 @@
 // read from --porcelain output instead (push.ts); this is only for failures before any ref status
 // exists: git could not reach the remote or was refused at the door. The runner sets LC_ALL=C, so
 // these are git's, libcurl's and ssh's untranslated messages. Unknown text falls back to "other".
-import type { RemoteFailureKind } from './errors.js';
+import type { RemoteFailureKind } from '../errors/git-errors.js';
 
 // Checked first: an https "unable to access ... 403" is an auth problem although it says "access".
 const AUTH_PATTERNS: readonly RegExp[] = [

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { runGit } from './runner.js';
 import { openRepo, type Repo } from './repo.js';
 import { classifyRemoteFailure } from './classify.js';
-import { GitArgumentError, GitError, RemoteError } from './errors.js';
+import { GitArgumentError, GitError, RemoteError } from '../errors/git-errors.js';
 import { networkSpawn, silenceMessage } from './network.js';
 
 /** `offline: false` refuses to start an empty clone when the remote cannot be reached now. */

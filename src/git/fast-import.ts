@@ -11,13 +11,13 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GitArgumentError, GitError, GitOutputError } from './errors.js';
+import { GitArgumentError, GitError, GitOutputError } from '../errors/git-errors.js';
 import { normalizeIdent, normalizeMessage, identLine, type Ident } from './ident.js';
 import { assertValidPath, collect, normalizeChanges, quotePath, type FileChange } from './tree-paths.js';
 import type { Repo } from './repo.js';
 import { spawnGit } from './runner.js';
 import { noteRefWrite } from './ref-snapshot.js';
-import { absentAs } from '../util/errors.js';
+import { absentAs } from '../errors/errors.js';
 
 export interface WriteCommitOptions {
   /** First parent, and the tree the changes apply to. null = a root commit starting from an empty tree. */

@@ -1,7 +1,7 @@
 // Author/committer identities. Commits must be deterministic (ARCHITECTURE.md rule 5), so the date is
 // always explicit and identities are normalized the same way whether the commit is written by
 // fast-import (verbatim) or commit-tree (which trims "crud" characters itself).
-import { GitArgumentError } from './errors.js';
+import { GitArgumentError } from '../errors/git-errors.js';
 
 export interface Ident {
   name: string;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { normalizeChanges, type FileChange, type NormalizedChange } from './tree-paths.js';
 import { assertNotOption, gitIn, text, zeroId, type Repo } from './repo.js';
 import { withTempDir } from './temp.js';
-import { GitOutputError } from './errors.js';
+import { GitOutputError } from '../errors/git-errors.js';
 
 export interface WriteTreeOptions {
   /** Tree-ish the changes apply to (a tree or commit id, a ref); null = start from an empty tree. */

@@ -2,7 +2,7 @@
 // command that writes config.
 import type { Repo } from './repo.js';
 import { runGit } from './runner.js';
-import { GitArgumentError } from './errors.js';
+import { GitArgumentError } from '../errors/git-errors.js';
 
 const KEY = /^[A-Za-z0-9-]+(\.[^\0\n]+)?\.[A-Za-z0-9-]+$/;
 

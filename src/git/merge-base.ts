@@ -7,7 +7,7 @@ import { parseMergeTreeOutput, type MergeTreeResult } from './merge-tree.js';
 import type { Repo } from './repo.js';
 import { runGit } from './runner.js';
 import { assertGitVersion } from './version.js';
-import { GitArgumentError } from './errors.js';
+import { GitArgumentError } from '../errors/git-errors.js';
 
 const OID = /^[0-9a-f]{40,64}$/;
 

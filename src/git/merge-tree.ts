@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { assertNotOption, gitIn, type Repo } from './repo.js';
 import { withTempDir } from './temp.js';
 import { assertGitVersion } from './version.js';
-import { GitOutputError } from './errors.js';
+import { GitOutputError } from '../errors/git-errors.js';
 
 export interface StageEntry {
   mode: string;

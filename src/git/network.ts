@@ -9,7 +9,7 @@
 //  - every transport: a deadline for the whole command (git is killed when it passes).
 import { configGet, knownRemoteUrl, remotesReading, type Repo } from './repo.js';
 import { describeSeconds, networkLimits, NETWORK_ENV, type NetworkLimits } from '../util/network-limits.js';
-import { redactText } from '../util/redact.js';
+import { redactText } from '../errors/redact.js';
 
 export interface NetworkSpawn {
   env: Record<string, string>;

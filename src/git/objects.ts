@@ -5,8 +5,8 @@ import { normalizeIdent, normalizeMessage, identEnv, type Ident } from './ident.
 import { assertNotOption, gitIn, text, type Repo } from './repo.js';
 import { processAlive } from '../util/process-alive.js';
 import { spawnGit } from './runner.js';
-import { GitOutputError } from './errors.js';
-import { absentAs } from '../util/errors.js';
+import { GitOutputError } from '../errors/git-errors.js';
+import { absentAs } from '../errors/errors.js';
 
 export interface CommitTreeOptions {
   tree: string;

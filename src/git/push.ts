@@ -10,7 +10,7 @@
 //  - delete (a WIP branch after its final publish): `:<dst>` guarded by `--force-with-lease=<dst>:<sha>`,
 //    so a branch that moved since we looked is not deleted.
 import { classifyRemoteFailure, remoteRefLock } from './classify.js';
-import { GitArgumentError, GitError } from './errors.js';
+import { GitArgumentError, GitError } from '../errors/git-errors.js';
 import { assertNotOption, gitIn, transportCwd, type Repo } from './repo.js';
 import { networkSpawn, silenceMessage } from './network.js';
 

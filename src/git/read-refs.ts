@@ -1,7 +1,7 @@
 // Several refs read with one process (the sync loop reads four per attempt).
 import type { Repo } from './repo.js';
 import { runGit } from './runner.js';
-import { GitArgumentError } from './errors.js';
+import { GitArgumentError } from '../errors/git-errors.js';
 import { snapshotRef } from './ref-snapshot.js';
 
 /**

@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { processAlive } from '../util/process-alive.js';
 import { resolveRef, zeroId, type Repo } from './repo.js';
 import { gitIn } from './repo.js';
-import { absentAs, isAbsent } from '../util/errors.js';
+import { absentAs, isAbsent } from '../errors/errors.js';
 
 /** Git holds a ref lock for the time of a rename; a lock this old with no git around is a leftover. */
 export const STALE_LOCK_MS = 10_000;

@@ -4,8 +4,8 @@
 // reads below) drops every snapshot of that repository, so a lost race re-reads fresh. Nothing is kept
 // across commands: a snapshot lives on the handle a verb made for itself (withRefSnapshot), never on
 // the Repo a long-lived process (daemon, Dashboard) holds.
-import { GitArgumentError } from './errors.js';
-import type { RefEntry, Repo } from './repo.js';
+import { GitArgumentError } from '../errors/git-errors.js';
+import type { RefEntry, Repo } from './repo-types.js';
 import { runGit } from './runner.js';
 
 /** git subcommands that move no ref: running one leaves the snapshots of its repository standing. */

@@ -1,8 +1,8 @@
 // Compare-and-swap ref updates (ARCHITECTURE.md rule 4). Every update states the value it expects;
 // several refs move in one `update-ref --stdin` transaction, so either all move or none does.
-import { GitArgumentError, GitError, RefConflictError } from './errors.js';
+import { GitArgumentError, GitError, RefConflictError } from '../errors/git-errors.js';
 import { gitIn, resolveRef, zeroId, type Repo } from './repo.js';
-import { gitCause } from '../util/redact.js';
+import { gitCause } from '../errors/redact.js';
 import { clearJournal, inspectInterrupted, lockAdvice, repairInterrupted, writeJournal } from './ref-recovery.js';
 
 export interface RefUpdate {

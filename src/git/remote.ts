@@ -2,10 +2,10 @@
 // refs/remotes/<remote>/agentv/...; the user's other remote-tracking refs, FETCH_HEAD, tags and
 // submodules are left alone.
 import { classifyRemoteFailure } from './classify.js';
-import { GitArgumentError, GitError, RemoteError } from './errors.js';
+import { GitArgumentError, GitError, RemoteError } from '../errors/git-errors.js';
 import { assertNotOption, gitIn, transportCwd, type RefEntry, type Repo } from './repo.js';
 import { notice } from '../util/notices.js';
-import { redactText } from '../util/redact.js';
+import { redactText } from '../errors/redact.js';
 import { networkSpawn, silenceMessage } from './network.js';
 
 export interface FetchRefspec {

@@ -3,23 +3,14 @@
 // commands: the worktree's top, where git resolves relative remote URLs; see transportCwd).
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { GitArgumentError, GitError, GitOutputError, NotARepositoryError } from './errors.js';
+import { GitArgumentError, GitError, GitOutputError, NotARepositoryError } from '../errors/git-errors.js';
 import { runGit, type RunGitOptions } from './runner.js';
 import { assertGitVersion } from './version.js';
-import { absentAs } from '../util/errors.js';
+import { absentAs } from '../errors/errors.js';
 import { movesNoRef, noteRefWrite, snapshotList, snapshotRef } from './ref-snapshot.js';
 
-export interface Repo {
-  /** Absolute git directory of this worktree (for a linked worktree: .git/worktrees/<name>). */
-  gitDir: string;
-  /** Absolute shared git directory (objects, refs, config). Equal to gitDir except in linked worktrees. */
-  commonDir: string;
-  /** Absolute top of the worktree; null for a bare repository or when opened from inside the git dir. */
-  workTree: string | null;
-  bare: boolean;
-  /** Hash algorithm; decides the length of object ids and of the all-zero "absent" id. */
-  objectFormat: 'sha1' | 'sha256';
-}
+export type { RefEntry, Repo } from './repo-types.js';
+import type { RefEntry, Repo } from './repo-types.js';
 
 /** Run git against `repo` (explicit --git-dir, cwd = the git dir). */
 export function gitIn(repo: Repo, args: string[], opts: Omit<RunGitOptions, 'gitDir'> = {}) {
@@ -124,11 +115,6 @@ export async function isAncestor(repo: Repo, a: string, b: string): Promise<bool
   assertNotOption(b, 'commit');
   const r = await gitIn(repo, ['merge-base', '--is-ancestor', a, b], { okCodes: [0, 1] });
   return r.code === 0;
-}
-
-export interface RefEntry {
-  ref: string;
-  sha: string;
 }
 
 /**

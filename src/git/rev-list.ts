@@ -1,5 +1,5 @@
 // Counting commits between two tips, for `status` (ahead/behind of our branches versus the remote's).
-import { GitArgumentError, GitOutputError } from './errors.js';
+import { GitArgumentError, GitOutputError } from '../errors/git-errors.js';
 import { assertNotOption, gitIn, text, type Repo } from './repo.js';
 
 export interface AheadBehind {

@@ -3,7 +3,7 @@
 // are the only way to express a command (never a shell string).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { GitError } from './errors.js';
+import { GitError } from '../errors/git-errors.js';
 import { networkLimits } from '../util/network-limits.js';
 
 /**

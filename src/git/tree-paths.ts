@@ -1,7 +1,7 @@
 // Validation of tree paths and of the change lists that feed writeCommit / writeTree. Paths come from
 // untrusted data (ARCHITECTURE.md rule 7), so anything git or a checkout could misread is refused here,
 // before a single object is written.
-import { InvalidPathError } from './errors.js';
+import { InvalidPathError } from '../errors/git-errors.js';
 
 export type FileMode = '100644' | '100755';
 

@@ -1,6 +1,6 @@
 // git version detection. The floor is 2.38 because `merge-tree --write-tree` (a merge without a
 // checkout or index) appeared there; everything else we use is older.
-import { GitOutputError, GitVersionError } from './errors.js';
+import { GitOutputError, GitVersionError } from '../errors/git-errors.js';
 import { runGit } from './runner.js';
 
 export interface GitVersion {

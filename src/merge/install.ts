@@ -21,7 +21,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset, openRepo, type Repo } from '../git/index.js';
 import type { MergeKind } from './index.js';
-import { InvalidArgumentsError, isAbsent } from '../util/errors.js';
+import { InvalidArgumentsError, isAbsent } from '../errors/errors.js';
 import { readRegularTextSync } from '../util/safe-open.js';
 
 const DRIVERS: { kind: MergeKind; section: string; name: string }[] = [

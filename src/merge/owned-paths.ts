@@ -48,7 +48,7 @@ export function ownedMergeKind(path: string): MergeKind | null {
   if (parts.length === 2 && parts[0] === 'catalog') return kindOfSegments(parts);
   if (parts.length === 2 && isOurCatalogName(parts[0], parts[1]!)) return 'jsonl';
   // AgentV 4.42's overlays of its run runs/<exp>/<ts>/: metadata/runs/<exp>/<ts>/{tags,feedback}.json
-  // (results-branch/layout/branch-layout.ts), merged like every overlay.
+  // (layout/branch-layout.ts), merged like every overlay.
   if (parts[0] === 'metadata') return parts.length === 5 && parts[1] === 'runs' && JSON_OVERLAYS.has(parts[4]!) ? 'json' : null;
   // A run at the branch root (AgentV's layout): its manifest (ours at the root, AgentV 5's in
   // .internal/) and our overlays at the run's root.

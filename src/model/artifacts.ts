@@ -355,7 +355,7 @@ export const TagsSchema = z.looseObject({
   updated_at: nullableString,
   tag_revision: z.string(),
 });
-/** `tags.json`: the one definition of the tags overlay (merged by overlays/document.ts, written by overlays/write.ts). */
+/** `tags.json`: the one definition of the tags overlay (merged by overlays/document.ts, written by overlay-write/write.ts). */
 export type TagsDocument = z.infer<typeof TagsSchema>;
 
 export const FeedbackEntrySchema = z.looseObject({

@@ -1,6 +1,6 @@
 /**
  * One run's row as `list` and the Dashboard's run list show it: a type of its own, with no Node
- * imports, so the run index (results-branch/layout/run-index.ts) and the Dashboard API's answer
+ * imports, so the run index (layout/run-index.ts) and the Dashboard API's answer
  * types (serve/api-types.ts, which the browser client compiles) share one definition.
  */
 /** What `list` shows of a run, whichever source it came from (a catalog line, or the run's own files). */

@@ -57,7 +57,7 @@ export interface FeedbackEntry {
 
 /**
  * `feedback.json` as merged, read and written: entries keyed by test_id, then by reviewer (the one
- * definition; overlays/write.ts names it FeedbackDoc). Unknown keys are kept.
+ * definition; overlay-write/write.ts names it FeedbackDoc). Unknown keys are kept.
  */
 export interface FeedbackDocument {
   entries: Record<string, Record<string, FeedbackEntry>>;

@@ -5,7 +5,7 @@
  */
 import { join, resolve } from 'node:path';
 import { loadRun, refuseUnsafeRun, RunReadError } from '../runs/read/run-reader.js';
-import { notesByTest, readRunOverlays } from '../overlays/read/local-run.js';
+import { notesByTest, readRunOverlays } from '../overlay-read/local-run.js';
 import { projectRun } from './projection.js';
 import { SecretScanner } from './secrets.js';
 import { computeStats } from './stats.js';

@@ -12,7 +12,7 @@
 import { targetPassRate, type Summary } from '../model/artifacts.js';
 import { formatAttemptRate, formatPassK, type RunAttemptStats } from '../model/attempt-stats.js';
 import type { CompareReport } from '../compare/compare.js';
-import type { GateReport } from '../compare/gate.js';
+import type { GateReport } from '../gate/gate.js';
 
 /** GitHub's limit on an issue or pull-request comment body, in characters. */
 export const MARKDOWN_LIMIT = 65_536;

@@ -32,7 +32,7 @@ import { loadRun, type LoadedRun } from './read/run-reader.js';
 import { looksLikeRun, runDirsWithin } from './read/find-runs.js';
 import { checkOutputDir } from '../util/output-target.js';
 import { readRegularText } from '../util/safe-open.js';
-import { absentAs } from '../util/errors.js';
+import { absentAs } from '../errors/errors.js';
 
 export type OnDuplicate = 'error' | 'latest';
 

@@ -28,7 +28,7 @@ import { safeRelativePath, sanitizeSegment } from '../model/path-segments.js';
 import { InputError } from './export/export.js';
 import { loadRun, needsDerivation, type LoadedRun } from './read/run-reader.js';
 import { readRegularText } from '../util/safe-open.js';
-import { absentAs } from '../util/errors.js';
+import { absentAs } from '../errors/errors.js';
 
 export interface DeleteOptions {
   /** Run workspace directories (or their index.jsonl files). */

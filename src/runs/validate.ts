@@ -180,7 +180,7 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
 
 /**
  * validateRun, and which of its problems the run-safety check found (util/run-safety.ts): publish
- * refuses those whatever the flags, the others unless --allow-invalid (results-branch/publish/validate-gate.ts).
+ * refuses those whatever the flags, the others unless --allow-invalid (publish/validate-gate.ts).
  */
 export async function validateRunParts(opts: ValidateOptions, handle?: RunHandle): Promise<{ report: ValidationReport; unsafe: ValidationProblem[] }> {
   // The run is opened once (runs/read/run-handle.ts): by the caller when it goes on to use it (publish).

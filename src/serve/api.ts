@@ -5,8 +5,8 @@
  * Every data route exists twice, like AgentV's: `/api/...` for the project the server was started
  * in, `/api/projects/:projectId/...` for a `projects[]` entry of `.agentv/config.yaml`.
  */
-import { editTags, overlaysOfText, readFeedback, readTags, setFeedback } from '../overlays/write.js';
-import type { TargetOptions } from '../results-branch/repo/target.js';
+import { editTags, overlaysOfText, readFeedback, readTags, setFeedback } from '../overlay-write/write.js';
+import type { TargetOptions } from '../repo/target.js';
 import { CONTENT_SECURITY_POLICY } from '../report/template.js';
 import { compareRuns } from '../compare/compare.js';
 import { projectTest } from '../report/projection.js';
@@ -27,7 +27,7 @@ import type {
   TagsWriteAnswer,
   TestDetailAnswer,
 } from './api-types.js';
-import type { ListResult } from '../results-branch/read/list.js';
+import type { ListResult } from '../branch-read/list.js';
 import { DEFAULT_SLOPE_THRESHOLD, trend, type TrendReport } from '../trend/index.js';
 import { flaky } from '../trend/flaky.js';
 import { readRegularText } from '../util/safe-open.js';

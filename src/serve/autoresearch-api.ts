@@ -17,7 +17,7 @@ import { trajectoryData } from '../autoresearch/trajectory-data.js';
 import { renderTrajectoryHtml, TRAJECTORY_CSP } from '../autoresearch/trajectory-html.js';
 import { asHttpError } from './http-status.js';
 import { HttpError, type Handler, type Router } from './http.js';
-import { absentAs } from '../util/errors.js';
+import { absentAs } from '../errors/errors.js';
 import type { AutoresearchAnswer, AutoresearchEntry, AutoresearchListAnswer } from './api-types.js';
 
 export type { AutoresearchEntry } from './api-types.js';

@@ -4,8 +4,8 @@
  * else by its exit-code family (2 bad input -> 400, 3 git or remote -> 502); anything that is not
  * an AgentvResultsError is a bug -> 500.
  */
-import { AgentvResultsError, EXIT, type ErrorCode } from '../util/errors.js';
-import { TagRevisionMismatch, FeedbackRevisionMismatch } from '../overlays/write.js';
+import { AgentvResultsError, EXIT, type ErrorCode } from '../errors/errors.js';
+import { TagRevisionMismatch, FeedbackRevisionMismatch } from '../overlay-write/write.js';
 import { HttpError } from './http.js';
 
 /** Codes whose HTTP status is more precise than their exit-code family's. */

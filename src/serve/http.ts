@@ -3,8 +3,8 @@
  * out, and a size limit on request bodies. No framework: the server has a dozen routes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AgentvResultsError } from '../util/errors.js';
-import { hideLocalPaths } from '../util/redact.js';
+import { AgentvResultsError } from '../errors/errors.js';
+import { hideLocalPaths } from '../errors/redact.js';
 
 /** A Dashboard request's failure, with the HTTP status it is answered with. */
 export class HttpError extends AgentvResultsError {

@@ -1,6 +1,6 @@
 /** The `projects[]` entries of `.agentv/config.yaml` (id and path), for the project picker. */
-import { findConfigFile } from '../results-branch/repo/config.js';
-import type { TargetOptions } from '../results-branch/repo/target.js';
+import { findConfigFile } from '../repo/config.js';
+import type { TargetOptions } from '../repo/target.js';
 import { resolve } from 'node:path';
 import { readRegularText } from '../util/safe-open.js';
 import { yamlParser } from '../util/yaml.js';

@@ -11,13 +11,13 @@
  * empty; a conflict we set aside is reported the way AgentV reports its own: sync_status
  * "needs_human_merge" with a pending_merge.
  */
-import { listRuns } from '../results-branch/read/list.js';
-import type { BranchStatus } from '../results-branch/read/status.js';
-import { status, type StatusReport } from '../daemon/status-sections.js';
-import type { SyncStatusSection } from '../results-branch/read/status-sync-branches.js';
+import { listRuns } from '../branch-read/list.js';
+import type { BranchStatus } from '../status/status.js';
+import { status, type StatusReport } from '../status/status-sections.js';
+import type { SyncStatusSection } from '../sync/sync-branch-status.js';
 import { sync } from '../sync/sync.js';
-import type { TargetOptions } from '../results-branch/repo/target.js';
-import type { OutboxStatus } from '../daemon/status-sections.js';
+import type { TargetOptions } from '../repo/target.js';
+import type { OutboxStatus } from '../status/status-sections.js';
 import { asHttpError } from './http-status.js';
 import { NotARepositoryError } from '../git/index.js';
 import type { HttpError } from './http.js';
@@ -141,7 +141,7 @@ export async function remoteStatus(opts: TargetOptions, state: RemoteState): Pro
 }
 
 async function configOf(opts: TargetOptions) {
-  const { loadResultsConfig } = await import('../results-branch/repo/config.js');
+  const { loadResultsConfig } = await import('../repo/config.js');
   try {
     return await loadResultsConfig({ cwd: opts.cwd, env: opts.env, configFile: opts.configFile, project: opts.project });
   } catch {

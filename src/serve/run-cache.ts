@@ -13,14 +13,14 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { pull, pullPayloads, type PayloadsResult } from '../results-branch/read/pull.js';
-import type { PublishTarget, TargetOptions } from '../results-branch/repo/target.js';
+import { pull, pullPayloads, type PayloadsResult } from '../branch-read/pull.js';
+import type { PublishTarget, TargetOptions } from '../repo/target.js';
 import { generateReport } from '../report/generate.js';
 import type { LoadedRun } from '../runs/read/run-reader.js';
 import { openRun, type RunHandle } from '../runs/read/run-handle.js';
 import { summarizeRun, type RunSummaryReport } from '../runs/summary.js';
-import type { ListedRun, ListResult } from '../results-branch/read/list.js';
-import { pullRunsBatch } from '../results-branch/read/pull-batch.js';
+import type { ListedRun, ListResult } from '../branch-read/list.js';
+import { pullRunsBatch } from '../branch-read/pull-batch.js';
 
 /** A run's private copy's directory name: a hash of (project, run id). */
 const dirName = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 24);
@@ -131,7 +131,7 @@ export class RunCache {
   }
 
   /**
-   * Many runs pulled at once, with their payloads (results-branch/read/pull-batch.ts: a few git
+   * Many runs pulled at once, with their payloads (branch-read/pull-batch.ts: a few git
    * processes for all of them, where `workspace` spends several on each): the static site asks
    * about runs by the hundred. A run the batch leaves out is pulled alone on first use, as ever.
    * Each run's overlays, read from the same tip, are kept for `prefetchedOverlays`.
@@ -215,7 +215,7 @@ export class RunCache {
 
   /**
    * Bring the payloads of the rows `rows` picks (all when omitted) into the run's workspace, from
-   * the artifacts branch, fetched when this machine lacks them (results-branch/read/pull.ts pullPayloads).
+   * the artifacts branch, fetched when this machine lacks them (branch-read/pull.ts pullPayloads).
    * Returns what is still missing; the loaded run is refreshed when the run reader reads a derived copy.
    */
   async payloads(

@@ -7,9 +7,9 @@
  * most `limit` runs, wherever the run's writer keeps them — AgentV 4.42 under `metadata/runs/`);
  * filtering by tag reads every matching run's tags.
  */
-import { listRuns, type ListedRun, type ListResult } from '../results-branch/read/list.js';
-import { runWhereabouts } from '../results-branch/read/run-whereabouts.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
+import { listRuns, type ListedRun, type ListResult } from '../branch-read/list.js';
+import { runWhereabouts } from '../branch-read/run-whereabouts.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { HttpError } from './http.js';
 import type { RunsAnswer } from './api-types.js';
 import { jsonKeys } from '../util/json-keys.js';

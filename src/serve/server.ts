@@ -5,14 +5,14 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolveTarget, targetOptionsOf, type TargetOptions } from '../results-branch/repo/target.js';
-import { ConfigError } from '../results-branch/repo/config.js';
+import { resolveTarget, targetOptionsOf, type TargetOptions } from '../repo/target.js';
+import { ConfigError } from '../repo/config.js';
 import { newApiContext, registerApi } from './api.js';
 import { registerAutoresearchApi } from './autoresearch-api.js';
 import { HttpError, readJsonBody, Router, send, sendError } from './http.js';
 import { dashboardCsp, renderDashboard } from './page.js';
 import { allowedHosts, checkHost, checkWrite, isLoopbackHost, newToken } from './security.js';
-import { AgentvResultsError } from '../util/errors.js';
+import { AgentvResultsError } from '../errors/errors.js';
 
 export interface ServeOptions extends TargetOptions {
   /** Address to bind (default 127.0.0.1). */

@@ -22,7 +22,7 @@ import { lstat, open, readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { safeRelativePath } from '../model/path-segments.js';
 import { writeOutputFile } from '../util/output-target.js';
-import { absentAs } from '../util/errors.js';
+import { absentAs } from '../errors/errors.js';
 import { mapLimit } from '../util/map-limit.js';
 
 export const MANIFEST = '.agentv-site.json';

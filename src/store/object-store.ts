@@ -18,8 +18,8 @@
  */
 import { createHash } from 'node:crypto';
 import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
-import { AgentvResultsError } from '../util/errors.js';
-import { redactText } from '../util/redact.js';
+import { AgentvResultsError } from '../errors/errors.js';
+import { redactText } from '../errors/redact.js';
 import { describeSeconds, NETWORK_ENV, networkLimits, type NetworkLimits } from '../util/network-limits.js';
 
 /** The `results.object_store` block of `.agentv/config.yaml` (snake_case, AgentV's plan). */

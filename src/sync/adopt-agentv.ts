@@ -23,9 +23,9 @@
  * landing its rows alone would leave pointers to payloads the artifacts branch lacks.
  */
 import { deleteRef, fetchRefs, isAncestor, listRefs, lsRemote, RefConflictError, resolveRef, updateRefs, type RefEntry } from '../git/index.js';
-import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
-import type { PublishTarget } from '../results-branch/repo/target.js';
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
+import { acquirePublishLock } from '../repo/publish-lock.js';
+import type { PublishTarget } from '../repo/target.js';
+import { trackingRef } from '../repo/tracking-refs.js';
 import { syncIdent } from './integrate.js';
 import { lostRuns, takeRuns } from './adopt-runs.js';
 import type { PushOutcome } from './push-branches.js';

@@ -25,10 +25,10 @@
  * (daemon/adopt-own-checkpoints.ts), and `wip` lists, recovers and cleans them.
  */
 import { fetchRefs, isAncestor, lsRemote, readBlobs, resolveRef, updateRefs, type RefEntry, type Repo } from '../git/index.js';
-import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
-import { listRunDirs, type BranchRunDir } from '../results-branch/layout/branch-layout.js';
-import type { PublishTarget } from '../results-branch/repo/target.js';
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
+import { acquirePublishLock } from '../repo/publish-lock.js';
+import { listRunDirs, type BranchRunDir } from '../layout/branch-layout.js';
+import type { PublishTarget } from '../repo/target.js';
+import { trackingRef } from '../repo/tracking-refs.js';
 import { lostRuns, takeRuns } from './adopt-runs.js';
 import type { AdoptedSyncBranch, KeptSyncBranch, MergedSyncBranch, SeenSyncBranch, SyncBranchAdoption } from './adopt-agentv.js';
 import { deleteSyncBranches } from './delete-sync-branch.js';

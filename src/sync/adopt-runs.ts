@@ -30,7 +30,7 @@
  */
 import { type FileChange, type Ident, lsTree, mergeBases, readBlobs, readObjects, type Repo, rootsNotIn, writeCommit } from '../git/index.js';
 import { ownedMergeKind, resolveConflictedPath } from '../merge/index.js';
-import { isLegacyDayDir, listRunDirs } from '../results-branch/layout/branch-layout.js';
+import { isLegacyDayDir, listRunDirs } from '../layout/branch-layout.js';
 import { isSafeSegment } from '../model/path-segments.js';
 import { offeredChanges, TreeRefusal, type OfferedChange } from './adopt-tree.js';
 
@@ -167,7 +167,7 @@ export async function takeRuns(repo: Repo, input: TakeRunsInput): Promise<TakeRu
   for (const c of diff.changes) {
     const place = placeOf(c.path);
     const here = atTip.get(c.path) ?? null;
-    // `.gitattributes` is the results branch's own (ours and AgentV's lines, results-branch/layout):
+    // `.gitattributes` is the results branch's own (ours and AgentV’s lines, layout/):
     // AgentV 5.x rewrites it to its lines alone in every commit it makes, so a side branch's
     // version is never taken, and never a reason to refuse the branch.
     // Nor is AgentV's `.cache/` (what it derives from the branch for its own listing).

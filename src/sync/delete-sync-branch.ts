@@ -5,8 +5,8 @@
  * on its own compare-and-swap.
  */
 import { deleteRef, push, RefConflictError, resolveRef } from '../git/index.js';
-import type { PublishTarget } from '../results-branch/repo/target.js';
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
+import type { PublishTarget } from '../repo/target.js';
+import { trackingRef } from '../repo/tracking-refs.js';
 
 /** Delete merged sync branches on the remote (lease: only if still at the merged commit), then locally. */
 export async function deleteSyncBranches(

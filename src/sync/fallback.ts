@@ -15,11 +15,11 @@
  */
 import { configGet, push, remoteUrl, resolveRef, tolerateLostRace, updateRefs, type PushClassification, type Repo } from '../git/index.js';
 import { compareUrl, reviewHint } from './compare-link.js';
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
+import { trackingRef } from '../repo/tracking-refs.js';
 import type { BranchTips, IntegrateResult } from './integrate.js';
-import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
+import { acquirePublishLock } from '../repo/publish-lock.js';
 import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, hostSlug, SYNC_PREFIX, syncSuffix, type SyncBranchRecord } from './sync-branch-log.js';
-import type { PublishTarget } from '../results-branch/repo/target.js';
+import type { PublishTarget } from '../repo/target.js';
 
 export type DivertResult =
   | { kind: 'diverted'; record: SyncBranchRecord; remoteTips: BranchTips }

@@ -10,12 +10,12 @@
  * differ at one path are a genuine conflict like any other file we do not own.
  */
 import { configGetMany, fetchRefs, type Ident, type NetworkOptions, readRefs, RefConflictError, type Repo, updateRefs } from '../git/index.js';
-import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
+import { acquirePublishLock } from '../repo/publish-lock.js';
 import { mergeCommits, type PathConflict, type PathResolver } from './merge-commits.js';
-import type { PublishTarget } from '../results-branch/repo/target.js';
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
-import { noteRemoteSeen } from '../results-branch/repo/remote-seen.js';
-import { firstFetchDepth } from '../results-branch/repo/team-tip.js';
+import type { PublishTarget } from '../repo/target.js';
+import { trackingRef } from '../repo/tracking-refs.js';
+import { noteRemoteSeen } from '../repo/remote-seen.js';
+import { firstFetchDepth } from '../repo/team-tip.js';
 
 export interface BranchTips {
   results: string | null;

@@ -25,11 +25,11 @@ import { divertToSyncBranch } from './fallback.js';
 import { fetchBothBranches, integrateRemote, readTips, type BranchTips, type FetchedBranches } from './integrate.js';
 import type { PathConflict, PathResolver } from './merge-commits.js';
 import type { SyncBranchRecord } from './sync-branch-log.js';
-import type { PublishTarget } from '../results-branch/repo/target.js';
-import { gitCause } from '../util/redact.js';
+import type { PublishTarget } from '../repo/target.js';
+import { gitCause } from '../errors/redact.js';
 
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
-import { noteRemoteSeen } from '../results-branch/repo/remote-seen.js';
+import { trackingRef } from '../repo/tracking-refs.js';
+import { noteRemoteSeen } from '../repo/remote-seen.js';
 import { backoffDelay as sharedBackoffDelay } from '../util/backoff.js';
 export type { BranchTips } from './integrate.js';
 

@@ -13,10 +13,10 @@
 import { basename } from 'node:path';
 import { readBlobs, type FileChange, type Repo } from '../git/index.js';
 import { catalogRowIdentity, mergeJsonl, type ConflictedPathInput, type TreeResolution } from '../merge/index.js';
-import { agentvCatalogCounts, catalogCounts } from '../results-branch/layout/catalog-rows.js';
+import { agentvCatalogCounts, catalogCounts } from '../layout/catalog-rows.js';
 import type { CatalogRow } from '../model/artifacts.js';
 import { agentvRunSummary } from '../runs/export/agentv-summary.js';
-import { catalogPathFor, LayoutError, runLocation } from '../results-branch/layout/branch-layout.js';
+import { catalogPathFor, LayoutError, runLocation } from '../layout/branch-layout.js';
 import { json } from '../runs/export/row-files.js';
 import { parseIndexRows, rederiveRunDocs } from '../runs/export/derived-docs.js';
 

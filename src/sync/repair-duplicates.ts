@@ -1,5 +1,5 @@
 /**
- * Repairing a run held twice on the results branch (results-branch/layout/duplicate-runs.ts): one
+ * Repairing a run held twice on the results branch (layout/duplicate-runs.ts): one
  * copy at the root, one under AgentV 4.42's `runs/<experiment>/<timestamp>/`. Before this release
  * our daemon could publish a run AgentV 4.42 had already committed on its local results branch a
  * second time at the root; AgentV 5.x's Dashboard then listed the copy beside its own runs.
@@ -15,13 +15,13 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { absentAs } from '../util/errors.js';
+import { absentAs } from '../errors/errors.js';
 import { readRegularText } from '../util/safe-open.js';
 import { type FileChange, lsTree, type Repo, readBlobs, RefConflictError, resolveRef, updateRefs, writeCommit } from '../git/index.js';
-import { CATALOG_DIR, CATALOG_PREFIX } from '../results-branch/layout/branch-layout.js';
-import { findDuplicateRuns, type DuplicateRun } from '../results-branch/layout/duplicate-runs.js';
-import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
-import type { PublishTarget } from '../results-branch/repo/target.js';
+import { CATALOG_DIR, CATALOG_PREFIX } from '../layout/branch-layout.js';
+import { findDuplicateRuns, type DuplicateRun } from '../layout/duplicate-runs.js';
+import { acquirePublishLock } from '../repo/publish-lock.js';
+import type { PublishTarget } from '../repo/target.js';
 import { jsonlObjects } from '../util/jsonl-objects.js';
 import { syncIdent } from './integrate.js';
 

@@ -17,16 +17,16 @@
 import { isAncestor, resolveRef, updateRefs, type Repo } from '../git/index.js';
 import { deleteSyncBranches } from './delete-sync-branch.js';
 import { fetchBranches, integrateRemote, syncIdent } from './integrate.js';
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
-import { acquirePublishLock } from '../results-branch/repo/publish-lock.js';
+import { trackingRef } from '../repo/tracking-refs.js';
+import { acquirePublishLock } from '../repo/publish-lock.js';
 import { mergeCommits } from './merge-commits.js';
 import { preferMainResolver } from './resolve-merger.js';
 import { pushBranches, type PushOutcome } from './push-branches.js';
 import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, normalizeSyncBranch, readSyncLog, SYNC_PREFIX } from './sync-branch-log.js';
 import { targetSummary, type SyncOptions } from './sync.js';
-import { PublishError, resolveTarget, type PublishTarget } from '../results-branch/repo/target.js';
-import { ReadError } from '../results-branch/layout/read-errors.js';
-import { AgentvResultsError } from '../util/errors.js';
+import { PublishError, resolveTarget, type PublishTarget } from '../repo/target.js';
+import { ReadError } from '../layout/read-errors.js';
+import { AgentvResultsError } from '../errors/errors.js';
 
 /**
  * `sync --resolve` cannot finish without a person: this repository's unpushed results conflict with

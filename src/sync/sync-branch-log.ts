@@ -9,7 +9,7 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { PathConflict } from './merge-commits.js';
-import { InputError } from '../runs/export/input-error.js';
+import { InputError } from '../errors/input-error.js';
 import { readRegularText } from '../util/safe-open.js';
 
 export const SYNC_PREFIX = 'agentv/results-sync/';

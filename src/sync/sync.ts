@@ -8,7 +8,7 @@
  */
 import { fetchBothBranches, integrateRemote, type BranchTips } from './integrate.js';
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from './push-branches.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../results-branch/repo/target.js';
+import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { finishAdoption, mergeSyncBranches, type AdoptionPlan, type SyncBranchAdoption } from './adopt-agentv.js';
 import { lsRemote, RemoteError, type RefEntry } from '../git/index.js';
 import { CHECKPOINT_PREFIX, finishCheckpoints, takeCheckpoints, type CheckpointPlan } from './adopt-checkpoints.js';

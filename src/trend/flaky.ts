@@ -21,9 +21,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadScoreRows, manifestRows, passVerdict, type ScoreRow } from '../compare/score-rows.js';
 import { wilsonInterval } from '../model/attempt-stats.js';
-import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../results-branch/read/list.js';
-import { HEAD_ROWS } from '../results-branch/read/catalog-cache.js';
-import { pull } from '../results-branch/read/pull.js';
+import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../branch-read/list.js';
+import { HEAD_ROWS } from '../branch-read/catalog-cache.js';
+import { pull } from '../branch-read/pull.js';
 import { InputError } from '../runs/export/export.js';
 
 export const DEFAULT_FLAKY_RUNS = 10;

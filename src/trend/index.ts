@@ -10,9 +10,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '../runs/export/export.js';
-import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../results-branch/read/list.js';
+import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../branch-read/list.js';
 import { manifestRows } from '../compare/score-rows.js';
-import { pull } from '../results-branch/read/pull.js';
+import { pull } from '../branch-read/pull.js';
 import { checkTrendOptions, loadTrendRun, seriesKeysOf, trendLocal, trendOfRuns, type LoadedTrendRun, type TrendOptions, type TrendReport } from './series.js';
 
 export * from './series.js';

@@ -13,7 +13,7 @@
  * | `AGENTV_RESULTS_NET_CONNECT_TIMEOUT` | 30 | seconds to open a connection (S3) |
  * | `AGENTV_RESULTS_WEBHOOK_TIMEOUT` | 10 | seconds a webhook POST may take in all |
  */
-import { AgentvResultsError } from './errors.js';
+import { AgentvResultsError } from '../errors/errors.js';
 
 export interface NetworkLimits {
   /** Bytes per second under which a transfer is stalled. */

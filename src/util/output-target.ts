@@ -24,13 +24,13 @@
  *   - anything else — a file, a device, a FIFO, a socket, a symbolic link, a directory that is not
  *     a run workspace — is refused with exit 2. Nothing is ever renamed over it.
  *
- * Lives in src/util (layer 1) so runs/, report/, results-branch/, wip/ and autoresearch/ share it.
+ * Lives in src/util (layer 1) so runs/, report/, publish/, wip/ and autoresearch/ share it.
  */
 import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { AgentvResultsError } from './errors.js';
+import { AgentvResultsError } from '../errors/errors.js';
 
 /** A path an output may not be written to, and why (exit code 2). */
 export class OutputTargetError extends AgentvResultsError {

@@ -14,7 +14,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { AgentvResultsError } from './errors.js';
+import { AgentvResultsError } from '../errors/errors.js';
 
 const MiB = 1024 * 1024;
 

@@ -7,13 +7,13 @@
  * given (callbacks, clocks and loggers are not cloned).
  */
 import * as z from 'zod';
-import { InvalidArgumentsError } from './errors.js';
+import { InvalidArgumentsError } from '../errors/errors.js';
 
 const optStr = z.string().optional();
 /** A callback option: checked to be a function, typed as `F` (the schema cannot see its signature). */
 export const fnOf = <F extends (...args: never[]) => unknown>() => z.custom<F>((v) => typeof v === 'function', 'expected a function');
 
-/** The fields of TargetOptions (results-branch/repo/target.ts) every verb that reaches the branches takes. */
+/** The fields of TargetOptions (repo/target.ts) every verb that reaches the branches takes. */
 export const TargetFields = {
   cwd: optStr,
   env: z.record(z.string(), z.string().optional()).optional(),

@@ -6,7 +6,7 @@
  * Best effort by design: a notification that cannot be delivered is reported as a warning and
  * never changes the outcome (or exit code) of the command that sent it.
  */
-import { AgentvResultsError } from './errors.js';
+import { AgentvResultsError } from '../errors/errors.js';
 import { describeSeconds, NETWORK_ENV, networkLimits } from './network-limits.js';
 
 export const WEBHOOK_ENV = 'AGENTV_RESULTS_WEBHOOK_URL';

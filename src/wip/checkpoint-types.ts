@@ -4,7 +4,7 @@
  */
 import type { Repo } from '../git/index.js';
 import type { ObjectStore } from '../store/object-store.js';
-import { AgentvResultsError } from '../util/errors.js';
+import { AgentvResultsError } from '../errors/errors.js';
 
 /** A WIP checkpoint, listing, recovery or clean that cannot go on (a run directory gone, a full disk, a branch that does not read back). */
 export class WipError extends AgentvResultsError {

@@ -41,10 +41,10 @@ import {
   walkWorkspace,
   type StatKey,
 } from './scan.js';
-import { absentAs, isAbsent } from '../util/errors.js';
+import { absentAs, isAbsent } from '../errors/errors.js';
 import { WipError, type CheckpointerOptions, type CheckpointResult } from './checkpoint-types.js';
 import { OBJECT_STORE_REF, sha256Of, type ObjectStore } from '../store/object-store.js';
-import { DEFAULT_HEAVY_THRESHOLD } from '../results-branch/repo/config.js';
+import { DEFAULT_HEAVY_THRESHOLD } from '../repo/config.js';
 import { readRegularText } from '../util/safe-open.js';
 import { realRunDir } from '../util/run-files.js';
 import type { IrregularEntry } from '../util/run-tree.js';

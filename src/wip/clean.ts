@@ -9,8 +9,8 @@
  *    published on the remote; unpublished ones only with forceUnpublished, reported one by one.
  */
 import { deleteRef, fetchRefs, isAncestor, lsRemote, lsTree, readBlobs, RefConflictError, RemoteError, resolveRef, type Repo } from '../git/index.js';
-import { LayoutError, runLocation } from '../results-branch/layout/branch-layout.js';
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
+import { LayoutError, runLocation } from '../layout/branch-layout.js';
+import { trackingRef } from '../repo/tracking-refs.js';
 import { deleteRemoteWip, DEFAULT_WIP_NETWORK_TIMEOUT_MS, wipTrackingRef } from './remote.js';
 import { listWip, type WipEntry } from './list.js';
 

@@ -34,7 +34,7 @@ import { isContentKey, sha256Of, type ObjectStore } from '../store/object-store.
 import { listWip, type WipEntry } from './list.js';
 import { checkOutputDir } from '../util/output-target.js';
 import { readRegularText } from '../util/safe-open.js';
-import { absentAs } from '../util/errors.js';
+import { absentAs } from '../errors/errors.js';
 
 export interface RecoverOptions {
   repo: Repo;

@@ -16,8 +16,8 @@ import {
   type Repo,
 } from '../git/index.js';
 import { WIP_REF_PREFIX } from './checkpoint-layout.js';
-import { gitCause } from '../util/redact.js';
-import { trackingRef } from '../results-branch/repo/tracking-refs.js';
+import { gitCause } from '../errors/redact.js';
+import { trackingRef } from '../repo/tracking-refs.js';
 
 export const DEFAULT_WIP_NETWORK_TIMEOUT_MS = 30_000;
 

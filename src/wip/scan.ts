@@ -24,7 +24,7 @@ import { safeRelativePath } from '../model/path-segments.js';
 import { TAIL_BYTES } from './checkpoint-layout.js';
 import { openRegularFile, readRegularFileSync, UnsafeFileError } from '../util/safe-open.js';
 import { irregularName, type IrregularEntry } from '../util/run-tree.js';
-import { absentAs, isAbsent } from '../util/errors.js';
+import { absentAs, isAbsent } from '../errors/errors.js';
 
 export const INDEX_FILE = 'index.jsonl';
 

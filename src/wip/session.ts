@@ -13,8 +13,8 @@ import { resolve } from 'node:path';
 import { configGetMany, gcAuto, type GcConfig, type Repo } from '../git/index.js';
 import { Checkpointer, type CheckpointResult } from './checkpoint.js';
 import { pushWipBranches, type WipPushResult } from './remote.js';
-import { resolveTarget, type TargetOptions } from '../results-branch/repo/target.js';
-import { objectStoreFor } from '../results-branch/repo/storage.js';
+import { resolveTarget, type TargetOptions } from '../repo/target.js';
+import { objectStoreFor } from '../repo/storage.js';
 import type { ObjectStore } from '../store/object-store.js';
 
 export const DEFAULT_INTERVAL_MS = 30_000;

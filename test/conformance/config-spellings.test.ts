@@ -10,7 +10,7 @@ import { expect, it } from 'vitest';
 import { describeWithAgentV, describeWithAgentVStable, HAS_AGENTV_STABLE, runAgentV, runAgentVStable } from '../helpers/agentv-client.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { git, makeTempDir } from '../helpers/git-fixtures.js';
-import { loadResultsConfig } from '../../src/results-branch/repo/config.js';
+import { loadResultsConfig } from '../../src/repo/config.js';
 
 type Line = '5.x' | '4.42';
 

@@ -14,7 +14,7 @@ import { describeWithAgentV } from '../helpers/agentv-client.js';
 import { runCli } from '../helpers/cli.js';
 import { isolateGitForSuite } from '../helpers/git-fixtures.js';
 import { makeRepeatProject, repeatEval } from '../helpers/repeat-runs.js';
-import type { GateReport } from '../../src/compare/gate.js';
+import type { GateReport } from '../../src/gate/gate.js';
 
 const HISTORY_PLAN = 'alpha always * pass\nbeta always * pass\nalpha flaky * pass\nbeta flaky 3 pass\n';
 const CANDIDATE_PLAN = 'alpha always 3 pass\nbeta always * pass\nalpha flaky * pass\n';

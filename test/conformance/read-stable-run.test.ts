@@ -19,7 +19,7 @@ import { runCli } from '../helpers/cli.js';
 import { git, isolateGitForSuite } from '../helpers/git-fixtures.js';
 import { deriveScratchCopy, loadRun } from '../../src/runs/read/run-reader.js';
 import { runManifestOf } from '../../src/runs/export/source.js';
-import { findRunDirs, inspectRun } from '../../src/daemon/runs.js';
+import { findRunDirs, inspectRun } from '../../src/runs/read/run-dir-state.js';
 
 /** The JSON document a client printed (after any banner line). */
 const jsonOf = (stdout: string): unknown => JSON.parse(stdout.slice(stdout.search(/[[{]/)));

@@ -17,7 +17,7 @@ import { basename, dirname, join } from 'node:path';
 import { safeRelativePath } from '../../model/path-segments.js';
 import { assertReplaceableDir, notReplaceable, OutputTargetError } from '../../util/output-target.js';
 import { processAlive } from '../../util/process-alive.js';
-import { isAbsent } from '../../util/errors.js';
+import { isAbsent } from '../../errors/errors.js';
 
 const STAGING = /^\.(.+)\.(tmp|old)-(\d+)-[0-9a-f]+$/;
 

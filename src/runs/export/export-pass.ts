@@ -14,13 +14,13 @@ import { rangeProblems } from '../../model/ranges.js';
 import type { BenchmarkSlot } from './aggregate.js';
 import type { AtomicDir } from './atomic-dir.js';
 import { localIdentityKey } from './projection-identity.js';
-import { InputError } from './input-error.js';
+import { InputError } from '../../errors/input-error.js';
 import { readJsonlLines, type JsonlLine } from './jsonl-reader.js';
 import type { LayoutWriter } from './output-layouts.js';
 import { normalizeRow, type NormalizedRow } from './normalize.js';
 import type { PendingIndexRow } from './row-files.js';
 import { hydrateIndexRow, isIndexRow, resolveRowFiles, type ResolvedSource } from './source.js';
-import { isAbsent } from '../../util/errors.js';
+import { isAbsent } from '../../errors/errors.js';
 
 export type DuplicatePolicy = 'update' | 'skip' | 'error';
 

@@ -16,7 +16,7 @@ import { RunAggregator } from './aggregate.js';
 import { AtomicDir } from './atomic-dir.js';
 import { readRowsPass, spilledRows, type DuplicatePolicy, type Spilled } from './export-pass.js';
 import { identityFieldsOf, localIdentityKey, projectionIdentity } from './projection-identity.js';
-import { InputError } from './input-error.js';
+import { InputError } from '../../errors/input-error.js';
 import { layoutWriter, type LayoutName, type LayoutWriter } from './output-layouts.js';
 import { DEFAULT_THRESHOLD } from './normalize.js';
 import { projectionBundle, projectionEntry } from './projection-bundle.js';
@@ -27,9 +27,9 @@ import * as z from 'zod';
 import { checkOutputDir } from '../../util/output-target.js';
 import { hostileEntries, hostileEntryMessage, unsafeRunMessage } from '../../util/run-files.js';
 import { readRegularText } from '../../util/safe-open.js';
-import { absentAs, isAbsent } from '../../util/errors.js';
+import { absentAs, isAbsent } from '../../errors/errors.js';
 
-export { InputError } from './input-error.js';
+export { InputError } from '../../errors/input-error.js';
 export type { DuplicatePolicy } from './export-pass.js';
 
 /** A string option typed as one of its names: an unknown name is the verb's own input error, which lists the known ones. */

@@ -10,7 +10,7 @@ import { realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment } from '../../model/path-segments.js';
 import { transcriptMessages } from '../../model/transcript.js';
-import { absentAs, AgentvResultsError } from '../../util/errors.js';
+import { absentAs, AgentvResultsError } from '../../errors/errors.js';
 import { openRegularFile, readRegularText } from '../../util/safe-open.js';
 
 export interface ResolvedSource {

@@ -2,7 +2,7 @@
  * Small shared helpers: how rows are keyed, filtered and displayed across the results commands.
  */
 import type { IndexRow } from '../../model/artifacts.js';
-import { InputError } from '../export/input-error.js';
+import { InputError } from '../../errors/input-error.js';
 
 /**
  * The case a row records: (suite, test_id, target, source_target, attempt, variant).

@@ -2,7 +2,7 @@
  * The head every per-case report of one run starts with (`failures`, `show`): which run, where it
  * was read, its layout and tags, and the overlays the cases' feedback comes from.
  */
-import { overlaysForCases } from '../../overlays/read/local-run.js';
+import { overlaysForCases } from '../../overlay-read/local-run.js';
 import type { LoadedRun } from './run-reader.js';
 
 export interface CaseListHead {

@@ -7,7 +7,7 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { absentAs } from '../../util/errors.js';
+import { absentAs } from '../../errors/errors.js';
 
 const hidden = (name: string): boolean => name.startsWith('.');
 

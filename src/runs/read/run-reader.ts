@@ -15,7 +15,7 @@ import { exportRun } from '../export/export.js';
 import { runManifestOf } from '../export/source.js';
 import { unsafeRunMessage, readRunFileSync, realRunDir, missingManifestHint, type RunFileRead } from '../../util/run-files.js';
 import { runSafetyLine, runSafetyProblems } from '../../util/run-safety.js';
-import { absentAs, AgentvResultsError } from '../../util/errors.js';
+import { absentAs, AgentvResultsError } from '../../errors/errors.js';
 import { jsonlLines, jsonlObjects } from '../../util/jsonl-objects.js';
 import { readRegularText } from '../../util/safe-open.js';
 

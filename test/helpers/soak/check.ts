@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openRepo, type Repo, readBlobs, runGit } from '../../../src/git/index.js';
-import { pull } from '../../../src/results-branch/read/pull.js';
+import { pull } from '../../../src/branch-read/pull.js';
 import { validateRun } from '../../../src/runs/validate.js';
 import { git, makeTempDir } from '../git-fixtures.js';
 import { expectedTags, type Model, rowsOfIndex, type SoakRun, testOf } from './model.js';

@@ -1,0 +1,652 @@
+/**
+ * `pull`: materialize a published run from the results branch into a run workspace, so `report`,
+ * `show`, `summary` and `validate` work on it like on a run made on this machine.
+ *
+ * The workspace receives every file of `runs/<experiment>/<day>/<timestamp>/` byte for byte,
+ * including the published `index.jsonl`, whose rows carry `artifact_pointers` (see the README:
+ * the pointers are what lets `validate` check payloads, and republishing the pulled workspace
+ * makes no new commit). With `withArtifacts`, each pointed payload is read from the artifacts
+ * branch — fetched only when this machine does not have it — and checked against the pointer's
+ * sha256 and size before anything is written.
+ *
+ * All-or-nothing: everything is read and verified in memory, then written to a hidden staging
+ * directory that is renamed into place (AtomicDir). A failure leaves no partial workspace.
+ * Paths come from branch data a teammate may have crafted: every one is checked to stay inside the
+ * run directory, and only regular files are written (no symlinks, no submodules).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync } from 'node:fs';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { checkOutputDir } from '../util/output-target.js';
+import { unsafeRowPath } from '../util/run-files.js';
+import { basename, dirname, join, resolve } from 'node:path';
+import { catFile, lsTree, readBlobs, type Repo, type TreeEntry } from '../git/index.js';
+import { AtomicDir } from '../runs/export/atomic-dir.js';
+import { ArtifactPointerSchema, pointerList, type ArtifactPointer } from '../model/artifacts.js';
+import { safeRelativePath } from '../model/path-segments.js';
+import { LayoutError, presumedRunLocation, runLocationCandidates, type RunLocation } from '../layout/branch-layout.js';
+import { ReadError, RunExpiredError } from '../layout/read-errors.js';
+import { findRetentionRemoval, parseRetentionLog, RETENTION_LOG_PATH } from '../layout/retention-log.js';
+import { archivedRunPaths, archiveShards } from '../layout/archive-refs.js';
+import { archiveBranchRefs, branchRefs, branchTips, fetchBranches, readView, type BranchRefs, type ReadView } from '../repo/remote-view.js';
+import { resolveTarget, withRefView, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { trackingRef } from '../repo/tracking-refs.js';
+import { objectStoreForReading } from '../repo/storage.js';
+import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
+import { parseRestoreManifest, RESTORE_DIR, RESTORE_MANIFEST, type RestoreEntry } from '../publish/agentv-run.js';
+import { readRegularFile } from '../util/safe-open.js';
+
+export interface PullOptions extends TargetOptions {
+  /** `<experiment>/<timestamp>`, as `list` shows it. */
+  runId: string;
+  /** The workspace directory to create (default: .agentv/results/<run_id> under cwd). */
+  out?: string;
+  /** Also materialize the heavy payloads from the artifacts branch. */
+  withArtifacts?: boolean;
+  /** Refresh the remote-tracking ref of the results branch first. */
+  fetch?: boolean;
+  /** Replace a run workspace already at the destination (util/output-target.ts: never a file or a foreign directory). */
+  force?: boolean;
+  /**
+   * Read the run from this commit of the branch's history instead of the tips (a run removed by
+   * retention: the commit its error names). Payloads come from the branches and, when a retention
+   * removed them, from the artifacts tip that retention recorded.
+   */
+  at?: string;
+  /** What the pull is doing now (`fetching from origin`, `reading 17 payloads`), for a progress line. */
+  onStep?: (step: string) => void;
+  timeoutMs?: number;
+}
+
+export interface PullResult {
+  runId: string;
+  dir: string;
+  /** Which tip the run was read from: the local branch, or the remote-tracking ref. */
+  /** `archive`: rollover moved the run to its month's archive branch (src/archive/rollover.ts); `history`: read `at` a commit. */
+  source: 'local' | 'remote' | 'archive' | 'history';
+  commit: string;
+  /** The live branch as this pull saw it: which tip is newest, and how fresh the remote side is. */
+  read: ReadView;
+  /** Files written from the results branch, and their total size. */
+  files: number;
+  bytes: number;
+  payloads: {
+    /** Payloads the index points at. */
+    pointed: number;
+    /** Payloads written (0 without withArtifacts). */
+    written: number;
+    bytes: number;
+    /** True when the artifacts branch had to be fetched to find them. */
+    fetched: boolean;
+    /** Of `pointed`, those whose pointer names the object store (storage_mode hybrid), not the artifacts branch. */
+    inBucket: number;
+    /** Of `written`, those read from the object store. */
+    fromBucket: number;
+  };
+}
+
+export interface RunFile {
+  path: string;
+  data: Buffer;
+  executable: boolean;
+}
+
+/** Write a published run (and, when asked, its artifacts) back to a directory, as `agentv-results pull` does. */
+export async function pull(opts: PullOptions): Promise<PullResult> {
+  let loc: RunLocation;
+  try {
+    loc = presumedRunLocation(opts.runId);
+  } catch (err) {
+    if (err instanceof LayoutError) throw new ReadError(`${err.message} — a run id is a run directory that \`agentv-results list\` shows`, 'input');
+    throw err;
+  }
+  const cwd = opts.cwd ?? process.cwd();
+  // AgentV's local layout: runs are the direct children of .agentv/results/.
+  const dest = resolve(cwd, opts.out ?? join('.agentv', 'results', loc.path));
+  // The output-target rule: only a run workspace (with --force) or an empty directory is replaced.
+  const there = await checkOutputDir(dest, { command: 'pull', hint: 'pass --out <dir> to pull elsewhere' });
+  if (there === 'workspace' && !opts.force) {
+    throw new ReadError(`${dest} already exists — pass --force to replace it, or --out <dir> to pull elsewhere`, 'input');
+  }
+  const resolved = await resolveTarget(opts);
+  const results = branchRefs(resolved, 'results');
+  if (opts.fetch) {
+    opts.onStep?.(`fetching from ${resolved.remote ?? 'the remote'}`);
+    await fetchBranches(resolved, [results], { timeoutMs: opts.timeoutMs });
+  }
+  // Every ref the pull reads, in one process (after the fetch: that moved some; a later fetch drops it).
+  const target = await withRefView(resolved);
+
+  opts.onStep?.('reading the run');
+  const view = await readView(target, results, { fetched: opts.fetch === true });
+  const found = opts.at !== undefined ? await findRunAt(target, loc, opts.at) : await findRunTree(target, results, loc, opts.fetch ?? false, view);
+  loc = found.loc;
+  const files = await readRunFiles(target.repo, loc, found.entries, found.base);
+  const pointers = payloadPointers(loc, files);
+
+  let payloadFiles: RunFile[] = [];
+  let originals: RunFile[] = [];
+  let fetched = false;
+  let fromBucket = 0;
+  if (opts.withArtifacts && pointers.length > 0) {
+    opts.onStep?.(`reading ${pointers.length} payloads`);
+    const extra = opts.at !== undefined ? await retainedArtifactTips(target, results, found.tip) : [];
+    let restore: Buffer | null;
+    ({ files: payloadFiles, fetched, restore, fromBucket } = await readPayloads(target, loc, pointers, opts.timeoutMs, extra));
+    if (restore) originals = await restoredFiles(target, loc, files, restore, opts.timeoutMs, extra);
+  }
+
+  // An original replaces the branch's version of its file (a map: one write per path).
+  const byPath = new Map<string, RunFile>();
+  for (const f of [...files, ...payloadFiles, ...originals]) byPath.set(f.path, f);
+  opts.onStep?.(`writing ${byPath.size} files`);
+  await writeRunDir(dest, byPath.values());
+  return {
+    runId: loc.runId,
+    dir: dest,
+    source: found.source,
+    commit: found.tip,
+    read: view,
+    files: files.length,
+    bytes: files.reduce((n, f) => n + f.data.length, 0),
+    payloads: {
+      pointed: pointers.length,
+      written: payloadFiles.length,
+      bytes: payloadFiles.reduce((n, f) => n + f.data.length, 0),
+      fetched,
+      inBucket: pointers.filter((p) => p.ref === OBJECT_STORE_REF).length,
+      fromBucket,
+    },
+  };
+}
+
+/**
+ * The run's tree entries on the local branch, else on the remote-tracking ref; at the branch root
+ * first, then where the older layout put it (`runs/<experiment>/<day>/<timestamp>`); then its
+ * month's archive branch; else why it is gone (RunExpiredError) or that no branch has it (ReadError).
+ */
+export async function findRunTree(
+  target: PublishTarget,
+  results: BranchRefs,
+  loc: RunLocation,
+  fetched: boolean,
+  view: ReadView,
+): Promise<{ tip: string; source: 'local' | 'remote' | 'archive'; entries: TreeEntry[]; loc: RunLocation; base: string }> {
+  const tips = view.tips;
+  const candidates: { tip: string; source: 'local' | 'remote' | 'archive' }[] = [];
+  if (tips.local) candidates.push({ tip: tips.local, source: 'local' });
+  if (tips.remote && tips.remote !== tips.local) candidates.push({ tip: tips.remote, source: 'remote' });
+  // The newest tip first (after --fetch: what the remote has), so a run others added rows to is
+  // materialized as they left it, not from a local branch that is behind.
+  if (view.newest === 'remote') candidates.reverse();
+  const places = runLocationCandidates(loc.runId);
+  const search = async (list: typeof candidates) => {
+    for (const where of places) {
+      for (const c of list) {
+        const entries = await lsTree(target.repo, c.tip, { path: `${where.path}/`, recursive: true });
+        if (entries.length > 0) return { ...c, entries, loc: where, base: where.path };
+      }
+    }
+    return null;
+  };
+  const live = await search(candidates);
+  if (live) return live;
+  // On an archive branch the run sits in a day folder (or, in archives from before the sharding,
+  // at its live path): archive-refs.ts archivedRunPaths names the places, in order.
+  const searchArchive = async (list: { tip: string; source: 'archive' }[]) => {
+    for (const c of list) {
+      const found = await inArchive(target.repo, c.tip, places);
+      if (found) return { ...c, ...found };
+    }
+    return null;
+  };
+  // Then the archive branch of the run's month, where rollover moved it: this machine's copy, else
+  // the remote's (fetched into its tracking ref only now, when the live branch does not have the run).
+  const archive = archiveBranchRefs(target, loc.day).results;
+  const archived = await searchArchive(await archiveCandidates(target, archive, false));
+  if (archived) return archived;
+  if (target.remote) {
+    const fetchedArchive = await searchArchive(await archiveCandidates(target, archive, true));
+    if (fetchedArchive) return fetchedArchive;
+  }
+  // Not on any branch now: did a retention remove it? Then say so, and where history holds it.
+  const liveTips = [tips.local, tips.remote].filter((t): t is string => t !== null);
+  const removal = await findRetentionRemoval(
+    target.repo,
+    liveTips,
+    places.flatMap((p) => archivedRunPaths(p.day, p.path)),
+    async (branch) => {
+      const ref = `refs/heads/${branch}`;
+      const b: BranchRefs = { kind: 'results', name: branch, ref, tracking: target.remote ? trackingRef(target.remote, ref) : null };
+      const t = await branchTips(target, b);
+      return [t.local, t.remote].filter((x): x is string => x !== null);
+    },
+  );
+  if (removal) throw new RunExpiredError(loc.runId, removal);
+  const where = results.tracking ? `${results.name} (local) nor on ${results.tracking.slice('refs/remotes/'.length)}` : results.name;
+  const hint = target.remote && !fetched ? '; pass --fetch to look at what the remote has now' : '';
+  throw new ReadError(`run ${loc.runId} is not on ${where} — \`agentv-results list\` shows the published runs${hint}`, 'not-found');
+}
+
+/** The run as it was in commit `at` (any commit of the branches' history). */
+async function findRunAt(
+  target: PublishTarget,
+  loc: RunLocation,
+  at: string,
+): Promise<{ tip: string; source: 'history'; entries: TreeEntry[]; loc: RunLocation; base: string }> {
+  const commit = /[\n\0]/.test(at) ? null : await catFile(target.repo, `${at}^{commit}`);
+  if (!commit)
+    throw new ReadError(`--at ${JSON.stringify(at)}: no such commit in ${target.repo.commonDir} (fetch the branch whose history holds it)`, 'not-found');
+  const places = runLocationCandidates(loc.runId);
+  for (const where of places) {
+    const entries = await lsTree(target.repo, commit.sha, { path: `${where.path}/`, recursive: true });
+    if (entries.length > 0) return { tip: commit.sha, source: 'history', entries, loc: where, base: where.path };
+  }
+  // A commit of an archive branch (a retention's "before" tip): the run in its day folder.
+  const archived = await inArchive(target.repo, commit.sha, places);
+  if (archived) return { tip: commit.sha, source: 'history', ...archived };
+  throw new ReadError(`run ${loc.runId} is not in commit ${commit.sha.slice(0, 12)} (looked for ${loc.path}/)`, 'not-found');
+}
+
+/** The artifacts tips that retentions recorded next to the results tip `at`: where a removed run's payloads still are. */
+async function retainedArtifactTips(target: PublishTarget, results: BranchRefs, at: string): Promise<string[]> {
+  const tips = await branchTips(target, results);
+  const specs = [tips.local, tips.remote].filter((t): t is string => t !== null).map((t) => `${t}:${RETENTION_LOG_PATH}`);
+  const logs = await readBlobs(target.repo, specs);
+  const out = new Set<string>();
+  for (const data of logs.values())
+    for (const record of parseRetentionLog(data?.toString('utf8') ?? ''))
+      for (const area of record.from) if (area.results?.tip === at && area.artifacts) out.add(area.artifacts.tip);
+  return [...out];
+}
+
+/** An archive branch's local and tracking tips; with `fetch`, its tracking ref refreshed first (a remote that is down counts as having nothing). */
+async function archiveCandidates(target: PublishTarget, b: BranchRefs, fetch: boolean): Promise<{ tip: string; source: 'archive' }[]> {
+  if (fetch) {
+    const ok = await fetchBranches(target, [b]).then(
+      () => true,
+      () => false,
+    );
+    if (!ok) return [];
+  }
+  const t = await branchTips(target, b);
+  return [...new Set([t.local, t.remote].filter((x): x is string => x !== null))].map((tip) => ({ tip, source: 'archive' as const }));
+}
+
+/**
+ * The run on an archive tip: the places archivedRunPaths names for each location candidate (its
+ * day folder, its live path), then every other day folder of the tip (a run whose catalog day is
+ * not the day of its id). `loc.day` of the answer is the day folder it was found in, so its
+ * payloads are looked up in the same folder of the artifacts archive.
+ */
+async function inArchive(repo: Repo, tip: string, places: RunLocation[]): Promise<{ entries: TreeEntry[]; loc: RunLocation; base: string } | null> {
+  const shards = archiveShards((await lsTree(repo, tip)).filter((e) => e.type === 'tree').map((e) => e.path));
+  for (const where of places)
+    for (const base of archivedRunPaths(where.day, where.path, shards)) {
+      const entries = await lsTree(repo, tip, { path: `${base}/`, recursive: true });
+      if (entries.length === 0) continue;
+      const day = base === where.path ? where.day : base.slice(0, base.length - where.path.length - 1);
+      return { entries, loc: { ...where, day }, base };
+    }
+  return null;
+}
+
+/** A run's workspace written atomically at `dest` (a temporary directory beside it, renamed into place). */
+export async function writeRunDir(dest: string, files: Iterable<RunFile>): Promise<void> {
+  const out = await AtomicDir.create(dirname(dest), { hint: basename(dest) });
+  try {
+    for (const f of files) {
+      out.writeSync(f.path, f.data);
+      if (f.executable) chmodSync(out.path(f.path), 0o755);
+    }
+    await out.commit(basename(dest));
+  } catch (err) {
+    await out.abort();
+    throw err;
+  }
+}
+
+/** The run's files from its tree entries under `base` (its path on the tip it was found on), relative to the run. */
+async function readRunFiles(repo: Repo, loc: RunLocation, entries: TreeEntry[], base: string): Promise<RunFile[]> {
+  const wanted = runFileEntries(loc, entries, base);
+  const blobs = await readBlobs(repo, [...new Set(wanted.map((w) => w.sha))]);
+  return runFilesFrom(loc, repo, wanted, blobs);
+}
+
+/** A run's files from the blobs read for its entries (a missing blob is a broken repository). */
+export function runFilesFrom(loc: RunLocation, repo: Repo, wanted: RunFileEntry[], blobs: Map<string, Buffer | null>): RunFile[] {
+  return wanted.map((w) => {
+    const data = blobs.get(w.sha);
+    if (!data) throw new ReadError(`object ${w.sha} (${loc.path}/${w.path}) is missing from ${repo.commonDir} — run \`git fsck\``, 'git');
+    return { path: w.path, data, executable: w.executable };
+  });
+}
+
+export interface RunFileEntry {
+  path: string;
+  sha: string;
+  executable: boolean;
+}
+
+/** The run's tree entries under `base` checked (regular files only, every path inside the run), relative to the run. */
+export function runFileEntries(loc: RunLocation, entries: TreeEntry[], base: string): RunFileEntry[] {
+  const prefix = `${base}/`;
+  const wanted: RunFileEntry[] = [];
+  for (const e of entries) {
+    const rel = e.path.slice(prefix.length);
+    if (e.type !== 'blob' || (e.mode !== '100644' && e.mode !== '100755')) {
+      throw new ReadError(
+        `refusing to pull ${loc.runId}: ${rel} on the results branch is a ${e.mode === '120000' ? 'symlink' : e.type} — only regular files are materialized`,
+        'input',
+      );
+    }
+    if (!e.path.startsWith(prefix) || safeRelativePath(rel) !== rel) {
+      throw new ReadError(`refusing to pull ${loc.runId}: ${JSON.stringify(e.path)} would land outside the run directory`, 'input');
+    }
+    wanted.push({ path: rel, sha: e.sha, executable: e.mode === '100755' });
+  }
+  return wanted;
+}
+
+/**
+ * The payload pointers of the published index, validated: a pointer must name a safe path inside
+ * the run and a key that is exactly this run's directory plus that path, so a crafted index cannot
+ * make pull read another run's payload or write outside the workspace.
+ */
+export function payloadPointers(loc: RunLocation, files: RunFile[], rowFilter?: (row: Record<string, unknown>) => boolean): ArtifactPointer[] {
+  const index = files.find((f) => f.path === '.internal/index.jsonl') ?? files.find((f) => f.path === 'index.jsonl');
+  if (!index) return [];
+  const onBranch = new Set(files.map((f) => f.path));
+  const byPath = new Map<string, ArtifactPointer>();
+  const lines = index.data.toString('utf8').split('\n');
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return;
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      return; // validate reports unreadable rows; pull materializes the bytes as they are
+    }
+    // A hand-edited branch may carry rows that point out of the run: never materialize those.
+    const unsafe = unsafeRowPath(row);
+    if (unsafe) throw new ReadError(`refusing to pull ${loc.runId}: ${loc.path}/index.jsonl:${i + 1}: ${unsafe}`, 'input');
+    if (rowFilter && !(row && typeof row === 'object' && rowFilter(row as Record<string, unknown>))) return;
+    const list = pointerList((row as { artifact_pointers?: unknown })?.artifact_pointers);
+    if (!Array.isArray(list)) return;
+    for (const raw of list) {
+      const parsed = ArtifactPointerSchema.safeParse(raw);
+      const where = `${loc.path}/${index.path}:${i + 1}`;
+      if (!parsed.success)
+        throw new ReadError(
+          `${where}: an artifact pointer is malformed (${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? ''})`,
+          'input',
+        );
+      const p = parsed.data;
+      if (safeRelativePath(p.path) !== p.path)
+        throw new ReadError(`${where}: refusing artifact pointer path ${JSON.stringify(p.path)}: it would land outside the run directory`, 'input');
+      if (p.ref === OBJECT_STORE_REF ? !isContentKey(p.key, p.sha256) : p.key !== `${loc.path}/${p.path}`)
+        throw new ReadError(
+          `${where}: refusing artifact pointer key ${JSON.stringify(p.key)}: it is not ${p.ref === OBJECT_STORE_REF ? `the content address of sha256 ${p.sha256}` : `this run's ${loc.path}/${p.path}`}`,
+          'input',
+        );
+      if (onBranch.has(p.path))
+        throw new ReadError(`${where}: artifact pointer ${p.path} collides with a file of the same name on the results branch`, 'input');
+      const seen = byPath.get(p.path);
+      if (seen && (seen.sha256 !== p.sha256 || seen.size !== p.size))
+        throw new ReadError(`${where}: two pointers for ${p.path} disagree on its content`, 'input');
+      byPath.set(p.path, p);
+    }
+  });
+  return [...byPath.values()];
+}
+
+/**
+ * Reads blobs of the artifacts branch by key: the local branch, then its tracking ref, and fetches
+ * the branch only when a `required` key is still missing (lazily: most pulls of a run published on
+ * this machine need no network). `optional` keys ride along and may stay absent. In a blob-less
+ * managed clone git itself fetches missing blobs.
+ */
+async function readArtifactBlobs(
+  target: PublishTarget,
+  loc: RunLocation,
+  required: string[],
+  optional: string[] = [],
+  timeoutMs?: number,
+  extraTips: string[] = [],
+): Promise<{ got: Map<string, Buffer>; fetched: boolean }> {
+  const art = branchRefs(target, 'artifacts');
+  const got = new Map<string, Buffer>();
+  const tried = new Set<string>();
+  const keys = [...required, ...optional];
+  // `archived`: an archive tip (or a retention's, which may be one), where a key sits in the run's
+  // day folder, or at the key itself in archives from before the sharding (archivedRunPaths).
+  const readFrom = async (tip: string | null, archived: boolean): Promise<void> => {
+    if (!tip || tried.has(tip)) return;
+    tried.add(tip);
+    const missing = keys.filter((k) => !got.has(k));
+    if (missing.length === 0) return;
+    const placesOf = (k: string) => (archived ? archivedRunPaths(loc.day, k) : [k]);
+    const specs = missing.flatMap((k) => placesOf(k).map((p) => `${tip}:${p}`));
+    let blobs: Map<string, Buffer | null>;
+    try {
+      blobs = await readBlobs(target.repo, specs);
+    } catch (err) {
+      throw new ReadError(`reading payloads of ${loc.runId} from ${art.name}: ${(err as Error).message}`, 'input');
+    }
+    for (const k of missing) {
+      const data = placesOf(k)
+        .map((p) => blobs.get(`${tip}:${p}`))
+        .find((d) => d);
+      if (data) got.set(k, data);
+    }
+  };
+  const complete = () => required.every((k) => got.has(k));
+  // The live artifacts branch, then (a rolled-over run) the artifacts archive of the run's month.
+  const branches = [art, archiveBranchRefs(target, loc.day).artifacts];
+  for (const b of branches) {
+    // Everything asked for is read: no further tip is looked up (each lookup spawns git).
+    if (keys.every((k) => got.has(k))) break;
+    const tips = await branchTips(target, b);
+    await readFrom(tips.local, b !== art);
+    await readFrom(tips.remote, b !== art);
+  }
+  // A run pulled --at a retention's "before" commit: its payloads as that retention found them.
+  for (const t of extraTips) await readFrom(t, true);
+  let fetched = false;
+  for (const b of branches) {
+    if (complete() || target.remote === null) break;
+    await fetchBranches(target, [b], { timeoutMs });
+    fetched = true;
+    await readFrom((await branchTips(target, b)).remote, b !== art);
+  }
+  // The retention's tips again: the fetches above brought their history if this clone lacked it.
+  if (fetched)
+    for (const t of extraTips) {
+      tried.delete(t);
+      await readFrom(t, true);
+    }
+  return { got, fetched };
+}
+
+/**
+ * The pointed payloads, each checked against its pointer, and the run's restore manifest when the
+ * artifacts branch has one (unless `withRestore` is false: pullPayloads has no use for it). THE one reader of a payload for a pointer (pull, and through it
+ * report, serve and run names): a pointer whose `ref` is the artifacts branch is read from git, one
+ * whose `ref` is `object_store` (storage_mode hybrid) from the configured bucket; either way nothing
+ * is trusted before its sha256 and size match the pointer.
+ */
+async function readPayloads(
+  target: PublishTarget,
+  loc: RunLocation,
+  pointers: ArtifactPointer[],
+  timeoutMs?: number,
+  extraTips: string[] = [],
+  allowMissing = false,
+  withRestore = true,
+): Promise<{ files: RunFile[]; fetched: boolean; restore: Buffer | null; missing: ArtifactPointer[]; fromBucket: number }> {
+  const art = branchRefs(target, 'artifacts');
+  const restoreKey = `${loc.path}/${RESTORE_MANIFEST}`;
+  const inBucket = pointers.filter((p) => p.ref === OBJECT_STORE_REF);
+  const inGit = pointers.filter((p) => p.ref !== OBJECT_STORE_REF);
+  const { got, fetched } = await readArtifactBlobs(
+    target,
+    loc,
+    inGit.map((p) => p.key),
+    withRestore ? [restoreKey] : [],
+    timeoutMs,
+    extraTips,
+  );
+  const absent = inGit.filter((p) => !got.has(p.key));
+  if (absent.length > 0 && !allowMissing) {
+    const where = art.tracking ? `${art.name} or ${art.tracking.slice('refs/remotes/'.length)}` : art.name;
+    throw new ReadError(
+      `${absent.length} payload${absent.length === 1 ? '' : 's'} of ${loc.runId} not found on ${where} (first: ${absent[0]!.key}); nothing was written — pull without --with-artifacts to get the run without them`,
+      'git',
+    );
+  }
+  const files: RunFile[] = [];
+  for (const p of inGit) {
+    const data = got.get(p.key);
+    if (!data) continue;
+    checkContent(loc, p.path, data, p.size, p.sha256, art.name);
+    files.push({ path: p.path, data, executable: false });
+  }
+  const missing = [...absent];
+  let fromBucket = 0;
+  if (inBucket.length > 0) {
+    const bucket = await readBucketPayloads(target, loc, inBucket, timeoutMs, allowMissing);
+    files.push(...bucket.files);
+    missing.push(...bucket.missing);
+    fromBucket = bucket.files.length;
+  }
+  return { files, fetched, restore: got.get(restoreKey) ?? null, missing, fromBucket };
+}
+
+/** Payloads a hybrid publish put in the bucket, each verified against its pointer. */
+async function readBucketPayloads(
+  target: PublishTarget,
+  loc: RunLocation,
+  pointers: ArtifactPointer[],
+  timeoutMs?: number,
+  allowMissing = false,
+): Promise<{ files: RunFile[]; missing: ArtifactPointer[] }> {
+  const store = objectStoreForReading(target.config, timeoutMs !== undefined ? { timeoutMs } : {});
+  if (!store && allowMissing) return { files: [], missing: pointers };
+  if (!store)
+    throw new ReadError(
+      `the payloads of ${loc.runId} are in an object store (storage_mode hybrid) but results.object_store is not configured here; nothing was written — pull without --with-artifacts to get the run without them`,
+      'input',
+    );
+  try {
+    const files: RunFile[] = [];
+    const missing: ArtifactPointer[] = [];
+    // One key per content: two pointers to the same bytes read them once.
+    const cache = new Map<string, Buffer | null>();
+    for (const p of pointers) {
+      if (!cache.has(p.key)) cache.set(p.key, await store.get(p.key));
+      const data = cache.get(p.key);
+      if (!data && allowMissing) {
+        missing.push(p);
+        continue;
+      }
+      if (!data)
+        throw new ReadError(
+          `payload ${p.path} of ${loc.runId} is missing from ${store.where} (key ${p.key}); nothing was written — pull without --with-artifacts to get the run without them`,
+          'git',
+        );
+      checkContent(loc, p.path, data, p.size, p.sha256, store.where);
+      files.push({ path: p.path, data, executable: false });
+    }
+    return { files, missing };
+  } finally {
+    await store.close();
+  }
+}
+
+export function checkContent(loc: RunLocation, path: string, data: Buffer, size: number | undefined, sha256: string, where: string): void {
+  const sha = createHash('sha256').update(data).digest('hex');
+  if ((size !== undefined && data.length !== size) || sha !== sha256) {
+    throw new ReadError(
+      `payload ${path} of ${loc.runId} does not match its pointer (expected ${size ?? '?'} bytes, sha256 ${sha256}; ${where} has ${data.length} bytes, sha256 ${sha}); nothing was written`,
+      'check',
+    );
+  }
+}
+
+/**
+ * The run's files as its workspace had them, for a run whose AgentV publish changed or left out
+ * some (publish/agentv-run.ts): each original replaces the branch's file only when that file is
+ * still the one it stands for (a later publish of other bytes wins).
+ */
+async function restoredFiles(
+  target: PublishTarget,
+  loc: RunLocation,
+  files: RunFile[],
+  manifest: Buffer,
+  timeoutMs?: number,
+  extraTips: string[] = [],
+): Promise<RunFile[]> {
+  let entries: RestoreEntry[];
+  try {
+    entries = parseRestoreManifest(manifest);
+  } catch (err) {
+    throw new ReadError(`${loc.path}/${RESTORE_MANIFEST} on the artifacts branch: ${(err as Error).message}`, 'input');
+  }
+  const onBranch = new Map(files.map((f) => [f.path, createHash('sha256').update(f.data).digest('hex')]));
+  const wanted = entries.filter((e) => (e.replaces_sha256 === null ? !onBranch.has(e.path) : onBranch.get(e.path) === e.replaces_sha256));
+  if (wanted.length === 0) return [];
+  const key = (e: RestoreEntry) => `${loc.path}/${RESTORE_DIR}/restore/${e.path}`;
+  const { got } = await readArtifactBlobs(target, loc, wanted.map(key), [], timeoutMs, extraTips);
+  const art = branchRefs(target, 'artifacts').name;
+  return wanted.map((e) => {
+    const data = got.get(key(e));
+    if (!data)
+      throw new ReadError(
+        `the original of ${e.path} (${key(e)}) is missing from ${art}; nothing was written — pull without --with-artifacts to get the run as published`,
+        'git',
+      );
+    checkContent(loc, e.path, data, e.size, e.sha256, art);
+    return { path: e.path, data, executable: files.find((f) => f.path === e.path)?.executable ?? false };
+  });
+}
+
+export interface PayloadsResult {
+  /** Payload files written into the workspace (paths inside the run). */
+  written: string[];
+  /** Payloads the index points at that no artifacts branch (local, tracking, fetched, archive) holds. */
+  missing: { path: string; key: string; size: number | undefined }[];
+  /** True when the artifacts branch had to be fetched to find them. */
+  fetched: boolean;
+}
+
+/**
+ * Add the payloads of some rows (all when `rows` is omitted) to a workspace `pull` wrote without
+ * them: the Dashboard's drill-down reads one test's transcript this way, on demand. Payloads are
+ * read by the same reader as `pull --with-artifacts` (local branch, tracking ref, a fetch only when
+ * missing, the month's archive), each checked against its pointer; unlike `pull`, a missing payload
+ * is reported, not fatal, and files already in the workspace are left as they are.
+ */
+export async function pullPayloads(
+  opts: TargetOptions & { runId: string; dir: string; rows?: (row: Record<string, unknown>) => boolean; timeoutMs?: number; target?: PublishTarget },
+): Promise<PayloadsResult> {
+  const loc = presumedRunLocation(opts.runId);
+  const index = ['.internal/index.jsonl', 'index.jsonl'].find((p) => existsSync(join(opts.dir, p)));
+  if (!index) return { written: [], missing: [], fetched: false };
+  const files: RunFile[] = [{ path: index, data: await readRegularFile(join(opts.dir, index), { kind: 'run-file' }), executable: false }];
+  const pointers = payloadPointers(loc, files, opts.rows).filter((p) => !existsSync(join(opts.dir, p.path)));
+  if (pointers.length === 0) return { written: [], missing: [], fetched: false };
+  const target = opts.target ?? (await resolveTarget(opts));
+  const { files: got, fetched, missing } = await readPayloads(target, loc, pointers, opts.timeoutMs, [], true, false);
+  const written: string[] = [];
+  for (const f of got) {
+    const to = join(opts.dir, f.path);
+    await mkdir(dirname(to), { recursive: true });
+    // Unique per write, not per process: a server's concurrent requests may write the same payload
+    // at once (each rename then lands identical, checked bytes).
+    const tmp = `${to}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    await writeFile(tmp, f.data);
+    await rename(tmp, to);
+    written.push(f.path);
+  }
+  return { written, missing: missing.map((p) => ({ path: p.path, key: p.key, size: p.size })), fetched };
+}
