@@ -17,7 +17,7 @@ export { LAYOUTS, type LayoutName } from './runs/export/output-layouts.js';
 
 // Load and inspect a run of any AgentV layout.
 export { loadRun, RunReadError, type LoadedRun, type LoadRunOptions, type RunIssue } from './runs/read/run-reader.js';
-export { summarizeRun, type RunSummaryReport, type SummaryOptions } from './runs/summary.js';
+export { summarizeRun, SummaryOptionsSchema, type RunSummaryReport, type SummaryOptions } from './runs/summary.js';
 export { listFailures, type FailuresOptions, type FailuresReport } from './runs/failures.js';
 export { showCases, type ShowOptions, type ShowReport } from './runs/show.js';
 export type { AttemptDetail, AttemptsDetail } from './runs/attempt-details.js';

@@ -36,6 +36,7 @@ export const FAST = [
   'test/report-unit.test.ts',
   'test/sync-merge.test.ts',
   'test/sync-unit.test.ts',
+  'test/verb-doors.test.ts',
   'test/verbs-fast.test.ts',
   'test/wip-checkpoint.test.ts',
 ];

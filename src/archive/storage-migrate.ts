@@ -26,7 +26,7 @@ import { syncIdent } from '../sync/integrate.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
 import { safeRelativePath } from '../model/path-segments.js';
 import { jsonlObjects } from '../util/jsonl-objects.js';
-import { checkOptions, fnOf, TargetFields } from '../util/verb-options.js';
+import { checkOptions, fnOf, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
 
 /** `migrateStorage`'s own options, checked when it is called (beside the target options every branch verb takes). */

@@ -21,7 +21,7 @@ import { appendIteration, readIterations, type Iteration } from './iterations.js
 import { renderTrajectoryHtml } from './trajectory-html.js';
 import { writeOutputFile } from '../util/output-target.js';
 import { readRegularText } from '../util/safe-open.js';
-import { checkOptions } from '../util/verb-options.js';
+import { checkOptions } from '../options/verb-options.js';
 import * as z from 'zod';
 
 export interface AutoresearchPaths {

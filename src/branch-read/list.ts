@@ -32,7 +32,7 @@ import { ReadError } from '../layout/read-errors.js';
 import { branchRefs, fetchBranches, readView, type ReadView } from '../repo/remote-view.js';
 import { resolveTarget, withRefView, type TargetOptions } from '../repo/target.js';
 import { syncStatusSection, type SyncBranchStatus } from '../sync/sync-branch-status.js';
-import { checkOptions, TargetFields } from '../util/verb-options.js';
+import { checkOptions, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
 import { cacheKey, facetsOfRuns, loadCatalogRead, saveCatalogRead, type CatalogView } from './catalog-cache.js';
 import { parseCatalog } from './catalog-lines.js';

@@ -19,7 +19,7 @@ import type { TargetOptions } from '../repo/target.js';
 import { InputError } from '../runs/export/export.js';
 import { ciContext } from '../util/ci-context.js';
 import { exitCodeFor } from '../errors/errors.js';
-import { checkOptions, fnOf, TargetFields } from '../util/verb-options.js';
+import { checkOptions, fnOf, TargetFields } from '../options/verb-options.js';
 import { notifyWebhook, webhookFrom, type Webhook, type WebhookEvent } from '../util/webhook.js';
 
 /** `gateCheck`'s options, checked when it is called. */

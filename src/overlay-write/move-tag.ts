@@ -7,7 +7,7 @@
 import { editTags, type OverlayResult, type TagsDoc } from './write.js';
 import type { TargetOptions } from '../repo/target.js';
 import { listRuns } from '../branch-read/list.js';
-import { checkOptions, TargetFields } from '../util/verb-options.js';
+import { checkOptions, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
 
 export interface MoveTagResult {

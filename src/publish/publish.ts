@@ -32,7 +32,7 @@ import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
 import { PublishError, resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
 import { diskErrorOf } from '../errors/errors.js';
-import { checkOptions, fnOf, TargetFields } from '../util/verb-options.js';
+import { checkOptions, fnOf, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
 import { endWipAfterPublish, type EndedWip } from '../wip/index.js';
 import { basename, dirname, resolve } from 'node:path';

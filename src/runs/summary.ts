@@ -13,16 +13,24 @@ import { DEFAULT_THRESHOLD } from './export/normalize.js';
 import { InputError } from './export/export.js';
 import { distinct, filterTargets } from './read/case-keys.js';
 import { loadRun, type LoadedRun } from './read/run-reader.js';
+import * as z from 'zod';
+import { flag, parseOptions } from '../options/verb-options.js';
 
-export interface SummaryOptions {
+/** The options of `summarizeRun` (the `summary` command's flags come from the same fields). */
+export const SummaryOptionsSchema = z.strictObject({
   /** A run workspace directory or its index.jsonl. */
-  run: string;
-  cwd?: string;
-  /** Ignore summary.json and recompute from the rows. */
-  recompute?: boolean;
+  run: z.string(),
   /** Only these targets (implies recomputing, since summary.json totals span every target). */
-  targets?: string[];
-}
+  targets: z.array(z.string()).default([]).meta(flag('--target <name>', 'Only this target (repeatable); recomputes from the rows')),
+  /** Ignore summary.json and recompute from the rows. */
+  recompute: z.boolean().default(false).meta(flag('--recompute', 'Recompute from index.jsonl instead of reading summary.json')),
+  /** Relative paths resolve from here (default: the process's working directory). */
+  cwd: z
+    .string()
+    .default(() => process.cwd())
+    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+});
+export type SummaryOptions = z.input<typeof SummaryOptionsSchema>;
 
 export interface RunSummaryReport {
   run_id: string;
@@ -68,7 +76,8 @@ function thresholdOf(run: LoadedRun): number | undefined {
 }
 
 /** A run's aggregate metrics, per target and overall: its summary.json as written, or recomputed from the rows. */
-export async function summarizeRun(opts: SummaryOptions): Promise<RunSummaryReport> {
+export async function summarizeRun(options: SummaryOptions): Promise<RunSummaryReport> {
+  const opts = parseOptions('summarizeRun', SummaryOptionsSchema, options);
   const run = await loadRun(opts.run, { cwd: opts.cwd });
   const selected = filterTargets(run.rows, opts.targets);
   const base = {
@@ -80,7 +89,7 @@ export async function summarizeRun(opts: SummaryOptions): Promise<RunSummaryRepo
     warnings: run.problems,
   };
   let reason: string | null = null;
-  if (opts.targets && opts.targets.length > 0) reason = `filtered to target${opts.targets.length === 1 ? '' : 's'} ${opts.targets.join(', ')}`;
+  if (opts.targets.length > 0) reason = `filtered to target${opts.targets.length === 1 ? '' : 's'} ${opts.targets.join(', ')}`;
   else if (opts.recompute) reason = 'requested (--recompute)';
   else if (run.summary === null) reason = 'summary.json is missing or not valid JSON';
   if (reason === null) {
@@ -90,7 +99,7 @@ export async function summarizeRun(opts: SummaryOptions): Promise<RunSummaryRepo
     reason = `summary.json does not match its schema (${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'})`;
   }
   const rows = selected;
-  if (rows.length === 0 && opts.targets && opts.targets.length > 0) {
+  if (rows.length === 0 && opts.targets.length > 0) {
     throw new InputError(
       `${opts.run} has no rows for target ${opts.targets.join(', ')} (targets: ${distinct(run.rows.map((r) => r.target)).join(', ') || 'none'})`,
     );

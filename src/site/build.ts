@@ -27,7 +27,7 @@ import { diskErrorOf, isDiskRefusal } from '../errors/errors.js';
 import { mapLimit } from '../util/map-limit.js';
 import { processAlive } from '../util/process-alive.js';
 import { checkOutputDir, OutputTargetError } from '../util/output-target.js';
-import { checkOptions, fnOf, TargetFields } from '../util/verb-options.js';
+import { checkOptions, fnOf, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
 import { clearStampLeftovers, MANIFEST, readManifest, readStamp, SiteWriter, STAMP, writeStamp, type Manifest, type Stamp } from './writer.js';
 

@@ -8,7 +8,7 @@
 import * as z from 'zod';
 import { objectStoreForReading } from '../repo/storage.js';
 import { resolveTarget, type TargetOptions } from '../repo/target.js';
-import { checkOptions, fnOf, TargetFields } from '../util/verb-options.js';
+import { checkOptions, fnOf, TargetFields } from '../options/verb-options.js';
 import { cleanWip, listWip, recoverWip, WipError, WipSession, type CleanResult, type RecoverResult, type WipEvent, type WipListing } from './index.js';
 import { inspectRun } from '../runs/read/run-dir-state.js';
 import { onSignals, SHUTDOWN_SIGNALS, signalStatus } from '../util/signals.js';

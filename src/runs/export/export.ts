@@ -22,7 +22,7 @@ import { DEFAULT_THRESHOLD } from './normalize.js';
 import { projectionBundle, projectionEntry } from './projection-bundle.js';
 import { json } from './row-files.js';
 import { resolveSource, type ResolvedSource } from './source.js';
-import { checkOptions, fnOf } from '../../util/verb-options.js';
+import { checkOptions, fnOf } from '../../options/verb-options.js';
 import * as z from 'zod';
 import { checkOutputDir } from '../../util/output-target.js';
 import { hostileEntries, hostileEntryMessage, unsafeRunMessage } from '../../util/run-files.js';
