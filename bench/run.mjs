@@ -50,8 +50,10 @@ const previous = { ...(await readSections()), ...mine };
 const header = `# Benchmarks
 
 Figures from \`npm run bench\` on this project's machine kind (${os.cpus().length} cores, Node ${process.version}).
-The machine is shared and noisy: every figure is a median of several runs, reported as a ratio
-against a baseline measured in the same run. Absolute times are shown for orientation only.
+The machine is shared and noisy: a bench's figure is a median of several runs, reported as a ratio
+against a baseline measured in the same run; absolute times are shown for orientation only. Each
+section starts with the bench that wrote it (\`<!-- bench:NAME -->\`: \`npm run bench -- NAME\`); a
+section recorded by hand has a marker of its own and names the test or command that measured it.
 
 `;
 await writeFile(

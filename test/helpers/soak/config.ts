@@ -10,4 +10,4 @@ export const ROUNDS = intEnv('AGENTV_SOAK_ROUNDS', 1);
 export const CLONES = intEnv('AGENTV_SOAK_CLONES', 3);
 /** Operations per clone per round. */
 export const OPS = intEnv('AGENTV_SOAK_OPS', 4);
-export const SEED = intEnv('AGENTV_SOAK_SEED', Date.now() % 1_000_000);
+export const SEED = intEnv('AGENTV_SOAK_SEED', 20_261_205);
