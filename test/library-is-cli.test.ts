@@ -32,7 +32,9 @@ const KNOWN_UNEXPORTED: Record<string, string> = {
   formatAttemptRate: 'show, summary and failures write an attempt rate with its interval for people (the report and the Dashboard use the same wording)',
   formatPassK: 'show and summary write pass@k and pass^k for people (the report uses the same wording)',
   publishedRunId: 'tag, pull and feedback turn a run path into the published run id with the same identity before calling the verb',
-  flagMetaOf: "how cli/schema-flags.ts reads the flag a schema field carries (the flags are made from the verb's exported schema; a program passes options, not flags)",
+  flagMetaOf:
+    "how cli/schema-flags.ts reads the flag a schema field carries (the flags are made from the verb's exported schema; a program passes options, not flags)",
+  defaultOf: "how cli/schema-flags.ts shows a field's schema default in a flag's help line (a program reads the exported schema itself)",
   valueKindOf: "how cli/schema-flags.ts turns a flag's text into its field's type (the same plumbing; a program passes typed options)",
   BUG_REPORT_HINT: 'the CLI process says how to report a bug on exit 70 (a program has the error itself and exitCodeFor)',
   describeAge: "status's wording of how long ago the remote was last heard from (also in the library's read notes)",
