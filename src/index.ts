@@ -16,10 +16,10 @@ export { exportRun, ExportOptionsSchema, InputError, type DuplicatePolicy, type 
 export { LAYOUTS, type LayoutName } from './runs/export/output-layouts.js';
 
 // Load and inspect a run of any AgentV layout.
-export { loadRun, RunReadError, type LoadedRun, type LoadRunOptions, type RunIssue } from './runs/read/run-reader.js';
+export { loadRun, LoadRunOptionsSchema, RunReadError, type LoadedRun, type LoadRunOptions, type RunIssue } from './runs/read/run-reader.js';
 export { summarizeRun, SummaryOptionsSchema, type RunSummaryReport, type SummaryOptions } from './runs/summary.js';
-export { listFailures, type FailuresOptions, type FailuresReport } from './runs/failures.js';
-export { showCases, type ShowOptions, type ShowReport } from './runs/show.js';
+export { listFailures, FailuresOptionsSchema, type FailuresOptions, type FailuresReport } from './runs/failures.js';
+export { showCases, ShowOptionsSchema, type ShowOptions, type ShowReport } from './runs/show.js';
 export type { AttemptDetail, AttemptsDetail } from './runs/attempt-details.js';
 export { attemptsOf, type Attempt, type Attempts, type AttemptVerdict } from './model/attempts.js';
 export {
@@ -35,12 +35,12 @@ export {
   type RunAttemptStats,
   type TestAttemptStats,
 } from './model/attempt-stats.js';
-export { validateRun, type ValidateOptions, type ValidationProblem, type ValidationReport } from './runs/validate.js';
-export { combineRuns, type CombineOptions, type CombineResult } from './runs/combine.js';
-export { deleteRuns, planDelete, type DeleteOptions, type DeletePlan } from './runs/delete.js';
+export { validateRun, ValidateOptionsSchema, type ValidateOptions, type ValidationProblem, type ValidationReport } from './runs/validate.js';
+export { combineRuns, CombineOptionsSchema, type CombineOptions, type CombineResult } from './runs/combine.js';
+export { deleteRuns, DeleteOptionsSchema, DeletePlanSchema, planDelete, type DeleteOptions, type DeletePlan } from './runs/delete.js';
 
 // Report, compare, trend, autoresearch.
-export { generateReport, type ReportOptions, type ReportResult } from './report/generate.js';
+export { generateReport, ReportOptionsSchema, type ReportOptions, type ReportResult } from './report/generate.js';
 export { compareRuns, CompareOptionsSchema, DEFAULT_COMPARE_THRESHOLD, type CompareOptions, type CompareReport } from './compare/compare.js';
 export {
   compareTargets,

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { attemptsOf } from '../src/model/attempts.js';
 import { attemptStats, meanAttemptRate, passAtK, passHatK, wilsonInterval } from '../src/model/attempt-stats.js';
+import { InvalidArgumentsError } from '../src/errors/errors.js';
 
 describe('attemptsOf', () => {
   it('reads a 5.x pass_any row: every sample, the best score, the test passed on one attempt of three', () => {
@@ -129,5 +130,28 @@ describe('attempt statistics', () => {
       ]),
     ).toBeCloseTo(2 / 3, 12);
     expect(meanAttemptRate([])).toBeNull();
+  });
+
+  it('an argument outside its range is an input error naming it, never a NaN answer; the edges of the range still answer', () => {
+    const named = (fn: () => unknown): string[] => {
+      try {
+        fn();
+      } catch (err) {
+        expect(err).toBeInstanceOf(InvalidArgumentsError);
+        return (err as InvalidArgumentsError).issues.map((i) => i.path);
+      }
+      return [];
+    };
+    expect(named(() => passAtK(3, 4, 1))).toEqual(['c']);
+    expect(named(() => passHatK(2, 1, 1.5))).toEqual(['k']);
+    expect(named(() => wilsonInterval(1, Number.POSITIVE_INFINITY))).toEqual(['total']);
+    expect(named(() => attemptStats(1, 3, -1))).toEqual(['maxK']);
+    expect(named(() => meanAttemptRate([{ passed: 3, total: 2 }]))).toEqual(['pairs.0.passed']);
+    // The edges: one attempt, none passed, k = n; no trials; more passed than run clamps in the interval only.
+    expect(passAtK(1, 0, 1)).toBe(0);
+    expect(passHatK(1, 1, 1)).toBe(1);
+    expect(wilsonInterval(5, 3)).toEqual(wilsonInterval(3, 3));
+    expect(attemptStats(0, 0)).toMatchObject({ passed_samples: 0, total_samples: 0, pass_rate: 0, pass_at_k: {}, ci95: { low: 0, high: 1 } });
+    expect(attemptStats(2, 3, 0).pass_at_k).toEqual({});
   });
 });

@@ -34,6 +34,7 @@ const KNOWN_UNEXPORTED: Record<string, string> = {
   publishedRunId: 'tag, pull and feedback turn a run path into the published run id with the same identity before calling the verb',
   flagMetaOf:
     "how cli/schema-flags.ts reads the flag a schema field carries (the flags are made from the verb's exported schema; a program passes options, not flags)",
+  defaultOf: "how cli/schema-flags.ts shows a field's schema default in a flag's help line (a program reads the exported schema itself)",
   valueKindOf: "how cli/schema-flags.ts turns a flag's text into its field's type (the same plumbing; a program passes typed options)",
   BUG_REPORT_HINT: 'the CLI process says how to report a bug on exit 70 (a program has the error itself and exitCodeFor)',
   describeAge: "status's wording of how long ago the remote was last heard from (also in the library's read notes)",

@@ -1,6 +1,7 @@
 import type { Cli } from './program.js';
 import { createInterface } from 'node:readline/promises';
-import { deleteRuns, planDelete, type DeleteTarget } from '../runs/delete.js';
+import { DeleteOptionsSchema, deleteRuns, planDelete, type DeleteTarget } from '../runs/delete.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { EXIT, UsageError, runCommand } from './errors.js';
 import { printJson } from './format.js';
 import { displayPath } from './flags.js';
@@ -18,17 +19,19 @@ async function confirm(targets: DeleteTarget[], cwd: string): Promise<boolean> {
 }
 
 export function registerDelete(cli: Cli): void {
-  cli
-    .command('delete <...runs>', 'Delete local run workspaces (refuses anything that is not one)')
-    .option('--yes', 'Do not ask for confirmation (required when stdin is not a terminal)')
-    .option('--dir <dir>', 'Working directory used to resolve relative paths')
+  schemaFlags(
+    cli
+      .command('delete <...runs>', 'Delete local run workspaces (refuses anything that is not one)')
+      .option('--yes', 'Do not ask for confirmation (required when stdin is not a terminal)'),
+    DeleteOptionsSchema,
+  )
     .option('--json', 'Machine-readable output: { deleted: [...] }')
     .example('agentv-results delete .agentv/results/my-eval/2026-03-14T10-32-00-000Z --yes')
     .action((runs: string[], flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const cwd = (flags.dir as string | undefined) ?? process.cwd();
         // Every path is checked before anything is asked or deleted.
-        const plan = await planDelete({ paths: runs, cwd });
+        const plan = await planDelete(optionsFromFlags(DeleteOptionsSchema, flags, { paths: runs }));
+        const { cwd } = plan;
         if (!flags.yes) {
           if (!process.stdin.isTTY)
             throw new UsageError('refusing to delete without confirmation: stdin is not a terminal — pass --yes to delete non-interactively');

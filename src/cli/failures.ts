@@ -1,32 +1,35 @@
 import type { Cli } from './program.js';
 import { formatAttemptRate } from '../model/attempt-stats.js';
-import { join } from 'node:path';
-import { listFailures } from '../runs/failures.js';
+import { FailuresOptionsSchema, listFailures } from '../runs/failures.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { runCommand } from './errors.js';
 import { bold, dim, green, printJson, red } from './format.js';
-import { stringFlags, verdictText } from './flags.js';
+import { verdictText } from './flags.js';
 import { feedbackLines } from './feedback-lines.js';
 import { namedPaths, RUN_NAME_HELP, runFileShown, runNameOptions, withRunName } from './run-names.js';
 
 export function registerFailures(cli: Cli): void {
-  runNameOptions(
-    cli.command(
-      'failures <run>',
-      `Show only the failing cases of a run (verdict fail or error) with the assertions that failed and their evidence. The run is ${RUN_NAME_HELP}`,
+  schemaFlags(
+    runNameOptions(
+      cli.command(
+        'failures <run>',
+        `Show only the failing cases of a run (verdict fail or error) with the assertions that failed and their evidence. The run is ${RUN_NAME_HELP}`,
+      ),
     ),
+    FailuresOptionsSchema,
+    { except: ['run'] },
   )
-    .option('--target <name>', 'Only this target (repeatable)')
-    .option('--test-id <glob>', 'Only test ids matching this glob (* and ?); repeatable')
-    .option('--dir <dir>', 'Working directory used to resolve relative paths')
     .option('--json', 'Machine-readable output')
     .example('agentv-results failures .agentv/results/my-eval/2026-03-14T10-32-00-000Z')
     .action((run: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const cwd = (flags.dir as string | undefined) ?? process.cwd();
+        const opts = optionsFromFlags(FailuresOptionsSchema, flags, { run });
+        // The working directory the verb resolves from (the schema's default when --dir is not given) also places the paths shown.
+        const cwd = FailuresOptionsSchema.shape.cwd.parse(opts.cwd);
         const { value: report, run: named } = await withRunName(
           run,
           flags,
-          (path) => listFailures({ run: path, cwd, targets: stringFlags('target', flags.target), testIds: stringFlags('test-id', flags.testId) }),
+          (path) => listFailures({ ...opts, run: path }),
           // A results file is read as the run it exports to.
           { deriveResultsFiles: true },
         );

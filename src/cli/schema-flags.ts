@@ -10,7 +10,7 @@
  */
 import { Option } from 'commander';
 import type * as z from 'zod';
-import { flagMetaOf, valueKindOf, type FlagMeta } from '../options/verb-options.js';
+import { defaultOf, flagMetaOf, valueKindOf, type FlagMeta } from '../options/verb-options.js';
 import { parseDuration, UsageError } from './errors.js';
 import type { CommandBuilder, Flags } from './program.js';
 
@@ -39,9 +39,10 @@ const chosen = (key: string, choice: SchemaFlagChoice) => (!choice.only || choic
 
 /** Adds a commander option for every flagged field of `schema` the choice keeps. */
 export function schemaFlags(builder: CommandBuilder, schema: ObjectSchema, choice: SchemaFlagChoice = {}): CommandBuilder {
-  for (const [key, , meta] of flaggedFields(schema)) {
+  for (const [key, field, meta] of flaggedFields(schema)) {
     if (!chosen(key, choice)) continue;
-    builder.option(meta.flag, choice.help?.[key] ?? meta.help);
+    const shown = meta.showDefault ? ` (default: ${JSON.stringify(defaultOf(field))})` : '';
+    builder.option(meta.flag, (choice.help?.[key] ?? meta.help) + shown);
     if (meta.negate) builder.option(meta.negate.flag, meta.negate.help);
   }
   return builder;

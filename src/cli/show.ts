@@ -1,7 +1,8 @@
 import type { Cli } from './program.js';
-import { showCases, type CaseDetails } from '../runs/show.js';
+import { showCases, ShowOptionsSchema, type CaseDetails } from '../runs/show.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { runCommand } from './errors.js';
-import { stringFlags, verdictText } from './flags.js';
+import { verdictText } from './flags.js';
 import { bold, int, money, printJson, seconds } from './format.js';
 import { feedbackLines } from './feedback-lines.js';
 import { namedPaths, RUN_NAME_HELP, namedJson, runFileShown, runNameOptions, withRunName } from './run-names.js';
@@ -71,22 +72,22 @@ function printCase(c: CaseDetails & { feedback: FeedbackNote[] }, at: (rel: stri
 }
 
 export function registerShow(cli: Cli): void {
-  runNameOptions(cli.command('show <run>', `Display case-level rows of a run with their sidecars' key facts. The run is ${RUN_NAME_HELP}`))
-    .option('--test-id <glob>', 'Test id or glob (* and ?); repeatable; default: every case')
-    .option('--target <name>', 'Only this target (repeatable)')
-    .option('--dir <dir>', 'Working directory used to resolve relative paths')
-    .option('--json', 'Machine-readable output (paths relative to the run directory)')
-    .option('--skip-unsafe', 'Read a run holding unsafe paths (links out of it, pipes, row paths out of it) with a warning per path instead of refusing it')
+  const command = schemaFlags(
+    runNameOptions(cli.command('show <run>', `Display case-level rows of a run with their sidecars' key facts. The run is ${RUN_NAME_HELP}`)),
+    ShowOptionsSchema,
+    { only: ['testIds', 'targets', 'cwd'] },
+  ).option('--json', 'Machine-readable output (paths relative to the run directory)');
+  schemaFlags(command, ShowOptionsSchema, { only: ['skipUnsafe'] })
     .example('agentv-results show .agentv/results/my-eval/2026-03-14T10-32-00-000Z --test-id "code-review-*"')
     .action((run: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const cwd = (flags.dir as string | undefined) ?? process.cwd();
-        const testIds = stringFlags('test-id', flags.testId);
-        const targets = stringFlags('target', flags.target);
+        const opts = optionsFromFlags(ShowOptionsSchema, flags, { run });
+        // The working directory the verb resolves from (the schema's default when --dir is not given) also places the paths shown.
+        const cwd = ShowOptionsSchema.shape.cwd.parse(opts.cwd);
         const { value: report, run: named } = await withRunName(
           run,
           flags,
-          (path) => showCases({ run: path, cwd, testIds, targets, skipUnsafe: flags.skipUnsafe ? true : undefined }),
+          (path) => showCases({ ...opts, run: path }),
           // A results file is read as the run it exports to.
           { deriveResultsFiles: true },
         );

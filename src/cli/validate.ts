@@ -1,27 +1,32 @@
 import type { Cli } from './program.js';
-import { validateRun, type ValidationProblem } from '../runs/validate.js';
+import { validateRun, ValidateOptionsSchema, type ValidationProblem } from '../runs/validate.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { EXIT, runCommand } from './errors.js';
 import { dim, green, printJson, red } from './format.js';
 import { RUN_NAME_HELP, namedJson, runFileShown, runNameOptions, withRunName } from './run-names.js';
 
 export function registerValidate(cli: Cli): void {
-  runNameOptions(
-    cli.command(
-      'validate <run>',
-      `Check that a run workspace resolves: paths exist inside the run and parse, ids are unique, summary counts agree, pointers match. The run is ${RUN_NAME_HELP}`,
+  schemaFlags(
+    runNameOptions(
+      cli.command(
+        'validate <run>',
+        `Check that a run workspace resolves: paths exist inside the run and parse, ids are unique, summary counts agree, pointers match. The run is ${RUN_NAME_HELP}`,
+      ),
     ),
+    ValidateOptionsSchema,
+    { except: ['run'] },
   )
-    .option('--require-payloads', 'Treat artifact pointers whose payload is not present locally as problems (default: notes)')
-    .option('--dir <dir>', 'Working directory used to resolve relative paths')
     .option('--json', 'Machine-readable output: { valid, problems: [{file, line?, message}], notes }')
     .example('agentv-results validate .agentv/results/my-eval/2026-03-14T10-32-00-000Z')
     .action((run: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const cwd = (flags.dir as string | undefined) ?? process.cwd();
+        const opts = optionsFromFlags(ValidateOptionsSchema, flags, { run });
+        // The working directory the verb resolves from (the schema's default when --dir is not given) also places the paths shown.
+        const cwd = ValidateOptionsSchema.shape.cwd.parse(opts.cwd);
         const { value: report, run: named } = await withRunName(
           run,
           flags,
-          (path) => validateRun({ run: path, cwd, requirePayloads: Boolean(flags.requirePayloads) }),
+          (path) => validateRun({ ...opts, run: path }),
           // A results file is read as the run it exports to.
           { deriveResultsFiles: true },
         );

@@ -87,15 +87,21 @@ export class InvalidArgumentsError extends AgentvResultsError {
   }
 }
 
+/**
+ * A system error's code, typed here rather than as Node's ErrnoException: model/ imports this file
+ * and the pages' scripts are type-checked without Node's types.
+ */
+type Errno = { code?: string };
+
 /** True when `err` is the kernel saying the disk (ENOSPC) or the user's quota (EDQUOT) is full. */
 export function isNoSpace(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException | null)?.code;
+  const code = (err as Errno | null)?.code;
   return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
 /** True when `err` is the kernel refusing a write to a read-only filesystem (EROFS). */
 export function isReadOnlyFs(err: unknown): boolean {
-  return (err as NodeJS.ErrnoException | null)?.code === 'EROFS';
+  return (err as Errno | null)?.code === 'EROFS';
 }
 
 /** True for a write the disk refused: full (ENOSPC), over quota (EDQUOT) or read-only (EROFS). */
@@ -125,7 +131,7 @@ export class DiskError extends AgentvResultsError {
  */
 export function diskErrorOf(err: unknown, what: string): unknown {
   if (!isDiskRefusal(err) || err instanceof AgentvResultsError) return err;
-  const errno = (err as NodeJS.ErrnoException).code!;
+  const errno = (err as Errno).code!;
   const why = errno === 'EROFS' ? 'the filesystem is read-only (EROFS)' : `no space left on the device (${errno})`;
   const fix = errno === 'EROFS' ? 'make it writable or choose another place' : 'free some space';
   return new DiskError(`${why} while writing ${what}; nothing half-written is taken as done — ${fix} and run the command again`, errno, { cause: err });
@@ -154,7 +160,7 @@ export const BUG_REPORT_HINT =
 
 /** True when `err` says the path does not exist (ENOENT; ENOTDIR: a parent is a file). Nothing else counts as absent. */
 export function isAbsent(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException | null)?.code;
+  const code = (err as Errno | null)?.code;
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 

@@ -15,10 +15,13 @@
  * `total_samples`, `pass_rate`).
  *
  * Pure: no I/O, no Node imports (the gate, the report, the Dashboard's script and the site use the
- * same functions).
+ * same functions). Each exported function checks its arguments at its door (number-args.ts): a
+ * count that is not a number, negative, or out of its range is an InvalidArgumentsError naming the
+ * argument, never a NaN answer; the loops inside call the unchecked forms.
  */
 
 import { attemptsOf, hasRepeats } from './attempts.js';
+import { arrayArg, numberArg, objectArg } from './number-args.js';
 
 /** The normal quantile of a two-sided 95% interval. */
 export const Z_95 = 1.959963984540054;
@@ -28,8 +31,18 @@ export interface RateInterval {
   high: number;
 }
 
-/** Wilson score interval of `passed` successes in `total` trials at normal quantile `z` (95% by default). */
+/**
+ * Wilson score interval of `passed` successes in `total` trials at normal quantile `z` (95% by
+ * default); `passed` above `total` counts as `total`, and no trials give the whole [0, 1].
+ */
 export function wilsonInterval(passed: number, total: number, z = Z_95): RateInterval {
+  numberArg('wilsonInterval', 'passed', passed, { min: 0 });
+  numberArg('wilsonInterval', 'total', total, { min: 0 });
+  numberArg('wilsonInterval', 'z', z, { above: 0 });
+  return wilson(passed, total, z);
+}
+
+function wilson(passed: number, total: number, z: number): RateInterval {
   if (!(total > 0)) return { low: 0, high: 1 };
   const c = Math.min(Math.max(passed, 0), total);
   const p = c / total;
@@ -41,10 +54,20 @@ export function wilsonInterval(passed: number, total: number, z = Z_95): RateInt
   return { low: c === 0 ? 0 : Math.max(0, centre - half), high: c === total ? 1 : Math.min(1, centre + half) };
 }
 
+/** The door of pass@k and pass^k: n attempts (at least 1), c of them passed (0..n), k drawn (1..n). */
+function checkNck(verb: string, n: number, c: number, k: number): void {
+  numberArg(verb, 'n', n, { int: true, min: 1 });
+  numberArg(verb, 'c', c, { int: true, min: 0, max: n });
+  numberArg(verb, 'k', k, { int: true, min: 1, max: n });
+}
+
 /** Unbiased pass@k (Chen et al. 2021) for n attempts of which c passed: `1 - C(n-c,k)/C(n,k)`. */
 export function passAtK(n: number, c: number, k: number): number {
-  if (!(n >= 1) || k < 1 || k > n) return Number.NaN;
-  const passed = Math.min(Math.max(c, 0), n);
+  checkNck('passAtK', n, c, k);
+  return passAt(n, c, k);
+}
+
+function passAt(n: number, passed: number, k: number): number {
   if (n - passed < k) return 1;
   let miss = 1;
   for (let i = n - passed + 1; i <= n; i++) miss *= 1 - k / i;
@@ -53,8 +76,11 @@ export function passAtK(n: number, c: number, k: number): number {
 
 /** pass^k (τ-bench: all k attempts succeed) for n attempts of which c passed: `C(c,k)/C(n,k)`. */
 export function passHatK(n: number, c: number, k: number): number {
-  if (!(n >= 1) || k < 1 || k > n) return Number.NaN;
-  const passed = Math.min(Math.max(c, 0), n);
+  checkNck('passHatK', n, c, k);
+  return passHat(n, c, k);
+}
+
+function passHat(n: number, passed: number, k: number): number {
   if (passed < k) return 0;
   let all = 1;
   for (let i = 0; i < k; i++) all *= (passed - i) / (n - i);
@@ -77,33 +103,54 @@ export interface AttemptStats {
   pass_hat_k: Record<string, number>;
 }
 
+/** The largest k pass@k and pass^k are given for by default. */
+const MAX_K = 20;
+
 /** The statistics of `passed` of `total` attempts; k runs up to `maxK` (default: every k up to the attempts, at most 20). */
-export function attemptStats(passed: number, total: number, maxK = 20): AttemptStats {
-  const n = Math.max(0, Math.floor(total));
-  const c = Math.min(Math.max(0, Math.floor(passed)), n);
+export function attemptStats(passed: number, total: number, maxK = MAX_K): AttemptStats {
+  numberArg('attemptStats', 'total', total, { int: true, min: 0 });
+  numberArg('attemptStats', 'passed', passed, { int: true, min: 0, max: total });
+  numberArg('attemptStats', 'maxK', maxK, { int: true, min: 0 });
+  return statsOf(passed, total, maxK);
+}
+
+/** attemptStats past its door: `c` of `n` attempts, whole numbers with c <= n. */
+function statsOf(c: number, n: number, maxK: number): AttemptStats {
   const pass_at_k: Record<string, number> = {};
   const pass_hat_k: Record<string, number> = {};
   for (let k = 1; k <= Math.min(n, maxK); k++) {
-    pass_at_k[String(k)] = passAtK(n, c, k);
-    pass_hat_k[String(k)] = passHatK(n, c, k);
+    pass_at_k[String(k)] = passAt(n, c, k);
+    pass_hat_k[String(k)] = passHat(n, c, k);
   }
   return {
     passed_samples: c,
     total_samples: n,
     pass_rate: n > 0 ? c / n : 0,
-    ci95: wilsonInterval(c, n),
+    ci95: wilson(c, n, Z_95),
     pass_at_k,
     pass_hat_k,
   };
 }
 
-/** The mean attempt success rate over (test, target) pairs: each pair's `passed/total`, averaged; null for none. */
+/**
+ * The mean attempt success rate over (test, target) pairs: each pair's `passed/total`, averaged
+ * (a pair with no attempts is left out); null for none.
+ */
 export function meanAttemptRate(pairs: readonly { passed: number; total: number }[]): number | null {
+  arrayArg('meanAttemptRate', 'pairs', pairs).forEach((p, i) => {
+    const pair = objectArg('meanAttemptRate', `pairs.${i}`, p);
+    numberArg('meanAttemptRate', `pairs.${i}.total`, pair.total, { min: 0 });
+    numberArg('meanAttemptRate', `pairs.${i}.passed`, pair.passed, { min: 0, max: pair.total as number });
+  });
+  return meanRate(pairs);
+}
+
+function meanRate(pairs: readonly { passed: number; total: number }[]): number | null {
   let sum = 0;
   let count = 0;
   for (const p of pairs) {
     if (!(p.total > 0)) continue;
-    sum += Math.min(Math.max(p.passed, 0), p.total) / p.total;
+    sum += p.passed / p.total;
     count++;
   }
   return count > 0 ? sum / count : null;
@@ -111,7 +158,7 @@ export function meanAttemptRate(pairs: readonly { passed: number; total: number 
 
 /** `c/n passed (rate%, 95% CI lo–hi%)` for text and Markdown output. */
 export function formatAttemptRate(passed: number, total: number): string {
-  const ci = wilsonInterval(passed, total);
+  const ci = wilson(passed, total, Z_95);
   const pct = (x: number) => `${Math.round(x * 100)}%`;
   return `${passed}/${total} passed (${pct(total > 0 ? passed / total : 0)}, 95% CI ${pct(ci.low)}–${pct(ci.high)})`;
 }
@@ -154,7 +201,7 @@ function totalsOf(tests: readonly TestAttemptStats[]): AttemptTotals {
     passed += t.passed_samples;
     total += t.total_samples;
   }
-  const mean = meanAttemptRate(tests.map((t) => ({ passed: t.passed_samples, total: t.total_samples })));
+  const mean = meanRate(tests.map((t) => ({ passed: t.passed_samples, total: t.total_samples })));
   return { passed_samples: passed, total_samples: total, mean_pass_rate: mean ?? 0 };
 }
 
@@ -164,6 +211,9 @@ function totalsOf(tests: readonly TestAttemptStats[]): AttemptTotals {
  * what they always printed.
  */
 export function runAttemptStats(rows: readonly Record<string, unknown>[]): RunAttemptStats | null {
+  arrayArg('runAttemptStats', 'rows', rows).forEach((row, i) => {
+    objectArg('runAttemptStats', `rows.${i}`, row);
+  });
   const tests: TestAttemptStats[] = [];
   let repeated = false;
   for (const row of rows) {
@@ -173,7 +223,7 @@ export function runAttemptStats(rows: readonly Record<string, unknown>[]): RunAt
       test_id: typeof row.test_id === 'string' ? row.test_id : '',
       target: typeof row.target === 'string' ? row.target : 'default',
       strategy: a.strategy,
-      ...attemptStats(a.passed, a.total),
+      ...statsOf(a.passed, a.total, MAX_K),
     });
   }
   if (!repeated) return null;

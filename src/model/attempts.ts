@@ -18,7 +18,9 @@
  *
  * Pure: no I/O, no Node imports (the Dashboard's browser script may use it).
  */
+import { objectArg } from './number-args.js';
 
+/** The verdict of one attempt, or of a test over its attempts. */
 export type AttemptVerdict = 'pass' | 'fail' | 'error';
 
 /** One attempt of a test, in the order AgentV ran them. */
@@ -137,6 +139,7 @@ function anyPass(attempts: Attempt[]): AttemptVerdict {
 
 /** AgentV's attempts of one result row, as AgentV reads them (5.x `samples` + `aggregation`; 4.42 `trials`). */
 export function attemptsOf(row: Record<string, unknown>): Attempts {
+  objectArg('attemptsOf', 'row', row);
   const list = attemptList(row);
   const aggregation = isObj(row.aggregation) ? row.aggregation : null;
   const strategy = aggregation ? str(aggregation.strategy) : null;

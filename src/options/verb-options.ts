@@ -22,10 +22,12 @@ export interface FlagMeta {
   negate?: { flag: string; help: string };
   /** How the flag's text becomes the value when its type alone does not say: `duration` (`14d`, `12h`, `30m`, `45s`, `2w`: milliseconds). */
   as?: 'duration';
+  /** Show the field's schema default in the help line (`(default: "bundle")`), as a hand-written commander default did. */
+  showDefault?: boolean;
 }
 
 /** Metadata for `.meta()`: the field is the CLI flag `spelling` (`--remote <name>`, `--json`), with this help. */
-export function flag(spelling: string, help: string, more: Pick<FlagMeta, 'negate' | 'as'> = {}): FlagMeta & Record<string, unknown> {
+export function flag(spelling: string, help: string, more: Pick<FlagMeta, 'negate' | 'as' | 'showDefault'> = {}): FlagMeta & Record<string, unknown> {
   return { flag: spelling, help, ...more };
 }
 
@@ -114,6 +116,19 @@ export function flagMetaOf(field: z.ZodType): FlagMeta | undefined {
     const meta = at.meta() as Partial<FlagMeta> | undefined;
     if (meta && typeof meta.flag === 'string' && typeof meta.help === 'string') return meta as FlagMeta;
     const def: { innerType?: z.ZodType } = (at as unknown as { _zod: { def: { innerType?: z.ZodType } } })._zod.def;
+    at = def.innerType;
+  }
+  return undefined;
+}
+
+/** The default a schema field gives when it is not set (looked up through its wrappers), or undefined. */
+export function defaultOf(field: z.ZodType): unknown {
+  let at: z.ZodType | undefined = field;
+  for (let depth = 0; at && depth < 8; depth++) {
+    const def: { type: string; innerType?: z.ZodType; defaultValue?: unknown } = (
+      at as unknown as { _zod: { def: { type: string; innerType?: z.ZodType; defaultValue?: unknown } } }
+    )._zod.def;
+    if (def.type === 'default') return def.defaultValue;
     at = def.innerType;
   }
   return undefined;

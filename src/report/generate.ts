@@ -12,24 +12,45 @@ import { computeStats } from './stats.js';
 import { renderReport } from './template.js';
 import { fmtInt } from './format.js';
 import { writeOutputFile } from '../util/output-target.js';
+import { DEFAULT_FIELD_CHARS, DEFAULT_TEST_CHARS } from './text.js';
+import * as z from 'zod';
+import { flag, fnOf, parseOptions } from '../options/verb-options.js';
 
 export const DEFAULT_REPORT_NAME = 'report.html';
 
-export interface ReportOptions {
+/** The options of `generateReport` (the `report` command's flags come from the same fields). */
+export const ReportOptionsSchema = z.strictObject({
   /** A run workspace directory or its index.jsonl. */
-  run: string;
+  run: z.string(),
   /** Output HTML file (default `<run-dir>/report.html`); an existing directory gets `report.html` inside. */
-  out?: string;
-  /** Directory that relative `run` and `out` are resolved against (default: process.cwd()). */
-  cwd?: string;
-  /** Characters embedded per text field (default 20,000). */
-  fieldChars?: number;
-  /** Characters embedded per test over all its fields (default 100,000). */
-  testChars?: number;
-  onProgress?: (done: number, total: number) => void;
+  out: z
+    .string()
+    .optional()
+    .meta(
+      flag(
+        '-o, --out <file>',
+        'Output HTML file; a device or FIFO is written through, a directory gets report.html (default: <run-dir>/report.html; a published run: report.html here)',
+      ),
+    ),
+  /** Directory that relative `run` and `out` are resolved against (default: the process's working directory). */
+  cwd: z
+    .string()
+    .default(() => process.cwd())
+    .meta(flag('-d, --dir <dir>', 'Working directory used to resolve the run and output paths')),
   /** Read a run holding unsafe paths (links out, pipes, row paths out of the run) with warnings instead of refusing it. */
-  skipUnsafe?: boolean;
-}
+  skipUnsafe: z
+    .boolean()
+    .default(false)
+    .meta(
+      flag('--skip-unsafe', 'Read a run holding unsafe paths (links out of it, pipes, row paths out of it) with a warning per path instead of refusing it'),
+    ),
+  /** Characters embedded per text field. */
+  fieldChars: z.number().int().positive().default(DEFAULT_FIELD_CHARS),
+  /** Characters embedded per test over all its fields. */
+  testChars: z.number().int().positive().default(DEFAULT_TEST_CHARS),
+  onProgress: fnOf<(done: number, total: number) => void>().optional(),
+});
+export type ReportOptions = z.input<typeof ReportOptionsSchema>;
 
 export interface ReportResult {
   out: string;
@@ -42,8 +63,9 @@ export interface ReportResult {
 }
 
 /** Write a run's self-contained HTML report, as `agentv-results report` does. */
-export async function generateReport(opts: ReportOptions): Promise<ReportResult> {
-  const cwd = opts.cwd ?? process.cwd();
+export async function generateReport(options: ReportOptions): Promise<ReportResult> {
+  const opts = parseOptions('generateReport', ReportOptionsSchema, options);
+  const { cwd } = opts;
   const run = await loadRun(opts.run, { cwd });
   // loadRun without allowResultsFile always returns a workspace directory; keep the type honest.
   if (run.dir === null) throw new RunReadError(`${opts.run}: not a run workspace`);
@@ -51,7 +73,7 @@ export async function generateReport(opts: ReportOptions): Promise<ReportResult>
   const unsafe = await refuseUnsafeRun(
     run,
     opts.run,
-    opts.skipUnsafe ?? false,
+    opts.skipUnsafe,
     opts.out === undefined && (run.sourceDir ?? run.dir) === run.dir ? [DEFAULT_REPORT_NAME] : [],
   );
   if (run.rows.length === 0 && run.problems.length > 0) {
@@ -61,8 +83,8 @@ export async function generateReport(opts: ReportOptions): Promise<ReportResult>
   }
 
   const { data, details, truncated } = await projectRun(run, {
-    ...(opts.fieldChars !== undefined ? { fieldChars: opts.fieldChars } : {}),
-    ...(opts.testChars !== undefined ? { testChars: opts.testChars } : {}),
+    fieldChars: opts.fieldChars,
+    testChars: opts.testChars,
     ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
   });
   // After projecting: reading the sidecars adds the files it refused (links out of the run, pipes).

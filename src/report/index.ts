@@ -1,5 +1,5 @@
 /** The `report` library API: self-contained HTML reports of run workspaces. */
-export { generateReport, DEFAULT_REPORT_NAME, type ReportOptions, type ReportResult } from './generate.js';
+export { generateReport, DEFAULT_REPORT_NAME, ReportOptionsSchema, type ReportOptions, type ReportResult } from './generate.js';
 export { projectRun, type Projection, type ProjectionOptions } from './projection.js';
 export { computeStats, type ReportStats, type Tally } from './stats.js';
 export { renderReport, CONTENT_SECURITY_POLICY, type TemplateInput } from './template.js';

@@ -33,18 +33,37 @@ import { looksLikeRun, runDirsWithin } from './read/find-runs.js';
 import { checkOutputDir } from '../util/output-target.js';
 import { readRegularText } from '../util/safe-open.js';
 import { absentAs } from '../errors/errors.js';
+import * as z from 'zod';
+import { flag, parseOptions } from '../options/verb-options.js';
 
-export type OnDuplicate = 'error' | 'latest';
+/** What combine does with the same case in two sources. */
+export const ON_DUPLICATE = ['error', 'latest'] as const;
+export type OnDuplicate = (typeof ON_DUPLICATE)[number];
 
-export interface CombineOptions {
+/** The options of `combineRuns` (the `combine` command's flags come from the same fields, in this order). */
+export const CombineOptionsSchema = z.strictObject({
   /** Run workspace directories or their index.jsonl files, in command-line order. */
-  sources: string[];
+  sources: z.array(z.string()),
   /** Destination; must not exist or be empty. Default: `.agentv/results/<run_id>`. */
-  out?: string;
-  experiment?: string;
-  onDuplicate?: OnDuplicate;
-  cwd?: string;
-}
+  out: z.string().optional().meta(flag('--out <dir>', 'New run directory; must not exist or be empty (default: .agentv/results/<run_id>)')),
+  experiment: z.string().optional().meta(flag('--experiment <name>', 'Experiment label of the combined run; required when the sources span experiments')),
+  onDuplicate: z
+    .enum(ON_DUPLICATE)
+    .default('error')
+    .meta(
+      flag(
+        '--on-duplicate <policy>',
+        'Same case (test_id, target, attempt, variant) in two sources: error | latest (the later timestamp wins; ties: the later source)',
+        { showDefault: true },
+      ),
+    ),
+  /** Relative paths resolve from here (default: the process's working directory). */
+  cwd: z
+    .string()
+    .default(() => process.cwd())
+    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+});
+export type CombineOptions = z.input<typeof CombineOptionsSchema>;
 
 export interface CombineSourceReport {
   path: string;
@@ -222,9 +241,10 @@ async function evalFileOf(runs: LoadedRun[]): Promise<string> {
 }
 
 /** Combine several runs into one run directory, resolving duplicate tests by `onDuplicate`. */
-export async function combineRuns(opts: CombineOptions): Promise<CombineResult> {
-  const cwd = opts.cwd ?? process.cwd();
-  const policy = opts.onDuplicate ?? 'error';
+export async function combineRuns(options: CombineOptions): Promise<CombineResult> {
+  const opts = parseOptions('combineRuns', CombineOptionsSchema, options);
+  const { cwd } = opts;
+  const policy = opts.onDuplicate;
   const sources = await expandSources(opts.sources, cwd);
   const runs = await loadSources(sources, cwd);
   const experiment = chooseExperiment(runs, sources, opts.experiment);

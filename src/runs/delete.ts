@@ -29,29 +29,40 @@ import { InputError } from './export/export.js';
 import { loadRun, needsDerivation, type LoadedRun } from './read/run-reader.js';
 import { readRegularText } from '../util/safe-open.js';
 import { absentAs } from '../errors/errors.js';
+import * as z from 'zod';
+import { flag, parseArgs, parseOptions } from '../options/verb-options.js';
 
-export interface DeleteOptions {
+/** The options of `planDelete` (the `delete` command's flags come from the same fields). */
+export const DeleteOptionsSchema = z.strictObject({
   /** Run workspace directories (or their index.jsonl files). */
-  paths: string[];
-  cwd?: string;
+  paths: z.array(z.string()),
+  /** Relative paths resolve from here (default: the process's working directory). */
+  cwd: z
+    .string()
+    .default(() => process.cwd())
+    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
   /** For tests: the home directory to protect (default: os.homedir()). */
-  home?: string;
-}
+  home: z.string().default(() => homedir()),
+});
+export type DeleteOptions = z.input<typeof DeleteOptionsSchema>;
 
-export interface DeleteTarget {
+const DeleteTargetSchema = z.strictObject({
   /** As given on the command line. */
-  path: string;
+  path: z.string(),
   /** Absolute, symlink-free directory that will be removed. */
-  dir: string;
-  run_id: string | null;
-  rows: number;
-}
+  dir: z.string(),
+  run_id: z.string().nullable(),
+  rows: z.number(),
+});
+export type DeleteTarget = z.output<typeof DeleteTargetSchema>;
 
-export interface DeletePlan {
-  targets: DeleteTarget[];
-  cwd: string;
-  home: string;
-}
+/** What `planDelete` returns and `deleteRuns` takes: the checked targets and where they were checked from. */
+export const DeletePlanSchema = z.strictObject({
+  targets: z.array(DeleteTargetSchema),
+  cwd: z.string(),
+  home: z.string(),
+});
+export type DeletePlan = z.output<typeof DeletePlanSchema>;
 
 /** Files a run workspace holds at its top level besides the attempt folders. */
 const RUN_FILES = new Set([
@@ -177,9 +188,9 @@ async function inspect(given: string, cwd: string, home: string): Promise<{ targ
 }
 
 /** Check every path; throws (deleting nothing) when any must not be deleted. */
-export async function planDelete(opts: DeleteOptions): Promise<DeletePlan> {
-  const cwd = opts.cwd ?? process.cwd();
-  const home = opts.home ?? homedir();
+export async function planDelete(options: DeleteOptions): Promise<DeletePlan> {
+  const opts = parseOptions('planDelete', DeleteOptionsSchema, options);
+  const { cwd, home } = opts;
   if (opts.paths.length === 0) throw new InputError('delete needs at least one run workspace path');
   const targets: DeleteTarget[] = [];
   const refusals: string[] = [];
@@ -202,9 +213,10 @@ export async function planDelete(opts: DeleteOptions): Promise<DeletePlan> {
 
 /** Delete the planned runs, re-checking each right before it goes. */
 export async function deleteRuns(plan: DeletePlan): Promise<DeleteTarget[]> {
+  const checked = parseArgs('deleteRuns', { plan: DeletePlanSchema }, [plan]).plan;
   const deleted: DeleteTarget[] = [];
-  for (const t of plan.targets) {
-    const again = await inspect(t.dir, plan.cwd, plan.home);
+  for (const t of checked.targets) {
+    const again = await inspect(t.dir, checked.cwd, checked.home);
     if ('refusal' in again)
       throw new InputError(
         `${t.path}: changed since it was checked and now ${again.refusal} — not deleted${deleted.length ? ` (already deleted: ${deleted.map((d) => d.path).join(', ')})` : ''}`,

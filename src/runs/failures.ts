@@ -16,14 +16,24 @@ import { caseListHead } from './read/case-list-head.js';
 import { attemptsOf, hasRepeats } from '../model/attempts.js';
 import { attemptStats, type AttemptStats } from '../model/attempt-stats.js';
 import type { FeedbackNote } from '../merge/index.js';
+import * as z from 'zod';
+import { flag, parseOptions } from '../options/verb-options.js';
 
-export interface FailuresOptions {
-  run: string;
-  cwd?: string;
-  targets?: string[];
+/** The options of `listFailures` (the `failures` command's flags come from the same fields, in this order). */
+export const FailuresOptionsSchema = z.strictObject({
+  /** A run workspace directory or its index.jsonl. */
+  run: z.string(),
+  /** Only these targets. */
+  targets: z.array(z.string()).default([]).meta(flag('--target <name>', 'Only this target (repeatable)')),
   /** Test-id globs (`*`, `?`). */
-  testIds?: string[];
-}
+  testIds: z.array(z.string()).default([]).meta(flag('--test-id <glob>', 'Only test ids matching this glob (* and ?); repeatable')),
+  /** Relative paths resolve from here (default: the process's working directory). */
+  cwd: z
+    .string()
+    .default(() => process.cwd())
+    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+});
+export type FailuresOptions = z.input<typeof FailuresOptionsSchema>;
 
 export interface FailedAssertion {
   text: string;
@@ -131,7 +141,8 @@ function attemptStatsOf(row: IndexRow): FailingCase['attempts'] {
 }
 
 /** The failing tests of a run with their failed assertions and graders, as `agentv-results failures` lists them. */
-export async function listFailures(opts: FailuresOptions): Promise<FailuresReport> {
+export async function listFailures(options: FailuresOptions): Promise<FailuresReport> {
+  const opts = parseOptions('listFailures', FailuresOptionsSchema, options);
   const run = await loadRun(opts.run, { cwd: opts.cwd });
   // "No failing cases" must not be the answer to a mistyped filter (selectCases refuses it).
   const rows = selectCases(run, opts);

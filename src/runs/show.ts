@@ -13,16 +13,31 @@ import { checkRunPathSync } from '../util/run-files.js';
 import { caseListHead } from './read/case-list-head.js';
 import type { FeedbackNote } from '../merge/index.js';
 import { attemptsDetail, type AttemptsDetail } from './attempt-details.js';
+import * as z from 'zod';
+import { flag, parseOptions } from '../options/verb-options.js';
 
-export interface ShowOptions {
-  run: string;
-  cwd?: string;
+/** The options of `showCases` (the `show` command's flags come from the same fields, in this order). */
+export const ShowOptionsSchema = z.strictObject({
+  /** A run workspace directory or its index.jsonl. */
+  run: z.string(),
   /** Test-id globs (`*`, `?`); a case is shown when any matches. None: every case. */
-  testIds?: string[];
-  targets?: string[];
+  testIds: z.array(z.string()).default([]).meta(flag('--test-id <glob>', 'Test id or glob (* and ?); repeatable; default: every case')),
+  /** Only these targets. */
+  targets: z.array(z.string()).default([]).meta(flag('--target <name>', 'Only this target (repeatable)')),
+  /** Relative paths resolve from here (default: the process's working directory). */
+  cwd: z
+    .string()
+    .default(() => process.cwd())
+    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
   /** Read a run holding unsafe paths with warnings instead of refusing it; unsafe paths are then shown as absent. */
-  skipUnsafe?: boolean;
-}
+  skipUnsafe: z
+    .boolean()
+    .default(false)
+    .meta(
+      flag('--skip-unsafe', 'Read a run holding unsafe paths (links out of it, pipes, row paths out of it) with a warning per path instead of refusing it'),
+    ),
+});
+export type ShowOptions = z.input<typeof ShowOptionsSchema>;
 
 export interface CaseDetails {
   test_id: string;
@@ -136,9 +151,10 @@ async function caseDetails(run: LoadedRun, row: IndexRow): Promise<CaseDetails> 
 }
 
 /** The details of a run's tests (scores, assertions, tool calls, paths), as `agentv-results show` prints them. */
-export async function showCases(opts: ShowOptions): Promise<ShowReport> {
+export async function showCases(options: ShowOptions): Promise<ShowReport> {
+  const opts = parseOptions('showCases', ShowOptionsSchema, options);
   const run = await loadRun(opts.run, { cwd: opts.cwd });
-  const unsafe = await refuseUnsafeRun(run, opts.run, opts.skipUnsafe ?? false);
+  const unsafe = await refuseUnsafeRun(run, opts.run, opts.skipUnsafe);
   // "No cases" must not be the answer to a mistyped filter (selectCases refuses it).
   const rows = selectCases(run, opts);
   const cases = await mapLimit(rows, 16, (row) => caseDetails(run, row));

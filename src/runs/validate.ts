@@ -9,7 +9,8 @@
  */
 import { realpath } from 'node:fs/promises';
 import { relative } from 'node:path';
-import type * as z from 'zod';
+import * as z from 'zod';
+import { flag, parseOptions } from '../options/verb-options.js';
 import { BenchmarkSchema, FeedbackSchema, RunTimingSchema, SummarySchema, TagsSchema, type IndexRow } from '../model/artifacts.js';
 import { caseKey, describeCase } from './read/case-keys.js';
 import type { LoadedRun } from './read/run-reader.js';
@@ -22,12 +23,22 @@ import type { ValidationProblem } from './validate-types.js';
 
 export type { ValidationProblem } from './validate-types.js';
 
-export interface ValidateOptions {
-  run: string;
-  cwd?: string;
+/** The options of `validateRun` (the `validate` command's flags come from the same fields, in this order). */
+export const ValidateOptionsSchema = z.strictObject({
+  /** A run workspace directory or its index.jsonl. */
+  run: z.string(),
   /** Treat artifact pointers whose payload is absent locally as problems (default: notes). */
-  requirePayloads?: boolean;
-}
+  requirePayloads: z
+    .boolean()
+    .default(false)
+    .meta(flag('--require-payloads', 'Treat artifact pointers whose payload is not present locally as problems (default: notes)')),
+  /** Relative paths resolve from here (default: the process's working directory). */
+  cwd: z
+    .string()
+    .default(() => process.cwd())
+    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+});
+export type ValidateOptions = z.input<typeof ValidateOptionsSchema>;
 
 export interface ValidationReport {
   valid: boolean;
@@ -182,7 +193,8 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
  * validateRun, and which of its problems the run-safety check found (util/run-safety.ts): publish
  * refuses those whatever the flags, the others unless --allow-invalid (publish/validate-gate.ts).
  */
-export async function validateRunParts(opts: ValidateOptions, handle?: RunHandle): Promise<{ report: ValidationReport; unsafe: ValidationProblem[] }> {
+export async function validateRunParts(options: ValidateOptions, handle?: RunHandle): Promise<{ report: ValidationReport; unsafe: ValidationProblem[] }> {
+  const opts = parseOptions('validateRun', ValidateOptionsSchema, options);
   // The run is opened once (runs/read/run-handle.ts): by the caller when it goes on to use it (publish).
   if (!handle) return withRun(opts.run, { cwd: opts.cwd }, (opened) => validateRunParts(opts, opened));
   const run = await handle.load();
@@ -198,7 +210,7 @@ export async function validateRunParts(opts: ValidateOptions, handle?: RunHandle
     dir,
     realDir: tree ? tree.realDir : await realpath(dir),
     tree,
-    requirePayloads: opts.requirePayloads ?? false,
+    requirePayloads: opts.requirePayloads,
     problems,
     notes,
   };

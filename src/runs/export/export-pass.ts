@@ -22,7 +22,9 @@ import type { PendingIndexRow } from './row-files.js';
 import { hydrateIndexRow, isIndexRow, resolveRowFiles, type ResolvedSource } from './source.js';
 import { isAbsent } from '../../errors/errors.js';
 
-export type DuplicatePolicy = 'update' | 'skip' | 'error';
+/** What export does with a result identity already in the destination. */
+export const DUPLICATE_POLICIES = ['update', 'skip', 'error'] as const;
+export type DuplicatePolicy = (typeof DUPLICATE_POLICIES)[number];
 
 /** One row's index entry, parked until the run id is known. */
 export interface Spilled {

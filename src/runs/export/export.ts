@@ -14,15 +14,15 @@ import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
 import { sanitizeSegment, timestampSlug } from '../../model/path-segments.js';
 import { RunAggregator } from './aggregate.js';
 import { AtomicDir } from './atomic-dir.js';
-import { readRowsPass, spilledRows, type DuplicatePolicy, type Spilled } from './export-pass.js';
+import { DUPLICATE_POLICIES, readRowsPass, spilledRows, type DuplicatePolicy, type Spilled } from './export-pass.js';
 import { identityFieldsOf, localIdentityKey, projectionIdentity } from './projection-identity.js';
 import { InputError } from '../../errors/input-error.js';
-import { layoutWriter, type LayoutName, type LayoutWriter } from './output-layouts.js';
+import { LAYOUTS, layoutWriter, type LayoutName, type LayoutWriter } from './output-layouts.js';
 import { DEFAULT_THRESHOLD } from './normalize.js';
 import { projectionBundle, projectionEntry } from './projection-bundle.js';
 import { json } from './row-files.js';
 import { resolveSource, type ResolvedSource } from './source.js';
-import { checkOptions, fnOf } from '../../options/verb-options.js';
+import { flag, fnOf, parseOptions } from '../../options/verb-options.js';
 import * as z from 'zod';
 import { checkOutputDir } from '../../util/output-target.js';
 import { hostileEntries, hostileEntryMessage, unsafeRunMessage } from '../../util/run-files.js';
@@ -32,32 +32,56 @@ import { absentAs, isAbsent } from '../../errors/errors.js';
 export { InputError } from '../../errors/input-error.js';
 export type { DuplicatePolicy } from './export-pass.js';
 
-/** A string option typed as one of its names: an unknown name is the verb's own input error, which lists the known ones. */
-const named = <N extends string>() => z.custom<N>((v) => typeof v === 'string', 'expected a string');
-
-/** `exportRun`'s options, checked when it is called. */
-export const ExportOptionsSchema = z.object({
+/** `exportRun`'s options (the `export` command's flags come from the same fields, in this order). */
+export const ExportOptionsSchema = z.strictObject({
+  /** A results file or run directory to derive from. */
   source: z.string(),
-  out: z.string().optional(),
-  layout: named<LayoutName>().optional(),
-  experiment: z.string().optional(),
-  duplicatePolicy: named<DuplicatePolicy>().optional(),
-  projectionBundle: z.boolean().optional(),
-  dryRun: z.boolean().optional(),
-  includeRawContent: z.boolean().optional(),
-  skipInvalid: z.boolean().optional(),
-  threshold: z.number().optional(),
-  cwd: z.string().optional(),
-  maxLineBytes: z.number().optional(),
+  out: z
+    .string()
+    .optional()
+    .meta(flag('--out <dir>', "Output directory (default: .agentv/results/<run_id>, where AgentV lists runs; the run id is the earliest row's timestamp)")),
+  layout: z
+    .enum(LAYOUTS as [LayoutName, ...LayoutName[]])
+    .default('bundle')
+    .meta(
+      flag('--layout <layout>', 'bundle (run workspace) | companion (grading/, timing.json, benchmark.json) | skill-creator (iteration-1/eval-N/...)', {
+        showDefault: true,
+      }),
+    ),
+  experiment: z.string().optional().meta(flag('--experiment <name>', 'Experiment (result group) name; default: the input file name')),
+  duplicatePolicy: z
+    .enum(DUPLICATE_POLICIES)
+    .default('update')
+    .meta(flag('--duplicate-policy <policy>', 'When a result identity is already present: update | skip | error', { showDefault: true })),
+  projectionBundle: z.boolean().default(false).meta(flag('--projection-bundle', 'Also write projection_bundle.json built from the emitted index')),
+  dryRun: z.boolean().default(false).meta(flag('--dry-run', 'Print the projection bundle JSON and write nothing')),
+  includeRawContent: z
+    .boolean()
+    .default(false)
+    .meta(flag('--include-raw-content', 'Include raw prompt/output payloads (transcript-raw.jsonl, bundle raw fields); excluded by default')),
+  skipInvalid: z.boolean().default(false).meta(flag('--skip-invalid', 'Skip malformed lines with a warning instead of failing')),
+  threshold: z
+    .number()
+    .default(DEFAULT_THRESHOLD)
+    .meta(flag('--threshold <score>', 'Score at or above which a result passes when the row has no verdict', { showDefault: true })),
+  cwd: z
+    .string()
+    .default(() => process.cwd())
+    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+  /** The longest results line read (default: the reader's own limit). */
+  maxLineBytes: z.number().int().positive().optional(),
   /** Copy files the runner wrote into a re-derived workspace (default true); readers that only need our bundle skip it. */
-  carryRunnerFiles: z.boolean().optional(),
+  carryRunnerFiles: z.boolean().default(true),
   /** With dryRun: return the derived index rows (for commands that read results files in memory). */
-  collectIndexRows: z.boolean().optional(),
-  onWarning: fnOf<(message: string) => void>().optional(),
+  collectIndexRows: z.boolean().default(false),
+  onWarning: fnOf<(message: string) => void>().default(() => () => {}),
   onProgress: fnOf<(bytesRead: number, totalBytes: number) => void>().optional(),
 });
 
-export type ExportOptions = z.infer<typeof ExportOptionsSchema>;
+/** What a caller passes to `exportRun`. */
+export type ExportOptions = z.input<typeof ExportOptionsSchema>;
+/** `exportRun`'s options as its door parsed them (every default applied). */
+type ExportParsed = z.output<typeof ExportOptionsSchema>;
 
 export interface ExportResult {
   runId: string;
@@ -78,7 +102,7 @@ export interface ExportResult {
   unresolvedPaths: Record<string, number>;
 }
 
-function experimentOf(opts: ExportOptions, src: ResolvedSource): string {
+function experimentOf(opts: ExportParsed, src: ResolvedSource): string {
   if (opts.experiment) return sanitizeSegment(opts.experiment);
   if (src.recordedExperiment) return sanitizeSegment(src.recordedExperiment);
   return src.defaultExperiment;
@@ -89,7 +113,7 @@ function experimentOf(opts: ExportOptions, src: ResolvedSource): string {
  * (`2026-03-14T10-32-00-000Z`, here the earliest row's), with the experiment kept apart in the
  * summary (`experiment`, `metadata.experiment`). A workspace keeps the id it recorded.
  */
-function runIdOf(opts: ExportOptions, src: ResolvedSource, earliest: string | null, contentHash: string): string {
+function runIdOf(opts: ExportParsed, src: ResolvedSource, earliest: string | null, contentHash: string): string {
   if (src.kind === 'workspace') {
     if (!opts.experiment && src.recordedRunId) return src.recordedRunId;
     return sanitizeSegment(src.dir!.split('/').pop() ?? 'run');
@@ -103,20 +127,19 @@ function runIdOf(opts: ExportOptions, src: ResolvedSource, earliest: string | nu
  * (the name is then only known once the run id is). A workspace of ours (or of the attempt-N
  * layout) is re-derived in place, as before.
  */
-function destinationOf(opts: ExportOptions, src: ResolvedSource, cwd: string): { parent: string; name: string | null } {
+function destinationOf(opts: ExportParsed, src: ResolvedSource, cwd: string): { parent: string; name: string | null } {
   if (opts.out) return { parent: resolve(cwd, opts.out, '..'), name: resolve(cwd, opts.out).split('/').pop()! };
   if (src.kind === 'workspace' && src.layout === 'bundle') return { parent: resolve(src.dir!, '..'), name: src.dir!.split('/').pop()! };
   return { parent: resolve(cwd, '.agentv/results'), name: null };
 }
 
 /** Derive a run bundle (index.jsonl, per-test files, summary.json) from AgentV's output, as `agentv-results export` does. */
-export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
-  checkOptions('exportRun', ExportOptionsSchema, opts);
-  const cwd = opts.cwd ?? process.cwd();
-  const policy = opts.duplicatePolicy ?? 'update';
-  const layout = layoutWriter(opts.layout ?? 'bundle');
-  const threshold = opts.threshold ?? DEFAULT_THRESHOLD;
-  const includeRaw = opts.includeRawContent ?? false;
+export async function exportRun(options: ExportOptions): Promise<ExportResult> {
+  const opts = parseOptions('exportRun', ExportOptionsSchema, options);
+  const { cwd, threshold } = opts;
+  const policy = opts.duplicatePolicy;
+  const layout = layoutWriter(opts.layout);
+  const includeRaw = opts.includeRawContent;
   const src = await resolveSource(opts.source, cwd);
   const experiment = experimentOf(opts, src);
   const displayName = relative(cwd, src.file) || src.file;
@@ -137,15 +160,15 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
       policy,
       threshold,
       includeRaw,
-      skipInvalid: opts.skipInvalid ?? false,
+      skipInvalid: opts.skipInvalid,
       maxLineBytes: opts.maxLineBytes,
       dir,
-      warn: opts.onWarning ?? (() => {}),
+      warn: opts.onWarning,
       onProgress: opts.onProgress,
     });
     pass.unresolvedPaths = Object.fromEntries(Object.entries(pass.unresolvedPaths).sort(([a], [b]) => (a < b ? -1 : 1)));
     for (const [field, n] of Object.entries(pass.unresolvedPaths))
-      (opts.onWarning ?? (() => {}))(
+      opts.onWarning(
         `${field}: ${n} row${n === 1 ? '' : 's'} name${n === 1 ? 's' : ''} a file that could not be read (looked under ${relative(cwd, src.pathBase ?? '') || '.'}); ${n === 1 ? 'its' : 'their'} content is not in the export`,
       );
     const runId = runIdOf(opts, src, pass.earliest, pass.contentHash);
@@ -180,8 +203,8 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
       // Only the policy: counts depend on what was already on disk, and the same input must give the same bytes.
       export_metadata: { duplicate_policy: policy },
     };
-    const wantEntries = (opts.dryRun && !opts.collectIndexRows) || !!opts.projectionBundle;
-    const index = new IndexWriter(layout, dir, { wantEntries, includeRaw, collect: !!opts.collectIndexRows && !dir });
+    const wantEntries = (opts.dryRun && !opts.collectIndexRows) || opts.projectionBundle;
+    const index = new IndexWriter(layout, dir, { wantEntries, includeRaw, collect: opts.collectIndexRows && !dir });
     await index.start();
     for (const row of carried) await index.emit(row);
     pos = 0;
@@ -218,7 +241,7 @@ export async function exportRun(opts: ExportOptions): Promise<ExportResult> {
     if (layout.runFiles.timing) await dir.write(layout.runFiles.timing, json(index.agg.timing()));
     if (bundle) await dir.write('projection_bundle.json', json(bundle));
     await dir.removeDir('.pending-index.jsonl');
-    if (src.kind === 'workspace' && layout.name === 'bundle' && opts.carryRunnerFiles !== false) await carryRunnerFiles(src.dir!, dir);
+    if (src.kind === 'workspace' && layout.name === 'bundle' && opts.carryRunnerFiles) await carryRunnerFiles(src.dir!, dir);
     return { ...base, outDir: await dir.commit(finalName) };
   } catch (err) {
     await dir?.abort();

@@ -18,6 +18,8 @@ import { runSafetyLine, runSafetyProblems } from '../../util/run-safety.js';
 import { absentAs, AgentvResultsError } from '../../errors/errors.js';
 import { jsonlLines, jsonlObjects } from '../../util/jsonl-objects.js';
 import { readRegularText } from '../../util/safe-open.js';
+import * as z from 'zod';
+import { parseArgs } from '../../options/verb-options.js';
 
 /** A run directory or results file that cannot be read as an AgentV run. */
 export class RunReadError extends AgentvResultsError {
@@ -163,15 +165,23 @@ export async function loadDerived(
   };
 }
 
-export interface LoadRunOptions {
-  cwd?: string;
+/** The options of `loadRun` (its second argument). */
+export const LoadRunOptionsSchema = z.strictObject({
+  /** Relative paths resolve from here (default: the process's working directory). */
+  cwd: z.string().default(() => process.cwd()),
   /** Accept a plain results JSONL file (derived in memory). */
-  allowResultsFile?: boolean;
-}
+  allowResultsFile: z.boolean().default(false),
+});
+export type LoadRunOptions = z.input<typeof LoadRunOptionsSchema>;
+
+/** loadRun's arguments: the run (a directory of any layout, its manifest, or a results file) and the options. */
+const LoadRunArgs = { path: z.string(), options: LoadRunOptionsSchema.prefault({}) };
 
 /** Read a run directory of any AgentV layout (or, with `allowResultsFile`, a results file) into its rows, summary and problems. */
-export async function loadRun(path: string, opts: LoadRunOptions = {}): Promise<LoadedRun> {
-  const cwd = opts.cwd ?? process.cwd();
+export async function loadRun(path: string, options?: LoadRunOptions): Promise<LoadedRun> {
+  const args = parseArgs('loadRun', LoadRunArgs, options === undefined ? [path] : [path, options]);
+  const opts = args.options;
+  const { cwd } = opts;
   const dir = await workspaceDirOf(path, cwd);
   if (dir === null) {
     if (!opts.allowResultsFile) {
