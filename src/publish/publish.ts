@@ -18,6 +18,7 @@ import { repairInterrupted } from '../git/ref-recovery.js';
 import { runLocation, type RunLocation } from '../layout/branch-layout.js';
 import { isAgentvWorkspace, prepareAgentvRun, prepareRun, publishDerivation } from './prepare.js';
 import { openRun, type RunHandle } from '../runs/read/run-handle.js';
+import type { LoadedRun } from '../runs/read/run-reader.js';
 import { agentvRunFiles } from './agentv-run.js';
 import { commitStableRun } from './stable-publish.js';
 import { stableRunFiles, type StableRunFile } from './stable-shape.js';
@@ -181,7 +182,11 @@ interface PublishJob {
 
 /** Publish a run to the results and artifacts branches (validated, committed once, pushed when asked), as `agentv-results publish` does. */
 export async function publish(opts: PublishOptions): Promise<PublishResult> {
-  const given = parseOptions('publish', PublishOptionsSchema, opts);
+  return publishParsed(parseOptions('publish', PublishOptionsSchema, opts));
+}
+
+/** The publish behind the door: `given` is the parsed options (defaults applied), read here once into decided values. */
+async function publishParsed(given: z.output<typeof PublishOptionsSchema>): Promise<PublishResult> {
   const target = await resolveTarget(targetOptionsOf(given as TargetOptions));
   const job: PublishJob = {
     plan: pushPlan(given, target.config),
@@ -214,7 +219,7 @@ async function publishRun(target: PublishTarget, handle: RunHandle, job: Publish
   settings.catch(() => {});
   // One gate for every layout a publish writes (a 4.42 run too: our validate reads its layout).
   // Reads only the user's run: before the lock, so other publishers do not wait for it.
-  if (!job.allowInvalid) await refuseInvalidRun(handle);
+  const judgedSafe = job.allowInvalid ? null : await refuseInvalidRun(handle);
   if (job.plan.push) await firstSightOfRemote(target);
   // One lock: the layout is decided, the refs repaired and the run committed under it; the push after.
   const lock = await acquirePublishLock(repo.commonDir);
@@ -227,8 +232,8 @@ async function publishRun(target: PublishTarget, handle: RunHandle, job: Publish
     const author = (await settings).author;
     result =
       decided.layout.layout === 'stable'
-        ? await publishStable(target, job, handle, decided.source, decided.layout, author, beforeRefUpdate)
-        : await publishNext(target, job, handle, decided.layout, author, beforeRefUpdate);
+        ? await publishStable(target, job, handle, judgedSafe, decided.source, decided.layout, author, beforeRefUpdate)
+        : await publishNext(target, job, handle, judgedSafe, decided.layout, author, beforeRefUpdate);
   } finally {
     await lock.release();
   }
@@ -240,6 +245,7 @@ async function publishNext(
   target: PublishTarget,
   job: PublishJob,
   handle: RunHandle,
+  judgedSafe: LoadedRun | null,
   layout: LayoutChoice,
   author: Ident,
   beforeRefUpdate: () => void,
@@ -247,7 +253,8 @@ async function publishNext(
   const { repo, config } = target;
   job.onStep('reading the run');
   const agentvDir = isAgentvWorkspace(handle) ? handle.dir : null;
-  const run = agentvDir ? await prepareAgentvRun(handle, { experiment: job.experiment }) : await prepareRun(handle, { experiment: job.experiment });
+  const choice = { experiment: job.experiment, judgedSafe };
+  const run = agentvDir ? await prepareAgentvRun(handle, choice) : await prepareRun(handle, choice);
   const location = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
   let split = agentvDir
     ? agentvSplit(agentvDir, location.path)
@@ -444,6 +451,7 @@ async function publishStable(
   target: PublishTarget,
   job: PublishJob,
   handle: RunHandle,
+  judgedSafe: LoadedRun | null,
   source: StableSource | null,
   layout: LayoutChoice,
   author: Ident,
@@ -458,7 +466,7 @@ async function publishStable(
   if (source && job.experiment === undefined) {
     ({ dir: runDir, experiment, timestamp } = source);
   } else {
-    const run = await prepareRun(handle, { experiment: job.experiment });
+    const run = await prepareRun(handle, { experiment: job.experiment, judgedSafe });
     const loc = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
     runDir = run.dir;
     derived = run.derived;
