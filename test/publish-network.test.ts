@@ -9,6 +9,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTempDirs, freePort, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
+import { publish } from '../src/publish/publish.js';
+import { PublishError } from '../src/index.js';
 import {
   ARTIFACTS_REF,
   RESULTS_REF,
@@ -119,6 +121,22 @@ describe('authentication failure', () => {
     expect(l.code).toBe(3);
     expect(l.stderr).toMatch(/origin refused our credentials .* run again without --fetch/);
     await expectFsckClean(user.work);
+  });
+  it('decides the push once: results.require_push pushes unasked and fails with its data; push: false never pushes, whatever the configuration', async () => {
+    const user = await makeUserRepo('remote-url', `http://127.0.0.1:${port}/remote.git`);
+    const run = await makeRunWorkspace({ rows: 2 });
+    const overrides = { require_push: true };
+    const err = await publish({ run: run.dir, cwd: user.work, overrides }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PublishError);
+    const data = (err as PublishError).data;
+    expect(data.runId).toBe(run.runId);
+    expect(data.commits?.results).toBe(await tip(user.work, RESULTS_REF));
+    expect(data.push?.classification).not.toBe('conflict');
+    expect((err as PublishError).message).toMatch(/the run is committed locally and pending/);
+    // --no-push: no push and no fetch, the required push does not apply; the run is already there.
+    const again = await publish({ run: run.dir, cwd: user.work, overrides, push: false });
+    expect(again.push).toBeNull();
+    expect(again.status).toBe('already-published');
   });
 });
 

@@ -1,48 +1,29 @@
 import { layoutName } from '../layout/layout-choice.js';
 import type { Cli } from './program.js';
-import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
-import { publish } from '../publish/publish.js';
+import { publish, PublishOptionsSchema } from '../publish/publish.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { EXIT, runCommand } from './errors.js';
 import { bold, dim, green, printJson, yellow } from './format.js';
 import { pushLines } from './sync.js';
 import { progressReporter } from './progress.js';
 
 export function registerPublish(cli: Cli): void {
-  cli
-    .command(
+  schemaFlags(
+    cli.command(
       'publish <run>',
       'Commit a finished run to the results branch (metadata) and the artifacts branch (payloads), without touching your checkout; push when asked',
-    )
-    .option('--push', 'Push both branches after committing (default: results.auto_push)')
-    .option('--no-push', 'Do not push, whatever the configuration says')
-    .option('--require-push', 'Exit 3 when the push does not land (the run stays committed locally)')
-    .option('--remote <name>', 'Remote to push to (default: results.remote, else origin)')
-    .option('--message <m>', 'First line of the commit message')
-    .option('--experiment <name>', 'Experiment name when <run> is a results .jsonl file')
-    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
-    .option('--project <id>', PROJECT_OPTION_HELP)
-    .option('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')
-    .option('--allow-invalid', 'Publish a run `validate` rejects (missing sidecars, counts that disagree); paths out of the run are refused all the same')
+    ),
+    PublishOptionsSchema,
+    { except: ['run'], help: { remote: 'Remote to push to (default: results.remote, else origin)' } },
+  )
     .option('--json', 'Machine-readable output')
     .example('agentv-results publish .agentv/results/my-exp/2026-03-01T10-00-00-000Z --push')
     .example('agentv-results publish results.jsonl --experiment nightly --require-push')
     .action((run: string, flags: Record<string, unknown>) =>
       runCommand(async () => {
-        // Neither --push nor --no-push: the configuration's auto_push decides.
-        const push = typeof flags.push === 'boolean' ? flags.push : undefined;
         const progress = progressReporter('publishing', { quiet: Boolean(flags.json) });
-        const result = await publish({
-          run,
-          cwd: (flags.dir as string | undefined) ?? process.cwd(),
-          push,
-          requirePush: flags.requirePush ? true : undefined,
-          remote: flags.remote as string | undefined,
-          message: flags.message as string | undefined,
-          experiment: flags.experiment as string | undefined,
-          allowInvalid: flags.allowInvalid ? true : undefined,
-          ...configFlags(flags),
-          onStep: progress.step,
-        }).finally(progress.done);
+        // Neither --push nor --no-push: push is absent, and the configuration's auto_push decides.
+        const result = await publish({ ...optionsFromFlags(PublishOptionsSchema, flags, { run }), onStep: progress.step }).finally(progress.done);
         if (flags.json) {
           if (result.listing?.warning) process.stderr.write(`warning: ${result.listing.warning}\n`);
           printJson(result);

@@ -17,7 +17,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { publish } from '../publish/publish.js';
-import type { PublishTarget, TargetOptions } from '../repo/target.js';
+import { targetOptionsOf, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { finalizeWip, listWip, recoverWip } from '../wip/index.js';
 
 export interface OwnCheckpointAdoption {
@@ -44,7 +44,7 @@ export async function adoptOwnCheckpoints(
     const scratch = await mkdtemp(join(tmpdir(), 'agentv-results-adopt-'));
     try {
       const rec = await recoverWip({ repo: target.repo, remote: target.remote, source: e.branch, out: join(scratch, 'run'), timeoutMs: opts.timeoutMs });
-      const r = await publish({ ...targetOptions, run: rec.out, push: true });
+      const r = await publish({ ...targetOptionsOf(targetOptions), run: rec.out, push: true });
       const landed = r.push?.landed === true;
       let ended = r.wip.some((w) => w.branch === e.branch && w.status === 'deleted');
       if (landed && !ended) {

@@ -6,7 +6,7 @@
 import { resolveRef } from '../git/index.js';
 import { publish, type PublishResult } from '../publish/publish.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
-import type { PublishTarget, TargetOptions } from '../repo/target.js';
+import { targetOptionsOf, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { finalizeWip, type FinalizeOutcome } from '../wip/index.js';
 import type { Logger } from './log.js';
 import type { Outbox } from './outbox.js';
@@ -33,7 +33,7 @@ export interface FinishRunResult {
 
 export async function finishRun(opts: FinishRunOptions): Promise<FinishRunResult> {
   const { target, logger, outbox } = opts;
-  const res = await publish({ ...opts.targetOptions, run: opts.runDir, push: false });
+  const res = await publish({ ...targetOptionsOf(opts.targetOptions), run: opts.runDir, push: false });
   logger.info(res.status === 'already-published' ? 'run already published' : 'published', {
     run: res.runId,
     status: res.status,

@@ -12,7 +12,7 @@
 import { resolveRef } from '../git/index.js';
 import { publish } from '../publish/publish.js';
 import { pushBranches } from '../sync/push-branches.js';
-import type { PublishTarget, TargetOptions } from '../repo/target.js';
+import { targetOptionsOf, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { finalizeWip, pushWipBranches } from '../wip/index.js';
 import { redactText } from '../errors/redact.js';
 import { exitCodeFor } from '../errors/errors.js';
@@ -171,7 +171,7 @@ export class OutboxWorker {
       return 'dead';
     }
     try {
-      const res = await publish({ ...this.opts.targetOptions, run: job.run_dir, push: false });
+      const res = await publish({ ...targetOptionsOf(this.opts.targetOptions), run: job.run_dir, push: false });
       const follow: OutboxJob[] = [];
       const remote = target.remote;
       if (remote !== null && this.opts.push) follow.push({ kind: 'push-results' });

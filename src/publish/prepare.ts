@@ -69,12 +69,19 @@ function refuseUnsafeToPublish(run: RunHandle, loaded: LoadedRun, source: string
     );
 }
 
+/** How a run is prepared: the experiment to label it with, and the reading validation already judged safe (not checked twice). */
+export interface PrepareChoice {
+  experiment?: string;
+  /** The reading `validate` passed (publish/validate-gate.ts): the same reading is not run through the safety check again; any other (a re-export, a results file's export) is. */
+  judgedSafe?: LoadedRun | null;
+}
+
 /**
  * Read an AgentV workspace for its catalog line, from the run handle's one derivation (the copy
  * validation read). The run id is the one the workspace recorded, which is the directory AgentV's
  * own publish uses; `experiment` only labels the catalog line and title.
  */
-export async function prepareAgentvRun(run: RunHandle, opts: { experiment?: string } = {}): Promise<PreparedAgentvRun> {
+export async function prepareAgentvRun(run: RunHandle, opts: PrepareChoice = {}): Promise<PreparedAgentvRun> {
   const dir = run.dir!;
   // The reading validation made (derived once, with the run id the workspace recorded).
   const derived = await run.load();
@@ -82,7 +89,7 @@ export async function prepareAgentvRun(run: RunHandle, opts: { experiment?: stri
   if (rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
   if (derived.problems.length > 0)
     throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${derived.problems[0]}`);
-  refuseUnsafeToPublish(run, derived, dir);
+  if (derived !== opts.judgedSafe) refuseUnsafeToPublish(run, derived, dir);
   try {
     runLocation(derived.runId);
   } catch (err) {
@@ -92,7 +99,7 @@ export async function prepareAgentvRun(run: RunHandle, opts: { experiment?: stri
   return { dir, runId: derived.runId, experiment: opts.experiment ?? derived.experiment, rows, summary: derived.summary ?? {}, derived: false };
 }
 
-export async function prepareRun(run: RunHandle, opts: { experiment?: string } = {}): Promise<LoadedRun & { dir: string; derived: boolean }> {
+export async function prepareRun(run: RunHandle, opts: PrepareChoice = {}): Promise<LoadedRun & { dir: string; derived: boolean }> {
   let loaded: LoadedRun;
   let derived = false;
   if (run.dir === null) {
@@ -117,7 +124,7 @@ export async function prepareRun(run: RunHandle, opts: { experiment?: string } =
   const dir = loaded.dir!;
   if (loaded.problems.length > 0) throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${loaded.problems[0]}`);
   if (loaded.rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
-  refuseUnsafeToPublish(run, loaded, dir);
+  if (loaded !== opts.judgedSafe) refuseUnsafeToPublish(run, loaded, dir);
   // The run id comes from the run's own files (data): one that could escape runs/ is an input
   // error (exit 2), reported before anything is split or written.
   try {

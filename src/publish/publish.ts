@@ -18,6 +18,7 @@ import { repairInterrupted } from '../git/ref-recovery.js';
 import { runLocation, type RunLocation } from '../layout/branch-layout.js';
 import { isAgentvWorkspace, prepareAgentvRun, prepareRun, publishDerivation } from './prepare.js';
 import { openRun, type RunHandle } from '../runs/read/run-handle.js';
+import type { LoadedRun } from '../runs/read/run-reader.js';
 import { agentvRunFiles } from './agentv-run.js';
 import { commitStableRun } from './stable-publish.js';
 import { stableRunFiles, type StableRunFile } from './stable-shape.js';
@@ -29,33 +30,77 @@ import { objectStoreFor } from '../repo/storage.js';
 import { AGENTV_ARTIFACTS_REF_NAME } from './agentv-run.js';
 import { refuseInvalidRun } from './validate-gate.js';
 import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
-import { PublishError, resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { PublishError, resolveTarget, targetOptionsOf, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
 import { diskErrorOf } from '../errors/errors.js';
-import { checkOptions, fnOf, TargetFields } from '../options/verb-options.js';
+import { flag, fnOf, parseOptions, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
 import { endWipAfterPublish, type EndedWip } from '../wip/index.js';
 import { basename, dirname, resolve } from 'node:path';
 
-/** `publish`'s options, checked when it is called. */
-export const PublishOptionsSchema = z.object({
-  ...TargetFields,
-  /** A run workspace, its index.jsonl, or a results JSONL file (exported first). */
-  run: z.string(),
-  /** true/false force; undefined follows results.auto_push. */
-  push: z.boolean().optional(),
-  requirePush: z.boolean().optional(),
-  message: z.string().optional(),
-  experiment: z.string().optional(),
-  /** Publish a run `validate` rejects (path checks still apply). */
-  allowInvalid: z.boolean().optional(),
-  /** Commit time (tests); defaults to now. */
-  now: fnOf<() => Date>().optional(),
-  /** Told each step as it starts (reading the run, committing its files, pushing): the CLI's progress line. */
-  onStep: fnOf<(step: string) => void>().optional(),
-});
+/**
+ * `publish`'s options: the door parses them once (defaults here), and the parsed value is what the
+ * publish passes on. The fields are in the order of the `publish` command's flags.
+ */
+export const PublishOptionsSchema = z
+  .strictObject({
+    /** A run workspace, its index.jsonl, or a results JSONL file (exported first). */
+    run: z.string(),
+    /** true: push; false: never push (the configuration's auto_push and require_push do not apply); absent: results.auto_push decides. */
+    push: z
+      .boolean()
+      .optional()
+      .meta(
+        flag('--push', 'Push both branches after committing (default: results.auto_push)', {
+          negate: { flag: '--no-push', help: 'Do not push, whatever the configuration says' },
+        }),
+      ),
+    /** A push that does not land is an error (exit 3); absent: results.require_push. Cannot be asked together with `push: false`. */
+    requirePush: z.boolean().optional().meta(flag('--require-push', 'Exit 3 when the push does not land (the run stays committed locally)')),
+    remote: TargetFields.remote,
+    message: z.string().optional().meta(flag('--message <m>', 'First line of the commit message')),
+    experiment: z.string().optional().meta(flag('--experiment <name>', 'Experiment name when <run> is a results .jsonl file')),
+    configFile: TargetFields.configFile,
+    project: TargetFields.project,
+    cwd: TargetFields.cwd,
+    /** Publish a run `validate` rejects (path checks still apply). */
+    allowInvalid: z
+      .boolean()
+      .default(false)
+      .meta(
+        flag('--allow-invalid', 'Publish a run `validate` rejects (missing sidecars, counts that disagree); paths out of the run are refused all the same'),
+      ),
+    env: TargetFields.env,
+    overrides: TargetFields.overrides,
+    /** Commit time (tests); defaults to now. */
+    now: fnOf<() => Date>().default(() => () => new Date()),
+    /** Told each step as it starts (reading the run, committing its files, pushing): the CLI's progress line. */
+    onStep: fnOf<(step: string) => void>().default(() => () => {}),
+  })
+  .refine((o) => !(o.push === false && o.requirePush === true), {
+    path: ['requirePush'],
+    message: 'cannot require a push that push: false forbids (--require-push with --no-push): drop one of them',
+  });
 
-export type PublishOptions = TargetOptions & Omit<z.infer<typeof PublishOptionsSchema>, keyof TargetOptions>;
+export type PublishOptions = z.input<typeof PublishOptionsSchema>;
+
+/**
+ * Whether this publish pushes, decided once from the options and the configuration: `push: false`
+ * never pushes (and so requires nothing); `push: true` pushes; absent, results.auto_push pushes, and
+ * so does a required push (`requirePush`, else results.require_push). The decision also says
+ * whether a clone that never heard from the remote fetches it first (firstSightOfRemote).
+ */
+export interface PushPlan {
+  push: boolean;
+  /** A push that does not land is a PublishError (exit 3). */
+  required: boolean;
+}
+
+export function pushPlan(opts: { push?: boolean; requirePush?: boolean }, config: { auto_push: boolean; require_push: boolean }): PushPlan {
+  if (opts.push === false) return { push: false, required: false };
+  const required = opts.requirePush ?? config.require_push;
+  return { push: opts.push ?? (config.auto_push || required), required };
+}
 
 export interface PublishResult {
   runId: string;
@@ -120,120 +165,170 @@ function agentvSplit(dir: string, runPath: string): { metadata: SplitFile[]; pay
   return { metadata: files.results, payloads: files.payloads };
 }
 
+/**
+ * What one publish was asked, decided at the door: the values the steps below need, each already
+ * settled (the push decided once, the defaults applied), never the options object itself.
+ */
+interface PublishJob {
+  plan: PushPlan;
+  experiment: string | undefined;
+  message: string | undefined;
+  allowInvalid: boolean;
+  now: Date;
+  onStep: (step: string) => void;
+  /** The published workspace as the user named it (what WIP captured), or null for a results file. */
+  workspace: string | null;
+}
+
 /** Publish a run to the results and artifacts branches (validated, committed once, pushed when asked), as `agentv-results publish` does. */
 export async function publish(opts: PublishOptions): Promise<PublishResult> {
-  checkOptions('publish', PublishOptionsSchema, opts);
-  const target = await resolveTarget(opts);
+  return publishParsed(parseOptions('publish', PublishOptionsSchema, opts));
+}
+
+/** The publish behind the door: `given` is the parsed options (defaults applied), read here once into decided values. */
+async function publishParsed(given: z.output<typeof PublishOptionsSchema>): Promise<PublishResult> {
+  const target = await resolveTarget(targetOptionsOf(given as TargetOptions));
+  const job: PublishJob = {
+    plan: pushPlan(given, target.config),
+    experiment: given.experiment,
+    message: given.message,
+    allowInvalid: given.allowInvalid,
+    now: given.now(),
+    onStep: given.onStep,
+    workspace: workspaceOf(given),
+  };
   // The run is opened once, here (runs/read/run-handle.ts): validation, derivation, the split and
   // the commit all read it through this handle, and its scratch copy goes when the publish ends.
-  const run = await openRun(opts.run, { cwd: opts.cwd, keepContents: true, derive: publishDerivation(opts.experiment) });
+  const run = await openRun(given.run, { cwd: given.cwd, keepContents: true, derive: publishDerivation(given.experiment) });
   try {
-    return await publishRun(target, run, opts);
+    return await publishRun(target, run, job);
   } catch (err) {
     // A full or read-only disk, said with where it was writing (a branch moves only by its last compare-and-swap).
-    throw diskErrorOf(err, `the run ${opts.run} into ${target.repo.commonDir} (its git data, or the run's scratch copy)`);
+    throw diskErrorOf(err, `the run ${given.run} into ${target.repo.commonDir} (its git data, or the run's scratch copy)`);
   } finally {
     await run.dispose();
   }
 }
 
-async function publishRun(target: PublishTarget, handle: RunHandle, opts: PublishOptions): Promise<PublishResult> {
-  const { repo, config } = target;
+async function publishRun(target: PublishTarget, handle: RunHandle, job: PublishJob): Promise<PublishResult> {
+  const { repo } = target;
   // Who the commits are by does not depend on the branch: read it before taking the lock, which a
   // sync round in this or another process may be waiting for.
-  const settings = publishConfig(target, opts.now?.() ?? new Date());
+  const settings = publishConfig(target, job.now);
   // observed: settings is awaited below; this only keeps an early rejection from being unhandled
   settings.catch(() => {});
   // One gate for every layout a publish writes (a 4.42 run too: our validate reads its layout).
   // Reads only the user's run: before the lock, so other publishers do not wait for it.
-  if (!opts.allowInvalid) await refuseInvalidRun(handle);
-  await firstSightOfRemote(target, opts);
-  // The layout the team's AgentV reads; AgentV 4.42's is written beside this path (stable-publish.ts).
-  const stable = await publishIfStableLayout(target, opts, handle, settings);
-  if (stable.result) return afterCommit(target, opts, stable.result, settings);
-  const layout = stable.layout;
+  const judgedSafe = job.allowInvalid ? null : await refuseInvalidRun(handle);
+  if (job.plan.push) await firstSightOfRemote(target);
+  // One lock: the layout is decided, the refs repaired and the run committed under it; the push after.
   const lock = await acquirePublishLock(repo.commonDir);
   let result: PublishResult;
   try {
     // Before reading the tips: a kill during an earlier ref update may have left a half-moved pair.
     await repairInterrupted(repo, [target.resultsRef, target.artifactsRef]);
-    opts.onStep?.('reading the run');
-    const agentvDir = isAgentvWorkspace(handle) ? handle.dir : null;
-    const run = agentvDir ? await prepareAgentvRun(handle, { experiment: opts.experiment }) : await prepareRun(handle, { experiment: opts.experiment });
-    const location = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
-    let split = agentvDir
-      ? agentvSplit(agentvDir, location.path)
-      : await splitRun(run.dir, run.rows, {
-          runPath: location.path,
-          artifactsRef: target.artifactsRef,
-          threshold: config.heavy_threshold_bytes,
-          tree: handle.tree && handle.tree.root === run.dir ? handle.tree : undefined,
-        });
-    // hybrid: the payloads go to the bucket first; the commit below then carries only pointers.
-    const store = objectStoreFor(config);
-    let stored: PublishResult['stored'] = null;
-    if (store) {
-      try {
-        const off = await offloadPayloads(split, store, [config.artifacts_branch, AGENTV_ARTIFACTS_REF_NAME], opts.onStep);
-        split = off;
-        stored = { objects: off.stored, uploaded: off.uploaded, bytes: off.bytes, where: store.where };
-      } finally {
-        await store.close();
-      }
-    }
-    // Counted from the reader's rows (one per test and attempt), not the manifest's lines.
-    const catalog = catalogRow(location, run.summary, run.rows);
-    opts.onStep?.(`committing ${split.metadata.length + split.payloads.length} files`);
-    const committed = await commitRun({
-      repo,
-      resultsRef: target.resultsRef,
-      artifactsRef: target.artifactsRef,
-      location,
-      metadata: split.metadata,
-      payloads: split.payloads,
-      // AgentV's publish replaces the run's directory with the workspace's files: so do we for its runs.
-      replaceRun: agentvDir !== null,
-      catalog,
-      message: commitMessage(location, { ...catalog, meanScore: meanScore(run.rows) }, catalog.targets, opts.message),
-      author: (await settings).author,
-      beforeRefUpdate: () => lock.assertHeld(),
-    });
-    result = {
-      runId: run.runId,
-      location,
-      runDir: run.dir,
-      derived: run.derived,
-      status: committed.status,
-      commits: { results: committed.results.after, artifacts: committed.artifacts.after },
-      counts: {
-        total: committed.catalog.total,
-        passed: committed.catalog.passed,
-        failed: committed.catalog.failed,
-        payloads: split.payloads.length,
-        metadata: split.metadata.length,
-      },
-      keptRows: committed.keptRows,
-      push: null,
-      wip: [],
-      layout,
-      stored,
-      target: { repo: repo.workTree ?? repo.gitDir, resultsBranch: config.branch, artifactsBranch: config.artifacts_branch, remote: target.remote },
-    };
+    const beforeRefUpdate = () => lock.assertHeld();
+    const decided = await decideLayout(target, handle, job.experiment, beforeRefUpdate);
+    const author = (await settings).author;
+    result =
+      decided.layout.layout === 'stable'
+        ? await publishStable(target, job, handle, judgedSafe, decided.source, decided.layout, author, beforeRefUpdate)
+        : await publishNext(target, job, handle, judgedSafe, decided.layout, author, beforeRefUpdate);
   } finally {
     await lock.release();
   }
-  return afterCommit(target, opts, result, settings);
+  return afterCommit(target, job, result, (await settings).gc);
+}
+
+/** A publish in our layout (AgentV 5.x's): the run split between the results and artifacts branches. */
+async function publishNext(
+  target: PublishTarget,
+  job: PublishJob,
+  handle: RunHandle,
+  judgedSafe: LoadedRun | null,
+  layout: LayoutChoice,
+  author: Ident,
+  beforeRefUpdate: () => void,
+): Promise<PublishResult> {
+  const { repo, config } = target;
+  job.onStep('reading the run');
+  const agentvDir = isAgentvWorkspace(handle) ? handle.dir : null;
+  const choice = { experiment: job.experiment, judgedSafe };
+  const run = agentvDir ? await prepareAgentvRun(handle, choice) : await prepareRun(handle, choice);
+  const location = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
+  let split = agentvDir
+    ? agentvSplit(agentvDir, location.path)
+    : await splitRun(run.dir, run.rows, {
+        runPath: location.path,
+        artifactsRef: target.artifactsRef,
+        threshold: config.heavy_threshold_bytes,
+        tree: handle.tree && handle.tree.root === run.dir ? handle.tree : undefined,
+      });
+  // hybrid: the payloads go to the bucket first; the commit below then carries only pointers.
+  const store = objectStoreFor(config);
+  let stored: PublishResult['stored'] = null;
+  if (store) {
+    try {
+      const off = await offloadPayloads(split, store, [config.artifacts_branch, AGENTV_ARTIFACTS_REF_NAME], job.onStep);
+      split = off;
+      stored = { objects: off.stored, uploaded: off.uploaded, bytes: off.bytes, where: store.where };
+    } finally {
+      await store.close();
+    }
+  }
+  // Counted from the reader's rows (one per test and attempt), not the manifest's lines.
+  const catalog = catalogRow(location, run.summary, run.rows);
+  job.onStep(`committing ${split.metadata.length + split.payloads.length} files`);
+  const committed = await commitRun({
+    repo,
+    resultsRef: target.resultsRef,
+    artifactsRef: target.artifactsRef,
+    location,
+    metadata: split.metadata,
+    payloads: split.payloads,
+    // AgentV's publish replaces the run's directory with the workspace's files: so do we for its runs.
+    replaceRun: agentvDir !== null,
+    catalog,
+    message: commitMessage(location, { ...catalog, meanScore: meanScore(run.rows) }, catalog.targets, job.message),
+    author,
+    beforeRefUpdate,
+  });
+  return {
+    runId: run.runId,
+    location,
+    runDir: run.dir,
+    derived: run.derived,
+    status: committed.status,
+    commits: { results: committed.results.after, artifacts: committed.artifacts.after },
+    counts: {
+      total: committed.catalog.total,
+      passed: committed.catalog.passed,
+      failed: committed.catalog.failed,
+      payloads: split.payloads.length,
+      metadata: split.metadata.length,
+    },
+    keptRows: committed.keptRows,
+    push: null,
+    wip: [],
+    layout,
+    stored,
+    target: targetSummary(target),
+  };
+}
+
+function targetSummary(target: PublishTarget): PublishResult['target'] {
+  const { repo, config } = target;
+  return { repo: repo.workTree ?? repo.gitDir, resultsBranch: config.branch, artifactsBranch: config.artifacts_branch, remote: target.remote };
 }
 
 /**
  * A publish that pushes from a clone that never heard from the remote and has no results branch
  * of its own (a depth-1 CI checkout has no remote-tracking ref of it) fetches it first, so the layout, the catalog and the
  * run's rows are decided on the tip the push goes onto, not on an empty branch. Offline is fine:
- * the push then reports it.
+ * the push then reports it. Called only when the publish pushes (its PushPlan).
  */
-async function firstSightOfRemote(target: PublishTarget, opts: PublishOptions): Promise<void> {
-  const wantPush = opts.push ?? (target.config.auto_push || (opts.requirePush ?? target.config.require_push));
-  if (!wantPush || target.remote === null) return;
+async function firstSightOfRemote(target: PublishTarget): Promise<void> {
+  if (target.remote === null) return;
   // Remote-tracking refs are kept only under refs/remotes/<remote>/agentv/: a branch named outside
   // agentv/ (allowed in config) has none to fetch into, and its push decides as before.
   if (![target.resultsRef, target.artifactsRef].every((r) => r.startsWith('refs/heads/agentv/'))) return;
@@ -246,11 +341,11 @@ async function firstSightOfRemote(target: PublishTarget, opts: PublishOptions): 
   }
 }
 
-/** After the commit, outside the lock: gc, the push, the end of the run's WIP. */
-async function afterCommit(target: PublishTarget, opts: PublishOptions, result: PublishResult, settings: Promise<{ gc: GcConfig }>): Promise<PublishResult> {
+/** After the commit, outside the lock: gc, the push (as the PushPlan decided), the end of the run's WIP. */
+async function afterCommit(target: PublishTarget, job: PublishJob, result: PublishResult, gc: GcConfig): Promise<PublishResult> {
   const { repo, config } = target;
   // Packs accumulate one per publish; gc --auto repacks only past git's thresholds.
-  if (result.status !== 'already-published') await gcAuto(repo, { config: (await settings).gc }).catch(() => {});
+  if (result.status !== 'already-published') await gcAuto(repo, { config: gc }).catch(() => {});
   const maxListing = config.archive?.max_listing_bytes ?? DEFAULT_MAX_LISTING_BYTES;
   if (result.status !== 'already-published' && maxListing > 0) {
     // Reads at most the budget's worth of listing: the check costs little however large the branch.
@@ -258,9 +353,7 @@ async function afterCommit(target: PublishTarget, opts: PublishOptions, result: 
     result.listing = { ...check, warning: check.over ? listingWarning(config.branch, check) : null };
   }
 
-  const wantPush = opts.push ?? config.auto_push;
-  const requirePush = opts.requirePush ?? config.require_push;
-  if (wantPush || requirePush) {
+  if (job.plan.push) {
     if (target.remote === null) {
       result.push = {
         landed: false,
@@ -269,27 +362,32 @@ async function afterCommit(target: PublishTarget, opts: PublishOptions, result: 
         attempts: 0,
       };
     } else {
-      opts.onStep?.(`pushing to ${target.remote}`);
+      job.onStep(`pushing to ${target.remote}`);
       result.push = await pushBranches(target);
     }
     // A conflict set aside on a sync branch is exit 1 (the CLI), not a failed push.
-    if (requirePush && !result.push.landed && result.push.classification !== 'conflict') {
-      const error = new PublishError(`${result.push.message}; the run is committed locally and pending (run \`agentv-results sync\` to retry)`);
-      (error as PublishError & { result?: PublishResult }).result = result;
-      throw error;
-    }
+    if (job.plan.required && !result.push.landed && result.push.classification !== 'conflict')
+      throw new PublishError(`${result.push.message}; the run is committed locally and pending (run \`agentv-results sync\` to retry)`, {
+        data: {
+          runId: result.runId,
+          commits: result.commits,
+          push: { classification: result.push.classification, message: result.push.message },
+        },
+      });
   }
   // The final publish on the remote (or, with no remote at all, on this machine) ends the run's WIP.
-  if (target.remote === null || result.push?.landed) result.wip = await endWip(target, result, opts);
+  if (target.remote === null || result.push?.landed) result.wip = await endWip(target, result, job.workspace);
   return result;
 }
 
 /** The run directory, experiment and timestamp when `run` names a run of AgentV 4.42's local layout; null otherwise. */
-function stableRunSource(run: RunHandle): { dir: string; experiment: string; timestamp: string } | null {
+function stableRunSource(run: RunHandle): StableSource | null {
   const dir = run.dir;
   if (dir === null || run.layout !== 'agentv-stable') return null;
   return { dir, experiment: basename(dirname(dir)), timestamp: basename(dir) };
 }
+
+type StableSource = { dir: string; experiment: string; timestamp: string };
 
 /**
  * A run's identity on the branch, whichever layout holds it: its experiment and its id (AgentV
@@ -297,63 +395,52 @@ function stableRunSource(run: RunHandle): { dir: string; experiment: string; tim
  * (4.42's from its path, 5.x's from the workspace's one reading); null for a results file or a
  * bundle of ours, whose id is known only once it is derived.
  */
-async function runIdentity(
-  run: RunHandle,
-  source: { experiment: string; timestamp: string } | null,
-  opts: PublishOptions,
-): Promise<{ experiment: string; id: string } | null> {
-  if (source && opts.experiment === undefined) return { experiment: source.experiment, id: source.timestamp };
+async function runIdentity(run: RunHandle, source: StableSource | null, experiment: string | undefined): Promise<{ experiment: string; id: string } | null> {
+  if (source && experiment === undefined) return { experiment: source.experiment, id: source.timestamp };
   if (!isAgentvWorkspace(run)) return null;
   const loaded = await run.load();
   if (loaded.runId.includes('/')) return null;
-  return { experiment: opts.experiment ?? loaded.experiment, id: loaded.runId };
+  return { experiment: experiment ?? loaded.experiment, id: loaded.runId };
 }
 
 /**
- * Under the publish lock: which layout to write (layout/layout-choice.ts) and, when it is AgentV
- * 4.42's, the publish itself. `result` null: the 5.x path publishes.
+ * Under the publish lock: which layout to write (layout/layout-choice.ts), decided on the tip the
+ * push goes onto, and where a 4.42 run comes from when the run is one.
  */
-async function publishIfStableLayout(
+async function decideLayout(
   target: PublishTarget,
-  opts: PublishOptions,
   run: RunHandle,
-  settings: Promise<{ author: Ident }>,
-): Promise<{ layout: LayoutChoice; result: PublishResult | null }> {
+  experiment: string | undefined,
+  assertHeld: () => void,
+): Promise<{ layout: LayoutChoice; source: StableSource | null }> {
   const { repo, config } = target;
-  const lock = await acquirePublishLock(repo.commonDir);
-  try {
-    await repairInterrupted(repo, [target.resultsRef, target.artifactsRef]);
-    const source = stableRunSource(run);
-    // Decide from the tip the push goes onto (repo/team-tip.ts): on a fresh clone
-    // the remote-tracking branch. The local branch first catches up with it only in a shallow clone
-    // (a depth-1 CI checkout), where a merge could not find its base; elsewhere the commit goes on
-    // the local branch and the push merges row by row, so rows another machine published of the
-    // same run are never replaced (test/conformance/agentv-summary-merge.test.ts).
-    if (isShallow(target)) await adoptTeamTips(target, () => lock.assertHeld());
-    const tips = (await teamTip(target)).tips;
-    // The run's writer, when known: its layout is where that AgentV's Dashboard looks (layout-choice.ts).
-    const writer: BranchLayout | undefined = source ? 'stable' : isAgentvWorkspace(run) ? 'next' : undefined;
-    let layout = await chooseLayout(repo, tips, config.layout, writer);
-    // One run, one copy: a run the branch already holds in the other layout is merged there. Only
-    // a tip with runs in the other layout can hold it there: the choice counted them (none counted:
-    // no runs/ tree, or a configured layout, which did not look), so a one-layout branch reads nothing more.
-    const other: BranchLayout = layout.layout === 'stable' ? 'next' : 'stable';
-    const otherMayHold = layout.runs !== null ? layout.runs[other] > 0 : config.layout !== 'auto';
-    const identity = otherMayHold ? await runIdentity(run, source, opts) : null;
-    if (identity) {
-      const held = await heldLayouts(repo, tips, identity.experiment, identity.id);
-      if (!held.has(layout.layout) && held.has(other))
-        layout = {
-          layout: other,
-          reason: `the branch already holds this run (${identity.experiment}, ${identity.id}) in ${layoutName(other)}: its rows are merged there, never a second copy`,
-          runs: layout.runs,
-        };
-    }
-    if (layout.layout !== 'stable') return { layout, result: null };
-    return { layout, result: await publishStable(target, opts, run, source, layout, (await settings).author, () => lock.assertHeld()) };
-  } finally {
-    await lock.release();
+  const source = stableRunSource(run);
+  // Decide from the tip the push goes onto (repo/team-tip.ts): on a fresh clone
+  // the remote-tracking branch. The local branch first catches up with it only in a shallow clone
+  // (a depth-1 CI checkout), where a merge could not find its base; elsewhere the commit goes on
+  // the local branch and the push merges row by row, so rows another machine published of the
+  // same run are never replaced (test/conformance/agentv-summary-merge.test.ts).
+  if (isShallow(target)) await adoptTeamTips(target, assertHeld);
+  const tips = (await teamTip(target)).tips;
+  // The run's writer, when known: its layout is where that AgentV's Dashboard looks (layout-choice.ts).
+  const writer: BranchLayout | undefined = source ? 'stable' : isAgentvWorkspace(run) ? 'next' : undefined;
+  let layout = await chooseLayout(repo, tips, config.layout, writer);
+  // One run, one copy: a run the branch already holds in the other layout is merged there. Only
+  // a tip with runs in the other layout can hold it there: the choice counted them (none counted:
+  // no runs/ tree, or a configured layout, which did not look), so a one-layout branch reads nothing more.
+  const other: BranchLayout = layout.layout === 'stable' ? 'next' : 'stable';
+  const otherMayHold = layout.runs !== null ? layout.runs[other] > 0 : config.layout !== 'auto';
+  const identity = otherMayHold ? await runIdentity(run, source, experiment) : null;
+  if (identity) {
+    const held = await heldLayouts(repo, tips, identity.experiment, identity.id);
+    if (!held.has(layout.layout) && held.has(other))
+      layout = {
+        layout: other,
+        reason: `the branch already holds this run (${identity.experiment}, ${identity.id}) in ${layoutName(other)}: its rows are merged there, never a second copy`,
+        runs: layout.runs,
+      };
   }
+  return { layout, source };
 }
 
 /**
@@ -362,23 +449,24 @@ async function publishIfStableLayout(
  */
 async function publishStable(
   target: PublishTarget,
-  opts: PublishOptions,
+  job: PublishJob,
   handle: RunHandle,
-  source: { dir: string; experiment: string; timestamp: string } | null,
+  judgedSafe: LoadedRun | null,
+  source: StableSource | null,
   layout: LayoutChoice,
   author: Ident,
   beforeRefUpdate: () => void,
 ): Promise<PublishResult> {
-  const { repo, config } = target;
+  const { repo } = target;
   let runDir: string;
   let experiment: string;
   let timestamp: string;
   let derived = false;
   let files: StableRunFile[] | undefined;
-  if (source && opts.experiment === undefined) {
+  if (source && job.experiment === undefined) {
     ({ dir: runDir, experiment, timestamp } = source);
   } else {
-    const run = await prepareRun(handle, { experiment: opts.experiment });
+    const run = await prepareRun(handle, { experiment: job.experiment, judgedSafe });
     const loc = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
     runDir = run.dir;
     derived = run.derived;
@@ -394,7 +482,7 @@ async function publishStable(
     experiment,
     timestamp,
     author,
-    message: opts.message,
+    message: job.message,
     files,
     beforeRefUpdate,
   });
@@ -410,18 +498,18 @@ async function publishStable(
     push: null,
     wip: [],
     layout,
-    target: { repo: repo.workTree ?? repo.gitDir, resultsBranch: config.branch, artifactsBranch: config.artifacts_branch, remote: target.remote },
+    target: targetSummary(target),
   };
 }
 
 /** The published workspace as the user named it (a derived copy's index is not what WIP captured). */
-function workspaceOf(opts: PublishOptions): string | null {
-  const named = resolve(opts.cwd ?? process.cwd(), opts.run);
+function workspaceOf(opts: { cwd: string; run: string }): string | null {
+  const named = resolve(opts.cwd, opts.run);
   if (named.endsWith('.jsonl')) return basename(named) === 'index.jsonl' ? dirname(named) : null;
   return named;
 }
 
-async function endWip(target: PublishTarget, result: PublishResult, opts: PublishOptions): Promise<EndedWip[]> {
+async function endWip(target: PublishTarget, result: PublishResult, workspace: string | null): Promise<EndedWip[]> {
   try {
     return await endWipAfterPublish({
       repo: target.repo,
@@ -430,7 +518,7 @@ async function endWip(target: PublishTarget, result: PublishResult, opts: Publis
       runId: result.runId,
       runPath: result.location.path,
       resultsCommit: result.commits.results,
-      workspace: workspaceOf(opts),
+      workspace,
     });
   } catch (err) {
     // The run is published; a WIP branch left behind is only clutter (`wip clean` removes it later).

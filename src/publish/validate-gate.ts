@@ -7,16 +7,22 @@
  */
 import { InputError } from '../runs/export/export.js';
 import type { RunHandle } from '../runs/read/run-handle.js';
+import type { LoadedRun } from '../runs/read/run-reader.js';
 import { validateRunParts } from '../runs/validate.js';
 import { runSafetyLine } from '../util/run-safety.js';
 
-export async function refuseInvalidRun(handle: RunHandle): Promise<void> {
+/**
+ * Refuses a run `validate` rejects. Returns the reading it judged (valid, so safe too: the run-safety
+ * check is part of validation), which prepare then need not check again; null for a results file.
+ */
+export async function refuseInvalidRun(handle: RunHandle): Promise<LoadedRun | null> {
   // A results file is exported first (the export is valid by construction); a workspace is
   // judged as the user has it, through the handle publish opened (the same reading prepare uses).
-  if (handle.dir === null) return;
+  if (handle.dir === null) return null;
   const run = handle.named;
   const { report, unsafe } = await validateRunParts({ run, cwd: handle.cwd }, handle);
-  if (report.valid) return;
+  // The handle keeps its reading: this is the object prepare's load() returns.
+  if (report.valid) return handle.load();
   // What the run-safety check refuses, --allow-invalid does not publish either (prepare.ts): say so.
   if (unsafe.length > 0)
     throw new InputError(
