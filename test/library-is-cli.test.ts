@@ -24,14 +24,15 @@ const valueNames = (list: string): string[] =>
 // words the library's own messages use, so they have one home below cli/), or how its process ends.
 // A program gets the data from the verb; these only turn it into the CLI's text. Never grow it.
 const KNOWN_UNEXPORTED: Record<string, string> = {
-  DEFAULT_FLAKY_RUNS: "flaky's --help states its default window (the verb applies the same one when none is given)",
-  writeOutputFile: "gate --markdown-out writes the Markdown it printed by the one rule for output files (a program has the Markdown functions and writes where it likes)",
+  writeOutputFile:
+    'gate --markdown-out writes the Markdown it printed by the one rule for output files (a program has the Markdown functions and writes where it likes)',
   diskErrorOf: 'the CLI puts a raw ENOSPC/EDQUOT/EROFS that reached it into words with its path (the verbs throw DiskError themselves)',
   isDiskRefusal: 'the CLI recognises a raw full-disk or read-only error before wording it (diskErrorOf)',
   formatAttemptRate: 'show, summary and failures write an attempt rate with its interval for people (the report and the Dashboard use the same wording)',
   formatPassK: 'show and summary write pass@k and pass^k for people (the report uses the same wording)',
   publishedRunId: 'tag, pull and feedback turn a run path into the published run id with the same identity before calling the verb',
-  flagMetaOf: "how cli/schema-flags.ts reads the flag a schema field carries (the flags are made from the verb's exported schema; a program passes options, not flags)",
+  flagMetaOf:
+    "how cli/schema-flags.ts reads the flag a schema field carries (the flags are made from the verb's exported schema; a program passes options, not flags)",
   valueKindOf: "how cli/schema-flags.ts turns a flag's text into its field's type (the same plumbing; a program passes typed options)",
   BUG_REPORT_HINT: 'the CLI process says how to report a bug on exit 70 (a program has the error itself and exitCodeFor)',
   describeAge: "status's wording of how long ago the remote was last heard from (also in the library's read notes)",

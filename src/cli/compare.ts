@@ -120,8 +120,10 @@ export function registerCompare(cli: Cli): void {
             ...(flags.baseline === undefined ? { baseline: one('baseline-target', ours.baselineTargets) } : {}),
             ...(flags.candidate === undefined ? { candidate: one('candidate-target', ours.candidateTargets) } : {}),
           };
+          // The flags are read before the run is resolved: a bad value is the error, whatever the run.
+          const options = optionsFromFlags(CompareTargetsOptionsSchema, flags, { run: baseline, ...aliases });
           return withRunNames([baseline], flags, async ([run]) => {
-            const report = await compareTargets(optionsFromFlags(CompareTargetsOptionsSchema, flags, { run: run!.path, ...aliases }));
+            const report = await compareTargets({ ...options, run: run!.path });
             for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [run!])}\n`);
             if (format === 'json') {
               const { regression: _regression, ...out } = report;
@@ -137,10 +139,9 @@ export function registerCompare(cli: Cli): void {
             '--baseline, --candidate and --targets name targets of a single run; with two runs use --target, --baseline-target, --candidate-target',
           );
         }
+        const options = optionsFromFlags(CompareOptionsSchema, flags, { baseline, candidate, order: flags.olderBaseline ? 'older-first' : 'given' });
         return withRunNames([baseline, candidate], flags, async ([b, c]) => {
-          const report = await compareRuns(
-            optionsFromFlags(CompareOptionsSchema, flags, { baseline: b!.path, candidate: c!.path, order: flags.olderBaseline ? 'older-first' : 'given' }),
-          );
+          const report = await compareRuns({ ...options, baseline: b!.path, candidate: c!.path });
           for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [b!, c!])}\n`);
           const [base, cand] = report.order.swapped ? [c!, b!] : [b!, c!];
           report.sources.baseline.source = base.runId ?? base.name;
