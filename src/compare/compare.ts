@@ -29,7 +29,7 @@
 import { InputError } from '../runs/export/export.js';
 import { decide, type Decision } from './keep-discard.js';
 import { loadScoreRows, type ScoreRow } from './score-rows.js';
-import { chooseRule, matchKey, pooledRows, ruleNote, type Pooled } from './match-rule.js';
+import { chooseRule, matchKey, pooledRows, ruleNote } from './match-rule.js';
 import { flag, parseOptions } from '../options/verb-options.js';
 import * as z from 'zod';
 import type { CompareReportBase, CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './report-types.js';

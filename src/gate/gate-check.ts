@@ -140,7 +140,7 @@ async function decideAndAct(opts: GateCheckParsed, webhook: Webhook | null): Pro
       return moveTag({ cwd, env, remote, configFile, project, overrides, resolved, runId: cand.runId, tag: 'baseline', push: opts.push });
     };
     const base = await resolveRunNames([baseline], names).catch((err: unknown): ResolvedRuns | null => {
-      // Only "no such run" is a missing baseline: a git or remote failure, or a bad name, still fails the gate.
+      // Only a name that is no published run (ReadError of kind not-found) lets a first run pass: a git or remote failure, or a bad name, still fails the gate.
       if (opts.missingBaseline === 'pass' && err instanceof ReadError && err.kind === 'not-found') return null;
       throw err;
     });
