@@ -53,6 +53,7 @@ export {
 export { gateCheck, GateCheckOptionsSchema, type GateCheckOptions, type GateCheckResult, type GateVerdict } from './gate/gate-check.js';
 export {
   gateRuns,
+  GateOptionsSchema,
   DEFAULT_GATE_TOLERANCE,
   type GateAttempts,
   type GateCase,
@@ -69,10 +70,17 @@ export {
   type TestSetPolicy,
 } from './gate/gate.js';
 export type { NoiseTestInput, NoiseTestResult, PassCount } from './model/noise-test.js';
-export { decide, type DecideOptions, type Decision } from './compare/keep-discard.js';
-export { trend, DEFAULT_SLOPE_THRESHOLD, type TrendAllOptions } from './trend/index.js';
+export { decide, DecideOptionsSchema, DecisionSummarySchema, type DecideOptions, type Decision } from './compare/keep-discard.js';
+export { trend, TrendOptionsSchema, PublishedListFlagsSchema, DEFAULT_SLOPE_THRESHOLD, type TrendAllOptions } from './trend/index.js';
 export type { TrendReport, TrendSeries, TrendRunPoint, TrendDirection, SkippedSeries, TrendOptions } from './trend/index.js';
-export { readIterations, recordCycle, type Iteration, type RecordCycleOptions, type RecordCycleResult } from './autoresearch/index.js';
+export {
+  readIterations,
+  recordCycle,
+  RecordCycleOptionsSchema,
+  type Iteration,
+  type RecordCycleOptions,
+  type RecordCycleResult,
+} from './autoresearch/index.js';
 export { renderTrajectory, TrajectoryOptionsSchema, type TrajectoryOptions, type TrajectoryResult } from './autoresearch/record.js';
 
 // The Markdown the verdict commands print (`--format markdown`: a PR comment or a job summary), from their reports.
@@ -80,6 +88,7 @@ export { compareMarkdown, gateErrorMarkdown, gateMarkdown, gateNoBaselineMarkdow
 export { flakyMarkdown, trendMarkdown } from './trend/markdown.js';
 export {
   flaky,
+  FlakyOptionsSchema,
   type FlakyClass,
   type FlakyOptions,
   type FlakyReport,

@@ -24,9 +24,8 @@ const valueNames = (list: string): string[] =>
 // words the library's own messages use, so they have one home below cli/), or how its process ends.
 // A program gets the data from the verb; these only turn it into the CLI's text. Never grow it.
 const KNOWN_UNEXPORTED: Record<string, string> = {
-  DEFAULT_FLAKY_RUNS: "flaky's --help states its default window (the verb applies the same one when none is given)",
-  DEFAULT_GATE_CONFIDENCE: "gate's --help states the default confidence (gateCheck applies the same one)",
-  DEFAULT_GATE_HISTORY: "gate's --help states the default history (gateCheck applies the same one)",
+  writeOutputFile:
+    'gate --markdown-out writes the Markdown it printed by the one rule for output files (a program has the Markdown functions and writes where it likes)',
   diskErrorOf: 'the CLI puts a raw ENOSPC/EDQUOT/EROFS that reached it into words with its path (the verbs throw DiskError themselves)',
   isDiskRefusal: 'the CLI recognises a raw full-disk or read-only error before wording it (diskErrorOf)',
   formatAttemptRate: 'show, summary and failures write an attempt rate with its interval for people (the report and the Dashboard use the same wording)',

@@ -406,3 +406,49 @@ describe('compare --decide: seed 004 rules', () => {
     expect(r.stderr).toContain('no such file or directory');
   });
 });
+
+describe('gate and compare read a run where it is: nothing is written to disk', () => {
+  // Every temporary directory the commands could make goes under `scratch` (TMPDIR), and the runs
+  // sit in `work`: after each command both must hold exactly what they held before.
+  const listing = async (root: string): Promise<string[]> => {
+    const { readdir } = await import('node:fs/promises');
+    return (await readdir(root, { recursive: true })).map(String).sort();
+  };
+
+  it('a results .jsonl on each side: the verdict, and no bundle exported anywhere', async () => {
+    const work = await mkdtemp(join(tmp, 'in-place-'));
+    const scratch = await mkdtemp(join(tmp, 'scratch-'));
+    const rows = (s: Record<string, number>) =>
+      scores('gpt', s)
+        .map((r) => `${JSON.stringify({ ...r, timestamp: '2026-01-01T00:00:00Z' })}\n`)
+        .join('');
+    await writeFile(join(work, 'base.jsonl'), rows({ a: 0.9, b: 0.8, c: 0.7 }));
+    await writeFile(join(work, 'cand.jsonl'), rows({ a: 0.9, b: 0.5, c: 0.7 }));
+    const before = await listing(work);
+    const env = { TMPDIR: scratch };
+    const gate = await runCli(['gate', 'base.jsonl', 'cand.jsonl', '--json'], { cwd: work, env });
+    expect(gate.code, gate.stderr).toBe(1);
+    expect((JSON.parse(gate.stdout) as { regressions: { test_id: string }[] }).regressions.map((t) => t.test_id)).toEqual(['b']);
+    const cmp = await runCli(['compare', 'base.jsonl', 'cand.jsonl', '--json'], { cwd: work, env });
+    expect(cmp.code, cmp.stderr).toBe(1);
+    expect((JSON.parse(cmp.stdout) as CompareJson).summary.losses).toBe(1);
+    expect(await listing(work)).toEqual(before);
+    expect(await listing(scratch)).toEqual([]);
+  });
+
+  it('rows that must be derived (not AgentV-shaped) are read in memory: refused, with no scratch bundle left behind', async () => {
+    const work = await mkdtemp(join(tmp, 'in-place-'));
+    const scratch = await mkdtemp(join(tmp, 'scratch-'));
+    const run = join(work, 'run');
+    await mkdir(run);
+    // A manifest whose rows carry no numeric score: the light reader hands them to export's derivation.
+    await writeFile(join(run, 'index.jsonl'), `${JSON.stringify({ test_id: 'a', result: { score: 0.5 } })}\n`);
+    await writeFile(join(work, 'ok.jsonl'), `${JSON.stringify({ test_id: 'a', score: 0.5 })}\n`);
+    const before = await listing(work);
+    const r = await runCli(['compare', 'run', 'ok.jsonl'], { cwd: work, env: { TMPDIR: scratch } });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('no result rows');
+    expect(await listing(work)).toEqual(before);
+    expect(await listing(scratch)).toEqual([]);
+  });
+});

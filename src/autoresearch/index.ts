@@ -4,6 +4,7 @@ export { trajectoryData, type TrajectoryData, type TrajectoryPoint } from './tra
 export { trajectoryFragment, renderTrajectoryHtml, TRAJECTORY_CSP, TRAJECTORY_CSS, type TrajectoryPageOptions } from './trajectory-html.js';
 export {
   recordCycle,
+  RecordCycleOptionsSchema,
   renderTrajectory,
   autoresearchPaths,
   cycleMetrics,

@@ -13,6 +13,7 @@ import { dirname } from 'node:path';
 import * as z from 'zod';
 import { jsonlLines } from '../util/jsonl-objects.js';
 import { openRegularFile, readRegularText } from '../util/safe-open.js';
+import { parseArgs } from '../options/verb-options.js';
 
 export const IterationSchema = z.looseObject({
   cycle: z.number().int().positive(),
@@ -33,6 +34,7 @@ export interface IterationsFile {
 
 /** Read an experiment's iterations.jsonl: its cycles, and a warning for each line that cannot be read. */
 export async function readIterations(path: string): Promise<IterationsFile> {
+  parseArgs('readIterations', { path: z.string() }, [path]);
   let text: string;
   try {
     text = await readRegularText(path, { kind: 'log' });

@@ -15,13 +15,13 @@
  */
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../runs/export/export.js';
-import { compareRuns, DEFAULT_COMPARE_THRESHOLD } from '../compare/compare.js';
+import { CompareThresholdField, compareRuns, DEFAULT_COMPARE_THRESHOLD } from '../compare/compare.js';
 import { loadScoreRows, type ScoreRow } from '../compare/score-rows.js';
 import { appendIteration, readIterations, type Iteration } from './iterations.js';
 import { renderTrajectoryHtml } from './trajectory-html.js';
 import { writeOutputFile } from '../util/output-target.js';
 import { readRegularText } from '../util/safe-open.js';
-import { checkOptions } from '../options/verb-options.js';
+import { flag, parseOptions } from '../options/verb-options.js';
 import * as z from 'zod';
 
 export interface AutoresearchPaths {
@@ -46,24 +46,46 @@ export function autoresearchPaths(opts: { experiment: string; experimentDir?: st
   return { experimentDir, dir, iterations: join(dir, 'iterations.jsonl'), trajectory: join(dir, 'trajectory.html') };
 }
 
-export interface RecordCycleOptions {
-  experiment: string;
+/** The fields both autoresearch verbs take: where the experiment's `_autoresearch/` is, and whether the loop is over. */
+const ExperimentFields = {
+  experiment: z.string().meta(flag('--experiment <name>', 'Experiment name, e.g. autoresearch-pdf-skill (required)')),
+  experimentDir: z
+    .string()
+    .optional()
+    .meta(flag('--experiment-dir <dir>', 'Experiment directory holding _autoresearch/ (default: .agentv/results/runs/<experiment>)')),
+};
+/** The loop is over: the page stops refreshing itself. */
+const finalField = z.boolean().default(false).meta(flag('--final', 'Write trajectory.html without auto-refresh: the loop is over'));
+const cwdField = z
+  .string()
+  .default(() => process.cwd())
+  .meta(flag('--dir <dir>', 'Working directory (paths are resolved from here)'));
+
+/** `recordCycle`'s options, parsed once at its door (the `autoresearch` commands' flags come from these fields, in this order). */
+export const RecordCycleOptionsSchema = z.strictObject({
+  ...ExperimentFields,
   /** This cycle's run: a run directory, its index.jsonl, or a results JSONL file. */
-  run: string;
-  mutation?: string;
-  experimentDir?: string;
-  cwd?: string;
+  run: z.string(),
+  mutation: z.string().optional().meta(flag('--mutation <text>', 'record: one-line description of what changed this cycle')),
   /** Compare against this run instead of the most recent kept cycle's. */
-  baseline?: string;
-  threshold?: number;
+  baseline: z.string().optional().meta(flag('--baseline <run>', "record: compare with this run instead of the most recent kept cycle's run")),
+  threshold: CompareThresholdField.meta(
+    flag('--threshold <delta>', `record: compare's win/loss threshold (default ${DEFAULT_COMPARE_THRESHOLD}, as agentv compare)`),
+  ),
   /** For the simplicity rule at equal scores. */
-  baselineArtifact?: string;
-  candidateArtifact?: string;
+  baselineArtifact: z
+    .string()
+    .optional()
+    .meta(flag('--baseline-artifact <path>', 'record: the kept artifact (file: lines, folder: bytes) for the "simpler at equal score" rule')),
+  candidateArtifact: z.string().optional().meta(flag('--candidate-artifact <path>', "record: this cycle's artifact")),
   /** Write the trajectory without its auto-refresh (the loop is over). */
-  final?: boolean;
+  final: finalField,
+  cwd: cwdField,
   /** Fixed clock for tests. */
-  now?: Date;
-}
+  now: z.date().optional(),
+});
+
+export type RecordCycleOptions = z.input<typeof RecordCycleOptionsSchema>;
 
 export interface CycleMetrics {
   score: number;
@@ -128,8 +150,9 @@ export async function writeTrajectory(paths: AutoresearchPaths, iterations: Iter
 }
 
 /** Record one autoresearch cycle: compare the run with the baseline, decide keep or discard, append it to iterations.jsonl. */
-export async function recordCycle(opts: RecordCycleOptions): Promise<RecordCycleResult> {
-  const cwd = opts.cwd ?? process.cwd();
+export async function recordCycle(options: RecordCycleOptions): Promise<RecordCycleResult> {
+  const opts = parseOptions('recordCycle', RecordCycleOptionsSchema, options);
+  const { cwd } = opts;
   const paths = autoresearchPaths({ experiment: opts.experiment, experimentDir: opts.experimentDir, cwd });
   const existing = await readIterations(paths.iterations);
   const warnings = [...existing.warnings];
@@ -161,7 +184,7 @@ export async function recordCycle(opts: RecordCycleOptions): Promise<RecordCycle
       baseline,
       candidate: opts.run,
       cwd,
-      threshold: opts.threshold ?? DEFAULT_COMPARE_THRESHOLD,
+      threshold: opts.threshold,
       decide: true,
       baselineArtifact: opts.baselineArtifact,
       candidateArtifact: opts.candidateArtifact,
@@ -194,30 +217,30 @@ export async function recordCycle(opts: RecordCycleOptions): Promise<RecordCycle
   return { paths, iteration, warnings };
 }
 
-/** `renderTrajectory`'s options, checked when it is called. */
-export const TrajectoryOptionsSchema = z.object({
-  experiment: z.string(),
-  experimentDir: z.string().optional(),
-  cwd: z.string().optional(),
-  /** The loop is over: the page stops refreshing itself. */
-  final: z.boolean().optional(),
+/** `renderTrajectory`'s options, parsed once at its door. */
+export const TrajectoryOptionsSchema = z.strictObject({
+  ...ExperimentFields,
+  final: finalField,
+  cwd: cwdField,
 });
 
-export type TrajectoryOptions = z.infer<typeof TrajectoryOptionsSchema>;
+export type TrajectoryOptions = z.input<typeof TrajectoryOptionsSchema>;
 
 export interface TrajectoryResult {
   paths: AutoresearchPaths;
+  /** The page was written final (no auto-refresh). */
+  final: boolean;
   iterations: Iteration[];
   warnings: string[];
 }
 
 /** Rewrite trajectory.html from iterations.jsonl (e.g. `--final` when the loop is over). */
-export async function renderTrajectory(opts: TrajectoryOptions): Promise<TrajectoryResult> {
-  checkOptions('renderTrajectory', TrajectoryOptionsSchema, opts);
+export async function renderTrajectory(options: TrajectoryOptions): Promise<TrajectoryResult> {
+  const opts = parseOptions('renderTrajectory', TrajectoryOptionsSchema, options);
   const paths = autoresearchPaths(opts);
   const { iterations, warnings } = await readIterations(paths.iterations);
   if (iterations.length === 0 && warnings.length === 0)
     throw new InputError(`no cycles recorded yet: ${paths.iterations} is missing or empty — record one with \`agentv-results autoresearch record\``);
   await writeTrajectory(paths, iterations, { experiment: opts.experiment, final: opts.final });
-  return { paths, iterations, warnings };
+  return { paths, final: opts.final, iterations, warnings };
 }

@@ -1,24 +1,13 @@
 import type { Cli, CommandBuilder } from './program.js';
-import { recordCycle, renderTrajectory } from '../autoresearch/record.js';
-import { DEFAULT_COMPARE_THRESHOLD } from '../compare/compare.js';
-import { EXIT, numberFlag, runCommand, UsageError } from './errors.js';
-import { stringFlag } from './flags.js';
+import { recordCycle, RecordCycleOptionsSchema, renderTrajectory, TrajectoryOptionsSchema } from '../autoresearch/record.js';
+import { EXIT, runCommand, UsageError } from './errors.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { bold, green, printJson, red, yellow } from './format.js';
 
 export function registerAutoresearch(cli: Cli): void {
   cli.group('autoresearch', 'Autoresearch loop support (the agentv-bench skill): record a cycle, render its trajectory');
-  const common = (b: CommandBuilder) =>
-    b
-      .option('--experiment <name>', 'Experiment name, e.g. autoresearch-pdf-skill (required)')
-      .option('--experiment-dir <dir>', 'Experiment directory holding _autoresearch/ (default: .agentv/results/runs/<experiment>)')
-      .option('--mutation <text>', 'record: one-line description of what changed this cycle')
-      .option('--baseline <run>', "record: compare with this run instead of the most recent kept cycle's run")
-      .option('--threshold <delta>', `record: compare's win/loss threshold (default ${DEFAULT_COMPARE_THRESHOLD}, as agentv compare)`)
-      .option('--baseline-artifact <path>', 'record: the kept artifact (file: lines, folder: bytes) for the "simpler at equal score" rule')
-      .option('--candidate-artifact <path>', "record: this cycle's artifact")
-      .option('--final', 'Write trajectory.html without auto-refresh: the loop is over')
-      .option('--dir <dir>', 'Working directory (paths are resolved from here)')
-      .option('--json', 'Machine-readable output');
+  // Both commands take the same flags (the record-only ones say so), made from recordCycle's schema.
+  const common = (b: CommandBuilder) => schemaFlags(b, RecordCycleOptionsSchema, { except: ['run'] }).option('--json', 'Machine-readable output');
   common(
     cli.command(
       'autoresearch record <run>',
@@ -36,25 +25,10 @@ export function registerAutoresearch(cli: Cli): void {
 
 function autoresearchAction(action: 'record' | 'trajectory', run: string | undefined, flags: Record<string, unknown>): Promise<void> {
   return runCommand(async () => {
-    const experiment = stringFlag('experiment', flags.experiment);
-    if (!experiment) throw new UsageError('--experiment <name> is required (e.g. autoresearch-<artifact>)');
-    const common = {
-      experiment,
-      experimentDir: stringFlag('experiment-dir', flags.experimentDir),
-      cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-      final: Boolean(flags.final),
-    };
+    if (flags.experiment === undefined) throw new UsageError('--experiment <name> is required (e.g. autoresearch-<artifact>)');
     if (action === 'record') {
       if (!run) throw new UsageError('autoresearch record <run>: pass the run directory (or index.jsonl) of the cycle just evaluated');
-      const r = await recordCycle({
-        ...common,
-        run,
-        mutation: stringFlag('mutation', flags.mutation),
-        baseline: stringFlag('baseline', flags.baseline),
-        threshold: numberFlag('threshold', flags.threshold, DEFAULT_COMPARE_THRESHOLD),
-        baselineArtifact: stringFlag('baseline-artifact', flags.baselineArtifact),
-        candidateArtifact: stringFlag('candidate-artifact', flags.candidateArtifact),
-      });
+      const r = await recordCycle(optionsFromFlags(RecordCycleOptionsSchema, flags, { run }));
       for (const w of r.warnings) process.stderr.write(yellow(`warning: ${w}`) + '\n');
       if (flags.json) {
         printJson({ ...r.iteration, iterations_path: r.paths.iterations, trajectory_path: r.paths.trajectory });
@@ -69,10 +43,11 @@ function autoresearchAction(action: 'record' | 'trajectory', run: string | undef
     }
     if (action === 'trajectory') {
       if (run) throw new UsageError('autoresearch trajectory takes no run argument');
-      const r = await renderTrajectory(common);
+      const r = await renderTrajectory(optionsFromFlags(TrajectoryOptionsSchema, flags));
+      const { final } = r;
       for (const w of r.warnings) process.stderr.write(yellow(`warning: ${w}`) + '\n');
-      if (flags.json) printJson({ trajectory_path: r.paths.trajectory, cycles: r.iterations.length, final: common.final });
-      else process.stdout.write(`${r.paths.trajectory}: ${r.iterations.length} cycle(s)${common.final ? ', final (no auto-refresh)' : ', live'}\n`);
+      if (flags.json) printJson({ trajectory_path: r.paths.trajectory, cycles: r.iterations.length, final });
+      else process.stdout.write(`${r.paths.trajectory}: ${r.iterations.length} cycle(s)${final ? ', final (no auto-refresh)' : ', live'}\n`);
       return EXIT.ok;
     }
     throw new UsageError(`unknown autoresearch action ${JSON.stringify(action)} — use record or trajectory`);

@@ -1,18 +1,22 @@
 import type { Cli } from './program.js';
-import { compareRuns, compareTargets, DEFAULT_COMPARE_THRESHOLD, type CompareReport, type MatrixReport, type TargetPairReport } from '../compare/compare.js';
+import {
+  compareRuns,
+  CompareOptionsSchema,
+  compareTargets,
+  CompareTargetsOptionsSchema,
+  type CompareReport,
+  type MatrixReport,
+  type TargetPairReport,
+} from '../compare/compare.js';
 import { UsageError } from './errors.js';
-import { EXIT, numberFlag, runCommand } from './errors.js';
+import { EXIT, runCommand } from './errors.js';
 import { bold, green, printJson, red, table, yellow } from './format.js';
-import { stringFlag, stringFlags } from './flags.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { compareMarkdown } from '../report/markdown.js';
 import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions, withRunNames, namedPaths } from './run-names.js';
 
 const signed = (n: number, digits = 3) => (n > 0 ? '+' : '') + n.toFixed(digits);
 const outcomeText = (o: string) => (o === 'win' ? green('win') : o === 'loss' ? red('loss') : 'tie');
-const listFlag = (name: string, parsed: unknown) => {
-  const values = stringFlags(name, parsed);
-  return values.length > 0 ? values : undefined;
-};
 
 function printReport(r: CompareReport): void {
   const headers = ['Test', 'Baseline', 'Candidate', 'Delta', 'Outcome'];
@@ -71,25 +75,20 @@ function printSingleRun(r: MatrixReport | TargetPairReport): void {
 }
 
 export function registerCompare(cli: Cli): void {
-  runNameOptions(
+  const cmd = runNameOptions(
     cli.command(
       'compare <baseline> [candidate]',
       `Compare two runs as \`agentv compare\` does: tests matched by test_id (the last row of a repeated id counts), per-test delta, wins/losses/ties, mean_delta; exit 1 when mean_delta < 0 (\`gate\` is the per-test CI check). A run is ${RUN_NAME_HELP}. With one run: its targets against each other (--baseline-target a --candidate-target b), or a score matrix of all of them`,
     ),
-  )
-    .option('--threshold <delta>', 'Win when delta >= threshold, loss when delta <= -threshold, else tie (default 0.1, as agentv compare)')
-    .option('--target <name>', 'Compare only this target on both sides (repeatable; use it when a file holds several targets)')
-    .option('--baseline-target <name>', 'Narrow the baseline to this target (repeatable). One run: the baseline target (agentv: --baseline)')
-    .option('--candidate-target <name>', 'Narrow the candidate to this target (repeatable). One run: the candidate target (agentv: --candidate)')
-    .option('--baseline <target>', "One run only, agentv compare's spelling of --baseline-target")
-    .option('--candidate <target>', "One run only, agentv compare's spelling of --candidate-target")
-    .option('--targets <name>', "One run only: the targets in the matrix (repeatable; agentv compare's spelling of --target)")
-    .option('--all-targets', 'Two runs: match rows per (test id, target) instead of test id alone, so every target of a multi-target run is compared')
-    .option('--older-baseline', 'Two runs: the older run (earliest row timestamp) is the baseline, whichever is given first (as the Dashboard compares)')
-    .option('--decide', 'Print the keep/discard decision (wins > losses -> keep; mean_delta == 0 and the candidate artifact is simpler -> keep; else discard)')
-    .option('--baseline-artifact <path>', 'Baseline prompt/skill for the simplicity rule (file: line count; directory: total bytes)')
-    .option('--candidate-artifact <path>', 'Candidate prompt/skill for the simplicity rule')
-    .option('--dir <dir>', 'Working directory used to resolve relative paths')
+  );
+  // Two runs' flags (compareRuns) and one run's own spellings (compareTargets), in the order the help has always listed them.
+  schemaFlags(cmd, CompareOptionsSchema, { only: ['threshold', 'targets', 'baselineTargets', 'candidateTargets'] });
+  schemaFlags(cmd, CompareTargetsOptionsSchema, { only: ['baseline', 'candidate', 'targets'] });
+  schemaFlags(cmd, CompareOptionsSchema, { only: ['allTargets'] }).option(
+    '--older-baseline',
+    'Two runs: the older run (earliest row timestamp) is the baseline, whichever is given first (as the Dashboard compares)',
+  );
+  schemaFlags(cmd, CompareOptionsSchema, { only: ['decide', 'baselineArtifact', 'candidateArtifact', 'cwd'] })
     .option(
       '--format <format>',
       'text (default), json, or markdown with two runs (a PR comment or job summary: losses first, escaped, under 65,536 characters)',
@@ -105,20 +104,26 @@ export function registerCompare(cli: Cli): void {
         const format = outputFormat(flags);
         if (candidate === undefined) {
           if (format === 'markdown') throw new UsageError('--format markdown compares two runs; give a baseline and a candidate');
-          const one = (name: string, value: unknown) => {
-            const values = listFlag(name, value) ?? [];
-            if (values.length > 1) throw new UsageError(`--${name}: give one target`);
-            return values[0];
+          // One run: agentv's spellings (--baseline, --candidate, --targets) win over ours (--baseline-target, …), one target each.
+          const ours = optionsFromFlags(
+            CompareOptionsSchema,
+            flags,
+            { baseline: '', candidate: '' },
+            { only: ['targets', 'baselineTargets', 'candidateTargets'] },
+          );
+          const one = (name: string, values: string[] | undefined) => {
+            if (values && values.length > 1) throw new UsageError(`--${name}: give one target`);
+            return values?.[0];
           };
+          const aliases = {
+            ...(flags.targets === undefined && ours.targets ? { targets: ours.targets } : {}),
+            ...(flags.baseline === undefined ? { baseline: one('baseline-target', ours.baselineTargets) } : {}),
+            ...(flags.candidate === undefined ? { candidate: one('candidate-target', ours.candidateTargets) } : {}),
+          };
+          // The flags are read before the run is resolved: a bad value is the error, whatever the run.
+          const options = optionsFromFlags(CompareTargetsOptionsSchema, flags, { run: baseline, ...aliases });
           return withRunNames([baseline], flags, async ([run]) => {
-            const report = await compareTargets({
-              run: run!.path,
-              cwd: (flags.dir as string | undefined) ?? process.cwd(),
-              threshold: numberFlag('threshold', flags.threshold, DEFAULT_COMPARE_THRESHOLD),
-              targets: listFlag('targets', flags.targets) ?? listFlag('target', flags.target),
-              baseline: one('baseline-target', flags.baselineTarget) ?? one('baseline', flags.baseline),
-              candidate: one('candidate-target', flags.candidateTarget) ?? one('candidate', flags.candidate),
-            });
+            const report = await compareTargets({ ...options, run: run!.path });
             for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [run!])}\n`);
             if (format === 'json') {
               const { regression: _regression, ...out } = report;
@@ -134,21 +139,9 @@ export function registerCompare(cli: Cli): void {
             '--baseline, --candidate and --targets name targets of a single run; with two runs use --target, --baseline-target, --candidate-target',
           );
         }
+        const options = optionsFromFlags(CompareOptionsSchema, flags, { baseline, candidate, order: flags.olderBaseline ? 'older-first' : 'given' });
         return withRunNames([baseline, candidate], flags, async ([b, c]) => {
-          const report = await compareRuns({
-            baseline: b!.path,
-            candidate: c!.path,
-            cwd: (flags.dir as string | undefined) ?? process.cwd(),
-            threshold: numberFlag('threshold', flags.threshold, DEFAULT_COMPARE_THRESHOLD),
-            targets: listFlag('target', flags.target),
-            baselineTargets: listFlag('baseline-target', flags.baselineTarget),
-            candidateTargets: listFlag('candidate-target', flags.candidateTarget),
-            allTargets: Boolean(flags.allTargets),
-            order: flags.olderBaseline ? 'older-first' : 'given',
-            decide: Boolean(flags.decide),
-            baselineArtifact: stringFlag('baseline-artifact', flags.baselineArtifact),
-            candidateArtifact: stringFlag('candidate-artifact', flags.candidateArtifact),
-          });
+          const report = await compareRuns({ ...options, baseline: b!.path, candidate: c!.path });
           for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [b!, c!])}\n`);
           const [base, cand] = report.order.swapped ? [c!, b!] : [b!, c!];
           report.sources.baseline.source = base.runId ?? base.name;

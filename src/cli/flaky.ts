@@ -1,8 +1,9 @@
 import type { Cli } from './program.js';
-import { DEFAULT_FLAKY_RUNS, flaky, type FlakyReport } from '../trend/flaky.js';
+import { flaky, FlakyOptionsSchema, type FlakyReport } from '../trend/flaky.js';
+import { PublishedListFlagsSchema } from '../trend/index.js';
 import { flakyMarkdown } from '../trend/markdown.js';
-import { EXIT, numberFlag } from './errors.js';
-import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
+import { EXIT } from './errors.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { bold, dim, printJson, red, table, yellow } from './format.js';
 import { runReadCommand } from './list.js';
 import { progressReporter } from './progress.js';
@@ -36,20 +37,16 @@ function printFlaky(r: FlakyReport, all: boolean): void {
 }
 
 export function registerFlaky(cli: Cli): void {
-  cli
-    .command(
-      'flaky [...runs]',
-      `Flaky tests named: over the last --last published runs of an experiment (or the runs given, oldest first — each ${RUN_NAME_HELP}), per (test, target) every attempt counted, the verdict flips from run to run, the attempt success rate with its 95% Wilson interval, and a class (newly failing, flaky, stable fail, stable pass), strongest evidence first`,
-    )
-    .option('--experiment <name>', "Published runs of this experiment (default: the newest run's)")
-    .option('--target <name>', 'Only this target')
-    .option('--last <n>', `The last n published runs (default ${DEFAULT_FLAKY_RUNS})`)
-    .option('--all', 'List stable passes too (text; --json always has every test)')
-    .option('--fetch', 'Fetch the results branch first')
-    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
-    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
-    .option('--project <id>', PROJECT_OPTION_HELP)
-    .option('--dir <dir>', 'Working directory')
+  const cmd = cli.command(
+    'flaky [...runs]',
+    `Flaky tests named: over the last --last published runs of an experiment (or the runs given, oldest first — each ${RUN_NAME_HELP}), per (test, target) every attempt counted, the verdict flips from run to run, the attempt success rate with its 95% Wilson interval, and a class (newly failing, flaky, stable fail, stable pass), strongest evidence first`,
+  );
+  schemaFlags(cmd, FlakyOptionsSchema, { only: ['experiment', 'target', 'last'] }).option(
+    '--all',
+    'List stable passes too (text; --json always has every test)',
+  );
+  schemaFlags(cmd, PublishedListFlagsSchema, { help: { fetch: 'Fetch the results branch first', remote: 'Remote (default: results.remote, else origin)' } });
+  schemaFlags(cmd, FlakyOptionsSchema, { only: ['cwd'] })
     .option('--format <format>', 'text (default), json or markdown (a job summary: strongest evidence first, escaped)')
     .option(
       '--json',
@@ -60,15 +57,14 @@ export function registerFlaky(cli: Cli): void {
     .action((runs: string[], flags: Record<string, unknown>) =>
       runReadCommand(async () => {
         const format = outputFormat(flags);
+        const options = optionsFromFlags(FlakyOptionsSchema, flags);
+        const list = optionsFromFlags(PublishedListFlagsSchema, flags);
         return withRunNames(runs, flags, async (resolved) => {
           const progress = progressReporter(resolved.length > 0 ? 'reading the runs' : 'reading the published runs', { quiet: format === 'json' });
           const report = await flaky({
+            ...options,
             sources: resolved.map((r) => ({ path: r.path, runId: r.runId ?? r.name })),
-            list: { fetch: Boolean(flags.fetch), remote: stringFlag('remote', flags.remote), ...configFlags(flags) },
-            cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-            experiment: stringFlag('experiment', flags.experiment),
-            target: stringFlag('target', flags.target),
-            last: flags.last === undefined ? undefined : numberFlag('last', flags.last, DEFAULT_FLAKY_RUNS),
+            list,
           }).finally(progress.done);
           for (const w of report.warnings) process.stderr.write(yellow(`warning: ${namedPaths(w, resolved)}`) + '\n');
           if (format === 'json') printJson(report);

@@ -1,22 +1,19 @@
-import { renameSync, writeFileSync } from 'node:fs';
 import type { Cli } from './program.js';
-import { DEFAULT_GATE_CONFIDENCE, DEFAULT_GATE_HISTORY, DEFAULT_GATE_TOLERANCE, gateTestName, type GateReport } from '../gate/gate.js';
-import { gateCheck, type GateVerdict } from '../gate/gate-check.js';
+import { gateTestName, type GateReport } from '../gate/gate.js';
+import { gateCheck, GateCheckOptionsSchema, type GateVerdict } from '../gate/gate-check.js';
 import { gateErrorMarkdown, gateMarkdown, gateNoBaselineMarkdown } from '../report/markdown.js';
 import { AgentvResultsError } from '../errors/errors.js';
-import { EXIT, exitCodeFor, numberFlag, oneOf, runCommand, UsageError } from './errors.js';
+import { EXIT, exitCodeFor, runCommand } from './errors.js';
 import { bold, dim, green, printJson, red, table, yellow } from './format.js';
 import { progressReporter } from './progress.js';
-import { configFlags, stringFlag, stringFlags } from './flags.js';
-import { namedJson, outputFormat, RUN_NAME_HELP, runLink, runNameOptions } from './run-names.js';
+import { stringFlag } from './flags.js';
+import { namedJson, outputFormat, RUN_NAME_HELP, runLink } from './run-names.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
+import { writeOutputFile } from '../util/output-target.js';
 import { pushExitCode, pushLines } from './sync.js';
 
 const signed = (n: number) => (n > 0 ? '+' : '') + n.toFixed(3);
 const pText = (p: number) => (p < 0.0001 ? p.toExponential(1) : p.toFixed(4));
-const listFlag = (name: string, parsed: unknown) => {
-  const values = stringFlags(name, parsed);
-  return values.length > 0 ? values : undefined;
-};
 
 function printGate(r: GateReport, baseline: string, candidate: string): void {
   const s = r.summary;
@@ -58,44 +55,39 @@ function printGate(r: GateReport, baseline: string, candidate: string): void {
   for (const f of r.failures) process.stdout.write(`  ${f}\n`);
 }
 
+/** The rule's flags, then the output's, then matching and the directory, then where runs are read from (as the help has always listed them). */
+const RULE_FLAGS = [
+  'tolerance',
+  'maxRegressions',
+  'history',
+  'confidence',
+  'newTests',
+  'removedTests',
+  'targets',
+  'baselineTargets',
+  'candidateTargets',
+  'missingBaseline',
+  'updateBaseline',
+  'push',
+  'webhook',
+] as const;
+const NAME_FLAGS = ['fetch', 'remote', 'configFile', 'project'] as const;
+
 export function registerGate(cli: Cli): void {
-  runNameOptions(
-    cli
-      .command(
-        'gate <baseline> <candidate>',
-        `The CI check: fail (exit 1) when a test regresses — its score drops by more than --tolerance, or its verdict flips in a way the score does not explain, or (with --history) its attempts are improbable under its own history, which also spares a noisy test its ordinary draws — or when baseline tests are missing; tests are matched per (test id, target) when a run holds several targets; the mean delta is reported, not decisive; exit 70 is a bug in agentv-results, never a regression. Each run is ${RUN_NAME_HELP}. \`compare\` keeps agentv compare's mean rule`,
-      )
-      .option('--tolerance <x>', `A score drop of more than x regresses a test (default ${DEFAULT_GATE_TOLERANCE}, agentv compare's tie band)`)
-      .option('--max-regressions <n>', 'Fail only when more than n tests regress (default 0)')
-      .option(
-        '--history <n>',
-        `Judge each test against its own noise over the last n published runs of the baseline's experiment, up to the baseline (default ${DEFAULT_GATE_HISTORY}; 0: today's rule only). Fewer than 2 runs: today's rule, said so`,
-      )
-      .option(
-        '--confidence <x>',
-        `The history rule's confidence (default ${DEFAULT_GATE_CONFIDENCE}): an unchanged suite fails the gate at most 1 - x of the time, over all its tests`,
-      )
-      .option('--new-tests <policy>', 'Tests only the candidate has: allow (default, reported) or fail')
-      .option('--removed-tests <policy>', 'Tests only the baseline has: fail (default) or allow (reported)')
-      .option('--target <name>', 'Compare only this target on both sides (repeatable)')
-      .option('--baseline-target <name>', 'Narrow the baseline to this target (repeatable)')
-      .option('--candidate-target <name>', 'Narrow the candidate to this target (repeatable)')
-      .option('--missing-baseline <policy>', 'When the baseline names no run (a first run, before any is tagged): fail (default, exit 2) or pass')
-      .option('--update-baseline', 'When the gate passes, move the `baseline` tag to the candidate (a published run): tag writes, pushed, never forced')
-      .option('--no-push', 'With --update-baseline: commit the tag move locally only')
-      .option('--webhook <url>', 'POST a JSON event when the gate fails (default: AGENTV_RESULTS_WEBHOOK_URL); the URL is never printed')
-      .option('--format <format>', 'text (default), json or markdown (a PR comment or job summary: regressions first, escaped, under 65,536 characters)')
-      .option('--json', 'Same as --format json: { passed, failures[], regressions[], improvements[], new_tests[], removed_tests[], summary, tolerance, … }')
-      .option(
-        '--markdown-out <file>',
-        'Also write the Markdown of this one evaluation (the verdict, or why the gate could not decide) to file: JSON on stdout and Markdown for a comment from one run',
-      )
-      .option(
-        '--all-targets',
-        'Match rows per (test id, target) even when neither run holds several targets (the gate already does whenever one does, so every target of a multi-target run is gated)',
-      )
-      .option('--dir <dir>', 'Working directory used to resolve relative paths'),
-  )
+  const cmd = cli.command(
+    'gate <baseline> <candidate>',
+    `The CI check: fail (exit 1) when a test regresses — its score drops by more than --tolerance, or its verdict flips in a way the score does not explain, or (with --history) its attempts are improbable under its own history, which also spares a noisy test its ordinary draws — or when baseline tests are missing; tests are matched per (test id, target) when a run holds several targets; the mean delta is reported, not decisive; exit 70 is a bug in agentv-results, never a regression. Each run is ${RUN_NAME_HELP}. \`compare\` keeps agentv compare's mean rule`,
+  );
+  schemaFlags(cmd, GateCheckOptionsSchema, { only: RULE_FLAGS })
+    .option('--format <format>', 'text (default), json or markdown (a PR comment or job summary: regressions first, escaped, under 65,536 characters)')
+    .option('--json', 'Same as --format json: { passed, failures[], regressions[], improvements[], new_tests[], removed_tests[], summary, tolerance, … }')
+    .option(
+      '--markdown-out <file>',
+      'Also write the Markdown of this one evaluation (the verdict, or why the gate could not decide) to file: JSON on stdout and Markdown for a comment from one run',
+    );
+  schemaFlags(cmd, GateCheckOptionsSchema, { only: ['allTargets'] });
+  schemaFlags(cmd, GateCheckOptionsSchema, { only: ['cwd'], help: { cwd: 'Working directory used to resolve relative paths' } });
+  schemaFlags(cmd, GateCheckOptionsSchema, { only: NAME_FLAGS, help: { remote: 'Remote of published runs (default: results.remote, else origin)' } })
     .example('agentv-results gate @baseline .agentv/results/2026-11-24T07-27-55-252Z --format markdown >> "$GITHUB_STEP_SUMMARY"')
     .example('agentv-results gate @baseline "$RUN_ID" --update-baseline --missing-baseline pass')
     .action((baseline: string, candidate: string, flags: Record<string, unknown>) =>
@@ -110,18 +102,16 @@ export function registerGate(cli: Cli): void {
           const code = exitCodeFor(err);
           const md = gateErrorMarkdown(message, code, !(err instanceof AgentvResultsError) && code === EXIT.bug);
           if (format === 'markdown') process.stdout.write(md);
-          if (markdownOut !== undefined) writeMarkdownOut(markdownOut, md);
+          if (markdownOut !== undefined) await writeMarkdownOut(markdownOut, md);
           throw err;
         }
       }),
     );
 }
 
-/** `--markdown-out`: the file is written whole (a partial comment is never left), relative to the working directory. */
-function writeMarkdownOut(file: string, text: string): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, file);
+/** `--markdown-out`: written whole by the output-target rule (a partial comment is never left), relative to the working directory. */
+async function writeMarkdownOut(file: string, text: string): Promise<void> {
+  await writeOutputFile(file, [text], { named: true, label: '--markdown-out' });
 }
 
 async function gateCommand(
@@ -132,12 +122,12 @@ async function gateCommand(
   markdownOut: string | undefined,
 ): Promise<number> {
   let progress: ReturnType<typeof progressReporter> | null = null;
-  const printVerdict = (v: GateVerdict): void => {
+  const printVerdict = async (v: GateVerdict): Promise<void> => {
     const markdown = () =>
       v.kind === 'no-baseline'
         ? gateNoBaselineMarkdown(baseline, runLink(v.candidate), { nowBaseline: v.becomesBaseline })
         : gateMarkdown(v.report, { baseline: runLink(v.baseline), candidate: runLink(v.candidate) });
-    if (markdownOut !== undefined) writeMarkdownOut(markdownOut, markdown());
+    if (markdownOut !== undefined) await writeMarkdownOut(markdownOut, markdown());
     if (v.kind === 'no-baseline') {
       if (format === 'json') printJson({ passed: true, baseline: null, note: v.note });
       else if (format === 'markdown') process.stdout.write(markdown());
@@ -151,26 +141,7 @@ async function gateCommand(
     else printGate(report, b.runId ?? b.name, c.runId ?? c.name);
   };
   const result = await gateCheck({
-    baseline,
-    candidate,
-    cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-    remote: stringFlag('remote', flags.remote),
-    ...configFlags(flags),
-    fetch: Boolean(flags.fetch),
-    missingBaseline: oneOf('missing-baseline', flags.missingBaseline, ['fail', 'pass'] as const, 'fail'),
-    tolerance: numberFlag('tolerance', flags.tolerance, DEFAULT_GATE_TOLERANCE),
-    maxRegressions: numberFlag('max-regressions', flags.maxRegressions, 0),
-    history: numberFlag('history', flags.history, DEFAULT_GATE_HISTORY),
-    confidence: numberFlag('confidence', flags.confidence, DEFAULT_GATE_CONFIDENCE),
-    newTests: oneOf('new-tests', flags.newTests, ['allow', 'fail'] as const, 'allow'),
-    removedTests: oneOf('removed-tests', flags.removedTests, ['allow', 'fail'] as const, 'fail'),
-    targets: listFlag('target', flags.target),
-    baselineTargets: listFlag('baseline-target', flags.baselineTarget),
-    candidateTargets: listFlag('candidate-target', flags.candidateTarget),
-    allTargets: flags.allTargets ? true : 'auto',
-    updateBaseline: Boolean(flags.updateBaseline),
-    push: flags.push !== false,
-    webhook: stringFlag('webhook', flags.webhook),
+    ...optionsFromFlags(GateCheckOptionsSchema, flags, { baseline, candidate }),
     onVerdict: printVerdict,
     onStep: (step) => {
       progress = progressReporter(step, { quiet: format === 'json' });

@@ -1,7 +1,7 @@
 import type { Cli } from './program.js';
-import { DEFAULT_SLOPE_THRESHOLD, seriesName, trend, type TrendReport } from '../trend/index.js';
-import { EXIT, numberFlag } from './errors.js';
-import { configFlags, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
+import { PublishedListFlagsSchema, seriesName, trend, TrendOptionsSchema, type TrendReport } from '../trend/index.js';
+import { EXIT } from './errors.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { bold, dim, green, printJson, red, table, yellow } from './format.js';
 import { runReadCommand } from './list.js';
 import { progressReporter } from './progress.js';
@@ -31,26 +31,13 @@ function printReport(r: TrendReport): void {
 }
 
 export function registerTrend(cli: Cli): void {
-  cli
-    .command(
-      'trend [...runs]',
-      `Score trend over runs (the runs given — each ${RUN_NAME_HELP} —, the local .agentv/results/ runs, or --published ones): least-squares slope of the mean score per run, classified improving / stable / degrading as agentv trend does. One series of every target pooled (agentv trend without --target) unless --by-target / --by-experiment split it`,
-    )
-    .option('--published', 'Use the runs published on the results branch (listed from its catalog and pulled), not local ones')
-    .option('--experiment <name>', 'Only this experiment')
-    .option('--target <name>', 'Only this target')
-    .option('--suite <name>', 'Only rows of this suite')
-    .option('--by-target', 'One series per target (as agentv trend --target <t> for each) instead of every target pooled')
-    .option('--by-experiment', 'One series per experiment instead of every run selected')
-    .option('--last <n>', 'Only the n most recent runs of each series (n >= 2)')
-    .option('--slope-threshold <x>', `Minimum |slope| per run to call a series improving or degrading (default ${DEFAULT_SLOPE_THRESHOLD}, as agentv trend)`)
-    .option('--allow-missing-tests', 'Average each run over all its tests instead of only the tests every run of the series has')
-    .option('--fail-on-degrading', 'Exit 1 when any series is degrading')
-    .option('--fetch', 'With --published or published run names: fetch the results branch first')
-    .option('--remote <name>', 'With --published or published run names: remote (default: results.remote, else origin)')
-    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
-    .option('--project <id>', PROJECT_OPTION_HELP)
-    .option('--dir <dir>', 'Working directory (local runs are read from <dir>/.agentv/results/)')
+  const cmd = cli.command(
+    'trend [...runs]',
+    `Score trend over runs (the runs given — each ${RUN_NAME_HELP} —, the local .agentv/results/ runs, or --published ones): least-squares slope of the mean score per run, classified improving / stable / degrading as agentv trend does. One series of every target pooled (agentv trend without --target) unless --by-target / --by-experiment split it`,
+  );
+  schemaFlags(cmd, TrendOptionsSchema, { except: ['cwd'] });
+  schemaFlags(cmd, PublishedListFlagsSchema);
+  schemaFlags(cmd, TrendOptionsSchema, { only: ['cwd'] })
     .option('--format <format>', 'text (default), json or markdown (a job summary: degrading series first, escaped)')
     .option(
       '--json',
@@ -62,22 +49,14 @@ export function registerTrend(cli: Cli): void {
     .action((runs: string[], flags: Record<string, unknown>) =>
       runReadCommand(async () => {
         const format = outputFormat(flags);
+        const options = optionsFromFlags(TrendOptionsSchema, flags);
+        const list = optionsFromFlags(PublishedListFlagsSchema, flags);
         return withRunNames(runs, flags, async (resolved) => {
           const progress = progressReporter(flags.published ? 'reading the published runs' : 'reading the runs', { quiet: format === 'json' });
           const report = await trend({
+            ...options,
             sources: resolved.map((r) => r.path),
-            published: Boolean(flags.published),
-            list: { fetch: Boolean(flags.fetch), remote: stringFlag('remote', flags.remote), ...configFlags(flags) },
-            cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-            experiment: stringFlag('experiment', flags.experiment),
-            target: stringFlag('target', flags.target),
-            suite: stringFlag('suite', flags.suite),
-            byTarget: Boolean(flags.byTarget),
-            byExperiment: Boolean(flags.byExperiment),
-            last: flags.last === undefined ? undefined : numberFlag('last', flags.last, 0),
-            slopeThreshold: numberFlag('slope-threshold', flags.slopeThreshold, DEFAULT_SLOPE_THRESHOLD),
-            allowMissingTests: Boolean(flags.allowMissingTests),
-            failOnDegrading: Boolean(flags.failOnDegrading),
+            list,
           }).finally(progress.done);
           // A published run named on the command line was read from a scratch copy: name it by its run id, as --published does.
           for (const s of report.series)

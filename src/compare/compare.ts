@@ -29,39 +29,80 @@
 import { InputError } from '../runs/export/export.js';
 import { decide, type Decision } from './keep-discard.js';
 import { loadScoreRows, type ScoreRow } from './score-rows.js';
-import { chooseRule, matchKey, pooledRows, ruleNote, type Pooled } from './match-rule.js';
-import { checkOptions } from '../options/verb-options.js';
+import { chooseRule, matchKey, pooledRows, ruleNote } from './match-rule.js';
+import { flag, parseOptions } from '../options/verb-options.js';
 import * as z from 'zod';
 import type { CompareReportBase, CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './report-types.js';
 
 /** AgentV's default tie band. */
 export const DEFAULT_COMPARE_THRESHOLD = 0.1;
 
-/** `compareRuns`'s options, checked when it is called. */
-export const CompareOptionsSchema = z.object({
+/** The win/loss band of `compare` (and of autoresearch's cycles): one field, one default. */
+export const CompareThresholdField = z
+  .number()
+  .min(0)
+  .default(DEFAULT_COMPARE_THRESHOLD)
+  .meta(
+    flag(
+      '--threshold <delta>',
+      `Win when delta >= threshold, loss when delta <= -threshold, else tie (default ${DEFAULT_COMPARE_THRESHOLD}, as agentv compare)`,
+    ),
+  );
+
+/** Match rows per (test id, target) instead of test id alone; `'auto'`: when a side holds several targets. */
+const allTargetsField = z.union([z.boolean(), z.literal('auto')]);
+
+/** `compareRuns`'s options (the `compare <baseline> <candidate>` command's flags come from the same fields). */
+export const CompareOptionsSchema = z.strictObject({
   /** Run workspace, its index.jsonl, or a results JSONL file. */
   baseline: z.string(),
   candidate: z.string(),
-  cwd: z.string().optional(),
   /** Win when delta >= threshold, loss when delta <= -threshold. Default 0.1 (AgentV's). */
-  threshold: z.number().optional(),
+  threshold: CompareThresholdField,
   /** Narrow both sides to these targets before matching. */
-  targets: z.array(z.string()).optional(),
+  targets: z
+    .array(z.string())
+    .optional()
+    .meta(flag('--target <name>', 'Compare only this target on both sides (repeatable; use it when a file holds several targets)')),
   /** Narrow one side (overrides `targets` for that side). */
-  baselineTargets: z.array(z.string()).optional(),
-  candidateTargets: z.array(z.string()).optional(),
+  baselineTargets: z
+    .array(z.string())
+    .optional()
+    .meta(flag('--baseline-target <name>', 'Narrow the baseline to this target (repeatable). One run: the baseline target (agentv: --baseline)')),
+  candidateTargets: z
+    .array(z.string())
+    .optional()
+    .meta(flag('--candidate-target <name>', 'Narrow the candidate to this target (repeatable). One run: the candidate target (agentv: --candidate)')),
   /** Match rows per (test id, target) instead of test id alone; `'auto'`: when a side holds several targets. Default false (AgentV's). */
-  allTargets: z.union([z.boolean(), z.literal('auto')]).optional(),
+  allTargets: allTargetsField
+    .default(false)
+    .meta(flag('--all-targets', 'Two runs: match rows per (test id, target) instead of test id alone, so every target of a multi-target run is compared')),
   /** `older-first`: the older run is the baseline, whichever was given first. Default `given`. */
-  order: z.enum(['given', 'older-first']).optional(),
+  order: z.enum(['given', 'older-first']).default('given'),
   /** Apply the agentv-bench skill's keep/discard rules. */
-  decide: z.boolean().optional(),
+  decide: z
+    .boolean()
+    .default(false)
+    .meta(
+      flag('--decide', 'Print the keep/discard decision (wins > losses -> keep; mean_delta == 0 and the candidate artifact is simpler -> keep; else discard)'),
+    ),
   /** Artifacts for the simplicity rule: line count of a file, total bytes of a directory. */
-  baselineArtifact: z.string().optional(),
-  candidateArtifact: z.string().optional(),
+  baselineArtifact: z
+    .string()
+    .optional()
+    .meta(flag('--baseline-artifact <path>', 'Baseline prompt/skill for the simplicity rule (file: line count; directory: total bytes)')),
+  candidateArtifact: z.string().optional().meta(flag('--candidate-artifact <path>', 'Candidate prompt/skill for the simplicity rule')),
+  /** Relative paths resolve from here (default: the process's working directory). */
+  cwd: z
+    .string()
+    .default(() => process.cwd())
+    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
 });
 
-export type CompareOptions = z.infer<typeof CompareOptionsSchema>;
+/** What a caller passes to `compareRuns`. */
+export type CompareOptions = z.input<typeof CompareOptionsSchema>;
+/** `compareRuns`'s options once parsed: every default applied. */
+export type CompareParsed = z.output<typeof CompareOptionsSchema>;
 
 export type { CompareReportBase, CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './report-types.js';
 
@@ -176,15 +217,13 @@ function earliest(rows: ScoreRow[]): number | null {
 }
 
 /** Compare two runs test by test (wins, losses, ties, mean delta), as `agentv-results compare <baseline> <candidate>` does. */
-export async function compareRuns(opts: CompareOptions): Promise<CompareReport> {
-  return (await loadComparison(opts)).report;
+export async function compareRuns(options: CompareOptions): Promise<CompareReport> {
+  return (await loadComparison(parseOptions('compareRuns', CompareOptionsSchema, options))).report;
 }
 
-/** The comparison and the (narrowed) rows it was made from: the gate reads the rows' verdicts. */
-export async function loadComparison(opts: CompareOptions): Promise<{ report: CompareReport; baseline: ScoreRow[]; candidate: ScoreRow[] }> {
-  checkOptions('compareRuns', CompareOptionsSchema, opts);
-  const threshold = opts.threshold ?? DEFAULT_COMPARE_THRESHOLD;
-  if (!Number.isFinite(threshold) || threshold < 0) throw new InputError(`--threshold must be a number >= 0 (got ${opts.threshold})`);
+/** The comparison and the (narrowed) rows it was made from, from options parsed at a door (compareRuns, gateRuns): the gate reads the rows' verdicts. */
+export async function loadComparison(opts: CompareParsed): Promise<{ report: CompareReport; baseline: ScoreRow[]; candidate: ScoreRow[] }> {
+  const threshold = opts.threshold;
   if (!opts.decide && (opts.baselineArtifact !== undefined || opts.candidateArtifact !== undefined)) {
     throw new InputError('--baseline-artifact and --candidate-artifact are used by --decide; add --decide');
   }
@@ -200,7 +239,7 @@ export async function loadComparison(opts: CompareOptions): Promise<{ report: Co
     else swapped = t2 < t1;
   }
   // After a swap the names, target narrowing and artifacts follow their run.
-  const o: CompareOptions = swapped
+  const o: CompareParsed = swapped
     ? {
         ...opts,
         baseline: opts.candidate,
@@ -237,7 +276,7 @@ export async function loadComparison(opts: CompareOptions): Promise<{ report: Co
     match: rule,
     pooled,
     match_note: ruleNote(rule, pooled),
-    order: { rule: opts.order ?? 'given', swapped },
+    order: { rule: opts.order, swapped },
     threshold,
     sources: { baseline: side(baseSrc, baseRows), candidate: side(candSrc, candRows) },
     warnings,
@@ -249,19 +288,25 @@ export async function loadComparison(opts: CompareOptions): Promise<{ report: Co
   return { report, baseline: baseRows, candidate: candRows };
 }
 
-/** One run holding several targets: `agentv compare <run>`'s single-source modes. */
-export const CompareTargetsOptionsSchema = z.object({
+/** One run holding several targets: `agentv compare <run>`'s single-source modes (the one-run flags of `compare` come from these fields). */
+export const CompareTargetsOptionsSchema = z.strictObject({
   run: z.string(),
-  cwd: z.string().optional(),
-  threshold: z.number().optional(),
-  /** Keep only these targets (AgentV's `--targets`). */
-  targets: z.array(z.string()).optional(),
+  threshold: CompareThresholdField,
   /** Pairwise: this target against `candidate`. Alone: the target whose regressions fail the matrix. */
-  baseline: z.string().optional(),
-  candidate: z.string().optional(),
+  baseline: z.string().optional().meta(flag('--baseline <target>', "One run only, agentv compare's spelling of --baseline-target")),
+  candidate: z.string().optional().meta(flag('--candidate <target>', "One run only, agentv compare's spelling of --candidate-target")),
+  /** Keep only these targets (AgentV's `--targets`). */
+  targets: z
+    .array(z.string())
+    .optional()
+    .meta(flag('--targets <name>', "One run only: the targets in the matrix (repeatable; agentv compare's spelling of --target)")),
+  cwd: z
+    .string()
+    .default(() => process.cwd())
+    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
 });
 
-export type CompareTargetsOptions = z.infer<typeof CompareTargetsOptionsSchema>;
+export type CompareTargetsOptions = z.input<typeof CompareTargetsOptionsSchema>;
 
 export interface PairwiseComparison extends Pick<CompareReport, 'matched' | 'summary'> {
   unmatched: CompareReport['unmatched'];
@@ -294,10 +339,9 @@ export interface TargetPairReport extends PairwiseComparison {
  * every pair compared, failing only when a `baseline` target is given and another target scored
  * lower than it on average.
  */
-export async function compareTargets(opts: CompareTargetsOptions): Promise<MatrixReport | TargetPairReport> {
-  checkOptions('compareTargets', CompareTargetsOptionsSchema, opts);
-  const threshold = opts.threshold ?? DEFAULT_COMPARE_THRESHOLD;
-  if (!Number.isFinite(threshold) || threshold < 0) throw new InputError(`--threshold must be a number >= 0 (got ${opts.threshold})`);
+export async function compareTargets(options: CompareTargetsOptions): Promise<MatrixReport | TargetPairReport> {
+  const opts = parseOptions('compareTargets', CompareTargetsOptionsSchema, options);
+  const threshold = opts.threshold;
   const src = await loadScoreRows(opts.run, { cwd: opts.cwd });
   const missing = src.rows.filter((r) => r.target === undefined).length;
   if (missing > 0) throw new InputError(`${opts.run}: ${missing} row(s) without a target — comparing the targets of one run needs a target on every row`);

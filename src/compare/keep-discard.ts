@@ -16,6 +16,8 @@ import { join, resolve } from 'node:path';
 import { InputError } from '../runs/export/export.js';
 import { readRegularFile } from '../util/safe-open.js';
 import { absentAs } from '../errors/errors.js';
+import * as z from 'zod';
+import { parseArgs } from '../options/verb-options.js';
 
 export interface ArtifactMeasure {
   path: string;
@@ -33,11 +35,14 @@ export interface Decision {
   artifacts?: { baseline: ArtifactMeasure; candidate: ArtifactMeasure };
 }
 
-export interface DecideOptions {
-  baselineArtifact?: string;
-  candidateArtifact?: string;
-  cwd?: string;
-}
+/** `decide`'s options: the two artifacts of the simplicity rule, and where their paths resolve from. */
+export const DecideOptionsSchema = z.strictObject({
+  baselineArtifact: z.string().optional(),
+  candidateArtifact: z.string().optional(),
+  cwd: z.string().default(() => process.cwd()),
+});
+
+export type DecideOptions = z.input<typeof DecideOptionsSchema>;
 
 /** Lines as an editor counts them: a last line without a newline still counts. */
 export function countLines(text: Buffer): number {
@@ -67,6 +72,14 @@ export async function measureArtifact(path: string, cwd = process.cwd()): Promis
   throw new InputError(`artifact ${path}: not a regular file or directory`);
 }
 
+/** The fields of a compare summary the rules read (a whole compare summary is one). */
+export const DecisionSummarySchema = z.looseObject({
+  wins: z.number(),
+  losses: z.number(),
+  ties: z.number(),
+  mean_delta: z.number(),
+});
+
 export interface DecisionSummary {
   wins: number;
   losses: number;
@@ -75,7 +88,8 @@ export interface DecisionSummary {
 }
 
 /** The keep/discard decision of a comparison (the agentv-bench skill's rules): wins over losses, or a tie with a simpler candidate artifact. */
-export async function decide(summary: DecisionSummary, opts: DecideOptions = {}): Promise<Decision> {
+export async function decide(summary: DecisionSummary, options: DecideOptions = {}): Promise<Decision> {
+  const { summary: s, options: opts } = parseArgs('decide', { summary: DecisionSummarySchema, options: DecideOptionsSchema.prefault({}) }, [summary, options]);
   let artifacts: Decision['artifacts'];
   const given = [opts.baselineArtifact, opts.candidateArtifact].filter((a) => a !== undefined).length;
   if (given === 1) throw new InputError('pass both --baseline-artifact and --candidate-artifact (or neither)');
@@ -89,7 +103,7 @@ export async function decide(summary: DecisionSummary, opts: DecideOptions = {})
       );
     artifacts = { baseline, candidate };
   }
-  const { wins, losses, mean_delta } = summary;
+  const { wins, losses, mean_delta } = s;
   const withArtifacts = (d: Omit<Decision, 'artifacts'>): Decision => (artifacts ? { ...d, artifacts } : d);
   if (wins > losses) return withArtifacts({ decision: 'keep', rule: 'wins_over_losses', rationale: `candidate wins outweigh losses (${wins} > ${losses})` });
   if (mean_delta === 0) {

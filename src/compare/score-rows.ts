@@ -16,8 +16,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { checkRunPathSync, specialInputMessage } from '../util/run-files.js';
-import { loadRun } from '../runs/read/run-reader.js';
-import { InputError } from '../runs/export/export.js';
+import { exportRun, InputError } from '../runs/export/export.js';
 import { jsonlLines } from '../util/jsonl-objects.js';
 import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
 import { absentAs } from '../errors/errors.js';
@@ -194,9 +193,21 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
       return { source, path: manifest.path, runDir: manifest.runDir, ...parsed };
     }
   }
-  // Not AgentV-shaped rows, or a directory in another layout: let the run reader derive them.
-  const run = await loadRun(source, { cwd, allowResultsFile: true });
-  const rows = run.rows.map((r) => {
+  // Not AgentV-shaped rows, or a directory in another layout: derive them as export does, in
+  // memory (a dry run writes nothing: no scratch bundle, no staging directory).
+  const warnings: string[] = [];
+  const isRunDir = manifest !== null && manifest.runDir !== null;
+  const derived = await exportRun({
+    source,
+    cwd,
+    dryRun: true,
+    collectIndexRows: true,
+    carryRunnerFiles: false,
+    // A run directory's unreadable rows are reported, as every reader of a run does; a results file's stop the command, as export does.
+    skipInvalid: isRunDir,
+    onWarning: (w) => warnings.push(`${source}: ${w}`),
+  });
+  const rows = (derived.indexRows ?? []).map((r) => {
     const row: ScoreRow = { test_id: r.test_id, score: r.score, target: r.target, suite: r.suite };
     if (r.timestamp) row.timestamp = r.timestamp;
     if (r.experiment) row.experiment = r.experiment;
@@ -207,5 +218,5 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
     return row;
   });
   if (rows.length === 0) throw new InputError(`${source}: no result rows`);
-  return { source, path: run.indexPath, runDir: run.dir, rows, warnings: run.problems.map((p) => `${source}: ${p}`) };
+  return { source, path: manifest?.path ?? resolve(cwd, source), runDir: manifest?.runDir ?? null, rows, warnings };
 }

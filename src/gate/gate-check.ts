@@ -10,48 +10,54 @@
  *   -> webhook (failed) -> move the baseline tag (passed) -> dispose the scratch copies
  */
 import * as z from 'zod';
-import { DEFAULT_GATE_CONFIDENCE, DEFAULT_GATE_HISTORY, DEFAULT_GATE_TOLERANCE, gateRuns, type GateReport } from './gate.js';
+import { GateRuleFields, gateRuns, type GateReport } from './gate.js';
 import { readGateHistory } from './gate-history.js';
 import { gateErrorEvent, gateFailedEvent } from './gate-event.js';
 import { moveTag, type MoveTagResult } from '../overlay-write/move-tag.js';
 import { namedPaths, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../branch-read/run-names.js';
-import type { TargetOptions } from '../repo/target.js';
+import type { PublishTarget } from '../repo/target.js';
+import { ReadError } from '../layout/read-errors.js';
 import { InputError } from '../runs/export/export.js';
 import { ciContext } from '../util/ci-context.js';
 import { exitCodeFor } from '../errors/errors.js';
-import { checkOptions, fnOf, TargetFields } from '../options/verb-options.js';
+import { flag, fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
 import { notifyWebhook, webhookFrom, type Webhook, type WebhookEvent } from '../util/webhook.js';
 
-/** `gateCheck`'s options, checked when it is called. */
-export const GateCheckOptionsSchema = z.object({
+/**
+ * `gateCheck`'s options, parsed once at its door: the `gate` command's flags come from the same
+ * fields (in this order), and the gate's rule (GateRuleFields, with its defaults) is handed on to
+ * `gateRuns` as parsed.
+ */
+export const GateCheckOptionsSchema = z.strictObject({
+  /** Fetch the results branch before reading published runs (once for both names). */
+  fetch: z
+    .boolean()
+    .default(false)
+    .meta(flag('--fetch', 'Fetch the results branch before reading published runs (without it, only when a run is not found locally)')),
   ...TargetFields,
+  /** A repository already resolved by the caller (repo/target.ts): used as it is. */
+  resolved: objectOf<PublishTarget>().optional(),
   /** Each a run directory or results file, a published run id, `@<tag>` or `@latest[:experiment=<e>]`. */
   baseline: z.string(),
   candidate: z.string(),
-  /** Fetch the results branch before reading published runs (once for both names). */
-  fetch: z.boolean().optional(),
-  /** A score drop of more than this regresses a test (default DEFAULT_GATE_TOLERANCE). */
-  tolerance: z.number().optional(),
-  /** Fail only when more than this many tests regress (default 0). */
-  maxRegressions: z.number().optional(),
-  /** Judge each test against the last n published runs of the baseline's experiment, up to the baseline (default DEFAULT_GATE_HISTORY; 0: today's rule). */
-  history: z.number().optional(),
-  /** The history rule's confidence (default DEFAULT_GATE_CONFIDENCE): an unchanged suite fails at most 1 - confidence of the time. */
-  confidence: z.number().optional(),
-  newTests: z.enum(['allow', 'fail']).optional(),
-  removedTests: z.enum(['allow', 'fail']).optional(),
-  targets: z.array(z.string()).optional(),
-  baselineTargets: z.array(z.string()).optional(),
-  candidateTargets: z.array(z.string()).optional(),
-  allTargets: z.union([z.boolean(), z.literal('auto')]).optional(),
-  /** The baseline names no published run (a first run): fail (default: the not-found error) or pass. */
-  missingBaseline: z.enum(['fail', 'pass']).optional(),
+  ...GateRuleFields,
+  /** The baseline names no published run (a first run): fail (the not-found error) or pass. */
+  missingBaseline: z
+    .enum(['fail', 'pass'])
+    .default('fail')
+    .meta(flag('--missing-baseline <policy>', 'When the baseline names no run (a first run, before any is tagged): fail (default, exit 2) or pass')),
   /** When the gate passes, move the `baseline` tag to the candidate (a published run). */
-  updateBaseline: z.boolean().optional(),
-  /** With updateBaseline: push the tag move (default true). */
-  push: z.boolean().optional(),
+  updateBaseline: z
+    .boolean()
+    .default(false)
+    .meta(flag('--update-baseline', 'When the gate passes, move the `baseline` tag to the candidate (a published run): tag writes, pushed, never forced')),
+  /** With updateBaseline: push the tag move. */
+  push: z.boolean().default(true).meta(flag('--no-push', 'With --update-baseline: commit the tag move locally only')),
   /** Where to POST the gate's event (default: AGENTV_RESULTS_WEBHOOK_URL in `env`). */
-  webhook: z.string().optional(),
+  webhook: z
+    .string()
+    .optional()
+    .meta(flag('--webhook <url>', 'POST a JSON event when the gate fails (default: AGENTV_RESULTS_WEBHOOK_URL); the URL is never printed')),
   /** The verdict is known (before the webhook and the tag move, either of which may fail). */
   onVerdict: fnOf<(verdict: GateVerdict) => void | Promise<void>>().optional(),
   /** The baseline tag is being moved (a step that talks to the remote). */
@@ -60,7 +66,9 @@ export const GateCheckOptionsSchema = z.object({
   onWarning: fnOf<(text: string) => void>().optional(),
 });
 
-export type GateCheckOptions = TargetOptions & Omit<z.infer<typeof GateCheckOptionsSchema>, keyof TargetOptions>;
+/** What a caller passes to `gateCheck`. */
+export type GateCheckOptions = z.input<typeof GateCheckOptionsSchema>;
+type GateCheckParsed = z.output<typeof GateCheckOptionsSchema>;
 
 /** What the gate decided: a verdict over two runs, or a pass because there was no baseline yet. */
 export type GateVerdict =
@@ -91,8 +99,8 @@ export interface GateCheckResult {
 }
 
 /** The CI gate as `agentv-results gate` runs it: names both runs, gates the candidate against the baseline, then the webhook and the baseline tag's move. */
-export async function gateCheck(opts: GateCheckOptions): Promise<GateCheckResult> {
-  checkOptions('gateCheck', GateCheckOptionsSchema, opts);
+export async function gateCheck(options: GateCheckOptions): Promise<GateCheckResult> {
+  const opts = parseOptions('gateCheck', GateCheckOptionsSchema, options);
   // The webhook is read first: a gate that cannot decide still notifies (gate-error).
   const webhook = webhookFrom(opts.webhook, opts.env ?? process.env);
   try {
@@ -109,18 +117,17 @@ export async function gateCheck(opts: GateCheckOptions): Promise<GateCheckResult
   }
 }
 
-async function notify(webhook: Webhook, event: WebhookEvent, opts: GateCheckOptions): Promise<GateCheckResult['webhook']> {
+async function notify(webhook: Webhook, event: WebhookEvent, opts: GateCheckParsed): Promise<GateCheckResult['webhook']> {
   const sent = await notifyWebhook(webhook, event);
   if (!sent.ok) opts.onWarning?.(`webhook not delivered: ${sent.error}`);
   return sent;
 }
 
-async function decideAndAct(opts: GateCheckOptions, webhook: Webhook | null): Promise<GateCheckResult> {
-  const { baseline, candidate, fetch, cwd: given, env, remote, configFile, project, overrides, resolved } = opts;
-  const cwd = given ?? process.cwd();
+async function decideAndAct(opts: GateCheckParsed, webhook: Webhook | null): Promise<GateCheckResult> {
+  const { baseline, candidate, fetch, cwd, env, remote, configFile, project, overrides, resolved } = opts;
   // The candidate and the baseline resolve in two calls (a missing baseline may pass): one fetch for both.
-  const once: FetchOnce = { wanted: Boolean(fetch), done: false };
-  const names = { cwd, env, remote, configFile, project, overrides, resolved, fetch: Boolean(fetch), fetchOnce: once };
+  const once: FetchOnce = { wanted: fetch, done: false };
+  const names = { cwd, env, remote, configFile, project, overrides, resolved, fetch, fetchOnce: once };
   const cands = await resolveRunNames([candidate], names);
   const named: ResolvedRun[] = [...cands.runs];
   try {
@@ -130,14 +137,15 @@ async function decideAndAct(opts: GateCheckOptions, webhook: Webhook | null): Pr
     const updateBaseline = async (): Promise<MoveTagResult | null> => {
       if (!opts.updateBaseline || cand.runId === null) return null;
       opts.onStep?.('moving the baseline tag');
-      return moveTag({ cwd, env, remote, configFile, project, overrides, resolved, runId: cand.runId, tag: 'baseline', push: opts.push !== false });
+      return moveTag({ cwd, env, remote, configFile, project, overrides, resolved, runId: cand.runId, tag: 'baseline', push: opts.push });
     };
     const base = await resolveRunNames([baseline], names).catch((err: unknown): ResolvedRuns | null => {
-      if (opts.missingBaseline === 'pass' && (err as { code?: string }).code === 'not-found') return null;
+      // Only a name that is no published run (ReadError of kind not-found) lets a first run pass: a git or remote failure, or a bad name, still fails the gate.
+      if (opts.missingBaseline === 'pass' && err instanceof ReadError && err.kind === 'not-found') return null;
       throw err;
     });
     if (base === null) {
-      const becomesBaseline = Boolean(opts.updateBaseline) && cand.runId !== null;
+      const becomesBaseline = opts.updateBaseline && cand.runId !== null;
       const note = becomesBaseline
         ? `no baseline before (${baseline} named no published run): the gate passes (--missing-baseline pass) and ${cand.runId} is now the baseline`
         : `no baseline yet (${baseline} names no published run): the gate passes (--missing-baseline pass); this run becomes the baseline when it lands on main`;
@@ -148,9 +156,6 @@ async function decideAndAct(opts: GateCheckOptions, webhook: Webhook | null): Pr
     try {
       const b = base.runs[0]!;
       named.push(b);
-      const count = opts.history ?? DEFAULT_GATE_HISTORY;
-      if (!(Number.isInteger(count) && count >= 0 && count <= 1000))
-        throw new InputError(`--history must be a whole number from 0 to 1000 (got ${opts.history})`);
       const history = await readGateHistory({
         cwd,
         env,
@@ -160,23 +165,24 @@ async function decideAndAct(opts: GateCheckOptions, webhook: Webhook | null): Pr
         overrides,
         resolved,
         baselineRunId: b.runId,
-        count,
+        count: opts.history,
         targets: opts.baselineTargets ?? opts.targets,
       });
+      // The rule as parsed at this door, handed on whole: gateRuns applies no default of its own to it.
       const report = await gateRuns({
         baseline: b.path,
         candidate: cand.path,
         cwd,
-        tolerance: opts.tolerance ?? DEFAULT_GATE_TOLERANCE,
-        maxRegressions: opts.maxRegressions ?? 0,
-        newTests: opts.newTests ?? 'allow',
-        removedTests: opts.removedTests ?? 'fail',
+        tolerance: opts.tolerance,
+        maxRegressions: opts.maxRegressions,
+        confidence: opts.confidence,
+        newTests: opts.newTests,
+        removedTests: opts.removedTests,
         targets: opts.targets,
         baselineTargets: opts.baselineTargets,
         candidateTargets: opts.candidateTargets,
-        allTargets: opts.allTargets ?? 'auto',
+        allTargets: opts.allTargets,
         history,
-        confidence: opts.confidence ?? DEFAULT_GATE_CONFIDENCE,
       });
       report.sources.baseline.source = b.runId ?? b.name;
       report.sources.candidate.source = cand.runId ?? cand.name;

@@ -26,8 +26,9 @@
  * default, the gate matches per (test id, target) whenever a run holds several targets (`'auto'`):
  * a regression of one target among two must not hide behind the other's row.
  */
-import { InputError } from '../runs/export/export.js';
-import { loadComparison, type CompareOptions, type CompareReport } from '../compare/compare.js';
+import * as z from 'zod';
+import { CompareOptionsSchema, loadComparison, type CompareReport } from '../compare/compare.js';
+import { flag, objectOf, parseOptions } from '../options/verb-options.js';
 import type { ScoreRow } from '../compare/score-rows.js';
 import { matchKey, type MatchRule, type Pooled } from '../compare/match-rule.js';
 import { decideGate, MIN_HISTORY_RUNS, type GateCase, type GateDecision, type GateTest, type HistoryCount, type NoisyTest } from './gate-decision.js';
@@ -54,22 +55,81 @@ export interface GateHistoryInput {
   note?: string;
 }
 
-export interface GateOptions extends Pick<CompareOptions, 'baseline' | 'candidate' | 'cwd' | 'targets' | 'baselineTargets' | 'candidateTargets' | 'order'> {
-  /** Match rows per (test id, target): `'auto'` (default) when a run holds several targets; false: by test id alone (compare's default). */
-  allTargets?: CompareOptions['allTargets'];
-  /** A score drop of more than this regresses a test. Default 0.1. */
-  tolerance?: number;
-  /** The gate fails when more tests than this regress. Default 0. */
-  maxRegressions?: number;
-  /** Tests only the candidate has: reported; `fail` fails the gate. Default `allow`. */
-  newTests?: TestSetPolicy;
-  /** Tests only the baseline has: reported; `fail` (default) fails the gate. */
-  removedTests?: TestSetPolicy;
-  /** The baseline line's history: each test judged against its own noise. Absent or null: today's rule. */
-  history?: GateHistoryInput | null;
-  /** The history rule's confidence (0.5 to 0.9999; default 0.95): alpha = 1 - confidence over all the tests of the run. */
-  confidence?: number;
-}
+const policy = z.enum(['allow', 'fail']);
+
+/**
+ * The gate's rule: each field with its one default and, where the command has it, its flag. Both
+ * doors (`gateRuns`, `gateCheck`) spread these; `gateCheck` hands its parsed value on, so no default
+ * is applied twice.
+ */
+export const GateRuleFields = {
+  /** A score drop of more than this regresses a test (AgentV compare's tie band). */
+  tolerance: z
+    .number()
+    .min(0)
+    .default(DEFAULT_GATE_TOLERANCE)
+    .meta(flag('--tolerance <x>', `A score drop of more than x regresses a test (default ${DEFAULT_GATE_TOLERANCE}, agentv compare's tie band)`)),
+  /** The gate fails when more tests than this regress. */
+  maxRegressions: z.number().int().min(0).default(0).meta(flag('--max-regressions <n>', 'Fail only when more than n tests regress (default 0)')),
+  /** Judge each test against the last n published runs of the baseline's experiment, up to the baseline (0: today's rule). */
+  history: z
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .default(DEFAULT_GATE_HISTORY)
+    .meta(
+      flag(
+        '--history <n>',
+        `Judge each test against its own noise over the last n published runs of the baseline's experiment, up to the baseline (default ${DEFAULT_GATE_HISTORY}; 0: today's rule only). Fewer than 2 runs: today's rule, said so`,
+      ),
+    ),
+  /** The history rule's confidence: an unchanged suite fails at most 1 - confidence of the time (alpha over all the tests of the run). */
+  confidence: z
+    .number()
+    .min(0.5)
+    .max(0.9999)
+    .default(DEFAULT_GATE_CONFIDENCE)
+    .meta(
+      flag(
+        '--confidence <x>',
+        `The history rule's confidence (default ${DEFAULT_GATE_CONFIDENCE}): an unchanged suite fails the gate at most 1 - x of the time, over all its tests`,
+      ),
+    ),
+  /** Tests only the candidate has: reported; `fail` fails the gate. */
+  newTests: policy.default('allow').meta(flag('--new-tests <policy>', 'Tests only the candidate has: allow (default, reported) or fail')),
+  /** Tests only the baseline has: reported; `fail` fails the gate (a crashed shard must not pass as "fewer tests"). */
+  removedTests: policy.default('fail').meta(flag('--removed-tests <policy>', 'Tests only the baseline has: fail (default) or allow (reported)')),
+  /** Narrow both sides to these targets before matching. */
+  targets: z.array(z.string()).optional().meta(flag('--target <name>', 'Compare only this target on both sides (repeatable)')),
+  /** Narrow one side (overrides `targets` for that side). */
+  baselineTargets: z.array(z.string()).optional().meta(flag('--baseline-target <name>', 'Narrow the baseline to this target (repeatable)')),
+  candidateTargets: z.array(z.string()).optional().meta(flag('--candidate-target <name>', 'Narrow the candidate to this target (repeatable)')),
+  /** Match rows per (test id, target): `'auto'` when a run holds several targets; false: by test id alone (compare's default). */
+  allTargets: z
+    .union([z.boolean(), z.literal('auto')])
+    .default('auto')
+    .meta(
+      flag(
+        '--all-targets',
+        'Match rows per (test id, target) even when neither run holds several targets (the gate already does whenever one does, so every target of a multi-target run is gated)',
+      ),
+    ),
+};
+
+/** `gateRuns`'s options: two run paths and the gate's rule. */
+export const GateOptionsSchema = z.strictObject({
+  baseline: z.string(),
+  candidate: z.string(),
+  ...GateRuleFields,
+  /** The baseline line's history (gate/gate-history.ts): each test judged against its own noise. Absent or null: today's rule. */
+  history: objectOf<GateHistoryInput>().nullable().optional(),
+  /** `older-first`: the older run is the baseline, whichever was given first (compare's). */
+  order: z.enum(['given', 'older-first']).default('given'),
+  cwd: z.string().default(() => process.cwd()),
+});
+
+export type GateOptions = z.input<typeof GateOptionsSchema>;
 
 /** A test of one side only: its target when rows are matched per (test id, target). */
 export interface GateSetEntry {
@@ -149,12 +209,6 @@ function lastRows(rows: ScoreRow[], rule: MatchRule): Map<string, ScoreRow> {
 /** `test (target)` when the entry has a target. */
 export const gateTestName = (t: { test_id: string; target?: string }) => (t.target === undefined ? t.test_id : `${t.test_id} (${t.target})`);
 
-function policyOf(name: string, value: unknown, fallback: TestSetPolicy): TestSetPolicy {
-  if (value === undefined) return fallback;
-  if (value === 'allow' || value === 'fail') return value;
-  throw new InputError(`${name} must be allow or fail (got ${JSON.stringify(value)})`);
-}
-
 /** A row's attempts: AgentV's repeats, else the row itself as one attempt when it states a verdict. */
 export function attemptCount(row: ScoreRow | undefined): HistoryCount | undefined {
   if (!row) return undefined;
@@ -196,27 +250,22 @@ function historyVerdict(
 }
 
 /** Gate two run directories: a test that regressed (by today's rule, or against its own history), or a test set changed against the policy, fails it. */
-export async function gateRuns(opts: GateOptions): Promise<GateReport> {
-  const tolerance = opts.tolerance ?? DEFAULT_GATE_TOLERANCE;
-  if (!Number.isFinite(tolerance) || tolerance < 0) throw new InputError(`--tolerance must be a number >= 0 (got ${opts.tolerance})`);
-  const maxRegressions = opts.maxRegressions ?? 0;
-  if (!Number.isInteger(maxRegressions) || maxRegressions < 0)
-    throw new InputError(`--max-regressions must be a whole number >= 0 (got ${opts.maxRegressions})`);
-  const confidence = opts.confidence ?? DEFAULT_GATE_CONFIDENCE;
-  if (!(Number.isFinite(confidence) && confidence >= 0.5 && confidence <= 0.9999))
-    throw new InputError(`--confidence must be a number from 0.5 to 0.9999 (got ${opts.confidence})`);
-  const newTests = policyOf('--new-tests', opts.newTests, 'allow');
-  const removedTests = policyOf('--removed-tests', opts.removedTests, 'fail');
-  const { report, baseline, candidate } = await loadComparison({
-    baseline: opts.baseline,
-    candidate: opts.candidate,
-    cwd: opts.cwd,
-    targets: opts.targets,
-    baselineTargets: opts.baselineTargets,
-    candidateTargets: opts.candidateTargets,
-    allTargets: opts.allTargets ?? 'auto',
-    order: opts.order,
-  });
+export async function gateRuns(options: GateOptions): Promise<GateReport> {
+  const opts = parseOptions('gateRuns', GateOptionsSchema, options);
+  const { tolerance, maxRegressions, confidence, newTests, removedTests } = opts;
+  // Compare's own parse, for the fields it shares (its threshold default is not the gate's business: outcomes are not read).
+  const { report, baseline, candidate } = await loadComparison(
+    parseOptions('gateRuns', CompareOptionsSchema, {
+      baseline: opts.baseline,
+      candidate: opts.candidate,
+      cwd: opts.cwd,
+      targets: opts.targets,
+      baselineTargets: opts.baselineTargets,
+      candidateTargets: opts.candidateTargets,
+      allTargets: opts.allTargets,
+      order: opts.order,
+    }),
+  );
   const rule = report.match;
   const baseRows = lastRows(baseline, rule);
   const candRows = lastRows(candidate, rule);

@@ -138,10 +138,12 @@ export function defaultOf(field: z.ZodType): unknown {
 export function valueKindOf(field: z.ZodType): 'boolean' | 'number' | 'array' | 'string' | 'other' {
   let at: z.ZodType | undefined = field;
   for (let depth = 0; at && depth < 8; depth++) {
-    const def: { type: string; innerType?: z.ZodType; in?: z.ZodType } = (
-      at as unknown as { _zod: { def: { type: string; innerType?: z.ZodType; in?: z.ZodType } } }
+    const def: { type: string; innerType?: z.ZodType; in?: z.ZodType; options?: z.ZodType[] } = (
+      at as unknown as { _zod: { def: { type: string; innerType?: z.ZodType; in?: z.ZodType; options?: z.ZodType[] } } }
     )._zod.def;
     if (def.type === 'boolean') return 'boolean';
+    // A switch with a third state the CLI does not spell (`allTargets: boolean | 'auto'`): the flag sets true.
+    if (def.type === 'union' && def.options?.some((o) => valueKindOf(o) === 'boolean')) return 'boolean';
     if (def.type === 'number' || def.type === 'int') return 'number';
     if (def.type === 'array') return 'array';
     if (def.type === 'string' || def.type === 'enum' || def.type === 'literal') return 'string';

@@ -13,6 +13,8 @@ import { targetPassRate, type Summary } from '../model/artifacts.js';
 import { formatAttemptRate, formatPassK, type RunAttemptStats } from '../model/attempt-stats.js';
 import type { CompareReport } from '../compare/compare.js';
 import type { GateReport } from '../gate/gate.js';
+import * as z from 'zod';
+import { parseArgs } from '../options/verb-options.js';
 
 /** GitHub's limit on an issue or pull-request comment body, in characters. */
 export const MARKDOWN_LIMIT = 65_536;
@@ -45,6 +47,33 @@ export interface RunLink {
   label: string;
   url?: string;
 }
+
+/*
+ * The doors of the Markdown functions: each takes a report, and checks that it is an object with
+ * the fields the function reads (loosely: a report carries more), so `gateMarkdown(42)` is an
+ * InvalidArgumentsError naming the argument, not a TypeError inside.
+ */
+const RunLinkShape = z.looseObject({ label: z.string(), url: z.string().optional() });
+const RunsShape = z.looseObject({ baseline: RunLinkShape, candidate: RunLinkShape });
+const list = z.array(z.unknown());
+const record = z.looseObject({});
+const GateReportShape = z.looseObject({
+  passed: z.boolean(),
+  failures: z.array(z.string()),
+  regressions: list,
+  improvements: list,
+  noisy: list,
+  new: list,
+  removed: list,
+  history: record,
+  policy: record,
+  summary: record,
+  tolerance: z.number(),
+  max_regressions: z.number(),
+  match_note: z.string(),
+});
+const CompareReportShape = z.looseObject({ matched: list, unmatched: record, summary: record, threshold: z.number(), match_note: z.string() });
+const SummaryReportShape = z.looseObject({ experiment: z.string(), summary: record });
 
 function runRef(r: RunLink): string {
   const text = mdText(r.label);
@@ -100,6 +129,7 @@ const TEST_TABLE = ['| Test | Baseline | Candidate | Δ | Why |', '|---|--:|--:|
 
 /** The Markdown of a gate's verdict (`gate --format markdown`): a PR comment or a job summary. */
 export function gateMarkdown(r: GateReport, runs: { baseline: RunLink; candidate: RunLink }): string {
+  parseArgs('gateMarkdown', { report: GateReportShape, runs: RunsShape }, [r, runs]);
   const s = r.summary;
   const title = r.passed
     ? `### ✅ Eval gate passed: ${s.improvements > 0 ? `${plural(s.improvements, 'test')} improved, ` : ''}${s.regressions > 0 ? `${plural(s.regressions, 'regression')} (allowed ${r.max_regressions})` : 'no regressions'}`
@@ -150,6 +180,11 @@ export function gateMarkdown(r: GateReport, runs: { baseline: RunLink; candidate
 
 /** The gate's Markdown when there is no baseline yet (`--missing-baseline pass`): never an empty comment. */
 export function gateNoBaselineMarkdown(baseline: string, candidate: RunLink, opts: { nowBaseline?: boolean } = {}): string {
+  parseArgs(
+    'gateNoBaselineMarkdown',
+    { baseline: z.string(), candidate: RunLinkShape, options: z.strictObject({ nowBaseline: z.boolean().optional() }).optional() },
+    [baseline, candidate, opts],
+  );
   if (opts.nowBaseline)
     return [
       GATE_COMMENT_MARKER,
@@ -169,6 +204,7 @@ export function gateNoBaselineMarkdown(baseline: string, candidate: RunLink, opt
 
 /** The gate's Markdown when it could not decide (bad input, git, a bug): says so, with the error and its exit code. */
 export function gateErrorMarkdown(message: string, exitCode: number, bug: boolean): string {
+  parseArgs('gateErrorMarkdown', { message: z.string(), exitCode: z.number(), bug: z.boolean() }, [message, exitCode, bug]);
   const what = bug
     ? 'agentv-results hit an unexpected error (a bug in the tool, not a regression of the agent): please report it.'
     : exitCode === 3
@@ -187,6 +223,7 @@ export function gateErrorMarkdown(message: string, exitCode: number, bug: boolea
 
 /** The Markdown of a comparison (`compare --format markdown`): a PR comment or a job summary. */
 export function compareMarkdown(r: CompareReport, runs: { baseline: RunLink; candidate: RunLink }): string {
+  parseArgs('compareMarkdown', { report: CompareReportShape, runs: RunsShape }, [r, runs]);
   const s = r.summary;
   const head = [
     `### ${r.regression ? '❌' : '✅'} compare: mean delta ${signed(s.mean_delta)} (${s.wins} wins, ${s.losses} losses, ${s.ties} ties)`,
@@ -212,6 +249,7 @@ export function compareMarkdown(r: CompareReport, runs: { baseline: RunLink; can
 
 /** The Markdown of a run's summary (`summary --format markdown`). */
 export function summaryMarkdown(report: { experiment: string; summary: Summary; attempts?: RunAttemptStats | null }, run: RunLink): string {
+  parseArgs('summaryMarkdown', { report: SummaryReportShape, run: RunLinkShape }, [report, run]);
   const { run_summary: per, total, passed, pass_rate: rate } = report.summary;
   const a = report.attempts ?? null;
   const head = [

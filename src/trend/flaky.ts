@@ -25,6 +25,8 @@ import { listRuns, readListedManifests, type ListOptions, type ListResult } from
 import { HEAD_ROWS } from '../branch-read/catalog-cache.js';
 import { pull } from '../branch-read/pull.js';
 import { InputError } from '../runs/export/export.js';
+import * as z from 'zod';
+import { flag, fnOf, objectOf, parseOptions } from '../options/verb-options.js';
 
 export const DEFAULT_FLAKY_RUNS = 10;
 
@@ -108,29 +110,40 @@ export function flakyOfRuns(runs: readonly FlakyRun[], opts: { experiment?: stri
   };
 }
 
-export interface FlakyOptions {
+/** `flaky`'s options, parsed once at its door (the `flaky` command's flags come from the same fields). */
+export const FlakyOptionsSchema = z.strictObject({
   /** Run directories or results files, oldest first (instead of published runs). */
-  sources?: { path: string; runId?: string | null }[];
-  cwd?: string;
+  sources: z.array(z.strictObject({ path: z.string(), runId: z.string().nullable().optional() })).default([]),
   /** Published runs of this experiment (default: the newest run's). */
-  experiment?: string;
+  experiment: z.string().optional().meta(flag('--experiment <name>', "Published runs of this experiment (default: the newest run's)")),
   /** Only rows of this target. */
-  target?: string;
-  /** The last n published runs (default 10). */
-  last?: number;
+  target: z.string().optional().meta(flag('--target <name>', 'Only this target')),
+  /** The last n published runs. */
+  last: z
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(DEFAULT_FLAKY_RUNS)
+    .meta(flag('--last <n>', `The last n published runs (default ${DEFAULT_FLAKY_RUNS})`)),
+  cwd: z
+    .string()
+    .default(() => process.cwd())
+    .meta(flag('--dir <dir>', 'Working directory')),
   /** Listing options (remote, fetch, config file, project …) for published runs. */
-  list?: Omit<ListOptions, 'experiment' | 'limit' | 'cwd'>;
+  list: objectOf<Omit<ListOptions, 'experiment' | 'limit' | 'cwd'>>().optional(),
   /** Where a listed run's files are read from when its rows are not on the live branch (the Dashboard's run cache). */
-  materialize?: (runId: string) => Promise<string>;
-}
+  materialize: fnOf<(runId: string) => Promise<string>>().optional(),
+});
+
+export type FlakyOptions = z.input<typeof FlakyOptionsSchema>;
 
 /** The flaky tests of the runs given, or of the last N published runs of an experiment. */
-export async function flaky(opts: FlakyOptions = {}): Promise<FlakyReport> {
-  const cwd = opts.cwd ?? process.cwd();
-  const last = opts.last ?? DEFAULT_FLAKY_RUNS;
-  if (!(Number.isInteger(last) && last >= 1 && last <= 10_000)) throw new InputError(`--last must be a whole number from 1 to 10000 (got ${opts.last})`);
+export async function flaky(options: FlakyOptions = {}): Promise<FlakyReport> {
+  const opts = parseOptions('flaky', FlakyOptionsSchema, options);
+  const { cwd, last } = opts;
   const narrow = (rows: ScoreRow[]) => (opts.target === undefined ? rows : rows.filter((r) => r.target === opts.target));
-  if (opts.sources && opts.sources.length > 0) {
+  if (opts.sources.length > 0) {
     const runs: FlakyRun[] = [];
     const warnings: string[] = [];
     for (const s of opts.sources) {

@@ -13,30 +13,47 @@ import { InputError } from '../runs/export/export.js';
 import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../branch-read/list.js';
 import { manifestRows } from '../compare/score-rows.js';
 import { pull } from '../branch-read/pull.js';
-import { checkTrendOptions, loadTrendRun, seriesKeysOf, trendLocal, trendOfRuns, type LoadedTrendRun, type TrendOptions, type TrendReport } from './series.js';
+import { loadTrendRun, seriesKeysOf, TrendFields, trendLocal, trendOfRuns, type LoadedTrendRun, type TrendReport } from './series.js';
+import * as z from 'zod';
+import { flag, fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
 
 export * from './series.js';
 
-export interface TrendAllOptions extends TrendOptions {
+/** The listing flags of the commands that read published runs (`trend`, `flaky`): the `list` option's fields a user sets. */
+export const PublishedListFlagsSchema = z.strictObject({
+  fetch: z.boolean().optional().meta(flag('--fetch', 'With --published or published run names: fetch the results branch first')),
+  remote: z.string().optional().meta(flag('--remote <name>', 'With --published or published run names: remote (default: results.remote, else origin)')),
+  configFile: TargetFields.configFile,
+  project: TargetFields.project,
+});
+
+/** `trend`'s options, parsed once at its door (the `trend` command's flags come from the same fields). */
+export const TrendOptionsSchema = z.strictObject({
   /** Read published runs from the results branch instead of local ones. */
-  published?: boolean;
+  published: z
+    .boolean()
+    .default(false)
+    .meta(flag('--published', 'Use the runs published on the results branch (listed from its catalog and pulled), not local ones')),
+  ...TrendFields,
   /** Listing options (remote, fetch, config file, project …) when `published`. */
-  list?: Omit<ListOptions, 'experiment' | 'limit' | 'cwd'>;
+  list: objectOf<Omit<ListOptions, 'experiment' | 'limit' | 'cwd'>>().optional(),
   /**
    * With `published`: where a listed run's files are read from (a directory the caller keeps, e.g.
    * a server's run cache). Default: each run pulled into a temporary directory removed afterwards.
    */
-  materialize?: (runId: string) => Promise<string>;
+  materialize: fnOf<(runId: string) => Promise<string>>().optional(),
   /** With `published`: a listing the caller already made with the same `list` options (not fetched again). */
-  listed?: ListResult;
-}
+  listed: objectOf<ListResult>().optional(),
+});
+
+export type TrendAllOptions = z.input<typeof TrendOptionsSchema>;
 
 /** Each (experiment, target) series' scores over the published runs, with its slope and direction, as `agentv-results trend` reports them. */
-export async function trend(opts: TrendAllOptions = {}): Promise<TrendReport> {
+export async function trend(options: TrendAllOptions = {}): Promise<TrendReport> {
+  const opts = parseOptions('trend', TrendOptionsSchema, options);
   if (!opts.published) return trendLocal(opts);
-  checkTrendOptions(opts);
-  if ((opts.sources ?? []).length > 0) throw new InputError('pass run paths or --published, not both');
-  const cwd = opts.cwd ?? process.cwd();
+  if (opts.sources.length > 0) throw new InputError('pass run paths or --published, not both');
+  const { cwd } = opts;
   const listed = opts.listed ?? (await listRuns({ ...opts.list, cwd, experiment: opts.experiment }));
   // Pull only what a series will use: the newest `last` runs of each series (the listing is newest first).
   const wanted = new Set<string>();

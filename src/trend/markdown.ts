@@ -2,9 +2,17 @@
 import { fitMarkdown, fixed, mdText, plural, signed } from '../report/markdown.js';
 import type { TrendReport } from './series.js';
 import type { FlakyReport } from './flaky.js';
+import * as z from 'zod';
+import { parseArgs } from '../options/verb-options.js';
+
+// The doors: a report is an object with the fields the function reads (it may carry more).
+const list = z.array(z.unknown());
+const TrendReportShape = z.looseObject({ series: list, skipped: list, slope_threshold: z.number(), triggered: z.boolean() });
+const FlakyReportShape = z.looseObject({ runs: list, tests: list, summary: z.looseObject({}), experiment: z.string().nullable() });
 
 /** The Markdown of a trend report (`trend --format markdown`). */
 export function trendMarkdown(r: TrendReport): string {
+  parseArgs('trendMarkdown', { report: TrendReportShape }, [r]);
   // No series yet (fewer than two published runs, say): a sentence, never an empty table.
   if (r.series.length === 0)
     return `### Trend: nothing to chart yet\n\nA trend needs at least two runs that share tests${r.skipped.length > 0 ? ` (${plural(r.skipped.length, 'series', 'series')} with too few runs so far)` : ''}.\n`;
@@ -35,6 +43,7 @@ const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 
 /** The Markdown of a flaky report (`flaky --format markdown`): strongest evidence first, stable passes left out of the table. */
 export function flakyMarkdown(r: FlakyReport): string {
+  parseArgs('flakyMarkdown', { report: FlakyReportShape }, [r]);
   const s = r.summary;
   const head = [
     `### ${s['newly failing'] > 0 ? '❌' : s.flaky > 0 ? '⚠️' : '✅'} Flaky tests: ${s.flaky} flaky, ${s['newly failing']} newly failing, ${s['stable fail']} stable fail, ${s['stable pass']} stable pass`,

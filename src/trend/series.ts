@@ -31,28 +31,53 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../runs/export/export.js';
 import { loadScoreRows, passVerdict, resolveManifest, type ScoreRow } from '../compare/score-rows.js';
 import { readRegularText } from '../util/safe-open.js';
+import * as z from 'zod';
+import { flag } from '../options/verb-options.js';
 
 export const DEFAULT_SLOPE_THRESHOLD = 0.01;
 export type { SkippedSeries, TrendDirection, TrendReport, TrendRunPoint, TrendSeries } from './report-types.js';
 import type { SkippedSeries, TrendDirection, TrendReport, TrendRunPoint, TrendSeries } from './report-types.js';
 
-export interface TrendOptions {
+/** The options of a trend over runs (`trend()`'s, less where the runs come from): each default here, once. */
+export const TrendFields = {
   /** Run directories, index.jsonl or results files. Empty: the local runs under .agentv/results/. */
-  sources?: string[];
-  cwd?: string;
-  experiment?: string;
-  target?: string;
-  suite?: string;
+  sources: z.array(z.string()).default([]),
+  experiment: z.string().optional().meta(flag('--experiment <name>', 'Only this experiment')),
+  target: z.string().optional().meta(flag('--target <name>', 'Only this target')),
+  suite: z.string().optional().meta(flag('--suite <name>', 'Only rows of this suite')),
   /** One series per target instead of every target pooled. */
-  byTarget?: boolean;
+  byTarget: z
+    .boolean()
+    .default(false)
+    .meta(flag('--by-target', 'One series per target (as agentv trend --target <t> for each) instead of every target pooled')),
   /** One series per experiment instead of every run selected. */
-  byExperiment?: boolean;
-  /** Only the most recent N runs of each series. */
-  last?: number;
-  slopeThreshold?: number;
-  failOnDegrading?: boolean;
-  allowMissingTests?: boolean;
-}
+  byExperiment: z.boolean().default(false).meta(flag('--by-experiment', 'One series per experiment instead of every run selected')),
+  /** Only the most recent N runs of each series (a slope needs two). */
+  last: z.number().int().min(2).optional().meta(flag('--last <n>', 'Only the n most recent runs of each series (n >= 2)')),
+  /** Minimum |slope| per run to call a series improving or degrading. */
+  slopeThreshold: z
+    .number()
+    .min(0)
+    .default(DEFAULT_SLOPE_THRESHOLD)
+    .meta(
+      flag('--slope-threshold <x>', `Minimum |slope| per run to call a series improving or degrading (default ${DEFAULT_SLOPE_THRESHOLD}, as agentv trend)`),
+    ),
+  allowMissingTests: z
+    .boolean()
+    .default(false)
+    .meta(flag('--allow-missing-tests', 'Average each run over all its tests instead of only the tests every run of the series has')),
+  failOnDegrading: z.boolean().default(false).meta(flag('--fail-on-degrading', 'Exit 1 when any series is degrading')),
+  cwd: z
+    .string()
+    .default(() => process.cwd())
+    .meta(flag('--dir <dir>', 'Working directory (local runs are read from <dir>/.agentv/results/)')),
+};
+
+const TrendOptionsSchema = z.strictObject(TrendFields);
+/** A trend's options as a caller gives them. */
+export type TrendOptions = z.input<typeof TrendOptionsSchema>;
+/** A trend's options once parsed at `trend()`'s door: every default applied. */
+export type TrendParsed = z.output<typeof TrendOptionsSchema>;
 
 export interface LoadedTrendRun {
   path: string;
@@ -172,7 +197,7 @@ export function seriesKeysOf(
   return targets.map((target) => ({ experiment, target }));
 }
 
-type SeriesParams = Required<Pick<TrendOptions, 'slopeThreshold' | 'failOnDegrading' | 'allowMissingTests'>> & { suite?: string; last?: number };
+type SeriesParams = Pick<TrendParsed, 'slopeThreshold' | 'failOnDegrading' | 'allowMissingTests' | 'suite' | 'last'>;
 
 const sum = (xs: (number | undefined)[]): number | null => {
   const present = xs.filter((x): x is number => x !== undefined);
@@ -247,13 +272,6 @@ function buildSeries(key: SeriesKey, runs: LoadedTrendRun[], opts: SeriesParams)
   };
 }
 
-export function checkTrendOptions(opts: TrendOptions): void {
-  const t = opts.slopeThreshold ?? DEFAULT_SLOPE_THRESHOLD;
-  if (!Number.isFinite(t) || t < 0) throw new InputError(`--slope-threshold must be a number >= 0 (got ${opts.slopeThreshold})`);
-  if (opts.last !== undefined && !(Number.isInteger(opts.last) && opts.last >= 2))
-    throw new InputError(`--last must be a whole number >= 2 (got ${opts.last})`);
-}
-
 /** Most recent first, then the larger, then by name. */
 function seriesOrder(a: TrendSeries, b: TrendSeries): number {
   const end = (s: TrendSeries) => s.runs.at(-1)?.timestamp ?? s.runs.at(-1)?.label ?? '';
@@ -266,9 +284,8 @@ function seriesOrder(a: TrendSeries, b: TrendSeries): number {
 }
 
 /** Trend of runs already loaded (local, given or pulled). */
-export function trendOfRuns(loaded: LoadedTrendRun[], opts: TrendOptions, source: TrendReport['source'], warnings: string[] = []): TrendReport {
-  checkTrendOptions(opts);
-  const slopeThreshold = opts.slopeThreshold ?? DEFAULT_SLOPE_THRESHOLD;
+export function trendOfRuns(loaded: LoadedTrendRun[], opts: TrendParsed, source: TrendReport['source'], warnings: string[] = []): TrendReport {
+  const { slopeThreshold } = opts;
   const runs = opts.experiment ? loaded.filter((r) => r.experiment === opts.experiment) : loaded;
   const keys = new Map<string, SeriesKey>();
   for (const run of runs) {
@@ -279,8 +296,8 @@ export function trendOfRuns(loaded: LoadedTrendRun[], opts: TrendOptions, source
   const skipped: SkippedSeries[] = [];
   const params: SeriesParams = {
     slopeThreshold,
-    failOnDegrading: Boolean(opts.failOnDegrading),
-    allowMissingTests: Boolean(opts.allowMissingTests),
+    failOnDegrading: opts.failOnDegrading,
+    allowMissingTests: opts.allowMissingTests,
     suite: opts.suite,
     last: opts.last,
   };
@@ -303,8 +320,8 @@ export function trendOfRuns(loaded: LoadedTrendRun[], opts: TrendOptions, source
       suite: opts.suite,
       allow_missing_tests: params.allowMissingTests,
       last: opts.last,
-      by_target: Boolean(opts.byTarget),
-      by_experiment: Boolean(opts.byExperiment),
+      by_target: opts.byTarget,
+      by_experiment: opts.byExperiment,
     },
     source,
     slope_threshold: slopeThreshold,
@@ -315,10 +332,8 @@ export function trendOfRuns(loaded: LoadedTrendRun[], opts: TrendOptions, source
 }
 
 /** Trend of the runs given as paths, or of the local runs under .agentv/results/. */
-export async function trendLocal(opts: TrendOptions = {}): Promise<TrendReport> {
-  checkTrendOptions(opts);
-  const cwd = opts.cwd ?? process.cwd();
-  const sources = opts.sources ?? [];
+export async function trendLocal(opts: TrendParsed): Promise<TrendReport> {
+  const { cwd, sources } = opts;
   const paths = sources.length > 0 ? sources : await localRunDirs(cwd);
   if (paths.length === 0) throw new InputError(`no runs under ${resolve(cwd, '.agentv', 'results')} — pass run directories or results files, or --published`);
   const warnings: string[] = [];
