@@ -55,3 +55,6 @@ export function windowFlags(flags: Record<string, unknown>) {
     dryRun: !!flags.dryRun,
   };
 }
+
+/** The `--remote` help of the commands that read or push the shared branches. */
+export const REMOTE_HELP = 'Remote (default: results.remote, else origin)';
