@@ -228,8 +228,11 @@ export const ListOptionsSchema = z.strictObject({
   resolved: objectOf<PublishTarget>().optional(),
 });
 
-/** What a caller of `listRuns` passes. */
-export type ListOptions = z.input<typeof ListOptionsSchema>;
+/** What a caller passes (a target resolved once is the package's own: internal). */
+export interface ListOptions extends Omit<z.input<typeof ListOptionsSchema>, 'resolved'> {
+  /** @internal */
+  resolved?: PublishTarget;
+}
 
 export interface ListResult {
   branch: string;

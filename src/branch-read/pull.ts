@@ -75,8 +75,11 @@ export const PullOptionsSchema = z.strictObject({
   resolved: objectOf<PublishTarget>().optional(),
 });
 
-/** What a caller of `pull` passes. */
-export type PullOptions = z.input<typeof PullOptionsSchema>;
+/** What a caller passes (a target resolved once is the package's own: internal). */
+export interface PullOptions extends Omit<z.input<typeof PullOptionsSchema>, 'resolved'> {
+  /** @internal */
+  resolved?: PublishTarget;
+}
 
 /** Where a reader's options (a listing's: filters, page, fetch …) read from: the part `pull` takes (the target, its timeout, a resolved target). */
 export function pullWhere(

@@ -70,8 +70,11 @@ export const RunNameOptionsSchema = z.strictObject({
   resolved: objectOf<PublishTarget>().optional(),
 });
 
-/** What a caller of `resolveRunNames` passes. */
-export type RunNameOptions = z.input<typeof RunNameOptionsSchema>;
+/** What a caller passes (a target resolved once is the package's own: internal). */
+export interface RunNameOptions extends Omit<z.input<typeof RunNameOptionsSchema>, 'resolved'> {
+  /** @internal */
+  resolved?: PublishTarget;
+}
 
 /** Where the published runs are read: the target fields of the parsed options, what `listRuns` and `pull` take. */
 type Where = Pick<z.output<typeof RunNameOptionsSchema>, 'remote' | 'configFile' | 'project' | 'cwd' | 'env' | 'overrides' | 'timeoutMs' | 'resolved'>;

@@ -5,7 +5,8 @@
  * is the highest-layer section. The outbox and WIP sections read only local state: the journal
  * file and local refs (remote WIP copies as last fetched).
  */
-import { statusWithSections, type CoreStatusReport, type StatusContext, type StatusOptions } from './status.js';
+import { statusWithSections, StatusOptionsSchema, type CoreStatusReport, type StatusContext, type StatusOptions } from './status.js';
+import { parseOptions } from '../options/verb-options.js';
 import { interruptedSection, type InterruptedStatus } from './status-interrupted.js';
 import { syncStatusSection, type SyncStatusSection } from '../sync/sync-branch-status.js';
 import { listWip } from '../wip/index.js';
@@ -107,6 +108,6 @@ const SECTIONS = {
  * anything is waiting: exactly what `agentv-results status` prints. Never touches the network
  * unless `fetch` is set.
  */
-export async function status(opts: StatusOptions = {}): Promise<StatusReport> {
-  return (await statusWithSections(opts, SECTIONS)) as StatusReport;
+export async function status(options: StatusOptions = {}): Promise<StatusReport> {
+  return (await statusWithSections(parseOptions('status', StatusOptionsSchema, options), SECTIONS)) as StatusReport;
 }

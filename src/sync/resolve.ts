@@ -24,6 +24,7 @@ import { preferMainResolver } from './resolve-merger.js';
 import { pushBranches, type PushOutcome } from './push-branches.js';
 import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, normalizeSyncBranch, readSyncLog, SYNC_PREFIX } from './sync-branch-log.js';
 import { SyncFields, targetSummary } from './sync.js';
+import type { PathResolver } from './recompute-derived.js';
 import { flag, parseOptions } from '../options/verb-options.js';
 import * as z from 'zod';
 import { PublishError, resolveTarget, type PublishTarget } from '../repo/target.js';
@@ -49,8 +50,13 @@ export const ResolveSyncOptionsSchema = z.strictObject({
   ...SyncFields,
 });
 
-/** What a caller of `resolveSyncBranch` passes. */
-export type ResolveSyncOptions = z.input<typeof ResolveSyncOptionsSchema>;
+/** What a caller of `resolveSyncBranch` passes (members the package passes itself are internal). */
+export interface ResolveSyncOptions extends Omit<z.input<typeof ResolveSyncOptionsSchema>, 'target' | 'resolver'> {
+  /** @internal */
+  target?: PublishTarget;
+  /** @internal */
+  resolver?: PathResolver;
+}
 
 export interface ResolveSyncResult {
   repo: string;

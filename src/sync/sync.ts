@@ -46,8 +46,13 @@ export const SyncFields = {
 /** `sync`'s options, parsed at its door (the `sync` command's flags come from the same fields). */
 export const SyncOptionsSchema = z.strictObject(SyncFields);
 
-/** What a caller of `sync` passes. */
-export type SyncOptions = z.input<typeof SyncOptionsSchema>;
+/** What a caller of `sync` passes (the schema's input; the members the package passes itself are marked internal, so the published type leaves them out). */
+export interface SyncOptions extends Omit<z.input<typeof SyncOptionsSchema>, 'target' | 'resolver'> {
+  /** @internal */
+  target?: PublishTarget;
+  /** @internal */
+  resolver?: PathResolver;
+}
 
 /** What the fetch at the start of a sync brought in. */
 export interface SyncFetch {
