@@ -5,8 +5,7 @@
  * is the highest-layer section. The outbox and WIP sections read only local state: the journal
  * file and local refs (remote WIP copies as last fetched).
  */
-import { statusWithSections, StatusOptionsSchema, type CoreStatusReport, type StatusContext, type StatusOptions } from './status.js';
-import { parseOptions } from '../options/verb-options.js';
+import { statusWithSections, type CoreStatusReport, type StatusContext, type StatusOptions } from './status.js';
 import { interruptedSection, type InterruptedStatus } from './status-interrupted.js';
 import { syncStatusSection, type SyncStatusSection } from '../sync/sync-branch-status.js';
 import { listWip } from '../wip/index.js';
@@ -109,5 +108,5 @@ const SECTIONS = {
  * unless `fetch` is set.
  */
 export async function status(options: StatusOptions = {}): Promise<StatusReport> {
-  return (await statusWithSections(parseOptions('status', StatusOptionsSchema, options), SECTIONS)) as StatusReport;
+  return (await statusWithSections(options, SECTIONS)) as StatusReport;
 }

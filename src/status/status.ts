@@ -13,7 +13,7 @@
  * whole command.
  */
 import { aheadBehind } from '../git/index.js';
-import { flag, objectOf, TargetFields } from '../options/verb-options.js';
+import { flag, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
 import { redactUrl } from '../errors/redact.js';
 import { ReadError } from '../layout/read-errors.js';
@@ -135,7 +135,9 @@ export interface StatusOptions extends Omit<z.input<typeof StatusOptionsSchema>,
 }
 
 /** The branches against the remote, then each of `sections` (see the module comment). */
-export async function statusWithSections(opts: z.output<typeof StatusOptionsSchema>, sections: StatusSections = {}): Promise<CoreStatusReport> {
+export async function statusWithSections(options: StatusOptions = {}, sections: StatusSections = {}): Promise<CoreStatusReport> {
+  // The door of `status` (status-sections.ts passes its options through unparsed).
+  const opts = parseOptions('status', StatusOptionsSchema, options);
   const resolved = await resolveTarget(opts);
   const refs = [branchRefs(resolved, 'results'), branchRefs(resolved, 'artifacts')];
   let fetch: CoreStatusReport['fetch'] = null;
