@@ -137,7 +137,7 @@ export interface ExpireAndPushOptions extends Omit<z.input<typeof ExpireAndPushO
 }
 
 /** Rollover, then (unless a dry run) push archive and live branches: what the CLI and the daemon run. */
-export async function rolloverAndPush(options: RolloverAndPushOptions): Promise<RolloverResult & { push?: PushArchiveOutcome }> {
+export async function rolloverAndPush(options: RolloverAndPushOptions = {}): Promise<RolloverResult & { push?: PushArchiveOutcome }> {
   const { push: wantPush, timeoutMs, ...rest } = parseOptions('rolloverAndPush', RolloverAndPushOptionsSchema, options);
   const target = rest.target ?? (await resolveTarget(rest));
   // With a remote, the live branches first take in what others pushed (AgentV's auto_push among
@@ -154,7 +154,7 @@ export async function rolloverAndPush(options: RolloverAndPushOptions): Promise<
  * policy may touch are brought up to the remote's first (catch-up.ts), so the policy sees tags set
  * elsewhere; a dry run neither fetches nor writes.
  */
-export async function expireAndPush(options: ExpireAndPushOptions): Promise<RetentionResult & { push?: PushArchiveOutcome; fetched?: boolean }> {
+export async function expireAndPush(options: ExpireAndPushOptions = {}): Promise<RetentionResult & { push?: PushArchiveOutcome; fetched?: boolean }> {
   const { push: wantPush, timeoutMs, ...rest } = parseOptions('expireAndPush', ExpireAndPushOptionsSchema, options);
   const target = rest.target ?? (await resolveTarget(rest));
   let fetched: boolean | undefined;
