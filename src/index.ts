@@ -99,22 +99,38 @@ export {
 
 // Publish, sync, and read the shared branches.
 export { publish, PublishOptionsSchema, type PublishOptions, type PublishResult } from './publish/publish.js';
-export { sync, type SyncOptions, type SyncResult } from './sync/sync.js';
+export { sync, SyncOptionsSchema, type SyncOptions, type SyncResult } from './sync/sync.js';
 export type { AdoptedSyncBranch, KeptSyncBranch, SeenSyncBranch, SyncBranchAdoption } from './sync/adopt-agentv.js';
-export { resolveSyncBranch, SyncConflictError, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
+export { resolveSyncBranch, ResolveSyncOptionsSchema, SyncConflictError, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
 export { listRuns, ListOptionsSchema, type ListedRun, type ListOptions, type ListResult } from './branch-read/list.js';
-export { pull, type PullOptions, type PullResult } from './branch-read/pull.js';
-export { namedPaths, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns, type RunNameOptions } from './branch-read/run-names.js';
+export { pull, PullOptionsSchema, type PullOptions, type PullResult } from './branch-read/pull.js';
+export {
+  namedPaths,
+  resolveRunNames,
+  RunNameOptionsSchema,
+  type FetchOnce,
+  type ResolvedRun,
+  type ResolvedRuns,
+  type RunNameOptions,
+} from './branch-read/run-names.js';
 export { status, type StatusExtra, type StatusReport } from './status/status-sections.js';
-export type { StatusOptions } from './status/status.js';
-export { loadResultsConfig, ConfigError, type ResultsConfig } from './repo/config.js';
+export { StatusOptionsSchema, type StatusOptions } from './status/status.js';
+export { loadResultsConfig, LoadConfigOptionsSchema, ConfigError, type ResultsConfig } from './repo/config.js';
 export { PublishError, type TargetOptions } from './repo/target.js';
-export { driversState, installDrivers, uninstallDrivers } from './merge/install.js';
+export { driversState, installDrivers, uninstallDrivers, DriversOptionsSchema, InstallDriversOptionsSchema } from './merge/install.js';
 
 // Archive (rollover) and retention (expire): each alone, or with the push the CLI and the daemon do.
-export { rollover, DEFAULT_KEEP_DAYS, DEFAULT_KEEP_RUNS, type ArchivedRun, type RolloverOptions, type RolloverResult } from './archive/rollover.js';
-export { expireRuns, DEFAULT_KEEP_TAGS, type ExpiredRun, type RetentionOptions, type RetentionResult } from './archive/retention.js';
-export { expireAndPush, rolloverAndPush, type PushArchiveOutcome } from './archive/push-archive.js';
+export {
+  rollover,
+  RolloverOptionsSchema,
+  DEFAULT_KEEP_DAYS,
+  DEFAULT_KEEP_RUNS,
+  type ArchivedRun,
+  type RolloverOptions,
+  type RolloverResult,
+} from './archive/rollover.js';
+export { expireRuns, RetentionOptionsSchema, DEFAULT_KEEP_TAGS, type ExpiredRun, type RetentionOptions, type RetentionResult } from './archive/retention.js';
+export { expireAndPush, rolloverAndPush, ExpireAndPushOptionsSchema, RolloverAndPushOptionsSchema, type PushArchiveOutcome } from './archive/push-archive.js';
 export { migrateStorage, MigrateOptionsSchema, type MigrateOptions, type MigrateResult } from './archive/storage-migrate.js';
 
 // Tags and feedback.

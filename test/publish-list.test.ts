@@ -89,6 +89,11 @@ describe('list', () => {
     }
   });
 
+  it('takes the environment as a caller passes it (process.env itself is no plain object) and refuses an unknown option at the door', async () => {
+    expect((await listRuns({ cwd: user.work, env: process.env })).runs).toHaveLength(3);
+    await expect(listRuns({ cwd: user.work, limt: 1 } as never)).rejects.toThrow(/listRuns: invalid options: limt: not an option of this verb/);
+  });
+
   it('uses one ls-tree of the root, one of .indexes/ and one cat-file --batch, never a walk of the run trees', async () => {
     const { result, argvs } = await traceGitProcesses(() => listRuns({ cwd: user.work }));
     expect(result.runs).toHaveLength(3);

@@ -17,8 +17,10 @@ import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
 import { trackingRef } from '../repo/tracking-refs.js';
 import type { PublishTarget } from '../repo/target.js';
 import { resolveTarget } from '../repo/target.js';
-import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, rollover, type RolloverOptions, type RolloverResult } from './rollover.js';
-import { expireRuns, monthsPastTheRules, retentionPolicy, type RetentionOptions, type RetentionResult } from './retention.js';
+import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, rollover, RolloverOptionsSchema, type RolloverResult } from './rollover.js';
+import { expireRuns, monthsPastTheRules, retentionPolicy, RetentionOptionsSchema, type RetentionResult } from './retention.js';
+import { flag, parseOptions } from '../options/verb-options.js';
+import * as z from 'zod';
 import { catchUpArchives, catchUpLive } from './catch-up.js';
 
 export interface PushArchiveOptions {
@@ -113,15 +115,37 @@ export async function pushArchiveThenLive(target: PublishTarget, opts: PushArchi
   return { archiveLanded: true, archiveAttempts: attempts, archiveMerges: merges, live, message: live.message };
 }
 
+/** Whether to push after the local commit (the CLI's `--no-push` sets it false; the library default is not to push), and the network timeout. */
+const PushFields = {
+  push: z.boolean().default(false).meta(flag('--no-push', 'Commit locally only; `agentv-results sync` pushes later')),
+  /** Per network operation. */
+  timeoutMs: z.number().positive().optional(),
+};
+
+/** `rolloverAndPush`'s options: `rollover`'s, whether to push, and the network timeout. */
+export const RolloverAndPushOptionsSchema = RolloverOptionsSchema.extend(PushFields);
+export interface RolloverAndPushOptions extends Omit<z.input<typeof RolloverAndPushOptionsSchema>, 'target'> {
+  /** @internal */
+  target?: PublishTarget;
+}
+
+/** `expireAndPush`'s options: `expireRuns`'s, whether to push, and the network timeout. */
+export const ExpireAndPushOptionsSchema = RetentionOptionsSchema.extend(PushFields);
+export interface ExpireAndPushOptions extends Omit<z.input<typeof ExpireAndPushOptionsSchema>, 'target'> {
+  /** @internal */
+  target?: PublishTarget;
+}
+
 /** Rollover, then (unless a dry run) push archive and live branches: what the CLI and the daemon run. */
-export async function rolloverAndPush(opts: RolloverOptions & { push?: boolean; timeoutMs?: number }): Promise<RolloverResult & { push?: PushArchiveOutcome }> {
-  const target = opts.target ?? (await resolveTarget(opts));
+export async function rolloverAndPush(options: RolloverAndPushOptions = {}): Promise<RolloverResult & { push?: PushArchiveOutcome }> {
+  const { push: wantPush, timeoutMs, ...rest } = parseOptions('rolloverAndPush', RolloverAndPushOptionsSchema, options);
+  const target = rest.target ?? (await resolveTarget(rest));
   // With a remote, the live branches first take in what others pushed (AgentV's auto_push among
   // them), so the listing budget counts every run the remote's Dashboard lists; a dry run stays offline.
-  if (opts.push && !opts.dryRun && target.remote !== null) await catchUpLive(target, { timeoutMs: opts.timeoutMs });
-  const result = await rollover({ ...opts, target });
-  if (!opts.push || opts.dryRun) return result;
-  return { ...result, push: await pushArchiveThenLive(target, { timeoutMs: opts.timeoutMs }) };
+  if (wantPush && !rest.dryRun && target.remote !== null) await catchUpLive(target, { timeoutMs });
+  const result = await rollover({ ...rest, target });
+  if (!wantPush || rest.dryRun) return result;
+  return { ...result, push: await pushArchiveThenLive(target, { timeoutMs }) };
 }
 
 /**
@@ -130,17 +154,16 @@ export async function rolloverAndPush(opts: RolloverOptions & { push?: boolean; 
  * policy may touch are brought up to the remote's first (catch-up.ts), so the policy sees tags set
  * elsewhere; a dry run neither fetches nor writes.
  */
-export async function expireAndPush(
-  opts: RetentionOptions & { push?: boolean; timeoutMs?: number },
-): Promise<RetentionResult & { push?: PushArchiveOutcome; fetched?: boolean }> {
-  const target = opts.target ?? (await resolveTarget(opts));
+export async function expireAndPush(options: ExpireAndPushOptions = {}): Promise<RetentionResult & { push?: PushArchiveOutcome; fetched?: boolean }> {
+  const { push: wantPush, timeoutMs, ...rest } = parseOptions('expireAndPush', ExpireAndPushOptionsSchema, options);
+  const target = rest.target ?? (await resolveTarget(rest));
   let fetched: boolean | undefined;
-  if (opts.push && !opts.dryRun && target.remote !== null) {
-    const policy = retentionPolicy(opts, target.config);
-    fetched = await catchUpLive(target, { timeoutMs: opts.timeoutMs });
-    if (fetched) await catchUpArchives(target, await monthsPastTheRules(target, policy, opts.now ?? new Date()), { timeoutMs: opts.timeoutMs });
+  if (wantPush && !rest.dryRun && target.remote !== null) {
+    const policy = retentionPolicy(rest, target.config);
+    fetched = await catchUpLive(target, { timeoutMs });
+    if (fetched) await catchUpArchives(target, await monthsPastTheRules(target, policy, rest.now ?? new Date()), { timeoutMs });
   }
-  const result = await expireRuns({ ...opts, target });
-  if (!opts.push || opts.dryRun) return result;
-  return { ...result, ...(fetched === undefined ? {} : { fetched }), push: await pushArchiveThenLive(target, { timeoutMs: opts.timeoutMs }) };
+  const result = await expireRuns({ ...rest, target });
+  if (!wantPush || rest.dryRun) return result;
+  return { ...result, ...(fetched === undefined ? {} : { fetched }), push: await pushArchiveThenLive(target, { timeoutMs }) };
 }

@@ -32,7 +32,9 @@ import {
   type RetentionArea,
   type RetentionPolicyRecord,
 } from '../layout/retention-log.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, type PublishTarget } from '../repo/target.js';
+import { flag, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import * as z from 'zod';
 import { syncIdent } from '../sync/integrate.js';
 import { InvalidArgumentsError } from '../errors/errors.js';
 import { readTipCatalogs, runsOnTip, runTreeIndex, type TipCatalogs } from './tip-runs.js';
@@ -40,22 +42,40 @@ import { readTipCatalogs, runsOnTip, runTreeIndex, type TipCatalogs } from './ti
 /** Runs tagged `baseline` are what compare and the keep/discard loop measure against: kept unless the policy says otherwise. */
 export const DEFAULT_KEEP_TAGS = ['baseline'];
 
-export interface RetentionOptions extends TargetOptions {
+/** `expireRuns`'s options, parsed at its door (the `expire` command's flags come from the same fields, in this order). */
+export const RetentionOptionsSchema = z.strictObject({
   /** Keep runs whose catalog day is within this many days (default: results.retention.keep_days). */
-  keepDays?: number;
+  keepDays: z.number().int().nonnegative().optional().meta(flag('--keep-days <n>', 'Keep runs of the last n days (default: results.retention.keep_days)')),
   /** Keep the this many newest runs, live and archived together (default: results.retention.keep_runs). */
-  keepRuns?: number;
+  keepRuns: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .meta(flag('--keep-runs <n>', 'Keep the n newest runs, live and archived (default: results.retention.keep_runs)')),
   /** Keep runs carrying any of these tags (default: results.retention.keep_tags, else ["baseline"]). */
-  keepTags?: string[];
+  keepTags: z
+    .array(z.string().min(1))
+    .optional()
+    .meta(flag('--keep-tag <tag>', 'Keep runs with this tag (repeatable; default: results.retention.keep_tags, else baseline)')),
   /** List what would be removed; write nothing (no commit, no ref, no fetch). */
-  dryRun?: boolean;
+  dryRun: z.boolean().default(false).meta(flag('--dry-run', 'List what would be removed; write nothing (no commit, no fetch)')),
+  remote: TargetFields.remote,
+  configFile: TargetFields.configFile,
+  project: TargetFields.project,
+  cwd: TargetFields.cwd,
+  env: TargetFields.env,
+  overrides: TargetFields.overrides,
   /** For tests: the clock. */
-  now?: Date;
-  author?: Ident;
-  /**
-   * An already resolved target: skips resolving it again.
-   * @internal
-   */
+  now: z.date().optional(),
+  author: objectOf<Ident>().optional(),
+  /** @internal An already resolved target: skips resolving it again. */
+  target: objectOf<PublishTarget>().optional(),
+});
+
+/** What a caller of `expireRuns` passes (the resolved target is the package's own: internal). */
+export interface RetentionOptions extends Omit<z.input<typeof RetentionOptionsSchema>, 'target'> {
+  /** @internal */
   target?: PublishTarget;
 }
 
@@ -180,7 +200,8 @@ function tagsOf(data: Buffer | null | undefined): string[] {
 }
 
 /** Remove runs past the retention policy from the branches, keeping tagged ones, committing locally (`expireAndPush` also pushes). */
-export async function expireRuns(opts: RetentionOptions = {}): Promise<RetentionResult> {
+export async function expireRuns(options: RetentionOptions = {}): Promise<RetentionResult> {
+  const opts = parseOptions('expireRuns', RetentionOptionsSchema, options);
   const target = opts.target ?? (await resolveTarget(opts));
   const policy = retentionPolicy(opts, target.config);
   const now = opts.now ?? new Date();
@@ -197,11 +218,11 @@ async function expireWithLock(
   target: PublishTarget,
   policy: RetentionPolicyRecord,
   now: Date,
-  opts: RetentionOptions,
+  opts: z.output<typeof RetentionOptionsSchema>,
   lock: HeldLock | null,
 ): Promise<RetentionResult> {
   const { repo, resultsRef, artifactsRef } = target;
-  const result: RetentionResult = { dryRun: !!opts.dryRun, policy, expired: [], keptByTag: [], skipped: [], kept: 0, id: null, refs: [] };
+  const result: RetentionResult = { dryRun: opts.dryRun, policy, expired: [], keptByTag: [], skipped: [], kept: 0, id: null, refs: [] };
   // The team's tips (repo/team-tip.ts): a fresh clone's dry run sees the runs its real run removes.
   const { results: resultsTip, artifacts: artifactsTip } = await writeBaseTips(target, { dryRun: opts.dryRun, beforeRefUpdate: () => lock?.assertHeld() });
   if (!resultsTip) return result;

@@ -22,9 +22,10 @@ import { writeBaseTips } from '../repo/team-tip.js';
 import { catalogPathFor } from '../layout/branch-layout.js';
 import { foreignCatalogChanges, foreignCatalogPath } from '../layout/foreign-catalog.js';
 import { readTipCatalogs, runDirTrees, runsOnTip, type CatalogLine, type TipRun } from './tip-runs.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, type PublishTarget } from '../repo/target.js';
 import { rootCommit } from '../publish/commit-run.js';
-import { InvalidArgumentsError } from '../errors/errors.js';
+import { flag, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import * as z from 'zod';
 import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archivedPath, monthOf } from '../layout/archive-refs.js';
 import { DEFAULT_MAX_LISTING_BYTES, listingSize, overBudget } from '../layout/listing-budget.js';
 
@@ -39,22 +40,42 @@ export { DEFAULT_MAX_LISTING_BYTES } from '../layout/listing-budget.js';
 export const DEFAULT_KEEP_DAYS = 30;
 export const DEFAULT_KEEP_RUNS = 200;
 
-export interface RolloverOptions extends TargetOptions {
-  /** Runs whose catalog day is older than this many days are archived. */
-  keepDays?: number;
-  /** At most this many (newest) runs stay live. */
-  keepRuns?: number;
+/** A whole number of days, runs or bytes (0 or more). */
+const count = () => z.number().int().nonnegative();
+
+/** `rollover`'s options, parsed at its door (the `archive` command's flags come from the same fields, in this order). */
+export const RolloverOptionsSchema = z.strictObject({
+  /** Runs whose catalog day is older than this many days are archived (default: results.archive.keep_days, else 30). */
+  keepDays: count().optional().meta(flag('--keep-days <n>', 'Keep runs of the last n days live (default 30)')),
+  /** At most this many (newest) runs stay live (default: results.archive.keep_runs, else 200). */
+  keepRuns: count().optional().meta(flag('--keep-runs <n>', 'Keep at most the n newest runs live (default 200)')),
   /** The oldest live runs are archived until `git ls-tree -r --name-only` of the live branch is at most this many bytes (0: no limit). */
-  maxListingBytes?: number;
+  maxListingBytes: count()
+    .optional()
+    .meta(
+      flag(
+        '--max-listing-bytes <n>',
+        "Archive the oldest live runs until the live branch's recursive listing, which AgentV's Dashboard reads into 1 MiB, is at most n bytes (default 786432; 0: no limit)",
+      ),
+    ),
   /** List what would move; write nothing. */
-  dryRun?: boolean;
+  dryRun: z.boolean().default(false).meta(flag('--dry-run', 'List what would move; write nothing')),
+  remote: TargetFields.remote,
+  configFile: TargetFields.configFile,
+  project: TargetFields.project,
+  cwd: TargetFields.cwd,
+  env: TargetFields.env,
+  overrides: TargetFields.overrides,
   /** For tests: the clock. */
-  now?: Date;
-  author?: Ident;
-  /**
-   * An already resolved target (the daemon, the push wrapper): skips resolving it again.
-   * @internal
-   */
+  now: z.date().optional(),
+  author: objectOf<Ident>().optional(),
+  /** @internal An already resolved target (the daemon, the push wrapper): skips resolving it again. */
+  target: objectOf<PublishTarget>().optional(),
+});
+
+/** What a caller of `rollover` passes (the resolved target is the package's own: internal). */
+export interface RolloverOptions extends Omit<z.input<typeof RolloverOptionsSchema>, 'target'> {
+  /** @internal */
   target?: PublishTarget;
 }
 
@@ -92,16 +113,9 @@ function catalogText(catalogs: CatalogLine[], file: string): string {
   return c && c.lines.length > 0 ? `${c.lines.join('\n')}\n` : '';
 }
 
-function positiveInt(v: number | undefined, name: string): void {
-  if (v !== undefined && !(Number.isInteger(v) && v >= 0))
-    throw new InvalidArgumentsError('rollover', [{ path: name, message: `expected a whole number >= 0, got ${JSON.stringify(v)}` }]);
-}
-
 /** Move runs older than the live window to the month's archive branches, committing locally (`rolloverAndPush` also pushes). */
-export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResult> {
-  positiveInt(opts.keepDays, 'keepDays');
-  positiveInt(opts.keepRuns, 'keepRuns');
-  positiveInt(opts.maxListingBytes, 'maxListingBytes');
+export async function rollover(options: RolloverOptions = {}): Promise<RolloverResult> {
+  const opts = parseOptions('rollover', RolloverOptionsSchema, options);
   const target = opts.target ?? (await resolveTarget(opts));
   // Flags (options) over `results.archive` in .agentv/config.yaml over the defaults.
   const keepDays = opts.keepDays ?? target.config.archive?.keep_days ?? DEFAULT_KEEP_DAYS;
@@ -110,7 +124,7 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
   const { repo, resultsRef, artifactsRef } = target;
   // The team's tips (repo/team-tip.ts): a fresh clone's dry run sees the runs its real run moves.
   const { results: resultsTip, artifacts: artifactsTip } = await writeBaseTips(target, { dryRun: opts.dryRun });
-  if (!resultsTip) return { dryRun: !!opts.dryRun, archived: [], live: 0, listing: { before: 0, after: 0, max: maxListing }, catalogued: 0, refs: [] };
+  if (!resultsTip) return { dryRun: opts.dryRun, archived: [], live: 0, listing: { before: 0, after: 0, max: maxListing }, catalogued: 0, refs: [] };
 
   const { catalogs, foreign } = await readTipCatalogs(repo, resultsTip);
   // Every live run, whoever wrote it: AgentV's auto_push fills the listing as much as our publish.
@@ -162,7 +176,7 @@ export async function rollover(opts: RolloverOptions = {}): Promise<RolloverResu
     foreign,
     staying.map((r) => ({ tree: r.tree!, row: r.files! })),
   );
-  const result: RolloverResult = { dryRun: !!opts.dryRun, archived, live: live.length - archived.length, listing, catalogued: lines.added, refs: [] };
+  const result: RolloverResult = { dryRun: opts.dryRun, archived, live: live.length - archived.length, listing, catalogued: lines.added, refs: [] };
   if (opts.dryRun || (archived.length === 0 && lines.changes.length === 0)) return result;
   const author: Ident = opts.author ?? { name: 'agentv-results', email: 'agentv-results@localhost', date: now };
   if (archived.length === 0) {

@@ -18,7 +18,7 @@ import { acquirePublishLock } from '../repo/publish-lock.js';
 import { ConfigError } from '../repo/config.js';
 import { objectStoreForReading } from '../repo/storage.js';
 import { trackingRef } from '../repo/tracking-refs.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, type PublishTarget } from '../repo/target.js';
 import { AGENTV_ARTIFACTS_REF_NAME } from '../publish/agentv-run.js';
 import { offloadPayloads, pointersOf } from '../publish/offload.js';
 import { OBJECT_STORE_REF, sha256Of } from '../store/object-store.js';
@@ -26,21 +26,25 @@ import { syncIdent } from '../sync/integrate.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
 import { safeRelativePath } from '../model/path-segments.js';
 import { jsonlObjects } from '../util/jsonl-objects.js';
-import { checkOptions, fnOf, TargetFields } from '../options/verb-options.js';
+import { flag, fnOf, parseOptions, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
 
 /** `migrateStorage`'s own options, checked when it is called (beside the target options every branch verb takes). */
-export const MigrateOptionsSchema = z.object({
+export const MigrateOptionsSchema = z.strictObject({
   ...TargetFields,
   /** List what would move; upload and commit nothing. */
-  dryRun: z.boolean().optional(),
+  dryRun: z.boolean().default(false).meta(flag('--dry-run', 'List what would move; upload and commit nothing')),
   /** Push the results branch afterwards (default: results.auto_push). */
-  push: z.boolean().optional(),
+  push: z
+    .boolean()
+    .optional()
+    .meta(flag('--push', 'Push the results branch afterwards (default: results.auto_push)', { negate: { flag: '--no-push', help: 'Commit locally only' } })),
   onStep: fnOf<(step: string) => void>().optional(),
   now: z.date().optional(),
 });
 
-export type MigrateOptions = TargetOptions & Omit<z.infer<typeof MigrateOptionsSchema>, keyof TargetOptions>;
+/** What a caller of `migrateStorage` passes. */
+export type MigrateOptions = z.input<typeof MigrateOptionsSchema>;
 
 export interface MigrateResult {
   dryRun: boolean;
@@ -76,8 +80,8 @@ function gitPointers(text: string, refs: Set<string>): PointerRef[] {
 }
 
 /** Move published runs' heavy files to the configured storage mode (`storage migrate`), committing and pushing once. */
-export async function migrateStorage(opts: MigrateOptions = {}): Promise<MigrateResult> {
-  checkOptions('migrateStorage', MigrateOptionsSchema, opts);
+export async function migrateStorage(options: MigrateOptions = {}): Promise<MigrateResult> {
+  const opts = parseOptions('migrateStorage', MigrateOptionsSchema, options);
   const target = await resolveTarget(opts);
   const store = objectStoreForReading(target.config);
   if (!store)
@@ -103,11 +107,11 @@ export async function migrateStorage(opts: MigrateOptions = {}): Promise<Migrate
 async function migrateWithLock(
   target: PublishTarget,
   store: NonNullable<ReturnType<typeof objectStoreForReading>>,
-  opts: MigrateOptions,
+  opts: z.output<typeof MigrateOptionsSchema>,
   assertHeld: () => void,
 ): Promise<MigrateResult> {
   const { repo, resultsRef, artifactsRef, config } = target;
-  const result: MigrateResult = { dryRun: !!opts.dryRun, manifests: [], payloads: 0, uploaded: 0, bytes: 0, skipped: [], commit: null, push: null };
+  const result: MigrateResult = { dryRun: opts.dryRun, manifests: [], payloads: 0, uploaded: 0, bytes: 0, skipped: [], commit: null, push: null };
   const tracking = target.remote ? trackingRef(target.remote, artifactsRef) : null;
   const tips = await readRefs(repo, [resultsRef, artifactsRef, ...(tracking ? [tracking] : [])]);
   const resultsTip = tips.get(resultsRef) ?? null;

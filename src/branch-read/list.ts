@@ -30,9 +30,9 @@ import { readRunFiles, type RunSummaryRow } from '../layout/run-index.js';
 import { foreignCatalogDay, readForeignCatalog } from '../layout/foreign-catalog.js';
 import { ReadError } from '../layout/read-errors.js';
 import { branchRefs, fetchBranches, readView, type ReadView } from '../repo/remote-view.js';
-import { resolveTarget, withRefView, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, withRefView, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { syncStatusSection, type SyncBranchStatus } from '../sync/sync-branch-status.js';
-import { checkOptions, TargetFields } from '../options/verb-options.js';
+import { flag, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
 import { cacheKey, facetsOfRuns, loadCatalogRead, saveCatalogRead, type CatalogView } from './catalog-cache.js';
 import { parseCatalog } from './catalog-lines.js';
@@ -192,32 +192,47 @@ async function catalogView(repo: Repo, sources: CatalogSource[], since: string |
   return p;
 }
 
-/** `listRuns`'s options, checked when it is called. */
-export const ListOptionsSchema = z.object({
-  ...TargetFields,
-  experiment: z.string().optional(),
+/** `listRuns`'s options, parsed at its door (the `list` command's flags come from the same fields, in this order). */
+export const ListOptionsSchema = z.strictObject({
+  /** Only runs of this experiment. */
+  experiment: z.string().optional().meta(flag('--experiment <name>', 'Only runs of this experiment')),
   /** Only runs holding this target. */
-  target: z.string().optional(),
+  target: z.string().optional().meta(flag('--target <name>', 'Only runs holding this target')),
   /** Only runs of this day or later (YYYY-MM-DD). */
-  since: z.string().optional(),
+  since: z.string().optional().meta(flag('--since <day>', 'Only runs of this day or later (YYYY-MM-DD)')),
   /** Only runs of this day or earlier (YYYY-MM-DD). */
-  until: z.string().optional(),
+  until: z.string().optional().meta(flag('--until <day>', 'Only runs of this day or earlier (YYYY-MM-DD)')),
   /** At most this many runs (newest first). */
-  limit: z.number().optional(),
+  limit: z.number().optional().meta(flag('--limit <n>', 'At most n runs, newest first')),
   /** Skip this many matching runs first (a page of the listing: offset, then limit). */
-  offset: z.number().optional(),
-  /** Only what the remote has (its tracking ref, as of the last fetch), not the local branch. */
-  remoteOnly: z.boolean().optional(),
-  /** Refresh the remote-tracking ref first. */
-  fetch: z.boolean().optional(),
-  timeoutMs: z.number().optional(),
+  offset: z.number().optional().meta(flag('--offset <n>', 'Skip the n newest matching runs first (with --limit: one page)')),
   /** Only runs carrying every one of these tags (reads each run's tags.json, in one batch). */
-  tag: z.array(z.string()).optional(),
+  tag: z.array(z.string()).optional().meta(flag('--tag <tag>', 'Only runs with this tag (repeatable: runs with every one), e.g. --tag baseline')),
+  /** Only what the remote has (its tracking ref, as of the last fetch), not the local branch. */
+  remoteOnly: z
+    .boolean()
+    .default(false)
+    .meta(flag('--remote-only', 'List what the remote has (its tracking ref as of the last fetch) instead of this machine and the remote together')),
+  /** Refresh the remote-tracking ref first. */
+  fetch: z.boolean().default(false).meta(flag('--fetch', 'Fetch the results branch from the remote first')),
+  remote: TargetFields.remote,
+  configFile: TargetFields.configFile,
+  project: TargetFields.project,
+  cwd: TargetFields.cwd,
+  env: TargetFields.env,
+  overrides: TargetFields.overrides,
+  timeoutMs: z.number().optional(),
   /** Read each listed run's tags and feedback count (one batch for all runs). */
-  withOverlays: z.boolean().optional(),
+  withOverlays: z.boolean().default(false),
+  /** @internal A target resolved once by a reader that asks many questions (repo/target.ts `resolved`). */
+  resolved: objectOf<PublishTarget>().optional(),
 });
 
-export type ListOptions = TargetOptions & Omit<z.infer<typeof ListOptionsSchema>, keyof TargetOptions>;
+/** What a caller passes (a target resolved once is the package's own: internal). */
+export interface ListOptions extends Omit<z.input<typeof ListOptionsSchema>, 'resolved'> {
+  /** @internal */
+  resolved?: PublishTarget;
+}
 
 export interface ListResult {
   branch: string;
@@ -244,8 +259,8 @@ export interface ListResult {
 }
 
 /** The published runs, newest first, filtered and paged, as `agentv-results list` shows them. */
-export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
-  checkOptions('listRuns', ListOptionsSchema, opts);
+export async function listRuns(options: ListOptions = {}): Promise<ListResult> {
+  const opts = parseOptions('listRuns', ListOptionsSchema, options);
   if (opts.since !== undefined && !(DAY.test(opts.since) && !Number.isNaN(Date.parse(opts.since)))) {
     throw new ReadError(`--since ${JSON.stringify(opts.since)}: expected a day as YYYY-MM-DD`, 'input');
   }
@@ -266,7 +281,7 @@ export async function listRuns(opts: ListOptions = {}): Promise<ListResult> {
   if (opts.fetch) await fetchBranches(resolved, [results], { timeoutMs: opts.timeoutMs });
   // Every ref the listing reads, in one process (after the fetch: that moved some).
   const target = await withRefView(resolved);
-  const view = await readView(target, results, { fetched: opts.fetch === true });
+  const view = await readView(target, results, { fetched: opts.fetch });
   const tips = view.tips;
   const sources: CatalogSource[] = [];
   if (tips.local && !opts.remoteOnly) sources.push({ tip: tips.local, where: 'local' });

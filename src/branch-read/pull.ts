@@ -35,27 +35,59 @@ import { objectStoreForReading } from '../repo/storage.js';
 import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
 import { parseRestoreManifest, RESTORE_DIR, RESTORE_MANIFEST, type RestoreEntry } from '../publish/agentv-run.js';
 import { readRegularFile } from '../util/safe-open.js';
+import { flag, fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import * as z from 'zod';
 
-export interface PullOptions extends TargetOptions {
+/** `pull`'s options, parsed at its door (the `pull` command's flags come from the same fields, in this order). */
+export const PullOptionsSchema = z.strictObject({
   /** `<experiment>/<timestamp>`, as `list` shows it. */
-  runId: string;
+  runId: z.string(),
   /** The workspace directory to create (default: .agentv/results/<run_id> under cwd). */
-  out?: string;
+  out: z.string().optional().meta(flag('--out <dir>', 'Workspace directory to create (default: .agentv/results/<run_id>)')),
   /** Also materialize the heavy payloads from the artifacts branch. */
-  withArtifacts?: boolean;
+  withArtifacts: z
+    .boolean()
+    .default(false)
+    .meta(flag('--with-artifacts', 'Also fetch the heavy payloads from the artifacts branch, verifying sha256 and size')),
   /** Refresh the remote-tracking ref of the results branch first. */
-  fetch?: boolean;
+  fetch: z.boolean().default(false).meta(flag('--fetch', 'Fetch the results branch from the remote first')),
   /** Replace a run workspace already at the destination (util/output-target.ts: never a file or a foreign directory). */
-  force?: boolean;
+  force: z.boolean().default(false).meta(flag('--force', 'Replace a run workspace already at the destination (never a file or a directory that is not a run)')),
   /**
    * Read the run from this commit of the branch's history instead of the tips (a run removed by
    * retention: the commit its error names). Payloads come from the branches and, when a retention
    * removed them, from the artifacts tip that retention recorded.
    */
-  at?: string;
+  at: z
+    .string()
+    .optional()
+    .meta(flag('--at <commit>', "Read the run from this commit of the branches' history (a run removed by retention: the commit its message names)")),
+  remote: TargetFields.remote,
+  configFile: TargetFields.configFile,
+  project: TargetFields.project,
+  cwd: TargetFields.cwd,
+  env: TargetFields.env,
+  overrides: TargetFields.overrides,
   /** What the pull is doing now (`fetching from origin`, `reading 17 payloads`), for a progress line. */
-  onStep?: (step: string) => void;
-  timeoutMs?: number;
+  onStep: fnOf<(step: string) => void>().optional(),
+  timeoutMs: z.number().optional(),
+  /** @internal A target resolved once by a reader that asks many questions (repo/target.ts `resolved`). */
+  resolved: objectOf<PublishTarget>().optional(),
+});
+
+/** What a caller passes (a target resolved once is the package's own: internal). */
+export interface PullOptions extends Omit<z.input<typeof PullOptionsSchema>, 'resolved'> {
+  /** @internal */
+  resolved?: PublishTarget;
+}
+
+/** Where a reader's options (a listing's: filters, page, fetch …) read from: the part `pull` takes (the target, its timeout, a resolved target). */
+export function pullWhere(
+  opts: (TargetOptions & { timeoutMs?: number }) | undefined,
+): Pick<PullOptions, 'remote' | 'configFile' | 'project' | 'env' | 'overrides' | 'timeoutMs' | 'resolved'> {
+  if (!opts) return {};
+  const { remote, configFile, project, env, overrides, timeoutMs, resolved } = opts;
+  return { remote, configFile, project, env, overrides, timeoutMs, resolved };
 }
 
 export interface PullResult {
@@ -92,7 +124,8 @@ export interface RunFile {
 }
 
 /** Write a published run (and, when asked, its artifacts) back to a directory, as `agentv-results pull` does. */
-export async function pull(opts: PullOptions): Promise<PullResult> {
+export async function pull(options: PullOptions): Promise<PullResult> {
+  const opts = parseOptions('pull', PullOptionsSchema, options);
   let loc: RunLocation;
   try {
     loc = presumedRunLocation(opts.runId);
@@ -100,7 +133,7 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
     if (err instanceof LayoutError) throw new ReadError(`${err.message} — a run id is a run directory that \`agentv-results list\` shows`, 'input');
     throw err;
   }
-  const cwd = opts.cwd ?? process.cwd();
+  const cwd = opts.cwd;
   // AgentV's local layout: runs are the direct children of .agentv/results/.
   const dest = resolve(cwd, opts.out ?? join('.agentv', 'results', loc.path));
   // The output-target rule: only a run workspace (with --force) or an empty directory is replaced.
@@ -118,8 +151,8 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
   const target = await withRefView(resolved);
 
   opts.onStep?.('reading the run');
-  const view = await readView(target, results, { fetched: opts.fetch === true });
-  const found = opts.at !== undefined ? await findRunAt(target, loc, opts.at) : await findRunTree(target, results, loc, opts.fetch ?? false, view);
+  const view = await readView(target, results, { fetched: opts.fetch });
+  const found = opts.at !== undefined ? await findRunAt(target, loc, opts.at) : await findRunTree(target, results, loc, opts.fetch, view);
   loc = found.loc;
   const files = await readRunFiles(target.repo, loc, found.entries, found.base);
   const pointers = payloadPointers(loc, files);

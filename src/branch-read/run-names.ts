@@ -34,23 +34,54 @@ import { EXIT, exitCodeFor } from '../errors/errors.js';
 import { redactUrl } from '../errors/redact.js';
 import { listRuns, type ListedRun } from './list.js';
 import { pull } from './pull.js';
+import { flag, objectOf, parseArgs, parseOptions, TargetFields } from '../options/verb-options.js';
+import * as z from 'zod';
 
-export interface RunNameOptions extends TargetOptions {
+/**
+ * The options of `resolveRunNames` (and `publishedRunId`): where published runs are read from. The
+ * flagged fields are the flags every command that takes a run name has (cli/run-names.ts).
+ */
+export const RunNameOptionsSchema = z.strictObject({
   /** Fetch the results branch before looking a published run up (else only when it is missing). */
-  fetch?: boolean;
-  timeoutMs?: number;
+  fetch: z
+    .boolean()
+    .default(false)
+    .meta(flag('--fetch', 'Fetch the results branch before reading published runs (without it, only when a run is not found locally)')),
+  remote: z.string().optional().meta(flag('--remote <name>', 'Remote of published runs (default: results.remote, else origin)')),
+  configFile: TargetFields.configFile,
+  project: TargetFields.project,
+  cwd: TargetFields.cwd,
+  env: TargetFields.env,
+  overrides: TargetFields.overrides,
+  timeoutMs: z.number().optional(),
   /**
    * The fetch state of a command that resolves its names in several calls (gate: the candidate,
    * then the baseline): shared, so the command fetches at most once in all. Default: per call.
    */
-  fetchOnce?: FetchOnce;
+  fetchOnce: objectOf<FetchOnce>().optional(),
   /**
    * A results .jsonl (not a run workspace) is exported into a scratch run first, for readers that
    * need a workspace (show, failures, report, validate, summary, combine). Off by default: compare,
    * gate and trend read a results file themselves (and name it as given), and `export` takes the
    * file itself, its own options shaping the export.
    */
-  deriveResultsFiles?: boolean;
+  deriveResultsFiles: z.boolean().default(false),
+  /** @internal A target resolved once by a reader that asks many questions (repo/target.ts `resolved`). */
+  resolved: objectOf<PublishTarget>().optional(),
+});
+
+/** What a caller passes (a target resolved once is the package's own: internal). */
+export interface RunNameOptions extends Omit<z.input<typeof RunNameOptionsSchema>, 'resolved'> {
+  /** @internal */
+  resolved?: PublishTarget;
+}
+
+/** Where the published runs are read: the target fields of the parsed options, what `listRuns` and `pull` take. */
+type Where = Pick<z.output<typeof RunNameOptionsSchema>, 'remote' | 'configFile' | 'project' | 'cwd' | 'env' | 'overrides' | 'timeoutMs' | 'resolved'>;
+
+function whereOf(o: z.output<typeof RunNameOptionsSchema>): Where {
+  const { remote, configFile, project, cwd, env, overrides, timeoutMs, resolved } = o;
+  return { remote, configFile, project, cwd, env, overrides, timeoutMs, resolved };
 }
 
 export interface ResolvedRun {
@@ -67,6 +98,7 @@ export interface ResolvedRun {
 
 /** `text` with each published run's scratch path replaced by its run id (for warnings and errors). */
 export function namedPaths(text: string, runs: ResolvedRun[]): string {
+  parseArgs('namedPaths', { text: z.string(), runs: z.array(objectOf<ResolvedRun>()) }, [text, runs]);
   let out = text;
   for (const r of runs) if (r.runId !== null) out = out.split(r.path).join(r.runId);
   return out;
@@ -113,14 +145,16 @@ function splitOnce(s: string, sep: string): [string, string | undefined] {
 }
 
 /** Resolve each name (in order); the scratch directory is removed on failure too. */
-export async function resolveRunNames(names: string[], opts: RunNameOptions = {}): Promise<ResolvedRuns> {
-  const cwd = opts.cwd ?? process.cwd();
+export async function resolveRunNames(names: string[], options: RunNameOptions = {}): Promise<ResolvedRuns> {
+  parseArgs('resolveRunNames', { names: z.array(z.string()) }, [names]);
+  const opts = parseOptions('resolveRunNames', RunNameOptionsSchema, options);
+  const cwd = opts.cwd;
   // The repository is opened once for all the names (their pulls, listings and links), and only
   // when a published name asks for it (a run directory needs no repository).
   let target: Promise<PublishTarget> | null = null;
-  const withTarget = async (): Promise<RunNameOptions> => {
-    target ??= resolveTarget({ ...opts, cwd });
-    return { ...opts, cwd, resolved: await target };
+  const withTarget = async (): Promise<Where> => {
+    target ??= opts.resolved ? Promise.resolve(opts.resolved) : resolveTarget(whereOf(opts));
+    return { ...whereOf(opts), resolved: await target };
   };
   let scratch: string | null = null;
   const dispose = async () => {
@@ -128,7 +162,7 @@ export async function resolveRunNames(names: string[], opts: RunNameOptions = {}
     scratch = null;
   };
   let pulls = 0;
-  const once: FetchOnce = opts.fetchOnce ?? { wanted: Boolean(opts.fetch), done: false };
+  const once: FetchOnce = opts.fetchOnce ?? { wanted: opts.fetch, done: false };
   let link: ((run: ListedRun | { path: string }) => string | undefined) | null = null;
   const published = async (runId: string, listed?: ListedRun): Promise<ResolvedRun & { runId: string }> => {
     scratch ??= await mkdtemp(join(tmpdir(), 'agentv-run-names-'));
@@ -155,7 +189,7 @@ export async function resolveRunNames(names: string[], opts: RunNameOptions = {}
         continue;
       }
       if (existsSync(resolve(cwd, name))) {
-        if (opts.deriveResultsFiles === true && isResultsFile(resolve(cwd, name))) {
+        if (opts.deriveResultsFiles && isResultsFile(resolve(cwd, name))) {
           scratch ??= await mkdtemp(join(tmpdir(), 'agentv-run-names-'));
           const out = join(scratch, String(pulls++), 'run');
           const exported = await exportRun({ source: name, cwd, out });
@@ -200,7 +234,7 @@ function fetchOnMiss(once: FetchOnce): boolean {
 }
 
 /** The newest run the selector matches: this machine's view first, then (if that has none) the remote's after a fetch. */
-async function newest(sel: RunSelector, name: string, opts: RunNameOptions, once: FetchOnce): Promise<ListedRun> {
+async function newest(sel: RunSelector, name: string, opts: Where, once: FetchOnce): Promise<ListedRun> {
   const tags = 'tag' in sel.pick ? [sel.pick.tag, ...sel.tags] : sel.tags;
   const query = { ...opts, experiment: sel.experiment, tag: tags.length > 0 ? tags : undefined, limit: 1 };
   let listed = await listRuns({ ...query, fetch: fetchFirst(once) });
@@ -257,7 +291,7 @@ function experimentAndId(name: string): { experiment: string; id: string } | nul
  * holds it (a 5.x run at the root named by its experiment, a 4.42 run by `exp/ts`); a name no
  * listed run has stays as it is, for `pull` to say where it went.
  */
-async function publishedIdOf(name: string, opts: RunNameOptions, once: FetchOnce): Promise<{ runId: string; listed?: ListedRun }> {
+async function publishedIdOf(name: string, opts: Where, once: FetchOnce): Promise<{ runId: string; listed?: ListedRun }> {
   const parts = experimentAndId(name);
   if (parts === null) return { runId: name };
   const key = runIdentityKey(parts.experiment, name);
@@ -275,8 +309,9 @@ async function publishedIdOf(name: string, opts: RunNameOptions, once: FetchOnce
  * .jsonl on disk names the published run with its identity (its experiment and run id); one not
  * published is an error saying so.
  */
-export async function publishedRunId(name: string, opts: RunNameOptions = {}): Promise<string> {
-  const cwd = opts.cwd ?? process.cwd();
+export async function publishedRunId(name: string, options: RunNameOptions = {}): Promise<string> {
+  const opts = parseOptions('publishedRunId', RunNameOptionsSchema, options);
+  const cwd = opts.cwd;
   // A run on disk: a results file, or a directory holding a run's index (a name like `nightly/..`
   // that happens to exist is not one: it stays a run id, refused as such).
   const abs = resolve(cwd, name);
@@ -287,9 +322,9 @@ export async function publishedRunId(name: string, opts: RunNameOptions = {}): P
     (basename(abs) === 'index.jsonl' && existsSync(abs));
   // A bare run id is what it says: no repository read here (the command reads it).
   if (!onDisk && !name.startsWith('@') && experimentAndId(name) === null) return name;
-  const target = await resolveTarget({ ...opts, cwd });
-  const withTarget: RunNameOptions = { ...opts, cwd, resolved: target };
-  const once: FetchOnce = opts.fetchOnce ?? { wanted: Boolean(opts.fetch), done: false };
+  const target = opts.resolved ?? (await resolveTarget(whereOf(opts)));
+  const withTarget: Where = { ...whereOf(opts), resolved: target };
+  const once: FetchOnce = opts.fetchOnce ?? { wanted: opts.fetch, done: false };
   const sel = parseRunSelector(name);
   if (sel) return (await newest(sel, name, withTarget, once)).run_id;
   if (onDisk) {

@@ -1,36 +1,26 @@
 import type { Cli } from './program.js';
-import { rolloverAndPush } from '../archive/push-archive.js';
-import { EXIT, runCommand, numberFlag } from './errors.js';
-import { PROJECT_OPTION_HELP, windowFlags } from './flags.js';
+import { rolloverAndPush, RolloverAndPushOptionsSchema } from '../archive/push-archive.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
+import { EXIT, runCommand } from './errors.js';
+import { FOUND_HERE, TARGET_FLAGS } from './flags.js';
 import { printJson } from './format.js';
 import { pushExitCode } from './sync.js';
 import { progressReporter } from './progress.js';
 
 /** `archive`: roll runs past the live window over to the per-month archive branches. */
 export function registerArchive(cli: Cli): void {
-  cli
-    .command('archive', 'Move runs past the live window off agentv/results/v1 to agentv/results-archive/v1/<YYYY-MM> (no force, nothing rewritten)')
-    .option('--keep-days <n>', 'Keep runs of the last n days live (default 30)')
-    .option('--keep-runs <n>', 'Keep at most the n newest runs live (default 200)')
-    .option(
-      '--max-listing-bytes <n>',
-      "Archive the oldest live runs until the live branch's recursive listing, which AgentV's Dashboard reads into 1 MiB, is at most n bytes (default 786432; 0: no limit)",
-    )
-    .option('--dry-run', 'List what would move; write nothing')
-    .option('--no-push', 'Commit locally only; `agentv-results sync` pushes later')
-    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
-    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
-    .option('--project <id>', PROJECT_OPTION_HELP)
-    .option('--dir <dir>', 'Working directory (the repository is found from here)')
+  const builder = cli.command(
+    'archive',
+    'Move runs past the live window off agentv/results/v1 to agentv/results-archive/v1/<YYYY-MM> (no force, nothing rewritten)',
+  );
+  schemaFlags(builder, RolloverAndPushOptionsSchema, { only: ['keepDays', 'keepRuns', 'maxListingBytes', 'dryRun', 'push'] });
+  schemaFlags(builder, RolloverAndPushOptionsSchema, { only: TARGET_FLAGS, help: FOUND_HERE })
     .option('--json', 'Machine-readable output: { dry_run, archived: [...], live, listing: { before, after, max }, catalogued, refs, push }')
     .example('agentv-results archive --keep-days 14 --dry-run')
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
         const progress = progressReporter('archiving', { quiet: Boolean(flags.json) });
-        const result = await rolloverAndPush({
-          ...windowFlags(flags),
-          maxListingBytes: flags.maxListingBytes === undefined ? undefined : numberFlag('max-listing-bytes', flags.maxListingBytes, 0),
-        }).finally(progress.done);
+        const result = await rolloverAndPush(optionsFromFlags(RolloverAndPushOptionsSchema, flags)).finally(progress.done);
         if (flags.json) {
           printJson(result);
         } else {

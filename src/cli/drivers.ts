@@ -1,6 +1,6 @@
 import type { Cli } from './program.js';
-import { driversState, installDrivers, uninstallDrivers } from '../merge/install.js';
-import { stringFlag } from './flags.js';
+import { driversState, DriversOptionsSchema, installDrivers, uninstallDrivers } from '../merge/install.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { runCommand, UsageError } from './errors.js';
 import { dim, green, printJson } from './format.js';
 
@@ -12,9 +12,7 @@ export function registerDrivers(cli: Cli): void {
     ['status', 'Show whether they are installed and where they point'],
   ];
   for (const [action, description] of actions) {
-    cli
-      .command(`drivers ${action}`, description)
-      .option('--dir <dir>', 'Repository (default: the current directory)')
+    schemaFlags(cli.command(`drivers ${action}`, description), DriversOptionsSchema)
       .option('--json', 'Machine-readable output')
       .example(`agentv-results drivers ${action}`)
       .action((flags: Record<string, unknown>) => driversAction(action, flags));
@@ -23,9 +21,9 @@ export function registerDrivers(cli: Cli): void {
 
 function driversAction(action: string, flags: Record<string, unknown>): Promise<void> {
   return runCommand(async () => {
-    const cwd = stringFlag('dir', flags.dir) ?? process.cwd();
+    const where = optionsFromFlags(DriversOptionsSchema, flags);
     if (action === 'install') {
-      const r = await installDrivers({ cwd });
+      const r = await installDrivers(where);
       if (flags.json) return printJson(r);
       process.stdout.write(green(`merge drivers installed in ${r.repo}`) + '\n');
       for (const k of r.keys) process.stdout.write(dim(`  ${k.key} = ${k.value}`) + '\n');
@@ -36,7 +34,7 @@ function driversAction(action: string, flags: Record<string, unknown>): Promise<
       return;
     }
     if (action === 'uninstall') {
-      const r = await uninstallDrivers({ cwd });
+      const r = await uninstallDrivers(where);
       if (flags.json) return printJson(r);
       process.stdout.write(
         r.removed.length > 0 ? `removed ${r.removed.join(', ')} from ${r.repo}\n` : `no agentv-results merge drivers were installed in ${r.repo}\n`,
@@ -44,7 +42,7 @@ function driversAction(action: string, flags: Record<string, unknown>): Promise<
       return;
     }
     if (action === 'status') {
-      const r = await driversState({ cwd });
+      const r = await driversState(where);
       if (flags.json) return printJson(r);
       for (const k of r.keys) process.stdout.write(`${k.key}: ${k.value === null ? 'not set' : k.value === k.expected ? 'installed' : `set to ${k.value}`}\n`);
       return;

@@ -1,39 +1,28 @@
 import type { Cli } from './program.js';
-import { expireAndPush } from '../archive/push-archive.js';
+import { expireAndPush, ExpireAndPushOptionsSchema } from '../archive/push-archive.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { describePolicy } from '../layout/retention-log.js';
 import { EXIT, runCommand } from './errors.js';
-import { PROJECT_OPTION_HELP, stringFlags, windowFlags } from './flags.js';
+import { FOUND_HERE, TARGET_FLAGS } from './flags.js';
 import { dim, printJson } from './format.js';
 import { pushExitCode } from './sync.js';
 import { progressReporter } from './progress.js';
 
 /** `expire`: apply the retention policy — delete runs it no longer keeps, live and archived, in ordinary commits. */
 export function registerExpire(cli: Cli): void {
-  cli
-    .command(
-      'expire',
-      'Apply the retention policy: delete runs no rule keeps (by age, count or tag) from the live and archive branches, in ordinary commits (no force, history keeps them)',
-    )
-    .option('--keep-days <n>', 'Keep runs of the last n days (default: results.retention.keep_days)')
-    .option('--keep-runs <n>', 'Keep the n newest runs, live and archived (default: results.retention.keep_runs)')
-    .option('--keep-tag <tag>', 'Keep runs with this tag (repeatable; default: results.retention.keep_tags, else baseline)')
-    .option('--dry-run', 'List what would be removed; write nothing (no commit, no fetch)')
-    .option('--no-push', 'Commit locally only; `agentv-results sync` pushes later')
-    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
-    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
-    .option('--project <id>', PROJECT_OPTION_HELP)
-    .option('--dir <dir>', 'Working directory (the repository is found from here)')
+  const builder = cli.command(
+    'expire',
+    'Apply the retention policy: delete runs no rule keeps (by age, count or tag) from the live and archive branches, in ordinary commits (no force, history keeps them)',
+  );
+  schemaFlags(builder, ExpireAndPushOptionsSchema, { only: ['keepDays', 'keepRuns', 'keepTags', 'dryRun', 'push'] });
+  schemaFlags(builder, ExpireAndPushOptionsSchema, { only: TARGET_FLAGS, help: FOUND_HERE })
     .option('--json', 'Machine-readable output: { dry_run, policy, expired: [...], kept_by_tag, skipped, kept, id, refs, push }')
     .example('agentv-results expire --keep-days 365 --dry-run')
     .example('agentv-results expire --keep-runs 5000 --keep-tag baseline --keep-tag release')
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const tags = stringFlags('keep-tag', flags.keepTag);
         const progress = progressReporter(flags.dryRun ? 'reading' : 'expiring', { quiet: Boolean(flags.json) });
-        const result = await expireAndPush({
-          ...windowFlags(flags),
-          keepTags: tags.length > 0 ? tags : undefined,
-        }).finally(progress.done);
+        const result = await expireAndPush(optionsFromFlags(ExpireAndPushOptionsSchema, flags)).finally(progress.done);
         if (flags.json) {
           printJson(result);
         } else {

@@ -3,7 +3,7 @@
  * twice arrives as a list.
  */
 import { isAbsolute, relative } from 'node:path';
-import { numberFlag, UsageError } from './errors.js';
+import { UsageError } from './errors.js';
 import { green, red, yellow } from './format.js';
 
 /** Every value of a repeatable string option, as typed. */
@@ -40,18 +40,11 @@ export function configFlags(flags: Record<string, unknown>): { configFile?: stri
   return { configFile: stringFlag('config', flags.config), project: stringFlag('project', flags.project) };
 }
 
-/**
- * The options `archive` and `expire` share: where (directory, remote, configuration), whether to
- * push, the age and count windows (`--keep-days`, `--keep-runs`) and `--dry-run`.
- */
-export function windowFlags(flags: Record<string, unknown>) {
-  return {
-    cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-    remote: stringFlag('remote', flags.remote),
-    ...configFlags(flags),
-    push: flags.push !== false,
-    keepDays: flags.keepDays === undefined ? undefined : numberFlag('keep-days', flags.keepDays, 0),
-    keepRuns: flags.keepRuns === undefined ? undefined : numberFlag('keep-runs', flags.keepRuns, 0),
-    dryRun: !!flags.dryRun,
-  };
-}
+/** The `--remote` help of the commands that read or push the shared branches. */
+export const REMOTE_HELP = 'Remote (default: results.remote, else origin)';
+
+/** The target flags, in the order the branch commands list them after their own: `--remote`, `--config`, `--project`, `--dir`. */
+export const TARGET_FLAGS = ['remote', 'configFile', 'project', 'cwd'] as const;
+
+/** The help lines of the target flags of a command that finds the repository from the working directory. */
+export const FOUND_HERE = { remote: REMOTE_HELP, cwd: 'Working directory (the repository is found from here)' };

@@ -1,7 +1,8 @@
 import type { Cli } from './program.js';
-import { listRuns } from '../branch-read/list.js';
-import { runCommand, numberFlag } from './errors.js';
-import { stringFlag, stringFlags, configFlags, PROJECT_OPTION_HELP } from './flags.js';
+import { listRuns, ListOptionsSchema } from '../branch-read/list.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
+import { runCommand } from './errors.js';
+import { REMOTE_HELP } from './flags.js';
 import { dim, pct, printJson, table, yellow } from './format.js';
 import { progressReporter } from './progress.js';
 
@@ -14,43 +15,20 @@ export function runReadCommand(fn: () => Promise<number | void>): Promise<void> 
 }
 
 export function registerList(cli: Cli): void {
-  cli
-    .command('list', 'List the runs published on the results branch (reads the catalog: a few blob reads, never the run trees)')
-    .option('--experiment <name>', 'Only runs of this experiment')
-    .option('--target <name>', 'Only runs holding this target')
-    .option('--since <day>', 'Only runs of this day or later (YYYY-MM-DD)')
-    .option('--until <day>', 'Only runs of this day or earlier (YYYY-MM-DD)')
-    .option('--limit <n>', 'At most n runs, newest first')
-    .option('--offset <n>', 'Skip the n newest matching runs first (with --limit: one page)')
-    .option('--tag <tag>', 'Only runs with this tag (repeatable: runs with every one), e.g. --tag baseline')
-    .option('--remote-only', 'List what the remote has (its tracking ref as of the last fetch) instead of this machine and the remote together')
-    .option('--fetch', 'Fetch the results branch from the remote first')
-    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
-    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
-    .option('--project <id>', PROJECT_OPTION_HELP)
-    .option('--dir <dir>', 'Working directory (the repository is found from here)')
+  schemaFlags(
+    cli.command('list', 'List the runs published on the results branch (reads the catalog: a few blob reads, never the run trees)'),
+    ListOptionsSchema,
+    {
+      help: { remote: REMOTE_HELP, cwd: 'Working directory (the repository is found from here)' },
+    },
+  )
     .option('--json', 'Machine-readable output')
     .example('agentv-results list --since 2026-03-01 --limit 20')
     .example('agentv-results list --fetch --json')
     .action((flags: Record<string, unknown>) =>
       runReadCommand(async () => {
-        const limit = flags.limit === undefined ? undefined : numberFlag('limit', flags.limit, 0);
         const progress = progressReporter(flags.fetch ? 'fetching' : 'reading', { quiet: Boolean(flags.json) });
-        const result = await listRuns({
-          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-          experiment: stringFlag('experiment', flags.experiment),
-          target: stringFlag('target', flags.target),
-          since: flags.since === undefined ? undefined : String(flags.since),
-          until: flags.until === undefined ? undefined : String(flags.until),
-          limit,
-          offset: flags.offset === undefined ? undefined : numberFlag('offset', flags.offset, 0),
-          remoteOnly: Boolean(flags.remoteOnly),
-          tag: stringFlags('tag', flags.tag),
-          withOverlays: true,
-          fetch: Boolean(flags.fetch),
-          remote: stringFlag('remote', flags.remote),
-          ...configFlags(flags),
-        }).finally(progress.done);
+        const result = await listRuns(optionsFromFlags(ListOptionsSchema, flags, { withOverlays: true })).finally(progress.done);
         for (const w of result.warnings ?? []) process.stderr.write(yellow(`warning: ${w}\n`));
         if (result.unreadable > 0)
           process.stderr.write(yellow(`warning: ${result.unreadable} catalog line(s) on ${result.branch} could not be read and were skipped\n`));

@@ -1,45 +1,34 @@
 import type { Cli } from './program.js';
-import { pull } from '../branch-read/pull.js';
+import { pull, PullOptionsSchema } from '../branch-read/pull.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { runReadCommand } from './list.js';
-import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
+import { REMOTE_HELP } from './flags.js';
 import { publishedIdOf, RUN_NAME_HELP } from './run-names.js';
 import { dim, green, printJson } from './format.js';
 import { progressReporter } from './progress.js';
 
 export function registerPull(cli: Cli): void {
-  cli
-    .command(
+  schemaFlags(
+    cli.command(
       'pull <run_id>',
       `Materialize a published run from the results branch into a run workspace (atomically); payloads with --with-artifacts. The run is ${RUN_NAME_HELP}`,
-    )
-    .option('--out <dir>', 'Workspace directory to create (default: .agentv/results/<run_id>)')
-    .option('--with-artifacts', 'Also fetch the heavy payloads from the artifacts branch, verifying sha256 and size')
-    .option('--fetch', 'Fetch the results branch from the remote first')
-    .option('--force', 'Replace a run workspace already at the destination (never a file or a directory that is not a run)')
-    .option('--at <commit>', "Read the run from this commit of the branches' history (a run removed by retention: the commit its message names)")
-    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
-    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
-    .option('--project <id>', PROJECT_OPTION_HELP)
-    .option('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')
+    ),
+    PullOptionsSchema,
+    { except: ['runId'], help: { remote: REMOTE_HELP } },
+  )
     .option('--json', 'Machine-readable output')
     .example('agentv-results pull nightly/2026-03-01T10-00-00-000Z --with-artifacts')
     .example('agentv-results pull 2026-01-05T09-00-00-000Z --at 3f2a9c1e0b7d --with-artifacts   # a run removed by retention')
     .action((runId: string, flags: Record<string, unknown>) =>
       runReadCommand(async () => {
         const progress = progressReporter('pulling', { quiet: Boolean(flags.json) });
-        const result = await pull({
-          // A run removed by retention is read from history (--at) by the id it had: no listing to look it up in.
-          runId: flags.at === undefined ? await publishedIdOf(String(runId), flags) : String(runId),
-          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-          out: stringFlag('out', flags.out),
-          withArtifacts: Boolean(flags.withArtifacts),
-          fetch: Boolean(flags.fetch),
-          force: Boolean(flags.force),
-          at: stringFlag('at', flags.at),
-          remote: stringFlag('remote', flags.remote),
-          ...configFlags(flags),
-          onStep: progress.step,
-        }).finally(progress.done);
+        const result = await pull(
+          optionsFromFlags(PullOptionsSchema, flags, {
+            // A run removed by retention is read from history (--at) by the id it had: no listing to look it up in.
+            runId: flags.at === undefined ? await publishedIdOf(String(runId), flags) : String(runId),
+            onStep: progress.step,
+          }),
+        ).finally(progress.done);
         if (flags.json) {
           printJson(result);
           return;

@@ -3,11 +3,20 @@
  * a published run id, `@<tag>` or `@latest[:experiment=<e>]` (src/branch-read/run-names.ts).
  */
 import type { CommandBuilder } from './program.js';
-import { namedPaths, publishedRunId, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../branch-read/run-names.js';
+import {
+  namedPaths,
+  publishedRunId,
+  resolveRunNames,
+  RunNameOptionsSchema,
+  type FetchOnce,
+  type ResolvedRun,
+  type ResolvedRuns,
+} from '../branch-read/run-names.js';
 
 export { namedPaths };
 import { join } from 'node:path';
-import { configFlags, displayPath, PROJECT_OPTION_HELP, stringFlag } from './flags.js';
+import { displayPath } from './flags.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { oneOf } from './errors.js';
 
 /** The forms of a run name, said once for every command that takes a run (each command's help ends with it). */
@@ -16,21 +25,12 @@ export const RUN_NAME_HELP =
 
 /** A published run's id from any run name (`tag`, `pull`, `feedback`): branch-read/run-names.ts publishedRunId. */
 export function publishedIdOf(name: string, flags: Record<string, unknown>): Promise<string> {
-  return publishedRunId(name, {
-    cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-    fetch: Boolean(flags.fetch),
-    remote: stringFlag('remote', flags.remote),
-    ...configFlags(flags),
-  });
+  return publishedRunId(name, optionsFromFlags(RunNameOptionsSchema, flags));
 }
 
 /** The options naming where published runs are read from. */
 export function runNameOptions(cmd: CommandBuilder): CommandBuilder {
-  return cmd
-    .option('--fetch', 'Fetch the results branch before reading published runs (without it, only when a run is not found locally)')
-    .option('--remote <name>', 'Remote of published runs (default: results.remote, else origin)')
-    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
-    .option('--project <id>', PROJECT_OPTION_HELP);
+  return schemaFlags(cmd, RunNameOptionsSchema, { only: ['fetch', 'remote', 'configFile', 'project'] });
 }
 
 /** One fetch for all the run names of a command that resolves them in several calls (pass it to each). */
@@ -40,14 +40,7 @@ export function fetchOnce(flags: Record<string, unknown>): FetchOnce {
 
 /** Resolve the run names with the command's options (the caller disposes). */
 export function resolveNames(names: string[], flags: Record<string, unknown>, once?: FetchOnce, derive = false): Promise<ResolvedRuns> {
-  return resolveRunNames(names, {
-    deriveResultsFiles: derive,
-    cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-    fetch: Boolean(flags.fetch),
-    remote: stringFlag('remote', flags.remote),
-    ...configFlags(flags),
-    ...(once ? { fetchOnce: once } : {}),
-  });
+  return resolveRunNames(names, optionsFromFlags(RunNameOptionsSchema, flags, { deriveResultsFiles: derive, ...(once ? { fetchOnce: once } : {}) }));
 }
 
 /** Resolve the run names, run `fn` on the resolved runs, then remove the scratch copies. */

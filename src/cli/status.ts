@@ -2,7 +2,9 @@ import { layoutName } from '../layout/layout-choice.js';
 import { status, type StatusReport } from '../status/status-sections.js';
 import type { Cli } from './program.js';
 import { runReadCommand } from './list.js';
-import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
+import { FOUND_HERE } from './flags.js';
+import { StatusOptionsSchema } from '../status/status.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { bold, dim, green, printJson, red, yellow } from './format.js';
 import { progressReporter } from './progress.js';
 import { describeAge } from '../repo/remote-seen.js';
@@ -101,24 +103,17 @@ export function renderStatus(report: StatusReport): string {
 }
 
 export function registerStatus(cli: Cli): void {
-  cli
-    .command('status', 'Local results and artifacts branches against the remote: ahead/behind/diverged, and what is pending a push')
-    .option('--fetch', 'Fetch both branches from the remote first (otherwise no network is used)')
-    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
-    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
-    .option('--project <id>', PROJECT_OPTION_HELP)
-    .option('--dir <dir>', 'Working directory (the repository is found from here)')
+  schemaFlags(
+    cli.command('status', 'Local results and artifacts branches against the remote: ahead/behind/diverged, and what is pending a push'),
+    StatusOptionsSchema,
+    { help: FOUND_HERE },
+  )
     .option('--json', 'Machine-readable output')
     .example('agentv-results status --fetch')
     .action((flags: Record<string, unknown>) =>
       runReadCommand(async () => {
         const progress = progressReporter(flags.fetch ? 'fetching' : 'reading', { quiet: Boolean(flags.json) });
-        const report = await status({
-          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-          fetch: Boolean(flags.fetch),
-          remote: stringFlag('remote', flags.remote),
-          ...configFlags(flags),
-        }).finally(progress.done);
+        const report = await status(optionsFromFlags(StatusOptionsSchema, flags)).finally(progress.done);
         if (flags.json) printJson(report);
         else process.stdout.write(renderStatus(report));
         // What is shown is still correct as of the last fetch, but the refresh asked for failed.

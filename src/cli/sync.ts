@@ -1,11 +1,12 @@
 import type { Cli } from './program.js';
 import { describeSyncBranch } from '../sync/fallback.js';
 import type { PushOutcome } from '../sync/push-branches.js';
-import { sync, type SyncFetch } from '../sync/sync.js';
+import { sync, SyncOptionsSchema, type SyncFetch } from '../sync/sync.js';
 import type { SyncBranchAdoption } from '../sync/adopt-agentv.js';
-import { resolveSyncBranch } from '../sync/resolve.js';
+import { resolveSyncBranch, ResolveSyncOptionsSchema } from '../sync/resolve.js';
+import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { EXIT, runCommand } from './errors.js';
-import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
+import { REMOTE_HELP } from './flags.js';
 import { green, printJson, yellow } from './format.js';
 import { progressReporter } from './progress.js';
 
@@ -48,26 +49,22 @@ export function syncBranchLines(remote: string, a: SyncBranchAdoption): string[]
 }
 
 export function registerSync(cli: Cli): void {
-  cli
-    .command(
-      'sync',
-      'Fetch and take in what others pushed, then push results committed here but not yet on the remote: merges concurrent publishes, never forces; a genuine conflict goes to a sync branch',
-    )
-    .option('--resolve <sync-branch>', 'After fixing the conflict on the results branch: merge this sync branch into it, push, delete the sync branch')
-    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
-    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
-    .option('--project <id>', PROJECT_OPTION_HELP)
-    .option('--dir <dir>', 'Working directory (the repository resolves from here)')
+  const builder = cli.command(
+    'sync',
+    'Fetch and take in what others pushed, then push results committed here but not yet on the remote: merges concurrent publishes, never forces; a genuine conflict goes to a sync branch',
+  );
+  schemaFlags(builder, ResolveSyncOptionsSchema, { only: ['branch'] });
+  schemaFlags(builder, SyncOptionsSchema, { help: { remote: REMOTE_HELP, cwd: 'Working directory (the repository resolves from here)' } })
     .option('--json', 'Machine-readable output')
     .example('agentv-results sync')
     .example('agentv-results sync --resolve agentv/results-sync/20260314T103200Z-ci-7-a1b2c3')
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const common = { cwd: stringFlag('dir', flags.dir) ?? process.cwd(), remote: stringFlag('remote', flags.remote), ...configFlags(flags) };
-        const resolve = stringFlag('resolve', flags.resolve);
-        if (resolve !== undefined && resolve !== '') {
+        // `--resolve <sync-branch>` (an empty one is none: a plain sync).
+        const resolve = optionsFromFlags(ResolveSyncOptionsSchema, flags);
+        if (resolve.branch !== undefined) {
           const progress = progressReporter('resolving', { quiet: Boolean(flags.json) });
-          const r = await resolveSyncBranch({ ...common, branch: resolve }).finally(progress.done);
+          const r = await resolveSyncBranch(resolve).finally(progress.done);
           if (flags.json) printJson(r);
           else {
             if (r.status === 'merged' || r.status === 'already-merged') {
@@ -83,7 +80,7 @@ export function registerSync(cli: Cli): void {
           return r.status === 'merged' || r.status === 'already-merged' ? EXIT.ok : pushExitCode(r.push) || EXIT.git;
         }
         const progress = progressReporter('syncing', { quiet: Boolean(flags.json) });
-        const r = await sync(common).finally(progress.done);
+        const r = await sync(optionsFromFlags(SyncOptionsSchema, flags)).finally(progress.done);
         if (flags.json) printJson(r);
         else {
           if (r.fetch) process.stdout.write(fetchLine(r.remote!, r.fetch) + '\n');

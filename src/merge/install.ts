@@ -19,10 +19,12 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset, openRepo, type Repo } from '../git/index.js';
+import { localConfigGet, localConfigKeys, localConfigRemoveSection, localConfigSet, localConfigUnset, openRepo } from '../git/index.js';
 import type { MergeKind } from './index.js';
 import { InvalidArgumentsError, isAbsent } from '../errors/errors.js';
 import { readRegularTextSync } from '../util/safe-open.js';
+import { flag, parseOptions } from '../options/verb-options.js';
+import * as z from 'zod';
 
 const DRIVERS: { kind: MergeKind; section: string; name: string }[] = [
   { kind: 'jsonl', section: 'merge.agentv-jsonl', name: 'agentv-results: union of append-only JSONL rows' },
@@ -84,13 +86,26 @@ function expectedKeys(entry: string): { key: string; value: string }[] {
   ]);
 }
 
-async function repoAt(cwd?: string): Promise<Repo> {
-  return openRepo(cwd ?? process.cwd());
-}
+/** The options of `driversState` and `uninstallDrivers` (the `drivers` commands' `--dir`): the repository. */
+export const DriversOptionsSchema = z.strictObject({
+  cwd: z
+    .string()
+    .default(() => process.cwd())
+    .meta(flag('--dir <dir>', 'Repository (default: the current directory)')),
+});
+export type DriversOptions = z.input<typeof DriversOptionsSchema>;
+
+/** `installDrivers`'s options: the repository, and the CLI entry the drivers run (default: this package's). */
+export const InstallDriversOptionsSchema = DriversOptionsSchema.extend({
+  /** The CLI entry the merge drivers run (default: this package's own). */
+  entry: z.string().optional(),
+});
+export type InstallDriversOptions = z.input<typeof InstallDriversOptionsSchema>;
 
 /** Set this repository's merge drivers for our files (`drivers install`): local git configuration only. */
-export async function installDrivers(opts: { cwd?: string; entry?: string } = {}): Promise<DriversResult> {
-  const repo = await repoAt(opts.cwd);
+export async function installDrivers(options: InstallDriversOptions = {}): Promise<DriversResult> {
+  const opts = parseOptions('installDrivers', InstallDriversOptionsSchema, options);
+  const repo = await openRepo(opts.cwd);
   const entry = opts.entry ?? cliEntryPath();
   if (!existsSync(entry))
     throw new InvalidArgumentsError('installDrivers', [{ path: 'entry', message: `${entry} does not exist (build the package first: npm run build)` }]);
@@ -104,8 +119,8 @@ export async function installDrivers(opts: { cwd?: string; entry?: string } = {}
 }
 
 /** Remove the merge drivers `installDrivers` set (`drivers uninstall`). */
-export async function uninstallDrivers(opts: { cwd?: string } = {}): Promise<{ repo: string; removed: string[] }> {
-  const repo = await repoAt(opts.cwd);
+export async function uninstallDrivers(options: DriversOptions = {}): Promise<{ repo: string; removed: string[] }> {
+  const repo = await openRepo(parseOptions('uninstallDrivers', DriversOptionsSchema, options).cwd);
   const removed: string[] = [];
   for (const d of DRIVERS) {
     for (const key of [`${d.section}.name`, `${d.section}.driver`]) if (await localConfigUnset(repo, key)) removed.push(key);
@@ -116,8 +131,8 @@ export async function uninstallDrivers(opts: { cwd?: string } = {}): Promise<{ r
 }
 
 /** What is installed now: each key's local value (null when unset). */
-export async function driversState(opts: { cwd?: string } = {}): Promise<{ repo: string; keys: { key: string; value: string | null; expected: string }[] }> {
-  const repo = await repoAt(opts.cwd);
+export async function driversState(options: DriversOptions = {}): Promise<{ repo: string; keys: { key: string; value: string | null; expected: string }[] }> {
+  const repo = await openRepo(parseOptions('driversState', DriversOptionsSchema, options).cwd);
   const keys = [];
   for (const { key, value } of expectedKeys(cliEntryPath())) keys.push({ key, value: await localConfigGet(repo, key), expected: value });
   return { repo: repo.workTree ?? repo.gitDir, keys };

@@ -45,7 +45,13 @@ export const TargetFields = {
     .default(() => process.cwd())
     .meta(flag('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')),
   /** The environment settings are read from (default: the process's). */
-  env: z.record(z.string(), z.string().optional()).optional(),
+  env: z
+    .custom<NodeJS.ProcessEnv>(
+      // process.env itself is no plain object (z.record refuses it): any object whose values are strings.
+      (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => x === undefined || typeof x === 'string'),
+      'expected an environment (names to strings)',
+    )
+    .optional(),
   /** The remote (default: results.remote, else origin). */
   remote: z.string().optional().meta(flag('--remote <name>', 'Remote to read and push (default: results.remote, else origin)')),
   /** The configuration file (default: .agentv/config.yaml, searched upward). */

@@ -39,6 +39,7 @@ import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import * as z from 'zod';
 import { AgentvResultsError } from '../errors/errors.js';
+import { parseOptions, TargetFields } from '../options/verb-options.js';
 import { yamlParser } from '../util/yaml.js';
 import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
 import { refSettingProblem } from './ref-settings.js';
@@ -260,12 +261,23 @@ export interface LoadedConfig {
   project: string | null;
 }
 
+/** `loadResultsConfig`'s options, parsed at its door: the target fields that say which configuration applies. */
+export const LoadConfigOptionsSchema = z.strictObject({
+  cwd: TargetFields.cwd,
+  env: TargetFields.env,
+  overrides: TargetFields.overrides,
+  configFile: TargetFields.configFile,
+  project: TargetFields.project,
+});
+
+/** What a caller of `loadResultsConfig` passes. */
+export type LoadConfigOptions = z.input<typeof LoadConfigOptionsSchema>;
+
 /** Read `.agentv/config.yaml`'s `results` settings (with the environment's and the caller's overrides) for a directory. */
-export async function loadResultsConfig(
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<ResultsConfig>; configFile?: string; project?: string } = {},
-): Promise<LoadedConfig> {
-  const cwd = opts.cwd ?? process.cwd();
-  const env = opts.env ?? process.env;
+export async function loadResultsConfig(options: LoadConfigOptions = {}): Promise<LoadedConfig> {
+  const opts = parseOptions('loadResultsConfig', LoadConfigOptionsSchema, options);
+  const cwd = opts.cwd;
+  const env: NodeJS.ProcessEnv = opts.env ?? process.env;
   const file = opts.configFile ? resolve(cwd, opts.configFile) : await findConfigFile(cwd);
   const baseDir = file ? dirname(dirname(file)) : cwd;
   const wanted = opts.project ?? (env.AGENTV_PROJECT || undefined);

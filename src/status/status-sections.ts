@@ -107,6 +107,6 @@ const SECTIONS = {
  * anything is waiting: exactly what `agentv-results status` prints. Never touches the network
  * unless `fetch` is set.
  */
-export async function status(opts: StatusOptions = {}): Promise<StatusReport> {
-  return (await statusWithSections(opts, SECTIONS)) as StatusReport;
+export async function status(options: StatusOptions = {}): Promise<StatusReport> {
+  return (await statusWithSections(options, SECTIONS)) as StatusReport;
 }

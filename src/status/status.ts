@@ -13,6 +13,8 @@
  * whole command.
  */
 import { aheadBehind } from '../git/index.js';
+import { flag, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import * as z from 'zod';
 import { redactUrl } from '../errors/redact.js';
 import { ReadError } from '../layout/read-errors.js';
 import { remoteSeenAt } from '../repo/remote-seen.js';
@@ -21,7 +23,7 @@ import { branchRefs, branchTips, fetchBranches, type BranchKind, type BranchRefs
 import { chooseLayout, type LayoutChoice } from '../layout/layout-choice.js';
 import { findDuplicateRuns, type DuplicateRun } from '../layout/duplicate-runs.js';
 import { teamTip } from '../repo/team-tip.js';
-import { resolveTarget, targetRemoteUrl, withRefView, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, targetRemoteUrl, withRefView, type PublishTarget } from '../repo/target.js';
 
 export type BranchState = 'in-sync' | 'ahead' | 'behind' | 'diverged' | 'local-only' | 'remote-only' | 'missing';
 
@@ -111,14 +113,31 @@ async function branchStatus(target: PublishTarget, b: BranchRefs): Promise<Branc
 // One redaction for every printed URL (errors/redact.ts); re-exported where it always lived.
 export { redactUrl };
 
-export interface StatusOptions extends TargetOptions {
+/** `status`'s options, parsed at its door (the `status` command's flags come from the same fields, in this order). */
+export const StatusOptionsSchema = z.strictObject({
   /** Refresh the remote-tracking refs first (network). */
-  fetch?: boolean;
-  timeoutMs?: number;
+  fetch: z.boolean().default(false).meta(flag('--fetch', 'Fetch both branches from the remote first (otherwise no network is used)')),
+  remote: TargetFields.remote,
+  configFile: TargetFields.configFile,
+  project: TargetFields.project,
+  cwd: TargetFields.cwd,
+  env: TargetFields.env,
+  overrides: TargetFields.overrides,
+  timeoutMs: z.number().positive().optional(),
+  /** @internal A target resolved once by a reader that asks many questions (repo/target.ts `resolved`). */
+  resolved: objectOf<PublishTarget>().optional(),
+});
+
+/** What a caller passes (a target resolved once is the package's own: internal). */
+export interface StatusOptions extends Omit<z.input<typeof StatusOptionsSchema>, 'resolved'> {
+  /** @internal */
+  resolved?: PublishTarget;
 }
 
 /** The branches against the remote, then each of `sections` (see the module comment). */
-export async function statusWithSections(opts: StatusOptions = {}, sections: StatusSections = {}): Promise<CoreStatusReport> {
+export async function statusWithSections(options: StatusOptions = {}, sections: StatusSections = {}): Promise<CoreStatusReport> {
+  // The door of `status` (status-sections.ts passes its options through unparsed).
+  const opts = parseOptions('status', StatusOptionsSchema, options);
   const resolved = await resolveTarget(opts);
   const refs = [branchRefs(resolved, 'results'), branchRefs(resolved, 'artifacts')];
   let fetch: CoreStatusReport['fetch'] = null;

@@ -23,7 +23,10 @@ import { mergeCommits } from './merge-commits.js';
 import { preferMainResolver } from './resolve-merger.js';
 import { pushBranches, type PushOutcome } from './push-branches.js';
 import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, normalizeSyncBranch, readSyncLog, SYNC_PREFIX } from './sync-branch-log.js';
-import { targetSummary, type SyncOptions } from './sync.js';
+import { SyncFields, targetSummary } from './sync.js';
+import type { PathResolver } from './recompute-derived.js';
+import { flag, parseOptions } from '../options/verb-options.js';
+import * as z from 'zod';
 import { PublishError, resolveTarget, type PublishTarget } from '../repo/target.js';
 import { ReadError } from '../layout/read-errors.js';
 import { AgentvResultsError } from '../errors/errors.js';
@@ -37,9 +40,22 @@ export class SyncConflictError extends AgentvResultsError {
   readonly code = 'sync-conflict';
 }
 
-export interface ResolveSyncOptions extends SyncOptions {
+/** `resolveSyncBranch`'s options: `sync`'s and the sync branch (the `sync` command's `--resolve`). */
+export const ResolveSyncOptionsSchema = z.strictObject({
   /** The sync branch, with or without the `agentv/results-sync/` prefix. */
-  branch: string;
+  branch: z
+    .string()
+    .min(1)
+    .meta(flag('--resolve <sync-branch>', 'After fixing the conflict on the results branch: merge this sync branch into it, push, delete the sync branch')),
+  ...SyncFields,
+});
+
+/** What a caller of `resolveSyncBranch` passes (members the package passes itself are internal). */
+export interface ResolveSyncOptions extends Omit<z.input<typeof ResolveSyncOptionsSchema>, 'target' | 'resolver'> {
+  /** @internal */
+  target?: PublishTarget;
+  /** @internal */
+  resolver?: PathResolver;
 }
 
 export interface ResolveSyncResult {
@@ -62,7 +78,8 @@ export interface ResolveSyncResult {
 }
 
 /** Merge one sync branch (a conflict set aside, or AgentV's parked run) into the results branch and push, as `sync --resolve` does. */
-export async function resolveSyncBranch(opts: ResolveSyncOptions): Promise<ResolveSyncResult> {
+export async function resolveSyncBranch(options: ResolveSyncOptions): Promise<ResolveSyncResult> {
+  const opts = parseOptions('resolveSyncBranch', ResolveSyncOptionsSchema, options);
   const target = opts.target ?? (await resolveTarget(opts));
   if (target.remote === null) throw new PublishError('sync --resolve needs a remote (the sync branch lives there)');
   const remote = target.remote;

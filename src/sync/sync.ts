@@ -7,20 +7,51 @@
  * protocol of push-branches.ts.
  */
 import { fetchBothBranches, integrateRemote, type BranchTips } from './integrate.js';
-import { pushBranches, type PushBranchesOptions, type PushOutcome } from './push-branches.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { pushBranches, type PushOutcome } from './push-branches.js';
+import type { PathResolver } from './recompute-derived.js';
+import { fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import * as z from 'zod';
+import { resolveTarget, type PublishTarget } from '../repo/target.js';
 import { finishAdoption, mergeSyncBranches, type AdoptionPlan, type SyncBranchAdoption } from './adopt-agentv.js';
 import { lsRemote, RemoteError, type RefEntry } from '../git/index.js';
 import { CHECKPOINT_PREFIX, finishCheckpoints, takeCheckpoints, type CheckpointPlan } from './adopt-checkpoints.js';
 import { ARTIFACTS_SYNC_PREFIX, SYNC_PREFIX } from './sync-branch-log.js';
 import { repairDuplicateRuns, type DuplicateRepair } from './repair-duplicates.js';
 
-export interface SyncOptions extends TargetOptions, PushBranchesOptions {
-  /**
-   * An already resolved target (the daemon keeps one); otherwise resolved from cwd/config.
-   * @internal
-   */
+/** The fields of `sync`'s options (`resolveSyncBranch` adds the branch): where, and how the push loop runs. */
+export const SyncFields = {
+  remote: TargetFields.remote,
+  configFile: TargetFields.configFile,
+  project: TargetFields.project,
+  cwd: TargetFields.cwd,
+  env: TargetFields.env,
+  overrides: TargetFields.overrides,
+  /** Most pushes per loop (default 16). */
+  maxAttempts: z.number().int().positive().optional(),
+  /** Backoff before retry n (push-branches.ts; defaults 100 ms / 1.5 s). */
+  backoff: z.strictObject({ baseMs: z.number().nonnegative(), capMs: z.number().nonnegative() }).optional(),
+  /** Per network operation. */
+  timeoutMs: z.number().positive().optional(),
+  now: fnOf<() => Date>().optional(),
+  random: fnOf<() => number>().optional(),
+  sleep: fnOf<(ms: number) => Promise<void>>().optional(),
+  /** @internal For tests: conflict resolution for the merges. */
+  resolver: fnOf<PathResolver>().optional(),
+  /** Host part of a sync-branch name (tests). */
+  host: z.string().optional(),
+  /** @internal An already resolved target (the daemon keeps one); otherwise resolved from cwd/config. */
+  target: objectOf<PublishTarget>().optional(),
+};
+
+/** `sync`'s options, parsed at its door (the `sync` command's flags come from the same fields). */
+export const SyncOptionsSchema = z.strictObject(SyncFields);
+
+/** What a caller of `sync` passes (the schema's input; the members the package passes itself are marked internal, so the published type leaves them out). */
+export interface SyncOptions extends Omit<z.input<typeof SyncOptionsSchema>, 'target' | 'resolver'> {
+  /** @internal */
   target?: PublishTarget;
+  /** @internal */
+  resolver?: PathResolver;
 }
 
 /** What the fetch at the start of a sync brought in. */
@@ -74,7 +105,8 @@ export function targetSummary(target: PublishTarget): Omit<SyncResult, 'push' | 
 }
 
 /** Fetch, merge and push the results and artifacts branches until the remote has this machine's runs, adopting AgentV's sync branches. */
-export async function sync(opts: SyncOptions = {}): Promise<SyncResult> {
+export async function sync(options: SyncOptions = {}): Promise<SyncResult> {
+  const opts = parseOptions('sync', SyncOptionsSchema, options);
   const target = opts.target ?? (await resolveTarget(opts));
   if (target.remote === null) {
     return {

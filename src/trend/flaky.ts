@@ -23,7 +23,7 @@ import { loadScoreRows, manifestRows, passVerdict, type ScoreRow } from '../comp
 import { wilsonInterval } from '../model/attempt-stats.js';
 import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../branch-read/list.js';
 import { HEAD_ROWS } from '../branch-read/catalog-cache.js';
-import { pull } from '../branch-read/pull.js';
+import { pull, pullWhere } from '../branch-read/pull.js';
 import { InputError } from '../runs/export/export.js';
 import * as z from 'zod';
 import { flag, fnOf, objectOf, parseOptions } from '../options/verb-options.js';
@@ -181,7 +181,7 @@ export async function flaky(options: FlakyOptions = {}): Promise<FlakyReport> {
       if (!opts.materialize) tmp ??= await mkdtemp(join(tmpdir(), 'agentv-flaky-'));
       const dir = opts.materialize
         ? await opts.materialize(run.run_id)
-        : (await pull({ ...opts.list, fetch: false, cwd, runId: run.run_id, out: join(tmp!, String(i)) })).dir;
+        : (await pull({ ...pullWhere(opts.list), fetch: false, cwd, runId: run.run_id, out: join(tmp!, String(i)) })).dir;
       const read = await loadScoreRows(dir, { cwd });
       warnings.push(...read.warnings.map((w) => w.split(dir).join(run.run_id)));
       runs.push({ run_id: run.run_id, timestamp: run.timestamp || null, rows: narrow(read.rows) });

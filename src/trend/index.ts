@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { InputError } from '../runs/export/export.js';
 import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../branch-read/list.js';
 import { manifestRows } from '../compare/score-rows.js';
-import { pull } from '../branch-read/pull.js';
+import { pull, pullWhere } from '../branch-read/pull.js';
 import { loadTrendRun, seriesKeysOf, TrendFields, trendLocal, trendOfRuns, type LoadedTrendRun, type TrendReport } from './series.js';
 import * as z from 'zod';
 import { flag, fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
@@ -87,7 +87,7 @@ export async function trend(options: TrendAllOptions = {}): Promise<TrendReport>
       // The listing fetched already (when asked): every pull reads what it saw, without fetching again.
       const dir = opts.materialize
         ? await opts.materialize(run.run_id)
-        : (await pull({ ...opts.list, fetch: false, cwd, runId: run.run_id, out: join(tmp!, String(i++)) })).dir;
+        : (await pull({ ...pullWhere(opts.list), fetch: false, cwd, runId: run.run_id, out: join(tmp!, String(i++)) })).dir;
       const { warnings: w, ...loaded } = await loadTrendRun(dir, cwd, run.run_id, run.experiment);
       warnings.push(...w.map((x) => x.split(dir).join(run.run_id)));
       runs.push({ ...loaded, path });
