@@ -11,6 +11,7 @@
  * row, the API's `run` equals the `/api/runs` entry, and its `summary` equals `summary` of the run
  * `pull` brings down; unknown, expired and malformed ids answer 404 as the listing words them.
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireRuns } from '../src/archive/retention.js';
@@ -19,6 +20,7 @@ import { findListedRun } from '../src/branch-read/find-run.js';
 import { listRuns, type ListedRun } from '../src/branch-read/list.js';
 import { pull } from '../src/branch-read/pull.js';
 import { openRepo, writeCommit, type FileChange } from '../src/git/index.js';
+import { editTags, readFeedback, readTags, setFeedback } from '../src/overlay-write/write.js';
 import { publish } from '../src/publish/publish.js';
 import { summarizeRun } from '../src/runs/summary.js';
 import { startServer, type RunningServer } from '../src/serve/index.js';
@@ -65,6 +67,15 @@ function stableRun(dir: string, iso: string): FileChange[] {
   ];
 }
 
+/** The test ids of a run workspace (its index's rows). */
+async function testIdsOf(dir: string): Promise<string[]> {
+  const index = await readFile(join(dir, 'index.jsonl'), 'utf8');
+  return index
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => (JSON.parse(l) as { test_id: string }).test_id);
+}
+
 async function api(path: string): Promise<{ status: number; body: Record<string, any> }> {
   const res = await fetch(server.url + path);
   return { status: res.status, body: (await res.json()) as Record<string, any> };
@@ -88,6 +99,10 @@ beforeAll(async () => {
   // One only here (the tips have diverged now).
   localOnly = await makeRunWorkspace({ experiment: 'nightly', day: 4, minute: 30, rows: 3, seed: 60 });
   await publish({ run: localOnly.dir, cwd: user.work, push: false });
+  // Overlays: tags and a reviewer's note on one of ours, here only (the answer reads them from the tip).
+  await editTags({ cwd: user.work, runId: ours[3]!.runId, add: ['baseline', 'nightly'], push: false });
+  const firstTest = (await testIdsOf(ours[3]!.dir))[0]!;
+  await setFeedback({ cwd: user.work, runId: ours[3]!.runId, testId: firstTest, text: 'looks right', reviewer: 'ana', push: false });
   // Other writers' runs, committed on the local branch: AgentV 5's at the root, 4.42's under
   // runs/, and the older layout's with its catalog/ line.
   const repo = await openRepo(user.work);
@@ -110,6 +125,7 @@ beforeAll(async () => {
     ...agentvRun('2026-03-11T08-00-00-000Z', '2026-03-11T08:00:00.000Z', 1),
     ...stableRun('runs/exp42/2026-03-12T08-00-00-000Z', '2026-03-12T08:00:00.000Z'),
     ...stableRun('runs/default/2026-03-12T09-00-00-000Z', '2026-03-12T09:00:00.000Z'),
+    { path: 'metadata/runs/exp42/2026-03-12T08-00-00-000Z/tags.json', data: `${JSON.stringify({ tags: ['stable-tag'] })}\n` },
     ...stableRun(legacyPath, '2026-03-10T09:00:00.000Z'),
     { path: 'catalog/2026-03-10.jsonl', data: `${JSON.stringify(legacyLine)}\n` },
   ];
@@ -195,7 +211,21 @@ describe('one run read where its id says it is', () => {
         entry.path.startsWith('runs/') ? { ...s, run_id: null, experiment: null, metadata: { ...s.metadata, experiment: null } } : { ...s, run_id: null };
       expect(same(body.summary), id).toStrictEqual(same(summary));
       expect(body.tests.length, id).toBe(summary.total);
+      // Tags and feedback as the library reads them from the branch.
+      const tags = await readTags({ cwd: user.work, runId: id }).catch(() => null);
+      const fb = await readFeedback({ cwd: user.work, runId: id }).catch(() => null);
+      expect([body.tags, body.feedback, body.notes], id).toStrictEqual(JSON.parse(JSON.stringify([tags, fb?.document ?? null, fb?.notes ?? []])));
     }
+  });
+
+  it('the overlays shown are the tip’s: the first answer carries them, and an edit that moves the tip is seen on the next request', async () => {
+    const id = ours[3]!.runId;
+    const before = (await api(`/api/runs/${enc(id)}`)).body;
+    expect(before.tags.tags).toEqual(['baseline', 'nightly']);
+    expect(before.notes.map((n: { reviewer: string }) => n.reviewer)).toEqual(['ana']);
+    expect((await api(`/api/runs/${enc('exp42::2026-03-12T08-00-00-000Z')}`)).body.tags.tags).toEqual(['stable-tag']);
+    await editTags({ cwd: user.work, runId: id, remove: ['nightly'], add: ['release'], push: false });
+    expect((await api(`/api/runs/${enc(id)}`)).body.tags.tags).toEqual(['baseline', 'release']);
   });
 
   it('unknown, expired and malformed ids answer 404 worded as the listing words them (the direct find leaves them to it)', async () => {

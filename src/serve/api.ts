@@ -5,8 +5,11 @@
  * Every data route exists twice, like AgentV's: `/api/...` for the project the server was started
  * in, `/api/projects/:projectId/...` for a `projects[]` entry of `.agentv/config.yaml`.
  */
-import { editTags, overlaysOfText, readFeedback, readTags, setFeedback } from '../overlay-write/write.js';
+import { editTags, overlaysOfText, setFeedback } from '../overlay-write/write.js';
 import type { TargetOptions } from '../repo/target.js';
+import { teamTip } from '../repo/team-tip.js';
+import { locateRun, overlayDirOf } from '../layout/branch-layout.js';
+import { readBlobs } from '../git/index.js';
 import { CONTENT_SECURITY_POLICY } from '../report/template.js';
 import { compareRuns } from '../compare/compare.js';
 import { projectTest } from '../report/projection.js';
@@ -80,7 +83,7 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
   // A kept listing (the static site) read the overlays with the run, from the tip that lists it.
   const pre = ctx.runs.fixed ? ctx.cache.prefetchedOverlays(opts, id) : undefined;
   const fromPre = pre && safeOverlays(pre);
-  const [tags, fb] = fromPre ? [fromPre.tags, fromPre.feedback] : await branchOverlays(opts, id);
+  const [tags, fb] = fromPre ? [fromPre.tags, fromPre.feedback] : await branchOverlays(ctx, opts, id);
   // A run with repeated attempts (model/attempt-stats.ts): the run's and each target's attempt totals.
   const stats = runAttemptStats(loaded.rows as unknown as Record<string, unknown>[]);
   return {
@@ -121,10 +124,43 @@ async function runDetail(ctx: ApiContext, opts: TargetOptions, req: Request): Pr
   };
 }
 
-/** The run's tags and feedback as the branch has them now. */
-function branchOverlays(opts: TargetOptions, runId: string) {
-  // optional: a run without overlays (or unreadable ones) shows none
-  return Promise.all([readTags({ ...opts, runId }).catch(() => null), readFeedback({ ...opts, runId }).catch(() => null)]);
+/**
+ * The run's tags and feedback as the branch has them now: what readTags and readFeedback answer
+ * (the run located on each team tip in turn, its overlay files read from the first that holds it),
+ * both files in one read, and kept per team tip — a commit id names the exact files, and an edit
+ * moves the tip — so a run opened again costs one ref read, not two lookups through the branch's
+ * root tree (100,000 entries on a big branch) per file.
+ */
+async function branchOverlays(ctx: ApiContext, opts: TargetOptions, runId: string) {
+  // optional: a run without overlays (or unreadable ones) shows none, as readTags/readFeedback's callers did
+  const texts = await overlayTexts(ctx, opts, runId).catch(() => null);
+  if (texts === null) return [null, null] as const;
+  return [parsedOr(() => overlaysOfText(texts.tags, null).tags), parsedOr(() => overlaysOfText(null, texts.feedback).feedback)] as const;
+}
+
+/** `parse()`, or null when the text does not parse (readTags/readFeedback reject then, and the run shows none). */
+function parsedOr<T>(parse: () => T): T | null {
+  try {
+    return parse();
+  } catch {
+    // unparsable overlay: shown as none, as before
+    return null;
+  }
+}
+
+async function overlayTexts(ctx: ApiContext, opts: TargetOptions, runId: string): Promise<{ tags: string | null; feedback: string | null }> {
+  const target = await ctx.runs.target(opts);
+  const { tips } = await teamTip(target);
+  return ctx.cache.memo(JSON.stringify(['overlays', opts.project ?? '', tips, runId]), async () => {
+    for (const tip of tips) {
+      const loc = await locateRun(target.repo, tip, runId);
+      if (loc === null) continue;
+      const [tags, feedback] = ['tags.json', 'feedback.json'].map((f) => `${tip}:${overlayDirOf(loc.path)}/${f}`) as [string, string];
+      const blobs = await readBlobs(target.repo, [tags, feedback]);
+      return { tags: blobs.get(tags)?.toString('utf8') ?? null, feedback: blobs.get(feedback)?.toString('utf8') ?? null };
+    }
+    return { tags: null, feedback: null };
+  });
 }
 
 /** Overlays from their texts, or null when one does not parse (the branch is then read, as without them). */
@@ -132,7 +168,7 @@ function safeOverlays(pre: { tags: string | null; feedback: string | null }): Re
   try {
     return overlaysOfText(pre.tags, pre.feedback);
   } catch {
-    // unparsable: readTags/readFeedback read it again and answer as they always do (no overlays shown)
+    // unparsable: branchOverlays reads it again and answers as readTags/readFeedback do (no overlays shown)
     return null;
   }
 }
