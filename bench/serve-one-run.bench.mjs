@@ -36,7 +36,12 @@ const REQUESTS = 40;
 const IDS = 5;
 /** Requests each made right after the results tip moved (a new commit of the same files): nothing kept for that tip. */
 const MOVES = 10;
-const IDENT = { GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.invalid', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.invalid' };
+const IDENT = {
+  GIT_AUTHOR_NAME: 'Bench',
+  GIT_AUTHOR_EMAIL: 'bench@example.invalid',
+  GIT_COMMITTER_NAME: 'Bench',
+  GIT_COMMITTER_EMAIL: 'bench@example.invalid',
+};
 const CLI = process.env.BENCH_CLI ?? join(ROOT, 'dist/cli/main.js');
 const PER_DAY = 250;
 
@@ -155,7 +160,13 @@ export async function run() {
     }
     const pick = (side, k) => median(rounds.map((x) => x[side][k]));
     const out = {
-      small: { ms: pick('small', 'ms'), cpuMs: pick('small', 'cpuMs'), floor: pick('small', 'floor'), moved: pick('small', 'moved'), total: rounds[0].small.total },
+      small: {
+        ms: pick('small', 'ms'),
+        cpuMs: pick('small', 'cpuMs'),
+        floor: pick('small', 'floor'),
+        moved: pick('small', 'moved'),
+        total: rounds[0].small.total,
+      },
       big: { ms: pick('big', 'ms'), cpuMs: pick('big', 'cpuMs'), floor: pick('big', 'floor'), moved: pick('big', 'moved'), total: rounds[0].big.total },
     };
     const ratio = out.big.ms / out.small.ms;
