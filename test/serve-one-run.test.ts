@@ -178,17 +178,21 @@ describe('one run read where its id says it is', () => {
     expect(listed.find((r) => r.run_id === '2026-03-11T08-00-00-000Z')?.passed).toBe(2);
   });
 
-  it('for every listed run, the direct find is the listing row, and reads no listing (no ls-tree of the branch)', async () => {
+  it('for every listed run, the direct find is the listing row, and reads no listing (ls-tree of exact paths only)', async () => {
     expect(listed.length).toBe(11);
     for (const r of listed) {
       const { result, argvs } = await traceGitProcesses(() => findListedRun({ cwd: user.work, runId: r.run_id }));
       expect(result, r.run_id).not.toBeNull();
       expect(result!.run, r.run_id).toStrictEqual(r);
       expect(JSON.stringify(result!.run)).toBe(JSON.stringify(r));
-      expect(
-        argvs.map(subcommand).filter((c) => c === 'ls-tree'),
-        r.run_id,
-      ).toEqual([]);
+      // An ls-tree names exact places (the run's, its day's catalog files): never the root's or a
+      // folder's every entry, as the listing reads them (`ls-tree <tip>`, `ls-tree <tip> -- .indexes/`).
+      const lsTrees = argvs.filter((a) => subcommand(a) === 'ls-tree');
+      expect(lsTrees.length, r.run_id).toBeGreaterThan(0);
+      for (const a of lsTrees) {
+        const paths = a.slice(a.indexOf('--') + 1);
+        expect(a.includes('--') && paths.length > 0 && paths.every((p) => !p.endsWith('/')), `${r.run_id}: ${a.join(' ')}`).toBe(true);
+      }
     }
   });
 

@@ -3,10 +3,11 @@
  * `GET /api/runs/:id` (and every request naming one run) asks this, not `listRuns`.
  *
  * Per tip (the local branch and its remote-tracking mirror, newest first, as `list` reads them),
- * one `cat-file --batch` reads every place the id can be (layout/branch-layout.ts
+ * one `ls-tree` of exactly those paths finds every place the id can be (layout/branch-layout.ts
  * `runLocationCandidates`: its root directory, the older layout's `runs/<exp>/<day>/<ts>`, AgentV
  * 4.42's `runs/<exp>/<ts>`) and the catalog files of the day those places name (ours in
- * `.indexes/`, the older one in `catalog/`): one day's catalog, never every day's. A run with a
+ * `.indexes/`, the older one in `catalog/`), and one `cat-file` reads that catalog file (parsed once
+ * per blob in the process): one day's catalog, never every day's. A run with a
  * catalog line is that line's row; a directory no line names (AgentV's `auto_push`) is read as
  * `list` reads it (run-index.ts `readRunFiles`, or the line an `archive` wrote for its tree in that
  * day's foreign catalog), after checking that the day's catalog names no other run there.
@@ -17,7 +18,7 @@
  * what the run is — it answers null and the caller asks the listing, which decides as it always
  * did. What was found on a pair of tips is kept for the process (commit ids name exact trees).
  */
-import { readObjects, type GitObject, type Repo } from '../git/index.js';
+import { lsTree, readObjects, type GitObject, type Repo } from '../git/index.js';
 import {
   CATALOG_DIR,
   CATALOG_PREFIX,
@@ -50,11 +51,11 @@ export interface FoundRun {
 const parsedBlobs = new Map<string, Row[]>();
 const PARSED_BLOBS_KEPT = 64;
 
-function catalogRows(o: GitObject, day: string): Row[] {
-  const key = `${o.sha}\0${day}`;
+function catalogRows(sha: string, day: string, read: ReadonlyMap<string, GitObject | null>): Row[] {
+  const key = `${sha}\0${day}`;
   let rows = parsedBlobs.get(key);
   if (!rows) {
-    rows = parseCatalog(o.data.toString('utf8'), day).rows;
+    rows = parseCatalog(read.get(sha)?.data.toString('utf8') ?? '', day).rows;
     parsedBlobs.set(key, rows);
     if (parsedBlobs.size > PARSED_BLOBS_KEPT) parsedBlobs.delete(parsedBlobs.keys().next().value as string);
   }
@@ -72,24 +73,29 @@ function catalogDay(loc: RunLocation): string {
 const ROOT_RESERVED = new Set([STABLE_RUNS_DIR, 'catalog', 'metadata']);
 
 async function lookOnTip(repo: Repo, tip: string, runId: string, candidates: RunLocation[]): Promise<TipAnswer> {
-  const dirSpec = (loc: RunLocation) => `${tip}:${loc.path}`;
   // Ours first, then the older catalog: the order `list` reads a tip's catalog files in.
   const catalogs = [
     ...candidates.filter((c) => c.catalogPath.startsWith(`${CATALOG_DIR}/`)),
     ...candidates.filter((c) => c.catalogPath.startsWith('catalog/')),
   ];
-  const catalogSpecs = [...new Set(catalogs.map((c) => `${tip}:${c.catalogPath}`))];
-  const found = await readObjects(repo, [...new Set(candidates.map(dirSpec)), ...catalogSpecs]);
+  // One ls-tree names every place at once: git reads the root tree (one entry per run: 100,000 on
+  // a big branch) once, where a cat-file resolving each `<tip>:<path>` would read it per path.
+  const entries = await lsTree(repo, tip, { paths: [...new Set([...candidates.map((c) => c.path), ...catalogs.map((c) => c.catalogPath)])] });
+  const at = new Map(entries.map((e) => [e.path, e]));
   const trees = new Map<string, string>(); // path -> tree id, of the candidate places that exist
   for (const c of candidates) {
-    const o = found.get(dirSpec(c));
-    if (o?.type === 'tree') trees.set(c.path, o.sha);
+    const e = at.get(c.path);
+    if (e?.type === 'tree') trees.set(c.path, e.sha);
   }
+  const blobs = catalogs.flatMap((c) => {
+    const e = at.get(c.catalogPath);
+    return e?.type === 'blob' ? [{ sha: e.sha, day: catalogDay(c) }] : [];
+  });
+  const unread = blobs.filter((b) => !parsedBlobs.has(`${b.sha}\0${b.day}`)).map((b) => b.sha);
+  const catalogText = unread.length > 0 ? await readObjects(repo, unread) : new Map<string, GitObject | null>();
   let row: Row | null = null;
-  for (const c of catalogs) {
-    const o = found.get(`${tip}:${c.catalogPath}`);
-    if (o?.type !== 'blob') continue;
-    for (const r of catalogRows(o, catalogDay(c))) {
+  for (const b of blobs) {
+    for (const r of catalogRows(b.sha, b.day, catalogText)) {
       // A line naming one of these places under another id: the listing decides which run it is.
       if (r.run_id !== runId && trees.has(r.path)) return 'unsure';
       if (r.run_id === runId && row === null) row = r;
@@ -122,7 +128,7 @@ async function lookOnTip(repo: Repo, tip: string, runId: string, candidates: Run
   const theirs = `${tip}:${foreignCatalogPath(files.day)}`;
   const day = await readObjects(repo, [ours, theirs]);
   const oursBlob = day.get(ours);
-  if (oursBlob?.type === 'blob' && catalogRows(oursBlob, files.day).some((r) => r.path === dir.path)) return 'unsure';
+  if (oursBlob?.type === 'blob' && catalogRows(oursBlob.sha, files.day, new Map([[oursBlob.sha, oursBlob]])).some((r) => r.path === dir.path)) return 'unsure';
   const theirsBlob = day.get(theirs);
   if (theirsBlob?.type === 'blob') {
     const known = parseForeignCatalog(theirsBlob.data.toString('utf8'), files.day);
