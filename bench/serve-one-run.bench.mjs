@@ -16,7 +16,8 @@
  *
  * BENCH_ONE_RUN_COUNT sizes the big branch (default 100,000); BENCH_RUNS repeats the whole
  * measurement that many times on fresh servers and reports the median of the medians (default 3).
- * BENCH_CLI: another build's `dist/cli/main.js` to time instead (a before/after pair). Opt-in
+ * BENCH_BEFORE_CLI: another build's `dist/cli/main.js` (the code before this change, say) measured
+ * the same way in the same rounds, alternating with this one, so both see the same load. Opt-in
  * (`npm run bench -- serve-one-run`): seeding 100,000 runs takes a minute or more.
  */
 import { spawn } from 'node:child_process';
@@ -42,7 +43,8 @@ const IDENT = {
   GIT_COMMITTER_NAME: 'Bench',
   GIT_COMMITTER_EMAIL: 'bench@example.invalid',
 };
-const CLI = process.env.BENCH_CLI ?? join(ROOT, 'dist/cli/main.js');
+const CLI = join(ROOT, 'dist/cli/main.js');
+const BEFORE_CLI = process.env.BENCH_BEFORE_CLI ?? null;
 const PER_DAY = 250;
 
 /** The run ids seedLiveRuns writes (experiment `bench`), `count` of them. */
@@ -69,8 +71,8 @@ function cpuSeconds(pid) {
 }
 
 /** `serve --port 0` in `repo` (the CLI as its own process), once it prints its URL; stop() ends it by pid. */
-async function startServe(repo) {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { cwd: repo, stdio: ['ignore', 'ignore', 'pipe'] });
+async function startServe(repo, cli) {
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0'], { cwd: repo, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -107,8 +109,8 @@ async function get(url) {
 }
 
 /** One fresh server on `repo`: warm each id, then REQUESTS timed requests round them; the floor alike. */
-async function measure({ repo, ids }) {
-  const s = await startServe(repo);
+async function measure({ repo, ids }, cli = CLI) {
+  const s = await startServe(repo, cli);
   try {
     for (const id of ids) await get(`${s.url}/api/runs/${encodeURIComponent(id)}`);
     const ms = [];
@@ -155,20 +157,16 @@ export async function run() {
     const big = await seeded(work, 'big', template, COUNT);
     const rounds = [];
     for (let r = 0; r < RUNS; r++) {
-      rounds.push({ small: await measure(small), big: await measure(big) });
+      rounds.push({
+        small: await measure(small),
+        big: await measure(big),
+        ...(BEFORE_CLI ? { beforeSmall: await measure(small, BEFORE_CLI), beforeBig: await measure(big, BEFORE_CLI) } : {}),
+      });
       loads.push(loadavg()[0]);
     }
     const pick = (side, k) => median(rounds.map((x) => x[side][k]));
-    const out = {
-      small: {
-        ms: pick('small', 'ms'),
-        cpuMs: pick('small', 'cpuMs'),
-        floor: pick('small', 'floor'),
-        moved: pick('small', 'moved'),
-        total: rounds[0].small.total,
-      },
-      big: { ms: pick('big', 'ms'), cpuMs: pick('big', 'cpuMs'), floor: pick('big', 'floor'), moved: pick('big', 'moved'), total: rounds[0].big.total },
-    };
+    const side = (k) => ({ ms: pick(k, 'ms'), cpuMs: pick(k, 'cpuMs'), floor: pick(k, 'floor'), moved: pick(k, 'moved'), total: rounds[0][k].total });
+    const out = { small: side('small'), big: side('big'), ...(BEFORE_CLI ? { beforeSmall: side('beforeSmall'), beforeBig: side('beforeBig') } : {}) };
     const ratio = out.big.ms / out.small.ms;
     const cpuRatio = out.big.cpuMs / out.small.cpuMs;
     const n = (x) => x.toLocaleString('en-US');
@@ -183,8 +181,15 @@ Warm \`GET /api/runs/:id\` answered by \`agentv-results serve\` (the built CLI, 
 | the first request after the tip moved (a new commit, same files), median of ${MOVES} | ${fmtMs(out.small.moved)} | ${fmtMs(out.big.moved)} | ${fmtRatio(out.big.moved / out.small.moved)} | |
 | floor: \`GET /api/config\` | ${fmtMs(out.small.floor)} | ${fmtMs(out.big.floor)} | | |
 | one run's request over the floor | ${fmtRatio(out.small.ms / out.small.floor)} | ${fmtRatio(out.big.ms / out.big.floor)} | | |
-
-The request finds its run where the id says it is (branch-read/find-run.ts: one \`cat-file --batch\` per tip for the run's places and the catalog file of its day, never the listing nor the sync branches' status) and reads its tags and feedback in one more; both are kept per tip, so a warm request reads the refs and nothing of the branch. Right after the tip moved, those reads run again: what still grows with the branch there is git resolving the run's paths through a root tree of 100,000 entries.
+${
+  out.beforeBig
+    ? `| before (the build that listed the branch per request, same rounds): warm | ${fmtMs(out.beforeSmall.ms)} | ${fmtMs(out.beforeBig.ms)} | ${fmtRatio(out.beforeBig.ms / out.beforeSmall.ms)} | |
+| before: CPU per request | ${fmtMs(out.beforeSmall.cpuMs)} | ${fmtMs(out.beforeBig.cpuMs)} | ${fmtRatio(out.beforeBig.cpuMs / out.beforeSmall.cpuMs)} | |
+| before: the first request after the tip moved | ${fmtMs(out.beforeSmall.moved)} | ${fmtMs(out.beforeBig.moved)} | ${fmtRatio(out.beforeBig.moved / out.beforeSmall.moved)} | |
+`
+    : ''
+}
+The request finds its run where the id says it is (branch-read/find-run.ts: one \`ls-tree\` of exactly the run's places and its day's catalog files per tip, that catalog blob read by id and parsed once; never the listing nor the sync branches' status) and reads its tags and feedback with one more \`ls-tree\` (and a \`cat-file\` when it has any); both are kept per tip, so a warm request reads the refs and nothing of the branch. Right after the tip moved, those reads run again: what still grows with the branch there is git reading the branch's root tree (one entry per run: about 6 MB at 100,000 runs) once per \`ls-tree\`.${out.beforeBig ? " Before, each request listed the branch (its catalog read kept per tip, the rows searched for the id) and read the sync branches, and each of the run's two overlay files cost a target resolution and two lookups through the root tree; a moved tip meant reading every day's catalog again." : ''}
 `;
     return { markdown };
   } finally {
