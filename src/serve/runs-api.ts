@@ -1,6 +1,6 @@
 /**
  * The read side of the Dashboard: the run listing (the catalog through `listRuns`, never a walk of
- * the run trees), one run, and the overlays (tags, feedback) that ride along with it.
+ * the run trees), one run (found where its id says it is: branch-read/find-run.ts), and the overlays (tags, feedback) that ride along with it.
  *
  * Tags are per-run overlay files, not catalog fields. The listing is `listRuns`, the function
  * `list` prints: it reads the overlays only for the page it returns (one `cat-file --batch` for at
@@ -8,6 +8,7 @@
  * filtering by tag reads every matching run's tags.
  */
 import { listRuns, type ListedRun, type ListResult } from '../branch-read/list.js';
+import { findListedRun } from '../branch-read/find-run.js';
 import { runWhereabouts } from '../branch-read/run-whereabouts.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { HttpError } from './http.js';
@@ -166,6 +167,13 @@ export class RunsData {
    * `expired_at` and `policy`) or `unknown` (a typo, or never published here).
    */
   async find(opts: TargetOptions, runId: string): Promise<{ run: ListedRun; tips: ListResult['tips'] }> {
+    // A server reads the run where its id says it is (find-run.ts): not the listing, nor the sync
+    // branches (those are the listing's and the status's). Only when that read cannot be sure of
+    // the row the listing would show — or finds no run — is the listing asked, as before.
+    if (this.listed === undefined) {
+      const direct = await findListedRun({ ...opts, resolved: await this.target(opts), runId });
+      if (direct) return direct;
+    }
     const listed = await this.listing(opts);
     if (this.listed !== undefined && this.byId === null) this.byId = new Map(this.listed.runs.map((r) => [r.run_id, r]));
     const run = this.listed !== undefined ? this.byId?.get(runId) : listed.runs.find((r) => r.run_id === runId);
