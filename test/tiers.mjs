@@ -167,6 +167,7 @@ export const PR = [
   'test/serve-api.test.ts',
   'test/serve-browser.test.ts',
   'test/serve-concurrent.test.ts',
+  'test/serve-one-run.test.ts',
   'test/site-budget.test.ts',
   'test/site-paths.test.ts',
   'test/site-resume.test.ts',
