@@ -13,9 +13,11 @@ import { resolve } from 'node:path';
 import { configGetMany, gcAuto, type GcConfig, type Repo } from '../git/index.js';
 import { Checkpointer, type CheckpointResult } from './checkpoint.js';
 import { pushWipBranches, type WipPushResult } from './remote.js';
-import { resolveTarget, type TargetOptions } from '../repo/target.js';
+import { resolveTarget } from '../repo/target.js';
 import { objectStoreFor } from '../repo/storage.js';
 import type { ObjectStore } from '../store/object-store.js';
+import { fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import * as z from 'zod';
 
 export const DEFAULT_INTERVAL_MS = 30_000;
 export const DEFAULT_EVERY_ROWS = 50;
@@ -33,37 +35,45 @@ export type WipEvent =
   | { type: 'push'; result: WipPushResult; sha: string }
   | { type: 'error'; phase: 'checkpoint' | 'push'; error: Error };
 
-export interface WipSessionOptions extends TargetOptions {
-  runDir: string;
-  intervalMs?: number;
-  everyRows?: number;
-  pollMs?: number;
+/** `WipSession.start`'s options, parsed once there (the defaults are here). */
+export const WipSessionOptionsSchema = z.strictObject({
+  ...TargetFields,
+  /** The run workspace (relative paths resolve from `cwd`). */
+  runDir: z.string(),
+  /** Checkpoint this often when something changed (default 30 s). */
+  intervalMs: z.number().nonnegative().default(DEFAULT_INTERVAL_MS),
+  /** Checkpoint as soon as this many new complete rows are written (default 50; 0: never by rows). */
+  everyRows: z.number().nonnegative().default(DEFAULT_EVERY_ROWS),
+  /** How often the index is looked at (default: the interval, between 50 ms and 1 s). */
+  pollMs: z.number().positive().optional(),
   /** Push the WIP branch after checkpoints; default results.auto_push. */
-  push?: boolean;
-  pushTimeoutMs?: number;
-  host?: string;
+  push: z.boolean().optional(),
+  pushTimeoutMs: z.number().positive().optional(),
+  host: z.string().optional(),
   /**
    * Use this repository/remote instead of resolving the target from the configuration (the daemon's
    * and exec's, opened once for every run they follow).
    * @internal A program gives the target options (`cwd`, `remote`, `configFile`, `project`).
    */
-  repo?: Repo;
+  repo: objectOf<Repo>().optional(),
   /** @internal With `repo`. */
-  remoteName?: string | null;
+  remoteName: z.string().nullable().optional(),
   /** On SIGINT/SIGTERM: flush, then let the signal take its default course. */
-  flushOnSignals?: boolean;
+  flushOnSignals: z.boolean().default(false),
   /** Skip the checkpoint at start (a caller that has just checkpointed). */
-  noStartCheckpoint?: boolean;
-  onEvent?: (event: WipEvent) => void;
-  now?: () => Date;
+  noStartCheckpoint: z.boolean().default(false),
+  onEvent: fnOf<(event: WipEvent) => void>().optional(),
+  now: fnOf<() => Date>().optional(),
   /**
    * storage_mode hybrid: where heavy files go (with `repo`; else from the configuration).
    * @internal
    */
-  store?: ObjectStore | null;
+  store: objectOf<ObjectStore>().nullable().optional(),
   /** @internal With `repo`: the configuration's heavy_threshold_bytes. */
-  heavyBytes?: number;
-}
+  heavyBytes: z.number().nonnegative().optional(),
+});
+export type WipSessionOptions = z.input<typeof WipSessionOptionsSchema>;
+type ParsedWipSessionOptions = z.output<typeof WipSessionOptionsSchema>;
 
 export async function authorOf(repo: Repo): Promise<{ name: string; email: string }> {
   return (await settingsOf(repo)).author;
@@ -84,7 +94,7 @@ export class WipSession {
   readonly checkpointer: Checkpointer;
   readonly remote: string | null;
   readonly pushEnabled: boolean;
-  private readonly opts: WipSessionOptions;
+  private readonly opts: ParsedWipSessionOptions;
   private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private lastCheckpointAt = 0;
@@ -97,7 +107,7 @@ export class WipSession {
   /** gc's thresholds as configured when the session started. */
   private gc: GcConfig = {};
 
-  private constructor(cp: Checkpointer, remote: string | null, pushEnabled: boolean, opts: WipSessionOptions) {
+  private constructor(cp: Checkpointer, remote: string | null, pushEnabled: boolean, opts: ParsedWipSessionOptions) {
     this.checkpointer = cp;
     this.remote = remote;
     this.pushEnabled = pushEnabled && remote !== null;
@@ -105,7 +115,8 @@ export class WipSession {
   }
 
   /** Open the run's WIP branch and start checkpointing (by default a first checkpoint now). */
-  static async start(opts: WipSessionOptions): Promise<WipSession> {
+  static async start(options: WipSessionOptions): Promise<WipSession> {
+    const opts = parseOptions('WipSession', WipSessionOptionsSchema, options);
     let repo = opts.repo;
     let remote = opts.remoteName ?? null;
     let push = opts.push ?? false;
@@ -122,7 +133,7 @@ export class WipSession {
     const settings = await settingsOf(repo);
     const cp = await Checkpointer.open({
       repo,
-      runDir: resolve(opts.cwd ?? process.cwd(), opts.runDir),
+      runDir: resolve(opts.cwd, opts.runDir),
       author: settings.author,
       host: opts.host,
       now: opts.now,
@@ -182,7 +193,7 @@ export class WipSession {
 
   private schedule(): void {
     // A short interval implies looking often; otherwise once a second is plenty for the row trigger.
-    const pollMs = this.opts.pollMs ?? Math.min(DEFAULT_POLL_MS, Math.max(50, this.opts.intervalMs ?? DEFAULT_INTERVAL_MS));
+    const pollMs = this.opts.pollMs ?? Math.min(DEFAULT_POLL_MS, Math.max(50, this.opts.intervalMs));
     this.lastCheckpointAt = Date.now();
     this.timer = setInterval(() => void this.poll(), pollMs);
     this.timer.unref();
@@ -192,8 +203,8 @@ export class WipSession {
     if (this.stopped || this.polling) return;
     this.polling = true;
     try {
-      const everyRows = this.opts.everyRows ?? DEFAULT_EVERY_ROWS;
-      const interval = this.opts.intervalMs ?? DEFAULT_INTERVAL_MS;
+      const everyRows = this.opts.everyRows;
+      const interval = this.opts.intervalMs;
       const due = Date.now() - this.lastCheckpointAt >= interval;
       const rows = await this.checkpointer.pendingRows();
       // The interval checkpoint is cheap when nothing changed (no commit is made).
