@@ -58,7 +58,8 @@ export function schemaFlagsInOrder(
   help: SchemaFlagChoice['help'] = {},
 ): CommandBuilder {
   for (const key of keys) {
-    if (!flagMetaOf((schema.shape[key] ?? z.never()) as z.ZodType)) throw new Error(`${key} is not a flagged field of this schema`); // a bug in a command's definition
+    // A plain Error on purpose: a bug in a command's definition (a key that is not a flag), met when the CLI is built.
+    if (!flagMetaOf((schema.shape[key] ?? z.never()) as z.ZodType)) throw new Error(`${key} is not a flagged field of this schema`);
     schemaFlags(builder, schema, { only: [key], help });
   }
   return builder;

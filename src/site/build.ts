@@ -31,7 +31,7 @@ import { flag, fnOf, parseOptions, TargetFields } from '../options/verb-options.
 import * as z from 'zod';
 import { clearStampLeftovers, MANIFEST, readManifest, readStamp, SiteWriter, STAMP, writeStamp, type Manifest, type Stamp } from './writer.js';
 
-/** `site`'s options, checked when it is called. */
+/** Runs built with full detail unless `detailLast` says otherwise. */
 export const DEFAULT_DETAIL_LAST = 200;
 
 /** `site`'s options (the `site` command's flags come from the same fields). */
@@ -93,8 +93,6 @@ export interface SiteResult {
 /** GitHub Pages' limits: a published site of at most 1 GB, no file over 100 MB. */
 export const PAGES_SITE_LIMIT = 1024 ** 3;
 export const PAGES_FILE_LIMIT = 100 * 1024 ** 2;
-/** Runs built with full detail unless `detailLast` says otherwise. */
-
 export interface SiteBudget {
   site_limit: number;
   file_limit: number;

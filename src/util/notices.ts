@@ -6,6 +6,7 @@
  */
 import { fnOf, parseArgs } from '../options/verb-options.js';
 
+/** Where a verb's notices go (the CLI: one line on stderr each). */
 export type NoticeSink = (text: string) => void;
 
 /** `setNoticeSink`'s one argument: a function, or null for nowhere. */

@@ -42,8 +42,8 @@ export const WebhookFromArgsSchema = {
 };
 
 /** The webhook from an option, else from AGENTV_RESULTS_WEBHOOK_URL; null when neither is set. */
-export function webhookFrom(given: string | undefined, environment: NodeJS.ProcessEnv = process.env): Webhook | null {
-  const { option, env = process.env } = parseArgs('webhookFrom', WebhookFromArgsSchema, [given, environment]);
+export function webhookFrom(option: string | undefined, env: NodeJS.ProcessEnv = process.env): Webhook | null {
+  parseArgs('webhookFrom', WebhookFromArgsSchema, [option, env]);
   const raw = option ?? env[WEBHOOK_ENV];
   if (raw === undefined || raw.trim() === '') return null;
   let url: URL;
