@@ -9,8 +9,8 @@ import { DaemonOptionsSchema, runDaemon } from '../daemon/daemon.js';
 import { ArchiveScheduleOptionsSchema } from '../daemon/archive-schedule.js';
 import { createLogger, LoggerOptionsSchema } from '../daemon/log.js';
 import { runCommand, UsageError } from './errors.js';
-import { serveOptionsFromFlags, startServeFromFlags } from './serve.js';
-import { SERVE_FLAG_FIELDS, ServeOptionsSchema, type RunningServer } from '../serve/index.js';
+import { SERVE_FLAG_FIELDS, serveOptionsFromFlags, startServeFromFlags } from './serve.js';
+import { ServeOptionsSchema, type RunningServer } from '../serve/index.js';
 import { optionsFromFlags, schemaFlagsInOrder, TARGET_FLAGS_LAST } from './schema-flags.js';
 import { flagMetaOf } from '../options/verb-options.js';
 

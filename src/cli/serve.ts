@@ -3,11 +3,14 @@
  * feedback edits) on 127.0.0.1. The server itself is src/serve; this file reads flags and prints.
  */
 import type { Cli } from './program.js';
-import { startServer, SERVE_FLAG_FIELDS, ServeOptionsSchema, type RunningServer, type ServeOptions } from '../serve/index.js';
+import { startServer, ServeOptionsSchema, type RunningServer, type ServeOptions } from '../serve/index.js';
 import { runCommand, UsageError } from './errors.js';
 import { dim, yellow } from './format.js';
 import { optionsFromFlags, schemaFlagsInOrder, TARGET_FLAGS_LAST, type SchemaFlagChoice } from './schema-flags.js';
 import type { Flags } from './program.js';
+
+/** The fields of ServeOptionsSchema that are the `serve` command's own flags (`daemon --http` takes the same). */
+export const SERVE_FLAG_FIELDS = ['port', 'host', 'allowRemote', 'allowHosts', 'readOnly'] as const;
 
 /** The command's own port when --port is not given (the library's is 0: any free port). */
 export const SERVE_DEFAULT_PORT = 4318;

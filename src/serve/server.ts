@@ -44,9 +44,6 @@ export const ServeOptionsSchema = z.strictObject({
 });
 export type ServeOptions = z.input<typeof ServeOptionsSchema>;
 
-/** The fields of ServeOptionsSchema that are the `serve` command's own flags (`daemon --http` takes the same). */
-export const SERVE_FLAG_FIELDS = ['port', 'host', 'allowRemote', 'allowHosts', 'readOnly'] as const;
-
 /** Settles with `work`, or rejects with a 503 once `ms` have passed (the work itself is left to finish). */
 function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

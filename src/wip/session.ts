@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { configGetMany, gcAuto, type GcConfig, type Repo } from '../git/index.js';
 import { Checkpointer, type CheckpointResult } from './checkpoint.js';
 import { pushWipBranches, type WipPushResult } from './remote.js';
-import { resolveTarget } from '../repo/target.js';
+import { resolveTarget, type TargetOptions } from '../repo/target.js';
 import { objectStoreFor } from '../repo/storage.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
@@ -72,8 +72,41 @@ export const WipSessionOptionsSchema = z.strictObject({
   /** @internal With `repo`: the configuration's heavy_threshold_bytes. */
   heavyBytes: z.number().nonnegative().optional(),
 });
-export type WipSessionOptions = z.input<typeof WipSessionOptionsSchema>;
 type ParsedWipSessionOptions = z.output<typeof WipSessionOptionsSchema>;
+
+/**
+ * What a runner passes to `WipSession.start`: the schema's input, written out so the package's own
+ * members (`repo`, `remoteName`, `store`, `heavyBytes`) stay out of the published declarations.
+ * The check below keeps it equal to the schema.
+ */
+export interface WipSessionOptions extends TargetOptions {
+  runDir: string;
+  intervalMs?: number;
+  everyRows?: number;
+  pollMs?: number;
+  /** Push the WIP branch after checkpoints; default results.auto_push. */
+  push?: boolean;
+  pushTimeoutMs?: number;
+  host?: string;
+  /** @internal */
+  repo?: Repo;
+  /** @internal */
+  remoteName?: string | null;
+  /** On SIGINT/SIGTERM: flush, then let the signal take its default course. */
+  flushOnSignals?: boolean;
+  /** Skip the checkpoint at start (a caller that has just checkpointed). */
+  noStartCheckpoint?: boolean;
+  onEvent?: (event: WipEvent) => void;
+  now?: () => Date;
+  /** @internal */
+  store?: ObjectStore | null;
+  /** @internal */
+  heavyBytes?: number;
+}
+type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : false;
+const _sameAsSchema: SameKeys<Omit<WipSessionOptions, 'resolved'>, z.input<typeof WipSessionOptionsSchema>> &
+  (z.input<typeof WipSessionOptionsSchema> extends Omit<WipSessionOptions, 'resolved'> ? true : false) = true;
+void _sameAsSchema;
 
 export async function authorOf(repo: Repo): Promise<{ name: string; email: string }> {
   return (await settingsOf(repo)).author;
@@ -115,36 +148,36 @@ export class WipSession {
   }
 
   /** Open the run's WIP branch and start checkpointing (by default a first checkpoint now). */
-  static async start(options: WipSessionOptions): Promise<WipSession> {
-    const opts = parseOptions('WipSession', WipSessionOptionsSchema, options);
-    let repo = opts.repo;
-    let remote = opts.remoteName ?? null;
-    let push = opts.push ?? false;
-    let store = opts.store ?? null;
-    let heavyBytes = opts.heavyBytes;
+  static async start(opts: WipSessionOptions): Promise<WipSession> {
+    const o = parseOptions('WipSession', WipSessionOptionsSchema, opts);
+    let repo = o.repo;
+    let remote = o.remoteName ?? null;
+    let push = o.push ?? false;
+    let store = o.store ?? null;
+    let heavyBytes = o.heavyBytes;
     if (!repo) {
-      const target = await resolveTarget(opts);
+      const target = await resolveTarget(o);
       repo = target.repo;
       remote = target.remote;
-      push = opts.push ?? target.config.auto_push;
+      push = o.push ?? target.config.auto_push;
       store ??= objectStoreFor(target.config);
       heavyBytes ??= target.config.heavy_threshold_bytes;
     }
     const settings = await settingsOf(repo);
     const cp = await Checkpointer.open({
       repo,
-      runDir: resolve(opts.cwd, opts.runDir),
+      runDir: resolve(o.cwd, o.runDir),
       author: settings.author,
-      host: opts.host,
-      now: opts.now,
+      host: o.host,
+      now: o.now,
       store,
       ...(heavyBytes !== undefined ? { heavyBytes } : {}),
     });
-    const session = new WipSession(cp, remote, push, opts);
+    const session = new WipSession(cp, remote, push, o);
     session.gc = settings.gc;
-    if (!opts.noStartCheckpoint) await session.checkpoint();
+    if (!o.noStartCheckpoint) await session.checkpoint();
     session.schedule();
-    if (opts.flushOnSignals) session.installSignalFlush();
+    if (o.flushOnSignals) session.installSignalFlush();
     return session;
   }
 
