@@ -46,7 +46,13 @@ export const TargetFields = {
     .default(() => process.cwd())
     .meta(flag('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')),
   /** The environment settings are read from (default: the process's). */
-  env: z.record(z.string(), z.string().optional()).optional(),
+  // Checked, not parsed with z.record: zod does not take process.env for a record (not a plain object), and it is read as given.
+  env: z
+    .custom<NodeJS.ProcessEnv>(
+      (v) => typeof v === 'object' && v !== null && Object.values(v).every((x) => x === undefined || typeof x === 'string'),
+      'expected an environment (names to strings)',
+    )
+    .optional(),
   /** The remote (default: results.remote, else origin). */
   remote: z.string().optional().meta(flag('--remote <name>', 'Remote to read and push (default: results.remote, else origin)')),
   /** The configuration file (default: .agentv/config.yaml, searched upward). */

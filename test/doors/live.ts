@@ -48,6 +48,7 @@ export const live: DoorGroup = {
       call: (lib) => lib.checkpointWip({ runDir: 'd', intervalMs: '30' as never }),
       option: 'intervalMs',
     },
+    { verb: 'checkpointWip', what: 'env is a string', call: (lib) => lib.checkpointWip({ runDir: 'd', env: 'PATH=/bin' as never }), option: 'env' },
     { verb: 'checkpointWip', what: 'onEvent is not a function', call: (lib) => lib.checkpointWip({ runDir: 'd', onEvent: 'log' as never }), option: 'onEvent' },
     {
       verb: 'cleanWipBranches',
