@@ -82,10 +82,18 @@ export const DaemonOptionsSchema = z.strictObject({
   /** The retry policy while the remote is unreachable (default: from 1 s up to `retryMaxMs`). */
   backoff: z.strictObject({ baseMs: z.number().nonnegative(), capMs: z.number().nonnegative() }).optional(),
   networkTimeoutMs: z.number().positive().default(30_000),
-  settleMs: z.number().nonnegative().optional(),
+  /** A summary.json that does not parse is published anyway after this long (default 10 s; its error then shows). */
+  settleMs: z.number().nonnegative().default(10_000),
   /** Unfinished runs untouched this long stop being polled until they change (default 15 min). */
-  dormantAfterMs: z.number().nonnegative().optional(),
-  host: z.string().optional(),
+  dormantAfterMs: z
+    .number()
+    .nonnegative()
+    .default(15 * 60_000),
+  /** The host name on WIP branches (default: this machine's). */
+  host: z
+    .string()
+    .min(1)
+    .default(() => wipHost()),
   logger: objectOf<Logger>().default(silentLogger),
   /** Stop the daemon (tests, embedding). */
   signal: objectOf<AbortSignal>().optional(),
@@ -258,7 +266,7 @@ interface LoopParts {
 /** The tracker, the outbox worker and the watcher, wired to one shared loop state. */
 function assembleLoop(opts: ParsedDaemonOptions, p: LoopParts): Loop {
   const { root, target, push, logger, sw, outbox } = p;
-  const host = opts.host ?? wipHost();
+  const host = opts.host;
   const tracker = new RunTracker({ ...trackerOptions(opts, target, push, host), outbox, logger, wake: sw.wake });
   // Bounded network operations keep a SIGTERM from waiting on a hung remote for long.
   const worker = new OutboxWorker({
