@@ -136,14 +136,19 @@ export { migrateStorage, MigrateOptionsSchema, type MigrateOptions, type Migrate
 // Tags and feedback.
 export {
   editTags,
+  EditTagsOptionsSchema,
   FeedbackRevisionMismatch,
   readFeedback,
+  ReadFeedbackOptionsSchema,
   readTags,
+  ReadTagsOptionsSchema,
   setFeedback,
+  SetFeedbackOptionsSchema,
   TagRevisionMismatch,
   type FeedbackDoc,
   type FeedbackOptions,
   type OverlayReadOptions,
+  type ReadFeedbackOptions,
   type TagOptions,
   type TagsDoc,
 } from './overlay-write/write.js';
@@ -151,7 +156,7 @@ export { moveTag, MoveTagOptionsSchema, type MoveTagOptions, type MoveTagResult 
 
 // WIP checkpoints of running evals.
 // Each takes the target options (`cwd`, `remote`, `configFile`, `project`): no `Repo` to make.
-export { WipError, WipSession } from './wip/index.js';
+export { WipError, WipSession, WipSessionOptionsSchema } from './wip/index.js';
 export type { CleanResult, RecoverResult, WipEntry, WipListing, WipSessionOptions } from './wip/index.js';
 export {
   checkpointWip,
@@ -170,16 +175,25 @@ export {
 } from './wip/verbs.js';
 
 // The daemon and exec.
-export { execRun, runDaemon, type DaemonOptions, type DaemonReport, type ExecOptions, type ExecReport } from './daemon/index.js';
+export {
+  DaemonOptionsSchema,
+  execRun,
+  ExecOptionsSchema,
+  runDaemon,
+  type DaemonOptions,
+  type DaemonReport,
+  type ExecOptions,
+  type ExecReport,
+} from './daemon/index.js';
 // What the daemon's and exec's options take: their logger, the webhook read from an option or the environment.
-export { createLogger, type LogFormat, type LogLevel } from './daemon/log.js';
+export { createLogger, LoggerOptionsSchema, type LogFormat, type LoggerOptions, type LogLevel } from './daemon/log.js';
 export { DEFAULT_NOTIFY_AFTER_MS } from './daemon/outbox-worker.js';
-export { webhookFrom } from './util/webhook.js';
+export { webhookFrom, WebhookFromArgsSchema } from './util/webhook.js';
 // Notices a verb tells once (a remote that cannot serve a shallow fetch): the CLI prints them on stderr; a program sets its own sink.
-export { setNoticeSink, type NoticeSink } from './util/notices.js';
+export { NoticeSinkArgsSchema, setNoticeSink, type NoticeSink } from './util/notices.js';
 
 // The Dashboard's server and the static history site.
-export { startServer, ServeError, type RunningServer, type ServeOptions } from './serve/index.js';
+export { startServer, ServeError, ServeOptionsSchema, type RunningServer, type ServeOptions } from './serve/index.js';
 export { site, SiteOptionsSchema, type SiteOptions, type SiteResult } from './site/index.js';
 
 // The error model: every failure is an AgentvResultsError with a stable `code` and its exit code.
@@ -219,7 +233,7 @@ export type { LoadedConfig } from './repo/config.js';
 export type { LayoutChoice } from './layout/layout-choice.js';
 export type { BranchLayout, RunLocation } from './layout/branch-layout.js';
 export type { RetentionArea, RetentionPolicyRecord, RetentionRecord, RetentionRemoval, RetentionTip } from './layout/retention-log.js';
-export type { ArchiveScheduleOptions } from './daemon/archive-schedule.js';
+export { ArchiveScheduleOptionsSchema, type ArchiveScheduleOptions } from './daemon/archive-schedule.js';
 export type { ExecRunReport } from './daemon/exec.js';
 export type { DaemonInfo } from './daemon/instance-lock.js';
 export type { LogFields, Logger } from './daemon/log.js';

@@ -1,9 +1,9 @@
 import type { Cli } from './program.js';
-import { readFeedback, setFeedback } from '../overlay-write/write.js';
+import { readFeedback, ReadFeedbackOptionsSchema, setFeedback, SetFeedbackOptionsSchema } from '../overlay-write/write.js';
 import type { FeedbackNote } from '../merge/index.js';
 import { runCommand } from './errors.js';
 import { dim, printJson } from './format.js';
-import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
+import { optionsFromFlags, schemaFlagsInOrder, TARGET_FLAGS_LAST } from './schema-flags.js';
 import { publishedIdOf, RUN_NAME_HELP } from './run-names.js';
 import { pushExitCode, pushLines } from './sync.js';
 import { progressReporter } from './progress.js';
@@ -19,46 +19,34 @@ function noteLines(notes: FeedbackNote[]): string[] {
 }
 
 export function registerFeedback(cli: Cli): void {
-  cli
-    .command(
-      'feedback <run_id> [test_id] [text]',
-      `Read or leave review feedback on a published run (feedback.json on the results branch). With text: save your note on the test, then push. Without: print the notes (of one test, or all). The run is ${RUN_NAME_HELP}`,
-    )
-    .option('--reviewer <name>', 'Reviewer name (default: git user.name). Each reviewer has their own note per test')
-    .option('--expect-revision <rev>', "Only save if your note's revision is still this ('' = only if you have none yet)")
-    .option('--no-push', 'Commit locally only (a later publish or `sync` pushes it)')
-    .option('--fetch', 'Showing notes: fetch the results branch from the remote first')
-    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
-    .option('--config <file>', 'Configuration file')
-    .option('--project <id>', PROJECT_OPTION_HELP)
-    .option('--dir <dir>', 'Working directory (the repository resolves from here)')
+  const cmd = cli.command(
+    'feedback <run_id> [test_id] [text]',
+    `Read or leave review feedback on a published run (feedback.json on the results branch). With text: save your note on the test, then push. Without: print the notes (of one test, or all). The run is ${RUN_NAME_HELP}`,
+  );
+  schemaFlagsInOrder(cmd, SetFeedbackOptionsSchema, ['reviewer', 'expectRevision', 'push']);
+  schemaFlagsInOrder(cmd, ReadFeedbackOptionsSchema, ['fetch']);
+  schemaFlagsInOrder(cmd, SetFeedbackOptionsSchema, TARGET_FLAGS_LAST, {
+    remote: 'Remote (default: results.remote, else origin)',
+    configFile: 'Configuration file',
+    cwd: 'Working directory (the repository resolves from here)',
+  })
     .option('--json', 'Machine-readable output')
     .example('agentv-results feedback 2026-03-14T10-32-00-000Z test-12 "grader too lenient on the diff" --reviewer ana')
     .example('agentv-results feedback 2026-03-14T10-32-00-000Z            # every note on the run')
     .action((runId: string, testId: string | undefined, text: string | undefined, flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const common = {
-          runId: await publishedIdOf(String(runId), flags),
-          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-          remote: stringFlag('remote', flags.remote),
-          ...configFlags(flags),
-        };
+        const id = await publishedIdOf(String(runId), flags);
         if (text === undefined) {
-          const r = await readFeedback({ ...common, testId: testId === undefined ? undefined : String(testId), fetch: Boolean(flags.fetch) });
+          const r = await readFeedback(optionsFromFlags(ReadFeedbackOptionsSchema, flags, { runId: id, testId }));
           if (flags.json) printJson({ run_id: r.runId, notes: r.notes });
           else for (const l of noteLines(r.notes)) process.stdout.write(l + '\n');
           return 0;
         }
-        const expectRaw = flags.expectRevision;
+        // `--expect-revision ''` means "only if I have no note yet": an empty value is that revision here, not none.
+        const noNoteYet = flags.expectRevision === '' || flags.expectRevision === true;
+        const options = optionsFromFlags(SetFeedbackOptionsSchema, flags, { runId: id, testId, text, ...(noNoteYet ? { expectRevision: '' } : {}) });
         const progress = progressReporter('saving feedback', { quiet: Boolean(flags.json) });
-        const r = await setFeedback({
-          ...common,
-          testId: String(testId),
-          text: String(text),
-          reviewer: stringFlag('reviewer', flags.reviewer),
-          expectRevision: expectRaw === undefined ? undefined : String(expectRaw === true ? '' : expectRaw),
-          push: flags.push !== false,
-        }).finally(progress.done);
+        const r = await setFeedback(options).finally(progress.done);
         if (flags.json) printJson(r);
         else {
           const mine = r.entry;

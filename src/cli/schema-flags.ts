@@ -9,7 +9,7 @@
  * the CLI never reports the library's field name for what the user typed.
  */
 import { Option } from 'commander';
-import type * as z from 'zod';
+import * as z from 'zod';
 import { defaultOf, flagMetaOf, valueKindOf, type FlagMeta } from '../options/verb-options.js';
 import { parseDuration, UsageError } from './errors.js';
 import type { CommandBuilder, Flags } from './program.js';
@@ -48,6 +48,27 @@ export function schemaFlags(builder: CommandBuilder, schema: ObjectSchema, choic
   return builder;
 }
 
+/**
+ * Adds the flags of these fields in this order (a command whose help lists the target flags after
+ * its own, say), each with the command's help line when `help` has one.
+ */
+export function schemaFlagsInOrder(
+  builder: CommandBuilder,
+  schema: ObjectSchema,
+  keys: readonly string[],
+  help: SchemaFlagChoice['help'] = {},
+): CommandBuilder {
+  for (const key of keys) {
+    // A plain Error on purpose: a bug in a command's definition (a key that is not a flag), met when the CLI is built.
+    if (!flagMetaOf((schema.shape[key] ?? z.never()) as z.ZodType)) throw new Error(`${key} is not a flagged field of this schema`);
+    schemaFlags(builder, schema, { only: [key], help });
+  }
+  return builder;
+}
+
+/** The target flags as most commands list them, after their own: --remote, --config, --project, --dir. */
+export const TARGET_FLAGS_LAST = ['remote', 'configFile', 'project', 'cwd'] as const;
+
 const attributeOf = (spelling: string) => new Option(spelling).attributeName();
 const flagName = (spelling: string) => spelling.split(/[ ,]/)[0]!;
 
@@ -78,6 +99,11 @@ export function optionsFromFlags<S extends ObjectSchema>(schema: S, flags: Flags
     if (meta.as === 'duration') {
       const text = lastValue(meta.flag, raw);
       value = text === undefined ? undefined : parseDuration(flagName(meta.flag).slice(2), text, 0);
+    } else if (meta.as === 'seconds') {
+      const text = lastValue(meta.flag, raw);
+      value = text === undefined ? undefined : Number(text) * 1000;
+      if (text !== undefined && !Number.isFinite(value as number))
+        throw new UsageError(`${flagName(meta.flag)} must be a number of seconds (got ${JSON.stringify(text)})`);
     } else if (kind === 'boolean') value = raw === true || raw === false ? raw : raw !== undefined;
     else if (kind === 'array') value = allValues(raw);
     else if (kind === 'number') {

@@ -3,37 +3,33 @@
  * feedback edits) on 127.0.0.1. The server itself is src/serve; this file reads flags and prints.
  */
 import type { Cli } from './program.js';
-import { startServer, type RunningServer, type ServeOptions } from '../serve/index.js';
-import { numberFlag, runCommand, UsageError } from './errors.js';
-import { configFlags, PROJECT_OPTION_HELP, stringFlag, stringFlags } from './flags.js';
+import { startServer, ServeOptionsSchema, type RunningServer, type ServeOptions } from '../serve/index.js';
+import { runCommand, UsageError } from './errors.js';
 import { dim, yellow } from './format.js';
+import { optionsFromFlags, schemaFlagsInOrder, TARGET_FLAGS_LAST, type SchemaFlagChoice } from './schema-flags.js';
+import type { Flags } from './program.js';
 
-export const SERVE_OPTIONS: [string, string][] = [
-  ['--port <n>', 'Port (default 4318; 0 picks a free one)'],
-  ['--host <addr>', 'Address to bind (default 127.0.0.1; anything else needs --allow-remote)'],
-  ['--allow-remote', 'Allow binding a non-loopback address (the API can sync and edit the results branch: put it behind something that authenticates)'],
-  ['--allow-host <name>', 'Also answer to this Host name (repeatable; e.g. a reverse proxy). Others are refused (DNS rebinding protection)'],
-  ['--read-only', 'Refuse sync, tag and feedback edits'],
-];
+/** The fields of ServeOptionsSchema that are the `serve` command's own flags (`daemon --http` takes the same). */
+export const SERVE_FLAG_FIELDS = ['port', 'host', 'allowRemote', 'allowHosts', 'readOnly'] as const;
 
-/** Start the server from parsed flags and print where it listens (shared with `daemon --http`). */
-export async function startServeFromFlags(
-  flags: Record<string, unknown>,
-  base: Pick<ServeOptions, 'cwd' | 'remote' | 'configFile' | 'project'>,
-  defaultPort = 4318,
-): Promise<RunningServer> {
-  const port = flags.port === undefined ? defaultPort : numberFlag('port', flags.port, defaultPort);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port ${String(flags.port)}: expected 0-65535`);
+/** The command's own port when --port is not given (the library's is 0: any free port). */
+export const SERVE_DEFAULT_PORT = 4318;
+
+/**
+ * `startServer`'s options from this invocation's flags (`daemon --http`: only the serve fields,
+ * its own target options given), the command's port when --port is not given.
+ */
+export function serveOptionsFromFlags(flags: Flags, given: Partial<ServeOptions> = {}, choice: SchemaFlagChoice = {}): ServeOptions {
+  const options = optionsFromFlags(ServeOptionsSchema, flags, given, choice);
+  return { ...options, port: options.port ?? SERVE_DEFAULT_PORT };
+}
+
+/** Start the server with options from `serveOptionsFromFlags` and print where it listens (shared with `daemon --http`). */
+export async function startServeFromFlags(options: ServeOptions): Promise<RunningServer> {
   let server: RunningServer;
+  const port = options.port;
   try {
-    server = await startServer({
-      ...base,
-      host: stringFlag('host', flags.host) ?? '127.0.0.1',
-      port,
-      allowRemote: Boolean(flags.allowRemote),
-      allowHosts: stringFlags('allow-host', flags.allowHost),
-      readOnly: Boolean(flags.readOnly),
-    });
+    server = await startServer(options);
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === 'EADDRINUSE') throw new UsageError(`port ${port} is in use: pick another with --port (0 picks a free one)`);
@@ -55,21 +51,15 @@ export function registerServe(cli: Cli): void {
     'serve',
     'The team Dashboard and API over the results branch: runs of every machine, run detail, compare, trends, tags and feedback, remote status and Sync',
   );
-  for (const [flag, help] of SERVE_OPTIONS) cmd.option(flag, help);
-  cmd
-    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
-    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
-    .option('--project <id>', PROJECT_OPTION_HELP)
-    .option('--dir <dir>', 'Working directory (the repository is found from here)')
+  schemaFlagsInOrder(cmd, ServeOptionsSchema, [...SERVE_FLAG_FIELDS, ...TARGET_FLAGS_LAST], {
+    remote: 'Remote (default: results.remote, else origin)',
+    cwd: 'Working directory (the repository is found from here)',
+  })
     .example('agentv-results serve            # then open http://127.0.0.1:4318/')
     .example('agentv-results serve --port 0 --read-only')
     .action((flags: Record<string, unknown>) =>
       runCommand(async () => {
-        const server = await startServeFromFlags(flags, {
-          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-          remote: stringFlag('remote', flags.remote),
-          ...configFlags(flags),
-        });
+        const server = await startServeFromFlags(serveOptionsFromFlags(flags));
         await new Promise<void>((resolve) => {
           const stop = () => {
             process.off('SIGINT', stop);

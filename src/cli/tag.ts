@@ -1,9 +1,9 @@
 import type { ActionContext, Cli } from './program.js';
-import { editTags, readTags } from '../overlay-write/write.js';
+import { editTags, EditTagsOptionsSchema, readTags, ReadTagsOptionsSchema } from '../overlay-write/write.js';
 import { runCommand, UsageError } from './errors.js';
 import { dim, printJson } from './format.js';
 import { progressReporter } from './progress.js';
-import { stringFlag, configFlags, PROJECT_OPTION_HELP } from './flags.js';
+import { optionsFromFlags, schemaFlagsInOrder, TARGET_FLAGS_LAST } from './schema-flags.js';
 import { publishedIdOf, RUN_NAME_HELP } from './run-names.js';
 import { pushExitCode, pushLines } from './sync.js';
 
@@ -32,40 +32,35 @@ export function parseTagEdits(operands: string[]): { runId: string | null; add: 
 }
 
 export function registerTag(cli: Cli): void {
-  cli
+  const cmd = cli
     .command(
       'tag <run_id> [edits...]',
       `Add (+name) or remove (-name) tags of a published run on the results branch, then push; no edits: show the tags. The run is ${RUN_NAME_HELP}`,
     )
-    .allowUnknownOptions()
-    .option('--expect-revision <rev>', 'Only edit if tag_revision is still this (optimistic concurrency)')
-    .option('--no-push', 'Commit locally only (a later publish or `sync` pushes it)')
-    .option('--fetch', 'Showing the tags: fetch the results branch from the remote first')
-    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
-    .option('--config <file>', 'Configuration file')
-    .option('--project <id>', PROJECT_OPTION_HELP)
-    .option('--dir <dir>', 'Working directory (the repository resolves from here)')
+    .allowUnknownOptions();
+  schemaFlagsInOrder(cmd, EditTagsOptionsSchema, ['expectRevision', 'push']);
+  schemaFlagsInOrder(cmd, ReadTagsOptionsSchema, ['fetch']);
+  schemaFlagsInOrder(cmd, EditTagsOptionsSchema, TARGET_FLAGS_LAST, {
+    remote: 'Remote (default: results.remote, else origin)',
+    configFile: 'Configuration file',
+    cwd: 'Working directory (the repository resolves from here)',
+  })
     .option('--json', 'Machine-readable output')
     .example('agentv-results tag nightly/2026-03-14T10-32-00-000Z +baseline +release-2.1 -candidate')
     .action((_run: string, _edits: string[], flags: Record<string, unknown>, ctx: ActionContext) =>
       runCommand(async () => {
         const { runId, add, remove } = parseTagEdits(ctx.operands);
         if (runId === null) throw usageError('missing <run_id>');
-        const common = {
-          runId: await publishedIdOf(runId, flags),
-          cwd: stringFlag('dir', flags.dir) ?? process.cwd(),
-          remote: stringFlag('remote', flags.remote),
-          ...configFlags(flags),
-        };
+        const id = await publishedIdOf(runId, flags);
         if (add.length === 0 && remove.length === 0) {
-          const doc = await readTags({ ...common, fetch: Boolean(flags.fetch) });
+          const doc = await readTags(optionsFromFlags(ReadTagsOptionsSchema, flags, { runId: id }));
           if (flags.json) printJson(doc);
           else process.stdout.write(`${doc.tags.length > 0 ? doc.tags.join(' ') : '(no tags)'}\n${dim(`tag_revision ${doc.tag_revision}`)}\n`);
           return;
         }
-        const expect = stringFlag('expect-revision', flags.expectRevision);
+        const options = optionsFromFlags(EditTagsOptionsSchema, flags, { runId: id, add, remove });
         const progress = progressReporter('tagging', { quiet: Boolean(flags.json) });
-        const r = await editTags({ ...common, add, remove, expectRevision: expect, push: flags.push !== false }).finally(progress.done);
+        const r = await editTags(options).finally(progress.done);
         if (flags.json) printJson(r);
         else {
           process.stdout.write(

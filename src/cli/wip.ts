@@ -3,10 +3,19 @@
  * one command dispatches its actions itself (ARCHITECTURE.md rule 6).
  */
 import type { Cli, CommandBuilder, Flags } from './program.js';
-import { configFlags, PROJECT_OPTION_HELP } from './flags.js';
 import type { CheckpointResult, WipEvent } from '../wip/index.js';
-import { checkpointWip, cleanWipBranches, listWipBranches, recoverWipRun } from '../wip/verbs.js';
-import { numberFlag, parseDuration, runCommand, UsageError } from './errors.js';
+import {
+  checkpointWip,
+  CheckpointWipOptionsSchema,
+  cleanWipBranches,
+  CleanWipBranchesOptionsSchema,
+  listWipBranches,
+  ListWipBranchesOptionsSchema,
+  recoverWipRun,
+  RecoverWipRunOptionsSchema,
+} from '../wip/verbs.js';
+import { runCommand, UsageError } from './errors.js';
+import { optionsFromFlags, schemaFlagsInOrder, TARGET_FLAGS_LAST } from './schema-flags.js';
 import { dim, green, printJson, table, yellow } from './format.js';
 import { progressReporter } from './progress.js';
 
@@ -16,19 +25,6 @@ export function fmtAge(seconds: number | null): string {
   if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
   if (seconds < 86400) return `${Math.floor(seconds / 3600)}h`;
   return `${Math.floor(seconds / 86400)}d`;
-}
-
-/** --push / --no-push as typed, or undefined when neither was (the configuration decides). */
-export function pushFlag(flags: Flags): boolean | undefined {
-  return typeof flags.push === 'boolean' ? flags.push : undefined;
-}
-
-function targetOpts(flags: Record<string, unknown>) {
-  return {
-    cwd: (flags.dir as string | undefined) ?? process.cwd(),
-    remote: flags.remote as string | undefined,
-    ...configFlags(flags),
-  };
 }
 
 function describeCheckpoint(r: CheckpointResult): string {
@@ -50,23 +46,14 @@ async function checkpointAction(run: string | undefined, flags: Record<string, u
     } else if (e.type === 'push') say(e.result.classification === 'ok' ? dim(`  ${e.result.message}`) : yellow(`  WIP push did not land: ${e.result.message}`));
     else process.stderr.write(`agentv-results: ${e.phase} failed: ${e.error.message}\n`);
   };
-  const r = await checkpointWip({
-    ...targetOpts(flags),
-    runDir: run,
-    push: pushFlag(flags),
-    intervalMs: numberFlag('interval', flags.interval, 30) * 1000,
-    everyRows: numberFlag('every-rows', flags.everyRows, 50),
-    full: Boolean(flags.full),
-    watch: Boolean(flags.watch),
-    onEvent,
-  });
+  const r = await checkpointWip(optionsFromFlags(CheckpointWipOptionsSchema, flags, { runDir: run, onEvent }));
   if (json) printJson(r.events.map((e) => (e.type === 'error' ? { type: e.type, phase: e.phase, error: e.error.message } : e)));
   return r.status;
 }
 
 async function listAction(flags: Record<string, unknown>): Promise<number> {
   const progress = progressReporter(flags.fetch !== false ? 'fetching' : 'reading', { quiet: Boolean(flags.json) });
-  const listing = await listWipBranches({ ...targetOpts(flags), fetch: flags.fetch !== false }).finally(progress.done);
+  const listing = await listWipBranches(optionsFromFlags(ListWipBranchesOptionsSchema, flags)).finally(progress.done);
   if (flags.json) {
     printJson({ remote: listing.remote, remoteError: listing.remoteError, branches: listing.entries.map(({ meta: _meta, ...e }) => e) });
   } else if (listing.entries.length === 0) {
@@ -98,7 +85,7 @@ async function listAction(flags: Record<string, unknown>): Promise<number> {
 async function recoverAction(source: string | undefined, flags: Record<string, unknown>): Promise<number> {
   if (!source) throw new UsageError('wip recover needs a WIP branch or a run id (see `agentv-results wip list`)');
   const progress = progressReporter('recovering', { quiet: Boolean(flags.json) });
-  const r = await recoverWipRun({ ...targetOpts(flags), source, out: flags.out as string | undefined, fetch: flags.fetch !== false }).finally(progress.done);
+  const r = await recoverWipRun(optionsFromFlags(RecoverWipRunOptionsSchema, flags, { source })).finally(progress.done);
   if (flags.json) printJson(r);
   else {
     process.stdout.write(`${green('Recovered')} ${r.runId} from ${r.branch} (checkpoint ${r.checkpoint}, ${r.from}) into ${r.out}\n`);
@@ -114,13 +101,9 @@ async function recoverAction(source: string | undefined, flags: Record<string, u
 }
 
 async function cleanAction(flags: Record<string, unknown>): Promise<number> {
+  const options = optionsFromFlags(CleanWipBranchesOptionsSchema, flags);
   const progress = progressReporter(flags.dryRun ? 'reading' : 'cleaning', { quiet: Boolean(flags.json) });
-  const r = await cleanWipBranches({
-    ...targetOpts(flags),
-    olderThanMs: parseDuration('older-than', flags.olderThan, 14 * 86400 * 1000),
-    forceUnpublished: Boolean(flags.forceUnpublished),
-    dryRun: Boolean(flags.dryRun),
-  }).finally(progress.done);
+  const r = await cleanWipBranches(options).finally(progress.done);
   if (flags.json) printJson(r);
   else {
     for (const d of r.decisions) {
@@ -137,47 +120,49 @@ async function cleanAction(flags: Record<string, unknown>): Promise<number> {
   return r.remoteError ? 3 : 0;
 }
 
-/** Options every `wip` subcommand that reaches the repository takes. */
-function withTarget(b: CommandBuilder): CommandBuilder {
-  return b
-    .option('--remote <name>', 'Remote (default: results.remote, else origin)')
-    .option('--config <file>', 'Configuration file (default: .agentv/config.yaml, searched upward)')
-    .option('--project <id>', PROJECT_OPTION_HELP)
-    .option('--dir <dir>', 'Working directory (the repository and relative paths resolve from here)')
-    .option('--json', 'Machine-readable output');
+/** The target flags every `wip` subcommand takes, after its own, and --json. */
+function withTarget(b: CommandBuilder, schema: Parameters<typeof schemaFlagsInOrder>[1]): CommandBuilder {
+  return schemaFlagsInOrder(b, schema, TARGET_FLAGS_LAST, {
+    remote: 'Remote (default: results.remote, else origin)',
+    cwd: 'Working directory (the repository and relative paths resolve from here)',
+  }).option('--json', 'Machine-readable output');
 }
 
 export function registerWip(cli: Cli): void {
   cli.group('wip', 'WIP checkpoints of in-progress runs: checkpoint, list, recover, clean');
   withTarget(
-    cli
-      .command('wip checkpoint <run-dir>', 'Commit the run workspace as it is now onto its WIP branch (with --watch: keep doing so until the run finishes)')
-      .option('--watch', 'Keep checkpointing until the run finishes or a signal arrives (flushes on SIGINT/SIGTERM)')
-      .option('--interval <s>', 'With --watch: seconds between checkpoints (default 30)')
-      .option('--every-rows <n>', 'With --watch: also checkpoint after this many new rows (default 50)')
-      .option('--full', 'Walk the whole workspace (also files no row points at, and deletions)')
-      .option('--push', 'Push the WIP branch (default: results.auto_push)')
-      .option('--no-push', 'Do not push'),
+    schemaFlagsInOrder(
+      cli.command('wip checkpoint <run-dir>', 'Commit the run workspace as it is now onto its WIP branch (with --watch: keep doing so until the run finishes)'),
+      CheckpointWipOptionsSchema,
+      ['watch', 'intervalMs', 'everyRows', 'full', 'push'],
+    ),
+    CheckpointWipOptionsSchema,
   )
     .example('agentv-results wip checkpoint .agentv/results/2026-03-01T10-00-00-000Z --watch')
     .action((runDir: string, flags: Flags) => runCommand(() => checkpointAction(runDir, flags)));
-  withTarget(cli.command('wip list', 'Local and remote WIP branches with host, run, rows and age').option('--no-fetch', 'Do not ask the remote'))
+  withTarget(
+    schemaFlagsInOrder(cli.command('wip list', 'Local and remote WIP branches with host, run, rows and age'), ListWipBranchesOptionsSchema, ['fetch']),
+    ListWipBranchesOptionsSchema,
+  )
     .example('agentv-results wip list')
     .action((flags: Flags) => runCommand(() => listAction(flags)));
   withTarget(
-    cli
-      .command('wip recover <branch-or-run>', 'Rebuild a run workspace from its WIP branch, atomically, on any machine')
-      .option('--out <dir>', 'The workspace to write (default .agentv/results/<run_id>)')
-      .option('--no-fetch', 'Do not ask the remote'),
+    schemaFlagsInOrder(
+      cli.command('wip recover <branch-or-run>', 'Rebuild a run workspace from its WIP branch, atomically, on any machine'),
+      RecoverWipRunOptionsSchema,
+      ['out', 'fetch'],
+    ),
+    RecoverWipRunOptionsSchema,
   )
     .example('agentv-results wip recover 2026-03-01T10-00-00-000Z')
     .action((arg: string, flags: Flags) => runCommand(() => recoverAction(arg, flags)));
   withTarget(
-    cli
-      .command('wip clean', 'Delete WIP branches whose run is published (and that are old enough)')
-      .option('--older-than <age>', 'Only branches whose last checkpoint is older (default 14d)')
-      .option('--force-unpublished', 'Also delete branches whose run is not published (each is listed)')
-      .option('--dry-run', 'Say what would be deleted'),
+    schemaFlagsInOrder(cli.command('wip clean', 'Delete WIP branches whose run is published (and that are old enough)'), CleanWipBranchesOptionsSchema, [
+      'olderThanMs',
+      'forceUnpublished',
+      'dryRun',
+    ]),
+    CleanWipBranchesOptionsSchema,
   )
     .example('agentv-results wip clean --older-than 14d --dry-run')
     .action((flags: Flags) => runCommand(() => cleanAction(flags)));

@@ -8,13 +8,26 @@
 import { expireAndPush, rolloverAndPush } from '../archive/push-archive.js';
 import type { PublishTarget } from '../repo/target.js';
 import type { Logger } from './log.js';
+import { flag } from '../options/verb-options.js';
+import * as z from 'zod';
 
-export interface ArchiveScheduleOptions {
-  /** How often to roll over (ms). */
-  everyMs: number;
-  keepDays?: number;
-  keepRuns?: number;
-}
+/** The daemon's `archive` option (its `--archive-every`, `--keep-days`, `--keep-runs` flags come from these fields). */
+export const ArchiveScheduleOptionsSchema = z.strictObject({
+  /** How often to roll over (ms; at least a minute: a rollover rereads the catalog and pushes). */
+  everyMs: z
+    .number()
+    .min(60_000, 'must be at least 1m (a rollover rereads the catalog and pushes)')
+    .meta(
+      flag(
+        '--archive-every <duration>',
+        'Also roll runs past the live window over to the month archives this often (and apply results.retention when it is configured), e.g. 1d or 6h (off unless given)',
+        { as: 'duration' },
+      ),
+    ),
+  keepDays: z.number().nonnegative().optional().meta(flag('--keep-days <n>', 'With --archive-every: keep runs of the last n days live (default 30)')),
+  keepRuns: z.number().nonnegative().optional().meta(flag('--keep-runs <n>', 'With --archive-every: keep at most the n newest runs live (default 200)')),
+});
+export type ArchiveScheduleOptions = z.output<typeof ArchiveScheduleOptionsSchema>;
 
 export class ArchiveSchedule {
   /** Epoch ms of the next rollover; the first one runs as soon as the daemon is up. */

@@ -12,14 +12,16 @@
 import { objectStoreFor } from '../repo/storage.js';
 import { resolve } from 'node:path';
 import { isAncestor, resolveRef } from '../git/index.js';
-import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, targetOptionsOf, type PublishTarget } from '../repo/target.js';
+import { flag, fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import * as z from 'zod';
 import { trackingRef } from '../repo/tracking-refs.js';
 import { wipHost, DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS } from '../wip/index.js';
-import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
-import { ArchiveSchedule, type ArchiveScheduleOptions } from './archive-schedule.js';
+import { ArchiveSchedule, ArchiveScheduleOptionsSchema } from './archive-schedule.js';
 import { DEFAULT_SYNC_BRANCHES_EVERY_MS, SyncBranchSchedule } from './sync-branch-schedule.js';
 import { acquireDaemonLock } from './instance-lock.js';
 import { silentLogger, type Logger } from './log.js';
+import { DEFAULT_NOTIFY_AFTER_MS } from './outbox-worker.js';
 import { Outbox } from './outbox.js';
 import { OutboxWorker } from './outbox-worker.js';
 import { findRunDirs } from '../runs/read/run-dir-state.js';
@@ -30,45 +32,83 @@ import { notifyWebhook, type Webhook, type WebhookEvent } from '../util/webhook.
 
 export const DEFAULT_ROOT = '.agentv/results';
 
-export interface DaemonOptions extends TargetOptions {
+/** `runDaemon`'s options (the `daemon` command's flags come from the same fields). */
+export const DaemonOptionsSchema = z.strictObject({
   /** Results root to watch (default .agentv/results, relative to cwd). */
-  root?: string;
-  once?: boolean;
-  /** Push results and WIP branches (default true: the daemon publishes and pushes). */
-  push?: boolean;
-  intervalMs?: number;
-  everyRows?: number;
+  root: z.string().default(DEFAULT_ROOT).meta(flag('--root <dir>', 'Results root to watch (default .agentv/results)')),
+  once: z.boolean().default(false).meta(flag('--once', 'Process what is there (checkpoint, publish, push the queue) and exit — for cron and CI')),
+  intervalMs: z
+    .number()
+    .nonnegative()
+    .default(DEFAULT_INTERVAL_MS)
+    .meta(flag('--interval <s>', 'Seconds between checkpoints of a run in progress (default 30)', { as: 'seconds' })),
+  everyRows: z.number().nonnegative().default(DEFAULT_EVERY_ROWS).meta(flag('--every-rows <n>', 'Also checkpoint after this many new rows (default 50)')),
   /** Poll instead of using file-system events. */
-  poll?: boolean;
-  /** Rescan period: the discovery interval when polling, a safety net with events. */
-  scanIntervalMs?: number;
-  /** How often an in-progress run's index is looked at for the row trigger. */
-  checkpointPollMs?: number;
-  backoff?: BackoffPolicy;
-  networkTimeoutMs?: number;
-  settleMs?: number;
-  /** Unfinished runs untouched this long stop being polled until they change (default 15 min). */
-  dormantAfterMs?: number;
-  host?: string;
-  logger?: Logger;
-  /** Stop the daemon (tests, embedding). */
-  signal?: AbortSignal;
-  /** Install SIGINT/SIGTERM/SIGHUP handlers (the CLI does). */
-  handleSignals?: boolean;
+  poll: z.boolean().default(false).meta(flag('--poll', 'Poll the root instead of using file-system events')),
+  /** Rescan period: the discovery interval when polling, a safety net with events (default 30 s with events, 2 s polling). */
+  scanIntervalMs: z
+    .number()
+    .positive()
+    .optional()
+    .meta(flag('--scan-interval <s>', 'Seconds between rescans of the root (default 30 with events, 2 when polling)', { as: 'seconds' })),
+  /** The longest wait between retries while the remote is unreachable (default 60 s; retries start at 1 s). */
+  retryMaxMs: z
+    .number()
+    .positive()
+    .default(60_000)
+    .meta(flag('--retry-max <s>', 'Longest wait between retries while the remote is unreachable (default 60)', { as: 'seconds' })),
+  /** Push results and WIP branches (default true: the daemon publishes and pushes). */
+  push: z
+    .boolean()
+    .default(true)
+    .meta(
+      flag('--push', 'Push results and WIP branches (the default: the daemon publishes and pushes)', {
+        negate: { flag: '--no-push', help: 'Commit locally only, push nothing' },
+      }),
+    ),
   /** Roll runs past the live window over to the month archives on this schedule (off by default). */
-  archive?: ArchiveScheduleOptions;
+  archive: ArchiveScheduleOptionsSchema.optional(),
+  /** POST a JSON event here when results go to a sync branch or pushes keep failing (src/util/webhook.ts: `webhookFrom`). */
+  webhook: objectOf<Webhook>().nullable().default(null),
+  /** How long pushes must fail before the webhook hears of it (default 30 min). */
+  webhookAfterMs: z
+    .number()
+    .nonnegative()
+    .default(DEFAULT_NOTIFY_AFTER_MS)
+    .meta(flag('--webhook-after <duration>', 'How long pushes must fail before the webhook hears of it, once per outage (default 30m)', { as: 'duration' })),
+  ...TargetFields,
+  /** How often an in-progress run's index is looked at for the row trigger. */
+  checkpointPollMs: z.number().positive().optional(),
+  /** The retry policy while the remote is unreachable (default: from 1 s up to `retryMaxMs`). */
+  backoff: z.strictObject({ baseMs: z.number().nonnegative(), capMs: z.number().nonnegative() }).optional(),
+  networkTimeoutMs: z.number().positive().default(30_000),
+  /** A summary.json that does not parse is published anyway after this long (default 10 s; its error then shows). */
+  settleMs: z.number().nonnegative().default(10_000),
+  /** Unfinished runs untouched this long stop being polled until they change (default 15 min). */
+  dormantAfterMs: z
+    .number()
+    .nonnegative()
+    .default(15 * 60_000),
+  /** The host name on WIP branches (default: this machine's). */
+  host: z
+    .string()
+    .min(1)
+    .default(() => wipHost()),
+  logger: objectOf<Logger>().default(silentLogger),
+  /** Stop the daemon (tests, embedding). */
+  signal: objectOf<AbortSignal>().optional(),
+  /** Install SIGINT/SIGTERM/SIGHUP handlers (the CLI does). */
+  handleSignals: z.boolean().default(false),
   /**
    * How often a pushing daemon syncs to take in the runs AgentV parked on sync branches (default 5
    * minutes; 0 turns it off). A `--once` run does it once, after its queue.
    */
-  syncBranchesEveryMs?: number;
-  /** POST a JSON event here when results go to a sync branch or pushes keep failing (src/util/webhook.ts). */
-  webhook?: Webhook | null;
-  /** How long pushes must fail before the webhook hears of it (default 30 min). */
-  webhookAfterMs?: number;
+  syncBranchesEveryMs: z.number().nonnegative().default(DEFAULT_SYNC_BRANCHES_EVERY_MS),
   /** Called once the daemon holds its lock and watches (tests wait for it). */
-  onReady?: (info: { root: string; mode: 'events' | 'polling' }) => void;
-}
+  onReady: fnOf<(info: { root: string; mode: 'events' | 'polling' }) => void>().optional(),
+});
+export type DaemonOptions = z.input<typeof DaemonOptionsSchema>;
+type ParsedDaemonOptions = z.output<typeof DaemonOptionsSchema>;
 
 export interface DaemonReport {
   published: number;
@@ -128,7 +168,7 @@ class Switch {
 
 /** What the loops share: the parts a daemon is made of, and what they found to do. */
 interface Loop {
-  opts: DaemonOptions;
+  opts: ParsedDaemonOptions;
   sw: Switch;
   tracker: RunTracker;
   worker: OutboxWorker;
@@ -153,17 +193,17 @@ interface Loop {
 const COMPACT_EVERY_JOBS = 100;
 
 /** Watch a directory for AgentV runs: checkpoint them while they run, publish them when done, retry pushes from a durable outbox. */
-export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport> {
-  const cwd = opts.cwd ?? process.cwd();
-  const root = resolve(cwd, opts.root ?? DEFAULT_ROOT);
-  const logger = opts.logger ?? silentLogger;
-  const target: PublishTarget = await resolveTarget(opts);
+export async function runDaemon(options: DaemonOptions = {}): Promise<DaemonReport> {
+  const opts = parseOptions('runDaemon', DaemonOptionsSchema, options);
+  const root = resolve(opts.cwd, opts.root);
+  const logger = opts.logger;
+  const target: PublishTarget = await resolveTarget(targetOptionsOf(opts));
   // The daemon is the hands-off publisher: it pushes unless told not to (--no-push), whatever auto_push says.
-  const push = (opts.push ?? true) && target.remote !== null;
+  const push = opts.push && target.remote !== null;
   const sw = new Switch(opts.once ? 'once' : 'abort');
   const lock = await lockDaemon(target, root, logger, sw);
   const outbox = Outbox.forCommonDir(target.repo.commonDir);
-  const loop = assembleLoop({ ...opts, cwd }, { root, target, push, logger, sw, outbox });
+  const loop = assembleLoop(opts, { root, target, push, logger, sw, outbox });
   const { tracker, watcher } = loop;
   const unwire = stopOnSignals(opts, sw, logger);
 
@@ -177,7 +217,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<DaemonReport>
       remote: target.remote ?? undefined,
       push,
       mode: watcher.mode,
-      once: opts.once ?? false,
+      once: opts.once,
     });
     opts.onReady?.({ root, mode: watcher.mode });
     if (opts.once) await runOnceRounds(loop);
@@ -224,19 +264,19 @@ interface LoopParts {
 }
 
 /** The tracker, the outbox worker and the watcher, wired to one shared loop state. */
-function assembleLoop(opts: DaemonOptions & { cwd: string }, p: LoopParts): Loop {
+function assembleLoop(opts: ParsedDaemonOptions, p: LoopParts): Loop {
   const { root, target, push, logger, sw, outbox } = p;
-  const host = opts.host ?? wipHost();
+  const host = opts.host;
   const tracker = new RunTracker({ ...trackerOptions(opts, target, push, host), outbox, logger, wake: sw.wake });
   // Bounded network operations keep a SIGTERM from waiting on a hung remote for long.
   const worker = new OutboxWorker({
     target,
-    targetOptions: opts,
+    targetOptions: targetOptionsOf(opts),
     outbox,
     logger,
     push,
-    backoff: opts.backoff ?? DEFAULT_BACKOFF,
-    networkTimeoutMs: opts.networkTimeoutMs ?? 30_000,
+    backoff: opts.backoff ?? { baseMs: Math.min(1_000, opts.retryMaxMs), capMs: opts.retryMaxMs },
+    networkTimeoutMs: opts.networkTimeoutMs,
     notify: opts.webhook ? notifier(opts.webhook, logger) : undefined,
     notifyAfterMs: opts.webhookAfterMs,
   });
@@ -260,7 +300,7 @@ function assembleLoop(opts: DaemonOptions & { cwd: string }, p: LoopParts): Loop
     archive: opts.archive ? new ArchiveSchedule(opts.archive, target, push, logger) : null,
     syncBranches:
       push && target.remote !== null && opts.syncBranchesEveryMs !== 0
-        ? new SyncBranchSchedule(opts.syncBranchesEveryMs ?? DEFAULT_SYNC_BRANCHES_EVERY_MS, target, logger, opts)
+        ? new SyncBranchSchedule(opts.syncBranchesEveryMs, target, logger, targetOptionsOf(opts))
         : null,
     published: 0,
     remoteDown: false,
@@ -278,7 +318,7 @@ function assembleLoop(opts: DaemonOptions & { cwd: string }, p: LoopParts): Loop
 }
 
 /** Signals (when asked) and the caller's AbortSignal stop the loop; returns what undoes the wiring. */
-function stopOnSignals(opts: DaemonOptions, sw: Switch, logger: Logger): () => void {
+function stopOnSignals(opts: ParsedDaemonOptions, sw: Switch, logger: Logger): () => void {
   const unsubscribe = opts.handleSignals
     ? onSignals(SHUTDOWN_SIGNALS, (sig) => {
         logger.info('signal received; shutting down', { signal: sig });
@@ -308,15 +348,15 @@ async function finalReport(loop: Loop, outbox: Outbox): Promise<DaemonReport> {
   };
 }
 
-function trackerOptions(opts: DaemonOptions, target: PublishTarget, push: boolean, host: string) {
+function trackerOptions(opts: ParsedDaemonOptions, target: PublishTarget, push: boolean, host: string) {
   return {
     repo: target.repo,
     resultsRef: target.resultsRef,
     remote: target.remote,
     push,
     host,
-    intervalMs: opts.intervalMs ?? DEFAULT_INTERVAL_MS,
-    everyRows: opts.everyRows ?? DEFAULT_EVERY_ROWS,
+    intervalMs: opts.intervalMs,
+    everyRows: opts.everyRows,
     checkpointPollMs: opts.checkpointPollMs,
     settleMs: opts.settleMs,
     dormantAfterMs: opts.dormantAfterMs,
@@ -366,7 +406,7 @@ async function runWatchLoop(loop: Loop): Promise<void> {
     loop.sinceCompact += r.completed;
     if (loop.sinceCompact >= COMPACT_EVERY_JOBS) {
       loop.sinceCompact = 0;
-      await loop.outbox.compact().catch((err: unknown) => opts.logger?.warn('could not compact the outbox', { error: (err as Error).message }));
+      await loop.outbox.compact().catch((err: unknown) => opts.logger.warn('could not compact the outbox', { error: (err as Error).message }));
     }
     if (loop.archive?.due() && !loop.sw.stopping) await loop.archive.run();
     if (loop.syncBranches?.due() && !loop.sw.stopping && !loop.remoteDown) await loop.syncBranches.run();

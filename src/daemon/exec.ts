@@ -15,7 +15,9 @@
 import { basename, resolve } from 'node:path';
 import type { PublishResult } from '../publish/publish.js';
 import type { PushOutcome } from '../sync/push-branches.js';
-import { resolveTarget, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, targetOptionsOf, type TargetOptions } from '../repo/target.js';
+import { flag, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import * as z from 'zod';
 import { DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS } from '../wip/index.js';
 import { FORWARDED_SIGNALS, startCommand } from './child.js';
 import { DEFAULT_ROOT } from './daemon.js';
@@ -27,28 +29,37 @@ import { RunFollower, type Followed } from './exec-follow.js';
 import { inspectRun } from '../runs/read/run-dir-state.js';
 import { onSignals } from '../util/signals.js';
 
-export interface ExecOptions extends TargetOptions {
+/** `execRun`'s options (the `exec` command's flags come from the same fields). */
+export const ExecOptionsSchema = z.strictObject({
   /** The command and its arguments (no shell). */
-  command: string[];
+  command: z.array(z.string()).min(1),
   /** The run workspace the command writes. */
-  out?: string;
+  out: z.string().optional().meta(flag('--out <run-dir>', 'The run workspace the command writes (default: any run that appears under --root)')),
   /** Without `out`: the results root to watch for runs (default .agentv/results). */
-  root?: string;
-  intervalMs?: number;
-  everyRows?: number;
-  /** How often the index and the root are looked at (default 500 ms). */
-  pollMs?: number;
+  root: z.string().default(DEFAULT_ROOT).meta(flag('--root <dir>', 'Results root to look for the run in when --out is not given (default .agentv/results)')),
+  intervalMs: z
+    .number()
+    .nonnegative()
+    .default(DEFAULT_INTERVAL_MS)
+    .meta(flag('--interval <s>', 'Seconds between checkpoints (default 30)', { as: 'seconds' })),
+  everyRows: z.number().nonnegative().default(DEFAULT_EVERY_ROWS).meta(flag('--every-rows <n>', 'Also checkpoint after this many new rows (default 50)')),
   /** Push (results and WIP); default results.auto_push. */
-  push?: boolean;
-  networkTimeoutMs?: number;
-  host?: string;
-  logger?: Logger;
+  push: z
+    .boolean()
+    .optional()
+    .meta(flag('--push', 'Push results and WIP branches (default: results.auto_push)', { negate: { flag: '--no-push', help: 'Commit locally only' } })),
+  ...TargetFields,
+  /** How often the index and the root are looked at (default: the interval, between 50 and 500 ms). */
+  pollMs: z.number().positive().optional(),
+  networkTimeoutMs: z.number().positive().optional(),
+  host: z.string().optional(),
+  logger: objectOf<Logger>().default(silentLogger),
   /** Forward this process's signals to the command (the CLI does). */
-  handleSignals?: boolean;
+  handleSignals: z.boolean().default(false),
   /** Children in their own process group (default: when stdin is not a terminal). */
-  interactive?: boolean;
-  env?: NodeJS.ProcessEnv;
-}
+  interactive: z.boolean().optional(),
+});
+export type ExecOptions = z.input<typeof ExecOptionsSchema>;
 
 export interface ExecRunReport {
   dir: string;
@@ -73,23 +84,24 @@ export interface ExecReport {
 }
 
 /** Run a command (an eval) while checkpointing its run, then publish it when it ends, as `agentv-results exec` does. */
-export async function execRun(opts: ExecOptions): Promise<ExecReport> {
-  const cwd = opts.cwd ?? process.cwd();
-  const logger = opts.logger ?? silentLogger;
-  const target = await resolveTarget(opts);
+export async function execRun(options: ExecOptions): Promise<ExecReport> {
+  const opts = parseOptions('execRun', ExecOptionsSchema, options);
+  const cwd = opts.cwd;
+  const logger = opts.logger;
+  const target = await resolveTarget(targetOptionsOf(opts));
   const push = (opts.push ?? target.config.auto_push) && target.remote !== null;
   const outbox = Outbox.forCommonDir(target.repo.commonDir);
-  const pollMs = opts.pollMs ?? Math.min(500, Math.max(50, opts.intervalMs ?? DEFAULT_INTERVAL_MS));
+  const pollMs = opts.pollMs ?? Math.min(500, Math.max(50, opts.intervalMs));
   const fixed = opts.out ? resolve(cwd, opts.out) : null;
-  const root = resolve(cwd, opts.root ?? DEFAULT_ROOT);
+  const root = resolve(cwd, opts.root);
   const follower = await RunFollower.start({
     target,
     push,
     fixed,
     root,
     host: opts.host,
-    intervalMs: opts.intervalMs ?? DEFAULT_INTERVAL_MS,
-    everyRows: opts.everyRows ?? DEFAULT_EVERY_ROWS,
+    intervalMs: opts.intervalMs,
+    everyRows: opts.everyRows,
     pollMs,
     networkTimeoutMs: opts.networkTimeoutMs,
     logger,
@@ -129,7 +141,7 @@ export async function execRun(opts: ExecOptions): Promise<ExecReport> {
     runs.push(
       await finishOne(
         f,
-        { target, targetOptions: { ...opts, cwd }, push, outbox, logger, networkTimeoutMs: opts.networkTimeoutMs },
+        { target, targetOptions: targetOptionsOf(opts), push, outbox, logger, networkTimeoutMs: opts.networkTimeoutMs },
         (fail) => (failure = failure ?? fail),
       ),
     );

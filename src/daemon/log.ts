@@ -5,8 +5,11 @@
  */
 import { jsonKeys } from '../util/json-keys.js';
 import { redactText } from '../errors/redact.js';
+import { flag, fnOf, parseOptions } from '../options/verb-options.js';
+import * as z from 'zod';
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 export type LogFormat = 'text' | 'json';
 export type LogFields = Record<string, unknown>;
 
@@ -24,14 +27,28 @@ function textValue(v: unknown): string {
   return /[\s"=]/.test(s ?? '') ? JSON.stringify(s) : (s ?? 'undefined');
 }
 
+/** `createLogger`'s options (the daemon's and exec's `--log-format` comes from the same field). */
+export const LoggerOptionsSchema = z.strictObject({
+  /** `text` (default) or `json` (one JSON object per line). */
+  format: z.enum(['text', 'json']).default('text').meta(flag('--log-format <format>', 'text or json (one JSON object per line, on stderr)')),
+  /** Lines below this level are dropped (default info). */
+  level: z.enum(LOG_LEVELS).default('info'),
+  /** Where each line goes (default: stderr). */
+  write: fnOf<(line: string) => void>().default(() => (line: string) => void process.stderr.write(line)),
+  /** The clock the lines are stamped with. */
+  now: fnOf<() => Date>().default(() => () => new Date()),
+});
+export type LoggerOptions = z.input<typeof LoggerOptionsSchema>;
+
 /** A logger for the daemon and exec: text or JSON lines, from a level up, to a writer (default stderr). */
-export function createLogger(opts: { format?: LogFormat; level?: LogLevel; write?: (line: string) => void; now?: () => Date } = {}): Logger {
-  const format = opts.format ?? 'text';
-  const min = ORDER[opts.level ?? 'info'];
-  const sink = opts.write ?? ((line: string) => void process.stderr.write(line));
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const opts = parseOptions('createLogger', LoggerOptionsSchema, options);
+  const format = opts.format;
+  const min = ORDER[opts.level];
+  const sink = opts.write;
   // Messages and fields may quote a remote URL: credentials are stripped from every line.
   const write = (line: string) => sink(redactText(line));
-  const now = opts.now ?? (() => new Date());
+  const now = opts.now;
   const emit = (level: LogLevel, msg: string, fields: LogFields = {}): void => {
     if (ORDER[level] < min) return;
     const ts = now().toISOString();

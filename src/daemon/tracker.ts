@@ -27,13 +27,13 @@ export interface TrackerOptions {
   intervalMs?: number;
   everyRows?: number;
   checkpointPollMs?: number;
-  /** A summary.json that does not parse is published anyway after this long (its error then shows). */
-  settleMs?: number;
+  /** A summary.json that does not parse is published anyway after this long (its error then shows; runDaemon's schema holds the default). */
+  settleMs: number;
   /**
    * An unfinished run whose index.jsonl has not changed for this long (a crashed eval left behind)
    * stops being polled; its last checkpoint is kept, and any change to it wakes it up again.
    */
-  dormantAfterMs?: number;
+  dormantAfterMs: number;
   /** Something was queued: the work loop should run. */
   wake: () => void;
   /** storage_mode hybrid: where checkpoints put heavy files. */
@@ -130,13 +130,13 @@ export class RunTracker {
         if (t) t.summarySeenAt = seen;
         else this.runs.set(dir, { phase: 'active', session: null, summarySeenAt: seen, retryAt: 0 });
         // Still being written: a later event (or rescan) looks again.
-        if (now - seen < (this.opts.settleMs ?? 10_000)) return;
+        if (now - seen < this.opts.settleMs) return;
       }
       await this.finished(dir, t ?? null);
       return;
     }
     if (t?.session) {
-      const idle = state.indexMtimeMs !== null && Date.now() - state.indexMtimeMs > (this.opts.dormantAfterMs ?? 15 * 60_000);
+      const idle = state.indexMtimeMs !== null && Date.now() - state.indexMtimeMs > this.opts.dormantAfterMs;
       if (idle && (await t.session.checkpointer.pendingRows()) === 0) {
         const session = t.session;
         t.session = null;

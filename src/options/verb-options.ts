@@ -20,8 +20,11 @@ export interface FlagMeta {
   help: string;
   /** The `--no-…` flag that sets the field to false. */
   negate?: { flag: string; help: string };
-  /** How the flag's text becomes the value when its type alone does not say: `duration` (`14d`, `12h`, `30m`, `45s`, `2w`: milliseconds). */
-  as?: 'duration';
+  /**
+   * How the flag's text becomes the value when its type alone does not say: `duration` (`14d`, `12h`,
+   * `30m`, `45s`, `2w`: milliseconds); `seconds` (a number of seconds, `--interval 30`: milliseconds).
+   */
+  as?: 'duration' | 'seconds';
   /** Show the field's schema default in the help line (`(default: "bundle")`), as a hand-written commander default did. */
   showDefault?: boolean;
 }

@@ -5,9 +5,9 @@
  * Only the last write pushes: one push carries every commit.
  */
 import { editTags, type OverlayResult, type TagsDoc } from './write.js';
-import type { TargetOptions } from '../repo/target.js';
+import type { PublishTarget } from '../repo/target.js';
 import { listRuns } from '../branch-read/list.js';
-import { checkOptions, TargetFields } from '../options/verb-options.js';
+import { objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
 
 export interface MoveTagResult {
@@ -20,8 +20,10 @@ export interface MoveTagResult {
 }
 
 /** `moveTag`'s options, checked when it is called. */
-export const MoveTagOptionsSchema = z.object({
+export const MoveTagOptionsSchema = z.strictObject({
   ...TargetFields,
+  /** @internal The package's own modules pass the target they resolved (repo/target.ts). */
+  resolved: objectOf<PublishTarget>().optional(),
   /** The published run that gets the tag. */
   runId: z.string(),
   tag: z.string(),
@@ -29,12 +31,11 @@ export const MoveTagOptionsSchema = z.object({
   push: z.boolean().optional(),
 });
 
-export type MoveTagOptions = TargetOptions & Omit<z.infer<typeof MoveTagOptionsSchema>, keyof TargetOptions>;
+export type MoveTagOptions = z.input<typeof MoveTagOptionsSchema>;
 
 /** Put a tag on one run and take it off every other run (the gate's `baseline`), in one commit. */
-export async function moveTag(opts: MoveTagOptions): Promise<MoveTagResult> {
-  checkOptions('moveTag', MoveTagOptionsSchema, opts);
-  const { runId, tag, push, ...target } = opts;
+export async function moveTag(options: MoveTagOptions): Promise<MoveTagResult> {
+  const { runId, tag, push, ...target } = parseOptions('moveTag', MoveTagOptionsSchema, options);
   const holders = (await listRuns({ ...target, tag: [tag] })).runs.map((r) => r.run_id).filter((id) => id !== runId);
   let last = await editTags({ ...target, runId, add: [tag], push: holders.length === 0 ? push : false });
   for (const [i, other] of holders.entries()) {

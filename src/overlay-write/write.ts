@@ -29,6 +29,8 @@ import { gitattributesUpdate, isStableRunPath, locateRun, overlayDirOf, presumed
 import { acquirePublishLock } from '../repo/publish-lock.js';
 import { pushBranches, type PushBranchesOptions, type PushOutcome } from '../sync/push-branches.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { flag, fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import * as z from 'zod';
 import { adoptTeamTips, teamTip } from '../repo/team-tip.js';
 import { branchRefs, fetchBranches as fetchForRead } from '../repo/remote-view.js';
 import { AgentvResultsError } from '../errors/errors.js';
@@ -56,13 +58,26 @@ export class TagRevisionMismatch extends AgentvResultsError {
 
 export const MAX_FEEDBACK_CHARS = 20_000;
 
-export interface OverlayOptions extends TargetOptions {
-  runId: string;
+/** The target fields of an overlay verb, and the target already resolved by a reader that asks many questions of one repository (internal). */
+const OverlayTargetFields = {
+  ...TargetFields,
+  /** @internal The package's own modules pass the target they resolved (repo/target.ts). */
+  resolved: objectOf<PublishTarget>().optional(),
+  /** The published run. */
+  runId: z.string(),
+};
+
+/** What every overlay edit takes: the run, whether to push, a clock, the push loop's options. */
+const OverlayEditFields = {
+  ...OverlayTargetFields,
   /** Push after committing (default true when there is a remote). */
-  push?: boolean;
-  now?: () => Date;
-  pushOptions?: PushBranchesOptions;
-}
+  push: z.boolean().default(true).meta(flag('--no-push', 'Commit locally only (a later publish or `sync` pushes it)')),
+  now: fnOf<() => Date>().default(() => () => new Date()),
+  pushOptions: objectOf<PushBranchesOptions>().optional(),
+};
+
+/** An overlay edit's options as parsed at its verb's door. */
+type OverlayOptions = z.output<z.ZodObject<typeof OverlayEditFields>>;
 
 export interface OverlayResult<D> {
   runId: string;
@@ -111,11 +126,11 @@ async function editOverlay<D>(
   reread: (text: string | null) => D,
 ): Promise<OverlayResult<D>> {
   const target = await resolveTarget(opts);
-  const wantPush = (opts.push ?? true) && target.remote !== null;
+  const wantPush = opts.push && target.remote !== null;
   if (wantPush) await catchUp(target, opts);
   let loc = presumedRunLocation(opts.runId);
   let path = `${loc.path}/${file}`;
-  const now = (opts.now ?? (() => new Date()))();
+  const now = opts.now();
 
   const lock = await acquirePublishLock(target.repo.commonDir);
   let commit: string | null = null;
@@ -202,17 +217,23 @@ function tagsOf(text: string | null): TagsDoc {
   };
 }
 
-export interface TagOptions extends OverlayOptions {
-  add?: string[];
-  remove?: string[];
+/** `editTags`' options (the `tag` command's flags come from the same fields). */
+export const EditTagsOptionsSchema = z.strictObject({
+  ...OverlayEditFields,
+  /** Tags to add. */
+  add: z.array(z.string()).default([]),
+  /** Tags to remove. */
+  remove: z.array(z.string()).default([]),
   /** Fail (TagRevisionMismatch) unless the current tag_revision is this. */
-  expectRevision?: string;
-}
+  expectRevision: z.string().optional().meta(flag('--expect-revision <rev>', 'Only edit if tag_revision is still this (optimistic concurrency)')),
+});
+export type TagOptions = z.input<typeof EditTagsOptionsSchema>;
 
 /** Add or remove a run's tags (`tags.json` on the results branch), pushing when asked. */
-export async function editTags(opts: TagOptions): Promise<OverlayResult<TagsDoc>> {
-  const add = opts.add ?? [];
-  const remove = new Set(opts.remove ?? []);
+export async function editTags(options: TagOptions): Promise<OverlayResult<TagsDoc>> {
+  const opts = parseOptions('editTags', EditTagsOptionsSchema, options);
+  const add = opts.add;
+  const remove = new Set(opts.remove);
   const check = validateTags([...new Set(add)]);
   if (!check.ok) throw new OverlayInputError(check.errors.join('; '));
   for (const t of add) if (remove.has(t)) throw new OverlayInputError(`tag ${JSON.stringify(t)} is both added and removed`);
@@ -237,36 +258,45 @@ export async function editTags(opts: TagOptions): Promise<OverlayResult<TagsDoc>
   );
 }
 
-/** The tags of a run as the results branch has them (no network, no lock). */
-/** `fetch`: refresh the results branch's remote-tracking ref first, as `list --fetch` does. */
-export interface OverlayReadOptions extends TargetOptions {
-  runId: string;
-  fetch?: boolean;
-}
+/** `readTags`' options; `fetch`: refresh the results branch's remote-tracking ref first, as `list --fetch` does. */
+export const ReadTagsOptionsSchema = z.strictObject({
+  ...OverlayTargetFields,
+  fetch: z.boolean().default(false).meta(flag('--fetch', 'Showing the tags: fetch the results branch from the remote first')),
+});
+export type OverlayReadOptions = z.input<typeof ReadTagsOptionsSchema>;
 
 /** A run's tags as the results branch has them (no lock; `fetch` refreshes first). */
-export async function readTags(opts: OverlayReadOptions): Promise<TagsDoc> {
+export async function readTags(options: OverlayReadOptions): Promise<TagsDoc> {
+  const opts = parseOptions('readTags', ReadTagsOptionsSchema, options);
   return tagsOf(await readOverlayText(await readTarget(opts), opts.runId, 'tags.json'));
 }
 
 /** The target of an overlay read, its results branch fetched first when asked. */
-async function readTarget(opts: OverlayReadOptions): Promise<PublishTarget> {
+async function readTarget(opts: z.output<typeof ReadTagsOptionsSchema>): Promise<PublishTarget> {
   const target = await resolveTarget(opts);
   if (opts.fetch) await fetchForRead(target, [branchRefs(target, 'results')]);
   return target;
 }
 
-export interface FeedbackOptions extends OverlayOptions {
-  testId: string;
-  text: string;
+/** `setFeedback`'s options (the `feedback` command's flags come from the same fields). */
+export const SetFeedbackOptionsSchema = z.strictObject({
+  ...OverlayEditFields,
+  /** The test the note is on. */
+  testId: z.string(),
+  /** The note. */
+  text: z.string(),
   /** Defaults to git's user.name, then the OS user. */
-  reviewer?: string;
+  reviewer: z.string().optional().meta(flag('--reviewer <name>', 'Reviewer name (default: git user.name). Each reviewer has their own note per test')),
   /**
    * Fail (FeedbackRevisionMismatch) unless this reviewer's entry on the test still has this
    * revision; `''` means "only if this reviewer has no entry yet".
    */
-  expectRevision?: string;
-}
+  expectRevision: z
+    .string()
+    .optional()
+    .meta(flag('--expect-revision <rev>', "Only save if your note's revision is still this ('' = only if you have none yet)")),
+});
+export type FeedbackOptions = z.input<typeof SetFeedbackOptionsSchema>;
 
 function testIdsOf(index: string): Set<string> {
   const ids = new Set<string>();
@@ -293,7 +323,8 @@ function feedbackOf(text: string | null): FeedbackDoc {
  * others, are untouched: entries are keyed by (test, reviewer), so they also merge cleanly when two
  * machines write at once.
  */
-export async function setFeedback(opts: FeedbackOptions): Promise<OverlayResult<FeedbackDoc> & { reviewer: string; entry: FeedbackEntry | null }> {
+export async function setFeedback(options: FeedbackOptions): Promise<OverlayResult<FeedbackDoc> & { reviewer: string; entry: FeedbackEntry | null }> {
+  const opts = parseOptions('setFeedback', SetFeedbackOptionsSchema, options);
   const text = opts.text.trim();
   if (text === '') throw new OverlayInputError('feedback text is empty');
   if (text.length > MAX_FEEDBACK_CHARS) throw new OverlayInputError(`feedback is ${text.length} characters; at most ${MAX_FEEDBACK_CHARS} are allowed`);
@@ -338,8 +369,18 @@ export async function setFeedback(opts: FeedbackOptions): Promise<OverlayResult<
   return { ...result, reviewer, entry: mine && Object.hasOwn(mine, reviewer) ? mine[reviewer]! : null };
 }
 
+/** `readFeedback`'s options: a run's notes, or one test's. */
+export const ReadFeedbackOptionsSchema = z.strictObject({
+  ...ReadTagsOptionsSchema.shape,
+  fetch: z.boolean().default(false).meta(flag('--fetch', 'Showing notes: fetch the results branch from the remote first')),
+  /** Only the notes on this test. */
+  testId: z.string().optional(),
+});
+export type ReadFeedbackOptions = z.input<typeof ReadFeedbackOptionsSchema>;
+
 /** The feedback of a run (optionally one test) as the results branch has it (no network, no lock). */
-export async function readFeedback(opts: OverlayReadOptions & { testId?: string }): Promise<{ runId: string; notes: FeedbackNote[]; document: FeedbackDoc }> {
+export async function readFeedback(options: ReadFeedbackOptions): Promise<{ runId: string; notes: FeedbackNote[]; document: FeedbackDoc }> {
+  const opts = parseOptions('readFeedback', ReadFeedbackOptionsSchema, options);
   const document = feedbackOf(await readOverlayText(await readTarget(opts), opts.runId, 'feedback.json'));
   return { runId: opts.runId, notes: feedbackNotes(document, opts.testId), document };
 }

@@ -5,7 +5,9 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolveTarget, targetOptionsOf, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, targetOptionsOf } from '../repo/target.js';
+import { flag, parseOptions, TargetFields } from '../options/verb-options.js';
+import * as z from 'zod';
 import { ConfigError } from '../repo/config.js';
 import { newApiContext, registerApi } from './api.js';
 import { registerAutoresearchApi } from './autoresearch-api.js';
@@ -14,22 +16,33 @@ import { dashboardCsp, renderDashboard } from './page.js';
 import { allowedHosts, checkHost, checkWrite, isLoopbackHost, newToken } from './security.js';
 import { AgentvResultsError } from '../errors/errors.js';
 
-export interface ServeOptions extends TargetOptions {
+/** `startServer`'s options (the `serve` command's flags, and `daemon --http`'s, come from the same fields). */
+export const ServeOptionsSchema = z.strictObject({
+  /** Port (default 0: any free port; the `serve` command's default is 4318). */
+  port: z.number().int().min(0).max(65535).default(0).meta(flag('--port <n>', 'Port (default 4318; 0 picks a free one)')),
   /** Address to bind (default 127.0.0.1). */
-  host?: string;
-  /** Port (default 0: any free port). */
-  port?: number;
+  host: z.string().min(1).default('127.0.0.1').meta(flag('--host <addr>', 'Address to bind (default 127.0.0.1; anything else needs --allow-remote)')),
   /** Required to bind anything but a loopback address. */
-  allowRemote?: boolean;
+  allowRemote: z
+    .boolean()
+    .default(false)
+    .meta(
+      flag('--allow-remote', 'Allow binding a non-loopback address (the API can sync and edit the results branch: put it behind something that authenticates)'),
+    ),
   /** Extra host names the server answers to (a reverse proxy's name, say). */
-  allowHosts?: string[];
+  allowHosts: z
+    .array(z.string())
+    .default([])
+    .meta(flag('--allow-host <name>', 'Also answer to this Host name (repeatable; e.g. a reverse proxy). Others are refused (DNS rebinding protection)')),
   /** Refuse every write (sync, tags, feedback). */
-  readOnly?: boolean;
+  readOnly: z.boolean().default(false).meta(flag('--read-only', 'Refuse sync, tag and feedback edits')),
+  ...TargetFields,
   /** The write token (default: a random one per start). */
-  token?: string;
+  token: z.string().min(1).optional(),
   /** A request whose answer takes longer is answered 503 (default 30 s): no client waits on one file forever. */
-  requestTimeoutMs?: number;
-}
+  requestTimeoutMs: z.number().positive().default(30_000),
+});
+export type ServeOptions = z.input<typeof ServeOptionsSchema>;
 
 /** Settles with `work`, or rejects with a 503 once `ms` have passed (the work itself is left to finish). */
 function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
@@ -62,8 +75,9 @@ export class ServeError extends AgentvResultsError {
 }
 
 /** Start the Dashboard's HTTP server on the results branch (loopback by default), as `agentv-results serve` does. */
-export async function startServer(opts: ServeOptions = {}): Promise<RunningServer> {
-  const host = opts.host ?? '127.0.0.1';
+export async function startServer(options: ServeOptions = {}): Promise<RunningServer> {
+  const opts = parseOptions('startServer', ServeOptionsSchema, options);
+  const host = opts.host;
   const loopback = isLoopbackHost(host.replace(/^\[|\]$/g, '')) || host === '::1';
   if (!loopback && !opts.allowRemote) {
     throw new ServeError(`refusing to listen on ${host}: the API can sync and edit the results branch; pass --allow-remote to expose it beyond this machine`);
@@ -77,14 +91,14 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
     if (err instanceof ConfigError) throw err;
     return null;
   });
-  const ctx = newApiContext(base, opts.readOnly ?? false);
+  const ctx = newApiContext(base, opts.readOnly);
   // The first page's listing uses the target resolved here (a resolve is several git processes).
   if (resolved) ctx.runs.keepTarget(base, resolved);
   const router = new Router();
   router.add('GET', '/', async () => ({ html: renderDashboard({ token, readOnly: ctx.readOnly }), csp: dashboardCsp() }));
   registerApi(router, ctx);
-  registerAutoresearchApi(router, opts.cwd ?? process.cwd());
-  const hosts = allowedHosts(host, opts.allowHosts ?? []);
+  registerAutoresearchApi(router, opts.cwd);
+  const hosts = allowedHosts(host, opts.allowHosts);
 
   const server = createServer((req, res) => {
     void (async () => {
@@ -103,7 +117,7 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
         // is answered 503 after the timeout; every other request is served meanwhile.
         const reply = await withTimeout(
           m.handler({ method, path: url.pathname, query: url.searchParams, params: m.params, raw: req, body: () => readJsonBody(req) }),
-          opts.requestTimeoutMs ?? 30_000,
+          opts.requestTimeoutMs,
           `${method} ${url.pathname}`,
         );
         await send(res, reply);
@@ -116,7 +130,7 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
+    server.listen(opts.port, host, () => {
       server.off('error', reject);
       resolve();
     });

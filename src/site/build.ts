@@ -27,31 +27,48 @@ import { diskErrorOf, isDiskRefusal } from '../errors/errors.js';
 import { mapLimit } from '../util/map-limit.js';
 import { processAlive } from '../util/process-alive.js';
 import { checkOutputDir, OutputTargetError } from '../util/output-target.js';
-import { checkOptions, fnOf, TargetFields } from '../options/verb-options.js';
+import { flag, fnOf, parseOptions, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
 import { clearStampLeftovers, MANIFEST, readManifest, readStamp, SiteWriter, STAMP, writeStamp, type Manifest, type Stamp } from './writer.js';
 
-/** `site`'s options, checked when it is called. */
-export const SiteOptionsSchema = z.object({
-  ...TargetFields,
+/** Runs built with full detail unless `detailLast` says otherwise. */
+export const DEFAULT_DETAIL_LAST = 200;
+
+/** `site`'s options (the `site` command's flags come from the same fields). */
+export const SiteOptionsSchema = z.strictObject({
   /** The site's directory: new, empty, or a site an earlier `site` built (its manifest is there). */
-  out: z.string(),
+  out: z.string().meta(flag('-o, --out <dir>', 'The site’s directory: new, empty, or a site built before (required)')),
   /** Trend charts show the newest this many runs of each series (default 50). */
-  trendLast: z.number().optional(),
+  trendLast: z.number().default(50).meta(flag('--trend-last <n>', 'Trend charts show the newest n runs of each series (default 50)')),
   /**
    * Full detail (each test's grading, answer and transcript, the run's report, its comparison with
    * the run before it) for the newest this many runs; older runs keep their summary and test table
    * (default DEFAULT_DETAIL_LAST).
    */
-  detailLast: z.number().int().nonnegative().optional(),
+  detailLast: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(DEFAULT_DETAIL_LAST)
+    .meta(
+      flag(
+        '--detail-last <n>',
+        'Full detail (tests, transcripts, report) for the newest n runs; older runs keep their summary and test table (default 200), so the site stays within GitHub Pages’ 1 GB',
+      ),
+    ),
   /** Ask about every run again, even those unchanged since the last build (files still rewritten only when their bytes differ). */
-  full: z.boolean().optional(),
+  full: z
+    .boolean()
+    .default(false)
+    .meta(flag('--full', 'Read every run again, not only new and changed ones (files are still rewritten only when their bytes differ)')),
   /** Fetch the results branch from the remote first. */
-  fetch: z.boolean().optional(),
+  fetch: z.boolean().default(false).meta(flag('--fetch', 'Fetch the results branch from the remote first')),
+  ...TargetFields,
   onProgress: fnOf<(done: number, total: number) => void>().optional(),
 });
 
-export type SiteOptions = TargetOptions & Omit<z.infer<typeof SiteOptionsSchema>, keyof TargetOptions>;
+export type SiteOptions = z.input<typeof SiteOptionsSchema>;
+type ParsedSiteOptions = z.output<typeof SiteOptionsSchema>;
 
 export interface SiteResult {
   out: string;
@@ -76,9 +93,6 @@ export interface SiteResult {
 /** GitHub Pages' limits: a published site of at most 1 GB, no file over 100 MB. */
 export const PAGES_SITE_LIMIT = 1024 ** 3;
 export const PAGES_FILE_LIMIT = 100 * 1024 ** 2;
-/** Runs built with full detail unless `detailLast` says otherwise. */
-export const DEFAULT_DETAIL_LAST = 200;
-
 export interface SiteBudget {
   site_limit: number;
   file_limit: number;
@@ -186,9 +200,9 @@ function trendQuestions(listed: ListResult): URLSearchParams[] {
 }
 
 /** Write the static history site of the published runs to a directory, rebuilding only what changed. */
-export async function site(opts: SiteOptions): Promise<SiteResult> {
-  checkOptions('site', SiteOptionsSchema, opts);
-  const out = resolve(opts.cwd ?? process.cwd(), opts.out);
+export async function site(options: SiteOptions): Promise<SiteResult> {
+  const opts = parseOptions('site', SiteOptionsSchema, options);
+  const out = resolve(opts.cwd, opts.out);
   const state = await checkOutputDir(out, { command: 'site', foreign: 'caller' });
   const previous = state === 'other' ? await readManifest(out) : null;
   // A build of ours that was stopped (kill -9, a full disk) left its stamp: resumed, not refused.
@@ -219,7 +233,7 @@ export async function site(opts: SiteOptions): Promise<SiteResult> {
 }
 
 async function write(
-  opts: SiteOptions,
+  opts: ParsedSiteOptions,
   out: string,
   target: TargetOptions,
   listed: ListResult,
@@ -259,7 +273,7 @@ async function write(
   // Each compared pair right after its newer run: a batch then reads both sides of most of its pairs.
   const olderOf = new Map(consecutivePairs(oldestFirst).map(([a, b]) => [b.run_id, a]));
   // Full detail for the newest `detailLast` runs; a run that falls out of them is rebuilt as a summary (its key changes).
-  const detailLast = opts.detailLast ?? DEFAULT_DETAIL_LAST;
+  const detailLast = opts.detailLast;
   const detailed = new Set(listed.runs.slice(0, detailLast).map((r) => r.run_id));
   // The report's shared script and style, once for the site, when some run has its report.
   if (detailed.size > 0) for (const a of REPORT_ASSETS) await w.put(siteAsset(a.name), a.text);
@@ -320,7 +334,7 @@ async function write(
   const ctx = newApiContext(target, true, listed);
   const ask = asker(ctx);
   try {
-    const last = String(opts.trendLast ?? 50);
+    const last = String(opts.trendLast);
     for (const q of trendQuestions(listed)) {
       const asked = new URLSearchParams(q);
       asked.set('last', last);

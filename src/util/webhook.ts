@@ -8,6 +8,8 @@
  */
 import { AgentvResultsError } from '../errors/errors.js';
 import { describeSeconds, NETWORK_ENV, networkLimits } from './network-limits.js';
+import { objectOf, parseArgs } from '../options/verb-options.js';
+import * as z from 'zod';
 
 export const WEBHOOK_ENV = 'AGENTV_RESULTS_WEBHOOK_URL';
 /** The Authorization header's value for the webhook ("Bearer <token>", "Basic <base64>"): a secret, never printed. */
@@ -32,8 +34,16 @@ export interface WebhookEvent {
   [key: string]: unknown;
 }
 
+/** `webhookFrom`'s arguments: the URL given as an option (undefined: none), and the environment read for the rest. */
+export const WebhookFromArgsSchema = {
+  option: z.string().optional(),
+  // An object, not z.record: process.env is not a plain object to zod, and is read, not copied.
+  env: objectOf<NodeJS.ProcessEnv>().optional(),
+};
+
 /** The webhook from an option, else from AGENTV_RESULTS_WEBHOOK_URL; null when neither is set. */
 export function webhookFrom(option: string | undefined, env: NodeJS.ProcessEnv = process.env): Webhook | null {
+  parseArgs('webhookFrom', WebhookFromArgsSchema, [option, env]);
   const raw = option ?? env[WEBHOOK_ENV];
   if (raw === undefined || raw.trim() === '') return null;
   let url: URL;

@@ -4,7 +4,7 @@
  */
 export { Checkpointer, WipError } from './checkpoint.js';
 export type { CheckpointerOptions, CheckpointResult } from './checkpoint.js';
-export { authorOf, DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS, DEFAULT_POLL_MS, WipSession } from './session.js';
+export { authorOf, DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS, DEFAULT_POLL_MS, WipSession, WipSessionOptionsSchema } from './session.js';
 export type { WipEvent, WipSessionOptions } from './session.js';
 export { listWip } from './list.js';
 export type { ListWipOptions, WipEntry, WipListing, WipLocation } from './list.js';

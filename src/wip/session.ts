@@ -16,6 +16,8 @@ import { pushWipBranches, type WipPushResult } from './remote.js';
 import { resolveTarget, type TargetOptions } from '../repo/target.js';
 import { objectStoreFor } from '../repo/storage.js';
 import type { ObjectStore } from '../store/object-store.js';
+import { fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import * as z from 'zod';
 
 export const DEFAULT_INTERVAL_MS = 30_000;
 export const DEFAULT_EVERY_ROWS = 50;
@@ -33,6 +35,50 @@ export type WipEvent =
   | { type: 'push'; result: WipPushResult; sha: string }
   | { type: 'error'; phase: 'checkpoint' | 'push'; error: Error };
 
+/** `WipSession.start`'s options, parsed once there (the defaults are here). */
+export const WipSessionOptionsSchema = z.strictObject({
+  ...TargetFields,
+  /** The run workspace (relative paths resolve from `cwd`). */
+  runDir: z.string(),
+  /** Checkpoint this often when something changed (default 30 s). */
+  intervalMs: z.number().nonnegative().default(DEFAULT_INTERVAL_MS),
+  /** Checkpoint as soon as this many new complete rows are written (default 50; 0: never by rows). */
+  everyRows: z.number().nonnegative().default(DEFAULT_EVERY_ROWS),
+  /** How often the index is looked at (default: the interval, between 50 ms and 1 s). */
+  pollMs: z.number().positive().optional(),
+  /** Push the WIP branch after checkpoints; default results.auto_push. */
+  push: z.boolean().optional(),
+  pushTimeoutMs: z.number().positive().optional(),
+  host: z.string().optional(),
+  /**
+   * Use this repository/remote instead of resolving the target from the configuration (the daemon's
+   * and exec's, opened once for every run they follow).
+   * @internal A program gives the target options (`cwd`, `remote`, `configFile`, `project`).
+   */
+  repo: objectOf<Repo>().optional(),
+  /** @internal With `repo`. */
+  remoteName: z.string().nullable().optional(),
+  /** On SIGINT/SIGTERM: flush, then let the signal take its default course. */
+  flushOnSignals: z.boolean().default(false),
+  /** Skip the checkpoint at start (a caller that has just checkpointed). */
+  noStartCheckpoint: z.boolean().default(false),
+  onEvent: fnOf<(event: WipEvent) => void>().optional(),
+  now: fnOf<() => Date>().optional(),
+  /**
+   * storage_mode hybrid: where heavy files go (with `repo`; else from the configuration).
+   * @internal
+   */
+  store: objectOf<ObjectStore>().nullable().optional(),
+  /** @internal With `repo`: the configuration's heavy_threshold_bytes. */
+  heavyBytes: z.number().nonnegative().optional(),
+});
+type ParsedWipSessionOptions = z.output<typeof WipSessionOptionsSchema>;
+
+/**
+ * What a runner passes to `WipSession.start`: the schema's input, written out so the package's own
+ * members (`repo`, `remoteName`, `store`, `heavyBytes`) stay out of the published declarations.
+ * The check below keeps it equal to the schema.
+ */
 export interface WipSessionOptions extends TargetOptions {
   runDir: string;
   intervalMs?: number;
@@ -42,13 +88,9 @@ export interface WipSessionOptions extends TargetOptions {
   push?: boolean;
   pushTimeoutMs?: number;
   host?: string;
-  /**
-   * Use this repository/remote instead of resolving the target from the configuration (the daemon's
-   * and exec's, opened once for every run they follow).
-   * @internal A program gives the target options (`cwd`, `remote`, `configFile`, `project`).
-   */
+  /** @internal */
   repo?: Repo;
-  /** @internal With `repo`. */
+  /** @internal */
   remoteName?: string | null;
   /** On SIGINT/SIGTERM: flush, then let the signal take its default course. */
   flushOnSignals?: boolean;
@@ -56,14 +98,15 @@ export interface WipSessionOptions extends TargetOptions {
   noStartCheckpoint?: boolean;
   onEvent?: (event: WipEvent) => void;
   now?: () => Date;
-  /**
-   * storage_mode hybrid: where heavy files go (with `repo`; else from the configuration).
-   * @internal
-   */
+  /** @internal */
   store?: ObjectStore | null;
-  /** @internal With `repo`: the configuration's heavy_threshold_bytes. */
+  /** @internal */
   heavyBytes?: number;
 }
+type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : false;
+const _sameAsSchema: SameKeys<Omit<WipSessionOptions, 'resolved'>, z.input<typeof WipSessionOptionsSchema>> &
+  (z.input<typeof WipSessionOptionsSchema> extends Omit<WipSessionOptions, 'resolved'> ? true : false) = true;
+void _sameAsSchema;
 
 export async function authorOf(repo: Repo): Promise<{ name: string; email: string }> {
   return (await settingsOf(repo)).author;
@@ -84,7 +127,7 @@ export class WipSession {
   readonly checkpointer: Checkpointer;
   readonly remote: string | null;
   readonly pushEnabled: boolean;
-  private readonly opts: WipSessionOptions;
+  private readonly opts: ParsedWipSessionOptions;
   private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private lastCheckpointAt = 0;
@@ -97,7 +140,7 @@ export class WipSession {
   /** gc's thresholds as configured when the session started. */
   private gc: GcConfig = {};
 
-  private constructor(cp: Checkpointer, remote: string | null, pushEnabled: boolean, opts: WipSessionOptions) {
+  private constructor(cp: Checkpointer, remote: string | null, pushEnabled: boolean, opts: ParsedWipSessionOptions) {
     this.checkpointer = cp;
     this.remote = remote;
     this.pushEnabled = pushEnabled && remote !== null;
@@ -106,34 +149,35 @@ export class WipSession {
 
   /** Open the run's WIP branch and start checkpointing (by default a first checkpoint now). */
   static async start(opts: WipSessionOptions): Promise<WipSession> {
-    let repo = opts.repo;
-    let remote = opts.remoteName ?? null;
-    let push = opts.push ?? false;
-    let store = opts.store ?? null;
-    let heavyBytes = opts.heavyBytes;
+    const o = parseOptions('WipSession', WipSessionOptionsSchema, opts);
+    let repo = o.repo;
+    let remote = o.remoteName ?? null;
+    let push = o.push ?? false;
+    let store = o.store ?? null;
+    let heavyBytes = o.heavyBytes;
     if (!repo) {
-      const target = await resolveTarget(opts);
+      const target = await resolveTarget(o);
       repo = target.repo;
       remote = target.remote;
-      push = opts.push ?? target.config.auto_push;
+      push = o.push ?? target.config.auto_push;
       store ??= objectStoreFor(target.config);
       heavyBytes ??= target.config.heavy_threshold_bytes;
     }
     const settings = await settingsOf(repo);
     const cp = await Checkpointer.open({
       repo,
-      runDir: resolve(opts.cwd ?? process.cwd(), opts.runDir),
+      runDir: resolve(o.cwd, o.runDir),
       author: settings.author,
-      host: opts.host,
-      now: opts.now,
+      host: o.host,
+      now: o.now,
       store,
       ...(heavyBytes !== undefined ? { heavyBytes } : {}),
     });
-    const session = new WipSession(cp, remote, push, opts);
+    const session = new WipSession(cp, remote, push, o);
     session.gc = settings.gc;
-    if (!opts.noStartCheckpoint) await session.checkpoint();
+    if (!o.noStartCheckpoint) await session.checkpoint();
     session.schedule();
-    if (opts.flushOnSignals) session.installSignalFlush();
+    if (o.flushOnSignals) session.installSignalFlush();
     return session;
   }
 
@@ -182,7 +226,7 @@ export class WipSession {
 
   private schedule(): void {
     // A short interval implies looking often; otherwise once a second is plenty for the row trigger.
-    const pollMs = this.opts.pollMs ?? Math.min(DEFAULT_POLL_MS, Math.max(50, this.opts.intervalMs ?? DEFAULT_INTERVAL_MS));
+    const pollMs = this.opts.pollMs ?? Math.min(DEFAULT_POLL_MS, Math.max(50, this.opts.intervalMs));
     this.lastCheckpointAt = Date.now();
     this.timer = setInterval(() => void this.poll(), pollMs);
     this.timer.unref();
@@ -192,8 +236,8 @@ export class WipSession {
     if (this.stopped || this.polling) return;
     this.polling = true;
     try {
-      const everyRows = this.opts.everyRows ?? DEFAULT_EVERY_ROWS;
-      const interval = this.opts.intervalMs ?? DEFAULT_INTERVAL_MS;
+      const everyRows = this.opts.everyRows;
+      const interval = this.opts.intervalMs;
       const due = Date.now() - this.lastCheckpointAt >= interval;
       const rows = await this.checkpointer.pendingRows();
       // The interval checkpoint is cheap when nothing changed (no commit is made).

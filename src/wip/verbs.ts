@@ -7,28 +7,52 @@
  */
 import * as z from 'zod';
 import { objectStoreForReading } from '../repo/storage.js';
-import { resolveTarget, type TargetOptions } from '../repo/target.js';
-import { checkOptions, fnOf, TargetFields } from '../options/verb-options.js';
-import { cleanWip, listWip, recoverWip, WipError, WipSession, type CleanResult, type RecoverResult, type WipEvent, type WipListing } from './index.js';
+import { resolveTarget } from '../repo/target.js';
+import { flag, fnOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import {
+  cleanWip,
+  DEFAULT_EVERY_ROWS,
+  DEFAULT_INTERVAL_MS,
+  listWip,
+  recoverWip,
+  WipError,
+  WipSession,
+  type CleanResult,
+  type RecoverResult,
+  type WipEvent,
+  type WipListing,
+} from './index.js';
 import { inspectRun } from '../runs/read/run-dir-state.js';
 import { onSignals, SHUTDOWN_SIGNALS, signalStatus } from '../util/signals.js';
 
-export const CheckpointWipOptionsSchema = z.object({
+/** `--push` / `--no-push`: neither given leaves the field unset (the configuration decides). */
+const pushFlagMeta = (help = 'Push the WIP branch (default: results.auto_push)', noHelp = 'Do not push') =>
+  flag('--push', help, { negate: { flag: '--no-push', help: noHelp } });
+
+export const CheckpointWipOptionsSchema = z.strictObject({
   ...TargetFields,
   /** The run workspace (`.agentv/results/<experiment>/<timestamp>`). */
   runDir: z.string(),
-  /** Push the WIP branch (default: results.auto_push). */
-  push: z.boolean().optional(),
-  /** Walk the whole workspace (also files no row points at, and deletions). */
-  full: z.boolean().optional(),
   /** Keep checkpointing until the run finishes or a shutdown signal arrives (then flush). */
-  watch: z.boolean().optional(),
+  watch: z.boolean().default(false).meta(flag('--watch', 'Keep checkpointing until the run finishes or a signal arrives (flushes on SIGINT/SIGTERM)')),
   /** With watch: time between checkpoints (default 30 s) and new rows that force one (default 50). */
-  intervalMs: z.number().optional(),
-  everyRows: z.number().optional(),
+  intervalMs: z
+    .number()
+    .nonnegative()
+    .default(DEFAULT_INTERVAL_MS)
+    .meta(flag('--interval <s>', 'With --watch: seconds between checkpoints (default 30)', { as: 'seconds' })),
+  everyRows: z
+    .number()
+    .nonnegative()
+    .default(DEFAULT_EVERY_ROWS)
+    .meta(flag('--every-rows <n>', 'With --watch: also checkpoint after this many new rows (default 50)')),
+  /** Walk the whole workspace (also files no row points at, and deletions). */
+  full: z.boolean().default(false).meta(flag('--full', 'Walk the whole workspace (also files no row points at, and deletions)')),
+  /** Push the WIP branch (default: results.auto_push). */
+  push: z.boolean().optional().meta(pushFlagMeta()),
   onEvent: fnOf<(event: WipEvent) => void>().optional(),
 });
-export type CheckpointWipOptions = TargetOptions & Omit<z.infer<typeof CheckpointWipOptionsSchema>, keyof TargetOptions>;
+export type CheckpointWipOptions = z.input<typeof CheckpointWipOptionsSchema>;
 
 export interface CheckpointWipResult {
   events: WipEvent[];
@@ -39,15 +63,13 @@ export interface CheckpointWipResult {
 }
 
 /** `wip checkpoint`: checkpoint a running eval's directory once, or keep watching it until a signal or the run's end. */
-export async function checkpointWip(opts: CheckpointWipOptions): Promise<CheckpointWipResult> {
-  checkOptions('checkpointWip', CheckpointWipOptionsSchema, opts);
+export async function checkpointWip(options: CheckpointWipOptions): Promise<CheckpointWipResult> {
+  const opts = parseOptions('checkpointWip', CheckpointWipOptionsSchema, options);
   const { runDir: given, full, watch, onEvent, ...rest } = opts;
   const events: WipEvent[] = [];
   const session = await WipSession.start({
     ...rest,
     runDir: given,
-    intervalMs: opts.intervalMs ?? 30_000,
-    everyRows: opts.everyRows ?? 50,
     pollMs: 500,
     noStartCheckpoint: true,
     onEvent: (e) => {
@@ -55,7 +77,7 @@ export async function checkpointWip(opts: CheckpointWipOptions): Promise<Checkpo
       onEvent?.(e);
     },
   });
-  await session.checkpoint({ full: Boolean(full) });
+  await session.checkpoint({ full });
   if (!watch) {
     await session.stop({ flush: false });
     return { events, signal: null, status: events.some((e) => e.type === 'push' && e.result.classification !== 'ok') ? 3 : 0 };
@@ -91,34 +113,37 @@ export async function checkpointWip(opts: CheckpointWipOptions): Promise<Checkpo
   return { events, signal: ended, status: ended ? signalStatus(ended) : 0 };
 }
 
-export const ListWipBranchesOptionsSchema = z.object({
+/** `--no-fetch`: the remote is asked unless it is given. */
+const fetchField = () => z.boolean().default(true).meta(flag('--no-fetch', 'Do not ask the remote'));
+
+export const ListWipBranchesOptionsSchema = z.strictObject({
   ...TargetFields,
   /** Ask the remote (default true). */
-  fetch: z.boolean().optional(),
+  fetch: fetchField(),
 });
-export type ListWipBranchesOptions = TargetOptions & Omit<z.infer<typeof ListWipBranchesOptionsSchema>, keyof TargetOptions>;
+export type ListWipBranchesOptions = z.input<typeof ListWipBranchesOptionsSchema>;
 
 /** `wip list`: local and remote WIP branches with host, run, rows and age. */
-export async function listWipBranches(opts: ListWipBranchesOptions = {}): Promise<WipListing> {
-  checkOptions('listWipBranches', ListWipBranchesOptionsSchema, opts);
+export async function listWipBranches(options: ListWipBranchesOptions = {}): Promise<WipListing> {
+  const opts = parseOptions('listWipBranches', ListWipBranchesOptionsSchema, options);
   const target = await resolveTarget(opts);
-  return listWip({ repo: target.repo, remote: target.remote, fetch: opts.fetch !== false });
+  return listWip({ repo: target.repo, remote: target.remote, fetch: opts.fetch });
 }
 
-export const RecoverWipRunOptionsSchema = z.object({
+export const RecoverWipRunOptionsSchema = z.strictObject({
   ...TargetFields,
   /** A WIP branch or a run id. */
   source: z.string(),
   /** The workspace to write (default `.agentv/results/<run id>` under `cwd`). */
-  out: z.string().optional(),
+  out: z.string().optional().meta(flag('--out <dir>', 'The workspace to write (default .agentv/results/<run_id>)')),
   /** Look at the remote's WIP branches too (default true). */
-  fetch: z.boolean().optional(),
+  fetch: fetchField(),
 });
-export type RecoverWipRunOptions = TargetOptions & Omit<z.infer<typeof RecoverWipRunOptionsSchema>, keyof TargetOptions>;
+export type RecoverWipRunOptions = z.input<typeof RecoverWipRunOptionsSchema>;
 
 /** `wip recover`: rebuild a run workspace from its WIP branch, atomically (hybrid storage: from the bucket too). */
-export async function recoverWipRun(opts: RecoverWipRunOptions): Promise<RecoverResult> {
-  checkOptions('recoverWipRun', RecoverWipRunOptionsSchema, opts);
+export async function recoverWipRun(options: RecoverWipRunOptions): Promise<RecoverResult> {
+  const opts = parseOptions('recoverWipRun', RecoverWipRunOptionsSchema, options);
   const target = await resolveTarget(opts);
   const store = objectStoreForReading(target.config);
   try {
@@ -127,8 +152,8 @@ export async function recoverWipRun(opts: RecoverWipRunOptions): Promise<Recover
       remote: target.remote,
       source: opts.source,
       out: opts.out,
-      cwd: opts.cwd ?? process.cwd(),
-      fetch: opts.fetch !== false,
+      cwd: opts.cwd,
+      fetch: opts.fetch,
       store,
     });
   } finally {
@@ -136,26 +161,30 @@ export async function recoverWipRun(opts: RecoverWipRunOptions): Promise<Recover
   }
 }
 
-export const CleanWipBranchesOptionsSchema = z.object({
+export const CleanWipBranchesOptionsSchema = z.strictObject({
   ...TargetFields,
   /** Only branches whose last checkpoint is older than this (default 14 days). */
-  olderThanMs: z.number().optional(),
+  olderThanMs: z
+    .number()
+    .nonnegative()
+    .default(14 * 86_400_000)
+    .meta(flag('--older-than <age>', 'Only branches whose last checkpoint is older (default 14d)', { as: 'duration' })),
   /** Also delete branches whose run is not published. */
-  forceUnpublished: z.boolean().optional(),
-  dryRun: z.boolean().optional(),
+  forceUnpublished: z.boolean().default(false).meta(flag('--force-unpublished', 'Also delete branches whose run is not published (each is listed)')),
+  dryRun: z.boolean().default(false).meta(flag('--dry-run', 'Say what would be deleted')),
 });
-export type CleanWipBranchesOptions = TargetOptions & Omit<z.infer<typeof CleanWipBranchesOptionsSchema>, keyof TargetOptions>;
+export type CleanWipBranchesOptions = z.input<typeof CleanWipBranchesOptionsSchema>;
 
 /** `wip clean`: delete WIP branches whose run is published (and that are old enough). */
-export async function cleanWipBranches(opts: CleanWipBranchesOptions = {}): Promise<CleanResult> {
-  checkOptions('cleanWipBranches', CleanWipBranchesOptionsSchema, opts);
+export async function cleanWipBranches(options: CleanWipBranchesOptions = {}): Promise<CleanResult> {
+  const opts = parseOptions('cleanWipBranches', CleanWipBranchesOptionsSchema, options);
   const target = await resolveTarget(opts);
   return cleanWip({
     repo: target.repo,
     remote: target.remote,
     resultsRef: target.resultsRef,
-    olderThanMs: opts.olderThanMs ?? 14 * 86400 * 1000,
-    forceUnpublished: Boolean(opts.forceUnpublished),
-    dryRun: Boolean(opts.dryRun),
+    olderThanMs: opts.olderThanMs,
+    forceUnpublished: opts.forceUnpublished,
+    dryRun: opts.dryRun,
   });
 }
