@@ -27,6 +27,7 @@ export const FAST = [
   'test/git-repo.test.ts',
   'test/git-runner.test.ts',
   'test/hostile-stream.test.ts',
+  'test/live-doors.test.ts',
   'test/merge-driver.test.ts',
   'test/merge-json.test.ts',
   'test/merge-jsonl.test.ts',
