@@ -10,7 +10,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
-import { AgentvResultsError } from '../errors/errors.js';
+import { CommandError } from '../errors/daemon-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { CommandError };
 
 export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
 
@@ -27,11 +29,6 @@ export interface RunningChild {
   /** Deliver a signal as exec received it (see the process-group note above). */
   forward(signal: NodeJS.Signals): void;
   kill(signal?: NodeJS.Signals): void;
-}
-
-/** The command `exec` was to run is missing or cannot be started. */
-export class CommandError extends AgentvResultsError {
-  readonly code = 'command';
 }
 
 export function statusOf(code: number | null, signal: NodeJS.Signals | null): number {

@@ -23,8 +23,11 @@ import { access, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { redactDeep } from '../errors/redact.js';
-import { absentAs, AgentvResultsError, isAbsent } from '../errors/errors.js';
+import { absentAs, isAbsent } from '../errors/errors.js';
 import { readRegularText } from '../util/safe-open.js';
+import { OutboxError } from '../errors/daemon-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { OutboxError };
 
 export type OutboxJob =
   | { kind: 'publish'; run_dir: string; run_id: string; wip_ref: string | null }
@@ -59,19 +62,6 @@ export interface OutboxItem {
   state: 'pending' | 'dead';
   /** When it was declared dead. */
   deadAt: string | null;
-}
-
-/** The daemon's outbox journal cannot be read or written (a full disk among them). */
-export class OutboxError extends AgentvResultsError {
-  readonly code: 'outbox' | 'no-space';
-  /** `noSpace`: the disk (or quota) is full — an environment failure (exit 3), not bad input. */
-  constructor(
-    message: string,
-    readonly noSpace = false,
-  ) {
-    super(message);
-    this.code = noSpace ? 'no-space' : 'outbox';
-  }
 }
 
 export const OUTBOX_DIR = 'agentv-results';

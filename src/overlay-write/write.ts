@@ -31,28 +31,10 @@ import { pushBranches, type PushBranchesOptions, type PushOutcome } from '../syn
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { adoptTeamTips, teamTip } from '../repo/team-tip.js';
 import { branchRefs, fetchBranches as fetchForRead } from '../repo/remote-view.js';
-import { AgentvResultsError } from '../errors/errors.js';
 import type { TagsDocument } from '../model/artifacts.js';
-
-/** Wrong input (invalid tag, text) or, with `notFound`, an unknown run or test (code `not-found`): exit 2. */
-export class OverlayInputError extends AgentvResultsError {
-  readonly code: 'overlay-input' | 'not-found';
-  constructor(message: string, opts: { notFound?: boolean } = {}) {
-    super(message);
-    this.code = opts.notFound ? 'not-found' : 'overlay-input';
-  }
-}
-
-/** `expectRevision` did not match: someone changed the tags since the caller read them (exit 1). */
-export class TagRevisionMismatch extends AgentvResultsError {
-  readonly code = 'tag-revision-mismatch';
-  constructor(
-    readonly expected: string,
-    readonly actual: string | null,
-  ) {
-    super(`tags changed since revision ${expected} (now ${actual ?? 'no tags.json'}); read them again and retry`);
-  }
-}
+import { OverlayInputError, TagRevisionMismatch, FeedbackRevisionMismatch } from '../errors/overlay-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { OverlayInputError, TagRevisionMismatch, FeedbackRevisionMismatch };
 
 export const MAX_FEEDBACK_CHARS = 20_000;
 
@@ -78,21 +60,6 @@ export type TagsDoc = TagsDocument;
 
 /** `feedback.json` as read and written: overlays/document.ts's FeedbackDocument (one definition), under the name the API has always used. */
 export type FeedbackDoc = FeedbackDocument;
-
-/** `expectRevision` of a feedback edit did not match the reviewer's current entry (exit 1). */
-export class FeedbackRevisionMismatch extends AgentvResultsError {
-  readonly code = 'feedback-revision-mismatch';
-  constructor(
-    readonly testId: string,
-    readonly reviewer: string,
-    readonly expected: string,
-    readonly actual: string | null,
-  ) {
-    super(
-      `${reviewer}'s feedback on ${testId} changed since revision ${expected} (now ${actual ?? 'no entry'}); read it again (\`feedback <run> ${testId}\`) and retry`,
-    );
-  }
-}
 
 interface EditContext {
   loc: RunLocation;

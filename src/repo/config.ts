@@ -38,10 +38,12 @@
 import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import * as z from 'zod';
-import { AgentvResultsError } from '../errors/errors.js';
 import { yamlParser } from '../util/yaml.js';
 import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
 import { refSettingProblem } from './ref-settings.js';
+import { ConfigError } from '../errors/publish-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { ConfigError };
 
 export const DEFAULT_RESULTS_BRANCH = 'agentv/results/v1';
 export const DEFAULT_ARTIFACTS_BRANCH = 'agentv/artifacts/v1';
@@ -132,15 +134,6 @@ export const ResultsConfigSchema = z.strictObject({
   object_store: ObjectStoreConfigSchema.optional(),
 });
 export type ResultsConfig = z.infer<typeof ResultsConfigSchema>;
-
-/** A configuration that cannot be used (exit 2); `notFound`: it names a project that is not there (code `not-found`). */
-export class ConfigError extends AgentvResultsError {
-  readonly code: 'config' | 'not-found';
-  constructor(message: string, opts: { notFound?: boolean } = {}) {
-    super(message);
-    this.code = opts.notFound ? 'not-found' : 'config';
-  }
-}
 
 // Other keys of a project entry (name, targets, …) belong to AgentV and are left alone.
 const ProjectSchema = z.looseObject({

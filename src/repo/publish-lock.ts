@@ -28,13 +28,11 @@ import { rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { processAlive } from '../util/process-alive.js';
-import { absentAs, AgentvResultsError, diskErrorOf, isAbsent, isDiskRefusal } from '../errors/errors.js';
+import { absentAs, diskErrorOf, isAbsent, isDiskRefusal } from '../errors/errors.js';
 import { readRegularTextSync } from '../util/safe-open.js';
-
-/** The repository's publish lock could not be taken or kept (nothing was moved). */
-export class LockError extends AgentvResultsError {
-  readonly code = 'lock';
-}
+import { LockError } from '../errors/publish-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { LockError };
 
 export interface HeldLock {
   assertHeld(): void;

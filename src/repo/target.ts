@@ -12,7 +12,9 @@ import { assertGitVersion, NotARepositoryError, openRepo, readRemotes, remoteUrl
 import { ensureBareClone } from '../git/clone.js';
 import { ConfigError, loadResultsConfig, type ResultsConfig } from './config.js';
 import { refuseForeignBranches } from './ownership.js';
-import { AgentvResultsError } from '../errors/errors.js';
+import { PublishError } from '../errors/publish-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { PublishError };
 
 export interface PublishTarget {
   repo: Repo;
@@ -30,11 +32,6 @@ export interface PublishTarget {
    */
   remoteUrl?: string | null;
   managed: boolean;
-}
-
-/** The results branch cannot be written or pushed as asked (a push that `requirePush` needed failed, no remote to push to, a branch that is not ours). */
-export class PublishError extends AgentvResultsError {
-  readonly code = 'publish';
 }
 
 export function looksLikeUrl(value: string): boolean {

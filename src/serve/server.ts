@@ -12,7 +12,9 @@ import { registerAutoresearchApi } from './autoresearch-api.js';
 import { HttpError, readJsonBody, Router, send, sendError } from './http.js';
 import { dashboardCsp, renderDashboard } from './page.js';
 import { allowedHosts, checkHost, checkWrite, isLoopbackHost, newToken } from './security.js';
-import { AgentvResultsError } from '../errors/errors.js';
+import { ServeError } from '../errors/serve-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { ServeError };
 
 export interface ServeOptions extends TargetOptions {
   /** Address to bind (default 127.0.0.1). */
@@ -54,11 +56,6 @@ export interface RunningServer {
   exposed: boolean;
   server: Server;
   close(): Promise<void>;
-}
-
-/** The Dashboard server will not start as asked (a host beyond this machine without `allowRemote`). */
-export class ServeError extends AgentvResultsError {
-  readonly code = 'serve';
 }
 
 /** Start the Dashboard's HTTP server on the results branch (loopback by default), as `agentv-results serve` does. */

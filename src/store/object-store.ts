@@ -18,9 +18,11 @@
  */
 import { createHash } from 'node:crypto';
 import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
-import { AgentvResultsError } from '../errors/errors.js';
 import { redactText } from '../errors/redact.js';
 import { describeSeconds, NETWORK_ENV, networkLimits, type NetworkLimits } from '../util/network-limits.js';
+import { ObjectStoreError, type ObjectStoreFailure } from '../errors/store-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { ObjectStoreError };
 
 /** The `results.object_store` block of `.agentv/config.yaml` (snake_case, AgentV's plan). */
 export interface ObjectStoreSettings {
@@ -41,22 +43,7 @@ export const OBJECT_STORE_REF = 'object_store';
 export const MULTIPART_THRESHOLD = 16 * 1024 * 1024;
 export const PART_SIZE = 8 * 1024 * 1024;
 
-export type ObjectStoreFailure = 'unreachable' | 'credentials' | 'no-bucket' | 'server' | 'config';
-
-/** The object store (hybrid storage's bucket) failed or is misconfigured; `failure` says how. */
-export class ObjectStoreError extends AgentvResultsError {
-  readonly code = 'object-store';
-  constructor(
-    message: string,
-    /** What failed: `unreachable` and `server` are worth retrying later (the run stays pending). */
-    readonly failure: ObjectStoreFailure,
-  ) {
-    super(message);
-  }
-  get transient(): boolean {
-    return this.failure === 'unreachable' || this.failure === 'server';
-  }
-}
+export type { ObjectStoreFailure } from '../errors/store-errors.js';
 
 /** `<prefix>/sha256/<hex>`: the content address of bytes whose sha256 is `sha256`. */
 export function objectKey(prefix: string, sha256: string): string {

@@ -26,16 +26,9 @@ import { appendSyncRecord, ARTIFACTS_SYNC_PREFIX, normalizeSyncBranch, readSyncL
 import { targetSummary, type SyncOptions } from './sync.js';
 import { PublishError, resolveTarget, type PublishTarget } from '../repo/target.js';
 import { ReadError } from '../layout/read-errors.js';
-import { AgentvResultsError } from '../errors/errors.js';
-
-/**
- * `sync --resolve` cannot finish without a person: this repository's unpushed results conflict with
- * the remote's, or the sync branch does not merge even preferring the results branch (exit 1, like
- * a conflict set aside: the command ran, and what it checked needs a human).
- */
-export class SyncConflictError extends AgentvResultsError {
-  readonly code = 'sync-conflict';
-}
+import { SyncConflictError } from '../errors/publish-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { SyncConflictError };
 
 export interface ResolveSyncOptions extends SyncOptions {
   /** The sync branch, with or without the `agentv/results-sync/` prefix. */

@@ -30,18 +30,9 @@ import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { AgentvResultsError } from '../errors/errors.js';
-
-/** A path an output may not be written to, and why (exit code 2). */
-export class OutputTargetError extends AgentvResultsError {
-  readonly code = 'output-target';
-  constructor(
-    message: string,
-    readonly path: string,
-  ) {
-    super(message);
-  }
-}
+import { OutputTargetError } from '../errors/input-error.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { OutputTargetError };
 
 /** "a character device", "a FIFO", …: what lstat/stat found, in words. */
 export function describeKind(st: Stats): string {

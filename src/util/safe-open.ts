@@ -14,7 +14,9 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { AgentvResultsError } from '../errors/errors.js';
+import { UnsafeFileError } from '../errors/input-error.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { UnsafeFileError };
 
 const MiB = 1024 * 1024;
 
@@ -41,18 +43,6 @@ export interface SafeOpenOptions {
   limit?: number;
   /** Refuse a symbolic link at `path` itself (O_NOFOLLOW) instead of reading what it names. */
   noFollow?: boolean;
-}
-
-/** A file the tool will not read: not a regular file, or larger than its kind allows (exit 2). */
-export class UnsafeFileError extends AgentvResultsError {
-  readonly code = 'input';
-  constructor(
-    message: string,
-    readonly path: string,
-    readonly reason: 'not-regular' | 'too-large',
-  ) {
-    super(message);
-  }
 }
 
 /** "a named pipe", "a device", …: a non-regular file in words. */

@@ -10,8 +10,11 @@ import { realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment } from '../../model/path-segments.js';
 import { transcriptMessages } from '../../model/transcript.js';
-import { absentAs, AgentvResultsError } from '../../errors/errors.js';
+import { absentAs } from '../../errors/errors.js';
 import { openRegularFile, readRegularText } from '../../util/safe-open.js';
+import { SourceError } from '../../errors/read-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { SourceError };
 
 export interface ResolvedSource {
   kind: 'results-file' | 'workspace';
@@ -37,11 +40,6 @@ export interface ResolvedSource {
    * without `.jsonl` beside it when there is one, else the file's own directory.
    */
   pathBase?: string;
-}
-
-/** An export source that cannot be used (missing, not an AgentV results file or run directory). */
-export class SourceError extends AgentvResultsError {
-  readonly code = 'source';
 }
 
 async function statOrNull(path: string) {
