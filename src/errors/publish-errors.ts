@@ -34,13 +34,21 @@ export class ConfigError extends AgentvResultsError<ConfigWhere & { notFound: bo
   }
 }
 
+/** What a failed publish carries: the run, the branch and the remote, where known; `result`: what was done before it failed (a publish committed locally whose required push did not land). */
+export interface PublishErrorData<R = unknown> {
+  runId?: string;
+  branch?: string;
+  remote?: string | null;
+  result?: R;
+}
+
 /**
  * The results branch cannot be written or pushed as asked (a push that `requirePush` needed failed,
- * no remote to push to, a branch that is not ours). `data`: the run, the branch and the remote, where known.
+ * no remote to push to, a branch that is not ours).
  */
-export class PublishError extends AgentvResultsError<{ runId?: string; branch?: string; remote?: string | null }> {
+export class PublishError<R = unknown> extends AgentvResultsError<PublishErrorData<R>> {
   readonly code = 'publish';
-  constructor(message: string, options?: ErrorDataOptions<{ runId?: string; branch?: string; remote?: string | null }>) {
+  constructor(message: string, options?: ErrorDataOptions<PublishErrorData<R>>) {
     super(message, options);
   }
 }

@@ -12,7 +12,7 @@
  * that tags changed, and `expectRevision` turns it into an optimistic-concurrency check.
  */
 import { userInfo } from 'node:os';
-import { configGet, readBlobs, updateRefs, writeCommit, type FileChange } from '../git/index.js';
+import { configGet, readBlobs, RemoteError, updateRefs, writeCommit, type FileChange } from '../git/index.js';
 import {
   computeFeedbackRevision,
   computeTagRevision,
@@ -140,7 +140,7 @@ async function catchUp(target: PublishTarget, opts: OverlayOptions): Promise<voi
     // A conflict with unpushed local work is left for the push loop to set aside.
     await integrateRemote(target, remote, { now: opts.now });
   } catch (err) {
-    if ((err as { name?: string }).name !== 'RemoteError') throw err;
+    if (!(err instanceof RemoteError)) throw err;
   }
 }
 
