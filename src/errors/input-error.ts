@@ -16,18 +16,20 @@ export class InputError extends AgentvResultsError<{ path?: string; line?: numbe
   }
 }
 
-/** Why a file is refused: not a regular file (a pipe, a device, a directory), or larger than its kind allows. */
-export type UnsafeFileReason = 'not-regular' | 'too-large';
+/** Why a file is refused: not a regular file (a pipe, a device, a directory), larger than its kind allows, or one the system will not let us read (EACCES, EIO, …). */
+export type UnsafeFileReason = 'not-regular' | 'too-large' | 'unreadable';
 
-/** A file the tool will not read: not a regular file, or larger than its kind allows (exit 2). */
-export class UnsafeFileError extends AgentvResultsError<{ path: string; reason: UnsafeFileReason }> {
+/** A file the tool will not or cannot read: not a regular file, larger than its kind allows, or unreadable (exit 2). `data.errno`: the system's code of an unreadable one. */
+export class UnsafeFileError extends AgentvResultsError<{ path: string; reason: UnsafeFileReason; errno?: string }> {
   readonly code = 'input';
+  /** `errno` (an optional last parameter): the system's error code when the file could not be read. */
   constructor(
     message: string,
     readonly path: string,
     readonly reason: UnsafeFileReason,
+    errno?: string,
   ) {
-    super(message, { data: { path, reason } });
+    super(message, { data: { path, reason, ...(errno !== undefined ? { errno } : {}) } });
   }
 }
 

@@ -42,6 +42,7 @@ import { yamlParser } from '../util/yaml.js';
 import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
 import { refSettingProblem } from './ref-settings.js';
 import { ConfigError } from '../errors/publish-errors.js';
+import { isAbsent } from '../errors/errors.js';
 // Defined with every other error in src/errors/; exported here too for this module's callers.
 export { ConfigError };
 
@@ -189,13 +190,15 @@ export async function findConfigFile(start: string): Promise<string | null> {
       const candidate = join(dir, '.agentv', name);
       // Only looked at, never read here: a pipe or a link to a device is found, and then refused by
       // the one opener when the config is read (exit 2), instead of blocking this search.
-      if (
-        await stat(candidate).then(
-          () => true,
-          () => false,
-        )
-      )
-        return candidate;
+      const found = await stat(candidate).then(
+        () => true,
+        (err: unknown) => {
+          // absent: look further up; anything else (a .agentv we may not look into, a loop of links) is a ConfigError, never "no configuration"
+          if (isAbsent(err)) return false;
+          throw new ConfigError(`${candidate}: cannot look at it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { file: candidate });
+        },
+      );
+      if (found) return candidate;
     }
     const parent = dirname(dir);
     if (parent === dir) return null;
@@ -273,13 +276,13 @@ export async function loadResultsConfig(
       text = await readRegularText(file, { kind: 'config', label: opts.configFile ? `--config ${file}` : file });
     } catch (err) {
       // A pipe, socket, device or oversized file: a configuration error like any other (exit 2).
-      if (err instanceof UnsafeFileError) throw new ConfigError(err.message);
-      throw new ConfigError(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      if (err instanceof UnsafeFileError) throw new ConfigError(err.message, { file });
+      throw new ConfigError(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { file });
     }
     try {
       doc = parseYaml(text);
     } catch (err) {
-      throw new ConfigError(`${file}: not valid YAML (${(err as Error).message.split('\n')[0]})`);
+      throw new ConfigError(`${file}: not valid YAML (${(err as Error).message.split('\n')[0]})`, { file });
     }
     if (doc !== null && doc !== undefined) {
       if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`${file}: expected a mapping at the top level`);

@@ -234,7 +234,7 @@ export async function checkOutputDir(path: string, o: OutputDirOptions): Promise
   const st = await lstatOrNull(path);
   if (!st) return 'absent';
   if (st.isSymbolicLink()) {
-    // dangling: a link that resolves nowhere is reported just below
+    // any failure here is fine: the link is refused just below either way; where it points is said only when it resolves
     const to = await realpath(path).catch(() => null);
     throw new OutputTargetError(
       `${label} ${path} is a symbolic link${to ? ` to ${to}` : ' to nothing'}; ${o.command} never writes a run directory through a link — pass ${to ? 'the directory it points at' : 'a new directory'} instead`,

@@ -15,6 +15,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { UnsafeFileError } from '../errors/input-error.js';
+import { isAbsent } from '../errors/errors.js';
 // Defined with every other error in src/errors/; exported here too for this module's callers.
 export { UnsafeFileError };
 
@@ -170,4 +171,61 @@ export function readRegularFileSync(path: string, o: SafeOpenOptions): Buffer {
 /** The text (UTF-8) of a regular file, synchronously. */
 export function readRegularTextSync(path: string, o: SafeOpenOptions): string {
   return readRegularFileSync(path, o).toString('utf8');
+}
+
+/**
+ * `err` from reading `path` as the failure to report: a refusal of ours stays as it is; a system
+ * error (EACCES, EIO, …) becomes an UnsafeFileError `unreadable` naming the file and the errno
+ * (exit 2, not a bug). Absence is the caller's to decide before it gets here.
+ */
+export function unreadableFile(path: string, o: Pick<SafeOpenOptions, 'label'>, err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (typeof code !== 'string' || err instanceof UnsafeFileError) return err;
+  return new UnsafeFileError(
+    `${o.label ?? path} cannot be read (${code}: ${(err as Error).message}) — fix its permissions or move it away`,
+    path,
+    'unreadable',
+    code,
+  );
+}
+
+/** What `readOptionalJson` found when it found no document: no file, or a file that is not JSON. */
+const NONE = undefined;
+
+/**
+ * The JSON document at `path`, or `undefined` when there is none: the file does not exist (ENOENT,
+ * ENOTDIR: absent) or is not JSON (a torn write, another tool's text: unparsable). Anything else
+ * is reported, never read as "none": a directory, pipe or device where the file should be, a file
+ * too large (UnsafeFileError), or one the system will not let us read (`unreadableFile`).
+ */
+export async function readOptionalJson(path: string, o: SafeOpenOptions): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readRegularText(path, o);
+  } catch (err) {
+    if (isAbsent(err)) return NONE;
+    throw unreadableFile(path, o, err);
+  }
+  return parseOrNone(text);
+}
+
+/** Synchronous twin of readOptionalJson. */
+export function readOptionalJsonSync(path: string, o: SafeOpenOptions): unknown {
+  let text: string;
+  try {
+    text = readRegularTextSync(path, o);
+  } catch (err) {
+    if (isAbsent(err)) return NONE;
+    throw unreadableFile(path, o, err);
+  }
+  return parseOrNone(text);
+}
+
+function parseOrNone(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    // unparsable (JSON.parse throws only a SyntaxError): no document, as the callers of readOptionalJson ask
+    return NONE;
+  }
 }
