@@ -32,9 +32,14 @@ const KNOWN_UNEXPORTED: Record<string, string> = {
   formatAttemptRate: 'show, summary and failures write an attempt rate with its interval for people (the report and the Dashboard use the same wording)',
   formatPassK: 'show and summary write pass@k and pass^k for people (the report uses the same wording)',
   publishedRunId: 'tag, pull and feedback turn a run path into the published run id with the same identity before calling the verb',
-  flagMetaOf: "how cli/schema-flags.ts reads the flag a schema field carries (the flags are made from the verb's exported schema; a program passes options, not flags)",
+  flagMetaOf:
+    "how cli/schema-flags.ts reads the flag a schema field carries (the flags are made from the verb's exported schema; a program passes options, not flags)",
   valueKindOf: "how cli/schema-flags.ts turns a flag's text into its field's type (the same plumbing; a program passes typed options)",
   BUG_REPORT_HINT: 'the CLI process says how to report a bug on exit 70 (a program has the error itself and exitCodeFor)',
+  CheckFailed:
+    'how the CLI process ends a command whose check failed (exit 1); defined with every other error in src/errors/, the verbs return their verdict as data instead',
+  UsageError:
+    "how the CLI process refuses a bad flag or argument (exit 2); defined with every other error in src/errors/, a program's bad options are the verbs' InvalidArgumentsError",
   describeAge: "status's wording of how long ago the remote was last heard from (also in the library's read notes)",
   describePolicy: "expire's wording of a retention policy (also in the library's errors about expired runs)",
   describeSyncBranch: "sync's wording of a sync branch it left (also in the library's fallback messages)",
