@@ -32,7 +32,7 @@ import { DaemonLockedError } from '../src/daemon/instance-lock.js';
 import { Outbox, OUTBOX_DIR, OutboxError } from '../src/daemon/outbox.js';
 import { readDaemonInfo } from '../src/daemon/instance-lock.js';
 import { checkRunPath, checkRunPathSync } from '../src/util/run-files.js';
-import { readOptionalJson, readOptionalJsonSync, unreadableFile } from '../src/util/safe-open.js';
+import { readOptionalJson, readOptionalJsonSync, readRegularText, unreadableFile } from '../src/util/safe-open.js';
 import { listProjects } from '../src/serve/projects.js';
 import { findConfigFile } from '../src/repo/config.js';
 import { RemoteState, remoteStatus } from '../src/serve/remote-api.js';
@@ -447,7 +447,14 @@ describe('one error model', () => {
       const fifo = join(dir, 'timing.json');
       expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
       expect(() => readOptionalJsonSync(fifo, { kind: 'run-file' })).toThrow(UnsafeFileError);
-      // a system error (EACCES: tests may run as root, where chmod 000 denies nothing) is an input error naming the file and errno, not a bug
+      // a file the system will not open (a loop of links: ELOOP, which root meets too) is unreadable, named with its errno, exit 2 (it was exit 70, "a bug")
+      const self = join(dir, 'self.json');
+      symlinkSync('self.json', self);
+      const loopErr = await readOptionalJson(self, { kind: 'run-file' }).catch((e: unknown) => e);
+      expect(loopErr).toBeInstanceOf(UnsafeFileError);
+      expect([(loopErr as UnsafeFileError).data, exitCodeFor(loopErr)]).toEqual([{ path: self, reason: 'unreadable', errno: 'ELOOP' }, 2]);
+      await expect(readRegularText(self, { kind: 'run-file' })).rejects.toThrow(/self\.json cannot be read \(ELOOP/);
+      // EACCES the same way (tests may run as root, where chmod 000 denies nothing: the errno is made here)
       const denied = unreadableFile('/r/summary.json', {}, Object.assign(new Error('permission denied'), { code: 'EACCES' })) as UnsafeFileError;
       expect([denied.data, exitCodeFor(denied)]).toEqual([{ path: '/r/summary.json', reason: 'unreadable', errno: 'EACCES' }, 2]);
       // The Dashboard's project picker: a pipe as the configuration is named (it read as "no projects").

@@ -9,8 +9,10 @@
  *   - bounded: a file larger than its kind allows is refused before a byte is read, and a file that
  *     grows while read stops at the bound.
  *
- * Refusals are `UnsafeFileError` (code `input`, exit 2) naming the file; other system errors
- * (ENOENT, EACCES, …) are passed through unchanged for the caller to judge.
+ * Refusals are `UnsafeFileError` (code `input`, exit 2) naming the file, and so is a file the
+ * system will not let us open (EACCES, EPERM, EIO, a loop of links: reason `unreadable`, with the
+ * errno); absence (ENOENT, ENOTDIR) and the machine's own trouble (EMFILE, ENOMEM) are passed
+ * through unchanged for the caller to judge.
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
@@ -80,10 +82,15 @@ function tooLarge(path: string, o: SafeOpenOptions, size: number | null): Unsafe
 }
 
 /** A socket cannot be opened at all (ENXIO); say what it is rather than the errno. */
+/** What the system says when a file is there and will not be read: named as unreadable (exit 2), never a bug's 70. */
+const UNREADABLE = new Set(['EACCES', 'EPERM', 'EIO', 'ELOOP', 'ENAMETOOLONG']);
+
 function openFailure(path: string, o: SafeOpenOptions, err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENXIO' || code === 'EOPNOTSUPP' || code === 'ENODEV') return notRegular(path, o, 'a socket or device');
   if (code === 'ELOOP' && o.noFollow) return notRegular(path, o, 'a symbolic link');
+  // Absent (ENOENT, ENOTDIR) stays the system's error, for the caller's isAbsent; so does the machine's own trouble (EMFILE, ENOMEM).
+  if (code !== undefined && UNREADABLE.has(code)) return unreadableFile(path, o, err);
   return err;
 }
 
@@ -182,7 +189,7 @@ export function unreadableFile(path: string, o: Pick<SafeOpenOptions, 'label'>, 
   const code = (err as NodeJS.ErrnoException | null)?.code;
   if (typeof code !== 'string' || err instanceof UnsafeFileError) return err;
   return new UnsafeFileError(
-    `${o.label ?? path} cannot be read (${code}: ${(err as Error).message}) — fix its permissions or move it away`,
+    `${o.label ?? path} cannot be read (${code}: ${(err as Error).message}) — fix it (its permissions, the links on its path) or move it away`,
     path,
     'unreadable',
     code,
