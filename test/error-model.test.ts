@@ -24,7 +24,8 @@ import { asHttpError } from '../src/serve/http-status.js';
 import { readdirSync } from 'node:fs';
 import { ConfigError } from '../src/repo/config.js';
 import { LayoutError } from '../src/layout/branch-layout.js';
-import { LockError } from '../src/repo/publish-lock.js';
+import { acquirePublishLock, LockError } from '../src/repo/publish-lock.js';
+import { hostname } from 'node:os';
 import { ReadError, RunExpiredError } from '../src/layout/read-errors.js';
 import { PublishError, resolveTarget } from '../src/repo/target.js';
 import { CommandError } from '../src/daemon/child.js';
@@ -490,6 +491,19 @@ describe('one error model', () => {
       expect(asHttpError(err).status).toBe(400);
       expect((err as Error).message).toMatch(/config\.yaml is a directory/);
     });
+  });
+
+  it('a publish lock held by a live process is a LockError whose data names the lock and its holder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lock-data-'));
+    const held = await acquirePublishLock(dir);
+    try {
+      const err = await acquirePublishLock(dir, { waitMs: 0 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LockError);
+      expect((err as LockError).data).toEqual({ path: join(dir, 'agentv-results.lock.lock'), holder: { pid: process.pid, host: hostname() } });
+    } finally {
+      await held.release();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('LockError, OutboxError and InvalidPathError are not "check failed" (they used to exit 1)', () => {

@@ -49,7 +49,11 @@ export function startCommand(argv: string[], opts: { cwd?: string; env?: NodeJS.
   });
   return new Promise((resolvePromise, reject) => {
     child.once('error', (err: NodeJS.ErrnoException) => {
-      reject(new CommandError(err.code === 'ENOENT' ? `command not found: ${command}` : `could not start ${command}: ${err.message}`));
+      reject(
+        new CommandError(err.code === 'ENOENT' ? `command not found: ${command}` : `could not start ${command}: ${err.message}`, {
+          data: { command, ...(err.code !== undefined ? { errno: err.code } : {}) },
+        }),
+      );
     });
     child.once('spawn', () => {
       const exited = new Promise<ChildExit>((res) => {

@@ -63,7 +63,9 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
   const host = opts.host ?? '127.0.0.1';
   const loopback = isLoopbackHost(host.replace(/^\[|\]$/g, '')) || host === '::1';
   if (!loopback && !opts.allowRemote) {
-    throw new ServeError(`refusing to listen on ${host}: the API can sync and edit the results branch; pass --allow-remote to expose it beyond this machine`);
+    throw new ServeError(`refusing to listen on ${host}: the API can sync and edit the results branch; pass --allow-remote to expose it beyond this machine`, {
+      data: { host },
+    });
   }
   const token = opts.token ?? newToken();
   const base = targetOptionsOf(opts);

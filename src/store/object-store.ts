@@ -129,6 +129,7 @@ function loadSdk(): Promise<S3Module> {
       throw new ObjectStoreError(
         `storage_mode hybrid needs the S3 client, which is not installed: run \`npm i ${S3_CLIENT_PACKAGE}@${S3_CLIENT_RANGE}\` next to agentv-results (a default install leaves it out)`,
         'config',
+        { operation: 'load the S3 client' },
       );
     throw err;
   });
@@ -187,6 +188,7 @@ export class ObjectStore {
         throw new ObjectStoreError(
           `storage_mode hybrid: no credentials for ${this.where}: set the environment variables ${c.access_key_id_env} and ${c.secret_access_key_env} (results.object_store.credentials names them)`,
           'config',
+          { operation: 'connect', bucket: this.settings.bucket },
         );
       const sessionToken = c.session_token_env ? env[c.session_token_env] : undefined;
       const { S3Client } = await loadSdk();
@@ -252,8 +254,12 @@ export class ObjectStore {
           throw new ObjectStoreError(
             `${what} (${this.where}): the server did not finish within ${describeSeconds(this.timeoutMs)} (the deadline for one call, its retries included; ${NETWORK_ENV.deadline} sets it in seconds)`,
             'unreachable',
+            { operation: what, bucket: this.settings.bucket },
           );
-        throw new ObjectStoreError(`${what} (${this.where}): ${this.describe(err, failure)}${retried}`, failure);
+        throw new ObjectStoreError(`${what} (${this.where}): ${this.describe(err, failure)}${retried}`, failure, {
+          operation: what,
+          bucket: this.settings.bucket,
+        });
       }
     }
   }
@@ -364,7 +370,12 @@ export class ObjectStore {
       true,
     );
     const uploadId = created.UploadId;
-    if (!uploadId) throw new ObjectStoreError(`starting the upload of ${key} (${this.where}): the server returned no upload id`, 'server');
+    if (!uploadId)
+      throw new ObjectStoreError(`starting the upload of ${key} (${this.where}): the server returned no upload id`, 'server', {
+        operation: 'start a multipart upload',
+        bucket: this.settings.bucket,
+        key,
+      });
     try {
       const parts: { ETag: string; PartNumber: number }[] = [];
       for (let offset = 0, n = 1; offset < data.length; offset += PART_SIZE, n++) {

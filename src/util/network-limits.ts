@@ -37,7 +37,9 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, intege
   const text = raw.trim();
   const n = Number(text);
   if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
-    throw new NetworkLimitError(`${name}=${JSON.stringify(raw)}: expected a ${integer ? 'whole ' : ''}number greater than 0`);
+    throw new NetworkLimitError(`${name}=${JSON.stringify(raw)}: expected a ${integer ? 'whole ' : ''}number greater than 0`, {
+      data: { variable: name, value: raw },
+    });
   return n;
 }
 

@@ -29,7 +29,9 @@ export function webhookFrom(option: string | undefined, env: NodeJS.ProcessEnv =
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new WebhookError(`the webhook URL (${option !== undefined ? '--webhook' : WEBHOOK_ENV}) is not a URL`);
+    throw new WebhookError(`the webhook URL (${option !== undefined ? '--webhook' : WEBHOOK_ENV}) is not a URL`, {
+      data: { source: option !== undefined ? '--webhook' : WEBHOOK_ENV },
+    });
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new WebhookError(`the webhook URL must be http(s) (got ${url.protocol.replace(/:$/, '')})`);
   const authorization = env[WEBHOOK_AUTHORIZATION_ENV]?.trim();
