@@ -197,8 +197,18 @@ export { startServer, ServeError, ServeOptionsSchema, type RunningServer, type S
 export { site, SiteOptionsSchema, type SiteOptions, type SiteResult } from './site/index.js';
 
 // The error model: every failure is an AgentvResultsError with a stable `code` and its exit code.
-export { AgentvResultsError, DiskError, EXIT, EXIT_CODE_BY_ERROR, exitCodeFor, InvalidArgumentsError, type ErrorCode } from './errors/errors.js';
-// The failures a caller can meet, each with its code (README, exit codes); branch on the class or `code`.
+export {
+  AgentvResultsError,
+  DiskError,
+  EXIT,
+  EXIT_CODE_BY_ERROR,
+  exitCodeFor,
+  InvalidArgumentsError,
+  type ErrorCode,
+  type ErrorDataOptions,
+} from './errors/errors.js';
+// The failures a caller can meet, each with its code (README, exit codes) and its typed `data`; branch on the class, `code` or `data`.
+// All of them are defined in src/errors/, one file per family.
 export {
   GitArgumentError,
   GitError,
@@ -208,21 +218,27 @@ export {
   NotARepositoryError,
   RefConflictError,
   RemoteError,
+  type GitErrorData,
+  type RemoteErrorData,
   type RemoteFailureKind,
 } from './errors/git-errors.js';
-export { LayoutError } from './layout/branch-layout.js';
-export { LockError } from './repo/publish-lock.js';
-export { ReadError, RunExpiredError, type ReadErrorKind } from './layout/read-errors.js';
-export { SourceError } from './runs/export/source.js';
-export { OverlayInputError } from './overlay-write/write.js';
-export { OutputTargetError } from './util/output-target.js';
-export { UnsafeFileError } from './util/safe-open.js';
-export { WebhookError } from './util/webhook.js';
-export { OutboxError } from './daemon/outbox.js';
-export { DaemonLockedError } from './daemon/instance-lock.js';
-export { CommandError } from './daemon/child.js';
-export { HttpError } from './serve/http.js';
-export { ObjectStoreError, type ObjectStoreFailure, type ObjectStoreSettings } from './store/object-store.js';
+export {
+  LayoutError,
+  ReadError,
+  RunExpiredError,
+  SourceError,
+  type ExpiredRunRemoval,
+  type ReadErrorKind,
+  type ReadWhere,
+} from './errors/read-errors.js';
+export { LockError, type ConfigWhere, type LockHolder } from './errors/publish-errors.js';
+export { OverlayInputError, type OverlayWhere } from './errors/overlay-errors.js';
+export { OutputTargetError, UnsafeFileError, WebhookError, type UnsafeFileReason } from './errors/input-error.js';
+export { CommandError, DaemonLockedError, OutboxError } from './errors/daemon-errors.js';
+export { HttpError } from './errors/serve-errors.js';
+export { ObjectStoreError, type ObjectStoreFailure, type ObjectStoreWhere } from './errors/store-errors.js';
+export type { WipWhere } from './errors/wip-errors.js';
+export type { ObjectStoreSettings } from './store/object-store.js';
 
 // Types the verbs' options and results refer to (TypeDoc's notExported check keeps this list complete).
 export type { IterationSchema } from './autoresearch/iterations.js';

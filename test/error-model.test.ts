@@ -24,14 +24,20 @@ import { asHttpError } from '../src/serve/http-status.js';
 import { readdirSync } from 'node:fs';
 import { ConfigError } from '../src/repo/config.js';
 import { LayoutError } from '../src/layout/branch-layout.js';
-import { LockError } from '../src/repo/publish-lock.js';
+import { acquirePublishLock, LockError } from '../src/repo/publish-lock.js';
+import { hostname } from 'node:os';
 import { ReadError, RunExpiredError } from '../src/layout/read-errors.js';
 import { PublishError, resolveTarget } from '../src/repo/target.js';
 import { CommandError } from '../src/daemon/child.js';
 import { DaemonLockedError } from '../src/daemon/instance-lock.js';
 import { Outbox, OUTBOX_DIR, OutboxError } from '../src/daemon/outbox.js';
 import { readDaemonInfo } from '../src/daemon/instance-lock.js';
-import { checkRunPathSync } from '../src/util/run-files.js';
+import { checkRunPath, checkRunPathSync } from '../src/util/run-files.js';
+import { readOptionalJson, readOptionalJsonSync, readRegularText, unreadableFile } from '../src/util/safe-open.js';
+import { listProjects } from '../src/serve/projects.js';
+import { findConfigFile } from '../src/repo/config.js';
+import { RemoteState, remoteStatus } from '../src/serve/remote-api.js';
+import { initRepo, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { InputError } from '../src/runs/export/export.js';
 import { SourceError } from '../src/runs/export/source.js';
 import { FeedbackRevisionMismatch, OverlayInputError, TagRevisionMismatch } from '../src/overlay-write/write.js';
@@ -154,7 +160,7 @@ describe('one error model', () => {
     expect(asHttpError(new HttpError(418, 'teapot')).status).toBe(418);
   });
 
-  it('no plain `throw new Error` in src/ unless a comment right above says why it is not a user-facing failure', () => {
+  it('no plain `throw new Error` (nor `reject(new Error`) in src/ unless a comment right above says why it is not a user-facing failure', () => {
     const unjustified: string[] = [];
     const walk = (dir: string): void => {
       for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -163,13 +169,159 @@ describe('one error model', () => {
         else if (e.name.endsWith('.ts')) {
           const lines = readFileSync(p, 'utf8').split('\n');
           lines.forEach((l, i) => {
-            if (l.includes('throw new Error(') && !/plain Error on purpose|Browser code/.test(lines[i - 1] ?? '')) unjustified.push(`${p}:${i + 1}`);
+            // A rejection is a throw too (a promise's `reject(new Error(...))` reaches the caller the same way).
+            if (/(?:throw|reject\()\s*new Error\(/.test(l) && !/plain Error on purpose|Browser code/.test(lines[i - 1] ?? ''))
+              unjustified.push(`${p}:${i + 1}`);
           });
         }
       }
     };
     walk(join(import.meta.dirname, '..', 'src'));
     expect(unjustified).toEqual([]);
+  });
+
+  it('every AgentvResultsError class is defined in src/errors/ (which imports nothing else) and declares its typed data', () => {
+    const SRC = join(import.meta.dirname, '..', 'src');
+    const classes = new Map<string, { file: string; base: string; typed: boolean }>();
+    for (const rel of readdirSync(SRC, { recursive: true, encoding: 'utf8' })) {
+      if (!rel.endsWith('.ts')) continue;
+      const text = readFileSync(join(SRC, rel), 'utf8');
+      for (const m of text.matchAll(/\bclass (\w+)(?:<[^>]*>)? extends (\w+)(<)?/g)) classes.set(m[1]!, { file: rel, base: m[2]!, typed: m[3] === '<' });
+    }
+    const ours = (name: string, seen = 0): boolean => {
+      if (name === 'AgentvResultsError') return true;
+      const c = classes.get(name);
+      return c !== undefined && seen < 20 && ours(c.base, seen + 1);
+    };
+    const family = [...classes].filter(([name]) => name !== 'AgentvResultsError' && ours(name));
+    expect(family.length).toBeGreaterThan(35);
+    // One place: a class of the error model defined anywhere else is a second home.
+    expect(family.filter(([, c]) => !c.file.startsWith('errors/')).map(([n, c]) => `${n} in src/${c.file}`)).toEqual([]);
+    // Typed data: each direct subclass names its data type (AgentvResultsError<{ ... }>); a subclass of one of them inherits or narrows it.
+    expect(family.filter(([, c]) => c.base === 'AgentvResultsError' && !c.typed).map(([n, c]) => `${n} in src/${c.file}`)).toEqual([]);
+    // errors/ is layer 0: it imports only its own files and node's.
+    const outside: string[] = [];
+    for (const rel of readdirSync(join(SRC, 'errors'))) {
+      const text = readFileSync(join(SRC, 'errors', rel), 'utf8');
+      for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)) if (!/^(\.\/|node:)/.test(m[1]!)) outside.push(`src/errors/${rel}: ${m[1]}`);
+    }
+    expect(outside).toEqual([]);
+  });
+
+  it('errors carry what, where and why as data, and the fields they had are still there', () => {
+    const git = new GitError(['git', 'push', 'https://me:s3cret@example.com/r.git'], 128, 'fatal: no', undefined, { cwd: '/repo', how: 'exit' });
+    expect(git.data).toMatchObject({ exitCode: 128, stderr: 'fatal: no', cwd: '/repo', how: 'exit' });
+    // The data is redacted as the message is: no credential kept.
+    expect(JSON.stringify(git.data)).not.toContain('s3cret');
+    expect([git.argv, git.exitCode, git.stderr]).toEqual([git.data.argv, 128, 'fatal: no']);
+    const remote = new RemoteError(['git', 'fetch', '--prune', 'origin', 'refs/heads/x'], 128, 'fatal: unable to access', 'unreachable');
+    expect(remote.data).toMatchObject({ remote: 'origin', kind: 'unreachable', exitCode: 128 });
+    expect(remote.kind).toBe('unreachable');
+    expect(new ReadError('run x is not on the branch', 'not-found', { runId: 'x' }).data).toEqual({ kind: 'not-found', runId: 'x' });
+    expect(new InputError('x.jsonl:3: bad line', 'x.jsonl', 3).data).toEqual({ path: 'x.jsonl', line: 3 });
+    expect(new LockError('lost', { data: { path: '/r/.git/agentv-results/publish.lock', holder: { pid: 7, host: 'h' } } }).data.holder).toEqual({
+      pid: 7,
+      host: 'h',
+    });
+    expect(new ConfigError('bad', { file: '/r/.agentv/config.yaml' }).data).toEqual({ notFound: false, file: '/r/.agentv/config.yaml' });
+    expect(new UnsafeFileError('x is unreadable', 'x', 'unreadable', 'EACCES').data).toEqual({ path: 'x', reason: 'unreadable', errno: 'EACCES' });
+    expect(new PublishError('push failed', { data: { result: { runId: 'r1' } } }).data.result).toEqual({ runId: 'r1' });
+    expect(new DiskError('full', 'ENOSPC', { cause: Object.assign(new Error('full'), { code: 'ENOSPC', path: '/r/f' }) }).data).toEqual({
+      errno: 'ENOSPC',
+      path: '/r/f',
+    });
+    const w = new WipError('gone', false, false, { runDir: '/runs/a' });
+    expect([w.noSpace, w.data]).toEqual([false, { noSpace: false, corrupt: false, runDir: '/runs/a' }]);
+    // Every sample of the model carries an object as data, never undefined.
+    for (const [err] of samples) expect(typeof (err as AgentvResultsError).data, err.constructor.name).toBe('object');
+  });
+
+  it('src/git throws no plain Error at all: what a user can reach there is a GitError or one of its family (exit 2 or 3, never 70)', () => {
+    const GIT = join(import.meta.dirname, '..', 'src', 'git');
+    const plain: string[] = [];
+    for (const rel of readdirSync(GIT, { recursive: true, encoding: 'utf8' })) {
+      if (!rel.endsWith('.ts')) continue;
+      readFileSync(join(GIT, rel), 'utf8')
+        .split('\n')
+        .forEach((l, i) => {
+          if (/new (Error|TypeError|RangeError)\(/.test(l)) plain.push(`src/git/${rel}:${i + 1}`);
+        });
+    }
+    expect(plain).toEqual([]);
+  });
+
+  it('a catch around a file read that swallows its failure tests for absence (ENOENT/ENOTDIR), or says it means any failure', () => {
+    const SRC = join(import.meta.dirname, '..', 'src');
+    // A read of the filesystem: what can fail with "absent" and with "unreadable" alike.
+    const READS =
+      /\b(readRegularText|readRegularTextSync|readRegularFile|readRegularFileSync|openRegularFile|readFile|readFileSync|stat|statSync|lstat|lstatSync|readdir|readdirSync|open|openSync|realpath|realpathSync|realpathSync\.native|access|accessSync|readlink|readlinkSync)\(/;
+    // It tests absence, rethrows, or hands the error on: not a swallow.
+    const judges = (body: string, errVar: string | undefined) =>
+      /\bthrow\b|\bisAbsent\b|\babsentAs\b|'ENOENT'|'NotFound'/.test(body) || (errVar !== undefined && new RegExp(`\\b${errVar}\\b`).test(body));
+    // A swallow of every failure is allowed only when it says so: "unreadable", "any failure", "best effort".
+    const SAYS_ANY = /\bunreadable\b|not readable|any failure|best effort/i;
+    const closing = (text: string, from: number, open: string, close: string): number => {
+      let depth = 1;
+      let i = from;
+      for (; depth > 0 && i < text.length; i++) {
+        if (text[i] === open) depth++;
+        else if (text[i] === close) depth--;
+      }
+      return i - 1;
+    };
+    const opening = (text: string, from: number): number => {
+      let depth = 0;
+      for (let j = from; j >= 0; j--) {
+        if (text[j] === '}') depth++;
+        else if (text[j] === '{' && --depth === 0) return j;
+      }
+      return 0;
+    };
+    const swallowed: string[] = [];
+    let reads = 0;
+    for (const rel of readdirSync(SRC, { recursive: true, encoding: 'utf8' })) {
+      if (!rel.endsWith('.ts') || /^(serve|report)\/client\//.test(rel)) continue;
+      const text = readFileSync(join(SRC, rel), 'utf8');
+      const lines = text.split('\n');
+      const reasonAt = (at: number, body: string): string => {
+        const line = text.slice(0, at).split('\n').length;
+        const near = [lines[line - 1]!, ...lines.slice(Math.max(0, line - 4), line - 1)];
+        return `${body} ${near.join(' ')}`;
+      };
+      const judge = (at: number, read: string, body: string, errVar: string | undefined): void => {
+        if (!READS.test(read)) return;
+        reads++;
+        if (judges(body, errVar) || SAYS_ANY.test(reasonAt(at, body))) return;
+        swallowed.push(`src/${rel}:${text.slice(0, at).split('\n').length}`);
+      };
+      // try { <read> } catch (e) { <body> }
+      for (const m of text.matchAll(/\}\s*catch\s*(?:\(\s*(\w+)[^)]*\))?\s*\{/g)) {
+        const start = m.index + m[0].length;
+        judge(m.index, text.slice(opening(text, m.index), m.index), text.slice(start, closing(text, start, '{', '}')), m[1]);
+      }
+      // <read>.catch(handler) and <read>.then(ok, handler)
+      for (const m of text.matchAll(/\.(catch|then)\(/g)) {
+        const start = m.index + m[0].length;
+        const args = text.slice(start, closing(text, start, '(', ')'));
+        let handler = args;
+        if (m[1] === 'then') {
+          let depth = 0;
+          let comma = -1;
+          for (let i = 0; i < args.length && comma < 0; i++) {
+            if ('([{'.includes(args[i]!)) depth++;
+            else if (')]}'.includes(args[i]!)) depth--;
+            else if (args[i] === ',' && depth === 0) comma = i;
+          }
+          if (comma < 0) continue;
+          handler = args.slice(comma + 1);
+        }
+        const receiver = text.slice(Math.max(text.lastIndexOf(';', m.index), text.lastIndexOf('{\n', m.index), text.lastIndexOf('}\n', m.index)) + 1, m.index);
+        const param = /^\s*(?:async\s*)?\(?\s*(\w+)/.exec(handler);
+        judge(m.index, receiver, handler, handler.trim().startsWith('()') ? undefined : param?.[1]);
+      }
+    }
+    expect(reads).toBeGreaterThan(30);
+    expect(swallowed, 'a read failure taken for "absent" (or "none") without testing ENOENT').toEqual([]);
   });
 
   it('every catch in src/ that neither rethrows nor uses the error says in a comment why it may swallow', () => {
@@ -272,6 +424,84 @@ describe('one error model', () => {
       expect(checkRunPathSync(run, 'nope.json')).toEqual({ kind: 'missing' });
       expect(checkRunPathSync(run, 'loop/x')).toEqual({ kind: 'bad', message: 'loop/x is a loop of symbolic links' });
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('"unreadable" is not "absent": a directory or a pipe where a file is expected is named, a missing file is absent, a torn one unparsable', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'unreadable-'));
+    try {
+      const file = join(dir, 'summary.json');
+      // absent, then torn: no document (the callers' default)
+      expect(await readOptionalJson(file, { kind: 'run-file' })).toBeUndefined();
+      expect(readOptionalJsonSync(join(dir, 'nested', 'x.json'), { kind: 'run-file' })).toBeUndefined();
+      writeFileSync(file, '{"run_id": "a"');
+      expect(await readOptionalJson(file, { kind: 'run-file' })).toBeUndefined();
+      writeFileSync(file, '{"run_id": "a"}');
+      expect(await readOptionalJson(file, { kind: 'run-file' })).toEqual({ run_id: 'a' });
+      // a directory where the file should be (EISDIR's case), and a named pipe: refused with its data, not "none"
+      rmSync(file);
+      mkdirSync(file);
+      const asDir = await readOptionalJson(file, { kind: 'run-file' }).catch((e: unknown) => e);
+      expect(asDir).toBeInstanceOf(UnsafeFileError);
+      expect((asDir as UnsafeFileError).data).toEqual({ path: file, reason: 'not-regular' });
+      const fifo = join(dir, 'timing.json');
+      expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+      expect(() => readOptionalJsonSync(fifo, { kind: 'run-file' })).toThrow(UnsafeFileError);
+      // a file the system will not open (a loop of links: ELOOP, which root meets too) is unreadable, named with its errno, exit 2 (it was exit 70, "a bug")
+      const self = join(dir, 'self.json');
+      symlinkSync('self.json', self);
+      const loopErr = await readOptionalJson(self, { kind: 'run-file' }).catch((e: unknown) => e);
+      expect(loopErr).toBeInstanceOf(UnsafeFileError);
+      expect([(loopErr as UnsafeFileError).data, exitCodeFor(loopErr)]).toEqual([{ path: self, reason: 'unreadable', errno: 'ELOOP' }, 2]);
+      await expect(readRegularText(self, { kind: 'run-file' })).rejects.toThrow(/self\.json cannot be read \(ELOOP/);
+      // EACCES the same way (tests may run as root, where chmod 000 denies nothing: the errno is made here)
+      const denied = unreadableFile('/r/summary.json', {}, Object.assign(new Error('permission denied'), { code: 'EACCES' })) as UnsafeFileError;
+      expect([denied.data, exitCodeFor(denied)]).toEqual([{ path: '/r/summary.json', reason: 'unreadable', errno: 'EACCES' }, 2]);
+      // The Dashboard's project picker: a pipe as the configuration is named (it read as "no projects").
+      const project = join(dir, 'project');
+      mkdirSync(join(project, '.agentv'), { recursive: true });
+      expect(spawnSync('mkfifo', [join(project, '.agentv', 'config.yaml')]).status).toBe(0);
+      await expect(listProjects({ cwd: project })).rejects.toThrow(UnsafeFileError);
+      // Looking for the configuration: a .agentv that is a loop of links is a ConfigError naming it (it read as "no configuration": AgentV's defaults).
+      const looped = join(dir, 'looped');
+      mkdirSync(looped);
+      symlinkSync('.agentv', join(looped, '.agentv'));
+      const lookErr = await findConfigFile(looped).catch((e: unknown) => e);
+      expect(lookErr).toBeInstanceOf(ConfigError);
+      expect((lookErr as ConfigError).data).toEqual({ notFound: false, file: join(looped, '.agentv', 'config.yaml') });
+      // A run path through a loop of links is a bad path, as the sync twin says (it read as "missing").
+      const run = join(dir, 'run');
+      mkdirSync(run);
+      symlinkSync('loop', join(run, 'loop'));
+      expect(await checkRunPath(run, 'loop/x')).toEqual({ kind: 'bad', message: 'loop/x is a loop of symbolic links' });
+      expect(await checkRunPath(run, 'nope.json')).toEqual({ kind: 'missing' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  describe("the Dashboard's remote status", () => {
+    isolateGitForSuite();
+    it("a configuration that cannot be read is its error (400), never AgentV's defaults", async () => {
+      const repo = await initRepo();
+      mkdirSync(join(repo, '.agentv', 'config.yaml'), { recursive: true });
+      const err = await remoteStatus({ cwd: repo }, new RemoteState()).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AgentvResultsError);
+      expect(asHttpError(err).status).toBe(400);
+      expect((err as Error).message).toMatch(/config\.yaml is a directory/);
+    });
+  });
+
+  it('a publish lock held by a live process is a LockError whose data names the lock and its holder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lock-data-'));
+    const held = await acquirePublishLock(dir);
+    try {
+      const err = await acquirePublishLock(dir, { waitMs: 0 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LockError);
+      expect((err as LockError).data).toEqual({ path: join(dir, 'agentv-results.lock.lock'), holder: { pid: process.pid, host: hostname() } });
+    } finally {
+      await held.release();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { exitCodeFor } from '../src/errors/errors.js';
 import { assertGitVersion, buildGitEnv, checkGitVersion, GitError, GitVersionError, gitVersion, parseGitVersion, runGit, spawnGit } from '../src/git/index.js';
 import { commitFiles, git, initRepo, isolateGitForSuite } from './helpers/git-fixtures.js';
 
@@ -71,6 +72,32 @@ describe('runGit', () => {
     expect(err).toBeInstanceOf(GitError);
     expect((err as Error).message).toMatch(/aborted/);
     expect(() => process.kill(proc.pid as number, 0)).toThrow();
+  });
+
+  it('a git that dies mid-stream is a GitError (exit 3, with argv, cwd and how), before a write and while one waits to drain', async () => {
+    const repo = await initRepo();
+    // Nobody reads cat-file's answers: its stdout fills, it stops reading stdin, and a large write waits to drain.
+    const proc = spawnGit(['cat-file', '--batch'], { cwd: repo });
+    const pending = proc.write(Buffer.from('0'.repeat(40).concat('\n').repeat(200_000)));
+    const waiting = pending.catch((e: unknown) => e);
+    proc.kill('SIGKILL');
+    const exited = await proc.exited.catch((e: unknown) => e);
+    expect(exited).toBeInstanceOf(GitError);
+    for (const err of [await waiting, await proc.write('more\n').catch((e: unknown) => e)]) {
+      expect(err).toBeInstanceOf(GitError);
+      const ge = err as GitError;
+      expect(exitCodeFor(ge)).toBe(3);
+      expect(ge.message).toMatch(/^git cat-file --batch stopped reading its input (before this write|before the data was consumed) \(the git process/);
+      expect(ge.data).toMatchObject({ argv: ['git', 'cat-file', '--batch'], cwd: repo, how: 'died' });
+    }
+  });
+
+  it('keeps where git ran and how it failed in the data of every runner failure', async () => {
+    const repo = await initRepo();
+    const failed = (await runGit(['rev-parse', '--verify', 'refs/heads/nope'], { cwd: repo }).catch((e: unknown) => e)) as GitError;
+    expect(failed.data).toMatchObject({ exitCode: 128, cwd: repo, how: 'exit' });
+    const missing = (await runGit(['version'], { cwd: '/nonexistent/agentv/dir' }).catch((e: unknown) => e)) as GitError;
+    expect(missing.data).toMatchObject({ exitCode: null, cwd: '/nonexistent/agentv/dir', how: 'spawn' });
   });
 
   it('reports a missing working directory clearly', async () => {
@@ -187,7 +214,9 @@ describe('spawnGit (streaming)', () => {
     const err = await proc.exited.catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GitError);
     expect((err as GitError).exitCode).not.toBe(0);
-    await expect(proc.write('more\n')).rejects.toThrow(/closed/);
+    // A git failure (exit 3) with what git said, not a plain Error (exit 70).
+    await expect(proc.write('more\n')).rejects.toThrow(GitError);
+    await expect(proc.write('more\n')).rejects.toThrow(/stopped reading its input before this write .*Unsupported command/);
   });
 });
 

@@ -36,6 +36,10 @@ const KNOWN_UNEXPORTED: Record<string, string> = {
   defaultOf: "how cli/schema-flags.ts shows a field's schema default in a flag's help line (a program reads the exported schema itself)",
   valueKindOf: "how cli/schema-flags.ts turns a flag's text into its field's type (the same plumbing; a program passes typed options)",
   BUG_REPORT_HINT: 'the CLI process says how to report a bug on exit 70 (a program has the error itself and exitCodeFor)',
+  CheckFailed:
+    'how the CLI process ends a command whose check failed (exit 1); defined with every other error in src/errors/, the verbs return their verdict as data instead',
+  UsageError:
+    "how the CLI process refuses a bad flag or argument (exit 2); defined with every other error in src/errors/, a program's bad options are the verbs' InvalidArgumentsError",
   describeAge: "status's wording of how long ago the remote was last heard from (also in the library's read notes)",
   describePolicy: "expire's wording of a retention policy (also in the library's errors about expired runs)",
   describeSyncBranch: "sync's wording of a sync branch it left (also in the library's fallback messages)",

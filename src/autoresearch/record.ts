@@ -20,7 +20,7 @@ import { loadScoreRows, type ScoreRow } from '../compare/score-rows.js';
 import { appendIteration, readIterations, type Iteration } from './iterations.js';
 import { renderTrajectoryHtml } from './trajectory-html.js';
 import { writeOutputFile } from '../util/output-target.js';
-import { readRegularText } from '../util/safe-open.js';
+import { readOptionalJson, readRegularText } from '../util/safe-open.js';
 import { flag, parseOptions } from '../options/verb-options.js';
 import * as z from 'zod';
 
@@ -131,13 +131,9 @@ export function cycleMetrics(rows: ScoreRow[]): Omit<CycleMetrics, 'cost_usd'> &
 
 async function timingCost(runDir: string | null): Promise<number | null> {
   if (!runDir) return null;
-  try {
-    const t = JSON.parse(await readRegularText(join(runDir, 'timing.json'), { kind: 'run-file' })) as { cost_usd?: unknown };
-    return typeof t.cost_usd === 'number' && Number.isFinite(t.cost_usd) ? t.cost_usd : null;
-  } catch {
-    // optional: no timing.json, no cost
-    return null;
-  }
+  // optional: no timing.json (or not JSON), no cost; one that cannot be read is said, not taken for none
+  const t = (await readOptionalJson(join(runDir, 'timing.json'), { kind: 'run-file' })) as { cost_usd?: unknown } | null | undefined;
+  return typeof t?.cost_usd === 'number' && Number.isFinite(t.cost_usd) ? t.cost_usd : null;
 }
 
 /** Rewrite trajectory.html atomically: an open tab reloading mid-write never sees half a page. */

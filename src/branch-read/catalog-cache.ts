@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import type { Repo } from '../git/index.js';
 import { openRegularFile } from '../util/safe-open.js';
 import type { CatalogRead, CatalogSource, ListedRun } from './list-types.js';
+import { absentAs } from '../errors/errors.js';
 
 /** Runs of the head: a page of the Dashboard's listing (50) many times over. */
 export const HEAD_ROWS = 1000;
@@ -138,10 +139,8 @@ async function prune(dir: string): Promise<void> {
   const dated = await Promise.all(
     names.map(async (n) => ({
       n,
-      t: await stat(join(dir, n)).then(
-        (s) => s.mtimeMs,
-        () => 0,
-      ),
+      // absent: removed meanwhile (by another process's pruning), the oldest; anything else propagates
+      t: await stat(join(dir, n)).then((s) => s.mtimeMs, absentAs(0)),
     })),
   );
   dated.sort((a, b) => b.t - a.t);

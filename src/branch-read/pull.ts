@@ -26,7 +26,7 @@ import { ArtifactPointerSchema, pointerList, type ArtifactPointer } from '../mod
 import { safeRelativePath } from '../model/path-segments.js';
 import { LayoutError, presumedRunLocation, runLocationCandidates, type RunLocation } from '../layout/branch-layout.js';
 import { ReadError, RunExpiredError } from '../layout/read-errors.js';
-import { findRetentionRemoval, parseRetentionLog, RETENTION_LOG_PATH } from '../layout/retention-log.js';
+import { describePolicy, findRetentionRemoval, parseRetentionLog, RETENTION_LOG_PATH } from '../layout/retention-log.js';
 import { archivedRunPaths, archiveShards } from '../layout/archive-refs.js';
 import { archiveBranchRefs, branchRefs, branchTips, fetchBranches, readView, type BranchRefs, type ReadView } from '../repo/remote-view.js';
 import { resolveTarget, withRefView, type PublishTarget, type TargetOptions } from '../repo/target.js';
@@ -255,7 +255,7 @@ export async function findRunTree(
       return [t.local, t.remote].filter((x): x is string => x !== null);
     },
   );
-  if (removal) throw new RunExpiredError(loc.runId, removal);
+  if (removal) throw new RunExpiredError(loc.runId, removal, describePolicy(removal.record.policy));
   const where = results.tracking ? `${results.name} (local) nor on ${results.tracking.slice('refs/remotes/'.length)}` : results.name;
   const hint = target.remote && !fetched ? '; pass --fetch to look at what the remote has now' : '';
   throw new ReadError(`run ${loc.runId} is not on ${where} — \`agentv-results list\` shows the published runs${hint}`, 'not-found');

@@ -7,6 +7,9 @@
 import { setNoticeSink } from '../util/notices.js';
 import { redactText } from '../errors/redact.js';
 import { AgentvResultsError, BUG_REPORT_HINT, diskErrorOf, EXIT, exitCodeFor, isDiskRefusal } from '../errors/errors.js';
+import { UsageError, CheckFailed } from '../errors/cli-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { UsageError, CheckFailed };
 
 export { EXIT, exitCodeFor };
 
@@ -17,22 +20,6 @@ export function failureText(err: unknown): string {
   const message = redactText(err instanceof Error ? `${exitCodeFor(err) === EXIT.bug ? `${err.name}: ` : ''}${err.message}` : String(err));
   if (exitCodeFor(err) !== EXIT.bug) return `agentv-results: ${message}\n`;
   return `agentv-results: internal error: ${message}\nagentv-results: ${BUG_REPORT_HINT}\n`;
-}
-
-/** Bad flags or arguments (exit 2). */
-export class UsageError extends AgentvResultsError {
-  readonly code = 'usage';
-}
-
-/** The command ran, and what it checked failed (exit 1). `quiet`: the command already said why. */
-export class CheckFailed extends AgentvResultsError {
-  readonly code = 'check-failed';
-  constructor(
-    message: string,
-    readonly quiet = false,
-  ) {
-    super(message);
-  }
 }
 
 export async function runCommand(fn: () => Promise<number | void>): Promise<void> {

@@ -10,7 +10,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
-import { AgentvResultsError } from '../errors/errors.js';
+import { CommandError } from '../errors/daemon-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { CommandError };
 
 export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
 
@@ -27,11 +29,6 @@ export interface RunningChild {
   /** Deliver a signal as exec received it (see the process-group note above). */
   forward(signal: NodeJS.Signals): void;
   kill(signal?: NodeJS.Signals): void;
-}
-
-/** The command `exec` was to run is missing or cannot be started. */
-export class CommandError extends AgentvResultsError {
-  readonly code = 'command';
 }
 
 export function statusOf(code: number | null, signal: NodeJS.Signals | null): number {
@@ -52,7 +49,11 @@ export function startCommand(argv: string[], opts: { cwd?: string; env?: NodeJS.
   });
   return new Promise((resolvePromise, reject) => {
     child.once('error', (err: NodeJS.ErrnoException) => {
-      reject(new CommandError(err.code === 'ENOENT' ? `command not found: ${command}` : `could not start ${command}: ${err.message}`));
+      reject(
+        new CommandError(err.code === 'ENOENT' ? `command not found: ${command}` : `could not start ${command}: ${err.message}`, {
+          data: { command, ...(err.code !== undefined ? { errno: err.code } : {}) },
+        }),
+      );
     });
     child.once('spawn', () => {
       const exited = new Promise<ChildExit>((res) => {

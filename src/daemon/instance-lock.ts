@@ -15,27 +15,13 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { OUTBOX_DIR } from './outbox.js';
-import { AgentvResultsError, isAbsent } from '../errors/errors.js';
+import { isAbsent } from '../errors/errors.js';
 import { processAlive } from '../util/process-alive.js';
 import { readRegularText } from '../util/safe-open.js';
-
-export interface DaemonInfo {
-  pid: number;
-  host: string;
-  started_at: string;
-  root: string;
-}
-
-/** Another daemon already runs for this repository (it holds the daemon lock). */
-export class DaemonLockedError extends AgentvResultsError {
-  readonly code = 'daemon-locked';
-  constructor(
-    message: string,
-    readonly holder: DaemonInfo | null,
-  ) {
-    super(message);
-  }
-}
+import { DaemonLockedError, type DaemonInfo } from '../errors/daemon-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { DaemonLockedError };
+export type { DaemonInfo } from '../errors/daemon-errors.js';
 
 export interface DaemonLock {
   release(): Promise<void>;

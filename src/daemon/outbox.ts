@@ -23,8 +23,11 @@ import { access, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { redactDeep } from '../errors/redact.js';
-import { absentAs, AgentvResultsError, isAbsent } from '../errors/errors.js';
+import { absentAs, isAbsent } from '../errors/errors.js';
 import { readRegularText } from '../util/safe-open.js';
+import { OutboxError } from '../errors/daemon-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { OutboxError };
 
 export type OutboxJob =
   | { kind: 'publish'; run_dir: string; run_id: string; wip_ref: string | null }
@@ -59,19 +62,6 @@ export interface OutboxItem {
   state: 'pending' | 'dead';
   /** When it was declared dead. */
   deadAt: string | null;
-}
-
-/** The daemon's outbox journal cannot be read or written (a full disk among them). */
-export class OutboxError extends AgentvResultsError {
-  readonly code: 'outbox' | 'no-space';
-  /** `noSpace`: the disk (or quota) is full — an environment failure (exit 3), not bad input. */
-  constructor(
-    message: string,
-    readonly noSpace = false,
-  ) {
-    super(message);
-    this.code = noSpace ? 'no-space' : 'outbox';
-  }
 }
 
 export const OUTBOX_DIR = 'agentv-results';
@@ -158,7 +148,11 @@ export class Outbox {
     // absent: removed between stat and read, an empty outbox; an unreadable journal is named, never read as empty
     const text = await readRegularText(this.file, { kind: 'log' }).catch((err: unknown) => {
       if (isAbsent(err)) return '';
-      throw new OutboxError(`cannot read the outbox journal ${this.file}: ${(err as Error).message} — move it aside to start an empty outbox`);
+      throw new OutboxError(
+        `cannot read the outbox journal ${this.file}: ${(err as Error).message} — move it aside to start an empty outbox`,
+        false,
+        this.file,
+      );
     });
     const items = fold(text);
     this.cache = { size: st.size, mtimeMs: st.mtimeMs, items };
@@ -273,7 +267,7 @@ export class Outbox {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EROFS' || code === 'ENOSPC' || code === 'EDQUOT') throw explain(err, this.file);
-      throw new OutboxError(`could not lock the outbox ${this.file}: ${(err as Error).message}`);
+      throw new OutboxError(`could not lock the outbox ${this.file}: ${(err as Error).message}`, false, this.file);
     }
     try {
       return await fn();
@@ -318,11 +312,13 @@ async function writeDurably(file: string, data: string, flag: 'a' | 'w'): Promis
 function explain(err: unknown, file: string): Error {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOSPC' || code === 'EDQUOT') {
-    return new OutboxError(`no space left to record in the outbox ${file}; free some space (the queued work is retried when it can be written)`, true);
+    return new OutboxError(`no space left to record in the outbox ${file}; free some space (the queued work is retried when it can be written)`, true, file);
   }
   if (code === 'EROFS') {
     return new OutboxError(
       `the outbox ${file} is on a read-only filesystem; nothing was recorded — make it writable (the queued work is kept and retried when it can be written)`,
+      false,
+      file,
     );
   }
   return err as Error;

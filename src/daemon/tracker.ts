@@ -14,7 +14,7 @@ import type { Logger } from './log.js';
 import type { Outbox } from './outbox.js';
 import { inspectRun } from '../runs/read/run-dir-state.js';
 import { catalogListsRun } from '../layout/catalog-check.js';
-import { readRegularText } from '../util/safe-open.js';
+import { readOptionalJson } from '../util/safe-open.js';
 
 export interface TrackerOptions {
   repo: Repo;
@@ -250,12 +250,9 @@ export class RunTracker {
 
   private async existingWipRef(dir: string, runId: string): Promise<string | null> {
     let branch = wipBranch(this.opts.host, runId);
-    try {
-      const marker = JSON.parse(await readRegularText(join(dir, RECOVERY_MARKER), { kind: 'run-file' })) as { branch?: unknown };
-      if (typeof marker.branch === 'string') branch = marker.branch;
-    } catch {
-      // not a recovered workspace
-    }
+    // No marker (or not JSON): not a recovered workspace. One that cannot be read fails this examination, logged with its reason.
+    const marker = (await readOptionalJson(join(dir, RECOVERY_MARKER), { kind: 'run-file' })) as { branch?: unknown } | null | undefined;
+    if (typeof marker?.branch === 'string') branch = marker.branch;
     const ref = `refs/heads/${branch}`;
     return (await resolveRef(this.opts.repo, ref)) ? ref : null;
   }
@@ -286,13 +283,9 @@ export class RunTracker {
 }
 
 async function summaryRunId(dir: string): Promise<string | null> {
-  try {
-    const s = JSON.parse(await readRegularText(join(dir, 'summary.json'), { kind: 'run-file' })) as { run_id?: unknown };
-    if (typeof s.run_id === 'string' && s.run_id.length > 0) return s.run_id;
-  } catch {
-    // no summary (yet) or not JSON
-  }
-  return null;
+  // No summary (yet) or not JSON: no recorded id. One that cannot be read is said (the run is not published under a guessed id).
+  const s = (await readOptionalJson(join(dir, 'summary.json'), { kind: 'run-file' })) as { run_id?: unknown } | null | undefined;
+  return typeof s?.run_id === 'string' && s.run_id.length > 0 ? s.run_id : null;
 }
 
 /**

@@ -13,6 +13,7 @@ import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname, relative, sep } from 'node:path';
 import type { Logger } from './log.js';
+import { absentAs } from '../errors/errors.js';
 
 const RUN_FILES = new Set(['index.jsonl', 'summary.json']);
 
@@ -40,10 +41,8 @@ export class RunWatcher {
   /** Start watching; resolves once the initial watch is set up (or polling was chosen). */
   async start(): Promise<void> {
     if (this.opts.poll) return;
-    const exists = await stat(this.root).then(
-      (s) => s.isDirectory(),
-      () => false,
-    );
+    // absent: not created yet; anything else (a root we may not read) propagates
+    const exists = await stat(this.root).then((s) => s.isDirectory(), absentAs(false));
     // chokidar does not pick up a root created later; the rescan finds it and calls start() again.
     if (!exists) return;
     const w = watch(this.root, {

@@ -60,14 +60,30 @@ export const EXIT_CODE_BY_ERROR = {
 
 export type ErrorCode = keyof typeof EXIT_CODE_BY_ERROR;
 
-/** Every failure this package raises on purpose: a stable `code` and the exit code it maps to (`cliExitCode`). */
-export abstract class AgentvResultsError extends Error {
-  abstract readonly code: ErrorCode;
+/**
+ * The options every error takes: the cause (as `Error`'s) and its `data`, for the classes whose
+ * constructor is `(message, options?)`.
+ */
+export interface ErrorDataOptions<D> extends ErrorOptions {
+  data?: D;
+}
 
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
+/**
+ * Every failure this package raises on purpose: a stable `code`, the exit code it maps to
+ * (`cliExitCode`) and its `data`: what failed, where and why, as typed fields a caller can branch
+ * on (never the message's words). Each class declares its data type; every field a class had
+ * before (`err.argv`, `err.kind`, …) is still there, and is also in `data`.
+ */
+export abstract class AgentvResultsError<D extends object = object> extends Error {
+  abstract readonly code: ErrorCode;
+  /** What failed, where and why (each class's own type). */
+  readonly data: D;
+
+  constructor(message: string, options?: ErrorDataOptions<D>) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     // The subclass's own name, so logs and `err.name` say which failure it is.
     this.name = new.target.name;
+    this.data = options?.data ?? ({} as D);
   }
 
   /** The process exit code this failure maps to (not to be confused with a failed git's own `exitCode`). */
@@ -77,13 +93,13 @@ export abstract class AgentvResultsError extends Error {
 }
 
 /** Library inputs that fail their schema at a public verb's boundary (a wrong type, a missing field). */
-export class InvalidArgumentsError extends AgentvResultsError {
+export class InvalidArgumentsError extends AgentvResultsError<{ verb: string; issues: readonly { path: string; message: string }[] }> {
   readonly code = 'invalid-arguments';
   constructor(
     readonly verb: string,
     readonly issues: readonly { path: string; message: string }[],
   ) {
-    super(`${verb}: invalid options: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ')}`);
+    super(`${verb}: invalid options: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ')}`, { data: { verb, issues } });
   }
 }
 
@@ -91,7 +107,7 @@ export class InvalidArgumentsError extends AgentvResultsError {
  * A system error's code, typed here rather than as Node's ErrnoException: model/ imports this file
  * and the pages' scripts are type-checked without Node's types.
  */
-type Errno = { code?: string };
+type Errno = { code?: string; path?: string };
 
 /** True when `err` is the kernel saying the disk (ENOSPC) or the user's quota (EDQUOT) is full. */
 export function isNoSpace(err: unknown): boolean {
@@ -113,14 +129,16 @@ export function isDiskRefusal(err: unknown): boolean {
  * A write the disk refused (ENOSPC, EDQUOT: `no-space`; EROFS: `read-only`; both exit 3, the
  * environment): what was being written and that nothing half-written is taken as done.
  */
-export class DiskError extends AgentvResultsError {
+export class DiskError extends AgentvResultsError<{ errno: string; path?: string }> {
   readonly code: 'no-space' | 'read-only';
+  /** `options.data.path`: the file being written (default: the cause's own `path`, when it has one). */
   constructor(
     message: string,
     readonly errno: string,
-    options?: ErrorOptions,
+    options?: ErrorDataOptions<{ path?: string }>,
   ) {
-    super(message, options);
+    const path = options?.data?.path ?? (options?.cause as Errno | undefined)?.path;
+    super(message, { cause: options?.cause, data: { errno, ...(path !== undefined ? { path } : {}) } });
     this.code = errno === 'EROFS' ? 'read-only' : 'no-space';
   }
 }

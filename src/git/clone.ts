@@ -11,14 +11,13 @@ import { openRepo, type Repo } from './repo.js';
 import { classifyRemoteFailure } from './classify.js';
 import { GitArgumentError, GitError, RemoteError } from '../errors/git-errors.js';
 import { networkSpawn, silenceMessage } from './network.js';
+import { absentAs } from '../errors/errors.js';
 
 /** `offline: false` refuses to start an empty clone when the remote cannot be reached now. */
 export async function ensureBareClone(url: string, dir: string, opts: { timeoutMs?: number; offline?: boolean } = {}): Promise<Repo> {
   if (url.startsWith('-')) throw new GitArgumentError(`invalid repository URL ${JSON.stringify(url)}`);
-  const exists = await stat(dir).then(
-    () => true,
-    () => false,
-  );
+  // absent: clone it; anything else (a cache we may not read) propagates
+  const exists = await stat(dir).then(() => true, absentAs(false));
   if (exists) return openRepo(dir);
   await mkdir(dirname(dir), { recursive: true });
   // Clone beside the final name and rename: a clone interrupted half-way is never mistaken for a cache.

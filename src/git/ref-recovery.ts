@@ -22,6 +22,7 @@ import { processAlive } from '../util/process-alive.js';
 import { resolveRef, zeroId, type Repo } from './repo.js';
 import { gitIn } from './repo.js';
 import { absentAs, isAbsent } from '../errors/errors.js';
+import { unreadableFile } from '../util/safe-open.js';
 
 /** Git holds a ref lock for the time of a rename; a lock this old with no git around is a leftover. */
 export const STALE_LOCK_MS = 10_000;
@@ -72,8 +73,16 @@ function readJournal(repo: Repo): Journal | null {
   for (const name of names) {
     const m = JOURNAL.exec(name);
     if (!m || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
+    let text: string;
     try {
-      const j = JSON.parse(readFileSync(join(repo.commonDir, 'agentv-results', name), 'utf8')) as Journal;
+      text = readFileSync(join(repo.commonDir, 'agentv-results', name), 'utf8');
+    } catch (err) {
+      // absent: recovered and removed by another process meanwhile; anything else propagates
+      if (isAbsent(err)) continue;
+      throw unreadableFile(join(repo.commonDir, 'agentv-results', name), {}, err);
+    }
+    try {
+      const j = JSON.parse(text) as Journal;
       if (Array.isArray(j.updates) && typeof j.pid === 'number') return j;
     } catch {
       // torn by the kill before the rename: the transaction never started

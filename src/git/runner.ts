@@ -77,7 +77,7 @@ function fullArgv(args: readonly string[], opts: GitSpawnOptions): string[] {
 
 function startChild(argv: string[], opts: GitSpawnOptions): ChildProcessWithoutNullStreams {
   return spawn('git', argv, {
-    cwd: opts.cwd ?? opts.gitDir ?? process.cwd(),
+    cwd: cwdOf(opts),
     env: buildGitEnv(opts.env),
     stdio: ['pipe', 'pipe', 'pipe'],
     windowsHide: true,
@@ -87,6 +87,15 @@ function startChild(argv: string[], opts: GitSpawnOptions): ChildProcessWithoutN
 interface ExitWatch {
   /** Settles once the process is gone and its stdio is closed. */
   done: Promise<{ code: number; stderr: string }>;
+  /** What git has written to stderr so far. */
+  stderrSoFar(): string;
+  /** The directory git runs in (kept in every GitError's data). */
+  cwd: string;
+}
+
+/** Where git runs: the caller's cwd, else its git directory (never the user's worktree), else ours. */
+function cwdOf(opts: GitSpawnOptions): string {
+  return opts.cwd ?? opts.gitDir ?? process.cwd();
 }
 
 /**
@@ -100,6 +109,7 @@ function watchExit(child: ChildProcessWithoutNullStreams, argv: string[], opts: 
   // EPIPE when git exits before reading all its input: the exit code tells the real story.
   child.stdin.on('error', () => undefined);
   const shownArgv = ['git', ...argv];
+  const cwd = cwdOf(opts);
   let aborted = false;
   const onAbort = (): void => {
     aborted = true;
@@ -122,11 +132,16 @@ function watchExit(child: ChildProcessWithoutNullStreams, argv: string[], opts: 
           (spawnError as NodeJS.ErrnoException).code === 'ENOENT'
             ? `could not run git: ${spawnError.message} (is git installed and on PATH, and does the working directory exist?)`
             : `could not run git: ${spawnError.message}`;
-        reject(new GitError(shownArgv, null, stderr, msg));
+        reject(new GitError(shownArgv, null, stderr, msg, { cwd, how: 'spawn' }));
       } else if (aborted) {
-        reject(new GitError(shownArgv, code, stderr, `${shownArgv.slice(0, 3).join(' ')} … aborted (${String(opts.signal?.reason ?? 'signal')})`));
+        reject(
+          new GitError(shownArgv, code, stderr, `${shownArgv.slice(0, 3).join(' ')} … aborted (${String(opts.signal?.reason ?? 'signal')})`, {
+            cwd,
+            how: 'aborted',
+          }),
+        );
       } else if (code === null || !okCodes.includes(code)) {
-        reject(new GitError(shownArgv, code, stderr));
+        reject(new GitError(shownArgv, code, stderr, undefined, { cwd, how: 'exit' }));
       } else {
         resolve({ code, stderr });
       }
@@ -134,7 +149,7 @@ function watchExit(child: ChildProcessWithoutNullStreams, argv: string[], opts: 
   });
   // observed: `done` is returned and awaited by the caller; this only keeps it from being unhandled early
   done.catch(() => undefined);
-  return { done };
+  return { done, stderrSoFar: () => Buffer.concat(stderrChunks).toString('utf8'), cwd };
 }
 
 /**
@@ -177,14 +192,24 @@ export interface GitProcess {
 export function spawnGit(args: string[], opts: GitSpawnOptions = {}): GitProcess {
   const argv = fullArgv(args, opts);
   const child = startChild(argv, opts);
-  const { done } = watchExit(child, argv, opts);
+  const watch = watchExit(child, argv, opts);
+  const { done } = watch;
   let closed = false;
   child.stdin.on('close', () => {
     closed = true;
   });
+  // git stopped reading what it was given (it exited, or was killed, mid-stream): a git failure
+  // (exit 3) with what it said so far, never a plain Error (exit 70, "a bug").
+  const died = (when: string): GitError => {
+    const shown = ['git', ...argv];
+    const said = watch.stderrSoFar().trim().split('\n').slice(-2).join(' | ');
+    const how = child.signalCode ? `the git process ended on ${child.signalCode}` : 'the git process has exited';
+    const message = `${shown.slice(0, 3).join(' ')} stopped reading its input ${when} (${how})${said ? `: ${said}` : ''}`;
+    return new GitError(shown, child.exitCode, watch.stderrSoFar(), message, { cwd: watch.cwd, how: 'died' });
+  };
   const write = (chunk: Buffer | string): Promise<void> => {
     if (closed || child.stdin.destroyed || child.stdin.writableEnded) {
-      return Promise.reject(new Error('git stdin is closed (the process has exited)'));
+      return Promise.reject(died('before this write'));
     }
     if (child.stdin.write(chunk)) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
@@ -198,7 +223,7 @@ export function spawnGit(args: string[], opts: GitSpawnOptions = {}): GitProcess
       };
       const onClose = (): void => {
         cleanup();
-        reject(new Error('git stdin closed before the data was consumed (the process has exited)'));
+        reject(died('before the data was consumed'));
       };
       child.stdin.on('drain', onDrain);
       child.stdin.on('close', onClose);

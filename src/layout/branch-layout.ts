@@ -37,18 +37,15 @@
  */
 import { readObjects, lsTree, type Repo, type TreeEntry } from '../git/index.js';
 import { isSafeSegment, slugToIso } from '../model/path-segments.js';
-import { AgentvResultsError } from '../errors/errors.js';
+import { LayoutError } from '../errors/read-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { LayoutError };
 
 export const CATALOG_DIR = '.indexes';
 export const CATALOG_PREFIX = 'agentv-results.';
 /** The layout before AgentV's: read only. */
 export const LEGACY_CATALOG_DIR = 'catalog';
 export const LEGACY_RUNS_DIR = 'runs';
-
-/** A run id or path that has no place on the results branch (unsafe, reserved, neither `<run_id>` nor `<experiment>/<timestamp>`). */
-export class LayoutError extends AgentvResultsError {
-  readonly code = 'layout';
-}
 
 export interface RunLocation {
   runId: string;

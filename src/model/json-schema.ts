@@ -17,6 +17,7 @@ import {
   TranscriptSchema,
 } from './artifacts.js';
 import { InputRowSchema } from './input-row.js';
+import { InvalidArgumentsError } from '../errors/errors.js';
 
 export const SCHEMAS: Record<string, { schema: z.ZodType; file: string; description: string }> = {
   'input-row': { schema: InputRowSchema, file: 'results .jsonl', description: 'one AgentV result row as read (after camelCase aliases are mapped)' },
@@ -42,8 +43,11 @@ export const SCHEMAS: Record<string, { schema: z.ZodType; file: string; descript
 
 export function jsonSchema(name: string): Record<string, unknown> {
   const entry = SCHEMAS[name];
-  // A plain Error on purpose: model/ is layer 0, below the error model; the CLI checks the name first (UsageError, exit 2).
-  if (!entry) throw new Error(`unknown schema ${JSON.stringify(name)}; known: ${Object.keys(SCHEMAS).join(', ')}`);
+  // A library caller's unknown name is bad input (exit 2), naming the argument; the CLI checks the name first (UsageError).
+  if (!entry)
+    throw new InvalidArgumentsError('jsonSchema', [
+      { path: 'name', message: `unknown schema ${JSON.stringify(name)}; known: ${Object.keys(SCHEMAS).join(', ')}` },
+    ]);
   const doc = z.toJSONSchema(entry.schema, { io: 'input', unrepresentable: 'any', cycles: 'ref', reused: 'inline' }) as Record<string, unknown>;
   return { ...doc, $id: `https://agentv.dev/schemas/agentv-results/${name}.json`, title: entry.file, description: entry.description };
 }

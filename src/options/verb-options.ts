@@ -110,14 +110,6 @@ export function parseArgs<T extends Record<string, z.ZodType>>(verb: string, sha
   return parseOptions(verb, z.strictObject(shape), value) as { [K in keyof T]: z.output<T[K]> };
 }
 
-/**
- * Checks `value` against `schema` and keeps the caller's object.
- * @deprecated Every verb parses with `parseOptions` and passes the parsed value on; this remains only until the last caller moves.
- */
-export function checkOptions(verb: string, schema: z.ZodType, value: unknown): void {
-  parseOptions(verb, schema, value);
-}
-
 /** The flag metadata of a schema field, looked up through optional/default/nullable wrappers. */
 export function flagMetaOf(field: z.ZodType): FlagMeta | undefined {
   let at: z.ZodType | undefined = field;

@@ -7,7 +7,7 @@
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { feedbackNotes, normalizeFeedbackEntries, type FeedbackNote } from '../merge/index.js';
-import { readRegularText } from '../util/safe-open.js';
+import { readRegularText, unreadableFile } from '../util/safe-open.js';
 import { absentAs } from '../errors/errors.js';
 
 export interface RunOverlays {
@@ -29,11 +29,15 @@ async function readOverlayJson(dir: string, name: string, warnings: string[]): P
     // absent: no overlay file; anything else propagates
     return absentAs(null)(err);
   }
+  // A file that cannot be read is said (its error); one that does not parse is reported below.
+  const text = await readRegularText(path, { kind: 'run-file' }).catch((err: unknown) => {
+    throw unreadableFile(path, {}, err);
+  });
   try {
-    const doc: unknown = JSON.parse(await readRegularText(path, { kind: 'run-file' }));
+    const doc: unknown = JSON.parse(text);
     if (doc && typeof doc === 'object' && !Array.isArray(doc)) return doc as Record<string, unknown>;
   } catch {
-    // reported below
+    // unparsable: reported below
   }
   warnings.push(`${name} is not a JSON object; ignored (run \`agentv-results validate\`)`);
   return null;

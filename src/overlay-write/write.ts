@@ -12,7 +12,7 @@
  * that tags changed, and `expectRevision` turns it into an optimistic-concurrency check.
  */
 import { userInfo } from 'node:os';
-import { configGet, readBlobs, updateRefs, writeCommit, type FileChange } from '../git/index.js';
+import { configGet, readBlobs, RemoteError, updateRefs, writeCommit, type FileChange } from '../git/index.js';
 import {
   computeFeedbackRevision,
   computeTagRevision,
@@ -33,28 +33,10 @@ import { flag, fnOf, objectOf, parseOptions, TargetFields } from '../options/ver
 import * as z from 'zod';
 import { adoptTeamTips, teamTip } from '../repo/team-tip.js';
 import { branchRefs, fetchBranches as fetchForRead } from '../repo/remote-view.js';
-import { AgentvResultsError } from '../errors/errors.js';
 import type { TagsDocument } from '../model/artifacts.js';
-
-/** Wrong input (invalid tag, text) or, with `notFound`, an unknown run or test (code `not-found`): exit 2. */
-export class OverlayInputError extends AgentvResultsError {
-  readonly code: 'overlay-input' | 'not-found';
-  constructor(message: string, opts: { notFound?: boolean } = {}) {
-    super(message);
-    this.code = opts.notFound ? 'not-found' : 'overlay-input';
-  }
-}
-
-/** `expectRevision` did not match: someone changed the tags since the caller read them (exit 1). */
-export class TagRevisionMismatch extends AgentvResultsError {
-  readonly code = 'tag-revision-mismatch';
-  constructor(
-    readonly expected: string,
-    readonly actual: string | null,
-  ) {
-    super(`tags changed since revision ${expected} (now ${actual ?? 'no tags.json'}); read them again and retry`);
-  }
-}
+import { OverlayInputError, TagRevisionMismatch, FeedbackRevisionMismatch } from '../errors/overlay-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { OverlayInputError, TagRevisionMismatch, FeedbackRevisionMismatch };
 
 export const MAX_FEEDBACK_CHARS = 20_000;
 
@@ -93,21 +75,6 @@ export type TagsDoc = TagsDocument;
 
 /** `feedback.json` as read and written: overlays/document.ts's FeedbackDocument (one definition), under the name the API has always used. */
 export type FeedbackDoc = FeedbackDocument;
-
-/** `expectRevision` of a feedback edit did not match the reviewer's current entry (exit 1). */
-export class FeedbackRevisionMismatch extends AgentvResultsError {
-  readonly code = 'feedback-revision-mismatch';
-  constructor(
-    readonly testId: string,
-    readonly reviewer: string,
-    readonly expected: string,
-    readonly actual: string | null,
-  ) {
-    super(
-      `${reviewer}'s feedback on ${testId} changed since revision ${expected} (now ${actual ?? 'no entry'}); read it again (\`feedback <run> ${testId}\`) and retry`,
-    );
-  }
-}
 
 interface EditContext {
   loc: RunLocation;
@@ -188,7 +155,7 @@ async function catchUp(target: PublishTarget, opts: OverlayOptions): Promise<voi
     // A conflict with unpushed local work is left for the push loop to set aside.
     await integrateRemote(target, remote, { now: opts.now });
   } catch (err) {
-    if ((err as { name?: string }).name !== 'RemoteError') throw err;
+    if (!(err instanceof RemoteError)) throw err;
   }
 }
 

@@ -26,7 +26,7 @@ import { join, normalize as normalizeNative } from 'node:path';
 import type { FileMode } from '../git/index.js';
 import { safeRelativePath } from '../model/path-segments.js';
 import { InputError } from '../runs/export/export.js';
-import { readRegularFileSync, readRegularTextSync } from '../util/safe-open.js';
+import { readOptionalJsonSync, readRegularFileSync, readRegularTextSync } from '../util/safe-open.js';
 
 /** The ref AgentV's transcript pointers must name for AgentV to move the payload (a constant in AgentV, whatever the config says). */
 export const AGENTV_ARTIFACTS_REF_NAME = 'agentv/artifacts/v1';
@@ -83,15 +83,15 @@ function workspaceFiles(root: string): RunFile[] {
 
 /** The manifest AgentV's publish reads pointers from: summary.json's index_path (or manifest_path), else `.internal/index.jsonl`, else `index.jsonl`. */
 function manifestPath(root: string): string | null {
-  try {
-    const summary = JSON.parse(readRegularTextSync(join(root, 'summary.json'), { kind: 'run-file' })) as { index_path?: unknown; manifest_path?: unknown };
-    const named = summary.index_path ?? summary.manifest_path;
-    if (typeof named === 'string' && named.trim() !== '' && !named.startsWith('/')) {
-      const rel = normalizeNative(named).split('\\').join('/');
-      if (!rel.startsWith('..') && existsSync(join(root, rel))) return rel;
-    }
-  } catch {
-    // no readable summary: the default places
+  // No summary (or not JSON): the default places. One that cannot be read is said, not taken for none.
+  const summary = readOptionalJsonSync(join(root, 'summary.json'), { kind: 'run-file' }) as
+    | { index_path?: unknown; manifest_path?: unknown }
+    | null
+    | undefined;
+  const named = summary?.index_path ?? summary?.manifest_path;
+  if (typeof named === 'string' && named.trim() !== '' && !named.startsWith('/')) {
+    const rel = normalizeNative(named).split('\\').join('/');
+    if (!rel.startsWith('..') && existsSync(join(root, rel))) return rel;
   }
   if (existsSync(join(root, '.internal', 'index.jsonl'))) return '.internal/index.jsonl';
   if (existsSync(join(root, 'index.jsonl'))) return 'index.jsonl';

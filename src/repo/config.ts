@@ -38,11 +38,14 @@
 import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import * as z from 'zod';
-import { AgentvResultsError } from '../errors/errors.js';
 import { parseOptions, TargetFields } from '../options/verb-options.js';
 import { yamlParser } from '../util/yaml.js';
 import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
 import { refSettingProblem } from './ref-settings.js';
+import { ConfigError } from '../errors/publish-errors.js';
+import { isAbsent } from '../errors/errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { ConfigError };
 
 export const DEFAULT_RESULTS_BRANCH = 'agentv/results/v1';
 export const DEFAULT_ARTIFACTS_BRANCH = 'agentv/artifacts/v1';
@@ -134,15 +137,6 @@ export const ResultsConfigSchema = z.strictObject({
 });
 export type ResultsConfig = z.infer<typeof ResultsConfigSchema>;
 
-/** A configuration that cannot be used (exit 2); `notFound`: it names a project that is not there (code `not-found`). */
-export class ConfigError extends AgentvResultsError {
-  readonly code: 'config' | 'not-found';
-  constructor(message: string, opts: { notFound?: boolean } = {}) {
-    super(message);
-    this.code = opts.notFound ? 'not-found' : 'config';
-  }
-}
-
 // Other keys of a project entry (name, targets, …) belong to AgentV and are left alone.
 const ProjectSchema = z.looseObject({
   id: z.string().min(1),
@@ -197,13 +191,15 @@ export async function findConfigFile(start: string): Promise<string | null> {
       const candidate = join(dir, '.agentv', name);
       // Only looked at, never read here: a pipe or a link to a device is found, and then refused by
       // the one opener when the config is read (exit 2), instead of blocking this search.
-      if (
-        await stat(candidate).then(
-          () => true,
-          () => false,
-        )
-      )
-        return candidate;
+      const found = await stat(candidate).then(
+        () => true,
+        (err: unknown) => {
+          // absent: look further up; anything else (a .agentv we may not look into, a loop of links) is a ConfigError, never "no configuration"
+          if (isAbsent(err)) return false;
+          throw new ConfigError(`${candidate}: cannot look at it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { file: candidate });
+        },
+      );
+      if (found) return candidate;
     }
     const parent = dirname(dir);
     if (parent === dir) return null;
@@ -292,13 +288,13 @@ export async function loadResultsConfig(options: LoadConfigOptions = {}): Promis
       text = await readRegularText(file, { kind: 'config', label: opts.configFile ? `--config ${file}` : file });
     } catch (err) {
       // A pipe, socket, device or oversized file: a configuration error like any other (exit 2).
-      if (err instanceof UnsafeFileError) throw new ConfigError(err.message);
-      throw new ConfigError(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      if (err instanceof UnsafeFileError) throw new ConfigError(err.message, { file });
+      throw new ConfigError(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { file });
     }
     try {
       doc = parseYaml(text);
     } catch (err) {
-      throw new ConfigError(`${file}: not valid YAML (${(err as Error).message.split('\n')[0]})`);
+      throw new ConfigError(`${file}: not valid YAML (${(err as Error).message.split('\n')[0]})`, { file });
     }
     if (doc !== null && doc !== undefined) {
       if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`${file}: expected a mapping at the top level`);

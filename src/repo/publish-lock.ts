@@ -28,13 +28,11 @@ import { rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { processAlive } from '../util/process-alive.js';
-import { absentAs, AgentvResultsError, diskErrorOf, isAbsent, isDiskRefusal } from '../errors/errors.js';
+import { absentAs, diskErrorOf, isAbsent, isDiskRefusal } from '../errors/errors.js';
 import { readRegularTextSync } from '../util/safe-open.js';
-
-/** The repository's publish lock could not be taken or kept (nothing was moved). */
-export class LockError extends AgentvResultsError {
-  readonly code = 'lock';
-}
+import { LockError } from '../errors/publish-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { LockError };
 
 export interface HeldLock {
   assertHeld(): void;
@@ -153,7 +151,16 @@ export async function acquirePublishLock(commonDir: string, opts: { waitMs?: num
     } catch (err) {
       if (isDiskRefusal(err)) throw diskErrorOf(err, `the publish lock ${lockDir} (nothing was written; no branch moved)`);
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED' || Date.now() - started > waitMs) {
-        throw new LockError(`could not take the publish lock ${lockDir}: ${(err as Error).message}`);
+        // Who holds it, when its owner record says (the data of the failure, for a caller to show or wait on).
+        let owner: Owner | null = null;
+        try {
+          owner = (err as NodeJS.ErrnoException).code === 'ELOCKED' ? readOwner(ownerFile) : null;
+        } catch {
+          // unreadable owner record: the holder is not known; the LockError below is the failure reported
+        }
+        throw new LockError(`could not take the publish lock ${lockDir}: ${(err as Error).message}`, {
+          data: { path: lockDir, holder: owner ? { pid: owner.pid, host: owner.host } : null },
+        });
       }
       if (await reclaimIfOwnerDead(lockDir, ownerFile)) continue;
       const backoff = Math.min(1_000, 50 * 1.3 ** attempt);
@@ -174,11 +181,14 @@ export async function acquirePublishLock(commonDir: string, opts: { waitMs?: num
     // best effort: the LockError below is the failure reported
     await release().catch(() => undefined);
     if (isDiskRefusal(err)) throw diskErrorOf(err, `the owner of the publish lock ${ownerFile} (nothing was written; no branch moved)`);
-    throw new LockError(`could not record the owner of the publish lock in ${ownerFile}: ${(err as Error).message}`);
+    throw new LockError(`could not record the owner of the publish lock in ${ownerFile}: ${(err as Error).message}`, { data: { path: lockDir } });
   }
   return {
     assertHeld() {
-      if (compromised) throw new LockError(`the publish lock was lost (${(compromised as Error).message}); nothing was moved — run the command again`);
+      if (compromised)
+        throw new LockError(`the publish lock was lost (${(compromised as Error).message}); nothing was moved — run the command again`, {
+          data: { path: lockDir },
+        });
     },
     async release() {
       try {

@@ -7,20 +7,16 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Repo } from '../git/index.js';
-import { readRegularText } from '../util/safe-open.js';
+import { readOptionalJson } from '../util/safe-open.js';
 
 function file(repo: Repo): string {
   return join(repo.commonDir, 'agentv-results', 'remote-seen.json');
 }
 
 async function readAll(repo: Repo): Promise<Record<string, string>> {
-  try {
-    const doc = JSON.parse(await readRegularText(file(repo), { kind: 'state' })) as unknown;
-    if (doc && typeof doc === 'object' && !Array.isArray(doc)) return doc as Record<string, string>;
-  } catch {
-    // never contacted, or unreadable
-  }
-  return {};
+  // Never contacted (no file), or a torn one: no dates. One that cannot be read is said, not taken for none.
+  const doc = await readOptionalJson(file(repo), { kind: 'state' });
+  return doc && typeof doc === 'object' && !Array.isArray(doc) ? (doc as Record<string, string>) : {};
 }
 
 /** The last time a fetch or push of ours reached `remote`, or null when none is recorded. */

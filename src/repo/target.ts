@@ -12,7 +12,9 @@ import { assertGitVersion, NotARepositoryError, openRepo, readRemotes, remoteUrl
 import { ensureBareClone } from '../git/clone.js';
 import { ConfigError, loadResultsConfig, type ResultsConfig } from './config.js';
 import { refuseForeignBranches } from './ownership.js';
-import { AgentvResultsError } from '../errors/errors.js';
+import { PublishError } from '../errors/publish-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { PublishError };
 
 export interface PublishTarget {
   repo: Repo;
@@ -30,25 +32,6 @@ export interface PublishTarget {
    */
   remoteUrl?: string | null;
   managed: boolean;
-}
-
-/** The results branch cannot be written or pushed as asked (a push that `requirePush` needed failed, no remote to push to, a branch that is not ours). */
-export class PublishError extends AgentvResultsError {
-  readonly code = 'publish';
-  /** What the failed step had done (a required push that did not land: the run committed locally, its commits and the push's outcome). */
-  readonly data: PublishErrorData;
-
-  constructor(message: string, options?: ErrorOptions & { data?: PublishErrorData }) {
-    super(message, options);
-    this.data = options?.data ?? {};
-  }
-}
-
-/** The data of a PublishError: set when the run was committed before the failure (it is pending, not lost). */
-export interface PublishErrorData {
-  runId?: string;
-  commits?: { results: string; artifacts: string };
-  push?: { classification: string; message: string };
 }
 
 export function looksLikeUrl(value: string): boolean {

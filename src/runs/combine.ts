@@ -31,7 +31,7 @@ import { caseKey, describeCase, distinct } from './read/case-keys.js';
 import { loadRun, type LoadedRun } from './read/run-reader.js';
 import { looksLikeRun, runDirsWithin } from './read/find-runs.js';
 import { checkOutputDir } from '../util/output-target.js';
-import { readRegularText } from '../util/safe-open.js';
+import { readOptionalJson } from '../util/safe-open.js';
 import { absentAs } from '../errors/errors.js';
 import * as z from 'zod';
 import { flag, parseOptions } from '../options/verb-options.js';
@@ -220,22 +220,17 @@ async function isEmptyOrAbsent(path: string): Promise<boolean> {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
+  // absent: not there; anything else propagates
+  return stat(path).then(() => true, absentAs(false));
 }
 
 /** The sources' benchmark eval_file labels, for the combined benchmark.json's metadata. */
 async function evalFileOf(runs: LoadedRun[]): Promise<string> {
   const names: string[] = [];
   for (const run of runs) {
-    try {
-      const doc = JSON.parse(await readRegularText(join(run.dir!, 'benchmark.json'), { kind: 'run-file' })) as { metadata?: { eval_file?: unknown } };
-      if (typeof doc.metadata?.eval_file === 'string' && doc.metadata.eval_file) names.push(doc.metadata.eval_file);
-    } catch {
-      // No benchmark.json in that source: nothing to carry.
-    }
+    // No benchmark.json in that source (or not JSON): nothing to carry. One that cannot be read is said.
+    const doc = (await readOptionalJson(join(run.dir!, 'benchmark.json'), { kind: 'run-file' })) as { metadata?: { eval_file?: unknown } } | null | undefined;
+    if (typeof doc?.metadata?.eval_file === 'string' && doc.metadata.eval_file) names.push(doc.metadata.eval_file);
   }
   return distinct(names).join(', ') || 'combined';
 }

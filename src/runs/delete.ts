@@ -27,7 +27,7 @@ import { SUMMARY_SCHEMA_VERSION } from '../model/artifacts.js';
 import { safeRelativePath, sanitizeSegment } from '../model/path-segments.js';
 import { InputError } from './export/export.js';
 import { loadRun, needsDerivation, type LoadedRun } from './read/run-reader.js';
-import { readRegularText } from '../util/safe-open.js';
+import { readOptionalJson } from '../util/safe-open.js';
 import { absentAs } from '../errors/errors.js';
 import * as z from 'zod';
 import { flag, parseArgs, parseOptions } from '../options/verb-options.js';
@@ -107,10 +107,8 @@ async function expectedTopLevel(dir: string, run: LoadedRun | null, summary: Rec
     const top = rel.split('/')[0]!;
     if (
       !names.has(top) &&
-      (await lstat(join(dir, rel)).then(
-        () => true,
-        () => false,
-      ))
+      // absent: not there; anything else propagates
+      (await lstat(join(dir, rel)).then(() => true, absentAs(false)))
     )
       names.add(top);
   }
@@ -120,13 +118,9 @@ async function expectedTopLevel(dir: string, run: LoadedRun | null, summary: Rec
 }
 
 async function readSummary(dir: string): Promise<Record<string, unknown> | null> {
-  try {
-    const value = JSON.parse(await readRegularText(join(dir, 'summary.json'), { kind: 'run-file' }));
-    return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
-  } catch {
-    // unparsable: no summary to read facts from
-    return null;
-  }
+  // No summary, or not JSON: no facts to read from it. One that cannot be read is said, not taken for none.
+  const value = await readOptionalJson(join(dir, 'summary.json'), { kind: 'run-file' });
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 }
 
 /** Why `given` must not be deleted, or the target it resolves to. */

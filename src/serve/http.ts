@@ -3,20 +3,10 @@
  * out, and a size limit on request bodies. No framework: the server has a dozen routes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AgentvResultsError } from '../errors/errors.js';
 import { hideLocalPaths } from '../errors/redact.js';
-
-/** A Dashboard request's failure, with the HTTP status it is answered with. */
-export class HttpError extends AgentvResultsError {
-  readonly code = 'http';
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly extra: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
+import { HttpError } from '../errors/serve-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { HttpError };
 
 export interface Request {
   method: string;

@@ -2,7 +2,8 @@
 import { findConfigFile } from '../repo/config.js';
 import type { TargetOptions } from '../repo/target.js';
 import { resolve } from 'node:path';
-import { readRegularText } from '../util/safe-open.js';
+import { readRegularText, unreadableFile } from '../util/safe-open.js';
+import { isAbsent } from '../errors/errors.js';
 import { yamlParser } from '../util/yaml.js';
 
 export interface ProjectEntry {
@@ -14,12 +15,18 @@ export async function listProjects(base: TargetOptions): Promise<{ config: strin
   const cwd = base.cwd ?? process.cwd();
   const file = base.configFile ? resolve(cwd, base.configFile) : await findConfigFile(cwd);
   if (!file) return { config: null, projects: [] };
+  // absent: removed since it was found, no projects; one that cannot be read is said (a 400 naming it), never an empty picker
+  const text = await readRegularText(file, { kind: 'config' }).catch((err: unknown) => {
+    if (isAbsent(err)) return null;
+    throw unreadableFile(file, {}, err);
+  });
+  if (text === null) return { config: null, projects: [] };
   let doc: unknown;
   try {
     const parse = await yamlParser();
-    doc = parse(await readRegularText(file, { kind: 'config' }));
+    doc = parse(text);
   } catch {
-    // loadResultsConfig reports a broken file on the first real request; the picker just stays empty
+    // unparsable: loadResultsConfig reports the broken YAML on the first real request; the picker just stays empty
     return { config: file, projects: [] };
   }
   const raw = doc && typeof doc === 'object' ? (doc as { projects?: unknown }).projects : undefined;

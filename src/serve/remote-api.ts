@@ -140,14 +140,14 @@ export async function remoteStatus(opts: TargetOptions, state: RemoteState): Pro
   return out;
 }
 
+/**
+ * The configuration as loaded: no configuration file reads as AgentV's defaults (loadResultsConfig
+ * says so itself); a broken or unreadable one is its ConfigError (a 400 naming the file), never the
+ * defaults shown as if they were what the project configured.
+ */
 async function configOf(opts: TargetOptions) {
   const { loadResultsConfig } = await import('../repo/config.js');
-  try {
-    return await loadResultsConfig({ cwd: opts.cwd, env: opts.env, configFile: opts.configFile, project: opts.project });
-  } catch {
-    // optional: no configuration reads as AgentV's defaults
-    return { config: null };
-  }
+  return loadResultsConfig({ cwd: opts.cwd, env: opts.env, configFile: opts.configFile, project: opts.project });
 }
 
 /**

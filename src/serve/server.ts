@@ -14,7 +14,9 @@ import { registerAutoresearchApi } from './autoresearch-api.js';
 import { HttpError, readJsonBody, Router, send, sendError } from './http.js';
 import { dashboardCsp, renderDashboard } from './page.js';
 import { allowedHosts, checkHost, checkWrite, isLoopbackHost, newToken } from './security.js';
-import { AgentvResultsError } from '../errors/errors.js';
+import { ServeError } from '../errors/serve-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { ServeError };
 
 /** `startServer`'s options (the `serve` command's flags, and `daemon --http`'s, come from the same fields). */
 export const ServeOptionsSchema = z.strictObject({
@@ -69,18 +71,15 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The Dashboard server will not start as asked (a host beyond this machine without `allowRemote`). */
-export class ServeError extends AgentvResultsError {
-  readonly code = 'serve';
-}
-
 /** Start the Dashboard's HTTP server on the results branch (loopback by default), as `agentv-results serve` does. */
 export async function startServer(options: ServeOptions = {}): Promise<RunningServer> {
   const opts = parseOptions('startServer', ServeOptionsSchema, options);
   const host = opts.host;
   const loopback = isLoopbackHost(host.replace(/^\[|\]$/g, '')) || host === '::1';
   if (!loopback && !opts.allowRemote) {
-    throw new ServeError(`refusing to listen on ${host}: the API can sync and edit the results branch; pass --allow-remote to expose it beyond this machine`);
+    throw new ServeError(`refusing to listen on ${host}: the API can sync and edit the results branch; pass --allow-remote to expose it beyond this machine`, {
+      data: { host },
+    });
   }
   const token = opts.token ?? newToken();
   const base = targetOptionsOf(opts);

@@ -44,8 +44,11 @@ export async function readStamp(out: string): Promise<Stamp | null> {
   const file = join(out, STAMP);
   const st = await lstat(file).catch(absentAs(null));
   if (!st?.isFile() || st.size > 4096) return null;
+  // absent: removed since the lstat (the build ended); anything else (unreadable) propagates
+  const text = await readFile(file, 'utf8').catch(absentAs(null));
+  if (text === null) return null;
   try {
-    const doc = JSON.parse(await readFile(file, 'utf8')) as { tool?: unknown; pid?: unknown };
+    const doc = JSON.parse(text) as { tool?: unknown; pid?: unknown };
     if (doc.tool !== STAMP_TOOL) return null;
     return { pid: typeof doc.pid === 'number' ? doc.pid : 0, since: st.mtimeMs };
   } catch {

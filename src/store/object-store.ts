@@ -18,9 +18,11 @@
  */
 import { createHash } from 'node:crypto';
 import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
-import { AgentvResultsError } from '../errors/errors.js';
 import { redactText } from '../errors/redact.js';
 import { describeSeconds, NETWORK_ENV, networkLimits, type NetworkLimits } from '../util/network-limits.js';
+import { ObjectStoreError, type ObjectStoreFailure } from '../errors/store-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { ObjectStoreError };
 
 /** The `results.object_store` block of `.agentv/config.yaml` (snake_case, AgentV's plan). */
 export interface ObjectStoreSettings {
@@ -41,22 +43,7 @@ export const OBJECT_STORE_REF = 'object_store';
 export const MULTIPART_THRESHOLD = 16 * 1024 * 1024;
 export const PART_SIZE = 8 * 1024 * 1024;
 
-export type ObjectStoreFailure = 'unreachable' | 'credentials' | 'no-bucket' | 'server' | 'config';
-
-/** The object store (hybrid storage's bucket) failed or is misconfigured; `failure` says how. */
-export class ObjectStoreError extends AgentvResultsError {
-  readonly code = 'object-store';
-  constructor(
-    message: string,
-    /** What failed: `unreachable` and `server` are worth retrying later (the run stays pending). */
-    readonly failure: ObjectStoreFailure,
-  ) {
-    super(message);
-  }
-  get transient(): boolean {
-    return this.failure === 'unreachable' || this.failure === 'server';
-  }
-}
+export type { ObjectStoreFailure } from '../errors/store-errors.js';
 
 /** `<prefix>/sha256/<hex>`: the content address of bytes whose sha256 is `sha256`. */
 export function objectKey(prefix: string, sha256: string): string {
@@ -142,6 +129,7 @@ function loadSdk(): Promise<S3Module> {
       throw new ObjectStoreError(
         `storage_mode hybrid needs the S3 client, which is not installed: run \`npm i ${S3_CLIENT_PACKAGE}@${S3_CLIENT_RANGE}\` next to agentv-results (a default install leaves it out)`,
         'config',
+        { operation: 'load the S3 client' },
       );
     throw err;
   });
@@ -200,6 +188,7 @@ export class ObjectStore {
         throw new ObjectStoreError(
           `storage_mode hybrid: no credentials for ${this.where}: set the environment variables ${c.access_key_id_env} and ${c.secret_access_key_env} (results.object_store.credentials names them)`,
           'config',
+          { operation: 'connect', bucket: this.settings.bucket },
         );
       const sessionToken = c.session_token_env ? env[c.session_token_env] : undefined;
       const { S3Client } = await loadSdk();
@@ -265,8 +254,12 @@ export class ObjectStore {
           throw new ObjectStoreError(
             `${what} (${this.where}): the server did not finish within ${describeSeconds(this.timeoutMs)} (the deadline for one call, its retries included; ${NETWORK_ENV.deadline} sets it in seconds)`,
             'unreachable',
+            { operation: what, bucket: this.settings.bucket },
           );
-        throw new ObjectStoreError(`${what} (${this.where}): ${this.describe(err, failure)}${retried}`, failure);
+        throw new ObjectStoreError(`${what} (${this.where}): ${this.describe(err, failure)}${retried}`, failure, {
+          operation: what,
+          bucket: this.settings.bucket,
+        });
       }
     }
   }
@@ -377,7 +370,12 @@ export class ObjectStore {
       true,
     );
     const uploadId = created.UploadId;
-    if (!uploadId) throw new ObjectStoreError(`starting the upload of ${key} (${this.where}): the server returned no upload id`, 'server');
+    if (!uploadId)
+      throw new ObjectStoreError(`starting the upload of ${key} (${this.where}): the server returned no upload id`, 'server', {
+        operation: 'start a multipart upload',
+        bucket: this.settings.bucket,
+        key,
+      });
     try {
       const parts: { ETag: string; PartNumber: number }[] = [];
       for (let offset = 0, n = 1; offset < data.length; offset += PART_SIZE, n++) {

@@ -20,7 +20,7 @@
  * or a push), and setting a conflict aside holds it across that one push so that a run committed
  * meanwhile is never dropped from the branch.
  */
-import { push, remoteRefLock, updateRefs, type PushClassification } from '../git/index.js';
+import { push, RemoteError, remoteRefLock, updateRefs, type PushClassification } from '../git/index.js';
 import { divertToSyncBranch } from './fallback.js';
 import { fetchBothBranches, integrateRemote, readTips, type BranchTips, type FetchedBranches } from './integrate.js';
 import type { PathConflict, PathResolver } from './merge-commits.js';
@@ -372,7 +372,7 @@ class PushLoop {
       try {
         fetched = await fetchBothBranches(target, { timeoutMs: opts.timeoutMs });
       } catch (err) {
-        const kind = (err as { kind?: string }).kind;
+        const kind = err instanceof RemoteError ? err.kind : undefined;
         const classification = kind === 'unreachable' || kind === 'auth' ? kind : 'other';
         return { outcome: this.done({ landed: false, classification, message: `fetching from ${remote} failed: ${(err as Error).message}` }) };
       }

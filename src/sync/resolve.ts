@@ -29,16 +29,9 @@ import { flag, parseOptions } from '../options/verb-options.js';
 import * as z from 'zod';
 import { PublishError, resolveTarget, type PublishTarget } from '../repo/target.js';
 import { ReadError } from '../layout/read-errors.js';
-import { AgentvResultsError } from '../errors/errors.js';
-
-/**
- * `sync --resolve` cannot finish without a person: this repository's unpushed results conflict with
- * the remote's, or the sync branch does not merge even preferring the results branch (exit 1, like
- * a conflict set aside: the command ran, and what it checked needs a human).
- */
-export class SyncConflictError extends AgentvResultsError {
-  readonly code = 'sync-conflict';
-}
+import { SyncConflictError } from '../errors/publish-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { SyncConflictError };
 
 /** `resolveSyncBranch`'s options: `sync`'s and the sync branch (the `sync` command's `--resolve`). */
 export const ResolveSyncOptionsSchema = z.strictObject({

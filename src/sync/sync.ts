@@ -131,7 +131,7 @@ export async function sync(options: SyncOptions = {}): Promise<SyncResult> {
         ? { fastForwards: integrated.fastForwards, merges: integrated.merges, before: integrated.before, after: integrated.local, remote: integrated.remote }
         : { fastForwards: 0, merges: 0, before: integrated.local, after: integrated.local, remote: integrated.remote, conflict: true };
   } catch (err) {
-    const kind = (err as { kind?: string }).kind;
+    const kind = err instanceof RemoteError ? err.kind : undefined;
     const classification = kind === 'unreachable' || kind === 'auth' ? kind : 'other';
     return {
       ...targetSummary(target),

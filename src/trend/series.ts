@@ -30,7 +30,7 @@ import { readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../runs/export/export.js';
 import { loadScoreRows, passVerdict, resolveManifest, type ScoreRow } from '../compare/score-rows.js';
-import { readRegularText } from '../util/safe-open.js';
+import { readOptionalJson, readRegularText } from '../util/safe-open.js';
 import * as z from 'zod';
 import { flag } from '../options/verb-options.js';
 
@@ -126,16 +126,13 @@ async function experimentOf(runDir: string | null, rows: ScoreRow[]): Promise<st
   const fromRow = rows.find((r) => r.experiment)?.experiment;
   if (fromRow) return fromRow;
   if (runDir) {
-    try {
-      const summary = JSON.parse(await readRegularText(join(runDir, 'summary.json'), { kind: 'run-file' })) as {
-        experiment?: unknown;
-        metadata?: { experiment?: unknown };
-      };
-      const e = summary.metadata?.experiment ?? summary.experiment;
-      if (typeof e === 'string' && e) return e;
-    } catch {
-      // no summary: the default experiment
-    }
+    // No summary (or not JSON): the default experiment. One that cannot be read is said, not taken for none.
+    const summary = (await readOptionalJson(join(runDir, 'summary.json'), { kind: 'run-file' })) as
+      | { experiment?: unknown; metadata?: { experiment?: unknown } }
+      | null
+      | undefined;
+    const e = summary?.metadata?.experiment ?? summary?.experiment;
+    if (typeof e === 'string' && e) return e;
   }
   return 'default';
 }

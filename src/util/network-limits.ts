@@ -1,19 +1,6 @@
-/**
- * How long a network operation may wait for its peer: the one home of these limits, read by the git
- * layer (fetch, push, ls-remote, clone over http(s) and ssh), the object store (every S3 call) and
- * the webhook. A peer that accepts the connection and then says nothing must end the command, not
- * hang it; a slow but live link must not fail it, so the defaults are generous and each is
- * overridable through the environment:
- *
- * | variable | default | what it bounds |
- * |---|---|---|
- * | `AGENTV_RESULTS_NET_LOW_SPEED_LIMIT` | 1000 | bytes per second under which a transfer counts as stalled |
- * | `AGENTV_RESULTS_NET_LOW_SPEED_TIME` | 60 | seconds a transfer may stay stalled (git's low-speed time, ssh keep-alives, an S3 request's silence) |
- * | `AGENTV_RESULTS_NET_TIMEOUT` | 1800 | seconds one git network command or one S3 call may take in all |
- * | `AGENTV_RESULTS_NET_CONNECT_TIMEOUT` | 30 | seconds to open a connection (S3) |
- * | `AGENTV_RESULTS_WEBHOOK_TIMEOUT` | 10 | seconds a webhook POST may take in all |
- */
-import { AgentvResultsError } from '../errors/errors.js';
+import { NetworkLimitError } from '../errors/input-error.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { NetworkLimitError };
 
 export interface NetworkLimits {
   /** Bytes per second under which a transfer is stalled. */
@@ -44,18 +31,15 @@ export const DEFAULT_NETWORK_LIMITS: NetworkLimits = {
   webhookTimeoutMs: 10_000,
 };
 
-/** A network limit set to something that is not a positive number (exit 2). */
-export class NetworkLimitError extends AgentvResultsError {
-  readonly code = 'config';
-}
-
 function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, integer: boolean): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const text = raw.trim();
   const n = Number(text);
   if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
-    throw new NetworkLimitError(`${name}=${JSON.stringify(raw)}: expected a ${integer ? 'whole ' : ''}number greater than 0`);
+    throw new NetworkLimitError(`${name}=${JSON.stringify(raw)}: expected a ${integer ? 'whole ' : ''}number greater than 0`, {
+      data: { variable: name, value: raw },
+    });
   return n;
 }
 

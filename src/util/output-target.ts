@@ -30,18 +30,9 @@ import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { AgentvResultsError } from '../errors/errors.js';
-
-/** A path an output may not be written to, and why (exit code 2). */
-export class OutputTargetError extends AgentvResultsError {
-  readonly code = 'output-target';
-  constructor(
-    message: string,
-    readonly path: string,
-  ) {
-    super(message);
-  }
-}
+import { OutputTargetError } from '../errors/input-error.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { OutputTargetError };
 
 /** "a character device", "a FIFO", …: what lstat/stat found, in words. */
 export function describeKind(st: Stats): string {
@@ -243,7 +234,7 @@ export async function checkOutputDir(path: string, o: OutputDirOptions): Promise
   const st = await lstatOrNull(path);
   if (!st) return 'absent';
   if (st.isSymbolicLink()) {
-    // dangling: a link that resolves nowhere is reported just below
+    // any failure here is fine: the link is refused just below either way; where it points is said only when it resolves
     const to = await realpath(path).catch(() => null);
     throw new OutputTargetError(
       `${label} ${path} is a symbolic link${to ? ` to ${to}` : ' to nothing'}; ${o.command} never writes a run directory through a link — pass ${to ? 'the directory it points at' : 'a new directory'} instead`,

@@ -59,18 +59,21 @@ export async function checkRunPath(dir: string, rel: string, realDir?: string): 
   if (bad) return { kind: 'bad', message: bad };
   const safe = safeRelativePath(rel)!;
   const abs = join(dir, safe);
-  if (
-    !(await lstat(abs).then(
-      () => true,
-      () => false,
-    ))
-  )
+  try {
+    await lstat(abs);
+  } catch (err) {
+    // absent: a missing file is the answer; a loop of links is a bad path; anything else propagates (as checkRunPathSync)
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') return { kind: 'bad', message: `${safe} is a loop of symbolic links` };
+    if (!isAbsent(err)) throw err;
     return { kind: 'missing' };
+  }
   let real: string;
   try {
     real = await realpath(abs);
-  } catch {
-    // dangling: reported as a bad path, the answer of this check
+  } catch (err) {
+    // absent: a link to nothing (dangling) or a loop of links is a bad path, the answer of this check; anything else propagates
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') return { kind: 'bad', message: `${safe} is a loop of symbolic links` };
+    if (!isAbsent(err)) throw err;
     return { kind: 'bad', message: `${safe} is a dangling symbolic link` };
   }
   return judge(safe, real, realDir ?? (await realpath(dir)), await stat(real));
@@ -95,8 +98,10 @@ export function checkRunPathSync(dir: string, rel: string, realDir?: string): Ru
   let real: string;
   try {
     real = realpathSync.native(abs);
-  } catch {
-    // dangling: reported as a bad path, the answer of this check
+  } catch (err) {
+    // absent: a link to nothing (dangling) or a loop of links is a bad path, the answer of this check; anything else propagates
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') return { kind: 'bad', message: `${safe} is a loop of symbolic links` };
+    if (!isAbsent(err)) throw err;
     return { kind: 'bad', message: `${safe} is a dangling symbolic link` };
   }
   if (!st.isSymbolicLink() && real === join(realDir ?? realpathSync.native(dir), safe)) return judge(safe, real, realDir ?? real, st);

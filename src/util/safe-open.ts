@@ -9,12 +9,17 @@
  *   - bounded: a file larger than its kind allows is refused before a byte is read, and a file that
  *     grows while read stops at the bound.
  *
- * Refusals are `UnsafeFileError` (code `input`, exit 2) naming the file; other system errors
- * (ENOENT, EACCES, …) are passed through unchanged for the caller to judge.
+ * Refusals are `UnsafeFileError` (code `input`, exit 2) naming the file, and so is a file the
+ * system will not let us open (EACCES, EPERM, EIO, a loop of links: reason `unreadable`, with the
+ * errno); absence (ENOENT, ENOTDIR) and the machine's own trouble (EMFILE, ENOMEM) are passed
+ * through unchanged for the caller to judge.
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { AgentvResultsError } from '../errors/errors.js';
+import { UnsafeFileError } from '../errors/input-error.js';
+import { isAbsent } from '../errors/errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { UnsafeFileError };
 
 const MiB = 1024 * 1024;
 
@@ -41,18 +46,6 @@ export interface SafeOpenOptions {
   limit?: number;
   /** Refuse a symbolic link at `path` itself (O_NOFOLLOW) instead of reading what it names. */
   noFollow?: boolean;
-}
-
-/** A file the tool will not read: not a regular file, or larger than its kind allows (exit 2). */
-export class UnsafeFileError extends AgentvResultsError {
-  readonly code = 'input';
-  constructor(
-    message: string,
-    readonly path: string,
-    readonly reason: 'not-regular' | 'too-large',
-  ) {
-    super(message);
-  }
 }
 
 /** "a named pipe", "a device", …: a non-regular file in words. */
@@ -89,10 +82,15 @@ function tooLarge(path: string, o: SafeOpenOptions, size: number | null): Unsafe
 }
 
 /** A socket cannot be opened at all (ENXIO); say what it is rather than the errno. */
+/** What the system says when a file is there and will not be read: named as unreadable (exit 2), never a bug's 70. */
+const UNREADABLE = new Set(['EACCES', 'EPERM', 'EIO', 'ELOOP', 'ENAMETOOLONG']);
+
 function openFailure(path: string, o: SafeOpenOptions, err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENXIO' || code === 'EOPNOTSUPP' || code === 'ENODEV') return notRegular(path, o, 'a socket or device');
   if (code === 'ELOOP' && o.noFollow) return notRegular(path, o, 'a symbolic link');
+  // Absent (ENOENT, ENOTDIR) stays the system's error, for the caller's isAbsent; so does the machine's own trouble (EMFILE, ENOMEM).
+  if (code !== undefined && UNREADABLE.has(code)) return unreadableFile(path, o, err);
   return err;
 }
 
@@ -180,4 +178,61 @@ export function readRegularFileSync(path: string, o: SafeOpenOptions): Buffer {
 /** The text (UTF-8) of a regular file, synchronously. */
 export function readRegularTextSync(path: string, o: SafeOpenOptions): string {
   return readRegularFileSync(path, o).toString('utf8');
+}
+
+/**
+ * `err` from reading `path` as the failure to report: a refusal of ours stays as it is; a system
+ * error (EACCES, EIO, …) becomes an UnsafeFileError `unreadable` naming the file and the errno
+ * (exit 2, not a bug). Absence is the caller's to decide before it gets here.
+ */
+export function unreadableFile(path: string, o: Pick<SafeOpenOptions, 'label'>, err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (typeof code !== 'string' || err instanceof UnsafeFileError) return err;
+  return new UnsafeFileError(
+    `${o.label ?? path} cannot be read (${code}: ${(err as Error).message}) — fix it (its permissions, the links on its path) or move it away`,
+    path,
+    'unreadable',
+    code,
+  );
+}
+
+/** What `readOptionalJson` found when it found no document: no file, or a file that is not JSON. */
+const NONE = undefined;
+
+/**
+ * The JSON document at `path`, or `undefined` when there is none: the file does not exist (ENOENT,
+ * ENOTDIR: absent) or is not JSON (a torn write, another tool's text: unparsable). Anything else
+ * is reported, never read as "none": a directory, pipe or device where the file should be, a file
+ * too large (UnsafeFileError), or one the system will not let us read (`unreadableFile`).
+ */
+export async function readOptionalJson(path: string, o: SafeOpenOptions): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readRegularText(path, o);
+  } catch (err) {
+    if (isAbsent(err)) return NONE;
+    throw unreadableFile(path, o, err);
+  }
+  return parseOrNone(text);
+}
+
+/** Synchronous twin of readOptionalJson. */
+export function readOptionalJsonSync(path: string, o: SafeOpenOptions): unknown {
+  let text: string;
+  try {
+    text = readRegularTextSync(path, o);
+  } catch (err) {
+    if (isAbsent(err)) return NONE;
+    throw unreadableFile(path, o, err);
+  }
+  return parseOrNone(text);
+}
+
+function parseOrNone(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    // unparsable (JSON.parse throws only a SyntaxError): no document, as the callers of readOptionalJson ask
+    return NONE;
+  }
 }

@@ -1,24 +1,13 @@
-/**
- * Notifications: one JSON event POSTed to a webhook (a Slack/Teams/Discord incoming webhook or any
- * HTTP endpoint). Such URLs are secrets — whoever has one can post — so the URL is never printed:
- * errors name "the webhook" and its host at most, never its path or query.
- *
- * Best effort by design: a notification that cannot be delivered is reported as a warning and
- * never changes the outcome (or exit code) of the command that sent it.
- */
-import { AgentvResultsError } from '../errors/errors.js';
 import { describeSeconds, NETWORK_ENV, networkLimits } from './network-limits.js';
 import { objectOf, parseArgs } from '../options/verb-options.js';
 import * as z from 'zod';
+import { WebhookError } from '../errors/input-error.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { WebhookError };
 
 export const WEBHOOK_ENV = 'AGENTV_RESULTS_WEBHOOK_URL';
 /** The Authorization header's value for the webhook ("Bearer <token>", "Basic <base64>"): a secret, never printed. */
 export const WEBHOOK_AUTHORIZATION_ENV = 'AGENTV_RESULTS_WEBHOOK_AUTHORIZATION';
-
-/** A webhook URL that cannot be used (not a URL, not http or https). */
-export class WebhookError extends AgentvResultsError {
-  readonly code = 'usage';
-}
 
 export interface Webhook {
   url: URL;
@@ -50,7 +39,9 @@ export function webhookFrom(option: string | undefined, env: NodeJS.ProcessEnv =
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new WebhookError(`the webhook URL (${option !== undefined ? '--webhook' : WEBHOOK_ENV}) is not a URL`);
+    throw new WebhookError(`the webhook URL (${option !== undefined ? '--webhook' : WEBHOOK_ENV}) is not a URL`, {
+      data: { source: option !== undefined ? '--webhook' : WEBHOOK_ENV },
+    });
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new WebhookError(`the webhook URL must be http(s) (got ${url.protocol.replace(/:$/, '')})`);
   const authorization = env[WEBHOOK_AUTHORIZATION_ENV]?.trim();

@@ -4,25 +4,9 @@
  */
 import type { Repo } from '../git/index.js';
 import type { ObjectStore } from '../store/object-store.js';
-import { AgentvResultsError } from '../errors/errors.js';
-
-/** A WIP checkpoint, listing, recovery or clean that cannot go on (a run directory gone, a full disk, a branch that does not read back). */
-export class WipError extends AgentvResultsError {
-  readonly code: 'wip' | 'no-space' | 'read-check';
-  /**
-   * `noSpace`: the disk (or quota) is full — an environment failure (exit 3), not bad input.
-   * `corrupt`: a stored object does not match its pointer — the same failure, and code
-   * (`read-check`, exit 1), as `pull` reading that object.
-   */
-  constructor(
-    message: string,
-    readonly noSpace = false,
-    readonly corrupt = false,
-  ) {
-    super(message);
-    this.code = noSpace ? 'no-space' : corrupt ? 'read-check' : 'wip';
-  }
-}
+import { WipError } from '../errors/wip-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { WipError };
 
 export interface CheckpointerOptions {
   repo: Repo;

@@ -33,7 +33,7 @@ import {
 import { isContentKey, sha256Of, type ObjectStore } from '../store/object-store.js';
 import { listWip, type WipEntry } from './list.js';
 import { checkOutputDir } from '../util/output-target.js';
-import { readRegularText } from '../util/safe-open.js';
+import { readOptionalJson, readRegularText } from '../util/safe-open.js';
 import { absentAs } from '../errors/errors.js';
 
 export interface RecoverOptions {
@@ -149,12 +149,9 @@ async function chooseCommit(repo: Repo, entry: WipEntry, side: 'local' | 'remote
 async function existingRunId(dir: string): Promise<{ runId: string | null; empty: boolean }> {
   const names = (await readdir(dir)).filter((n) => n !== RECOVERY_MARKER);
   if (names.length === 0) return { runId: null, empty: true };
-  try {
-    const marker = JSON.parse(await readRegularText(join(dir, RECOVERY_MARKER), { kind: 'run-file' })) as { run_id?: unknown };
-    if (typeof marker.run_id === 'string') return { runId: marker.run_id, empty: false };
-  } catch {
-    // no marker: look at the rows
-  }
+  // No marker (or not JSON): look at the rows. One that cannot be read is said, not taken for none.
+  const marker = (await readOptionalJson(join(dir, RECOVERY_MARKER), { kind: 'run-file' })) as { run_id?: unknown } | null | undefined;
+  if (typeof marker?.run_id === 'string') return { runId: marker.run_id, empty: false };
   // absent: no index, no run id
   const index = await readRegularText(join(dir, 'index.jsonl'), { kind: 'run-file' }).catch(absentAs(null));
   if (index === null) return { runId: null, empty: false };

@@ -10,8 +10,11 @@ import { realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment } from '../../model/path-segments.js';
 import { transcriptMessages } from '../../model/transcript.js';
-import { absentAs, AgentvResultsError } from '../../errors/errors.js';
-import { openRegularFile, readRegularText } from '../../util/safe-open.js';
+import { absentAs } from '../../errors/errors.js';
+import { openRegularFile, readOptionalJson, readRegularText } from '../../util/safe-open.js';
+import { SourceError } from '../../errors/read-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { SourceError };
 
 export interface ResolvedSource {
   kind: 'results-file' | 'workspace';
@@ -39,11 +42,6 @@ export interface ResolvedSource {
   pathBase?: string;
 }
 
-/** An export source that cannot be used (missing, not an AgentV results file or run directory). */
-export class SourceError extends AgentvResultsError {
-  readonly code = 'source';
-}
-
 async function statOrNull(path: string) {
   try {
     return await stat(path);
@@ -53,17 +51,13 @@ async function statOrNull(path: string) {
   }
 }
 
-/** A JSON object the run holds at `rel`, or null (missing, unreadable, or not inside the run: never read through a link out). */
+/** A JSON object the run holds at `rel`, or null (missing, not JSON, or not inside the run: never read through a link out); a file there that cannot be read is an error. */
 async function readRunJsonOrNull(dir: string, rel: string): Promise<Record<string, unknown> | null> {
   const at = await checkRunPath(dir, rel);
   if (at.kind !== 'ok' || at.isDir) return null;
-  try {
-    const value = JSON.parse(await readRegularText(at.abs, { kind: 'run-file' }));
-    return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
-  } catch {
-    // unparsable: no manifest object
-    return null;
-  }
+  // Not JSON: no manifest object. A file that cannot be read (a pipe, EACCES) is said, not taken for none.
+  const value = await readOptionalJson(at.abs, { kind: 'run-file' });
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 }
 
 /** AgentV 5 keeps its manifest in `<run>/.internal/index.jsonl`. */

@@ -12,10 +12,8 @@ import { absentAs } from '../../errors/errors.js';
 const hidden = (name: string): boolean => name.startsWith('.');
 
 async function isFile(path: string): Promise<boolean> {
-  return stat(path).then(
-    (s) => s.isFile(),
-    () => false,
-  );
+  // absent: not a file; anything else propagates
+  return stat(path).then((s) => s.isFile(), absentAs(false));
 }
 
 async function subdirs(dir: string): Promise<string[]> {

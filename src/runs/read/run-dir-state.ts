@@ -19,7 +19,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runManifestOf, type RunDirLayout } from '../export/source.js';
-import { readRegularText } from '../../util/safe-open.js';
+import { readRegularText, unreadableFile } from '../../util/safe-open.js';
 import { absentAs } from '../../errors/errors.js';
 
 export { findRunDirs } from './find-runs.js';
@@ -94,8 +94,13 @@ export async function inspectRun(dir: string): Promise<RunDirState | null> {
   let hasSummary = Boolean(summary?.isFile());
   let summaryComplete = false;
   if (summary?.isFile()) {
+    // A summary that cannot be read (a pipe, EACCES) is said; only one that does not parse is "not finished" below.
+    const at = join(dir, summaryName);
+    const text = await readRegularText(at, { kind: 'run-file' }).catch((err: unknown) => {
+      throw unreadableFile(at, {}, err);
+    });
     try {
-      const parsed: unknown = JSON.parse(await readRegularText(join(dir, summaryName), { kind: 'run-file' }));
+      const parsed: unknown = JSON.parse(text);
       summaryComplete = true;
       // AgentV's stub summary (written before the first test) is not the end of the run.
       if (layout === 'agentv' && !(await agentvFinished(dir, parsed))) hasSummary = summaryComplete = false;

@@ -15,16 +15,14 @@ import { exportRun } from '../export/export.js';
 import { runManifestOf } from '../export/source.js';
 import { unsafeRunMessage, readRunFileSync, realRunDir, missingManifestHint, type RunFileRead } from '../../util/run-files.js';
 import { runSafetyLine, runSafetyProblems } from '../../util/run-safety.js';
-import { absentAs, AgentvResultsError } from '../../errors/errors.js';
+import { absentAs } from '../../errors/errors.js';
 import { jsonlLines, jsonlObjects } from '../../util/jsonl-objects.js';
 import { readRegularText } from '../../util/safe-open.js';
 import * as z from 'zod';
 import { parseArgs } from '../../options/verb-options.js';
-
-/** A run directory or results file that cannot be read as an AgentV run. */
-export class RunReadError extends AgentvResultsError {
-  readonly code = 'run-read';
-}
+import { RunReadError } from '../../errors/read-errors.js';
+// Defined with every other error in src/errors/; exported here too for this module's callers.
+export { RunReadError };
 
 export interface LoadedRun {
   /**
