@@ -12,11 +12,13 @@
  */
 
 // Derive: AgentV output in, the run bundle out.
-export { exportRun, ExportOptionsSchema, InputError, type DuplicatePolicy, type ExportOptions, type ExportResult } from './runs/export/export.js';
+export { exportRun, ExportOptionsSchema, type DuplicatePolicy, type ExportOptions, type ExportResult } from './runs/export/export.js';
+export { InputError } from './errors/input-error.js';
 export { LAYOUTS, type LayoutName } from './runs/export/output-layouts.js';
 
 // Load and inspect a run of any AgentV layout.
-export { loadRun, LoadRunOptionsSchema, RunReadError, type LoadedRun, type LoadRunOptions, type RunIssue } from './runs/read/run-reader.js';
+export { loadRun, LoadRunOptionsSchema, type LoadedRun, type LoadRunOptions, type RunIssue } from './runs/read/run-reader.js';
+export { RunReadError } from './errors/read-errors.js';
 export { summarizeRun, SummaryOptionsSchema, type RunSummaryReport, type SummaryOptions } from './runs/summary.js';
 export { listFailures, FailuresOptionsSchema, type FailuresOptions, type FailuresReport } from './runs/failures.js';
 export { showCases, ShowOptionsSchema, type ShowOptions, type ShowReport } from './runs/show.js';
@@ -101,7 +103,8 @@ export {
 export { publish, PublishOptionsSchema, type PublishOptions, type PublishResult } from './publish/publish.js';
 export { sync, SyncOptionsSchema, type SyncOptions, type SyncResult } from './sync/sync.js';
 export type { AdoptedSyncBranch, KeptSyncBranch, SeenSyncBranch, SyncBranchAdoption } from './sync/adopt-agentv.js';
-export { resolveSyncBranch, ResolveSyncOptionsSchema, SyncConflictError, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
+export { resolveSyncBranch, ResolveSyncOptionsSchema, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';
+export { SyncConflictError } from './errors/publish-errors.js';
 export { listRuns, ListOptionsSchema, type ListedRun, type ListOptions, type ListResult } from './branch-read/list.js';
 export { pull, PullOptionsSchema, type PullOptions, type PullResult } from './branch-read/pull.js';
 export {
@@ -115,8 +118,10 @@ export {
 } from './branch-read/run-names.js';
 export { status, type StatusExtra, type StatusReport } from './status/status-sections.js';
 export { StatusOptionsSchema, type StatusOptions } from './status/status.js';
-export { loadResultsConfig, LoadConfigOptionsSchema, ConfigError, type ResultsConfig } from './repo/config.js';
-export { PublishError, type TargetOptions } from './repo/target.js';
+export { loadResultsConfig, LoadConfigOptionsSchema, type ResultsConfig } from './repo/config.js';
+export { ConfigError } from './errors/publish-errors.js';
+export type { TargetOptions } from './repo/target.js';
+export { PublishError } from './errors/publish-errors.js';
 export { driversState, installDrivers, uninstallDrivers, DriversOptionsSchema, InstallDriversOptionsSchema } from './merge/install.js';
 
 // Archive (rollover) and retention (expire): each alone, or with the push the CLI and the daemon do.
@@ -137,14 +142,12 @@ export { migrateStorage, MigrateOptionsSchema, type MigrateOptions, type Migrate
 export {
   editTags,
   EditTagsOptionsSchema,
-  FeedbackRevisionMismatch,
   readFeedback,
   ReadFeedbackOptionsSchema,
   readTags,
   ReadTagsOptionsSchema,
   setFeedback,
   SetFeedbackOptionsSchema,
-  TagRevisionMismatch,
   type FeedbackDoc,
   type FeedbackOptions,
   type OverlayReadOptions,
@@ -152,6 +155,7 @@ export {
   type TagOptions,
   type TagsDoc,
 } from './overlay-write/write.js';
+export { FeedbackRevisionMismatch, TagRevisionMismatch } from './errors/overlay-errors.js';
 export { moveTag, MoveTagOptionsSchema, type MoveTagOptions, type MoveTagResult } from './overlay-write/move-tag.js';
 
 // WIP checkpoints of running evals.

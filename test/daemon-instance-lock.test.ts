@@ -6,7 +6,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DaemonLockedError, acquireDaemonLock } from '../src/daemon/instance-lock.js';
+import { acquireDaemonLock } from '../src/daemon/instance-lock.js';
+import { DaemonLockedError } from '../src/errors/daemon-errors.js';
 
 const made: string[] = [];
 afterAll(async () => {

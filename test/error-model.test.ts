@@ -2,12 +2,14 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UnsafeFileError } from '../src/util/safe-open.js';
+import { UnsafeFileError } from '../src/errors/input-error.js';
 import { describe, expect, it } from 'vitest';
 import { absentAs, AgentvResultsError, DiskError, diskErrorOf, EXIT_CODE_BY_ERROR, exitCodeFor, isAbsent } from '../src/errors/errors.js';
-import { CheckFailed, UsageError, exitCodeFor as cliExitCodeFor, failureText } from '../src/cli/errors.js';
+import { exitCodeFor as cliExitCodeFor, failureText } from '../src/cli/errors.js';
+import { CheckFailed, UsageError } from '../src/errors/cli-errors.js';
 import { spawnSync } from 'node:child_process';
 import { CLI_PATH } from './helpers/cli.js';
+import { openRepo, tolerateLostRace } from '../src/git/index.js';
 import {
   GitArgumentError,
   GitError,
@@ -17,20 +19,21 @@ import {
   NotARepositoryError,
   RefConflictError,
   RemoteError,
-  openRepo,
-  tolerateLostRace,
-} from '../src/git/index.js';
+} from '../src/errors/git-errors.js';
 import { asHttpError } from '../src/serve/http-status.js';
 import { readdirSync } from 'node:fs';
-import { ConfigError } from '../src/repo/config.js';
-import { LayoutError } from '../src/layout/branch-layout.js';
-import { acquirePublishLock, LockError } from '../src/repo/publish-lock.js';
+import { ConfigError } from '../src/errors/publish-errors.js';
+import { LayoutError } from '../src/errors/read-errors.js';
+import { acquirePublishLock } from '../src/repo/publish-lock.js';
+import { LockError } from '../src/errors/publish-errors.js';
 import { hostname } from 'node:os';
 import { ReadError, RunExpiredError } from '../src/layout/read-errors.js';
-import { PublishError, resolveTarget } from '../src/repo/target.js';
-import { CommandError } from '../src/daemon/child.js';
-import { DaemonLockedError } from '../src/daemon/instance-lock.js';
-import { Outbox, OUTBOX_DIR, OutboxError } from '../src/daemon/outbox.js';
+import { resolveTarget } from '../src/repo/target.js';
+import { PublishError } from '../src/errors/publish-errors.js';
+import { CommandError } from '../src/errors/daemon-errors.js';
+import { DaemonLockedError } from '../src/errors/daemon-errors.js';
+import { Outbox, OUTBOX_DIR } from '../src/daemon/outbox.js';
+import { OutboxError } from '../src/errors/daemon-errors.js';
 import { readDaemonInfo } from '../src/daemon/instance-lock.js';
 import { checkRunPath, checkRunPathSync } from '../src/util/run-files.js';
 import { readOptionalJson, readOptionalJsonSync, readRegularText, unreadableFile } from '../src/util/safe-open.js';
@@ -38,14 +41,14 @@ import { listProjects } from '../src/serve/projects.js';
 import { findConfigFile } from '../src/repo/config.js';
 import { RemoteState, remoteStatus } from '../src/serve/remote-api.js';
 import { initRepo, isolateGitForSuite } from './helpers/git-fixtures.js';
-import { InputError } from '../src/runs/export/export.js';
-import { SourceError } from '../src/runs/export/source.js';
-import { FeedbackRevisionMismatch, OverlayInputError, TagRevisionMismatch } from '../src/overlay-write/write.js';
-import { RunReadError } from '../src/runs/read/run-reader.js';
-import { HttpError } from '../src/serve/http.js';
-import { ServeError } from '../src/serve/server.js';
+import { InputError } from '../src/errors/input-error.js';
+import { SourceError } from '../src/errors/read-errors.js';
+import { FeedbackRevisionMismatch, OverlayInputError, TagRevisionMismatch } from '../src/errors/overlay-errors.js';
+import { RunReadError } from '../src/errors/read-errors.js';
+import { HttpError } from '../src/errors/serve-errors.js';
+import { ServeError } from '../src/errors/serve-errors.js';
 import { WipError } from '../src/wip/checkpoint.js';
-import { SyncConflictError } from '../src/sync/resolve.js';
+import { SyncConflictError } from '../src/errors/publish-errors.js';
 
 const CLI_DOC = join(import.meta.dirname, '..', 'docs', 'cli.md');
 const GUIDE_DOC = join(import.meta.dirname, '..', 'docs', 'guide.md');

@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GitError, lsTree, mergeTree, openRepo, readBlobs, resolveRef, runGit, writeCommit, type Repo } from '../src/git/index.js';
+import { lsTree, mergeTree, openRepo, readBlobs, resolveRef, runGit, writeCommit, type Repo } from '../src/git/index.js';
+import { GitError } from '../src/errors/git-errors.js';
 import {
   initRepo,
   makeTempDir,

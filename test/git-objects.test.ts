@@ -8,8 +8,6 @@ import {
   forEachBlob,
   formatGitDate,
   gcAuto,
-  GitError,
-  InvalidPathError,
   lsTree,
   openRepo,
   readBlobs,
@@ -20,6 +18,7 @@ import {
   type FileChange,
   type Repo,
 } from '../src/git/index.js';
+import { GitError, InvalidPathError } from '../src/errors/git-errors.js';
 import { fastImportEnv } from '../src/git/fast-import.js';
 import {
   commitFiles,

@@ -1,7 +1,8 @@
 // A command's one read of its refs (src/git/ref-snapshot.ts): reads answer from it, every ref write of
 // ours drops it, a compare-and-swap is never decided by it, and the Repo it was made from never sees it.
 import { describe, expect, it } from 'vitest';
-import { listRefs, openRepo, readRefs, RefConflictError, resolveRef, updateRef, withRefSnapshot, writeCommit, type Repo } from '../src/git/index.js';
+import { listRefs, openRepo, readRefs, resolveRef, updateRef, withRefSnapshot, writeCommit, type Repo } from '../src/git/index.js';
+import { RefConflictError } from '../src/errors/git-errors.js';
 import { git, initRepo, isolateGitForSuite, subcommand, TEST_AUTHOR, traceGitProcesses } from './helpers/git-fixtures.js';
 
 isolateGitForSuite();

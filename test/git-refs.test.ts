@@ -1,19 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  deleteRef,
-  GitError,
-  listRefs,
-  openRepo,
-  RefConflictError,
-  resolveRef,
-  updateRef,
-  updateRefs,
-  writeCommit,
-  zeroId,
-  type Repo,
-} from '../src/git/index.js';
+import { deleteRef, listRefs, openRepo, resolveRef, updateRef, updateRefs, writeCommit, zeroId, type Repo } from '../src/git/index.js';
+import { GitError, RefConflictError } from '../src/errors/git-errors.js';
 import { git, initRepo, makeUserRepoWithRemote, snapshotCheckout, isolateGitForSuite, TEST_AUTHOR } from './helpers/git-fixtures.js';
 
 isolateGitForSuite();

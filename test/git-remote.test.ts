@@ -10,13 +10,13 @@ import {
   openRepo,
   parsePushPorcelain,
   push,
-  RemoteError,
   resolveRef,
   runGit,
   updateRef,
   writeCommit,
   type Repo,
 } from '../src/git/index.js';
+import { RemoteError } from '../src/errors/git-errors.js';
 import {
   freePort,
   git,

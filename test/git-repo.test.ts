@@ -7,12 +7,12 @@ import {
   isAncestor,
   listRefs,
   listRemotes,
-  NotARepositoryError,
   openRepo,
   remoteUrl,
   resolveRef,
   worktreeBranches,
 } from '../src/git/index.js';
+import { NotARepositoryError } from '../src/errors/git-errors.js';
 import {
   commitFiles,
   git,

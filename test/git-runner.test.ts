@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { exitCodeFor } from '../src/errors/errors.js';
-import { assertGitVersion, buildGitEnv, checkGitVersion, GitError, GitVersionError, gitVersion, parseGitVersion, runGit, spawnGit } from '../src/git/index.js';
+import { assertGitVersion, buildGitEnv, checkGitVersion, gitVersion, parseGitVersion, runGit, spawnGit } from '../src/git/index.js';
+import { GitError, GitVersionError } from '../src/errors/git-errors.js';
 import { commitFiles, git, initRepo, isolateGitForSuite } from './helpers/git-fixtures.js';
 
 isolateGitForSuite();

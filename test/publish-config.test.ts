@@ -7,7 +7,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadResultsConfig } from '../src/repo/config.js';
+import { loadResultsConfig } from '../src/repo/config.js';
+import { ConfigError } from '../src/errors/publish-errors.js';
 import { git, makeTempDir, isolateGitForSuite } from './helpers/git-fixtures.js';
 import { cli, makeRunWorkspace, makeUserRepo, tip } from './publish-helpers.js';
 

@@ -9,7 +9,8 @@
  * Offline is not an error here: the retention then works on what this machine has, and the push
  * afterwards reports that the remote could not be reached.
  */
-import { fetchRefs, readRefs, RemoteError, updateRefs } from '../git/index.js';
+import { fetchRefs, readRefs, updateRefs } from '../git/index.js';
+import { RemoteError } from '../errors/git-errors.js';
 import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX } from '../layout/archive-refs.js';
 import { trackingRef } from '../repo/tracking-refs.js';
 import type { PublishTarget } from '../repo/target.js';

@@ -15,7 +15,7 @@
  */
 import { readBlobs, readRefs, lsTree, writeCommit, updateRefs, type FileChange } from '../git/index.js';
 import { acquirePublishLock } from '../repo/publish-lock.js';
-import { ConfigError } from '../repo/config.js';
+import { ConfigError } from '../errors/publish-errors.js';
 import { objectStoreForReading } from '../repo/storage.js';
 import { trackingRef } from '../repo/tracking-refs.js';
 import { resolveTarget, type PublishTarget } from '../repo/target.js';

@@ -14,7 +14,7 @@
  * (wins > losses; equal mean and a simpler artifact; else drop).
  */
 import { basename, dirname, join, resolve } from 'node:path';
-import { InputError } from '../runs/export/export.js';
+import { InputError } from '../errors/input-error.js';
 import { CompareThresholdField, compareRuns, DEFAULT_COMPARE_THRESHOLD } from '../compare/compare.js';
 import { loadScoreRows, type ScoreRow } from '../compare/score-rows.js';
 import { appendIteration, readIterations, type Iteration } from './iterations.js';

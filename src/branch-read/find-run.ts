@@ -22,7 +22,6 @@ import { lsTree, readObjects, type GitObject, type Repo } from '../git/index.js'
 import {
   CATALOG_DIR,
   CATALOG_PREFIX,
-  LayoutError,
   STABLE_RUNS_DIR,
   runIdentityKey,
   runLocationCandidates,
@@ -30,6 +29,7 @@ import {
   type BranchRunDir,
   type RunLocation,
 } from '../layout/branch-layout.js';
+import { LayoutError } from '../errors/read-errors.js';
 import { foreignCatalogPath, parseForeignCatalog } from '../layout/foreign-catalog.js';
 import { readRunFiles, runDirKey } from '../layout/run-index.js';
 import { branchRefs, readView, type ReadView } from '../repo/remote-view.js';

@@ -24,7 +24,8 @@ import { catFile, lsTree, readBlobs, type Repo, type TreeEntry } from '../git/in
 import { AtomicDir } from '../runs/export/atomic-dir.js';
 import { ArtifactPointerSchema, pointerList, type ArtifactPointer } from '../model/artifacts.js';
 import { safeRelativePath } from '../model/path-segments.js';
-import { LayoutError, presumedRunLocation, runLocationCandidates, type RunLocation } from '../layout/branch-layout.js';
+import { presumedRunLocation, runLocationCandidates, type RunLocation } from '../layout/branch-layout.js';
+import { LayoutError } from '../errors/read-errors.js';
 import { ReadError, RunExpiredError } from '../layout/read-errors.js';
 import { describePolicy, findRetentionRemoval, parseRetentionLog, RETENTION_LOG_PATH } from '../layout/retention-log.js';
 import { archivedRunPaths, archiveShards } from '../layout/archive-refs.js';

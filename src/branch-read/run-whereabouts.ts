@@ -4,7 +4,8 @@
  * at all (a typo, or a run never published here). The Dashboard asks this to word its "no such
  * run" page; the search is pull's (findRunTree), so both say the same thing about the same run.
  */
-import { LayoutError, presumedRunLocation } from '../layout/branch-layout.js';
+import { presumedRunLocation } from '../layout/branch-layout.js';
+import { LayoutError } from '../errors/read-errors.js';
 import { ReadError, RunExpiredError } from '../layout/read-errors.js';
 import { describePolicy } from '../layout/retention-log.js';
 import { resolveTarget, type TargetOptions } from '../repo/target.js';

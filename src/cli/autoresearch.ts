@@ -1,6 +1,7 @@
 import type { Cli, CommandBuilder } from './program.js';
 import { recordCycle, RecordCycleOptionsSchema, renderTrajectory, TrajectoryOptionsSchema } from '../autoresearch/record.js';
-import { EXIT, runCommand, UsageError } from './errors.js';
+import { EXIT, runCommand } from './errors.js';
+import { UsageError } from '../errors/cli-errors.js';
 import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { bold, green, printJson, red, yellow } from './format.js';
 

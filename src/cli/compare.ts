@@ -8,7 +8,7 @@ import {
   type MatrixReport,
   type TargetPairReport,
 } from '../compare/compare.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors/cli-errors.js';
 import { EXIT, runCommand } from './errors.js';
 import { bold, green, printJson, red, table, yellow } from './format.js';
 import { optionsFromFlags, schemaFlags } from './schema-flags.js';

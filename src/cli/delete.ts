@@ -2,7 +2,8 @@ import type { Cli } from './program.js';
 import { createInterface } from 'node:readline/promises';
 import { DeleteOptionsSchema, deleteRuns, planDelete, type DeleteTarget } from '../runs/delete.js';
 import { optionsFromFlags, schemaFlags } from './schema-flags.js';
-import { EXIT, UsageError, runCommand } from './errors.js';
+import { EXIT, runCommand } from './errors.js';
+import { UsageError } from '../errors/cli-errors.js';
 import { printJson } from './format.js';
 import { displayPath } from './flags.js';
 

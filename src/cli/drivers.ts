@@ -1,7 +1,8 @@
 import type { Cli } from './program.js';
 import { driversState, DriversOptionsSchema, installDrivers, uninstallDrivers } from '../merge/install.js';
 import { optionsFromFlags, schemaFlags } from './schema-flags.js';
-import { runCommand, UsageError } from './errors.js';
+import { runCommand } from './errors.js';
+import { UsageError } from '../errors/cli-errors.js';
 import { dim, green, printJson } from './format.js';
 
 export function registerDrivers(cli: Cli): void {

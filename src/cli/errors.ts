@@ -8,8 +8,6 @@ import { setNoticeSink } from '../util/notices.js';
 import { redactText } from '../errors/redact.js';
 import { AgentvResultsError, BUG_REPORT_HINT, diskErrorOf, EXIT, exitCodeFor, isDiskRefusal } from '../errors/errors.js';
 import { UsageError, CheckFailed } from '../errors/cli-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { UsageError, CheckFailed };
 
 export { EXIT, exitCodeFor };
 

@@ -5,7 +5,8 @@
 import type { Cli } from './program.js';
 import { execRun, ExecOptionsSchema } from '../daemon/exec.js';
 import { createLogger, LoggerOptionsSchema } from '../daemon/log.js';
-import { exitCodeFor, runCommand, UsageError } from './errors.js';
+import { exitCodeFor, runCommand } from './errors.js';
+import { UsageError } from '../errors/cli-errors.js';
 import { optionsFromFlags, schemaFlagsInOrder, TARGET_FLAGS_LAST } from './schema-flags.js';
 
 export function registerExec(cli: Cli): void {

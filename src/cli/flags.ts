@@ -3,7 +3,7 @@
  * twice arrives as a list.
  */
 import { isAbsolute, relative } from 'node:path';
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors/cli-errors.js';
 import { green, red, yellow } from './format.js';
 
 /** Every value of a repeatable string option, as typed. */

@@ -1,6 +1,7 @@
 import type { Cli } from './program.js';
 import { runMergeDriver } from '../merge/index.js';
-import { runCommand, UsageError } from './errors.js';
+import { runCommand } from './errors.js';
+import { UsageError } from '../errors/cli-errors.js';
 
 /**
  * The entry git runs for `merge=agentv-jsonl` / `merge=agentv-json` (installed by `drivers install`):

@@ -11,7 +11,8 @@
 import { Option } from 'commander';
 import * as z from 'zod';
 import { defaultOf, flagMetaOf, valueKindOf, type FlagMeta } from '../options/verb-options.js';
-import { parseDuration, UsageError } from './errors.js';
+import { parseDuration } from './errors.js';
+import { UsageError } from '../errors/cli-errors.js';
 import type { CommandBuilder, Flags } from './program.js';
 
 type ObjectSchema = z.ZodObject<z.ZodRawShape>;

@@ -1,6 +1,7 @@
 import type { Cli } from './program.js';
 import { SCHEMAS, jsonSchema } from '../model/json-schema.js';
-import { UsageError, runCommand } from './errors.js';
+import { runCommand } from './errors.js';
+import { UsageError } from '../errors/cli-errors.js';
 import { printDocument, printJson, table } from './format.js';
 
 export function registerSchema(cli: Cli): void {

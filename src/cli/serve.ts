@@ -4,7 +4,8 @@
  */
 import type { Cli } from './program.js';
 import { startServer, ServeOptionsSchema, type RunningServer, type ServeOptions } from '../serve/index.js';
-import { runCommand, UsageError } from './errors.js';
+import { runCommand } from './errors.js';
+import { UsageError } from '../errors/cli-errors.js';
 import { dim, yellow } from './format.js';
 import { optionsFromFlags, schemaFlagsInOrder, TARGET_FLAGS_LAST, type SchemaFlagChoice } from './schema-flags.js';
 import type { Flags } from './program.js';

@@ -1,7 +1,8 @@
 import type { Cli } from './program.js';
 import { fmtBytes } from '../report/format.js';
 import { site, SiteOptionsSchema } from '../site/index.js';
-import { runCommand, UsageError } from './errors.js';
+import { runCommand } from './errors.js';
+import { UsageError } from '../errors/cli-errors.js';
 import { optionsFromFlags, schemaFlagsInOrder, TARGET_FLAGS_LAST } from './schema-flags.js';
 import { printJson, yellow } from './format.js';
 import { progressReporter } from './progress.js';

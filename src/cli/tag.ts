@@ -1,6 +1,7 @@
 import type { ActionContext, Cli } from './program.js';
 import { editTags, EditTagsOptionsSchema, readTags, ReadTagsOptionsSchema } from '../overlay-write/write.js';
-import { runCommand, UsageError } from './errors.js';
+import { runCommand } from './errors.js';
+import { UsageError } from '../errors/cli-errors.js';
 import { dim, printJson } from './format.js';
 import { progressReporter } from './progress.js';
 import { optionsFromFlags, schemaFlagsInOrder, TARGET_FLAGS_LAST } from './schema-flags.js';

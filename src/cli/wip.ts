@@ -14,7 +14,8 @@ import {
   recoverWipRun,
   RecoverWipRunOptionsSchema,
 } from '../wip/verbs.js';
-import { runCommand, UsageError } from './errors.js';
+import { runCommand } from './errors.js';
+import { UsageError } from '../errors/cli-errors.js';
 import { optionsFromFlags, schemaFlagsInOrder, TARGET_FLAGS_LAST } from './schema-flags.js';
 import { dim, green, printJson, table, yellow } from './format.js';
 import { progressReporter } from './progress.js';

@@ -26,7 +26,7 @@
  *   The rule lives in ./match-rule.ts; when matching by test id hides rows, `pooled` says how many
  *   and `match_note` says so in one sentence (the text, Markdown and Dashboard show it).
  */
-import { InputError } from '../runs/export/export.js';
+import { InputError } from '../errors/input-error.js';
 import { decide, type Decision } from './keep-discard.js';
 import { loadScoreRows, type ScoreRow } from './score-rows.js';
 import { chooseRule, matchKey, pooledRows, ruleNote } from './match-rule.js';

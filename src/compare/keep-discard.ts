@@ -13,7 +13,7 @@
  */
 import { lstat, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { InputError } from '../runs/export/export.js';
+import { InputError } from '../errors/input-error.js';
 import { readRegularFile } from '../util/safe-open.js';
 import { absentAs } from '../errors/errors.js';
 import * as z from 'zod';

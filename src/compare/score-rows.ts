@@ -16,9 +16,11 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { checkRunPathSync, specialInputMessage } from '../util/run-files.js';
-import { exportRun, InputError } from '../runs/export/export.js';
+import { exportRun } from '../runs/export/export.js';
+import { InputError } from '../errors/input-error.js';
 import { jsonlLines } from '../util/jsonl-objects.js';
-import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
+import { readRegularText } from '../util/safe-open.js';
+import { UnsafeFileError } from '../errors/input-error.js';
 import { absentAs } from '../errors/errors.js';
 import { ATTEMPT_PASS_THRESHOLD, attemptsOf, hasRepeats } from '../model/attempts.js';
 

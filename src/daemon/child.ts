@@ -11,8 +11,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import { CommandError } from '../errors/daemon-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { CommandError };
 
 export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
 

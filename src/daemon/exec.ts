@@ -22,7 +22,7 @@ import { DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS } from '../wip/index.js';
 import { FORWARDED_SIGNALS, startCommand } from './child.js';
 import { DEFAULT_ROOT } from './daemon.js';
 import { finishRun } from './finish-run.js';
-import { ObjectStoreError } from '../store/object-store.js';
+import { ObjectStoreError } from '../errors/store-errors.js';
 import { silentLogger, type Logger } from './log.js';
 import { Outbox } from './outbox.js';
 import { RunFollower, type Followed } from './exec-follow.js';

@@ -19,8 +19,6 @@ import { isAbsent } from '../errors/errors.js';
 import { processAlive } from '../util/process-alive.js';
 import { readRegularText } from '../util/safe-open.js';
 import { DaemonLockedError, type DaemonInfo } from '../errors/daemon-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { DaemonLockedError };
 export type { DaemonInfo } from '../errors/daemon-errors.js';
 
 export interface DaemonLock {

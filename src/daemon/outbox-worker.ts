@@ -21,7 +21,7 @@ import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js'
 import type { Logger } from './log.js';
 import type { Outbox, OutboxItem, OutboxJob } from './outbox.js';
 import { inspectRun } from '../runs/read/run-dir-state.js';
-import { ObjectStoreError } from '../store/object-store.js';
+import { ObjectStoreError } from '../errors/store-errors.js';
 
 export interface WorkerOptions {
   target: PublishTarget;

@@ -26,8 +26,6 @@ import { redactDeep } from '../errors/redact.js';
 import { absentAs, isAbsent } from '../errors/errors.js';
 import { readRegularText } from '../util/safe-open.js';
 import { OutboxError } from '../errors/daemon-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { OutboxError };
 
 export type OutboxJob =
   | { kind: 'publish'; run_dir: string; run_id: string; wip_ref: string | null }

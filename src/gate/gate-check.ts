@@ -17,7 +17,7 @@ import { moveTag, type MoveTagResult } from '../overlay-write/move-tag.js';
 import { namedPaths, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../branch-read/run-names.js';
 import type { PublishTarget } from '../repo/target.js';
 import { ReadError } from '../layout/read-errors.js';
-import { InputError } from '../runs/export/export.js';
+import { InputError } from '../errors/input-error.js';
 import { ciContext } from '../util/ci-context.js';
 import { exitCodeFor } from '../errors/errors.js';
 import { flag, fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';

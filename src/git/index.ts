@@ -1,17 +1,6 @@
 // The git plumbing layer: the only module of agentv-results that runs git. It writes objects and
 // moves refs without ever touching a worktree, the user's index, HEAD or stash; every ref update is
 // compare-and-swap; pushes never force.
-export {
-  GitArgumentError,
-  GitError,
-  GitOutputError,
-  GitVersionError,
-  InvalidPathError,
-  NotARepositoryError,
-  RefConflictError,
-  RemoteError,
-} from '../errors/git-errors.js';
-export type { RemoteFailureKind } from '../errors/git-errors.js';
 export { buildGitEnv, runGit, spawnGit, SCRUBBED_ENV_VARS } from './runner.js';
 export type { GitProcess, GitResult, GitSpawnOptions, RunGitOptions } from './runner.js';
 export { assertGitVersion, checkGitVersion, gitVersion, MIN_GIT_VERSION, parseGitVersion } from './version.js';

@@ -38,8 +38,6 @@
 import { readObjects, lsTree, type Repo, type TreeEntry } from '../git/index.js';
 import { isSafeSegment, slugToIso } from '../model/path-segments.js';
 import { LayoutError } from '../errors/read-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { LayoutError };
 
 export const CATALOG_DIR = '.indexes';
 export const CATALOG_PREFIX = 'agentv-results.';

@@ -12,7 +12,8 @@
  * that tags changed, and `expectRevision` turns it into an optimistic-concurrency check.
  */
 import { userInfo } from 'node:os';
-import { configGet, readBlobs, RemoteError, updateRefs, writeCommit, type FileChange } from '../git/index.js';
+import { configGet, readBlobs, updateRefs, writeCommit, type FileChange } from '../git/index.js';
+import { RemoteError } from '../errors/git-errors.js';
 import {
   computeFeedbackRevision,
   computeTagRevision,
@@ -35,8 +36,6 @@ import { adoptTeamTips, teamTip } from '../repo/team-tip.js';
 import { branchRefs, fetchBranches as fetchForRead } from '../repo/remote-view.js';
 import type { TagsDocument } from '../model/artifacts.js';
 import { OverlayInputError, TagRevisionMismatch, FeedbackRevisionMismatch } from '../errors/overlay-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { OverlayInputError, TagRevisionMismatch, FeedbackRevisionMismatch };
 
 export const MAX_FEEDBACK_CHARS = 20_000;
 

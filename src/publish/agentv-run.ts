@@ -25,7 +25,7 @@ import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join, normalize as normalizeNative } from 'node:path';
 import type { FileMode } from '../git/index.js';
 import { safeRelativePath } from '../model/path-segments.js';
-import { InputError } from '../runs/export/export.js';
+import { InputError } from '../errors/input-error.js';
 import { readOptionalJsonSync, readRegularFileSync, readRegularTextSync } from '../util/safe-open.js';
 
 /** The ref AgentV's transcript pointers must name for AgentV to move the payload (a constant in AgentV, whatever the config says). */

@@ -19,7 +19,7 @@ import type { SplitFile } from './split.js';
 const OVERLAYS = new Set(['tags.json', 'feedback.json']);
 
 import { GENESIS_MESSAGE } from '../repo/genesis.js';
-import { PublishError } from '../repo/target.js';
+import { PublishError } from '../errors/publish-errors.js';
 export { GENESIS_COMMIT, GENESIS_MESSAGE } from '../repo/genesis.js';
 export const AGENTV_IDENT = { name: 'AgentV Results', email: 'agentv@results-repo' } as const;
 

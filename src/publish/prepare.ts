@@ -9,8 +9,10 @@
  * (`prepareAgentvRun`). Both read the run through its handle (runs/read/run-handle.ts): a run of
  * another layout is derived once, into a scratch copy the handle owns and removes.
  */
-import { exportRun, InputError } from '../runs/export/export.js';
-import { LayoutError, runLocation } from '../layout/branch-layout.js';
+import { exportRun } from '../runs/export/export.js';
+import { InputError } from '../errors/input-error.js';
+import { runLocation } from '../layout/branch-layout.js';
+import { LayoutError } from '../errors/read-errors.js';
 import type { IndexRow } from '../model/artifacts.js';
 import { loadRun, type LoadedRun } from '../runs/read/run-reader.js';
 import type { DeriveChoice, RunHandle } from '../runs/read/run-handle.js';

@@ -8,7 +8,8 @@
  * A push that does not land leaves the run committed locally and pending: `status` shows it and
  * the next publish or `sync` pushes it. With require_push a push that did not land is exit 3.
  */
-import { configGetMany, gcAuto, RemoteError, resolveRef, type GcConfig, type Ident } from '../git/index.js';
+import { configGetMany, gcAuto, resolveRef, type GcConfig, type Ident } from '../git/index.js';
+import { RemoteError } from '../errors/git-errors.js';
 import { adoptTeamTips, isShallow, teamTip } from '../repo/team-tip.js';
 import { remoteSeenAt } from '../repo/remote-seen.js';
 import { fetchBothBranches } from '../sync/integrate.js';
@@ -30,7 +31,8 @@ import { objectStoreFor } from '../repo/storage.js';
 import { AGENTV_ARTIFACTS_REF_NAME } from './agentv-run.js';
 import { refuseInvalidRun } from './validate-gate.js';
 import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
-import { PublishError, resolveTarget, targetOptionsOf, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, targetOptionsOf, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { PublishError } from '../errors/publish-errors.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
 import { diskErrorOf } from '../errors/errors.js';
 import { flag, fnOf, parseOptions, TargetFields } from '../options/verb-options.js';

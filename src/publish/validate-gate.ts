@@ -5,7 +5,7 @@
  * publishes it anyway; nothing overrides the path checks (prepare.ts), which keep every file the
  * run names inside it.
  */
-import { InputError } from '../runs/export/export.js';
+import { InputError } from '../errors/input-error.js';
 import type { RunHandle } from '../runs/read/run-handle.js';
 import type { LoadedRun } from '../runs/read/run-reader.js';
 import { validateRunParts } from '../runs/validate.js';

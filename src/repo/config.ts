@@ -40,12 +40,11 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import * as z from 'zod';
 import { parseOptions, TargetFields } from '../options/verb-options.js';
 import { yamlParser } from '../util/yaml.js';
-import { readRegularText, UnsafeFileError } from '../util/safe-open.js';
+import { readRegularText } from '../util/safe-open.js';
+import { UnsafeFileError } from '../errors/input-error.js';
 import { refSettingProblem } from './ref-settings.js';
 import { ConfigError } from '../errors/publish-errors.js';
 import { isAbsent } from '../errors/errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { ConfigError };
 
 export const DEFAULT_RESULTS_BRANCH = 'agentv/results/v1';
 export const DEFAULT_ARTIFACTS_BRANCH = 'agentv/artifacts/v1';

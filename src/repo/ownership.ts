@@ -11,7 +11,8 @@
  * The checked-out branch is refused by target.ts (its history decides which message applies).
  */
 import { resolveRef, rootCommits, type Repo } from '../git/index.js';
-import { DEFAULT_ARTIFACTS_BRANCH, DEFAULT_RESULTS_BRANCH, ConfigError, type ResultsConfig } from './config.js';
+import { DEFAULT_ARTIFACTS_BRANCH, DEFAULT_RESULTS_BRANCH, type ResultsConfig } from './config.js';
+import { ConfigError } from '../errors/publish-errors.js';
 import { GENESIS_MESSAGE } from './genesis.js';
 import { trackingRef } from './tracking-refs.js';
 

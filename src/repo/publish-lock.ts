@@ -31,8 +31,6 @@ import { processAlive } from '../util/process-alive.js';
 import { absentAs, diskErrorOf, isAbsent, isDiskRefusal } from '../errors/errors.js';
 import { readRegularTextSync } from '../util/safe-open.js';
 import { LockError } from '../errors/publish-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { LockError };
 
 export interface HeldLock {
   assertHeld(): void;

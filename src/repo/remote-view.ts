@@ -3,7 +3,8 @@
  * (refs/remotes/<remote>/<branch>), and the fetch that refreshes the mirror. Shared by `list`,
  * `status` and `pull`; nothing here moves a local branch.
  */
-import { deleteRef, fetchRefs, RemoteError, resolveRef } from '../git/index.js';
+import { deleteRef, fetchRefs, resolveRef } from '../git/index.js';
+import { RemoteError } from '../errors/git-errors.js';
 import { firstFetchDepth, tipRelation, type TipRelation } from './team-tip.js';
 import { describeAge, noteRemoteSeen, remoteSeenAt } from './remote-seen.js';
 import { trackingRef } from './tracking-refs.js';

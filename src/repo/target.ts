@@ -8,13 +8,13 @@
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { assertGitVersion, NotARepositoryError, openRepo, readRemotes, remoteUrl, withRefSnapshot, worktreeBranches, type Repo } from '../git/index.js';
+import { assertGitVersion, openRepo, readRemotes, remoteUrl, withRefSnapshot, worktreeBranches, type Repo } from '../git/index.js';
+import { NotARepositoryError } from '../errors/git-errors.js';
 import { ensureBareClone } from '../git/clone.js';
-import { ConfigError, loadResultsConfig, type ResultsConfig } from './config.js';
+import { loadResultsConfig, type ResultsConfig } from './config.js';
+import { ConfigError } from '../errors/publish-errors.js';
 import { refuseForeignBranches } from './ownership.js';
 import { PublishError } from '../errors/publish-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { PublishError };
 
 export interface PublishTarget {
   repo: Repo;

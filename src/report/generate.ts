@@ -4,7 +4,8 @@
  * stats (the figures), secret scan (warnings), template (the document) and an atomic write.
  */
 import { join, resolve } from 'node:path';
-import { loadRun, refuseUnsafeRun, RunReadError } from '../runs/read/run-reader.js';
+import { loadRun, refuseUnsafeRun } from '../runs/read/run-reader.js';
+import { RunReadError } from '../errors/read-errors.js';
 import { notesByTest, readRunOverlays } from '../overlay-read/local-run.js';
 import { projectRun } from './projection.js';
 import { SecretScanner } from './secrets.js';

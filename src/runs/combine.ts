@@ -23,7 +23,7 @@ import type { IndexRow } from '../model/artifacts.js';
 import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment, timestampSlug } from '../model/path-segments.js';
 import { RunAggregator } from './export/aggregate.js';
 import { AtomicDir } from './export/atomic-dir.js';
-import { InputError } from './export/export.js';
+import { InputError } from '../errors/input-error.js';
 import { projectionIdentity } from './export/projection-identity.js';
 import { DEFAULT_THRESHOLD } from './export/normalize.js';
 import { json } from './export/row-files.js';

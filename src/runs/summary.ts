@@ -10,7 +10,7 @@ import { SummarySchema, type IndexRow, type Summary } from '../model/artifacts.j
 import { runAttemptStats, type RunAttemptStats } from '../model/attempt-stats.js';
 import { RunAggregator } from './export/aggregate.js';
 import { DEFAULT_THRESHOLD } from './export/normalize.js';
-import { InputError } from './export/export.js';
+import { InputError } from '../errors/input-error.js';
 import { distinct, filterTargets } from './read/case-keys.js';
 import { loadRun, type LoadedRun } from './read/run-reader.js';
 import * as z from 'zod';

@@ -16,7 +16,8 @@ import { readIterations } from '../autoresearch/iterations.js';
 import { trajectoryData } from '../autoresearch/trajectory-data.js';
 import { renderTrajectoryHtml, TRAJECTORY_CSP } from '../autoresearch/trajectory-html.js';
 import { asHttpError } from './http-status.js';
-import { HttpError, type Handler, type Router } from './http.js';
+import type { Handler, Router } from './http.js';
+import { HttpError } from '../errors/serve-errors.js';
 import { absentAs } from '../errors/errors.js';
 import type { AutoresearchAnswer, AutoresearchEntry, AutoresearchListAnswer } from './api-types.js';
 

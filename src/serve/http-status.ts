@@ -5,8 +5,8 @@
  * an AgentvResultsError is a bug -> 500.
  */
 import { AgentvResultsError, EXIT, type ErrorCode } from '../errors/errors.js';
-import { TagRevisionMismatch, FeedbackRevisionMismatch } from '../overlay-write/write.js';
-import { HttpError } from './http.js';
+import { TagRevisionMismatch, FeedbackRevisionMismatch } from '../errors/overlay-errors.js';
+import { HttpError } from '../errors/serve-errors.js';
 
 /** Codes whose HTTP status is more precise than their exit-code family's. */
 const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {

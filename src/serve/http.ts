@@ -5,8 +5,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hideLocalPaths } from '../errors/redact.js';
 import { HttpError } from '../errors/serve-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { HttpError };
 
 export interface Request {
   method: string;

@@ -19,8 +19,8 @@ import { sync } from '../sync/sync.js';
 import type { TargetOptions } from '../repo/target.js';
 import type { OutboxStatus } from '../status/status-sections.js';
 import { asHttpError } from './http-status.js';
-import { NotARepositoryError } from '../git/index.js';
-import type { HttpError } from './http.js';
+import { NotARepositoryError } from '../errors/git-errors.js';
+import type { HttpError } from '../errors/serve-errors.js';
 import type { RemoteExtrasAnswer, RemoteStatusAnswer, RemoteSyncStatus, WipBranchAnswer } from './api-types.js';
 
 /** The request named something wrong (an unknown project, bad input): answered as such. No repository is not that: AgentV reports it as "not configured". */

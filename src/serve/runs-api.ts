@@ -11,7 +11,7 @@ import { listRuns, type ListedRun, type ListResult } from '../branch-read/list.j
 import { findListedRun } from '../branch-read/find-run.js';
 import { runWhereabouts } from '../branch-read/run-whereabouts.js';
 import { resolveTarget, type PublishTarget, type TargetOptions } from '../repo/target.js';
-import { HttpError } from './http.js';
+import { HttpError } from '../errors/serve-errors.js';
 import type { RunsAnswer } from './api-types.js';
 import { jsonKeys } from '../util/json-keys.js';
 

@@ -8,15 +8,14 @@ import type { AddressInfo } from 'node:net';
 import { resolveTarget, targetOptionsOf } from '../repo/target.js';
 import { flag, parseOptions, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
-import { ConfigError } from '../repo/config.js';
+import { ConfigError } from '../errors/publish-errors.js';
 import { newApiContext, registerApi } from './api.js';
 import { registerAutoresearchApi } from './autoresearch-api.js';
-import { HttpError, readJsonBody, Router, send, sendError } from './http.js';
+import { readJsonBody, Router, send, sendError } from './http.js';
+import { HttpError } from '../errors/serve-errors.js';
 import { dashboardCsp, renderDashboard } from './page.js';
 import { allowedHosts, checkHost, checkWrite, isLoopbackHost, newToken } from './security.js';
 import { ServeError } from '../errors/serve-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { ServeError };
 
 /** `startServer`'s options (the `serve` command's flags, and `daemon --http`'s, come from the same fields). */
 export const ServeOptionsSchema = z.strictObject({

@@ -21,8 +21,6 @@ import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
 import { redactText } from '../errors/redact.js';
 import { describeSeconds, NETWORK_ENV, networkLimits, type NetworkLimits } from '../util/network-limits.js';
 import { ObjectStoreError, type ObjectStoreFailure } from '../errors/store-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { ObjectStoreError };
 
 /** The `results.object_store` block of `.agentv/config.yaml` (snake_case, AgentV's plan). */
 export interface ObjectStoreSettings {

@@ -22,7 +22,8 @@
  * an artifacts twin (`agentv/artifacts-sync/<same suffix>`, another machine's set-aside payloads):
  * landing its rows alone would leave pointers to payloads the artifacts branch lacks.
  */
-import { deleteRef, fetchRefs, isAncestor, listRefs, lsRemote, RefConflictError, resolveRef, updateRefs, type RefEntry } from '../git/index.js';
+import { deleteRef, fetchRefs, isAncestor, listRefs, lsRemote, resolveRef, updateRefs, type RefEntry } from '../git/index.js';
+import { RefConflictError } from '../errors/git-errors.js';
 import { acquirePublishLock } from '../repo/publish-lock.js';
 import type { PublishTarget } from '../repo/target.js';
 import { trackingRef } from '../repo/tracking-refs.js';

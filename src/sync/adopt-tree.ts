@@ -10,7 +10,8 @@
  * refuse the branch. Only the subtrees that differ from the base are read, so the cost is that of
  * what the branch adds, never of the whole results branch; and bounded (entries, trees, depth).
  */
-import { assertValidPath, InvalidPathError, readObjects, type Repo } from '../git/index.js';
+import { assertValidPath, readObjects, type Repo } from '../git/index.js';
+import { InvalidPathError } from '../errors/git-errors.js';
 
 /** One entry of a raw tree object. */
 export interface RawTreeEntry {

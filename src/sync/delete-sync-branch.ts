@@ -4,7 +4,8 @@
  * only if it still points there, never a force), then the local branch and its tracking ref, each
  * on its own compare-and-swap.
  */
-import { deleteRef, push, RefConflictError, resolveRef } from '../git/index.js';
+import { deleteRef, push, resolveRef } from '../git/index.js';
+import { RefConflictError } from '../errors/git-errors.js';
 import type { PublishTarget } from '../repo/target.js';
 import { trackingRef } from '../repo/tracking-refs.js';
 

@@ -9,7 +9,8 @@
  * published twice with identical payloads is an identical add/add; both merge cleanly. Payloads that
  * differ at one path are a genuine conflict like any other file we do not own.
  */
-import { configGetMany, fetchRefs, type Ident, type NetworkOptions, readRefs, RefConflictError, type Repo, updateRefs } from '../git/index.js';
+import { configGetMany, fetchRefs, type Ident, type NetworkOptions, readRefs, type Repo, updateRefs } from '../git/index.js';
+import { RefConflictError } from '../errors/git-errors.js';
 import { acquirePublishLock } from '../repo/publish-lock.js';
 import { mergeCommits, type PathConflict, type PathResolver } from './merge-commits.js';
 import type { PublishTarget } from '../repo/target.js';

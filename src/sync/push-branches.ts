@@ -20,7 +20,8 @@
  * or a push), and setting a conflict aside holds it across that one push so that a run committed
  * meanwhile is never dropped from the branch.
  */
-import { push, RemoteError, remoteRefLock, updateRefs, type PushClassification } from '../git/index.js';
+import { push, remoteRefLock, updateRefs, type PushClassification } from '../git/index.js';
+import { RemoteError } from '../errors/git-errors.js';
 import { divertToSyncBranch } from './fallback.js';
 import { fetchBothBranches, integrateRemote, readTips, type BranchTips, type FetchedBranches } from './integrate.js';
 import type { PathConflict, PathResolver } from './merge-commits.js';

@@ -16,7 +16,8 @@ import { catalogRowIdentity, mergeJsonl, type ConflictedPathInput, type TreeReso
 import { agentvCatalogCounts, catalogCounts } from '../layout/catalog-rows.js';
 import type { CatalogRow } from '../model/artifacts.js';
 import { agentvRunSummary } from '../runs/export/agentv-summary.js';
-import { catalogPathFor, LayoutError, runLocation } from '../layout/branch-layout.js';
+import { catalogPathFor, runLocation } from '../layout/branch-layout.js';
+import { LayoutError } from '../errors/read-errors.js';
 import { json } from '../runs/export/row-files.js';
 import { parseIndexRows, rederiveRunDocs } from '../runs/export/derived-docs.js';
 

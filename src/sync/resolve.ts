@@ -27,11 +27,10 @@ import { SyncFields, targetSummary } from './sync.js';
 import type { PathResolver } from './recompute-derived.js';
 import { flag, parseOptions } from '../options/verb-options.js';
 import * as z from 'zod';
-import { PublishError, resolveTarget, type PublishTarget } from '../repo/target.js';
+import { resolveTarget, type PublishTarget } from '../repo/target.js';
+import { PublishError } from '../errors/publish-errors.js';
 import { ReadError } from '../layout/read-errors.js';
 import { SyncConflictError } from '../errors/publish-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { SyncConflictError };
 
 /** `resolveSyncBranch`'s options: `sync`'s and the sync branch (the `sync` command's `--resolve`). */
 export const ResolveSyncOptionsSchema = z.strictObject({

@@ -13,7 +13,8 @@ import { fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-opti
 import * as z from 'zod';
 import { resolveTarget, type PublishTarget } from '../repo/target.js';
 import { finishAdoption, mergeSyncBranches, type AdoptionPlan, type SyncBranchAdoption } from './adopt-agentv.js';
-import { lsRemote, RemoteError, type RefEntry } from '../git/index.js';
+import { lsRemote, type RefEntry } from '../git/index.js';
+import { RemoteError } from '../errors/git-errors.js';
 import { CHECKPOINT_PREFIX, finishCheckpoints, takeCheckpoints, type CheckpointPlan } from './adopt-checkpoints.js';
 import { ARTIFACTS_SYNC_PREFIX, SYNC_PREFIX } from './sync-branch-log.js';
 import { repairDuplicateRuns, type DuplicateRepair } from './repair-duplicates.js';

@@ -24,7 +24,7 @@ import { wilsonInterval } from '../model/attempt-stats.js';
 import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../branch-read/list.js';
 import { HEAD_ROWS } from '../branch-read/catalog-cache.js';
 import { pull, pullWhere } from '../branch-read/pull.js';
-import { InputError } from '../runs/export/export.js';
+import { InputError } from '../errors/input-error.js';
 import * as z from 'zod';
 import { flag, fnOf, objectOf, parseOptions } from '../options/verb-options.js';
 

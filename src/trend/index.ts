@@ -9,7 +9,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InputError } from '../runs/export/export.js';
+import { InputError } from '../errors/input-error.js';
 import { listRuns, readListedManifests, type ListOptions, type ListResult } from '../branch-read/list.js';
 import { manifestRows } from '../compare/score-rows.js';
 import { pull, pullWhere } from '../branch-read/pull.js';

@@ -28,7 +28,7 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { InputError } from '../runs/export/export.js';
+import { InputError } from '../errors/input-error.js';
 import { loadScoreRows, passVerdict, resolveManifest, type ScoreRow } from '../compare/score-rows.js';
 import { readOptionalJson, readRegularText } from '../util/safe-open.js';
 import * as z from 'zod';

@@ -1,6 +1,4 @@
 import { NetworkLimitError } from '../errors/input-error.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { NetworkLimitError };
 
 export interface NetworkLimits {
   /** Bytes per second under which a transfer is stalled. */

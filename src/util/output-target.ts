@@ -31,8 +31,6 @@ import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputTargetError } from '../errors/input-error.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { OutputTargetError };
 
 /** "a character device", "a FIFO", …: what lstat/stat found, in words. */
 export function describeKind(st: Stats): string {

@@ -13,7 +13,8 @@ import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
-import { readRegularFileSync, UnsafeFileError } from './safe-open.js';
+import { readRegularFileSync } from './safe-open.js';
+import { UnsafeFileError } from '../errors/input-error.js';
 import { isAbsent } from '../errors/errors.js';
 
 export type RunPathCheck = { kind: 'ok'; abs: string; isDir: boolean } | { kind: 'missing' } | { kind: 'bad'; message: string };

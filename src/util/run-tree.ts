@@ -15,7 +15,8 @@ import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { safeRelativePath } from '../model/path-segments.js';
 import { checkRunPathSync, realRunDir, type RunFileRead, type RunPathCheck, unsafePathMessage } from './run-files.js';
-import { readRegularFileSync, UnsafeFileError } from './safe-open.js';
+import { readRegularFileSync } from './safe-open.js';
+import { UnsafeFileError } from '../errors/input-error.js';
 
 export interface IrregularEntry {
   path: string;

@@ -18,8 +18,6 @@ import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 
 import { type FileHandle, open } from 'node:fs/promises';
 import { UnsafeFileError } from '../errors/input-error.js';
 import { isAbsent } from '../errors/errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { UnsafeFileError };
 
 const MiB = 1024 * 1024;
 

@@ -2,8 +2,6 @@ import { describeSeconds, NETWORK_ENV, networkLimits } from './network-limits.js
 import { objectOf, parseArgs } from '../options/verb-options.js';
 import * as z from 'zod';
 import { WebhookError } from '../errors/input-error.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { WebhookError };
 
 export const WEBHOOK_ENV = 'AGENTV_RESULTS_WEBHOOK_URL';
 /** The Authorization header's value for the webhook ("Bearer <token>", "Basic <base64>"): a secret, never printed. */

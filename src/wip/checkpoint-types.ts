@@ -5,8 +5,6 @@
 import type { Repo } from '../git/index.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { WipError } from '../errors/wip-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { WipError };
 
 export interface CheckpointerOptions {
   repo: Repo;

@@ -15,7 +15,8 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { blobId } from '../git/hash.js';
-import { assertValidPath, lsTree, readBlobs, RefConflictError, resolveRef, updateRef, writeCommit, type FileChange, type Repo } from '../git/index.js';
+import { assertValidPath, lsTree, readBlobs, resolveRef, updateRef, writeCommit, type FileChange, type Repo } from '../git/index.js';
+import { RefConflictError } from '../errors/git-errors.js';
 import {
   parseWipMeta,
   RECOVERY_MARKER,
@@ -42,7 +43,8 @@ import {
   type StatKey,
 } from './scan.js';
 import { absentAs, isAbsent } from '../errors/errors.js';
-import { WipError, type CheckpointerOptions, type CheckpointResult } from './checkpoint-types.js';
+import type { CheckpointerOptions, CheckpointResult } from './checkpoint-types.js';
+import { WipError } from '../errors/wip-errors.js';
 import { OBJECT_STORE_REF, sha256Of, type ObjectStore } from '../store/object-store.js';
 import { DEFAULT_HEAVY_THRESHOLD } from '../repo/config.js';
 import { readRegularText } from '../util/safe-open.js';
@@ -51,7 +53,8 @@ import type { IrregularEntry } from '../util/run-tree.js';
 import { refusedRows, unsafeFileProblems, type Refusal } from './refuse.js';
 import { irregularEntryMessage, runSafetyLine, unsafeRunIdMessage } from '../util/run-safety.js';
 
-export { WipError, type CheckpointerOptions, type CheckpointResult } from './checkpoint-types.js';
+export type { CheckpointerOptions, CheckpointResult } from './checkpoint-types.js';
+export { WipError } from '../errors/wip-errors.js';
 
 interface RecoveryMarker {
   branch?: string;

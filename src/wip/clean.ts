@@ -8,8 +8,10 @@
  *  - cleanWip (`wip clean`): stale branches (last checkpoint older than a threshold) whose run is
  *    published on the remote; unpublished ones only with forceUnpublished, reported one by one.
  */
-import { deleteRef, fetchRefs, isAncestor, lsRemote, lsTree, readBlobs, RefConflictError, RemoteError, resolveRef, type Repo } from '../git/index.js';
-import { LayoutError, runLocation } from '../layout/branch-layout.js';
+import { deleteRef, fetchRefs, isAncestor, lsRemote, lsTree, readBlobs, resolveRef, type Repo } from '../git/index.js';
+import { RefConflictError, RemoteError } from '../errors/git-errors.js';
+import { runLocation } from '../layout/branch-layout.js';
+import { LayoutError } from '../errors/read-errors.js';
 import { trackingRef } from '../repo/tracking-refs.js';
 import { deleteRemoteWip, DEFAULT_WIP_NETWORK_TIMEOUT_MS, wipTrackingRef } from './remote.js';
 import { listWip, type WipEntry } from './list.js';

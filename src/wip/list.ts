@@ -3,7 +3,8 @@
  * run id, rows, checkpoint number, last checkpoint time). One ls-remote + at most one fetch for the
  * remote side, one cat-file for every wip.json: cost does not grow with the runs' sizes.
  */
-import { commitRelation, listRefs, readBlobs, readObjects, RemoteError, type GitObject, type Repo } from '../git/index.js';
+import { commitRelation, listRefs, readBlobs, readObjects, type GitObject, type Repo } from '../git/index.js';
+import { RemoteError } from '../errors/git-errors.js';
 import { hostOfBranch, parseWipMeta, WIP_META_PATH, WIP_REF_PREFIX, type WipMeta } from './checkpoint-layout.js';
 import { refreshRemoteWip, wipTrackingRef } from './remote.js';
 

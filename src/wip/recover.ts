@@ -15,7 +15,8 @@
 import { readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { AtomicDir } from '../runs/export/atomic-dir.js';
-import { lsTree, readBlobs, RefConflictError, updateRef, type Repo, type TreeEntry } from '../git/index.js';
+import { lsTree, readBlobs, updateRef, type Repo, type TreeEntry } from '../git/index.js';
+import { RefConflictError } from '../errors/git-errors.js';
 import { indexRowIdentity } from '../merge/row-identity.js';
 import { isSafeSegment, safeRelativePath } from '../model/path-segments.js';
 import { WipError } from './checkpoint.js';

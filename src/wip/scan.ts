@@ -22,7 +22,8 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { safeRelativePath } from '../model/path-segments.js';
 import { TAIL_BYTES } from './checkpoint-layout.js';
-import { openRegularFile, readRegularFileSync, UnsafeFileError } from '../util/safe-open.js';
+import { openRegularFile, readRegularFileSync } from '../util/safe-open.js';
+import { UnsafeFileError } from '../errors/input-error.js';
 import { irregularName, type IrregularEntry } from '../util/run-tree.js';
 import { absentAs, isAbsent } from '../errors/errors.js';
 

@@ -15,7 +15,8 @@ import { lstat, mkdir, rename, rm, readdir, cp } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { safeRelativePath } from '../../model/path-segments.js';
-import { assertReplaceableDir, notReplaceable, OutputTargetError } from '../../util/output-target.js';
+import { assertReplaceableDir, notReplaceable } from '../../util/output-target.js';
+import { OutputTargetError } from '../../errors/input-error.js';
 import { processAlive } from '../../util/process-alive.js';
 import { isAbsent } from '../../errors/errors.js';
 

@@ -29,7 +29,6 @@ import { hostileEntries, hostileEntryMessage, unsafeRunMessage } from '../../uti
 import { readRegularText } from '../../util/safe-open.js';
 import { absentAs, isAbsent } from '../../errors/errors.js';
 
-export { InputError } from '../../errors/input-error.js';
 export type { DuplicatePolicy } from './export-pass.js';
 
 /** `exportRun`'s options (the `export` command's flags come from the same fields, in this order). */

@@ -13,8 +13,6 @@ import { transcriptMessages } from '../../model/transcript.js';
 import { absentAs } from '../../errors/errors.js';
 import { openRegularFile, readOptionalJson, readRegularText } from '../../util/safe-open.js';
 import { SourceError } from '../../errors/read-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { SourceError };
 
 export interface ResolvedSource {
   kind: 'results-file' | 'workspace';

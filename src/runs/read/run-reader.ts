@@ -21,8 +21,6 @@ import { readRegularText } from '../../util/safe-open.js';
 import * as z from 'zod';
 import { parseArgs } from '../../options/verb-options.js';
 import { RunReadError } from '../../errors/read-errors.js';
-// Defined with every other error in src/errors/; exported here too for this module's callers.
-export { RunReadError };
 
 export interface LoadedRun {
   /**
