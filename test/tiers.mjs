@@ -19,6 +19,7 @@ export const FAST = [
   'test/agentv-branch-layout.test.ts',
   'test/architecture.test.ts',
   'test/attempts-unit.test.ts',
+  'test/cli-flags-from-schema.test.ts',
   'test/daemon-outbox.test.ts',
   'test/derive-unit.test.ts',
   'test/gate-noise-sim.test.ts',

@@ -35,11 +35,6 @@ export function verdictText(verdict: string): string {
 export const PROJECT_OPTION_HELP =
   'Which projects[] entry of the configuration applies (default: AGENTV_PROJECT, else the project whose path holds the working directory)';
 
-/** Where the configuration comes from: the options every command that reaches the results repository takes. */
-export function configFlags(flags: Record<string, unknown>): { configFile?: string; project?: string } {
-  return { configFile: stringFlag('config', flags.config), project: stringFlag('project', flags.project) };
-}
-
 /** The `--remote` help of the commands that read or push the shared branches. */
 export const REMOTE_HELP = 'Remote (default: results.remote, else origin)';
 

@@ -27,8 +27,9 @@ export function registerList(cli: Cli): void {
     .example('agentv-results list --fetch --json')
     .action((flags: Record<string, unknown>) =>
       runReadCommand(async () => {
-        const progress = progressReporter(flags.fetch ? 'fetching' : 'reading', { quiet: Boolean(flags.json) });
-        const result = await listRuns(optionsFromFlags(ListOptionsSchema, flags, { withOverlays: true })).finally(progress.done);
+        const options = optionsFromFlags(ListOptionsSchema, flags, { withOverlays: true });
+        const progress = progressReporter(options.fetch ? 'fetching' : 'reading', { quiet: Boolean(flags.json) });
+        const result = await listRuns(options).finally(progress.done);
         for (const w of result.warnings ?? []) process.stderr.write(yellow(`warning: ${w}\n`));
         if (result.unreadable > 0)
           process.stderr.write(yellow(`warning: ${result.unreadable} catalog line(s) on ${result.branch} could not be read and were skipped\n`));
@@ -51,7 +52,7 @@ export function registerList(cli: Cli): void {
           if (!none) process.stdout.write(dim(`${result.read.description}\n`));
           return;
         }
-        const showWhere = result.remote !== null && !flags.remoteOnly;
+        const showWhere = result.remote !== null && !options.remoteOnly;
         const showTags = result.runs.some((r) => (r.tags?.length ?? 0) > 0 || (r.feedback_notes ?? 0) > 0);
         const overlay = (r: (typeof result.runs)[number]) =>
           [(r.tags ?? []).join(' '), r.feedback_notes ? `${r.feedback_notes} note${r.feedback_notes === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
@@ -76,7 +77,7 @@ export function registerList(cli: Cli): void {
           ...(showTags ? [overlay(r)] : []),
         ]);
         process.stdout.write(table(headers, rows) + '\n');
-        const skipped = flags.offset === undefined ? 0 : Number(flags.offset);
+        const skipped = options.offset ?? 0;
         const shown =
           result.runs.length < result.matched
             ? skipped > 0

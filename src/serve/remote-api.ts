@@ -16,7 +16,7 @@ import type { BranchStatus } from '../status/status.js';
 import { status, type StatusReport } from '../status/status-sections.js';
 import type { SyncStatusSection } from '../sync/sync-branch-status.js';
 import { sync } from '../sync/sync.js';
-import type { TargetOptions } from '../repo/target.js';
+import { targetOptionsOf, type TargetOptions } from '../repo/target.js';
 import type { OutboxStatus } from '../status/status-sections.js';
 import { asHttpError } from './http-status.js';
 import { NotARepositoryError } from '../errors/git-errors.js';
@@ -163,7 +163,7 @@ export async function remoteSync(opts: TargetOptions, state: RemoteState): Promi
   let outcome: Awaited<ReturnType<typeof sync>> | null = null;
   let failure: string | null = null;
   try {
-    outcome = await sync(opts);
+    outcome = await sync(targetOptionsOf(opts));
   } catch (err) {
     const e = asHttpError(err);
     if (isRequestProblem(err, e)) throw e;
