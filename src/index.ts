@@ -13,6 +13,7 @@
 
 // Derive: AgentV output in, the run bundle out.
 export { exportRun, ExportOptionsSchema, type DuplicatePolicy, type ExportOptions, type ExportResult } from './runs/export/export.js';
+export { DuplicatePolicySchema } from './runs/export/export-pass.js';
 export { InputError } from './errors/input-error.js';
 export { LAYOUTS, type LayoutName } from './runs/export/output-layouts.js';
 
@@ -75,6 +76,7 @@ export type { NoiseTestInput, NoiseTestResult, PassCount } from './model/noise-t
 export { decide, DecideOptionsSchema, DecisionSummarySchema, type DecideOptions, type Decision } from './compare/keep-discard.js';
 export { trend, TrendOptionsSchema, PublishedListFlagsSchema, DEFAULT_SLOPE_THRESHOLD, type TrendAllOptions } from './trend/index.js';
 export type { TrendReport, TrendSeries, TrendRunPoint, TrendDirection, SkippedSeries, TrendOptions } from './trend/index.js';
+export { TrendSeriesOptionsSchema } from './trend/series.js';
 export {
   readIterations,
   recordCycle,
@@ -121,7 +123,7 @@ export { StatusOptionsSchema, type StatusOptions } from './status/status.js';
 export { loadResultsConfig, LoadConfigOptionsSchema, type ResultsConfig } from './repo/config.js';
 export { ConfigError } from './errors/publish-errors.js';
 export type { TargetOptions } from './repo/target.js';
-export { PublishError } from './errors/publish-errors.js';
+export { PublishError, type PublishErrorData } from './errors/publish-errors.js';
 export { driversState, installDrivers, uninstallDrivers, DriversOptionsSchema, InstallDriversOptionsSchema } from './merge/install.js';
 
 // Archive (rollover) and retention (expire): each alone, or with the push the CLI and the daemon do.
@@ -135,7 +137,15 @@ export {
   type RolloverResult,
 } from './archive/rollover.js';
 export { expireRuns, RetentionOptionsSchema, DEFAULT_KEEP_TAGS, type ExpiredRun, type RetentionOptions, type RetentionResult } from './archive/retention.js';
-export { expireAndPush, rolloverAndPush, ExpireAndPushOptionsSchema, RolloverAndPushOptionsSchema, type PushArchiveOutcome } from './archive/push-archive.js';
+export {
+  expireAndPush,
+  rolloverAndPush,
+  ExpireAndPushOptionsSchema,
+  RolloverAndPushOptionsSchema,
+  type ExpireAndPushOptions,
+  type PushArchiveOutcome,
+  type RolloverAndPushOptions,
+} from './archive/push-archive.js';
 export { migrateStorage, MigrateOptionsSchema, type MigrateOptions, type MigrateResult } from './archive/storage-migrate.js';
 
 // Tags and feedback.
@@ -190,7 +200,7 @@ export {
   type ExecReport,
 } from './daemon/index.js';
 // What the daemon's and exec's options take: their logger, the webhook read from an option or the environment.
-export { createLogger, LoggerOptionsSchema, type LogFormat, type LoggerOptions, type LogLevel } from './daemon/log.js';
+export { createLogger, LoggerOptionsSchema, LogLevelSchema, type LogFormat, type LoggerOptions, type LogLevel } from './daemon/log.js';
 export { DEFAULT_NOTIFY_AFTER_MS } from './daemon/outbox-worker.js';
 export { webhookFrom, WebhookFromArgsSchema } from './util/webhook.js';
 // Notices a verb tells once (a remote that cannot serve a shallow fetch): the CLI prints them on stderr; a program sets its own sink.
@@ -267,11 +277,11 @@ export type { BranchState, BranchStatus } from './status/status.js';
 export type { SyncBranchStatus, SyncStatusSection } from './sync/sync-branch-status.js';
 export type { DriverKey, DriversResult } from './merge/install.js';
 export type { OverlayResult } from './overlay-write/write.js';
-export type { CombineSourceReport, OnDuplicate } from './runs/combine.js';
+export { OnDuplicateSchema, type CombineSourceReport, type OnDuplicate } from './runs/combine.js';
 export type { CompareReportBase, CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './compare/compare.js';
 export type { ArtifactMeasure, DecisionSummary } from './compare/keep-discard.js';
 export type { AllTargets, MatchRule, Pooled } from './compare/match-rule.js';
-export type { DeleteTarget } from './runs/delete.js';
+export { DeleteTargetSchema, type DeleteTarget } from './runs/delete.js';
 export type { FailedAssertion, FailedGrader, FailingCase } from './runs/failures.js';
 export type { CaseDetails } from './runs/show.js';
 export type { BranchTips } from './sync/integrate.js';

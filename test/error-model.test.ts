@@ -27,7 +27,7 @@ import { LayoutError } from '../src/errors/read-errors.js';
 import { acquirePublishLock } from '../src/repo/publish-lock.js';
 import { LockError } from '../src/errors/publish-errors.js';
 import { hostname } from 'node:os';
-import { ReadError, RunExpiredError } from '../src/layout/read-errors.js';
+import { ReadError, RunExpiredError } from '../src/errors/read-errors.js';
 import { resolveTarget } from '../src/repo/target.js';
 import { PublishError } from '../src/errors/publish-errors.js';
 import { CommandError } from '../src/errors/daemon-errors.js';

@@ -89,11 +89,6 @@ describe('list', () => {
     }
   });
 
-  it('takes the environment as a caller passes it (process.env itself is no plain object) and refuses an unknown option at the door', async () => {
-    expect((await listRuns({ cwd: user.work, env: process.env })).runs).toHaveLength(3);
-    await expect(listRuns({ cwd: user.work, limt: 1 } as never)).rejects.toThrow(/listRuns: invalid options: limt: not an option of this verb/);
-  });
-
   it('uses one ls-tree of the root, one of .indexes/ and one cat-file --batch, never a walk of the run trees', async () => {
     const { result, argvs } = await traceGitProcesses(() => listRuns({ cwd: user.work }));
     expect(result.runs).toHaveLength(3);
@@ -106,6 +101,11 @@ describe('list', () => {
     // --since skips whole days: their blobs are not even read.
     const since = await traceGitProcesses(() => listRuns({ cwd: user.work, since: '2026-03-15' }));
     expect(since.result.runs).toHaveLength(2);
+  });
+
+  it('takes the environment as a caller passes it (process.env itself is no plain object) and refuses an unknown option at the door', async () => {
+    expect((await listRuns({ cwd: user.work, env: process.env })).runs).toHaveLength(3);
+    await expect(listRuns({ cwd: user.work, limt: 1 } as never)).rejects.toThrow(/listRuns: invalid options: limt: not an option of this verb/);
   });
 
   it("shows local-only runs (not pushed) and remote-only runs (a teammate's, after --fetch)", async () => {

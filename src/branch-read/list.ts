@@ -28,7 +28,7 @@ import {
 } from '../layout/branch-layout.js';
 import { readRunFiles, type RunSummaryRow } from '../layout/run-index.js';
 import { foreignCatalogDay, readForeignCatalog } from '../layout/foreign-catalog.js';
-import { ReadError } from '../layout/read-errors.js';
+import { ReadError } from '../errors/read-errors.js';
 import { branchRefs, fetchBranches, readView, type ReadView } from '../repo/remote-view.js';
 import { resolveTarget, withRefView, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { syncStatusSection, type SyncBranchStatus } from '../sync/sync-branch-status.js';

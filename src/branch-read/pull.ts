@@ -26,7 +26,7 @@ import { ArtifactPointerSchema, pointerList, type ArtifactPointer } from '../mod
 import { safeRelativePath } from '../model/path-segments.js';
 import { presumedRunLocation, runLocationCandidates, type RunLocation } from '../layout/branch-layout.js';
 import { LayoutError } from '../errors/read-errors.js';
-import { ReadError, RunExpiredError } from '../layout/read-errors.js';
+import { ReadError, RunExpiredError } from '../errors/read-errors.js';
 import { describePolicy, findRetentionRemoval, parseRetentionLog, RETENTION_LOG_PATH } from '../layout/retention-log.js';
 import { archivedRunPaths, archiveShards } from '../layout/archive-refs.js';
 import { archiveBranchRefs, branchRefs, branchTips, fetchBranches, readView, type BranchRefs, type ReadView } from '../repo/remote-view.js';
@@ -83,9 +83,7 @@ export interface PullOptions extends Omit<z.input<typeof PullOptionsSchema>, 're
 }
 
 /** Where a reader's options (a listing's: filters, page, fetch …) read from: the part `pull` takes (the target, its timeout, a resolved target). */
-export function pullWhere(
-  opts: (TargetOptions & { timeoutMs?: number }) | undefined,
-): Pick<PullOptions, 'remote' | 'configFile' | 'project' | 'env' | 'overrides' | 'timeoutMs' | 'resolved'> {
+export function pullWhere(opts: (TargetOptions & { timeoutMs?: number }) | undefined): TargetOptions & { timeoutMs?: number } {
   if (!opts) return {};
   const { remote, configFile, project, env, overrides, timeoutMs, resolved } = opts;
   return { remote, configFile, project, env, overrides, timeoutMs, resolved };

@@ -28,7 +28,7 @@ import { runDirName, runIdentityKey } from '../layout/branch-layout.js';
 import { LayoutError } from '../errors/read-errors.js';
 import { loadRun } from '../runs/read/run-reader.js';
 import { exportRun } from '../runs/export/export.js';
-import { ReadError } from '../layout/read-errors.js';
+import { ReadError } from '../errors/read-errors.js';
 import { resolveTarget, targetRemoteUrl, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { treeUrl } from '../sync/compare-link.js';
 import { EXIT, exitCodeFor } from '../errors/errors.js';

@@ -6,7 +6,7 @@
  */
 import { presumedRunLocation } from '../layout/branch-layout.js';
 import { LayoutError } from '../errors/read-errors.js';
-import { ReadError, RunExpiredError } from '../layout/read-errors.js';
+import { ReadError, RunExpiredError } from '../errors/read-errors.js';
 import { describePolicy } from '../layout/retention-log.js';
 import { resolveTarget, type TargetOptions } from '../repo/target.js';
 import { findRunTree } from './pull.js';

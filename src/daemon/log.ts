@@ -8,8 +8,9 @@ import { redactText } from '../errors/redact.js';
 import { flag, fnOf, parseOptions } from '../options/verb-options.js';
 import * as z from 'zod';
 
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+/** How much the daemon and exec log: debug, info, warn or error. */
+export const LogLevelSchema = z.enum(['debug', 'info', 'warn', 'error']);
+export type LogLevel = z.infer<typeof LogLevelSchema>;
 export type LogFormat = 'text' | 'json';
 export type LogFields = Record<string, unknown>;
 
@@ -32,7 +33,7 @@ export const LoggerOptionsSchema = z.strictObject({
   /** `text` (default) or `json` (one JSON object per line). */
   format: z.enum(['text', 'json']).default('text').meta(flag('--log-format <format>', 'text or json (one JSON object per line, on stderr)')),
   /** Lines below this level are dropped (default info). */
-  level: z.enum(LOG_LEVELS).default('info'),
+  level: LogLevelSchema.default('info'),
   /** Where each line goes (default: stderr). */
   write: fnOf<(line: string) => void>().default(() => (line: string) => void process.stderr.write(line)),
   /** The clock the lines are stamped with. */

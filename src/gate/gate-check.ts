@@ -16,7 +16,7 @@ import { gateErrorEvent, gateFailedEvent } from './gate-event.js';
 import { moveTag, type MoveTagResult } from '../overlay-write/move-tag.js';
 import { namedPaths, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../branch-read/run-names.js';
 import type { PublishTarget } from '../repo/target.js';
-import { ReadError } from '../layout/read-errors.js';
+import { ReadError } from '../errors/read-errors.js';
 import { InputError } from '../errors/input-error.js';
 import { ciContext } from '../util/ci-context.js';
 import { exitCodeFor } from '../errors/errors.js';
@@ -35,7 +35,7 @@ export const GateCheckOptionsSchema = z.strictObject({
     .default(false)
     .meta(flag('--fetch', 'Fetch the results branch before reading published runs (without it, only when a run is not found locally)')),
   ...TargetFields,
-  /** A repository already resolved by the caller (repo/target.ts): used as it is. */
+  /** @internal A repository already resolved by the caller (repo/target.ts): used as it is. */
   resolved: objectOf<PublishTarget>().optional(),
   /** Each a run directory or results file, a published run id, `@<tag>` or `@latest[:experiment=<e>]`. */
   baseline: z.string(),

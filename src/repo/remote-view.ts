@@ -9,7 +9,7 @@ import { firstFetchDepth, tipRelation, type TipRelation } from './team-tip.js';
 import { describeAge, noteRemoteSeen, remoteSeenAt } from './remote-seen.js';
 import { trackingRef } from './tracking-refs.js';
 import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, monthOf } from '../layout/archive-refs.js';
-import { ReadError } from '../layout/read-errors.js';
+import { ReadError } from '../errors/read-errors.js';
 import type { PublishTarget } from './target.js';
 
 export type BranchKind = 'results' | 'artifacts';

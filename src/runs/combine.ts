@@ -37,8 +37,9 @@ import * as z from 'zod';
 import { flag, parseOptions } from '../options/verb-options.js';
 
 /** What combine does with the same case in two sources. */
-export const ON_DUPLICATE = ['error', 'latest'] as const;
-export type OnDuplicate = (typeof ON_DUPLICATE)[number];
+/** What combine does with a test two runs both hold: refuse, or keep the latest. */
+export const OnDuplicateSchema = z.enum(['error', 'latest']);
+export type OnDuplicate = z.infer<typeof OnDuplicateSchema>;
 
 /** The options of `combineRuns` (the `combine` command's flags come from the same fields, in this order). */
 export const CombineOptionsSchema = z.strictObject({
@@ -47,16 +48,13 @@ export const CombineOptionsSchema = z.strictObject({
   /** Destination; must not exist or be empty. Default: `.agentv/results/<run_id>`. */
   out: z.string().optional().meta(flag('--out <dir>', 'New run directory; must not exist or be empty (default: .agentv/results/<run_id>)')),
   experiment: z.string().optional().meta(flag('--experiment <name>', 'Experiment label of the combined run; required when the sources span experiments')),
-  onDuplicate: z
-    .enum(ON_DUPLICATE)
-    .default('error')
-    .meta(
-      flag(
-        '--on-duplicate <policy>',
-        'Same case (test_id, target, attempt, variant) in two sources: error | latest (the later timestamp wins; ties: the later source)',
-        { showDefault: true },
-      ),
+  onDuplicate: OnDuplicateSchema.default('error').meta(
+    flag(
+      '--on-duplicate <policy>',
+      'Same case (test_id, target, attempt, variant) in two sources: error | latest (the later timestamp wins; ties: the later source)',
+      { showDefault: true },
     ),
+  ),
   /** Relative paths resolve from here (default: the process's working directory). */
   cwd: z
     .string()

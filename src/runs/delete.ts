@@ -46,7 +46,7 @@ export const DeleteOptionsSchema = z.strictObject({
 });
 export type DeleteOptions = z.input<typeof DeleteOptionsSchema>;
 
-const DeleteTargetSchema = z.strictObject({
+export const DeleteTargetSchema = z.strictObject({
   /** As given on the command line. */
   path: z.string(),
   /** Absolute, symlink-free directory that will be removed. */

@@ -16,7 +16,7 @@ import { aheadBehind } from '../git/index.js';
 import { flag, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
 import { redactUrl } from '../errors/redact.js';
-import { ReadError } from '../layout/read-errors.js';
+import { ReadError } from '../errors/read-errors.js';
 import { remoteSeenAt } from '../repo/remote-seen.js';
 import { checkListing, DEFAULT_MAX_LISTING_BYTES, listingWarning } from '../layout/listing-budget.js';
 import { branchRefs, branchTips, fetchBranches, type BranchKind, type BranchRefs } from '../repo/remote-view.js';

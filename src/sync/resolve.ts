@@ -29,7 +29,7 @@ import { flag, parseOptions } from '../options/verb-options.js';
 import * as z from 'zod';
 import { resolveTarget, type PublishTarget } from '../repo/target.js';
 import { PublishError } from '../errors/publish-errors.js';
-import { ReadError } from '../layout/read-errors.js';
+import { ReadError } from '../errors/read-errors.js';
 import { SyncConflictError } from '../errors/publish-errors.js';
 
 /** `resolveSyncBranch`'s options: `sync`'s and the sync branch (the `sync` command's `--resolve`). */

@@ -73,11 +73,12 @@ export const TrendFields = {
     .meta(flag('--dir <dir>', 'Working directory (local runs are read from <dir>/.agentv/results/)')),
 };
 
-const TrendOptionsSchema = z.strictObject(TrendFields);
+/** The options of a trend over given runs (`trendOfRuns`, `trendLocal`): the trend fields alone. */
+export const TrendSeriesOptionsSchema = z.strictObject(TrendFields);
 /** A trend's options as a caller gives them. */
-export type TrendOptions = z.input<typeof TrendOptionsSchema>;
+export type TrendOptions = z.input<typeof TrendSeriesOptionsSchema>;
 /** A trend's options once parsed at `trend()`'s door: every default applied. */
-export type TrendParsed = z.output<typeof TrendOptionsSchema>;
+export type TrendParsed = z.output<typeof TrendSeriesOptionsSchema>;
 
 export interface LoadedTrendRun {
   path: string;

@@ -5,6 +5,7 @@
  * Memory per row is a fixed few bytes of bookkeeping, whatever the input size.
  */
 import { createHash } from 'node:crypto';
+import * as z from 'zod';
 import { createReadStream } from 'node:fs';
 import { appendFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -23,8 +24,9 @@ import { hydrateIndexRow, isIndexRow, resolveRowFiles, type ResolvedSource } fro
 import { isAbsent } from '../../errors/errors.js';
 
 /** What export does with a result identity already in the destination. */
-export const DUPLICATE_POLICIES = ['update', 'skip', 'error'] as const;
-export type DuplicatePolicy = (typeof DUPLICATE_POLICIES)[number];
+/** What export does with a row whose identity it has already written: keep the newer, keep the first, or refuse the file. */
+export const DuplicatePolicySchema = z.enum(['update', 'skip', 'error']);
+export type DuplicatePolicy = z.infer<typeof DuplicatePolicySchema>;
 
 /** One row's index entry, parked until the run id is known. */
 export interface Spilled {

@@ -14,7 +14,7 @@ import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
 import { sanitizeSegment, timestampSlug } from '../../model/path-segments.js';
 import { RunAggregator } from './aggregate.js';
 import { AtomicDir } from './atomic-dir.js';
-import { DUPLICATE_POLICIES, readRowsPass, spilledRows, type DuplicatePolicy, type Spilled } from './export-pass.js';
+import { DuplicatePolicySchema, readRowsPass, spilledRows, type DuplicatePolicy, type Spilled } from './export-pass.js';
 import { identityFieldsOf, localIdentityKey, projectionIdentity } from './projection-identity.js';
 import { InputError } from '../../errors/input-error.js';
 import { LAYOUTS, layoutWriter, type LayoutName, type LayoutWriter } from './output-layouts.js';
@@ -48,10 +48,9 @@ export const ExportOptionsSchema = z.strictObject({
       }),
     ),
   experiment: z.string().optional().meta(flag('--experiment <name>', 'Experiment (result group) name; default: the input file name')),
-  duplicatePolicy: z
-    .enum(DUPLICATE_POLICIES)
-    .default('update')
-    .meta(flag('--duplicate-policy <policy>', 'When a result identity is already present: update | skip | error', { showDefault: true })),
+  duplicatePolicy: DuplicatePolicySchema.default('update').meta(
+    flag('--duplicate-policy <policy>', 'When a result identity is already present: update | skip | error', { showDefault: true }),
+  ),
   projectionBundle: z.boolean().default(false).meta(flag('--projection-bundle', 'Also write projection_bundle.json built from the emitted index')),
   dryRun: z.boolean().default(false).meta(flag('--dry-run', 'Print the projection bundle JSON and write nothing')),
   includeRawContent: z
