@@ -17,7 +17,8 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { AtomicDir } from '../runs/export/atomic-dir.js';
 import { lsTree, readBlobs, RefConflictError, updateRef, type Repo, type TreeEntry } from '../git/index.js';
 import { indexRowIdentity } from '../merge/row-identity.js';
-import { isSafeSegment, safeRelativePath } from '../model/path-segments.js';
+import { isSafeSegment } from '../model/path-segments.js';
+import { safeRelativePath } from '../util/run-files.js';
 import { WipError } from './checkpoint.js';
 import {
   parseWipBranch,
