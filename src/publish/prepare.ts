@@ -10,7 +10,7 @@
  * another layout is derived once, into a scratch copy the handle owns and removes.
  */
 import { exportRun, InputError } from '../runs/export/export.js';
-import { LayoutError, runLocation } from '../layout/branch-layout.js';
+import { LayoutError, runLocation, type RunLocation } from '../layout/branch-layout.js';
 import type { IndexRow } from '../model/artifacts.js';
 import { loadRun, type LoadedRun } from '../runs/read/run-reader.js';
 import type { DeriveChoice, RunHandle } from '../runs/read/run-handle.js';
@@ -50,6 +50,8 @@ export interface PreparedAgentvRun {
   /** Our summary of the run (derived in memory; AgentV's own summary.json is published as it is). */
   summary: Record<string, unknown>;
   derived: false;
+  /** Where the run goes on the results branch (runLocation), decided once here. */
+  location: RunLocation;
 }
 
 /**
@@ -90,16 +92,29 @@ export async function prepareAgentvRun(run: RunHandle, opts: PrepareChoice = {})
   if (derived.problems.length > 0)
     throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${derived.problems[0]}`);
   if (derived !== opts.judgedSafe) refuseUnsafeToPublish(run, derived, dir);
-  try {
-    runLocation(derived.runId);
-  } catch (err) {
-    if (err instanceof LayoutError) throw new InputError(`${dir}: ${err.message} (taken from summary.json / .internal/index.jsonl) — fix the run id there`);
-    throw err;
-  }
-  return { dir, runId: derived.runId, experiment: opts.experiment ?? derived.experiment, rows, summary: derived.summary ?? {}, derived: false };
+  const experiment = opts.experiment ?? derived.experiment;
+  const summary = derived.summary ?? {};
+  const location = placeOf(dir, derived.runId, experiment, summary, 'summary.json / .internal/index.jsonl');
+  return { dir, runId: derived.runId, experiment, rows, summary, derived: false, location };
 }
 
-export async function prepareRun(run: RunHandle, opts: PrepareChoice = {}): Promise<LoadedRun & { dir: string; derived: boolean }> {
+/**
+ * Where a run goes on the results branch: its id, experiment and the timestamp its summary records
+ * (`metadata.timestamp`, else `timestamp`). The run id comes from the run's own files (data): one
+ * that could escape runs/ is an input error (exit 2), reported before anything is split or written.
+ */
+function placeOf(dir: string, runId: string, experiment: string, summary: Record<string, unknown> | null, from: string): RunLocation {
+  const meta = summary?.metadata as Record<string, unknown> | undefined;
+  const t = meta?.timestamp ?? summary?.timestamp;
+  try {
+    return runLocation(runId, { experiment, timestamp: typeof t === 'string' ? t : undefined });
+  } catch (err) {
+    if (err instanceof LayoutError) throw new InputError(`${dir}: ${err.message} (taken from ${from}) — fix the run id there`);
+    throw err;
+  }
+}
+
+export async function prepareRun(run: RunHandle, opts: PrepareChoice = {}): Promise<LoadedRun & { dir: string; derived: boolean; location: RunLocation }> {
   let loaded: LoadedRun;
   let derived = false;
   if (run.dir === null) {
@@ -125,13 +140,5 @@ export async function prepareRun(run: RunHandle, opts: PrepareChoice = {}): Prom
   if (loaded.problems.length > 0) throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${loaded.problems[0]}`);
   if (loaded.rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
   if (loaded !== opts.judgedSafe) refuseUnsafeToPublish(run, loaded, dir);
-  // The run id comes from the run's own files (data): one that could escape runs/ is an input
-  // error (exit 2), reported before anything is split or written.
-  try {
-    runLocation(loaded.runId);
-  } catch (err) {
-    if (err instanceof LayoutError) throw new InputError(`${dir}: ${err.message} (taken from summary.json / index.jsonl) — fix the run id there`);
-    throw err;
-  }
-  return { ...loaded, dir, derived };
+  return { ...loaded, dir, derived, location: placeOf(dir, loaded.runId, loaded.experiment, loaded.summary, 'summary.json / index.jsonl') };
 }
