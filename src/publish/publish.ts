@@ -30,7 +30,7 @@ import { objectStoreFor } from '../repo/storage.js';
 import { AGENTV_ARTIFACTS_REF_NAME } from './agentv-run.js';
 import { refuseInvalidRun } from './validate-gate.js';
 import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
-import { PublishError, resolveTarget, targetOptionsOf, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { PublishError, resolveTarget, type PublishTarget } from '../repo/target.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
 import { diskErrorOf } from '../errors/errors.js';
 import { flag, fnOf, parseOptions, TargetFields } from '../options/verb-options.js';
@@ -181,7 +181,8 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
 
 /** The publish behind the door: `given` is the parsed options (defaults applied), read here once into decided values. */
 async function publishParsed(given: z.output<typeof PublishOptionsSchema>): Promise<PublishResult> {
-  const target = await resolveTarget(targetOptionsOf(given as TargetOptions));
+  // The parsed options hold no `resolved` target (the schema refuses unknown keys): resolveTarget reads their target fields.
+  const target = await resolveTarget(given);
   const job: PublishJob = {
     plan: pushPlan(given, target.config),
     experiment: given.experiment,
@@ -205,7 +206,13 @@ async function publishParsed(given: z.output<typeof PublishOptionsSchema>): Prom
 }
 
 async function publishRun(target: PublishTarget, handle: RunHandle, job: PublishJob): Promise<PublishResult> {
-  const { repo } = target;
+  const { repo, config } = target;
+  const where: PublishResult['target'] = {
+    repo: repo.workTree ?? repo.gitDir,
+    resultsBranch: config.branch,
+    artifactsBranch: config.artifacts_branch,
+    remote: target.remote,
+  };
   // Who the commits are by does not depend on the branch: read it before taking the lock, which a
   // sync round in this or another process may be waiting for.
   const settings = publishConfig(target, job.now);
@@ -239,10 +246,11 @@ async function publishRun(target: PublishTarget, handle: RunHandle, job: Publish
     const beforeRefUpdate = () => lock.assertHeld();
     const decided = await decideLayout(target, handle, job.experiment, beforeRefUpdate);
     const author = (await settings).author;
-    result =
+    const committed =
       decided.layout.layout === 'stable'
         ? await publishStable(target, job, handle, judgedSafe, decided.source, decided.layout, author, beforeRefUpdate)
         : await publishNext(target, job, handle, judgedSafe, decided.layout, author, beforeRefUpdate);
+    result = { ...committed, target: where };
   } finally {
     await lock.release();
   }
@@ -258,7 +266,7 @@ async function publishNext(
   layout: LayoutChoice,
   author: Ident,
   beforeRefUpdate: () => void,
-): Promise<PublishResult> {
+): Promise<Omit<PublishResult, 'target'>> {
   const { repo, config } = target;
   job.onStep('reading the run');
   const agentvDir = isAgentvWorkspace(handle) ? handle.dir : null;
@@ -321,13 +329,7 @@ async function publishNext(
     wip: [],
     layout,
     stored,
-    target: targetSummary(target),
   };
-}
-
-function targetSummary(target: PublishTarget): PublishResult['target'] {
-  const { repo, config } = target;
-  return { repo: repo.workTree ?? repo.gitDir, resultsBranch: config.branch, artifactsBranch: config.artifacts_branch, remote: target.remote };
 }
 
 /** After the commit, outside the lock: gc, the push (as the PushPlan decided), the end of the run's WIP. */
@@ -455,7 +457,7 @@ async function publishStable(
   layout: LayoutChoice,
   author: Ident,
   beforeRefUpdate: () => void,
-): Promise<PublishResult> {
+): Promise<Omit<PublishResult, 'target'>> {
   const { repo } = target;
   let runDir: string;
   let experiment: string;
@@ -497,7 +499,6 @@ async function publishStable(
     push: null,
     wip: [],
     layout,
-    target: targetSummary(target),
   };
 }
 

@@ -161,31 +161,28 @@ export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number
   const extra = ROW_PATH_FIELDS.filter((f) => !bundle.has(f));
   checkPathFields(ctx, row as unknown as Record<string, unknown>, extra, new Set(pointers.keys()), problem);
 
-  checkIdentity(row, problem);
-  for (const p of rangeProblems(row as unknown as Record<string, unknown>)) problem(p);
-  for (const pointer of row.artifact_pointers ?? []) await checkPointer(ctx, pointer, line);
-}
-
-/** The identity must describe this row and hash to its id, or merges key rows wrongly. */
-function checkIdentity(row: IndexRow, problem: (message: string) => void): void {
+  // The identity must describe this row and hash to its id, or merges key rows wrongly.
   const id = row.projection_identity;
   for (const key of ['run_id', 'test_id', 'target', 'suite', 'source_target', 'attempt', 'variant'] as const) {
     if (id[key] !== row[key]) problem(`projection_identity.${key} is ${JSON.stringify(id[key])} but the row's ${key} is ${JSON.stringify(row[key])}`);
   }
   const expected = projectionIdentity(id.run_id, identityFieldsOf(id)).id;
   if (expected !== id.id) problem(`projection_identity.id ${id.id} does not match its fields (expected ${expected})`);
+  for (const p of rangeProblems(row as unknown as Record<string, unknown>)) problem(p);
+  for (const pointer of row.artifact_pointers ?? []) await checkPointer(ctx, pointer, line);
 }
 
 async function checkPointer(ctx: RowCheckContext, pointer: NonNullable<IndexRow['artifact_pointers']>[number], line: number): Promise<void> {
   const problem = (message: string) => ctx.problems.push({ file: 'index.jsonl', line, message: `artifact pointer ${pointer.path}: ${message}` });
+  // A pointer into the bucket (storage_mode hybrid) names the content address of its bytes; one into the artifacts branch ends with its path.
+  const bucketKeyOk = pointer.ref !== OBJECT_STORE_REF || isContentKey(pointer.key, pointer.sha256);
   const safe = safeRelativePath(pointer.path);
   if (safe === null) {
     problem('path escapes the run directory');
     return;
   }
-  // A pointer into the bucket (storage_mode hybrid) names the content address of its bytes; one into the artifacts branch ends with its path.
   if (pointer.ref === OBJECT_STORE_REF) {
-    if (!isContentKey(pointer.key, pointer.sha256)) problem(`key ${pointer.key} is not the content address of sha256 ${pointer.sha256}`);
+    if (!bucketKeyOk) problem(`key ${pointer.key} is not the content address of sha256 ${pointer.sha256}`);
   } else if (pointer.key !== safe && !pointer.key.endsWith(`/${safe}`)) problem(`key ${pointer.key} does not end with its path`);
   const at = await locate(ctx, safe);
   if (at.kind === 'bad') {
