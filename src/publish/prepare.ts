@@ -25,13 +25,6 @@ export function publishDerivation(experiment: string | undefined): (layout: stri
   return (layout) => (layout === 'agentv' ? { carryRunnerFiles: true } : { experiment, carryRunnerFiles: true });
 }
 
-/** A bundle of ours whose every index line is a row of ours, with its summary and benchmark beside it. */
-function isDerived(run: RunHandle, loaded: LoadedRun): boolean {
-  if (loaded.layout !== 'bundle' || !run.tree) return false;
-  if (!run.tree.files.has('summary.json') || !run.tree.files.has('benchmark.json')) return false;
-  return loaded.rows.length > 0 && !loaded.issues.some((p) => p.file === 'index.jsonl');
-}
-
 /**
  * True for the AgentV 5.x workspace (`.internal/index.jsonl`, no index of ours): such a run is
  * published as AgentV wrote it (agentv-run.ts), not derived into a bundle of ours.
@@ -91,23 +84,26 @@ export async function prepareAgentvRun(run: RunHandle, opts: PrepareChoice = {})
   if (rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
   if (derived.problems.length > 0)
     throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${derived.problems[0]}`);
-  if (derived !== opts.judgedSafe) refuseUnsafeToPublish(run, derived, dir);
   const experiment = opts.experiment ?? derived.experiment;
   const summary = derived.summary ?? {};
-  const location = placeOf(dir, derived.runId, experiment, summary, 'summary.json / .internal/index.jsonl');
+  const location = admit(run, derived, dir, opts.judgedSafe, experiment, 'summary.json / .internal/index.jsonl');
   return { dir, runId: derived.runId, experiment, rows, summary, derived: false, location };
 }
 
 /**
- * Where a run goes on the results branch: its id, experiment and the timestamp its summary records
- * (`metadata.timestamp`, else `timestamp`). The run id comes from the run's own files (data): one
- * that could escape runs/ is an input error (exit 2), reported before anything is split or written.
+ * A run admitted to the branch, and where it goes there. Refused when unsafe (unless this is the
+ * reading validation already judged safe: not checked twice); placed by its id, experiment and the
+ * timestamp its summary records (`metadata.timestamp`, else `timestamp`). The run id comes from the
+ * run's own files (data): one that could escape runs/ is an input error (exit 2), reported before
+ * anything is split or written.
  */
-function placeOf(dir: string, runId: string, experiment: string, summary: Record<string, unknown> | null, from: string): RunLocation {
+function admit(run: RunHandle, loaded: LoadedRun, dir: string, judgedSafe: LoadedRun | null | undefined, experiment: string, from: string): RunLocation {
+  if (loaded !== judgedSafe) refuseUnsafeToPublish(run, loaded, dir);
+  const summary = loaded.summary;
   const meta = summary?.metadata as Record<string, unknown> | undefined;
   const t = meta?.timestamp ?? summary?.timestamp;
   try {
-    return runLocation(runId, { experiment, timestamp: typeof t === 'string' ? t : undefined });
+    return runLocation(loaded.runId, { experiment, timestamp: typeof t === 'string' ? t : undefined });
   } catch (err) {
     if (err instanceof LayoutError) throw new InputError(`${dir}: ${err.message} (taken from ${from}) — fix the run id there`);
     throw err;
@@ -128,7 +124,16 @@ export async function prepareRun(run: RunHandle, opts: PrepareChoice = {}): Prom
     derived = true;
   } else {
     loaded = await run.load();
-    if (!isDerived(run, loaded)) {
+    // Derived already: a bundle of ours whose every index line is a row of ours, with its summary and benchmark beside it.
+    const tree = run.tree;
+    const derivedAlready =
+      loaded.layout === 'bundle' &&
+      tree !== null &&
+      tree.files.has('summary.json') &&
+      tree.files.has('benchmark.json') &&
+      loaded.rows.length > 0 &&
+      !loaded.issues.some((p) => p.file === 'index.jsonl');
+    if (!derivedAlready) {
       // Our own bundle missing what export writes: derived in place, then read again.
       await exportRun({ source: run.dir, out: run.dir, cwd: run.cwd });
       run.reopen();
@@ -139,6 +144,5 @@ export async function prepareRun(run: RunHandle, opts: PrepareChoice = {}): Prom
   const dir = loaded.dir!;
   if (loaded.problems.length > 0) throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${loaded.problems[0]}`);
   if (loaded.rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
-  if (loaded !== opts.judgedSafe) refuseUnsafeToPublish(run, loaded, dir);
-  return { ...loaded, dir, derived, location: placeOf(dir, loaded.runId, loaded.experiment, loaded.summary, 'summary.json / index.jsonl') };
+  return { ...loaded, dir, derived, location: admit(run, loaded, dir, opts.judgedSafe, loaded.experiment, 'summary.json / index.jsonl') };
 }
