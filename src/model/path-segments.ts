@@ -6,7 +6,6 @@
  * suffix keeps the mapping injective: `a/b` and `a_b` never land in the same directory.
  */
 import { createHash } from 'node:crypto';
-import { posix } from 'node:path';
 
 const SAFE_SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._+=@,-]*$/;
 const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
@@ -31,19 +30,6 @@ export function sanitizeSegment(value: string): string {
     .slice(0, MAX_SEGMENT - 10);
   if (base.length === 0 || WINDOWS_RESERVED.test(base)) base = `x${base}`;
   return `${base}-${shortHash(value)}`;
-}
-
-/**
- * Validate a relative path read back from a manifest (index.jsonl paths, pointer paths).
- * Returns the normalized path, or null when it is absolute, escapes its root, or is malformed.
- */
-export function safeRelativePath(path: string): string | null {
-  if (typeof path !== 'string' || path.length === 0 || path.length > 4096) return null;
-  if (/[\u0000-\u001f]/.test(path) || path.includes('\\')) return null;
-  if (path.startsWith('/')) return null;
-  const parts = path.split('/');
-  if (parts.some((p) => p === '' || p === '.' || p === '..' || p === '.git')) return null;
-  return posix.normalize(path);
 }
 
 /** `2026-02-20T21:38:00.970Z` -> `2026-02-20T21-38-00-970Z`, the run-directory timestamp form. */

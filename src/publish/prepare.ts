@@ -11,7 +11,7 @@
  */
 import { exportRun } from '../runs/export/export.js';
 import { InputError } from '../errors/input-error.js';
-import { runLocation } from '../layout/branch-layout.js';
+import { runLocation, type RunLocation } from '../layout/branch-layout.js';
 import { LayoutError } from '../errors/read-errors.js';
 import type { IndexRow } from '../model/artifacts.js';
 import { loadRun, type LoadedRun } from '../runs/read/run-reader.js';
@@ -25,13 +25,6 @@ import { runSafetyLine, runSafetyProblems } from '../util/run-safety.js';
  */
 export function publishDerivation(experiment: string | undefined): (layout: string) => DeriveChoice {
   return (layout) => (layout === 'agentv' ? { carryRunnerFiles: true } : { experiment, carryRunnerFiles: true });
-}
-
-/** A bundle of ours whose every index line is a row of ours, with its summary and benchmark beside it. */
-function isDerived(run: RunHandle, loaded: LoadedRun): boolean {
-  if (loaded.layout !== 'bundle' || !run.tree) return false;
-  if (!run.tree.files.has('summary.json') || !run.tree.files.has('benchmark.json')) return false;
-  return loaded.rows.length > 0 && !loaded.issues.some((p) => p.file === 'index.jsonl');
 }
 
 /**
@@ -52,6 +45,8 @@ export interface PreparedAgentvRun {
   /** Our summary of the run (derived in memory; AgentV's own summary.json is published as it is). */
   summary: Record<string, unknown>;
   derived: false;
+  /** Where the run goes on the results branch (runLocation), decided once here. */
+  location: RunLocation;
 }
 
 /**
@@ -91,17 +86,33 @@ export async function prepareAgentvRun(run: RunHandle, opts: PrepareChoice = {})
   if (rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
   if (derived.problems.length > 0)
     throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${derived.problems[0]}`);
-  if (derived !== opts.judgedSafe) refuseUnsafeToPublish(run, derived, dir);
-  try {
-    runLocation(derived.runId);
-  } catch (err) {
-    if (err instanceof LayoutError) throw new InputError(`${dir}: ${err.message} (taken from summary.json / .internal/index.jsonl) — fix the run id there`);
-    throw err;
-  }
-  return { dir, runId: derived.runId, experiment: opts.experiment ?? derived.experiment, rows, summary: derived.summary ?? {}, derived: false };
+  const experiment = opts.experiment ?? derived.experiment;
+  const summary = derived.summary ?? {};
+  const location = admit(run, derived, dir, opts.judgedSafe, experiment, 'summary.json / .internal/index.jsonl');
+  return { dir, runId: derived.runId, experiment, rows, summary, derived: false, location };
 }
 
-export async function prepareRun(run: RunHandle, opts: PrepareChoice = {}): Promise<LoadedRun & { dir: string; derived: boolean }> {
+/**
+ * A run admitted to the branch, and where it goes there. Refused when unsafe (unless this is the
+ * reading validation already judged safe: not checked twice); placed by its id, experiment and the
+ * timestamp its summary records (`metadata.timestamp`, else `timestamp`). The run id comes from the
+ * run's own files (data): one that could escape runs/ is an input error (exit 2), reported before
+ * anything is split or written.
+ */
+function admit(run: RunHandle, loaded: LoadedRun, dir: string, judgedSafe: LoadedRun | null | undefined, experiment: string, from: string): RunLocation {
+  if (loaded !== judgedSafe) refuseUnsafeToPublish(run, loaded, dir);
+  const summary = loaded.summary;
+  const meta = summary?.metadata as Record<string, unknown> | undefined;
+  const t = meta?.timestamp ?? summary?.timestamp;
+  try {
+    return runLocation(loaded.runId, { experiment, timestamp: typeof t === 'string' ? t : undefined });
+  } catch (err) {
+    if (err instanceof LayoutError) throw new InputError(`${dir}: ${err.message} (taken from ${from}) — fix the run id there`);
+    throw err;
+  }
+}
+
+export async function prepareRun(run: RunHandle, opts: PrepareChoice = {}): Promise<LoadedRun & { dir: string; derived: boolean; location: RunLocation }> {
   let loaded: LoadedRun;
   let derived = false;
   if (run.dir === null) {
@@ -115,7 +126,16 @@ export async function prepareRun(run: RunHandle, opts: PrepareChoice = {}): Prom
     derived = true;
   } else {
     loaded = await run.load();
-    if (!isDerived(run, loaded)) {
+    // Derived already: a bundle of ours whose every index line is a row of ours, with its summary and benchmark beside it.
+    const tree = run.tree;
+    const derivedAlready =
+      loaded.layout === 'bundle' &&
+      tree !== null &&
+      tree.files.has('summary.json') &&
+      tree.files.has('benchmark.json') &&
+      loaded.rows.length > 0 &&
+      !loaded.issues.some((p) => p.file === 'index.jsonl');
+    if (!derivedAlready) {
       // Our own bundle missing what export writes: derived in place, then read again.
       await exportRun({ source: run.dir, out: run.dir, cwd: run.cwd });
       run.reopen();
@@ -126,14 +146,5 @@ export async function prepareRun(run: RunHandle, opts: PrepareChoice = {}): Prom
   const dir = loaded.dir!;
   if (loaded.problems.length > 0) throw new InputError(`${dir}: the run manifest has problems (run \`agentv-results validate ${dir}\`): ${loaded.problems[0]}`);
   if (loaded.rows.length === 0) throw new InputError(`${dir}: the run has no rows; nothing to publish`);
-  if (loaded !== opts.judgedSafe) refuseUnsafeToPublish(run, loaded, dir);
-  // The run id comes from the run's own files (data): one that could escape runs/ is an input
-  // error (exit 2), reported before anything is split or written.
-  try {
-    runLocation(loaded.runId);
-  } catch (err) {
-    if (err instanceof LayoutError) throw new InputError(`${dir}: ${err.message} (taken from summary.json / index.jsonl) — fix the run id there`);
-    throw err;
-  }
-  return { ...loaded, dir, derived };
+  return { ...loaded, dir, derived, location: admit(run, loaded, dir, opts.judgedSafe, loaded.experiment, 'summary.json / index.jsonl') };
 }

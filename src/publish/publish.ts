@@ -16,7 +16,7 @@ import { fetchBothBranches } from '../sync/integrate.js';
 import { checkListing, DEFAULT_MAX_LISTING_BYTES, listingWarning } from '../layout/listing-budget.js';
 import { acquirePublishLock } from '../repo/publish-lock.js';
 import { repairInterrupted } from '../git/ref-recovery.js';
-import { runLocation, type RunLocation } from '../layout/branch-layout.js';
+import type { RunLocation } from '../layout/branch-layout.js';
 import { isAgentvWorkspace, prepareAgentvRun, prepareRun, publishDerivation } from './prepare.js';
 import { openRun, type RunHandle } from '../runs/read/run-handle.js';
 import type { LoadedRun } from '../runs/read/run-reader.js';
@@ -31,7 +31,7 @@ import { objectStoreFor } from '../repo/storage.js';
 import { AGENTV_ARTIFACTS_REF_NAME } from './agentv-run.js';
 import { refuseInvalidRun } from './validate-gate.js';
 import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
-import { resolveTarget, targetOptionsOf, type PublishTarget, type TargetOptions } from '../repo/target.js';
+import { resolveTarget, type PublishTarget } from '../repo/target.js';
 import { PublishError } from '../errors/publish-errors.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
 import { diskErrorOf } from '../errors/errors.js';
@@ -90,7 +90,7 @@ export type PublishOptions = z.input<typeof PublishOptionsSchema>;
  * Whether this publish pushes, decided once from the options and the configuration: `push: false`
  * never pushes (and so requires nothing); `push: true` pushes; absent, results.auto_push pushes, and
  * so does a required push (`requirePush`, else results.require_push). The decision also says
- * whether a clone that never heard from the remote fetches it first (firstSightOfRemote).
+ * whether a clone that never heard from the remote fetches it first (publishRun).
  */
 export interface PushPlan {
   push: boolean;
@@ -155,12 +155,6 @@ function meanScore(rows: { score?: unknown }[]): number {
   return scores.length === 0 ? 0 : scores.reduce((a, b) => a + b, 0) / scores.length;
 }
 
-function summaryTimestamp(summary: Record<string, unknown> | null): string | undefined {
-  const meta = summary?.metadata as Record<string, unknown> | undefined;
-  const t = meta?.timestamp ?? summary?.timestamp;
-  return typeof t === 'string' ? t : undefined;
-}
-
 /** An AgentV 5.x workspace's files for each branch, as AgentV's auto_push lays them out (agentv-run.ts). */
 function agentvSplit(dir: string, runPath: string): { metadata: SplitFile[]; payloads: SplitFile[] } {
   const files = agentvRunFiles(dir, runPath);
@@ -189,7 +183,8 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
 
 /** The publish behind the door: `given` is the parsed options (defaults applied), read here once into decided values. */
 async function publishParsed(given: z.output<typeof PublishOptionsSchema>): Promise<PublishResult> {
-  const target = await resolveTarget(targetOptionsOf(given as TargetOptions));
+  // The parsed options hold no `resolved` target (the schema refuses unknown keys): resolveTarget reads their target fields.
+  const target = await resolveTarget(given);
   const job: PublishJob = {
     plan: pushPlan(given, target.config),
     experiment: given.experiment,
@@ -213,7 +208,13 @@ async function publishParsed(given: z.output<typeof PublishOptionsSchema>): Prom
 }
 
 async function publishRun(target: PublishTarget, handle: RunHandle, job: PublishJob): Promise<PublishResult> {
-  const { repo } = target;
+  const { repo, config } = target;
+  const where: PublishResult['target'] = {
+    repo: repo.workTree ?? repo.gitDir,
+    resultsBranch: config.branch,
+    artifactsBranch: config.artifacts_branch,
+    remote: target.remote,
+  };
   // Who the commits are by does not depend on the branch: read it before taking the lock, which a
   // sync round in this or another process may be waiting for.
   const settings = publishConfig(target, job.now);
@@ -222,7 +223,22 @@ async function publishRun(target: PublishTarget, handle: RunHandle, job: Publish
   // One gate for every layout a publish writes (a 4.42 run too: our validate reads its layout).
   // Reads only the user's run: before the lock, so other publishers do not wait for it.
   const judgedSafe = job.allowInvalid ? null : await refuseInvalidRun(handle);
-  if (job.plan.push) await firstSightOfRemote(target);
+  // A publish that pushes from a clone that never heard from the remote and has no results branch
+  // of its own (a depth-1 CI checkout has no remote-tracking ref of it) fetches it first, so the
+  // layout, the catalog and the run's rows are decided on the tip the push goes onto, not on an
+  // empty branch. Offline is fine: the push then reports it. Remote-tracking refs are kept only
+  // under refs/remotes/<remote>/agentv/: a branch named outside agentv/ (allowed in config) has
+  // none to fetch into, and its push decides as before.
+  if (job.plan.push && target.remote !== null && [target.resultsRef, target.artifactsRef].every((r) => r.startsWith('refs/heads/agentv/'))) {
+    const known = await teamTip(target);
+    if (known.remote === null && known.local === null && (await remoteSeenAt(target.repo, target.remote)) === null) {
+      try {
+        await fetchBothBranches(target);
+      } catch (err) {
+        if (!(err instanceof RemoteError)) throw err;
+      }
+    }
+  }
   // One lock: the layout is decided, the refs repaired and the run committed under it; the push after.
   const lock = await acquirePublishLock(repo.commonDir);
   let result: PublishResult;
@@ -232,10 +248,11 @@ async function publishRun(target: PublishTarget, handle: RunHandle, job: Publish
     const beforeRefUpdate = () => lock.assertHeld();
     const decided = await decideLayout(target, handle, job.experiment, beforeRefUpdate);
     const author = (await settings).author;
-    result =
+    const committed =
       decided.layout.layout === 'stable'
         ? await publishStable(target, job, handle, judgedSafe, decided.source, decided.layout, author, beforeRefUpdate)
         : await publishNext(target, job, handle, judgedSafe, decided.layout, author, beforeRefUpdate);
+    result = { ...committed, target: where };
   } finally {
     await lock.release();
   }
@@ -251,13 +268,13 @@ async function publishNext(
   layout: LayoutChoice,
   author: Ident,
   beforeRefUpdate: () => void,
-): Promise<PublishResult> {
+): Promise<Omit<PublishResult, 'target'>> {
   const { repo, config } = target;
   job.onStep('reading the run');
   const agentvDir = isAgentvWorkspace(handle) ? handle.dir : null;
   const choice = { experiment: job.experiment, judgedSafe };
   const run = agentvDir ? await prepareAgentvRun(handle, choice) : await prepareRun(handle, choice);
-  const location = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
+  const { location } = run;
   let split = agentvDir
     ? agentvSplit(agentvDir, location.path)
     : await splitRun(run.dir, run.rows, {
@@ -314,33 +331,7 @@ async function publishNext(
     wip: [],
     layout,
     stored,
-    target: targetSummary(target),
   };
-}
-
-function targetSummary(target: PublishTarget): PublishResult['target'] {
-  const { repo, config } = target;
-  return { repo: repo.workTree ?? repo.gitDir, resultsBranch: config.branch, artifactsBranch: config.artifacts_branch, remote: target.remote };
-}
-
-/**
- * A publish that pushes from a clone that never heard from the remote and has no results branch
- * of its own (a depth-1 CI checkout has no remote-tracking ref of it) fetches it first, so the layout, the catalog and the
- * run's rows are decided on the tip the push goes onto, not on an empty branch. Offline is fine:
- * the push then reports it. Called only when the publish pushes (its PushPlan).
- */
-async function firstSightOfRemote(target: PublishTarget): Promise<void> {
-  if (target.remote === null) return;
-  // Remote-tracking refs are kept only under refs/remotes/<remote>/agentv/: a branch named outside
-  // agentv/ (allowed in config) has none to fetch into, and its push decides as before.
-  if (![target.resultsRef, target.artifactsRef].every((r) => r.startsWith('refs/heads/agentv/'))) return;
-  const known = await teamTip(target);
-  if (known.remote !== null || known.local !== null || (await remoteSeenAt(target.repo, target.remote)) !== null) return;
-  try {
-    await fetchBothBranches(target);
-  } catch (err) {
-    if (!(err instanceof RemoteError)) throw err;
-  }
 }
 
 /** After the commit, outside the lock: gc, the push (as the PushPlan decided), the end of the run's WIP. */
@@ -378,7 +369,22 @@ async function afterCommit(target: PublishTarget, job: PublishJob, result: Publi
       });
   }
   // The final publish on the remote (or, with no remote at all, on this machine) ends the run's WIP.
-  if (target.remote === null || result.push?.landed) result.wip = await endWip(target, result, job.workspace);
+  if (target.remote === null || result.push?.landed) {
+    try {
+      result.wip = await endWipAfterPublish({
+        repo,
+        remote: target.remote,
+        resultsRef: target.resultsRef,
+        runId: result.runId,
+        runPath: result.location.path,
+        resultsCommit: result.commits.results,
+        workspace: job.workspace,
+      });
+    } catch (err) {
+      // The run is published; a WIP branch left behind is only clutter (`wip clean` removes it later).
+      result.wip = [{ branch: '(wip branches)', status: 'kept', note: `could not end the run's WIP: ${(err as Error).message}` }];
+    }
+  }
   return result;
 }
 
@@ -390,20 +396,6 @@ function stableRunSource(run: RunHandle): StableSource | null {
 }
 
 type StableSource = { dir: string; experiment: string; timestamp: string };
-
-/**
- * A run's identity on the branch, whichever layout holds it: its experiment and its id (AgentV
- * 4.42's timestamp directory, AgentV 5.x's run id). Known before the publish for AgentV's own runs
- * (4.42's from its path, 5.x's from the workspace's one reading); null for a results file or a
- * bundle of ours, whose id is known only once it is derived.
- */
-async function runIdentity(run: RunHandle, source: StableSource | null, experiment: string | undefined): Promise<{ experiment: string; id: string } | null> {
-  if (source && experiment === undefined) return { experiment: source.experiment, id: source.timestamp };
-  if (!isAgentvWorkspace(run)) return null;
-  const loaded = await run.load();
-  if (loaded.runId.includes('/')) return null;
-  return { experiment: experiment ?? loaded.experiment, id: loaded.runId };
-}
 
 /**
  * Under the publish lock: which layout to write (layout/layout-choice.ts), decided on the tip the
@@ -432,7 +424,16 @@ async function decideLayout(
   // no runs/ tree, or a configured layout, which did not look), so a one-layout branch reads nothing more.
   const other: BranchLayout = layout.layout === 'stable' ? 'next' : 'stable';
   const otherMayHold = layout.runs !== null ? layout.runs[other] > 0 : config.layout !== 'auto';
-  const identity = otherMayHold ? await runIdentity(run, source, experiment) : null;
+  // The run's identity on the branch, whichever layout holds it: its experiment and its id (AgentV
+  // 4.42's timestamp directory, AgentV 5.x's run id). Known before the publish for AgentV's own runs
+  // (4.42's from its path, 5.x's from the workspace's one reading); none for a results file or a
+  // bundle of ours, whose id is known only once it is derived.
+  let identity: { experiment: string; id: string } | null = null;
+  if (otherMayHold && source && experiment === undefined) identity = { experiment: source.experiment, id: source.timestamp };
+  else if (otherMayHold && isAgentvWorkspace(run)) {
+    const loaded = await run.load();
+    if (!loaded.runId.includes('/')) identity = { experiment: experiment ?? loaded.experiment, id: loaded.runId };
+  }
   if (identity) {
     const held = await heldLayouts(repo, tips, identity.experiment, identity.id);
     if (!held.has(layout.layout) && held.has(other))
@@ -458,7 +459,7 @@ async function publishStable(
   layout: LayoutChoice,
   author: Ident,
   beforeRefUpdate: () => void,
-): Promise<PublishResult> {
+): Promise<Omit<PublishResult, 'target'>> {
   const { repo } = target;
   let runDir: string;
   let experiment: string;
@@ -469,7 +470,7 @@ async function publishStable(
     ({ dir: runDir, experiment, timestamp } = source);
   } else {
     const run = await prepareRun(handle, { experiment: job.experiment, judgedSafe });
-    const loc = runLocation(run.runId, { experiment: run.experiment, timestamp: summaryTimestamp(run.summary) });
+    const loc = run.location;
     runDir = run.dir;
     derived = run.derived;
     experiment = loc.experiment;
@@ -500,7 +501,6 @@ async function publishStable(
     push: null,
     wip: [],
     layout,
-    target: targetSummary(target),
   };
 }
 
@@ -509,21 +509,4 @@ function workspaceOf(opts: { cwd: string; run: string }): string | null {
   const named = resolve(opts.cwd, opts.run);
   if (named.endsWith('.jsonl')) return basename(named) === 'index.jsonl' ? dirname(named) : null;
   return named;
-}
-
-async function endWip(target: PublishTarget, result: PublishResult, workspace: string | null): Promise<EndedWip[]> {
-  try {
-    return await endWipAfterPublish({
-      repo: target.repo,
-      remote: target.remote,
-      resultsRef: target.resultsRef,
-      runId: result.runId,
-      runPath: result.location.path,
-      resultsCommit: result.commits.results,
-      workspace,
-    });
-  } catch (err) {
-    // The run is published; a WIP branch left behind is only clutter (`wip clean` removes it later).
-    return [{ branch: '(wip branches)', status: 'kept', note: `could not end the run's WIP: ${(err as Error).message}` }];
-  }
 }

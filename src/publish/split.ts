@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ArtifactPointerSchema, TRANSCRIPT_SCHEMA_VERSION, type ArtifactPointer, type IndexRow } from '../model/artifacts.js';
-import { safeRelativePath } from '../model/path-segments.js';
+import { safeRelativePath } from '../util/run-files.js';
 import type { FileMode } from '../git/index.js';
 import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
 import { readRegularFileSync, readRegularTextSync } from '../util/safe-open.js';

@@ -21,7 +21,8 @@
  */
 import { join } from 'node:path';
 import { expectationList, testAssertions, type GradingExpectation } from '../model/grading.js';
-import { safeRelativePath, sanitizeSegment } from '../model/path-segments.js';
+import { sanitizeSegment } from '../model/path-segments.js';
+import { safeRelativePath } from '../util/run-files.js';
 import { transcriptMessages } from '../model/transcript.js';
 import { InputError } from '../errors/input-error.js';
 import { readRegularFileSync } from '../util/safe-open.js';
@@ -114,9 +115,21 @@ function testDir(row: Doc, taken: Set<string>): string {
   return dir;
 }
 
-function transcriptLines(doc: Doc | null, row: Doc): string {
-  const messages = transcriptMessages(doc);
-  return messages
+/** One test's files and its index line, in 4.42's shape. */
+function stableTest(bundleDir: string, row: Doc, dir: string, experiment: string | undefined): { files: StableRunFile[]; line: Doc } {
+  const files: StableRunFile[] = [];
+  const add = (rel: string, data: Buffer | string) =>
+    files.push({ rel: `${dir}/${rel}`, data: Buffer.isBuffer(data) ? data : Buffer.from(data), executable: false });
+  // The test's files are read first, then shaped: what is read is the bundle's, what is written 4.42's.
+  const result = readDoc(bundleDir, row.result_path);
+  const metrics = readDoc(bundleDir, row.metrics_path);
+  const input = readIn(bundleDir, row.input_path);
+  const answer = readIn(bundleDir, row.answer_path);
+  const transcriptDoc = readDoc(bundleDir, row.transcript_path);
+  // The test's own assertions (model/grading.ts), as `failures` and the report list them.
+  const expectations = testAssertions(result, null) ?? [];
+  // The transcript, one message a line (model/transcript.ts reads every shape a transcript comes in).
+  const transcript = transcriptMessages(transcriptDoc)
     .map((m, i) =>
       JSON.stringify({
         schema_version: 'agentv.transcript.v1',
@@ -129,17 +142,6 @@ function transcriptLines(doc: Doc | null, row: Doc): string {
     )
     .map((l) => `${l}\n`)
     .join('');
-}
-
-/** One test's files and its index line, in 4.42's shape. */
-function stableTest(bundleDir: string, row: Doc, dir: string, experiment: string | undefined): { files: StableRunFile[]; line: Doc } {
-  const files: StableRunFile[] = [];
-  const add = (rel: string, data: Buffer | string) =>
-    files.push({ rel: `${dir}/${rel}`, data: Buffer.isBuffer(data) ? data : Buffer.from(data), executable: false });
-  const result = readDoc(bundleDir, row.result_path);
-  const metrics = readDoc(bundleDir, row.metrics_path);
-  // The test's own assertions (model/grading.ts), as `failures` and the report list them.
-  const expectations = testAssertions(result, null) ?? [];
   const evaluators = (Array.isArray(result?.scores) ? result.scores : []).filter(isDoc);
   const indexScores = (Array.isArray(row.scores) ? row.scores : []).filter(isDoc);
   const passed = expectations.filter((e) => e.passed).length;
@@ -177,14 +179,11 @@ function stableTest(bundleDir: string, row: Doc, dir: string, experiment: string
       token_usage: { input: num(usage?.input) ?? 0, output: num(usage?.output) ?? 0, reasoning: 0 },
     }),
   );
-  const input = readIn(bundleDir, row.input_path);
   if (input !== null) add('input.md', input);
-  const answer = readIn(bundleDir, row.answer_path);
   if (answer !== null && answer.length > 0) {
     add('outputs/answer.md', answer);
     add('outputs/response.md', answer);
   }
-  const transcript = transcriptLines(readDoc(bundleDir, row.transcript_path), row);
   if (transcript !== '') add('outputs/transcript.jsonl', transcript);
   const has = (rel: string) => files.some((f) => f.rel === `${dir}/${rel}`);
   const line: Doc = {
@@ -225,6 +224,11 @@ export function stableRunFiles(bundleDir: string): StableRunFile[] {
   }
   const taken = new Set<string>();
   const files: StableRunFile[] = [];
+  // The run's own documents, carried as they are (read with the index, before the tests are shaped).
+  for (const name of ['benchmark.json', 'timing.json']) {
+    const data = readIn(bundleDir, name);
+    if (data !== null) files.push({ rel: name, data, executable: false });
+  }
   const lines: string[] = [];
   for (const row of rows) {
     const t = stableTest(bundleDir, row, testDir(row, taken), str(row.experiment));
@@ -232,9 +236,5 @@ export function stableRunFiles(bundleDir: string): StableRunFile[] {
     lines.push(JSON.stringify(t.line));
   }
   files.push({ rel: 'index.jsonl', data: Buffer.from(lines.map((l) => `${l}\n`).join('')), executable: false });
-  for (const name of ['benchmark.json', 'timing.json']) {
-    const data = readIn(bundleDir, name);
-    if (data !== null) files.push({ rel: name, data, executable: false });
-  }
   return files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
 }

@@ -45,23 +45,25 @@ export async function tipRelation(target: PublishTarget, local: string | null, r
   return relation === 'ancestor' ? 'remote-ahead' : relation === 'descendant' ? 'local-ahead' : relation;
 }
 
-/** The team tip of `ref` from known local and remote-tracking tips. */
-export async function teamTipOf(target: PublishTarget, ref: string, local: string | null, remote: string | null): Promise<TeamTip> {
+/** The team tip of `ref` from its remote-tracking ref's name (null: no remote) and the known local and remote-tracking tips. */
+export async function teamTipOf(target: PublishTarget, ref: string, tracking: string | null, local: string | null, remote: string | null): Promise<TeamTip> {
   const relation = await tipRelation(target, local, remote);
   const newest: TeamTip['newest'] = relation === 'none' ? null : relation === 'remote-ahead' || relation === 'remote-only' ? 'remote' : 'local';
   const tip = newest === 'remote' ? remote : newest === 'local' ? local : null;
   const tips = relation === 'diverged' ? [local!, remote!] : tip ? [tip] : [];
-  return { ref, tracking: target.remote ? trackingRef(target.remote, ref) : null, local, remote, relation, newest, tip, tips };
+  return { ref, tracking, local, remote, relation, newest, tip, tips };
 }
 
 /** The team tips of several branches (full refs), read with one for-each-ref. */
 export async function teamTips(target: PublishTarget, refs: string[]): Promise<Map<string, TeamTip>> {
-  const tracked = target.remote ? refs.map((r) => trackingRef(target.remote!, r)) : [];
-  const found = await readRefs(target.repo, [...refs, ...tracked]);
+  // Each branch's remote-tracking ref, named once (none without a remote).
+  const remoteName = target.remote;
+  const tracked = refs.map((r) => (remoteName ? trackingRef(remoteName, r) : null));
+  const found = await readRefs(target.repo, [...refs, ...tracked.filter((t): t is string => t !== null)]);
   const out = new Map<string, TeamTip>();
-  for (const ref of refs) {
-    const remote = target.remote ? (found.get(trackingRef(target.remote, ref)) ?? null) : null;
-    out.set(ref, await teamTipOf(target, ref, found.get(ref) ?? null, remote));
+  for (const [i, ref] of refs.entries()) {
+    const tracking = tracked[i] ?? null;
+    out.set(ref, await teamTipOf(target, ref, tracking, found.get(ref) ?? null, tracking === null ? null : (found.get(tracking) ?? null)));
   }
   return out;
 }

@@ -11,10 +11,10 @@ import { createHash } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
 import type * as z from 'zod';
 import { AttemptTimingSchema, GradingSchema, MetricsSchema, ResultSchema, TranscriptSchema, type IndexRow } from '../model/artifacts.js';
-import { BUNDLE_FILE_FIELDS, ROW_DIR_FIELDS, ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
+import { BUNDLE_FILE_FIELDS, ROW_DIR_FIELDS, ROW_PATH_FIELDS } from '../model/path-segments.js';
 import { pointerList } from '../model/artifacts.js';
 import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
-import { checkRunPathSync, readRunFileSync } from '../util/run-files.js';
+import { checkRunPathSync, readRunFileSync, safeRelativePath } from '../util/run-files.js';
 import type { RunTree } from '../util/run-tree.js';
 import { rangeProblems } from '../model/ranges.js';
 import { identityFieldsOf, projectionIdentity } from './export/projection-identity.js';
@@ -120,7 +120,8 @@ function graderName(c: unknown): string | null {
 export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number): Promise<void> {
   const where = `index.jsonl:${line}`;
   const problem = (message: string) => ctx.problems.push({ file: 'index.jsonl', line, message });
-  const pointers = new Map((row.artifact_pointers ?? []).map((p) => [safeRelativePath(p.path) ?? p.path, p]));
+  // A lexically safe path is its own normal form, so each path is its key as written.
+  const pointers = new Map((row.artifact_pointers ?? []).map((p) => [p.path, p]));
 
   const dirAt = await locate(ctx, row.result_dir);
   if (dirAt.kind === 'bad') problem(`result_dir ${dirAt.message}`);
@@ -137,7 +138,7 @@ export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number
     }
     if (at.kind === 'missing') {
       // A detached payload (its bytes live on the artifacts branch) is reported by checkPointer.
-      if (!pointers.has(safeRelativePath(rel) ?? rel)) problem(`${field} ${rel} does not exist — the ${what} sidecar is missing`);
+      if (!pointers.has(rel)) problem(`${field} ${rel} does not exist — the ${what} sidecar is missing`);
       continue;
     }
     if (at.isDir) {
@@ -160,31 +161,28 @@ export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number
   const extra = ROW_PATH_FIELDS.filter((f) => !bundle.has(f));
   checkPathFields(ctx, row as unknown as Record<string, unknown>, extra, new Set(pointers.keys()), problem);
 
-  checkIdentity(row, problem);
-  for (const p of rangeProblems(row as unknown as Record<string, unknown>)) problem(p);
-  for (const pointer of row.artifact_pointers ?? []) await checkPointer(ctx, pointer, line);
-}
-
-/** The identity must describe this row and hash to its id, or merges key rows wrongly. */
-function checkIdentity(row: IndexRow, problem: (message: string) => void): void {
+  // The identity must describe this row and hash to its id, or merges key rows wrongly.
   const id = row.projection_identity;
   for (const key of ['run_id', 'test_id', 'target', 'suite', 'source_target', 'attempt', 'variant'] as const) {
     if (id[key] !== row[key]) problem(`projection_identity.${key} is ${JSON.stringify(id[key])} but the row's ${key} is ${JSON.stringify(row[key])}`);
   }
   const expected = projectionIdentity(id.run_id, identityFieldsOf(id)).id;
   if (expected !== id.id) problem(`projection_identity.id ${id.id} does not match its fields (expected ${expected})`);
+  for (const p of rangeProblems(row as unknown as Record<string, unknown>)) problem(p);
+  for (const pointer of row.artifact_pointers ?? []) await checkPointer(ctx, pointer, line);
 }
 
 async function checkPointer(ctx: RowCheckContext, pointer: NonNullable<IndexRow['artifact_pointers']>[number], line: number): Promise<void> {
   const problem = (message: string) => ctx.problems.push({ file: 'index.jsonl', line, message: `artifact pointer ${pointer.path}: ${message}` });
+  // A pointer into the bucket (storage_mode hybrid) names the content address of its bytes; one into the artifacts branch ends with its path.
+  const bucketKeyOk = pointer.ref !== OBJECT_STORE_REF || isContentKey(pointer.key, pointer.sha256);
   const safe = safeRelativePath(pointer.path);
   if (safe === null) {
     problem('path escapes the run directory');
     return;
   }
-  // A pointer into the bucket (storage_mode hybrid) names the content address of its bytes; one into the artifacts branch ends with its path.
   if (pointer.ref === OBJECT_STORE_REF) {
-    if (!isContentKey(pointer.key, pointer.sha256)) problem(`key ${pointer.key} is not the content address of sha256 ${pointer.sha256}`);
+    if (!bucketKeyOk) problem(`key ${pointer.key} is not the content address of sha256 ${pointer.sha256}`);
   } else if (pointer.key !== safe && !pointer.key.endsWith(`/${safe}`)) problem(`key ${pointer.key} does not end with its path`);
   const at = await locate(ctx, safe);
   if (at.kind === 'bad') {
@@ -232,7 +230,7 @@ function checkPathFields(
     const at = checkRunPathSync(ctx.dir, rel, ctx.realDir);
     if (at.kind === 'bad') problem(`${field} ${at.message}`);
     else if (at.kind === 'missing') {
-      if (!detached.has(safeRelativePath(rel) ?? rel)) missing(field, rel);
+      if (!detached.has(rel)) missing(field, rel);
     } else if (ROW_DIR_FIELDS.has(field) !== at.isDir) problem(`${field} ${rel} is ${at.isDir ? 'a directory, not a file' : 'a file, not a directory'}`);
   }
 }

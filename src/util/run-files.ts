@@ -3,7 +3,7 @@
  *
  * Paths inside a run come from data (index rows, a hand-edited or downloaded workspace), so every
  * command that reads one goes through here, the same check `validate` reports:
- *   - lexically: no absolute path, no `..`, `.` or `.git` segment (safeRelativePath);
+ *   - lexically: no absolute path, no `..`, `.` or `.git` segment (safeRelativePath, here);
  *   - after resolving symbolic links: the real path must stay inside the run's real directory
  *     (a link to /etc/passwd, or an `outputs/` directory linked elsewhere, is refused);
  *   - by type: only regular files and directories. A FIFO or device would block or never end.
@@ -11,19 +11,35 @@
  */
 import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { lstat, realpath, stat } from 'node:fs/promises';
-import { join, sep } from 'node:path';
-import { ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
+import { join, posix, sep } from 'node:path';
+import { ROW_PATH_FIELDS } from '../model/path-segments.js';
 import { readRegularFileSync } from './safe-open.js';
 import { UnsafeFileError } from '../errors/input-error.js';
 import { isAbsent } from '../errors/errors.js';
+
+/**
+ * The lexical half of the check: a relative path read back from a manifest (index.jsonl paths,
+ * pointer paths), normalized, or null when it is absolute, escapes its root, or is malformed. A
+ * path it accepts has no empty, `.` or `..` segment, so it is its own normal form.
+ */
+export function safeRelativePath(path: string): string | null {
+  if (typeof path !== 'string' || path.length === 0 || path.length > 4096) return null;
+  if (/[\u0000-\u001f]/.test(path) || path.includes('\\')) return null;
+  if (path.startsWith('/')) return null;
+  const parts = path.split('/');
+  if (parts.some((p) => p === '' || p === '.' || p === '..' || p === '.git')) return null;
+  return posix.normalize(path);
+}
 
 export type RunPathCheck = { kind: 'ok'; abs: string; isDir: boolean } | { kind: 'missing' } | { kind: 'bad'; message: string };
 
 /** Why a path from data is refused before touching the disk, or null when it is lexically safe. */
 export function unsafePathMessage(rel: string): string | null {
-  return safeRelativePath(rel) === null
-    ? `${JSON.stringify(rel)} escapes the run directory (absolute paths, "..", "." and ".git" segments are not allowed)`
-    : null;
+  return safeRelativePath(rel) === null ? escapesMessage(rel) : null;
+}
+
+function escapesMessage(rel: string): string {
+  return `${JSON.stringify(rel)} escapes the run directory (absolute paths, "..", "." and ".git" segments are not allowed)`;
 }
 
 function inside(real: string, realDir: string): boolean {
@@ -56,9 +72,9 @@ function judge(safe: string, real: string, realDir: string, st: import('node:fs'
 
 /** Check `rel` inside `dir` (`realDir`: realpath of dir when the caller has it). */
 export async function checkRunPath(dir: string, rel: string, realDir?: string): Promise<RunPathCheck> {
-  const bad = unsafePathMessage(rel);
-  if (bad) return { kind: 'bad', message: bad };
-  const safe = safeRelativePath(rel)!;
+  // A lexically safe path is its own normal form (no empty, `.` or `..` segment): `rel` is used as it is.
+  if (safeRelativePath(rel) === null) return { kind: 'bad', message: escapesMessage(rel) };
+  const safe = rel;
   const abs = join(dir, safe);
   try {
     await lstat(abs);
@@ -82,9 +98,8 @@ export async function checkRunPath(dir: string, rel: string, realDir?: string): 
 
 /** Synchronous twin of checkRunPath for the hot read paths (thousands of small sidecars). */
 export function checkRunPathSync(dir: string, rel: string, realDir?: string): RunPathCheck {
-  const bad = unsafePathMessage(rel);
-  if (bad) return { kind: 'bad', message: bad };
-  const safe = safeRelativePath(rel)!;
+  if (safeRelativePath(rel) === null) return { kind: 'bad', message: escapesMessage(rel) };
+  const safe = rel;
   const abs = join(dir, safe);
   let st: ReturnType<typeof lstatSync>;
   try {
@@ -105,8 +120,8 @@ export function checkRunPathSync(dir: string, rel: string, realDir?: string): Ru
     if (!isAbsent(err)) throw err;
     return { kind: 'bad', message: `${safe} is a dangling symbolic link` };
   }
-  if (!st.isSymbolicLink() && real === join(realDir ?? realpathSync.native(dir), safe)) return judge(safe, real, realDir ?? real, st);
-  return judge(safe, real, realDir ?? realpathSync.native(dir), statSync(real));
+  const root = realDir ?? realpathSync.native(dir);
+  return judge(safe, real, root, !st.isSymbolicLink() && real === join(root, safe) ? st : statSync(real));
 }
 
 export type RunFileRead = { kind: 'ok'; data: Buffer } | { kind: 'missing' } | { kind: 'bad'; message: string };
@@ -115,13 +130,14 @@ export type RunFileRead = { kind: 'ok'; data: Buffer } | { kind: 'missing' } | {
 export function readRunFileSync(dir: string, rel: string, realDir?: string): RunFileRead {
   const at = checkRunPathSync(dir, rel, realDir);
   if (at.kind !== 'ok') return at;
-  if (at.isDir) return { kind: 'bad', message: `${safeRelativePath(rel)} is a directory, not a file` };
+  // checked: `rel` is lexically safe, and so its own normal form
+  if (at.isDir) return { kind: 'bad', message: `${rel} is a directory, not a file` };
   try {
-    return { kind: 'ok', data: readRegularFileSync(at.abs, { kind: 'run-file', label: safeRelativePath(rel)! }) };
+    return { kind: 'ok', data: readRegularFileSync(at.abs, { kind: 'run-file', label: rel }) };
   } catch (err) {
     if (err instanceof UnsafeFileError) return { kind: 'bad', message: err.message };
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
-    return { kind: 'bad', message: `${safeRelativePath(rel)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
+    return { kind: 'bad', message: `${rel}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
   }
 }
 

@@ -16,8 +16,8 @@
  * a problem the walk found. Missing files are not problems here: `validate` reports them.
  */
 import { posix } from 'node:path';
-import { isSafeSegment, ROW_PATH_FIELDS, safeRelativePath } from '../model/path-segments.js';
-import { checkRunPathSync, readRunFileSync, realRunDir, unsafePathMessage, type RunFileRead, type RunPathCheck } from './run-files.js';
+import { isSafeSegment, ROW_PATH_FIELDS } from '../model/path-segments.js';
+import { checkRunPathSync, readRunFileSync, realRunDir, unsafePathMessage, type RunFileRead, type RunPathCheck, safeRelativePath } from './run-files.js';
 import { RunTree } from './run-tree.js';
 
 /** One problem: `file[:line]` it is about, and what is wrong (without the file's name). */
@@ -147,7 +147,7 @@ export function pointerFileProblems(rel: string, read: RunFileRead, opts: { asRe
   const out: RunSafetyProblem[] = [];
   for (const [field, value] of pointersOf(rel, doc as Record<string, unknown>, asResult)) {
     const bad = unsafePointerMessage(rel, value);
-    if (bad) out.push({ file: safeRelativePath(rel) ?? rel, message: `${field} ${bad}` });
+    if (bad) out.push({ file: rel, message: `${field} ${bad}` });
   }
   return out;
 }
@@ -201,7 +201,7 @@ export function runSafetyProblems(
   for (let i = 0; i < rows.length && problems.length < limit; i++) {
     const row = rows[i]!;
     problems.push(...rowSafetyProblems(row, rowLines[i] ?? i + 1, onDisk ? (rel) => onDiskMessage(dir, rel, realDir) : undefined));
-    const resultPath = typeof row.result_path === 'string' && unsafePathMessage(row.result_path) === null ? safeRelativePath(row.result_path) : null;
+    const resultPath = typeof row.result_path === 'string' ? safeRelativePath(row.result_path) : null;
     if (resultPath === null || checked.has(resultPath)) continue;
     checked.add(resultPath);
     const read = readOwn ? readOwn.read(resultPath) : readRunFileSync(dir, resultPath, realDir);

@@ -13,7 +13,6 @@
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { safeRelativePath } from '../model/path-segments.js';
 import { checkRunPathSync, realRunDir, type RunFileRead, type RunPathCheck, unsafePathMessage } from './run-files.js';
 import { readRegularFileSync } from './safe-open.js';
 import { UnsafeFileError } from '../errors/input-error.js';
@@ -72,7 +71,8 @@ export class RunTree {
     if (!this.plain) return checkRunPathSync(this.root, rel, this.realDir);
     const bad = unsafePathMessage(rel);
     if (bad) return { kind: 'bad', message: bad };
-    const safe = safeRelativePath(rel)!;
+    // lexically safe: `rel` is its own normal form
+    const safe = rel;
     if (this.files.has(safe)) return { kind: 'ok', abs: join(this.realDir, safe), isDir: false };
     if (this.dirs.has(safe)) return { kind: 'ok', abs: join(this.realDir, safe), isDir: true };
     return { kind: 'missing' };
@@ -82,7 +82,7 @@ export class RunTree {
   read(rel: string): RunFileRead {
     const at = this.check(rel);
     if (at.kind !== 'ok') return at;
-    const safe = safeRelativePath(rel)!;
+    const safe = rel;
     if (at.isDir) return { kind: 'bad', message: `${safe} is a directory, not a file` };
     const kept = this.kept.get(safe);
     if (kept) return { kind: 'ok', data: kept };

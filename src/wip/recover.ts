@@ -18,7 +18,8 @@ import { AtomicDir } from '../runs/export/atomic-dir.js';
 import { lsTree, readBlobs, updateRef, type Repo, type TreeEntry } from '../git/index.js';
 import { RefConflictError } from '../errors/git-errors.js';
 import { indexRowIdentity } from '../merge/row-identity.js';
-import { isSafeSegment, safeRelativePath } from '../model/path-segments.js';
+import { isSafeSegment } from '../model/path-segments.js';
+import { safeRelativePath } from '../util/run-files.js';
 import { WipError } from './checkpoint.js';
 import {
   parseWipBranch,

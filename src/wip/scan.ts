@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, type Dirent, type Stats } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { safeRelativePath } from '../model/path-segments.js';
+import { safeRelativePath } from '../util/run-files.js';
 import { TAIL_BYTES } from './checkpoint-layout.js';
 import { openRegularFile, readRegularFileSync } from '../util/safe-open.js';
 import { UnsafeFileError } from '../errors/input-error.js';

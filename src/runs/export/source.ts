@@ -5,10 +5,10 @@
  * index rows that point at sidecars; the latter are hydrated back into result rows from their
  * sidecars so that derivation has one input shape either way.
  */
-import { checkRunPath, specialInputMessage, unsafeRowPath, missingManifestHint } from '../../util/run-files.js';
+import { checkRunPath, specialInputMessage, unsafeRowPath, missingManifestHint, safeRelativePath } from '../../util/run-files.js';
 import { realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { ROW_PATH_FIELDS, safeRelativePath, sanitizeSegment } from '../../model/path-segments.js';
+import { ROW_PATH_FIELDS, sanitizeSegment } from '../../model/path-segments.js';
 import { transcriptMessages } from '../../model/transcript.js';
 import { absentAs } from '../../errors/errors.js';
 import { openRegularFile, readOptionalJson, readRegularText } from '../../util/safe-open.js';

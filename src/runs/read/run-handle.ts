@@ -107,10 +107,10 @@ export class RunHandle {
 export async function openRun(path: string, opts: OpenRunOptions = {}): Promise<RunHandle> {
   const cwd = opts.cwd ?? process.cwd();
   const dir = await workspaceDirOf(path, cwd);
-  if (dir === null) return new RunHandle(path, cwd, null, null, null, opts);
-  const manifest = await runManifestOf(dir);
-  // A folder with no manifest is not walked: loadRun refuses it (it may be a whole project).
-  return new RunHandle(path, cwd, dir, manifest, manifest ? RunTree.walk(dir, { keep: opts.keepContents }) : null, opts);
+  // A results file has no folder; a folder with no manifest is not walked: loadRun refuses it (it may be a whole project).
+  const manifest = dir === null ? null : await runManifestOf(dir);
+  const tree = dir !== null && manifest ? RunTree.walk(dir, { keep: opts.keepContents }) : null;
+  return new RunHandle(path, cwd, dir, manifest, tree, opts);
 }
 
 /** Run `fn` with the run opened, and dispose of it whatever happens. */
