@@ -170,7 +170,8 @@ export { moveTag, MoveTagOptionsSchema, type MoveTagOptions, type MoveTagResult 
 
 // WIP checkpoints of running evals.
 // Each takes the target options (`cwd`, `remote`, `configFile`, `project`): no `Repo` to make.
-export { WipError, WipSession, WipSessionOptionsSchema } from './wip/index.js';
+export { WipSession, WipSessionOptionsSchema } from './wip/index.js';
+export { WipError } from './errors/wip-errors.js';
 export type { CleanResult, RecoverResult, WipEntry, WipListing, WipSessionOptions } from './wip/index.js';
 export {
   checkpointWip,
@@ -207,7 +208,8 @@ export { webhookFrom, WebhookFromArgsSchema } from './util/webhook.js';
 export { NoticeSinkArgsSchema, setNoticeSink, type NoticeSink } from './util/notices.js';
 
 // The Dashboard's server and the static history site.
-export { startServer, ServeError, ServeOptionsSchema, type RunningServer, type ServeOptions } from './serve/index.js';
+export { startServer, ServeOptionsSchema, type RunningServer, type ServeOptions } from './serve/index.js';
+export { ServeError } from './errors/serve-errors.js';
 export { site, SiteOptionsSchema, type SiteOptions, type SiteResult } from './site/index.js';
 
 // The error model: every failure is an AgentvResultsError with a stable `code` and its exit code.

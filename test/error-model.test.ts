@@ -47,7 +47,7 @@ import { FeedbackRevisionMismatch, OverlayInputError, TagRevisionMismatch } from
 import { RunReadError } from '../src/errors/read-errors.js';
 import { HttpError } from '../src/errors/serve-errors.js';
 import { ServeError } from '../src/errors/serve-errors.js';
-import { WipError } from '../src/wip/checkpoint.js';
+import { WipError } from '../src/errors/wip-errors.js';
 import { SyncConflictError } from '../src/errors/publish-errors.js';
 
 const CLI_DOC = join(import.meta.dirname, '..', 'docs', 'cli.md');
@@ -209,6 +209,23 @@ describe('one error model', () => {
       for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)) if (!/^(\.\/|node:)/.test(m[1]!)) outside.push(`src/errors/${rel}: ${m[1]}`);
     }
     expect(outside).toEqual([]);
+    // One home also for importers: no module but errors/ itself and the package root re-exports a class of the family.
+    const names = new Set(family.map(([n]) => n));
+    const reexports: string[] = [];
+    for (const rel of readdirSync(SRC, { recursive: true, encoding: 'utf8' })) {
+      if (!rel.endsWith('.ts') || rel.startsWith('errors/') || rel === 'index.ts') continue;
+      const text = readFileSync(join(SRC, rel), 'utf8');
+      for (const m of text.matchAll(/export\s*\{([^}]*)\}/g))
+        for (const n of m[1]!.split(',').map(
+          (s) =>
+            s
+              .trim()
+              .replace(/^type\s+/, '')
+              .split(/\s+as\s+/)[0]!,
+        ))
+          if (names.has(n)) reexports.push(`src/${rel}: ${n}`);
+    }
+    expect(reexports).toEqual([]);
   });
 
   it('errors carry what, where and why as data, and the fields they had are still there', () => {

@@ -10,12 +10,8 @@ export type { ExecOptions, ExecReport, ExecRunReport } from './exec.js';
 export { finishRun } from './finish-run.js';
 export type { FinishRunOptions, FinishRunResult } from './finish-run.js';
 export { jobId, Outbox, outboxPath } from './outbox.js';
-export { OutboxError } from '../errors/daemon-errors.js';
 export type { OutboxItem, OutboxJob } from './outbox.js';
 export { acquireDaemonLock, daemonRunning, readDaemonInfo } from './instance-lock.js';
-export { DaemonLockedError } from '../errors/daemon-errors.js';
 export type { DaemonInfo, DaemonLock } from './instance-lock.js';
 export { createLogger, silentLogger } from './log.js';
 export type { LogFormat, Logger, LogLevel } from './log.js';
-
-export { CommandError } from '../errors/daemon-errors.js';

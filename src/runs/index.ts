@@ -1,6 +1,5 @@
 /** Runs on disk: reading a run of any AgentV layout, deriving a run bundle from rows, and the commands over local runs (summary, failures, show, validate, combine, delete). */
 export { exportRun, type DuplicatePolicy, type ExportOptions, type ExportResult } from './export/export.js';
-export { InputError } from '../errors/input-error.js';
 export { LAYOUTS, type LayoutName } from './export/output-layouts.js';
 export {
   loadRun,
@@ -13,7 +12,6 @@ export {
   type RunIssue,
   type SidecarKind,
 } from './read/run-reader.js';
-export { RunReadError } from '../errors/read-errors.js';
 export { caseKey, describeCase, globToRegExp, matchAny } from './read/case-keys.js';
 export { summarizeRun, recomputeSummary, type SummaryOptions, type RunSummaryReport } from './summary.js';
 export { listFailures, type FailuresOptions, type FailuresReport, type FailingCase, type FailedAssertion, type FailedGrader } from './failures.js';

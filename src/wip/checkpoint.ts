@@ -54,7 +54,6 @@ import { refusedRows, unsafeFileProblems, type Refusal } from './refuse.js';
 import { irregularEntryMessage, runSafetyLine, unsafeRunIdMessage } from '../util/run-safety.js';
 
 export type { CheckpointerOptions, CheckpointResult } from './checkpoint-types.js';
-export { WipError } from '../errors/wip-errors.js';
 
 interface RecoveryMarker {
   branch?: string;

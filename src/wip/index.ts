@@ -2,7 +2,7 @@
  * WIP checkpoints, recovery and cleanup (ARCHITECTURE.md, the path of a run): the library API behind `wip checkpoint`,
  * `wip list`, `wip recover`, `wip clean`, and what `exec` and the daemon build on.
  */
-export { Checkpointer, WipError } from './checkpoint.js';
+export { Checkpointer } from './checkpoint.js';
 export type { CheckpointerOptions, CheckpointResult } from './checkpoint.js';
 export { authorOf, DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS, DEFAULT_POLL_MS, WipSession, WipSessionOptionsSchema } from './session.js';
 export type { WipEvent, WipSessionOptions } from './session.js';

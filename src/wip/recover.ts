@@ -20,7 +20,7 @@ import { RefConflictError } from '../errors/git-errors.js';
 import { indexRowIdentity } from '../merge/row-identity.js';
 import { isSafeSegment } from '../model/path-segments.js';
 import { safeRelativePath } from '../util/run-files.js';
-import { WipError } from './checkpoint.js';
+import { WipError } from '../errors/wip-errors.js';
 import {
   parseWipBranch,
   parseWipMeta,

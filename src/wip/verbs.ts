@@ -6,6 +6,7 @@
  * They live here, not in wip/, because the loop asks the daemon's run tracker whether a run is done.
  */
 import * as z from 'zod';
+import { WipError } from '../errors/wip-errors.js';
 import { objectStoreForReading } from '../repo/storage.js';
 import { resolveTarget } from '../repo/target.js';
 import { flag, fnOf, parseOptions, TargetFields } from '../options/verb-options.js';
@@ -15,7 +16,6 @@ import {
   DEFAULT_INTERVAL_MS,
   listWip,
   recoverWip,
-  WipError,
   WipSession,
   type CleanResult,
   type RecoverResult,
