@@ -16,7 +16,7 @@ import { caseKey, describeCase } from './read/case-keys.js';
 import type { LoadedRun } from './read/run-reader.js';
 import { recomputeSummary } from './summary.js';
 import { checkRow, checkSourceRows, type RowCheckContext } from './validate-rows.js';
-import { readRunFileSync, type RunFileRead } from '../util/run-files.js';
+import { checkRunPathSync, readRunFileSync, type RunFileRead } from '../util/run-files.js';
 import { withRun, type RunHandle } from './read/run-handle.js';
 import { runSafetyProblems } from '../util/run-safety.js';
 import type { ValidationProblem } from './validate-types.js';
@@ -212,9 +212,11 @@ export async function validateOpenedRun(handle: RunHandle, requirePayloads: bool
   if (run.rows.length === 0 && !run.issues.some((p) => p.file === 'index.jsonl')) {
     problems.push({ file: 'index.jsonl', message: 'has no rows — an empty run is not a valid workspace' });
   }
+  const realDir = tree ? tree.realDir : await realpath(dir);
   const ctx: RowCheckContext = {
     dir,
-    realDir: tree ? tree.realDir : await realpath(dir),
+    realDir,
+    locate: tree ? (rel) => tree.check(rel) : (rel) => checkRunPathSync(dir, rel, realDir),
     tree,
     requirePayloads,
     problems,
