@@ -14,7 +14,7 @@ import { InputError } from '../errors/input-error.js';
 import { runLocation, type RunLocation } from '../layout/branch-layout.js';
 import { LayoutError } from '../errors/read-errors.js';
 import type { IndexRow } from '../model/artifacts.js';
-import { loadRun, type LoadedRun } from '../runs/read/run-reader.js';
+import { readExportedBundle, type LoadedRun } from '../runs/read/run-reader.js';
 import type { DeriveChoice, RunHandle } from '../runs/read/run-handle.js';
 import { runSafetyLine, runSafetyProblems } from '../util/run-safety.js';
 
@@ -118,7 +118,7 @@ export async function prepareRun(run: RunHandle, opts: PrepareChoice = {}): Prom
   if (run.dir === null) {
     // A results file: exported first (where export puts it), then read from there.
     const result = await exportRun({ source: run.named, cwd: run.cwd, experiment: opts.experiment });
-    loaded = await loadRun(result.outDir!, { cwd: run.cwd });
+    loaded = readExportedBundle(result.outDir!);
     derived = true;
   } else if ((run.layout ?? 'bundle') !== 'bundle') {
     // Derived once, into the scratch copy the handle owns (the one validation read).

@@ -167,6 +167,9 @@ function agentvSplit(dir: string, runPath: string): { metadata: SplitFile[]; pay
  */
 interface PublishJob {
   plan: PushPlan;
+  /** The run as the user named it, and the directory it resolves from. */
+  run: string;
+  cwd: string;
   experiment: string | undefined;
   message: string | undefined;
   allowInvalid: boolean;
@@ -187,6 +190,8 @@ async function publishParsed(given: z.output<typeof PublishOptionsSchema>): Prom
   const target = await resolveTarget(given);
   const job: PublishJob = {
     plan: pushPlan(given, target.config),
+    run: given.run,
+    cwd: given.cwd,
     experiment: given.experiment,
     message: given.message,
     allowInvalid: given.allowInvalid,
@@ -194,20 +199,10 @@ async function publishParsed(given: z.output<typeof PublishOptionsSchema>): Prom
     onStep: given.onStep,
     workspace: workspaceOf(given),
   };
-  // The run is opened once, here (runs/read/run-handle.ts): validation, derivation, the split and
-  // the commit all read it through this handle, and its scratch copy goes when the publish ends.
-  const run = await openRun(given.run, { cwd: given.cwd, keepContents: true, derive: publishDerivation(given.experiment) });
-  try {
-    return await publishRun(target, run, job);
-  } catch (err) {
-    // A full or read-only disk, said with where it was writing (a branch moves only by its last compare-and-swap).
-    throw diskErrorOf(err, `the run ${given.run} into ${target.repo.commonDir} (its git data, or the run's scratch copy)`);
-  } finally {
-    await run.dispose();
-  }
+  return publishRun(target, job);
 }
 
-async function publishRun(target: PublishTarget, handle: RunHandle, job: PublishJob): Promise<PublishResult> {
+async function publishRun(target: PublishTarget, job: PublishJob): Promise<PublishResult> {
   const { repo, config } = target;
   const where: PublishResult['target'] = {
     repo: repo.workTree ?? repo.gitDir,
@@ -215,48 +210,58 @@ async function publishRun(target: PublishTarget, handle: RunHandle, job: Publish
     artifactsBranch: config.artifacts_branch,
     remote: target.remote,
   };
-  // Who the commits are by does not depend on the branch: read it before taking the lock, which a
-  // sync round in this or another process may be waiting for.
+  // Who the commits are by does not depend on the run or the branch: read it before taking the
+  // lock, which a sync round in this or another process may be waiting for.
   const settings = publishConfig(target, job.now);
   // observed: settings is awaited below; this only keeps an early rejection from being unhandled
   settings.catch(() => {});
-  // One gate for every layout a publish writes (a 4.42 run too: our validate reads its layout).
-  // Reads only the user's run: before the lock, so other publishers do not wait for it.
-  const judgedSafe = job.allowInvalid ? null : await refuseInvalidRun(handle);
-  // A publish that pushes from a clone that never heard from the remote and has no results branch
-  // of its own (a depth-1 CI checkout has no remote-tracking ref of it) fetches it first, so the
-  // layout, the catalog and the run's rows are decided on the tip the push goes onto, not on an
-  // empty branch. Offline is fine: the push then reports it. Remote-tracking refs are kept only
-  // under refs/remotes/<remote>/agentv/: a branch named outside agentv/ (allowed in config) has
-  // none to fetch into, and its push decides as before.
-  if (job.plan.push && target.remote !== null && [target.resultsRef, target.artifactsRef].every((r) => r.startsWith('refs/heads/agentv/'))) {
-    const known = await teamTip(target);
-    if (known.remote === null && known.local === null && (await remoteSeenAt(target.repo, target.remote)) === null) {
-      try {
-        await fetchBothBranches(target);
-      } catch (err) {
-        if (!(err instanceof RemoteError)) throw err;
+  // The run is opened once, here (runs/read/run-handle.ts): validation, derivation, the split and
+  // the commit all read it through this handle, and its scratch copy goes when the publish ends.
+  const handle = await openRun(job.run, { cwd: job.cwd, keepContents: true, derive: publishDerivation(job.experiment) });
+  try {
+    // One gate for every layout a publish writes (a 4.42 run too: our validate reads its layout).
+    // Reads only the user's run: before the lock, so other publishers do not wait for it.
+    const judgedSafe = job.allowInvalid ? null : await refuseInvalidRun(handle);
+    // A publish that pushes from a clone that never heard from the remote and has no results branch
+    // of its own (a depth-1 CI checkout has no remote-tracking ref of it) fetches it first, so the
+    // layout, the catalog and the run's rows are decided on the tip the push goes onto, not on an
+    // empty branch. Offline is fine: the push then reports it. Remote-tracking refs are kept only
+    // under refs/remotes/<remote>/agentv/: a branch named outside agentv/ (allowed in config) has
+    // none to fetch into, and its push decides as before.
+    if (job.plan.push && target.remote !== null && [target.resultsRef, target.artifactsRef].every((r) => r.startsWith('refs/heads/agentv/'))) {
+      const known = await teamTip(target);
+      if (known.remote === null && known.local === null && (await remoteSeenAt(target.repo, target.remote)) === null) {
+        try {
+          await fetchBothBranches(target);
+        } catch (err) {
+          if (!(err instanceof RemoteError)) throw err;
+        }
       }
     }
-  }
-  // One lock: the layout is decided, the refs repaired and the run committed under it; the push after.
-  const lock = await acquirePublishLock(repo.commonDir);
-  let result: PublishResult;
-  try {
-    // Before reading the tips: a kill during an earlier ref update may have left a half-moved pair.
-    await repairInterrupted(repo, [target.resultsRef, target.artifactsRef]);
-    const beforeRefUpdate = () => lock.assertHeld();
-    const decided = await decideLayout(target, handle, job.experiment, beforeRefUpdate);
-    const author = (await settings).author;
-    const committed =
-      decided.layout.layout === 'stable'
-        ? await publishStable(target, job, handle, judgedSafe, decided.source, decided.layout, author, beforeRefUpdate)
-        : await publishNext(target, job, handle, judgedSafe, decided.layout, author, beforeRefUpdate);
-    result = { ...committed, target: where };
+    // One lock: the layout is decided, the refs repaired and the run committed under it; the push after.
+    const lock = await acquirePublishLock(repo.commonDir);
+    let result: PublishResult;
+    try {
+      // Before reading the tips: a kill during an earlier ref update may have left a half-moved pair.
+      await repairInterrupted(repo, [target.resultsRef, target.artifactsRef]);
+      const beforeRefUpdate = () => lock.assertHeld();
+      const decided = await decideLayout(target, handle, job.experiment, beforeRefUpdate);
+      const author = (await settings).author;
+      const committed =
+        decided.layout.layout === 'stable'
+          ? await publishStable(target, job, handle, judgedSafe, decided.source, decided.layout, author, beforeRefUpdate)
+          : await publishNext(target, job, handle, judgedSafe, decided.layout, author, beforeRefUpdate);
+      result = { ...committed, target: where };
+    } finally {
+      await lock.release();
+    }
+    return await afterCommit(target, job, result, (await settings).gc);
+  } catch (err) {
+    // A full or read-only disk, said with where it was writing (a branch moves only by its last compare-and-swap).
+    throw diskErrorOf(err, `the run ${job.run} into ${target.repo.commonDir} (its git data, or the run's scratch copy)`);
   } finally {
-    await lock.release();
+    await handle.dispose();
   }
-  return afterCommit(target, job, result, (await settings).gc);
 }
 
 /** A publish in our layout (AgentV 5.x's): the run split between the results and artifacts branches. */

@@ -8,7 +8,7 @@
 import { InputError } from '../errors/input-error.js';
 import type { RunHandle } from '../runs/read/run-handle.js';
 import type { LoadedRun } from '../runs/read/run-reader.js';
-import { validateRunParts } from '../runs/validate.js';
+import { validateOpenedRun } from '../runs/validate.js';
 import { runSafetyLine } from '../util/run-safety.js';
 
 /**
@@ -20,7 +20,7 @@ export async function refuseInvalidRun(handle: RunHandle): Promise<LoadedRun | n
   // judged as the user has it, through the handle publish opened (the same reading prepare uses).
   if (handle.dir === null) return null;
   const run = handle.named;
-  const { report, unsafe } = await validateRunParts({ run, cwd: handle.cwd }, handle);
+  const { report, unsafe } = await validateOpenedRun(handle, false);
   // The handle keeps its reading: this is the object prepare's load() returns.
   if (report.valid) return handle.load();
   // What the run-safety check refuses, --allow-invalid does not publish either (prepare.ts): say so.

@@ -41,6 +41,13 @@ export interface RowCheckContext {
   /** realpath of `dir`, for the symlink check. */
   realDir: string;
   requirePayloads: boolean;
+  /**
+   * Resolve a manifest path: unsafe, missing, escaping via a symlink, a pipe/device, or the absolute
+   * path (the check every reading command shares): through the walked folder when there is one, else
+   * the run-path check. Synchronous: a big run names thousands of paths, and three sequential
+   * thread-pool round trips per path were most of `validate`'s time.
+   */
+  locate: (rel: string) => Located;
   /** The run folder walked once (util/run-tree.ts), when `dir` is the folder it walked: paths are checked and files read through it. */
   tree?: RunTree;
   problems: ValidationProblem[];
@@ -53,16 +60,7 @@ function firstIssue(error: z.ZodError): string {
   return `${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'}${more}`;
 }
 
-type Located = { kind: 'ok'; abs: string; isDir: boolean } | { kind: 'missing' } | { kind: 'bad'; message: string };
-
-/**
- * Resolve a manifest path: unsafe, missing, escaping via a symlink, a pipe/device, or the absolute
- * path (the check every reading command shares). The synchronous twin: a big run names thousands of
- * paths, and three sequential thread-pool round trips per path were most of `validate`'s time.
- */
-async function locate(ctx: RowCheckContext, rel: string): Promise<Located> {
-  return ctx.tree ? ctx.tree.check(rel) : checkRunPathSync(ctx.dir, rel, ctx.realDir);
-}
+export type Located = { kind: 'ok'; abs: string; isDir: boolean } | { kind: 'missing' } | { kind: 'bad'; message: string };
 
 async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
@@ -123,7 +121,7 @@ export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number
   // A lexically safe path is its own normal form, so each path is its key as written.
   const pointers = new Map((row.artifact_pointers ?? []).map((p) => [p.path, p]));
 
-  const dirAt = await locate(ctx, row.result_dir);
+  const dirAt = ctx.locate(row.result_dir);
   if (dirAt.kind === 'bad') problem(`result_dir ${dirAt.message}`);
   else if (dirAt.kind === 'ok' && !dirAt.isDir) problem(`result_dir ${row.result_dir} is not a directory`);
   // A missing result_dir is reported through the sidecars inside it, which say more.
@@ -131,7 +129,7 @@ export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number
   for (const { field, schema, what } of SIDECARS) {
     const rel = row[field];
     if (rel === null || rel === undefined) continue;
-    const at = await locate(ctx, rel);
+    const at = ctx.locate(rel);
     if (at.kind === 'bad') {
       problem(`${field} ${at.message}`);
       continue;
@@ -184,7 +182,7 @@ async function checkPointer(ctx: RowCheckContext, pointer: NonNullable<IndexRow[
   if (pointer.ref === OBJECT_STORE_REF) {
     if (!bucketKeyOk) problem(`key ${pointer.key} is not the content address of sha256 ${pointer.sha256}`);
   } else if (pointer.key !== safe && !pointer.key.endsWith(`/${safe}`)) problem(`key ${pointer.key} does not end with its path`);
-  const at = await locate(ctx, safe);
+  const at = ctx.locate(safe);
   if (at.kind === 'bad') {
     problem(at.message);
     return;

@@ -16,7 +16,7 @@ import { caseKey, describeCase } from './read/case-keys.js';
 import type { LoadedRun } from './read/run-reader.js';
 import { recomputeSummary } from './summary.js';
 import { checkRow, checkSourceRows, type RowCheckContext } from './validate-rows.js';
-import { readRunFileSync, type RunFileRead } from '../util/run-files.js';
+import { checkRunPathSync, readRunFileSync, type RunFileRead } from '../util/run-files.js';
 import { withRun, type RunHandle } from './read/run-handle.js';
 import { runSafetyProblems } from '../util/run-safety.js';
 import type { ValidationProblem } from './validate-types.js';
@@ -193,10 +193,16 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
  * validateRun, and which of its problems the run-safety check found (util/run-safety.ts): publish
  * refuses those whatever the flags, the others unless --allow-invalid (publish/validate-gate.ts).
  */
-export async function validateRunParts(options: ValidateOptions, handle?: RunHandle): Promise<{ report: ValidationReport; unsafe: ValidationProblem[] }> {
+export async function validateRunParts(options: ValidateOptions): Promise<{ report: ValidationReport; unsafe: ValidationProblem[] }> {
   const opts = parseOptions('validateRun', ValidateOptionsSchema, options);
-  // The run is opened once (runs/read/run-handle.ts): by the caller when it goes on to use it (publish).
-  if (!handle) return withRun(opts.run, { cwd: opts.cwd }, (opened) => validateRunParts(opts, opened));
+  return withRun(opts.run, { cwd: opts.cwd }, (opened) => validateOpenedRun(opened, opts.requirePayloads));
+}
+
+/**
+ * The validation behind the door, of a run already opened (runs/read/run-handle.ts) by a caller that
+ * goes on to use it (publish, which does not require payloads): the same checks, in the same order.
+ */
+export async function validateOpenedRun(handle: RunHandle, requirePayloads: boolean): Promise<{ report: ValidationReport; unsafe: ValidationProblem[] }> {
   const run = await handle.load();
   const dir = run.dir!;
   // The walk answers for the folder it walked: our bundle itself, not another layout's derived copy.
@@ -206,11 +212,13 @@ export async function validateRunParts(options: ValidateOptions, handle?: RunHan
   if (run.rows.length === 0 && !run.issues.some((p) => p.file === 'index.jsonl')) {
     problems.push({ file: 'index.jsonl', message: 'has no rows — an empty run is not a valid workspace' });
   }
+  const realDir = tree ? tree.realDir : await realpath(dir);
   const ctx: RowCheckContext = {
     dir,
-    realDir: tree ? tree.realDir : await realpath(dir),
+    realDir,
+    locate: tree ? (rel) => tree.check(rel) : (rel) => checkRunPathSync(dir, rel, realDir),
     tree,
-    requirePayloads: opts.requirePayloads,
+    requirePayloads,
     problems,
     notes,
   };

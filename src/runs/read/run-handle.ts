@@ -4,7 +4,7 @@
  * copy that derivation wrote removed when the command is done with it.
  *
  *   publish:  openRun -> validate (the gate) -> prepare -> split -> commit -> dispose
- *   validate: openRun -> validateRunParts -> dispose
+ *   validate: openRun -> validateOpenedRun -> dispose
  *
  * The verb opens the handle at its boundary and passes it down; nothing below it looks for the
  * run's directory, manifest or layout again.

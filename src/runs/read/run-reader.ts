@@ -205,6 +205,14 @@ export async function loadRun(path: string, options?: LoadRunOptions): Promise<L
 }
 
 /**
+ * A bundle of ours that `exportRun` has just written, read as `loadRun` reads it (export writes our
+ * rows, so there is nothing to derive): for a caller inside the package that exported it (publish).
+ */
+export function readExportedBundle(dir: string): LoadedRun {
+  return readBundle(dir, dir, (rel) => readRunFileSync(dir, rel, realRunDir(dir)));
+}
+
+/**
  * True when a root index.jsonl's text holds no row of ours but plain result rows (AgentV's results
  * docs, Era-A, older pipeline bench manifests): such a run is read through a derived copy.
  */
