@@ -70,6 +70,12 @@ export const DEFAULT_MAX_CACHED_RUNS = 32;
 
 export class RunCache {
   private root: Promise<string> | null = null;
+  /**
+   * How many private copies this cache has made: each copy gets a directory of its own, so a run
+   * pulled again right after it fell out of the cache never lands in the directory whose removal
+   * (started when it fell out, not awaited) is still under way.
+   */
+  private copies = 0;
   /** Pulled runs, least recently used first (a use moves a run to the end). */
   private pulled = new Map<string, Promise<string>>();
   private reports = new Map<string, Promise<{ file: string; missing: PayloadsResult['missing'] }>>();
@@ -116,7 +122,7 @@ export class RunCache {
     if (p) this.touch(key, p);
     else {
       p = (async () => {
-        const dir = join(await this.dirRoot(), dirName(key));
+        const dir = join(await this.dirRoot(), `${dirName(key)}-${++this.copies}`);
         await pull({ ...opts, runId, out: dir, force: true });
         return dir;
       })();
@@ -141,7 +147,7 @@ export class RunCache {
     const todo = runs.filter((r) => !this.pulled.has(keyOf(r.run_id)));
     if (todo.length === 0) return;
     const root = await this.dirRoot();
-    const got = await pullRunsBatch({ ...opts, listed, runs: todo, withArtifacts: true, destOf: (id) => join(root, dirName(keyOf(id))) });
+    const got = await pullRunsBatch({ ...opts, listed, runs: todo, withArtifacts: true, destOf: (id) => join(root, `${dirName(keyOf(id))}-${++this.copies}`) });
     for (const [id, r] of got) {
       this.pulled.set(keyOf(id), Promise.resolve(r.dir));
       if (r.overlays) this.overlays.set(keyOf(id), r.overlays);
