@@ -33,7 +33,7 @@ import {
   type RetentionPolicyRecord,
 } from '../layout/retention-log.js';
 import { resolveTarget, type PublishTarget } from '../repo/target.js';
-import { flag, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import { flag, objectOf, parseOptions, TargetFieldsDirLast } from '../options/verb-options.js';
 import * as z from 'zod';
 import { syncIdent } from '../sync/integrate.js';
 import { InvalidArgumentsError } from '../errors/errors.js';
@@ -60,12 +60,7 @@ export const RetentionOptionsSchema = z.strictObject({
     .meta(flag('--keep-tag <tag>', 'Keep runs with this tag (repeatable; default: results.retention.keep_tags, else baseline)')),
   /** List what would be removed; write nothing (no commit, no ref, no fetch). */
   dryRun: z.boolean().default(false).meta(flag('--dry-run', 'List what would be removed; write nothing (no commit, no fetch)')),
-  remote: TargetFields.remote,
-  configFile: TargetFields.configFile,
-  project: TargetFields.project,
-  cwd: TargetFields.cwd,
-  env: TargetFields.env,
-  overrides: TargetFields.overrides,
+  ...TargetFieldsDirLast,
   /** For tests: the clock. */
   now: z.date().optional(),
   author: objectOf<Ident>().optional(),

@@ -24,7 +24,7 @@ import { foreignCatalogChanges, foreignCatalogPath } from '../layout/foreign-cat
 import { readTipCatalogs, runDirTrees, runsOnTip, type CatalogLine, type TipRun } from './tip-runs.js';
 import { resolveTarget, type PublishTarget } from '../repo/target.js';
 import { rootCommit } from '../publish/commit-run.js';
-import { flag, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import { flag, objectOf, parseOptions, TargetFieldsDirLast } from '../options/verb-options.js';
 import * as z from 'zod';
 import { ARCHIVE_ARTIFACTS_PREFIX, ARCHIVE_RESULTS_PREFIX, archivedPath, monthOf } from '../layout/archive-refs.js';
 import { DEFAULT_MAX_LISTING_BYTES, listingSize, overBudget } from '../layout/listing-budget.js';
@@ -60,12 +60,7 @@ export const RolloverOptionsSchema = z.strictObject({
     ),
   /** List what would move; write nothing. */
   dryRun: z.boolean().default(false).meta(flag('--dry-run', 'List what would move; write nothing')),
-  remote: TargetFields.remote,
-  configFile: TargetFields.configFile,
-  project: TargetFields.project,
-  cwd: TargetFields.cwd,
-  env: TargetFields.env,
-  overrides: TargetFields.overrides,
+  ...TargetFieldsDirLast,
   /** For tests: the clock. */
   now: z.date().optional(),
   author: objectOf<Ident>().optional(),

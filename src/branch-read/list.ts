@@ -32,7 +32,7 @@ import { ReadError } from '../errors/read-errors.js';
 import { branchRefs, fetchBranches, readView, type ReadView } from '../repo/remote-view.js';
 import { resolveTarget, withRefView, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { syncStatusSection, type SyncBranchStatus } from '../sync/sync-branch-status.js';
-import { flag, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import { flag, objectOf, parseOptions, TargetFieldsDirLast } from '../options/verb-options.js';
 import * as z from 'zod';
 import { cacheKey, facetsOfRuns, loadCatalogRead, saveCatalogRead, type CatalogView } from './catalog-cache.js';
 import { parseCatalog } from './catalog-lines.js';
@@ -215,12 +215,7 @@ export const ListOptionsSchema = z.strictObject({
     .meta(flag('--remote-only', 'List what the remote has (its tracking ref as of the last fetch) instead of this machine and the remote together')),
   /** Refresh the remote-tracking ref first. */
   fetch: z.boolean().default(false).meta(flag('--fetch', 'Fetch the results branch from the remote first')),
-  remote: TargetFields.remote,
-  configFile: TargetFields.configFile,
-  project: TargetFields.project,
-  cwd: TargetFields.cwd,
-  env: TargetFields.env,
-  overrides: TargetFields.overrides,
+  ...TargetFieldsDirLast,
   timeoutMs: z.number().optional(),
   /** Read each listed run's tags and feedback count (one batch for all runs). */
   withOverlays: z.boolean().default(false),

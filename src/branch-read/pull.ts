@@ -34,7 +34,7 @@ import { objectStoreForReading } from '../repo/storage.js';
 import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
 import { parseRestoreManifest, RESTORE_DIR, RESTORE_MANIFEST, type RestoreEntry } from '../publish/agentv-run.js';
 import { readRegularFile } from '../util/safe-open.js';
-import { flag, fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import { flag, fnOf, objectOf, parseOptions, TargetFieldsDirLast } from '../options/verb-options.js';
 import * as z from 'zod';
 
 /** `pull`'s options, parsed at its door (the `pull` command's flags come from the same fields, in this order). */
@@ -61,12 +61,7 @@ export const PullOptionsSchema = z.strictObject({
     .string()
     .optional()
     .meta(flag('--at <commit>', "Read the run from this commit of the branches' history (a run removed by retention: the commit its message names)")),
-  remote: TargetFields.remote,
-  configFile: TargetFields.configFile,
-  project: TargetFields.project,
-  cwd: TargetFields.cwd,
-  env: TargetFields.env,
-  overrides: TargetFields.overrides,
+  ...TargetFieldsDirLast,
   /** What the pull is doing now (`fetching from origin`, `reading 17 payloads`), for a progress line. */
   onStep: fnOf<(step: string) => void>().optional(),
   timeoutMs: z.number().optional(),

@@ -73,6 +73,19 @@ export const TargetFields = {
   overrides: z.record(z.string(), z.unknown()).optional(),
 };
 
+/**
+ * The target fields in the order the reading and archive commands print their flags (`--remote`,
+ * `--config`, `--project`, then `--dir`): the same fields as TargetFields, one definition of that order.
+ */
+export const TargetFieldsDirLast = {
+  remote: TargetFields.remote,
+  configFile: TargetFields.configFile,
+  project: TargetFields.project,
+  cwd: TargetFields.cwd,
+  env: TargetFields.env,
+  overrides: TargetFields.overrides,
+};
+
 type Issue = { path: string; message: string };
 
 function issuesOf(error: z.ZodError): Issue[] {

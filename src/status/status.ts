@@ -13,7 +13,7 @@
  * whole command.
  */
 import { aheadBehind } from '../git/index.js';
-import { flag, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import { flag, objectOf, parseOptions, TargetFieldsDirLast } from '../options/verb-options.js';
 import * as z from 'zod';
 import { redactUrl } from '../errors/redact.js';
 import { ReadError } from '../errors/read-errors.js';
@@ -117,12 +117,7 @@ export { redactUrl };
 export const StatusOptionsSchema = z.strictObject({
   /** Refresh the remote-tracking refs first (network). */
   fetch: z.boolean().default(false).meta(flag('--fetch', 'Fetch both branches from the remote first (otherwise no network is used)')),
-  remote: TargetFields.remote,
-  configFile: TargetFields.configFile,
-  project: TargetFields.project,
-  cwd: TargetFields.cwd,
-  env: TargetFields.env,
-  overrides: TargetFields.overrides,
+  ...TargetFieldsDirLast,
   timeoutMs: z.number().positive().optional(),
   /** @internal A target resolved once by a reader that asks many questions (repo/target.ts `resolved`). */
   resolved: objectOf<PublishTarget>().optional(),

@@ -9,7 +9,7 @@
 import { fetchBothBranches, integrateRemote, type BranchTips } from './integrate.js';
 import { pushBranches, type PushOutcome } from './push-branches.js';
 import type { PathResolver } from './recompute-derived.js';
-import { fnOf, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';
+import { fnOf, objectOf, parseOptions, TargetFieldsDirLast } from '../options/verb-options.js';
 import * as z from 'zod';
 import { resolveTarget, type PublishTarget } from '../repo/target.js';
 import { finishAdoption, mergeSyncBranches, type AdoptionPlan, type SyncBranchAdoption } from './adopt-agentv.js';
@@ -21,12 +21,7 @@ import { repairDuplicateRuns, type DuplicateRepair } from './repair-duplicates.j
 
 /** The fields of `sync`'s options (`resolveSyncBranch` adds the branch): where, and how the push loop runs. */
 export const SyncFields = {
-  remote: TargetFields.remote,
-  configFile: TargetFields.configFile,
-  project: TargetFields.project,
-  cwd: TargetFields.cwd,
-  env: TargetFields.env,
-  overrides: TargetFields.overrides,
+  ...TargetFieldsDirLast,
   /** Most pushes per loop (default 16). */
   maxAttempts: z.number().int().positive().optional(),
   /** Backoff before retry n (push-branches.ts; defaults 100 ms / 1.5 s). */
