@@ -12,8 +12,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { blankServer, paint } from './dashboard-paint.mjs';
-import { spawn } from 'node:child_process';
-import { fmtMs, fmtRatio, median, ROOT } from './lib.mjs';
+import { fmtMs, fmtRatio, median, startServe } from './lib.mjs';
 import { seedLiveRuns } from './archive-lib.mjs';
 import { freshRepo, isolateGitEnv, makeWorkspace } from './publish-lib.mjs';
 import { CHROMIUM_ARGS, chromiumExecutable } from '../scripts/chromium.mjs';
@@ -23,37 +22,6 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const COUNT = Number(process.env.BENCH_DASHBOARD_RUNS ?? 100_000);
 /** Fresh `serve` processes measured after the first (each one's first load; the median). */
 const RESTARTS = Number(process.env.BENCH_RESTARTS ?? 3);
-
-/** `agentv-results serve --port 0` in `repo` as its own process (the built CLI), once it prints its URL; stop() kills it by pid. */
-async function startServe(repo) {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/cli/main.js'), 'serve', '--port', '0'], { cwd: repo, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      process.kill(child.pid, 'SIGKILL');
-      reject(new Error(`serve printed no URL within 120 s: ${err}`));
-    }, 120_000);
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited ${code}: ${err}`));
-    });
-  });
-  const stop = () =>
-    new Promise((resolve) => {
-      child.removeAllListeners('exit');
-      child.on('exit', resolve);
-      process.kill(child.pid, 'SIGTERM');
-    });
-  return { url, stop };
-}
 
 export async function run() {
   isolateGitEnv();

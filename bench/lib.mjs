@@ -123,3 +123,34 @@ export const firstContentfulPaint = () =>
     };
     poll();
   });
+
+/** `serve --port 0` in `repo` (the CLI as its own process), once it prints its URL; stop() ends it by pid. */
+export async function startServe(repo, cli = CLI) {
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0'], { cwd: repo, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      process.kill(child.pid, 'SIGKILL');
+      reject(new Error(`serve printed no URL within 120 s: ${err}`));
+    }, 120_000);
+    child.stderr.on('data', (d) => {
+      err += d;
+      const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited ${code}: ${err}`));
+    });
+  });
+  const stop = () =>
+    new Promise((resolve) => {
+      child.removeAllListeners('exit');
+      child.on('exit', resolve);
+      process.kill(child.pid, 'SIGTERM');
+    });
+  return { url, pid: child.pid, stop };
+}

@@ -20,13 +20,12 @@
  * the same way in the same rounds, alternating with this one, so both see the same load. Opt-in
  * (`npm run bench -- serve-one-run`): seeding 100,000 runs takes a minute or more.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { seedLiveRuns } from './archive-lib.mjs';
-import { fmtMs, fmtRatio, median, ROOT } from './lib.mjs';
+import { fmtMs, fmtRatio, median, ROOT, startServe } from './lib.mjs';
 import { freshRepo, git, isolateGitEnv, makeWorkspace, RESULTS_REF } from './publish-lib.mjs';
 
 export const optIn = true;
@@ -68,37 +67,6 @@ function cpuSeconds(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
-}
-
-/** `serve --port 0` in `repo` (the CLI as its own process), once it prints its URL; stop() ends it by pid. */
-async function startServe(repo, cli) {
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0'], { cwd: repo, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      process.kill(child.pid, 'SIGKILL');
-      reject(new Error(`serve printed no URL within 120 s: ${err}`));
-    }, 120_000);
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited ${code}: ${err}`));
-    });
-  });
-  const stop = () =>
-    new Promise((resolve) => {
-      child.removeAllListeners('exit');
-      child.on('exit', resolve);
-      process.kill(child.pid, 'SIGTERM');
-    });
-  return { url, pid: child.pid, stop };
 }
 
 async function get(url) {
