@@ -20,7 +20,7 @@ import { loadScoreRows, type ScoreRow } from '../compare/score-rows.js';
 import { appendIteration, readIterations, type Iteration } from './iterations.js';
 import { renderTrajectoryHtml } from './trajectory-html.js';
 import { writeOutputFile } from '../util/output-target.js';
-import { readOptionalJson, readRegularText } from '../util/safe-open.js';
+import { readOptionalJson } from '../util/safe-open.js';
 import { flag, parseOptions } from '../options/verb-options.js';
 import * as z from 'zod';
 

@@ -26,7 +26,7 @@ import {
   runIdentityKey,
   type BranchRunDir,
 } from '../layout/branch-layout.js';
-import { readRunFiles, type RunSummaryRow } from '../layout/run-index.js';
+import { readRunFiles } from '../layout/run-index.js';
 import { foreignCatalogDay, readForeignCatalog } from '../layout/foreign-catalog.js';
 import { ReadError } from '../errors/read-errors.js';
 import { branchRefs, fetchBranches, readView, type ReadView } from '../repo/remote-view.js';

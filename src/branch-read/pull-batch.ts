@@ -15,7 +15,8 @@ import { OBJECT_STORE_REF } from '../store/object-store.js';
 import { overlayDirOf, runLocationCandidates, type RunLocation } from '../layout/branch-layout.js';
 import { resolveTarget, type TargetOptions } from '../repo/target.js';
 import { tipOfListed, type ListedRun, type ListResult } from './list.js';
-import { checkContent, payloadPointers, runFileEntries, runFilesFrom, writeRunDir, type RunFile, type RunFileEntry } from './pull.js';
+import { runFileEntries, runFilesFrom, writeRunDir, type RunFileEntry } from './pull.js';
+import { checkContent, payloadPointers, type RunFile } from './pull-payloads.js';
 import { branchRefs, branchTips } from '../repo/remote-view.js';
 
 export interface BatchPullOptions extends TargetOptions {
