@@ -13,19 +13,11 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writ
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, dashboardUrl } from './lib.mjs';
+import { CLI, dashboardUrl, TRIAL_ENV } from './lib.mjs';
 
 const BOUND = 30_000;
 const MiB = 1024 * 1024;
-const ENV = {
-  ...process.env,
-  NO_COLOR: '1',
-  GIT_AUTHOR_NAME: 'T',
-  GIT_AUTHOR_EMAIL: 't@t.invalid',
-  GIT_COMMITTER_NAME: 'T',
-  GIT_COMMITTER_EMAIL: 't@t.invalid',
-  GIT_CONFIG_NOSYSTEM: '1',
-};
+const ENV = TRIAL_ENV;
 const cli = (args, cwd, env = {}) => {
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd, env: { ...ENV, ...env }, encoding: 'utf8', timeout: BOUND, killSignal: 'SIGKILL' });
   return { code: r.status ?? 128, err: r.stderr ?? '' };

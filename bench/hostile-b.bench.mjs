@@ -21,20 +21,12 @@ import { createRequire } from 'node:module';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, ROOT, runBounded } from './lib.mjs';
+import { CLI, ROOT, runBounded, TRIAL_ENV } from './lib.mjs';
 
 /** Opt-in (it takes several minutes and a real `agentv eval`): runs only when named. */
 export const optIn = true;
 const BOUND = 120_000;
-const ENV = {
-  ...process.env,
-  NO_COLOR: '1',
-  GIT_AUTHOR_NAME: 'T',
-  GIT_AUTHOR_EMAIL: 't@t.invalid',
-  GIT_COMMITTER_NAME: 'T',
-  GIT_COMMITTER_EMAIL: 't@t.invalid',
-  GIT_CONFIG_NOSYSTEM: '1',
-};
+const ENV = TRIAL_ENV;
 const AGENTV = join(ROOT, '..', 'shared', 'agentv-client', 'agentv');
 const HAS_AGENTV = existsSync(AGENTV) && existsSync(join(ROOT, '..', 'shared', 'agentv-client', 'agentv.js'));
 
