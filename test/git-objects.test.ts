@@ -18,8 +18,8 @@ import {
   type FileChange,
   type Repo,
 } from '../src/git/index.js';
-import { GitError, InvalidPathError } from '../src/errors/git-errors.js';
-import { fastImportEnv } from '../src/git/fast-import.js';
+import { GitArgumentError, GitError, InvalidPathError } from '../src/errors/git-errors.js';
+import { FastImportSession, fastImportEnv } from '../src/git/fast-import.js';
 import {
   commitFiles,
   git,
@@ -367,6 +367,65 @@ describe("fast-import's malloc setting", () => {
     }
     expect(ids[0]).toMatch(/^[0-9a-f]{40}$/);
     expect(ids[1]).toBe(ids[0]);
+  });
+});
+
+describe('FastImportSession: blobs offered early, one commit naming them', () => {
+  const files = () =>
+    Array.from({ length: 40 }, (_, i) => ({
+      path: `run/t${String(i).padStart(2, '0')}/${i % 2 ? 'grading.json' : 'answer.md'}`,
+      data: Buffer.from(`${i % 2 ? '{"score":' : 'answer '}${i}${i % 2 ? '}' : ''}\n`.repeat(50 + i)),
+    }));
+
+  it('commits the same tree and id as writeCommit, with or without deltas, whichever blobs were offered', async () => {
+    const list = files();
+    const plain = await writeCommit(await openRepo(await initRepo({ bare: true })), { parent: null, files: list, message: 'm', author: TEST_AUTHOR });
+    for (const [deltas, offer] of [
+      [true, list.map((f) => f.data)],
+      [false, list.filter((_, i) => i % 3 === 0).map((f) => f.data)],
+      // Offered but named by no file: packed, unreachable, the tree the same.
+      [false, [Buffer.from('never named\n'), ...list.slice(0, 5).map((f) => f.data)]],
+    ] as const) {
+      const repo = await openRepo(await initRepo({ bare: true }));
+      const session = FastImportSession.start(repo, { deltas });
+      for (const d of offer) session.offer(d);
+      session.flushOffers();
+      const written = await session.commit({ parent: null, files: list, message: 'm', author: TEST_AUTHOR });
+      expect(written).toEqual(plain);
+      await fsckStrict(repo);
+      const blobs = await readBlobs(
+        repo,
+        list.map((f) => `${written.commit}:${f.path}`),
+      );
+      for (const f of list) expect(blobs.get(`${written.commit}:${f.path}`)?.equals(f.data), f.path).toBe(true);
+      // Ended by its commit: closing again is harmless, committing again is refused.
+      await session.close();
+      await expect(session.commit({ parent: null, files: [], message: 'm', author: TEST_AUTHOR })).rejects.toBeInstanceOf(GitArgumentError);
+    }
+  });
+
+  it('closed without a commit: no ref, no crash report, the git process gone; a refused commit ends it too', async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const refs = await git(repo.gitDir, ['for-each-ref']);
+    const session = FastImportSession.start(repo);
+    for (const f of files()) session.offer(f.data);
+    await session.close();
+    await session.close();
+    expect(await git(repo.gitDir, ['for-each-ref'])).toBe(refs);
+    expect(await crashReports(repo)).toEqual([]);
+    await expect(session.commit({ parent: null, files: [], message: 'm', author: TEST_AUTHOR })).rejects.toBeInstanceOf(GitArgumentError);
+    // A commit refused before it is sent (a hostile path, a forged author) ends the session it was on.
+    for (const bad of [
+      { parent: null, files: [{ path: '../x', data: 'x' }], message: 'm', author: TEST_AUTHOR },
+      { parent: null, files: [{ path: 'a', data: 'x' }], message: 'm', author: { ...TEST_AUTHOR, name: 'Eve <evil@x>' } },
+    ]) {
+      const s = FastImportSession.start(repo);
+      s.offer(Buffer.from('offered\n'));
+      await expect(s.commit(bad)).rejects.toThrow();
+      await expect(s.commit({ parent: null, files: [], message: 'm', author: TEST_AUTHOR })).rejects.toThrow(/has ended/);
+    }
+    expect(await git(repo.gitDir, ['for-each-ref'])).toBe(refs);
+    expect(await crashReports(repo)).toEqual([]);
   });
 });
 
