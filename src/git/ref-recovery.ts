@@ -101,12 +101,21 @@ function gitRunningIn(repo: Repo): boolean {
       const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
       if (comm !== 'git' && !comm.startsWith('git-')) continue;
       const cwd = readlinkSync(`/proc/${pid}/cwd`);
-      if (roots.some((r) => cwd === r || cwd.startsWith(`${r}/`))) return true;
+      if (!roots.some((r) => cwd === r || cwd.startsWith(`${r}/`))) continue;
+      // Our own fast-import (git/fast-import.ts) never takes a ref lock: a publish's may be packing
+      // the run's blobs while it repairs the refs.
+      if (parentOf(pid) === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('fast-import')) continue;
+      return true;
     } catch {
       // any failure here is fine: a process that exited meanwhile, or one not ours to look at, is no git of ours
     }
   }
   return false;
+}
+
+function parentOf(pid: string): number | null {
+  const m = /^PPid:\s*(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : null;
 }
 
 function lockFiles(repo: Repo, refs: readonly string[]): InterruptedUpdate['locks'] {

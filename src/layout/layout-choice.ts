@@ -38,14 +38,19 @@ export function layoutName(layout: BranchLayout): string {
  * remote's; null: absent). `runLayout` is the layout of the run about to be published, when
  * known: it decides for an empty branch.
  */
+/** Whether one of `tipList` (commits, or branches by name) has AgentV 4.42's `runs/` tree: without one, chooseLayout picks 5.x for any run but a 4.42 one. */
+export async function holdsStableTree(repo: Repo, tipList: (string | null)[]): Promise<boolean> {
+  const tips = [...new Set(tipList.filter((t): t is string => t !== null))];
+  const specs = tips.map((t) => `${t}:${STABLE_RUNS_DIR}`);
+  const found = specs.length > 0 ? await readObjects(repo, specs) : new Map();
+  return specs.some((s) => found.get(s)?.type === 'tree');
+}
+
 export async function chooseLayout(repo: Repo, tipList: (string | null)[], setting: LayoutSetting, runLayout?: BranchLayout): Promise<LayoutChoice> {
   if (setting !== 'auto') return { layout: setting, reason: `results.layout is ${setting}`, runs: null };
   const tips = [...new Set(tipList.filter((t): t is string => t !== null))];
   // The common case costs one object lookup, not a listing of every run: no runs/ tree and no 4.42 run to publish.
-  const specs = tips.map((t) => `${t}:${STABLE_RUNS_DIR}`);
-  const found = specs.length > 0 ? await readObjects(repo, specs) : new Map();
-  const hasRunsTree = specs.some((s) => found.get(s)?.type === 'tree');
-  if (!hasRunsTree && runLayout !== 'stable')
+  if (!(await holdsStableTree(repo, tips)) && runLayout !== 'stable')
     return { layout: 'next', reason: tips.length > 0 ? `the branch has no ${NAMES.stable} runs` : 'the branch has no runs yet: 5.x, the default', runs: null };
   const paths = new Map<string, 'root' | 'stable'>();
   for (const tip of tips) for (const d of (await listRunDirs(repo, tip)).dirs) paths.set(d.path, d.layout);

@@ -7,7 +7,7 @@
  * run). Publishing identical content again changes nothing and moves no ref.
  */
 import { blobId } from '../git/hash.js';
-import { type FileChange, type Ident, lsTree, readObjects, readRefs, type Repo, updateRefs, writeCommit } from '../git/index.js';
+import { type FastImportSession, type FileChange, type Ident, lsTree, readObjects, readRefs, type Repo, updateRefs, writeCommit } from '../git/index.js';
 export { catalogRow, updatedCatalog } from '../layout/catalog-rows.js';
 import { catalogCounts, updatedCatalog } from '../layout/catalog-rows.js';
 import { AGENTV_MANIFESTS, keepAgentvBranchRows, keepBranchRows, keptFile } from './append-only-rows.js';
@@ -90,6 +90,13 @@ export interface CommitRunInput {
   author: Ident;
   /** Called right before refs move: throws if the publish must abort (lost lock). */
   beforeRefUpdate?: () => void;
+  /**
+   * fast-import sessions already fed the run's blobs (publish/prefeed.ts): each branch's commit is
+   * written on its session, naming the blobs it was offered. Absent: a session is started per commit.
+   */
+  sessions?: { results: FastImportSession; artifacts: FastImportSession };
+  /** Both branches' local tips, read by the caller under the same lock (null: no such branch); absent: read here. */
+  tips?: { results: string | null; artifacts: string | null };
 }
 
 export interface CommitRunResult {
@@ -102,13 +109,18 @@ export interface CommitRunResult {
   artifacts: { before: string | null; after: string };
 }
 
+async function localTips(repo: Repo, resultsRef: string, artifactsRef: string): Promise<{ results: string | null; artifacts: string | null }> {
+  const read = await readRefs(repo, [resultsRef, artifactsRef]);
+  return { results: read.get(resultsRef) ?? null, artifacts: read.get(artifactsRef) ?? null };
+}
+
 export async function commitRun(input: CommitRunInput): Promise<CommitRunResult> {
   const { repo, location } = input;
   // Independent reads and writes run side by side: each is its own git process, and a publish is
   // mostly waiting for them (the two fast-imports use both cores of a small machine).
-  const tips = await readRefs(repo, [input.resultsRef, input.artifactsRef]);
-  const resultsTip = tips.get(input.resultsRef) ?? null;
-  const artifactsTip = tips.get(input.artifactsRef) ?? null;
+  const tips = input.tips ?? (await localTips(repo, input.resultsRef, input.artifactsRef));
+  const resultsTip = tips.results;
+  const artifactsTip = tips.artifacts;
   // One cat-file answers whether the run's directory exists on either branch and reads the day's
   // catalog; the directories are only listed (for idempotent republishing) when they exist.
   const catalogSpec = resultsTip ? `${resultsTip}:${location.catalogPath}` : null;
@@ -181,15 +193,29 @@ export async function commitRun(input: CommitRunInput): Promise<CommitRunResult>
   // as the first commit on it (a fresh repository: two git processes, not three). Both streams may
   // write it: their packs differ by the rest of what they hold, so they never collide.
   const onRoot = { message: GENESIS_MESSAGE, author: GENESIS_AUTHOR };
-  const write = async (tip: string | null, files: FileChange[], message: string): Promise<string | null> => {
+  // The results branch's files are unlike each other (grading, metrics, answers in turn): packed
+  // without deltas, which fast-import only tries against the blob before (git/fast-import.ts).
+  const write = async (
+    tip: string | null,
+    files: FileChange[],
+    message: string,
+    session: FastImportSession | undefined,
+    deltas: boolean,
+  ): Promise<string | null> => {
     if (files.length === 0) return tip;
-    const written = await writeCommit(repo, { parent: tip, files, message, author: input.author, ...(tip ? {} : { onRoot }) });
-    return written.commit;
+    const opts = { parent: tip, files, message, author: input.author, ...(tip ? {} : { onRoot }) };
+    return (session ? await session.commit(opts) : await writeCommit(repo, opts, { deltas })).commit;
   };
   const [artifactsWritten, resultsWritten] = await Promise.all([
     // AgentV's title for its sidecar commit, and its trailer (the run's directory name).
-    write(artifactsTip, payloadChanges, `chore(results): publish artifact sidecars for ${location.path}\n\nAgentV-Run: ${location.path}\n`),
-    write(resultsTip, metadataChanges, input.message),
+    write(
+      artifactsTip,
+      payloadChanges,
+      `chore(results): publish artifact sidecars for ${location.path}\n\nAgentV-Run: ${location.path}\n`,
+      input.sessions?.artifacts,
+      true,
+    ),
+    write(resultsTip, metadataChanges, input.message, input.sessions?.results, false),
   ]);
   // A branch left at nothing (no tip, nothing to write on it) starts at the genesis alone.
   const genesis = artifactsWritten === null || resultsWritten === null ? await rootCommit(repo) : null;

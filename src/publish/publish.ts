@@ -10,7 +10,7 @@
  */
 import { configGetMany, gcAuto, resolveRef, type GcConfig, type Ident } from '../git/index.js';
 import { RemoteError } from '../errors/git-errors.js';
-import { adoptTeamTips, isShallow, teamTip } from '../repo/team-tip.js';
+import { adoptTeamTips, isShallow, teamTip, teamTips } from '../repo/team-tip.js';
 import { remoteSeenAt } from '../repo/remote-seen.js';
 import { fetchBothBranches } from '../sync/integrate.js';
 import { checkListing, DEFAULT_MAX_LISTING_BYTES, listingWarning } from '../layout/listing-budget.js';
@@ -27,6 +27,7 @@ import { chooseLayout, heldLayouts, layoutName, type LayoutChoice } from '../lay
 import type { BranchLayout } from '../layout/branch-layout.js';
 import { splitRun, type SplitFile } from './split.js';
 import { offloadPayloads } from './offload.js';
+import { startPrefeed, type Prefeed } from './prefeed.js';
 import { objectStoreFor } from '../repo/storage.js';
 import { AGENTV_ARTIFACTS_REF_NAME } from './agentv-run.js';
 import { refuseInvalidRun } from './validate-gate.js';
@@ -218,6 +219,8 @@ async function publishRun(target: PublishTarget, job: PublishJob): Promise<Publi
   // The run is opened once, here (runs/read/run-handle.ts): validation, derivation, the split and
   // the commit all read it through this handle, and its scratch copy goes when the publish ends.
   const handle = await openRun(job.run, { cwd: job.cwd, keepContents: true, derive: publishDerivation(job.experiment) });
+  // git starts packing the run's files while it is validated (publish/prefeed.ts).
+  const prefeed = startPrefeed(target, handle);
   try {
     // One gate for every layout a publish writes (a 4.42 run too: our validate reads its layout).
     // Reads only the user's run: before the lock, so other publishers do not wait for it.
@@ -250,7 +253,7 @@ async function publishRun(target: PublishTarget, job: PublishJob): Promise<Publi
       const committed =
         decided.layout.layout === 'stable'
           ? await publishStable(target, job, handle, judgedSafe, decided.source, decided.layout, author, beforeRefUpdate)
-          : await publishNext(target, job, handle, judgedSafe, decided.layout, author, beforeRefUpdate);
+          : await publishNext(target, job, handle, judgedSafe, decided, author, beforeRefUpdate, prefeed);
       result = { ...committed, target: where };
     } finally {
       await lock.release();
@@ -260,6 +263,7 @@ async function publishRun(target: PublishTarget, job: PublishJob): Promise<Publi
     // A full or read-only disk, said with where it was writing (a branch moves only by its last compare-and-swap).
     throw diskErrorOf(err, `the run ${job.run} into ${target.repo.commonDir} (its git data, or the run's scratch copy)`);
   } finally {
+    await prefeed?.stop();
     await handle.dispose();
   }
 }
@@ -270,12 +274,15 @@ async function publishNext(
   job: PublishJob,
   handle: RunHandle,
   judgedSafe: LoadedRun | null,
-  layout: LayoutChoice,
+  decided: { layout: LayoutChoice; local: { results: string | null; artifacts: string | null } },
   author: Ident,
   beforeRefUpdate: () => void,
+  prefeed: Prefeed | null,
 ): Promise<Omit<PublishResult, 'target'>> {
   const { repo, config } = target;
   job.onStep('reading the run');
+  // Every file offered first: the split then takes what validation and the offers read, none twice.
+  await prefeed?.fed;
   const agentvDir = isAgentvWorkspace(handle) ? handle.dir : null;
   const choice = { experiment: job.experiment, judgedSafe };
   const run = agentvDir ? await prepareAgentvRun(handle, choice) : await prepareRun(handle, choice);
@@ -316,6 +323,8 @@ async function publishNext(
     message: commitMessage(location, { ...catalog, meanScore: meanScore(run.rows) }, catalog.targets, job.message),
     author,
     beforeRefUpdate,
+    tips: decided.local,
+    ...(prefeed ? { sessions: prefeed.sessions } : {}),
   });
   return {
     runId: run.runId,
@@ -334,7 +343,7 @@ async function publishNext(
     keptRows: committed.keptRows,
     push: null,
     wip: [],
-    layout,
+    layout: decided.layout,
     stored,
   };
 }
@@ -411,7 +420,7 @@ async function decideLayout(
   run: RunHandle,
   experiment: string | undefined,
   assertHeld: () => void,
-): Promise<{ layout: LayoutChoice; source: StableSource | null }> {
+): Promise<{ layout: LayoutChoice; source: StableSource | null; local: { results: string | null; artifacts: string | null } }> {
   const { repo, config } = target;
   const source = stableRunSource(run);
   // Decide from the tip the push goes onto (repo/team-tip.ts): on a fresh clone
@@ -420,7 +429,10 @@ async function decideLayout(
   // the local branch and the push merges row by row, so rows another machine published of the
   // same run are never replaced (test/conformance/agentv-summary-merge.test.ts).
   if (isShallow(target)) await adoptTeamTips(target, assertHeld);
-  const tips = (await teamTip(target)).tips;
+  // Both branches in one read: the commit, under the same lock, starts from these local tips.
+  const read = await teamTips(target, [target.resultsRef, target.artifactsRef]);
+  const tips = read.get(target.resultsRef)!.tips;
+  const local = { results: read.get(target.resultsRef)!.local, artifacts: read.get(target.artifactsRef)!.local };
   // The run's writer, when known: its layout is where that AgentV's Dashboard looks (layout-choice.ts).
   const writer: BranchLayout | undefined = source ? 'stable' : isAgentvWorkspace(run) ? 'next' : undefined;
   let layout = await chooseLayout(repo, tips, config.layout, writer);
@@ -448,7 +460,7 @@ async function decideLayout(
         runs: layout.runs,
       };
   }
-  return { layout, source };
+  return { layout, source, local };
 }
 
 /**

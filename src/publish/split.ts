@@ -105,7 +105,7 @@ export function manifestPathOf(runDir: string): string {
 }
 
 /** The files of a walked run the split publishes: dot entries skipped except AgentV's `.internal/` at the root. */
-function publishedFiles(tree: RunTree): string[] {
+export function publishedFiles(tree: RunTree): string[] {
   return [...tree.files]
     .filter((rel) => !rel.split('/').some((seg, i) => seg.startsWith('.') && !(i === 0 && seg === '.internal' && rel.includes('/'))))
     .sort();

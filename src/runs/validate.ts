@@ -9,6 +9,7 @@
  */
 import { realpath } from 'node:fs/promises';
 import { relative } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import * as z from 'zod';
 import { flag, parseOptions } from '../options/verb-options.js';
 import { BenchmarkSchema, FeedbackSchema, RunTimingSchema, SummarySchema, TagsSchema, type IndexRow } from '../model/artifacts.js';
@@ -20,6 +21,9 @@ import { checkRunPathSync, readRunFileSync, type RunFileRead } from '../util/run
 import { withRun, type RunHandle } from './read/run-handle.js';
 import { runSafetyProblems } from '../util/run-safety.js';
 import type { ValidationProblem } from './validate-types.js';
+
+/** How long the row checks run between two turns of the event loop. */
+const TURN_MS = 1;
 
 export type { ValidationProblem } from './validate-types.js';
 
@@ -222,7 +226,16 @@ export async function validateOpenedRun(handle: RunHandle, requirePayloads: bool
     problems,
     notes,
   };
-  for (let i = 0; i < run.rows.length; i++) await checkRow(ctx, run.rows[i]!, run.rowLines[i]!);
+  // A big run's checks take seconds: the event loop turns every few milliseconds meanwhile (a
+  // publish's git processes are fed their blobs then, publish/prefeed.ts; a server stays responsive).
+  let turned = performance.now();
+  for (let i = 0; i < run.rows.length; i++) {
+    await checkRow(ctx, run.rows[i]!, run.rowLines[i]!);
+    if (performance.now() - turned >= TURN_MS) {
+      await nextTurn();
+      turned = performance.now();
+    }
+  }
   // Another layout is read through a derived copy, which cannot show what the source lacks: its
   // own manifest and files are checked as AgentV's `results validate` checks them, and more.
   if (run.layout === 'agentv' && run.sourceDir !== null) {
