@@ -208,6 +208,7 @@ export class FastImportSession {
     } catch {
       // best effort: nothing was committed on this session, so nothing of the caller's depends on it
       this.proc.stdin.destroy();
+      // best effort: the failure is the one above; its exit is awaited so no git outlives the session
       await this.proc.exited.catch(() => undefined);
     }
   }
