@@ -8,12 +8,14 @@
  * would leave them: a row that is not JSON (a warning), a run whose only line is not JSON (no result
  * rows: an error), a run whose index.jsonl is gone (not a run workspace: an error), and a removed
  * sidecar. Every verb that reads runs by name is asked about them, through the CLI (in-process) and
- * the library; no answer may hold the scratch directory (or any temporary path).
+ * the library, and the Dashboard about the same runs read from its cache; no answer may hold the
+ * scratch directory (or any temporary path).
  */
 import { cp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer } from '../src/serve/index.js';
 import { compareRuns, gateCheck, InputError, resolveRunNames, RunReadError, showCases, summarizeRun, trend } from '../src/index.js';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { cli, makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
@@ -203,6 +205,37 @@ describe('the library: the reader is given the run id beside the path', () => {
       expect((plain as Error).message).toBe(`${e!.path}: no result rows in ${join(e!.path, 'index.jsonl')}`);
     } finally {
       await named.dispose();
+    }
+  });
+});
+
+describe("the Dashboard names a run it reads from its cache by the run's id", () => {
+  it('compare, one run, its report, trend and flaky: warnings and errors', async () => {
+    const server = await startServer({ cwd: user.work, port: 0 });
+    try {
+      const get = async (path: string) => {
+        const res = await fetch(`${server.url}${path}`);
+        const text = await res.text();
+        expectNoScratch(text);
+        return { status: res.status, body: JSON.parse(text) as { error?: string; warnings?: string[] } };
+      };
+      const two = await get(`/api/compare?runs=${base.runId},${cand.runId}`);
+      expect(two.status).toBe(200);
+      expect(two.body.warnings![0]).toMatch(new RegExp(`^${cand.runId}:3: not valid JSON`));
+      expect((await get(`/api/compare?runs=${base.runId},${empty.runId}`)).body.error).toBe(`${empty.runId}: no result rows in ${empty.runId}/index.jsonl`);
+      for (const path of [
+        `/api/compare?runs=${base.runId},${noindex.runId}`,
+        `/api/runs/${noindex.runId}`,
+        `/api/runs/${noindex.runId}/report`,
+        '/api/trend',
+      ]) {
+        const r = await get(path);
+        expect(r.status, path).toBe(400);
+        expect(r.body.error, path).toMatch(new RegExp(`^${noindex.runId}: not a run workspace`));
+      }
+      expect((await get('/api/flaky')).body.error).toBe(`${empty.runId}: no result rows in ${empty.runId}/index.jsonl`);
+    } finally {
+      await server.close();
     }
   });
 });
