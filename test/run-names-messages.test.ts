@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../src/serve/index.js';
-import { compareRuns, gateCheck, InputError, resolveRunNames, RunReadError, showCases, summarizeRun, trend } from '../src/index.js';
+import { compareRuns, gateCheck, InputError, resolveRunNames, RunReadError, showCases, SourceError, summarizeRun, trend } from '../src/index.js';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv, type UserRepoFixture } from './helpers/git-fixtures.js';
 import { cli, makeRunWorkspace, makeUserRepo, type RunWorkspace } from './publish-helpers.js';
 
@@ -192,6 +192,11 @@ describe('the library: the reader is given the run id beside the path', () => {
       const none = await compareRuns({ baseline: b!.path, candidate: e!.path, shownAs: { candidate: e!.id } }).catch((x: unknown) => x);
       expect((none as InputError).data).toEqual({ path: `${e!.id}/index.jsonl` });
       expectNoScratch((none as Error).message);
+      // No manifest: compare derives the run through export, whose refusal (a SourceError) names it too.
+      const underived = await compareRuns({ baseline: b!.path, candidate: n!.path, shownAs: { candidate: n!.id } }).catch((x: unknown) => x);
+      expect(underived).toBeInstanceOf(SourceError);
+      expect((underived as SourceError).message).toMatch(new RegExp(`^${n!.id}: not a run workspace`));
+      expect((underived as SourceError).data).toEqual({ path: n!.id });
       for (const read of [() => summarizeRun({ run: n!.path, shownAs: n!.id }), () => showCases({ run: n!.path, shownAs: n!.id })]) {
         const gone = await read().catch((x: unknown) => x);
         expect(gone).toBeInstanceOf(RunReadError);

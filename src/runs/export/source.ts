@@ -141,9 +141,10 @@ export async function resolveSource(source: string, cwd = process.cwd(), shownAs
   if (!st)
     throw new SourceError(
       `${name}: no such file or directory — pass a results .jsonl file, a run directory (ours or AgentV's .agentv/results/<run_id>), or its index.jsonl`,
+      { data: { path: name } },
     );
   const special = specialInputMessage(st);
-  if (special) throw new SourceError(`${name}: ${special}`);
+  if (special) throw new SourceError(`${name}: ${special}`, { data: { path: name } });
   let dir: string | null = null;
   let file = abs;
   let layout: RunDirLayout | null = null;
@@ -153,6 +154,7 @@ export async function resolveSource(source: string, cwd = process.cwd(), shownAs
     if (!manifest) {
       throw new SourceError(
         `${name}: not a run workspace (neither index.jsonl nor .internal/index.jsonl inside${missingManifestHint(abs)}) — pass a results .jsonl file or a run directory such as .agentv/results/<run_id>`,
+        { data: { path: name } },
       );
     }
     file = manifest.file;
@@ -166,12 +168,12 @@ export async function resolveSource(source: string, cwd = process.cwd(), shownAs
       dir = parent;
       // Checked before isStableIndex opens it: never read through a link out of the run.
       const at = await checkRunPath(dir, 'index.jsonl');
-      if (at.kind === 'bad') throw new SourceError(`${name}: refusing to read index.jsonl: ${at.message}`);
+      if (at.kind === 'bad') throw new SourceError(`${name}: refusing to read index.jsonl: ${at.message}`, { data: { path: name } });
       layout = (await isStableIndex(abs)) ? 'agentv-stable' : 'bundle';
     }
     if (layout === 'agentv') {
       const at = await checkRunPath(dir, '.internal/index.jsonl');
-      if (at.kind === 'bad') throw new SourceError(`${name}: refusing to read .internal/index.jsonl: ${at.message}`);
+      if (at.kind === 'bad') throw new SourceError(`${name}: refusing to read .internal/index.jsonl: ${at.message}`, { data: { path: name } });
     }
   }
   if (dir === null) {
