@@ -110,7 +110,6 @@ export { SyncConflictError } from './errors/publish-errors.js';
 export { listRuns, ListOptionsSchema, type ListedRun, type ListOptions, type ListResult } from './branch-read/list.js';
 export { pull, PullOptionsSchema, type PullOptions, type PullResult } from './branch-read/pull.js';
 export {
-  namedPaths,
   resolveRunNames,
   RunNameOptionsSchema,
   type FetchOnce,

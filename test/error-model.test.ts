@@ -270,6 +270,23 @@ describe('one error model', () => {
     expect(plain).toEqual([]);
   });
 
+  it('a message names what it is about when it is made, never rewritten afterwards: no `.message =` in src/, no text with one name split out for another', () => {
+    // A run read from a copy is named by the name its user knows it by where the message is made
+    // (util/run-shown.ts: the reader is given `shownAs`), so its error's data names it too.
+    const SRC = join(import.meta.dirname, '..', 'src');
+    const rewritten: string[] = [];
+    for (const rel of readdirSync(SRC, { recursive: true, encoding: 'utf8' })) {
+      if (!rel.endsWith('.ts')) continue;
+      readFileSync(join(SRC, rel), 'utf8')
+        .split('\n')
+        .forEach((l, i) => {
+          // `.split(<a name>).join(<a name>)`: one value put for another in a text (a literal mask such as '***' is redaction, not renaming).
+          if (/\.message\s*=[^=]/.test(l) || /\.split\(\w[^)]*\)\.join\(\s*\w/.test(l)) rewritten.push(`src/${rel}:${i + 1}`);
+        });
+    }
+    expect(rewritten).toEqual([]);
+  });
+
   it('a catch around a file read that swallows its failure tests for absence (ENOENT/ENOTDIR), or says it means any failure', () => {
     const SRC = join(import.meta.dirname, '..', 'src');
     // A read of the filesystem: what can fail with "absent" and with "unreadable" alike.

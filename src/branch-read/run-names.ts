@@ -90,19 +90,14 @@ export interface ResolvedRun {
   name: string;
   /** What to read: the path as given for a local run, the scratch directory for a published one. */
   path: string;
-  /** The published run id; null for a local path. */
+  /**
+   * The published run id; null for a local path. A reader of a published run's `path` is given this
+   * beside it (the readers' `shownAs` option), so its messages name the run by its id, never by the scratch directory.
+   */
   runId: string | null;
   experiment?: string;
   /** The run on the results branch's web page, when the remote is a GitHub or GitLab repository. */
   url?: string;
-}
-
-/** `text` with each published run's scratch path replaced by its run id (for warnings and errors). */
-export function namedPaths(text: string, runs: ResolvedRun[]): string {
-  parseArgs('namedPaths', { text: z.string(), runs: z.array(objectOf<ResolvedRun>()) }, [text, runs]);
-  let out = text;
-  for (const r of runs) if (r.runId !== null) out = out.split(r.path).join(r.runId);
-  return out;
 }
 
 export interface ResolvedRuns {

@@ -29,7 +29,8 @@ export function registerCombine(cli: Cli): void {
         const result = await withRunNames(
           runs,
           flags,
-          (named) => combineRuns({ ...opts, sources: named.map((r) => r.path) }),
+          // A published run is read from a scratch copy: given with its run id, which every message names.
+          (named) => combineRuns({ ...opts, sources: named.map((r) => (r.runId === null ? r.path : { path: r.path, shownAs: r.runId })) }),
           undefined,
           true, // a results file is combined as the run it exports to
         );

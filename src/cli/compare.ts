@@ -13,7 +13,7 @@ import { EXIT, runCommand } from './errors.js';
 import { bold, green, printJson, red, table, yellow } from './format.js';
 import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { compareMarkdown } from '../report/markdown.js';
-import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions, withRunNames, namedPaths } from './run-names.js';
+import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions, withRunNames } from './run-names.js';
 
 const signed = (n: number, digits = 3) => (n > 0 ? '+' : '') + n.toFixed(digits);
 const outcomeText = (o: string) => (o === 'win' ? green('win') : o === 'loss' ? red('loss') : 'tie');
@@ -123,8 +123,9 @@ export function registerCompare(cli: Cli): void {
           // The flags are read before the run is resolved: a bad value is the error, whatever the run.
           const options = optionsFromFlags(CompareTargetsOptionsSchema, flags, { run: baseline, ...aliases });
           return withRunNames([baseline], flags, async ([run]) => {
-            const report = await compareTargets({ ...options, run: run!.path });
-            for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [run!])}\n`);
+            // A published run is read from a scratch copy: named by its run id from the start.
+            const report = await compareTargets({ ...options, run: run!.path, shownAs: run!.runId ?? undefined });
+            for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
             if (format === 'json') {
               const { regression: _regression, ...out } = report;
               printJson(out);
@@ -141,11 +142,11 @@ export function registerCompare(cli: Cli): void {
         }
         const options = optionsFromFlags(CompareOptionsSchema, flags, { baseline, candidate, order: flags.olderBaseline ? 'older-first' : 'given' });
         return withRunNames([baseline, candidate], flags, async ([b, c]) => {
-          const report = await compareRuns({ ...options, baseline: b!.path, candidate: c!.path });
-          for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [b!, c!])}\n`);
+          // A published run is read from a scratch copy: named by its run id from the start.
+          const shownAs = { baseline: b!.runId ?? undefined, candidate: c!.runId ?? undefined };
+          const report = await compareRuns({ ...options, baseline: b!.path, candidate: c!.path, shownAs });
+          for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
           const [base, cand] = report.order.swapped ? [c!, b!] : [b!, c!];
-          report.sources.baseline.source = base.runId ?? base.name;
-          report.sources.candidate.source = cand.runId ?? cand.name;
           if (format === 'json') {
             const { regression: _regression, ...out } = report;
             printJson(out);

@@ -6,7 +6,7 @@ import { runCommand } from './errors.js';
 import { bold, dim, green, printJson, red } from './format.js';
 import { verdictText } from './flags.js';
 import { feedbackLines } from './feedback-lines.js';
-import { namedPaths, RUN_NAME_HELP, runFileShown, runNameOptions, withRunName } from './run-names.js';
+import { RUN_NAME_HELP, runFileShown, runNameOptions, withRunName } from './run-names.js';
 
 export function registerFailures(cli: Cli): void {
   schemaFlags(
@@ -29,11 +29,11 @@ export function registerFailures(cli: Cli): void {
         const { value: report, run: named } = await withRunName(
           run,
           flags,
-          (path) => listFailures({ ...opts, run: path }),
+          (path, shownAs) => listFailures({ ...opts, run: path, shownAs }),
           // A results file is read as the run it exports to.
           { deriveResultsFiles: true },
         );
-        for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [named])}\n`);
+        for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
         if (flags.json) {
           printJson(report);
           return;

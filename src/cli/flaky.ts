@@ -7,7 +7,7 @@ import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { bold, dim, printJson, red, table, yellow } from './format.js';
 import { runReadCommand } from './list.js';
 import { progressReporter } from './progress.js';
-import { namedPaths, outputFormat, RUN_NAME_HELP, withRunNames } from './run-names.js';
+import { outputFormat, RUN_NAME_HELP, withRunNames } from './run-names.js';
 
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 const classText = (c: string) => (c === 'newly failing' ? red(c) : c === 'flaky' ? yellow(c) : c === 'stable fail' ? dim(c) : c);
@@ -66,7 +66,7 @@ export function registerFlaky(cli: Cli): void {
             sources: resolved.map((r) => ({ path: r.path, runId: r.runId ?? r.name })),
             list,
           }).finally(progress.done);
-          for (const w of report.warnings) process.stderr.write(yellow(`warning: ${namedPaths(w, resolved)}`) + '\n');
+          for (const w of report.warnings) process.stderr.write(yellow(`warning: ${w}`) + '\n');
           if (format === 'json') printJson(report);
           else if (format === 'markdown') process.stdout.write(flakyMarkdown(report));
           else printFlaky(report, Boolean(flags.all));

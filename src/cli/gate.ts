@@ -7,7 +7,7 @@ import { EXIT, exitCodeFor, runCommand } from './errors.js';
 import { bold, dim, green, printJson, red, table, yellow } from './format.js';
 import { progressReporter } from './progress.js';
 import { stringFlag } from './flags.js';
-import { namedJson, outputFormat, RUN_NAME_HELP, runLink } from './run-names.js';
+import { outputFormat, RUN_NAME_HELP, runLink } from './run-names.js';
 import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { writeOutputFile } from '../util/output-target.js';
 import { pushExitCode, pushLines } from './sync.js';
@@ -136,7 +136,7 @@ async function gateCommand(
     }
     const { report, baseline: b, candidate: c } = v;
     for (const w of v.warnings) process.stderr.write(`warning: ${w}\n`);
-    if (format === 'json') printJson(namedJson(report, [b, c]));
+    if (format === 'json') printJson(report);
     else if (format === 'markdown') process.stdout.write(markdown());
     else printGate(report, b.runId ?? b.name, c.runId ?? c.name);
   };

@@ -5,7 +5,7 @@ import { fmtBytes } from '../report/format.js';
 import { runCommand } from './errors.js';
 import { printJson } from './format.js';
 import { progressReporter } from './progress.js';
-import { namedPaths, RUN_NAME_HELP, runNameOptions, withRunName } from './run-names.js';
+import { RUN_NAME_HELP, runNameOptions, withRunName } from './run-names.js';
 
 export function registerReport(cli: Cli): void {
   const command = schemaFlags(
@@ -20,13 +20,14 @@ export function registerReport(cli: Cli): void {
       runCommand(async () => {
         const progress = progressReporter('writing the report', { quiet: Boolean(flags.json), unit: 'rows' });
         const opts = optionsFromFlags(ReportOptionsSchema, flags, { run });
-        const { value: result, run: named } = await withRunName(
+        const { value: result } = await withRunName(
           run,
           flags,
-          (path) =>
+          (path, shownAs) =>
             generateReport({
               ...opts,
               run: path,
+              shownAs,
               // A published run is read from a scratch copy removed afterwards: its report goes where the user stands.
               out: opts.out ?? (path === run ? undefined : 'report.html'),
               onProgress: progress.update,
@@ -35,7 +36,7 @@ export function registerReport(cli: Cli): void {
           { deriveResultsFiles: true },
         ).finally(progress.done);
         // Warnings never fail the command: the report is written, the user decides what to publish.
-        for (const w of result.warnings) process.stderr.write(`warning: ${namedPaths(w, [named])}\n`);
+        for (const w of result.warnings) process.stderr.write(`warning: ${w}\n`);
         if (flags.json) {
           printJson(result);
           return;

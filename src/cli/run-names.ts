@@ -3,17 +3,7 @@
  * a published run id, `@<tag>` or `@latest[:experiment=<e>]` (src/branch-read/run-names.ts).
  */
 import type { CommandBuilder } from './program.js';
-import {
-  namedPaths,
-  publishedRunId,
-  resolveRunNames,
-  RunNameOptionsSchema,
-  type FetchOnce,
-  type ResolvedRun,
-  type ResolvedRuns,
-} from '../branch-read/run-names.js';
-
-export { namedPaths };
+import { publishedRunId, resolveRunNames, RunNameOptionsSchema, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../branch-read/run-names.js';
 import { join } from 'node:path';
 import { displayPath } from './flags.js';
 import { optionsFromFlags, schemaFlags } from './schema-flags.js';
@@ -43,7 +33,11 @@ export function resolveNames(names: string[], flags: Record<string, unknown>, on
   return resolveRunNames(names, optionsFromFlags(RunNameOptionsSchema, flags, { deriveResultsFiles: derive, ...(once ? { fetchOnce: once } : {}) }));
 }
 
-/** Resolve the run names, run `fn` on the resolved runs, then remove the scratch copies. */
+/**
+ * Resolve the run names, run `fn` on the resolved runs, then remove the scratch copies. A published
+ * run is read from its scratch copy: `fn` gives the reader its run id beside the path (`shownAs`:
+ * `shownAs(run)`), so every message and warning names the run by its id from the start.
+ */
 export async function withRunNames<T>(
   names: string[],
   flags: Record<string, unknown>,
@@ -54,39 +48,38 @@ export async function withRunNames<T>(
   const resolved = await resolveNames(names, flags, once, derive);
   try {
     return await fn(resolved.runs);
-  } catch (err) {
-    // A message about a published run names it by its id, not by its scratch copy.
-    if (err instanceof Error) err.message = namedPaths(err.message, resolved.runs);
-    throw err;
   } finally {
     await resolved.dispose();
   }
 }
 
+/** The name a resolved run is shown by when the reader reads it from a copy: a published run's id (a local run: none, its path is its name). */
+export function shownAs(run: ResolvedRun): string | undefined {
+  return run.runId ?? undefined;
+}
+
 /**
- * Resolve one run name, call `fn` on it, and hand back its answer with the name resolved (its
- * scratch copy is gone by then: show a published run's files with `runFileShown`).
+ * Resolve one run name, call `fn` on its path and the name it is shown by (`shownAs`, for the
+ * reader's options), and hand back its answer with the name resolved (its scratch copy is gone by
+ * then: show a published run's files with `runFileShown`).
  */
 export async function withRunName<T>(
   name: string,
   flags: Record<string, unknown>,
-  fn: (path: string) => Promise<T>,
+  fn: (path: string, shownAs: string | undefined) => Promise<T>,
   opts: { deriveResultsFiles?: boolean } = {},
 ): Promise<{ value: T; run: ResolvedRun }> {
-  return withRunNames([name], flags, async ([r]) => ({ value: await fn(r!.path), run: r! }), undefined, opts.deriveResultsFiles === true);
-}
-
-/** How a command names a file of a run it read: `<run id>/<rel>` for a published run, else the path from where the user stands. */
-export function runFileShown(cwd: string, run: ResolvedRun, dir: string, rel: string): string {
-  return run.runId !== null ? (rel === '' ? run.runId : `${run.runId}/${rel}`) : displayPath(cwd, rel === '' ? dir : join(dir, rel));
+  return withRunNames([name], flags, async ([r]) => ({ value: await fn(r!.path, shownAs(r!)), run: r! }), undefined, opts.deriveResultsFiles === true);
 }
 
 /**
- * A `--json` answer about runs read by name: a published run's scratch path (gone once the command
- * ends) is named by its run id, as `runFileShown` names it in text.
+ * How a command names a file of a run it read, `dir` being the directory its report names: a
+ * published run's report names it by its run id already (the reader was given it: `shownAs`), so
+ * `<run id>/<rel>`; a local run's file from where the user stands.
  */
-export function namedJson<T>(value: T, runs: ResolvedRun[]): T {
-  return runs.some((r) => r.runId !== null) ? (JSON.parse(namedPaths(JSON.stringify(value), runs)) as T) : value;
+export function runFileShown(cwd: string, run: ResolvedRun, dir: string, rel: string): string {
+  const file = rel === '' ? dir : join(dir, rel);
+  return run.runId !== null ? file : displayPath(cwd, file);
 }
 
 /** `--format text|json|markdown`; `--json` stays the short spelling of `--format json`. */

@@ -5,7 +5,7 @@ import { runCommand } from './errors.js';
 import { verdictText } from './flags.js';
 import { bold, int, money, printJson, seconds } from './format.js';
 import { feedbackLines } from './feedback-lines.js';
-import { namedPaths, RUN_NAME_HELP, namedJson, runFileShown, runNameOptions, withRunName } from './run-names.js';
+import { RUN_NAME_HELP, runFileShown, runNameOptions, withRunName } from './run-names.js';
 import type { FeedbackNote } from '../merge/index.js';
 import { formatAttemptRate, formatPassK } from '../model/attempt-stats.js';
 
@@ -87,13 +87,13 @@ export function registerShow(cli: Cli): void {
         const { value: report, run: named } = await withRunName(
           run,
           flags,
-          (path) => showCases({ ...opts, run: path }),
+          (path, shownAs) => showCases({ ...opts, run: path, shownAs }),
           // A results file is read as the run it exports to.
           { deriveResultsFiles: true },
         );
-        for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [named])}\n`);
+        for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
         if (flags.json) {
-          printJson(namedJson(report, [named]));
+          printJson(report);
           return;
         }
         const at = (rel: string) => runFileShown(cwd, named, report.dir, rel);

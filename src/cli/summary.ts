@@ -5,7 +5,7 @@ import { runCommand } from './errors.js';
 import { dim, printJson } from './format.js';
 import { printAttempts, printRunSummary } from './run-summary.js';
 import { summaryMarkdown } from '../report/markdown.js';
-import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions, withRunNames, namedPaths } from './run-names.js';
+import { outputFormat, RUN_NAME_HELP, runLink, runNameOptions, shownAs, withRunNames } from './run-names.js';
 
 export function registerSummary(cli: Cli): void {
   schemaFlags(
@@ -25,8 +25,8 @@ export function registerSummary(cli: Cli): void {
           [run],
           flags,
           async ([r]) => {
-            const report = await summarizeRun(optionsFromFlags(SummaryOptionsSchema, flags, { run: r!.path }));
-            for (const w of report.warnings) process.stderr.write(`warning: ${namedPaths(w, [r!])}\n`);
+            const report = await summarizeRun(optionsFromFlags(SummaryOptionsSchema, flags, { run: r!.path, shownAs: shownAs(r!) }));
+            for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
             if (format === 'json') {
               printJson(report);
               return;

@@ -6,7 +6,7 @@ import { bold, dim, green, printJson, red, table, yellow } from './format.js';
 import { runReadCommand } from './list.js';
 import { progressReporter } from './progress.js';
 import { trendMarkdown } from '../trend/markdown.js';
-import { outputFormat, RUN_NAME_HELP, withRunNames, namedPaths } from './run-names.js';
+import { outputFormat, RUN_NAME_HELP, withRunNames } from './run-names.js';
 
 const signed = (n: number) => (n >= 0 ? '+' : '') + n.toFixed(4);
 const directionText = (d: string) => (d === 'improving' ? green(d) : d === 'degrading' ? red(d) : d);
@@ -55,19 +55,11 @@ export function registerTrend(cli: Cli): void {
           const progress = progressReporter(flags.published ? 'reading the published runs' : 'reading the runs', { quiet: format === 'json' });
           const report = await trend({
             ...options,
-            sources: resolved.map((r) => r.path),
+            // A published run named on the command line is read from a scratch copy: given with its run id, as --published names it.
+            sources: resolved.map((r) => (r.runId === null ? r.path : { path: r.path, runId: r.runId })),
             list,
           }).finally(progress.done);
-          // A published run named on the command line was read from a scratch copy: name it by its run id, as --published does.
-          for (const s of report.series)
-            for (const p of s.runs) {
-              const named = resolved.find((r) => r.runId !== null && p.path.startsWith(r.path));
-              if (named?.runId) {
-                p.run_id = named.runId;
-                p.path = `${named.runId}/${p.path.slice(named.path.length + 1)}`;
-              }
-            }
-          for (const w of report.warnings) process.stderr.write(yellow(`warning: ${namedPaths(w, resolved)}`) + '\n');
+          for (const w of report.warnings) process.stderr.write(yellow(`warning: ${w}`) + '\n');
           if (report.read) process.stderr.write(dim(report.read) + '\n');
           if (format === 'json') printJson(report);
           else if (format === 'markdown') process.stdout.write(trendMarkdown(report));

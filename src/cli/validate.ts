@@ -3,7 +3,7 @@ import { validateRun, ValidateOptionsSchema, type ValidationProblem } from '../r
 import { optionsFromFlags, schemaFlags } from './schema-flags.js';
 import { EXIT, runCommand } from './errors.js';
 import { dim, green, printJson, red } from './format.js';
-import { RUN_NAME_HELP, namedJson, runFileShown, runNameOptions, withRunName } from './run-names.js';
+import { RUN_NAME_HELP, runFileShown, runNameOptions, withRunName } from './run-names.js';
 
 export function registerValidate(cli: Cli): void {
   schemaFlags(
@@ -26,12 +26,12 @@ export function registerValidate(cli: Cli): void {
         const { value: report, run: named } = await withRunName(
           run,
           flags,
-          (path) => validateRun({ ...opts, run: path }),
+          (path, shownAs) => validateRun({ ...opts, run: path, shownAs }),
           // A results file is read as the run it exports to.
           { deriveResultsFiles: true },
         );
         if (flags.json) {
-          printJson(namedJson(report, [named]));
+          printJson(report);
           return report.valid ? EXIT.ok : EXIT.check;
         }
         // `<file>:<line>: message`, file relative to where the user stands, so editors can jump to it.

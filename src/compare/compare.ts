@@ -31,6 +31,7 @@ import { decide, type Decision } from './keep-discard.js';
 import { loadScoreRows, type ScoreRow } from './score-rows.js';
 import { chooseRule, matchKey, pooledRows, ruleNote } from './match-rule.js';
 import { flag, parseOptions } from '../options/verb-options.js';
+import { RunsShownAsField, ShownAsField } from '../util/run-shown.js';
 import * as z from 'zod';
 import type { CompareReportBase, CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './report-types.js';
 
@@ -57,6 +58,11 @@ export const CompareOptionsSchema = z.strictObject({
   /** Run workspace, its index.jsonl, or a results JSONL file. */
   baseline: z.string(),
   candidate: z.string(),
+  /**
+   * The names the runs are known by, when they are read from copies (published runs pulled into a
+   * scratch directory: their run ids): messages, warnings and `sources` name them so. Default: the paths as given.
+   */
+  shownAs: RunsShownAsField,
   /** Win when delta >= threshold, loss when delta <= -threshold. Default 0.1 (AgentV's). */
   threshold: CompareThresholdField,
   /** Narrow both sides to these targets before matching. */
@@ -227,15 +233,16 @@ export async function loadComparison(opts: CompareParsed): Promise<{ report: Com
   if (!opts.decide && (opts.baselineArtifact !== undefined || opts.candidateArtifact !== undefined)) {
     throw new InputError('--baseline-artifact and --candidate-artifact are used by --decide; add --decide');
   }
-  const [first, second] = await Promise.all([loadScoreRows(opts.baseline, { cwd: opts.cwd }), loadScoreRows(opts.candidate, { cwd: opts.cwd })]);
+  const [first, second] = await Promise.all([
+    loadScoreRows(opts.baseline, { cwd: opts.cwd, shownAs: opts.shownAs?.baseline }),
+    loadScoreRows(opts.candidate, { cwd: opts.cwd, shownAs: opts.shownAs?.candidate }),
+  ]);
   const preWarnings: string[] = [];
   let swapped = false;
   if (opts.order === 'older-first') {
     const [t1, t2] = [earliest(first.rows), earliest(second.rows)];
     if (t1 === null || t2 === null)
-      preWarnings.push(
-        `cannot tell which run is older (${t1 === null ? opts.baseline : opts.candidate} has no row timestamp): the first given is the baseline`,
-      );
+      preWarnings.push(`cannot tell which run is older (${t1 === null ? first.source : second.source} has no row timestamp): the first given is the baseline`);
     else swapped = t2 < t1;
   }
   // After a swap the names, target narrowing and artifacts follow their run.
@@ -251,15 +258,15 @@ export async function loadComparison(opts: CompareParsed): Promise<{ report: Com
       }
     : opts;
   const [baseSrc, candSrc] = swapped ? [second, first] : [first, second];
-  const baseRows = narrow(baseSrc.rows, 'baseline', o.baseline, o.baselineTargets ?? o.targets);
-  const candRows = narrow(candSrc.rows, 'candidate', o.candidate, o.candidateTargets ?? o.targets);
+  const baseRows = narrow(baseSrc.rows, 'baseline', baseSrc.source, o.baselineTargets ?? o.targets);
+  const candRows = narrow(candSrc.rows, 'candidate', candSrc.source, o.candidateTargets ?? o.targets);
   const rule = chooseRule(baseRows, candRows, o.allTargets);
   const byTarget = rule === 'test+target';
   const pooled = pooledRows(baseRows, candRows, rule);
   const core = compareScoreRows(baseRows, candRows, threshold, byTarget);
   if (core.summary.matched === 0) {
     throw new InputError(
-      `no ${byTarget ? '(test id, target) pair' : 'test id'} matched between baseline ${o.baseline} and candidate ${o.candidate} — are they runs of the same eval?`,
+      `no ${byTarget ? '(test id, target) pair' : 'test id'} matched between baseline ${baseSrc.source} and candidate ${candSrc.source} — are they runs of the same eval?`,
     );
   }
   const side = (src: typeof baseSrc, rows: ScoreRow[]): CompareSide => ({
@@ -269,7 +276,7 @@ export async function loadComparison(opts: CompareParsed): Promise<{ report: Com
     targets: [...new Set(rows.map((r) => r.target).filter((t): t is string => t !== undefined))],
   });
   const warnings = [...preWarnings, ...baseSrc.warnings, ...candSrc.warnings];
-  for (const w of [duplicateWarning('baseline', o.baseline, baseRows, byTarget), duplicateWarning('candidate', o.candidate, candRows, byTarget)])
+  for (const w of [duplicateWarning('baseline', baseSrc.source, baseRows, byTarget), duplicateWarning('candidate', candSrc.source, candRows, byTarget)])
     if (w) warnings.push(w);
   const report: CompareReport = {
     ...core,
@@ -300,6 +307,8 @@ export const CompareTargetsOptionsSchema = z.strictObject({
     .array(z.string())
     .optional()
     .meta(flag('--targets <name>', "One run only: the targets in the matrix (repeatable; agentv compare's spelling of --target)")),
+  /** The name the run is known by, when it is read from a copy (a published run's id): messages and warnings name it so. Default: the path as given. */
+  shownAs: ShownAsField,
   cwd: z
     .string()
     .default(() => process.cwd())
@@ -342,22 +351,22 @@ export interface TargetPairReport extends PairwiseComparison {
 export async function compareTargets(options: CompareTargetsOptions): Promise<MatrixReport | TargetPairReport> {
   const opts = parseOptions('compareTargets', CompareTargetsOptionsSchema, options);
   const threshold = opts.threshold;
-  const src = await loadScoreRows(opts.run, { cwd: opts.cwd });
+  const src = await loadScoreRows(opts.run, { cwd: opts.cwd, shownAs: opts.shownAs });
   const missing = src.rows.filter((r) => r.target === undefined).length;
-  if (missing > 0) throw new InputError(`${opts.run}: ${missing} row(s) without a target — comparing the targets of one run needs a target on every row`);
+  if (missing > 0) throw new InputError(`${src.source}: ${missing} row(s) without a target — comparing the targets of one run needs a target on every row`);
   let groups = new Map<string, ScoreRow[]>();
   for (const r of src.rows) groups.set(r.target!, [...(groups.get(r.target!) ?? []), r]);
   if (opts.targets && opts.targets.length > 0) {
     const kept = new Map([...groups].filter(([t]) => opts.targets!.includes(t)));
-    if (kept.size === 0) throw new InputError(`none of the targets ${opts.targets.join(', ')} is in ${opts.run} (targets: ${[...groups.keys()].join(', ')})`);
+    if (kept.size === 0) throw new InputError(`none of the targets ${opts.targets.join(', ')} is in ${src.source} (targets: ${[...groups.keys()].join(', ')})`);
     groups = new Map(opts.targets.filter((t) => kept.has(t)).map((t) => [t, kept.get(t)!]));
   }
   const available = () => [...groups.keys()].join(', ');
   if (opts.baseline !== undefined && !groups.has(opts.baseline))
-    throw new InputError(`baseline target ${opts.baseline} is not in ${opts.run} (targets: ${available()})`);
+    throw new InputError(`baseline target ${opts.baseline} is not in ${src.source} (targets: ${available()})`);
   if (opts.candidate !== undefined && opts.baseline === undefined) throw new InputError('a candidate target needs a baseline target too');
   if (opts.baseline !== undefined && opts.candidate !== undefined) {
-    if (!groups.has(opts.candidate)) throw new InputError(`candidate target ${opts.candidate} is not in ${opts.run} (targets: ${available()})`);
+    if (!groups.has(opts.candidate)) throw new InputError(`candidate target ${opts.candidate} is not in ${src.source} (targets: ${available()})`);
     const core = compareScoreRows(groups.get(opts.baseline)!, groups.get(opts.candidate)!, threshold);
     return { mode: 'pairwise', ...core, threshold, warnings: src.warnings, regression: core.summary.mean_delta < 0 };
   }

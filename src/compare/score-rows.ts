@@ -22,6 +22,7 @@ import { jsonlLines } from '../util/jsonl-objects.js';
 import { readRegularText } from '../util/safe-open.js';
 import { UnsafeFileError } from '../errors/input-error.js';
 import { absentAs } from '../errors/errors.js';
+import { fileShown, runShown } from '../util/run-shown.js';
 import { ATTEMPT_PASS_THRESHOLD, attemptsOf, hasRepeats } from '../model/attempts.js';
 
 export interface ScoreRow {
@@ -55,9 +56,9 @@ export function passVerdict(row: ScoreRow): 'pass' | 'fail' | 'error' {
 }
 
 export interface ScoreSource {
-  /** The path as given. */
+  /** The path as given (the run's name when it was read from a copy: `shownAs`). */
   source: string;
-  /** The manifest or file actually read. */
+  /** The manifest or file actually read (named after the run when it was read from a copy: `<shownAs>/index.jsonl`). */
   path: string;
   /** The run directory when the source is a workspace (or a manifest inside one). */
   runDir: string | null;
@@ -160,17 +161,30 @@ export function manifestRows(text: string, source: string): { rows: ScoreRow[]; 
   return { rows, warnings };
 }
 
+/** `loadScoreRows`'s options. */
+export interface LoadScoreRowsOptions {
+  /** Relative paths resolve from here (default: the process's working directory). */
+  cwd?: string;
+  /**
+   * The name the run is known by, when it is read from a copy (a published run's id): messages,
+   * warnings and the source and path answered name it (util/run-shown.ts). Default: the path as given.
+   */
+  shownAs?: string;
+}
+
 /** Read the score rows of a run directory, an index.jsonl, or a results JSONL file. */
-export async function loadScoreRows(source: string, opts: { cwd?: string } = {}): Promise<ScoreSource> {
+export async function loadScoreRows(source: string, opts: LoadScoreRowsOptions = {}): Promise<ScoreSource> {
   const cwd = opts.cwd ?? process.cwd();
+  const name = runShown(source, opts.shownAs);
   const manifest = resolveManifest(source, cwd);
   if (manifest) {
+    const shown = fileShown(manifest.path, { runDir: manifest.runDir, shownAs: opts.shownAs });
     // The same checks as every reader of a run: the manifest of a run directory stays inside it
     // (never read through a link out), and no named pipe or device is opened.
     if (manifest.runDir !== null) {
       const rel = relative(manifest.runDir, manifest.path);
       const at = checkRunPathSync(manifest.runDir, rel);
-      if (at.kind === 'bad') throw new InputError(`${source}: refusing to read ${rel}: ${at.message}`);
+      if (at.kind === 'bad') throw new InputError(`${name}: refusing to read ${rel}: ${at.message}`, shown);
     } else {
       let st: ReturnType<typeof statSync> | null = null;
       try {
@@ -180,19 +194,19 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
         st = absentAs(null)(err);
       }
       const special = st && specialInputMessage(st);
-      if (special) throw new InputError(`${source}: ${special}`);
+      if (special) throw new InputError(`${name}: ${special}`, shown);
     }
     let text: string;
     try {
-      text = await readRegularText(manifest.path, { kind: 'run-file' });
+      text = await readRegularText(manifest.path, { kind: 'run-file', label: shown });
     } catch (err) {
-      if (err instanceof UnsafeFileError) throw new InputError(`${source}: ${err.message}`);
-      throw new InputError(`${source}: cannot read ${manifest.path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      if (err instanceof UnsafeFileError) throw new InputError(`${name}: ${err.message}`, shown);
+      throw new InputError(`${name}: cannot read ${shown} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, shown);
     }
-    const parsed = manifestRows(text, source);
+    const parsed = manifestRows(text, name);
     if (parsed) {
-      if (parsed.rows.length === 0) throw new InputError(`${source}: no result rows in ${manifest.path}`);
-      return { source, path: manifest.path, runDir: manifest.runDir, ...parsed };
+      if (parsed.rows.length === 0) throw new InputError(`${name}: no result rows in ${shown}`, shown);
+      return { source: name, path: shown, runDir: manifest.runDir, ...parsed };
     }
   }
   // Not AgentV-shaped rows, or a directory in another layout: derive them as export does, in
@@ -207,7 +221,8 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
     carryRunnerFiles: false,
     // A run directory's unreadable rows are reported, as every reader of a run does; a results file's stop the command, as export does.
     skipInvalid: isRunDir,
-    onWarning: (w) => warnings.push(`${source}: ${w}`),
+    shownAs: opts.shownAs,
+    onWarning: (w) => warnings.push(`${name}: ${w}`),
   });
   const rows = (derived.indexRows ?? []).map((r) => {
     const row: ScoreRow = { test_id: r.test_id, score: r.score, target: r.target, suite: r.suite };
@@ -219,6 +234,8 @@ export async function loadScoreRows(source: string, opts: { cwd?: string } = {})
     row.verdict = r.verdict;
     return row;
   });
-  if (rows.length === 0) throw new InputError(`${source}: no result rows`);
-  return { source, path: manifest?.path ?? resolve(cwd, source), runDir: manifest?.runDir ?? null, rows, warnings };
+  const read = manifest?.path ?? resolve(cwd, source);
+  const shown = fileShown(read, { runDir: manifest?.runDir ?? null, shownAs: opts.shownAs });
+  if (rows.length === 0) throw new InputError(`${name}: no result rows`, shown);
+  return { source: name, path: shown, runDir: manifest?.runDir ?? null, rows, warnings };
 }

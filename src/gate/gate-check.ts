@@ -14,7 +14,7 @@ import { GateRuleFields, gateRuns, type GateReport } from './gate.js';
 import { readGateHistory } from './gate-history.js';
 import { gateErrorEvent, gateFailedEvent } from './gate-event.js';
 import { moveTag, type MoveTagResult } from '../overlay-write/move-tag.js';
-import { namedPaths, resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../branch-read/run-names.js';
+import { resolveRunNames, type FetchOnce, type ResolvedRun, type ResolvedRuns } from '../branch-read/run-names.js';
 import type { PublishTarget } from '../repo/target.js';
 import { ReadError } from '../errors/read-errors.js';
 import { InputError } from '../errors/input-error.js';
@@ -77,7 +77,7 @@ export type GateVerdict =
       report: GateReport;
       baseline: ResolvedRun;
       candidate: ResolvedRun;
-      /** The report's warnings with each published run's scratch path replaced by its run id. */
+      /** The report's warnings (a published run named by its run id, as the reader named it). */
       warnings: string[];
     }
   | {
@@ -129,7 +129,6 @@ async function decideAndAct(opts: GateCheckParsed, webhook: Webhook | null): Pro
   const once: FetchOnce = { wanted: fetch, done: false };
   const names = { cwd, env, remote, configFile, project, overrides, resolved, fetch, fetchOnce: once };
   const cands = await resolveRunNames([candidate], names);
-  const named: ResolvedRun[] = [...cands.runs];
   try {
     const cand = cands.runs[0]!;
     if (opts.updateBaseline && cand.runId === null)
@@ -155,7 +154,6 @@ async function decideAndAct(opts: GateCheckParsed, webhook: Webhook | null): Pro
     }
     try {
       const b = base.runs[0]!;
-      named.push(b);
       const history = await readGateHistory({
         cwd,
         env,
@@ -172,6 +170,8 @@ async function decideAndAct(opts: GateCheckParsed, webhook: Webhook | null): Pro
       const report = await gateRuns({
         baseline: b.path,
         candidate: cand.path,
+        // A published run is read from a scratch copy: every message and warning names it by its run id from the start.
+        shownAs: { baseline: b.runId ?? undefined, candidate: cand.runId ?? undefined },
         cwd,
         tolerance: opts.tolerance,
         maxRegressions: opts.maxRegressions,
@@ -184,9 +184,7 @@ async function decideAndAct(opts: GateCheckParsed, webhook: Webhook | null): Pro
         allTargets: opts.allTargets,
         history,
       });
-      report.sources.baseline.source = b.runId ?? b.name;
-      report.sources.candidate.source = cand.runId ?? cand.name;
-      const verdict: GateVerdict = { kind: 'gated', report, baseline: b, candidate: cand, warnings: report.warnings.map((w) => namedPaths(w, [b, cand])) };
+      const verdict: GateVerdict = { kind: 'gated', report, baseline: b, candidate: cand, warnings: report.warnings };
       await opts.onVerdict?.(verdict);
       let sent: GateCheckResult['webhook'] = null;
       if (!report.passed && webhook) {
@@ -197,10 +195,6 @@ async function decideAndAct(opts: GateCheckParsed, webhook: Webhook | null): Pro
     } finally {
       await base.dispose();
     }
-  } catch (err) {
-    // A message about a published run names it by its id, not by its scratch copy.
-    if (err instanceof Error) err.message = namedPaths(err.message, named);
-    throw err;
   } finally {
     await cands.dispose();
   }

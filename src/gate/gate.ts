@@ -28,6 +28,7 @@
  */
 import * as z from 'zod';
 import { CompareOptionsSchema, loadComparison, type CompareReport } from '../compare/compare.js';
+import { RunsShownAsField } from '../util/run-shown.js';
 import { flag, objectOf, parseOptions } from '../options/verb-options.js';
 import type { ScoreRow } from '../compare/score-rows.js';
 import { matchKey, type MatchRule, type Pooled } from '../compare/match-rule.js';
@@ -121,6 +122,8 @@ export const GateRuleFields = {
 export const GateOptionsSchema = z.strictObject({
   baseline: z.string(),
   candidate: z.string(),
+  /** The names the runs are known by, when they are read from copies (published runs: their run ids); default the paths as given (compare's). */
+  shownAs: RunsShownAsField,
   ...GateRuleFields,
   /** The baseline line's history (gate/gate-history.ts): each test judged against its own noise. Absent or null: today's rule. */
   history: objectOf<GateHistoryInput>().nullable().optional(),
@@ -258,6 +261,7 @@ export async function gateRuns(options: GateOptions): Promise<GateReport> {
     parseOptions('gateRuns', CompareOptionsSchema, {
       baseline: opts.baseline,
       candidate: opts.candidate,
+      shownAs: opts.shownAs,
       cwd: opts.cwd,
       targets: opts.targets,
       baselineTargets: opts.baselineTargets,

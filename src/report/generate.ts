@@ -16,6 +16,7 @@ import { writeOutputFile } from '../util/output-target.js';
 import { DEFAULT_FIELD_CHARS, DEFAULT_TEST_CHARS } from './text.js';
 import * as z from 'zod';
 import { flag, fnOf, parseOptions } from '../options/verb-options.js';
+import { fileShown, runShown, ShownAsField } from '../util/run-shown.js';
 
 export const DEFAULT_REPORT_NAME = 'report.html';
 
@@ -23,6 +24,8 @@ export const DEFAULT_REPORT_NAME = 'report.html';
 export const ReportOptionsSchema = z.strictObject({
   /** A run workspace directory or its index.jsonl. */
   run: z.string(),
+  /** The name the run is known by, when it is read from a copy (a published run pulled into a scratch directory: its run id): errors and warnings name it so. Default: the path as given. */
+  shownAs: ShownAsField,
   /** Output HTML file (default `<run-dir>/report.html`); an existing directory gets `report.html` inside. */
   out: z
     .string()
@@ -67,19 +70,20 @@ export interface ReportResult {
 export async function generateReport(options: ReportOptions): Promise<ReportResult> {
   const opts = parseOptions('generateReport', ReportOptionsSchema, options);
   const { cwd } = opts;
-  const run = await loadRun(opts.run, { cwd });
+  const run = await loadRun(opts.run, { cwd, shownAs: opts.shownAs });
+  const name = runShown(opts.run, opts.shownAs);
   // loadRun without allowResultsFile always returns a workspace directory; keep the type honest.
-  if (run.dir === null) throw new RunReadError(`${opts.run}: not a run workspace`);
+  if (run.dir === null) throw new RunReadError(`${name}: not a run workspace`, { data: { path: name } });
   // The default output (<run-dir>/report.html) is this command's own file, not the run's content.
   const unsafe = await refuseUnsafeRun(
     run,
-    opts.run,
+    name,
     opts.skipUnsafe,
     opts.out === undefined && (run.sourceDir ?? run.dir) === run.dir ? [DEFAULT_REPORT_NAME] : [],
   );
   if (run.rows.length === 0 && run.problems.length > 0) {
     throw new RunReadError(
-      `${run.indexPath}: none of its ${run.problems.length} row(s) is a valid run manifest row (first: ${run.problems[0]}) — is this a workspace written by \`agentv-results export\`? Export the results first`,
+      `${fileShown(run.indexPath, { runDir: run.dir, shownAs: opts.shownAs })}: none of its ${run.problems.length} row(s) is a valid run manifest row (first: ${run.problems[0]}) — is this a workspace written by \`agentv-results export\`? Export the results first`,
     );
   }
 

@@ -36,6 +36,7 @@ import { readOptionalJson } from '../util/safe-open.js';
 import { absentAs } from '../errors/errors.js';
 import * as z from 'zod';
 import { flag, parseOptions } from '../options/verb-options.js';
+import { runShown } from '../util/run-shown.js';
 
 /** What combine does with the same case in two sources. */
 /** What combine does with a test two runs both hold: refuse, or keep the latest. */
@@ -44,8 +45,12 @@ export type OnDuplicate = z.infer<typeof OnDuplicateSchema>;
 
 /** The options of `combineRuns` (the `combine` command's flags come from the same fields, in this order). */
 export const CombineOptionsSchema = z.strictObject({
-  /** Run workspace directories or their index.jsonl files, in command-line order. */
-  sources: z.array(z.string()),
+  /**
+   * Run workspace directories or their index.jsonl files, in command-line order. A run read from a
+   * copy (a published run pulled into a scratch directory) is given with the name it is known by,
+   * `{ path, shownAs }` (its run id): errors and the result's sources name it so.
+   */
+  sources: z.array(z.union([z.string(), z.strictObject({ path: z.string(), shownAs: z.string() })])),
   /** Destination; must not exist or be empty. Default: `.agentv/results/<run_id>`. */
   out: z.string().optional().meta(flag('--out <dir>', 'New run directory; must not exist or be empty (default: .agentv/results/<run_id>)')),
   experiment: z.string().optional().meta(flag('--experiment <name>', 'Experiment label of the combined run; required when the sources span experiments')),
@@ -113,12 +118,19 @@ export async function expandSources(paths: string[], cwd: string): Promise<strin
   return out;
 }
 
-async function loadSources(paths: string[], cwd: string): Promise<LoadedRun[]> {
-  if (paths.length === 0) throw new InputError('combine needs at least one source run workspace');
+/** A source to read: its path, and the name messages give it (the path as given, or the name a run read from a copy is known by). */
+interface Source {
+  path: string;
+  shownAs?: string;
+}
+
+async function loadSources(sources: Source[], cwd: string): Promise<LoadedRun[]> {
+  if (sources.length === 0) throw new InputError('combine needs at least one source run workspace');
   const runs: LoadedRun[] = [];
   const seen = new Map<string, string>();
-  for (const path of paths) {
-    const run = await loadRun(path, { cwd });
+  for (const source of sources) {
+    const run = await loadRun(source.path, { cwd, shownAs: source.shownAs });
+    const path = runShown(source.path, source.shownAs);
     const real = await realpath(run.dir!);
     const twice = seen.get(real);
     if (twice !== undefined) throw new InputError(`${path}: the same run workspace as ${twice} — pass each source once`);
@@ -239,8 +251,14 @@ export async function combineRuns(options: CombineOptions): Promise<CombineResul
   const opts = parseOptions('combineRuns', CombineOptionsSchema, options);
   const { cwd } = opts;
   const policy = opts.onDuplicate;
-  const sources = await expandSources(opts.sources, cwd);
-  const runs = await loadSources(sources, cwd);
+  // A run named by the caller (read from a copy) is a run as it is; a path may stand for the runs in it.
+  const read: Source[] = [];
+  for (const s of opts.sources) {
+    if (typeof s !== 'string') read.push(s);
+    else for (const path of await expandSources([s], cwd)) read.push({ path });
+  }
+  const sources = read.map((s) => runShown(s.path, s.shownAs));
+  const runs = await loadSources(read, cwd);
   const experiment = chooseExperiment(runs, sources, opts.experiment);
   const { kept, replaced } = mergeRows(runs, sources, policy);
   checkPaths(kept, sources);

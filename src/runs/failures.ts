@@ -18,11 +18,14 @@ import { attemptStats, type AttemptStats } from '../model/attempt-stats.js';
 import type { FeedbackNote } from '../merge/index.js';
 import * as z from 'zod';
 import { flag, parseOptions } from '../options/verb-options.js';
+import { ShownAsField } from '../util/run-shown.js';
 
 /** The options of `listFailures` (the `failures` command's flags come from the same fields, in this order). */
 export const FailuresOptionsSchema = z.strictObject({
   /** A run workspace directory or its index.jsonl. */
   run: z.string(),
+  /** The name the run is known by, when it is read from a copy (a published run pulled into a scratch directory: its run id): errors and the report's `dir` name it so. Default: the path as given. */
+  shownAs: ShownAsField,
   /** Only these targets. */
   targets: z.array(z.string()).default([]).meta(flag('--target <name>', 'Only this target (repeatable)')),
   /** Test-id globs (`*`, `?`). */
@@ -143,7 +146,7 @@ function attemptStatsOf(row: IndexRow): FailingCase['attempts'] {
 /** The failing tests of a run with their failed assertions and graders, as `agentv-results failures` lists them. */
 export async function listFailures(options: FailuresOptions): Promise<FailuresReport> {
   const opts = parseOptions('listFailures', FailuresOptionsSchema, options);
-  const run = await loadRun(opts.run, { cwd: opts.cwd });
+  const run = await loadRun(opts.run, { cwd: opts.cwd, shownAs: opts.shownAs });
   // "No failing cases" must not be the answer to a mistyped filter (selectCases refuses it).
   const rows = selectCases(run, opts);
   const failures: FailingCase[] = [];
@@ -151,7 +154,7 @@ export async function listFailures(options: FailuresOptions): Promise<FailuresRe
     if (row.verdict === 'pass') continue;
     failures.push(await describeFailure(run, row));
   }
-  const { head, overlays } = await caseListHead(run);
+  const { head, overlays } = await caseListHead(run, opts.shownAs);
   return {
     ...head,
     total: rows.length,

@@ -15,11 +15,14 @@ import type { FeedbackNote } from '../merge/index.js';
 import { attemptsDetail, type AttemptsDetail } from './attempt-details.js';
 import * as z from 'zod';
 import { flag, parseOptions } from '../options/verb-options.js';
+import { runShown, ShownAsField } from '../util/run-shown.js';
 
 /** The options of `showCases` (the `show` command's flags come from the same fields, in this order). */
 export const ShowOptionsSchema = z.strictObject({
   /** A run workspace directory or its index.jsonl. */
   run: z.string(),
+  /** The name the run is known by, when it is read from a copy (a published run pulled into a scratch directory: its run id): errors and the report's `dir` name it so. Default: the path as given. */
+  shownAs: ShownAsField,
   /** Test-id globs (`*`, `?`); a case is shown when any matches. None: every case. */
   testIds: z.array(z.string()).default([]).meta(flag('--test-id <glob>', 'Test id or glob (* and ?); repeatable; default: every case')),
   /** Only these targets. */
@@ -83,6 +86,7 @@ export interface CaseDetails {
 export interface ShowReport {
   run_id: string;
   experiment: string;
+  /** The run's directory (a run read from a copy: the name it is known by, `shownAs`). */
   dir: string;
   /** The run's tags (tags.json), as `pull` brought them down. */
   tags: string[];
@@ -153,12 +157,12 @@ async function caseDetails(run: LoadedRun, row: IndexRow): Promise<CaseDetails> 
 /** The details of a run's tests (scores, assertions, tool calls, paths), as `agentv-results show` prints them. */
 export async function showCases(options: ShowOptions): Promise<ShowReport> {
   const opts = parseOptions('showCases', ShowOptionsSchema, options);
-  const run = await loadRun(opts.run, { cwd: opts.cwd });
-  const unsafe = await refuseUnsafeRun(run, opts.run, opts.skipUnsafe);
+  const run = await loadRun(opts.run, { cwd: opts.cwd, shownAs: opts.shownAs });
+  const unsafe = await refuseUnsafeRun(run, runShown(opts.run, opts.shownAs), opts.skipUnsafe);
   // "No cases" must not be the answer to a mistyped filter (selectCases refuses it).
   const rows = selectCases(run, opts);
   const cases = await mapLimit(rows, 16, (row) => caseDetails(run, row));
-  const { head, overlays } = await caseListHead(run);
+  const { head, overlays } = await caseListHead(run, opts.shownAs);
   return {
     ...head,
     cases: cases.map((c) => ({ ...c, paths: unsafe.length > 0 ? safePaths(run, c.paths) : c.paths, feedback: overlays.notesOf(c.test_id) })),

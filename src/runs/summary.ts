@@ -15,11 +15,14 @@ import { distinct, filterTargets } from './read/case-keys.js';
 import { loadRun, type LoadedRun } from './read/run-reader.js';
 import * as z from 'zod';
 import { flag, parseOptions } from '../options/verb-options.js';
+import { runShown, ShownAsField } from '../util/run-shown.js';
 
 /** The options of `summarizeRun` (the `summary` command's flags come from the same fields). */
 export const SummaryOptionsSchema = z.strictObject({
   /** A run workspace directory or its index.jsonl. */
   run: z.string(),
+  /** The name the run is known by, when it is read from a copy (a published run pulled into a scratch directory: its run id): errors and warnings name it so. Default: the path as given. */
+  shownAs: ShownAsField,
   /** Only these targets (implies recomputing, since summary.json totals span every target). */
   targets: z.array(z.string()).default([]).meta(flag('--target <name>', 'Only this target (repeatable); recomputes from the rows')),
   /** Ignore summary.json and recompute from the rows. */
@@ -78,7 +81,7 @@ function thresholdOf(run: LoadedRun): number | undefined {
 /** A run's aggregate metrics, per target and overall: its summary.json as written, or recomputed from the rows. */
 export async function summarizeRun(options: SummaryOptions): Promise<RunSummaryReport> {
   const opts = parseOptions('summarizeRun', SummaryOptionsSchema, options);
-  const run = await loadRun(opts.run, { cwd: opts.cwd });
+  const run = await loadRun(opts.run, { cwd: opts.cwd, shownAs: opts.shownAs });
   const selected = filterTargets(run.rows, opts.targets);
   const base = {
     run_id: run.runId,
@@ -101,7 +104,7 @@ export async function summarizeRun(options: SummaryOptions): Promise<RunSummaryR
   const rows = selected;
   if (rows.length === 0 && opts.targets.length > 0) {
     throw new InputError(
-      `${opts.run} has no rows for target ${opts.targets.join(', ')} (targets: ${distinct(run.rows.map((r) => r.target)).join(', ') || 'none'})`,
+      `${runShown(opts.run, opts.shownAs)} has no rows for target ${opts.targets.join(', ')} (targets: ${distinct(run.rows.map((r) => r.target)).join(', ') || 'none'})`,
     );
   }
   const summary = recomputeSummary(rows, { run_id: run.runId, experiment: run.experiment, threshold: thresholdOf(run) });

@@ -21,6 +21,7 @@ import { checkRunPathSync, readRunFileSync, type RunFileRead } from '../util/run
 import { withRun, type RunHandle } from './read/run-handle.js';
 import { runSafetyProblems } from '../util/run-safety.js';
 import type { ValidationProblem } from './validate-types.js';
+import { ShownAsField } from '../util/run-shown.js';
 
 /** How long (or for how many rows, whichever comes first) the row checks run between two turns of the event loop. */
 const TURN_MS = 1;
@@ -32,6 +33,8 @@ export type { ValidationProblem } from './validate-types.js';
 export const ValidateOptionsSchema = z.strictObject({
   /** A run workspace directory or its index.jsonl. */
   run: z.string(),
+  /** The name the run is known by, when it is read from a copy (a published run pulled into a scratch directory: its run id): errors and the report's `dir` name it so. Default: the path as given. */
+  shownAs: ShownAsField,
   /** Treat artifact pointers whose payload is absent locally as problems (default: notes). */
   requirePayloads: z
     .boolean()
@@ -47,6 +50,7 @@ export type ValidateOptions = z.input<typeof ValidateOptionsSchema>;
 
 export interface ValidationReport {
   valid: boolean;
+  /** The run's directory (a run read from a copy: the name it is known by, `shownAs`). */
   dir: string;
   /** `agentv`: another layout (AgentV 5, pipeline bench, Era-A), checked through its derived copy; problems name the source's manifest. */
   layout: 'bundle' | 'agentv' | 'results-file';
@@ -200,7 +204,7 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
  */
 export async function validateRunParts(options: ValidateOptions): Promise<{ report: ValidationReport; unsafe: ValidationProblem[] }> {
   const opts = parseOptions('validateRun', ValidateOptionsSchema, options);
-  return withRun(opts.run, { cwd: opts.cwd }, (opened) => validateOpenedRun(opened, opts.requirePayloads));
+  return withRun(opts.run, { cwd: opts.cwd, shownAs: opts.shownAs }, (opened) => validateOpenedRun(opened, opts.requirePayloads));
 }
 
 /**
@@ -260,7 +264,8 @@ export async function validateOpenedRun(handle: RunHandle, requirePayloads: bool
   await checkRunFiles(tree ? (name) => tree.read(name) : (name) => readRunFileSync(dir, name), run.rows.length, problems, notes);
   const report: ValidationReport = {
     valid: problems.length === 0,
-    dir: run.sourceDir ?? dir,
+    // A run read from a copy is named as its user knows it, not by the copy's directory.
+    dir: handle.shownAs ?? run.sourceDir ?? dir,
     layout: run.layout,
     run_id: run.runId,
     rows: run.rows.length,

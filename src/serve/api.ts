@@ -288,16 +288,17 @@ async function compareTwo(ctx: ApiContext, opts: TargetOptions, req: Request): P
       ...(threshold ? { threshold: Number(threshold) } : {}),
       allTargets: allTargets === null || allTargets === '' ? 'auto' : allTargets !== '0' && allTargets !== 'false',
       order: unordered ? 'older-first' : 'given',
+      // The cache paths mean nothing to a client: every message, warning and source names the sides by run id.
+      shownAs: { baseline: first, candidate: second },
     }),
   );
-  // The cache paths mean nothing to a client: name the sides by run id.
+  // A side's path is its run id too (where in the cache its rows were read is no business of the page).
   const [baseline, candidate] = report.order.swapped ? [second, first] : [first, second];
-  const byId = (text: string) => text.split(a).join(first).split(b).join(second);
   const sources = {
-    baseline: { ...report.sources.baseline, source: baseline, path: baseline },
-    candidate: { ...report.sources.candidate, source: candidate, path: candidate },
+    baseline: { ...report.sources.baseline, path: baseline },
+    candidate: { ...report.sources.candidate, path: candidate },
   };
-  return { json: { ...report, sources, warnings: report.warnings.map(byId) } satisfies CompareAnswer };
+  return { json: { ...report, sources } satisfies CompareAnswer };
 }
 
 const flag = (v: string | null) => v !== null && v !== '' && v !== '0' && v !== 'false';

@@ -194,7 +194,8 @@ export class RunCache {
       return cached;
     }
     // Opened once and kept with the run: its derived copy (another layout) is removed when the run is forgotten.
-    const handle = this.workspace(opts, runId).then((dir) => openRun(dir));
+    // Its errors name it by its id (shownAs), not by this cache's private copy.
+    const handle = this.workspace(opts, runId).then((dir) => openRun(dir, { shownAs: runId }));
     const run = handle.then((h) => h.load());
     const entry: LoadedEntry = { handle, run, users: 0, retired: false };
     this.loaded.set(key, entry);
@@ -215,7 +216,7 @@ export class RunCache {
    */
   async load(opts: TargetOptions, run: ListedRun): Promise<{ loaded: LoadedRun; summary: RunSummaryReport['summary'] }> {
     const dir = await this.workspace(opts, run.run_id);
-    const [loaded, summarized] = await Promise.all([this.run(opts, run.run_id), summarizeRun({ run: dir })]);
+    const [loaded, summarized] = await Promise.all([this.run(opts, run.run_id), summarizeRun({ run: dir, shownAs: run.run_id })]);
     if (loaded.runId !== basename(dir)) return { loaded, summary: summarized.summary };
     return { loaded: { ...loaded, runId: run.run_id }, summary: { ...summarized.summary, run_id: run.run_id } };
   }
@@ -283,7 +284,7 @@ export class RunCache {
       p = (async () => {
         const dir = await this.workspace(opts, runId);
         const { missing } = await this.payloads(opts, runId);
-        return { file: (await generateReport({ run: dir, out: join(dir, '.agentv-results-report.html') })).out, missing };
+        return { file: (await generateReport({ run: dir, shownAs: runId, out: join(dir, '.agentv-results-report.html') })).out, missing };
       })();
       this.reports.set(key, p);
       // observed: the caller awaits p and gets the error; this only forgets the cached failure

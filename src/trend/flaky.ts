@@ -112,7 +112,7 @@ export function flakyOfRuns(runs: readonly FlakyRun[], opts: { experiment?: stri
 
 /** `flaky`'s options, parsed once at its door (the `flaky` command's flags come from the same fields). */
 export const FlakyOptionsSchema = z.strictObject({
-  /** Run directories or results files, oldest first (instead of published runs). */
+  /** Run directories or results files, oldest first (instead of published runs); `runId`: the name a run is shown by (a published run read from a copy: its id). */
   sources: z.array(z.strictObject({ path: z.string(), runId: z.string().nullable().optional() })).default([]),
   /** Published runs of this experiment (default: the newest run's). */
   experiment: z.string().optional().meta(flag('--experiment <name>', "Published runs of this experiment (default: the newest run's)")),
@@ -147,7 +147,7 @@ export async function flaky(options: FlakyOptions = {}): Promise<FlakyReport> {
     const runs: FlakyRun[] = [];
     const warnings: string[] = [];
     for (const s of opts.sources) {
-      const read = await loadScoreRows(s.path, { cwd });
+      const read = await loadScoreRows(s.path, { cwd, shownAs: s.runId ?? undefined });
       warnings.push(...read.warnings);
       runs.push({ run_id: s.runId ?? s.path, timestamp: read.rows[0]?.timestamp ?? null, rows: narrow(read.rows) });
     }
@@ -182,8 +182,8 @@ export async function flaky(options: FlakyOptions = {}): Promise<FlakyReport> {
       const dir = opts.materialize
         ? await opts.materialize(run.run_id)
         : (await pull({ ...pullWhere(opts.list), fetch: false, cwd, runId: run.run_id, out: join(tmp!, String(i)) })).dir;
-      const read = await loadScoreRows(dir, { cwd });
-      warnings.push(...read.warnings.map((w) => w.split(dir).join(run.run_id)));
+      const read = await loadScoreRows(dir, { cwd, shownAs: run.run_id });
+      warnings.push(...read.warnings);
       runs.push({ run_id: run.run_id, timestamp: run.timestamp || null, rows: narrow(read.rows) });
     }
   } finally {

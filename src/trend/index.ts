@@ -89,7 +89,7 @@ export async function trend(options: TrendAllOptions = {}): Promise<TrendReport>
         ? await opts.materialize(run.run_id)
         : (await pull({ ...pullWhere(opts.list), fetch: false, cwd, runId: run.run_id, out: join(tmp!, String(i++)) })).dir;
       const { warnings: w, ...loaded } = await loadTrendRun(dir, cwd, run.run_id, run.experiment);
-      warnings.push(...w.map((x) => x.split(dir).join(run.run_id)));
+      warnings.push(...w);
       runs.push({ ...loaded, path });
     }
     if (runs.length === 0)

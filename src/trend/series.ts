@@ -40,8 +40,12 @@ import type { SkippedSeries, TrendDirection, TrendReport, TrendRunPoint, TrendSe
 
 /** The options of a trend over runs (`trend()`'s, less where the runs come from): each default here, once. */
 export const TrendFields = {
-  /** Run directories, index.jsonl or results files. Empty: the local runs under .agentv/results/. */
-  sources: z.array(z.string()).default([]),
+  /**
+   * Run directories, index.jsonl or results files. Empty: the local runs under .agentv/results/. A
+   * run read from a copy (a published run pulled into a scratch directory) is given with its run id,
+   * `{ path, runId }`: its point and every warning name it by that id.
+   */
+  sources: z.array(z.union([z.string(), z.strictObject({ path: z.string(), runId: z.string().optional() })])).default([]),
   experiment: z.string().optional().meta(flag('--experiment <name>', 'Only this experiment')),
   target: z.string().optional().meta(flag('--target <name>', 'Only this target')),
   suite: z.string().optional().meta(flag('--suite <name>', 'Only rows of this suite')),
@@ -138,8 +142,9 @@ async function experimentOf(runDir: string | null, rows: ScoreRow[]): Promise<st
   return 'default';
 }
 
+/** A run's rows for a trend; a run read from a copy is named by its `runId` (its path and warnings say it). */
 export async function loadTrendRun(source: string, cwd: string, runId?: string, experiment?: string): Promise<LoadedTrendRun & { warnings: string[] }> {
-  const src = await loadScoreRows(source, { cwd });
+  const src = await loadScoreRows(source, { cwd, shownAs: runId });
   return { path: src.path, runId, experiment: experiment ?? (await experimentOf(src.runDir, src.rows)), rows: src.rows, warnings: src.warnings };
 }
 
@@ -337,7 +342,7 @@ export async function trendLocal(opts: TrendParsed): Promise<TrendReport> {
   const warnings: string[] = [];
   const runs: LoadedTrendRun[] = [];
   for (const p of paths) {
-    const { warnings: w, ...run } = await loadTrendRun(p, cwd);
+    const { warnings: w, ...run } = typeof p === 'string' ? await loadTrendRun(p, cwd) : await loadTrendRun(p.path, cwd, p.runId);
     warnings.push(...w);
     runs.push(run);
   }

@@ -28,6 +28,7 @@ import { checkOutputDir } from '../../util/output-target.js';
 import { hostileEntries, hostileEntryMessage, unsafeRunMessage } from '../../util/run-files.js';
 import { readRegularText } from '../../util/safe-open.js';
 import { absentAs, isAbsent } from '../../errors/errors.js';
+import { fileShown, ShownAsField } from '../../util/run-shown.js';
 
 export type { DuplicatePolicy } from './export-pass.js';
 
@@ -72,6 +73,11 @@ export const ExportOptionsSchema = z.strictObject({
   carryRunnerFiles: z.boolean().default(true),
   /** With dryRun: return the derived index rows (for commands that read results files in memory). */
   collectIndexRows: z.boolean().default(false),
+  /**
+   * The name the source is known by, when it is a copy (a published run pulled into a scratch
+   * directory: its run id): errors and warnings name it and its files so (util/run-shown.ts). Default: the path as given.
+   */
+  shownAs: ShownAsField,
   onWarning: fnOf<(message: string) => void>().default(() => () => {}),
   onProgress: fnOf<(bytesRead: number, totalBytes: number) => void>().optional(),
 });
@@ -138,13 +144,15 @@ export async function exportRun(options: ExportOptions): Promise<ExportResult> {
   const policy = opts.duplicatePolicy;
   const layout = layoutWriter(opts.layout);
   const includeRaw = opts.includeRawContent;
-  const src = await resolveSource(opts.source, cwd);
+  const src = await resolveSource(opts.source, cwd, opts.shownAs);
   const experiment = experimentOf(opts, src);
-  const displayName = relative(cwd, src.file) || src.file;
+  // A file of the source as messages name it: from where the user stands, or inside the run named as its user knows it.
+  const shownFile = (file: string) => (opts.shownAs === undefined ? relative(cwd, file) || file : fileShown(file, { runDir: src.dir, shownAs: opts.shownAs }));
+  const displayName = shownFile(src.file);
   // A run folder holding a link out of it, a pipe or a device is refused before anything is read
   // (one line per entry); a row path that escapes is refused where the row is read.
   const hostile = src.dir === null ? [] : hostileEntries(src.dir);
-  if (hostile.length > 0) throw new InputError(unsafeRunMessage(relative(cwd, src.dir!) || src.dir!, hostile.map(hostileEntryMessage)));
+  if (hostile.length > 0) throw new InputError(unsafeRunMessage(shownFile(src.dir!), hostile.map(hostileEntryMessage)));
   const dest = destinationOf(opts, src, cwd);
   // The output-target rule: a file, device, FIFO, link or foreign directory there is refused up front.
   if (!opts.dryRun && dest.name !== null) await checkOutputDir(join(dest.parent, dest.name), { command: 'export' });
@@ -167,7 +175,7 @@ export async function exportRun(options: ExportOptions): Promise<ExportResult> {
     pass.unresolvedPaths = Object.fromEntries(Object.entries(pass.unresolvedPaths).sort(([a], [b]) => (a < b ? -1 : 1)));
     for (const [field, n] of Object.entries(pass.unresolvedPaths))
       opts.onWarning(
-        `${field}: ${n} row${n === 1 ? '' : 's'} name${n === 1 ? 's' : ''} a file that could not be read (looked under ${relative(cwd, src.pathBase ?? '') || '.'}); ${n === 1 ? 'its' : 'their'} content is not in the export`,
+        `${field}: ${n} row${n === 1 ? '' : 's'} name${n === 1 ? 's' : ''} a file that could not be read (looked under ${opts.shownAs === undefined || src.pathBase === undefined ? relative(cwd, src.pathBase ?? '') || '.' : shownFile(src.pathBase)}); ${n === 1 ? 'its' : 'their'} content is not in the export`,
       );
     const runId = runIdOf(opts, src, pass.earliest, pass.contentHash);
     const finalName = dest.name ?? runId.split('/').pop()!;

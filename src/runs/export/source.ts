@@ -13,6 +13,7 @@ import { transcriptMessages } from '../../model/transcript.js';
 import { absentAs } from '../../errors/errors.js';
 import { openRegularFile, readOptionalJson, readRegularText } from '../../util/safe-open.js';
 import { SourceError } from '../../errors/read-errors.js';
+import { runShown } from '../../util/run-shown.js';
 
 export interface ResolvedSource {
   kind: 'results-file' | 'workspace';
@@ -132,15 +133,18 @@ export async function runManifestOf(dir: string): Promise<{ file: string; layout
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
 
-export async function resolveSource(source: string, cwd = process.cwd()): Promise<ResolvedSource> {
+/** `shownAs`: the name the source is known by when it is a copy (a published run's id); its errors name it so. */
+export async function resolveSource(source: string, cwd = process.cwd(), shownAs?: string): Promise<ResolvedSource> {
   const abs = resolve(cwd, source);
+  const name = runShown(source, shownAs);
   const st = await statOrNull(abs);
   if (!st)
     throw new SourceError(
-      `${source}: no such file or directory — pass a results .jsonl file, a run directory (ours or AgentV's .agentv/results/<run_id>), or its index.jsonl`,
+      `${name}: no such file or directory — pass a results .jsonl file, a run directory (ours or AgentV's .agentv/results/<run_id>), or its index.jsonl`,
+      { data: { path: name } },
     );
   const special = specialInputMessage(st);
-  if (special) throw new SourceError(`${source}: ${special}`);
+  if (special) throw new SourceError(`${name}: ${special}`, { data: { path: name } });
   let dir: string | null = null;
   let file = abs;
   let layout: RunDirLayout | null = null;
@@ -149,7 +153,8 @@ export async function resolveSource(source: string, cwd = process.cwd()): Promis
     const manifest = await runManifestOf(abs);
     if (!manifest) {
       throw new SourceError(
-        `${source}: not a run workspace (neither index.jsonl nor .internal/index.jsonl inside${missingManifestHint(abs)}) — pass a results .jsonl file or a run directory such as .agentv/results/<run_id>`,
+        `${name}: not a run workspace (neither index.jsonl nor .internal/index.jsonl inside${missingManifestHint(abs)}) — pass a results .jsonl file or a run directory such as .agentv/results/<run_id>`,
+        { data: { path: name } },
       );
     }
     file = manifest.file;
@@ -163,12 +168,12 @@ export async function resolveSource(source: string, cwd = process.cwd()): Promis
       dir = parent;
       // Checked before isStableIndex opens it: never read through a link out of the run.
       const at = await checkRunPath(dir, 'index.jsonl');
-      if (at.kind === 'bad') throw new SourceError(`${source}: refusing to read index.jsonl: ${at.message}`);
+      if (at.kind === 'bad') throw new SourceError(`${name}: refusing to read index.jsonl: ${at.message}`, { data: { path: name } });
       layout = (await isStableIndex(abs)) ? 'agentv-stable' : 'bundle';
     }
     if (layout === 'agentv') {
       const at = await checkRunPath(dir, '.internal/index.jsonl');
-      if (at.kind === 'bad') throw new SourceError(`${source}: refusing to read .internal/index.jsonl: ${at.message}`);
+      if (at.kind === 'bad') throw new SourceError(`${name}: refusing to read .internal/index.jsonl: ${at.message}`, { data: { path: name } });
     }
   }
   if (dir === null) {

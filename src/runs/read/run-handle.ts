@@ -13,10 +13,13 @@ import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { runManifestOf, type RunDirLayout } from '../export/source.js';
 import { RunTree } from '../../util/run-tree.js';
+import { runShown } from '../../util/run-shown.js';
 import { bundleOf, foreignIndexText, loadDerived, loadRun, readBundle, workspaceDirOf, type LoadedRun } from './run-reader.js';
 
 export interface OpenRunOptions {
   cwd?: string;
+  /** The name the run is known by, when it is read from a copy (a published run's id): its errors and report name it so (util/run-shown.ts). */
+  shownAs?: string;
   /** Keep each file's bytes once read (publish: its split takes what validation read). */
   keepContents?: boolean;
   /** How a run of another layout is derived (publish carries the runner's files and may rename the experiment), by its layout. */
@@ -47,6 +50,16 @@ export class RunHandle {
     private readonly opts: OpenRunOptions,
   ) {}
 
+  /** The run as messages name it: the name it is known by when read from a copy (`shownAs`), else the path as given. */
+  get shown(): string {
+    return runShown(this.named, this.opts.shownAs);
+  }
+
+  /** The name the run is known by when it is read from a copy; undefined when it is read where its user put it. */
+  get shownAs(): string | undefined {
+    return this.opts.shownAs;
+  }
+
   /** The layout of the workspace: null for a results file (or a folder with no manifest). */
   get layout(): RunDirLayout | null {
     return this.manifest?.layout ?? null;
@@ -71,17 +84,17 @@ export class RunHandle {
     // plain Error on purpose: a use after dispose is a bug of the caller, not a user-facing failure
     if (this.disposed) throw new Error(`run handle of ${this.named} used after dispose`);
     // A results file or a folder with no manifest: loadRun's own answer (and refusal).
-    if (this.dir === null || this.tree === null || this.manifest === null) return loadRun(this.named, { cwd: this.cwd });
+    if (this.dir === null || this.tree === null || this.manifest === null) return loadRun(this.named, { cwd: this.cwd, shownAs: this.opts.shownAs });
     if (this.manifest.layout === 'bundle') {
       const tree = this.tree;
       const index = tree.read('index.jsonl');
       if (index.kind !== 'ok' || !foreignIndexText(index.data.toString('utf8'))) {
         return index.kind === 'ok'
           ? bundleOf(this.dir, this.manifest.file, index.data.toString('utf8'), (rel) => tree.read(rel))
-          : readBundle(this.dir, this.named, (rel) => tree.read(rel));
+          : readBundle(this.dir, this.shown, (rel) => tree.read(rel));
       }
     }
-    const derived = await loadDerived(this.dir, this.cwd, { ...choice, manifest: this.manifest });
+    const derived = await loadDerived(this.dir, this.cwd, { ...choice, manifest: this.manifest, shownAs: this.opts.shownAs });
     if (derived.dir !== null) this.scratch.push(dirname(derived.dir));
     return derived;
   }

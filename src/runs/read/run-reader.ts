@@ -20,6 +20,7 @@ import { readRegularText } from '../../util/safe-open.js';
 import * as z from 'zod';
 import { parseArgs } from '../../options/verb-options.js';
 import { RunReadError } from '../../errors/read-errors.js';
+import { runShown, ShownAsField } from '../../util/run-shown.js';
 
 export interface LoadedRun {
   /**
@@ -105,6 +106,8 @@ export interface DeriveCopyOptions {
   carryRunnerFiles?: boolean;
   /** Skip rows that are not results (reported through onWarning) instead of failing. */
   skipInvalid?: boolean;
+  /** The name the run is known by when `dir` is a copy (a published run's id): the derivation's errors name it so. */
+  shownAs?: string;
   onWarning?: (message: string) => void;
 }
 
@@ -122,6 +125,7 @@ export async function deriveScratchCopy(dir: string, opts: DeriveCopyOptions = {
     experiment: opts.experiment,
     skipInvalid: opts.skipInvalid,
     carryRunnerFiles: opts.carryRunnerFiles ?? false,
+    shownAs: opts.shownAs,
     onWarning: opts.onWarning,
   });
   return derived.outDir!;
@@ -134,7 +138,7 @@ export async function deriveScratchCopy(dir: string, opts: DeriveCopyOptions = {
 export async function loadDerived(
   dir: string,
   cwd: string,
-  o: { experiment?: string; carryRunnerFiles?: boolean; manifest?: { file: string } | null } = {},
+  o: { experiment?: string; carryRunnerFiles?: boolean; manifest?: { file: string } | null; shownAs?: string } = {},
 ): Promise<LoadedRun> {
   const warnings: string[] = [];
   const manifest = o.manifest === undefined ? await runManifestOf(dir) : o.manifest;
@@ -143,9 +147,10 @@ export async function loadDerived(
     experiment: o.experiment,
     carryRunnerFiles: o.carryRunnerFiles,
     skipInvalid: true,
+    shownAs: o.shownAs,
     onWarning: (w) => warnings.push(w),
   });
-  const loaded = await loadRun(copy, { cwd });
+  const loaded = await loadRun(copy, { cwd, shownAs: o.shownAs });
   const file = manifest ? relative(dir, manifest.file) : 'index.jsonl';
   const issues: RunIssue[] = warnings.map((w) => {
     const m = /:(\d+): skipped: (.*)$/.exec(w);
@@ -166,6 +171,11 @@ export const LoadRunOptionsSchema = z.strictObject({
   cwd: z.string().default(() => process.cwd()),
   /** Accept a plain results JSONL file (derived in memory). */
   allowResultsFile: z.boolean().default(false),
+  /**
+   * The name the run is known by, when it is read from a copy (a published run pulled into a scratch
+   * directory: its run id): the errors name it so (util/run-shown.ts). Default: the path as given.
+   */
+  shownAs: ShownAsField,
 });
 export type LoadRunOptions = z.input<typeof LoadRunOptionsSchema>;
 
@@ -177,14 +187,16 @@ export async function loadRun(path: string, options?: LoadRunOptions): Promise<L
   const args = parseArgs('loadRun', LoadRunArgs, options === undefined ? [path] : [path, options]);
   const opts = args.options;
   const { cwd } = opts;
+  const name = runShown(path, opts.shownAs);
   const dir = await workspaceDirOf(path, cwd);
   if (dir === null) {
     if (!opts.allowResultsFile) {
       throw new RunReadError(
-        `${path}: not a run workspace — pass a run directory or its index.jsonl (export a results file first with \`agentv-results export\`)`,
+        `${name}: not a run workspace — pass a run directory or its index.jsonl (export a results file first with \`agentv-results export\`)`,
+        { data: { path: name } },
       );
     }
-    const derived = await exportRun({ source: path, cwd, dryRun: true, collectIndexRows: true });
+    const derived = await exportRun({ source: path, cwd, dryRun: true, collectIndexRows: true, shownAs: opts.shownAs });
     return {
       dir: null,
       sourceDir: null,
@@ -199,9 +211,9 @@ export async function loadRun(path: string, options?: LoadRunOptions): Promise<L
       rowLines: [],
     };
   }
-  if (await needsDerivation(dir)) return loadDerived(dir, cwd);
+  if (await needsDerivation(dir)) return loadDerived(dir, cwd, { shownAs: opts.shownAs });
   // The manifest itself may be a link out of the run (a downloaded workspace): never read through one.
-  return readBundle(dir, path, (rel) => readRunFileSync(dir, rel, realRunDir(dir)));
+  return readBundle(dir, name, (rel) => readRunFileSync(dir, rel, realRunDir(dir)));
 }
 
 /**
@@ -227,15 +239,17 @@ export function foreignIndexText(text: string): boolean {
 
 /**
  * One of our bundles, read through `read` (the run-path check, or a run handle's walk of the
- * folder: runs/read/run-handle.ts): its index.jsonl and summary.json.
+ * folder: runs/read/run-handle.ts): its index.jsonl and summary.json. `name`: the run as errors
+ * name it (the path as given, or the name a run read from a copy is known by).
  */
-export function readBundle(dir: string, path: string, read: (rel: string) => RunFileRead): LoadedRun {
+export function readBundle(dir: string, name: string, read: (rel: string) => RunFileRead): LoadedRun {
   const indexPath = join(dir, 'index.jsonl');
   const indexAt = read('index.jsonl');
-  if (indexAt.kind === 'bad') throw new RunReadError(`${path}: refusing to read index.jsonl: ${indexAt.message}`);
+  if (indexAt.kind === 'bad') throw new RunReadError(`${name}: refusing to read index.jsonl: ${indexAt.message}`, { data: { path: name } });
   if (indexAt.kind === 'missing')
     throw new RunReadError(
-      `${path}: not a run workspace (neither index.jsonl nor .internal/index.jsonl${missingManifestHint(dir)}) — pass a run directory such as .agentv/results/<run_id>, or its index.jsonl`,
+      `${name}: not a run workspace (neither index.jsonl nor .internal/index.jsonl${missingManifestHint(dir)}) — pass a run directory such as .agentv/results/<run_id>, or its index.jsonl`,
+      { data: { path: name } },
     );
   return bundleOf(dir, indexPath, indexAt.data.toString('utf8'), read);
 }
@@ -356,8 +370,9 @@ export async function unsafeRunProblems(run: LoadedRun, except: readonly string[
   }).map(runSafetyLine);
 }
 
-export async function refuseUnsafeRun(run: LoadedRun, path: string, skipUnsafe: boolean, except: readonly string[] = []): Promise<string[]> {
+/** `name`: the run as the error names it (the path as given, or the name a run read from a copy is known by). */
+export async function refuseUnsafeRun(run: LoadedRun, name: string, skipUnsafe: boolean, except: readonly string[] = []): Promise<string[]> {
   const problems = await unsafeRunProblems(run, except);
   if (problems.length === 0 || skipUnsafe) return problems.map((p) => `unsafe, not read: ${p}`);
-  throw new RunReadError(unsafeRunMessage(path, problems));
+  throw new RunReadError(unsafeRunMessage(name, problems), { data: { path: name } });
 }
