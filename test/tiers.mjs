@@ -36,6 +36,7 @@ export const FAST = [
   'test/merge-tree-resolve.test.ts',
   'test/read-layouts.test.ts',
   'test/report-unit.test.ts',
+  'test/run-names-messages.test.ts',
   'test/sync-merge.test.ts',
   'test/sync-unit.test.ts',
   'test/verb-doors.test.ts',
