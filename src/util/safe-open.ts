@@ -132,6 +132,9 @@ export async function readRegularFile(path: string, o: SafeOpenOptions): Promise
       if (bytesRead === 0) break;
       chunks.push(buf.subarray(0, bytesRead));
       total += bytesRead;
+      // A read short of what was asked is the end of a regular file: no second read (and no
+      // second buffer) just to be told so.
+      if (bytesRead < buf.length) break;
     }
     if (total > limit) throw tooLarge(path, o, null);
     return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
@@ -165,6 +168,8 @@ export function readRegularFileSync(path: string, o: SafeOpenOptions): Buffer {
       if (bytesRead === 0) break;
       chunks.push(buf.subarray(0, bytesRead));
       total += bytesRead;
+      // Short of what was asked: the end of the file (see readRegularFile).
+      if (bytesRead < buf.length) break;
     }
     if (total > limit) throw tooLarge(path, o, null);
     return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
