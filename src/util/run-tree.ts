@@ -12,7 +12,7 @@
  * (publish's split after its validation) gets them without opening the file again.
  */
 import { lstatSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { checkRunPathSync, realRunDir, type RunFileRead, type RunPathCheck, unsafePathMessage } from './run-files.js';
 import { readRegularFileSync } from './safe-open.js';
 import { UnsafeFileError } from '../errors/input-error.js';
@@ -73,9 +73,15 @@ export class RunTree {
     if (bad) return { kind: 'bad', message: bad };
     // lexically safe: `rel` is its own normal form
     const safe = rel;
-    if (this.files.has(safe)) return { kind: 'ok', abs: join(this.realDir, safe), isDir: false };
-    if (this.dirs.has(safe)) return { kind: 'ok', abs: join(this.realDir, safe), isDir: true };
+    if (this.files.has(safe)) return { kind: 'ok', abs: this.under(safe), isDir: false };
+    if (this.dirs.has(safe)) return { kind: 'ok', abs: this.under(safe), isDir: true };
     return { kind: 'missing' };
+  }
+
+  /** The absolute path of a lexically safe `rel` (its own normal form): joined without normalising it again where `/` is the separator. */
+  private under(safe: string): string {
+    const real = this.realDir;
+    return sep === '/' ? (real.endsWith('/') ? real + safe : `${real}/${safe}`) : join(real, safe);
   }
 
   /** A file of the run, never through a link leaving it; read from disk at most once when kept. */
