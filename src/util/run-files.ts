@@ -141,6 +141,32 @@ export function readRunFileSync(dir: string, rel: string, realDir?: string): Run
   }
 }
 
+/**
+ * The files of one run as its readers ask for them: the run-path check of a path and the read of a
+ * file. The walked folder (util/run-tree.ts) answers both from its walk; `runDirFiles` asks the disk.
+ */
+export interface RunFiles {
+  check(rel: string): RunPathCheck;
+  read(rel: string): RunFileRead;
+}
+
+/** A run folder's files asked of the disk path by path (a folder not walked: a derived copy). */
+export class RunDirFiles implements RunFiles {
+  constructor(
+    readonly dir: string,
+    /** realpath of `dir`. */
+    readonly realDir: string,
+  ) {}
+
+  check(rel: string): RunPathCheck {
+    return checkRunPathSync(this.dir, rel, this.realDir);
+  }
+
+  read(rel: string): RunFileRead {
+    return readRunFileSync(this.dir, rel, this.realDir);
+  }
+}
+
 const realDirs = new Map<string, string>();
 
 /** realpath of a run directory, remembered (a command reads many files of one run). */
