@@ -10,11 +10,11 @@
  * A link that stays inside the run is followed: it cannot expose anything the run does not hold.
  */
 import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { lstat, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { join, posix, sep } from 'node:path';
 import { ROW_PATH_FIELDS } from '../model/path-segments.js';
-import { readRegularFileSync } from './safe-open.js';
-import { UnsafeFileError } from '../errors/input-error.js';
+import { readRegularFile, readRegularFileSync } from './safe-open.js';
+import { InputError, UnsafeFileError } from '../errors/input-error.js';
 import { isAbsent } from '../errors/errors.js';
 
 /**
@@ -210,6 +210,33 @@ export function hostileEntries(root: string, limit = 20): { path: string; what: 
   if (irregular.length === 0) return irregular;
   const realRoot = realpathSync.native(root);
   return irregular.filter((e) => e.what !== 'a symbolic link' || checkRunPathSync(root, e.path, realRoot).kind === 'bad');
+}
+
+/** A file of a run folder read whole: its run-relative path, its bytes, and whether it is executable. */
+export interface RunFolderFile {
+  rel: string;
+  data: Buffer;
+  executable: boolean;
+}
+
+/**
+ * Every regular file under `dir` (sorted by path), read whole, to be carried as it is (AgentV 4.42's
+ * run directory onto its branch). A link or special file is refused: it could lead out of the run.
+ */
+export async function readRunFolder(dir: string, rel = ''): Promise<RunFolderFile[]> {
+  const out: RunFolderFile[] = [];
+  const entries = (await readdir(join(dir, rel), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const e of entries) {
+    const path = rel ? `${rel}/${e.name}` : e.name;
+    const st = await lstat(join(dir, path));
+    if (st.isDirectory()) out.push(...(await readRunFolder(dir, path)));
+    else if (st.isFile()) out.push({ rel: path, data: await readRegularFile(join(dir, path), { kind: 'run-file' }), executable: (st.mode & 0o111) !== 0 });
+    else
+      throw new InputError(
+        `${join(dir, path)}: refusing to publish a ${st.isSymbolicLink() ? 'symbolic link' : 'special file'} (only regular files go on the branch)`,
+      );
+  }
+  return out;
 }
 
 /** One line about a hostile entry, for commands that read a run. */
