@@ -11,10 +11,10 @@ import { createHash } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
 import type * as z from 'zod';
 import { AttemptTimingSchema, GradingSchema, MetricsSchema, ResultSchema, TranscriptSchema, type IndexRow } from '../model/artifacts.js';
-import { BUNDLE_FILE_FIELDS, ROW_DIR_FIELDS, ROW_PATH_FIELDS } from '../model/path-segments.js';
+import { BUNDLE_FILE_FIELDS, ROW_PATH_FIELDS } from '../model/path-segments.js';
 import { pointerList } from '../model/artifacts.js';
 import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
-import { safeRelativePath, type RunFiles, type RunPathCheck } from '../util/run-files.js';
+import { pathFieldProblems, safeRelativePath, type RunFiles, type RunPathCheck } from '../util/run-files.js';
 import type { RunTree } from '../util/run-tree.js';
 import { rangeProblems } from '../model/ranges.js';
 import { identityFieldsOf, projectionIdentity } from './export/projection-identity.js';
@@ -113,12 +113,11 @@ interface PointerSeen {
 }
 
 /**
- * What the run holds of one row: every path it names located (its other path fields, result_dir,
- * the sidecars, the payloads its pointers name), then the JSON sidecars read and the payloads
- * hashed. Nothing is judged here: checkRow reports from it, in the order a reader meets the row.
+ * What the run holds of one row: result_dir, the sidecars and the payloads its pointers name
+ * located, then the JSON sidecars read and the payloads hashed. Nothing is judged here: checkRow
+ * reports from it, in the order a reader meets the row.
  */
-async function seeRow(ctx: RowCheckContext, row: IndexRow, extra: readonly string[]) {
-  const fields = pathFieldsAt(ctx.files, row as unknown as Record<string, unknown>, extra);
+async function seeRow(ctx: RowCheckContext, row: IndexRow) {
   const dirAt = ctx.files.check(row.result_dir);
   const sidecars: SidecarSeen[] = [];
   for (const { field, schema, what } of SIDECARS) {
@@ -153,7 +152,7 @@ async function seeRow(ctx: RowCheckContext, row: IndexRow, extra: readonly strin
     for await (const chunk of handle.createReadStream()) hash.update(chunk as Buffer);
     p.sha256 = hash.digest('hex');
   }
-  return { fields, dirAt, sidecars, pointers };
+  return { dirAt, sidecars, pointers };
 }
 
 /** The path fields beyond our sidecars (summary_path, AgentV's stdout_path, test_dir, ...). */
@@ -167,7 +166,7 @@ export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number
   const problem = (message: string) => ctx.problems.push({ file: 'index.jsonl', line, message });
   // A lexically safe path is its own normal form, so each path is its key as written.
   const pointers = new Set((row.artifact_pointers ?? []).map((p) => p.path));
-  const seen = await seeRow(ctx, row, EXTRA_PATH_FIELDS);
+  const seen = await seeRow(ctx, row);
 
   const { dirAt } = seen;
   if (dirAt.kind === 'bad') problem(`result_dir ${dirAt.message}`);
@@ -205,17 +204,18 @@ export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number
     crossCheck(ctx, row, field, parsed.data as Record<string, unknown>, rel, where);
   }
 
-  pathFieldProblems(seen.fields, pointers, problem);
-
-  // What the pointers' payloads are found to be, reported after the row's own fields (each on its line).
+  // What the pointers' payloads are found to be, and the id the identity's fields hash to: reported
+  // after the row's other path fields and its identity's fields, in that order.
   const pointerFindings = seen.pointers.map((p) => pointerProblems(ctx.requirePayloads, p, line));
+  const id = row.projection_identity;
+  const expected = projectionIdentity(id.run_id, identityFieldsOf(id)).id;
+
+  pathFieldProblems(ctx.files, row as unknown as Record<string, unknown>, EXTRA_PATH_FIELDS, pointers, problem);
 
   // The identity must describe this row and hash to its id, or merges key rows wrongly.
-  const id = row.projection_identity;
   for (const key of ['run_id', 'test_id', 'target', 'suite', 'source_target', 'attempt', 'variant'] as const) {
     if (id[key] !== row[key]) problem(`projection_identity.${key} is ${JSON.stringify(id[key])} but the row's ${key} is ${JSON.stringify(row[key])}`);
   }
-  const expected = projectionIdentity(id.run_id, identityFieldsOf(id)).id;
   if (expected !== id.id) problem(`projection_identity.id ${id.id} does not match its fields (expected ${expected})`);
   for (const p of rangeProblems(row as unknown as Record<string, unknown>)) problem(p);
   for (const { problems, notes } of pointerFindings) {
@@ -262,44 +262,6 @@ function pointerProblems(
   if (size !== pointer.size) problem(`size is ${pointer.size} but the local payload has ${size} bytes`);
   if (sha256 !== pointer.sha256) problem(`sha256 ${pointer.sha256} does not match the local payload (${sha256})`);
   return out;
-}
-
-/** A path field of a row as the run holds it: a string's location, or null when the value is not a string. */
-type PathFieldSeen = { field: string; rel: string; at: RunPathCheck } | { field: string; rel: null };
-
-/** Each of `fields` the row carries, located in the run's files. */
-function pathFieldsAt(files: Pick<RunFiles, 'check'>, row: Record<string, unknown>, fields: readonly string[]): PathFieldSeen[] {
-  const out: PathFieldSeen[] = [];
-  for (const field of fields) {
-    const rel = row[field];
-    if (rel === null || rel === undefined) continue;
-    out.push(typeof rel === 'string' ? { field, rel, at: files.check(rel) } : { field, rel: null });
-  }
-  return out;
-}
-
-/**
- * Each path field located (pathFieldsAt) must be a string naming a file (or, for ROW_DIR_FIELDS, a
- * directory) inside the run that exists, unless an artifact pointer says its bytes live on the
- * artifacts branch.
- */
-function pathFieldProblems(
-  seen: readonly PathFieldSeen[],
-  detached: ReadonlySet<string>,
-  problem: (message: string) => void,
-  missing: (field: string, rel: string) => void = (field, rel) => problem(`${field} ${rel} does not exist`),
-): void {
-  for (const s of seen) {
-    if (s.rel === null) {
-      problem(`${s.field} is not a string`);
-      continue;
-    }
-    const { field, rel, at } = s;
-    if (at.kind === 'bad') problem(`${field} ${at.message}`);
-    else if (at.kind === 'missing') {
-      if (!detached.has(rel)) missing(field, rel);
-    } else if (ROW_DIR_FIELDS.has(field) !== at.isDir) problem(`${field} ${rel} is ${at.isDir ? 'a directory, not a file' : 'a file, not a directory'}`);
-  }
 }
 
 /** AgentV's verdict node: `pass`, `score` and `reason` at every level of `component_results`. */
@@ -354,7 +316,7 @@ export function checkSourceRows(files: RunFiles, manifest: string, problems: Val
     if (Array.isArray(pointers)) for (const p of pointers) if (typeof (p as { path?: unknown })?.path === 'string') detached.add((p as { path: string }).path);
     // A missing file is an error where AgentV says so (the test's summary, its grading); other
     // files a row names may be absent from a copy (AgentV keeps some on its artifacts branch).
-    pathFieldProblems(pathFieldsAt(files, row, ROW_PATH_FIELDS), detached, problem, (field, rel) =>
+    pathFieldProblems(files, row, ROW_PATH_FIELDS, detached, problem, (field, rel) =>
       field === 'summary_path' || field === 'grading_path'
         ? problem(`${field} ${rel} does not exist`)
         : notes.push({ file: manifest, line: i + 1, message: `${field} ${rel} is not in this copy of the run` }),

@@ -12,7 +12,7 @@
 import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { join, posix, sep } from 'node:path';
-import { ROW_PATH_FIELDS } from '../model/path-segments.js';
+import { ROW_DIR_FIELDS, ROW_PATH_FIELDS } from '../model/path-segments.js';
 import { readRegularFile, readRegularFileSync } from './safe-open.js';
 import { InputError, UnsafeFileError } from '../errors/input-error.js';
 import { isAbsent } from '../errors/errors.js';
@@ -210,6 +210,34 @@ export function hostileEntries(root: string, limit = 20): { path: string; what: 
   if (irregular.length === 0) return irregular;
   const realRoot = realpathSync.native(root);
   return irregular.filter((e) => e.what !== 'a symbolic link' || checkRunPathSync(root, e.path, realRoot).kind === 'bad');
+}
+
+/**
+ * Each of `fields` a row carries must be a string naming a file (or, for ROW_DIR_FIELDS, a
+ * directory) inside the run that exists, unless it is in `detached` (an artifact pointer says its
+ * bytes live on the artifacts branch). `missing` says what an absent one is (default: a problem).
+ */
+export function pathFieldProblems(
+  files: Pick<RunFiles, 'check'>,
+  row: Record<string, unknown>,
+  fields: readonly string[],
+  detached: ReadonlySet<string>,
+  problem: (message: string) => void,
+  missing: (field: string, rel: string) => void = (field, rel) => problem(`${field} ${rel} does not exist`),
+): void {
+  for (const field of fields) {
+    const rel = row[field];
+    if (rel === null || rel === undefined) continue;
+    if (typeof rel !== 'string') {
+      problem(`${field} is not a string`);
+      continue;
+    }
+    const at = files.check(rel);
+    if (at.kind === 'bad') problem(`${field} ${at.message}`);
+    else if (at.kind === 'missing') {
+      if (!detached.has(rel)) missing(field, rel);
+    } else if (ROW_DIR_FIELDS.has(field) !== at.isDir) problem(`${field} ${rel} is ${at.isDir ? 'a directory, not a file' : 'a file, not a directory'}`);
+  }
 }
 
 /** A file of a run folder read whole: its run-relative path, its bytes, and whether it is executable. */
