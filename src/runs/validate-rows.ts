@@ -188,12 +188,17 @@ export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number
       continue;
     }
     if (!schema || !text) continue;
+    // Unread or unparsable: the same problem, with why.
     let doc: unknown;
-    try {
-      if (!text.ok) throw new Error(text.message);
-      doc = JSON.parse(text.text);
-    } catch (err) {
-      ctx.problems.push({ file: rel, message: `not valid JSON (${(err as Error).message}) — referenced by ${where}` });
+    let notJson = text.ok ? null : text.message;
+    if (text.ok)
+      try {
+        doc = JSON.parse(text.text);
+      } catch (err) {
+        notJson = (err as Error).message;
+      }
+    if (notJson !== null) {
+      ctx.problems.push({ file: rel, message: `not valid JSON (${notJson}) — referenced by ${where}` });
       continue;
     }
     const parsed = schema.safeParse(doc);
