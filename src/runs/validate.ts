@@ -243,8 +243,10 @@ export async function validateOpenedRun(handle: RunHandle, requirePayloads: bool
   }
   checkUniqueness(run, problems);
   checkRunIdentity(run, problems);
-  checkSummary(run, run.rows, problems, notes);
+  // The run's documents: benchmark.json, timing.json and the overlays, then summary.json against
+  // the rows (each problem names its file and the report lists them by file: the order does not show).
   await checkRunFiles((name) => files.read(name), run.rows.length, problems, notes);
+  checkSummary(run, run.rows, problems, notes);
   const report: ValidationReport = {
     valid: problems.length === 0,
     dir: run.sourceDir ?? dir,
