@@ -143,7 +143,8 @@ export function readRunFileSync(dir: string, rel: string, realDir?: string): Run
 
 /**
  * The files of one run as its readers ask for them: the run-path check of a path and the read of a
- * file. The walked folder (util/run-tree.ts) answers both from its walk; `runDirFiles` asks the disk.
+ * file. The walked folder (`RunTree`, util/run-tree.ts) answers both from its walk; `RunDirFiles`
+ * asks the disk.
  */
 export interface RunFiles {
   check(rel: string): RunPathCheck;
