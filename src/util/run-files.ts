@@ -144,7 +144,8 @@ export function readRunFileSync(dir: string, rel: string, realDir?: string): Run
 /**
  * The files of one run as its readers ask for them: the run-path check of a path and the read of a
  * file. The walked folder (`RunTree`, util/run-tree.ts) answers both from its walk; `RunDirFiles`
- * asks the disk.
+ * asks the disk. Both have this shape without declaring it, alike: which one answers is the
+ * caller's choice, made as the program runs.
  */
 export interface RunFiles {
   check(rel: string): RunPathCheck;
@@ -152,7 +153,7 @@ export interface RunFiles {
 }
 
 /** A run folder's files asked of the disk path by path (a folder not walked: a derived copy). */
-export class RunDirFiles implements RunFiles {
+export class RunDirFiles {
   constructor(
     readonly dir: string,
     /** realpath of `dir`. */
