@@ -320,6 +320,42 @@ describe('validate: corruptions', () => {
     expect(res.json.problems[0]!.message).toMatch(/payload not present locally .* --require-payloads/);
   });
 
+  it('one row wrong in every way: its problems in the order a reader meets the row', async () => {
+    const d = await copy();
+    const rows = await indexLines(d);
+    const row = rows[0]!;
+    const answer = row.answer_path as string;
+    const grading = row.grading_path as string;
+    await unlink(join(d, row.metrics_path as string));
+    await writeFile(join(d, grading), '{ not json');
+    row.stdout_path = `${row.result_dir as string}/stdout.txt`;
+    row.result_dir = answer;
+    row.duration_ms = -5;
+    (row.projection_identity as Record<string, unknown>).test_id = 'other';
+    row.artifact_pointers = [
+      { ref: 'agentv/artifacts/v1', key: 'elsewhere', path: answer, sha256: 'f'.repeat(64), size: 1, media_type: 'text/markdown', family: 'output' },
+    ];
+    await writeIndex(d, rows);
+    const r = await validateRun({ run: d });
+    const messages = (file: string) => r.problems.filter((p) => p.file === file).map((p) => p.message.replace(/pi_[0-9a-f]{32}/g, 'pi_…'));
+    const sha = createHash('sha256')
+      .update(await readFile(join(d, answer)))
+      .digest('hex');
+    expect(messages('index.jsonl')).toEqual([
+      `result_dir ${answer} is not a directory`,
+      `metrics_path ${row.metrics_path as string} does not exist — the metrics sidecar is missing`,
+      `stdout_path ${row.stdout_path} does not exist`,
+      `projection_identity.test_id is "other" but the row's test_id is "alpha"`,
+      'projection_identity.id pi_… does not match its fields (expected pi_…)',
+      'duration_ms -5 is negative',
+      `artifact pointer ${answer}: key elsewhere does not end with its path`,
+      `artifact pointer ${answer}: size is 1 but the local payload has 2 bytes`,
+      `artifact pointer ${answer}: sha256 ${'f'.repeat(64)} does not match the local payload (${sha})`,
+    ]);
+    expect(messages(grading)).toEqual([expect.stringMatching(/^not valid JSON \(.+\) — referenced by index\.jsonl:1$/)]);
+    expect(r.problems.every((p) => p.file === 'index.jsonl' || p.file === grading)).toBe(true);
+  });
+
   it('reports every problem at once, index.jsonl first in line order', async () => {
     const d = await copy();
     const rows = await indexLines(d);

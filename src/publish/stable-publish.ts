@@ -17,8 +17,6 @@
  * the directory's own: 4.42's documents are not recomputed over the union (docs/branches.md). Beside the 5.x path (publish/commit-run.ts),
  * not through it: the two layouts share only the branch.
  */
-import { lstat, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { blobId } from '../git/hash.js';
 import { type FileChange, type FileMode, type Ident, lsTree, readBlobs, type Repo, resolveRef, updateRefs, writeCommit } from '../git/index.js';
 import { keptFile, pathsOf, unionLines } from './append-only-rows.js';
@@ -26,35 +24,12 @@ import { stableRunId, stableRunLocation, type RunLocation } from '../layout/bran
 import { InputError } from '../errors/input-error.js';
 import { rootCommit } from './commit-run.js';
 import { stableCounts, type StableRunCounts } from '../layout/run-index.js';
-import { readRegularFile } from '../util/safe-open.js';
+import { readRunFolder, type RunFolderFile } from '../util/run-files.js';
 
 /** 4.42's commit message for a run it publishes. */
 export function stableCommitMessage(experiment: string, timestamp: string, counts: StableRunCounts, custom?: string): string {
   const title = custom ?? `feat(results): ${experiment} - ${counts.passed}/${counts.total} PASS (${counts.meanScore.toFixed(3)})`;
   return `${title}\n\nAgentV-Run: ${stableRunId(experiment, timestamp)}\n`;
-}
-
-export interface RunFile {
-  rel: string;
-  data: Buffer;
-  executable: boolean;
-}
-
-/** Every regular file under `dir` (sorted); a link or special file is refused: it could lead out of the run. */
-async function readRunTree(dir: string, rel = ''): Promise<RunFile[]> {
-  const out: RunFile[] = [];
-  const entries = (await readdir(join(dir, rel), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const e of entries) {
-    const path = rel ? `${rel}/${e.name}` : e.name;
-    const st = await lstat(join(dir, path));
-    if (st.isDirectory()) out.push(...(await readRunTree(dir, path)));
-    else if (st.isFile()) out.push({ rel: path, data: await readRegularFile(join(dir, path), { kind: 'run-file' }), executable: (st.mode & 0o111) !== 0 });
-    else
-      throw new InputError(
-        `${join(dir, path)}: refusing to publish a ${st.isSymbolicLink() ? 'symbolic link' : 'special file'} (only regular files go on the branch)`,
-      );
-  }
-  return out;
 }
 
 export interface StableCommitOptions {
@@ -67,7 +42,7 @@ export interface StableCommitOptions {
   author: Ident;
   message?: string;
   /** The run's files when they are not 4.42's own directory as it is (a run of ours in 4.42's shape: stable-shape.ts). */
-  files?: RunFile[];
+  files?: RunFolderFile[];
   /** Called just before the ref moves (the publish lock's check). */
   beforeRefUpdate?: () => void;
 }
@@ -84,7 +59,7 @@ export interface StableCommitResult {
 export async function commitStableRun(opts: StableCommitOptions): Promise<StableCommitResult> {
   const { repo } = opts;
   const location = stableRunLocation(opts.experiment, opts.timestamp);
-  let files = opts.files ?? (await readRunTree(opts.runDir));
+  let files = opts.files ?? (await readRunFolder(opts.runDir));
   const index = files.find((f) => f.rel === 'index.jsonl');
   if (!index) throw new InputError(`${opts.runDir}: no index.jsonl — not a run of AgentV 4.42`);
 

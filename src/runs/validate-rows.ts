@@ -11,10 +11,10 @@ import { createHash } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
 import type * as z from 'zod';
 import { AttemptTimingSchema, GradingSchema, MetricsSchema, ResultSchema, TranscriptSchema, type IndexRow } from '../model/artifacts.js';
-import { BUNDLE_FILE_FIELDS, ROW_DIR_FIELDS, ROW_PATH_FIELDS } from '../model/path-segments.js';
+import { BUNDLE_FILE_FIELDS, ROW_PATH_FIELDS } from '../model/path-segments.js';
 import { pointerList } from '../model/artifacts.js';
 import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
-import { checkRunPathSync, readRunFileSync, safeRelativePath } from '../util/run-files.js';
+import { pathFieldProblems, safeRelativePath, type RunFiles, type RunPathCheck } from '../util/run-files.js';
 import type { RunTree } from '../util/run-tree.js';
 import { rangeProblems } from '../model/ranges.js';
 import { identityFieldsOf, projectionIdentity } from './export/projection-identity.js';
@@ -37,17 +37,15 @@ const SIDECARS: { field: PathField; schema: z.ZodType | null; what: string }[] =
 ];
 
 export interface RowCheckContext {
-  dir: string;
-  /** realpath of `dir`, for the symlink check. */
-  realDir: string;
   requirePayloads: boolean;
   /**
-   * Resolve a manifest path: unsafe, missing, escaping via a symlink, a pipe/device, or the absolute
-   * path (the check every reading command shares): through the walked folder when there is one, else
-   * the run-path check. Synchronous: a big run names thousands of paths, and three sequential
-   * thread-pool round trips per path were most of `validate`'s time.
+   * The run's files: `check` resolves a manifest path (unsafe, missing, escaping via a symlink, a
+   * pipe/device, or the absolute path: the check every reading command shares), through the walked
+   * folder when there is one, else the run-path check on disk. Synchronous: a big run names
+   * thousands of paths, and three sequential thread-pool round trips per path were most of
+   * `validate`'s time.
    */
-  locate: (rel: string) => Located;
+  files: RunFiles;
   /** The run folder walked once (util/run-tree.ts), when `dir` is the folder it walked: paths are checked and files read through it. */
   tree?: RunTree;
   problems: ValidationProblem[];
@@ -58,28 +56,6 @@ function firstIssue(error: z.ZodError): string {
   const issue = error.issues[0];
   const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : '';
   return `${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'}${more}`;
-}
-
-export type Located = { kind: 'ok'; abs: string; isDir: boolean } | { kind: 'missing' } | { kind: 'bad'; message: string };
-
-async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  const { handle } = await openRegularFile(path, { kind: 'run-file', limit: Number.MAX_SAFE_INTEGER });
-  for await (const chunk of handle.createReadStream()) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
-async function parseJsonFile(ctx: RowCheckContext, abs: string, rel: string, where: string): Promise<unknown | undefined> {
-  try {
-    if (!ctx.tree) return JSON.parse(await readRegularText(abs, { kind: 'run-file' }));
-    const read = ctx.tree.read(rel);
-    // plain Error on purpose: caught just below, its message becomes the row's problem
-    if (read.kind !== 'ok') throw new Error(read.kind === 'bad' ? read.message : `${rel} vanished while it was read`);
-    return JSON.parse(read.data.toString('utf8'));
-  } catch (err) {
-    ctx.problems.push({ file: rel, message: `not valid JSON (${(err as Error).message}) — referenced by ${where}` });
-    return undefined;
-  }
 }
 
 /** result.json and grading.json restate facts of the row; a disagreement means one was edited. */
@@ -115,27 +91,95 @@ function graderName(c: unknown): string | null {
   return typeof name === 'string' ? name : null;
 }
 
+/** A sidecar a row names, as the run holds it: where it is and, for a JSON sidecar that is a file, its text or why it was not read. */
+interface SidecarSeen {
+  field: PathField;
+  rel: string;
+  schema: z.ZodType | null;
+  what: string;
+  at: RunPathCheck;
+  text?: { ok: true; text: string } | { ok: false; message: string };
+}
+
+type Pointer = NonNullable<IndexRow['artifact_pointers']>[number];
+
+/** An artifact pointer's payload as the run holds it: its path judged, where it is, and its size and sha256 when it is a file. */
+interface PointerSeen {
+  pointer: Pointer;
+  safe: string | null;
+  at?: RunPathCheck;
+  size?: number;
+  sha256?: string;
+}
+
+/**
+ * What the run holds of one row: result_dir, the sidecars and the payloads its pointers name
+ * located, then the JSON sidecars read and the payloads hashed. Nothing is judged here: checkRow
+ * reports from it, in the order a reader meets the row.
+ */
+async function seeRow(ctx: RowCheckContext, row: IndexRow) {
+  const dirAt = ctx.files.check(row.result_dir);
+  const sidecars: SidecarSeen[] = [];
+  for (const { field, schema, what } of SIDECARS) {
+    const rel = row[field];
+    if (rel !== null && rel !== undefined) sidecars.push({ field, rel, schema, what, at: ctx.files.check(rel) });
+  }
+  const pointers: PointerSeen[] = (row.artifact_pointers ?? []).map((pointer) => {
+    const safe = safeRelativePath(pointer.path);
+    return { pointer, safe, at: safe === null ? undefined : ctx.files.check(safe) };
+  });
+  for (const s of sidecars) {
+    if (s.at.kind !== 'ok' || s.at.isDir || !s.schema) continue;
+    try {
+      if (!ctx.tree) s.text = { ok: true, text: await readRegularText(s.at.abs, { kind: 'run-file' }) };
+      else {
+        const read = ctx.tree.read(s.rel);
+        s.text =
+          read.kind === 'ok'
+            ? { ok: true, text: read.data.toString('utf8') }
+            : { ok: false, message: read.kind === 'bad' ? read.message : `${s.rel} vanished while it was read` };
+      }
+    } catch (err) {
+      // unreadable: the row's problem says why (`not valid JSON (…)`, as an unparsable one)
+      s.text = { ok: false, message: (err as Error).message };
+    }
+  }
+  for (const p of pointers) {
+    if (p.at?.kind !== 'ok' || p.at.isDir) continue;
+    p.size = (await lstat(p.at.abs)).size;
+    const hash = createHash('sha256');
+    const { handle } = await openRegularFile(p.at.abs, { kind: 'run-file', limit: Number.MAX_SAFE_INTEGER });
+    for await (const chunk of handle.createReadStream()) hash.update(chunk as Buffer);
+    p.sha256 = hash.digest('hex');
+  }
+  return { dirAt, sidecars, pointers };
+}
+
+/** The path fields beyond our sidecars (summary_path, AgentV's stdout_path, test_dir, ...). */
+const EXTRA_PATH_FIELDS = (() => {
+  const bundle = new Set<string>([...BUNDLE_FILE_FIELDS, 'result_dir']);
+  return ROW_PATH_FIELDS.filter((f) => !bundle.has(f));
+})();
+
 export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number): Promise<void> {
   const where = `index.jsonl:${line}`;
   const problem = (message: string) => ctx.problems.push({ file: 'index.jsonl', line, message });
   // A lexically safe path is its own normal form, so each path is its key as written.
-  const pointers = new Map((row.artifact_pointers ?? []).map((p) => [p.path, p]));
+  const pointers = new Set((row.artifact_pointers ?? []).map((p) => p.path));
+  const seen = await seeRow(ctx, row);
 
-  const dirAt = ctx.locate(row.result_dir);
+  const { dirAt } = seen;
   if (dirAt.kind === 'bad') problem(`result_dir ${dirAt.message}`);
   else if (dirAt.kind === 'ok' && !dirAt.isDir) problem(`result_dir ${row.result_dir} is not a directory`);
   // A missing result_dir is reported through the sidecars inside it, which say more.
 
-  for (const { field, schema, what } of SIDECARS) {
-    const rel = row[field];
-    if (rel === null || rel === undefined) continue;
-    const at = ctx.locate(rel);
+  for (const { field, rel, schema, what, at, text } of seen.sidecars) {
     if (at.kind === 'bad') {
       problem(`${field} ${at.message}`);
       continue;
     }
     if (at.kind === 'missing') {
-      // A detached payload (its bytes live on the artifacts branch) is reported by checkPointer.
+      // A detached payload (its bytes live on the artifacts branch) is reported with its pointer.
       if (!pointers.has(rel)) problem(`${field} ${rel} does not exist — the ${what} sidecar is missing`);
       continue;
     }
@@ -143,9 +187,20 @@ export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number
       problem(`${field} ${rel} is a directory, not a file`);
       continue;
     }
-    if (!schema) continue;
-    const doc = await parseJsonFile(ctx, at.abs, rel, where);
-    if (doc === undefined) continue;
+    if (!schema || !text) continue;
+    // Unread or unparsable: the same problem, with why.
+    let doc: unknown;
+    let notJson = text.ok ? null : text.message;
+    if (text.ok)
+      try {
+        doc = JSON.parse(text.text);
+      } catch (err) {
+        notJson = (err as Error).message;
+      }
+    if (notJson !== null) {
+      ctx.problems.push({ file: rel, message: `not valid JSON (${notJson}) — referenced by ${where}` });
+      continue;
+    }
     const parsed = schema.safeParse(doc);
     if (!parsed.success) {
       ctx.problems.push({ file: rel, message: `does not match the ${what} schema: ${firstIssue(parsed.error)} — referenced by ${where}` });
@@ -154,83 +209,64 @@ export async function checkRow(ctx: RowCheckContext, row: IndexRow, line: number
     crossCheck(ctx, row, field, parsed.data as Record<string, unknown>, rel, where);
   }
 
-  // The path fields beyond our sidecars (summary_path, AgentV's stdout_path, test_dir, ...).
-  const bundle = new Set<string>([...BUNDLE_FILE_FIELDS, 'result_dir']);
-  const extra = ROW_PATH_FIELDS.filter((f) => !bundle.has(f));
-  checkPathFields(ctx, row as unknown as Record<string, unknown>, extra, new Set(pointers.keys()), problem);
+  // What the pointers' payloads are found to be, and the id the identity's fields hash to: reported
+  // after the row's other path fields and its identity's fields, in that order.
+  const pointerFindings = seen.pointers.map((p) => pointerProblems(ctx.requirePayloads, p, line));
+  const id = row.projection_identity;
+  const expected = projectionIdentity(id.run_id, identityFieldsOf(id)).id;
+
+  pathFieldProblems(ctx.files, row as unknown as Record<string, unknown>, EXTRA_PATH_FIELDS, pointers, problem);
 
   // The identity must describe this row and hash to its id, or merges key rows wrongly.
-  const id = row.projection_identity;
   for (const key of ['run_id', 'test_id', 'target', 'suite', 'source_target', 'attempt', 'variant'] as const) {
     if (id[key] !== row[key]) problem(`projection_identity.${key} is ${JSON.stringify(id[key])} but the row's ${key} is ${JSON.stringify(row[key])}`);
   }
-  const expected = projectionIdentity(id.run_id, identityFieldsOf(id)).id;
   if (expected !== id.id) problem(`projection_identity.id ${id.id} does not match its fields (expected ${expected})`);
   for (const p of rangeProblems(row as unknown as Record<string, unknown>)) problem(p);
-  for (const pointer of row.artifact_pointers ?? []) await checkPointer(ctx, pointer, line);
+  for (const { problems, notes } of pointerFindings) {
+    ctx.problems.push(...problems);
+    ctx.notes.push(...notes);
+  }
 }
 
-async function checkPointer(ctx: RowCheckContext, pointer: NonNullable<IndexRow['artifact_pointers']>[number], line: number): Promise<void> {
-  const problem = (message: string) => ctx.problems.push({ file: 'index.jsonl', line, message: `artifact pointer ${pointer.path}: ${message}` });
-  // A pointer into the bucket (storage_mode hybrid) names the content address of its bytes; one into the artifacts branch ends with its path.
-  const bucketKeyOk = pointer.ref !== OBJECT_STORE_REF || isContentKey(pointer.key, pointer.sha256);
-  const safe = safeRelativePath(pointer.path);
-  if (safe === null) {
+/**
+ * What is wrong with one artifact pointer (seen by seeRow), on the row's line; a payload absent
+ * locally is a note unless payloads are required.
+ */
+function pointerProblems(
+  requirePayloads: boolean,
+  { pointer, safe, at, size, sha256 }: PointerSeen,
+  line: number,
+): { problems: ValidationProblem[]; notes: ValidationProblem[] } {
+  const out = { problems: [] as ValidationProblem[], notes: [] as ValidationProblem[] };
+  const problem = (message: string) => out.problems.push({ file: 'index.jsonl', line, message: `artifact pointer ${pointer.path}: ${message}` });
+  if (safe === null || at === undefined) {
     problem('path escapes the run directory');
-    return;
+    return out;
   }
+  // A pointer into the bucket (storage_mode hybrid) names the content address of its bytes; one into the artifacts branch ends with its path.
   if (pointer.ref === OBJECT_STORE_REF) {
-    if (!bucketKeyOk) problem(`key ${pointer.key} is not the content address of sha256 ${pointer.sha256}`);
+    if (!isContentKey(pointer.key, pointer.sha256)) problem(`key ${pointer.key} is not the content address of sha256 ${pointer.sha256}`);
   } else if (pointer.key !== safe && !pointer.key.endsWith(`/${safe}`)) problem(`key ${pointer.key} does not end with its path`);
-  const at = ctx.locate(safe);
   if (at.kind === 'bad') {
     problem(at.message);
-    return;
+    return out;
   }
   if (at.kind === 'missing') {
     // Publishing may detach heavy payloads to the artifacts branch: absent bytes are expected
     // unless the caller needs a self-contained run.
     const message = `artifact pointer ${safe}: payload not present locally (it is on ${pointer.ref} as ${pointer.key})`;
-    if (ctx.requirePayloads) ctx.problems.push({ file: 'index.jsonl', line, message: `${message} — fetch it, or drop --require-payloads` });
-    else ctx.notes.push({ file: 'index.jsonl', line, message });
-    return;
+    if (requirePayloads) out.problems.push({ file: 'index.jsonl', line, message: `${message} — fetch it, or drop --require-payloads` });
+    else out.notes.push({ file: 'index.jsonl', line, message });
+    return out;
   }
   if (at.isDir) {
     problem('path is a directory, not a payload file');
-    return;
+    return out;
   }
-  const size = (await lstat(at.abs)).size;
   if (size !== pointer.size) problem(`size is ${pointer.size} but the local payload has ${size} bytes`);
-  const sha = await sha256File(at.abs);
-  if (sha !== pointer.sha256) problem(`sha256 ${pointer.sha256} does not match the local payload (${sha})`);
-}
-
-/**
- * Each of `fields` the row carries must be a string naming a file (or, for ROW_DIR_FIELDS, a
- * directory) inside the run that exists, unless an artifact pointer says its bytes live on the
- * artifacts branch.
- */
-function checkPathFields(
-  ctx: Pick<RowCheckContext, 'dir' | 'realDir'>,
-  row: Record<string, unknown>,
-  fields: readonly string[],
-  detached: ReadonlySet<string>,
-  problem: (message: string) => void,
-  missing: (field: string, rel: string) => void = (field, rel) => problem(`${field} ${rel} does not exist`),
-): void {
-  for (const field of fields) {
-    const rel = row[field];
-    if (rel === null || rel === undefined) continue;
-    if (typeof rel !== 'string') {
-      problem(`${field} is not a string`);
-      continue;
-    }
-    const at = checkRunPathSync(ctx.dir, rel, ctx.realDir);
-    if (at.kind === 'bad') problem(`${field} ${at.message}`);
-    else if (at.kind === 'missing') {
-      if (!detached.has(rel)) missing(field, rel);
-    } else if (ROW_DIR_FIELDS.has(field) !== at.isDir) problem(`${field} ${rel} is ${at.isDir ? 'a directory, not a file' : 'a file, not a directory'}`);
-  }
+  if (sha256 !== pointer.sha256) problem(`sha256 ${pointer.sha256} does not match the local payload (${sha256})`);
+  return out;
 }
 
 /** AgentV's verdict node: `pass`, `score` and `reason` at every level of `component_results`. */
@@ -254,10 +290,11 @@ function gradingNodeProblems(node: unknown, label: string): string[] {
  * needs on its own files: the derived copy validate reads cannot show a sidecar the source lacks.
  * Every row names its test, target, score and `summary_path`; every path field stays inside the
  * run, and the test's summary and grading exist; each sample has its result.json and grading.json; grading and metrics parse;
- * the run has its summary.json. `manifest` is the manifest's path relative to `dir`.
+ * the run has its summary.json. `files` are the source folder's (its walk), `manifest` the manifest's
+ * path in it.
  */
-export function checkSourceRows(dir: string, realDir: string, manifest: string, problems: ValidationProblem[], notes: ValidationProblem[]): void {
-  const read = readRunFileSync(dir, manifest, realDir);
+export function checkSourceRows(files: RunFiles, manifest: string, problems: ValidationProblem[], notes: ValidationProblem[]): void {
+  const read = files.read(manifest);
   if (read.kind !== 'ok') return; // loadRun already refused or reported it
   // AgentV 5's own layout (`.internal/index.jsonl`): AgentV's rules apply in full. Older layouts
   // (pipeline bench, Era-A) never had a summary_path, per-sample result.json or summary.json.
@@ -282,10 +319,9 @@ export function checkSourceRows(dir: string, realDir: string, manifest: string, 
     const detached = new Set<string>();
     const pointers = pointerList(row.artifact_pointers);
     if (Array.isArray(pointers)) for (const p of pointers) if (typeof (p as { path?: unknown })?.path === 'string') detached.add((p as { path: string }).path);
-    const ctx = { dir, realDir };
     // A missing file is an error where AgentV says so (the test's summary, its grading); other
     // files a row names may be absent from a copy (AgentV keeps some on its artifacts branch).
-    checkPathFields(ctx, row, ROW_PATH_FIELDS, detached, problem, (field, rel) =>
+    pathFieldProblems(files, row, ROW_PATH_FIELDS, detached, problem, (field, rel) =>
       field === 'summary_path' || field === 'grading_path'
         ? problem(`${field} ${rel} does not exist`)
         : notes.push({ file: manifest, line: i + 1, message: `${field} ${rel} is not in this copy of the run` }),
@@ -297,7 +333,7 @@ export function checkSourceRows(dir: string, realDir: string, manifest: string, 
       const rel = [sample.sample_path, sample.attempt_path, sample.run_path].find((x) => typeof x === 'string') as string | undefined;
       if (!agentv5 || rel === undefined || resultDir === null) continue;
       for (const name of ['result.json', 'grading.json']) {
-        const at = checkRunPathSync(dir, `${resultDir}/${rel}/${name}`, realDir);
+        const at = files.check(`${resultDir}/${rel}/${name}`);
         if (at.kind === 'bad') problem(`sample ${rel}: ${at.message}`);
         else if (at.kind === 'missing') problem(`sample ${rel}: ${resultDir}/${rel}/${name} does not exist`);
       }
@@ -309,7 +345,7 @@ export function checkSourceRows(dir: string, realDir: string, manifest: string, 
     ] as const) {
       const rel = row[field];
       if (typeof rel !== 'string') continue;
-      const doc = readRunFileSync(dir, rel, realDir);
+      const doc = files.read(rel);
       if (doc.kind !== 'ok') continue; // reported above
       let parsed: unknown;
       try {
@@ -327,7 +363,7 @@ export function checkSourceRows(dir: string, realDir: string, manifest: string, 
     }
   }
   if (!agentv5) return;
-  const summary = readRunFileSync(dir, 'summary.json', realDir);
+  const summary = files.read('summary.json');
   if (summary.kind === 'missing') problems.push({ file: 'summary.json', message: 'missing — the run has no summary.json' });
   else if (summary.kind === 'ok') {
     try {

@@ -17,7 +17,7 @@ import { caseKey, describeCase } from './read/case-keys.js';
 import type { LoadedRun } from './read/run-reader.js';
 import { recomputeSummary } from './summary.js';
 import { checkRow, checkSourceRows, type RowCheckContext } from './validate-rows.js';
-import { checkRunPathSync, readRunFileSync, type RunFileRead } from '../util/run-files.js';
+import { RunDirFiles, type RunFileRead } from '../util/run-files.js';
 import { withRun, type RunHandle } from './read/run-handle.js';
 import { runSafetyProblems } from '../util/run-safety.js';
 import type { ValidationProblem } from './validate-types.js';
@@ -221,11 +221,10 @@ export async function validateOpenedRun(handle: RunHandle, requirePayloads: bool
   if (run.rows.length === 0 && !run.issues.some((p) => p.file === 'index.jsonl')) {
     problems.push({ file: 'index.jsonl', message: 'has no rows — an empty run is not a valid workspace' });
   }
-  const realDir = tree ? tree.realDir : await realpath(dir);
+  // The run's files: the walk answers for the folder it walked, the disk for a derived copy.
+  const files = tree ?? new RunDirFiles(dir, await realpath(dir));
   const ctx: RowCheckContext = {
-    dir,
-    realDir,
-    locate: tree ? (rel) => tree.check(rel) : (rel) => checkRunPathSync(dir, rel, realDir),
+    files,
     tree,
     requirePayloads,
     problems,
@@ -243,9 +242,11 @@ export async function validateOpenedRun(handle: RunHandle, requirePayloads: bool
   }
   // Another layout is read through a derived copy, which cannot show what the source lacks: its
   // own manifest and files are checked as AgentV's `results validate` checks them, and more.
-  if (run.layout === 'agentv' && run.sourceDir !== null) {
+  // The source is the folder the handle walked (a run of another layout is always read from one).
+  const source = handle.tree;
+  if (run.layout === 'agentv' && run.sourceDir !== null && source?.root === run.sourceDir) {
     const manifest = handle.manifest;
-    if (manifest) checkSourceRows(run.sourceDir, await realpath(run.sourceDir), relative(run.sourceDir, manifest.file), problems, notes);
+    if (manifest) checkSourceRows(source, relative(run.sourceDir, manifest.file), problems, notes);
   }
   // The one safety check publish, report and show run (util/run-safety.ts): links, pipes and devices
   // anywhere in the folder, result files pointing out of the run, unsafe run ids. What checkRow
@@ -260,8 +261,10 @@ export async function validateOpenedRun(handle: RunHandle, requirePayloads: bool
   }
   checkUniqueness(run, problems);
   checkRunIdentity(run, problems);
+  // The run's documents: benchmark.json, timing.json and the overlays, then summary.json against
+  // the rows (each problem names its file and the report lists them by file: the order does not show).
+  await checkRunFiles((name) => files.read(name), run.rows.length, problems, notes);
   checkSummary(run, run.rows, problems, notes);
-  await checkRunFiles(tree ? (name) => tree.read(name) : (name) => readRunFileSync(dir, name), run.rows.length, problems, notes);
   const report: ValidationReport = {
     valid: problems.length === 0,
     // A run read from a copy is named as its user knows it, not by the copy's directory.

@@ -10,11 +10,11 @@
  * A link that stays inside the run is followed: it cannot expose anything the run does not hold.
  */
 import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { lstat, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { ROW_PATH_FIELDS } from '../model/path-segments.js';
-import { readRegularFileSync } from './safe-open.js';
-import { UnsafeFileError } from '../errors/input-error.js';
+import { ROW_DIR_FIELDS, ROW_PATH_FIELDS } from '../model/path-segments.js';
+import { readRegularFile, readRegularFileSync } from './safe-open.js';
+import { InputError, UnsafeFileError } from '../errors/input-error.js';
 import { isAbsent } from '../errors/errors.js';
 
 /**
@@ -143,6 +143,34 @@ export function readRunFileSync(dir: string, rel: string, realDir?: string): Run
   }
 }
 
+/**
+ * The files of one run as its readers ask for them: the run-path check of a path and the read of a
+ * file. The walked folder (`RunTree`, util/run-tree.ts) answers both from its walk; `RunDirFiles`
+ * asks the disk. Both have this shape without declaring it, alike: which one answers is the
+ * caller's choice, made as the program runs.
+ */
+export interface RunFiles {
+  check(rel: string): RunPathCheck;
+  read(rel: string): RunFileRead;
+}
+
+/** A run folder's files asked of the disk path by path (a folder not walked: a derived copy). */
+export class RunDirFiles {
+  constructor(
+    readonly dir: string,
+    /** realpath of `dir`. */
+    readonly realDir: string,
+  ) {}
+
+  check(rel: string): RunPathCheck {
+    return checkRunPathSync(this.dir, rel, this.realDir);
+  }
+
+  read(rel: string): RunFileRead {
+    return readRunFileSync(this.dir, rel, this.realDir);
+  }
+}
+
 const realDirs = new Map<string, string>();
 
 /** realpath of a run directory, remembered (a command reads many files of one run). */
@@ -186,6 +214,61 @@ export function hostileEntries(root: string, limit = 20): { path: string; what: 
   if (irregular.length === 0) return irregular;
   const realRoot = realpathSync.native(root);
   return irregular.filter((e) => e.what !== 'a symbolic link' || checkRunPathSync(root, e.path, realRoot).kind === 'bad');
+}
+
+/**
+ * Each of `fields` a row carries must be a string naming a file (or, for ROW_DIR_FIELDS, a
+ * directory) inside the run that exists, unless it is in `detached` (an artifact pointer says its
+ * bytes live on the artifacts branch). `missing` says what an absent one is (default: a problem).
+ */
+export function pathFieldProblems(
+  files: Pick<RunFiles, 'check'>,
+  row: Record<string, unknown>,
+  fields: readonly string[],
+  detached: ReadonlySet<string>,
+  problem: (message: string) => void,
+  missing: (field: string, rel: string) => void = (field, rel) => problem(`${field} ${rel} does not exist`),
+): void {
+  for (const field of fields) {
+    const rel = row[field];
+    if (rel === null || rel === undefined) continue;
+    if (typeof rel !== 'string') {
+      problem(`${field} is not a string`);
+      continue;
+    }
+    const at = files.check(rel);
+    if (at.kind === 'bad') problem(`${field} ${at.message}`);
+    else if (at.kind === 'missing') {
+      if (!detached.has(rel)) missing(field, rel);
+    } else if (ROW_DIR_FIELDS.has(field) !== at.isDir) problem(`${field} ${rel} is ${at.isDir ? 'a directory, not a file' : 'a file, not a directory'}`);
+  }
+}
+
+/** A file of a run folder read whole: its run-relative path, its bytes, and whether it is executable. */
+export interface RunFolderFile {
+  rel: string;
+  data: Buffer;
+  executable: boolean;
+}
+
+/**
+ * Every regular file under `dir` (sorted by path), read whole, to be carried as it is (AgentV 4.42's
+ * run directory onto its branch). A link or special file is refused: it could lead out of the run.
+ */
+export async function readRunFolder(dir: string, rel = ''): Promise<RunFolderFile[]> {
+  const out: RunFolderFile[] = [];
+  const entries = (await readdir(join(dir, rel), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const e of entries) {
+    const path = rel ? `${rel}/${e.name}` : e.name;
+    const st = await lstat(join(dir, path));
+    if (st.isDirectory()) out.push(...(await readRunFolder(dir, path)));
+    else if (st.isFile()) out.push({ rel: path, data: await readRegularFile(join(dir, path), { kind: 'run-file' }), executable: (st.mode & 0o111) !== 0 });
+    else
+      throw new InputError(
+        `${join(dir, path)}: refusing to publish a ${st.isSymbolicLink() ? 'symbolic link' : 'special file'} (only regular files go on the branch)`,
+      );
+  }
+  return out;
 }
 
 /** One line about a hostile entry, for commands that read a run. */

@@ -17,7 +17,16 @@
  */
 import { posix } from 'node:path';
 import { isSafeSegment, ROW_PATH_FIELDS } from '../model/path-segments.js';
-import { checkRunPathSync, readRunFileSync, realRunDir, unsafePathMessage, type RunFileRead, type RunPathCheck, safeRelativePath } from './run-files.js';
+import {
+  checkRunPathSync,
+  realRunDir,
+  RunDirFiles,
+  unsafePathMessage,
+  type RunFileRead,
+  type RunFiles,
+  type RunPathCheck,
+  safeRelativePath,
+} from './run-files.js';
 import { RunTree } from './run-tree.js';
 
 /** One problem: `file[:line]` it is about, and what is wrong (without the file's name). */
@@ -197,6 +206,8 @@ export function runSafetyProblems(
   // Through a link or a special file of the rows' own folder a lexically safe path may still lead out.
   const onDisk = irregular.length > 0 && root === dir;
   const realDir = readOwn ? readOwn.realDir : realRunDir(dir);
+  // The rows' own folder: the walk when it is the one walked, else the disk.
+  const own: RunFiles = readOwn ?? new RunDirFiles(dir, realDir);
   const checked = new Set<string>();
   for (let i = 0; i < rows.length && problems.length < limit; i++) {
     const row = rows[i]!;
@@ -204,7 +215,7 @@ export function runSafetyProblems(
     const resultPath = typeof row.result_path === 'string' ? safeRelativePath(row.result_path) : null;
     if (resultPath === null || checked.has(resultPath)) continue;
     checked.add(resultPath);
-    const read = readOwn ? readOwn.read(resultPath) : readRunFileSync(dir, resultPath, realDir);
+    const read = own.read(resultPath);
     problems.push(...pointerFileProblems(resultPath, read, { asResult: true }));
   }
   // Every file of the walked folder that holds pointers (AgentV 5.x's per-sample files, found by

@@ -12,7 +12,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
 import { exportRun } from '../export/export.js';
 import { runManifestOf } from '../export/source.js';
-import { unsafeRunMessage, readRunFileSync, realRunDir, missingManifestHint, type RunFileRead, safeRelativePath } from '../../util/run-files.js';
+import { unsafeRunMessage, readRunFileSync, realRunDir, missingManifestHint, RunDirFiles, type RunFileRead, safeRelativePath } from '../../util/run-files.js';
 import { runSafetyLine, runSafetyProblems } from '../../util/run-safety.js';
 import { absentAs } from '../../errors/errors.js';
 import { jsonlLines, jsonlObjects } from '../../util/jsonl-objects.js';
@@ -221,7 +221,8 @@ export async function loadRun(path: string, options?: LoadRunOptions): Promise<L
  * rows, so there is nothing to derive): for a caller inside the package that exported it (publish).
  */
 export function readExportedBundle(dir: string): LoadedRun {
-  return readBundle(dir, dir, (rel) => readRunFileSync(dir, rel, realRunDir(dir)));
+  const files = new RunDirFiles(dir, realRunDir(dir));
+  return readBundle(dir, dir, (rel) => files.read(rel));
 }
 
 /**
