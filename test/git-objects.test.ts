@@ -371,10 +371,12 @@ describe("fast-import's malloc setting", () => {
 });
 
 describe('FastImportSession: blobs offered early, one commit naming them', () => {
+  // Small files (staged together into one piece of the stream) and, among them, files bigger
+  // than a stage (sent as they are, between the staged ones).
   const files = () =>
     Array.from({ length: 40 }, (_, i) => ({
       path: `run/t${String(i).padStart(2, '0')}/${i % 2 ? 'grading.json' : 'answer.md'}`,
-      data: Buffer.from(`${i % 2 ? '{"score":' : 'answer '}${i}${i % 2 ? '}' : ''}\n`.repeat(50 + i)),
+      data: Buffer.from(`${i % 2 ? '{"score":' : 'answer '}${i}${i % 2 ? '}' : ''}\n`.repeat(i % 13 === 5 ? 40_000 + i : 50 + i)),
     }));
 
   it('commits the same tree and id as writeCommit, with or without deltas, whichever blobs were offered', async () => {
