@@ -371,8 +371,7 @@ describe("fast-import's malloc setting", () => {
 });
 
 describe('FastImportSession: blobs offered early, one commit naming them', () => {
-  // Small files (staged together into one piece of the stream) and, among them, files bigger
-  // than a stage (sent as they are, between the staged ones).
+  // Small files and, among them, a few bigger than one chunk of the stream.
   const files = () =>
     Array.from({ length: 40 }, (_, i) => ({
       path: `run/t${String(i).padStart(2, '0')}/${i % 2 ? 'grading.json' : 'answer.md'}`,

@@ -103,9 +103,6 @@ export class FastImportSession {
   private nextMark = 3;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  /** Offered small blobs, copied in as one piece of the stream (offer). */
-  private stage: Buffer | null = null;
-  private staged = 0;
   private ended = false;
 
   private constructor(
@@ -144,37 +141,10 @@ export class FastImportSession {
     if (this.ended || this.marks.has(data)) return;
     const mark = this.nextMark++;
     this.marks.set(data, mark);
-    const header = `blob\nmark :${mark}\ndata ${data.length}\n`;
-    const need = header.length + data.length + 1;
-    if (need > OFFER_BYTES) {
-      // A big file goes as it is, between what was staged before it and what comes after.
-      this.unstage();
-      this.queue(Buffer.from(header, 'latin1'));
-      this.queue(data);
-      this.queue(Buffer.from('\n'));
-      this.send();
-      return;
-    }
-    // Small files are copied into one staging buffer: one write per ~256 KiB, not three per file
-    // (each write through the stream costs microseconds; a run is thousands of small files).
-    if (this.stage === null || this.staged + need > this.stage.length) {
-      this.unstage();
-      if (this.pendingBytes >= OFFER_BYTES) this.send();
-      this.stage = Buffer.allocUnsafe(OFFER_BYTES);
-    }
-    this.staged += this.stage.write(header, this.staged, 'latin1');
-    this.staged += data.copy(this.stage, this.staged);
-    this.stage[this.staged++] = 0x0a;
-  }
-
-  /** What the staging buffer holds, queued as one piece. */
-  private unstage(): void {
-    if (this.stage !== null && this.staged > 0) {
-      this.pending.push(this.stage.subarray(0, this.staged));
-      this.pendingBytes += this.staged;
-    }
-    this.stage = null;
-    this.staged = 0;
+    this.queue(Buffer.from(`blob\nmark :${mark}\ndata ${data.length}\n`, 'utf8'));
+    this.queue(data);
+    this.queue(Buffer.from('\n'));
+    if (this.pendingBytes >= OFFER_BYTES) this.send();
   }
 
   /**
@@ -183,7 +153,6 @@ export class FastImportSession {
    * found by the commit's first write, which waits.
    */
   private send(): void {
-    this.unstage();
     if (this.pendingBytes === 0) return;
     const pieces = this.pending;
     this.pending = [];
@@ -202,14 +171,11 @@ export class FastImportSession {
   }
 
   private queue(buf: Buffer): void {
-    // Anything staged goes first: the stream keeps the order things were given in.
-    this.unstage();
     this.pending.push(buf);
     this.pendingBytes += buf.length;
   }
 
   private take(): Buffer | null {
-    this.unstage();
     if (this.pendingBytes === 0) return null;
     const chunk = this.pending.length === 1 ? (this.pending[0] as Buffer) : Buffer.concat(this.pending, this.pendingBytes);
     this.pending = [];
