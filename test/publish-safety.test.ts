@@ -4,7 +4,8 @@
  * `git fsck --strict` stays clean. Then each bad situation of the issue, through the CLI, with a
  * clear message, the right exit code and nothing lost.
  */
-import { symlink, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runGit } from '../src/git/index.js';
@@ -63,6 +64,25 @@ describe('bad situations', () => {
       expect(r.code, args[0]).toBe(2);
       expect(r.stderr).toMatch(/^agentv-results: not a git repository: .* — run agentv-results inside a git checkout, or set results\.path/);
     }
+  });
+
+  it('a refused publish ends the git processes it started early, moves no ref, and the next publish lands', async () => {
+    const user = await makeUserRepo();
+    const run = await makeRunWorkspace({ rows: 3 });
+    // A row's sidecar gone: validate rejects the run after publish has started packing its files.
+    const grading = (await lsTreeOfWorkspace(run.dir)).find((p) => p.endsWith('/grading.json'))!;
+    await rm(join(run.dir, grading));
+    const r = await cli(['publish', run.dir], user.work);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/refusing to publish a run `validate` rejects/);
+    expect(await tip(user.work, RESULTS_REF)).toBeNull();
+    expect(await tip(user.work, ARTIFACTS_REF)).toBeNull();
+    // Linux: no git process of ours is left running (publish's fast-imports were ended, not leaked).
+    expect(ourGitChildren()).toEqual([]);
+    expect((await readdir(join(user.work, '.git'))).filter((f) => f.startsWith('fast_import_crash'))).toEqual([]);
+    const fixed = await makeRunWorkspace({ rows: 3, minute: 5 });
+    expect((await cli(['publish', fixed.dir], user.work)).code).toBe(0);
+    expect(await tip(user.work, RESULTS_REF)).not.toBeNull();
   });
 
   it('detached HEAD: publishing works and HEAD stays detached where it was', async () => {
@@ -182,4 +202,20 @@ async function lsTreeOfWorkspace(dir: string): Promise<string[]> {
   };
   await walk('');
   return out.sort();
+}
+
+/** The git processes this test process started that still run (Linux /proc; elsewhere none can be seen). */
+function ourGitChildren(): string[] {
+  if (!existsSync('/proc/self/status')) return [];
+  const out: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      if (Number(/^PPid:\s*(\d+)$/m.exec(status)?.[1]) !== process.pid || !/^Name:\s*git/m.test(status)) continue;
+      out.push(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' '));
+    } catch {
+      // gone meanwhile: not running
+    }
+  }
+  return out;
 }
