@@ -126,11 +126,6 @@ export class FastImportSession {
     return new FastImportSession(repo, choice);
   }
 
-  /** Blobs offered so far. */
-  get offered(): number {
-    return this.marks.size;
-  }
-
   /**
    * Hand `data` to git as a blob now, without waiting: it is queued in memory and written as the
    * event loop turns, while the caller goes on. A commit on this session that writes the same Buffer
