@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -381,14 +381,16 @@ describe('FastImportSession: blobs offered early, one commit naming them', () =>
   it('commits the same tree and id as writeCommit, with or without deltas, whichever blobs were offered', async () => {
     const list = files();
     const plain = await writeCommit(await openRepo(await initRepo({ bare: true })), { parent: null, files: list, message: 'm', author: TEST_AUTHOR });
-    for (const [deltas, offer] of [
-      [true, list.map((f) => f.data)],
-      [false, list.filter((_, i) => i % 3 === 0).map((f) => f.data)],
+    for (const [deltas, offer, privateObjects] of [
+      [true, list.map((f) => f.data), false],
+      [false, list.filter((_, i) => i % 3 === 0).map((f) => f.data), false],
       // Offered but named by no file: packed, unreachable, the tree the same.
-      [false, [Buffer.from('never named\n'), ...list.slice(0, 5).map((f) => f.data)]],
+      [false, [Buffer.from('never named\n'), ...list.slice(0, 5).map((f) => f.data)], false],
+      // Written in an object directory of its own, moved into the repository's with the commit.
+      [false, list.map((f) => f.data), true],
     ] as const) {
       const repo = await openRepo(await initRepo({ bare: true }));
-      const session = FastImportSession.start(repo, { deltas });
+      const session = FastImportSession.start(repo, { deltas, privateObjects });
       for (const d of offer) session.offer(d);
       session.flushOffers();
       const written = await session.commit({ parent: null, files: list, message: 'm', author: TEST_AUTHOR });
@@ -403,6 +405,30 @@ describe('FastImportSession: blobs offered early, one commit naming them', () =>
       await session.close();
       await expect(session.commit({ parent: null, files: [], message: 'm', author: TEST_AUTHOR })).rejects.toBeInstanceOf(GitArgumentError);
     }
+  });
+
+  it("in an object directory of its own: closed without a commit leaves no object and no directory; a dead process's directory is removed", async () => {
+    const repo = await openRepo(await initRepo({ bare: true }));
+    const before = await objectStoreState(repo);
+    const session = FastImportSession.start(repo, { privateObjects: true });
+    for (const f of files()) session.offer(f.data);
+    await session.close();
+    expect(await objectStoreState(repo)).toBe(before);
+    const ours = join(repo.commonDir, 'agentv-results');
+    expect((await readdir(ours)).filter((n) => n.startsWith('objects-'))).toEqual([]);
+    // A publish killed mid-way left its directory: the next session removes it, its own stays until it ends.
+    const dead = join(ours, 'objects-999999999-left');
+    await mkdir(join(dead, 'pack'), { recursive: true });
+    await writeFile(join(dead, 'pack', 'tmp_pack_x'), 'partial');
+    const next = FastImportSession.start(repo, { privateObjects: true });
+    const during = (await readdir(ours)).filter((n) => n.startsWith('objects-'));
+    expect(during).toHaveLength(1);
+    expect(during[0]).toMatch(new RegExp(`^objects-${process.pid}-`));
+    const written = await next.commit({ parent: null, files: files(), message: 'm', author: TEST_AUTHOR });
+    await fsckStrict(repo);
+    expect(await objectStoreState(repo)).not.toBe(before);
+    expect((await readdir(ours)).filter((n) => n.startsWith('objects-'))).toEqual([]);
+    expect(written.commit).toMatch(/^[0-9a-f]{40}$/);
   });
 
   it('closed without a commit: no ref, no crash report, the git process gone; a refused commit ends it too', async () => {

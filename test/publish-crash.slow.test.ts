@@ -6,7 +6,7 @@
  *  - several publishers started together all land, one after the other (the lock serializes them).
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -158,6 +158,9 @@ describe('kill -9 in the middle of a publish', () => {
     const tmpPacks = readdirSync(join(user.work, '.git/objects/pack')).filter((n) => n.startsWith('tmp_'));
     console.log(JSON.stringify({ seed, typical: Math.round(typical), kills: ran, lateScale, earlyScale, outcomes, leftovers, tmpPacks }));
     expect(leftovers).toEqual([]);
+    // A killed publish's private object directory (publish/prefeed.ts) went with the next publish.
+    const ours = join(user.work, '.git', 'agentv-results');
+    expect(existsSync(ours) ? readdirSync(ours).filter((n) => n.startsWith('objects-')) : []).toEqual([]);
     // Kill points before and after the ref update were both exercised.
     expect(outcomes.neither, JSON.stringify(outcomes)).toBeGreaterThan(0);
     expect(outcomes.both, JSON.stringify(outcomes)).toBeGreaterThan(0);

@@ -66,12 +66,14 @@ describe('bad situations', () => {
     }
   });
 
-  it('a refused publish ends the git processes it started early, moves no ref, and the next publish lands', async () => {
+  it('a refused publish ends the git processes it started early, writes no object and moves no ref, and the next publish lands', async () => {
     const user = await makeUserRepo();
-    const run = await makeRunWorkspace({ rows: 3 });
+    // Big enough that git is handed files before validation is done with the rows.
+    const run = await makeRunWorkspace({ rows: 300 });
     // A row's sidecar gone: validate rejects the run after publish has started packing its files.
     const grading = (await lsTreeOfWorkspace(run.dir)).find((p) => p.endsWith('/grading.json'))!;
     await rm(join(run.dir, grading));
+    const objects = await git(user.work, ['count-objects', '-v']);
     const r = await cli(['publish', run.dir], user.work);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/refusing to publish a run `validate` rejects/);
@@ -80,6 +82,8 @@ describe('bad situations', () => {
     // Linux: no git process of ours is left running (publish's fast-imports were ended, not leaked).
     expect(ourGitChildren()).toEqual([]);
     expect((await readdir(join(user.work, '.git'))).filter((f) => f.startsWith('fast_import_crash'))).toEqual([]);
+    // The files git was handed before the refusal were written where they are thrown away with it.
+    expect(await git(user.work, ['count-objects', '-v'])).toBe(objects);
     const fixed = await makeRunWorkspace({ rows: 3, minute: 5 });
     expect((await cli(['publish', fixed.dir], user.work)).code).toBe(0);
     expect(await tip(user.work, RESULTS_REF)).not.toBeNull();

@@ -351,14 +351,14 @@ describe('a publish in AgentV 4.42 layout goes through the validate gate', () =>
     expect(good.location.path).toBe('runs/nightly/2026-03-21T10-00-00-000Z');
   });
 
-  it('a bundle of ours published onto a branch of 4.42 runs is reshaped there, and git is not handed files that commit does not hold', async () => {
+  it('a bundle of ours published onto a branch of 4.42 runs is reshaped there, and leaves no unreachable object', async () => {
     const user = await makeUserRepo();
     await publish({ run: await stableRun('2026-03-22T10-00-00-000Z'), cwd: user.work, push: false });
     const ours = await makeRunWorkspace({ rows: 3, day: 9 });
     const published = await publish({ run: ours.dir, cwd: user.work, push: false });
     expect(published.layout?.layout).toBe('stable');
-    // A publish hands git the run's files early only when they go onto the branch as they are
-    // (publish/prefeed.ts): here they are reshaped, so nothing was handed over to be left unreachable.
+    // Whatever git was handed early (publish/prefeed.ts) is written where it goes with the publish
+    // unless a commit names it: the reshaped commit leaves nothing unreachable behind.
     const unreachable = await git(user.work, ['fsck', '--unreachable', '--no-reflogs', '--no-progress']);
     expect(unreachable.split('\n').filter((l) => l.startsWith('unreachable'))).toEqual([]);
   });

@@ -9,8 +9,8 @@
  * Nothing is decided here: the split, the layout and the commit are publish's as before. A guess
  * only chooses what to offer (a transcript or a file over the threshold to the artifacts stream,
  * any other file to the results one), and a wrong guess costs a blob sent twice, never a wrong
- * tree. A publish that stops before committing (an invalid run, a 4.42 branch whose files are
- * reshaped) leaves the offered blobs unreachable, pruned by git like any unreachable object.
+ * tree. The sessions write into object directories of their own, moved into the repository's only
+ * with a commit: a publish that stops before committing (an invalid run) leaves nothing behind.
  *
  * Offered only for a run folder of ours read in place (the common case: a run `export` or AgentV's
  * 4.42 pipeline wrote, published as it is) onto a branch with no 4.42 `runs/` tree.
@@ -41,11 +41,16 @@ export function startPrefeed(target: PublishTarget, handle: RunHandle): Prefeed 
   const tree = handle.tree;
   if (handle.dir === null || tree === null || tree.root !== handle.dir || (handle.layout ?? 'bundle') !== 'bundle') return null;
   if (target.config.layout === 'stable') return null;
-  const sessions = { results: FastImportSession.start(target.repo, { deltas: false }), artifacts: FastImportSession.start(target.repo) };
+  // Each in an object directory of its own: a publish refused after the offers leaves nothing behind.
+  const sessions = {
+    results: FastImportSession.start(target.repo, { deltas: false, privateObjects: true }),
+    artifacts: FastImportSession.start(target.repo, { privateObjects: true }),
+  };
   const threshold = target.config.heavy_threshold_bytes;
   let stopped = false;
   const feeding = (async () => {
-    // A 4.42 branch (or one that may be): its files are reshaped, so none would be named.
+    // A 4.42 branch (or one that may be): its files are reshaped, so none would be named and git's
+    // work would be thrown away.
     // The branch's refs are named, not read first: one object lookup before the lock, which the
     // decision under the lock makes again.
     const branches = [target.resultsRef, ...(target.remote ? [trackingRef(target.remote, target.resultsRef)] : [])];
