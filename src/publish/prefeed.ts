@@ -42,10 +42,16 @@ export function startPrefeed(target: PublishTarget, handle: RunHandle): Prefeed 
   if (handle.dir === null || tree === null || tree.root !== handle.dir || (handle.layout ?? 'bundle') !== 'bundle') return null;
   if (target.config.layout === 'stable') return null;
   // Each in an object directory of its own: a publish refused after the offers leaves nothing behind.
-  const sessions = {
-    results: FastImportSession.start(target.repo, { deltas: false, privateObjects: true }),
-    artifacts: FastImportSession.start(target.repo, { privateObjects: true }),
-  };
+  const results = FastImportSession.start(target.repo, { deltas: false, privateObjects: true });
+  let artifacts: FastImportSession;
+  try {
+    artifacts = FastImportSession.start(target.repo, { privateObjects: true });
+  } catch (err) {
+    // observed: the failure to start the second is what the caller hears; the first is ended
+    void results.close();
+    throw err;
+  }
+  const sessions = { results, artifacts };
   const threshold = target.config.heavy_threshold_bytes;
   let stopped = false;
   const feeding = (async () => {

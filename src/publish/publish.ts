@@ -219,9 +219,10 @@ async function publishRun(target: PublishTarget, job: PublishJob): Promise<Publi
   // The run is opened once, here (runs/read/run-handle.ts): validation, derivation, the split and
   // the commit all read it through this handle, and its scratch copy goes when the publish ends.
   const handle = await openRun(job.run, { cwd: job.cwd, keepContents: true, derive: publishDerivation(job.experiment) });
-  // git starts packing the run's files while it is validated (publish/prefeed.ts).
-  const prefeed = startPrefeed(target, handle);
+  let prefeed: Prefeed | null = null;
   try {
+    // git starts packing the run's files while it is validated (publish/prefeed.ts).
+    prefeed = startPrefeed(target, handle);
     // One gate for every layout a publish writes (a 4.42 run too: our validate reads its layout).
     // Reads only the user's run: before the lock, so other publishers do not wait for it.
     const judgedSafe = job.allowInvalid ? null : await refuseInvalidRun(handle);
