@@ -15,11 +15,10 @@ import { BUNDLE_FILE_FIELDS, ROW_PATH_FIELDS } from '../model/path-segments.js';
 import { pointerList } from '../model/artifacts.js';
 import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
 import { pathFieldProblems, safeRelativePath, type RunFiles, type RunPathCheck } from '../util/run-files.js';
-import type { RunTree } from '../util/run-tree.js';
 import { rangeProblems } from '../model/ranges.js';
 import { identityFieldsOf, projectionIdentity } from './export/projection-identity.js';
 import type { ValidationProblem } from './validate-types.js';
-import { openRegularFile, readRegularText } from '../util/safe-open.js';
+import { openRegularFile } from '../util/safe-open.js';
 
 type PathField = (typeof BUNDLE_FILE_FIELDS)[number];
 
@@ -46,8 +45,6 @@ export interface RowCheckContext {
    * `validate`'s time.
    */
   files: RunFiles;
-  /** The run folder walked once (util/run-tree.ts), when `dir` is the folder it walked: paths are checked and files read through it. */
-  tree?: RunTree;
   problems: ValidationProblem[];
   notes: ValidationProblem[];
 }
@@ -130,19 +127,12 @@ async function seeRow(ctx: RowCheckContext, row: IndexRow) {
   });
   for (const s of sidecars) {
     if (s.at.kind !== 'ok' || s.at.isDir || !s.schema) continue;
-    try {
-      if (!ctx.tree) s.text = { ok: true, text: await readRegularText(s.at.abs, { kind: 'run-file' }) };
-      else {
-        const read = ctx.tree.read(s.rel);
-        s.text =
-          read.kind === 'ok'
-            ? { ok: true, text: read.data.toString('utf8') }
-            : { ok: false, message: read.kind === 'bad' ? read.message : `${s.rel} vanished while it was read` };
-      }
-    } catch (err) {
-      // unreadable: the row's problem says why (`not valid JSON (…)`, as an unparsable one)
-      s.text = { ok: false, message: (err as Error).message };
-    }
+    // Unreadable: the row's problem says why (`not valid JSON (…)`, as an unparsable one).
+    const read = ctx.files.read(s.rel);
+    s.text =
+      read.kind === 'ok'
+        ? { ok: true, text: read.data.toString('utf8') }
+        : { ok: false, message: read.kind === 'bad' ? read.message : `${s.rel} vanished while it was read` };
   }
   for (const p of pointers) {
     if (p.at?.kind !== 'ok' || p.at.isDir) continue;

@@ -225,7 +225,6 @@ export async function validateOpenedRun(handle: RunHandle, requirePayloads: bool
   const files = tree ?? new RunDirFiles(dir, await realpath(dir));
   const ctx: RowCheckContext = {
     files,
-    tree,
     requirePayloads,
     problems,
     notes,

@@ -146,8 +146,7 @@ export function readRunFileSync(dir: string, rel: string, realDir?: string): Run
 /**
  * The files of one run as its readers ask for them: the run-path check of a path and the read of a
  * file. The walked folder (`RunTree`, util/run-tree.ts) answers both from its walk; `RunDirFiles`
- * asks the disk. Both have this shape without declaring it, alike: which one answers is the
- * caller's choice, made as the program runs.
+ * asks the disk.
  */
 export interface RunFiles {
   check(rel: string): RunPathCheck;
@@ -155,7 +154,7 @@ export interface RunFiles {
 }
 
 /** A run folder's files asked of the disk path by path (a folder not walked: a derived copy). */
-export class RunDirFiles {
+export class RunDirFiles implements RunFiles {
   constructor(
     readonly dir: string,
     /** realpath of `dir`. */

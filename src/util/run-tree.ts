@@ -13,7 +13,7 @@
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import { checkRunPathSync, realRunDir, type RunFileRead, type RunPathCheck, unsafePathMessage } from './run-files.js';
+import { checkRunPathSync, realRunDir, type RunFileRead, type RunFiles, type RunPathCheck, unsafePathMessage } from './run-files.js';
 import { readRegularFileSync } from './safe-open.js';
 import { UnsafeFileError } from '../errors/input-error.js';
 
@@ -22,7 +22,7 @@ export interface IrregularEntry {
   what: string;
 }
 
-export class RunTree {
+export class RunTree implements RunFiles {
   /** Regular files, run-relative (dot entries included). */
   readonly files = new Set<string>();
   readonly dirs = new Set<string>(['']);
