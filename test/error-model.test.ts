@@ -71,6 +71,17 @@ function readmeExitTable(): Map<string, number> {
   return map;
 }
 
+/** The index of the bracket that closes the one opened just before `from`. */
+function closing(text: string, from: number, open: string, close: string): number {
+  let depth = 1;
+  let i = from;
+  for (; depth > 0 && i < text.length; i++) {
+    if (text[i] === open) depth++;
+    else if (text[i] === close) depth--;
+  }
+  return i - 1;
+}
+
 describe('one error model', () => {
   it('the documented exit-code table is the exported map, code for code', () => {
     expect(Object.fromEntries(readmeExitTable())).toEqual({ ...EXIT_CODE_BY_ERROR });
@@ -297,15 +308,6 @@ describe('one error model', () => {
       /\bthrow\b|\bisAbsent\b|\babsentAs\b|'ENOENT'|'NotFound'/.test(body) || (errVar !== undefined && new RegExp(`\\b${errVar}\\b`).test(body));
     // A swallow of every failure is allowed only when it says so: "unreadable", "any failure", "best effort".
     const SAYS_ANY = /\bunreadable\b|not readable|any failure|best effort/i;
-    const closing = (text: string, from: number, open: string, close: string): number => {
-      let depth = 1;
-      let i = from;
-      for (; depth > 0 && i < text.length; i++) {
-        if (text[i] === open) depth++;
-        else if (text[i] === close) depth--;
-      }
-      return i - 1;
-    };
     const opening = (text: string, from: number): number => {
       let depth = 0;
       for (let j = from; j >= 0; j--) {
@@ -367,16 +369,6 @@ describe('one error model', () => {
     const SRC = join(import.meta.dirname, '..', 'src');
     // An exemption names a file that exists: one that is gone exempts nothing and is dropped.
     for (const rel of BROWSER) expect(existsSync(join(SRC, rel)), rel).toBe(true);
-    /** The index after the bracket that closes the one opened just before `from`. */
-    const closing = (text: string, from: number, open: string, close: string): number => {
-      let depth = 1;
-      let i = from;
-      for (; depth > 0 && i < text.length; i++) {
-        if (text[i] === open) depth++;
-        else if (text[i] === close) depth--;
-      }
-      return i - 1;
-    };
     const silent: string[] = [];
     // "Absent" means ENOENT: a catch whose comment gives absence as its reason tests for it
     // (isAbsent/absentAs, or the code itself; an object store's NotFound is its ENOENT) and lets
