@@ -30,7 +30,7 @@ import { InputError } from '../errors/input-error.js';
 import { decide, type Decision } from './keep-discard.js';
 import { loadScoreRows, type ScoreRow } from './score-rows.js';
 import { chooseRule, matchKey, pooledRows, ruleNote } from './match-rule.js';
-import { flag, parseOptions } from '../options/verb-options.js';
+import { flag, parseOptions, PathsCwdField } from '../options/verb-options.js';
 import { RunsShownAsField, ShownAsField } from '../util/run-shown.js';
 import * as z from 'zod';
 import type { CompareReportBase, CompareSide, CompareSummary, MatchedTest, Outcome, UnmatchedPair } from './report-types.js';
@@ -99,10 +99,7 @@ export const CompareOptionsSchema = z.strictObject({
     .meta(flag('--baseline-artifact <path>', 'Baseline prompt/skill for the simplicity rule (file: line count; directory: total bytes)')),
   candidateArtifact: z.string().optional().meta(flag('--candidate-artifact <path>', 'Candidate prompt/skill for the simplicity rule')),
   /** Relative paths resolve from here (default: the process's working directory). */
-  cwd: z
-    .string()
-    .default(() => process.cwd())
-    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+  cwd: PathsCwdField,
 });
 
 /** What a caller passes to `compareRuns`. */
@@ -309,10 +306,7 @@ export const CompareTargetsOptionsSchema = z.strictObject({
     .meta(flag('--targets <name>', "One run only: the targets in the matrix (repeatable; agentv compare's spelling of --target)")),
   /** The name the run is known by, when it is read from a copy (a published run's id): messages and warnings name it so. Default: the path as given. */
   shownAs: ShownAsField,
-  cwd: z
-    .string()
-    .default(() => process.cwd())
-    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+  cwd: PathsCwdField,
 });
 
 export type CompareTargetsOptions = z.input<typeof CompareTargetsOptionsSchema>;

@@ -40,6 +40,15 @@ export const fnOf = <F extends (...args: never[]) => unknown>() => z.custom<F>((
 /** An object option the schema does not look inside (a logger, a repository handle): checked to be an object, kept as given. */
 export const objectOf = <T extends object>() => z.custom<T>((v) => typeof v === 'object' && v !== null, 'expected an object');
 
+/**
+ * The `cwd` of a verb that reads runs by path, not a repository: relative paths resolve from here
+ * (default: the process's working directory), `--dir` on the command line.
+ */
+export const PathsCwdField = z
+  .string()
+  .default(() => process.cwd())
+  .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths'));
+
 /** The fields of TargetOptions (repo/target.ts) every verb that reaches the branches takes. */
 export const TargetFields = {
   /** Working directory: the repository and relative paths resolve from here (default: the process's). */

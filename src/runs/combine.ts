@@ -35,7 +35,7 @@ import { checkOutputDir } from '../util/output-target.js';
 import { readOptionalJson } from '../util/safe-open.js';
 import { absentAs } from '../errors/errors.js';
 import * as z from 'zod';
-import { flag, parseOptions } from '../options/verb-options.js';
+import { flag, parseOptions, PathsCwdField } from '../options/verb-options.js';
 import { runShown } from '../util/run-shown.js';
 
 /** What combine does with the same case in two sources. */
@@ -62,10 +62,7 @@ export const CombineOptionsSchema = z.strictObject({
     ),
   ),
   /** Relative paths resolve from here (default: the process's working directory). */
-  cwd: z
-    .string()
-    .default(() => process.cwd())
-    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+  cwd: PathsCwdField,
 });
 export type CombineOptions = z.input<typeof CombineOptionsSchema>;
 

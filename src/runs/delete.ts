@@ -31,17 +31,14 @@ import { loadRun, needsDerivation, type LoadedRun } from './read/run-reader.js';
 import { readOptionalJson } from '../util/safe-open.js';
 import { absentAs } from '../errors/errors.js';
 import * as z from 'zod';
-import { flag, parseArgs, parseOptions } from '../options/verb-options.js';
+import { parseArgs, parseOptions, PathsCwdField } from '../options/verb-options.js';
 
 /** The options of `planDelete` (the `delete` command's flags come from the same fields). */
 export const DeleteOptionsSchema = z.strictObject({
   /** Run workspace directories (or their index.jsonl files). */
   paths: z.array(z.string()),
   /** Relative paths resolve from here (default: the process's working directory). */
-  cwd: z
-    .string()
-    .default(() => process.cwd())
-    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+  cwd: PathsCwdField,
   /** For tests: the home directory to protect (default: os.homedir()). */
   home: z.string().default(() => homedir()),
 });

@@ -17,7 +17,7 @@ import { attemptsOf, hasRepeats } from '../model/attempts.js';
 import { attemptStats, type AttemptStats } from '../model/attempt-stats.js';
 import type { FeedbackNote } from '../merge/index.js';
 import * as z from 'zod';
-import { flag, parseOptions } from '../options/verb-options.js';
+import { flag, parseOptions, PathsCwdField } from '../options/verb-options.js';
 import { ShownAsField } from '../util/run-shown.js';
 
 /** The options of `listFailures` (the `failures` command's flags come from the same fields, in this order). */
@@ -31,10 +31,7 @@ export const FailuresOptionsSchema = z.strictObject({
   /** Test-id globs (`*`, `?`). */
   testIds: z.array(z.string()).default([]).meta(flag('--test-id <glob>', 'Only test ids matching this glob (* and ?); repeatable')),
   /** Relative paths resolve from here (default: the process's working directory). */
-  cwd: z
-    .string()
-    .default(() => process.cwd())
-    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+  cwd: PathsCwdField,
 });
 export type FailuresOptions = z.input<typeof FailuresOptionsSchema>;
 

@@ -14,7 +14,7 @@ import { caseListHead } from './read/case-list-head.js';
 import type { FeedbackNote } from '../merge/index.js';
 import { attemptsDetail, type AttemptsDetail } from './attempt-details.js';
 import * as z from 'zod';
-import { flag, parseOptions } from '../options/verb-options.js';
+import { flag, parseOptions, PathsCwdField } from '../options/verb-options.js';
 import { runShown, ShownAsField } from '../util/run-shown.js';
 
 /** The options of `showCases` (the `show` command's flags come from the same fields, in this order). */
@@ -28,10 +28,7 @@ export const ShowOptionsSchema = z.strictObject({
   /** Only these targets. */
   targets: z.array(z.string()).default([]).meta(flag('--target <name>', 'Only this target (repeatable)')),
   /** Relative paths resolve from here (default: the process's working directory). */
-  cwd: z
-    .string()
-    .default(() => process.cwd())
-    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+  cwd: PathsCwdField,
   /** Read a run holding unsafe paths with warnings instead of refusing it; unsafe paths are then shown as absent. */
   skipUnsafe: z
     .boolean()

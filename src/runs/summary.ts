@@ -14,7 +14,7 @@ import { InputError } from '../errors/input-error.js';
 import { distinct, filterTargets } from './read/case-keys.js';
 import { loadRun, type LoadedRun } from './read/run-reader.js';
 import * as z from 'zod';
-import { flag, parseOptions } from '../options/verb-options.js';
+import { flag, parseOptions, PathsCwdField } from '../options/verb-options.js';
 import { runShown, ShownAsField } from '../util/run-shown.js';
 
 /** The options of `summarizeRun` (the `summary` command's flags come from the same fields). */
@@ -28,10 +28,7 @@ export const SummaryOptionsSchema = z.strictObject({
   /** Ignore summary.json and recompute from the rows. */
   recompute: z.boolean().default(false).meta(flag('--recompute', 'Recompute from index.jsonl instead of reading summary.json')),
   /** Relative paths resolve from here (default: the process's working directory). */
-  cwd: z
-    .string()
-    .default(() => process.cwd())
-    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+  cwd: PathsCwdField,
 });
 export type SummaryOptions = z.input<typeof SummaryOptionsSchema>;
 

@@ -11,7 +11,7 @@ import { realpath } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import * as z from 'zod';
-import { flag, parseOptions } from '../options/verb-options.js';
+import { flag, parseOptions, PathsCwdField } from '../options/verb-options.js';
 import { BenchmarkSchema, FeedbackSchema, RunTimingSchema, SummarySchema, TagsSchema, type IndexRow } from '../model/artifacts.js';
 import { caseKey, describeCase } from './read/case-keys.js';
 import type { LoadedRun } from './read/run-reader.js';
@@ -41,10 +41,7 @@ export const ValidateOptionsSchema = z.strictObject({
     .default(false)
     .meta(flag('--require-payloads', 'Treat artifact pointers whose payload is not present locally as problems (default: notes)')),
   /** Relative paths resolve from here (default: the process's working directory). */
-  cwd: z
-    .string()
-    .default(() => process.cwd())
-    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+  cwd: PathsCwdField,
 });
 export type ValidateOptions = z.input<typeof ValidateOptionsSchema>;
 

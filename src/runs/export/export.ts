@@ -22,7 +22,7 @@ import { DEFAULT_THRESHOLD } from './normalize.js';
 import { projectionBundle, projectionEntry } from './projection-bundle.js';
 import { json } from './row-files.js';
 import { resolveSource, type ResolvedSource } from './source.js';
-import { flag, fnOf, parseOptions } from '../../options/verb-options.js';
+import { flag, fnOf, parseOptions, PathsCwdField } from '../../options/verb-options.js';
 import * as z from 'zod';
 import { checkOutputDir } from '../../util/output-target.js';
 import { hostileEntries, hostileEntryMessage, unsafeRunMessage } from '../../util/run-files.js';
@@ -63,10 +63,7 @@ export const ExportOptionsSchema = z.strictObject({
     .number()
     .default(DEFAULT_THRESHOLD)
     .meta(flag('--threshold <score>', 'Score at or above which a result passes when the row has no verdict', { showDefault: true })),
-  cwd: z
-    .string()
-    .default(() => process.cwd())
-    .meta(flag('--dir <dir>', 'Working directory used to resolve relative paths')),
+  cwd: PathsCwdField,
   /** The longest results line read (default: the reader's own limit). */
   maxLineBytes: z.number().int().positive().optional(),
   /** Copy files the runner wrote into a re-derived workspace (default true); readers that only need our bundle skip it. */
