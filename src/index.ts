@@ -102,7 +102,8 @@ export {
 } from './trend/flaky.js';
 
 // Publish, sync, and read the shared branches.
-export { publish, PublishOptionsSchema, type PublishOptions, type PublishResult } from './publish/publish.js';
+export { publish, PublishOptionsSchema, type PublishOptions } from './publish/publish.js';
+export type { PublishResult } from './publish/publish-job.js';
 export { sync, SyncOptionsSchema, type SyncOptions, type SyncResult } from './sync/sync.js';
 export type { AdoptedSyncBranch, KeptSyncBranch, SeenSyncBranch, SyncBranchAdoption } from './sync/adopt-agentv.js';
 export { resolveSyncBranch, ResolveSyncOptionsSchema, type ResolveSyncOptions, type ResolveSyncResult } from './sync/resolve.js';

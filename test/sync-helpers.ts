@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { rng, syntheticRow } from '../bench/synthetic.mjs';
 import { exportRun } from '../src/runs/export/export.js';
 import { openRepo, readBlobs, runGit } from '../src/git/index.js';
-import { publish, type PublishResult } from '../src/publish/publish.js';
+import { publish } from '../src/publish/publish.js';
+import type { PublishResult } from '../src/publish/publish-job.js';
 import { git, initRepo, makeTempDir } from './helpers/git-fixtures.js';
 
 export const RESULTS_REF = 'refs/heads/agentv/results/v1';

@@ -13,7 +13,7 @@
  * gets a final full checkpoint and stays on its WIP branch for `wip recover`.
  */
 import { basename, resolve } from 'node:path';
-import type { PublishResult } from '../publish/publish.js';
+import type { PublishResult } from '../publish/publish-job.js';
 import type { PushOutcome } from '../sync/push-branches.js';
 import { resolveTarget, targetOptionsOf, type TargetOptions } from '../repo/target.js';
 import { flag, objectOf, parseOptions, TargetFields } from '../options/verb-options.js';

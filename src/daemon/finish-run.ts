@@ -4,7 +4,8 @@
  * away) is written to the outbox, so the next daemon or `daemon --once` finishes it.
  */
 import { resolveRef } from '../git/index.js';
-import { publish, type PublishResult } from '../publish/publish.js';
+import { publish } from '../publish/publish.js';
+import type { PublishResult } from '../publish/publish-job.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
 import { targetOptionsOf, type PublishTarget, type TargetOptions } from '../repo/target.js';
 import { finalizeWip, type FinalizeOutcome } from '../wip/index.js';

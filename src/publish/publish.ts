@@ -8,12 +8,11 @@
  * A push that does not land leaves the run committed locally and pending: `status` shows it and
  * the next publish or `sync` pushes it. With require_push a push that did not land is exit 3.
  */
-import { configGetMany, gcAuto, resolveRef, type GcConfig, type Ident } from '../git/index.js';
+import { configGetMany, resolveRef, type GcConfig, type Ident } from '../git/index.js';
 import { RemoteError } from '../errors/git-errors.js';
-import { adoptTeamTips, isShallow, teamTip, teamTips } from '../repo/team-tip.js';
+import { teamTip } from '../repo/team-tip.js';
 import { remoteSeenAt } from '../repo/remote-seen.js';
 import { fetchBothBranches } from '../sync/integrate.js';
-import { checkListing, DEFAULT_MAX_LISTING_BYTES, listingWarning } from '../layout/listing-budget.js';
 import { acquirePublishLock } from '../repo/publish-lock.js';
 import { repairInterrupted } from '../git/ref-recovery.js';
 import type { RunLocation } from '../layout/branch-layout.js';
@@ -23,23 +22,21 @@ import type { LoadedRun } from '../runs/read/run-reader.js';
 import { agentvRunFiles } from './agentv-run.js';
 import { commitStableRun } from './stable-publish.js';
 import { stableRunFiles, type StableRunFile } from './stable-shape.js';
-import { chooseLayout, heldLayouts, layoutName, type LayoutChoice } from '../layout/layout-choice.js';
-import type { BranchLayout } from '../layout/branch-layout.js';
+import type { LayoutChoice } from '../layout/layout-choice.js';
 import { splitRun, type SplitFile } from './split.js';
 import { offloadPayloads } from './offload.js';
 import { startPrefeed, type Prefeed } from './prefeed.js';
 import { objectStoreFor } from '../repo/storage.js';
 import { AGENTV_ARTIFACTS_REF_NAME } from './agentv-run.js';
 import { refuseInvalidRun } from './validate-gate.js';
-import { catalogRow, commitRun, type CommitRunResult } from './commit-run.js';
+import { catalogRow, commitRun } from './commit-run.js';
 import { resolveTarget, type PublishTarget } from '../repo/target.js';
-import { PublishError } from '../errors/publish-errors.js';
-import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
 import { diskErrorOf } from '../errors/errors.js';
+import { afterCommit } from './after-commit.js';
+import { decideLayout, type StableSource } from './decide-layout.js';
+import { pushPlan, workspaceOf, type PublishJob, type PublishResult } from './publish-job.js';
 import { flag, fnOf, parseOptions, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';
-import { endWipAfterPublish, type EndedWip } from '../wip/index.js';
-import { basename, dirname, resolve } from 'node:path';
 
 /**
  * `publish`'s options: the door parses them once (defaults here), and the parsed value is what the
@@ -87,50 +84,6 @@ export const PublishOptionsSchema = z
 
 export type PublishOptions = z.input<typeof PublishOptionsSchema>;
 
-/**
- * Whether this publish pushes, decided once from the options and the configuration: `push: false`
- * never pushes (and so requires nothing); `push: true` pushes; absent, results.auto_push pushes, and
- * so does a required push (`requirePush`, else results.require_push). The decision also says
- * whether a clone that never heard from the remote fetches it first (publishRun).
- */
-export interface PushPlan {
-  push: boolean;
-  /** A push that does not land is a PublishError (exit 3). */
-  required: boolean;
-}
-
-export function pushPlan(opts: { push?: boolean; requirePush?: boolean }, config: { auto_push: boolean; require_push: boolean }): PushPlan {
-  if (opts.push === false) return { push: false, required: false };
-  const required = opts.requirePush ?? config.require_push;
-  return { push: opts.push ?? (config.auto_push || required), required };
-}
-
-export interface PublishResult {
-  runId: string;
-  location: RunLocation;
-  runDir: string;
-  derived: boolean;
-  status: CommitRunResult['status'];
-  commits: { results: string; artifacts: string };
-  counts: { total: number; passed: number; failed: number; payloads: number; metadata: number };
-  push: PushOutcome | null;
-  /** Rows of the run already on the branch that this workspace lacked (another shard's): kept, never dropped. */
-  keptRows: number;
-  /** The run's WIP branches this publish ended (deleted once the run reached the remote) or kept, and why. */
-  wip: EndedWip[];
-  /** Which AgentV's branch layout the run was written in, and why (layout/layout-choice.ts). */
-  layout: LayoutChoice;
-  target: { repo: string; resultsBranch: string; artifactsBranch: string; remote: string | null };
-  /**
-   * The live listing of the results branch after this publish (every run on it, whoever wrote it)
-   * against the listing budget; `warning` says what to run when it is past it. Null when the budget
-   * is off (0) or nothing was committed.
-   */
-  listing?: { bytes: number; max: number; over: boolean; complete: boolean; warning: string | null } | null;
-  /** `storage_mode: hybrid`: payloads the run points at in the bucket, how many this publish sent, their bytes; null in git-native mode. */
-  stored?: { objects: number; uploaded: number; bytes: number; where: string } | null;
-}
-
 /** Who the commits are by, and gc's thresholds for after the publish: one config read for both. */
 async function publishConfig(target: PublishTarget, now: Date): Promise<{ author: Ident; gc: GcConfig }> {
   const c = await configGetMany(target.repo, ['user.name', 'user.email', 'gc.auto', 'gc.autoPackLimit']);
@@ -160,24 +113,6 @@ function meanScore(rows: { score?: unknown }[]): number {
 function agentvSplit(dir: string, runPath: string): { metadata: SplitFile[]; payloads: SplitFile[] } {
   const files = agentvRunFiles(dir, runPath);
   return { metadata: files.results, payloads: files.payloads };
-}
-
-/**
- * What one publish was asked, decided at the door: the values the steps below need, each already
- * settled (the push decided once, the defaults applied), never the options object itself.
- */
-interface PublishJob {
-  plan: PushPlan;
-  /** The run as the user named it, and the directory it resolves from. */
-  run: string;
-  cwd: string;
-  experiment: string | undefined;
-  message: string | undefined;
-  allowInvalid: boolean;
-  now: Date;
-  onStep: (step: string) => void;
-  /** The published workspace as the user named it (what WIP captured), or null for a results file. */
-  workspace: string | null;
 }
 
 /** Publish a run to the results and artifacts branches (validated, committed once, pushed when asked), as `agentv-results publish` does. */
@@ -349,121 +284,6 @@ async function publishNext(
   };
 }
 
-/** After the commit, outside the lock: gc, the push (as the PushPlan decided), the end of the run's WIP. */
-async function afterCommit(target: PublishTarget, job: PublishJob, result: PublishResult, gc: GcConfig): Promise<PublishResult> {
-  const { repo, config } = target;
-  // Packs accumulate one per publish; gc --auto repacks only past git's thresholds.
-  if (result.status !== 'already-published') await gcAuto(repo, { config: gc }).catch(() => {});
-  const maxListing = config.archive?.max_listing_bytes ?? DEFAULT_MAX_LISTING_BYTES;
-  if (result.status !== 'already-published' && maxListing > 0) {
-    // Reads at most the budget's worth of listing: the check costs little however large the branch.
-    const check = await checkListing(repo, result.commits.results, maxListing);
-    result.listing = { ...check, warning: check.over ? listingWarning(config.branch, check) : null };
-  }
-
-  if (job.plan.push) {
-    if (target.remote === null) {
-      result.push = {
-        landed: false,
-        classification: 'no-remote',
-        message: `no remote to push to: ${repo.workTree ?? repo.gitDir} has none (set results.remote or add one)`,
-        attempts: 0,
-      };
-    } else {
-      job.onStep(`pushing to ${target.remote}`);
-      result.push = await pushBranches(target);
-    }
-    // A conflict set aside on a sync branch is exit 1 (the CLI), not a failed push.
-    if (job.plan.required && !result.push.landed && result.push.classification !== 'conflict')
-      throw new PublishError(`${result.push.message}; the run is committed locally and pending (run \`agentv-results sync\` to retry)`, {
-        data: {
-          runId: result.runId,
-          commits: result.commits,
-          push: { classification: result.push.classification, message: result.push.message },
-        },
-      });
-  }
-  // The final publish on the remote (or, with no remote at all, on this machine) ends the run's WIP.
-  if (target.remote === null || result.push?.landed) {
-    try {
-      result.wip = await endWipAfterPublish({
-        repo,
-        remote: target.remote,
-        resultsRef: target.resultsRef,
-        runId: result.runId,
-        runPath: result.location.path,
-        resultsCommit: result.commits.results,
-        workspace: job.workspace,
-      });
-    } catch (err) {
-      // The run is published; a WIP branch left behind is only clutter (`wip clean` removes it later).
-      result.wip = [{ branch: '(wip branches)', status: 'kept', note: `could not end the run's WIP: ${(err as Error).message}` }];
-    }
-  }
-  return result;
-}
-
-/** The run directory, experiment and timestamp when `run` names a run of AgentV 4.42's local layout; null otherwise. */
-function stableRunSource(run: RunHandle): StableSource | null {
-  const dir = run.dir;
-  if (dir === null || run.layout !== 'agentv-stable') return null;
-  return { dir, experiment: basename(dirname(dir)), timestamp: basename(dir) };
-}
-
-type StableSource = { dir: string; experiment: string; timestamp: string };
-
-/**
- * Under the publish lock: which layout to write (layout/layout-choice.ts), decided on the tip the
- * push goes onto, and where a 4.42 run comes from when the run is one.
- */
-async function decideLayout(
-  target: PublishTarget,
-  run: RunHandle,
-  experiment: string | undefined,
-  assertHeld: () => void,
-): Promise<{ layout: LayoutChoice; source: StableSource | null; local: { results: string | null; artifacts: string | null } }> {
-  const { repo, config } = target;
-  const source = stableRunSource(run);
-  // Decide from the tip the push goes onto (repo/team-tip.ts): on a fresh clone
-  // the remote-tracking branch. The local branch first catches up with it only in a shallow clone
-  // (a depth-1 CI checkout), where a merge could not find its base; elsewhere the commit goes on
-  // the local branch and the push merges row by row, so rows another machine published of the
-  // same run are never replaced (test/conformance/agentv-summary-merge.test.ts).
-  if (isShallow(target)) await adoptTeamTips(target, assertHeld);
-  // Both branches in one read: the commit, under the same lock, starts from these local tips.
-  const read = await teamTips(target, [target.resultsRef, target.artifactsRef]);
-  const tips = read.get(target.resultsRef)!.tips;
-  const local = { results: read.get(target.resultsRef)!.local, artifacts: read.get(target.artifactsRef)!.local };
-  // The run's writer, when known: its layout is where that AgentV's Dashboard looks (layout-choice.ts).
-  const writer: BranchLayout | undefined = source ? 'stable' : isAgentvWorkspace(run) ? 'next' : undefined;
-  let layout = await chooseLayout(repo, tips, config.layout, writer);
-  // One run, one copy: a run the branch already holds in the other layout is merged there. Only
-  // a tip with runs in the other layout can hold it there: the choice counted them (none counted:
-  // no runs/ tree, or a configured layout, which did not look), so a one-layout branch reads nothing more.
-  const other: BranchLayout = layout.layout === 'stable' ? 'next' : 'stable';
-  const otherMayHold = layout.runs !== null ? layout.runs[other] > 0 : config.layout !== 'auto';
-  // The run's identity on the branch, whichever layout holds it: its experiment and its id (AgentV
-  // 4.42's timestamp directory, AgentV 5.x's run id). Known before the publish for AgentV's own runs
-  // (4.42's from its path, 5.x's from the workspace's one reading); none for a results file or a
-  // bundle of ours, whose id is known only once it is derived.
-  let identity: { experiment: string; id: string } | null = null;
-  if (otherMayHold && source && experiment === undefined) identity = { experiment: source.experiment, id: source.timestamp };
-  else if (otherMayHold && isAgentvWorkspace(run)) {
-    const loaded = await run.load();
-    if (!loaded.runId.includes('/')) identity = { experiment: experiment ?? loaded.experiment, id: loaded.runId };
-  }
-  if (identity) {
-    const held = await heldLayouts(repo, tips, identity.experiment, identity.id);
-    if (!held.has(layout.layout) && held.has(other))
-      layout = {
-        layout: other,
-        reason: `the branch already holds this run (${identity.experiment}, ${identity.id}) in ${layoutName(other)}: its rows are merged there, never a second copy`,
-        runs: layout.runs,
-      };
-  }
-  return { layout, source, local };
-}
-
 /**
  * A publish in AgentV 4.42's layout (publish/stable-publish.ts): its own run byte for byte; any
  * other run as our derived bundle (its benchmark.json is what 4.42's Dashboard lists a run by).
@@ -520,11 +340,4 @@ async function publishStable(
     wip: [],
     layout,
   };
-}
-
-/** The published workspace as the user named it (a derived copy's index is not what WIP captured). */
-function workspaceOf(opts: { cwd: string; run: string }): string | null {
-  const named = resolve(opts.cwd, opts.run);
-  if (named.endsWith('.jsonl')) return basename(named) === 'index.jsonl' ? dirname(named) : null;
-  return named;
 }
