@@ -1,50 +1,52 @@
 #!/usr/bin/env node
 /**
- * After `tsc`, replace dist/cli/main.js with a bundle. The CLI starts once per command, and git
- * starts our merge driver once per conflicted file: resolving and loading ~250 ES modules one by
- * one took most of a command's start-up (BENCHMARKS.md, "CLI start-up"). The bundle is split at the
- * command table's dynamic imports (src/cli/commands.ts): main.js holds the parser, each command's
- * code lives in dist/cli/chunks/ with the code commands share, so `publish` or `merge-driver` loads
- * and evaluates its own code only, not the report, the Dashboard and the daemon.
- * The library files in dist/ stay as tsc wrote them, for programs that import the package; tsc's
- * own entry is kept as dist/cli/unbundled.js (same behaviour, loaded module by module) for the
- * start-up benchmark.
+ * After `tsc`, bundle the command line (dist/cli/run.js, tsc's output of src/cli/run.ts, and all it
+ * uses) into one CommonJS file, dist/cli/agentv-results.cjs, which the binary (dist/cli/main.js,
+ * src/cli/main.ts) loads through node's `vm.Script` with V8's compiled code kept in the user's
+ * cache. The CLI starts once per command, and git starts our merge driver once per conflicted file:
+ * resolving and loading ~250 ES modules one by one took most of a command's start-up, and parsing
+ * and compiling the bundle most of the rest (BENCHMARKS.md, "CLI start-up").
+ *
+ * One file, CommonJS: node 20 keeps no compiled code of an ES module, and V8 takes a cache for one
+ * script. The command table's dynamic imports (src/cli/commands.ts) stay lazy inside it (esbuild
+ * wraps each module a command imports on demand), so `merge-driver` still evaluates its own code
+ * only, not the report's or the Dashboard's.
+ *
+ * The first line names the bundle by the hash of the rest (`// agentv-results bundle <16 hex>`):
+ * the key of its cached code, so a cache of another build is never taken for this one.
+ * The library files in dist/ stay as tsc wrote them, for programs that import the package.
  */
 import { build } from 'esbuild';
-import { readdir, rename, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cliDir = join(root, 'dist', 'cli');
-const entry = join(cliDir, 'main.js');
-const unbundled = join(cliDir, 'unbundled.js');
-const chunks = join(cliDir, 'chunks');
-const tmp = join(cliDir, '.bundle.tmp');
+const out = join(cliDir, 'agentv-results.cjs');
+const tmp = `${out}.tmp`;
 
-await rename(entry, unbundled);
-await rm(tmp, { recursive: true, force: true });
-
+// The split bundle of earlier builds, if a dist/ from one is still here.
+await rm(join(cliDir, 'chunks'), { recursive: true, force: true });
 await build({
-  entryPoints: { main: unbundled },
-  outdir: tmp,
-  chunkNames: 'chunks/[name]-[hash]',
+  entryPoints: [join(cliDir, 'run.js')],
+  outfile: tmp,
   bundle: true,
-  splitting: true,
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
   target: 'node20',
-  // The S3 SDK (storage_mode hybrid) stays a package of its own, loaded from node_modules on first use.
+  // The S3 SDK (storage_mode hybrid) stays a package of its own, loaded from node_modules on first
+  // use: with require (its CommonJS build), as every import() of the bundle, since a script run
+  // from cached code has no loader for import() on node 20.
   external: ['@aws-sdk/client-s3'],
-  // CommonJS dependencies (proper-lockfile, graceful-fs) call require() for node built-ins; every
-  // chunk is its own module, so each gets its own require.
-  banner: { js: "import { createRequire as __agentvCreateRequire } from 'node:module'; const require = __agentvCreateRequire(import.meta.url);" },
+  supported: { 'dynamic-import': false },
+  // import.meta.url, for the few modules that find files beside them: the bundle's own URL.
+  define: { 'import.meta.url': '__agentvBundleUrl' },
+  banner: { js: "'use strict';\nconst __agentvBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
 });
-
-await rm(chunks, { recursive: true, force: true });
-await rename(join(tmp, 'chunks'), chunks);
-await rename(join(tmp, 'main.js'), entry);
-const left = await readdir(tmp);
-if (left.length > 0) throw new Error(`bundle-cli: unexpected output ${left.join(', ')}`);
-await rm(tmp, { recursive: true });
+const text = await readFile(tmp, 'utf8');
+const id = createHash('sha256').update(text).digest('hex').slice(0, 16);
+await writeFile(out, `// agentv-results bundle ${id}\n${text}`);
+await rm(tmp);

@@ -16,8 +16,12 @@ export class InputError extends AgentvResultsError<{ path?: string; line?: numbe
   }
 }
 
-/** Why a file is refused: not a regular file (a pipe, a device, a directory), larger than its kind allows, or one the system will not let us read (EACCES, EIO, …). */
-export type UnsafeFileReason = 'not-regular' | 'too-large' | 'unreadable';
+/**
+ * Why a file is refused: not a regular file (a pipe, a device, a directory), larger than its kind
+ * allows, one the system will not let us read (EACCES, EIO, …), or, where only our own file may
+ * be trusted (compiled code), one another user owns or may write.
+ */
+export type UnsafeFileReason = 'not-regular' | 'too-large' | 'unreadable' | 'not-ours';
 
 /** A file the tool will not or cannot read: not a regular file, larger than its kind allows, or unreadable (exit 2). `data.errno`: the system's code of an unreadable one. */
 export class UnsafeFileError extends AgentvResultsError<{ path: string; reason: UnsafeFileReason; errno?: string }> {

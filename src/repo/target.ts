@@ -6,7 +6,6 @@
  * never used for it. Remotes are never added or rewritten in a user's repository.
  */
 import { createHash } from 'node:crypto';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { assertGitVersion, openRepo, readRemotes, remoteUrl, withRefSnapshot, worktreeBranches, type Repo } from '../git/index.js';
 import { NotARepositoryError } from '../errors/git-errors.js';
@@ -14,6 +13,7 @@ import { ensureBareClone } from '../git/clone.js';
 import { loadResultsConfig, type ResultsConfig } from './config.js';
 import { ConfigError } from '../errors/publish-errors.js';
 import { refuseForeignBranches } from './ownership.js';
+import { cacheDir } from '../util/cache-dir.js';
 import { PublishError } from '../errors/publish-errors.js';
 
 export interface PublishTarget {
@@ -38,11 +38,6 @@ export function looksLikeUrl(value: string): boolean {
   return (
     /^[a-z][a-z0-9+.-]*:\/\//i.test(value) || /^[^/\s]+@[^:\s]+:/.test(value) || value.startsWith('/') || value.startsWith('./') || value.startsWith('../')
   );
-}
-
-export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.AGENTV_RESULTS_CACHE) return resolve(env.AGENTV_RESULTS_CACHE);
-  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'agentv-results');
 }
 
 export interface TargetOptions {

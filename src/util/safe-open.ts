@@ -44,6 +44,11 @@ export interface SafeOpenOptions {
   limit?: number;
   /** Refuse a symbolic link at `path` itself (O_NOFOLLOW) instead of reading what it names. */
   noFollow?: boolean;
+  /**
+   * Refuse a file this user does not own or that others may write: for what is run, not only read
+   * (the CLI's compiled code cache), which another user of the machine must not be able to plant.
+   */
+  ownOnly?: boolean;
 }
 
 /** "a named pipe", "a device", …: a non-regular file in words. */
@@ -95,6 +100,9 @@ function openFailure(path: string, o: SafeOpenOptions, err: unknown): unknown {
 function judge(path: string, st: Stats, o: SafeOpenOptions): void {
   if (!st.isFile()) throw notRegular(path, o, fileTypeName(st));
   if (st.size > limitOf(o)) throw tooLarge(path, o, st.size);
+  if (o.ownOnly && (st.uid !== process.getuid?.() || (st.mode & 0o022) !== 0)) {
+    throw new UnsafeFileError(`${o.label ?? path} belongs to another user or others may write it — refusing to use it`, path, 'not-ours');
+  }
 }
 
 /**
