@@ -4,6 +4,8 @@
  *
  * Every data route exists twice, like AgentV's: `/api/...` for the project the server was started
  * in, `/api/projects/:projectId/...` for a `projects[]` entry of `.agentv/config.yaml`.
+ *
+ * This file is the route table; each resource's handlers live in their own file (`*-api.ts`).
  */
 import type { TargetOptions } from '../repo/target.js';
 import { HttpError } from '../errors/serve-errors.js';
