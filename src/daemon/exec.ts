@@ -20,7 +20,7 @@ import { flag, objectOf, parseOptions, TargetFields } from '../options/verb-opti
 import * as z from 'zod';
 import { DEFAULT_EVERY_ROWS, DEFAULT_INTERVAL_MS } from '../wip/index.js';
 import { FORWARDED_SIGNALS, startCommand } from './child.js';
-import { DEFAULT_ROOT } from './daemon.js';
+import { DEFAULT_ROOT } from './daemon-options.js';
 import { finishRun } from './finish-run.js';
 import { ObjectStoreError } from '../errors/store-errors.js';
 import { silentLogger, type Logger } from './log.js';

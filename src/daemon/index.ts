@@ -3,8 +3,9 @@
  * `execRun` (run an eval command under checkpointing, publish when it exits), the outbox and the
  * status sections. Sits above src/publish, src/sync and src/wip (ARCHITECTURE.md); never runs git itself.
  */
-export { DaemonOptionsSchema, DEFAULT_ROOT, runDaemon } from './daemon.js';
-export type { DaemonOptions, DaemonReport } from './daemon.js';
+export { runDaemon } from './daemon.js';
+export { DaemonOptionsSchema, DEFAULT_ROOT } from './daemon-options.js';
+export type { DaemonOptions, DaemonReport } from './daemon-options.js';
 export { execRun, ExecOptionsSchema } from './exec.js';
 export type { ExecOptions, ExecReport, ExecRunReport } from './exec.js';
 export { finishRun } from './finish-run.js';

@@ -1,7 +1,8 @@
 /**
- * Number formatting for the server-rendered parts of the report. The report must not depend on
- * the CLI layer (src/cli/format.ts sits above it), and its output must not depend on the
- * machine's locale, so the few formatters it needs live here with a fixed `en-US` locale.
+ * Number formatting for the report, its server-rendered parts and its page script alike
+ * (report/client/). The report must not depend on the CLI layer (src/cli/format.ts sits above
+ * it), and its output must not depend on the machine's locale, so the few formatters it needs
+ * live here with a fixed `en-US` locale.
  */
 
 export function fmtInt(n: number | null | undefined): string {

@@ -20,7 +20,8 @@ import { SITE_CATALOG, siteAsset, siteCatalogPage, siteFile } from '../model/sit
 import { REPORT_ASSETS, withSharedAssets } from '../report/template.js';
 import { listRuns, type ListedRun, type ListResult } from '../branch-read/list.js';
 import { resolveTarget, targetOptionsOf, type TargetOptions } from '../repo/target.js';
-import { newApiContext, registerApi, type ApiContext } from '../serve/api.js';
+import { newApiContext, type ApiContext } from '../serve/api-context.js';
+import { registerApi } from '../serve/api.js';
 import { Router } from '../serve/http.js';
 import { HttpError } from '../errors/serve-errors.js';
 import { renderDashboard } from '../serve/page.js';
