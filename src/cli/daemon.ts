@@ -5,7 +5,8 @@
 import type { Cli } from './program.js';
 import { stringFlag } from './flags.js';
 import { webhookFrom } from '../util/webhook.js';
-import { DaemonOptionsSchema, runDaemon } from '../daemon/daemon.js';
+import { runDaemon } from '../daemon/daemon.js';
+import { DaemonOptionsSchema } from '../daemon/daemon-options.js';
 import { ArchiveScheduleOptionsSchema } from '../daemon/archive-schedule.js';
 import { createLogger, LoggerOptionsSchema } from '../daemon/log.js';
 import { runCommand } from './errors.js';

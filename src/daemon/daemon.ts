@@ -24,9 +24,6 @@ import type { Logger } from './log.js';
 import { Outbox } from './outbox.js';
 import { Switch } from './stop-switch.js';
 
-// The `daemon` command takes the schema from here, beside the verb.
-export { DaemonOptionsSchema, DEFAULT_ROOT, type DaemonOptions, type DaemonReport } from './daemon-options.js';
-
 /** Watch a directory for AgentV runs: checkpoint them while they run, publish them when done, retry pushes from a durable outbox. */
 export async function runDaemon(options: DaemonOptions = {}): Promise<DaemonReport> {
   const opts = parseOptions('runDaemon', DaemonOptionsSchema, options);
