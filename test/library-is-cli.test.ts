@@ -36,6 +36,9 @@ const KNOWN_UNEXPORTED: Record<string, string> = {
   defaultOf: "how cli/schema-flags.ts shows a field's schema default in a flag's help line (a program reads the exported schema itself)",
   valueKindOf: "how cli/schema-flags.ts turns a flag's text into its field's type (the same plumbing; a program passes typed options)",
   BUG_REPORT_HINT: 'the CLI process says how to report a bug on exit 70 (a program has the error itself and exitCodeFor)',
+  cacheDir: "the binary keeps its compiled code in the user's cache folder (managed clones live there too; a program runs its own code)",
+  readRegularFileSync: 'the binary reads its compiled-code cache through the one opener, refusing a file others may write (a program reads its own files)',
+  isAbsent: "the binary tells a missing bundle or cache from an unreadable one (a program has node's errors itself)",
   CheckFailed:
     'how the CLI process ends a command whose check failed (exit 1); defined with every other error in src/errors/, the verbs return their verdict as data instead',
   UsageError:
