@@ -11,6 +11,13 @@
  * for: /usr/bin/time, so git's processes count on both sides); the ratio to report on a shared
  * machine is the CPU one, and the median of the pairs. Also a `node -e 0` start-up, the floor node
  * itself cannot go under. Issue 53's target: <= 1.5x at 2,700 and 27,000 files.
+ *
+ * Two more floors, in the fresh case, to say what a node CLI that checks what it publishes cannot
+ * go under: `nodeRead`, the same simplest reader written in node (walk, read each file, write it
+ * inline on fast-import's stdin); `nodeCheck`, that reader also parsing each JSON sidecar a run's
+ * rows name (result, grading, metrics, timing, transcript) and checking it against the package's
+ * own schema (dist/model), the least `validate` does. Each is timed in the same pair, fresh
+ * repository, same stream.
  *   npm run build && node bench/publish-cli-floor.mjs 2700 [pairs=5]
  */
 import { spawnSync } from 'node:child_process';
@@ -39,6 +46,47 @@ for d,_,fs in os.walk(root):
 out.write(b"done\\n")
 `,
 );
+const nodeFeeder = join(work, 'feed.mjs');
+// argv: root, then --check or nothing. Same stream as feed.py, written once at the end.
+writeFileSync(
+  nodeFeeder,
+  `import { readdirSync, readFileSync, writeSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
+const root = process.argv[2];
+let schemas = null;
+if (process.argv[3] === '--check') {
+  const a = await import(${JSON.stringify(join(ROOT, 'dist/model/artifacts.js'))});
+  const t = await import(${JSON.stringify(join(ROOT, 'dist/model/transcript.js'))});
+  schemas = { 'result.json': a.ResultSchema, 'grading.json': a.GradingSchema, 'metrics.json': a.MetricsSchema, 'timing.json': a.AttemptTimingSchema, 'transcript.json': t.TranscriptSchema };
+}
+const prefix = basename(dirname(root));
+const out = [Buffer.from('commit refs/heads/floor\\ncommitter B <b@b.invalid> 1767225600 +0000\\ndata 5\\nfloor\\n')];
+let bad = 0;
+let checked = 0;
+(function walk(dir) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) { walk(p); continue; }
+    const b = readFileSync(p);
+    out.push(Buffer.from('M 100644 inline "' + prefix + '/' + relative(root, p) + '"\\ndata ' + b.length + '\\n'), b, Buffer.from('\\n'));
+    // A test's sidecars sit in its own folder; the run's top-level timing.json is not a test's.
+    const schema = schemas !== null && dir !== root ? schemas[e.name] : undefined;
+    if (schema === undefined) continue;
+    checked++;
+    if (!schema.safeParse(JSON.parse(b.toString('utf8'))).success) bad++;
+  }
+})(root);
+out.push(Buffer.from('done\\n'));
+writeSync(1, Buffer.concat(out));
+if (schemas !== null) process.stderr.write(checked + ' checked, ' + bad + ' do not match their schema\\n');
+`,
+);
+{
+  // Once, before timing: the checking floor does check every test's sidecars, and they all pass.
+  const r = spawnSync(process.execPath, [nodeFeeder, first.dir, '--check'], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+  const [checked, bad] = (/^(\d+) checked, (\d+) do not/.exec(r.stderr) ?? []).slice(1).map(Number);
+  if (r.status !== 0 || !(checked >= first.files / 2) || bad !== 0) throw new Error(`the checking floor did not check the run: ${r.stderr}`);
+}
 const timeFile = join(work, 'time.txt');
 
 /** Runs `argv` under /usr/bin/time: wall and CPU (user + sys, children included) seconds. */
@@ -50,9 +98,12 @@ function timed(argv, cwd) {
 }
 const cli = (ws, repo) => timed([process.execPath, join(ROOT, 'dist/cli/main.js'), 'publish', ws.dir, '--no-push'], repo);
 const floor = (ws, repo, from) => timed(['sh', '-c', `python3 ${feeder} ${ws.dir} ${from ?? ''} | git fast-import --quiet --done`], repo);
+const nodeFloor = (ws, repo, check) =>
+  timed(['sh', '-c', `${process.execPath} ${nodeFeeder} ${ws.dir} ${check ? '--check' : ''} | git fast-import --quiet --done`], repo);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const rows = { fresh: [], existing: [] };
+const nodeRows = { nodeRead: [], nodeCheck: [] };
 const nodeStart = [];
 for (let i = 0; i < pairs; i++) {
   nodeStart.push(timed([process.execPath, '-e', '0'], work).cpu);
@@ -62,6 +113,8 @@ for (let i = 0; i < pairs; i++) {
   const c = cli(first, a);
   const f = floor(first, b);
   rows.fresh.push({ c, f });
+  nodeRows.nodeRead.push({ c: nodeFloor(first, await freshRepo(work, `node-read-${i}`), false), f });
+  nodeRows.nodeCheck.push({ c: nodeFloor(first, await freshRepo(work, `node-check-${i}`), true), f });
   // existing: the second run onto the branch the first made.
   const c2 = cli(second, a);
   const tip = spawnSync('git', ['rev-parse', 'refs/heads/floor'], { cwd: b, encoding: 'utf8' }).stdout.trim();
@@ -95,3 +148,16 @@ for (const [name, list] of Object.entries(rows)) {
     }),
   );
 }
+// The node floors, against the same pairs' floor: what a node reader costs, and one that checks.
+for (const [name, list] of Object.entries(nodeRows))
+  console.log(
+    JSON.stringify({
+      case: name,
+      files: first.files ?? size,
+      pairs: list.length,
+      medianCpuRatio: r2(median(list.map(({ c, f }) => c.cpu / f.cpu))),
+      medianWallRatio: r2(median(list.map(({ c, f }) => c.wall / f.wall))),
+      medianWall: r2(median(list.map(({ c }) => c.wall))),
+      medianFloorWall: r2(median(list.map(({ f }) => f.wall))),
+    }),
+  );
