@@ -275,6 +275,32 @@ export function hostileEntryMessage(e: { path: string; what: string }): string {
   return `${e.path} is ${e.what === 'a symbolic link' ? 'a symbolic link leading out of the run' : e.what} — only regular files inside the run are read`;
 }
 
+/** Why an entry of the folder that is not a regular file or a directory (`what`: a symbolic link, a named pipe, …) is refused. */
+export function irregularEntryMessage(root: string, realRoot: string, e: { path: string; what: string }): string {
+  const tail = '— only regular files are read or published; replace it by the file itself or remove it';
+  if (e.what !== 'a symbolic link') return `is ${e.what} ${tail}`;
+  const at = checkRunPathSync(root, e.path, realRoot);
+  if (at.kind === 'bad') {
+    const out = /\(symbolic link to (.*)\)$/.exec(at.message);
+    if (out) return `is a symbolic link leading out of the run (to ${out[1]}) ${tail}`;
+    return `${at.message.startsWith(`${e.path} `) ? at.message.slice(e.path.length + 1) : at.message} ${tail}`;
+  }
+  return `is a symbolic link${at.kind === 'ok' && at.isDir ? ' to a directory' : ''} ${tail}`;
+}
+
+/** A path a reader would open: bad itself, or missing under a folder that leads out of the run. */
+export function onDiskMessage(dir: string, rel: string, realDir: string): string | null {
+  const at = checkRunPathSync(dir, rel, realDir);
+  if (at.kind === 'bad') return at.message;
+  if (at.kind === 'ok') return null;
+  for (let up = rel.lastIndexOf('/'); up > 0; up = rel.lastIndexOf('/', up - 1)) {
+    const parent = checkRunPathSync(dir, rel.slice(0, up), realDir);
+    if (parent.kind === 'bad') return parent.message;
+    if (parent.kind === 'ok') return null;
+  }
+  return null;
+}
+
 /** The refusal of a run with unsafe paths: one line per problem (reading commands, exit 2). */
 export function unsafeRunMessage(path: string, problems: readonly string[]): string {
   return `${path}: refusing to read a run with unsafe paths (report and show read the rest with --skip-unsafe):\n${problems.map((p) => `  ${p}`).join('\n')}`;

@@ -18,13 +18,13 @@
 import { posix } from 'node:path';
 import { isSafeSegment, ROW_PATH_FIELDS } from '../model/path-segments.js';
 import {
-  checkRunPathSync,
+  irregularEntryMessage,
+  onDiskMessage,
   realRunDir,
   RunDirFiles,
   unsafePathMessage,
   type RunFileRead,
   type RunFiles,
-  type RunPathCheck,
   safeRelativePath,
 } from './run-files.js';
 import { RunTree } from './run-tree.js';
@@ -77,32 +77,6 @@ export function unsafePointerMessage(resultPath: string, value: unknown): string
   if (value.includes('\0') || value.includes('\\') || posix.isAbsolute(value) || /^[A-Za-z]:/.test(value)) return bad;
   const resolved = posix.normalize(posix.join(posix.dirname(resultPath), value));
   return safeRelativePath(resolved) === null ? bad : null;
-}
-
-/** Why an entry of the folder that is not a regular file or a directory (`what`: a symbolic link, a named pipe, …) is refused. */
-export function irregularEntryMessage(root: string, realRoot: string, e: { path: string; what: string }): string {
-  const tail = '— only regular files are read or published; replace it by the file itself or remove it';
-  if (e.what !== 'a symbolic link') return `is ${e.what} ${tail}`;
-  const at: RunPathCheck = checkRunPathSync(root, e.path, realRoot);
-  if (at.kind === 'bad') {
-    const out = /\(symbolic link to (.*)\)$/.exec(at.message);
-    if (out) return `is a symbolic link leading out of the run (to ${out[1]}) ${tail}`;
-    return `${at.message.startsWith(`${e.path} `) ? at.message.slice(e.path.length + 1) : at.message} ${tail}`;
-  }
-  return `is a symbolic link${at.kind === 'ok' && at.isDir ? ' to a directory' : ''} ${tail}`;
-}
-
-/** A path a reader would open: bad itself, or missing under a folder that leads out of the run. */
-function onDiskMessage(dir: string, rel: string, realDir: string): string | null {
-  const at = checkRunPathSync(dir, rel, realDir);
-  if (at.kind === 'bad') return at.message;
-  if (at.kind === 'ok') return null;
-  for (let up = rel.lastIndexOf('/'); up > 0; up = rel.lastIndexOf('/', up - 1)) {
-    const parent = checkRunPathSync(dir, rel.slice(0, up), realDir);
-    if (parent.kind === 'bad') return parent.message;
-    if (parent.kind === 'ok') return null;
-  }
-  return null;
 }
 
 /** Top-level pointer fields of a per-test result.json beyond RESULT_POINTER_FIELDS (AgentV 5.x writes them too). */

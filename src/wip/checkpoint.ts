@@ -51,7 +51,8 @@ import { readRegularText } from '../util/safe-open.js';
 import { realRunDir } from '../util/run-files.js';
 import type { IrregularEntry } from '../util/run-tree.js';
 import { refusedRows, unsafeFileProblems, type Refusal } from './refuse.js';
-import { irregularEntryMessage, runSafetyLine, unsafeRunIdMessage } from '../util/run-safety.js';
+import { irregularEntryMessage } from '../util/run-files.js';
+import { runSafetyLine, unsafeRunIdMessage } from '../util/run-safety.js';
 
 export type { CheckpointerOptions, CheckpointResult } from './checkpoint-types.js';
 
