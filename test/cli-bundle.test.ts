@@ -180,17 +180,18 @@ describe("the binary's compiled-code cache", () => {
     expect(existsSync(off)).toBe(false);
   });
 
-  it("another build's caches are removed once a week old; this build's and recent ones stay", async () => {
+  it("another build's caches and a killed start's temporary file are removed once a week old; this build's, recent ones and others' files stay", async () => {
     const cache = join(work, 'prune');
     const dir = join(cache, 'code-cache');
     mkdirSync(dir, { recursive: true });
     const old = join(dir, `0000000000000000-${process.version}-${process.arch}-publish.bin`);
     const recent = join(dir, `1111111111111111-${process.version}-${process.arch}-publish.bin`);
     const notOurs = join(dir, 'notes.txt');
-    for (const f of [old, recent, notOurs]) writeFileSync(f, 'x');
+    // A start killed while it wrote its cache, long ago.
+    const leftover = join(dir, `${cacheName('merge-driver')}.4242.tmp`);
+    for (const f of [old, recent, notOurs, leftover]) writeFileSync(f, 'x');
     const tenDaysAgo = (Date.now() - 10 * 24 * 3600 * 1000) / 1000;
-    utimesSync(old, tenDaysAgo, tenDaysAgo);
-    utimesSync(notOurs, tenDaysAgo, tenDaysAgo);
+    for (const f of [old, notOurs, leftover]) utimesSync(f, tenDaysAgo, tenDaysAgo);
     expect(await mergeOnce(cache)).toBe('miss');
     expect(readdirSync(dir).sort()).toEqual([cacheName('merge-driver'), recent.slice(dir.length + 1), 'notes.txt'].sort());
   });

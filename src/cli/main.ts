@@ -109,11 +109,15 @@ function keepCache(file: string, script: Script): void {
   }
 }
 
-/** Caches of other bundles (an older version's), unwritten for a week: gone. */
+/**
+ * Caches of other bundles (an older version's) and temporary files a killed start left, unwritten
+ * for a week: gone.
+ */
 function pruneOthers(dir: string, file: string): void {
   const prefix = `${file.slice(dir.length + 1, file.indexOf('-', dir.length + 1))}-`;
   for (const name of readdirSync(dir)) {
-    if (!name.endsWith('.bin') || name.startsWith(prefix)) continue;
+    const ours = name.endsWith('.bin') || /\.bin\.\d+\.tmp$/.test(name);
+    if (!ours || (name.endsWith('.bin') && name.startsWith(prefix))) continue;
     const path = join(dir, name);
     if (Date.now() - statSync(path).mtimeMs > STALE_MS) unlinkSync(path);
   }
