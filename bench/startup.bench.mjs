@@ -65,8 +65,9 @@ async function warmCache(dir) {
   await writeFile(join(dir, 'theirs.jsonl'), '{"test_id":"a"}\n{"test_id":"c"}\n');
   timeOnce([CLI, 'merge-driver', 'jsonl', join(dir, 'base.jsonl'), join(dir, 'ours.jsonl'), join(dir, 'theirs.jsonl'), 'index.jsonl'], env, repo);
   timeOnce([CLI, 'publish', join(ROOT, 'examples/results/demo-agent.jsonl'), '--no-push'], env, repo);
-  // No command: the overview help and the version share one cache, which the first of them writes.
+  // No command: the overview help and the version keep one each.
   timeOnce([CLI, '--help'], env, repo);
+  timeOnce([CLI, '--version'], env, repo);
   return { warm: env, cold: { ...env, AGENTV_RESULTS_CODE_CACHE: 'off' } };
 }
 
@@ -104,7 +105,7 @@ export async function run() {
     const lines = [
       '## CLI start-up',
       '',
-      `Whole processes, interleaved, median of ${ROUNDS} rounds after one warm-up (\`node ${process.version.slice(1)}\`). "Split" is how the CLI shipped before: ES-module chunks split at the command table, a command loading its own. "Shipped" is \`dist/cli/main.js\` running the one-file CommonJS bundle: "warm" from the compiled code it kept for that command (every start after a command's first success), "cold" compiling it (a command's first start, or \`AGENTV_RESULTS_CODE_CACHE=off\`). A command's help reads that command's cache and writes none; the overview help and \`--version\` share one.`,
+      `Whole processes, interleaved, median of ${ROUNDS} rounds after one warm-up (\`node ${process.version.slice(1)}\`). "Split" is how the CLI shipped before: ES-module chunks split at the command table, a command loading its own. "Shipped" is \`dist/cli/main.js\` running the one-file CommonJS bundle: "warm" from the compiled code it kept for that command (every start after a command's first success), "cold" compiling it (a command's first start, or \`AGENTV_RESULTS_CODE_CACHE=off\`). A command's help reads that command's cache and writes none; the overview help and \`--version\` keep one each.`,
       '',
       '| command | median | ratio to bare node | above bare node |',
       '|---|---|---|---|',

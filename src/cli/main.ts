@@ -76,15 +76,18 @@ function runBundle(text: string): void {
 /** Where this command's compiled code is kept, or null when it is not kept. */
 function cacheFile(id: string): string | null {
   if (process.env.AGENTV_RESULTS_CODE_CACHE === 'off' || process.getuid === undefined) return null;
-  const command = process.argv.slice(2).find((a) => !a.startsWith('-')) ?? '';
-  const name = /^[a-z][a-z0-9-]{0,40}$/.test(command) ? command : '_';
+  const args = process.argv.slice(2);
+  const command = args.find((a) => !a.startsWith('-'));
+  // No command: the version alone compiles far less than the overview help, so it keeps its own.
+  const none = args.includes('--version') || args.includes('-V') ? '_version' : '_';
+  const name = command === undefined ? none : /^[a-z][a-z0-9-]{0,40}$/.test(command) ? command : '_';
   return join(cacheDir(process.env), 'code-cache', `${id}-${process.version}-${process.arch}-${name}.bin`);
 }
 
 /**
  * Whether this start's compiled code is worth keeping: a command's help compiles little of the
  * command, so it reads the command's cache but never writes it; the overview help and the version
- * (no command) keep theirs.
+ * (no command) keep theirs, each its own.
  */
 function worthKeeping(): boolean {
   const args = process.argv.slice(2);
