@@ -1,5 +1,5 @@
-/** The daemon's rounds over its parts (daemon-parts.ts): `--once`, or the long-running watch loop. */
-import type { Loop } from './daemon-parts.js';
+/** The daemon's rounds over its parts (daemon-loop.ts): `--once`, or the long-running watch loop. */
+import type { Loop } from './daemon-loop.js';
 
 /** Most rounds a `--once` run makes (each publish adds push jobs for the next round). */
 const ONCE_ROUNDS = 6;

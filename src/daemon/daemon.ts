@@ -10,14 +10,14 @@
  * `once`: scan, checkpoint what is in progress, publish what is finished, push, exit: for cron/CI.
  *
  * This file starts and stops a daemon; its options and report are daemon-options.ts, its parts
- * wired together daemon-parts.ts, its rounds daemon-rounds.ts, its stop switch stop-switch.ts.
+ * wired together daemon-loop.ts, its rounds daemon-rounds.ts, its stop switch stop-switch.ts.
  */
 import { resolve } from 'node:path';
 import { parseOptions } from '../options/verb-options.js';
 import { resolveTarget, targetOptionsOf, type PublishTarget } from '../repo/target.js';
 import { onSignals, SHUTDOWN_SIGNALS } from '../util/signals.js';
 import { DaemonOptionsSchema, type DaemonOptions, type DaemonReport, type ParsedDaemonOptions } from './daemon-options.js';
-import { assembleLoop, type Loop } from './daemon-parts.js';
+import { assembleLoop, type Loop } from './daemon-loop.js';
 import { runOnceRounds, runWatchLoop } from './daemon-rounds.js';
 import { acquireDaemonLock } from './instance-lock.js';
 import type { Logger } from './log.js';

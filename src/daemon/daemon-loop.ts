@@ -1,6 +1,7 @@
 /**
- * The parts a daemon is made of — the run tracker, the outbox worker, the watcher, the scheduled
- * archive and sync-branch jobs — wired to one loop state the rounds (daemon-rounds.ts) work on.
+ * A daemon's loop: the parts it is made of — the run tracker, the outbox worker, the watcher, the
+ * scheduled archive and sync-branch jobs — wired to one loop state the rounds (daemon-rounds.ts)
+ * work on.
  */
 import { isAncestor, resolveRef } from '../git/index.js';
 import { objectStoreFor } from '../repo/storage.js';
