@@ -56,6 +56,16 @@ describe('the CLI bundle', () => {
     expect(statSync(BUNDLE).size).toBeLessThan(2.25 * 1024 * 1024);
   });
 
+  it('is ASCII only, as the binary reads it (Latin-1, no UTF-8 decoding), and keeps what its escapes stand for', () => {
+    expect(/[^\x00-\x7f]/.test(readFileSync(BUNDLE, 'latin1'))).toBe(false);
+    // The one regular expression esbuild kept as written (cli/format.ts: an em dash is an empty
+    // numeric table cell) is escaped, and still matches an em dash.
+    const numericCell = /\/(\^\[-\+\]\?[^/\n]*\|\^\\u2014\$)\//.exec(read(BUNDLE));
+    expect(numericCell, 'the numeric-cell pattern of cli/format.ts, escaped').not.toBeNull();
+    expect(new RegExp(numericCell![1]!).test('\u2014')).toBe(true);
+    expect(new RegExp(numericCell![1]!).test('-')).toBe(false);
+  });
+
   it('leaves the S3 SDK out (storage_mode hybrid imports it from node_modules on first use)', () => {
     const text = read(BUNDLE);
     expect(text).toContain('require("@aws-sdk/client-s3")');

@@ -37,7 +37,8 @@ const STALE_MS = 7 * 24 * 3600 * 1000;
 
 let source: string | null = null;
 try {
-  source = readFileSync(BUNDLE, 'utf8');
+  // ASCII only (scripts/bundle-cli.mjs escapes the rest): Latin-1 reads it without decoding UTF-8.
+  source = readFileSync(BUNDLE, 'latin1');
 } catch (err) {
   // observed: no bundle (tsc's output alone) runs the command line module by module below
   if (!isAbsent(err)) throw err;
