@@ -82,7 +82,12 @@ function cacheFile(id: string): string | null {
   // No command: the version alone compiles far less than the overview help, so it keeps its own.
   const none = args.includes('--version') || args.includes('-V') ? '_version' : '_';
   const name = command === undefined ? none : /^[a-z][a-z0-9-]{0,40}$/.test(command) ? command : '_';
-  return join(cacheDir(process.env), 'code-cache', `${id}-${process.version}-${process.arch}-${name}.bin`);
+  try {
+    return join(cacheDir(process.env), 'code-cache', `${id}-${process.version}-${process.arch}-${name}.bin`);
+  } catch {
+    // observed: no home folder to find (os.homedir throws with neither $HOME nor a passwd entry): no cache, the command runs
+    return null;
+  }
 }
 
 /**
