@@ -34,7 +34,7 @@ const DRIVERS: { kind: MergeKind; section: string; name: string }[] = [
 /**
  * Absolute path of this package's CLI entry (dist/cli/main.js): found from the package root, the
  * nearest folder above this module with our package.json. This module runs from dist/merge/ (the
- * library), from a chunk in dist/cli/chunks/ (the shipped CLI) or from src/merge/ (tests).
+ * library), from the CLI's bundle in dist/cli/ (the shipped CLI) or from src/merge/ (tests).
  */
 export function cliEntryPath(): string {
   let dir = dirname(fileURLToPath(import.meta.url));

@@ -2,9 +2,10 @@
  * The YAML parser, loaded on first use: it is ~70 modules, a noticeable share of the start-up of
  * every command, and only a configuration file needs it.
  *
- * `yaml` is a CommonJS package. Node's loader gives a dynamic import its named exports; the CLI's
- * split bundle gives a CommonJS chunk its `module.exports` as the default export only. Both shapes
- * are accepted here, so the library and the shipped CLI read the same configuration.
+ * `yaml` is a CommonJS package. Node's loader gives a dynamic import its named exports; a bundler
+ * may hand over `module.exports` as the default export only (the CLI's bundle makes this import a
+ * `require`). Both shapes are accepted here, so the library and the shipped CLI read the same
+ * configuration.
  */
 type YamlModule = typeof import('yaml');
 
