@@ -122,6 +122,16 @@ for (let i = 0; i < pairs; i++) {
   rows.existing.push({ c: c2, f: f2 });
 }
 const r2 = (x) => Math.round(x * 100) / 100;
+/** One case's medians over its pairs (the ratios taken pair by pair), with what `extra` adds. */
+const summary = (name, list, extra) =>
+  JSON.stringify({
+    case: name,
+    files: first.files ?? size,
+    pairs: list.length,
+    medianCpuRatio: r2(median(list.map(({ c, f }) => c.cpu / f.cpu))),
+    medianWallRatio: r2(median(list.map(({ c, f }) => c.wall / f.wall))),
+    ...extra,
+  });
 for (const [name, list] of Object.entries(rows)) {
   for (const { c, f } of list)
     console.log(
@@ -136,12 +146,7 @@ for (const [name, list] of Object.entries(rows)) {
       }),
     );
   console.log(
-    JSON.stringify({
-      case: name,
-      files: first.files ?? size,
-      pairs: list.length,
-      medianCpuRatio: r2(median(list.map(({ c, f }) => c.cpu / f.cpu))),
-      medianWallRatio: r2(median(list.map(({ c, f }) => c.wall / f.wall))),
+    summary(name, list, {
       medianCliCpu: r2(median(list.map(({ c }) => c.cpu))),
       medianFloorCpu: r2(median(list.map(({ f }) => f.cpu))),
       medianNodeStartCpu: r2(median(nodeStart)),
@@ -150,14 +155,4 @@ for (const [name, list] of Object.entries(rows)) {
 }
 // The node floors, against the same pairs' floor: what a node reader costs, and one that checks.
 for (const [name, list] of Object.entries(nodeRows))
-  console.log(
-    JSON.stringify({
-      case: name,
-      files: first.files ?? size,
-      pairs: list.length,
-      medianCpuRatio: r2(median(list.map(({ c, f }) => c.cpu / f.cpu))),
-      medianWallRatio: r2(median(list.map(({ c, f }) => c.wall / f.wall))),
-      medianWall: r2(median(list.map(({ c }) => c.wall))),
-      medianFloorWall: r2(median(list.map(({ f }) => f.wall))),
-    }),
-  );
+  console.log(summary(name, list, { medianWall: r2(median(list.map(({ c }) => c.wall))), medianFloorWall: r2(median(list.map(({ f }) => f.wall))) }));
