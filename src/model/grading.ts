@@ -3,19 +3,17 @@
  * our bundles write since they became AgentV-readable) or skill-creator's expectations (our
  * skill-creator and companion layouts, and bundles written before).
  */
+import { isJsonObject } from './json-object.js';
+
 export interface GradingExpectation {
   text: string;
   passed: boolean;
   evidence: string;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** The label AgentV shows for a component: its assertion's value, name, id or type, else its reason. */
 export function componentLabel(c: Record<string, unknown>): string {
-  const a = isObject(c.assertion) ? c.assertion : {};
+  const a = isJsonObject(c.assertion) ? c.assertion : {};
   for (const k of ['value', 'name', 'id', 'type']) {
     const v = a[k];
     if (typeof v === 'string' && v.trim().length > 0) return v;
@@ -27,7 +25,7 @@ export function componentLabel(c: Record<string, unknown>): string {
 export function componentLeaves(components: unknown): GradingExpectation[] {
   if (!Array.isArray(components)) return [];
   return components.flatMap((c) => {
-    if (!isObject(c)) return [];
+    if (!isJsonObject(c)) return [];
     const nested = componentLeaves(c.component_results);
     return nested.length > 0 ? nested : [{ text: componentLabel(c), passed: c.pass === true, evidence: typeof c.reason === 'string' ? c.reason : '' }];
   });
@@ -36,13 +34,13 @@ export function componentLeaves(components: unknown): GradingExpectation[] {
 /** A list of assertions as documents hold them (`{text, passed, evidence}`), each field read defensively. */
 export function expectationList(list: unknown[]): GradingExpectation[] {
   return list
-    .filter(isObject)
+    .filter(isJsonObject)
     .map((e) => ({ text: String(e.text ?? ''), passed: e.passed === true, evidence: typeof e.evidence === 'string' ? e.evidence : '' }));
 }
 
 /** The expectations a grading.json holds (null when it is not a grading document). */
 export function gradingExpectations(grading: unknown): GradingExpectation[] | null {
-  if (!isObject(grading)) return null;
+  if (!isJsonObject(grading)) return null;
   if (Array.isArray(grading.expectations)) return expectationList(grading.expectations);
   if (Array.isArray(grading.component_results)) return componentLeaves(grading.component_results);
   return null;
@@ -57,6 +55,6 @@ export function gradingExpectations(grading: unknown): GradingExpectation[] | nu
  * neither document holds assertions.
  */
 export function testAssertions(result: unknown, grading: unknown): GradingExpectation[] | null {
-  if (isObject(result) && Array.isArray(result.expectations)) return expectationList(result.expectations);
+  if (isJsonObject(result) && Array.isArray(result.expectations)) return expectationList(result.expectations);
   return gradingExpectations(grading);
 }

@@ -8,6 +8,7 @@
  * step depends on: a usable `test_id` and a numeric `score`.
  */
 import * as z from 'zod';
+import { isJsonObject } from './json-object.js';
 
 export const AssertionSchema = z.looseObject({
   text: z.string(),
@@ -168,10 +169,6 @@ const TOKEN_ALIASES: Record<string, string> = {
   cachedTokens: 'cached',
 };
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Rename aliased keys; the snake_case spelling wins when a row carries both. */
 function renameKeys(obj: Record<string, unknown>, aliases: Record<string, string>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -189,10 +186,10 @@ function renameKeys(obj: Record<string, unknown>, aliases: Record<string, string
  */
 export function canonicalizeKeys(raw: Record<string, unknown>): Record<string, unknown> {
   const row = renameKeys(raw, TOP_LEVEL_ALIASES);
-  if (isPlainObject(row.token_usage)) row.token_usage = renameKeys(row.token_usage, TOKEN_ALIASES);
-  if (isPlainObject(row.trace)) {
+  if (isJsonObject(row.token_usage)) row.token_usage = renameKeys(row.token_usage, TOKEN_ALIASES);
+  if (isJsonObject(row.trace)) {
     const trace = renameKeys(row.trace, TRACE_ALIASES);
-    if (isPlainObject(trace.token_usage)) trace.token_usage = renameKeys(trace.token_usage, TOKEN_ALIASES);
+    if (isJsonObject(trace.token_usage)) trace.token_usage = renameKeys(trace.token_usage, TOKEN_ALIASES);
     row.trace = trace;
   }
   return row;
@@ -202,7 +199,7 @@ export type ParseRowResult = { ok: true; row: InputRow } | { ok: false; problem:
 
 /** Validate one decoded JSON value as a result row; the problem text names the failing field. */
 export function parseInputRow(value: unknown): ParseRowResult {
-  if (!isPlainObject(value)) return { ok: false, problem: 'a result row must be a JSON object' };
+  if (!isJsonObject(value)) return { ok: false, problem: 'a result row must be a JSON object' };
   const parsed = InputRowSchema.safeParse(canonicalizeKeys(value));
   if (parsed.success) return { ok: true, row: parsed.data };
   const issue = parsed.error.issues[0];

@@ -6,6 +6,7 @@
  * already on a branch still read.
  */
 import * as z from 'zod';
+import { isJsonObject } from './json-object.js';
 
 export const TRANSCRIPT_SCHEMA_VERSION = 'agentv.normalized_transcript.v1';
 /** The schema of transcript.json in bundles written before we wrote AgentV's shape. */
@@ -53,9 +54,6 @@ export const TranscriptSchema = z.union([NormalizedTranscriptSchema, LegacyTrans
 
 const TURN_TYPES = new Set(['system', 'user', 'assistant']);
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v.length > 0 ? v : undefined;
 }
@@ -105,10 +103,10 @@ function turnToMessage(t: Record<string, unknown>): Record<string, unknown> {
   const toolCalls: Record<string, unknown>[] = [];
   for (const b of blocks) {
     if (typeof b === 'string') text.push(b);
-    else if (isObject(b) && typeof b.text === 'string') text.push(b.text);
-    else if (isObject(b) && /tool/.test(String(b.type)) && (str(b.name) ?? str(b.tool_name))) {
+    else if (isJsonObject(b) && typeof b.text === 'string') text.push(b.text);
+    else if (isJsonObject(b) && /tool/.test(String(b.type)) && (str(b.name) ?? str(b.tool_name))) {
       const call: Record<string, unknown> = { tool_name: str(b.name) ?? str(b.tool_name), input: b.input };
-      const result = isObject(b.result) ? b.result : undefined;
+      const result = isJsonObject(b.result) ? b.result : undefined;
       if (result?.output !== undefined) call.output = result.output;
       if (typeof result?.duration_ms === 'number') call.duration_ms = result.duration_ms;
       toolCalls.push(call);
@@ -124,8 +122,8 @@ function turnToMessage(t: Record<string, unknown>): Record<string, unknown> {
  * AgentV's normalized one (`turns[]`), or anything else (no messages).
  */
 export function transcriptMessages(doc: unknown): Record<string, unknown>[] {
-  if (!isObject(doc)) return [];
-  if (Array.isArray(doc.messages)) return doc.messages.filter(isObject);
-  if (Array.isArray(doc.turns)) return doc.turns.filter(isObject).map(turnToMessage);
+  if (!isJsonObject(doc)) return [];
+  if (Array.isArray(doc.messages)) return doc.messages.filter(isJsonObject);
+  if (Array.isArray(doc.turns)) return doc.turns.filter(isJsonObject).map(turnToMessage);
   return [];
 }

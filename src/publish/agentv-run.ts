@@ -27,6 +27,7 @@ import type { FileMode } from '../git/index.js';
 import { safeRelativePath } from '../util/run-files.js';
 import { InputError } from '../errors/input-error.js';
 import { readOptionalJsonSync, readRegularFileSync, readRegularTextSync } from '../util/safe-open.js';
+import { isJsonObject } from '../model/json-object.js';
 
 /** The ref AgentV's transcript pointers must name for AgentV to move the payload (a constant in AgentV, whatever the config says). */
 export const AGENTV_ARTIFACTS_REF_NAME = 'agentv/artifacts/v1';
@@ -98,8 +99,6 @@ function manifestPath(root: string): string | null {
   return null;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 interface TranscriptPointer {
   path: string;
   sha256?: string;
@@ -108,9 +107,9 @@ interface TranscriptPointer {
 
 /** The transcript pointers AgentV moves: `artifact_pointers.transcript` naming `agentv/artifacts/v1` and a path. */
 function transcriptPointer(row: unknown): TranscriptPointer | null {
-  if (!isRecord(row) || !isRecord(row.artifact_pointers)) return null;
+  if (!isJsonObject(row) || !isJsonObject(row.artifact_pointers)) return null;
   const p = row.artifact_pointers.transcript;
-  if (!isRecord(p) || p.ref !== AGENTV_ARTIFACTS_REF_NAME || typeof p.path !== 'string') return null;
+  if (!isJsonObject(p) || p.ref !== AGENTV_ARTIFACTS_REF_NAME || typeof p.path !== 'string') return null;
   return {
     path: p.path,
     ...(typeof p.sha256 === 'string' ? { sha256: p.sha256 } : {}),
@@ -128,10 +127,10 @@ function publishedLine(line: string, runPath: string): string {
     // unparsable: the line is kept as AgentV wrote it
     return line;
   }
-  if (!isRecord(row) || !isRecord(row.artifact_pointers)) return line;
+  if (!isJsonObject(row) || !isJsonObject(row.artifact_pointers)) return line;
   const pointers = row.artifact_pointers;
   const p = pointers.transcript;
-  if (isRecord(p) && p.ref === AGENTV_ARTIFACTS_REF_NAME && typeof p.path === 'string') {
+  if (isJsonObject(p) && p.ref === AGENTV_ARTIFACTS_REF_NAME && typeof p.path === 'string') {
     const key = `${runPath}/${p.path}`;
     const changed = p.key !== key || Object.keys(pointers).length !== 1;
     if (!changed) return line;
@@ -217,12 +216,12 @@ export function parseRestoreManifest(data: Buffer): RestoreEntry[] {
   } catch {
     throw new InputError(`${RESTORE_MANIFEST} is not valid JSON`);
   }
-  if (!isRecord(doc) || doc.schema_version !== RESTORE_SCHEMA || !Array.isArray(doc.files))
+  if (!isJsonObject(doc) || doc.schema_version !== RESTORE_SCHEMA || !Array.isArray(doc.files))
     throw new InputError(`${RESTORE_MANIFEST} is not a ${RESTORE_SCHEMA} document`);
   const out: RestoreEntry[] = [];
   for (const e of doc.files) {
     if (
-      !isRecord(e) ||
+      !isJsonObject(e) ||
       typeof e.path !== 'string' ||
       safeRelativePath(e.path) !== e.path ||
       e.path.startsWith(`${RESTORE_DIR}/`) ||

@@ -14,6 +14,7 @@
 import { OBJECT_STORE_REF, type ObjectStore, sha256Of } from '../store/object-store.js';
 import { RESTORE_MANIFEST, RESTORE_SCHEMA } from './agentv-run.js';
 import type { SplitFile } from './split.js';
+import { isJsonObject } from '../model/json-object.js';
 
 export interface Offloaded {
   metadata: SplitFile[];
@@ -24,8 +25,6 @@ export interface Offloaded {
   bytes: number;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 function isManifest(path: string): boolean {
   return path === 'index.jsonl' || path.endsWith('/index.jsonl');
 }
@@ -33,8 +32,8 @@ function isManifest(path: string): boolean {
 /** Each pointer object of a row (AgentV's object keyed by kind, or an older array). */
 export function pointersOf(row: Record<string, unknown>): Record<string, unknown>[] {
   const p = row.artifact_pointers;
-  const list = Array.isArray(p) ? p : isRecord(p) ? Object.values(p) : [];
-  return list.filter(isRecord);
+  const list = Array.isArray(p) ? p : isJsonObject(p) ? Object.values(p) : [];
+  return list.filter(isJsonObject);
 }
 
 /**
@@ -61,7 +60,7 @@ export async function offloadPayloads(
         if (!line.trim()) return line;
         try {
           const r = JSON.parse(line) as unknown;
-          return isRecord(r) ? r : line;
+          return isJsonObject(r) ? r : line;
         } catch {
           // unparsable: the line is kept as it is
           return line;
