@@ -20,7 +20,8 @@ import { readJsonlLines, type JsonlLine } from './jsonl-reader.js';
 import type { LayoutWriter } from './output-layouts.js';
 import { normalizeRow, type NormalizedRow } from './normalize.js';
 import type { PendingIndexRow } from './row-files.js';
-import { hydrateIndexRow, isIndexRow, resolveRowFiles, type ResolvedSource } from './source.js';
+import { hydrateIndexRow, isIndexRow, resolveRowFiles } from './hydrate-row.js';
+import type { ResolvedSource } from './source.js';
 import { isAbsent } from '../../errors/errors.js';
 
 /** What export does with a result identity already in the destination. */
