@@ -59,8 +59,8 @@ async function readRunJsonOrNull(dir: string, rel: string): Promise<Record<strin
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 }
 
-/** AgentV 5 keeps its manifest in `<run>/.internal/index.jsonl`. */
-export const AGENTV_INDEX = join('.internal', 'index.jsonl');
+/** AgentV 5 keeps its manifest in `<run>/.internal/index.jsonl` (a path relative to the run). */
+export const AGENTV_INDEX = '.internal/index.jsonl';
 
 /**
  * The run layouts we read from a directory: `bundle` (a root index.jsonl: ours, the attempt-N
@@ -117,7 +117,7 @@ async function isStableIndex(file: string): Promise<boolean> {
 export async function runManifestOf(dir: string): Promise<{ file: string; layout: RunDirLayout } | null> {
   for (const [rel, layout] of [
     ['index.jsonl', 'bundle'],
-    ['.internal/index.jsonl', 'agentv'],
+    [AGENTV_INDEX, 'agentv'],
   ] as const) {
     // The manifest is a file the run holds like any other: a link out of the run, a pipe or a
     // device is refused here, before anything opens it (its bytes never reach a message).
@@ -172,7 +172,7 @@ export async function resolveSource(source: string, cwd = process.cwd(), shownAs
       layout = (await isStableIndex(abs)) ? 'agentv-stable' : 'bundle';
     }
     if (layout === 'agentv') {
-      const at = await checkRunPath(dir, '.internal/index.jsonl');
+      const at = await checkRunPath(dir, AGENTV_INDEX);
       if (at.kind === 'bad') throw new SourceError(`${name}: refusing to read .internal/index.jsonl: ${at.message}`, { data: { path: name } });
     }
   }

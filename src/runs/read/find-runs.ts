@@ -8,6 +8,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { absentAs } from '../../errors/errors.js';
+import { AGENTV_INDEX } from '../export/source.js';
 
 const hidden = (name: string): boolean => name.startsWith('.');
 
@@ -21,8 +22,6 @@ async function subdirs(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(absentAs([]));
   return entries.filter((e) => e.isDirectory() && !hidden(e.name)).map((e) => join(dir, e.name));
 }
-
-const AGENTV_INDEX = join('.internal', 'index.jsonl');
 
 /** True when the directory holds a run manifest (a root index.jsonl or AgentV 5's `.internal/index.jsonl`). */
 export async function hasRunManifest(dir: string): Promise<boolean> {
