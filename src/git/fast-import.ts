@@ -9,8 +9,7 @@
 // the commit with a compare-and-swap update (refs.ts). The new objects are unreachable until then;
 // git only prunes unreachable objects older than gc.pruneExpire (2 weeks), far beyond that window.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
+import { readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GitArgumentError, GitError, GitOutputError } from '../errors/git-errors.js';
 import { normalizeIdent, normalizeMessage, identLine, type Ident, type NormalizedIdent } from './ident.js';
@@ -19,7 +18,7 @@ import type { Repo } from './repo.js';
 import { spawnGit } from './runner.js';
 import { noteRefWrite } from './ref-snapshot.js';
 import { absentAs } from '../errors/errors.js';
-import { processAlive } from '../util/process-alive.js';
+import { PrivateObjects } from './private-objects.js';
 
 export interface WriteCommitOptions {
   /** First parent, and the tree the changes apply to. null = a root commit starting from an empty tree. */
@@ -115,17 +114,14 @@ export class FastImportSession {
   private ended = false;
 
   /** The private object directory (privateObjects), removed when the session ends. */
-  private readonly objectDir: string | null;
+  private readonly objects: PrivateObjects | null;
 
   private constructor(
     private readonly repo: Repo,
     choice: FastImportChoice,
   ) {
     noteRefWrite(repo);
-    this.objectDir = choice.privateObjects ? privateObjectDir(repo) : null;
-    const objectEnv: Record<string, string> = this.objectDir
-      ? { GIT_OBJECT_DIRECTORY: this.objectDir, GIT_ALTERNATE_OBJECT_DIRECTORIES: join(repo.commonDir, 'objects') }
-      : {};
+    this.objects = choice.privateObjects ? PrivateObjects.make(repo) : null;
     this.proc = spawnGit(['fast-import', '--quiet', '--done', '--date-format=raw'], {
       gitDir: repo.gitDir,
       // Keep what fast-import wrote as one pack even when small. By default (< 100 objects, or the
@@ -133,7 +129,7 @@ export class FastImportSession {
       // a second process per publish. Packs accumulate instead, and gcAuto() consolidates them
       // (gc.autoPackLimit) like it does after any fetch.
       config: { 'fastimport.unpackLimit': '0', ...(choice.deltas === false ? { 'pack.depth': '0' } : {}) },
-      env: { ...fastImportEnv(), ...objectEnv },
+      env: { ...fastImportEnv(), ...this.objects?.env() },
     });
     this.proc.stdout.on('data', (c: Buffer) => this.out.push(c));
   }
@@ -222,7 +218,7 @@ export class FastImportSession {
       // best effort: the failure is the one above; its exit is awaited so no git outlives the session
       await this.proc.exited.catch(() => undefined);
     } finally {
-      if (this.objectDir) await rm(this.objectDir, { recursive: true, force: true });
+      await this.objects?.remove();
     }
   }
 
@@ -287,12 +283,12 @@ export class FastImportSession {
       proc.stdin.end();
       await proc.exited;
       // The commit's packs join the repository's objects before anything can point at them.
-      if (this.objectDir) await adoptPacks(this.objectDir, join(this.repo.commonDir, 'objects', 'pack'));
+      await this.objects?.adopt();
     } catch (err) {
       proc.stdin.destroy();
       throw await explainFailure(this.repo, proc.pid, err, proc.exited);
     } finally {
-      if (this.objectDir) await rm(this.objectDir, { recursive: true, force: true });
+      await this.objects?.remove();
     }
 
     const lines = Buffer.concat(this.out).toString('utf8').split('\n');
@@ -329,30 +325,6 @@ async function prepareCommit(opts: WriteCommitOptions): Promise<PreparedCommit> 
     message: Buffer.from(normalizeMessage(opts.message), 'utf8'),
     root: opts.onRoot ? { author: normalizeIdent(opts.onRoot.author, 'author'), message: Buffer.from(normalizeMessage(opts.onRoot.message), 'utf8') } : null,
   };
-}
-
-/**
- * A new private object directory for one session, inside the repository's git directory (so its
- * packs move into the object store by rename), named by our pid. Those of dead processes (a publish
- * killed mid-way) are removed first: nothing in them was ever committed.
- */
-function privateObjectDir(repo: Repo): string {
-  const parent = join(repo.commonDir, 'agentv-results');
-  mkdirSync(parent, { recursive: true });
-  for (const name of readdirSync(parent)) {
-    const pid = Number(/^objects-(\d+)-/.exec(name)?.[1] ?? Number.NaN);
-    if (Number.isInteger(pid) && pid !== process.pid && !processAlive(pid)) rmSync(join(parent, name), { recursive: true, force: true });
-  }
-  const dir = mkdtempSync(join(parent, `objects-${process.pid}-`));
-  mkdirSync(join(dir, 'pack'));
-  return dir;
-}
-
-/** Move the packs git wrote in `from` into `packDir`: each pack before its index, since git sees a pack by its index. */
-async function adoptPacks(from: string, packDir: string): Promise<void> {
-  const names = (await readdir(join(from, 'pack'))).filter((n) => n.startsWith('pack-'));
-  const order = [...names.filter((n) => !n.endsWith('.idx')), ...names.filter((n) => n.endsWith('.idx'))];
-  for (const name of order) await rename(join(from, 'pack', name), join(packDir, name));
 }
 
 /** The options a commit is refused for before anything of it is sent. */
