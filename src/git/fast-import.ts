@@ -195,11 +195,6 @@ export class FastImportSession {
     if (chunk !== null) await this.proc.write(chunk);
   }
 
-  private async emit(b: Buffer | string): Promise<void> {
-    this.queue(typeof b === 'string' ? Buffer.from(b, 'utf8') : b);
-    if (this.pendingBytes >= CHUNK_BYTES) await this.flush();
-  }
-
   /**
    * End the session without a commit (a publish that stopped before committing): what was offered
    * is packed, unreachable. Safe to call again, and after a commit.
@@ -247,38 +242,47 @@ export class FastImportSession {
     const scratch = `refs/agentv-tmp/${process.pid}-${randomBytes(6).toString('hex')}`;
     const proc = this.proc;
     try {
+      // The commands are gathered as text and handed over in chunks: a commit of thousands of files
+      // named by mark is thousands of short lines, not one await and one Buffer each.
+      let text = '';
+      const put = async (data?: Buffer) => {
+        if (text.length > 0) this.queue(Buffer.from(text, 'utf8'));
+        text = '';
+        if (data !== undefined) this.queue(data);
+        if (this.pendingBytes >= CHUNK_BYTES) await this.flush();
+      };
       if (root) {
         // The root first, on the same scratch branch; the commit below names it with `from :2`.
-        await this.emit(`commit ${scratch}\nmark :2\nauthor ${identLine(root.author)}\ncommitter ${identLine(root.author)}\ndata ${root.message.length}\n`);
-        await this.emit(root.message);
-        await this.emit('\n\n');
+        text += `commit ${scratch}\nmark :2\nauthor ${identLine(root.author)}\ncommitter ${identLine(root.author)}\ndata ${root.message.length}\n`;
+        await put(root.message);
+        text += '\n\n';
       }
-      await this.emit(`commit ${scratch}\nmark :1\n` + `author ${identLine(author)}\ncommitter ${identLine(committer)}\n` + `data ${message.length}\n`);
-      await this.emit(message);
-      await this.emit('\n');
-      if (opts.parent !== null) await this.emit(`from ${opts.parent}\n`);
-      else if (root) await this.emit('from :2\n');
-      for (const p of opts.mergeParents ?? []) await this.emit(`merge ${p}\n`);
-      if (opts.deleteAll) await this.emit('deleteall\n');
+      text += `commit ${scratch}\nmark :1\nauthor ${identLine(author)}\ncommitter ${identLine(committer)}\ndata ${message.length}\n`;
+      await put(message);
+      text += '\n';
+      if (opts.parent !== null) text += `from ${opts.parent}\n`;
+      else if (root) text += 'from :2\n';
+      for (const p of opts.mergeParents ?? []) text += `merge ${p}\n`;
+      if (opts.deleteAll) text += 'deleteall\n';
       // A tree as the root path replaces the whole tree (fast-import's "M 040000 <tree> \"\"").
-      if (opts.baseTree !== undefined) await this.emit(`M 040000 ${opts.baseTree} ""\n`);
-      for (const t of opts.trees ?? []) await this.emit(`M 040000 ${t.tree} ${quotePath(t.path)}\n`);
+      if (opts.baseTree !== undefined) text += `M 040000 ${opts.baseTree} ""\n`;
+      for (const t of opts.trees ?? []) text += `M 040000 ${t.tree} ${quotePath(t.path)}\n`;
       for (const c of changes) {
-        if (c.kind === 'delete') {
-          await this.emit(`D ${quotePath(c.path)}\n`);
-          continue;
+        if (c.kind === 'delete') text += `D ${quotePath(c.path)}\n`;
+        else {
+          const mark = this.marks.get(c.data);
+          // An offered blob is named by its mark; any other payload is taken verbatim (exact byte count).
+          if (mark !== undefined) text += `M ${c.mode} :${mark} ${quotePath(c.path)}\n`;
+          else {
+            text += `M ${c.mode} inline ${quotePath(c.path)}\ndata ${c.data.length}\n`;
+            await put(c.data);
+            text += '\n';
+          }
         }
-        const mark = this.marks.get(c.data);
-        // An offered blob is named by its mark; any other payload is taken verbatim (exact byte count).
-        if (mark !== undefined) {
-          await this.emit(`M ${c.mode} :${mark} ${quotePath(c.path)}\n`);
-          continue;
-        }
-        await this.emit(`M ${c.mode} inline ${quotePath(c.path)}\ndata ${c.data.length}\n`);
-        await this.emit(c.data);
-        await this.emit('\n');
+        if (text.length >= CHUNK_BYTES) await put();
       }
-      await this.emit(`\nget-mark :1\nls :1 ""\n${root ? 'get-mark :2\n' : ''}reset ${scratch}\n\ndone\n`);
+      text += `\nget-mark :1\nls :1 ""\n${root ? 'get-mark :2\n' : ''}reset ${scratch}\n\ndone\n`;
+      await put();
       await this.flush();
       proc.stdin.end();
       await proc.exited;
