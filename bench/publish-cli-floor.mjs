@@ -1,7 +1,8 @@
 /**
  * Publish as a user runs it: the CLI process `publish <run> --no-push`, against the floor: `git
  * fast-import` fed the same files by the simplest reader (a short Python walk that writes each file
- * inline on fast-import's stdin, one commit, no checks), in a repository of the same state.
+ * inline on fast-import's stdin, one commit, no checks; the interpreter itself is run, not a version
+ * manager's shim), in a repository of the same state.
  *
  * Two cases, each timed as pairs back to back (CLI, then floor):
  *   fresh    — the first publish into a fresh repository; the floor imports into a fresh one too.
@@ -17,7 +18,9 @@
  * inline on fast-import's stdin); `nodeCheck`, that reader also parsing each JSON sidecar a run's
  * rows name (result, grading, metrics, timing, transcript) and checking it against the package's
  * own schema (dist/model), the least `validate` does. Each is timed in the same pair, fresh
- * repository, same stream.
+ * repository, same stream. And `cliUnchecked`: our CLI with `--allow-invalid` (no validation; the
+ * safety walk stays), what the rest of a publish costs. Last, each language's start-up (`node -e 0`,
+ * `python3 -c 0`), wall.
  *   npm run build && node bench/publish-cli-floor.mjs 2700 [pairs=5]
  */
 import { spawnSync } from 'node:child_process';
@@ -31,6 +34,10 @@ const pairs = Number(process.argv[3] ?? 5);
 const work = await makeWorkDir();
 const first = await workspaceOfSize(work, size, { seed: size, day: 0 });
 const second = await workspaceOfSize(work, size, { seed: size + 1, day: 1 });
+// The interpreter itself, not a launcher in front of it: a version manager's shim on PATH (pyenv's
+// is a shell script) adds ~80 ms to every start, which the floor must not carry.
+const python = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim();
+if (!python) throw new Error('publish-cli-floor: python3 is needed for the floor');
 const feeder = join(work, 'feed.py');
 // argv: root, then `from` (a commit to build on) or nothing.
 writeFileSync(
@@ -96,17 +103,21 @@ function timed(argv, cwd) {
   const [wall, user, sys] = readFileSync(timeFile, 'utf8').trim().split('\n').pop().split(' ').map(Number);
   return { wall, cpu: user + sys };
 }
-const cli = (ws, repo) => timed([process.execPath, join(ROOT, 'dist/cli/main.js'), 'publish', ws.dir, '--no-push'], repo);
-const floor = (ws, repo, from) => timed(['sh', '-c', `python3 ${feeder} ${ws.dir} ${from ?? ''} | git fast-import --quiet --done`], repo);
+const cli = (ws, repo, ...extra) => timed([process.execPath, join(ROOT, 'dist/cli/main.js'), 'publish', ws.dir, '--no-push', ...extra], repo);
+const floor = (ws, repo, from) => timed(['sh', '-c', `${python} ${feeder} ${ws.dir} ${from ?? ''} | git fast-import --quiet --done`], repo);
 const nodeFloor = (ws, repo, check) =>
   timed(['sh', '-c', `${process.execPath} ${nodeFeeder} ${ws.dir} ${check ? '--check' : ''} | git fast-import --quiet --done`], repo);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const rows = { fresh: [], existing: [] };
-const nodeRows = { nodeRead: [], nodeCheck: [] };
+const nodeRows = { nodeRead: [], nodeCheck: [], cliUnchecked: [] };
 const nodeStart = [];
+const starts = { node: [], python: [] };
 for (let i = 0; i < pairs; i++) {
-  nodeStart.push(timed([process.execPath, '-e', '0'], work).cpu);
+  const n = timed([process.execPath, '-e', '0'], work);
+  nodeStart.push(n.cpu);
+  starts.node.push(n.wall);
+  starts.python.push(timed([python, '-c', '0'], work).wall);
   // fresh: the first publish, the first import.
   const a = await freshRepo(work, `cli-${i}`);
   const b = await freshRepo(work, `floor-${i}`);
@@ -115,6 +126,8 @@ for (let i = 0; i < pairs; i++) {
   rows.fresh.push({ c, f });
   nodeRows.nodeRead.push({ c: nodeFloor(first, await freshRepo(work, `node-read-${i}`), false), f });
   nodeRows.nodeCheck.push({ c: nodeFloor(first, await freshRepo(work, `node-check-${i}`), true), f });
+  // Our CLI with validation off (--allow-invalid): what the rest of a publish costs.
+  nodeRows.cliUnchecked.push({ c: cli(first, await freshRepo(work, `cli-unchecked-${i}`), '--allow-invalid'), f });
   // existing: the second run onto the branch the first made.
   const c2 = cli(second, a);
   const tip = spawnSync('git', ['rev-parse', 'refs/heads/floor'], { cwd: b, encoding: 'utf8' }).stdout.trim();
@@ -153,6 +166,9 @@ for (const [name, list] of Object.entries(rows)) {
     }),
   );
 }
-// The node floors, against the same pairs' floor: what a node reader costs, and one that checks.
+// The node floors, against the same pairs' floor: what a node reader costs, one that checks, and
+// our CLI with its validation off.
 for (const [name, list] of Object.entries(nodeRows))
   console.log(summary(name, list, { medianWall: r2(median(list.map(({ c }) => c.wall))), medianFloorWall: r2(median(list.map(({ f }) => f.wall))) }));
+// What each language costs to start: the floor's reader is Python, ours is node.
+console.log(JSON.stringify({ case: 'startup', pairs, medianNodeWall: r2(median(starts.node)), medianPythonWall: r2(median(starts.python)) }));
