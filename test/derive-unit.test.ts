@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseInputRow } from '../src/model/input-row.js';
 import { sanitizeSegment, timestampSlug, slugToIso } from '../src/model/path-segments.js';
-import { safeRelativePath } from '../src/util/run-files.js';
+import { safeRelativePath } from '../src/runs/read/run-files.js';
 import { normalizeRow, diffFiles } from '../src/runs/export/normalize.js';
 import { readJsonlLines } from '../src/runs/export/jsonl-reader.js';
 import { RunAggregator } from '../src/runs/export/aggregate.js';

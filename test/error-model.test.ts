@@ -35,7 +35,7 @@ import { DaemonLockedError } from '../src/errors/daemon-errors.js';
 import { Outbox, OUTBOX_DIR } from '../src/daemon/outbox.js';
 import { OutboxError } from '../src/errors/daemon-errors.js';
 import { readDaemonInfo } from '../src/daemon/instance-lock.js';
-import { checkRunPath, checkRunPathSync } from '../src/util/run-files.js';
+import { checkRunPath, checkRunPathSync } from '../src/runs/read/run-files.js';
 import { readOptionalJson, readOptionalJsonSync, readRegularText, unreadableFile } from '../src/util/safe-open.js';
 import { listProjects } from '../src/serve/projects.js';
 import { findConfigFile } from '../src/repo/config.js';

@@ -181,7 +181,7 @@ describe('bad situations', () => {
     await writeFile(join(secretDir, 'secret.txt'), 'TOP-SECRET-BYTES\n');
     const attempt = (await lsTreeOfWorkspace(run.dir)).find((p) => p.endsWith('/result.json'))!.replace(/result\.json$/, '');
     await symlink(join(secretDir, 'secret.txt'), join(run.dir, attempt, 'transcript-raw.jsonl'));
-    // publish refuses a run holding a link (util/run-files: rather than drop the entry silently),
+    // publish refuses a run holding a link (runs/read/run-files: rather than drop the entry silently),
     // naming the file, before writing anything.
     const r = await expectUntouched(user.work, () => cli(['publish', run.dir], user.work));
     expect(r.code, r.stderr).toBe(2);

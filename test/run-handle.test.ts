@@ -12,9 +12,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { exportRun, publish } from '../src/index.js';
 import { openRun } from '../src/runs/read/run-handle.js';
 import { RunCache } from '../src/serve/run-cache.js';
-import { checkRunPathSync } from '../src/util/run-files.js';
-import { runSafetyProblems } from '../src/util/run-safety.js';
-import { RunTree } from '../src/util/run-tree.js';
+import { checkRunPathSync } from '../src/runs/read/run-files.js';
+import { runSafetyProblems } from '../src/runs/read/run-safety.js';
+import { RunTree } from '../src/runs/read/run-tree.js';
 import { fixture, describeWithFixtures } from './helpers/fixtures.js';
 import { cleanupTempDirs, git, makeTempDir, useIsolatedGitEnv } from './helpers/git-fixtures.js';
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalQuery, siteFile, siteSegment } from '../src/model/site-paths.js';
-import { safeRelativePath } from '../src/util/run-files.js';
+import { safeRelativePath } from '../src/runs/read/run-files.js';
 
 const HOSTILE = ['..', '.', '', '../../etc/passwd', 'a/b', 'a\\b', '</script>', 'CON', '~2E', '.hidden', 'é', '\u0000', 'x'.repeat(400), `${'x'.repeat(400)}y`];
 

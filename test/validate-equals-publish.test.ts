@@ -1,5 +1,5 @@
 /**
- * validate = publish (issue 40, item 3): one safety check (src/util/run-safety.ts) decides for
+ * validate = publish (issue 40, item 3): one safety check (src/runs/read/run-safety.ts) decides for
  * `validate`, `report`, `show`, `publish` (with and without --allow-invalid) and the daemon. Each
  * hostile run folder below was "✓ valid" to validate and read silently by report and show while
  * publish refused it (or, with --allow-invalid, stored an unsafe id or pointer).

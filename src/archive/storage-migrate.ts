@@ -24,7 +24,7 @@ import { offloadPayloads, pointersOf } from '../publish/offload.js';
 import { OBJECT_STORE_REF, sha256Of } from '../store/object-store.js';
 import { syncIdent } from '../sync/integrate.js';
 import { pushBranches, type PushOutcome } from '../sync/push-branches.js';
-import { safeRelativePath } from '../util/run-files.js';
+import { safeRelativePath } from '../runs/read/run-files.js';
 import { jsonlObjects } from '../util/jsonl-objects.js';
 import { flag, fnOf, parseOptions, TargetFields } from '../options/verb-options.js';
 import * as z from 'zod';

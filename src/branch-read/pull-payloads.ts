@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
-import { unsafeRowPath, safeRelativePath } from '../util/run-files.js';
+import { unsafeRowPath, safeRelativePath } from '../runs/read/run-files.js';
 import { dirname, join } from 'node:path';
 import { readBlobs } from '../git/index.js';
 import { ArtifactPointerSchema, pointerList, type ArtifactPointer } from '../model/artifacts.js';

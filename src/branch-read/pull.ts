@@ -1,6 +1,6 @@
 import { chmodSync } from 'node:fs';
 import { checkOutputDir } from '../util/output-target.js';
-import { safeRelativePath } from '../util/run-files.js';
+import { safeRelativePath } from '../runs/read/run-files.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { catFile, lsTree, readBlobs, type Repo, type TreeEntry } from '../git/index.js';
 import { AtomicDir } from '../runs/export/atomic-dir.js';

@@ -15,7 +15,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { checkRunPathSync, specialInputMessage } from '../util/run-files.js';
+import { checkRunPathSync, specialInputMessage } from '../runs/read/run-files.js';
 import { exportRun } from '../runs/export/export.js';
 import { InputError } from '../errors/input-error.js';
 import { jsonlLines } from '../util/jsonl-objects.js';

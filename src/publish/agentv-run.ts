@@ -24,7 +24,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join, normalize as normalizeNative } from 'node:path';
 import type { FileMode } from '../git/index.js';
-import { safeRelativePath } from '../util/run-files.js';
+import { safeRelativePath } from '../runs/read/run-files.js';
 import { InputError } from '../errors/input-error.js';
 import { readOptionalJsonSync, readRegularFileSync, readRegularTextSync } from '../util/safe-open.js';
 import { isJsonObject } from '../model/json-object.js';

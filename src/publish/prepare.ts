@@ -16,7 +16,7 @@ import { LayoutError } from '../errors/read-errors.js';
 import type { IndexRow } from '../model/artifacts.js';
 import { readExportedBundle, type LoadedRun } from '../runs/read/run-reader.js';
 import type { DeriveChoice, RunHandle } from '../runs/read/run-handle.js';
-import { runSafetyLine, runSafetyProblems } from '../util/run-safety.js';
+import { runSafetyLine, runSafetyProblems } from '../runs/read/run-safety.js';
 
 /**
  * How publish derives a run of another layout, by its layout: the runner's files are carried into
@@ -50,7 +50,7 @@ export interface PreparedAgentvRun {
 }
 
 /**
- * Paths and ids come from data: the one check validate, report and show run (util/run-safety.ts),
+ * Paths and ids come from data: the one check validate, report and show run (runs/read/run-safety.ts),
  * before anything is split or written, with or without --allow-invalid. The rows are checked where
  * they were read (a derived copy for another layout), the folder walked is the user's (`source`):
  * its links, pipes and devices, and the pointers inside its result files (AgentV 5.x's too).

@@ -16,11 +16,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ArtifactPointerSchema, TRANSCRIPT_SCHEMA_VERSION, type ArtifactPointer, type IndexRow } from '../model/artifacts.js';
-import { safeRelativePath } from '../util/run-files.js';
+import { safeRelativePath } from '../runs/read/run-files.js';
 import type { FileMode } from '../git/index.js';
 import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
 import { readRegularFileSync, readRegularTextSync } from '../util/safe-open.js';
-import type { RunTree } from '../util/run-tree.js';
+import type { RunTree } from '../runs/read/run-tree.js';
 
 export interface SplitFile {
   path: string;
@@ -113,7 +113,7 @@ export function publishedFiles(tree: RunTree): string[] {
 
 /**
  * `runPath` is the run's directory on both branches; `artifactsRef` the full ref payloads live on;
- * `tree` the run folder as the command's run handle walked it (util/run-tree.ts): its file list and
+ * `tree` the run folder as the command's run handle walked it (runs/read/run-tree.ts): its file list and
  * the bytes validation already read are used, so no file is read twice.
  */
 export async function splitRun(

@@ -24,7 +24,7 @@ import { stableRunId, stableRunLocation, type RunLocation } from '../layout/bran
 import { InputError } from '../errors/input-error.js';
 import { rootCommit } from './commit-run.js';
 import { stableCounts, type StableRunCounts } from '../layout/run-index.js';
-import { readRunFolder, type RunFolderFile } from '../util/run-files.js';
+import { readRunFolder, type RunFolderFile } from '../runs/read/run-files.js';
 
 /** 4.42's commit message for a run it publishes. */
 export function stableCommitMessage(experiment: string, timestamp: string, counts: StableRunCounts, custom?: string): string {

@@ -22,7 +22,7 @@
 import { join } from 'node:path';
 import { expectationList, testAssertions, type GradingExpectation } from '../model/grading.js';
 import { sanitizeSegment } from '../model/path-segments.js';
-import { safeRelativePath } from '../util/run-files.js';
+import { safeRelativePath } from '../runs/read/run-files.js';
 import { transcriptMessages } from '../model/transcript.js';
 import { InputError } from '../errors/input-error.js';
 import { readRegularFileSync } from '../util/safe-open.js';

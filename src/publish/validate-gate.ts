@@ -9,7 +9,7 @@ import { InputError } from '../errors/input-error.js';
 import type { RunHandle } from '../runs/read/run-handle.js';
 import type { LoadedRun } from '../runs/read/run-reader.js';
 import { validateOpenedRun } from '../runs/validate.js';
-import { runSafetyLine } from '../util/run-safety.js';
+import { runSafetyLine } from '../runs/read/run-safety.js';
 
 /**
  * Refuses a run `validate` rejects. Returns the reading it judged (valid, so safe too: the run-safety

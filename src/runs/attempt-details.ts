@@ -7,7 +7,7 @@
 import type { IndexRow } from '../model/artifacts.js';
 import { attemptList, attemptsOf, hasRepeats, type AttemptVerdict } from '../model/attempts.js';
 import { attemptStats, type AttemptStats } from '../model/attempt-stats.js';
-import { checkRunPathSync, safeRelativePath } from '../util/run-files.js';
+import { checkRunPathSync, safeRelativePath } from './read/run-files.js';
 import { readRunRelText, type LoadedRun } from './read/run-reader.js';
 
 /** An answer longer than this is cut (with a note) in what the commands print; the file keeps it whole. */

@@ -21,7 +21,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { IndexRow } from '../model/artifacts.js';
 import { ROW_PATH_FIELDS, sanitizeSegment, timestampSlug } from '../model/path-segments.js';
-import { safeRelativePath } from '../util/run-files.js';
+import { safeRelativePath } from './read/run-files.js';
 import { RunAggregator } from './export/aggregate.js';
 import { AtomicDir } from './export/atomic-dir.js';
 import { InputError } from '../errors/input-error.js';

@@ -25,7 +25,7 @@ import { homedir } from 'node:os';
 import { basename, dirname, join, parse, resolve, sep } from 'node:path';
 import { SUMMARY_SCHEMA_VERSION } from '../model/artifacts.js';
 import { sanitizeSegment } from '../model/path-segments.js';
-import { safeRelativePath } from '../util/run-files.js';
+import { safeRelativePath } from './read/run-files.js';
 import { InputError } from '../errors/input-error.js';
 import { loadRun, needsDerivation, type LoadedRun } from './read/run-reader.js';
 import { readOptionalJson } from '../util/safe-open.js';

@@ -9,7 +9,7 @@
 import type { IndexRow } from '../model/artifacts.js';
 import { mapLimit, selectCases } from './read/case-keys.js';
 import { loadRun, readSidecarJson, refuseUnsafeRun, type LoadedRun } from './read/run-reader.js';
-import { checkRunPathSync } from '../util/run-files.js';
+import { checkRunPathSync } from './read/run-files.js';
 import { caseListHead } from './read/case-list-head.js';
 import type { FeedbackNote } from '../merge/index.js';
 import { attemptsDetail, type AttemptsDetail } from './attempt-details.js';

@@ -14,8 +14,8 @@ import { AttemptTimingSchema, GradingSchema, MetricsSchema, ResultSchema, Transc
 import { BUNDLE_FILE_FIELDS, ROW_PATH_FIELDS } from '../model/path-segments.js';
 import { pointerList } from '../model/artifacts.js';
 import { isContentKey, OBJECT_STORE_REF } from '../store/object-store.js';
-import { pathFieldProblems, safeRelativePath, type RunFiles, type RunPathCheck } from '../util/run-files.js';
-import { rangeProblems } from '../model/ranges.js';
+import { pathFieldProblems, safeRelativePath, type RunFiles, type RunPathCheck } from './read/run-files.js';
+import { rangeProblems } from './row-ranges.js';
 import { identityFieldsOf, projectionIdentity } from './export/projection-identity.js';
 import type { ValidationProblem } from './validate-types.js';
 import { openRegularFile } from '../util/safe-open.js';

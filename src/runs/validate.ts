@@ -17,9 +17,9 @@ import { caseKey, describeCase } from './read/case-keys.js';
 import type { LoadedRun } from './read/run-reader.js';
 import { recomputeSummary } from './summary.js';
 import { checkRow, checkSourceRows, type RowCheckContext } from './validate-rows.js';
-import { RunDirFiles, type RunFileRead } from '../util/run-files.js';
+import { RunDirFiles, type RunFileRead } from './read/run-files.js';
 import { withRun, type RunHandle } from './read/run-handle.js';
-import { runSafetyProblems } from '../util/run-safety.js';
+import { runSafetyProblems } from './read/run-safety.js';
 import type { ValidationProblem } from './validate-types.js';
 import { ShownAsField } from '../util/run-shown.js';
 
@@ -196,7 +196,7 @@ export async function validateRun(opts: ValidateOptions): Promise<ValidationRepo
 }
 
 /**
- * validateRun, and which of its problems the run-safety check found (util/run-safety.ts): publish
+ * validateRun, and which of its problems the run-safety check found (runs/read/run-safety.ts): publish
  * refuses those whatever the flags, the others unless --allow-invalid (publish/validate-gate.ts).
  */
 export async function validateRunParts(options: ValidateOptions): Promise<{ report: ValidationReport; unsafe: ValidationProblem[] }> {
@@ -244,7 +244,7 @@ export async function validateOpenedRun(handle: RunHandle, requirePayloads: bool
     const manifest = handle.manifest;
     if (manifest) checkSourceRows(source, relative(run.sourceDir, manifest.file), problems, notes);
   }
-  // The one safety check publish, report and show run (util/run-safety.ts): links, pipes and devices
+  // The one safety check publish, report and show run (runs/read/run-safety.ts): links, pipes and devices
   // anywhere in the folder, result files pointing out of the run, unsafe run ids. What checkRow
   // already said about a row is not repeated.
   const said = new Set(problems.map((p) => `${p.file}:${p.line ?? ''}:${p.message}`));

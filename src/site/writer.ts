@@ -20,7 +20,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, open, readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { safeRelativePath } from '../util/run-files.js';
+import { safeRelativePath } from '../runs/read/run-files.js';
 import { writeOutputFile } from '../util/output-target.js';
 import { absentAs } from '../errors/errors.js';
 import { mapLimit } from '../util/map-limit.js';

@@ -47,7 +47,7 @@ export const WipMetaSchema = z.looseObject({
   index_tail_sha256: z.string(),
   /** Newline-terminated lines of index.jsonl read up to index_bytes, refused rows included (line numbers of later refusals). */
   index_lines: z.number().int().nonnegative().optional(),
-  /** Lines saying what checkpoints left out because publish would refuse it (util/run-safety.ts), newest last. */
+  /** Lines saying what checkpoints left out because publish would refuse it (runs/read/run-safety.ts), newest last. */
   refused: z.array(z.string()).optional(),
   /** Number of files under index/. */
   segments: z.number().int().nonnegative(),

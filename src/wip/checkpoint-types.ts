@@ -45,7 +45,7 @@ export interface CheckpointResult {
   finished: boolean;
   /**
    * What this checkpoint saw for the first time and did not store because publish would refuse it
-   * (util/run-safety.ts): a link, pipe or device in the folder, a row with an unsafe id or path, a
+   * (runs/read/run-safety.ts): a link, pipe or device in the folder, a row with an unsafe id or path, a
    * result file pointing out of the run. One line each (`file[:line]: why`); wip.json keeps them.
    */
   refused: string[];

@@ -48,11 +48,11 @@ import { WipError } from '../errors/wip-errors.js';
 import { OBJECT_STORE_REF, sha256Of, type ObjectStore } from '../store/object-store.js';
 import { DEFAULT_HEAVY_THRESHOLD } from '../repo/config.js';
 import { readRegularText } from '../util/safe-open.js';
-import { realRunDir } from '../util/run-files.js';
-import type { IrregularEntry } from '../util/run-tree.js';
+import { realRunDir } from '../runs/read/run-files.js';
+import type { IrregularEntry } from '../runs/read/run-tree.js';
 import { refusedRows, unsafeFileProblems, type Refusal } from './refuse.js';
-import { irregularEntryMessage } from '../util/run-files.js';
-import { runSafetyLine, unsafeRunIdMessage } from '../util/run-safety.js';
+import { irregularEntryMessage } from '../runs/read/run-files.js';
+import { runSafetyLine, unsafeRunIdMessage } from '../runs/read/run-safety.js';
 
 export type { CheckpointerOptions, CheckpointResult } from './checkpoint-types.js';
 

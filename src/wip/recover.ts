@@ -19,7 +19,7 @@ import { lsTree, readBlobs, updateRef, type Repo, type TreeEntry } from '../git/
 import { RefConflictError } from '../errors/git-errors.js';
 import { indexRowIdentity } from '../merge/row-identity.js';
 import { isSafeSegment } from '../model/path-segments.js';
-import { safeRelativePath } from '../util/run-files.js';
+import { safeRelativePath } from '../runs/read/run-files.js';
 import { WipError } from '../errors/wip-errors.js';
 import {
   parseWipBranch,

@@ -1,12 +1,12 @@
 /**
- * What a checkpoint leaves out, decided by the one run-safety check (util/run-safety.ts): what
+ * What a checkpoint leaves out, decided by the one run-safety check (runs/read/run-safety.ts): what
  * publish would refuse, a checkpoint does not store. The checkpoint stays incremental, so the
  * check is asked piece by piece as the checkpoint meets each piece — the new rows (rowSafetyProblems),
  * each file it is about to store (pointerFileProblems), each entry that is not a regular file
  * (irregularEntryMessage, in checkpoint.ts) — never by walking the whole run at every tick.
  */
 import { jsonlLines } from '../util/jsonl-objects.js';
-import { pointerFileProblems, rowSafetyProblems, type RunSafetyProblem } from '../util/run-safety.js';
+import { pointerFileProblems, rowSafetyProblems, type RunSafetyProblem } from '../runs/read/run-safety.js';
 
 export type Refusal = RunSafetyProblem;
 

@@ -20,11 +20,11 @@ import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, type Dirent, type Stats } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { safeRelativePath } from '../util/run-files.js';
+import { safeRelativePath } from '../runs/read/run-files.js';
 import { TAIL_BYTES } from './checkpoint-layout.js';
 import { openRegularFile, readRegularFileSync } from '../util/safe-open.js';
 import { UnsafeFileError } from '../errors/input-error.js';
-import { irregularName, type IrregularEntry } from '../util/run-tree.js';
+import { irregularName, type IrregularEntry } from '../runs/read/run-tree.js';
 import { absentAs, isAbsent } from '../errors/errors.js';
 
 export const INDEX_FILE = 'index.jsonl';

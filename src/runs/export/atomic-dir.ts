@@ -14,7 +14,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { lstat, mkdir, rename, rm, readdir, cp } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
-import { safeRelativePath } from '../../util/run-files.js';
+import { safeRelativePath } from '../read/run-files.js';
 import { assertReplaceableDir, notReplaceable } from '../../util/output-target.js';
 import { OutputTargetError } from '../../errors/input-error.js';
 import { processAlive } from '../../util/process-alive.js';

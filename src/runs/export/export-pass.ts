@@ -11,7 +11,7 @@ import { appendFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseInputRow } from '../../model/input-row.js';
-import { rangeProblems } from '../../model/ranges.js';
+import { rangeProblems } from '../row-ranges.js';
 import type { BenchmarkSlot } from './aggregate.js';
 import type { AtomicDir } from './atomic-dir.js';
 import { localIdentityKey } from './projection-identity.js';

@@ -25,7 +25,7 @@ import { resolveSource, type ResolvedSource } from './source.js';
 import { flag, fnOf, parseOptions, PathsCwdField } from '../../options/verb-options.js';
 import * as z from 'zod';
 import { checkOutputDir } from '../../util/output-target.js';
-import { hostileEntries, hostileEntryMessage, unsafeRunMessage } from '../../util/run-files.js';
+import { hostileEntries, hostileEntryMessage, unsafeRunMessage } from '../read/run-files.js';
 import { readRegularText } from '../../util/safe-open.js';
 import { absentAs, isAbsent } from '../../errors/errors.js';
 import { fileShown, ShownAsField } from '../../util/run-shown.js';

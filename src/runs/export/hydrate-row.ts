@@ -12,7 +12,7 @@ import { ROW_PATH_FIELDS } from '../../model/path-segments.js';
 import { componentLabel, componentLeaves } from '../../model/grading.js';
 import { transcriptMessages } from '../../model/transcript.js';
 import { SourceError } from '../../errors/read-errors.js';
-import { checkRunPath, safeRelativePath, unsafeRowPath } from '../../util/run-files.js';
+import { checkRunPath, safeRelativePath, unsafeRowPath } from '../read/run-files.js';
 import { readRegularText } from '../../util/safe-open.js';
 import { isJsonObject } from '../../model/json-object.js';
 

@@ -5,7 +5,7 @@
  * index rows that point at sidecars; the latter are hydrated back into result rows from their
  * sidecars (hydrate-row.ts) so that derivation has one input shape either way.
  */
-import { checkRunPath, specialInputMessage, missingManifestHint } from '../../util/run-files.js';
+import { checkRunPath, specialInputMessage, missingManifestHint } from '../read/run-files.js';
 import { stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { sanitizeSegment } from '../../model/path-segments.js';

@@ -1,6 +1,6 @@
 /**
  * A run opened once for one command: where it is, which layout it is in, its folder walked once
- * (util/run-tree.ts), its rows read (and, for another layout, derived) at most once, and the scratch
+ * (runs/read/run-tree.ts), its rows read (and, for another layout, derived) at most once, and the scratch
  * copy that derivation wrote removed when the command is done with it.
  *
  *   publish:  openRun -> validate (the gate) -> prepare -> split -> commit -> dispose
@@ -12,7 +12,7 @@
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { runManifestOf, type RunDirLayout } from '../export/source.js';
-import { RunTree } from '../../util/run-tree.js';
+import { RunTree } from './run-tree.js';
 import { runShown } from '../../util/run-shown.js';
 import { bundleOf, foreignIndexText, loadDerived, loadRun, readBundle, workspaceDirOf, type LoadedRun } from './run-reader.js';
 

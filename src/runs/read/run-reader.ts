@@ -12,8 +12,8 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { IndexRowSchema, type IndexRow } from '../../model/artifacts.js';
 import { exportRun } from '../export/export.js';
 import { runManifestOf } from '../export/source.js';
-import { unsafeRunMessage, readRunFileSync, realRunDir, missingManifestHint, RunDirFiles, type RunFileRead, safeRelativePath } from '../../util/run-files.js';
-import { runSafetyLine, runSafetyProblems } from '../../util/run-safety.js';
+import { unsafeRunMessage, readRunFileSync, realRunDir, missingManifestHint, RunDirFiles, type RunFileRead, safeRelativePath } from './run-files.js';
+import { runSafetyLine, runSafetyProblems } from './run-safety.js';
 import { absentAs } from '../../errors/errors.js';
 import { jsonlLines, jsonlObjects } from '../../util/jsonl-objects.js';
 import { readRegularText } from '../../util/safe-open.js';
@@ -357,7 +357,7 @@ export async function readSidecarJson<T = Record<string, unknown>>(run: LoadedRu
 }
 
 /**
- * `report` and `show` refuse a run the one safety check rejects (util/run-safety.ts: what publish
+ * `report` and `show` refuse a run the one safety check rejects (runs/read/run-safety.ts: what publish
  * and validate refuse too): a link, pipe or device anywhere in its folder, a row path or a result
  * file's pointer out of the run, an unsafe run id. One line per problem, exit 2; with `skipUnsafe`
  * they are warnings instead and the command reads the rest (an unsafe file is never opened, never

@@ -16,7 +16,7 @@
  * a problem the walk found. Missing files are not problems here: `validate` reports them.
  */
 import { posix } from 'node:path';
-import { isSafeSegment, ROW_PATH_FIELDS } from '../model/path-segments.js';
+import { isSafeSegment, ROW_PATH_FIELDS } from '../../model/path-segments.js';
 import {
   irregularEntryMessage,
   onDiskMessage,
@@ -43,7 +43,7 @@ export interface RunSafetyOptions {
   except?: readonly string[];
   /** Stop after this many problems (default 50). */
   limit?: number;
-  /** The walked folder (util/run-tree.ts) when the caller has it: the folder is not walked again, its files not checked again. */
+  /** The walked folder (runs/read/run-tree.ts) when the caller has it: the folder is not walked again, its files not checked again. */
   tree?: RunTree;
 }
 

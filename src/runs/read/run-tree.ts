@@ -6,7 +6,7 @@
  *
  * With no irregular entry anywhere in the folder, a lexically safe path can only name something
  * inside it, so the walk's answer is the run-path check's answer. A folder holding a link or a
- * special file is answered through the run-path check itself (util/run-files.ts), file by file.
+ * special file is answered through the run-path check itself (runs/read/run-files.ts), file by file.
  *
  * Contents: `read` reads each file once; with `keep` the bytes are kept, so the next reader
  * (publish's split after its validation) gets them without opening the file again.
@@ -14,8 +14,8 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { checkRunPathSync, realRunDir, type RunFileRead, type RunFiles, type RunPathCheck, unsafePathMessage } from './run-files.js';
-import { readRegularFileSync } from './safe-open.js';
-import { UnsafeFileError } from '../errors/input-error.js';
+import { readRegularFileSync } from '../../util/safe-open.js';
+import { UnsafeFileError } from '../../errors/input-error.js';
 
 export interface IrregularEntry {
   path: string;
@@ -66,7 +66,7 @@ export class RunTree implements RunFiles {
     return this.irregular.length === 0;
   }
 
-  /** The run-path check of `rel` (util/run-files.ts), from the walk when the folder is plain. */
+  /** The run-path check of `rel` (runs/read/run-files.ts), from the walk when the folder is plain. */
   check(rel: string): RunPathCheck {
     if (!this.plain) return checkRunPathSync(this.root, rel, this.realDir);
     const bad = unsafePathMessage(rel);

@@ -12,10 +12,10 @@
 import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { ROW_DIR_FIELDS, ROW_PATH_FIELDS } from '../model/path-segments.js';
-import { readRegularFile, readRegularFileSync } from './safe-open.js';
-import { InputError, UnsafeFileError } from '../errors/input-error.js';
-import { isAbsent } from '../errors/errors.js';
+import { ROW_DIR_FIELDS, ROW_PATH_FIELDS } from '../../model/path-segments.js';
+import { readRegularFile, readRegularFileSync } from '../../util/safe-open.js';
+import { InputError, UnsafeFileError } from '../../errors/input-error.js';
+import { isAbsent } from '../../errors/errors.js';
 
 /**
  * The lexical half of the check: a relative path read back from a manifest (index.jsonl paths,
@@ -145,7 +145,7 @@ export function readRunFileSync(dir: string, rel: string, realDir?: string): Run
 
 /**
  * The files of one run as its readers ask for them: the run-path check of a path and the read of a
- * file. The walked folder (`RunTree`, util/run-tree.ts) answers both from its walk; `RunDirFiles`
+ * file. The walked folder (`RunTree`, runs/read/run-tree.ts) answers both from its walk; `RunDirFiles`
  * asks the disk.
  */
 export interface RunFiles {
@@ -306,7 +306,7 @@ export function unsafeRunMessage(path: string, problems: readonly string[]): str
   return `${path}: refusing to read a run with unsafe paths (report and show read the rest with --skip-unsafe):\n${problems.map((p) => `  ${p}`).join('\n')}`;
 }
 
-export { ROW_PATH_FIELDS } from '../model/path-segments.js';
+export { ROW_PATH_FIELDS } from '../../model/path-segments.js';
 
 /** The first path field of a row that escapes the run lexically (`field "value" escapes …`), or null. */
 export function unsafeRowPath(row: unknown): string | null {
