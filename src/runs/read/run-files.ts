@@ -72,6 +72,17 @@ function judge(safe: string, real: string, realDir: string, st: import('node:fs'
   return { kind: 'ok', abs: real, isDir: false };
 }
 
+/**
+ * What a failed lookup of a run path answers: a loop of links is a bad path; an absent entry is
+ * missing at `lstat` and a dangling link at `realpath` (the entry is there, what it names is not);
+ * anything else (a permission, the machine's own trouble) is thrown as it is.
+ */
+function lookupFailure(safe: string, err: unknown, step: 'lstat' | 'realpath'): RunPathCheck {
+  if ((err as NodeJS.ErrnoException).code === 'ELOOP') return { kind: 'bad', message: `${safe} is a loop of symbolic links` };
+  if (!isAbsent(err)) throw err;
+  return step === 'lstat' ? { kind: 'missing' } : { kind: 'bad', message: `${safe} is a dangling symbolic link` };
+}
+
 /** Check `rel` inside `dir` (`realDir`: realpath of dir when the caller has it). */
 export async function checkRunPath(dir: string, rel: string, realDir?: string): Promise<RunPathCheck> {
   // A lexically safe path is its own normal form (no empty, `.` or `..` segment): `rel` is used as it is.
@@ -81,19 +92,15 @@ export async function checkRunPath(dir: string, rel: string, realDir?: string): 
   try {
     await lstat(abs);
   } catch (err) {
-    // absent: a missing file is the answer; a loop of links is a bad path; anything else propagates (as checkRunPathSync)
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') return { kind: 'bad', message: `${safe} is a loop of symbolic links` };
-    if (!isAbsent(err)) throw err;
-    return { kind: 'missing' };
+    // lookupFailure answers for an entry not there, a dangling link or a loop, and throws anything else
+    return lookupFailure(safe, err, 'lstat');
   }
   let real: string;
   try {
     real = await realpath(abs);
   } catch (err) {
-    // absent: a link to nothing (dangling) or a loop of links is a bad path, the answer of this check; anything else propagates
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') return { kind: 'bad', message: `${safe} is a loop of symbolic links` };
-    if (!isAbsent(err)) throw err;
-    return { kind: 'bad', message: `${safe} is a dangling symbolic link` };
+    // lookupFailure answers for an entry not there, a dangling link or a loop, and throws anything else
+    return lookupFailure(safe, err, 'realpath');
   }
   return judge(safe, real, realDir ?? (await realpath(dir)), await stat(real));
 }
@@ -107,20 +114,16 @@ export function checkRunPathSync(dir: string, rel: string, realDir?: string): Ru
   try {
     st = lstatSync(abs);
   } catch (err) {
-    // absent: a missing file is the answer; a loop of links is a bad path; anything else propagates
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') return { kind: 'bad', message: `${safe} is a loop of symbolic links` };
-    if (!isAbsent(err)) throw err;
-    return { kind: 'missing' };
+    // lookupFailure answers for an entry not there, a dangling link or a loop, and throws anything else
+    return lookupFailure(safe, err, 'lstat');
   }
   // Fast path: a regular file whose real path is its lexical one has no link anywhere on the way.
   let real: string;
   try {
     real = realpathSync.native(abs);
   } catch (err) {
-    // absent: a link to nothing (dangling) or a loop of links is a bad path, the answer of this check; anything else propagates
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') return { kind: 'bad', message: `${safe} is a loop of symbolic links` };
-    if (!isAbsent(err)) throw err;
-    return { kind: 'bad', message: `${safe} is a dangling symbolic link` };
+    // lookupFailure answers for an entry not there, a dangling link or a loop, and throws anything else
+    return lookupFailure(safe, err, 'realpath');
   }
   const root = realDir ?? realpathSync.native(dir);
   return judge(safe, real, root, !st.isSymbolicLink() && real === join(root, safe) ? st : statSync(real));
