@@ -127,34 +127,6 @@ function describe(classification: PushClassification, remote: string, stderr: st
   }
 }
 
-/** One atomic push of both branches' current tips; no retry, no merge. */
-export async function pushOnce(target: PublishTarget, opts: { timeoutMs?: number } = {}): Promise<PushOutcome> {
-  const started = Date.now();
-  const { local, tracking } = await readTips(target);
-  const base = { merges: 0, fastForwards: 0, joined: false };
-  if (local.results === null && local.artifacts === null) {
-    return {
-      ...base,
-      landed: true,
-      classification: 'nothing-to-push',
-      message: 'nothing published yet',
-      attempts: 0,
-      remoteTips: null,
-      elapsedMs: Date.now() - started,
-    };
-  }
-  const r = await pushTips(target, local, opts.timeoutMs, tracking);
-  return {
-    ...base,
-    landed: r.result.classification === 'ok',
-    classification: r.result.classification,
-    message: describe(r.result.classification, target.remote!, r.result.stderr, r.result.silent),
-    attempts: 1,
-    remoteTips: r.result.classification === 'ok' ? local : null,
-    elapsedMs: Date.now() - started,
-  };
-}
-
 /**
  * One atomic push of `local`. When it lands, also returns the tips as read right after it (local
  * branches, and tracking refs that now show what the remote has).
