@@ -4,6 +4,7 @@
  * changes the rows recomputes it (src/sync/rederive.ts).
  */
 import type { CatalogRow, IndexRow } from '../model/artifacts.js';
+import { passRate } from '../model/pass-rate.js';
 import type { RunLocation } from './branch-layout.js';
 
 /** The counts of a catalog line: a function of the run's rows. */
@@ -15,7 +16,7 @@ export function catalogCounts(rows: IndexRow[]): Pick<CatalogRow, 'targets' | 't
     total,
     passed,
     failed: total - passed,
-    pass_rate: total === 0 ? 0 : Math.round((passed / total) * 10000) / 10000,
+    pass_rate: passRate(passed, total),
   };
 }
 
@@ -25,7 +26,7 @@ export function agentvCatalogCounts(summary: Record<string, unknown>): Pick<Cata
   const total = counts.total_tests;
   const passed = counts.passed_tests;
   const targets = (summary.metadata as { targets: string[] }).targets;
-  return { targets, total, passed, failed: total - passed, pass_rate: total === 0 ? 0 : Math.round((passed / total) * 10000) / 10000 };
+  return { targets, total, passed, failed: total - passed, pass_rate: passRate(passed, total) };
 }
 
 export function catalogRow(loc: RunLocation, summary: Record<string, unknown> | null, rows: IndexRow[]): CatalogRow {

@@ -21,6 +21,7 @@ import { jsonlObjects } from '../util/jsonl-objects.js';
 import { listRunDirs, stableRunId, type BranchRunDir } from './branch-layout.js';
 import { readRegularText } from '../util/safe-open.js';
 import type { RunSummaryRow } from '../model/run-row.js';
+import { passRate } from '../model/pass-rate.js';
 
 export type { RunSummaryRow } from '../model/run-row.js';
 
@@ -157,7 +158,7 @@ export function runFilesRow(
     total,
     passed,
     failed: total - passed,
-    pass_rate: total === 0 ? 0 : Math.round((passed / total) * 10000) / 10000,
+    pass_rate: passRate(passed, total),
     writer: 'agentv',
   };
 }

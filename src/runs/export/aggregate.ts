@@ -8,7 +8,7 @@
 import { SUMMARY_SCHEMA_VERSION, type IndexRow } from '../../model/artifacts.js';
 import { ConfigurationSeries } from './benchmark-series.js';
 import { pyStats } from './python-numbers.js';
-import { round4 } from './row-files.js';
+import { passRate, round4 } from '../../model/pass-rate.js';
 
 /**
  * Where a row sits in the skill-creator layout. The layout numbers rows as it writes them (first
@@ -126,7 +126,7 @@ export class RunAggregator {
     this.maxRun = Math.max(this.maxRun, slot.runNumber);
     const a = row.assertions_summary;
     const result = {
-      pass_rate: a.total === 0 ? 0 : round4(a.passed / a.total),
+      pass_rate: passRate(a.passed, a.total),
       passed: a.passed,
       failed: a.failed,
       total: a.total,
@@ -205,7 +205,7 @@ export class RunAggregator {
       passed,
       failed,
       errors,
-      pass_rate: total === 0 ? 0 : round4(passed / total),
+      pass_rate: passRate(passed, total),
       mean_score: total === 0 ? 0 : round4(scoreSum / total),
       duration_ms: duration,
       total_tokens: tokens,

@@ -13,7 +13,8 @@
 import { sanitizeSegment, shortHash } from '../../model/path-segments.js';
 import type { BenchmarkSlot } from './aggregate.js';
 import type { NormalizedRow } from './normalize.js';
-import { attemptTimingDoc, deriveRowFiles, gradingDoc, json, type DerivedFile, type PendingIndexRow } from './row-files.js';
+import { gradingDoc } from './grading-docs.js';
+import { attemptTimingDoc, deriveRowFiles, json, type DerivedFile, type PendingIndexRow } from './row-files.js';
 
 export type LayoutName = 'bundle' | 'companion' | 'skill-creator';
 export const LAYOUTS: LayoutName[] = ['bundle', 'companion', 'skill-creator'];
