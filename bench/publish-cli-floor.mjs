@@ -36,7 +36,7 @@ const first = await workspaceOfSize(work, size, { seed: size, day: 0 });
 const second = await workspaceOfSize(work, size, { seed: size + 1, day: 1 });
 // The interpreter itself, not a launcher in front of it: a version manager's shim on PATH (pyenv's
 // is a shell script) adds ~80 ms to every start, which the floor must not carry.
-const python = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim();
+const python = (spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout ?? '').trim();
 if (!python) throw new Error('publish-cli-floor: python3 is needed for the floor');
 const feeder = join(work, 'feed.py');
 // argv: root, then `from` (a commit to build on) or nothing.
